@@ -1,0 +1,63 @@
+# Thin wrapper around CMake + CTest.  See README.md.
+#   make run                 install deps, build, start the server on 127.0.0.1:8080 (data in ./var)
+#   make test                install deps, build plain + ASan/UBSan, run every test in both
+#   make install PREFIX=DIR  install the client library, headers and programs under DIR
+#   make bench               run the benchmarks of bench/ and print their tables
+#   make fuzz                build the libFuzzer targets with clang and fuzz each for FUZZ_SECONDS
+
+PREFIX       ?= /usr/local
+JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD        ?= build
+ASAN_BUILD   ?= build-asan
+FUZZ_SECONDS ?= 60
+LISTEN       ?= 127.0.0.1:8080
+DATA         ?= ./var
+CMAKE_FLAGS  ?=
+
+.PHONY: all deps build build-asan test test-plain test-asan run install bench fuzz lint clean
+
+all: build
+
+deps:
+	@bash scripts/deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DFAULTLINE_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+lint:
+	@bash scripts/lint-signal-safety.sh
+
+test-plain: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600
+
+test-asan: build-asan
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 900 -LE no-asan
+
+test: lint test-plain test-asan
+	@echo "make test: plain and ASan+UBSan suites passed"
+
+run: build
+	@mkdir -p $(DATA)
+	$(BUILD)/src/cli/faultline serve --listen $(LISTEN) --data $(DATA)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+bench:
+	@bash scripts/deps.sh --bench
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
+	@bash bench/run.sh $(BUILD)
+
+fuzz: deps
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_FUZZ=ON -DFAULTLINE_SERVER=OFF >/dev/null
+	cmake --build build-fuzz -j$(JOBS)
+	@bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Faultline needs to build, test and run.
+# Idempotent: it asks dpkg first and calls apt-get only for what is missing,
+# so `make test` on a machine that has everything costs a fraction of a second.
+set -euo pipefail
+
+PKGS=(
+  build-essential cmake pkg-config clang llvm lld
+  libelf-dev libdw-dev libdebuginfod-dev elfutils debuginfod
+  libsqlite3-dev libpq-dev librabbitmq-dev libmicrohttpd-dev
+  libcurl4-openssl-dev libjansson-dev libxml2-dev libpcre2-dev
+  zlib1g-dev libzstd-dev libcmocka-dev
+  libc6-dbg gdb valgrind curl ca-certificates procps
+)
+# Optional extras for `make bench` only.
+if [ "${1:-}" = "--bench" ]; then PKGS+=(wrk nginx-light hyperfine); fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  case "$st" in *"ok installed"*) ;; *) missing+=("$p") ;; esac
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO=sudo
+  command -v sudo >/dev/null || { echo "deps: need root to install: ${missing[*]}" >&2; exit 1; }
+else
+  SUDO=
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

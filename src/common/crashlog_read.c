@@ -1,0 +1,719 @@
+/*
+ * crashlog_read.c - parse a crash log into an fl_crashlog.
+ *
+ * How this works: the text is walked line by line once.  Each line is
+ * trimmed, comments and blank lines are skipped, and the first word selects
+ * a handler.  Strings are copied into an arena owned by the log so that one
+ * fl_crashlog_free() releases everything; repeated fields go into arrays
+ * that grow geometrically.  Lines that qualify an earlier line (ETC_VALUE,
+ * OBJECT_PATH, THREAD_FRAME, ...) attach to the most recent one and are an
+ * error when there is none, because a server must never guess which object a
+ * build id belongs to.
+ *
+ * Every failure carries the 1-based line number and a reason, so that the
+ * reporter and the server can say precisely why a log was refused.
+ */
+#include "fl_crashlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- arena ---------------------------------------------------------- */
+
+struct fl_arena {
+    struct fl_arena *next;
+    size_t used, cap;
+    char data[];
+};
+
+static char *arena_strndup(fl_crashlog *log, const char *s, size_t n)
+{
+    struct fl_arena *a = log->arena_;
+    if (!a || a->cap - a->used < n + 1) {
+        size_t cap = n + 1 > 16384 ? n + 1 : 16384;
+        struct fl_arena *na = malloc(sizeof *na + cap);
+        if (!na)
+            return NULL;
+        na->next = a;
+        na->used = 0;
+        na->cap = cap;
+        log->arena_ = a = na;
+    }
+    char *p = a->data + a->used;
+    memcpy(p, s, n);
+    p[n] = '\0';
+    a->used += n + 1;
+    return p;
+}
+
+/* Grow *arr (of *n elements of size sz) by one zeroed element; returns it. */
+static void *push(void *arrp, size_t *n, size_t sz)
+{
+    void **arr = arrp;
+    size_t cnt = *n;
+    /* Capacity is implicit: powers of two from 8. */
+    if (cnt == 0 || (cnt >= 8 && (cnt & (cnt - 1)) == 0)) {
+        size_t cap = cnt < 8 ? 8 : cnt * 2;
+        void *na = realloc(*arr, cap * sz);
+        if (!na)
+            return NULL;
+        *arr = na;
+    }
+    void *e = (char *)*arr + cnt * sz;
+    memset(e, 0, sz);
+    *n = cnt + 1;
+    return e;
+}
+
+/* ---- numbers -------------------------------------------------------- */
+
+int fl_parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!s || !*s)
+        return -1;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        s += 2;
+        if (!*s)
+            return -1;
+        for (; *s; s++) {
+            int d;
+            if (*s >= '0' && *s <= '9')
+                d = *s - '0';
+            else if (*s >= 'a' && *s <= 'f')
+                d = *s - 'a' + 10;
+            else if (*s >= 'A' && *s <= 'F')
+                d = *s - 'A' + 10;
+            else
+                return -1;
+            if (v >> 60)
+                return -1;
+            v = v << 4 | (uint64_t)d;
+        }
+    } else {
+        for (; *s; s++) {
+            if (*s < '0' || *s > '9')
+                return -1;
+            uint64_t d = (uint64_t)(*s - '0');
+            if (v > (UINT64_MAX - d) / 10)
+                return -1;
+            v = v * 10 + d;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+int fl_parse_i64(const char *s, int64_t *out)
+{
+    uint64_t v;
+    if (s && *s == '-') {
+        if (fl_parse_u64(s + 1, &v) || v > (uint64_t)INT64_MAX + 1)
+            return -1;
+        *out = (int64_t)(0 - v);
+        return 0;
+    }
+    if (fl_parse_u64(s, &v) || v > (uint64_t)INT64_MAX)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* ---- parser --------------------------------------------------------- */
+
+typedef struct parser {
+    fl_crashlog *log;
+    fl_crashlog_error *err;
+    unsigned lineno;
+    int header_state; /* 0: want producer, 1: want CRASHLOG_VERSION, 2: body */
+    bool ended;
+    bool etc_pending, state_pending;
+    char *etc_key, *state_key;
+} parser;
+
+static int fail(parser *p, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(parser *p, unsigned line, const char *fmt, ...)
+{
+    if (p->err) {
+        va_list ap;
+        va_start(ap, fmt);
+        p->err->line = line;
+        vsnprintf(p->err->message, sizeof p->err->message, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+#define OOM(p) fail((p), (p)->lineno, "out of memory")
+
+static char *pdup(parser *p, const char *s)
+{
+    return arena_strndup(p->log, s, strlen(s));
+}
+
+static int set_str(parser *p, char **field, const char *v)
+{
+    if (!(*field = pdup(p, v)))
+        return OOM(p);
+    return 0;
+}
+
+static int num_u64(parser *p, const char *key, const char *v, uint64_t *out)
+{
+    if (fl_parse_u64(v, out))
+        return fail(p, p->lineno, "%s: '%.40s' is not a number", key, v);
+    return 0;
+}
+
+static int num_i64(parser *p, const char *key, const char *v, int64_t *out)
+{
+    if (fl_parse_i64(v, out))
+        return fail(p, p->lineno, "%s: '%.40s' is not a number", key, v);
+    return 0;
+}
+
+/* Splits "first rest": returns first word in *a (NUL-terminated in place)
+ * and the rest, with leading blanks skipped, in *b ("" when none). */
+static void split_word(char *v, char **a, char **b)
+{
+    *a = v;
+    while (*v && *v != ' ' && *v != '\t')
+        v++;
+    if (*v) {
+        *v++ = '\0';
+        while (*v == ' ' || *v == '\t')
+            v++;
+    }
+    *b = v;
+}
+
+static bool is_id(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++) {
+        char c = s[n];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') ||
+              c == '-'))
+            return false;
+    }
+    return n >= 8 && n <= 64;
+}
+
+static int parse_object(parser *p, char *v)
+{
+    /* name/base/size[/bias]: numbers are taken from the right so that a
+     * version-1 name is anything before them. */
+    char *slash[3] = {NULL, NULL, NULL};
+    int nslash = 0;
+    for (char *s = v + strlen(v); s > v && nslash < 3;) {
+        s--;
+        if (*s == '/')
+            slash[nslash++] = s;
+    }
+    uint64_t n1, n2, n3;
+    fl_object *o;
+    if (nslash == 3 && slash[2] > v && !fl_parse_u64(slash[0] + 1, &n3)) {
+        *slash[0] = '\0';
+        if (!fl_parse_u64(slash[1] + 1, &n2)) {
+            *slash[1] = '\0';
+            if (!fl_parse_u64(slash[2] + 1, &n1)) {
+                *slash[2] = '\0';
+                if (!(o = push(&p->log->objects, &p->log->nobjects, sizeof *o)))
+                    return OOM(p);
+                o->base = n1;
+                o->size = n2;
+                o->bias = n3;
+                o->has_bias = true;
+                return (o->name = pdup(p, v)) ? 0 : OOM(p);
+            }
+            *slash[1] = '/';
+        }
+        *slash[0] = '/';
+    }
+    if (nslash >= 2 && slash[1] > v && !fl_parse_u64(slash[0] + 1, &n2)) {
+        *slash[0] = '\0';
+        if (!fl_parse_u64(slash[1] + 1, &n1)) {
+            *slash[1] = '\0';
+            if (!(o = push(&p->log->objects, &p->log->nobjects, sizeof *o)))
+                return OOM(p);
+            o->base = n1;
+            o->size = n2;
+            return (o->name = pdup(p, v)) ? 0 : OOM(p);
+        }
+    }
+    return fail(p, p->lineno, "OBJECT: expected name/base/size[/bias], got '%.60s'", v);
+}
+
+static fl_object *last_object(parser *p, const char *key)
+{
+    if (p->log->nobjects == 0) {
+        fail(p, p->lineno, "%s before any OBJECT line", key);
+        return NULL;
+    }
+    return &p->log->objects[p->log->nobjects - 1];
+}
+
+static fl_thread *last_thread(parser *p, const char *key)
+{
+    if (p->log->nthreads == 0) {
+        fail(p, p->lineno, "%s before any THREAD line", key);
+        return NULL;
+    }
+    return &p->log->threads[p->log->nthreads - 1];
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static int parse_kv_pair(parser *p, const char *key, char *v, bool is_key, bool *pending,
+                         char **pkey, fl_kv **arr, size_t *n, const char *keyname,
+                         const char *valname)
+{
+    if (is_key) {
+        if (*pending)
+            return fail(p, p->lineno, "%s without the %s it needs", keyname, valname);
+        if (!(*pkey = pdup(p, v)))
+            return OOM(p);
+        *pending = true;
+        return 0;
+    }
+    if (!*pending)
+        return fail(p, p->lineno, "%s without a preceding %s", key, keyname);
+    fl_kv *kv = push(arr, n, sizeof *kv);
+    if (!kv)
+        return OOM(p);
+    kv->key = *pkey;
+    if (!(kv->value = pdup(p, v)))
+        return OOM(p);
+    *pending = false;
+    return 0;
+}
+
+static int body_line(parser *p, char *key, char *v)
+{
+    fl_crashlog *L = p->log;
+    uint64_t u;
+    int64_t i;
+
+#define STR(K, F)                                                                                  \
+    if (!strcmp(key, K))                                                                           \
+        return set_str(p, &L->F, v);
+    STR("APPLICATION_NAME", app_name)
+    STR("APPLICATION_VERSION", app_version)
+    STR("PLATFORM_NAME", platform_name)
+    STR("CPUARCH_NAME", cpuarch)
+    STR("PLATFORM_VERSION", platform_version)
+    STR("OS_NAME", os_name)
+    STR("OS_VERSION", os_version)
+    STR("OS_PRETTY_NAME", os_pretty_name)
+    STR("KERNEL_VERSION", kernel_version)
+    STR("EXECUTABLE", executable)
+    STR("CRASH_SIGNAL_NAME", signal_name)
+    STR("CRASH_THREAD_NAME", crash_thread_name)
+#undef STR
+
+    if (!strcmp(key, "CRASH_SIGNAL") || !strcmp(key, "HANDLER_FAULT")) {
+        if (num_i64(p, key, v, &i))
+            return -1;
+        if (i < -1000000 || i > 1000000)
+            return fail(p, p->lineno, "%s: %lld is out of range", key, (long long)i);
+        if (key[0] == 'C') {
+            L->crash_signal = (int)i;
+            L->has_crash_signal = true;
+        } else {
+            L->handler_fault = (int)i;
+        }
+        return 0;
+    }
+    if (!strcmp(key, "APPLICATION_UPTIME")) {
+        L->has_uptime = true;
+        return num_i64(p, key, v, &L->uptime);
+    }
+    if (!strcmp(key, "CRASH_TIME")) {
+        L->has_crash_time = true;
+        return num_i64(p, key, v, &L->crash_time);
+    }
+    if (!strcmp(key, "CRASH_CODE")) {
+        L->has_crash_code = true;
+        return num_i64(p, key, v, &L->crash_code);
+    }
+    if (!strcmp(key, "CRASH_ADDRESS")) {
+        L->has_crash_address = true;
+        return num_u64(p, key, v, &L->crash_address);
+    }
+    if (!strcmp(key, "PROCESS_ID")) {
+        L->has_pid = true;
+        return num_u64(p, key, v, &L->pid);
+    }
+    if (!strcmp(key, "CRASH_THREAD")) {
+        L->has_crash_tid = true;
+        return num_u64(p, key, v, &L->crash_tid);
+    }
+    if (!strcmp(key, "CRASH_ID") || !strcmp(key, "INSTALL_ID")) {
+        if (!is_id(v))
+            return fail(p, p->lineno, "%s: '%.40s' is not an id (8-64 hex digits and '-')", key,
+                        v);
+        return set_str(p, key[0] == 'C' ? &L->crash_id : &L->install_id, v);
+    }
+    if (!strcmp(key, "OBJECT"))
+        return parse_object(p, v);
+    if (!strcmp(key, "OBJECT_BUILD_ID")) {
+        fl_object *o = last_object(p, key);
+        if (!o)
+            return -1;
+        if (!*v || strlen(v) > 128)
+            return fail(p, p->lineno, "OBJECT_BUILD_ID: bad length");
+        for (char *c = v; *c; c++) {
+            if (hexval(*c) < 0)
+                return fail(p, p->lineno, "OBJECT_BUILD_ID: '%.40s' is not hex", v);
+            if (*c >= 'A' && *c <= 'F')
+                *c = (char)(*c - 'A' + 'a');
+        }
+        return set_str(p, &o->build_id, v);
+    }
+    if (!strcmp(key, "OBJECT_PATH")) {
+        fl_object *o = last_object(p, key);
+        return o ? set_str(p, &o->path, v) : -1;
+    }
+    if (!strcmp(key, "CALLSTACK")) {
+        if (num_u64(p, key, v, &u))
+            return -1;
+        uint64_t *f = push(&L->callstack, &L->ncallstack, sizeof *f);
+        if (!f)
+            return OOM(p);
+        *f = u;
+        return 0;
+    }
+    if (!strcmp(key, "ETC_KEY") || !strcmp(key, "ETC_VALUE"))
+        return parse_kv_pair(p, key, v, key[4] == 'K', &p->etc_pending, &p->etc_key, &L->etc,
+                             &L->netc, "ETC_KEY", "ETC_VALUE");
+    if (!strcmp(key, "STATE_KEY") || !strcmp(key, "STATE_VALUE"))
+        return parse_kv_pair(p, key, v, key[6] == 'K', &p->state_pending, &p->state_key,
+                             &L->state, &L->nstate, "STATE_KEY", "STATE_VALUE");
+    if (!strcmp(key, "REGISTER")) {
+        char *name, *val;
+        split_word(v, &name, &val);
+        if (!*name)
+            return fail(p, p->lineno, "REGISTER: missing name");
+        if (num_u64(p, key, val, &u))
+            return -1;
+        fl_register *r = push(&L->registers, &L->nregisters, sizeof *r);
+        if (!r)
+            return OOM(p);
+        r->value = u;
+        return (r->name = pdup(p, name)) ? 0 : OOM(p);
+    }
+    if (!strcmp(key, "STACK")) {
+        char *addr, *hex;
+        split_word(v, &addr, &hex);
+        if (num_u64(p, key, addr, &u))
+            return -1;
+        size_t n = strlen(hex);
+        if (n == 0 || n % 2)
+            return fail(p, p->lineno, "STACK: hex data of odd or zero length");
+        uint8_t *bytes = (uint8_t *)arena_strndup(L, hex, n / 2); /* room for n/2 bytes */
+        if (!bytes)
+            return OOM(p);
+        for (size_t k = 0; k < n / 2; k++) {
+            int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
+            if (hi < 0 || lo < 0)
+                return fail(p, p->lineno, "STACK: data is not hex");
+            bytes[k] = (uint8_t)(hi << 4 | lo);
+        }
+        fl_stack_chunk *c = push(&L->stack, &L->nstack, sizeof *c);
+        if (!c)
+            return OOM(p);
+        c->addr = u;
+        c->data = bytes;
+        c->len = n / 2;
+        return 0;
+    }
+    if (!strcmp(key, "THREAD")) {
+        char *tid, *name;
+        split_word(v, &tid, &name);
+        if (num_u64(p, key, tid, &u))
+            return -1;
+        fl_thread *t = push(&L->threads, &L->nthreads, sizeof *t);
+        if (!t)
+            return OOM(p);
+        t->tid = u;
+        if (*name && !(t->name = pdup(p, name)))
+            return OOM(p);
+        return 0;
+    }
+    if (!strcmp(key, "THREAD_FRAME")) {
+        fl_thread *t = last_thread(p, key);
+        if (!t || num_u64(p, key, v, &u))
+            return -1;
+        uint64_t *f = push(&t->frames, &t->nframes, sizeof *f);
+        if (!f)
+            return OOM(p);
+        *f = u;
+        return 0;
+    }
+    if (!strcmp(key, "THREAD_CONTEXT")) {
+        fl_thread *t = last_thread(p, key);
+        if (!t || num_u64(p, key, v, &t->context))
+            return -1;
+        t->has_context = true;
+        return 0;
+    }
+    if (!strcmp(key, "TRACE")) {
+        char *ts, *rest, *tid, *text;
+        split_word(v, &ts, &rest);
+        split_word(rest, &tid, &text);
+        fl_trace_event *e = push(&L->trace, &L->ntrace, sizeof *e);
+        if (!e)
+            return OOM(p);
+        if (num_u64(p, key, ts, &e->time_ns) || num_u64(p, key, tid, &e->tid))
+            return -1;
+        return (e->text = pdup(p, text)) ? 0 : OOM(p);
+    }
+    if (!strcmp(key, "BREADCRUMB")) {
+        char *ts, *rest, *cat, *msg;
+        split_word(v, &ts, &rest);
+        split_word(rest, &cat, &msg);
+        fl_breadcrumb *b = push(&L->breadcrumbs, &L->nbreadcrumbs, sizeof *b);
+        if (!b)
+            return OOM(p);
+        if (num_u64(p, key, ts, &b->time_ms))
+            return -1;
+        if (!(b->category = pdup(p, cat)) || !(b->message = pdup(p, msg)))
+            return OOM(p);
+        return 0;
+    }
+    if (!strcmp(key, "CRASHLOG_VERSION") || !strcmp(key, "MOJOCRASH") ||
+        !strcmp(key, "FAULTLINE"))
+        return fail(p, p->lineno, "%s may only appear at the top of the log", key);
+
+    /* A key we do not know: kept so that the server can pass it through, as
+     * the MojoCrash notes ask.  Keys are upper-case words. */
+    for (const char *c = key; *c; c++)
+        if (!((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+            return fail(p, p->lineno, "not a crash-log line: '%.40s'", key);
+    fl_kv *kv = push(&L->unknown, &L->nunknown, sizeof *kv);
+    if (!kv)
+        return OOM(p);
+    if (!(kv->key = pdup(p, key)) || !(kv->value = pdup(p, v)))
+        return OOM(p);
+    return 0;
+}
+
+static int one_line(parser *p, char *s)
+{
+    /* Trim: leading blanks (the published example is indented), trailing
+     * blanks and a CR from a CRLF uploader. */
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    if (n == 0 || s[0] == '#')
+        return 0;
+    if (p->ended)
+        return fail(p, p->lineno, "text after END");
+
+    char *key, *v;
+    split_word(s, &key, &v);
+    fl_crashlog *L = p->log;
+    if (p->header_state == 0) {
+        if (strcmp(key, "MOJOCRASH") && strcmp(key, "FAULTLINE"))
+            return fail(p, p->lineno, "not a crash log: first line must be 'MOJOCRASH <version>' "
+                                      "or 'FAULTLINE <version>'");
+        if (!*v)
+            return fail(p, p->lineno, "%s: missing version", key);
+        if (set_str(p, &L->producer, key) || set_str(p, &L->producer_version, v))
+            return -1;
+        p->header_state = 1;
+        return 0;
+    }
+    if (p->header_state == 1) {
+        uint64_t ver;
+        if (strcmp(key, "CRASHLOG_VERSION"))
+            return fail(p, p->lineno, "second line must be 'CRASHLOG_VERSION <n>'");
+        if (fl_parse_u64(v, &ver) || ver < 1 || ver > 1000)
+            return fail(p, p->lineno, "CRASHLOG_VERSION: '%.20s' is not a version", v);
+        L->log_version = (unsigned)ver;
+        p->header_state = 2;
+        return 0;
+    }
+    if (!strcmp(key, "END")) {
+        if (*v)
+            return fail(p, p->lineno, "END takes no value");
+        p->ended = true;
+        return 0;
+    }
+    return body_line(p, key, v);
+}
+
+int fl_crashlog_parse(const char *buf, size_t len, fl_crashlog **out, fl_crashlog_error *err)
+{
+    parser p = {0};
+    char *line = NULL;
+    size_t linecap = 0;
+    int rc = -1;
+
+    *out = NULL;
+    if (err) {
+        err->line = 0;
+        err->message[0] = '\0';
+    }
+    p.err = err;
+    if (len > FL_CRASHLOG_MAX_BYTES)
+        return fail(&p, 0, "log is larger than %u bytes", FL_CRASHLOG_MAX_BYTES);
+    if (!(p.log = calloc(1, sizeof *p.log)))
+        return fail(&p, 0, "out of memory");
+
+    size_t pos = 0;
+    while (pos < len) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+        p.lineno++;
+        if (n > FL_CRASHLOG_MAX_LINE) {
+            fail(&p, p.lineno, "line longer than %u bytes", FL_CRASHLOG_MAX_LINE);
+            goto out;
+        }
+        if (memchr(buf + pos, '\0', n)) {
+            fail(&p, p.lineno, "NUL byte in the log");
+            goto out;
+        }
+        if (n + 1 > linecap) {
+            size_t cap = n + 1 < 256 ? 256 : n + 1;
+            char *nb = realloc(line, cap);
+            if (!nb) {
+                fail(&p, p.lineno, "out of memory");
+                goto out;
+            }
+            line = nb;
+            linecap = cap;
+        }
+        memcpy(line, buf + pos, n);
+        line[n] = '\0';
+        if (one_line(&p, line))
+            goto out;
+        pos += n + (nl ? 1 : 0);
+    }
+
+    if (p.header_state < 2) {
+        fail(&p, p.lineno, p.header_state == 0 ? "empty log: no MOJOCRASH/FAULTLINE line"
+                                               : "log ends before CRASHLOG_VERSION");
+        goto out;
+    }
+    if (p.etc_pending) {
+        fail(&p, p.lineno, "ETC_KEY without the ETC_VALUE it needs");
+        goto out;
+    }
+    if (p.state_pending) {
+        fail(&p, p.lineno, "STATE_KEY without the STATE_VALUE it needs");
+        goto out;
+    }
+    if (!p.ended) {
+        fail(&p, p.lineno, "incomplete log: no END line (truncated after line %u)", p.lineno);
+        goto out;
+    }
+    if (!p.log->app_name || !*p.log->app_name) {
+        fail(&p, 0, "missing APPLICATION_NAME");
+        goto out;
+    }
+    rc = 0;
+out:
+    free(line);
+    if (rc == 0)
+        *out = p.log;
+    else
+        fl_crashlog_free(p.log);
+    return rc;
+}
+
+int fl_crashlog_parse_file(const char *path, fl_crashlog **out, fl_crashlog_error *err)
+{
+    fl_crashlog_error dummy;
+    if (!err)
+        err = &dummy;
+    *out = NULL;
+    err->line = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err->message, sizeof err->message, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err->message, sizeof err->message, "%s: not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    if ((uint64_t)st.st_size > FL_CRASHLOG_MAX_BYTES) {
+        snprintf(err->message, sizeof err->message, "%s: larger than %u bytes", path,
+                 FL_CRASHLOG_MAX_BYTES);
+        close(fd);
+        return -1;
+    }
+    size_t cap = (size_t)st.st_size, len = 0;
+    char *buf = malloc(cap ? cap : 1);
+    if (!buf) {
+        close(fd);
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return -1;
+    }
+    while (len < cap) {
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    int rc = fl_crashlog_parse(buf, len, out, err);
+    free(buf);
+    return rc;
+}
+
+void fl_crashlog_free(fl_crashlog *log)
+{
+    if (!log)
+        return;
+    free(log->objects);
+    free(log->callstack);
+    free(log->etc);
+    free(log->registers);
+    free(log->stack);
+    for (size_t i = 0; i < log->nthreads; i++)
+        free(log->threads[i].frames);
+    free(log->threads);
+    free(log->trace);
+    free(log->breadcrumbs);
+    free(log->state);
+    free(log->unknown);
+    struct fl_arena *a = log->arena_;
+    while (a) {
+        struct fl_arena *n = a->next;
+        free(a);
+        a = n;
+    }
+    free(log);
+}
+
+const char *fl_crashlog_etc(const fl_crashlog *log, const char *key)
+{
+    for (size_t i = 0; log && i < log->netc; i++)
+        if (!strcmp(log->etc[i].key, key))
+            return log->etc[i].value;
+    return NULL;
+}

@@ -1,0 +1,149 @@
+/*
+ * crashlog_write.c - compose crash-log lines without the heap.
+ *
+ * SIGNAL-SAFE ZONE.  The crash handler calls these functions, so they may
+ * not allocate, lock, use stdio or libc formatting, or touch errno-setting
+ * calls.  Everything works on the caller's fl_line buffer; a value that does
+ * not fit is cut and the line marked truncated, never overrun.
+ */
+#include "fl_crashlog.h"
+
+size_t fl_strlen(const char *s)
+{
+    size_t n = 0;
+    if (!s)
+        return 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+size_t fl_strlcpy(char *dst, const char *src, size_t cap)
+{
+    size_t n = 0;
+    if (cap == 0)
+        return 0;
+    if (src)
+        while (src[n] && n + 1 < cap) {
+            dst[n] = src[n];
+            n++;
+        }
+    dst[n] = '\0';
+    return n;
+}
+
+size_t fl_fmt_u64(char *buf, uint64_t v)
+{
+    char tmp[21];
+    size_t n = 0, i;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    return n;
+}
+
+void fl_line_char(fl_line *l, char c)
+{
+    if (l->len < FL_LINE_MAX)
+        l->buf[l->len++] = c;
+    else
+        l->truncated = true;
+}
+
+void fl_line_raw(fl_line *l, const char *s)
+{
+    if (!s)
+        return;
+    while (*s)
+        fl_line_char(l, *s++);
+}
+
+void fl_line_start(fl_line *l, const char *key)
+{
+    l->len = 0;
+    l->truncated = false;
+    if (key && *key) {
+        fl_line_raw(l, key);
+        fl_line_char(l, ' ');
+    }
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+void fl_line_strn(fl_line *l, const char *s, size_t n)
+{
+    for (size_t i = 0; s && i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        /* Escapes keep a value on one line; they are the \n sequence the
+         * MojoCrash notes ask for, extended to the other control bytes. */
+        if (c == '\n') {
+            fl_line_char(l, '\\');
+            fl_line_char(l, 'n');
+        } else if (c == '\r') {
+            fl_line_char(l, '\\');
+            fl_line_char(l, 'r');
+        } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            fl_line_char(l, '\\');
+            fl_line_char(l, 'x');
+            fl_line_char(l, hexdig[c >> 4]);
+            fl_line_char(l, hexdig[c & 15]);
+        } else {
+            fl_line_char(l, (char)c);
+        }
+    }
+}
+
+void fl_line_str(fl_line *l, const char *s)
+{
+    fl_line_strn(l, s, fl_strlen(s));
+}
+
+void fl_line_u64(fl_line *l, uint64_t v)
+{
+    char buf[21];
+    fl_fmt_u64(buf, v);
+    fl_line_raw(l, buf);
+}
+
+void fl_line_i64(fl_line *l, int64_t v)
+{
+    if (v < 0) {
+        fl_line_char(l, '-');
+        fl_line_u64(l, (uint64_t)0 - (uint64_t)v);
+    } else {
+        fl_line_u64(l, (uint64_t)v);
+    }
+}
+
+void fl_line_hex(fl_line *l, uint64_t v)
+{
+    char tmp[16];
+    int n = 0;
+    fl_line_char(l, '0');
+    fl_line_char(l, 'x');
+    do {
+        tmp[n++] = hexdig[v & 15];
+        v >>= 4;
+    } while (v);
+    while (n > 0)
+        fl_line_char(l, tmp[--n]);
+}
+
+void fl_line_hexbytes(fl_line *l, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        fl_line_char(l, hexdig[b[i] >> 4]);
+        fl_line_char(l, hexdig[b[i] & 15]);
+    }
+}
+
+const char *fl_line_cstr(fl_line *l)
+{
+    l->buf[l->len] = '\0';
+    return l->buf;
+}
