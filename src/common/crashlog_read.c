@@ -71,60 +71,6 @@ static void *push(void *arrp, size_t *n, size_t sz)
     return e;
 }
 
-/* ---- numbers -------------------------------------------------------- */
-
-int fl_parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!s || !*s)
-        return -1;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        s += 2;
-        if (!*s)
-            return -1;
-        for (; *s; s++) {
-            int d;
-            if (*s >= '0' && *s <= '9')
-                d = *s - '0';
-            else if (*s >= 'a' && *s <= 'f')
-                d = *s - 'a' + 10;
-            else if (*s >= 'A' && *s <= 'F')
-                d = *s - 'A' + 10;
-            else
-                return -1;
-            if (v >> 60)
-                return -1;
-            v = v << 4 | (uint64_t)d;
-        }
-    } else {
-        for (; *s; s++) {
-            if (*s < '0' || *s > '9')
-                return -1;
-            uint64_t d = (uint64_t)(*s - '0');
-            if (v > (UINT64_MAX - d) / 10)
-                return -1;
-            v = v * 10 + d;
-        }
-    }
-    *out = v;
-    return 0;
-}
-
-int fl_parse_i64(const char *s, int64_t *out)
-{
-    uint64_t v;
-    if (s && *s == '-') {
-        if (fl_parse_u64(s + 1, &v) || v > (uint64_t)INT64_MAX + 1)
-            return -1;
-        *out = (int64_t)(0 - v);
-        return 0;
-    }
-    if (fl_parse_u64(s, &v) || v > (uint64_t)INT64_MAX)
-        return -1;
-    *out = (int64_t)v;
-    return 0;
-}
-
 /* ---- parser --------------------------------------------------------- */
 
 typedef struct parser {

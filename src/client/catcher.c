@@ -1,0 +1,552 @@
+/*
+ * catcher.c - the crash sequence.
+ *
+ * SIGNAL-SAFE ZONE.  Everything here runs inside a signal handler of a
+ * process in an unknown state: no heap, no locks, no stdio, no libc
+ * formatting, no dl_iterate_phdr, no backtrace(); only async-signal-safe
+ * system calls and the fl_line writer.  All inputs were prepared by
+ * faultline_install() (install.c) in fl_g and fl_mods.
+ *
+ * How this works.  The signal handler claims the crash for its thread with
+ * one compare-and-swap on owner_tid; a second thread that faults meanwhile
+ * parks until the owner has ended the process (or gives up after a bounded
+ * wait and ends it itself), so concurrent crashes give exactly one log.  The
+ * handler is installed with SA_NODEFER: a fault inside the handler or a hook
+ * re-enters it on the same thread with crash_count 2, where the default
+ * preflight closes the log written so far with HANDLER_FAULT and END, and
+ * die() ends the process with the original signal.  Then the MojoCrash hook
+ * sequence runs: preflight, start_crashlog, built-in lines, get_objects,
+ * get_callstack, (registers, raw stack, other threads), get_etc, END,
+ * end_crashlog, postflight, die.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "fl_client.h"
+#include "fl_safemem.h"
+
+fl_state fl_g;
+fl_crash fl_cur;
+
+static volatile int crash_count;
+static volatile pid_t owner_tid;
+static int first_sig;
+static bool from_signal;      /* entered through our signal handler */
+static void *cur_ucontext;    /* for chaining to a previous SA_SIGINFO handler */
+static bool etc_half;         /* an ETC_KEY was written without its ETC_VALUE */
+static bool log_started;
+
+static fl_unwind_module umods[FL_MAX_MODULES];
+static size_t n_umods;
+static uint64_t frames[FL_MAX_FRAMES];
+static fl_line line;          /* the one line being composed (static: small stack) */
+static fl_line cbline;        /* lines composed by the callbacks */
+
+int fl_write_line(const char *s)
+{
+    return fl_g.hooks.new_crashlog_line(s);
+}
+
+static int emit(fl_line *l)
+{
+    return fl_write_line(fl_line_cstr(l));
+}
+
+static int kv_str(const char *key, const char *v)
+{
+    if (!v || !*v)
+        return 1;
+    fl_line_start(&line, key);
+    fl_line_str(&line, v);
+    return emit(&line);
+}
+
+static int kv_u64(const char *key, uint64_t v)
+{
+    fl_line_start(&line, key);
+    fl_line_u64(&line, v);
+    return emit(&line);
+}
+
+static int kv_i64(const char *key, int64_t v)
+{
+    fl_line_start(&line, key);
+    fl_line_i64(&line, v);
+    return emit(&line);
+}
+
+static int kv_hex(const char *key, uint64_t v)
+{
+    fl_line_start(&line, key);
+    fl_line_hex(&line, v);
+    return emit(&line);
+}
+
+/* ---- callbacks handed to the get_* hooks ---- */
+
+static int callstack_cb(const void *addr)
+{
+    fl_line_start(&cbline, "CALLSTACK");
+    fl_line_u64(&cbline, (uint64_t)(uintptr_t)addr);
+    return emit(&cbline);
+}
+
+static int objects_cb(const char *fname, const void *addr, unsigned long len,
+                      unsigned long slide)
+{
+    /* Version 1 wants a file name here; the full path follows in
+     * OBJECT_PATH from the default hook. */
+    const char *base = fname ? fname : "";
+    for (const char *p = base; *p; p++)
+        if (*p == '/' && p[1])
+            base = p + 1;
+    fl_line_start(&cbline, "OBJECT");
+    fl_line_str(&cbline, *base ? base : "?");
+    fl_line_char(&cbline, '/');
+    fl_line_u64(&cbline, (uint64_t)(uintptr_t)addr);
+    fl_line_char(&cbline, '/');
+    fl_line_u64(&cbline, len);
+    fl_line_char(&cbline, '/');
+    fl_line_u64(&cbline, slide);
+    return emit(&cbline);
+}
+
+static int etc_cb(const char *key, const char *value)
+{
+    fl_line_start(&cbline, "ETC_KEY");
+    fl_line_str(&cbline, key ? key : "");
+    if (!emit(&cbline))
+        return 0;
+    etc_half = true;
+    fl_line_start(&cbline, "ETC_VALUE");
+    fl_line_str(&cbline, value ? value : "");
+    if (!emit(&cbline))
+        return 0;
+    etc_half = false;
+    return 1;
+}
+
+/* ---- default hooks ---- */
+
+static int def_install(faultline_catcher c)
+{
+    (void)c;
+    return fl_signals_install() == 0;
+}
+
+static int def_preflight(int sig, int count)
+{
+    (void)sig;
+    switch (count) {
+    case 1:
+        return 1;
+    case 2:
+        return 0;
+    case 3:
+        fl_g.hooks.die();
+        return 0;
+    case 4: {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigaction(first_sig, &sa, NULL);
+        syscall(SYS_tgkill, fl_g.pid, fl_gettid(), first_sig);
+        return 0;
+    }
+    case 5:
+        _exit(128 + (first_sig & 127));
+    default:
+        return 0;
+    }
+}
+
+static int def_callstack(faultline_get_callstack_callback cb)
+{
+    size_t n;
+    if (fl_cur.have_regs) {
+        n = fl_unwind(&fl_cur.regs, umods, n_umods, frames, FL_MAX_FRAMES);
+    } else {
+        /* No signal context (faultline_crash_now or a custom catcher): walk
+         * from here; the sequence's own frames come first and the server
+         * skips them as crash-handler noise. */
+        fl_regs here;
+        fl_regs_from_current(&here);
+        n = fl_unwind(&here, umods, n_umods, frames, FL_MAX_FRAMES);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!cb((const void *)(uintptr_t)frames[i]))
+            return 0;
+    return 1;
+}
+
+static int def_objects(faultline_get_objects_callback cb)
+{
+    for (size_t i = 0; i < fl_mods.count; i++) {
+        const fl_module *m = &fl_mods.mods[i];
+        const char *path = fl_mods.pool + m->path_off;
+        if (!cb(path, (const void *)(uintptr_t)m->start, (unsigned long)(m->end - m->start),
+                (unsigned long)m->bias))
+            return 0;
+        if (m->build_id_len) {
+            fl_line_start(&line, "OBJECT_BUILD_ID");
+            fl_line_hexbytes(&line, m->build_id, m->build_id_len);
+            if (!emit(&line))
+                return 0;
+        }
+        if (*path && !kv_str("OBJECT_PATH", path))
+            return 0;
+    }
+    return 1;
+}
+
+static int def_etc(faultline_get_etc_callback cb)
+{
+    (void)cb;
+    return 1;
+}
+
+static int def_postflight(void)
+{
+    fl_spool_run_reporter();
+    return 1;
+}
+
+void fl_die_default(void)
+{
+    int sig = first_sig ? first_sig : SIGABRT;
+
+    /* The application's own handler, installed before us, still runs. */
+    if (from_signal && sig > 0 && sig < 65 && fl_g.have_prev[sig]) {
+        struct sigaction *p = &fl_g.prev[sig];
+        if (p->sa_flags & SA_SIGINFO) {
+            if (p->sa_sigaction)
+                p->sa_sigaction(sig, &fl_cur.si, cur_ucontext);
+        } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+            p->sa_handler(sig);
+        }
+    }
+
+    /* End with the original signal so that the exit status and core dumps
+     * are what they would have been without us. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    syscall(SYS_tgkill, fl_g.pid, fl_gettid(), sig);
+
+    /* Still here: PID 1 of a namespace ignores default-action signals sent
+     * from inside.  A fault the CPU raised comes back when we return and the
+     * kernel forces it; anything else must not hang, so exit. */
+    if (from_signal && fl_cur.have_siginfo && fl_cur.si.si_code > 0 &&
+        (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE))
+        return;
+    _exit(128 + (sig & 127));
+}
+
+static void def_die(void)
+{
+    fl_die_default();
+}
+
+void fl_hooks_fill(const faultline_hooks *h)
+{
+    faultline_hooks d = {
+        def_install,  def_preflight, fl_spool_start, fl_spool_line, def_callstack,
+        def_objects,  def_etc,       fl_spool_end,   def_postflight, def_die,
+    };
+    faultline_hooks *g = &fl_g.hooks;
+#define HOOK(x) g->x = (h && h->x) ? h->x : d.x
+    HOOK(install_crash_catcher);
+    HOOK(preflight);
+    HOOK(start_crashlog);
+    HOOK(new_crashlog_line);
+    HOOK(get_callstack);
+    HOOK(get_objects);
+    HOOK(get_etc);
+    HOOK(end_crashlog);
+    HOOK(postflight);
+    HOOK(die);
+#undef HOOK
+}
+
+/* ---- built-in lines ---- */
+
+static const char *const intro[] = {
+    "# This is a log of a program crash, written by Faultline. It is meant",
+    "#  to help the developers of the crashing program find the problem.",
+    "#  Faultline did not cause the crash; it only reports it. Please",
+    "#  contact the vendor of the program, not the Faultline developers.",
+    "",
+};
+
+static const char *const regnames[] = {
+#if defined(__x86_64__)
+    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
+    "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "rip",
+#elif defined(__aarch64__)
+    "x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10",
+    "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
+    "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",  "pc",
+#else
+    "pc", "sp", "fp",
+#endif
+};
+
+static int basics(int sig)
+{
+    for (size_t i = 0; i < sizeof intro / sizeof intro[0]; i++)
+        if (!fl_write_line(intro[i]))
+            return 0;
+    if (!kv_str("FAULTLINE", FAULTLINE_VERSION_STRING) ||
+        !kv_u64("CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
+        !kv_str("APPLICATION_NAME", fl_g.app) || !kv_str("APPLICATION_VERSION", fl_g.version) ||
+        !kv_str("PLATFORM_NAME", "linux") ||
+        !kv_str("CPUARCH_NAME", strcmp(fl_g.machine, "x86_64") ? fl_g.machine : "x86-64") ||
+        !kv_str("PLATFORM_VERSION", fl_g.kernel_release) || !kv_i64("CRASH_SIGNAL", sig) ||
+        !kv_i64("APPLICATION_UPTIME", (fl_cur.mono_ns - fl_g.install_mono_ns) / 1000000000) ||
+        !kv_i64("CRASH_TIME", fl_cur.now_ns / 1000000000))
+        return 0;
+    if (!kv_str("CRASH_ID", fl_cur.crash_id) || !kv_str("INSTALL_ID", fl_g.install_id) ||
+        !kv_str("OS_NAME", fl_g.os_name) || !kv_str("OS_VERSION", fl_g.os_version) ||
+        !kv_str("OS_PRETTY_NAME", fl_g.os_pretty) ||
+        !kv_str("KERNEL_VERSION", fl_g.kernel_version) || !kv_str("EXECUTABLE", fl_g.exe) ||
+        !kv_u64("PROCESS_ID", (uint64_t)fl_g.pid) || !kv_u64("CRASH_THREAD", (uint64_t)fl_cur.tid))
+        return 0;
+
+    char path[64] = "/proc/self/task/", name[64];
+    size_t n = fl_strlen(path);
+    n += fl_fmt_u64(path + n, (uint64_t)fl_cur.tid);
+    fl_strlcpy(path + n, "/comm", sizeof path - n);
+    int len = fl_read_small_file(path, name, sizeof name);
+    if (len > 0 && name[len - 1] == '\n')
+        name[len - 1] = '\0';
+    if (len > 0 && !kv_str("CRASH_THREAD_NAME", name))
+        return 0;
+    if (!kv_str("CRASH_SIGNAL_NAME", fl_signal_name(sig)))
+        return 0;
+    if (fl_cur.have_siginfo) {
+        if (!kv_i64("CRASH_CODE", fl_cur.si.si_code))
+            return 0;
+        if (fl_cur.si.si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+                                      sig == SIGFPE || sig == SIGTRAP) &&
+            !kv_hex("CRASH_ADDRESS", (uint64_t)(uintptr_t)fl_cur.si.si_addr))
+            return 0;
+    }
+    if (fl_cur.have_regs) {
+        for (size_t i = 0; i < sizeof regnames / sizeof regnames[0] && i < FL_REGS_N; i++) {
+            if (!(fl_cur.regs.valid & (1ull << i)))
+                continue;
+            fl_line_start(&line, "REGISTER");
+            fl_line_raw(&line, regnames[i]);
+            fl_line_char(&line, ' ');
+            fl_line_hex(&line, fl_cur.regs.r[i]);
+            if (!emit(&line))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Raw stack memory from the stack pointer up, so the server can redo the
+ * unwind with full CFI.  Unreadable pages end it (the top of the stack). */
+static int raw_stack(void)
+{
+    static uint8_t page[4096];
+    if (!fl_cur.have_regs || fl_g.stack_bytes == 0)
+        return 1;
+    uint64_t sp = fl_cur.regs.r[FL_REG_SP];
+    uint64_t from = sp >= 128 ? (sp - 128) & ~(uint64_t)63 : 0; /* x86-64 red zone */
+    uint64_t to = from + fl_g.stack_bytes;
+    for (uint64_t a = from; a < to;) {
+        uint64_t chunk = 4096 - (a & 4095);
+        if (chunk > to - a)
+            chunk = to - a;
+        if (fl_safe_read(page, a, chunk) != 0)
+            break;
+        for (uint64_t o = 0; o < chunk; o += 64) {
+            uint64_t k = chunk - o < 64 ? chunk - o : 64;
+            fl_line_start(&line, "STACK");
+            fl_line_hex(&line, a + o);
+            fl_line_char(&line, ' ');
+            fl_line_hexbytes(&line, page + o, k);
+            if (!emit(&line))
+                return 0;
+        }
+        a += chunk;
+    }
+    return 1;
+}
+
+static int thread_status = 1;
+static uint64_t tframes[FL_THREAD_FRAMES];
+
+static void emit_thread(pid_t tid, const char *name, const fl_regs *regs)
+{
+    if (!thread_status)
+        return;
+    fl_line_start(&line, "THREAD");
+    fl_line_u64(&line, (uint64_t)tid);
+    if (name && *name) {
+        fl_line_char(&line, ' ');
+        fl_line_str(&line, name);
+    }
+    if (!emit(&line)) {
+        thread_status = 0;
+        return;
+    }
+    if (!regs)
+        return;
+    size_t n = fl_unwind(regs, umods, n_umods, tframes, FL_THREAD_FRAMES);
+    for (size_t i = 0; i < n; i++)
+        if (!kv_hex("THREAD_FRAME", tframes[i])) {
+            thread_status = 0;
+            return;
+        }
+}
+
+/* Closes a log that a fault inside the sequence interrupted, when the log is
+ * ours: whatever was written is worth more than nothing. */
+static void close_interrupted_log(int sig)
+{
+    if (!log_started || fl_g.hooks.start_crashlog != fl_spool_start || !fl_spool_is_open())
+        return;
+    if (etc_half)
+        fl_spool_line("ETC_VALUE ");
+    fl_line_start(&line, "HANDLER_FAULT");
+    fl_line_i64(&line, sig);
+    fl_spool_line(fl_line_cstr(&line));
+    fl_spool_line("END");
+    fl_spool_end();
+    log_started = false;
+}
+
+static int sequence(int sig)
+{
+    const faultline_hooks *h = &fl_g.hooks;
+    if (!h->start_crashlog(fl_g.app))
+        return 0;
+    log_started = true;
+    if (!basics(sig) || !fl_write_line(""))
+        return 0;
+    if (!h->get_objects(objects_cb) || !fl_write_line(""))
+        return 0;
+    if (!h->get_callstack(callstack_cb) || !fl_write_line(""))
+        return 0;
+    if (!raw_stack())
+        return 0;
+    if (!fl_g.custom_catcher && fl_g.dump_signal) {
+        thread_status = 1;
+        fl_threads_capture(emit_thread);
+        if (!thread_status)
+            return 0;
+    }
+    if (!fl_write_line("") || !h->get_etc(etc_cb) || !fl_write_line(""))
+        return 0;
+    if (!fl_write_line("END"))
+        return 0;
+    log_started = false;
+    if (!h->end_crashlog())
+        return 0;
+    h->postflight();
+    return 1;
+}
+
+void fl_catcher_run(int sig)
+{
+    int count = __atomic_add_fetch(&crash_count, 1, __ATOMIC_SEQ_CST);
+    if (count == 1) {
+        first_sig = sig;
+        fl_cur.sig = sig;
+        fl_cur.tid = fl_gettid();
+        fl_cur.now_ns = fl_clock_ns(CLOCK_REALTIME);
+        fl_cur.mono_ns = fl_clock_ns(CLOCK_MONOTONIC);
+        fl_make_uuid(fl_cur.crash_id);
+        fl_safemem_forget_pages();
+        fl_modules_refresh();
+        n_umods = fl_modules_unwind_table(umods, FL_MAX_MODULES);
+        etc_half = false;
+        log_started = false;
+    }
+    if (fl_g.hooks.preflight(sig, count)) {
+        if (!sequence(sig) && fl_g.hooks.start_crashlog == fl_spool_start)
+            fl_spool_abandon(); /* a failed log is never left half-written */
+    } else if (count > 1) {
+        close_interrupted_log(sig);
+    }
+    fl_g.hooks.die();
+    __atomic_sub_fetch(&crash_count, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The entry point of our signal handlers. */
+void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
+{
+    int saved_errno = errno;
+    pid_t self = fl_gettid();
+
+    for (;;) {
+        pid_t expected = 0;
+        if (__atomic_compare_exchange_n(&owner_tid, &expected, self, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST) ||
+            expected == self)
+            break; /* ours, or a fault inside our own handling (nested) */
+        /* Another thread is writing the log and will end the process; wait
+         * for that, bounded, so that one crash gives one log.  If it takes
+         * too long (the owner is stuck), end the process ourselves. */
+        struct timespec ts = {0, 1000000};
+        int i;
+        for (i = 0; i < 10000 && __atomic_load_n(&owner_tid, __ATOMIC_SEQ_CST) != 0; i++)
+            nanosleep(&ts, NULL);
+        if (i == 10000) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = SIG_DFL;
+            sigaction(sig, &sa, NULL);
+            syscall(SYS_tgkill, fl_g.pid, self, sig);
+            _exit(128 + (sig & 127));
+        }
+    }
+
+    if (crash_count == 0) {
+        fl_cur.have_siginfo = si != NULL;
+        if (si)
+            fl_cur.si = *si;
+        fl_cur.have_regs = uc != NULL;
+        if (uc)
+            fl_regs_from_ucontext(&fl_cur.regs, uc);
+        cur_ucontext = uc;
+        from_signal = true;
+    }
+    fl_catcher_run(sig);
+    if (crash_count == 0)
+        __atomic_store_n(&owner_tid, 0, __ATOMIC_SEQ_CST);
+    errno = saved_errno;
+}
+
+/* The catcher handed to an install_crash_catcher hook, and
+ * faultline_crash_now(): no signal context, so no registers or siginfo. */
+void fl_catcher_entry(int sig)
+{
+    pid_t self = fl_gettid(), expected = 0;
+    if (!__atomic_compare_exchange_n(&owner_tid, &expected, self, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST) &&
+        expected != self)
+        return; /* another thread is already crashing */
+    if (crash_count == 0) {
+        fl_cur.have_siginfo = false;
+        fl_cur.have_regs = false;
+        from_signal = false;
+    }
+    fl_catcher_run(sig);
+    if (crash_count == 0)
+        __atomic_store_n(&owner_tid, 0, __ATOMIC_SEQ_CST);
+}

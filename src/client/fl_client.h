@@ -1,0 +1,131 @@
+/*
+ * fl_client.h - internals shared by the client library's modules.
+ *
+ * The client is split by the context code runs in:
+ *   install.c            faultline_install(): ordinary context, may allocate
+ *   catcher.c            the crash sequence: SIGNAL-SAFE
+ *   modules.c            loaded-object table: built at install, topped up on
+ *                        a crash from the dynamic linker's list (signal-safe part)
+ *   spool.c              default log hooks (temp file + rename): SIGNAL-SAFE,
+ *                        plus the install-time spool set-up
+ *   threads.c            alternate signal stacks for every thread, and the
+ *                        capture of other threads' registers on a crash
+ *   sysinfo.c            uname, os-release, ids: read at install time
+ *   fl_unwind.c, fl_safemem.c   the CFI unwinder and checked memory reads
+ *
+ * Everything the signal-safe files need is prepared at install time and
+ * kept in the static state below; nothing there allocates.
+ */
+#ifndef FL_CLIENT_H
+#define FL_CLIENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "faultline.h"
+#include "fl_crashlog.h"
+#include "fl_unwind.h"
+
+#define FL_PATH_MAX 1024
+#define FL_MAX_MODULES 1024
+#define FL_MODPATH_POOL (192 * 1024)
+#define FL_MAX_FRAMES 256
+#define FL_MAX_THREADS 256
+#define FL_THREAD_FRAMES 64
+#define FL_STACK_DEFAULT 32768
+#define FL_STACK_MAX 262144
+#define FL_BUILD_ID_MAX 40
+
+#define FL_EXPORT __attribute__((visibility("default")))
+#define FL_HIDDEN __attribute__((visibility("hidden")))
+
+typedef struct fl_module {
+    uint64_t start, end;       /* lowest / highest PT_LOAD address, runtime */
+    uint64_t bias;             /* load bias (dlpi_addr / l_addr) */
+    uint64_t exec_start, exec_end; /* executable segment(s), runtime */
+    uint64_t eh_frame_hdr;     /* runtime address of PT_GNU_EH_FRAME, or 0 */
+    uint64_t link_map;         /* identity in the dynamic linker's list, or 0 */
+    uint32_t path_off;         /* offset of the path in the path pool */
+    uint8_t build_id[FL_BUILD_ID_MAX];
+    uint8_t build_id_len;
+} fl_module;
+
+/* The loaded-object table.  Written at install (and by the crash handler
+ * when the dynamic linker knows objects the table does not). */
+typedef struct fl_modtab {
+    fl_module mods[FL_MAX_MODULES];
+    size_t count;
+    char pool[FL_MODPATH_POOL];
+    size_t pool_used;
+} fl_modtab;
+
+/* Everything faultline_install() prepares. */
+typedef struct fl_state {
+    faultline_hooks hooks;
+    bool custom_catcher;      /* install_crash_catcher hook was given */
+    char app[FAULTLINE_MAX_APPNAME];
+    char version[FAULTLINE_MAX_VERSION];
+    char spool[FL_PATH_MAX];
+    char install_id[40];
+    char kernel_release[128], kernel_version[256], machine[64];
+    char os_name[128], os_version[64], os_pretty[256];
+    char exe[FL_PATH_MAX];
+    char reporter[FL_PATH_MAX]; /* FAULTLINE_REPORTER, or "" */
+    bool do_fsync;
+    size_t stack_bytes;
+    int64_t install_mono_ns;
+    pid_t pid;
+    int pending_logs;
+    int dump_signal;          /* real-time signal used to reach other threads */
+    struct sigaction prev[65]; /* handlers before ours, by signal number */
+    bool have_prev[65];
+} fl_state;
+
+extern fl_state fl_g;
+extern fl_modtab fl_mods;
+
+/* What the crash handler knows about the crash in progress. */
+typedef struct fl_crash {
+    int sig;
+    bool have_siginfo;
+    siginfo_t si;
+    bool have_regs;
+    fl_regs regs;             /* crashing thread, from the ucontext */
+    pid_t tid;
+    int64_t now_ns, mono_ns;
+    char crash_id[40];
+} fl_crash;
+
+extern fl_crash fl_cur;
+
+/* ---- install-time (ordinary context) ---- */
+int fl_sysinfo_init(fl_state *st);           /* uname, os-release, exe, ids */
+int fl_spool_init(fl_state *st);             /* resolve + create spool, count pending */
+int fl_modules_init(void);                   /* dl_iterate_phdr into fl_mods */
+int fl_signals_install(void);                /* our handlers + altstacks */
+int fl_threads_init(void);                   /* altstacks in existing threads */
+void fl_make_uuid(char out[40]);             /* random v4 UUID (getrandom) */
+
+/* ---- signal-safe ---- */
+int64_t fl_clock_ns(int clock);
+pid_t fl_gettid(void);
+void fl_catcher_run(int sig);                /* the MojoCrash sequence */
+void fl_modules_refresh(void);               /* add objects loaded since install */
+int fl_write_line(const char *s);            /* through the new_crashlog_line hook */
+int fl_spool_start(const char *app);         /* default start_crashlog */
+int fl_spool_line(const char *s);            /* default new_crashlog_line */
+int fl_spool_end(void);                      /* default end_crashlog */
+bool fl_spool_is_open(void);
+void fl_spool_abandon(void);                 /* unlink an unfinished log */
+void fl_spool_run_reporter(void);            /* fork+exec FAULTLINE_REPORTER */
+int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs));
+void fl_ensure_altstack(void);               /* this thread */
+size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max);
+const char *fl_signal_name(int sig);
+void fl_die_default(void);
+int fl_read_small_file(const char *path, char *buf, size_t cap); /* open+read, NUL-term */
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * install.c - faultline_install() and the rest of the public API.
+ *
+ * Ordinary context: this is where everything the crash handler will need is
+ * prepared (strings, spool paths, the module table, alternate stacks), so
+ * that the handler itself never allocates or formats.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fl_client.h"
+#include "fl_safemem.h"
+
+void fl_hooks_fill(const faultline_hooks *h);
+void fl_on_crash_signal(int sig, siginfo_t *si, void *uc);
+void fl_catcher_entry(int sig);
+
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+static int installed;
+
+int fl_signals_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fl_on_crash_signal;
+    /* SA_NODEFER: a fault inside the handler re-enters it (crash_count 2)
+     * instead of the kernel killing us with a half-written log.
+     * SA_ONSTACK: stack overflows are reported too. */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++) {
+        int sig = crash_signals[i];
+        struct sigaction old;
+        if (sigaction(sig, &sa, &old) != 0)
+            return -1;
+        if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN) {
+            fl_g.prev[sig] = old;
+            fl_g.have_prev[sig] = true;
+        }
+    }
+    return fl_threads_init();
+}
+
+static size_t env_size(const char *name, size_t def, size_t max)
+{
+    const char *v = getenv(name);
+    uint64_t n;
+    if (!v || fl_parse_u64(v, &n) != 0)
+        return def;
+    return n > max ? max : (size_t)n;
+}
+
+FL_EXPORT int faultline_install(const char *app, const char *version,
+                                const faultline_hooks *hooks)
+{
+    if (installed || !app || !version || !*app)
+        return 0;
+    if (strlen(app) >= sizeof fl_g.app || strlen(version) >= sizeof fl_g.version)
+        return 0;
+    fl_strlcpy(fl_g.app, app, sizeof fl_g.app);
+    fl_strlcpy(fl_g.version, version, sizeof fl_g.version);
+    fl_hooks_fill(hooks);
+    fl_g.custom_catcher = hooks && hooks->install_crash_catcher;
+
+    fl_sysinfo_init(&fl_g);
+    fl_safemem_init();
+    /* The spool is only needed by the default log hooks; a program that
+     * writes its logs elsewhere may have no writable home. */
+    if (fl_spool_init(&fl_g) != 0 && fl_g.hooks.start_crashlog == fl_spool_start)
+        return 0;
+    if (fl_modules_init() != 0)
+        return 0;
+    fl_g.stack_bytes = env_size("FAULTLINE_STACK_BYTES", FL_STACK_DEFAULT, FL_STACK_MAX);
+    /* A real-time signal reaches the other threads; SIGRTMAX-3 keeps clear
+     * of the low ones applications usually take.  0 disables. */
+    fl_g.dump_signal = (int)env_size("FAULTLINE_DUMP_SIGNAL", (size_t)(SIGRTMAX - 3), 64);
+    if (fl_g.dump_signal != 0 && (fl_g.dump_signal < SIGRTMIN || fl_g.dump_signal > SIGRTMAX))
+        fl_g.dump_signal = SIGRTMAX - 3;
+
+    if (!fl_g.hooks.install_crash_catcher(fl_catcher_entry))
+        return 0;
+    installed = 1;
+    return 1;
+}
+
+FL_EXPORT int MOJOCRASH_install(const char *appname, const char *version,
+                                const faultline_hooks *hooks)
+{
+    return faultline_install(appname, version, hooks);
+}
+
+FL_EXPORT const char *faultline_spool_dir(void)
+{
+    return installed && fl_g.spool[0] ? fl_g.spool : NULL;
+}
+
+FL_EXPORT int faultline_pending_crashlogs(void)
+{
+    return installed ? fl_g.pending_logs : -1;
+}
+
+FL_EXPORT void faultline_crash_now(int sig)
+{
+    if (installed)
+        fl_catcher_entry(sig);
+}

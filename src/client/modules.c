@@ -1,0 +1,249 @@
+/*
+ * modules.c - the table of loaded objects (executable, shared libraries,
+ * vdso) with their address ranges, load bias, unwind tables and build ids.
+ *
+ * fl_modules_init() runs at install time and may use dl_iterate_phdr().
+ *
+ * SIGNAL-SAFE ZONE from fl_modules_refresh() down: on a crash the table is
+ * reconciled with the dynamic linker's own list (_r_debug's link_map chain,
+ * which is plain memory) so that libraries dlopen()ed after install are
+ * reported and ones dlclose()d are dropped.  Every read of that list and of
+ * the objects' headers goes through fl_safe_read(); no heap, no locks, no
+ * stdio, no dl_iterate_phdr.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+
+#include "fl_client.h"
+#include "fl_safemem.h"
+
+fl_modtab fl_mods;
+
+#define MAX_SEGS 8
+static struct {
+    uint64_t lo[MAX_SEGS], hi[MAX_SEGS];
+    uint8_t n;
+    bool present; /* seen in the link_map chain during this refresh */
+} segs[FL_MAX_MODULES];
+
+static uint32_t pool_add(const char *s)
+{
+    size_t n = fl_strlen(s);
+    if (fl_mods.pool_used + n + 1 > sizeof fl_mods.pool)
+        return 0; /* offset 0 is the empty string */
+    uint32_t off = (uint32_t)fl_mods.pool_used;
+    memcpy(fl_mods.pool + off, s, n + 1);
+    fl_mods.pool_used += n + 1;
+    return off;
+}
+
+/* Parses NT_GNU_BUILD_ID out of a note segment already copied to buf. */
+static void parse_build_id(const uint8_t *buf, size_t len, fl_module *m)
+{
+    size_t off = 0;
+    for (int guard = 0; guard < 64 && off + sizeof(Elf64_Nhdr) <= len; guard++) {
+        Elf64_Nhdr nh;
+        memcpy(&nh, buf + off, sizeof nh);
+        size_t name_sz = (nh.n_namesz + 3u) & ~3u, desc_sz = (nh.n_descsz + 3u) & ~3u;
+        size_t desc = off + sizeof nh + name_sz;
+        if (nh.n_namesz > 64 || nh.n_descsz > 1024 || desc + nh.n_descsz > len)
+            return;
+        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+            !memcmp(buf + off + sizeof nh, "GNU", 4) && nh.n_descsz > 0) {
+            size_t n = nh.n_descsz > FL_BUILD_ID_MAX ? FL_BUILD_ID_MAX : nh.n_descsz;
+            memcpy(m->build_id, buf + desc, n);
+            m->build_id_len = (uint8_t)n;
+            return;
+        }
+        off = desc + desc_sz;
+    }
+}
+
+/* Fills m from an object's program headers (already in our memory). */
+static void from_phdrs(fl_module *m, size_t idx, uint64_t bias, const ElfW(Phdr) *ph, size_t n)
+{
+    uint64_t lo = UINT64_MAX, hi = 0, xlo = UINT64_MAX, xhi = 0;
+    m->bias = bias;
+    segs[idx].n = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = bias + ph[i].p_vaddr, e = a + ph[i].p_memsz;
+        if (ph[i].p_type == PT_LOAD) {
+            if (a < lo)
+                lo = a;
+            if (e > hi)
+                hi = e;
+            if ((ph[i].p_flags & PF_X) && a < xlo)
+                xlo = a;
+            if ((ph[i].p_flags & PF_X) && e > xhi)
+                xhi = e;
+            if ((ph[i].p_flags & PF_R) && segs[idx].n < MAX_SEGS) {
+                segs[idx].lo[segs[idx].n] = a;
+                segs[idx].hi[segs[idx].n] = bias + ph[i].p_vaddr + ph[i].p_filesz;
+                segs[idx].n++;
+            }
+        } else if (ph[i].p_type == PT_GNU_EH_FRAME) {
+            m->eh_frame_hdr = a;
+        }
+    }
+    m->start = lo == UINT64_MAX ? 0 : lo;
+    m->end = hi;
+    m->exec_start = xlo == UINT64_MAX ? 0 : xlo;
+    m->exec_end = xhi;
+    for (size_t i = 0; i < n; i++) {
+        if (ph[i].p_type != PT_NOTE || m->build_id_len)
+            continue;
+        uint8_t buf[2048];
+        size_t len = ph[i].p_memsz < sizeof buf ? ph[i].p_memsz : sizeof buf;
+        if (fl_safe_read(buf, bias + ph[i].p_vaddr, len) == 0)
+            parse_build_id(buf, len, m);
+    }
+}
+
+/* fl-lint: install-time */
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    if (fl_mods.count >= FL_MAX_MODULES)
+        return 1;
+    size_t idx = fl_mods.count;
+    fl_module *m = &fl_mods.mods[idx];
+    memset(m, 0, sizeof *m);
+    from_phdrs(m, idx, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
+    const char *name = info->dlpi_name;
+    if ((!name || !*name) && idx == 0)
+        name = fl_g.exe; /* the main program has no name in the list */
+    m->path_off = pool_add(name ? name : "");
+    if (m->end > m->start)
+        fl_mods.count++;
+    return 0;
+}
+
+int fl_modules_init(void)
+{
+    fl_mods.count = 0;
+    fl_mods.pool_used = 1; /* offset 0: "" */
+    fl_mods.pool[0] = '\0';
+    dl_iterate_phdr(phdr_cb, NULL);
+    for (size_t i = 0; i < fl_mods.count; i++)
+        for (uint8_t s = 0; s < segs[i].n; s++)
+            fl_safemem_add_range(segs[i].lo[s] & ~(uint64_t)4095, segs[i].hi[s]);
+    return fl_mods.count > 0 ? 0 : -1;
+}
+
+/* fl-lint: signal-safe */
+/* ---- signal-safe from here ---- */
+
+static fl_module *find_by_bias(uint64_t bias, uint64_t lm, size_t *idx)
+{
+    for (size_t i = 0; i < fl_mods.count; i++) {
+        fl_module *m = &fl_mods.mods[i];
+        if (m->link_map == lm || (m->link_map == 0 && m->bias == bias)) {
+            *idx = i;
+            return m;
+        }
+    }
+    return NULL;
+}
+
+/* A library loaded after install: read its ELF header from memory. */
+static void add_from_memory(uint64_t bias, uint64_t lm, uint64_t name_addr)
+{
+    if (fl_mods.count >= FL_MAX_MODULES)
+        return;
+    ElfW(Ehdr) eh;
+    /* A shared object's first PT_LOAD is at vaddr 0, so the header sits at
+     * the bias.  Prelinked objects that break this are skipped. */
+    if (fl_safe_read(&eh, bias, sizeof eh) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum == 0 || eh.e_phnum > 64)
+        return;
+    ElfW(Phdr) ph[64];
+    if (fl_safe_read(ph, bias + eh.e_phoff, eh.e_phnum * sizeof ph[0]) != 0)
+        return;
+    size_t idx = fl_mods.count;
+    fl_module *m = &fl_mods.mods[idx];
+    memset(m, 0, sizeof *m);
+    from_phdrs(m, idx, bias, ph, eh.e_phnum);
+    if (m->end <= m->start)
+        return;
+    m->link_map = lm;
+    char name[FL_PATH_MAX];
+    size_t n = 0;
+    /* Read the name byte-block by byte-block: it may end near a page end. */
+    while (name_addr && n + 1 < sizeof name) {
+        char c;
+        if (fl_safe_read(&c, name_addr + n, 1) != 0 || c == '\0')
+            break;
+        name[n++] = c;
+    }
+    name[n] = '\0';
+    m->path_off = pool_add(name);
+    segs[idx].present = true;
+    fl_mods.count++;
+}
+
+void fl_modules_refresh(void)
+{
+    for (size_t i = 0; i < fl_mods.count; i++)
+        segs[i].present = false;
+
+    /* Walk the dynamic linker's list.  _r_debug is the documented debugger
+     * interface; reading it needs no lock (a dlopen racing with us can at
+     * worst make us miss or half-read one entry, which fl_safe_read turns
+     * into a skipped object). */
+    uint64_t lm = 0;
+    bool walked = false;
+    if (fl_safe_read_u64((uint64_t)(uintptr_t)&_r_debug.r_map, &lm) == 0) {
+        walked = lm != 0;
+        for (int guard = 0; lm && guard < 4096; guard++) {
+            struct link_map l;
+            if (fl_safe_read(&l, lm, sizeof l) != 0)
+                break;
+            size_t idx;
+            if (find_by_bias(l.l_addr, lm, &idx) || (guard == 0 && fl_mods.count > 0 &&
+                                                    (idx = 0, true))) {
+                segs[idx].present = true;
+            } else {
+                add_from_memory(l.l_addr, lm, (uint64_t)(uintptr_t)l.l_name);
+            }
+            lm = (uint64_t)(uintptr_t)l.l_next;
+        }
+    }
+    if (!walked)
+        return; /* static program or no list: trust the install-time table */
+
+    /* Objects that are gone (dlclose): stop trusting their memory.  The
+     * vdso is not in the link_map list of every libc; it never goes away. */
+    size_t out = 0;
+    for (size_t i = 0; i < fl_mods.count; i++) {
+        const char *path = fl_mods.pool + fl_mods.mods[i].path_off;
+        bool vdso = !memcmp(path, "linux-vdso", 10) || !memcmp(path, "linux-gate", 10);
+        if (!segs[i].present && !vdso) {
+            for (uint8_t s = 0; s < segs[i].n; s++)
+                fl_safemem_remove_range(segs[i].lo[s] & ~(uint64_t)4095, segs[i].hi[s]);
+            continue;
+        }
+        if (out != i) {
+            fl_mods.mods[out] = fl_mods.mods[i];
+            segs[out] = segs[i];
+        }
+        out++;
+    }
+    fl_mods.count = out;
+}
+
+size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fl_mods.count && n < max; i++) {
+        const fl_module *m = &fl_mods.mods[i];
+        out[n].start = m->start;
+        out[n].end = m->end;
+        out[n].eh_frame_hdr = m->eh_frame_hdr;
+        out[n].eh_frame = 0;
+        n++;
+    }
+    return n;
+}

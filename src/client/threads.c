@@ -1,0 +1,303 @@
+/*
+ * threads.c - every thread gets an alternate signal stack, and a crash can
+ * see the other threads.
+ *
+ * A stack overflow can only be reported if the SIGSEGV handler runs on a
+ * stack other than the one that overflowed, and sigaltstack() is per
+ * thread.  So: the installing thread gets one in faultline_install(); threads
+ * that already exist get one by being sent the dump signal (their handler
+ * maps and installs it); threads created later get one because we wrap
+ * pthread_create() and set it up before the thread's own function runs,
+ * freeing it again when the thread exits.
+ *
+ * On a crash, fl_threads_capture() sends the same dump signal to every other
+ * thread; each one copies its registers into a slot, acknowledges, and parks
+ * (bounded) so that its stack stays still while the crashing thread unwinds
+ * it.  A thread that does not answer in time (signal blocked, stuck in the
+ * kernel) is listed without frames.
+ *
+ * SIGNAL-SAFE ZONE: fl_threads_capture(), the dump handler and
+ * fl_ensure_altstack() use system calls only (mmap, sigaltstack, tgkill,
+ * getdents64, nanosleep).  The pthread_create wrapper runs in ordinary
+ * context.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fl_client.h"
+
+#define ALTSTACK_SIZE (128 * 1024)
+#define ALTSTACK_MIN (32 * 1024)
+
+enum { CMD_NONE, CMD_ALTSTACK, CMD_DUMP };
+
+static volatile int command;
+static volatile int acks;
+static volatile int released;
+static bool installed;
+static pthread_key_t stack_key;
+
+static struct slot {
+    volatile pid_t tid;
+    volatile int state; /* 0 asked, 1 registers captured */
+    fl_regs regs;
+} slots[FL_MAX_THREADS];
+static int nslots;
+
+static void *map_altstack(void)
+{
+    /* One guard page below the stack: an overflow of the alternate stack
+     * itself faults cleanly instead of corrupting a neighbour mapping. */
+    void *p = mmap(NULL, ALTSTACK_SIZE + 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    mprotect(p, 4096, PROT_NONE);
+    return p;
+}
+
+/* Returns the mapping it installed, or NULL if the thread already had a
+ * usable alternate stack (or none could be made). */
+static void *ensure_altstack(void)
+{
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE) &&
+        cur.ss_size >= ALTSTACK_MIN)
+        return NULL;
+    void *p = map_altstack();
+    if (!p)
+        return NULL;
+    stack_t ss;
+    ss.ss_sp = (char *)p + 4096;
+    ss.ss_size = ALTSTACK_SIZE;
+    ss.ss_flags = 0;
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(p, ALTSTACK_SIZE + 4096);
+        return NULL;
+    }
+    return p;
+}
+
+void fl_ensure_altstack(void)
+{
+    (void)ensure_altstack();
+}
+
+static void dump_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    int saved = errno;
+    /* Only signals we sent ourselves count; anything else is ignored. */
+    if (!si || si->si_code != SI_TKILL || si->si_pid != fl_g.pid) {
+        errno = saved;
+        return;
+    }
+    if (command == CMD_ALTSTACK) {
+        fl_ensure_altstack();
+        __atomic_add_fetch(&acks, 1, __ATOMIC_SEQ_CST);
+    } else if (command == CMD_DUMP) {
+        pid_t self = fl_gettid();
+        for (int i = 0; i < nslots; i++) {
+            if (slots[i].tid != self)
+                continue;
+            fl_regs_from_ucontext(&slots[i].regs, uc);
+            __atomic_store_n(&slots[i].state, 1, __ATOMIC_SEQ_CST);
+            /* Park so our stack stays still while it is read; bounded. */
+            struct timespec ts = {0, 1000000};
+            for (int k = 0; k < 2000 && !__atomic_load_n(&released, __ATOMIC_SEQ_CST); k++)
+                nanosleep(&ts, NULL);
+            break;
+        }
+    }
+    errno = saved;
+}
+
+/* Lists our threads' ids (other than the caller) through getdents64. */
+static int list_tasks(pid_t *out, int max)
+{
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int n = 0;
+    pid_t self = fl_gettid();
+    if (fd < 0)
+        return 0;
+    char buf[4096];
+    for (int guard = 0; guard < 1024; guard++) {
+        long r = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (r <= 0)
+            break;
+        for (long off = 0; off < r;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + off);
+            if (d->reclen == 0)
+                break;
+            uint64_t tid;
+            if (d->name[0] != '.' && fl_parse_u64(d->name, &tid) == 0 && (pid_t)tid != self &&
+                n < max)
+                out[n++] = (pid_t)tid;
+            off += d->reclen;
+        }
+    }
+    close(fd);
+    return n;
+}
+
+static void install_dump_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = dump_handler;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(fl_g.dump_signal, &sa, NULL);
+}
+
+static void wait_for(volatile int *counter, int want, int64_t budget_ns)
+{
+    int64_t end = fl_clock_ns(CLOCK_MONOTONIC) + budget_ns;
+    struct timespec ts = {0, 50000};
+    while (__atomic_load_n(counter, __ATOMIC_SEQ_CST) < want &&
+           fl_clock_ns(CLOCK_MONOTONIC) < end)
+        nanosleep(&ts, NULL);
+}
+
+/* fl-lint: install-time */
+static void free_altstack(void *p)
+{
+    stack_t ss;
+    memset(&ss, 0, sizeof ss);
+    ss.ss_flags = SS_DISABLE;
+    sigaltstack(&ss, NULL);
+    munmap(p, ALTSTACK_SIZE + 4096);
+}
+
+int fl_threads_init(void)
+{
+    if (pthread_key_create(&stack_key, free_altstack) != 0)
+        return -1;
+    fl_ensure_altstack();
+    installed = true;
+    if (fl_g.dump_signal <= 0)
+        return 0;
+    install_dump_handler();
+
+    /* Threads that existed before install: ask each to set up its own
+     * alternate stack, and wait (bounded) for the answers. */
+    static pid_t tids[FL_MAX_THREADS];
+    int n = list_tasks(tids, FL_MAX_THREADS);
+    acks = 0;
+    command = CMD_ALTSTACK;
+    for (int i = 0; i < n; i++)
+        syscall(SYS_tgkill, fl_g.pid, tids[i], fl_g.dump_signal);
+    wait_for(&acks, n, 500 * 1000000LL);
+    command = CMD_NONE;
+    return 0;
+}
+
+/* fl-lint: signal-safe */
+int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs))
+{
+    static pid_t tids[FL_MAX_THREADS];
+    int n = list_tasks(tids, FL_MAX_THREADS);
+    nslots = 0;
+    released = 0;
+    acks = 0;
+    for (int i = 0; i < n; i++) {
+        slots[i].tid = tids[i];
+        slots[i].state = 0;
+    }
+    nslots = n;
+    command = CMD_DUMP;
+    for (int i = 0; i < n; i++)
+        syscall(SYS_tgkill, fl_g.pid, tids[i], fl_g.dump_signal);
+
+    /* Wait until every thread answered or 100 ms passed. */
+    int64_t end = fl_clock_ns(CLOCK_MONOTONIC) + 100 * 1000000LL;
+    struct timespec ts = {0, 20000};
+    for (;;) {
+        int done = 0;
+        for (int i = 0; i < n; i++)
+            done += __atomic_load_n(&slots[i].state, __ATOMIC_SEQ_CST);
+        if (done == n || fl_clock_ns(CLOCK_MONOTONIC) >= end)
+            break;
+        nanosleep(&ts, NULL);
+    }
+
+    for (int i = 0; i < n; i++) {
+        char path[64] = "/proc/self/task/", name[64];
+        size_t k = fl_strlen(path);
+        k += fl_fmt_u64(path + k, (uint64_t)slots[i].tid);
+        fl_strlcpy(path + k, "/comm", sizeof path - k);
+        int len = fl_read_small_file(path, name, sizeof name);
+        if (len > 0 && name[len - 1] == '\n')
+            name[len - 1] = '\0';
+        if (len < 0)
+            name[0] = '\0';
+        bool have = __atomic_load_n(&slots[i].state, __ATOMIC_SEQ_CST) == 1;
+        emit(slots[i].tid, name, have ? &slots[i].regs : NULL);
+    }
+    command = CMD_NONE;
+    __atomic_store_n(&released, 1, __ATOMIC_SEQ_CST);
+    return n;
+}
+
+/* fl-lint: install-time */
+/* ---- pthread_create wrapper (ordinary context) ---- */
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+                                 void *);
+
+struct trampoline_arg {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void *trampoline(void *p)
+{
+    struct trampoline_arg t = *(struct trampoline_arg *)p;
+    free(p);
+    void *stack = ensure_altstack();
+    if (stack)
+        pthread_setspecific(stack_key, stack); /* freed when the thread exits */
+    return t.fn(t.arg);
+}
+
+/* Interposes the C library's pthread_create (the dynamic linker finds ours
+ * first in a program linked with libfaultline or when it is preloaded).
+ * Until faultline_install() ran it only forwards. */
+FL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                             void *(*fn)(void *), void *arg)
+{
+    static pthread_create_fn real;
+    if (!real) {
+        real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        if (!real)
+            return EAGAIN;
+    }
+    if (!installed)
+        return real(th, attr, fn, arg);
+    struct trampoline_arg *t = malloc(sizeof *t);
+    if (!t)
+        return real(th, attr, fn, arg);
+    t->fn = fn;
+    t->arg = arg;
+    int rc = real(th, attr, trampoline, t);
+    if (rc != 0)
+        free(t);
+    return rc;
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the build tree into a temporary prefix and builds consumers.
+set -euo pipefail
+build=$1; src=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in include/faultline.h include/mojocrash.h lib/libfaultline.a lib/libfaultline.so \
+         lib/libfaultline-preload.so lib/pkgconfig/faultline.pc \
+         lib/cmake/Faultline/FaultlineConfig.cmake bin/faultline; do
+  [ -e "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
+done
+# Exactly the public API is exported.
+bad=$(nm -D --defined-only "$prefix/lib/libfaultline.so" | awk '{print $3}' |
+      grep -v -E '^(faultline_|MOJOCRASH_|pthread_create$)' || true)
+[ -z "$bad" ] || { echo "FAIL: unexpected exports: $bad"; exit 1; }
+
+# pkg-config, shared library.
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+cc -o "$tmp/consumer_pc" "$src/consumer.c" $(pkg-config --cflags --libs faultline) -Wl,-rpath,"$prefix/lib"
+# find_package(Faultline): shared and static targets.
+mkdir -p "$tmp/cm"; cp "$src/consumer.c" "$tmp/cm/"; cp "$src/CMakeLists.consumer.txt" "$tmp/cm/CMakeLists.txt"
+cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$tmp/cm/b" >/dev/null
+
+for exe in "$tmp/consumer_pc" "$tmp/cm/b/consumer_cmake" "$tmp/cm/b/consumer_cmake_static"; do
+  spool=$tmp/spool-$(basename "$exe")
+  FAULTLINE_SPOOL=$spool "$exe" >/dev/null
+  set +e; FAULTLINE_SPOOL=$spool "$exe" crash 2>/dev/null; rc=$?; set -e
+  [ $rc -eq 139 ] || { echo "FAIL: $exe crash exit $rc, want 139 (SIGSEGV)"; exit 1; }
+  n=$(ls "$spool"/*.crashlog 2>/dev/null | wc -l)
+  [ "$n" -eq 1 ] || { echo "FAIL: $exe: $n crash logs"; exit 1; }
+  grep -q '^APPLICATION_NAME consumer$' "$spool"/*.crashlog || { echo "FAIL: app name"; exit 1; }
+  tail -n 3 "$spool"/*.crashlog | grep -q '^END$' || { echo "FAIL: no END"; exit 1; }
+done
+echo "install_consumer: ok"
