@@ -1,0 +1,680 @@
+/*
+ * report.c - faultline-report: validate, ask, send, retry.
+ *
+ * How this works: the spool is locked, then each run makes one or more
+ * passes over it.  A pass lists "*.crashlog", deletes what the shared
+ * reader refuses (saying file, line and reason), skips logs whose retry
+ * file says "not before T", asks the person at the terminal (or trusts
+ * --yes), and sends each approved log.  The answer decides the log's fate:
+ * delivered, rejected (400) and too large (413) delete it; everything
+ * temporary keeps it with a retry file holding the attempt count and the
+ * next allowed time (the server's Retry-After, else exponential backoff).
+ * With --retry-until the run sleeps until the next log is due and makes
+ * another pass, until the deadline.
+ *
+ * Exit: 0 all delivered or rejected, 75 some kept, 64 usage, 1 errors that
+ * need a person (unreadable spool, 401/403/404 from the server, ...).
+ */
+#include "fl_reporter.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fl_crashlog.h"
+#include "fl_spool.h"
+#include "fl_upload.h"
+#include "report_util.h"
+
+#ifndef FL_REPORTER_VERSION
+#define FL_REPORTER_VERSION "0.0.0"
+#endif
+
+#define PROG "faultline-report"
+#define DEFAULT_LOCK_WAIT_S 10
+
+typedef struct opts {
+    const char *spool, *url, *key;
+    char email[256];
+    bool email_given, yes, show, quiet, no_gzip;
+    long retry_until;  /* seconds; -1: one pass */
+    long connect_timeout, timeout, lock_wait;
+} opts;
+
+/* What a run has done so far, across passes. */
+typedef struct run {
+    opts *o;
+    fl_spool *sp;
+    fl_upload *up;
+    bool interactive;
+    bool send_all;     /* "all" was answered, or --yes */
+    bool asked_email;
+    bool stop_asking;  /* "quit" was answered */
+    char **approved;   /* names a person said yes to (for later passes) */
+    size_t napproved;
+    unsigned delivered, rejected, kept, errors;
+    int64_t next_due;  /* earliest retry time of a kept log we may send, 0: none */
+} run;
+
+typedef struct item {
+    char *name;
+    char *data;
+    size_t len;
+    fl_crashlog *log;
+    fl_retry_state rs;
+} item;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: " PROG " [--spool DIR] [--url URL] [--key KEY] [--yes] [--email ADDR]\n"
+            "                        [--once | --retry-until SECONDS] [--show] [--quiet]\n"
+            "                        [--connect-timeout S] [--timeout S] [--lock-wait S]\n"
+            "                        [--no-gzip] [--help] [--version]\n"
+            "\n"
+            "Validates the crash logs in the spool, asks before sending them when a\n"
+            "person is at the terminal, uploads them and keeps what could not be sent.\n"
+            "\n"
+            "  --spool DIR         spool directory (default $FAULTLINE_SPOOL, else\n"
+            "                      $XDG_STATE_HOME/faultline, else ~/.local/state/faultline)\n"
+            "  --url URL           server URL (default $FAULTLINE_URL)\n"
+            "  --key KEY           ingest key, sent as X-Faultline-Key (default\n"
+            "                      $FAULTLINE_INGEST_KEY)\n"
+            "  -y, --yes           send without asking\n"
+            "  --email ADDR        contact address sent with each report\n"
+            "  --once              one pass over the spool (the default)\n"
+            "  --retry-until S     keep retrying kept logs for up to S seconds\n"
+            "  --show              print each log's full text before sending\n"
+            "  -q, --quiet         no per-log lines (problems are still reported)\n"
+            "  --connect-timeout S seconds to wait for a connection (default 10)\n"
+            "  --timeout S         seconds for a whole request (default 60)\n"
+            "  --lock-wait S       seconds to wait for another reporter (default %d)\n"
+            "  --no-gzip           send the request body uncompressed\n"
+            "\n"
+            "Exit: 0 all delivered or rejected, 75 some kept for later, 64 usage,\n"
+            "1 other errors.  See faultline-report(1).\n",
+            DEFAULT_LOCK_WAIT_S);
+}
+
+static void say(const run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const run *r, const char *fmt, ...)
+{
+    if (r->o->quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(PROG ": ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(PROG ": ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void note(run *r, const char *name, const char *what)
+{
+    char stamp[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm))
+        strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char line[768];
+    snprintf(line, sizeof line, "%s %s %s", stamp, name, what);
+    int rc = fl_spool_note(r->sp, line);
+    if (rc)
+        warn("cannot write rejected.log: %s", strerror(-rc));
+}
+
+static void drop(run *r, const char *name, const char *why)
+{
+    int rc = fl_spool_remove(r->sp, name);
+    if (rc) {
+        warn("%s: cannot delete: %s", name, strerror(-rc));
+        r->errors++;
+        return;
+    }
+    note(r, name, why);
+}
+
+static bool was_approved(const run *r, const char *name)
+{
+    for (size_t i = 0; i < r->napproved; i++)
+        if (!strcmp(r->approved[i], name))
+            return true;
+    return false;
+}
+
+static void approve(run *r, const char *name)
+{
+    if (was_approved(r, name))
+        return;
+    char **nv = realloc(r->approved, (r->napproved + 1) * sizeof *nv);
+    if (!nv)
+        return; /* only costs a question in a later pass */
+    r->approved = nv;
+    if ((nv[r->napproved] = strdup(name)))
+        r->napproved++;
+}
+
+/* Read one answer line from the person; returns its first letter
+ * lowercased, or 'q' at end of input. */
+static int ask(const char *prompt, char *line, size_t cap)
+{
+    fputs(prompt, stderr);
+    fflush(stderr);
+    if (!fgets(line, (int)cap, stdin)) {
+        fputc('\n', stderr);
+        return 'q';
+    }
+    line[strcspn(line, "\r\n")] = '\0';
+    const char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return (*p >= 'A' && *p <= 'Z') ? *p - 'A' + 'a' : *p;
+}
+
+static void ask_email(run *r)
+{
+    if (r->asked_email || r->o->email_given)
+        return;
+    r->asked_email = true;
+    char line[256];
+    for (int tries = 0; tries < 3; tries++) {
+        ask("Your email address, if the developers may contact you about this crash\n"
+            "(press Enter to skip): ",
+            line, sizeof line);
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t n = strlen(p);
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            p[--n] = '\0';
+        if (fl_report_email_ok(p)) {
+            snprintf(r->o->email, sizeof r->o->email, "%s", p);
+            return;
+        }
+        fprintf(stderr, "That does not look like an email address.\n");
+    }
+}
+
+/* Decide whether to send it: 'y' send, 'n' declined (delete), 'k' keep. */
+static int consent(run *r, item *it, size_t idx, size_t total)
+{
+    if (r->send_all || was_approved(r, it->name))
+        return 'y';
+    if (!r->interactive || r->stop_asking)
+        return 'k';
+    char desc[400], prompt[640], line[64];
+    fl_report_describe(it->log, it->len, desc, sizeof desc);
+    snprintf(prompt, sizeof prompt,
+             "\nCrash report %zu of %zu: %s\n  %s\n"
+             "Send it to the developers? [y]es, [n]o (delete), [v]iew, [a]ll, [q]uit: ",
+             idx + 1, total, it->name, desc);
+    for (;;) {
+        int a = ask(prompt, line, sizeof line);
+        switch (a) {
+        case 'y':
+            return 'y';
+        case 'a':
+            r->send_all = true;
+            return 'y';
+        case 'n':
+            return 'n';
+        case 'q':
+            r->stop_asking = true;
+            return 'k';
+        case 'v':
+            fwrite(it->data, 1, it->len, stderr);
+            if (it->len && it->data[it->len - 1] != '\n')
+                fputc('\n', stderr);
+            break;
+        default:
+            fprintf(stderr, "Please answer y, n, v, a or q.\n");
+        }
+    }
+}
+
+static void send_one(run *r, item *it, size_t idx, size_t total)
+{
+    char prefix[48] = "";
+    if (r->interactive && total > 1)
+        snprintf(prefix, sizeof prefix, "[%zu/%zu] ", idx + 1, total);
+    if (r->interactive && !r->o->quiet) {
+        fprintf(stderr, "%ssending %s ...\r", prefix, it->name);
+        fflush(stderr);
+    }
+    fl_upload_report rep = {
+        .data = it->data,
+        .len = it->len,
+        .filename = it->name,
+        .app = it->log->app_name,
+        .version = it->log->app_version,
+        .email = r->o->email,
+    };
+    fl_upload_result res;
+    fl_upload_send(r->up, &rep, &res);
+    if (r->interactive && !r->o->quiet)
+        fputs("\r\033[K", stderr); /* wipe the "sending" line */
+    char why[400];
+    switch (res.outcome) {
+    case FL_UPLOAD_DELIVERED: {
+        int rc = fl_spool_remove(r->sp, it->name);
+        if (rc) {
+            /* It is on the server; resending would only be deduplicated. */
+            warn("%s: delivered but cannot delete: %s", it->name, strerror(-rc));
+            r->errors++;
+        }
+        r->delivered++;
+        say(r, "%s%s: delivered%s%s%s", prefix, it->name, res.id[0] ? " (id " : "", res.id,
+            res.id[0] ? ")" : "");
+        return;
+    }
+    case FL_UPLOAD_REJECTED:
+    case FL_UPLOAD_TOO_LARGE:
+        snprintf(why, sizeof why, "%s the server (HTTP %ld): %s",
+                 res.outcome == FL_UPLOAD_REJECTED ? "rejected by" : "too large for", res.status,
+                 res.message);
+        warn("%s%s: %s; deleted, it will not be sent again", prefix, it->name, why);
+        drop(r, it->name, why);
+        r->rejected++;
+        return;
+    case FL_UPLOAD_RETRY: {
+        int64_t now = (int64_t)time(NULL);
+        it->rs.attempts++;
+        it->rs.status = res.status;
+        long wait = fl_spool_backoff(it->rs.attempts, res.retry_after_s);
+        it->rs.next = now + wait;
+        int rc = fl_spool_retry_save(r->sp, it->name, &it->rs);
+        if (rc)
+            warn("%s: cannot write its retry file: %s", it->name, strerror(-rc));
+        if (res.status)
+            warn("%s%s: not delivered (HTTP %ld: %s); kept, next try in %ld s", prefix, it->name,
+                 res.status, res.message, wait);
+        else
+            warn("%s%s: not delivered (%s); kept, next try in %ld s", prefix, it->name,
+                 res.message, wait);
+        r->kept++;
+        if (!r->next_due || it->rs.next < r->next_due)
+            r->next_due = it->rs.next;
+        return;
+    }
+    case FL_UPLOAD_FAILED:
+        if (res.status)
+            warn("%s%s: failed (HTTP %ld: %s); kept", prefix, it->name, res.status, res.message);
+        else
+            warn("%s%s: failed (%s); kept", prefix, it->name, res.message);
+        r->kept++;
+        r->errors++;
+        return;
+    }
+}
+
+static void items_free(item *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].name);
+        free(v[i].data);
+        fl_crashlog_free(v[i].log);
+    }
+    free(v);
+}
+
+/* Load and validate every log; returns the ones worth a decision now.
+ * Garbage is deleted here, before any request is made. */
+static int collect(run *r, item **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    char **names = NULL;
+    int n = fl_spool_list(r->sp, &names);
+    if (n < 0) {
+        warn("cannot list the spool: %s", strerror(-n));
+        r->errors++;
+        return -1;
+    }
+    item *v = calloc((size_t)n + 1, sizeof *v);
+    if (!v) {
+        fl_spool_names_free(names, n);
+        warn("out of memory");
+        r->errors++;
+        return -1;
+    }
+    size_t k = 0;
+    int64_t now = (int64_t)time(NULL);
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i];
+        char *data = NULL;
+        size_t len = 0;
+        int rc = fl_spool_read(r->sp, name, &data, &len);
+        if (rc == -ENOENT)
+            continue; /* another tool removed it meanwhile */
+        if (rc == -ELOOP || rc == -EINVAL || rc == -EFBIG) {
+            const char *why = rc == -ELOOP   ? "not a crash log: a symbolic link"
+                              : rc == -EFBIG ? "not a crash log: too large"
+                                             : "not a crash log: not a regular file";
+            warn("%s: %s; deleted", name, why);
+            drop(r, name, why);
+            r->rejected++;
+            continue;
+        }
+        if (rc) {
+            warn("%s: cannot read: %s; kept", name, strerror(-rc));
+            r->kept++;
+            r->errors++;
+            continue;
+        }
+        fl_crashlog *log = NULL;
+        fl_crashlog_error err;
+        if (fl_crashlog_parse(data, len, &log, &err) != 0) {
+            char why[256];
+            if (err.line)
+                snprintf(why, sizeof why, "invalid crash log: line %u: %s", err.line, err.message);
+            else
+                snprintf(why, sizeof why, "invalid crash log: %s", err.message);
+            warn("%s: %s; deleted", name, why);
+            drop(r, name, why);
+            r->rejected++;
+            free(data);
+            continue;
+        }
+        fl_retry_state rs;
+        fl_spool_retry_load(r->sp, name, &rs);
+        /* A "next" further out than any backoff we write means the clock
+         * went back (or the file was edited): then the log is due now. */
+        if (rs.next > now && rs.next - now <= FL_UPLOAD_MAX_RETRY_AFTER + FL_SPOOL_BACKOFF_MAX) {
+            char last[32] = "no answer";
+            if (rs.status)
+                snprintf(last, sizeof last, "HTTP %ld", rs.status);
+            say(r, "%s: waiting to retry (last try: %s), next try in %lld s; kept", name, last,
+                (long long)(rs.next - now));
+            r->kept++;
+            if ((r->send_all || was_approved(r, name)) && (!r->next_due || rs.next < r->next_due))
+                r->next_due = rs.next;
+            fl_crashlog_free(log);
+            free(data);
+            continue;
+        }
+        v[k].name = strdup(name);
+        v[k].data = data;
+        v[k].len = len;
+        v[k].log = log;
+        v[k].rs = rs;
+        if (!v[k].name) {
+            items_free(v, k + 1);
+            fl_spool_names_free(names, n);
+            warn("out of memory");
+            r->errors++;
+            return -1;
+        }
+        k++;
+    }
+    fl_spool_names_free(names, n);
+    *out = v;
+    *nout = k;
+    return 0;
+}
+
+static void show_full(const item *it)
+{
+    printf("==> %s <==\n", it->name);
+    fwrite(it->data, 1, it->len, stdout);
+    if (it->len && it->data[it->len - 1] != '\n')
+        putchar('\n');
+    fflush(stdout);
+}
+
+/* One pass over the spool.  Returns -1 on a usage problem (no URL). */
+static int pass(run *r, bool first)
+{
+    item *items;
+    size_t n;
+    r->next_due = 0;
+    if (collect(r, &items, &n) != 0)
+        return 0;
+    if (!n) {
+        items_free(items, n);
+        return 0;
+    }
+    if ((r->send_all || r->interactive) && (!r->o->url || !*r->o->url)) {
+        warn("no server to send to: use --url URL or set FAULTLINE_URL; logs kept");
+        r->kept += (unsigned)n;
+        items_free(items, n);
+        return -1;
+    }
+    if (first && r->o->show)
+        for (size_t i = 0; i < n; i++)
+            show_full(&items[i]);
+
+    if (!r->send_all && !r->interactive) {
+        size_t waiting = 0;
+        for (size_t i = 0; i < n; i++)
+            waiting += !was_approved(r, items[i].name);
+        if (waiting && first)
+            warn("%zu crash report%s not sent: no one at a terminal to ask and no --yes; "
+                 "kept in the spool",
+                 waiting, waiting == 1 ? "" : "s");
+    }
+    if (r->interactive && !r->send_all && first) {
+        fprintf(stderr, "\n%zu crash report%s waiting to be sent to %s:\n", n,
+                n == 1 ? " is" : "s are", r->o->url ? r->o->url : "(no server set)");
+        for (size_t i = 0; i < n; i++) {
+            char desc[400];
+            fl_report_describe(items[i].log, items[i].len, desc, sizeof desc);
+            fprintf(stderr, "  %s: %s\n", items[i].name, desc);
+        }
+    }
+
+    for (size_t i = 0; i < n; i++) {
+        item *it = &items[i];
+        int c = consent(r, it, i, n);
+        if (c == 'k') {
+            r->kept++;
+            continue;
+        }
+        if (c == 'n') {
+            drop(r, it->name, "declined by the user");
+            say(r, "%s: not sent (declined); deleted", it->name);
+            r->rejected++;
+            continue;
+        }
+        approve(r, it->name);
+        if (r->interactive && !r->o->yes) /* --yes: no questions at all */
+            ask_email(r);
+        if (!r->up) {
+            fl_upload_config cfg = {
+                .url = r->o->url,
+                .key = r->o->key,
+                .connect_timeout_s = r->o->connect_timeout,
+                .timeout_s = r->o->timeout,
+                .no_gzip = r->o->no_gzip,
+            };
+            if (!(r->up = fl_upload_new(&cfg))) {
+                warn("cannot start the HTTP client");
+                r->kept += (unsigned)(n - i);
+                r->errors++;
+                break;
+            }
+        }
+        send_one(r, it, i, n);
+    }
+    items_free(items, n);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o)
+{
+    enum { O_ONCE = 256, O_RETRY, O_SHOW, O_CT, O_TO, O_LOCK, O_NOGZ, O_VERSION, O_EMAIL };
+    static const struct option lopts[] = {
+        {"spool", required_argument, NULL, 's'},
+        {"url", required_argument, NULL, 'u'},
+        {"key", required_argument, NULL, 'k'},
+        {"yes", no_argument, NULL, 'y'},
+        {"email", required_argument, NULL, O_EMAIL},
+        {"once", no_argument, NULL, O_ONCE},
+        {"retry-until", required_argument, NULL, O_RETRY},
+        {"show", no_argument, NULL, O_SHOW},
+        {"quiet", no_argument, NULL, 'q'},
+        {"connect-timeout", required_argument, NULL, O_CT},
+        {"timeout", required_argument, NULL, O_TO},
+        {"lock-wait", required_argument, NULL, O_LOCK},
+        {"no-gzip", no_argument, NULL, O_NOGZ},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, O_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+    bool once = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":s:u:k:yqh", lopts, NULL)) != -1) {
+        long *sec = NULL;
+        switch (c) {
+        case 's': o->spool = optarg; break;
+        case 'u': o->url = optarg; break;
+        case 'k': o->key = optarg; break;
+        case 'y': o->yes = true; break;
+        case 'q': o->quiet = true; break;
+        case O_EMAIL:
+            if (!fl_report_email_ok(optarg) || strlen(optarg) >= sizeof o->email) {
+                warn("--email: '%.80s' is not an email address", optarg);
+                return FL_EXIT_USAGE;
+            }
+            snprintf(o->email, sizeof o->email, "%s", optarg);
+            o->email_given = true;
+            break;
+        case O_ONCE: once = true; break;
+        case O_RETRY: sec = &o->retry_until; break;
+        case O_SHOW: o->show = true; break;
+        case O_CT: sec = &o->connect_timeout; break;
+        case O_TO: sec = &o->timeout; break;
+        case O_LOCK: sec = &o->lock_wait; break;
+        case O_NOGZ: o->no_gzip = true; break;
+        case 'h': usage(stdout); return FL_EXIT_OK + 1000;
+        case O_VERSION: printf(PROG " " FL_REPORTER_VERSION "\n"); return FL_EXIT_OK + 1000;
+        case ':':
+            warn("option %s needs a value", argv[optind - 1]);
+            usage(stderr);
+            return FL_EXIT_USAGE;
+        default:
+            warn("unknown option '%s'", argv[optind - 1]);
+            usage(stderr);
+            return FL_EXIT_USAGE;
+        }
+        if (sec && fl_report_parse_seconds(optarg, sec) != 0) {
+            warn("option %s: '%.40s' is not a number of seconds", argv[optind - 1], optarg);
+            return FL_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        warn("unexpected argument '%s'", argv[optind]);
+        usage(stderr);
+        return FL_EXIT_USAGE;
+    }
+    if (once && o->retry_until >= 0) {
+        warn("--once and --retry-until exclude each other");
+        return FL_EXIT_USAGE;
+    }
+    if (o->key && !fl_report_header_ok(o->key)) {
+        warn("the ingest key contains control characters");
+        return FL_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int fl_reporter_main(int argc, char **argv)
+{
+    opts o = {.retry_until = -1, .lock_wait = DEFAULT_LOCK_WAIT_S};
+    o.url = getenv("FAULTLINE_URL");
+    o.key = getenv("FAULTLINE_INGEST_KEY");
+    int prc = parse_args(argc, argv, &o);
+    if (prc >= 1000)
+        return prc - 1000;
+    if (prc >= 0)
+        return prc;
+
+    char dir[4096];
+    if (o.spool) {
+        snprintf(dir, sizeof dir, "%s", o.spool);
+    } else {
+        int rc = fl_spool_default_dir(dir, sizeof dir);
+        if (rc) {
+            warn("no spool directory: set FAULTLINE_SPOOL or HOME, or use --spool");
+            return FL_EXIT_ERROR;
+        }
+    }
+
+    run r = {.o = &o};
+    r.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+    r.send_all = o.yes;
+    int rc = fl_spool_open(dir, &r.sp);
+    if (rc == -ENOENT) {
+        say(&r, "no spool at %s: nothing to send", dir);
+        return FL_EXIT_OK;
+    }
+    if (rc) {
+        warn("cannot open the spool %s: %s", dir, strerror(-rc));
+        return FL_EXIT_ERROR;
+    }
+    rc = fl_spool_lock(r.sp, (int)(o.lock_wait * 1000));
+    if (rc == -EWOULDBLOCK) {
+        warn("another faultline-report is working on %s; leaving it to that one", dir);
+        fl_spool_close(r.sp);
+        return FL_EXIT_TEMPFAIL;
+    }
+    if (rc) {
+        warn("cannot lock %s/.reporter.lock: %s", dir, strerror(-rc));
+        fl_spool_close(r.sp);
+        return FL_EXIT_ERROR;
+    }
+
+    int64_t deadline = o.retry_until >= 0 ? (int64_t)time(NULL) + o.retry_until : 0;
+    bool usage_problem = false;
+    for (bool first = true;; first = false) {
+        r.kept = 0; /* delivered and rejected add up over passes, kept is the last word */
+        unsigned errors_before = r.errors;
+        if (pass(&r, first) != 0) {
+            usage_problem = true;
+            break;
+        }
+        if (o.retry_until < 0 || !r.kept || r.errors != errors_before || !r.next_due)
+            break;
+        int64_t now = (int64_t)time(NULL);
+        if (r.next_due > deadline)
+            break;
+        if (r.next_due > now) {
+            say(&r, "waiting %lld s for the next retry", (long long)(r.next_due - now));
+            struct timespec ts = {(time_t)(r.next_due - now), 0};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+                ;
+        }
+    }
+
+    if (!usage_problem && (r.delivered || r.rejected || r.kept))
+        say(&r, "%u delivered, %u rejected or deleted, %u kept for later", r.delivered, r.rejected,
+            r.kept);
+    fl_upload_free(r.up);
+    fl_spool_close(r.sp);
+    for (size_t i = 0; i < r.napproved; i++)
+        free(r.approved[i]);
+    free(r.approved);
+    if (usage_problem)
+        return FL_EXIT_USAGE;
+    if (r.errors)
+        return FL_EXIT_ERROR;
+    return r.kept ? FL_EXIT_TEMPFAIL : FL_EXIT_OK;
+}

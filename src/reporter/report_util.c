@@ -1,0 +1,72 @@
+#define _GNU_SOURCE /* sigabbrev_np */
+#include "report_util.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t cap)
+{
+    char sig[48] = "no signal";
+    if (log->has_crash_signal) {
+        const char *abbr = log->signal_name;
+        char tmp[24];
+        if (!abbr && log->crash_signal > 0 && log->crash_signal < 128 &&
+            (abbr = sigabbrev_np(log->crash_signal))) {
+            snprintf(tmp, sizeof tmp, "SIG%s", abbr);
+            abbr = tmp;
+        }
+        if (abbr)
+            snprintf(sig, sizeof sig, "signal %d (%.20s)", log->crash_signal, abbr);
+        else
+            snprintf(sig, sizeof sig, "signal %d", log->crash_signal);
+    }
+    char when[40] = "at an unknown time";
+    if (log->has_crash_time) {
+        time_t t = (time_t)log->crash_time;
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof when, "at %Y-%m-%d %H:%M:%S UTC", &tm);
+    }
+    char size[32];
+    if (bytes < 10 * 1024)
+        snprintf(size, sizeof size, "%zu bytes", bytes);
+    else
+        snprintf(size, sizeof size, "%.1f KiB", (double)bytes / 1024.0);
+    snprintf(out, cap, "%.60s %.40s, %s %s, %zu frame%s, %s", log->app_name ? log->app_name : "?",
+             log->app_version ? log->app_version : "(no version)", sig, when, log->ncallstack,
+             log->ncallstack == 1 ? "" : "s", size);
+}
+
+int fl_report_parse_seconds(const char *s, long *out)
+{
+    uint64_t v;
+    if (!s || *s < '0' || *s > '9' || fl_parse_u64(s, &v) != 0 || v > 366u * 24 * 3600)
+        return -1;
+    *out = (long)v;
+    return 0;
+}
+
+bool fl_report_email_ok(const char *s)
+{
+    if (!*s)
+        return true;
+    size_t n = strlen(s);
+    const char *at = strchr(s, '@');
+    if (n < 3 || n > 254 || !at || at == s || !at[1] || strchr(at + 1, '@'))
+        return false;
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+            return false;
+    return true;
+}
+
+bool fl_report_header_ok(const char *s)
+{
+    for (; s && *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return false;
+    return true;
+}

@@ -1,0 +1,27 @@
+/*
+ * report_util.h - small helpers shared by faultline-report and
+ * `faultline submit` (private to src/reporter).
+ */
+#ifndef FL_REPORT_UTIL_H
+#define FL_REPORT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "fl_crashlog.h"
+
+/* One line that tells a person what a log is: app, version, signal, time,
+ * frame count and size.  Writes into out[cap]. */
+void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t cap);
+
+/* Parse a non-negative number of seconds (at most a year); -1 on junk. */
+int fl_report_parse_seconds(const char *s, long *out);
+
+/* An email address we are willing to send: 3..254 printable, non-space
+ * ASCII characters with one '@' not at either end.  "" is fine (none). */
+bool fl_report_email_ok(const char *s);
+
+/* A header value (ingest key) must not carry control characters. */
+bool fl_report_header_ok(const char *s);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * spool.c - listing, reading, deleting and retry bookkeeping in the spool.
+ *
+ * Everything goes through a directory fd (openat/unlinkat/renameat), so a
+ * spool path that is renamed or replaced while we run cannot redirect a
+ * delete to another directory, and a symlink planted under a log's name is
+ * never followed when reading.
+ */
+#include "fl_spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fl_crashlog.h"
+
+#define LOG_EXT ".crashlog"
+#define RETRY_EXT ".retry"
+#define LOCK_NAME ".reporter.lock"
+#define NOTES_NAME "rejected.log"
+
+struct fl_spool {
+    int dirfd;
+    int lockfd; /* -1 until locked */
+};
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !memcmp(s + a - b, suf, b);
+}
+
+static bool bad_name(const char *name)
+{
+    return !name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..");
+}
+
+/* NAME + ".retry" into out; -ENAMETOOLONG when it does not fit. */
+static int retry_name(char *out, size_t cap, const char *name)
+{
+    int n = snprintf(out, cap, "%s" RETRY_EXT, name);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+int fl_spool_default_dir(char *out, size_t cap)
+{
+    const char *v;
+    int n;
+    if ((v = getenv("FAULTLINE_SPOOL")) && *v)
+        n = snprintf(out, cap, "%s", v);
+    else if ((v = getenv("XDG_STATE_HOME")) && *v)
+        n = snprintf(out, cap, "%s/faultline", v);
+    else if ((v = getenv("HOME")) && *v)
+        n = snprintf(out, cap, "%s/.local/state/faultline", v);
+    else
+        return -ENOENT;
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+int fl_spool_open(const char *dir, fl_spool **out)
+{
+    *out = NULL;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    fl_spool *sp = calloc(1, sizeof *sp);
+    if (!sp) {
+        close(fd);
+        return -ENOMEM;
+    }
+    sp->dirfd = fd;
+    sp->lockfd = -1;
+    *out = sp;
+    return 0;
+}
+
+void fl_spool_close(fl_spool *sp)
+{
+    if (!sp)
+        return;
+    if (sp->lockfd >= 0)
+        close(sp->lockfd); /* releases the flock */
+    close(sp->dirfd);
+    free(sp);
+}
+
+int fl_spool_lock(fl_spool *sp, int wait_ms)
+{
+    if (sp->lockfd >= 0)
+        return 0;
+    int fd = openat(sp->dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    for (int waited = 0;; waited += 100) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            break;
+        int e = errno;
+        if (e == EINTR)
+            continue;
+        if (e != EWOULDBLOCK || waited >= wait_ms) {
+            close(fd);
+            return -e;
+        }
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    sp->lockfd = fd;
+    return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void fl_spool_names_free(char **names, int n)
+{
+    for (int i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+int fl_spool_list(fl_spool *sp, char ***names)
+{
+    *names = NULL;
+    int fd = dup(sp->dirfd);
+    if (fd < 0)
+        return -errno;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    rewinddir(d); /* the dup shares the offset with earlier listings */
+    char **v = NULL;
+    int n = 0, cap = 0, rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *nm = de->d_name;
+        if (ends_with(nm, LOG_EXT RETRY_EXT)) {
+            /* A retry file whose log is gone (delivered by an older
+             * reporter, deleted by the user) is only clutter. */
+            char log[NAME_MAX + 1];
+            size_t l = strlen(nm) - strlen(RETRY_EXT);
+            memcpy(log, nm, l);
+            log[l] = '\0';
+            struct stat st;
+            if (fstatat(sp->dirfd, log, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+                unlinkat(sp->dirfd, nm, 0);
+            continue;
+        }
+        if (!ends_with(nm, LOG_EXT) || n >= FL_SPOOL_MAX_LOGS)
+            continue;
+        if (n == cap) {
+            int nc = cap ? cap * 2 : 16;
+            char **nv = realloc(v, (size_t)nc * sizeof *nv);
+            if (!nv) {
+                rc = -ENOMEM;
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        if (!(v[n] = strdup(nm))) {
+            rc = -ENOMEM;
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (rc) {
+        fl_spool_names_free(v, n);
+        return rc;
+    }
+    if (n)
+        qsort(v, (size_t)n, sizeof *v, cmp_names);
+    *names = v;
+    return n;
+}
+
+int fl_spool_read(fl_spool *sp, const char *name, char **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    if (bad_name(name))
+        return -EINVAL;
+    /* O_NONBLOCK: a FIFO under a log's name must not hang the reporter. */
+    int fd = openat(sp->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = 0;
+    char *buf = NULL;
+    if (fstat(fd, &st) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = -EINVAL;
+        goto out;
+    }
+    if ((unsigned long long)st.st_size > FL_CRASHLOG_MAX_BYTES) {
+        rc = -EFBIG;
+        goto out;
+    }
+    size_t cap = (size_t)st.st_size, got = 0;
+    if (!(buf = malloc(cap + 1))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    while (got < cap) {
+        ssize_t r = read(fd, buf + got, cap - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = -errno;
+            goto out;
+        }
+        if (r == 0)
+            break; /* shrank under us: parse what is there */
+        got += (size_t)r;
+    }
+    buf[got] = '\0';
+    *data = buf;
+    *len = got;
+    buf = NULL;
+out:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+int fl_spool_remove(fl_spool *sp, const char *name)
+{
+    char rn[NAME_MAX + 8];
+    if (bad_name(name))
+        return -EINVAL;
+    if (retry_name(rn, sizeof rn, name) == 0)
+        unlinkat(sp->dirfd, rn, 0);
+    if (unlinkat(sp->dirfd, name, 0) != 0 && errno != ENOENT)
+        return -errno;
+    return 0;
+}
+
+int fl_spool_retry_load(fl_spool *sp, const char *name, fl_retry_state *st)
+{
+    memset(st, 0, sizeof *st);
+    char rn[NAME_MAX + 8];
+    if (bad_name(name) || retry_name(rn, sizeof rn, name))
+        return -EINVAL;
+    int fd = openat(sp->dirfd, rn, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return errno == ENOENT ? -ENOENT : -errno;
+    char text[512];
+    ssize_t r = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (r <= 0)
+        return -ENOENT;
+    text[r] = '\0';
+    /* "key value" lines; unknown keys are ignored so that later versions
+     * may add some. */
+    bool have_next = false;
+    for (char *save = NULL, *ln = strtok_r(text, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
+        char *sp_ = strchr(ln, ' ');
+        if (!sp_)
+            continue;
+        *sp_ = '\0';
+        const char *v = sp_ + 1;
+        uint64_t u;
+        int64_t i;
+        if (!strcmp(ln, "attempts") && fl_parse_u64(v, &u) == 0 && u < 1000000)
+            st->attempts = (unsigned)u;
+        else if (!strcmp(ln, "next") && fl_parse_i64(v, &i) == 0) {
+            st->next = i;
+            have_next = true;
+        } else if (!strcmp(ln, "status") && fl_parse_u64(v, &u) == 0 && u < 1000)
+            st->status = (long)u;
+    }
+    if (!have_next) {
+        memset(st, 0, sizeof *st);
+        return -ENOENT;
+    }
+    return 0;
+}
+
+/* Write text to name atomically: a temp file that the client never takes
+ * for a log (no ".crashlog" at the end), then rename. */
+static int write_atomic(fl_spool *sp, const char *name, const char *text, size_t len)
+{
+    char tmp[NAME_MAX + 16];
+    int n = snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", name, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        return -ENAMETOOLONG;
+    int fd = openat(sp->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -errno;
+    size_t off = 0;
+    int rc = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            rc = w < 0 ? -errno : -EIO;
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (close(fd) != 0 && !rc)
+        rc = -errno;
+    if (!rc && renameat(sp->dirfd, tmp, sp->dirfd, name) != 0)
+        rc = -errno;
+    if (rc)
+        unlinkat(sp->dirfd, tmp, 0);
+    return rc;
+}
+
+int fl_spool_retry_save(fl_spool *sp, const char *name, const fl_retry_state *st)
+{
+    char rn[NAME_MAX + 8];
+    if (bad_name(name) || retry_name(rn, sizeof rn, name))
+        return -EINVAL;
+    char text[128];
+    int n = snprintf(text, sizeof text, "attempts %u\nnext %lld\nstatus %ld\n", st->attempts,
+                     (long long)st->next, st->status);
+    return write_atomic(sp, rn, text, (size_t)n);
+}
+
+long fl_spool_backoff(unsigned attempts, long retry_after_s)
+{
+    if (retry_after_s >= 0)
+        return retry_after_s < 1 ? 1 : retry_after_s;
+    long d = FL_SPOOL_BACKOFF_BASE;
+    for (unsigned i = 1; i < attempts && d < FL_SPOOL_BACKOFF_MAX; i++)
+        d *= 2;
+    if (d > FL_SPOOL_BACKOFF_MAX)
+        d = FL_SPOOL_BACKOFF_MAX;
+    /* Jitter spreads out the reporters of many machines that all lost the
+     * server at the same moment. */
+    unsigned r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+        r = (unsigned)time(NULL) * 2654435761u;
+    return d + (long)(r % (unsigned long)(d / 4 + 1));
+}
+
+int fl_spool_note(fl_spool *sp, const char *line)
+{
+    struct stat st;
+    if (fstatat(sp->dirfd, NOTES_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        st.st_size > FL_SPOOL_NOTES_MAX)
+        renameat(sp->dirfd, NOTES_NAME, sp->dirfd, NOTES_NAME ".1");
+    int fd = openat(sp->dirfd, NOTES_NAME, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                    0600);
+    if (fd < 0)
+        return -errno;
+    /* One write() per line, so concurrent appenders never interleave. */
+    char buf[1024];
+    int n = snprintf(buf, sizeof buf, "%s\n", line);
+    size_t len = n < 0 ? 0 : ((size_t)n >= sizeof buf ? sizeof buf - 1 : (size_t)n);
+    if (len && buf[len - 1] != '\n')
+        buf[len - 1] = '\n';
+    int rc = 0;
+    if (write(fd, buf, len) != (ssize_t)len)
+        rc = -EIO;
+    close(fd);
+    return rc;
+}

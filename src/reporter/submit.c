@@ -1,0 +1,228 @@
+/*
+ * submit.c - `faultline submit FILE... --server URL [--key KEY]`.
+ *
+ * The scriptable reporter: the same validation and the same request as
+ * faultline-report, no spool, no questions, no deletion.  One line per file
+ * on stdout:
+ *
+ *   FILE: accepted ID
+ *   FILE: invalid: line N: reason          (not sent)
+ *   FILE: rejected (HTTP 400): reason
+ *   FILE: too large (HTTP 413): reason
+ *   FILE: not delivered (HTTP 503: reason), retry after N s
+ *   FILE: failed (HTTP 401: reason)
+ *
+ * Exit: 0 every file accepted; 75 some not delivered for a temporary reason
+ * and nothing worse; 1 some file invalid, rejected, too large or failed;
+ * 64 usage.
+ */
+#include "fl_reporter.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fl_crashlog.h"
+#include "fl_upload.h"
+#include "report_util.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: faultline submit FILE... --server URL [--key KEY] [--email ADDR]\n"
+               "                        [--connect-timeout S] [--timeout S] [--no-gzip]\n"
+               "\n"
+               "Validates each crash log and sends it like faultline-report does; prints one\n"
+               "line per file with the server's answer.  Files are never deleted.\n"
+               "  --server URL   ingest URL (default $FAULTLINE_URL)\n"
+               "  --key KEY      ingest key, sent as X-Faultline-Key (default\n"
+               "                 $FAULTLINE_INGEST_KEY)\n"
+               "Exit: 0 all accepted, 75 some not delivered (try later), 1 some invalid,\n"
+               "rejected or failed, 64 usage.\n");
+}
+
+/* Read a whole file of at most FL_CRASHLOG_MAX_BYTES; *data malloc'ed. */
+static int slurp(const char *path, char **data, size_t *len, char *why, size_t whycap)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(why, whycap, "%s", strerror(errno));
+        return -1;
+    }
+    size_t cap = 64 * 1024, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            if (cap > FL_CRASHLOG_MAX_BYTES) {
+                snprintf(why, whycap, "larger than %u bytes", FL_CRASHLOG_MAX_BYTES);
+                break;
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0) {
+            if (ferror(f)) {
+                snprintf(why, whycap, "read error");
+                break;
+            }
+            fclose(f);
+            *data = buf;
+            *len = n;
+            return 0;
+        }
+    }
+    if (!buf)
+        snprintf(why, whycap, "out of memory");
+    else if (!why[0])
+        snprintf(why, whycap, "out of memory");
+    free(buf);
+    fclose(f);
+    return -1;
+}
+
+int fl_cmd_submit(int argc, char **argv)
+{
+    enum { O_CT = 256, O_TO, O_NOGZ, O_EMAIL };
+    static const struct option lopts[] = {
+        {"server", required_argument, NULL, 's'},
+        {"url", required_argument, NULL, 's'},
+        {"key", required_argument, NULL, 'k'},
+        {"email", required_argument, NULL, O_EMAIL},
+        {"connect-timeout", required_argument, NULL, O_CT},
+        {"timeout", required_argument, NULL, O_TO},
+        {"no-gzip", no_argument, NULL, O_NOGZ},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    fl_upload_config cfg = {.url = getenv("FAULTLINE_URL"), .key = getenv("FAULTLINE_INGEST_KEY")};
+    const char *email = "";
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":s:k:h", lopts, NULL)) != -1) {
+        long *sec = NULL;
+        switch (c) {
+        case 's': cfg.url = optarg; break;
+        case 'k': cfg.key = optarg; break;
+        case O_EMAIL:
+            if (!fl_report_email_ok(optarg)) {
+                fprintf(stderr, "faultline submit: --email: not an email address\n");
+                return FL_EXIT_USAGE;
+            }
+            email = optarg;
+            break;
+        case O_CT: sec = &cfg.connect_timeout_s; break;
+        case O_TO: sec = &cfg.timeout_s; break;
+        case O_NOGZ: cfg.no_gzip = true; break;
+        case 'h': usage(stdout); return FL_EXIT_OK;
+        case ':':
+            fprintf(stderr, "faultline submit: option %s needs a value\n", argv[optind - 1]);
+            usage(stderr);
+            return FL_EXIT_USAGE;
+        default:
+            fprintf(stderr, "faultline submit: unknown option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return FL_EXIT_USAGE;
+        }
+        if (sec && fl_report_parse_seconds(optarg, sec) != 0) {
+            fprintf(stderr, "faultline submit: %s: '%.40s' is not a number of seconds\n",
+                    argv[optind - 1], optarg);
+            return FL_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "faultline submit: no crash log given\n");
+        usage(stderr);
+        return FL_EXIT_USAGE;
+    }
+    if (!cfg.url || !*cfg.url) {
+        fprintf(stderr, "faultline submit: no server: use --server URL or set FAULTLINE_URL\n");
+        return FL_EXIT_USAGE;
+    }
+    if (!fl_report_header_ok(cfg.key)) {
+        fprintf(stderr, "faultline submit: the ingest key contains control characters\n");
+        return FL_EXIT_USAGE;
+    }
+    fl_upload *up = fl_upload_new(&cfg);
+    if (!up) {
+        fprintf(stderr, "faultline submit: cannot start the HTTP client\n");
+        return FL_EXIT_ERROR;
+    }
+
+    bool bad = false, later = false;
+    for (int i = optind; i < argc; i++) {
+        const char *path = argv[i];
+        char *data = NULL, why[200] = "";
+        size_t len = 0;
+        if (slurp(path, &data, &len, why, sizeof why) != 0) {
+            printf("%s: unreadable: %s\n", path, why);
+            bad = true;
+            fflush(stdout);
+            continue;
+        }
+        fl_crashlog *log = NULL;
+        fl_crashlog_error err;
+        if (fl_crashlog_parse(data, len, &log, &err) != 0) {
+            if (err.line)
+                printf("%s: invalid: line %u: %s\n", path, err.line, err.message);
+            else
+                printf("%s: invalid: %s\n", path, err.message);
+            bad = true;
+            free(data);
+            fflush(stdout);
+            continue;
+        }
+        fl_upload_report rep = {
+            .data = data,
+            .len = len,
+            .filename = path,
+            .app = log->app_name,
+            .version = log->app_version,
+            .email = email,
+        };
+        fl_upload_result res;
+        fl_upload_send(up, &rep, &res);
+        switch (res.outcome) {
+        case FL_UPLOAD_DELIVERED:
+            printf("%s: accepted %s\n", path, res.id[0] ? res.id : "(no id given)");
+            break;
+        case FL_UPLOAD_REJECTED:
+        case FL_UPLOAD_TOO_LARGE:
+            printf("%s: %s (HTTP %ld): %s\n", path,
+                   res.outcome == FL_UPLOAD_REJECTED ? "rejected" : "too large", res.status,
+                   res.message);
+            bad = true;
+            break;
+        case FL_UPLOAD_RETRY:
+            if (res.status)
+                printf("%s: not delivered (HTTP %ld: %s)", path, res.status, res.message);
+            else
+                printf("%s: not delivered (%s)", path, res.message);
+            if (res.retry_after_s >= 0)
+                printf(", retry after %ld s", res.retry_after_s);
+            putchar('\n');
+            later = true;
+            break;
+        case FL_UPLOAD_FAILED:
+            if (res.status)
+                printf("%s: failed (HTTP %ld: %s)\n", path, res.status, res.message);
+            else
+                printf("%s: failed (%s)\n", path, res.message);
+            bad = true;
+            break;
+        }
+        fflush(stdout);
+        fl_crashlog_free(log);
+        free(data);
+    }
+    fl_upload_free(up);
+    return bad ? FL_EXIT_ERROR : later ? FL_EXIT_TEMPFAIL : FL_EXIT_OK;
+}

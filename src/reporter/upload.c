@@ -1,0 +1,455 @@
+/*
+ * upload.c - one crash log, one HTTP POST.
+ *
+ * How this works: the multipart body is composed in memory (a log is at
+ * most FL_CRASHLOG_MAX_BYTES, so the body is bounded), then gzip-compressed
+ * as a whole with zlib, and handed to libcurl as the POST body.  We build
+ * the body ourselves instead of using curl's MIME API because the
+ * compression must cover the whole body, boundaries included, which is what
+ * "Content-Encoding: gzip" on the request means.
+ *
+ * The boundary is random and checked against the log's bytes, so a log can
+ * never end its own part early.  The answer is read into a capped buffer;
+ * only its first line or its JSON "error"/"accepted" members are used.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "fl_upload.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "fl_crashlog.h"
+
+#ifndef FL_REPORTER_VERSION
+#define FL_REPORTER_VERSION "0.0.0"
+#endif
+
+/* Room for the form fields and part headers around the log. */
+#define BODY_OVERHEAD (16u * 1024)
+#define BOUNDARY_LEN 40
+
+struct fl_upload {
+    fl_upload_config cfg;
+    CURL *curl;
+};
+
+/* ---- a capped byte buffer ------------------------------------------- */
+
+typedef struct buf {
+    char *p;
+    size_t len, cap, max;
+    bool overflow; /* something was dropped because of max */
+} buf;
+
+static int buf_add(buf *b, const void *s, size_t n)
+{
+    if (n > b->max - b->len) {
+        b->overflow = true;
+        return -1;
+    }
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n)
+            cap = cap > b->max / 2 ? b->max : cap * 2;
+        char *np = realloc(b->p, cap);
+        if (!np)
+            return -1;
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+static int buf_str(buf *b, const char *s)
+{
+    return buf_add(b, s, strlen(s));
+}
+
+/* ---- the request ------------------------------------------------------ */
+
+const char *fl_upload_outcome_name(fl_upload_outcome o)
+{
+    switch (o) {
+    case FL_UPLOAD_DELIVERED: return "delivered";
+    case FL_UPLOAD_REJECTED: return "rejected";
+    case FL_UPLOAD_TOO_LARGE: return "too large";
+    case FL_UPLOAD_RETRY: return "not delivered";
+    case FL_UPLOAD_FAILED: return "failed";
+    }
+    return "?";
+}
+
+static void make_boundary(char *out, size_t n)
+{
+    static const char alnum[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    unsigned char rnd[BOUNDARY_LEN];
+    size_t got = 0;
+    while (got < sizeof rnd) {
+        ssize_t r = getrandom(rnd + got, sizeof rnd - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    /* getrandom() cannot really fail on Linux >= 3.17; fall back anyway
+     * to something that differs between calls. */
+    for (size_t i = got; i < sizeof rnd; i++)
+        rnd[i] = (unsigned char)(rand() ^ (int)clock() ^ (int)i);
+    size_t pre = (size_t)snprintf(out, n, "faultline-");
+    for (size_t i = 0; pre + i + 1 < n && i < 24; i++)
+        out[pre + i] = alnum[rnd[i] % 36];
+    out[pre + 24 < n ? pre + 24 : n - 1] = '\0';
+}
+
+/* A field value goes into the body as is, but a filename goes into a
+ * header: keep only characters that cannot end or bend the header. */
+static void safe_filename(char *out, size_t cap, const char *name)
+{
+    const char *base = name ? strrchr(name, '/') : NULL;
+    base = base ? base + 1 : (name && *name ? name : "report");
+    size_t o = 0;
+    for (const char *s = base; *s && o + 1 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        out[o++] = (c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == ';') ? '_' : (char)c;
+    }
+    out[o] = '\0';
+    static const char ext[] = ".crashlog";
+    size_t el = sizeof ext - 1;
+    if (o < el || strcmp(out + o - el, ext) != 0) {
+        if (o + el + 1 > cap)
+            o = cap - el - 1;
+        memcpy(out + o, ext, el + 1);
+    }
+}
+
+static int add_field(buf *b, const char *bnd, const char *name, const char *value)
+{
+    int rc = 0;
+    rc |= buf_str(b, "--");
+    rc |= buf_str(b, bnd);
+    rc |= buf_str(b, "\r\nContent-Disposition: form-data; name=\"");
+    rc |= buf_str(b, name);
+    rc |= buf_str(b, "\"\r\n\r\n");
+    rc |= buf_str(b, value ? value : "");
+    rc |= buf_str(b, "\r\n");
+    return rc ? -1 : 0;
+}
+
+static int build_body(const fl_upload_report *rep, const char *bnd, buf *b)
+{
+    char fname[256];
+    safe_filename(fname, sizeof fname, rep->filename);
+    int rc = 0;
+    rc |= add_field(b, bnd, "app", rep->app);
+    rc |= add_field(b, bnd, "version", rep->version);
+    rc |= add_field(b, bnd, "email", rep->email);
+    rc |= buf_str(b, "--");
+    rc |= buf_str(b, bnd);
+    rc |= buf_str(b, "\r\nContent-Disposition: form-data; name=\"report1\"; filename=\"");
+    rc |= buf_str(b, fname);
+    rc |= buf_str(b, "\"\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n");
+    rc |= buf_add(b, rep->data, rep->len);
+    rc |= buf_str(b, "\r\n--");
+    rc |= buf_str(b, bnd);
+    rc |= buf_str(b, "--\r\n");
+    return rc ? -1 : 0;
+}
+
+/* gzip (RFC 1952) in one go; *out is malloc'ed. */
+static int gzip_body(const char *in, size_t len, char **out, size_t *outlen)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return -1;
+    size_t cap = deflateBound(&zs, (uLong)len) + 64;
+    char *o = malloc(cap);
+    if (!o) {
+        deflateEnd(&zs);
+        return -1;
+    }
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    zs.avail_in = (uInt)len;
+    zs.next_out = (Bytef *)o;
+    zs.avail_out = (uInt)cap;
+    int zr = deflate(&zs, Z_FINISH);
+    size_t n = cap - zs.avail_out;
+    deflateEnd(&zs);
+    if (zr != Z_STREAM_END) {
+        free(o);
+        return -1;
+    }
+    *out = o;
+    *outlen = n;
+    return 0;
+}
+
+/* ---- the answer ------------------------------------------------------- */
+
+typedef struct answer {
+    buf body;
+    long retry_after; /* -1 absent */
+} answer;
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    answer *a = ud;
+    size_t len = sz * n;
+    size_t room = a->body.max - a->body.len;
+    buf_add(&a->body, p, len < room ? len : room); /* keep the head, drop the rest */
+    return len;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    answer *a = ud;
+    size_t len = sz * n;
+    char line[256];
+    size_t l = len < sizeof line - 1 ? len : sizeof line - 1;
+    memcpy(line, p, l);
+    line[l] = '\0';
+    while (l && (line[l - 1] == '\r' || line[l - 1] == '\n'))
+        line[--l] = '\0';
+    if (!strncmp(line, "HTTP/", 5)) { /* a new response (after 100 Continue): start over */
+        a->retry_after = -1;
+        return len;
+    }
+    if (strncasecmp(line, "Retry-After:", 12) != 0)
+        return len;
+    const char *v = line + 12;
+    while (*v == ' ' || *v == '\t')
+        v++;
+    uint64_t secs;
+    if (fl_parse_u64(v, &secs) == 0 && *v >= '0' && *v <= '9') {
+        a->retry_after = secs > (uint64_t)FL_UPLOAD_MAX_RETRY_AFTER ? FL_UPLOAD_MAX_RETRY_AFTER
+                                                                     : (long)secs;
+    } else {
+        time_t when = curl_getdate(v, NULL); /* the HTTP-date form */
+        if (when != (time_t)-1) {
+            time_t now = time(NULL);
+            long d = when > now ? (long)(when - now) : 0;
+            a->retry_after = d > FL_UPLOAD_MAX_RETRY_AFTER ? FL_UPLOAD_MAX_RETRY_AFTER : d;
+        }
+    }
+    return len;
+}
+
+/* Copy printable ASCII of s[0..n) up to the first line end. */
+static void printable(char *out, size_t cap, const char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 1 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n' || c == '\r')
+            break;
+        out[o++] = (c < 0x20 || c >= 0x7f) ? '?' : (char)c;
+    }
+    out[o] = '\0';
+}
+
+/* Pull the reason (non-2xx) or the first accepted id (2xx) out of the body. */
+static void read_answer(const answer *a, fl_upload_result *res)
+{
+    if (!a->body.len)
+        return;
+    json_error_t jerr;
+    json_t *j = json_loadb(a->body.p, a->body.len, 0, &jerr);
+    if (j && json_is_object(j)) {
+        json_t *acc = json_object_get(j, "accepted");
+        json_t *first = json_is_array(acc) ? json_array_get(acc, 0) : NULL;
+        const char *id = json_string_value(json_object_get(first, "id"));
+        if (id)
+            printable(res->id, sizeof res->id, id, strlen(id));
+        const char *e = json_string_value(json_object_get(j, "error"));
+        if (!e)
+            e = json_string_value(json_object_get(j, "message"));
+        if (e && res->status / 100 != 2)
+            printable(res->message, sizeof res->message, e, strlen(e));
+    } else if (res->status / 100 != 2) {
+        printable(res->message, sizeof res->message, a->body.p, a->body.len);
+    }
+    json_decref(j);
+}
+
+static fl_upload_outcome classify_status(long st)
+{
+    if (st >= 200 && st < 300)
+        return FL_UPLOAD_DELIVERED;
+    if (st == 400)
+        return FL_UPLOAD_REJECTED;
+    if (st == 413)
+        return FL_UPLOAD_TOO_LARGE;
+    if (st == 408 || st == 429 || st >= 500)
+        return FL_UPLOAD_RETRY;
+    return FL_UPLOAD_FAILED; /* 3xx, 401, 403, 404, ...: the setup is wrong, not the log */
+}
+
+static fl_upload_outcome classify_curl(CURLcode cc)
+{
+    switch (cc) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_OUT_OF_MEMORY:
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+    case CURLE_NOT_BUILT_IN:
+        return FL_UPLOAD_FAILED;
+    default:
+        return FL_UPLOAD_RETRY; /* refused, timed out, reset, DNS, TLS handshake... */
+    }
+}
+
+static int add_header(struct curl_slist **l, const char *h)
+{
+    struct curl_slist *n = curl_slist_append(*l, h);
+    if (!n)
+        return -1;
+    *l = n;
+    return 0;
+}
+
+fl_upload *fl_upload_new(const fl_upload_config *cfg)
+{
+    static bool curl_ready;
+    if (!curl_ready) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            return NULL;
+        curl_ready = true;
+    }
+    fl_upload *up = calloc(1, sizeof *up);
+    if (!up)
+        return NULL;
+    up->cfg = *cfg;
+    if (up->cfg.connect_timeout_s <= 0)
+        up->cfg.connect_timeout_s = 10;
+    if (up->cfg.timeout_s <= 0)
+        up->cfg.timeout_s = 60;
+    if (!(up->curl = curl_easy_init())) {
+        free(up);
+        return NULL;
+    }
+    return up;
+}
+
+void fl_upload_free(fl_upload *up)
+{
+    if (!up)
+        return;
+    curl_easy_cleanup(up->curl);
+    free(up);
+}
+
+int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->outcome = FL_UPLOAD_FAILED;
+    res->retry_after_s = -1;
+
+    buf body = {.max = rep->len + BODY_OVERHEAD};
+    char *gz = NULL;
+    size_t gzlen = 0;
+    struct curl_slist *hdrs = NULL;
+    answer ans = {.body = {.max = FL_UPLOAD_MAX_RESPONSE}, .retry_after = -1};
+    int rc = -1;
+
+    char bnd[64];
+    for (int tries = 0;; tries++) {
+        make_boundary(bnd, sizeof bnd);
+        if (!memmem(rep->data, rep->len, bnd, strlen(bnd)))
+            break;
+        if (tries == 8) {
+            snprintf(res->message, sizeof res->message, "no usable multipart boundary");
+            goto out;
+        }
+    }
+    if (build_body(rep, bnd, &body) != 0) {
+        snprintf(res->message, sizeof res->message, "out of memory building the request");
+        goto out;
+    }
+    const char *send = body.p;
+    size_t sendlen = body.len;
+    if (!up->cfg.no_gzip) {
+        if (gzip_body(body.p, body.len, &gz, &gzlen) != 0) {
+            snprintf(res->message, sizeof res->message, "gzip failed");
+            goto out;
+        }
+        send = gz;
+        sendlen = gzlen;
+    }
+
+    char line[512];
+    int hr = 0;
+    snprintf(line, sizeof line, "Content-Type: multipart/form-data; boundary=%s", bnd);
+    hr |= add_header(&hdrs, line);
+    hr |= add_header(&hdrs, "Accept: application/json, text/plain");
+    hr |= add_header(&hdrs, "Expect:"); /* no 100-continue round trip */
+    if (!up->cfg.no_gzip)
+        hr |= add_header(&hdrs, "Content-Encoding: gzip");
+    if (up->cfg.key && *up->cfg.key) {
+        for (const char *k = up->cfg.key; *k; k++)
+            if ((unsigned char)*k < 0x20 || *k == 0x7f) { /* would split the header */
+                snprintf(res->message, sizeof res->message, "the ingest key has control characters");
+                goto out;
+            }
+        snprintf(line, sizeof line, "X-Faultline-Key: %s", up->cfg.key);
+        hr |= add_header(&hdrs, line);
+    }
+    if (hr) {
+        snprintf(res->message, sizeof res->message, "out of memory");
+        goto out;
+    }
+
+    CURL *c = up->curl;
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, up->cfg.url);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, send);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)sendlen);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(c, CURLOPT_USERAGENT,
+                     up->cfg.user_agent ? up->cfg.user_agent
+                                        : "faultline-report/" FL_REPORTER_VERSION);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, up->cfg.connect_timeout_s);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, up->cfg.timeout_s);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* a redirected POST is a setup error */
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &ans);
+    char errbuf[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+
+    CURLcode cc = curl_easy_perform(c);
+    rc = 0;
+    if (cc != CURLE_OK) {
+        res->outcome = classify_curl(cc);
+        printable(res->message, sizeof res->message, errbuf[0] ? errbuf : curl_easy_strerror(cc),
+                  strlen(errbuf[0] ? errbuf : curl_easy_strerror(cc)));
+        goto out;
+    }
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->status);
+    res->outcome = classify_status(res->status);
+    res->retry_after_s = ans.retry_after;
+    read_answer(&ans, res);
+    if (!res->message[0] && res->outcome != FL_UPLOAD_DELIVERED)
+        snprintf(res->message, sizeof res->message, "HTTP %ld", res->status);
+
+out:
+    curl_slist_free_all(hdrs);
+    free(ans.body.p);
+    free(body.p);
+    free(gz);
+    return rc;
+}

@@ -1,0 +1,444 @@
+#!/usr/bin/env bash
+# Protocol tests of faultline-report and `faultline submit` against the
+# scripted responder (tests/reporter/responder.c).
+#
+#   reporter_test.sh CASE     with REPORTER, FAULTLINE, RESPONDER in the environment
+#
+# Each case builds its own spool under a fresh temporary directory, runs the
+# real binaries and checks files, exit codes and what the responder recorded.
+set -u
+
+: "${REPORTER:?}" "${FAULTLINE:?}" "${RESPONDER:?}"
+CASE=${1:?case}
+unset FAULTLINE_URL FAULTLINE_INGEST_KEY FAULTLINE_SPOOL
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-rep-test.XXXXXX")
+SPOOL=$WORK/spool
+REC=$WORK/rec
+mkdir -p "$SPOOL" "$REC"
+RPID=
+PORT=
+
+cleanup() {
+    if [ -n "$RPID" ]; then kill "$RPID" 2>/dev/null; wait "$RPID" 2>/dev/null; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL [$CASE]: $*" >&2
+    for f in "$WORK"/*.err "$WORK"/*.out; do
+        [ -f "$f" ] && { echo "--- $f" >&2; cat "$f" >&2; }
+    done
+    exit 1
+}
+
+# mklog FILE [CRASH_ID] [APP] [VERSION]: a complete Faultline (version 2) log.
+mklog() {
+    local id=${2:-$(cat /proc/sys/kernel/random/uuid)}
+    cat >"$1" <<EOF
+# This is a log of a program crash.
+FAULTLINE 0.1.0
+CRASHLOG_VERSION 2
+CRASH_ID $id
+APPLICATION_NAME ${3:-TestApp}
+APPLICATION_VERSION ${4:-1.0}
+PLATFORM_NAME linux
+CPUARCH_NAME x86-64
+PLATFORM_VERSION 6.1.0
+CRASH_SIGNAL 11
+CRASH_SIGNAL_NAME SIGSEGV
+APPLICATION_UPTIME 3
+CRASH_TIME 1199350192
+OBJECT test-bin/4194304/12124
+OBJECT libc.so.6/47641679454208/1381596
+CALLSTACK 4201103
+CALLSTACK 4200063
+CALLSTACK 47641679656912
+ETC_KEY note
+ETC_VALUE "quoted" text with a tab	and unicode é
+END
+EOF
+}
+
+# start_responder SCRIPT [responder options...]
+start_responder() {
+    local script=$1
+    shift
+    rm -f "$WORK/port"
+    "$RESPONDER" --port-file "$WORK/port" --record "$REC" --script "$script" --max-seconds 110 "$@" \
+        2>"$WORK/responder.err" &
+    RPID=$!
+    for _ in $(seq 1 100); do
+        [ -s "$WORK/port" ] && break
+        sleep 0.1
+    done
+    [ -s "$WORK/port" ] || fail "responder did not start"
+    PORT=$(cat "$WORK/port")
+    URL="http://127.0.0.1:$PORT/api/v1/crashes"
+}
+
+requests() { if [ -f "$REC/count" ]; then cat "$REC/count"; else echo 0; fi; }
+
+# rep [args...]: run the reporter on $SPOOL without a terminal; sets RC.
+rep() {
+    timeout 90 "$REPORTER" --spool "$SPOOL" --timeout 20 --connect-timeout 5 "$@" \
+        </dev/null >"$WORK/rep.out" 2>"$WORK/rep.err"
+    RC=$?
+}
+
+nlogs() { find "$SPOOL" -maxdepth 1 -name '*.crashlog' | wc -l; }
+
+expect_rc() { [ "$RC" = "$1" ] || fail "exit code $RC, want $1"; }
+
+case_request_shape() {
+    mklog "$SPOOL/20260101-a.crashlog"
+    cp "$SPOOL/20260101-a.crashlog" "$WORK/orig"
+    start_responder 200
+    rep --url "$URL" --key sekrit-key --yes --email 'dev@example.org'
+    expect_rc 0
+    [ "$(requests)" = 1 ] || fail "want 1 request, got $(requests)"
+    [ "$(nlogs)" = 0 ] || fail "delivered log not deleted"
+    [ ! -e "$SPOOL/20260101-a.crashlog.retry" ] || fail "retry file left behind"
+    local h=$REC/req-1.headers
+    head -1 "$h" | grep -qx 'POST /api/v1/crashes' || fail "not a POST to the URL's path"
+    grep -qx 'User-Agent: faultline-report/0.1.0' "$h" || fail "User-Agent"
+    grep -qx 'Content-Encoding: gzip' "$h" || fail "no Content-Encoding: gzip"
+    grep -qx 'X-Faultline-Key: sekrit-key' "$h" || fail "no X-Faultline-Key"
+    grep -q '^Content-Type: multipart/form-data; boundary=' "$h" || fail "not multipart"
+    # The body on the wire really is gzip, and the log comes out byte-identical.
+    [ "$(head -c 2 "$REC/req-1.body" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "body is not gzip"
+    cmp -s "$WORK/orig" "$REC/req-1.log" || fail "log not byte-identical after gunzip"
+    grep -q 'filename="20260101-a.crashlog"' "$REC/req-1.parthdr" || fail "file part filename"
+    grep -qx 'Content-Type: text/plain; charset=utf-8' <(tr -d '\r' <"$REC/req-1.parthdr") ||
+        fail "file part content type"
+    grep -qx 'app=TestApp' "$REC/req-1.fields" || fail "app field"
+    grep -qx 'version=1.0' "$REC/req-1.fields" || fail "version field"
+    grep -qx 'email=dev@example.org' "$REC/req-1.fields" || fail "email field"
+    grep -q 'delivered (id test-1)' "$WORK/rep.err" || fail "no delivery line"
+}
+
+case_no_gzip() {
+    mklog "$SPOOL/a.crashlog"
+    cp "$SPOOL/a.crashlog" "$WORK/orig"
+    start_responder 200
+    rep --url "$URL" --yes --no-gzip
+    expect_rc 0
+    ! grep -qi '^Content-Encoding' "$REC/req-1.headers" || fail "Content-Encoding with --no-gzip"
+    cmp -s "$WORK/orig" "$REC/req-1.log" || fail "log not byte-identical"
+}
+
+case_garbage() {
+    mklog "$SPOOL/b-good.crashlog"
+    printf 'this is not a crash log\n' >"$SPOOL/a-garbage.crashlog"
+    mklog "$WORK/full"
+    head -n 10 "$WORK/full" >"$SPOOL/c-truncated.crashlog"
+    : >"$SPOOL/d-empty.crashlog"
+    ln -s /etc/passwd "$SPOOL/e-link.crashlog"
+    echo "0123-abcd" >"$SPOOL/installation-id"
+    printf 'FAULTLINE 0.1.0\n' >"$SPOOL/.tmp-12345.partial"
+    start_responder 200
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(requests)" = 1 ] || fail "want 1 request (the good log), got $(requests)"
+    grep -q 'CRASH_ID' "$REC/req-1.log" || fail "the request did not carry the good log"
+    for f in a-garbage c-truncated d-empty e-link; do
+        [ ! -e "$SPOOL/$f.crashlog" ] && [ ! -L "$SPOOL/$f.crashlog" ] || fail "$f not deleted"
+        grep -q "$f.crashlog" "$SPOOL/rejected.log" || fail "$f not noted in rejected.log"
+    done
+    [ -e /etc/passwd ] || fail "followed the symlink"
+    grep -q 'a-garbage.crashlog: invalid crash log: line 1: ' "$WORK/rep.err" || fail "garbage: no line+reason"
+    grep -q 'c-truncated.crashlog: invalid crash log: line 10: incomplete log' "$WORK/rep.err" ||
+        fail "truncated: no line+reason"
+    [ -f "$SPOOL/installation-id" ] || fail "touched installation-id"
+    [ -f "$SPOOL/.tmp-12345.partial" ] || fail "touched the client's temp file"
+}
+
+case_garbage_only() {
+    printf 'junk' >"$SPOOL/x.crashlog"
+    mklog "$WORK/full"
+    head -n 5 "$WORK/full" >"$SPOOL/y.crashlog"
+    start_responder 200
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(requests)" = 0 ] || fail "garbage was sent"
+    [ "$(nlogs)" = 0 ] || fail "garbage kept"
+}
+
+case_status_400() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder 400
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(nlogs)" = 0 ] || fail "400: log not deleted"
+    grep -q 'rejected by the server (HTTP 400): scripted 400' "$WORK/rep.err" || fail "no reason on stderr"
+    grep -q 'a.crashlog rejected by the server (HTTP 400)' "$SPOOL/rejected.log" || fail "no note"
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(requests)" = 1 ] || fail "400: resent"
+}
+
+case_status_413() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder 413
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(nlogs)" = 0 ] || fail "413: log not deleted"
+    grep -q 'a.crashlog too large for the server (HTTP 413): scripted 413' "$SPOOL/rejected.log" || fail "413: no note"
+}
+
+case_status_429() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder 429 --retry-after 120
+    local t0
+    t0=$(date +%s)
+    rep --url "$URL" --yes
+    expect_rc 75
+    [ "$(nlogs)" = 1 ] || fail "429: log not kept"
+    local r=$SPOOL/a.crashlog.retry
+    [ -f "$r" ] || fail "no retry file"
+    grep -qx 'attempts 1' "$r" || fail "retry file: attempts"
+    grep -qx 'status 429' "$r" || fail "retry file: status"
+    local next
+    next=$(sed -n 's/^next //p' "$r")
+    [ "$next" -ge $((t0 + 120)) ] || fail "next try $next is before Retry-After ($t0 + 120)"
+    grep -q 'next try in 120 s' "$WORK/rep.err" || fail "Retry-After not honoured in the message"
+    # The next run inside the window sends nothing and keeps the log.
+    rep --url "$URL" --yes
+    expect_rc 75
+    [ "$(requests)" = 1 ] || fail "resent inside the Retry-After window"
+    [ "$(nlogs)" = 1 ] || fail "log lost"
+    grep -q 'waiting to retry' "$WORK/rep.err" || fail "no waiting message"
+}
+
+case_status_503_then_200() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder 503,503,200 --retry-after 1
+    rep --url "$URL" --yes
+    expect_rc 75
+    grep -qx 'attempts 1' "$SPOOL/a.crashlog.retry" || fail "attempts after one 503"
+    # --retry-until waits for the due time and tries again, until delivered.
+    rep --url "$URL" --yes --retry-until 30
+    expect_rc 0
+    [ "$(requests)" = 3 ] || fail "want 3 requests, got $(requests)"
+    [ "$(nlogs)" = 0 ] || fail "not deleted after delivery"
+    [ ! -e "$SPOOL/a.crashlog.retry" ] || fail "retry file left behind"
+}
+
+case_retry_after_date() {
+    # Retry-After as an HTTP date (RFC 9110) is honoured too.
+    mklog "$SPOOL/a.crashlog"
+    start_responder 503 --retry-after-date 300
+    local t0
+    t0=$(date +%s)
+    rep --url "$URL" --yes
+    expect_rc 75
+    local next
+    next=$(sed -n 's/^next //p' "$SPOOL/a.crashlog.retry")
+    [ "$next" -ge $((t0 + 290)) ] || fail "HTTP-date Retry-After not honoured (next $next, t0 $t0)"
+    [ "$next" -le $(($(date +%s) + 301)) ] || fail "HTTP-date Retry-After overshot"
+}
+
+case_clock_back() {
+    # A retry time further out than any backoff the reporter writes (the
+    # clock went back) does not strand the log: it is sent now.
+    mklog "$SPOOL/a.crashlog"
+    printf 'attempts 2\nnext %s\nstatus 503\n' $(($(date +%s) + 100000000)) >"$SPOOL/a.crashlog.retry"
+    start_responder 200
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(requests)" = 1 ] || fail "log stranded by a far-future retry time"
+}
+
+case_backoff_5xx() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder 500
+    local t0
+    t0=$(date +%s)
+    rep --url "$URL" --yes
+    expect_rc 75
+    local next
+    next=$(sed -n 's/^next //p' "$SPOOL/a.crashlog.retry")
+    # No Retry-After: exponential backoff from 30 s (+ up to 25% jitter).
+    [ "$next" -ge $((t0 + 30)) ] || fail "backoff shorter than 30 s"
+    [ "$next" -le $(($(date +%s) + 38)) ] || fail "first backoff longer than 37 s"
+}
+
+case_timeout() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder hang
+    rep --url "$URL" --yes --timeout 2
+    expect_rc 75
+    [ "$(nlogs)" = 1 ] || fail "log lost on timeout"
+    grep -qx 'status 0' "$SPOOL/a.crashlog.retry" || fail "no retry state after timeout"
+    grep -qi 'timed out\|timeout' "$WORK/rep.err" || fail "no timeout message"
+}
+
+case_refused() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder 200
+    kill "$RPID"
+    wait "$RPID" 2>/dev/null
+    RPID=
+    rep --url "$URL" --yes
+    expect_rc 75
+    [ "$(nlogs)" = 1 ] || fail "log lost when refused"
+    [ -f "$SPOOL/a.crashlog.retry" ] || fail "no retry file"
+}
+
+case_no_tty() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder 200
+    rep --url "$URL" --show
+    expect_rc 75
+    [ "$(requests)" = 0 ] || fail "sent without consent"
+    grep -q '^==> a.crashlog <==' "$WORK/rep.out" || fail "--show: no header"
+    grep -q '^CRASH_ID ' "$WORK/rep.out" || fail "--show: no full text"
+    [ "$(nlogs)" = 1 ] || fail "log not kept"
+    grep -q 'no one at a terminal to ask and no --yes' "$WORK/rep.err" || fail "did not say so"
+}
+
+case_lock() {
+    mklog "$SPOOL/a.crashlog"
+    start_responder 200 --delay-ms 1500
+    timeout 60 "$REPORTER" --spool "$SPOOL" --url "$URL" --yes --lock-wait 0 </dev/null \
+        >"$WORK/r1.out" 2>"$WORK/r1.err" &
+    local p1=$!
+    timeout 60 "$REPORTER" --spool "$SPOOL" --url "$URL" --yes --lock-wait 0 </dev/null \
+        >"$WORK/r2.out" 2>"$WORK/r2.err" &
+    local p2=$!
+    wait $p1
+    local rc1=$?
+    wait $p2
+    local rc2=$?
+    [ "$(requests)" = 1 ] || fail "log sent $(requests) times by two reporters"
+    [ "$(nlogs)" = 0 ] || fail "log not delivered"
+    # Whichever lost the race either found the spool empty or stepped back.
+    for rc in $rc1 $rc2; do
+        [ "$rc" = 0 ] || [ "$rc" = 75 ] || fail "reporter exit $rc"
+    done
+    # And a reporter that finds the lock held says so and exits 75.
+    exec 9>"$SPOOL/.reporter.lock"
+    flock -n 9 || fail "cannot take the lock in the test"
+    mklog "$SPOOL/b.crashlog"
+    rep --url "$URL" --yes --lock-wait 0
+    expect_rc 75
+    grep -q 'another faultline-report is working' "$WORK/rep.err" || fail "lock: no message"
+    [ "$(requests)" = 1 ] || fail "sent while the lock was held"
+    exec 9>&-
+}
+
+case_usage() {
+    rep --bogus
+    expect_rc 64
+    rep --retry-until soon
+    expect_rc 64
+    rep --email 'not an address'
+    expect_rc 64
+    "$REPORTER" --version >"$WORK/v.out" || fail "--version"
+    grep -qx 'faultline-report 0.1.0' "$WORK/v.out" || fail "version text"
+    "$REPORTER" --help >"$WORK/h.out" || fail "--help"
+    grep -q -- '--retry-until' "$WORK/h.out" || fail "help text"
+    # No URL while there is something to send: usage error, log kept.
+    mklog "$SPOOL/a.crashlog"
+    env -u FAULTLINE_URL "$REPORTER" --spool "$SPOOL" --yes </dev/null 2>"$WORK/nourl.err"
+    RC=$?
+    expect_rc 64
+    [ "$(nlogs)" = 1 ] || fail "log lost without URL"
+    # An empty or missing spool is not an error.
+    rep --spool "$WORK/does-not-exist" --yes --url http://127.0.0.1:9/
+    expect_rc 0
+}
+
+case_env_defaults() {
+    # $XDG_STATE_HOME/faultline is the spool when FAULTLINE_SPOOL is unset;
+    # FAULTLINE_URL and FAULTLINE_INGEST_KEY fill in --url and --key.
+    mkdir -p "$WORK/xdg/faultline"
+    mklog "$WORK/xdg/faultline/a.crashlog"
+    start_responder 200
+    env -u FAULTLINE_SPOOL XDG_STATE_HOME="$WORK/xdg" FAULTLINE_URL="$URL" FAULTLINE_INGEST_KEY=envkey \
+        timeout 60 "$REPORTER" --yes </dev/null 2>"$WORK/env.err"
+    RC=$?
+    expect_rc 0
+    [ ! -e "$WORK/xdg/faultline/a.crashlog" ] || fail "XDG spool not used"
+    grep -qx 'X-Faultline-Key: envkey' "$REC/req-1.headers" || fail "FAULTLINE_INGEST_KEY not sent"
+}
+
+case_submit() {
+    mklog "$WORK/one.crashlog"
+    mklog "$WORK/two.log"
+    printf 'garbage\n' >"$WORK/bad.crashlog"
+    start_responder 200
+    timeout 60 "$FAULTLINE" submit "$WORK/one.crashlog" "$WORK/two.log" --server "$URL" --key k1 \
+        >"$WORK/s.out" 2>"$WORK/s.err"
+    RC=$?
+    expect_rc 0
+    grep -qx "$WORK/one.crashlog: accepted test-1" "$WORK/s.out" || fail "submit: line for one"
+    grep -qx "$WORK/two.log: accepted test-2" "$WORK/s.out" || fail "submit: line for two"
+    [ -f "$WORK/one.crashlog" ] && [ -f "$WORK/two.log" ] || fail "submit deleted a file"
+    cmp -s "$WORK/one.crashlog" "$REC/req-1.log" || fail "submit: log not byte-identical"
+    grep -q 'filename="two.log.crashlog"' "$REC/req-2.parthdr" || fail "submit: filename not .crashlog"
+    grep -qx 'User-Agent: faultline-report/0.1.0' "$REC/req-1.headers" || fail "submit: User-Agent"
+    grep -qx 'X-Faultline-Key: k1' "$REC/req-1.headers" || fail "submit: key"
+    # An invalid file is refused before any request; the exit says so.
+    timeout 60 "$FAULTLINE" submit "$WORK/bad.crashlog" --server "$URL" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 1
+    grep -q "bad.crashlog: invalid: line 1: " "$WORK/s.out" || fail "submit: invalid line"
+    [ "$(requests)" = 2 ] || fail "submit sent an invalid file"
+    [ -f "$WORK/bad.crashlog" ] || fail "submit deleted the invalid file"
+}
+
+case_submit_status() {
+    mklog "$WORK/a.crashlog"
+    start_responder 503,400 --retry-after 7
+    timeout 60 "$FAULTLINE" submit "$WORK/a.crashlog" --server "$URL" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 75
+    grep -q 'a.crashlog: not delivered (HTTP 503: scripted 503), retry after 7 s' "$WORK/s.out" ||
+        fail "submit: 503 line"
+    timeout 60 "$FAULTLINE" submit "$WORK/a.crashlog" --server "$URL" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 1
+    grep -q 'a.crashlog: rejected (HTTP 400): scripted 400' "$WORK/s.out" || fail "submit: 400 line"
+    [ -f "$WORK/a.crashlog" ] || fail "submit deleted the file"
+    "$FAULTLINE" submit "$WORK/a.crashlog" >/dev/null 2>&1 </dev/null
+    RC=$?
+    expect_rc 64
+}
+
+case_many() {
+    # Several logs, mixed answers in one run: each gets its own fate.
+    for i in 1 2 3 4; do mklog "$SPOOL/log-$i.crashlog"; done
+    start_responder 200,400,503,200 --retry-after 60
+    rep --url "$URL" --yes
+    expect_rc 75
+    [ "$(requests)" = 4 ] || fail "want 4 requests"
+    [ "$(nlogs)" = 1 ] || fail "want exactly the 503 log kept"
+    [ -f "$SPOOL/log-3.crashlog" ] || fail "the 503 log (3rd) should be the one kept"
+    grep -q '2 delivered, 1 rejected or deleted, 1 kept for later' "$WORK/rep.err" || fail "summary"
+}
+
+case_interactive() {
+    # A person at a terminal (a pty from script(1)): view, yes, an email,
+    # then no for the second log.
+    command -v script >/dev/null || { echo "SKIP: script(1) not installed" >&2; exit 77; }
+    mklog "$SPOOL/a.crashlog"
+    mklog "$SPOOL/b.crashlog"
+    start_responder 200
+    printf 'v\ny\nme@example.org\nn\n' |
+        timeout 60 script -qec "'$REPORTER' --spool '$SPOOL' --url '$URL'" /dev/null >"$WORK/tty.out" 2>&1
+    RC=$?
+    expect_rc 0
+    [ "$(requests)" = 1 ] || fail "want 1 request, got $(requests)"
+    grep -qx 'email=me@example.org' "$REC/req-1.fields" || fail "typed email not sent"
+    [ "$(nlogs)" = 0 ] || fail "declined log not deleted"
+    grep -q 'b.crashlog declined by the user' "$SPOOL/rejected.log" || fail "no note for the declined log"
+    grep -q 'Crash report 1 of 2: a.crashlog' "$WORK/tty.out" || fail "no question"
+    grep -q 'TestApp 1.0, signal 11 (SIGSEGV) at 2008-01-03 08:49:52 UTC, 3 frames' "$WORK/tty.out" ||
+        fail "no summary of what is sent"
+    grep -q '^ETC_VALUE "quoted"' "$WORK/tty.out" || fail "view did not show the full text"
+    grep -q '\[1/2\] a.crashlog: delivered' "$WORK/tty.out" || fail "no progress line"
+}
+
+"case_$CASE"
+echo "ok [$CASE]"

@@ -1,0 +1,237 @@
+/* Unit tests of the reporter's spool bookkeeping and helpers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fl_crashlog.h"
+#include "fl_spool.h"
+#include "report_util.h"
+
+static char tmpdir[256];
+
+static int mk_tmp(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "%s/fl-rep-unit.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int rm_tmp(void **state)
+{
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void put(const char *name, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static bool exists(const char *name)
+{
+    char p[512];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    return lstat(p, &st) == 0;
+}
+
+static void list_sorted_and_orphans(void **state)
+{
+    (void)state;
+    put("b.crashlog", "x");
+    put("a.crashlog", "x");
+    put("a.crashlog.retry", "attempts 1\nnext 5\nstatus 503\n");
+    put("gone.crashlog.retry", "attempts 1\nnext 5\n");
+    put("installation-id", "abc");
+    put(".tmp-1", "x");
+    fl_spool *sp;
+    assert_int_equal(fl_spool_open(tmpdir, &sp), 0);
+    char **names;
+    int n = fl_spool_list(sp, &names);
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "a.crashlog");
+    assert_string_equal(names[1], "b.crashlog");
+    fl_spool_names_free(names, n);
+    assert_false(exists("gone.crashlog.retry")); /* orphan removed */
+    assert_true(exists("a.crashlog.retry"));
+    assert_true(exists("installation-id"));
+    /* A second listing on the same spool sees the same (shared offset). */
+    n = fl_spool_list(sp, &names);
+    assert_int_equal(n, 2);
+    fl_spool_names_free(names, n);
+    assert_int_equal(fl_spool_remove(sp, "a.crashlog"), 0);
+    assert_false(exists("a.crashlog"));
+    assert_false(exists("a.crashlog.retry"));
+    assert_int_equal(fl_spool_remove(sp, "../etc"), -EINVAL);
+    fl_spool_close(sp);
+}
+
+static void retry_roundtrip(void **state)
+{
+    (void)state;
+    fl_spool *sp;
+    assert_int_equal(fl_spool_open(tmpdir, &sp), 0);
+    fl_retry_state st = {.attempts = 3, .next = 1800000000, .status = 429}, got;
+    assert_int_equal(fl_spool_retry_load(sp, "x.crashlog", &got), -ENOENT);
+    assert_int_equal(got.attempts, 0);
+    assert_int_equal(fl_spool_retry_save(sp, "x.crashlog", &st), 0);
+    assert_int_equal(fl_spool_retry_load(sp, "x.crashlog", &got), 0);
+    assert_int_equal(got.attempts, 3);
+    assert_true(got.next == 1800000000);
+    assert_int_equal(got.status, 429);
+    put("y.crashlog.retry", "garbage without next\n");
+    assert_int_equal(fl_spool_retry_load(sp, "y.crashlog", &got), -ENOENT);
+    assert_int_equal(got.attempts, 0);
+    fl_spool_close(sp);
+}
+
+static void read_refuses_links_and_fifos(void **state)
+{
+    (void)state;
+    char p[512];
+    snprintf(p, sizeof p, "%s/l.crashlog", tmpdir);
+    assert_int_equal(symlink("/etc/hostname", p), 0);
+    snprintf(p, sizeof p, "%s/f.crashlog", tmpdir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    put("r.crashlog", "hello");
+    fl_spool *sp;
+    assert_int_equal(fl_spool_open(tmpdir, &sp), 0);
+    char *data;
+    size_t len;
+    assert_int_equal(fl_spool_read(sp, "l.crashlog", &data, &len), -ELOOP);
+    assert_int_equal(fl_spool_read(sp, "f.crashlog", &data, &len), -EINVAL);
+    assert_int_equal(fl_spool_read(sp, "r.crashlog", &data, &len), 0);
+    assert_int_equal(len, 5);
+    assert_string_equal(data, "hello");
+    free(data);
+    assert_int_equal(fl_spool_read(sp, "nope.crashlog", &data, &len), -ENOENT);
+    fl_spool_close(sp);
+}
+
+static void lock_is_exclusive(void **state)
+{
+    (void)state;
+    fl_spool *a, *b;
+    assert_int_equal(fl_spool_open(tmpdir, &a), 0);
+    assert_int_equal(fl_spool_open(tmpdir, &b), 0);
+    assert_int_equal(fl_spool_lock(a, 0), 0);
+    assert_int_equal(fl_spool_lock(b, 0), -EWOULDBLOCK);
+    fl_spool_close(a);
+    assert_int_equal(fl_spool_lock(b, 0), 0);
+    fl_spool_close(b);
+}
+
+static void backoff(void **state)
+{
+    (void)state;
+    assert_int_equal(fl_spool_backoff(1, 120), 120);
+    assert_int_equal(fl_spool_backoff(5, 0), 1);
+    for (int i = 0; i < 50; i++) {
+        long d1 = fl_spool_backoff(1, -1), d3 = fl_spool_backoff(3, -1), d99 = fl_spool_backoff(99, -1);
+        assert_true(d1 >= 30 && d1 <= 37);
+        assert_true(d3 >= 120 && d3 <= 150);
+        assert_true(d99 >= FL_SPOOL_BACKOFF_MAX && d99 <= FL_SPOOL_BACKOFF_MAX * 5 / 4);
+    }
+}
+
+static void notes_rotate(void **state)
+{
+    (void)state;
+    fl_spool *sp;
+    assert_int_equal(fl_spool_open(tmpdir, &sp), 0);
+    char line[900];
+    memset(line, 'x', sizeof line - 1);
+    line[sizeof line - 1] = '\0';
+    for (int i = 0; i < 400; i++) /* ~360 KiB: one rotation */
+        assert_int_equal(fl_spool_note(sp, line), 0);
+    assert_true(exists("rejected.log.1"));
+    struct stat st;
+    char p[512];
+    snprintf(p, sizeof p, "%s/rejected.log", tmpdir);
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(st.st_size <= FL_SPOOL_NOTES_MAX + 1024);
+    fl_spool_close(sp);
+}
+
+static void default_dir(void **state)
+{
+    (void)state;
+    char buf[256];
+    setenv("HOME", "/home/u", 1);
+    unsetenv("FAULTLINE_SPOOL");
+    unsetenv("XDG_STATE_HOME");
+    assert_int_equal(fl_spool_default_dir(buf, sizeof buf), 0);
+    assert_string_equal(buf, "/home/u/.local/state/faultline");
+    setenv("XDG_STATE_HOME", "/x", 1);
+    assert_int_equal(fl_spool_default_dir(buf, sizeof buf), 0);
+    assert_string_equal(buf, "/x/faultline");
+    setenv("FAULTLINE_SPOOL", "/s", 1);
+    assert_int_equal(fl_spool_default_dir(buf, sizeof buf), 0);
+    assert_string_equal(buf, "/s");
+    assert_int_equal(fl_spool_default_dir(buf, 2), -ENAMETOOLONG);
+    unsetenv("FAULTLINE_SPOOL");
+    unsetenv("XDG_STATE_HOME");
+    unsetenv("HOME");
+    assert_int_equal(fl_spool_default_dir(buf, sizeof buf), -ENOENT);
+}
+
+static void helpers(void **state)
+{
+    (void)state;
+    assert_true(fl_report_email_ok(""));
+    assert_true(fl_report_email_ok("a@b.org"));
+    assert_false(fl_report_email_ok("a b@c"));
+    assert_false(fl_report_email_ok("@b"));
+    assert_false(fl_report_email_ok("a@"));
+    assert_false(fl_report_email_ok("a@b@c"));
+    assert_false(fl_report_email_ok("a@b\r\nX: y"));
+    assert_true(fl_report_header_ok("key-123"));
+    assert_false(fl_report_header_ok("k\r\nX-Evil: 1"));
+    long s;
+    assert_int_equal(fl_report_parse_seconds("120", &s), 0);
+    assert_int_equal(s, 120);
+    assert_int_equal(fl_report_parse_seconds("-1", &s), -1);
+    assert_int_equal(fl_report_parse_seconds("soon", &s), -1);
+    assert_int_equal(fl_report_parse_seconds("99999999999", &s), -1);
+
+    const char *text = "MOJOCRASH 0.0.1\nCRASHLOG_VERSION 1\nAPPLICATION_NAME TestApp\n"
+                       "APPLICATION_VERSION 1.0\nCRASH_SIGNAL 11\nCRASH_TIME 1199350192\n"
+                       "CALLSTACK 1\nCALLSTACK 2\nEND\n";
+    fl_crashlog *log;
+    assert_int_equal(fl_crashlog_parse(text, strlen(text), &log, NULL), 0);
+    char d[300];
+    fl_report_describe(log, 1234, d, sizeof d);
+    assert_string_equal(d, "TestApp 1.0, signal 11 (SIGSEGV) at 2008-01-03 08:49:52 UTC, 2 frames, "
+                           "1234 bytes");
+    fl_crashlog_free(log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(list_sorted_and_orphans, mk_tmp, rm_tmp),
+        cmocka_unit_test_setup_teardown(retry_roundtrip, mk_tmp, rm_tmp),
+        cmocka_unit_test_setup_teardown(read_refuses_links_and_fifos, mk_tmp, rm_tmp),
+        cmocka_unit_test_setup_teardown(lock_is_exclusive, mk_tmp, rm_tmp),
+        cmocka_unit_test(backoff),
+        cmocka_unit_test_setup_teardown(notes_rotate, mk_tmp, rm_tmp),
+        cmocka_unit_test(default_dir),
+        cmocka_unit_test(helpers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
