@@ -25,12 +25,29 @@ extern "C" {
 
 typedef faultline_catcher MOJOCRASH_catcher;
 typedef faultline_get_callstack_callback MOJOCRASH_get_callstack_callback;
-typedef faultline_get_objects_callback MOJOCRASH_get_objects_callback;
+/* As published by MojoCrash: no load bias.  Objects reported through it are
+ * written as version-1 "OBJECT name/base/size" lines. */
+typedef int (*MOJOCRASH_get_objects_callback)(const char *fname, const void *addr,
+                                              unsigned long len);
 typedef faultline_get_etc_callback MOJOCRASH_get_etc_callback;
-typedef faultline_hooks MOJOCRASH_hooks;
 
-/* Same as faultline_install(); a real function so that code calling
- * MOJOCRASH_install through a pointer or from another language works. */
+/* MojoCrash's hooks, member for member (see faultline.h for each one's
+ * default).  Only get_objects differs from faultline_hooks, by its
+ * callback; MOJOCRASH_install() adapts it. */
+typedef struct MOJOCRASH_hooks {
+    int (*install_crash_catcher)(MOJOCRASH_catcher catcher);
+    int (*preflight)(int sig, int crash_count);
+    int (*start_crashlog)(const char *appname);
+    int (*new_crashlog_line)(const char *str);
+    int (*get_callstack)(MOJOCRASH_get_callstack_callback callback);
+    int (*get_objects)(MOJOCRASH_get_objects_callback callback);
+    int (*get_etc)(MOJOCRASH_get_etc_callback callback);
+    int (*end_crashlog)(void);
+    int (*postflight)(void);
+    void (*die)(void);
+} MOJOCRASH_hooks;
+
+/* faultline_install() with MojoCrash's hook struct (copied; may be NULL). */
 int MOJOCRASH_install(const char *appname, const char *version, const MOJOCRASH_hooks *hooks);
 
 #ifdef __cplusplus

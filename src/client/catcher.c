@@ -101,7 +101,8 @@ static int objects_cb(const char *fname, const void *addr, unsigned long len,
                       unsigned long slide)
 {
     /* Version 1 wants a file name here; the full path follows in
-     * OBJECT_PATH from the default hook. */
+     * OBJECT_PATH from the default hook.  The 4th field is the load bias,
+     * as MojoCrash's own code writes it. */
     const char *base = fname ? fname : "";
     for (const char *p = base; *p; p++)
         if (*p == '/' && p[1])
@@ -114,6 +115,22 @@ static int objects_cb(const char *fname, const void *addr, unsigned long len,
     fl_line_u64(&cbline, len);
     fl_line_char(&cbline, '/');
     fl_line_u64(&cbline, slide);
+    return emit(&cbline);
+}
+
+/* The callback MOJOCRASH_install() hands to a MojoCrash get_objects hook. */
+int fl_objects_line_v1(const char *fname, const void *addr, unsigned long len)
+{
+    const char *base = fname ? fname : "";
+    for (const char *p = base; *p; p++)
+        if (*p == '/' && p[1])
+            base = p + 1;
+    fl_line_start(&cbline, "OBJECT");
+    fl_line_str(&cbline, *base ? base : "?");
+    fl_line_char(&cbline, '/');
+    fl_line_u64(&cbline, (uint64_t)(uintptr_t)addr);
+    fl_line_char(&cbline, '/');
+    fl_line_u64(&cbline, len);
     return emit(&cbline);
 }
 
@@ -465,6 +482,9 @@ void fl_catcher_run(int sig)
 {
     int count = __atomic_add_fetch(&crash_count, 1, __ATOMIC_SEQ_CST);
     if (count == 1) {
+        /* Not the pid cached at install: in a child forked since then it
+         * names the parent, and tgkill() to it would fail (ESRCH). */
+        fl_g.pid = (pid_t)syscall(SYS_getpid);
         first_sig = sig;
         fl_cur.sig = sig;
         fl_cur.tid = fl_gettid();
@@ -511,7 +531,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
             memset(&sa, 0, sizeof sa);
             sa.sa_handler = SIG_DFL;
             sigaction(sig, &sa, NULL);
-            syscall(SYS_tgkill, fl_g.pid, self, sig);
+            syscall(SYS_tgkill, syscall(SYS_getpid), self, sig);
             _exit(128 + (sig & 127));
         }
     }

@@ -126,6 +126,7 @@ void fl_ensure_altstack(void);               /* this thread */
 size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max);
 const char *fl_signal_name(int sig);
 void fl_die_default(void);
+int fl_objects_line_v1(const char *fname, const void *addr, unsigned long len);
 int fl_read_small_file(const char *path, char *buf, size_t cap); /* open+read, NUL-term */
 
 #endif

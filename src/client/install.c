@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fl_client.h"
+#include "mojocrash.h"
 #include "fl_safemem.h"
 
 void fl_hooks_fill(const faultline_hooks *h);
@@ -85,10 +86,37 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
     return 1;
 }
 
-FL_EXPORT int MOJOCRASH_install(const char *appname, const char *version,
-                                const faultline_hooks *hooks)
+/* MojoCrash's get_objects hook takes a three-argument callback: remember
+ * the application's hook and give it one that writes version-1 lines. */
+static int (*mojo_get_objects)(MOJOCRASH_get_objects_callback);
+
+static int mojo_objects_adapter(faultline_get_objects_callback cb)
 {
-    return faultline_install(appname, version, hooks);
+    (void)cb;
+    return mojo_get_objects(fl_objects_line_v1);
+}
+
+FL_EXPORT int MOJOCRASH_install(const char *appname, const char *version,
+                                const MOJOCRASH_hooks *mh)
+{
+    faultline_hooks h;
+    memset(&h, 0, sizeof h);
+    if (mh) {
+        h.install_crash_catcher = mh->install_crash_catcher;
+        h.preflight = mh->preflight;
+        h.start_crashlog = mh->start_crashlog;
+        h.new_crashlog_line = mh->new_crashlog_line;
+        h.get_callstack = mh->get_callstack;
+        h.get_etc = mh->get_etc;
+        h.end_crashlog = mh->end_crashlog;
+        h.postflight = mh->postflight;
+        h.die = mh->die;
+        if (mh->get_objects) {
+            mojo_get_objects = mh->get_objects;
+            h.get_objects = mojo_objects_adapter;
+        }
+    }
+    return faultline_install(appname, version, &h);
 }
 
 FL_EXPORT const char *faultline_spool_dir(void)

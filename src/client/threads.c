@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "fl_client.h"
@@ -105,6 +106,12 @@ static void dump_handler(int sig, siginfo_t *si, void *uc)
     }
     if (command == CMD_ALTSTACK) {
         fl_ensure_altstack();
+        /* rt_sigreturn re-installs the alternate stack saved in the
+         * ucontext on entry (none), undoing the sigaltstack() above; so
+         * hand the new one to the kernel through the ucontext as well. */
+        stack_t now;
+        if (uc && sigaltstack(NULL, &now) == 0 && !(now.ss_flags & SS_DISABLE))
+            ((ucontext_t *)uc)->uc_stack = now;
         __atomic_add_fetch(&acks, 1, __ATOMIC_SEQ_CST);
     } else if (command == CMD_DUMP) {
         pid_t self = fl_gettid();

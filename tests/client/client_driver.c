@@ -1,0 +1,1174 @@
+/*
+ * client_driver.c - runs crash programs and checks how they die and what
+ * they leave in the spool.
+ *
+ *   client_driver matrix  CRASHME CASE      one case of the fault matrix
+ *   client_driver details CRASHME           the log's contents, in depth
+ *   client_driver nomalloc CRASHME_NOMALLOC no heap use after the fault
+ *   client_driver mojo    MOJO_APP          MojoCrash API: hook order
+ *   client_driver efbig   CRASHME           failing writes leave no log
+ *   client_driver tmpfs   CRASHME           a full file system leaves no log
+ *   client_driver spool_gone CRASHME        the spool was deleted after install
+ *   client_driver dlclose CRASHME           an unloaded library is not reported
+ *   client_driver pending CRASHME           faultline_pending_crashlogs()
+ *   client_driver reporter CRASHME          FAULTLINE_REPORTER runs
+ *   client_driver fork    CRASHME           a crash in a child forked after install
+ *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
+ *   client_driver preload VICTIM PRELOAD_SO zero-code integration
+ *
+ * Each child runs in a fresh scratch directory with its own spool
+ * (FAULTLINE_SPOOL), core dumps off.  Frames are resolved without any
+ * external tool: the address is matched to an OBJECT line (base, size,
+ * bias), and the function looked up in that object's ELF symbol tables.
+ *
+ * Exit status: 0 pass, 1 fail, 77 skipped (ctest SKIP_RETURN_CODE).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fl_crashlog.h"
+
+#ifndef FL_TEST_PLUGIN
+#define FL_TEST_PLUGIN ""
+#endif
+
+/* A crash must be over within this (the handler's own budget is far
+ * smaller; this only catches hangs).  Children still running at
+ * KILL_AFTER_MS are killed so the test itself never hangs. */
+#define DEADLINE_MS 2000
+#define KILL_AFTER_MS 10000
+
+static int failures;
+static char workdir[512], spool[600];
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            failures++;                                                                    \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+        }                                                                                  \
+    } while (0)
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "client_driver: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ */
+/* Scratch directories. */
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void cleanup(void)
+{
+    if (workdir[0]) {
+        umount2(spool, MNT_DETACH); /* the tmpfs case; harmless otherwise */
+        nftw(workdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    }
+}
+
+static void make_workdir(void)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(workdir, sizeof workdir, "%s/fl-client-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(workdir))
+        die("mkdtemp: %s", strerror(errno));
+    atexit(cleanup);
+    snprintf(spool, sizeof spool, "%s/spool", workdir);
+    if (mkdir(spool, 0700) != 0)
+        die("mkdir %s: %s", spool, strerror(errno));
+}
+
+static void path_in(char *out, size_t cap, const char *dir, const char *name)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+}
+
+static bool file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Running a child. */
+
+typedef struct run_result {
+    int status;
+    int64_t ms;
+    bool timed_out;
+    char out[4096]; /* stdout, when captured */
+} run_result;
+
+#define MAX_ENV 16
+
+/* Runs argv with extra "K=V" settings (NULL-terminated list), stdout
+ * captured into r->out, stderr passed through.  "K=" removes K. */
+static void run(char *const argv[], const char *const *env, run_result *r)
+{
+    int pfd[2];
+    memset(r, 0, sizeof *r);
+    if (pipe(pfd) != 0)
+        die("pipe: %s", strerror(errno));
+    int64_t t0 = now_ms();
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        struct rlimit nocore = {0, 0};
+        setrlimit(RLIMIT_CORE, &nocore);
+        setenv("FAULTLINE_SPOOL", spool, 1);
+        setenv("FL_TEST_WORKDIR", workdir, 1);
+        unsetenv("FAULTLINE_REPORTER");
+        unsetenv("FAULTLINE_STACK_BYTES");
+        unsetenv("FAULTLINE_FSYNC");
+        unsetenv("LD_PRELOAD");
+#ifdef FL_TEST_ASAN
+        /* ASan would catch the faults before Faultline does, print its own
+         * report and exit with 1.  Let the signals through; keep the rest. */
+        setenv("ASAN_OPTIONS",
+               "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:"
+               "handle_sigill=0:detect_leaks=0:use_sigaltstack=0:"
+               "allow_user_segv_handler=1:verify_asan_link_order=0",
+               1);
+        setenv("UBSAN_OPTIONS", "handle_segv=0:handle_sigbus=0:handle_abort=0:"
+                                "handle_sigfpe=0:handle_sigill=0", 1);
+#endif
+        for (int i = 0; env && env[i]; i++) {
+            char kv[8192];
+            snprintf(kv, sizeof kv, "%s", env[i]);
+            char *eq = strchr(kv, '=');
+            if (!eq)
+                continue;
+            *eq = '\0';
+            if (eq[1])
+                setenv(kv, eq + 1, 1);
+            else
+                unsetenv(kv);
+        }
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        close(pfd[1]);
+        execv(argv[0], argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(pfd[1]);
+    fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+    size_t got = 0;
+    for (;;) {
+        ssize_t n = read(pfd[0], r->out + got, sizeof r->out - 1 - got);
+        if (n > 0)
+            got += (size_t)n;
+        pid_t w = waitpid(pid, &r->status, WNOHANG);
+        if (w == pid)
+            break;
+        if (now_ms() - t0 > KILL_AFTER_MS) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &r->status, 0);
+            r->timed_out = true;
+            break;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    r->ms = now_ms() - t0;
+    for (;;) { /* the rest of stdout, if any */
+        ssize_t n = read(pfd[0], r->out + got, sizeof r->out - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    r->out[got] = '\0';
+    close(pfd[0]);
+}
+
+static const char *describe(int status)
+{
+    static char buf[64];
+    if (WIFSIGNALED(status))
+        snprintf(buf, sizeof buf, "killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else if (WIFEXITED(status))
+        snprintf(buf, sizeof buf, "exited with %d", WEXITSTATUS(status));
+    else
+        snprintf(buf, sizeof buf, "status 0x%x", status);
+    return buf;
+}
+
+static void check_ended_by(const run_result *r, int sig)
+{
+    CHECK(!r->timed_out, "the child hung and was killed after %d ms", KILL_AFTER_MS);
+    CHECK(WIFSIGNALED(r->status) && WTERMSIG(r->status) == sig,
+          "expected death by signal %d (%s), got: %s", sig, strsignal(sig), describe(r->status));
+    CHECK(r->ms <= DEADLINE_MS, "took %lld ms (limit %d)", (long long)r->ms, DEADLINE_MS);
+}
+
+/* ------------------------------------------------------------------ */
+/* The spool. */
+
+typedef struct spool_state {
+    int logs, tmps, others;
+    char names[8][300];
+} spool_state;
+
+static void scan_spool(spool_state *s)
+{
+    memset(s, 0, sizeof *s);
+    DIR *d = opendir(spool);
+    if (!d)
+        die("opendir %s: %s", spool, strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "installation-id"))
+            continue;
+        if (n[0] == '.' && len > 4 && !strcmp(n + len - 4, ".tmp")) {
+            s->tmps++;
+        } else if (n[0] != '.' && len > 9 && !strcmp(n + len - 9, ".crashlog")) {
+            if (s->logs < 8)
+                snprintf(s->names[s->logs], sizeof s->names[0], "%s", n);
+            s->logs++;
+        } else {
+            s->others++;
+            fprintf(stderr, "note: unexpected file in spool: %s\n", n);
+        }
+    }
+    closedir(d);
+}
+
+/* Empties the spool of logs and temporary files between two runs. */
+static void remove_logs(void)
+{
+    DIR *d = opendir(spool);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strstr(e->d_name, ".crashlog") || (e->d_name[0] == '.' && strstr(e->d_name, ".tmp"))) {
+            char p[1000];
+            path_in(p, sizeof p, spool, e->d_name);
+            unlink(p);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Last non-empty line of a file is END (a reader-independent check). */
+static bool ends_with_end(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char line[8192], last[8192] = "";
+    while (fgets(line, sizeof line, f)) {
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (n)
+            memcpy(last, line, n + 1);
+    }
+    fclose(f);
+    return !strcmp(last, "END");
+}
+
+/* Exactly one complete log and no temp files; returns it parsed (or NULL
+ * after recording the failure). */
+static fl_crashlog *the_one_log(char *path_out, size_t cap)
+{
+    spool_state s;
+    scan_spool(&s);
+    CHECK(s.logs == 1, "expected exactly one *.crashlog in %s, found %d", spool, s.logs);
+    CHECK(s.tmps == 0, "%d temporary file(s) left in the spool", s.tmps);
+    if (s.logs < 1)
+        return NULL;
+    char path[1000];
+    path_in(path, sizeof path, spool, s.names[0]);
+    if (path_out)
+        snprintf(path_out, cap, "%s", path);
+    CHECK(ends_with_end(path), "%s does not end with END", path);
+    fl_crashlog *log = NULL;
+    fl_crashlog_error err;
+    int rc = fl_crashlog_parse_file(path, &log, &err);
+    CHECK(rc == 0, "%s does not parse: line %u: %s", path, err.line, err.message);
+    return rc == 0 ? log : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* ELF symbols, read straight from the files named by OBJECT_PATH. */
+
+typedef struct elf_file {
+    char path[1024];
+    const uint8_t *map;
+    size_t size;
+    bool bad;
+} elf_file;
+
+static elf_file elves[64];
+static int nelves;
+
+static const elf_file *elf_open(const char *path)
+{
+    for (int i = 0; i < nelves; i++)
+        if (!strcmp(elves[i].path, path))
+            return elves[i].bad ? NULL : &elves[i];
+    if (nelves == 64)
+        return NULL;
+    elf_file *e = &elves[nelves++];
+    snprintf(e->path, sizeof e->path, "%s", path);
+    e->bad = true;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof(Elf64_Ehdr)) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            e->map = m;
+            e->size = (size_t)st.st_size;
+            const Elf64_Ehdr *eh = m;
+            e->bad = memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+                     eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+                     eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > e->size;
+        }
+    }
+    close(fd);
+    return e->bad ? NULL : e;
+}
+
+static const Elf64_Shdr *elf_sections(const elf_file *e, int *n)
+{
+    const Elf64_Ehdr *eh = (const void *)e->map;
+    *n = eh->e_shnum;
+    return (const void *)(e->map + eh->e_shoff);
+}
+
+/* The function symbol covering the link-time address vaddr, or NULL. */
+static const char *elf_function_at(const elf_file *e, uint64_t vaddr)
+{
+    int n;
+    const Elf64_Shdr *sh = elf_sections(e, &n);
+    const char *best = NULL;
+    for (int i = 0; i < n; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB && sh[i].sh_type != SHT_DYNSYM)
+            continue;
+        if (sh[i].sh_link >= (unsigned)n || sh[i].sh_offset + sh[i].sh_size > e->size)
+            continue;
+        const Elf64_Shdr *str = &sh[sh[i].sh_link];
+        if (str->sh_offset + str->sh_size > e->size)
+            continue;
+        const Elf64_Sym *sym = (const void *)(e->map + sh[i].sh_offset);
+        size_t count = sh[i].sh_size / sizeof *sym;
+        for (size_t k = 0; k < count; k++) {
+            int type = ELF64_ST_TYPE(sym[k].st_info);
+            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym[k].st_shndx == SHN_UNDEF)
+                continue;
+            if (vaddr >= sym[k].st_value && vaddr < sym[k].st_value + sym[k].st_size &&
+                sym[k].st_name < str->sh_size) {
+                best = (const char *)(e->map + str->sh_offset + sym[k].st_name);
+                if (sh[i].sh_type == SHT_SYMTAB)
+                    return best; /* the full table wins */
+            }
+        }
+    }
+    return best;
+}
+
+/* GNU build id of a file, lowercase hex, or "" (from its note sections,
+ * the same place `readelf -n` reads it). */
+static void elf_build_id(const char *path, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const elf_file *e = elf_open(path);
+    if (!e)
+        return;
+    int n;
+    const Elf64_Shdr *sh = elf_sections(e, &n);
+    for (int i = 0; i < n; i++) {
+        if (sh[i].sh_type != SHT_NOTE || sh[i].sh_offset + sh[i].sh_size > e->size)
+            continue;
+        size_t off = 0;
+        const uint8_t *p = e->map + sh[i].sh_offset;
+        while (off + sizeof(Elf64_Nhdr) <= sh[i].sh_size) {
+            const Elf64_Nhdr *nh = (const void *)(p + off);
+            size_t name = off + sizeof *nh, desc = name + ((nh->n_namesz + 3u) & ~3u);
+            if (desc + nh->n_descsz > sh[i].sh_size)
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                !memcmp(p + name, "GNU", 4)) {
+                size_t o = 0;
+                for (size_t k = 0; k < nh->n_descsz && o + 3 < cap; k++)
+                    o += (size_t)snprintf(out + o, cap - o, "%02x", p[desc + k]);
+                return;
+            }
+            off = desc + ((nh->n_descsz + 3u) & ~3u);
+        }
+    }
+}
+
+/* Resolves a runtime address through the log's OBJECT table. */
+static const char *symbolize(const fl_crashlog *log, uint64_t addr, const fl_object **obj_out)
+{
+    for (size_t i = 0; i < log->nobjects; i++) {
+        const fl_object *o = &log->objects[i];
+        if (addr < o->base || addr - o->base >= o->size)
+            continue;
+        if (obj_out)
+            *obj_out = o;
+        if (!o->path || !o->has_bias)
+            return NULL;
+        const elf_file *e = elf_open(o->path);
+        return e ? elf_function_at(e, addr - o->bias) : NULL;
+    }
+    return NULL;
+}
+
+/* The name of frame i: a return address beyond frame 0 points after the
+ * call, which may already be the next function, so look one byte back. */
+static const char *frame_name(const fl_crashlog *log, const uint64_t *frames, size_t i)
+{
+    return symbolize(log, i == 0 ? frames[0] : frames[i] - 1, NULL);
+}
+
+static bool frames_have(const fl_crashlog *log, const uint64_t *frames, size_t n,
+                        const char *func)
+{
+    size_t len = strlen(func);
+    for (size_t i = 0; i < n; i++) {
+        /* GCC's local copies count as the function: "f.localalias",
+         * "f.cold", "f.part.0". */
+        const char *s = frame_name(log, frames, i);
+        if (s && !strncmp(s, func, len) && (s[len] == '\0' || s[len] == '.'))
+            return true;
+    }
+    return false;
+}
+
+static void print_frames(const fl_crashlog *log, const uint64_t *frames, size_t n)
+{
+    for (size_t i = 0; i < n && i < 40; i++) {
+        const fl_object *o = NULL;
+        const char *s = symbolize(log, i == 0 ? frames[0] : frames[i] - 1, &o);
+        fprintf(stderr, "  #%-2zu 0x%012llx %s (%s)\n", i, (unsigned long long)frames[i],
+                s ? s : "?", o ? o->name : "no object");
+    }
+}
+
+static void check_frame(const fl_crashlog *log, const char *func)
+{
+    bool ok = frames_have(log, log->callstack, log->ncallstack, func);
+    CHECK(ok, "function %s is not among the %zu CALLSTACK frames", func, log->ncallstack);
+    if (!ok)
+        print_frames(log, log->callstack, log->ncallstack);
+}
+
+/* ------------------------------------------------------------------ */
+/* The fault matrix. */
+
+static char *slurp(const char *path);
+
+typedef struct fault_case {
+    const char *name;
+    int sig;
+    const char *func; /* must appear among the frames */
+} fault_case;
+
+static const fault_case cases[] = {
+    {"null_read", SIGSEGV, "crash_null_read"},
+    {"null_write", SIGSEGV, "crash_null_write"},
+    {"rodata_write", SIGSEGV, "crash_rodata_write"},
+    {"stack_overflow_main", SIGSEGV, "crash_stack_overflow"},
+    {"stack_overflow_thread_after", SIGSEGV, "crash_stack_overflow"},
+    {"stack_overflow_thread_before", SIGSEGV, "crash_stack_overflow"},
+    {"abort", SIGABRT, "crash_abort"},
+    {"assert", SIGABRT, "crash_assert"},
+    {"trap", SIGILL, "crash_trap"},
+    {"divzero", SIGFPE, "crash_divzero"},
+    {"sigbus", SIGBUS, "crash_sigbus"},
+    {"double_free", SIGABRT, "crash_double_free"},
+    {"four_threads", SIGSEGV, "crash_thread_fault"},
+    {"app_handler", SIGSEGV, "crash_null_read"},
+    {"app_handler_faults", SIGSEGV, "crash_null_read"},
+    {"hook_fault", SIGABRT, "crash_abort"},
+    {"plugin_crash", SIGSEGV, "plugin_crash_here"},
+    {"crash_now", SIGABRT, "crash_via_api"},
+    {"stack_overflow_plugin_thread", SIGSEGV, "plugin_recurse"},
+    {"fd_reuse", SIGSEGV, "crash_null_read"},
+};
+
+static int cmd_matrix(const char *exe, const char *name)
+{
+    const fault_case *c = NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!strcmp(cases[i].name, name))
+            c = &cases[i];
+    if (!c)
+        die("unknown case %s", name);
+
+    char marker[700];
+    path_in(marker, sizeof marker, workdir, "marker");
+    char env_marker[800], env_plugin[1200];
+    snprintf(env_marker, sizeof env_marker, "FL_TEST_MARKER=%s", marker);
+    snprintf(env_plugin, sizeof env_plugin, "FL_TEST_PLUGIN=%s", FL_TEST_PLUGIN);
+    const char *env[] = {env_marker, env_plugin, NULL};
+    char *argv[] = {(char *)exe, (char *)c->name, NULL};
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, c->sig);
+
+    if (!strcmp(c->name, "fd_reuse")) {
+        char *app = slurp(marker);
+        CHECK(app && !strcmp(app, "APPDATA\n"),
+              "the application's file (reusing our descriptor's number) was written to: %.60s",
+              app ? app : "(missing)");
+    }
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(log->has_crash_signal && log->crash_signal == c->sig, "CRASH_SIGNAL %d, expected %d",
+              log->crash_signal, c->sig);
+        CHECK(log->app_name && !strcmp(log->app_name, "crashme"), "APPLICATION_NAME %s",
+              log->app_name ? log->app_name : "(none)");
+        CHECK(log->ncallstack > 0, "no CALLSTACK lines");
+        check_frame(log, c->func);
+        if (getenv("FL_TEST_VERBOSE"))
+            print_frames(log, log->callstack, log->ncallstack);
+        if (!strcmp(name, "hook_fault")) {
+            CHECK(log->handler_fault == SIGSEGV, "HANDLER_FAULT %d, expected %d",
+                  log->handler_fault, SIGSEGV);
+            const char *v = fl_crashlog_etc(log, "BEFORE_FAULT");
+            CHECK(v && !strcmp(v, "yes"), "the ETC pair written before the fault is missing");
+        } else {
+            CHECK(log->handler_fault == 0, "unexpected HANDLER_FAULT %d", log->handler_fault);
+        }
+        if (c->sig == SIGSEGV && strcmp(name, "rodata_write") && strncmp(name, "stack", 5))
+            CHECK(log->has_crash_address && log->crash_address == 0,
+                  "CRASH_ADDRESS should be 0 for a NULL access");
+        if (!strcmp(name, "plugin_crash")) {
+            bool found = false;
+            for (size_t i = 0; i < log->nobjects; i++)
+                found |= strstr(log->objects[i].name, "fl_test_plugin") != NULL;
+            CHECK(found, "the dlopen()ed plugin is not among the OBJECT lines");
+        }
+        fl_crashlog_free(log);
+    }
+    if (!strncmp(name, "app_handler", 11))
+        CHECK(file_exists(marker), "the application's own SIGSEGV handler did not run");
+    return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Everything else the log should say, on one deep crash. */
+
+static bool is_uuid(const char *s)
+{
+    if (!s || strlen(s) != 36)
+        return false;
+    for (int i = 0; i < 36; i++) {
+        bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !strchr("0123456789abcdef", s[i]))
+            return false;
+    }
+    return s[14] == '4'; /* version 4 */
+}
+
+static const fl_object *object_named(const fl_crashlog *log, const char *substr)
+{
+    for (size_t i = 0; i < log->nobjects; i++)
+        if (log->objects[i].path && strstr(log->objects[i].path, substr))
+            return &log->objects[i];
+    return NULL;
+}
+
+static size_t stack_bytes(const fl_crashlog *log)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < log->nstack; i++)
+        n += log->stack[i].len;
+    return n;
+}
+
+static const fl_register *reg(const fl_crashlog *log, const char *name)
+{
+    for (size_t i = 0; i < log->nregisters; i++)
+        if (!strcmp(log->registers[i].name, name))
+            return &log->registers[i];
+    return NULL;
+}
+
+static void check_details(const fl_crashlog *log, const char *exe)
+{
+    CHECK(is_uuid(log->crash_id), "CRASH_ID '%s' is not a v4 UUID",
+          log->crash_id ? log->crash_id : "(none)");
+    CHECK(is_uuid(log->install_id), "INSTALL_ID '%s' is not a v4 UUID",
+          log->install_id ? log->install_id : "(none)");
+    CHECK(log->os_name && *log->os_name, "no OS_NAME");
+    CHECK(log->kernel_version && *log->kernel_version, "no KERNEL_VERSION");
+    CHECK(log->platform_version && *log->platform_version, "no PLATFORM_VERSION");
+    CHECK(log->has_crash_time && log->crash_time > 1600000000, "CRASH_TIME missing or absurd");
+    CHECK(log->executable && !strcmp(log->executable, exe), "EXECUTABLE %s, expected %s",
+          log->executable ? log->executable : "(none)", exe);
+    CHECK(log->has_pid && log->pid > 0, "no PROCESS_ID");
+    CHECK(log->has_crash_tid && log->crash_tid == log->pid,
+          "CRASH_THREAD should be the main thread");
+    CHECK(log->signal_name && !strcmp(log->signal_name, "SIGSEGV"), "CRASH_SIGNAL_NAME");
+    CHECK(log->has_crash_code && log->crash_code == 1 /* SEGV_MAPERR */, "CRASH_CODE");
+    const char *v = fl_crashlog_etc(log, "TEST_KEY");
+    CHECK(v && !strcmp(v, "test value"), "the get_etc hook's pair is missing");
+
+    /* Objects and build ids. */
+    const fl_object *self = object_named(log, exe);
+    const fl_object *libc = object_named(log, "libc.so");
+    char want[130];
+    CHECK(self != NULL, "the executable is not among the OBJECTs");
+    if (self) {
+        elf_build_id(exe, want, sizeof want);
+        CHECK(want[0] && self->build_id && !strcmp(self->build_id, want),
+              "executable OBJECT_BUILD_ID %s, file says %s", self->build_id ? self->build_id : "-",
+              want);
+    }
+    CHECK(libc != NULL, "libc is not among the OBJECTs");
+    if (libc) {
+        elf_build_id(libc->path, want, sizeof want);
+        CHECK(want[0] && libc->build_id && !strcmp(libc->build_id, want),
+              "libc OBJECT_BUILD_ID %s, file says %s", libc->build_id ? libc->build_id : "-",
+              want);
+    }
+    CHECK(object_named(log, "fl_test_plugin") != NULL,
+          "the library dlopen()ed after install is not among the OBJECTs");
+    /* And once more against binutils, when it is installed. */
+    for (int i = 0; i < 2; i++) {
+        const fl_object *o = i == 0 ? self : libc;
+        char cmd[1200], out[256] = "", *hit;
+        if (!o || !o->path || access("/usr/bin/readelf", X_OK) != 0)
+            continue;
+        snprintf(cmd, sizeof cmd, "/usr/bin/readelf -n '%s' 2>/dev/null", o->path);
+        FILE *p = popen(cmd, "r");
+        while (p && fgets(out, sizeof out, p))
+            if ((hit = strstr(out, "Build ID: ")))
+                break;
+        if (p)
+            pclose(p);
+        hit = strstr(out, "Build ID: ");
+        CHECK(hit && o->build_id && !strncmp(hit + 10, o->build_id, strlen(o->build_id)),
+              "readelf -n %s disagrees with OBJECT_BUILD_ID %s", o->path,
+              o->build_id ? o->build_id : "-");
+    }
+
+    /* Frames, registers, stack. */
+    check_frame(log, "crash_null_read");
+    check_frame(log, "crash_deep_stack");
+    check_frame(log, "main");
+    const fl_register *pc = reg(log, "rip"), *sp = reg(log, "rsp");
+    CHECK(pc && sp, "REGISTER rip / rsp missing (%zu registers)", log->nregisters);
+    if (pc && log->ncallstack)
+        CHECK(pc->value == log->callstack[0], "REGISTER rip differs from the first frame");
+    CHECK(log->nstack > 0, "no STACK lines");
+    if (sp && log->nstack) {
+        CHECK(log->stack[0].addr <= sp->value && sp->value - log->stack[0].addr <= 256,
+              "STACK does not start at the stack pointer");
+        for (size_t i = 1; i < log->nstack; i++)
+            CHECK(log->stack[i].addr == log->stack[i - 1].addr + log->stack[i - 1].len,
+                  "STACK chunk %zu is not contiguous", i);
+    }
+
+    /* The other threads: one from before install, two from after, all
+     * parked in thread_idle_loop. */
+    CHECK(log->nthreads >= 3, "%zu THREAD lines, expected at least 3", log->nthreads);
+    size_t idle = 0;
+    for (size_t i = 0; i < log->nthreads; i++) {
+        const fl_thread *t = &log->threads[i];
+        CHECK(t->nframes > 0, "THREAD %llu has no THREAD_FRAME", (unsigned long long)t->tid);
+        CHECK(t->tid != log->crash_tid, "the crashing thread is listed as another THREAD");
+        if (frames_have(log, t->frames, t->nframes, "thread_idle_loop"))
+            idle++;
+    }
+    CHECK(idle >= 3, "only %zu threads unwound into thread_idle_loop", idle);
+    if (idle < 3)
+        for (size_t i = 0; i < log->nthreads; i++) {
+            fprintf(stderr, " thread %llu:\n", (unsigned long long)log->threads[i].tid);
+            print_frames(log, log->threads[i].frames, log->threads[i].nframes);
+        }
+}
+
+static int cmd_details(const char *exe)
+{
+    char env_plugin[1200];
+    snprintf(env_plugin, sizeof env_plugin, "FL_TEST_PLUGIN=%s", FL_TEST_PLUGIN);
+    const char *env[] = {env_plugin, NULL};
+    char *argv[] = {(char *)exe, (char *)"details", NULL};
+    char real_exe[PATH_MAX];
+    if (!realpath(exe, real_exe))
+        die("realpath %s", exe);
+
+    /* First crash: the default 32 KiB of stack. */
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    char first_path[1000];
+    fl_crashlog *a = the_one_log(first_path, sizeof first_path);
+    if (!a)
+        return 1;
+    check_details(a, real_exe);
+    CHECK(stack_bytes(a) == 32768, "%zu bytes of STACK, expected 32768 by default",
+          stack_bytes(a));
+
+    /* Second crash in the same spool: a new crash id, the same install id
+     * (the one kept in the spool), and FAULTLINE_STACK_BYTES obeyed. */
+    char keep[1100];
+    snprintf(keep, sizeof keep, "%s.first", first_path);
+    rename(first_path, keep); /* out of the way of the_one_log() */
+    const char *env2[] = {env_plugin, "FAULTLINE_STACK_BYTES=8192", NULL};
+    run(argv, env2, &r);
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *b = the_one_log(NULL, 0);
+    if (b) {
+        CHECK(stack_bytes(b) == 8192, "%zu bytes of STACK with FAULTLINE_STACK_BYTES=8192",
+              stack_bytes(b));
+        CHECK(a->install_id && b->install_id && !strcmp(a->install_id, b->install_id),
+              "INSTALL_ID changed between two crashes in one spool: %s / %s",
+              a->install_id ? a->install_id : "-", b->install_id ? b->install_id : "-");
+        CHECK(a->crash_id && b->crash_id && strcmp(a->crash_id, b->crash_id),
+              "two crashes share CRASH_ID %s", a->crash_id ? a->crash_id : "-");
+        char idpath[800], id[64] = "";
+        path_in(idpath, sizeof idpath, spool, "installation-id");
+        FILE *f = fopen(idpath, "r");
+        if (f) {
+            if (!fgets(id, sizeof id, f))
+                id[0] = '\0';
+            fclose(f);
+        }
+        id[strcspn(id, "\n")] = '\0';
+        CHECK(b->install_id && !strcmp(id, b->install_id),
+              "INSTALL_ID %s is not the spool's installation-id %s",
+              b->install_id ? b->install_id : "-", id);
+        fl_crashlog_free(b);
+    }
+    fl_crashlog_free(a);
+    return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static int cmd_nomalloc(const char *exe)
+{
+    char marker[700], env_marker[800], env_plugin[1200];
+    path_in(marker, sizeof marker, workdir, "heap-used");
+    snprintf(env_marker, sizeof env_marker, "FL_TEST_MARKER=%s", marker);
+    snprintf(env_plugin, sizeof env_plugin, "FL_TEST_PLUGIN=%s", FL_TEST_PLUGIN);
+    /* FAULTLINE_FSYNC and the reporter: the longest path through the
+     * handler, with every thread dumped and a late library to add. */
+    const char *env[] = {env_marker, env_plugin, "FAULTLINE_FSYNC=1",
+                         "FAULTLINE_REPORTER=/bin/true", NULL};
+    run_result r;
+
+    /* First the check itself: a hook that allocates must be caught. */
+    char *self_test[] = {(char *)exe, (char *)"nomalloc_selftest", NULL};
+    run(self_test, env, &r);
+    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 99 && file_exists(marker),
+          "self-test: a malloc() in a hook went unnoticed (%s)", describe(r.status));
+    unlink(marker);
+    remove_logs(); /* the self-test's unfinished log */
+
+    char *argv[] = {(char *)exe, (char *)"nomalloc", NULL};
+    run(argv, env, &r);
+    char what[64] = "";
+    FILE *f = fopen(marker, "r");
+    if (f) {
+        if (!fgets(what, sizeof what, f))
+            what[0] = '\0';
+        fclose(f);
+    }
+    CHECK(!file_exists(marker), "the crash handler called %s()", what);
+    CHECK(!(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 99), "heap use after the fault");
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(log->nthreads >= 3, "%zu THREAD lines", log->nthreads);
+        CHECK(log->nstack > 0, "no STACK lines");
+        check_frame(log, "crash_null_read");
+        fl_crashlog_free(log);
+    }
+    return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char buf[512 * 1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int cmd_mojo(const char *exe)
+{
+    char out[700], env_out[800];
+    path_in(out, sizeof out, workdir, "mojo.out");
+    snprintf(env_out, sizeof env_out, "FL_TEST_OUT=%s", out);
+    const char *env[] = {env_out, NULL};
+
+    /* Every hook, in MojoCrash's order, each once. */
+    char *argv[] = {(char *)exe, (char *)"order", NULL};
+    run_result r;
+    run(argv, env, &r);
+    CHECK(!r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 42,
+          "the die hook did not end the process: %s", describe(r.status));
+    char *text = slurp(out);
+    CHECK(text != NULL, "the die hook wrote nothing");
+    if (text) {
+        const char *want = "preflight start_crashlog get_objects get_callstack get_etc "
+                           "end_crashlog postflight die sig=11 count=1\n";
+        CHECK(!strncmp(text, want, strlen(want)), "hook order:\n  got  %.*s  want %s",
+              (int)strcspn(text, "\n") + 1, text, want);
+        /* The lines handed to new_crashlog_line form a valid log. */
+        const char *lines = strchr(text, '\n');
+        fl_crashlog *log = NULL;
+        fl_crashlog_error err;
+        int rc = lines ? fl_crashlog_parse(lines + 1, strlen(lines + 1), &log, &err) : -1;
+        CHECK(rc == 0, "the collected lines do not parse: line %u: %s", err.line, err.message);
+        if (rc == 0) {
+            CHECK(log->app_name && !strcmp(log->app_name, "MojoApp"), "APPLICATION_NAME");
+            CHECK(log->app_version && !strcmp(log->app_version, "1.0"), "APPLICATION_VERSION");
+            CHECK(log->has_crash_signal && log->crash_signal == SIGSEGV, "CRASH_SIGNAL");
+            const char *v = fl_crashlog_etc(log, "GL_VERSION");
+            CHECK(v && !strcmp(v, "2.1.1 NVIDIA 100.14.19"), "ETC GL_VERSION");
+            v = fl_crashlog_etc(log, "LEVEL");
+            CHECK(v && !strcmp(v, "e1m1"), "ETC LEVEL");
+            CHECK(log->ncallstack == 2 && log->callstack[0] == 0x10123 &&
+                      log->callstack[1] == 0x10456,
+                  "CALLSTACK is not what get_callstack reported");
+            CHECK(log->nobjects == 1 && !strcmp(log->objects[0].name, "libgame.so") &&
+                      log->objects[0].base == 0x10000 && log->objects[0].size == 0x2000 &&
+                      !log->objects[0].has_bias,
+                  "OBJECT is not what get_objects reported (3-field MojoCrash callback)");
+            fl_crashlog_free(log);
+        }
+    }
+    spool_state s;
+    scan_spool(&s);
+    CHECK(s.logs == 0 && s.tmps == 0, "custom log hooks, yet files in the spool");
+
+    /* A preflight that returns 0: nothing but die(). */
+    unlink(out);
+    char *argv0[] = {(char *)exe, (char *)"preflight0", NULL};
+    run(argv0, env, &r);
+    CHECK(!r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 42,
+          "the die hook did not end the process: %s", describe(r.status));
+    text = slurp(out);
+    CHECK(text && !strcmp(text, "preflight die sig=11 count=1\n"),
+          "preflight returning 0 should go straight to die; got: %s", text ? text : "(nothing)");
+    return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void check_no_log(const char *what)
+{
+    spool_state s;
+    scan_spool(&s);
+    CHECK(s.logs == 0, "%s: %d *.crashlog left behind", what, s.logs);
+    CHECK(s.tmps == 0, "%s: %d temporary file(s) left behind", what, s.tmps);
+}
+
+static int cmd_efbig(const char *exe)
+{
+    char *argv[] = {(char *)exe, (char *)"efbig", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    check_ended_by(&r, SIGSEGV);
+    check_no_log("writes failing with EFBIG");
+    return failures ? 1 : 0;
+}
+
+static int cmd_dlclose(const char *exe)
+{
+    char env_plugin[1200];
+    snprintf(env_plugin, sizeof env_plugin, "FL_TEST_PLUGIN=%s", FL_TEST_PLUGIN);
+    const char *env[] = {env_plugin, NULL};
+    char *argv[] = {(char *)exe, (char *)"dlclose", NULL};
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(object_named(log, "fl_test_plugin") == NULL,
+              "a library dlclose()d before the crash is still among the OBJECTs");
+        CHECK(object_named(log, "libc.so") != NULL, "libc is missing from the OBJECTs");
+        check_frame(log, "crash_null_read");
+        fl_crashlog_free(log);
+    }
+    return failures ? 1 : 0;
+}
+
+static int cmd_spool_gone(const char *exe)
+{
+    char *argv[] = {(char *)exe, (char *)"spool_gone", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    check_ended_by(&r, SIGSEGV);
+    CHECK(!file_exists(spool), "the spool was removed, yet it exists again");
+    return failures ? 1 : 0;
+}
+
+static int cmd_tmpfs(const char *exe)
+{
+    /* A 16 KiB file system: the spool set-up fits, a log does not. */
+    if (mount("fl-test", spool, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k,mode=0700") != 0) {
+        printf("SKIP: cannot mount a tmpfs on the spool (%s); needs root\n", strerror(errno));
+        return 77;
+    }
+    /* The details mode keeps 32 KiB of stack in the log, so the log is
+     * always several times larger than the file system. */
+    char env_plugin[1200];
+    snprintf(env_plugin, sizeof env_plugin, "FL_TEST_PLUGIN=%s", FL_TEST_PLUGIN);
+    const char *env[] = {env_plugin, NULL};
+    char *argv[] = {(char *)exe, (char *)"details", NULL};
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    check_no_log("a full spool file system");
+    umount2(spool, MNT_DETACH);
+    return failures ? 1 : 0;
+}
+
+static int cmd_pending(const char *exe)
+{
+    char *count[] = {(char *)exe, (char *)"pending", NULL};
+    char *crash[] = {(char *)exe, (char *)"null_read", NULL};
+    run_result r;
+    run(count, NULL, &r);
+    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !strcmp(r.out, "0\n"),
+          "a fresh spool should have 0 pending logs, got '%s'", r.out);
+    for (int want = 1; want <= 2; want++) {
+        run(crash, NULL, &r);
+        check_ended_by(&r, SIGSEGV);
+        run(count, NULL, &r);
+        char exp[8];
+        snprintf(exp, sizeof exp, "%d\n", want);
+        CHECK(WIFEXITED(r.status) && !strcmp(r.out, exp), "after %d crash(es): pending '%s'",
+              want, r.out);
+    }
+    return failures ? 1 : 0;
+}
+
+static int cmd_reporter(const char *exe)
+{
+    char script[700], marker[700], env_rep[800];
+    path_in(script, sizeof script, workdir, "reporter.sh");
+    path_in(marker, sizeof marker, workdir, "reporter.out");
+    FILE *f = fopen(script, "w");
+    if (!f)
+        die("cannot write %s", script);
+    /* Records its arguments and the logs it can see, then publishes the
+     * marker atomically. */
+    fprintf(f,
+            "#!/bin/sh\n"
+            "{ echo \"args: $*\"; ls \"$2\"; } > '%s.tmp' && mv '%s.tmp' '%s'\n",
+            marker, marker, marker);
+    fclose(f);
+    chmod(script, 0755);
+    snprintf(env_rep, sizeof env_rep, "FAULTLINE_REPORTER=%s", script);
+    const char *env[] = {env_rep, NULL};
+    char *argv[] = {(char *)exe, (char *)"null_read", NULL};
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    int64_t t0 = now_ms();
+    while (!file_exists(marker) && now_ms() - t0 < 5000)
+        usleep(10000);
+    char *text = slurp(marker);
+    CHECK(text != NULL, "FAULTLINE_REPORTER did not run (no marker after 5 s)");
+    if (text) {
+        char want[800];
+        snprintf(want, sizeof want, "args: --spool %s\n", spool);
+        CHECK(!strncmp(text, want, strlen(want)), "reporter arguments: %s", text);
+        CHECK(strstr(text, ".crashlog") != NULL,
+              "the finished log was not in the spool when the reporter started:\n%s", text);
+    }
+    fl_crashlog *log = the_one_log(NULL, 0);
+    fl_crashlog_free(log);
+    return failures ? 1 : 0;
+}
+
+static int cmd_fork(const char *exe)
+{
+    /* The program installs, forks, and the child aborts: the child must end
+     * by SIGABRT itself, and the log name the child. */
+    char *argv[] = {(char *)exe, (char *)"forked_abort", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    CHECK(!r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "parent: %s",
+          describe(r.status));
+    int child = 0, code = 0;
+    char how[16] = "";
+    CHECK(sscanf(r.out, "child %d %15s %d", &child, how, &code) == 3 &&
+              !strcmp(how, "signal") && code == SIGABRT,
+          "the forked child should die by SIGABRT; parent says: %s", r.out);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(log->crash_signal == SIGABRT, "CRASH_SIGNAL %d", log->crash_signal);
+        CHECK(log->has_pid && (int)log->pid == child, "PROCESS_ID %llu, the child was %d",
+              (unsigned long long)log->pid, child);
+        check_frame(log, "crash_abort");
+        fl_crashlog_free(log);
+    }
+    return failures ? 1 : 0;
+}
+
+static int cmd_pid1(const char *exe)
+{
+    /* Can this machine make a PID namespace at all? */
+    char *probe[] = {(char *)"/usr/bin/unshare", (char *)"--pid", (char *)"--fork",
+                     (char *)"--mount-proc", (char *)"/bin/true", NULL};
+    run_result r;
+    run(probe, NULL, &r);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+        printf("SKIP: unshare --pid --fork --mount-proc does not work here (%s)\n",
+               describe(r.status));
+        return 77;
+    }
+    static const struct {
+        const char *mode;
+        int sig;
+    } modes[] = {{"null_read", SIGSEGV}, {"abort", SIGABRT}};
+    for (size_t i = 0; i < 2; i++) {
+        char *argv[] = {(char *)"/usr/bin/unshare", (char *)"--pid", (char *)"--fork",
+                        (char *)"--mount-proc", (char *)exe, (char *)modes[i].mode, NULL};
+        run(argv, NULL, &r);
+        CHECK(!r.timed_out, "%s as PID 1 hung", modes[i].mode);
+        CHECK(r.ms <= DEADLINE_MS, "%s as PID 1 took %lld ms", modes[i].mode, (long long)r.ms);
+        /* unshare passes the child's end on either as the signal itself or
+         * as 128+signal. */
+        bool ok = (WIFSIGNALED(r.status) && WTERMSIG(r.status) == modes[i].sig) ||
+                  (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 128 + modes[i].sig);
+        CHECK(ok, "%s as PID 1: %s", modes[i].mode, describe(r.status));
+        fl_crashlog *log = the_one_log(NULL, 0);
+        if (log) {
+            CHECK(log->has_pid && log->pid == 1, "PROCESS_ID %llu, expected 1",
+                  (unsigned long long)log->pid);
+            CHECK(log->crash_signal == modes[i].sig, "CRASH_SIGNAL %d", log->crash_signal);
+            fl_crashlog_free(log);
+        }
+        remove_logs();
+    }
+    return failures ? 1 : 0;
+}
+
+static int cmd_preload(const char *victim, const char *so)
+{
+    char env_pre[1200];
+    snprintf(env_pre, sizeof env_pre, "LD_PRELOAD=%s", so);
+    const char *env[] = {env_pre, "FAULTLINE_APP=victim", "FAULTLINE_VERSION=9.9", NULL};
+    char *argv[] = {(char *)victim, NULL};
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    CHECK(strstr(r.out, "about to crash") != NULL, "the victim did not run normally first");
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(log->app_name && !strcmp(log->app_name, "victim"), "APPLICATION_NAME %s",
+              log->app_name ? log->app_name : "-");
+        CHECK(log->app_version && !strcmp(log->app_version, "9.9"), "APPLICATION_VERSION");
+        CHECK(log->crash_signal == SIGSEGV, "CRASH_SIGNAL %d", log->crash_signal);
+        CHECK(object_named(log, "libfaultline-preload") != NULL,
+              "the preload library is not among the OBJECTs");
+        check_frame(log, "victim_null_read");
+        check_frame(log, "main");
+        fl_crashlog_free(log);
+    }
+    /* Without the preload the same program leaves nothing. */
+    remove_logs();
+    const char *none[] = {NULL};
+    run(argv, none, &r);
+    check_ended_by(&r, SIGSEGV);
+    check_no_log("no LD_PRELOAD");
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: client_driver COMMAND PROGRAM [ARG]\n");
+        return 2;
+    }
+    make_workdir();
+    const char *cmd = argv[1];
+    int rc = 1;
+    if (!strcmp(cmd, "matrix") && argc == 4)
+        rc = cmd_matrix(argv[2], argv[3]);
+    else if (!strcmp(cmd, "details"))
+        rc = cmd_details(argv[2]);
+    else if (!strcmp(cmd, "nomalloc"))
+        rc = cmd_nomalloc(argv[2]);
+    else if (!strcmp(cmd, "mojo"))
+        rc = cmd_mojo(argv[2]);
+    else if (!strcmp(cmd, "efbig"))
+        rc = cmd_efbig(argv[2]);
+    else if (!strcmp(cmd, "dlclose"))
+        rc = cmd_dlclose(argv[2]);
+    else if (!strcmp(cmd, "spool_gone"))
+        rc = cmd_spool_gone(argv[2]);
+    else if (!strcmp(cmd, "tmpfs"))
+        rc = cmd_tmpfs(argv[2]);
+    else if (!strcmp(cmd, "pending"))
+        rc = cmd_pending(argv[2]);
+    else if (!strcmp(cmd, "reporter"))
+        rc = cmd_reporter(argv[2]);
+    else if (!strcmp(cmd, "fork"))
+        rc = cmd_fork(argv[2]);
+    else if (!strcmp(cmd, "pid1"))
+        rc = cmd_pid1(argv[2]);
+    else if (!strcmp(cmd, "preload") && argc == 4)
+        rc = cmd_preload(argv[2], argv[3]);
+    else
+        die("bad command line");
+    if (rc == 0)
+        printf("PASS %s %s\n", cmd, argc > 3 ? argv[3] : "");
+    return rc;
+}

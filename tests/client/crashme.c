@@ -1,0 +1,512 @@
+/*
+ * crashme.c - the program the client tests crash, one way per mode.
+ *
+ *   crashme MODE
+ *
+ * Built several times from this one source (tests/client/CMakeLists.txt):
+ * -O0 with frame pointers and -O2 without, against the static and the
+ * shared library, and once with malloc interposed (FL_TEST_INTERPOSE_MALLOC)
+ * to prove the crash handler never touches the heap.  The test driver
+ * (client_driver.c) runs it with a fresh FAULTLINE_SPOOL and checks how it
+ * ends and what the crash log says.
+ *
+ * Every function that faults is named crash_* and is noinline, noclone and
+ * ends with an empty asm so that it stays a frame of its own: the driver
+ * looks for its name among the CALLSTACK frames.
+ *
+ * Environment read here (besides Faultline's own):
+ *   FL_TEST_WORKDIR   scratch directory (the SIGBUS file lives there)
+ *   FL_TEST_MARKER    file the application's own signal handler creates
+ *   FL_TEST_PLUGIN    shared object dlopen()ed after install
+ */
+#undef NDEBUG /* the assert case needs assert() even in release builds */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "faultline.h"
+
+#if defined(__clang__)
+#define NOINLINE __attribute__((noinline, used))
+#else
+#define NOINLINE __attribute__((noinline, noclone, used))
+#endif
+/* An empty asm after the fault keeps the function from ending in a tail
+ * call (its frame would vanish) and from being merged with a twin. */
+#define KEEP_FRAME() __asm__ volatile("" ::: "memory")
+
+static volatile uintptr_t zero_addr;   /* always 0, opaque to the optimizer */
+static volatile int one = 1;
+static volatile int recursion_limit = INT_MAX;
+static const char *volatile ro_ptr = "a string literal in .rodata";
+static char marker_path[4096];
+static char workdir[4096];
+
+/* ---------------------------------------------------------------- */
+/* malloc interposition: after the crash starts, any call is a failure. */
+
+#ifdef FL_TEST_INTERPOSE_MALLOC
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+static volatile int heap_forbidden;
+
+static void heap_violation(const char *what)
+{
+    if (!heap_forbidden)
+        return;
+    heap_forbidden = 0;
+    /* Tell the driver which call it was, then end with a status it knows. */
+    int fd = open(marker_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        ssize_t w = write(fd, what, strlen(what));
+        (void)w;
+        close(fd);
+    }
+    _exit(99);
+}
+
+void *malloc(size_t n)
+{
+    heap_violation("malloc");
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    heap_violation("calloc");
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    heap_violation("realloc");
+    return __libc_realloc(p, n);
+}
+void free(void *p)
+{
+    heap_violation("free");
+    __libc_free(p);
+}
+void *memalign(size_t al, size_t n)
+{
+    heap_violation("memalign");
+    return __libc_memalign(al, n);
+}
+void *aligned_alloc(size_t al, size_t n)
+{
+    heap_violation("aligned_alloc");
+    return __libc_memalign(al, n);
+}
+int posix_memalign(void **out, size_t al, size_t n)
+{
+    heap_violation("posix_memalign");
+    void *p = __libc_memalign(al, n);
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+#define FORBID_HEAP() (heap_forbidden = 1)
+#else
+#define FORBID_HEAP() ((void)0)
+#endif
+
+/* ---------------------------------------------------------------- */
+/* The faults. */
+
+NOINLINE int crash_null_read(void)
+{
+    FORBID_HEAP();
+    int v = *(volatile int *)zero_addr;
+    KEEP_FRAME();
+    return v;
+}
+
+NOINLINE void crash_null_write(void)
+{
+    *(volatile int *)zero_addr = 42;
+    KEEP_FRAME();
+}
+
+NOINLINE void crash_rodata_write(void)
+{
+    ((volatile char *)ro_ptr)[0] = 'X';
+    KEEP_FRAME();
+}
+
+NOINLINE int crash_stack_overflow(int depth)
+{
+    volatile char pad[1024];
+    pad[depth & 1023] = (char)depth;
+    int r = depth < recursion_limit ? crash_stack_overflow(depth + 1) : 0;
+    KEEP_FRAME();
+    return r + pad[(depth + 1) & 1023]; /* use after the call: no tail call */
+}
+
+NOINLINE void crash_abort(void)
+{
+    abort();
+    KEEP_FRAME();
+}
+
+NOINLINE void crash_assert(void)
+{
+    assert(one == 0);
+    KEEP_FRAME();
+}
+
+NOINLINE void crash_trap(void)
+{
+    KEEP_FRAME();
+    __builtin_trap();
+}
+
+NOINLINE int crash_divzero(void)
+{
+    volatile int a = 1, b = 0;
+    int q = a / b;
+    KEEP_FRAME();
+    return q;
+}
+
+NOINLINE int crash_sigbus(void)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sigbus.dat", workdir);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ftruncate(fd, 2 * 4096) != 0)
+        return -1;
+    volatile char *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED || ftruncate(fd, 100) != 0)
+        return -1;
+    int v = p[4096 + 10]; /* the second page now lies wholly beyond EOF */
+    KEEP_FRAME();
+    return v;
+}
+
+NOINLINE void crash_double_free(void)
+{
+    char *volatile p = malloc(64);
+    free(p);
+    free(p); /* glibc: "free(): double free detected in tcache 2", abort */
+    KEEP_FRAME();
+}
+
+NOINLINE void crash_thread_fault(void)
+{
+    *(volatile int *)zero_addr = 7;
+    KEEP_FRAME();
+}
+
+/* Keeps 96 KiB of stack live above the fault so that the STACK lines are
+ * not cut short by the top of the stack. */
+NOINLINE int crash_deep_stack(void)
+{
+    volatile char big[96 * 1024];
+    for (size_t i = 0; i < sizeof big; i += 512)
+        big[i] = (char)i;
+    int r = crash_null_read();
+    KEEP_FRAME();
+    return r + big[100];
+}
+
+/* ---------------------------------------------------------------- */
+/* Threads. */
+
+static pthread_barrier_t barrier;
+
+NOINLINE void thread_idle_loop(void)
+{
+    for (;;)
+        pause();
+    KEEP_FRAME();
+}
+
+static void *idle_thread(void *arg)
+{
+    (void)arg;
+    thread_idle_loop();
+    return NULL;
+}
+
+static void *overflow_thread(void *arg)
+{
+    if (arg)
+        pthread_barrier_wait(&barrier); /* wait until main installed */
+    crash_stack_overflow(0);
+    return NULL;
+}
+
+static void *fault_thread(void *arg)
+{
+    (void)arg;
+    pthread_barrier_wait(&barrier);
+    crash_thread_fault();
+    return NULL;
+}
+
+static void start_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, fn, arg) != 0) {
+        fprintf(stderr, "crashme: pthread_create failed\n");
+        exit(2);
+    }
+    pthread_detach(t);
+}
+
+static void wait_forever(void)
+{
+    for (;;)
+        pause();
+}
+
+/* ---------------------------------------------------------------- */
+/* Hooks and handlers. */
+
+static void app_handler(int sig)
+{
+    (void)sig;
+    int fd = open(marker_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        ssize_t w = write(fd, "app handler ran\n", 16);
+        (void)w;
+        close(fd);
+    }
+}
+
+/* An application handler that is itself broken. */
+static void faulting_app_handler(int sig)
+{
+    app_handler(sig);
+    *(volatile int *)zero_addr = sig;
+}
+
+static int faulting_get_etc(faultline_get_etc_callback cb)
+{
+    if (!cb("BEFORE_FAULT", "yes"))
+        return 0;
+    return *(volatile int *)zero_addr; /* the hook itself crashes */
+}
+
+static int etc_keys(faultline_get_etc_callback cb)
+{
+    return cb("TEST_KEY", "test value");
+}
+
+/* For the self-test of the heap check: a hook that does allocate. */
+static int etc_keys_malloc(faultline_get_etc_callback cb)
+{
+    char *volatile p = malloc(16);
+    free(p);
+    return cb("TEST_KEY", "test value");
+}
+
+NOINLINE void crash_via_api(void)
+{
+    faultline_crash_now(SIGABRT);
+    KEEP_FRAME();
+}
+
+static void *load_plugin(void)
+{
+    const char *p = getenv("FL_TEST_PLUGIN");
+    void *h = p ? dlopen(p, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!h) {
+        fprintf(stderr, "crashme: dlopen(%s): %s\n", p ? p : "(FL_TEST_PLUGIN unset)", dlerror());
+        exit(2);
+    }
+    return h;
+}
+
+static void install(const faultline_hooks *hooks)
+{
+    if (!faultline_install("crashme", "1.0", hooks)) {
+        fprintf(stderr, "crashme: faultline_install failed\n");
+        exit(2);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: crashme MODE\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    const char *e;
+    if ((e = getenv("FL_TEST_MARKER")))
+        snprintf(marker_path, sizeof marker_path, "%s", e);
+    if ((e = getenv("FL_TEST_WORKDIR")))
+        snprintf(workdir, sizeof workdir, "%s", e);
+    else
+        snprintf(workdir, sizeof workdir, "/tmp");
+
+    /* Modes that need something done before install. */
+    if (!strcmp(mode, "stack_overflow_thread_before")) {
+        pthread_barrier_init(&barrier, NULL, 2);
+        start_thread(overflow_thread, (void *)1);
+        install(NULL);
+        pthread_barrier_wait(&barrier);
+        wait_forever();
+    }
+    if (!strcmp(mode, "app_handler") || !strcmp(mode, "app_handler_faults")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = strcmp(mode, "app_handler") ? faulting_app_handler : app_handler;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, NULL);
+        install(NULL);
+        crash_null_read();
+        return 3;
+    }
+    if (!strcmp(mode, "hook_fault")) {
+        faultline_hooks h;
+        memset(&h, 0, sizeof h);
+        h.get_etc = faulting_get_etc;
+        install(&h);
+        crash_abort();
+        return 3;
+    }
+    if (!strcmp(mode, "details") || !strcmp(mode, "nomalloc") ||
+        !strcmp(mode, "nomalloc_selftest")) {
+        /* One thread from before install, two after, a library loaded
+         * after install, application keys, and a deep stack. */
+        start_thread(idle_thread, NULL);
+        faultline_hooks h;
+        memset(&h, 0, sizeof h);
+        h.get_etc = strcmp(mode, "nomalloc_selftest") ? etc_keys : etc_keys_malloc;
+        install(&h);
+        start_thread(idle_thread, NULL);
+        start_thread(idle_thread, NULL);
+        load_plugin();
+        usleep(20000); /* let the threads reach pause() */
+        crash_deep_stack();
+        return 3;
+    }
+    if (!strcmp(mode, "forked_abort")) {
+        /* A crash in a child forked after install (a pre-forking server). */
+        install(NULL);
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            crash_abort();
+            _exit(3);
+        }
+        int st = 0;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid)
+            return 2;
+        printf("child %d %s %d\n", (int)pid, WIFSIGNALED(st) ? "signal" : "exit",
+               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        return 0;
+    }
+    if (!strcmp(mode, "pending")) {
+        if (faultline_pending_crashlogs() != -1 || faultline_spool_dir() != NULL)
+            return 4; /* documented values before install */
+        install(NULL);
+        if (faultline_install("crashme", "1.0", NULL) != 0)
+            return 5; /* a second install must fail */
+        printf("%d\n", faultline_pending_crashlogs());
+        return 0;
+    }
+    if (!strcmp(mode, "dlclose")) {
+        /* A library known at install and gone at the crash must not be
+         * reported (its memory may be reused by then). */
+        void *h = load_plugin();
+        install(NULL);
+        if (dlclose(h) != 0)
+            return 2;
+        crash_null_read();
+        return 3;
+    }
+
+    install(NULL);
+    if (!strcmp(mode, "fd_reuse")) {
+        /* A daemon-like program closes every descriptor after start-up and
+         * reuses the numbers: the crash log must not land in its file. */
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        int fd = open(marker_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || write(fd, "APPDATA\n", 8) != 8)
+            return 2;
+        crash_null_read();
+    }
+    if (!strcmp(mode, "null_read"))
+        crash_null_read();
+    else if (!strcmp(mode, "null_write"))
+        crash_null_write();
+    else if (!strcmp(mode, "rodata_write"))
+        crash_rodata_write();
+    else if (!strcmp(mode, "stack_overflow_main"))
+        crash_stack_overflow(0);
+    else if (!strcmp(mode, "stack_overflow_thread_after")) {
+        start_thread(overflow_thread, NULL);
+        wait_forever();
+    } else if (!strcmp(mode, "abort"))
+        crash_abort();
+    else if (!strcmp(mode, "assert"))
+        crash_assert();
+    else if (!strcmp(mode, "crash_now"))
+        crash_via_api();
+    else if (!strcmp(mode, "trap"))
+        crash_trap();
+    else if (!strcmp(mode, "divzero"))
+        crash_divzero();
+    else if (!strcmp(mode, "sigbus"))
+        crash_sigbus();
+    else if (!strcmp(mode, "double_free"))
+        crash_double_free();
+    else if (!strcmp(mode, "four_threads")) {
+        pthread_barrier_init(&barrier, NULL, 4);
+        for (int i = 0; i < 4; i++)
+            start_thread(fault_thread, NULL);
+        wait_forever();
+    } else if (!strcmp(mode, "plugin_crash")) {
+        void *h = load_plugin();
+        void (*fn)(void) = (void (*)(void))dlsym(h, "plugin_crash_here");
+        if (!fn)
+            return 2;
+        fn();
+    } else if (!strcmp(mode, "stack_overflow_plugin_thread")) {
+        /* The thread is started by the library, not by this program. */
+        void *h = load_plugin();
+        int (*start)(void) = (int (*)(void))dlsym(h, "plugin_start_overflow_thread");
+        if (!start || start() != 0)
+            return 2;
+        wait_forever();
+    } else if (!strcmp(mode, "spool_gone")) {
+        /* Someone removed the spool after install. */
+        char p[4200];
+        snprintf(p, sizeof p, "%s/installation-id", faultline_spool_dir());
+        if (unlink(p) != 0 || rmdir(faultline_spool_dir()) != 0)
+            return 2;
+        crash_null_read();
+    } else if (!strcmp(mode, "efbig")) {
+        /* Every write past 4 KiB fails with EFBIG: a full disk as far as
+         * the log writer can tell. */
+        struct rlimit rl = {4096, 4096};
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            return 2;
+        crash_deep_stack(); /* 32 KiB of STACK lines: the log is ~70 KiB */
+    } else {
+        fprintf(stderr, "crashme: unknown mode %s\n", mode);
+        return 2;
+    }
+    return 3; /* the crash did not end the process */
+}

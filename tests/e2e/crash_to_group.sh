@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Real crash -> spool -> faultline-report -> faultline serve -> API.
+set -u
+CRASHER=$1 PLAIN=$2 PRELOAD=$3 REPORTER=$4 FAULTLINE=$5
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-e2e.XXXXXX")
+SPOOL=$WORK/spool
+ADMIN=e2e-admin-$$ KEY=e2e-key-$$
+SPID=
+cleanup() {
+    if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL [e2e]: $*" >&2
+    for f in "$WORK"/*.err; do [ -f "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }; done
+    exit 1
+}
+unset FAULTLINE_URL FAULTLINE_REPORTER
+export FAULTLINE_SPOOL=$SPOOL
+# Sanitizer builds: let our handler see the signals.
+export ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0:detect_leaks=0
+
+# 1. Crash: three of one kind, two of another, one unmodified program.
+for i in 1 2 3; do
+    E2E_VERSION=1.$i "$CRASHER" null 2>/dev/null
+    rc=$?; [ $rc = 139 ] || fail "null crash exit $rc, want 139 (SIGSEGV)"
+done
+for i in 1 2; do
+    "$CRASHER" abort 2>/dev/null
+    rc=$?; [ $rc = 134 ] || fail "abort exit $rc, want 134 (SIGABRT)"
+done
+LD_PRELOAD=$PRELOAD FAULTLINE_APP=plainapp FAULTLINE_VERSION=9 "$PLAIN" 2>/dev/null
+rc=$?; [ $rc = 139 ] || fail "preloaded crash exit $rc, want 139"
+n=$(ls "$SPOOL"/*.crashlog | wc -l)
+[ "$n" = 6 ] || fail "$n crash logs in the spool, want 6"
+
+# 2. Server on a free port.
+PORT=
+for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { PORT=$p; break; }
+done
+[ -n "$PORT" ] || fail "no free port"
+BASE=http://127.0.0.1:$PORT
+FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY \
+    "$FAULTLINE" serve --listen "127.0.0.1:$PORT" --data "$WORK/data" >"$WORK/serve.out" 2>"$WORK/serve.err" &
+SPID=$!
+for _ in $(seq 1 150); do
+    curl -fsS -m 2 "$BASE/healthz" >/dev/null 2>&1 && break
+    kill -0 "$SPID" 2>/dev/null || fail "server exited"
+    sleep 0.2
+done
+curl -fsS -m 2 "$BASE/healthz" >/dev/null || fail "server never answered /healthz"
+
+# 3. Report.
+timeout 120 "$REPORTER" --spool "$SPOOL" --url "$BASE/" --key "$KEY" --yes </dev/null \
+    >"$WORK/report.out" 2>"$WORK/report.err"
+rc=$?; [ $rc = 0 ] || fail "faultline-report exit $rc, want 0"
+[ -z "$(ls "$SPOOL"/*.crashlog 2>/dev/null)" ] || fail "spool not empty after delivery"
+
+# 4. The API: two groups for e2eapp with counts 3 and 2, one for plainapp.
+api() { curl -fsS -m 5 -H "Authorization: Bearer $ADMIN" "$BASE$1"; }
+counts=
+for _ in $(seq 1 150); do
+    counts=$(api "/api/v1/groups?app=e2eapp" | python3 -c '
+import json,sys
+g=json.load(sys.stdin)["groups"]
+print(" ".join(str(x["count"]) for x in sorted(g, key=lambda x: -x["count"])))' 2>/dev/null)
+    [ "$counts" = "3 2" ] && break
+    sleep 0.2
+done
+[ "$counts" = "3 2" ] || fail "e2eapp group counts '$counts', want '3 2'"
+api "/api/v1/groups?app=e2eapp" > "$WORK/groups.json" || fail "groups"
+python3 - "$WORK/groups.json" <<'PY' || fail "group contents"
+import json, sys
+g = json.load(open(sys.argv[1]))["groups"]
+big = max(g, key=lambda x: x["count"])
+assert big["affected"] == 1, big            # one installation (one spool)
+assert big["status"] == "open", big
+for k in ("id", "signature", "first_seen", "last_seen"):
+    assert k in big, k
+PY
+plain=
+for _ in $(seq 1 50); do
+    plain=$(api "/api/v1/groups?app=plainapp" | python3 -c '
+import json,sys; print(sum(x["count"] for x in json.load(sys.stdin)["groups"]))' 2>/dev/null)
+    [ "$plain" = 1 ] && break
+    sleep 0.2
+done
+[ "$plain" = 1 ] || fail "plainapp (LD_PRELOAD) count '$plain', want 1"
+echo "ok [e2e]: 6 real crashes -> 3 groups"
