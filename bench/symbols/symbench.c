@@ -1,0 +1,138 @@
+/*
+ * symbench - helpers for bench/symbols/run.sh.
+ *
+ *   symbench gen OBJ COUNT SEED        random addresses inside OBJ's functions
+ *   symbench first SYMCACHE ADDR REPS  open + first lookup, median over REPS (µs)
+ *   symbench lookup SYMCACHE ADDRFILE  in-process lookups only (ns/address)
+ */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fl_symcache.h"
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int gen(const char *obj, size_t count, unsigned long long seed)
+{
+    elf_version(EV_CURRENT);
+    int fd = open(obj, O_RDONLY);
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+    if (!elf)
+        return 1;
+    unsigned long long *a = NULL, *s = NULL;
+    size_t n = 0, cap = 0;
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+                !sym.st_size || sym.st_shndx == SHN_UNDEF)
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 1024;
+                a = realloc(a, cap * sizeof *a);
+                s = realloc(s, cap * sizeof *s);
+                if (!a || !s)
+                    return 1;
+            }
+            a[n] = sym.st_value;
+            s[n++] = sym.st_size;
+        }
+    }
+    if (!n)
+        return 1;
+    unsigned long long x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (size_t i = 0; i < count; i++) {
+        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+        unsigned long long r = x * 2685821657736338717ull;
+        size_t k = r % n;
+        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+        r = x * 2685821657736338717ull;
+        printf("0x%llx\n", a[k] + r % s[k]);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 5 && !strcmp(argv[1], "gen"))
+        return gen(argv[2], strtoul(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
+    if (argc >= 5 && !strcmp(argv[1], "first")) {
+        uint64_t addr = strtoull(argv[3], NULL, 0);
+        int reps = atoi(argv[4]);
+        if (reps < 1 || reps > 100000)
+            reps = 1;
+        double *t = malloc(sizeof(double) * (size_t)reps);
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_us();
+            fl_symcache *sc;
+            char err[256];
+            if (fl_symcache_open(argv[2], &sc, err, sizeof err) != 0) {
+                fprintf(stderr, "%s\n", err);
+                return 1;
+            }
+            fl_symframe f[64];
+            fl_symcache_lookup(sc, addr, f, 64);
+            fl_symcache_close(sc);
+            t[r] = now_us() - t0;
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmp_d);
+        printf("%.1f\n", t[reps / 2]);
+        free(t);
+        return 0;
+    }
+    if (argc >= 4 && !strcmp(argv[1], "lookup")) {
+        fl_symcache *sc;
+        char err[256];
+        if (fl_symcache_open(argv[2], &sc, err, sizeof err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return 1;
+        }
+        FILE *f = fopen(argv[3], "r");
+        if (!f)
+            return 1;
+        size_t n = 0, cap = 1 << 16;
+        uint64_t *a = malloc(cap * sizeof *a);
+        char line[64];
+        while (fgets(line, sizeof line, f)) {
+            if (n == cap)
+                a = realloc(a, (cap *= 2) * sizeof *a);
+            a[n++] = strtoull(line, NULL, 0);
+        }
+        fclose(f);
+        volatile size_t sink = 0;
+        fl_symframe fr[64];
+        double t0 = now_us();
+        for (size_t i = 0; i < n; i++)
+            sink += fl_symcache_lookup(sc, a[i], fr, 64);
+        double dt = now_us() - t0;
+        printf("%.1f\n", n ? dt * 1000.0 / (double)n : 0.0);
+        fl_symcache_close(sc);
+        free(a);
+        return sink == SIZE_MAX; /* reads sink: the lookups cannot be elided */
+    }
+    fprintf(stderr, "usage: symbench gen|first|lookup ...\n");
+    return 2;
+}

@@ -1,0 +1,461 @@
+/*
+ * cmd_symbols.c - `faultline symbolicate` and `faultline symbols add`.
+ *
+ * symbolicate prints exactly what `llvm-symbolizer --obj=FILE --inlines`
+ * (LLVM 14) prints, including how it parses an input line: an optional
+ * "CODE " prefix, the first token delimited by ' ', '\r' or '\n', read as
+ * an integer with C-like radix prefixes (0x, 0b, 0o, leading 0 = octal);
+ * a line that does not parse is echoed back as is.  Input is read the way
+ * llvm reads it (fgets into 1024 bytes), and output is flushed whenever
+ * the input runs dry, so an interactive pipe sees each answer at once
+ * while a batch of addresses costs few write()s.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fl_symbols_cmd.h"
+#include "fl_symcache.h"
+#include "fl_symstore.h"
+#include "fl_symupload.h"
+
+#define MAX_FRAMES 256
+#define LLVM_INPUT_MAX 1024 /* llvm-symbolizer's fgets buffer */
+
+/* ---- address parsing, as llvm::StringRef::getAsInteger(0, u64) ------- */
+
+static int parse_u64(const char *s, size_t n, uint64_t *out)
+{
+    unsigned radix = 10;
+    if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        radix = 16;
+        s += 2, n -= 2;
+    } else if (n >= 2 && s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) {
+        radix = 2;
+        s += 2, n -= 2;
+    } else if (n >= 2 && s[0] == '0' && s[1] == 'o') {
+        radix = 8;
+        s += 2, n -= 2;
+    } else if (n >= 2 && s[0] == '0' && s[1] >= '0' && s[1] <= '9') {
+        radix = 8;
+        s += 1, n -= 1;
+    }
+    if (n == 0)
+        return -1;
+    unsigned long long r = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = (unsigned char)s[i], v;
+        if (c >= '0' && c <= '9')
+            v = c - '0';
+        else if (c >= 'a' && c <= 'z')
+            v = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'Z')
+            v = c - 'A' + 10;
+        else
+            return -1;
+        if (v >= radix)
+            return -1;
+        unsigned long long prev = r;
+        r = r * radix + v;
+        if (r / radix < prev)
+            return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+/* llvm-symbolizer's parseCommand with --obj given. */
+static int parse_input(const char *in, uint64_t *addr)
+{
+    const char *p = in;
+    /* Fast path: a bare hex number, the common case. */
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        uint64_t v = 0;
+        size_t i = 2;
+        for (; i < 18; i++) {
+            unsigned c = (unsigned char)p[i], d;
+            if (c >= '0' && c <= '9')
+                d = c - '0';
+            else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+                d = (c | 0x20) - 'a' + 10;
+            else
+                break;
+            v = v << 4 | d;
+        }
+        if (i > 2 && (p[i] == '\0' || p[i] == ' ')) {
+            *addr = v;
+            return 0;
+        }
+    }
+    if (strncmp(p, "CODE ", 5) == 0)
+        p += 5;
+    else if (strncmp(p, "DATA ", 5) == 0 || strncmp(p, "FRAME ", 6) == 0)
+        return -1; /* not supported: echoed like an unparsable line */
+    p += strspn(p, " \n\r");
+    size_t n = strcspn(p, " \n\r");
+    return parse_u64(p, n, addr);
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+/* Output goes through one buffer and write(2): stdio's per-call locking
+ * was most of the cost per address. */
+typedef struct obuf {
+    char buf[1 << 16];
+    size_t len;
+    int fd;
+    int failed;
+} obuf;
+
+static void ob_flush(obuf *o)
+{
+    size_t off = 0;
+    while (off < o->len && !o->failed) {
+        ssize_t n = write(o->fd, o->buf + off, o->len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            o->failed = 1; /* e.g. EPIPE: keep going quietly, exit code says it */
+        else
+            off += (size_t)n;
+    }
+    o->len = 0;
+}
+
+static void ob_put(obuf *o, const char *s, size_t n)
+{
+    while (n > 0) {
+        if (o->len == sizeof o->buf)
+            ob_flush(o);
+        size_t k = sizeof o->buf - o->len;
+        if (k > n)
+            k = n;
+        memcpy(o->buf + o->len, s, k);
+        o->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+static void ob_str(obuf *o, const char *s)
+{
+    ob_put(o, s, strlen(s));
+}
+
+static void ob_u32(obuf *o, uint32_t v)
+{
+    char b[16];
+    int i = sizeof b;
+    do {
+        b[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    ob_put(o, b + i, sizeof b - (size_t)i);
+}
+
+static void print_block(obuf *out, const fl_symcache *sc, uint64_t addr)
+{
+    fl_symframe frames[MAX_FRAMES];
+    size_t n = sc ? fl_symcache_lookup(sc, addr, frames, MAX_FRAMES) : 0;
+    if (n > MAX_FRAMES)
+        n = MAX_FRAMES;
+    if (n == 0) {
+        ob_str(out, "??\n??:0:0\n\n");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ob_str(out, frames[i].function ? frames[i].function : "??");
+        ob_put(out, "\n", 1);
+        ob_str(out, frames[i].file ? frames[i].file : "??");
+        ob_put(out, ":", 1);
+        ob_u32(out, frames[i].line);
+        ob_put(out, ":", 1);
+        ob_u32(out, frames[i].column);
+        ob_put(out, "\n", 1);
+    }
+    ob_put(out, "\n", 1);
+}
+
+static void handle_input(obuf *out, const fl_symcache *sc, const char *in)
+{
+    uint64_t addr;
+    if (parse_input(in, &addr) != 0) {
+        ob_str(out, in);
+        ob_put(out, "\n", 1);
+        return;
+    }
+    print_block(out, sc, addr);
+}
+
+/* Reads stdin in llvm's fgets(1024) pieces, strips '\r' and '\n'. */
+static void run_stdin(obuf *out, const fl_symcache *sc)
+{
+    static char buf[1 << 16];
+    size_t len = 0, pos = 0;
+    int eof = 0;
+    char piece[LLVM_INPUT_MAX];
+    for (;;) {
+        /* Collect one fgets piece: up to '\n' or LLVM_INPUT_MAX-1 bytes. */
+        size_t pl = 0;
+        int got_nl = 0;
+        while (pl < LLVM_INPUT_MAX - 1 && !got_nl) {
+            if (pos == len) {
+                if (eof)
+                    break;
+                ob_flush(out); /* about to block: let a pipe peer see answers */
+                ssize_t r = read(0, buf, sizeof buf);
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r <= 0) {
+                    eof = 1;
+                    break;
+                }
+                len = (size_t)r;
+                pos = 0;
+            }
+            /* Copy up to the newline in one go. */
+            size_t want = LLVM_INPUT_MAX - 1 - pl, avail = len - pos;
+            size_t k = avail < want ? avail : want;
+            const char *nl = memchr(buf + pos, '\n', k);
+            if (nl) {
+                k = (size_t)(nl - (buf + pos)) + 1;
+                got_nl = 1;
+            }
+            memcpy(piece + pl, buf + pos, k);
+            pl += k;
+            pos += k;
+        }
+        if (pl == 0 && eof)
+            break;
+        size_t o = 0;
+        for (size_t i = 0; i < pl; i++)
+            if (piece[i] != '\r' && piece[i] != '\n')
+                piece[o++] = piece[i];
+        piece[o] = '\0';
+        handle_input(out, sc, piece);
+    }
+}
+
+static int cache_dir_for(const char *opt, char *buf, size_t cap)
+{
+    if (opt) {
+        if ((size_t)snprintf(buf, cap, "%s", opt) >= cap)
+            return -1;
+        return 0;
+    }
+    return fl_symstore_default_dir(buf, cap) == 0 ? 0 : -1;
+}
+
+static void symbolicate_usage(FILE *f)
+{
+    fprintf(f, "usage: faultline symbolicate --obj FILE [--cache DIR] [ADDR...]\n"
+               "  Prints, for each address (from the arguments, else one per line on\n"
+               "  stdin), the function, file:line:column and inlined callers, exactly\n"
+               "  as `llvm-symbolizer --obj=FILE --inlines` does.  The symcache is kept\n"
+               "  in DIR (default $XDG_CACHE_HOME/faultline/symcache).\n");
+}
+
+int fl_cmd_symbolicate(int argc, char **argv)
+{
+    const char *obj = NULL, *cache = NULL;
+    int first_addr = argc;
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            symbolicate_usage(stdout);
+            return 0;
+        } else if ((!strcmp(a, "--obj") || !strcmp(a, "-obj") || !strcmp(a, "-e") ||
+                    !strcmp(a, "--exe")) &&
+                   i + 1 < argc) {
+            obj = argv[++i];
+        } else if (!strncmp(a, "--obj=", 6)) {
+            obj = a + 6;
+        } else if (!strcmp(a, "--cache") && i + 1 < argc) {
+            cache = argv[++i];
+        } else if (!strncmp(a, "--cache=", 8)) {
+            cache = a + 8;
+        } else if (!strcmp(a, "--inlines") || !strcmp(a, "-i")) {
+            /* the default and only mode */
+        } else if (!strcmp(a, "--")) {
+            i++;
+            break;
+        } else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
+            fprintf(stderr, "faultline symbolicate: unknown option '%s'\n", a);
+            symbolicate_usage(stderr);
+            return 2;
+        } else {
+            break;
+        }
+    }
+    first_addr = i;
+    if (!obj) {
+        symbolicate_usage(stderr);
+        return 2;
+    }
+    char dir[PATH_MAX], err[512];
+    fl_symcache *sc = NULL;
+    int built = 0, rc = FL_SYM_EINVAL;
+    if (cache_dir_for(cache, dir, sizeof dir) == 0)
+        rc = fl_symstore_get(dir, obj, 0, &sc, &built, NULL, NULL, 0, err, sizeof err);
+    else
+        snprintf(err, sizeof err, "no cache directory (set HOME or --cache)");
+    if (rc != 0) {
+        /* No usable cache directory (read-only, no HOME...): build a
+         * private symcache in TMPDIR, use it, drop it. */
+        const char *tmpdir = getenv("TMPDIR");
+        char tmp[PATH_MAX], err2[512];
+        if (!tmpdir || !*tmpdir)
+            tmpdir = "/tmp";
+        int fd = -1;
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s/faultline-XXXXXX", tmpdir) < sizeof tmp &&
+            (fd = mkstemp(tmp)) >= 0) {
+            close(fd);
+            if (fl_symcache_build(obj, tmp, NULL, err2, sizeof err2) == 0 &&
+                fl_symcache_open(tmp, &sc, err2, sizeof err2) == 0)
+                rc = 0;
+            unlink(tmp); /* the mapping stays valid */
+        }
+    }
+    if (rc != 0) {
+        /* Like llvm-symbolizer: report, then answer "??" for every input. */
+        fprintf(stderr, "faultline symbolicate: %s\n", err);
+        sc = NULL;
+    }
+    static obuf out;
+    out.len = 0;
+    out.fd = 1;
+    out.failed = 0;
+    fflush(stdout);
+    if (first_addr < argc) {
+        for (i = first_addr; i < argc; i++)
+            handle_input(&out, sc, argv[i]);
+    } else {
+        run_stdin(&out, sc);
+    }
+    ob_flush(&out);
+    fl_symcache_close(sc);
+    return out.failed ? 1 : 0;
+}
+
+/* ---- symbols add ------------------------------------------------------- */
+
+static void symbols_usage(FILE *f)
+{
+    fprintf(f, "usage: faultline symbols add FILE... [--cache DIR] [--force] [--server URL]\n"
+               "  Ingests ELF files with DWARF (or separate .debug files) into the\n"
+               "  symcache directory, keyed by GNU build id.  With --server, uploads\n"
+               "  them instead (POST URL/api/v1/symbols; FAULTLINE_ADMIN_TOKEN is sent\n"
+               "  as the bearer token).\n");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int fl_cmd_symbols(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        symbols_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "add") != 0) {
+        fprintf(stderr, "faultline symbols: unknown subcommand '%s'\n", argv[1]);
+        symbols_usage(stderr);
+        return 2;
+    }
+    const char *cache = NULL, *server = NULL;
+    int force = 0;
+    char **files = calloc((size_t)argc, sizeof *files);
+    int nfiles = 0;
+    if (!files)
+        return 1;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--cache") && i + 1 < argc)
+            cache = argv[++i];
+        else if (!strncmp(a, "--cache=", 8))
+            cache = a + 8;
+        else if (!strcmp(a, "--server") && i + 1 < argc)
+            server = argv[++i];
+        else if (!strncmp(a, "--server=", 9))
+            server = a + 9;
+        else if (!strcmp(a, "--force"))
+            force = 1;
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "faultline symbols add: unknown option '%s'\n", a);
+            free(files);
+            return 2;
+        } else
+            files[nfiles++] = argv[i];
+    }
+    if (nfiles == 0) {
+        symbols_usage(stderr);
+        free(files);
+        return 2;
+    }
+    if (server) {
+        int tty = isatty(2), failed = 0;
+        for (int i = 0; i < nfiles; i++) {
+            char msg[1024];
+            int rc = fl_symupload(server, files[i], tty, i + 1, nfiles, msg, sizeof msg);
+            if (rc != 0) {
+                fprintf(stderr, "faultline symbols add: %s\n", msg);
+                failed++;
+            } else {
+                printf("%s\n", msg);
+                fflush(stdout);
+            }
+        }
+        free(files);
+        return failed ? 1 : 0;
+    }
+    char dir[PATH_MAX];
+    if (cache_dir_for(cache, dir, sizeof dir) != 0) {
+        fprintf(stderr, "faultline symbols add: no cache directory (set HOME or --cache)\n");
+        free(files);
+        return 2;
+    }
+    int tty = isatty(2);
+    int failed = 0;
+    for (int i = 0; i < nfiles; i++) {
+        if (tty)
+            fprintf(stderr, "\r[%d/%d] %s ...\033[K", i + 1, nfiles, files[i]);
+        char err[512], path[PATH_MAX];
+        fl_symbuild_stats st;
+        fl_symcache *sc = NULL;
+        int built = 0;
+        double t0 = now_s();
+        int rc = fl_symstore_get(dir, files[i], force, &sc, &built, &st, path, sizeof path, err,
+                                 sizeof err);
+        double dt = now_s() - t0;
+        if (tty)
+            fprintf(stderr, "\r\033[K");
+        if (rc != 0) {
+            fprintf(stderr, "faultline symbols add: %s\n", err);
+            failed++;
+            continue;
+        }
+        const uint8_t *id;
+        size_t idlen = fl_symcache_build_id(sc, &id);
+        char hex[2 * FL_SYM_BUILD_ID_MAX + 1];
+        fl_sym_hex(id, idlen, hex, sizeof hex);
+        if (built)
+            printf("%s %s: %s, %llu records, %llu ranges, %llu bytes in %.3f s -> %s\n",
+                   idlen ? hex : "-", files[i], st.has_dwarf ? "DWARF" : "symbol table only",
+                   (unsigned long long)st.records, (unsigned long long)st.ranges,
+                   (unsigned long long)st.file_bytes, dt, path);
+        else
+            printf("%s %s: already cached -> %s\n", idlen ? hex : "-", files[i], path);
+        fl_symcache_close(sc);
+    }
+    free(files);
+    return failed ? 1 : 0;
+}

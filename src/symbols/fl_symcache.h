@@ -1,0 +1,117 @@
+/*
+ * fl_symcache.h - DWARF/ELF symbols turned into a compact, mmap-able file.
+ *
+ * A symcache answers "which function, file, line and column, with the full
+ * chain of inlined calls, is at address A of this module?" with the same
+ * answer `llvm-symbolizer --obj=FILE --inlines` (LLVM 14) gives, but from a
+ * file that is opened with one mmap and queried with one binary search and
+ * a walk of at most a few records, without allocating.
+ *
+ * The builder reads an ELF executable, shared object or separate debug file
+ * with elfutils (libelf + libdw), follows the build-id path and
+ * .gnu_debuglink to the debug file when the object has none, and writes the
+ * file described in docs/symbols.md.  The reader validates every byte it
+ * relies on: a corrupt or truncated file is an error, never a crash.
+ *
+ * Threads: a built fl_symcache is read-only; any number of threads may call
+ * fl_symcache_lookup on it at once.  Nothing here is async-signal-safe.
+ */
+#ifndef FL_SYMCACHE_H
+#define FL_SYMCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Error codes: 0 is success, every failure is negative.  One list makes
+ * both the enum and fl_sym_strerror(). */
+#define FL_SYM_ERRORS(X)                                                                           \
+    X(FL_SYM_OK, 0, "success")                                                                     \
+    X(FL_SYM_EIO, -1, "cannot read or write a file")                                               \
+    X(FL_SYM_ENOTELF, -2, "not a usable ELF file")                                                 \
+    X(FL_SYM_EDWARF, -3, "malformed DWARF")                                                        \
+    X(FL_SYM_ECORRUPT, -4, "corrupt or truncated symcache")                                        \
+    X(FL_SYM_EVERSION, -5, "unsupported symcache version")                                         \
+    X(FL_SYM_ENOMEM, -6, "out of memory")                                                          \
+    X(FL_SYM_ETOOBIG, -7, "input exceeds a size limit")                                            \
+    X(FL_SYM_EINVAL, -8, "invalid argument")
+
+enum {
+#define FL_SYM_ENUM_(name, value, text) name = value,
+    FL_SYM_ERRORS(FL_SYM_ENUM_)
+#undef FL_SYM_ENUM_
+};
+
+/* Static text for an error code (never NULL). */
+const char *fl_sym_strerror(int code);
+
+/* Longest GNU build id we keep (real ones are 20 bytes). */
+#define FL_SYM_BUILD_ID_MAX 64
+
+typedef struct fl_symcache fl_symcache;
+
+/* One frame of a lookup.  Strings are borrowed from the open symcache and
+ * stay valid until fl_symcache_close().  NULL means unknown (llvm prints
+ * "??").  line/column 0 mean unknown. */
+typedef struct fl_symframe {
+    const char *function; /* demangled like llvm-symbolizer does */
+    const char *file;     /* the path as llvm-symbolizer prints it */
+    uint32_t line;
+    uint32_t column;
+    int inlined; /* 1: this frame was inlined into the next one */
+} fl_symframe;
+
+typedef struct fl_symbuild_stats {
+    uint64_t compile_units;
+    uint64_t records;     /* function + inline records */
+    uint64_t ranges;      /* address breakpoints */
+    uint64_t symbols;     /* ELF symbols kept */
+    uint64_t string_bytes;
+    uint64_t file_bytes;  /* size of the symcache written */
+    int has_dwarf;        /* 0: built from the ELF symbol table only */
+    char debug_path[1024]; /* the file the DWARF came from ("" if none) */
+} fl_symbuild_stats;
+
+/* What a module is, read cheaply (no DWARF): its GNU build id and a
+ * fingerprint of the symbol table llvm-symbolizer would use for it.  Two
+ * files with the same build id but different symbol tables (a stripped
+ * library and its debug file) give different fingerprints.
+ * OUT: build_id (FL_SYM_BUILD_ID_MAX bytes), *build_id_len (0 if none),
+ * *fingerprint.  Returns 0 or a negative FL_SYM_ code. */
+int fl_symcache_identify(const char *elf_path, uint8_t *build_id, size_t *build_id_len,
+                         uint64_t *fingerprint, char *err, size_t errlen);
+
+/* Build a symcache for the module at elf_path and write it to out_path
+ * (through a temporary file and rename(), so readers never see half a
+ * file).  stats may be NULL.  On failure nothing is left at out_path and
+ * err (if errlen > 0) says why.  Returns 0 or a negative FL_SYM_ code. */
+int fl_symcache_build(const char *elf_path, const char *out_path, fl_symbuild_stats *stats,
+                      char *err, size_t errlen);
+
+/* Map and validate the symcache at path.  *out is set on success and must
+ * be released with fl_symcache_close().  Returns 0 or a negative code. */
+int fl_symcache_open(const char *path, fl_symcache **out, char *err, size_t errlen);
+
+/* Validate a symcache held in memory.  The bytes are borrowed: they must
+ * outlive the handle.  For tests and fuzzing. */
+int fl_symcache_open_mem(const void *data, size_t size, fl_symcache **out, char *err,
+                         size_t errlen);
+
+/* Frees the handle and unmaps the file.  NULL is harmless. */
+void fl_symcache_close(fl_symcache *sc);
+
+/* Symbolize a module-relative address.  Fills at most max frames,
+ * innermost first (the last one is the real, non-inlined function), and
+ * returns the number of frames the address has (>= 1 when max >= 1; a
+ * single all-unknown frame when nothing covers the address).  Never
+ * allocates. */
+size_t fl_symcache_lookup(const fl_symcache *sc, uint64_t addr, fl_symframe *frames, size_t max);
+
+/* The build id stored in the symcache (borrowed); returns its length. */
+size_t fl_symcache_build_id(const fl_symcache *sc, const uint8_t **id);
+/* The symbol-table fingerprint stored in the symcache. */
+uint64_t fl_symcache_fingerprint(const fl_symcache *sc);
+
+/* Writes the build id as lowercase hex into buf (cap >= 2*len+1). */
+void fl_sym_hex(const uint8_t *id, size_t len, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,483 @@
+/*
+ * locate.c - find a module's debug information by build id.
+ *
+ * How this works: every candidate path is derived from the build id alone
+ * (after checking that it is plain hex, so it can never climb out of a
+ * root), opened with libelf and accepted only when its own build id
+ * matches.  debuginfod is the only step that can be slow, so it is the only
+ * one behind the miss cache: a small fixed-size table of build ids that a
+ * debuginfod query did not find, each with an expiry time on the monotonic
+ * clock.  A hit there skips the network; the entry expires so that a debug
+ * file published later is still picked up.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <elfutils/debuginfod.h>
+#include <elfutils/libdwelf.h>
+
+#include "fl_symcache.h"
+#include "fl_symlocate.h"
+
+#define MISS_SLOTS 1024 /* build ids remembered as missing; oldest replaced */
+#define MISS_PROBE 8
+#define ID_HEX_MAX (2 * FL_SYM_BUILD_ID_MAX)
+
+typedef struct miss_entry {
+    char id[ID_HEX_MAX + 3]; /* "d:" or "x:" + build id; "" = free */
+    int64_t expires;         /* monotonic seconds */
+} miss_entry;
+
+struct fl_symlocate {
+    char *upload_roots[FL_SYMLOC_MAX_ROOTS];
+    size_t nupload;
+    char *debug_roots[FL_SYMLOC_MAX_ROOTS];
+    size_t ndebug;
+    int use_debuginfod;
+    int use_object;
+    unsigned miss_ttl_s;
+
+    pthread_mutex_t lock; /* guards misses and stats */
+    miss_entry misses[MISS_SLOTS];
+    fl_symlocate_stats stats;
+};
+
+const char *fl_symlocate_strerror(int code)
+{
+    switch (code) {
+#define FL_SYMLOC_STR_(name, value, text)                                                          \
+    case value:                                                                                    \
+        return text;
+        FL_SYMLOC_ERRORS(FL_SYMLOC_STR_)
+#undef FL_SYMLOC_STR_
+    }
+    return "unknown error";
+}
+
+const char *fl_symlocate_tier_name(fl_symloc_tier t)
+{
+    switch (t) {
+    case FL_SYMLOC_TIER_APPLICATION:
+        return "application";
+    case FL_SYMLOC_TIER_SYSTEM:
+        return "system";
+    case FL_SYMLOC_TIER_OBJECT:
+        return "object";
+    default:
+        return "none";
+    }
+}
+
+const char *fl_symlocate_source_name(fl_symloc_source s)
+{
+    switch (s) {
+    case FL_SYMLOC_SRC_UPLOAD:
+        return "upload";
+    case FL_SYMLOC_SRC_DEBUG_DIR:
+        return "debug-dir";
+    case FL_SYMLOC_SRC_DEBUGINFOD:
+        return "debuginfod";
+    case FL_SYMLOC_SRC_OBJECT:
+        return "object";
+    default:
+        return "none";
+    }
+}
+
+void fl_symlocate_config_init(fl_symlocate_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->use_debuginfod = 1;
+    cfg->use_object_path = 1;
+}
+
+static int64_t mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec;
+}
+
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+static void elf_init(void)
+{
+    elf_version(EV_CURRENT);
+}
+
+/* Build id and what the file holds.  has_code: .text has its bytes (not
+ * a debug-only file, where it is SHT_NOBITS). */
+static int inspect(const char *path, char *hex, size_t cap, int *has_dwarf, int *has_symtab,
+                   int *has_code)
+{
+    pthread_once(&elf_once, elf_init);
+    if (has_dwarf)
+        *has_dwarf = 0;
+    if (has_symtab)
+        *has_symtab = 0;
+    if (has_code)
+        *has_code = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = -1;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf || elf_kind(elf) != ELF_K_ELF)
+        goto out;
+    const void *id = NULL;
+    ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+    if (n <= 0 || n > FL_SYM_BUILD_ID_MAX || cap < 2 * (size_t)n + 1)
+        goto out;
+    fl_sym_hex(id, (size_t)n, hex, cap);
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+            GElf_Shdr sh;
+            if (!gelf_getshdr(scn, &sh) || sh.sh_size == 0 || sh.sh_type == SHT_NOBITS)
+                continue;
+            const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+            if (has_code && name && strcmp(name, ".text") == 0)
+                *has_code = 1;
+            if (has_symtab && sh.sh_type == SHT_SYMTAB)
+                *has_symtab = 1;
+            if (has_dwarf && name &&
+                (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0))
+                *has_dwarf = 1;
+        }
+    }
+    rc = 0;
+out:
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+int fl_symlocate_read_build_id(const char *path, char *hex, size_t cap, int *has_dwarf,
+                               int *has_symtab)
+{
+    return inspect(path, hex, cap, has_dwarf, has_symtab, NULL);
+}
+
+/* Lowercases src into dst; 0 when it is 2..ID_HEX_MAX hex digits, even. */
+static int normalize_id(const char *src, char *dst)
+{
+    size_t n = 0;
+    for (; src[n]; n++) {
+        char c = src[n];
+        if (n >= ID_HEX_MAX)
+            return -1;
+        if (c >= 'A' && c <= 'F')
+            c = (char)(c - 'A' + 'a');
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+            return -1;
+        dst[n] = c;
+    }
+    dst[n] = '\0';
+    return (n >= 2 && n % 2 == 0) ? 0 : -1;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+int fl_symlocate_new(const fl_symlocate_config *cfg, fl_symlocate **out)
+{
+    *out = NULL;
+    if (!cfg || cfg->nupload_roots > FL_SYMLOC_MAX_ROOTS || cfg->ndebug_roots > FL_SYMLOC_MAX_ROOTS)
+        return FL_SYMLOC_EINVAL;
+    fl_symlocate *loc = calloc(1, sizeof *loc);
+    if (!loc)
+        return FL_SYMLOC_ENOMEM;
+    pthread_mutex_init(&loc->lock, NULL);
+    for (size_t i = 0; i < cfg->nupload_roots; i++) {
+        if (!cfg->upload_roots[i])
+            continue;
+        if (!(loc->upload_roots[loc->nupload++] = dup_or_null(cfg->upload_roots[i])))
+            goto nomem;
+    }
+    for (size_t i = 0; i < cfg->ndebug_roots; i++) {
+        if (!cfg->debug_roots[i])
+            continue;
+        if (!(loc->debug_roots[loc->ndebug++] = dup_or_null(cfg->debug_roots[i])))
+            goto nomem;
+    }
+    if (cfg->ndebug_roots == 0 && !(loc->debug_roots[loc->ndebug++] = strdup("/usr/lib/debug")))
+        goto nomem;
+    loc->use_debuginfod = cfg->use_debuginfod;
+    loc->use_object = cfg->use_object_path;
+    loc->miss_ttl_s = cfg->miss_ttl_s ? cfg->miss_ttl_s : 600;
+
+    /* libdebuginfod reads these on every query; see the header. */
+    if (cfg->debuginfod_urls)
+        setenv(DEBUGINFOD_URLS_ENV_VAR, cfg->debuginfod_urls, 1);
+    if (cfg->debuginfod_cache)
+        setenv(DEBUGINFOD_CACHE_PATH_ENV_VAR, cfg->debuginfod_cache, 1);
+    char tmo[16];
+    snprintf(tmo, sizeof tmo, "%u", cfg->debuginfod_timeout_s ? cfg->debuginfod_timeout_s : 10);
+    setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, tmo, cfg->debuginfod_timeout_s != 0);
+    *out = loc;
+    return 0;
+nomem:
+    fl_symlocate_free(loc);
+    return FL_SYMLOC_ENOMEM;
+}
+
+void fl_symlocate_free(fl_symlocate *loc)
+{
+    if (!loc)
+        return;
+    for (size_t i = 0; i < loc->nupload; i++)
+        free(loc->upload_roots[i]);
+    for (size_t i = 0; i < loc->ndebug; i++)
+        free(loc->debug_roots[i]);
+    pthread_mutex_destroy(&loc->lock);
+    free(loc);
+}
+
+void fl_symlocate_get_stats(fl_symlocate *loc, fl_symlocate_stats *out)
+{
+    pthread_mutex_lock(&loc->lock);
+    *out = loc->stats;
+    pthread_mutex_unlock(&loc->lock);
+}
+
+static void bump(fl_symlocate *loc, uint64_t *counter)
+{
+    pthread_mutex_lock(&loc->lock);
+    (*counter)++;
+    pthread_mutex_unlock(&loc->lock);
+}
+
+static uint32_t id_hash(const char *id)
+{
+    uint32_t h = 2166136261u;
+    for (; *id; id++)
+        h = (h ^ (uint8_t)*id) * 16777619u;
+    return h;
+}
+
+/* 1 when id is a remembered, unexpired miss.  Caller holds the lock. */
+static int miss_lookup_locked(fl_symlocate *loc, const char *id, int64_t now)
+{
+    uint32_t h = id_hash(id);
+    for (unsigned p = 0; p < MISS_PROBE; p++) {
+        miss_entry *e = &loc->misses[(h + p) % MISS_SLOTS];
+        if (e->id[0] && e->expires > now && strcmp(e->id, id) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void miss_remember(fl_symlocate *loc, const char *id)
+{
+    int64_t now = mono_now();
+    uint32_t h = id_hash(id);
+    pthread_mutex_lock(&loc->lock);
+    miss_entry *victim = NULL;
+    for (unsigned p = 0; p < MISS_PROBE; p++) {
+        miss_entry *e = &loc->misses[(h + p) % MISS_SLOTS];
+        if (!e->id[0] || e->expires <= now || strcmp(e->id, id) == 0) {
+            victim = e;
+            break;
+        }
+        if (!victim || e->expires < victim->expires)
+            victim = e; /* else replace the one closest to expiry */
+    }
+    snprintf(victim->id, sizeof victim->id, "%s", id);
+    victim->expires = now + (int64_t)loc->miss_ttl_s;
+    pthread_mutex_unlock(&loc->lock);
+}
+
+enum { NEED_SYMBOLS = 1, NEED_CODE = 2, NEED_DWARF = 4 };
+
+/* Accepts path when it is an ELF file with build id `id` that has what
+ * `need` asks for. */
+static int try_file(const char *path, const char *id, fl_symlocate_result *res,
+                    fl_symloc_tier tier, fl_symloc_source src, int need)
+{
+    char got[ID_HEX_MAX + 1];
+    int dwarf = 0, symtab = 0, code = 0;
+    if (access(path, R_OK) != 0)
+        return -1;
+    if (inspect(path, got, sizeof got, &dwarf, &symtab, &code) != 0 || strcmp(got, id) != 0)
+        return -1;
+    if ((need & NEED_SYMBOLS) && !dwarf && !symtab)
+        return -1;
+    if ((need & NEED_CODE) && !code)
+        return -1;
+    if ((need & NEED_DWARF) && !dwarf)
+        return -1;
+    if ((size_t)snprintf(res->path, sizeof res->path, "%s", path) >= sizeof res->path)
+        return -1;
+    res->tier = tier;
+    res->source = src;
+    res->has_dwarf = dwarf;
+    return 0;
+}
+
+static int try_upload_root(const char *root, const char *id, fl_symlocate_result *res, int need)
+{
+    static const char *const fmts[] = {"%s/%s.debug", "%s/%.2s/%s.debug",
+                                       "%s/.build-id/%.2s/%s.debug", "%s/%s/debuginfo",
+                                       "%s/%s/executable"};
+    char p[PATH_MAX];
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        int n;
+        if (i == 0 || i >= 3)
+            n = snprintf(p, sizeof p, fmts[i], root, id);
+        else
+            n = snprintf(p, sizeof p, fmts[i], root, id, id + 2);
+        if (n < 0 || (size_t)n >= sizeof p)
+            continue;
+        if (try_file(p, id, res, FL_SYMLOC_TIER_APPLICATION, FL_SYMLOC_SRC_UPLOAD, need) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
+                          fl_symlocate_result *res, char *why, size_t whylen)
+{
+    char key[ID_HEX_MAX + 3];
+    snprintf(key, sizeof key, "%c:%s", executable ? 'x' : 'd', id);
+    const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
+    if (!urls || !*urls) {
+        snprintf(why, whylen, "debuginfod: no DEBUGINFOD_URLS");
+        return -1;
+    }
+    pthread_mutex_lock(&loc->lock);
+    int cached = miss_lookup_locked(loc, key, mono_now());
+    if (cached)
+        loc->stats.miss_cache_hits++;
+    else
+        loc->stats.debuginfod_queries++;
+    pthread_mutex_unlock(&loc->lock);
+    if (cached) {
+        snprintf(why, whylen, "debuginfod: recent miss (cached)");
+        return -1;
+    }
+    /* One client per query: a debuginfod_client is not thread-safe and
+     * creating one is cheap next to an HTTP request. */
+    debuginfod_client *c = debuginfod_begin();
+    if (!c) {
+        snprintf(why, whylen, "debuginfod: cannot create a client");
+        return -1;
+    }
+    char *path = NULL;
+    int fd = executable ? debuginfod_find_executable(c, (const unsigned char *)id, 0, &path)
+                        : debuginfod_find_debuginfo(c, (const unsigned char *)id, 0, &path);
+    debuginfod_end(c);
+    if (fd < 0) {
+        snprintf(why, whylen, "debuginfod: %s", strerror(-fd));
+        bump(loc, &loc->stats.debuginfod_misses);
+        miss_remember(loc, key);
+        return -1;
+    }
+    close(fd);
+    int rc = path ? try_file(path, id, res, FL_SYMLOC_TIER_SYSTEM, FL_SYMLOC_SRC_DEBUGINFOD,
+                             executable ? NEED_CODE : NEED_SYMBOLS)
+                  : -1;
+    if (rc != 0) {
+        snprintf(why, whylen, "debuginfod: answer did not match the build id");
+        bump(loc, &loc->stats.debuginfod_misses);
+        miss_remember(loc, key);
+    }
+    free(path);
+    return rc;
+}
+
+int fl_symlocate_find(fl_symlocate *loc, const char *build_id_hex, const char *object_path,
+                      fl_symlocate_result *res, char *err, size_t errlen)
+{
+    char id[ID_HEX_MAX + 1];
+    char why[256] = "debuginfod: off";
+    memset(res, 0, sizeof *res);
+    if (errlen)
+        err[0] = '\0';
+    if (!loc || !build_id_hex || normalize_id(build_id_hex, id) != 0) {
+        if (errlen)
+            snprintf(err, errlen, "%s", fl_symlocate_strerror(FL_SYMLOC_EINVAL));
+        return FL_SYMLOC_EINVAL;
+    }
+    bump(loc, &loc->stats.lookups);
+
+    for (size_t i = 0; i < loc->nupload; i++)
+        if (try_upload_root(loc->upload_roots[i], id, res, NEED_SYMBOLS) == 0) {
+            bump(loc, &loc->stats.found_upload);
+            return 0;
+        }
+    for (size_t i = 0; i < loc->ndebug; i++) {
+        char p[PATH_MAX];
+        int n = snprintf(p, sizeof p, "%s/.build-id/%.2s/%s.debug", loc->debug_roots[i], id, id + 2);
+        if (n > 0 && (size_t)n < sizeof p &&
+            try_file(p, id, res, FL_SYMLOC_TIER_SYSTEM, FL_SYMLOC_SRC_DEBUG_DIR, NEED_SYMBOLS) == 0) {
+            bump(loc, &loc->stats.found_debug_dir);
+            return 0;
+        }
+    }
+    /* The object itself, when it has full DWARF, is as good as any debug
+     * file: no need to ask the network.  With only a .symtab it is the
+     * last resort, after debuginfod. */
+    int use_obj = loc->use_object && object_path && object_path[0] == '/';
+    if (use_obj && try_file(object_path, id, res, FL_SYMLOC_TIER_OBJECT, FL_SYMLOC_SRC_OBJECT,
+                            NEED_DWARF) == 0) {
+        bump(loc, &loc->stats.found_object);
+        return 0;
+    }
+    if (loc->use_debuginfod && try_debuginfod(loc, id, 0, res, why, sizeof why) == 0) {
+        bump(loc, &loc->stats.found_debuginfod);
+        return 0;
+    }
+    if (use_obj && try_file(object_path, id, res, FL_SYMLOC_TIER_OBJECT, FL_SYMLOC_SRC_OBJECT,
+                            NEED_SYMBOLS) == 0) {
+        bump(loc, &loc->stats.found_object);
+        return 0;
+    }
+    if (errlen)
+        snprintf(err, errlen, "build id %s: not in %zu upload root(s), not in %zu debug root(s), %s%s",
+                 id, loc->nupload, loc->ndebug, why,
+                 object_path ? ", object file unusable" : "");
+    return FL_SYMLOC_ENOTFOUND;
+}
+
+int fl_symlocate_find_executable(fl_symlocate *loc, const char *build_id_hex,
+                                 const char *object_path, fl_symlocate_result *res, char *err,
+                                 size_t errlen)
+{
+    char id[ID_HEX_MAX + 1];
+    char why[256] = "debuginfod: off";
+    memset(res, 0, sizeof *res);
+    if (errlen)
+        err[0] = '\0';
+    if (!loc || !build_id_hex || normalize_id(build_id_hex, id) != 0) {
+        if (errlen)
+            snprintf(err, errlen, "%s", fl_symlocate_strerror(FL_SYMLOC_EINVAL));
+        return FL_SYMLOC_EINVAL;
+    }
+    /* The loaded file itself first: here it is the cheapest and surest. */
+    int ok = object_path && object_path[0] == '/' &&
+             try_file(object_path, id, res, FL_SYMLOC_TIER_OBJECT, FL_SYMLOC_SRC_OBJECT,
+                      NEED_CODE) == 0;
+    for (size_t i = 0; !ok && i < loc->nupload; i++)
+        ok = try_upload_root(loc->upload_roots[i], id, res, NEED_CODE) == 0;
+    if (!ok && loc->use_debuginfod)
+        ok = try_debuginfod(loc, id, 1, res, why, sizeof why) == 0;
+    if (ok) {
+        bump(loc, &loc->stats.executables_found);
+        return 0;
+    }
+    if (errlen)
+        snprintf(err, errlen, "executable of build id %s: not at the object path, not in %zu upload root(s), %s",
+                 id, loc->nupload, why);
+    return FL_SYMLOC_ENOTFOUND;
+}

@@ -1,0 +1,432 @@
+/*
+ * remote_unwind.c - libdwfl's CFI unwinder fed from a crash log.
+ *
+ * How this works: a Dwfl session is built per call.  Each OBJECT whose
+ * file can be found (see fl_remote_unwind.h) is reported with
+ * dwfl_report_elf at its load bias, so libdwfl maps pcs to modules and
+ * reads their .eh_frame.  dwfl_attach_state then installs three callbacks
+ * that play the part a live process or a core file plays normally: one
+ * thread (next_thread), its registers from the REGISTER lines
+ * (set_initial_registers) and its memory (memory_read) from the STACK
+ * chunks or the modules' read-only segments.  dwfl_getthread_frames walks
+ * and hands every frame to frame_cb.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+
+#include "fl_remote_unwind.h"
+#include "fl_symcache.h"
+
+#define MAX_SEGS 8 /* read-only PT_LOADs kept per module */
+
+const char *fl_remote_unwind_strerror(int code)
+{
+    switch (code) {
+#define FL_RU_STR_(name, value, text)                                                              \
+    case value:                                                                                    \
+        return text;
+        FL_RU_ERRORS(FL_RU_STR_)
+#undef FL_RU_STR_
+    }
+    return "unknown error";
+}
+
+typedef struct ro_seg {
+    uint64_t lo, hi;  /* absolute addresses backed by file bytes */
+    uint64_t offset;  /* file offset of lo */
+} ro_seg;
+
+typedef struct ru_module {
+    int fd;
+    ro_seg segs[MAX_SEGS];
+    size_t nsegs;
+} ru_module;
+
+typedef struct ru_ctx {
+    const fl_crashlog *log;
+    const fl_stack_chunk **chunks; /* sorted by address */
+    size_t nchunks;
+    ru_module *mods;
+    size_t nmods;
+    uint64_t regs[17];
+    bool have_reg[17];
+    pid_t tid;
+    int thread_given;
+    fl_ru_stack *out;
+} ru_ctx;
+
+/* DWARF register numbers of x86-64, as the REGISTER lines name them. */
+static const char *const dwarf_names[17] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi",
+                                            "rbp", "rsp", "r8",  "r9",  "r10", "r11",
+                                            "r12", "r13", "r14", "r15", "rip"};
+
+static int chunk_cmp(const void *a, const void *b)
+{
+    const fl_stack_chunk *x = *(const fl_stack_chunk *const *)a;
+    const fl_stack_chunk *y = *(const fl_stack_chunk *const *)b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* One byte of stack memory, or -1 when the log has none there. */
+static int stack_byte(const ru_ctx *c, uint64_t addr)
+{
+    size_t lo = 0, hi = c->nchunks;
+    while (lo < hi) { /* last chunk with chunk->addr <= addr */
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->chunks[mid]->addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return -1;
+    const fl_stack_chunk *ch = c->chunks[lo - 1];
+    if (addr - ch->addr >= ch->len)
+        return -1;
+    return ch->data[addr - ch->addr];
+}
+
+static bool module_read(const ru_ctx *c, uint64_t addr, uint8_t *buf, size_t n)
+{
+    for (size_t m = 0; m < c->nmods; m++) {
+        const ru_module *mod = &c->mods[m];
+        for (size_t s = 0; s < mod->nsegs; s++) {
+            const ro_seg *sg = &mod->segs[s];
+            if (addr < sg->lo || addr + n > sg->hi || addr + n < addr)
+                continue;
+            ssize_t r = pread(mod->fd, buf, n, (off_t)(sg->offset + (addr - sg->lo)));
+            return r == (ssize_t)n;
+        }
+    }
+    return false;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    const ru_ctx *c = arg;
+    uint8_t b[8];
+    bool all = true;
+    for (size_t i = 0; i < 8; i++) {
+        int v = stack_byte(c, addr + i);
+        if (v < 0) {
+            all = false;
+            break;
+        }
+        b[i] = (uint8_t)v;
+    }
+    if (!all && !module_read(c, addr, b, sizeof b))
+        return false;
+    uint64_t w = 0;
+    for (int i = 7; i >= 0; i--) /* little-endian: x86-64 only */
+        w = (w << 8) | b[i];
+    *result = w;
+    return true;
+}
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+    ru_ctx *c = arg;
+    if (c->thread_given)
+        return 0;
+    c->thread_given = 1;
+    *thread_argp = c;
+    return c->tid;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+    const ru_ctx *c = thread_arg;
+    for (int i = 0; i < 17; i++) {
+        if (!c->have_reg[i])
+            continue;
+        Dwarf_Word v = c->regs[i];
+        if (!dwfl_thread_state_registers(thread, i, 1, &v))
+            return false;
+    }
+    dwfl_thread_state_register_pc(thread, c->regs[16]);
+    return true;
+}
+
+static int in_ranges(const fl_ru_range *r, size_t n, uint64_t pc)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pc >= r[i].lo && pc < r[i].hi)
+            return 1;
+    return 0;
+}
+
+/* A frame whose pc is in no module's code (the executable segments of the
+ * modules with a file, the OBJECT range of the others) is where a walk
+ * went astray: it ends there. */
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+    ru_ctx *c = arg;
+    fl_ru_stack *o = c->out;
+    Dwarf_Addr pc;
+    bool act = false;
+    if (!dwfl_frame_pc(state, &pc, &act))
+        return DWARF_CB_ABORT;
+    if (o->nframes >= FL_RU_MAX_FRAMES) {
+        snprintf(o->stop_reason, sizeof o->stop_reason, "frame limit (%d) reached",
+                 FL_RU_MAX_FRAMES);
+        return DWARF_CB_ABORT;
+    }
+    if (o->nframes > 0) {
+        uint64_t probe = act ? pc : pc - 1;
+        if (!in_ranges(o->exec, o->nexec, probe)) {
+            snprintf(o->stop_reason, sizeof o->stop_reason,
+                     "pc 0x%llx is outside every known module", (unsigned long long)pc);
+            return DWARF_CB_ABORT;
+        }
+    }
+    o->pcs[o->nframes] = pc;
+    o->activation[o->nframes] = act;
+    o->nframes++;
+    return DWARF_CB_OK;
+}
+
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                        const char *file_name, const char *debuglink_file,
+                        GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    /* The unwinder needs .eh_frame from the main file only; never let
+     * libdwfl go looking (it could ask debuginfod behind our back). */
+    return -1;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = no_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+/* Picks the file of one OBJECT: the loadable file with the same build id
+ * (OBJECT_PATH, an upload, debuginfod's executable).  A debug-only file
+ * would not do: its .eh_frame and code are SHT_NOBITS, and its program
+ * headers point at bytes it does not have. */
+static int module_file(const fl_object *o, fl_symlocate *loc, char *path, size_t cap)
+{
+    if (!o->build_id)
+        return -1;
+    if (loc) {
+        fl_symlocate_result r;
+        if (fl_symlocate_find_executable(loc, o->build_id, o->path, &r, NULL, 0) != 0)
+            return -1;
+        snprintf(path, cap, "%s", r.path);
+        return 0;
+    }
+    char id[2 * FL_SYM_BUILD_ID_MAX + 1];
+    if (o->path && o->path[0] == '/' &&
+        fl_symlocate_read_build_id(o->path, id, sizeof id, NULL, NULL) == 0 &&
+        strcasecmp(id, o->build_id) == 0) {
+        snprintf(path, cap, "%s", o->path);
+        return 0;
+    }
+    return -1;
+}
+
+/* Reads the PT_LOADs of the file at fd: read-only ones with file bytes go
+ * to mod->segs, executable ones to out->exec.  0 or -1 (not ELF). */
+static int scan_segments(int fd, uint64_t bias, ru_module *mod, fl_ru_stack *out)
+{
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf || elf_kind(elf) != ELF_K_ELF) {
+        if (elf)
+            elf_end(elf);
+        return -1;
+    }
+    size_t phnum = 0;
+    int rc = elf_getphdrnum(elf, &phnum) == 0 ? 0 : -1;
+    struct stat sb;
+    uint64_t fsize = fstat(fd, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    for (size_t i = 0; rc == 0 && i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        uint64_t lo = bias + ph.p_vaddr;
+        if ((ph.p_flags & PF_X) && out->nexec < FL_RU_MAX_RANGES) {
+            out->exec[out->nexec].lo = lo;
+            out->exec[out->nexec].hi = lo + ph.p_memsz;
+            out->nexec++;
+        }
+        if (!(ph.p_flags & PF_W) && ph.p_filesz > 0 && ph.p_offset <= fsize &&
+            ph.p_filesz <= fsize - ph.p_offset && mod->nsegs < MAX_SEGS) {
+            ro_seg *s = &mod->segs[mod->nsegs++];
+            s->lo = lo;
+            s->hi = lo + ph.p_filesz;
+            s->offset = ph.p_offset;
+        }
+    }
+    elf_end(elf);
+    return rc;
+}
+
+static void add_object_range(fl_ru_stack *out, const fl_object *o)
+{
+    if (out->nexec < FL_RU_MAX_RANGES && o->size > 0) {
+        out->exec[out->nexec].lo = o->base;
+        out->exec[out->nexec].hi = o->base + o->size;
+        out->nexec++;
+    }
+}
+
+int fl_remote_unwind(const fl_crashlog *log, fl_symlocate *loc, fl_ru_stack *out, char *err,
+                     size_t errlen)
+{
+#define FAIL(code, ...)                                                                            \
+    do {                                                                                           \
+        rc = (code);                                                                               \
+        if (errlen)                                                                                \
+            snprintf(err, errlen, __VA_ARGS__);                                                    \
+        goto done;                                                                                 \
+    } while (0)
+    int rc = 0;
+    Dwfl *dwfl = NULL;
+    ru_ctx c;
+    memset(&c, 0, sizeof c);
+    if (errlen)
+        err[0] = '\0';
+    if (!log || !out)
+        return FL_RU_EINVAL;
+    memset(out, 0, sizeof *out);
+    c.log = log;
+    c.out = out;
+#if !defined(__x86_64__)
+    FAIL(FL_RU_EUNSUPPORTED, "remote unwinding is implemented for x86-64 only");
+#endif
+    if (log->cpuarch && strcmp(log->cpuarch, "x86-64") != 0 && strcmp(log->cpuarch, "x86_64") != 0)
+        FAIL(FL_RU_EUNSUPPORTED, "architecture %s is not supported", log->cpuarch);
+    for (size_t i = 0; i < log->nregisters; i++)
+        for (int r = 0; r < 17; r++)
+            if (log->registers[i].name && strcmp(log->registers[i].name, dwarf_names[r]) == 0) {
+                c.regs[r] = log->registers[i].value;
+                c.have_reg[r] = true;
+            }
+    if (!c.have_reg[16] || !c.have_reg[7])
+        FAIL(FL_RU_ENOREGS, "%s", fl_remote_unwind_strerror(FL_RU_ENOREGS));
+    c.tid = (pid_t)(log->has_crash_tid ? log->crash_tid : log->has_pid ? log->pid : 1);
+    if (c.tid <= 0)
+        c.tid = 1;
+
+    if (log->nstack) {
+        c.chunks = calloc(log->nstack, sizeof *c.chunks);
+        if (!c.chunks)
+            FAIL(FL_RU_ENOMEM, "out of memory");
+        for (size_t i = 0; i < log->nstack; i++)
+            c.chunks[i] = &log->stack[i];
+        c.nchunks = log->nstack;
+        qsort(c.chunks, c.nchunks, sizeof *c.chunks, chunk_cmp);
+    }
+    if (log->nobjects) {
+        c.mods = calloc(log->nobjects, sizeof *c.mods);
+        if (!c.mods)
+            FAIL(FL_RU_ENOMEM, "out of memory");
+    }
+
+    dwfl = dwfl_begin(&dwfl_callbacks);
+    if (!dwfl)
+        FAIL(FL_RU_EDWFL, "dwfl_begin: %s", dwfl_errmsg(-1));
+    dwfl_report_begin(dwfl);
+    for (size_t i = 0; i < log->nobjects; i++) {
+        const fl_object *o = &log->objects[i];
+        uint64_t bias = o->has_bias ? o->bias : o->base;
+        char path[PATH_MAX];
+        if (module_file(o, loc, path, sizeof path) != 0) {
+            add_object_range(out, o);
+            continue;
+        }
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            add_object_range(out, o);
+            continue;
+        }
+        ru_module *m = &c.mods[c.nmods];
+        size_t nexec_before = out->nexec;
+        /* add_p_vaddr = true: `base` is the load bias, as OBJECT's 4th
+         * field is, and libdwfl adds the first segment's p_vaddr. */
+        if (scan_segments(fd, bias, m, out) != 0 ||
+            !dwfl_report_elf(dwfl, o->name ? o->name : path, path, -1, bias, true)) {
+            out->nexec = nexec_before;
+            close(fd);
+            memset(m, 0, sizeof *m);
+            add_object_range(out, o);
+            continue;
+        }
+        m->fd = fd;
+        c.nmods++;
+        out->modules_with_file++;
+    }
+    if (dwfl_report_end(dwfl, NULL, NULL) != 0)
+        FAIL(FL_RU_EDWFL, "dwfl_report_end: %s", dwfl_errmsg(-1));
+    if (c.nmods == 0)
+        FAIL(FL_RU_EDWFL, "no module file found: nothing to read call-frame information from");
+
+    static const Dwfl_Thread_Callbacks thread_callbacks = {
+        .next_thread = cb_next_thread,
+        .memory_read = cb_memory_read,
+        .set_initial_registers = cb_set_initial_registers,
+    };
+    if (!dwfl_attach_state(dwfl, NULL, c.tid, &thread_callbacks, &c))
+        FAIL(FL_RU_EDWFL, "dwfl_attach_state: %s", dwfl_errmsg(-1));
+    int r = dwfl_getthread_frames(dwfl, c.tid, frame_cb, &c);
+    if (r == -1 && !out->stop_reason[0])
+        snprintf(out->stop_reason, sizeof out->stop_reason, "%s", dwfl_errmsg(-1));
+    if (out->nframes == 0)
+        FAIL(FL_RU_EDWFL, "unwinding produced no frame: %s", out->stop_reason);
+    rc = 0;
+done:
+    if (dwfl)
+        dwfl_end(dwfl);
+    for (size_t i = 0; i < c.nmods; i++)
+        close(c.mods[i].fd);
+    free(c.mods);
+    free(c.chunks);
+    return rc;
+#undef FAIL
+}
+
+int fl_remote_unwind_consistent(const fl_crashlog *log, const fl_ru_stack *st, const uint64_t *pcs,
+                                const bool *activation, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* A return address may sit just past the end of its function. */
+        uint64_t probe = (i == 0 || (activation && activation[i])) ? pcs[i] : pcs[i] - 1;
+        int ok = 0;
+        if (st && st->nexec)
+            ok = in_ranges(st->exec, st->nexec, probe);
+        else
+            for (size_t k = 0; k < log->nobjects && !ok; k++)
+                ok = probe >= log->objects[k].base &&
+                     probe - log->objects[k].base < log->objects[k].size;
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+fl_ru_choice fl_remote_unwind_pick(const fl_crashlog *log, const fl_ru_stack *server)
+{
+    if (!server || server->nframes == 0)
+        return FL_RU_PICK_CLIENT;
+    if (log->ncallstack == 0)
+        return fl_remote_unwind_consistent(log, server, server->pcs, server->activation, server->nframes)
+                   ? FL_RU_PICK_SERVER
+                   : FL_RU_PICK_CLIENT;
+    if (log->callstack[0] != server->pcs[0])
+        return FL_RU_PICK_CLIENT;
+    int server_ok = fl_remote_unwind_consistent(log, server, server->pcs, server->activation, server->nframes);
+    int client_ok = fl_remote_unwind_consistent(log, server, log->callstack, NULL, log->ncallstack);
+    if (server_ok && (!client_ok || server->nframes > log->ncallstack))
+        return FL_RU_PICK_SERVER;
+    return FL_RU_PICK_CLIENT;
+}

@@ -1,0 +1,1912 @@
+/*
+ * symcache_build.c - ELF + DWARF (through elfutils) -> symcache.
+ *
+ * How this works.  The goal is to give, for every address, exactly the
+ * answer `llvm-symbolizer --obj=FILE --inlines` (LLVM 14) gives, and to
+ * precompute it so that a lookup is a binary search.  llvm-symbolizer
+ * answers an address in four steps, and the builder mirrors each:
+ *
+ *  1. Which compile unit?  llvm merges .debug_aranges (and, for units it
+ *     does not list, the unit DIE's ranges) into disjoint intervals; where
+ *     units overlap the interval goes to the unit with the smallest offset,
+ *     except that an interval keeps extending the previous unit while that
+ *     unit still covers it.  -> build_aranges().
+ *  2. Which function DIE?  Per unit llvm fills an ordered map
+ *     low_pc -> (high_pc, DIE) from every subprogram and inlined_subroutine
+ *     range in DIE pre-order, splitting the entry an inner range falls in.
+ *     The innermost DIE is the map entry at the address; the inline chain
+ *     is that DIE and its inlined_subroutine ancestors up to the first
+ *     subprogram.  -> die_map_add() during walk_die().
+ *  3. Which line row?  The unit's line table row in effect at the address:
+ *     the last row at or below it in its sequence.  -> cu_lines().
+ *  4. Which name for the outermost frame?  The ELF symbol table wins when
+ *     a symbol covers the address.  -> load_symbols().
+ *
+ * Steps 1-3 give, per address interval, a (record, file, line, column)
+ * tuple; those intervals are the symcache's range table.  Paths are joined
+ * the way LLVM 14 joins them (comp_dir + include dir + name, no
+ * normalisation), names are demangled the way llvm-symbolizer demangles
+ * them (Itanium `_Z` names only, here through the C++ runtime's
+ * __cxa_demangle).  Every growable array has a cap.
+ */
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "fl_symcache.h"
+#include "symcache_build_int.h"
+#include "symcache_format.h"
+
+/* The C++ runtime's demangler (extern "C" in libstdc++), loaded on first
+ * use: linking libstdc++ would cost every `faultline` start-up the
+ * relocation of the whole C++ runtime.  Without it names stay mangled. */
+typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+static demangle_fn g_demangle;
+static pthread_once_t g_demangle_once = PTHREAD_ONCE_INIT;
+
+static void load_demangler(void)
+{
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    if (h)
+        *(void **)&g_demangle = dlsym(h, "__cxa_demangle");
+}
+
+/* Caps: inputs beyond these are refused rather than exhausting memory. */
+#define CAP_ENTRIES (1u << 28) /* per growable array */
+#define CAP_STRINGS (1u << 31) /* string table bytes */
+#define CAP_DIE_DEPTH 512u     /* DIE nesting we follow */
+
+/* ---- allocation: one place, so tests can make it fail ---------------- */
+
+/* Test hook (not thread-safe, tests only): the Nth allocation from now
+ * fails.  -1: none. */
+static long g_fail_countdown = -1;
+static int g_fail_hit;
+
+void fl_symcache_test_fail_alloc(long n)
+{
+    g_fail_countdown = n;
+    g_fail_hit = 0;
+}
+
+int fl_symcache_test_alloc_failed(void)
+{
+    return g_fail_hit;
+}
+
+static int alloc_should_fail(void)
+{
+    if (g_fail_countdown < 0)
+        return 0;
+    if (g_fail_countdown-- == 0) {
+        g_fail_hit = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void *sc_malloc(size_t n)
+{
+    return alloc_should_fail() ? NULL : malloc(n);
+}
+
+static void *sc_calloc(size_t n, size_t size)
+{
+    return alloc_should_fail() ? NULL : calloc(n, size);
+}
+
+static void *sc_realloc(void *p, size_t n)
+{
+    return alloc_should_fail() ? NULL : realloc(p, n);
+}
+
+/* ---- small growable arrays ----------------------------------------- */
+
+typedef struct vec {
+    void *data;
+    size_t len, cap, esize;
+} vec;
+
+static void vec_init(vec *v, size_t esize)
+{
+    v->data = NULL;
+    v->len = v->cap = 0;
+    v->esize = esize;
+}
+
+static void vec_free(vec *v)
+{
+    free(v->data);
+    v->data = NULL;
+    v->len = v->cap = 0;
+}
+
+/* Returns a pointer to a new zeroed slot, or NULL (out of memory / cap). */
+static void *vec_push(vec *v)
+{
+    if (v->len == v->cap) {
+        size_t ncap = v->cap ? v->cap * 2 : 64;
+        if (ncap > CAP_ENTRIES)
+            ncap = CAP_ENTRIES;
+        if (v->len >= ncap)
+            return NULL;
+        void *nd = sc_realloc(v->data, ncap * v->esize);
+        if (!nd)
+            return NULL;
+        v->data = nd;
+        v->cap = ncap;
+    }
+    void *slot = (char *)v->data + v->len * v->esize;
+    memset(slot, 0, v->esize);
+    v->len++;
+    return slot;
+}
+
+#define VEC_AT(v, type, i) (((type *)(v).data)[i])
+
+/* ---- string table with deduplication -------------------------------- */
+
+typedef struct strtab {
+    char *buf;
+    size_t len, cap;
+    uint32_t *slots; /* open addressing: offset + 1, 0 = empty */
+    size_t nslots, used;
+} strtab;
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static int strtab_grow_slots(strtab *t)
+{
+    size_t n = t->nslots ? t->nslots * 2 : 4096;
+    uint32_t *ns = sc_calloc(n, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; i < t->nslots; i++) {
+        uint32_t v = t->slots[i];
+        if (!v)
+            continue;
+        const char *s = t->buf + v - 1;
+        size_t j = str_hash(s, strlen(s)) & (n - 1);
+        while (ns[j])
+            j = (j + 1) & (n - 1);
+        ns[j] = v;
+    }
+    free(t->slots);
+    t->slots = ns;
+    t->nslots = n;
+    return 0;
+}
+
+/* Interns s; returns its offset or FL_SC_NONE on failure. */
+static uint32_t strtab_add(strtab *t, const char *s)
+{
+    size_t n = strlen(s);
+    if ((t->used + 1) * 2 > t->nslots && strtab_grow_slots(t) != 0)
+        return FL_SC_NONE;
+    size_t j = str_hash(s, n) & (t->nslots - 1);
+    while (t->slots[j]) {
+        const char *o = t->buf + t->slots[j] - 1;
+        if (strcmp(o, s) == 0)
+            return t->slots[j] - 1;
+        j = (j + 1) & (t->nslots - 1);
+    }
+    if (t->len + n + 1 > CAP_STRINGS)
+        return FL_SC_NONE;
+    if (t->len + n + 1 > t->cap) {
+        size_t ncap = t->cap ? t->cap : 65536;
+        while (ncap < t->len + n + 1)
+            ncap *= 2;
+        char *nb = sc_realloc(t->buf, ncap);
+        if (!nb)
+            return FL_SC_NONE;
+        t->buf = nb;
+        t->cap = ncap;
+    }
+    uint32_t off = (uint32_t)t->len;
+    memcpy(t->buf + t->len, s, n + 1);
+    t->len += n + 1;
+    t->slots[j] = off + 1;
+    t->used++;
+    return off;
+}
+
+static void strtab_free(strtab *t)
+{
+    free(t->buf);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- builder state -------------------------------------------------- */
+
+typedef struct line_bp {
+    uint64_t addr;
+    uint32_t file, line, column; /* file FL_SC_NONE: no row here */
+} line_bp;
+
+typedef struct die_bp {
+    uint64_t addr;
+    uint32_t record; /* FL_SC_NONE: no function here */
+} die_bp;
+
+typedef struct map_ent { /* llvm's AddrDieMap entry */
+    uint64_t lo, hi;
+    uint32_t record;
+} map_ent;
+
+typedef struct cu_info {
+    Dwarf_Off off, next_off; /* unit header offset and the next one's */
+    Dwarf_Die die;
+    int in_aranges;
+    size_t line_first, line_count; /* into builder.lines */
+    size_t dbp_first, dbp_count;   /* into builder.dbps */
+} cu_info;
+
+typedef struct endpoint {
+    uint64_t addr;
+    uint32_t cu;
+    uint32_t start;
+} endpoint;
+
+typedef struct arange {
+    uint64_t lo, hi;
+    uint32_t cu;
+} arange;
+
+typedef struct sym_in {
+    uint64_t addr, size;
+    uint32_t name, order;
+    uint32_t file; /* STT_FILE before a local symbol (st_name, then string) */
+    int has_file;
+} sym_in;
+
+typedef struct builder {
+    char *err;
+    size_t errlen;
+    int rc;
+    strtab strs;
+    vec records; /* fl_sc_record */
+    vec cus;     /* cu_info */
+    vec lines;   /* line_bp, per CU slices */
+    vec dbps;    /* die_bp, per CU slices */
+    vec map;     /* map_ent, current CU only */
+    vec syms;    /* sym_in */
+    vec out;     /* fl_sc_range */
+    /* current CU */
+    Dwarf_Files *files;
+    size_t nfiles;
+    const char *const *dirs;
+    size_t ndirs;
+    const char *comp_dir;
+    int version;
+    uint32_t *file_ids; /* per file index: string id, FL_SC_NONE, or unset */
+    /* DIE walk stack */
+    struct stack_ent {
+        Dwarf_Die die;
+        int tag;
+        uint32_t record;
+    } stack[CAP_DIE_DEPTH];
+    size_t depth;
+    uint64_t fingerprint;
+    uint8_t build_id[FL_SYM_BUILD_ID_MAX];
+    size_t build_id_len;
+    int has_dwarf;
+} builder;
+
+#define FILE_UNSET 0xFFFFFFFEu
+
+static int berr(builder *b, int code, const char *fmt, ...)
+{
+    if (b->rc == 0) {
+        b->rc = code;
+        if (b->err && b->errlen) {
+            int n = snprintf(b->err, b->errlen, "%s: ", fl_sym_strerror(code));
+            if (n >= 0 && (size_t)n < b->errlen) {
+                va_list ap;
+                va_start(ap, fmt);
+                vsnprintf(b->err + n, b->errlen - (size_t)n, fmt, ap);
+                va_end(ap);
+            }
+        }
+    }
+    return code;
+}
+
+static uint32_t intern(builder *b, const char *s)
+{
+    uint32_t id = strtab_add(&b->strs, s);
+    if (id == FL_SC_NONE) {
+        if (b->strs.len + strlen(s) + 1 > CAP_STRINGS)
+            berr(b, FL_SYM_ETOOBIG, "string table full");
+        else
+            berr(b, FL_SYM_ENOMEM, "string table");
+    }
+    return id;
+}
+
+/* Append n bytes of s to the bounded buffer o (cap bytes); 0 or -1. */
+static int out_put(char *o, size_t cap, size_t *len, const char *s, size_t n)
+{
+    if (*len + n >= cap)
+        return -1;
+    memcpy(o + *len, s, n);
+    *len += n;
+    o[*len] = '\0';
+    return 0;
+}
+
+/* Rewrites what GNU's demangler prints where LLVM's prints it differently:
+ *   "operator< <T>"        -> "operator<<T>"   (GNU adds a space)
+ *   " [clone .isra.0]"     -> " (.isra.0)"
+ *   "{lambda(int)#1}"      -> "'lambda'(int)"  (#2 -> 'lambda0', ...)
+ *   "{unnamed type#1}"     -> "'unnamed'"      (#2 -> 'unnamed0', ...)
+ * Returns 0, or -1 when the result would not fit (then o is unusable). */
+static int llvm_style(const char *g, char *o, size_t cap)
+{
+    size_t len = 0;
+    o[0] = '\0';
+    for (const char *p = g; *p;) {
+        if (!strncmp(p, "operator< <", 11)) {
+            if (out_put(o, cap, &len, "operator<<", 10))
+                return -1;
+            p += 11;
+        } else if (!strncmp(p, "operator<< <", 12)) {
+            if (out_put(o, cap, &len, "operator<<<", 11))
+                return -1;
+            p += 12;
+        } else if (!strncmp(p, " [clone ", 8) && strchr(p + 8, ']')) {
+            const char *e = strchr(p + 8, ']');
+            if (out_put(o, cap, &len, " (", 2) ||
+                out_put(o, cap, &len, p + 8, (size_t)(e - (p + 8))) || out_put(o, cap, &len, ")", 1))
+                return -1;
+            p = e + 1;
+        } else if (!strncmp(p, "{lambda(", 8) || !strncmp(p, "{unnamed type#", 14)) {
+            int lambda = p[1] == 'l';
+            const char *q = p + (lambda ? 7 : 13), *params = q;
+            if (lambda) { /* q at '(': find the matching ')' */
+                int depth = 0;
+                for (; *q; q++) {
+                    if (*q == '(')
+                        depth++;
+                    else if (*q == ')' && --depth == 0)
+                        break;
+                }
+                if (!*q)
+                    goto plain;
+                q++;
+            }
+            if (*q != '#' || q[1] < '0' || q[1] > '9')
+                goto plain;
+            char *end;
+            unsigned long k = strtoul(q + 1, &end, 10);
+            if (*end != '}' || k == 0)
+                goto plain;
+            char num[32] = "";
+            if (k >= 2)
+                snprintf(num, sizeof num, "%lu", k - 2);
+            if (out_put(o, cap, &len, lambda ? "'lambda" : "'unnamed", lambda ? 7 : 8) ||
+                out_put(o, cap, &len, num, strlen(num)) || out_put(o, cap, &len, "'", 1))
+                return -1;
+            if (lambda && out_put(o, cap, &len, params, (size_t)(q - params)))
+                return -1;
+            p = end + 1;
+        } else {
+        plain:
+            if (out_put(o, cap, &len, p, 1))
+                return -1;
+            p++;
+        }
+    }
+    return 0;
+}
+
+/* Does the mangled name hold an inheriting constructor ("CI1 <type>",
+ * "CI2 <type>", or GCC's unified "CI4 <type>" found in DWARF
+ * declarations)?  A digit before the "C" means it is the start of a
+ * length-prefixed identifier instead. */
+static int is_inheriting_ctor(const char *m)
+{
+    for (const char *p = strstr(m, "CI"); p; p = strstr(p + 1, "CI"))
+        if (p[2] >= '1' && p[2] <= '5' && p > m && !(p[-1] >= '0' && p[-1] <= '9'))
+            return 1;
+    return 0;
+}
+
+/* GNU names an inheriting constructor after the base class
+ * ("D<T>::Base(args)"), LLVM after the class it constructs
+ * ("D<T>::D(args)").  Rewrites d in place (the result is never longer
+ * than cap); leaves it alone when the shape is not the expected one. */
+static void llvm_inheriting_ctor(char *d, size_t cap)
+{
+    int depth = 0;
+    const char *open = NULL, *last_sep = NULL, *prev_sep = NULL;
+    for (const char *p = d; *p; p++) {
+        if (*p == '<')
+            depth++;
+        else if (*p == '>')
+            depth--;
+        else if (depth == 0 && p[0] == ':' && p[1] == ':') {
+            prev_sep = last_sep;
+            last_sep = p;
+            p++;
+        } else if (depth == 0 && *p == '(') {
+            open = p;
+            break;
+        }
+    }
+    if (!open || !last_sep)
+        return;
+    const char *name = last_sep + 2;
+    if (memchr(name, '<', (size_t)(open - name)))
+        return;
+    const char *cls = prev_sep ? prev_sep + 2 : d;
+    size_t clen = (size_t)(last_sep - cls);
+    const char *lt = memchr(cls, '<', clen);
+    if (lt)
+        clen = (size_t)(lt - cls);
+    if (clen == 0 || clen > 512)
+        return;
+    char tmp[512];
+    memcpy(tmp, cls, clen);
+    size_t nlen = (size_t)(open - name), tail = strlen(open);
+    if ((size_t)(name - d) + clen + tail + 1 > cap)
+        return;
+    memmove((char *)name + clen, open, tail + 1);
+    memcpy((char *)name, tmp, clen);
+    (void)nlen;
+}
+
+/* Names are demangled the way llvm-symbolizer does: Itanium "_Z" names;
+ * anything the demangler rejects stays as it is. */
+static uint32_t intern_name(builder *b, const char *raw)
+{
+    /* LLVM 14's demangler gives up on "sr St ..." (an unresolved name
+     * qualified by std::) and llvm-symbolizer then prints the raw name. */
+    if (raw[0] == '_' && raw[1] == 'Z' && !strstr(raw, "srSt")) {
+        pthread_once(&g_demangle_once, load_demangler);
+        int status = 0;
+        char *d = g_demangle ? g_demangle(raw, NULL, NULL, &status) : NULL;
+        if (d && status == 0) {
+            size_t cap = strlen(d) + 64;
+            char *l = sc_malloc(cap);
+            uint32_t id;
+            if (l && llvm_style(d, l, cap) == 0) {
+                if (is_inheriting_ctor(raw))
+                    llvm_inheriting_ctor(l, cap);
+                id = intern(b, l);
+            } else {
+                id = intern(b, d);
+            }
+            free(l);
+            free(d);
+            return id;
+        }
+        free(d);
+    }
+    return intern(b, raw);
+}
+
+/* ---- paths, joined like LLVM 14's sys::path::append (posix) ---------- */
+
+static int is_sep(char c)
+{
+    return c == '/';
+}
+
+static int path_is_abs(const char *p)
+{
+    if (p[0] == '/')
+        return 1;
+    /* llvm also treats Windows paths ("C:\x", "C:/x", "\\x") as absolute. */
+    if (((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z')) && p[1] == ':' &&
+        (p[2] == '\\' || p[2] == '/'))
+        return 1;
+    if (p[0] == '\\')
+        return 1;
+    return 0;
+}
+
+/* "//net" is a root name in llvm's posix style: no separator before it. */
+static int has_root_name(const char *c)
+{
+    return is_sep(c[0]) && is_sep(c[1]) && c[2] && !is_sep(c[2]);
+}
+
+static int path_append(char *path, size_t cap, const char *comp)
+{
+    size_t len = strlen(path);
+    size_t clen = strlen(comp);
+    if (len > 0 && is_sep(path[len - 1])) {
+        while (*comp && is_sep(*comp))
+            comp++, clen--;
+    } else if (!(clen > 0 && is_sep(comp[0])) && !(len == 0 || has_root_name(comp))) {
+        if (len + 1 >= cap)
+            return -1;
+        path[len++] = '/';
+        path[len] = '\0';
+    }
+    if (len + clen >= cap)
+        return -1;
+    memcpy(path + len, comp, clen + 1);
+    return 0;
+}
+
+/* The path llvm prints for file index idx of the current unit's line
+ * table (FileLineInfoKind::AbsoluteFilePath), or FL_SC_NONE where llvm
+ * has none.  libdw only hands out the joined "dir/name"; the directory is
+ * recovered by matching the unit's directory list as a prefix (if several
+ * match, any relative candidate gives the same llvm path, and so does any
+ * absolute one). */
+static uint32_t file_id(builder *b, uint64_t idx)
+{
+    if (!b->files || idx >= b->nfiles)
+        return FL_SC_NONE;
+    /* DWARF < 5: entry 0 is libdw's placeholder; llvm counts from 1. */
+    if (b->version < 5 && idx == 0)
+        return FL_SC_NONE;
+    if (b->file_ids[idx] != FILE_UNSET)
+        return b->file_ids[idx];
+    uint32_t id = FL_SC_NONE;
+    const char *full = dwarf_filesrc(b->files, idx, NULL, NULL);
+    if (full) {
+        size_t best = 0;
+        long bestk = -1;
+        for (size_t k = 0; k < b->ndirs; k++) {
+            const char *d = b->dirs[k];
+            if (!d || !*d)
+                continue;
+            size_t dl = strlen(d);
+            if (dl > best && strncmp(full, d, dl) == 0 && full[dl] == '/') {
+                best = dl;
+                bestk = (long)k;
+            }
+        }
+        const char *name = bestk >= 0 ? full + best + 1 : full;
+        const char *incdir = "";
+        if (bestk > 0 || (bestk == 0 && b->version >= 5))
+            incdir = b->dirs[bestk];
+        char path[PATH_MAX * 2];
+        path[0] = '\0';
+        int ok = 0;
+        if (path_is_abs(name)) {
+            ok = path_append(path, sizeof path, name) == 0;
+        } else {
+            ok = 1;
+            if (b->comp_dir && *b->comp_dir && !path_is_abs(incdir))
+                ok = path_append(path, sizeof path, b->comp_dir) == 0;
+            if (ok && *incdir)
+                ok = path_append(path, sizeof path, incdir) == 0;
+            if (ok)
+                ok = path_append(path, sizeof path, name) == 0;
+        }
+        if (ok)
+            id = intern(b, path);
+    }
+    b->file_ids[idx] = id;
+    return id;
+}
+
+/* ---- ELF symbol table ------------------------------------------------ */
+
+/* The table llvm-symbolizer uses: .symtab when present, else .dynsym. */
+static Elf_Scn *find_symtab(Elf *elf, GElf_Shdr *out)
+{
+    Elf_Scn *scn = NULL, *dyn = NULL;
+    GElf_Shdr sh, dynsh;
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if (sh.sh_type == SHT_SYMTAB) {
+            *out = sh;
+            return scn;
+        }
+        if (sh.sh_type == SHT_DYNSYM && !dyn) {
+            dyn = scn;
+            dynsh = sh;
+        }
+    }
+    if (dyn)
+        *out = dynsh;
+    return dyn;
+}
+
+static uint64_t symtab_fingerprint(Elf *elf)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = find_symtab(elf, &sh);
+    if (!scn)
+        return 0;
+    uint64_t fp = 0x5359u;
+    Elf_Data *d = elf_rawdata(scn, NULL);
+    if (d && d->d_buf)
+        fp ^= fl_sc_hash64(d->d_buf, d->d_size);
+    Elf_Scn *str = elf_getscn(elf, sh.sh_link);
+    Elf_Data *sd = str ? elf_rawdata(str, NULL) : NULL;
+    if (sd && sd->d_buf)
+        fp = fp * 0x9E3779B185EBCA87ull ^ fl_sc_hash64(sd->d_buf, sd->d_size);
+    return fp ? fp : 1;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+    const sym_in *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Keeps what llvm's SymbolizableObjectFile keeps: defined FUNC, OBJECT,
+ * IFUNC and NOTYPE symbols; per address the largest size, and among equal
+ * sizes the last one in table order. */
+static int load_symbols(builder *b, Elf *elf)
+{
+    GElf_Shdr sh;
+    Elf_Scn *scn = find_symtab(elf, &sh);
+    if (!scn || sh.sh_entsize == 0)
+        return 0;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d)
+        return 0;
+    size_t n = sh.sh_size / sh.sh_entsize;
+    /* llvm names the file of a local symbol after the STT_FILE symbol
+     * before it in the table (shown when DWARF gives no file). */
+    int have_file = 0;
+    uint32_t file_name = 0;
+    for (size_t i = 1; i < n; i++) {
+        GElf_Sym s;
+        if (!gelf_getsym(d, (int)i, &s))
+            break;
+        int type = GELF_ST_TYPE(s.st_info);
+        if (type == STT_FILE && (s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)) {
+            have_file = 1;
+            file_name = (uint32_t)s.st_name;
+            continue;
+        }
+        if (type != STT_NOTYPE && type != STT_FUNC && type != STT_OBJECT && type != STT_GNU_IFUNC)
+            continue;
+        if (s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)
+            continue;
+        const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
+        if (!name)
+            continue;
+        sym_in *e = vec_push(&b->syms);
+        if (!e)
+            return berr(b, FL_SYM_ENOMEM, "symbols");
+        e->addr = s.st_value;
+        e->size = s.st_size;
+        e->order = (uint32_t)i;
+        /* Names are interned later, only for the symbols kept. */
+        e->name = (uint32_t)s.st_name;
+        e->has_file = have_file && GELF_ST_BIND(s.st_info) == STB_LOCAL;
+        e->file = file_name;
+    }
+    sym_in *v = b->syms.data;
+    if (b->syms.len == 0)
+        return 0;
+    qsort(v, b->syms.len, sizeof *v, sym_cmp);
+    size_t o = 0;
+    for (size_t i = 0; i < b->syms.len; i++) {
+        if (i + 1 < b->syms.len && v[i + 1].addr == v[i].addr)
+            continue;
+        v[o++] = v[i];
+    }
+    b->syms.len = o;
+    for (size_t i = 0; i < o; i++) {
+        const char *name = elf_strptr(elf, sh.sh_link, v[i].name);
+        v[i].name = intern_name(b, name ? name : "");
+        const char *file = v[i].has_file ? elf_strptr(elf, sh.sh_link, v[i].file) : NULL;
+        v[i].file = file && *file ? intern(b, file) : FL_SC_NONE;
+        if (b->rc)
+            return b->rc;
+    }
+    return 0;
+}
+
+/* ---- per-unit: line table ------------------------------------------- */
+
+static int push_line(builder *b, uint64_t addr, uint32_t file, uint32_t line, uint32_t col)
+{
+    vec *v = &b->lines;
+    cu_info *cu = &VEC_AT(b->cus, cu_info, b->cus.len - 1);
+    if (v->len > cu->line_first) {
+        line_bp *last = &VEC_AT(*v, line_bp, v->len - 1);
+        if (last->addr == addr) { /* the later row at an address wins */
+            last->file = file;
+            last->line = line;
+            last->column = col;
+            return 0;
+        }
+    }
+    line_bp *e = vec_push(v);
+    if (!e)
+        return berr(b, FL_SYM_ENOMEM, "line table");
+    e->addr = addr;
+    e->file = file;
+    e->line = line;
+    e->column = col;
+    return 0;
+}
+
+static int cu_lines(builder *b, Dwarf_Die *cudie)
+{
+    Dwarf_Lines *lines;
+    size_t n;
+    if (dwarf_getsrclines(cudie, &lines, &n) != 0)
+        return 0; /* no line table: llvm has none either */
+    for (size_t i = 0; i < n; i++) {
+        Dwarf_Line *l = dwarf_onesrcline(lines, i);
+        Dwarf_Addr addr;
+        bool end = false;
+        if (!l || dwarf_lineaddr(l, &addr) != 0)
+            continue;
+        dwarf_lineendsequence(l, &end);
+        if (end) {
+            if (push_line(b, addr, FL_SC_NONE, 0, 0))
+                return b->rc;
+            continue;
+        }
+        int line = 0, col = 0;
+        dwarf_lineno(l, &line);
+        dwarf_linecol(l, &col);
+        Dwarf_Files *files;
+        size_t idx;
+        uint32_t fid = FL_SC_NONE;
+        if (dwarf_line_file(l, &files, &idx) == 0 && files == b->files)
+            fid = file_id(b, idx);
+        if (b->rc)
+            return b->rc;
+        if (fid == FL_SC_NONE)
+            line = col = 0;
+        if (push_line(b, addr, fid, (uint32_t)line, (uint32_t)col))
+            return b->rc;
+    }
+    return 0;
+}
+
+/* ---- per-unit: llvm's address -> DIE map ---------------------------- */
+
+/* Index of the last entry with lo <= addr, or -1. */
+static long map_find(vec *m, uint64_t addr)
+{
+    map_ent *e = m->data;
+    size_t lo = 0, hi = m->len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (long)lo - 1;
+}
+
+/* map[key] = (hi, record): replace or insert keeping order. */
+static int map_set(builder *b, uint64_t key, uint64_t hi, uint32_t record)
+{
+    vec *m = &b->map;
+    long i = map_find(m, key);
+    map_ent *e = m->data;
+    if (i >= 0 && e[i].lo == key) {
+        e[i].hi = hi;
+        e[i].record = record;
+        return 0;
+    }
+    if (!vec_push(m))
+        return berr(b, FL_SYM_ENOMEM, "address map");
+    e = m->data;
+    size_t pos = (size_t)(i + 1);
+    memmove(&e[pos + 1], &e[pos], (m->len - 1 - pos) * sizeof *e);
+    e[pos].lo = key;
+    e[pos].hi = hi;
+    e[pos].record = record;
+    return 0;
+}
+
+/* DWARFUnit::updateAddressDieMap for one range. */
+static int die_map_add(builder *b, uint64_t lo, uint64_t hi, uint32_t record)
+{
+    if (lo == hi)
+        return 0;
+    vec *m = &b->map;
+    long i = map_find(m, lo);
+    if (i >= 0) {
+        map_ent B = VEC_AT(*m, map_ent, i);
+        if (lo < B.hi) {
+            if (hi < B.hi && map_set(b, hi, B.hi, B.record))
+                return b->rc;
+            if (lo > B.lo)
+                VEC_AT(*m, map_ent, i).hi = lo;
+        }
+    }
+    return map_set(b, lo, hi, record);
+}
+
+/* Address ranges of a DIE the way DWARFDie::getAddressRanges sees them:
+ * low_pc/high_pc if both are there, else DW_AT_ranges. */
+typedef int (*range_fn)(builder *b, uint64_t lo, uint64_t hi, void *arg);
+
+static int die_ranges(builder *b, Dwarf_Die *die, range_fn fn, void *arg)
+{
+    Dwarf_Addr lo, hi;
+    Dwarf_Attribute a;
+    if (dwarf_attr(die, DW_AT_low_pc, &a) && dwarf_attr(die, DW_AT_high_pc, &a)) {
+        if (dwarf_lowpc(die, &lo) == 0 && dwarf_highpc(die, &hi) == 0)
+            return fn(b, lo, hi, arg);
+        return 0;
+    }
+    if (!dwarf_attr(die, DW_AT_ranges, &a))
+        return 0;
+    Dwarf_Addr base;
+    ptrdiff_t off = 0;
+    unsigned guard = 0;
+    while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+        if (++guard > (1u << 20))
+            break;
+        int rc = fn(b, lo, hi, arg);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static const char *die_string(Dwarf_Die *die, int attr)
+{
+    Dwarf_Attribute a;
+    if (!dwarf_attr_integrate(die, attr, &a))
+        return NULL;
+    return dwarf_formstring(&a);
+}
+
+static uint32_t die_udata(Dwarf_Die *die, int attr)
+{
+    Dwarf_Attribute a;
+    Dwarf_Word w;
+    if (!dwarf_attr(die, attr, &a) || dwarf_formudata(&a, &w) != 0)
+        return 0;
+    return (uint32_t)w;
+}
+
+/* The record of stack entry i, created (with its ancestors) on first use
+ * so only functions that own an address are stored.  A parent is always
+ * created before its child: parent index < child index. */
+static uint32_t stack_record(builder *b, size_t i)
+{
+    struct stack_ent *s = &b->stack[i];
+    if (s->record != FL_SC_NONE)
+        return s->record;
+    uint32_t parent = FL_SC_NONE;
+    if (s->tag == DW_TAG_inlined_subroutine) {
+        for (size_t j = i; j-- > 0;) {
+            int t = b->stack[j].tag;
+            if (t == DW_TAG_subprogram || t == DW_TAG_inlined_subroutine) {
+                parent = stack_record(b, j);
+                if (parent == FL_SC_NONE)
+                    return FL_SC_NONE;
+                break;
+            }
+        }
+    }
+    if (b->records.len >= FL_SC_NONE - 1) {
+        berr(b, FL_SYM_ETOOBIG, "too many functions");
+        return FL_SC_NONE;
+    }
+    const char *name = die_string(&s->die, DW_AT_linkage_name);
+    if (!name)
+        name = die_string(&s->die, DW_AT_MIPS_linkage_name);
+    if (!name)
+        name = die_string(&s->die, DW_AT_name);
+    uint32_t name_id = name ? intern_name(b, name) : FL_SC_NONE;
+    uint32_t call_file = FL_SC_NONE, call_line = 0, call_col = 0;
+    if (parent != FL_SC_NONE) {
+        call_file = file_id(b, die_udata(&s->die, DW_AT_call_file));
+        call_line = die_udata(&s->die, DW_AT_call_line);
+        call_col = die_udata(&s->die, DW_AT_call_column);
+    }
+    if (b->rc)
+        return FL_SC_NONE;
+    fl_sc_record *r = vec_push(&b->records);
+    if (!r) {
+        berr(b, FL_SYM_ENOMEM, "records");
+        return FL_SC_NONE;
+    }
+    r->name = name_id;
+    r->parent = parent;
+    r->call_file = call_file;
+    r->call_line = call_line;
+    r->call_column = call_col;
+    s->record = (uint32_t)(b->records.len - 1);
+    return s->record;
+}
+
+static int add_die_range(builder *b, uint64_t lo, uint64_t hi, void *arg)
+{
+    (void)arg;
+    uint32_t rec = stack_record(b, b->depth - 1);
+    if (rec == FL_SC_NONE)
+        return b->rc ? b->rc : berr(b, FL_SYM_EDWARF, "function record");
+    return die_map_add(b, lo, hi, rec);
+}
+
+static int walk_die(builder *b, Dwarf_Die *die)
+{
+    if (b->depth >= CAP_DIE_DEPTH)
+        return 0; /* deeper nesting than any compiler emits: ignore */
+    struct stack_ent *s = &b->stack[b->depth++];
+    s->die = *die;
+    s->tag = dwarf_tag(die);
+    s->record = FL_SC_NONE;
+    if (s->tag == DW_TAG_subprogram || s->tag == DW_TAG_inlined_subroutine) {
+        if (die_ranges(b, die, add_die_range, NULL)) {
+            b->depth--;
+            return b->rc;
+        }
+    }
+    Dwarf_Die child;
+    if (dwarf_child(die, &child) == 0) {
+        do {
+            if (walk_die(b, &child)) {
+                b->depth--;
+                return b->rc;
+            }
+        } while (dwarf_siblingof(&child, &child) == 0);
+    }
+    b->depth--;
+    return 0;
+}
+
+static int cu_functions(builder *b, Dwarf_Die *cudie)
+{
+    b->map.len = 0;
+    b->depth = 0;
+    if (walk_die(b, cudie))
+        return b->rc;
+    cu_info *cu = &VEC_AT(b->cus, cu_info, b->cus.len - 1);
+    cu->dbp_first = b->dbps.len;
+    map_ent *e = b->map.data;
+    for (size_t i = 0; i < b->map.len; i++) {
+        uint64_t end = e[i].hi;
+        if (i + 1 < b->map.len && e[i + 1].lo < end)
+            end = e[i + 1].lo;
+        die_bp *d = vec_push(&b->dbps);
+        if (!d)
+            return berr(b, FL_SYM_ENOMEM, "ranges");
+        d->addr = e[i].lo;
+        d->record = end > e[i].lo ? e[i].record : FL_SC_NONE;
+        if (end > e[i].lo && (i + 1 == b->map.len || e[i + 1].lo > end)) {
+            d = vec_push(&b->dbps);
+            if (!d)
+                return berr(b, FL_SYM_ENOMEM, "ranges");
+            d->addr = end;
+            d->record = FL_SC_NONE;
+        }
+    }
+    cu->dbp_count = b->dbps.len - cu->dbp_first;
+    return 0;
+}
+
+static int process_cu(builder *b, Dwarf_Off off, Dwarf_Off next, Dwarf_Die *cudie, int version)
+{
+    cu_info *cu = vec_push(&b->cus);
+    if (!cu)
+        return berr(b, FL_SYM_ENOMEM, "units");
+    cu->off = off;
+    cu->next_off = next;
+    cu->die = *cudie;
+    cu->line_first = b->lines.len;
+    b->version = version;
+    b->comp_dir = NULL;
+    Dwarf_Attribute a;
+    if (dwarf_attr(cudie, DW_AT_comp_dir, &a))
+        b->comp_dir = dwarf_formstring(&a);
+    b->files = NULL;
+    b->nfiles = 0;
+    b->dirs = NULL;
+    b->ndirs = 0;
+    free(b->file_ids);
+    b->file_ids = NULL;
+    if (dwarf_getsrcfiles(cudie, &b->files, &b->nfiles) == 0 && b->nfiles < CAP_ENTRIES) {
+        if (dwarf_getsrcdirs(b->files, &b->dirs, &b->ndirs) != 0) {
+            b->dirs = NULL;
+            b->ndirs = 0;
+        }
+        b->file_ids = sc_malloc((b->nfiles ? b->nfiles : 1) * sizeof *b->file_ids);
+        if (!b->file_ids)
+            return berr(b, FL_SYM_ENOMEM, "file table");
+        for (size_t i = 0; i < b->nfiles; i++)
+            b->file_ids[i] = FILE_UNSET;
+    } else {
+        b->files = NULL;
+        b->nfiles = 0;
+    }
+    if (cu_lines(b, cudie))
+        return b->rc;
+    cu = &VEC_AT(b->cus, cu_info, b->cus.len - 1);
+    cu->line_count = b->lines.len - cu->line_first;
+    return cu_functions(b, cudie);
+}
+
+/* ---- step 1: which unit owns an address ----------------------------- */
+
+static int ep_cmp(const void *a, const void *b)
+{
+    const endpoint *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int push_ep(builder *b, vec *eps, uint64_t lo, uint64_t hi, uint32_t cu)
+{
+    if (lo >= hi)
+        return 0;
+    endpoint *e = vec_push(eps);
+    endpoint *f = e ? vec_push(eps) : NULL;
+    if (!f)
+        return berr(b, FL_SYM_ENOMEM, "aranges");
+    e = &VEC_AT(*eps, endpoint, eps->len - 2);
+    e->addr = lo;
+    e->cu = cu;
+    e->start = 1;
+    f->addr = hi;
+    f->cu = cu;
+    f->start = 0;
+    return 0;
+}
+
+typedef struct ep_arg {
+    vec *eps;
+    uint32_t cu;
+} ep_arg;
+
+static int add_cu_range(builder *b, uint64_t lo, uint64_t hi, void *arg)
+{
+    ep_arg *ea = arg;
+    return push_ep(b, ea->eps, lo, hi, ea->cu);
+}
+
+static long cu_containing(builder *b, Dwarf_Off off)
+{
+    cu_info *c = b->cus.data;
+    size_t lo = 0, hi = b->cus.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid].next_off <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < b->cus.len && c[lo].off <= off)
+        return (long)lo;
+    return -1;
+}
+
+/* Binary min-heap of unit indices (lazy deletion through counts[]). */
+typedef struct heap {
+    uint32_t *v;
+    size_t n, cap;
+} heap;
+
+static int heap_push(heap *h, uint32_t x)
+{
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 64;
+        uint32_t *nv = sc_realloc(h->v, nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        h->v = nv;
+        h->cap = nc;
+    }
+    size_t i = h->n++;
+    h->v[i] = x;
+    while (i > 0 && h->v[(i - 1) / 2] > h->v[i]) {
+        uint32_t t = h->v[i];
+        h->v[i] = h->v[(i - 1) / 2];
+        h->v[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static void heap_pop(heap *h)
+{
+    h->v[0] = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && h->v[l] < h->v[m])
+            m = l;
+        if (r < h->n && h->v[r] < h->v[m])
+            m = r;
+        if (m == i)
+            break;
+        uint32_t t = h->v[i];
+        h->v[i] = h->v[m];
+        h->v[m] = t;
+        i = m;
+    }
+}
+
+static int build_aranges(builder *b, Dwarf *dbg, vec *out)
+{
+    vec eps;
+    vec_init(&eps, sizeof(endpoint));
+    Dwarf_Aranges *ar;
+    size_t nar = 0;
+    if (dwarf_getaranges(dbg, &ar, &nar) == 0) {
+        for (size_t i = 0; i < nar; i++) {
+            Dwarf_Arange *a = dwarf_onearange(ar, i);
+            Dwarf_Addr addr;
+            Dwarf_Word len;
+            Dwarf_Off off;
+            if (!a || dwarf_getarangeinfo(a, &addr, &len, &off) != 0)
+                continue;
+            long cu = cu_containing(b, off);
+            if (cu < 0)
+                continue;
+            VEC_AT(b->cus, cu_info, cu).in_aranges = 1;
+            if (addr + len < addr)
+                continue;
+            if (push_ep(b, &eps, addr, addr + len, (uint32_t)cu))
+                goto fail;
+        }
+    }
+    for (size_t i = 0; i < b->cus.len; i++) {
+        cu_info *c = &VEC_AT(b->cus, cu_info, i);
+        if (c->in_aranges)
+            continue;
+        ep_arg ea = {&eps, (uint32_t)i};
+        if (die_ranges(b, &c->die, add_cu_range, &ea))
+            goto fail;
+    }
+    if (eps.len)
+        qsort(eps.data, eps.len, sizeof(endpoint), ep_cmp);
+    uint32_t *counts = sc_calloc(b->cus.len ? b->cus.len : 1, sizeof *counts);
+    heap h = {NULL, 0, 0};
+    if (!counts) {
+        berr(b, FL_SYM_ENOMEM, "aranges");
+        goto fail;
+    }
+    uint64_t prev = UINT64_MAX;
+    size_t valid = 0;
+    for (size_t i = 0; i < eps.len; i++) {
+        endpoint *e = &VEC_AT(eps, endpoint, i);
+        if (prev < e->addr && valid > 0) {
+            arange *last = out->len ? &VEC_AT(*out, arange, out->len - 1) : NULL;
+            if (last && last->hi == prev && counts[last->cu] > 0) {
+                last->hi = e->addr;
+            } else {
+                while (h.n && counts[h.v[0]] == 0)
+                    heap_pop(&h);
+                arange *n = vec_push(out);
+                if (!n) {
+                    berr(b, FL_SYM_ENOMEM, "aranges");
+                    break;
+                }
+                n->lo = prev;
+                n->hi = e->addr;
+                n->cu = h.v[0];
+            }
+        }
+        if (e->start) {
+            if (counts[e->cu]++ == 0 && heap_push(&h, e->cu) != 0) {
+                berr(b, FL_SYM_ENOMEM, "aranges");
+                break;
+            }
+            valid++;
+        } else if (counts[e->cu] > 0) {
+            counts[e->cu]--;
+            valid--;
+        }
+        prev = e->addr;
+    }
+    free(counts);
+    free(h.v);
+fail:
+    vec_free(&eps);
+    return b->rc;
+}
+
+/* ---- merge per-unit answers into the range table --------------------- */
+
+static int emit(builder *b, uint64_t addr, uint32_t rec, const line_bp *l)
+{
+    vec *o = &b->out;
+    fl_sc_range r = {addr, rec, l ? l->file : FL_SC_NONE, l ? l->line : 0, l ? l->column : 0};
+    if (r.file == FL_SC_NONE)
+        r.line = r.column = 0;
+    if (o->len) {
+        fl_sc_range *last = &VEC_AT(*o, fl_sc_range, o->len - 1);
+        if (last->addr == addr) {
+            *last = r;
+            if (o->len >= 2) {
+                fl_sc_range *p = last - 1;
+                if (p->record == r.record && p->file == r.file && p->line == r.line &&
+                    p->column == r.column)
+                    o->len--;
+            }
+            return 0;
+        }
+        if (last->record == r.record && last->file == r.file && last->line == r.line &&
+            last->column == r.column)
+            return 0;
+    }
+    fl_sc_range *n = vec_push(o);
+    if (!n)
+        return berr(b, FL_SYM_ENOMEM, "range table");
+    *n = r;
+    return 0;
+}
+
+/* Index of the last breakpoint with addr <= a in [first, first+count), or
+ * first-1 (as SIZE_MAX wrap) when none. */
+#define LAST_LE(arr, first, count, a, out)                                                         \
+    do {                                                                                           \
+        size_t lo_ = (first), hi_ = (first) + (count);                                             \
+        while (lo_ < hi_) {                                                                        \
+            size_t mid_ = lo_ + (hi_ - lo_) / 2;                                                   \
+            if ((arr)[mid_].addr <= (a))                                                           \
+                lo_ = mid_ + 1;                                                                    \
+            else                                                                                   \
+                hi_ = mid_;                                                                        \
+        }                                                                                          \
+        (out) = lo_;                                                                               \
+    } while (0)
+
+static int merge_ranges(builder *b, vec *aranges)
+{
+    const line_bp *L = b->lines.data;
+    const die_bp *D = b->dbps.data;
+    for (size_t k = 0; k < aranges->len; k++) {
+        arange *a = &VEC_AT(*aranges, arange, k);
+        cu_info *c = &VEC_AT(b->cus, cu_info, a->cu);
+        size_t li, di;
+        LAST_LE(L, c->line_first, c->line_count, a->lo, li);
+        LAST_LE(D, c->dbp_first, c->dbp_count, a->lo, di);
+        size_t lend = c->line_first + c->line_count, dend = c->dbp_first + c->dbp_count;
+        /* li/di: first breakpoint > lo; the one before is in effect. */
+        const line_bp *cl = li > c->line_first ? &L[li - 1] : NULL;
+        uint32_t cr = di > c->dbp_first ? D[di - 1].record : FL_SC_NONE;
+        if (emit(b, a->lo, cr, cl))
+            return b->rc;
+        for (;;) {
+            uint64_t na = UINT64_MAX;
+            if (li < lend && L[li].addr < na)
+                na = L[li].addr;
+            if (di < dend && D[di].addr < na)
+                na = D[di].addr;
+            if (na >= a->hi)
+                break;
+            while (li < lend && L[li].addr == na)
+                cl = &L[li++];
+            while (di < dend && D[di].addr == na)
+                cr = D[di++].record;
+            if (emit(b, na, cr, cl))
+                return b->rc;
+        }
+        if (emit(b, a->hi, FL_SC_NONE, NULL))
+            return b->rc;
+    }
+    return 0;
+}
+
+/* ---- debug file lookup (as llvm-symbolizer does it) ------------------ */
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int crc_matches(const char *path, uint32_t want)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    uLong crc = crc32(0, NULL, 0);
+    unsigned char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        crc = crc32(crc, buf, (uInt)n);
+    close(fd);
+    return n == 0 && (uint32_t)crc == want;
+}
+
+/* Nonzero when snprintf's result n did not fit in cap (or failed). */
+static int fmt_trunc(int n, size_t cap)
+{
+    return n < 0 || (size_t)n >= cap;
+}
+
+static void set_out(char *out, size_t cap, const char *s)
+{
+    size_t n = strlen(s);
+    if (n >= cap) {
+        out[0] = '\0';
+        return;
+    }
+    memcpy(out, s, n + 1);
+}
+
+/* Fills out with the debug file for elf_path, or "" to use the file
+ * itself: /usr/lib/debug/.build-id/xx/rest.debug, then .gnu_debuglink
+ * next to the file, in .debug/ and under /usr/lib/debug. */
+static void find_debug_file(Elf *elf, const char *elf_path, const uint8_t *id, size_t idlen,
+                            char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (idlen >= 2) {
+        char hex[2 * FL_SYM_BUILD_ID_MAX + 1];
+        fl_sym_hex(id + 1, idlen - 1, hex, sizeof hex);
+        snprintf(out, cap, "/usr/lib/debug/.build-id/%02x/%s.debug", id[0], hex);
+        if (file_exists(out))
+            return;
+    }
+    out[0] = '\0';
+    GElf_Word crc;
+    const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+    if (!link || !*link || strchr(link, '/'))
+        return;
+    char dir[PATH_MAX];
+    if (fmt_trunc(snprintf(dir, sizeof dir, "%s", elf_path), sizeof dir))
+        return;
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = '\0';
+    else
+        dir[0] = '\0';
+    char cand[PATH_MAX];
+    if (!fmt_trunc(snprintf(cand, sizeof cand, "%s%s", dir, link), sizeof cand) &&
+        strcmp(cand, elf_path) != 0 && crc_matches(cand, crc)) {
+        set_out(out, cap, cand);
+        return;
+    }
+    if (!fmt_trunc(snprintf(cand, sizeof cand, "%s.debug/%s", dir, link), sizeof cand) &&
+        crc_matches(cand, crc)) {
+        set_out(out, cap, cand);
+        return;
+    }
+    char abs[PATH_MAX];
+    if (dir[0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) ||
+            fmt_trunc(snprintf(abs, sizeof abs, "%s/%s", cwd, dir), sizeof abs))
+            return;
+    } else if (fmt_trunc(snprintf(abs, sizeof abs, "%s", dir), sizeof abs)) {
+        return;
+    }
+    if (!fmt_trunc(snprintf(cand, sizeof cand, "/usr/lib/debug%s", abs), sizeof cand) &&
+        !fmt_trunc(snprintf(abs, sizeof abs, "%s%s", cand, link), sizeof abs) &&
+        crc_matches(abs, crc))
+        set_out(out, cap, abs);
+}
+
+/* ---- write ---------------------------------------------------------- */
+
+/* A growable byte buffer for the encoded range entries. */
+typedef struct bytes {
+    uint8_t *p;
+    size_t len, cap;
+} bytes;
+
+static int bytes_put(bytes *o, uint8_t c)
+{
+    if (o->len == o->cap) {
+        size_t nc = o->cap ? o->cap * 2 : 65536;
+        if (nc > ((size_t)1 << 34))
+            return -1;
+        uint8_t *np = sc_realloc(o->p, nc);
+        if (!np)
+            return -1;
+        o->p = np;
+        o->cap = nc;
+    }
+    o->p[o->len++] = c;
+    return 0;
+}
+
+static int put_uleb(bytes *o, uint64_t v)
+{
+    do {
+        uint8_t c = v & 0x7f;
+        v >>= 7;
+        if (bytes_put(o, (uint8_t)(c | (v ? 0x80 : 0))))
+            return -1;
+    } while (v);
+    return 0;
+}
+
+static int put_sleb(bytes *o, int64_t v)
+{
+    for (;;) {
+        uint8_t c = v & 0x7f;
+        v >>= 7; /* arithmetic shift on every compiler we build with */
+        int done = (v == 0 && !(c & 0x40)) || (v == -1 && (c & 0x40));
+        if (bytes_put(o, (uint8_t)(c | (done ? 0 : 0x80))))
+            return -1;
+        if (done)
+            return 0;
+    }
+}
+
+/* File strings -> dense file indices for the range entries (small deltas
+ * where string offsets would need two or three bytes). */
+typedef struct file_map {
+    uint32_t *keys, *vals; /* open addressing on string offset; key+1, 0 empty */
+    size_t cap;
+    uint32_t *files; /* index -> string offset */
+    size_t n;
+} file_map;
+
+static uint32_t file_index(builder *b, file_map *m, uint32_t str)
+{
+    if (str == FL_SC_NONE)
+        return FL_SC_NONE;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 1024;
+        uint32_t *nk = sc_calloc(nc, sizeof *nk), *nv = sc_calloc(nc, sizeof *nv);
+        uint32_t *nf = sc_realloc(m->files, nc * sizeof *nf);
+        if (nf)
+            m->files = nf;
+        if (!nk || !nv || !nf) {
+            free(nk);
+            free(nv);
+            berr(b, FL_SYM_ENOMEM, "file table");
+            return FL_SC_NONE;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = (m->keys[i] * 2654435761u) & (nc - 1);
+            while (nk[j])
+                j = (j + 1) & (nc - 1);
+            nk[j] = m->keys[i];
+            nv[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = nc;
+    }
+    size_t j = ((str + 1u) * 2654435761u) & (m->cap - 1);
+    while (m->keys[j]) {
+        if (m->keys[j] == str + 1u)
+            return m->vals[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->keys[j] = str + 1u;
+    m->vals[j] = (uint32_t)m->n;
+    m->files[m->n] = str;
+    return (uint32_t)m->n++;
+}
+
+/* Encodes b->out into block addresses/offsets + rdata (see
+ * symcache_format.h); file strings become indices into fm->files. */
+static int encode_ranges(builder *b, uint64_t **baddrs_out, uint64_t **boffs_out,
+                         size_t *nblocks_out, bytes *rd, file_map *fm)
+{
+    size_t n = b->out.len, nb = (n + FL_SC_BLOCK - 1) / FL_SC_BLOCK;
+    uint64_t *baddrs = sc_calloc(nb ? nb : 1, sizeof *baddrs);
+    uint64_t *boffs = sc_calloc(nb ? nb : 1, sizeof *boffs);
+    if (!baddrs || !boffs) {
+        free(baddrs);
+        free(boffs);
+        return berr(b, FL_SYM_ENOMEM, "blocks");
+    }
+    const fl_sc_range *e = b->out.data;
+    uint64_t addr = 0, rec = 0, file = 0, line = 0, col = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i % FL_SC_BLOCK == 0) {
+            baddrs[i / FL_SC_BLOCK] = e[i].addr;
+            boffs[i / FL_SC_BLOCK] = rd->len;
+            addr = e[i].addr;
+            rec = file = line = col = 0;
+        }
+        uint32_t fidx = file_index(b, fm, e[i].file);
+        if (e[i].addr < addr || b->rc) {
+            free(baddrs);
+            free(boffs);
+            return b->rc ? b->rc : berr(b, FL_SYM_EDWARF, "ranges out of order");
+        }
+        uint64_t delta = e[i].addr - addr;
+        uint64_t r1 = (uint64_t)e[i].record + 1 > 0xFFFFFFFFull ? 0 : (uint64_t)e[i].record + 1;
+        uint64_t f1 = (uint64_t)fidx + 1 > 0xFFFFFFFFull ? 0 : (uint64_t)fidx + 1;
+        uint8_t flags = (delta >= 1 && delta <= 15) ? (uint8_t)delta : 0;
+        if (r1 != rec)
+            flags |= 0x10;
+        if (f1 != file)
+            flags |= 0x20;
+        if (e[i].line != line)
+            flags |= 0x40;
+        if (e[i].column != col)
+            flags |= 0x80;
+        int bad = bytes_put(rd, flags);
+        if (!(flags & 15))
+            bad |= put_uleb(rd, delta);
+        if (flags & 0x10)
+            bad |= put_sleb(rd, (int64_t)r1 - (int64_t)rec);
+        if (flags & 0x20)
+            bad |= put_sleb(rd, (int64_t)f1 - (int64_t)file);
+        if (flags & 0x40)
+            bad |= put_sleb(rd, (int64_t)e[i].line - (int64_t)line);
+        if (flags & 0x80)
+            bad |= put_uleb(rd, e[i].column);
+        if (bad) {
+            free(baddrs);
+            free(boffs);
+            return berr(b, FL_SYM_ENOMEM, "range data");
+        }
+        addr = e[i].addr;
+        rec = r1;
+        file = f1;
+        line = e[i].line;
+        col = e[i].column;
+    }
+    *baddrs_out = baddrs;
+    *boffs_out = boffs;
+    *nblocks_out = nb;
+    return 0;
+}
+
+static int serialize(builder *b, void **out, size_t *outlen)
+{
+    size_t nsym = b->syms.len;
+    uint64_t *baddrs = NULL, *boffs = NULL;
+    size_t nblocks = 0;
+    bytes rd = {NULL, 0, 0};
+    file_map fm;
+    memset(&fm, 0, sizeof fm);
+    if (encode_ranges(b, &baddrs, &boffs, &nblocks, &rd, &fm)) {
+        free(rd.p);
+        free(fm.keys);
+        free(fm.vals);
+        free(fm.files);
+        return b->rc;
+    }
+    uint64_t off = FL_SC_HEADER_SIZE;
+    fl_sc_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, FL_SC_MAGIC, 8);
+    h.version = FL_SC_VERSION;
+    h.header_size = FL_SC_HEADER_SIZE;
+    h.fingerprint = b->fingerprint;
+    h.build_id_len = (uint32_t)b->build_id_len;
+    memcpy(h.build_id, b->build_id, b->build_id_len);
+    h.flags = b->has_dwarf ? FL_SC_F_DWARF : 0;
+#define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
+    h.ranges_count = b->out.len;
+    h.baddrs_off = off;
+    h.blocks_count = nblocks;
+    off = ALIGN8(off + nblocks * sizeof(uint64_t));
+    h.boffs_off = off;
+    off = ALIGN8(off + nblocks * sizeof(uint64_t));
+    h.rdata_off = off;
+    h.rdata_size = rd.len;
+    off = ALIGN8(off + rd.len);
+    h.files_off = off;
+    h.files_count = fm.n;
+    off = ALIGN8(off + fm.n * sizeof(uint32_t));
+    h.records_off = off;
+    h.records_count = b->records.len;
+    off = ALIGN8(off + b->records.len * sizeof(fl_sc_record));
+    h.symbols_off = off;
+    h.symbols_count = nsym;
+    off = ALIGN8(off + nsym * sizeof(fl_sc_symbol));
+    h.symfiles_off = off;
+    off = ALIGN8(off + nsym * sizeof(uint32_t));
+    h.strings_off = off;
+    h.strings_size = b->strs.len;
+    off = ALIGN8(off + b->strs.len);
+    h.file_size = off;
+    uint8_t *buf = sc_calloc(1, off);
+    if (buf) {
+        if (nblocks) {
+            memcpy(buf + h.baddrs_off, baddrs, nblocks * sizeof(uint64_t));
+            memcpy(buf + h.boffs_off, boffs, nblocks * sizeof(uint64_t));
+        }
+        if (rd.len)
+            memcpy(buf + h.rdata_off, rd.p, rd.len);
+        if (fm.n)
+            memcpy(buf + h.files_off, fm.files, fm.n * sizeof(uint32_t));
+    }
+    free(baddrs);
+    free(boffs);
+    free(rd.p);
+    free(fm.keys);
+    free(fm.vals);
+    free(fm.files);
+    if (!buf)
+        return berr(b, FL_SYM_ENOMEM, "output");
+    if (b->records.len)
+        memcpy(buf + h.records_off, b->records.data, b->records.len * sizeof(fl_sc_record));
+    fl_sc_symbol *S = (fl_sc_symbol *)(buf + h.symbols_off);
+    for (size_t i = 0; i < nsym; i++) {
+        sym_in *s = &VEC_AT(b->syms, sym_in, i);
+        S[i].addr = s->addr;
+        S[i].size = s->size > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)s->size;
+        S[i].name = s->name;
+        memcpy(buf + h.symfiles_off + i * sizeof(uint32_t), &s->file, sizeof(uint32_t));
+    }
+    if (b->strs.len)
+        memcpy(buf + h.strings_off, b->strs.buf, b->strs.len);
+    memcpy(buf, &h, sizeof h);
+    h.checksum = fl_sc_file_checksum(buf, off);
+    memcpy(buf, &h, sizeof h);
+    *out = buf;
+    *outlen = off;
+    return 0;
+}
+
+static void builder_free(builder *b)
+{
+    strtab_free(&b->strs);
+    vec_free(&b->records);
+    vec_free(&b->cus);
+    vec_free(&b->lines);
+    vec_free(&b->dbps);
+    vec_free(&b->map);
+    vec_free(&b->syms);
+    vec_free(&b->out);
+    free(b->file_ids);
+    b->file_ids = NULL;
+}
+
+static void builder_init(builder *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    b->err = err;
+    b->errlen = errlen;
+    if (err && errlen)
+        err[0] = '\0';
+    vec_init(&b->records, sizeof(fl_sc_record));
+    vec_init(&b->cus, sizeof(cu_info));
+    vec_init(&b->lines, sizeof(line_bp));
+    vec_init(&b->dbps, sizeof(die_bp));
+    vec_init(&b->map, sizeof(map_ent));
+    vec_init(&b->syms, sizeof(sym_in));
+    vec_init(&b->out, sizeof(fl_sc_range));
+}
+
+static int build_dwarf(builder *b, Elf *delf)
+{
+    Dwarf *dbg = dwarf_begin_elf(delf, DWARF_C_READ, NULL);
+    if (!dbg)
+        return 0; /* no DWARF: symbol table only */
+    b->has_dwarf = 1;
+    Dwarf_Off off = 0, next;
+    size_t hsize;
+    Dwarf_Half version;
+    int guard = 0;
+    while (dwarf_next_unit(dbg, off, &next, &hsize, &version, NULL, NULL, NULL, NULL, NULL) == 0) {
+        if (next <= off || ++guard > (1 << 24))
+            break;
+        Dwarf_Die cudie;
+        if (dwarf_offdie(dbg, off + hsize, &cudie)) {
+            int tag = dwarf_tag(&cudie);
+            if (tag == DW_TAG_compile_unit || tag == DW_TAG_partial_unit) {
+                if (process_cu(b, off, next, &cudie, version))
+                    break;
+            }
+        }
+        off = next;
+    }
+    vec aranges;
+    vec_init(&aranges, sizeof(arange));
+    if (b->rc == 0 && build_aranges(b, dbg, &aranges) == 0)
+        merge_ranges(b, &aranges);
+    vec_free(&aranges);
+    free(b->file_ids);
+    b->file_ids = NULL;
+    dwarf_end(dbg);
+    return b->rc;
+}
+
+static int read_identity(builder *b, Elf *elf)
+{
+    if (elf_kind(elf) != ELF_K_ELF)
+        return berr(b, FL_SYM_ENOTELF, "not an ELF file");
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(elf, &eh))
+        return berr(b, FL_SYM_ENOTELF, "bad ELF header: %s", elf_errmsg(-1));
+    const void *id = NULL;
+    ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+    if (n > 0 && id) {
+        b->build_id_len = (size_t)n > FL_SYM_BUILD_ID_MAX ? FL_SYM_BUILD_ID_MAX : (size_t)n;
+        memcpy(b->build_id, id, b->build_id_len);
+    }
+    b->fingerprint = symtab_fingerprint(elf);
+    return 0;
+}
+
+/* ---- entry points ----------------------------------------------------- */
+
+int fl_symcache_identify(const char *elf_path, uint8_t *build_id, size_t *build_id_len,
+                         uint64_t *fingerprint, char *err, size_t errlen)
+{
+    builder b;
+    builder_init(&b, err, errlen);
+    elf_version(EV_CURRENT);
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return berr(&b, FL_SYM_EIO, "%s: %s", elf_path, strerror(errno));
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    int rc = elf ? read_identity(&b, elf) : berr(&b, FL_SYM_ENOTELF, "%s", elf_errmsg(-1));
+    if (rc == 0) {
+        memcpy(build_id, b.build_id, b.build_id_len);
+        *build_id_len = b.build_id_len;
+        *fingerprint = b.fingerprint;
+    }
+    elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+int fl_symcache_build_mem(const void *image, size_t size, void **out, size_t *outlen,
+                          fl_symbuild_stats *stats, char *err, size_t errlen)
+{
+    builder b;
+    builder_init(&b, err, errlen);
+    *out = NULL;
+    *outlen = 0;
+    elf_version(EV_CURRENT);
+    /* elf_memory wants a writable image; work on a copy. */
+    char *copy = sc_malloc(size ? size : 1);
+    if (!copy)
+        return berr(&b, FL_SYM_ENOMEM, "image");
+    memcpy(copy, image, size);
+    Elf *elf = elf_memory(copy, size);
+    if (!elf) {
+        free(copy);
+        return berr(&b, FL_SYM_ENOTELF, "%s", elf_errmsg(-1));
+    }
+    if (read_identity(&b, elf) == 0 && load_symbols(&b, elf) == 0 && build_dwarf(&b, elf) == 0)
+        serialize(&b, out, outlen);
+    if (stats && b.rc == 0) {
+        memset(stats, 0, sizeof *stats);
+        stats->compile_units = b.cus.len;
+        stats->records = b.records.len;
+        stats->ranges = b.out.len;
+        stats->symbols = b.syms.len;
+        stats->string_bytes = b.strs.len;
+        stats->file_bytes = *outlen;
+        stats->has_dwarf = b.has_dwarf;
+    }
+    int rc = b.rc;
+    builder_free(&b);
+    elf_end(elf);
+    free(copy);
+    return rc;
+}
+
+int fl_symcache_build(const char *elf_path, const char *out_path, fl_symbuild_stats *stats,
+                      char *err, size_t errlen)
+{
+    builder b;
+    builder_init(&b, err, errlen);
+    if (!elf_path || !out_path)
+        return berr(&b, FL_SYM_EINVAL, "null path");
+    elf_version(EV_CURRENT);
+    int fd = -1, dfd = -1, ofd = -1;
+    Elf *elf = NULL, *delf = NULL;
+    void *buf = NULL;
+    size_t len = 0;
+    char debug_path[1024] = "";
+    char tmp[PATH_MAX];
+    tmp[0] = '\0';
+
+    fd = open(elf_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        berr(&b, FL_SYM_EIO, "%s: %s", elf_path, strerror(errno));
+        goto done;
+    }
+    elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    if (!elf) {
+        berr(&b, FL_SYM_ENOTELF, "%s: %s", elf_path, elf_errmsg(-1));
+        goto done;
+    }
+    if (read_identity(&b, elf) || load_symbols(&b, elf))
+        goto done;
+    find_debug_file(elf, elf_path, b.build_id, b.build_id_len, debug_path, sizeof debug_path);
+    if (debug_path[0]) {
+        dfd = open(debug_path, O_RDONLY | O_CLOEXEC);
+        if (dfd >= 0)
+            delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+        if (!delf || elf_kind(delf) != ELF_K_ELF) {
+            /* llvm would fail to use it too; fall back to the file. */
+            debug_path[0] = '\0';
+            if (delf)
+                elf_end(delf);
+            delf = NULL;
+        }
+    }
+    if (build_dwarf(&b, delf ? delf : elf))
+        goto done;
+    if (!b.has_dwarf)
+        debug_path[0] = '\0';
+    else if (!debug_path[0])
+        set_out(debug_path, sizeof debug_path, elf_path);
+    if (serialize(&b, &buf, &len))
+        goto done;
+
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", out_path) >= sizeof tmp) {
+        tmp[0] = '\0';
+        berr(&b, FL_SYM_EINVAL, "output path too long");
+        goto done;
+    }
+    ofd = mkstemp(tmp);
+    if (ofd < 0) {
+        berr(&b, FL_SYM_EIO, "%s: %s", tmp, strerror(errno));
+        tmp[0] = '\0';
+        goto done;
+    }
+    for (size_t w = 0; w < len;) {
+        ssize_t n = write(ofd, (char *)buf + w, len - w);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            berr(&b, FL_SYM_EIO, "write %s: %s", tmp, strerror(errno));
+            goto done;
+        }
+        w += (size_t)n;
+    }
+    fchmod(ofd, 0644);
+    if (close(ofd) != 0) {
+        ofd = -1;
+        berr(&b, FL_SYM_EIO, "close %s: %s", tmp, strerror(errno));
+        goto done;
+    }
+    ofd = -1;
+    if (rename(tmp, out_path) != 0) {
+        berr(&b, FL_SYM_EIO, "rename to %s: %s", out_path, strerror(errno));
+        goto done;
+    }
+    tmp[0] = '\0';
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        stats->compile_units = b.cus.len;
+        stats->records = b.records.len;
+        stats->ranges = b.out.len;
+        stats->symbols = b.syms.len;
+        stats->string_bytes = b.strs.len;
+        stats->file_bytes = len;
+        stats->has_dwarf = b.has_dwarf;
+        set_out(stats->debug_path, sizeof stats->debug_path, debug_path);
+    }
+done:
+    if (ofd >= 0)
+        close(ofd);
+    if (tmp[0])
+        unlink(tmp);
+    free(buf);
+    if (delf)
+        elf_end(delf);
+    if (dfd >= 0)
+        close(dfd);
+    if (elf)
+        elf_end(elf);
+    if (fd >= 0)
+        close(fd);
+    int rc = b.rc;
+    builder_free(&b);
+    return rc;
+}

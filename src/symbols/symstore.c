@@ -1,0 +1,144 @@
+/*
+ * symstore.c - find or build the symcache of a module in a cache directory.
+ *
+ * The fast path is what makes a second `faultline symbolicate` start in
+ * milliseconds: read the module's build id and symbol-table fingerprint
+ * (a few pages of the ELF file), mmap the symcache, verify it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fl_symstore.h"
+#include "symcache_format.h"
+
+int fl_symstore_default_dir(char *buf, size_t cap)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    int n;
+    if (xdg && xdg[0] == '/') {
+        n = snprintf(buf, cap, "%s/faultline/symcache", xdg);
+    } else {
+        const char *home = getenv("HOME");
+        if (!home || !*home)
+            return FL_SYM_EINVAL;
+        n = snprintf(buf, cap, "%s/.cache/faultline/symcache", home);
+    }
+    return (n < 0 || (size_t)n >= cap) ? FL_SYM_EINVAL : 0;
+}
+
+int fl_symstore_mkdirs(const char *dir)
+{
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof p, "%s", dir) >= sizeof p)
+        return FL_SYM_EINVAL;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            return FL_SYM_EIO;
+        *s = '/';
+    }
+    if (mkdir(p, 0755) != 0 && errno != EEXIST)
+        return FL_SYM_EIO;
+    return 0;
+}
+
+/* Opens path if it is a valid symcache of this module; NULL otherwise. */
+static fl_symcache *try_open(const char *path, const uint8_t *id, size_t idlen, uint64_t fp)
+{
+    fl_symcache *sc = NULL;
+    if (fl_symcache_open(path, &sc, NULL, 0) != 0)
+        return NULL;
+    const uint8_t *cid;
+    size_t clen = fl_symcache_build_id(sc, &cid);
+    if (clen != idlen || memcmp(cid, id, idlen) != 0 || fl_symcache_fingerprint(sc) != fp) {
+        fl_symcache_close(sc);
+        return NULL;
+    }
+    return sc;
+}
+
+int fl_symstore_get(const char *dir, const char *elf_path, int force, fl_symcache **out,
+                    int *built, fl_symbuild_stats *stats, char *path_out, size_t path_cap,
+                    char *err, size_t errlen)
+{
+    uint8_t id[FL_SYM_BUILD_ID_MAX];
+    size_t idlen = 0;
+    uint64_t fp = 0;
+    *out = NULL;
+    *built = 0;
+    int rc = fl_symcache_identify(elf_path, id, &idlen, &fp, err, errlen);
+    if (rc)
+        return rc;
+    char key[2 * FL_SYM_BUILD_ID_MAX + 64];
+    if (idlen) {
+        fl_sym_hex(id, idlen, key, sizeof key);
+    } else {
+        /* No build id: key on where the file is and which version of it. */
+        char real[PATH_MAX];
+        struct stat st;
+        if (!realpath(elf_path, real) || stat(real, &st) != 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "%s: %s", elf_path, strerror(errno));
+            return FL_SYM_EIO;
+        }
+        uint64_t h = fl_sc_hash64(real, strlen(real));
+        h ^= (uint64_t)st.st_size * 0x9E3779B185EBCA87ull;
+        h ^= (uint64_t)st.st_mtim.tv_sec * 0xC2B2AE3D27D4EB4Full + (uint64_t)st.st_mtim.tv_nsec;
+        snprintf(key, sizeof key, "nobuildid-%016llx", (unsigned long long)h);
+    }
+    char primary[PATH_MAX], variant[PATH_MAX];
+    if ((size_t)snprintf(primary, sizeof primary, "%s/%s.symcache", dir, key) >= sizeof primary ||
+        (size_t)snprintf(variant, sizeof variant, "%s/%s.%016llx.symcache", dir, key,
+                         (unsigned long long)fp) >= sizeof variant) {
+        if (err && errlen)
+            snprintf(err, errlen, "cache path too long");
+        return FL_SYM_EINVAL;
+    }
+    const char *chosen = NULL;
+    if (!force) {
+        fl_symcache *sc = try_open(primary, id, idlen, fp);
+        if (sc) {
+            chosen = primary;
+        } else if ((sc = try_open(variant, id, idlen, fp)) != NULL) {
+            chosen = variant;
+        }
+        if (sc) {
+            *out = sc;
+            if (path_out && path_cap)
+                snprintf(path_out, path_cap, "%s", chosen);
+            return 0;
+        }
+    }
+    /* Build.  The primary name goes to whoever comes first; a valid
+     * symcache of the other variant already there keeps it. */
+    chosen = primary;
+    fl_symcache *other = NULL;
+    if (fl_symcache_open(primary, &other, NULL, 0) == 0) {
+        const uint8_t *cid;
+        size_t clen = fl_symcache_build_id(other, &cid);
+        if (clen == idlen && memcmp(cid, id, idlen) == 0 && fl_symcache_fingerprint(other) != fp)
+            chosen = variant;
+        fl_symcache_close(other);
+    }
+    if (fl_symstore_mkdirs(dir) != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return FL_SYM_EIO;
+    }
+    rc = fl_symcache_build(elf_path, chosen, stats, err, errlen);
+    if (rc)
+        return rc;
+    rc = fl_symcache_open(chosen, out, err, errlen);
+    if (rc)
+        return rc;
+    *built = 1;
+    if (path_out && path_cap)
+        snprintf(path_out, path_cap, "%s", chosen);
+    return 0;
+}

@@ -1,0 +1,418 @@
+/*
+ * test_symcache - the symcache builder and reader through the library API.
+ *
+ *   test_symcache PROGRAM WORKDIR [SEED_CORPUS_DIR]
+ *
+ * PROGRAM is tests/symbols/data/inline_heavy.c built with -O2 -g.  The
+ * tests build its symcache, look addresses up, then feed the reader and
+ * the builder damaged input: every truncation, byte flips, forged
+ * checksums over broken indices, garbage and truncated ELF files.  The
+ * point of the damage tests is "clean error, never a crash" (they run
+ * under ASan+UBSan too).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fl_symcache.h"
+#include "fl_symstore.h"
+#include "symcache_build_int.h"
+#include "symcache_format.h"
+
+static const char *g_prog;
+static const char *g_work;
+static const char *g_corpus; /* fuzz/corpus/symcache */
+
+static void *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    /* 8-byte aligned, as the reader requires. */
+    uint64_t *buf = malloc((size_t)n + 8);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void spit(const char *path, const void *p, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(p, 1, n, f), n);
+    fclose(f);
+}
+
+static void path_in_work(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "%s/%s", g_work, name);
+}
+
+/* Address of a symbol by name from the symcache itself: scan addresses
+ * for a frame whose outermost function is `name`. */
+static uint64_t find_function(const fl_symcache *sc, const char *name)
+{
+    for (uint64_t a = 0x1000; a < 0x4000; a++) {
+        fl_symframe f[16];
+        size_t n = fl_symcache_lookup(sc, a, f, 16);
+        if (n >= 1 && n <= 16 && f[n - 1].function && !strcmp(f[n - 1].function, name))
+            return a;
+    }
+    return 0;
+}
+
+static void test_build_and_lookup(void **state)
+{
+    (void)state;
+    char out[512], err[256];
+    path_in_work(out, sizeof out, "prog.symcache");
+    fl_symbuild_stats st;
+    int rc = fl_symcache_build(g_prog, out, &st, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_true(st.has_dwarf);
+    assert_true(st.records > 10);
+    fl_symcache *sc = NULL;
+    assert_int_equal(fl_symcache_open(out, &sc, err, sizeof err), 0);
+    const uint8_t *id;
+    assert_int_equal(fl_symcache_build_id(sc, &id), 20);
+
+    uint64_t main_addr = find_function(sc, "main");
+    assert_true(main_addr != 0);
+    fl_symframe f[64];
+    size_t n = fl_symcache_lookup(sc, main_addr, f, 64);
+    assert_true(n >= 1);
+    assert_string_equal(f[n - 1].function, "main");
+    assert_non_null(f[n - 1].file);
+    assert_non_null(strstr(f[n - 1].file, "inline_heavy.c"));
+    assert_int_equal(f[n - 1].inlined, 0);
+
+    /* Somewhere in run() there must be an inline chain of depth >= 3
+     * (level1 -> level2 -> level3 -> ...), innermost first. */
+    size_t deepest = 0;
+    for (uint64_t a = 0x1000; a < 0x4000; a++) {
+        n = fl_symcache_lookup(sc, a, f, 64);
+        if (n > deepest && n <= 64)
+            deepest = n;
+        if (n >= 3 && n <= 64) {
+            for (size_t i = 0; i + 1 < n; i++)
+                assert_int_equal(f[i].inlined, 1);
+            assert_int_equal(f[n - 1].inlined, 0);
+        }
+    }
+    assert_true(deepest >= 3);
+
+    /* max smaller than the chain: the count is still the full depth. */
+    for (uint64_t a = 0x1000; a < 0x4000; a++) {
+        size_t full = fl_symcache_lookup(sc, a, f, 64);
+        if (full >= 2) {
+            assert_int_equal(fl_symcache_lookup(sc, a, f, 1), full);
+            assert_int_equal(fl_symcache_lookup(sc, a, NULL, 0), full);
+            break;
+        }
+    }
+    /* An address nothing covers: one all-unknown frame. */
+    n = fl_symcache_lookup(sc, 0, f, 64);
+    assert_int_equal(n, 1);
+    assert_null(f[0].file);
+    assert_int_equal(f[0].line, 0);
+    fl_symcache_close(sc);
+    fl_symcache_close(NULL);
+}
+
+/* Every prefix of a valid symcache is refused; so is every byte flip
+ * (the checksum or a structural check catches it). */
+static void test_truncated_and_flipped(void **state)
+{
+    (void)state;
+    char path[512], err[256];
+    path_in_work(path, sizeof path, "prog.symcache");
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    fl_symcache *sc;
+    for (size_t cut = 0; cut < len; cut += (cut < 512 ? 1 : 97)) {
+        sc = (fl_symcache *)1;
+        int rc = fl_symcache_open_mem(buf, cut, &sc, err, sizeof err);
+        assert_true(rc < 0);
+        assert_null(sc);
+    }
+    char tpath[512];
+    path_in_work(tpath, sizeof tpath, "truncated.symcache");
+    spit(tpath, buf, len / 2);
+    assert_int_equal(fl_symcache_open(tpath, &sc, err, sizeof err), FL_SYM_ECORRUPT);
+    spit(tpath, buf, 10);
+    assert_int_equal(fl_symcache_open(tpath, &sc, err, sizeof err), FL_SYM_ECORRUPT);
+    assert_int_equal(fl_symcache_open("/nonexistent/x.symcache", &sc, err, sizeof err),
+                     FL_SYM_EIO);
+
+    uint8_t *copy = malloc(len + 8);
+    for (size_t pos = 0; pos < len; pos += 13) {
+        memcpy(copy, buf, len);
+        copy[pos] ^= 0x5a;
+        sc = NULL;
+        int rc = fl_symcache_open_mem(copy, len, &sc, err, sizeof err);
+        assert_true(rc == FL_SYM_ECORRUPT || rc == FL_SYM_EVERSION);
+        assert_null(sc);
+    }
+    free(copy);
+    free(buf);
+}
+
+/* Damage behind a valid checksum: the reader must bounds-check every index
+ * and offset it follows. */
+static void test_forged_checksum(void **state)
+{
+    (void)state;
+    char path[512], err[256];
+    path_in_work(path, sizeof path, "prog.symcache");
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    uint8_t *copy = malloc(len + 8);
+    fl_sc_header h;
+    memcpy(&h, buf, sizeof h);
+    uint64_t seed = 88172645463325252ull;
+    for (int iter = 0; iter < 400; iter++) {
+        memcpy(copy, buf, len);
+        /* Overwrite a few random 32-bit words in the body with extreme or
+         * random values. */
+        for (int k = 0; k < 4; k++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            size_t pos = FL_SC_HEADER_SIZE + (seed % (len - FL_SC_HEADER_SIZE - 4));
+            uint32_t v = (iter & 1) ? 0xFFFFFFF0u + (uint32_t)(seed >> 60) : (uint32_t)(seed >> 32);
+            memcpy(copy + pos, &v, 4);
+        }
+        memcpy(copy, &h, sizeof h);
+        h.checksum = fl_sc_file_checksum(copy, len);
+        memcpy(copy, &h, sizeof h);
+        fl_symcache *sc = NULL;
+        int rc = fl_symcache_open_mem(copy, len, &sc, err, sizeof err);
+        if (rc != 0) { /* e.g. the string table's final NUL was hit */
+            assert_int_equal(rc, FL_SYM_ECORRUPT);
+            continue;
+        }
+        for (uint64_t a = 0x1000; a < 0x4000; a += 7) {
+            fl_symframe f[300];
+            size_t n = fl_symcache_lookup(sc, a, f, 300);
+            assert_true(n >= 1 && n <= FL_SC_MAX_INLINE_DEPTH);
+        }
+        fl_symcache_close(sc);
+    }
+    /* Header fields pointing outside the file are refused, even behind a
+     * correct checksum. */
+    memcpy(&h, buf, sizeof h);
+    fl_sc_header bads[4];
+    for (int i = 0; i < 4; i++)
+        bads[i] = h;
+    bads[0].records_count = UINT64_MAX / 8;
+    bads[1].strings_off = len - 1;
+    bads[2].baddrs_off = 3;
+    bads[3].build_id_len = 200;
+    for (int i = 0; i < 4; i++) {
+        memcpy(copy, buf, len);
+        memcpy(copy, &bads[i], sizeof bads[i]);
+        bads[i].checksum = fl_sc_file_checksum(copy, len);
+        memcpy(copy, &bads[i], sizeof bads[i]);
+        fl_symcache *sc = NULL;
+        assert_int_equal(fl_symcache_open_mem(copy, len, &sc, err, sizeof err), FL_SYM_ECORRUPT);
+    }
+    fl_sc_header bad = h;
+    bad.version = 99;
+    memcpy(copy, &bad, sizeof bad);
+    fl_symcache *sc = NULL;
+    assert_int_equal(fl_symcache_open_mem(copy, len, &sc, err, sizeof err), FL_SYM_EVERSION);
+    free(copy);
+    free(buf);
+}
+
+/* Garbage, empty and truncated ELF input: a clean error (or, for a
+ * truncation that still parses, a valid symcache), never a crash. */
+static void test_bad_elf(void **state)
+{
+    (void)state;
+    char in[512], out[512], err[256];
+    path_in_work(in, sizeof in, "garbage.elf");
+    path_in_work(out, sizeof out, "garbage.symcache");
+    uint8_t junk[4096];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t)(i * 131u + 7u);
+    spit(in, junk, sizeof junk);
+    assert_int_equal(fl_symcache_build(in, out, NULL, err, sizeof err), FL_SYM_ENOTELF);
+    assert_true(strlen(err) > 0);
+    struct stat st;
+    assert_int_not_equal(stat(out, &st), 0); /* nothing left behind */
+
+    spit(in, junk, 0);
+    assert_int_equal(fl_symcache_build(in, out, NULL, err, sizeof err), FL_SYM_ENOTELF);
+    assert_int_equal(fl_symcache_build("/nonexistent/file", out, NULL, err, sizeof err),
+                     FL_SYM_EIO);
+
+    /* An ELF header followed by junk. */
+    size_t len;
+    uint8_t *prog = slurp(g_prog, &len);
+    memcpy(junk, prog, 64);
+    spit(in, junk, sizeof junk);
+    int rc = fl_symcache_build(in, out, NULL, err, sizeof err);
+    assert_true(rc == 0 || rc == FL_SYM_ENOTELF || rc == FL_SYM_EDWARF);
+
+    /* Truncations and corruptions of the real program, in memory. */
+    for (size_t cut = 0; cut < len; cut += len / 61 + 1) {
+        void *sc_buf = NULL;
+        size_t sc_len = 0;
+        rc = fl_symcache_build_mem(prog, cut, &sc_buf, &sc_len, NULL, err, sizeof err);
+        if (rc == 0) {
+            fl_symcache *sc = NULL;
+            assert_int_equal(fl_symcache_open_mem(sc_buf, sc_len, &sc, err, sizeof err), 0);
+            fl_symcache_close(sc);
+        }
+        free(sc_buf);
+    }
+    uint8_t *copy = malloc(len);
+    uint64_t seed = 0x1234567;
+    for (int iter = 0; iter < 60; iter++) {
+        memcpy(copy, prog, len);
+        for (int k = 0; k < 16; k++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            copy[64 + seed % (len - 64)] ^= (uint8_t)(seed >> 56);
+        }
+        void *sc_buf = NULL;
+        size_t sc_len = 0;
+        rc = fl_symcache_build_mem(copy, len, &sc_buf, &sc_len, NULL, err, sizeof err);
+        if (rc == 0) {
+            fl_symcache *sc = NULL;
+            assert_int_equal(fl_symcache_open_mem(sc_buf, sc_len, &sc, err, sizeof err), 0);
+            fl_symframe f[16];
+            for (uint64_t a = 0x1000; a < 0x3000; a += 3)
+                fl_symcache_lookup(sc, a, f, 16);
+            fl_symcache_close(sc);
+        }
+        free(sc_buf);
+    }
+    free(copy);
+    free(prog);
+}
+
+/* Fail each allocation of a build in turn (curl's "torture" idea): every
+ * run ends in success or a clean error, never a crash or (under ASan) a
+ * leak, and a successful run still writes a valid symcache. */
+static void test_alloc_failures(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *prog = slurp(g_prog, &len);
+    char err[256];
+    int completed = 0, failures = 0;
+    for (long n = 0; n < 20000 && !completed; n++) {
+        fl_symcache_test_fail_alloc(n);
+        void *out = NULL;
+        size_t outlen = 0;
+        int rc = fl_symcache_build_mem(prog, len, &out, &outlen, NULL, err, sizeof err);
+        int hit = fl_symcache_test_alloc_failed();
+        fl_symcache_test_fail_alloc(-1);
+        if (!hit) {
+            assert_int_equal(rc, 0);
+            completed = 1;
+        }
+        if (rc == 0) {
+            fl_symcache *sc = NULL;
+            assert_int_equal(fl_symcache_open_mem(out, outlen, &sc, err, sizeof err), 0);
+            fl_symcache_close(sc);
+        } else {
+            assert_int_equal(rc, FL_SYM_ENOMEM);
+            assert_null(out);
+            failures++;
+        }
+        free(out);
+    }
+    assert_true(completed);
+    assert_true(failures > 10);
+    free(prog);
+}
+
+/* The cache directory: a second get() opens instead of building, a
+ * damaged cache file is rebuilt. */
+static void test_store(void **state)
+{
+    (void)state;
+    char dir[512], path[512], path2[512], err[256];
+    path_in_work(dir, sizeof dir, "store/a/b");
+    fl_symcache *sc = NULL;
+    int built = 0;
+    assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, path, sizeof path, err,
+                                     sizeof err),
+                     0);
+    assert_int_equal(built, 1);
+    fl_symcache_close(sc);
+    assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, path2, sizeof path2, err,
+                                     sizeof err),
+                     0);
+    assert_int_equal(built, 0);
+    assert_string_equal(path, path2);
+    fl_symcache_close(sc);
+    /* Damage it: the next get() notices and rebuilds. */
+    truncate(path, 100);
+    assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, NULL, 0, err, sizeof err),
+                     0);
+    assert_int_equal(built, 1);
+    fl_symcache_close(sc);
+    assert_string_equal(fl_sym_strerror(FL_SYM_ECORRUPT), "corrupt or truncated symcache");
+}
+
+/* The fuzz seeds must be symcaches of the current format, or the fuzzer
+ * starts from nothing but header rejections. */
+static void test_seed_corpus_current(void **state)
+{
+    (void)state;
+    if (!g_corpus)
+        skip();
+    const char *seeds[] = {"gcc-dwarf5.symcache", "clang-dwarf4.symcache", "inline-heavy.symcache",
+                           "symtab-only.symcache"};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+        char path[1024], err[256];
+        snprintf(path, sizeof path, "%s/%s", g_corpus, seeds[i]);
+        fl_symcache *sc = NULL;
+        int rc = fl_symcache_open(path, &sc, err, sizeof err);
+        if (rc != 0)
+            fprintf(stderr, "%s: %s (regenerate with `faultline symbols add`)\n", path, err);
+        assert_int_equal(rc, 0);
+        fl_symcache_close(sc);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_symcache PROGRAM WORKDIR [SEED_CORPUS_DIR]\n");
+        return 2;
+    }
+    g_prog = argv[1];
+    g_work = argv[2];
+    g_corpus = argc > 3 ? argv[3] : NULL;
+    /* Start from an empty work directory: the store test counts builds. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", g_work, g_work);
+    if (strchr(g_work, '\'') || system(cmd) != 0) {
+        fprintf(stderr, "cannot prepare %s\n", g_work);
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_build_and_lookup),
+        cmocka_unit_test(test_truncated_and_flipped),
+        cmocka_unit_test(test_forged_checksum),
+        cmocka_unit_test(test_bad_elf),
+        cmocka_unit_test(test_store),
+        cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_seed_corpus_current),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
