@@ -6,9 +6,17 @@
 #define FL_VERSION_STRING "0.1.0"
 
 int fl_cmd_version(int argc, char **argv);
+int fl_cmd_submit(int argc, char **argv); /* src/reporter/submit.c */
+int fl_cmd_symbolicate(int argc, char **argv); /* src/symbols/cmd_symbols.c */
+int fl_cmd_symbols(int argc, char **argv);     /* src/symbols/cmd_symbols.c */
+int fl_cmd_serve(int argc, char **argv);       /* src/server/cmd_serve.c */
 
 /* { name, function, one-line summary } */
 #define FL_CLI_COMMANDS                                                                            \
-    {"version", fl_cmd_version, "print the version"},
+    {"version", fl_cmd_version, "print the version"},                                              \
+    {"serve", fl_cmd_serve, "run the server (HTTP ingest, workers, API)"},                         \
+    {"submit", fl_cmd_submit, "send crash logs to a server (a scriptable reporter)"},              \
+    {"symbolicate", fl_cmd_symbolicate, "symbolicate addresses like llvm-symbolizer --inlines"},   \
+    {"symbols", fl_cmd_symbols, "symbols add FILE...: ingest debug files into the symcache"},
 
 #endif

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Server benchmark:  bench/server/run.sh BUILD_DIR
+#
+# 1. Ingest: wrk (64 connections, a Lua script posting a ~4 KiB crash log
+#    with a fresh CRASH_ID per request) against `faultline serve` and, in
+#    the same run, against nginx answering 200 to the same POST.  Rounds
+#    alternate between the two; the table shows medians.  The server runs
+#    with --workers 0 here so that the number is the ingest path alone; every
+#    200 it sends is after an fsync'ed commit (SQLite WAL, synchronous=FULL).
+# 2. Processing: the same data directory restarted with --workers N; the
+#    rate at which the backlog is processed (crashes/s).
+# 3. Memory: RSS of the server once >= 100,000 crashes are stored and
+#    processed.
+# Environment: ROUNDS (3), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2).
+set -uo pipefail
+build=$(cd "${1:-build}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+FL=$build/src/cli/faultline
+ROUNDS=${ROUNDS:-3} DUR=${SECONDS_PER_RUN:-8} CONNS=${CONNS:-64} WORKERS=${WORKERS:-2}
+for t in wrk nginx; do
+  command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "bench/server: $t missing (scripts/deps.sh --bench)"; exit 1; }
+done
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$FL" ] || { echo "bench/server: $FL not built"; exit 1; }
+
+work=$(mktemp -d /tmp/fl-bench-server.XXXXXX)
+SPID= NPID=
+cleanup() {
+  [ -n "$SPID" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
+  [ -n "$NPID" ] && kill "$NPID" 2>/dev/null && wait "$NPID" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export FAULTLINE_ADMIN_TOKEN=bench-admin FAULTLINE_INGEST_KEY=bench-key
+
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 40000))
+    (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }
+  done
+}
+
+# The ~4 KiB log template (version 2, 16 frames, some context).
+{
+  printf 'FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME benchapp\nAPPLICATION_VERSION 2.3.1\n'
+  printf 'PLATFORM_NAME linux\nCPUARCH_NAME x86-64\nPLATFORM_VERSION 6.1.0-13-amd64\nOS_NAME debian\nOS_VERSION 12\n'
+  printf 'CRASH_SIGNAL 11\nCRASH_TIME 1700000000\nAPPLICATION_UPTIME 42\nCRASH_ID @ID@\nINSTALL_ID 0123456789abcdef\n'
+  printf 'OBJECT /usr/bin/benchapp/94000000000000/1048576/94000000000000\nOBJECT_BUILD_ID 1f2e3d4c5b6a79881f2e3d4c5b6a7988\n'
+  printf 'OBJECT /lib/x86_64-linux-gnu/libc.so.6/140000000000000/2097152/140000000000000\n'
+  for i in $(seq 0 15); do printf 'CALLSTACK %d\n' $((94000000000000 + 4096 + i * 97)); done
+} >"$work/log.tmpl"
+i=0
+while [ "$(wc -c <"$work/log.tmpl")" -lt 4050 ]; do
+  printf 'ETC_KEY context_%03d\nETC_VALUE some application context value %03d\n' $i $i >>"$work/log.tmpl"
+  i=$((i + 1))
+done
+printf 'END\n' >>"$work/log.tmpl"
+export FL_LOG=$work/log.tmpl FL_KEY=bench-key
+
+# wrk_run URL RUN -> "reqs p99_ms non2xx"
+wrk_run() {
+  FL_RUN=$2 wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$here/post.lua" "$1" >"$work/wrk.out" 2>&1
+  local rps p99 bad
+  rps=$(awk '/^Requests\/sec:/{print $2}' "$work/wrk.out")
+  p99=$(awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; print v}' "$work/wrk.out")
+  bad=$(awk '/Non-2xx/{print $NF}' "$work/wrk.out")
+  echo "${rps:-0} ${p99:-0} ${bad:-0}"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END{if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+start_server() { # start_server WORKERS
+  : >"$work/srv.out"
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/data" --workers "$1" --max-pending 65536 \
+    >"$work/srv.out" 2>"$work/srv.err" &
+  SPID=$!
+  for _ in $(seq 100); do
+    SPORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/srv.out" | grep -o '[0-9]*$')
+    [ -n "$SPORT" ] && return 0
+    sleep 0.1
+  done
+  echo "bench/server: server did not start: $(cat "$work/srv.err")"; exit 1
+}
+stop_server() { kill -TERM "$SPID"; wait "$SPID"; SPID=; }
+
+# nginx answering 200 to the same POST (body read and discarded).
+NPORT=$(free_port)
+mkdir -p "$work/nginx"
+cat >"$work/nginx/nginx.conf" <<EOF
+worker_processes 2;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+daemon off;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx/body; proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fcgi; uwsgi_temp_path $work/nginx/uwsgi; scgi_temp_path $work/nginx/scgi;
+  client_max_body_size 1m; client_body_buffer_size 64k; keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:$NPORT;
+    location / { default_type application/json; return 200 '{"accepted":[{"id":"x"}]}\n'; }
+  }
+}
+EOF
+"$NGINX" -c "$work/nginx/nginx.conf" -p "$work/nginx" 2>"$work/nginx/stderr" &
+NPID=$!
+sleep 0.5
+
+start_server 0
+fl_r= fl_p= ng_r= ng_p= fl_bad=0
+for r in $(seq "$ROUNDS"); do
+  read -r a b c < <(wrk_run "http://127.0.0.1:$SPORT/api/v1/crashes" "$r")
+  fl_r="$fl_r $a" fl_p="$fl_p $b" fl_bad=$((fl_bad + c))
+  read -r a b c < <(wrk_run "http://127.0.0.1:$NPORT/api/v1/crashes" "$((r + 100))")
+  ng_r="$ng_r $a" ng_p="$ng_p $b"
+done
+metrics=$(curl -s "http://127.0.0.1:$SPORT/metrics")
+commits=$(awk '/^faultline_ingest_commits_total/{print $2}' <<<"$metrics")
+items=$(awk '/^faultline_ingest_committed_reports_total/{print $2}' <<<"$metrics")
+stop_server
+
+FR=$(tr ' ' '\n' <<<"$fl_r" | grep . | median) FP=$(tr ' ' '\n' <<<"$fl_p" | grep . | median)
+NR_=$(tr ' ' '\n' <<<"$ng_r" | grep . | median) NP=$(tr ' ' '\n' <<<"$ng_p" | grep . | median)
+echo
+echo "ingest: wrk -t2 -c$CONNS -d${DUR}s, ~$(wc -c <"$work/log.tmpl") B log, new CRASH_ID per request, median of $ROUNDS rounds ($(nproc) cores)"
+printf '%-34s %14s %10s\n' "" "requests/s" "p99 ms"
+printf '%-34s %14.0f %10.2f\n' "faultline serve (durable 200)" "$FR" "$FP"
+printf '%-34s %14.0f %10.2f\n' "nginx (return 200)" "$NR_" "$NP"
+printf '%-34s %14.2f\n' "ratio faultline/nginx" "$(awk -v a="$FR" -v b="$NR_" 'BEGIN{print (b>0)?a/b:0}')"
+echo "faultline rounds:$fl_r  non-2xx: $fl_bad;  nginx rounds:$ng_r"
+echo "group commit: $items reports in $commits transactions ($(awk -v a="$items" -v b="$commits" 'BEGIN{printf "%.1f", (b>0)?a/b:0}') per fsync)"
+
+# Processing throughput: restart with workers on the backlog just stored.
+stored=$items
+start_server "$WORKERS"
+t0=$(date +%s.%N)
+m0=0
+while :; do
+  depth=$(curl -s "http://127.0.0.1:$SPORT/metrics" | awk '/^faultline_queue_depth/{print $2}')
+  [ "${depth:-1}" = 0 ] && break
+  sleep 0.5
+  now=$(date +%s.%N)
+  if awk -v a="$now" -v b="$t0" 'BEGIN{exit !(a-b > 600)}'; then echo "processing: gave up after 600 s"; break; fi
+done
+t1=$(date +%s.%N)
+processed=$(curl -s "http://127.0.0.1:$SPORT/metrics" | awk '/^faultline_crashes_processed_total/{print $2}')
+rss=$(awk '/^VmRSS/{print $2}' "/proc/$SPID/status")
+hwm=$(awk '/^VmHWM/{print $2}' "/proc/$SPID/status")
+echo
+echo "processing: $processed crashes by $WORKERS workers in $(awk -v a="$t1" -v b="$t0" 'BEGIN{printf "%.1f", a-b}') s = $(awk -v n="$processed" -v a="$t1" -v b="$t0" 'BEGIN{printf "%.0f", n/(a-b)}') crashes/s"
+total=$("$build/tests/server/fl_post" sum "$SPORT" bench-admin 2>/dev/null || echo '?')
+echo "memory: server RSS $((rss / 1024)) MiB (peak $((hwm / 1024)) MiB) with $total crashes stored and processed (goal <= 64 MiB at 100,000)"
+echo "database: $(du -sh "$work/data" | cut -f1)"
+stop_server

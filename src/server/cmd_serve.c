@@ -1,0 +1,392 @@
+/*
+ * cmd_serve.c - `faultline serve`: options, keys, start-up and shutdown.
+ *
+ * Shutdown order on SIGINT/SIGTERM: stop accepting connections, let the
+ * writer commit everything it was handed (those requests still get their
+ * 200), stop HTTP, then let each worker finish its batch.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fl_serve.h"
+#include "fl_srvutil.h"
+
+typedef struct opts {
+    char host[64];
+    unsigned port;
+    const char *data, *db, *queue, *role;
+    unsigned workers, http_threads, lease_s, top_n;
+    bool keyless;
+    uint64_t max_body, max_decoded, max_ratio, max_header, timeout_s, max_pending;
+    int64_t max_backlog;
+    double rate, burst;
+    const char *skip_list, *prefix_list;
+} opts;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: faultline serve [options]\n"
+            "\n"
+            "  --listen ADDR:PORT   address to listen on (default 127.0.0.1:8080; port 0: any)\n"
+            "  --data DIR           data directory (default ./var)\n"
+            "  --db URL             store: sqlite:PATH (default DIR/faultline.db);\n"
+            "                       postgres://... is not built yet\n"
+            "  --queue URL          task queue: embedded (default); amqp://... is not built yet\n"
+            "  --role ROLE          all (default), api (HTTP only) or worker (processing only)\n"
+            "  --workers N          processing threads (default 2)\n"
+            "  --http-threads N     HTTP threads (default 2)\n"
+            "  --keyless-ingest     accept POST / without an ingest key (MojoCrash clients)\n"
+            "  --max-body BYTES     largest request body (default 1048576) -> 413\n"
+            "  --max-decoded BYTES  largest decompressed body (default 8388608) -> 413\n"
+            "  --max-ratio N        largest gzip expansion ratio (default 100) -> 413\n"
+            "  --max-header BYTES   memory per connection for the header block (default 32768)\n"
+            "  --timeout S          idle connection timeout (default 30)\n"
+            "  --rate-limit N       reports per second per ingest key (default 0: off) -> 429\n"
+            "  --rate-burst N       burst of the rate limit (default 2*N)\n"
+            "  --max-pending N      reports waiting for a commit before 503 (default 16384)\n"
+            "  --max-backlog N      unprocessed tasks before 503 (default 1000000)\n"
+            "  --lease S            lease of a claimed task (default 60)\n"
+            "  --top-frames N       frames in a signature (default 5)\n"
+            "  --skip-list FILE     function names skipped in signatures (default DIR/skip.txt)\n"
+            "  --prefix-list FILE   name prefixes skipped in signatures (default DIR/prefix.txt)\n"
+            "\n"
+            "Environment: FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY fix the keys;\n"
+            "otherwise they are generated once and kept in DIR.\n");
+}
+
+static int num(const char *opt, const char *v, uint64_t *out)
+{
+    if (!v || fl_parse_u64(v, out)) {
+        fprintf(stderr, "faultline serve: %s needs a number\n", opt);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_listen(opts *o, const char *v)
+{
+    const char *colon = v ? strrchr(v, ':') : NULL;
+    uint64_t port;
+    if (!colon || colon == v || (size_t)(colon - v) >= sizeof o->host ||
+        fl_parse_u64(colon + 1, &port) || port > 65535) {
+        fprintf(stderr, "faultline serve: --listen wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
+        return -1;
+    }
+    memcpy(o->host, v, (size_t)(colon - v));
+    o->host[colon - v] = '\0';
+    if (!strcmp(o->host, "localhost"))
+        snprintf(o->host, sizeof o->host, "127.0.0.1");
+    o->port = (unsigned)port;
+    return 0;
+}
+
+static int parse_args(opts *o, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t n;
+#define TAKE (i++, v)
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 1;
+        } else if (!strcmp(a, "--listen")) {
+            if (parse_listen(o, TAKE))
+                return -1;
+        } else if (!strcmp(a, "--data")) {
+            if (!(o->data = TAKE))
+                goto missing;
+        } else if (!strcmp(a, "--db")) {
+            if (!(o->db = TAKE))
+                goto missing;
+        } else if (!strcmp(a, "--queue")) {
+            if (!(o->queue = TAKE))
+                goto missing;
+        } else if (!strcmp(a, "--role")) {
+            if (!(o->role = TAKE))
+                goto missing;
+        } else if (!strcmp(a, "--skip-list")) {
+            if (!(o->skip_list = TAKE))
+                goto missing;
+        } else if (!strcmp(a, "--prefix-list")) {
+            if (!(o->prefix_list = TAKE))
+                goto missing;
+        } else if (!strcmp(a, "--keyless-ingest")) {
+            o->keyless = true;
+        } else if (!strcmp(a, "--workers") || !strcmp(a, "--http-threads") ||
+                   !strcmp(a, "--lease") || !strcmp(a, "--top-frames")) {
+            if (num(a, TAKE, &n))
+                return -1;
+            if (n > 256 && strcmp(a, "--lease")) {
+                fprintf(stderr, "faultline serve: %s: at most 256\n", a);
+                return -1;
+            }
+            if (!strcmp(a, "--workers"))
+                o->workers = (unsigned)n;
+            else if (!strcmp(a, "--http-threads"))
+                o->http_threads = n ? (unsigned)n : 1;
+            else if (!strcmp(a, "--lease"))
+                o->lease_s = n ? (unsigned)(n > 86400 ? 86400 : n) : 1;
+            else
+                o->top_n = n ? (unsigned)n : 1;
+        } else if (!strcmp(a, "--max-body")) {
+            if (num(a, TAKE, &o->max_body))
+                return -1;
+        } else if (!strcmp(a, "--max-decoded")) {
+            if (num(a, TAKE, &o->max_decoded))
+                return -1;
+        } else if (!strcmp(a, "--max-ratio")) {
+            if (num(a, TAKE, &o->max_ratio))
+                return -1;
+        } else if (!strcmp(a, "--max-header")) {
+            if (num(a, TAKE, &o->max_header))
+                return -1;
+        } else if (!strcmp(a, "--timeout")) {
+            if (num(a, TAKE, &o->timeout_s))
+                return -1;
+        } else if (!strcmp(a, "--max-pending")) {
+            if (num(a, TAKE, &o->max_pending))
+                return -1;
+        } else if (!strcmp(a, "--max-backlog")) {
+            if (num(a, TAKE, &n))
+                return -1;
+            o->max_backlog = (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n);
+        } else if (!strcmp(a, "--rate-limit") || !strcmp(a, "--rate-burst")) {
+            char *end = NULL;
+            if (!TAKE)
+                goto missing;
+            double d = strtod(v, &end);
+            if (end == v || (*end && strcmp(end, "/s")) || d < 0) {
+                fprintf(stderr, "faultline serve: %s needs a number\n", a);
+                return -1;
+            }
+            if (!strcmp(a, "--rate-limit"))
+                o->rate = d;
+            else
+                o->burst = d;
+        } else {
+            fprintf(stderr, "faultline serve: unknown option '%s'\n", a);
+            usage(stderr);
+            return -1;
+        }
+        continue;
+    missing:
+        fprintf(stderr, "faultline serve: %s needs a value\n", a);
+        return -1;
+#undef TAKE
+    }
+    return 0;
+}
+
+/* The key from the environment, else from DIR/name, else a new one kept
+ * there (mode 0600). */
+static int get_key(const char *env, const char *dir, const char *name, char *out, size_t cap)
+{
+    const char *e = getenv(env);
+    if (e && *e) {
+        snprintf(out, cap, "%s", e);
+        return 0;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        bool ok = fgets(out, (int)cap, f) != NULL;
+        fclose(f);
+        out[strcspn(out, "\r\n")] = '\0';
+        if (ok && *out)
+            return 0;
+    }
+    uint8_t rnd[16];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || read(fd, rnd, sizeof rnd) != (ssize_t)sizeof rnd) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    fl_hex(rnd, sizeof rnd, out);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    size_t n = strlen(out);
+    bool ok = write(fd, out, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
+    close(fd);
+    return ok ? 0 : -1;
+}
+
+int fl_cmd_serve(int argc, char **argv)
+{
+    opts o = {.port = 8080, .data = "./var", .role = "all", .workers = 2, .http_threads = 2,
+              .lease_s = 60, .top_n = 5, .max_body = 1u << 20, .max_decoded = 8u << 20,
+              .max_ratio = 100, .max_header = 32768, .timeout_s = 30, .max_pending = 16384,
+              .max_backlog = 1000000};
+    snprintf(o.host, sizeof o.host, "127.0.0.1");
+    int pr = parse_args(&o, argc, argv);
+    if (pr)
+        return pr > 0 ? 0 : 2;
+    bool run_http = !strcmp(o.role, "all") || !strcmp(o.role, "api");
+    bool run_workers = !strcmp(o.role, "all") || !strcmp(o.role, "worker");
+    if (!run_http && !run_workers) {
+        fprintf(stderr, "faultline serve: --role must be all, api or worker\n");
+        return 2;
+    }
+    if (o.db && !strncmp(o.db, "postgres", 8)) {
+        fprintf(stderr, "faultline serve: --db %s: the PostgreSQL store is not built yet; "
+                        "use the default SQLite store\n", o.db);
+        return 2;
+    }
+    if (o.queue && strcmp(o.queue, "embedded")) {
+        fprintf(stderr, "faultline serve: --queue %s: %s\n", o.queue,
+                !strncmp(o.queue, "amqp", 4) ? "the RabbitMQ queue is not built yet; use the "
+                                               "default embedded queue"
+                                             : "unknown queue (use 'embedded')");
+        return 2;
+    }
+    if (o.burst <= 0)
+        o.burst = o.rate * 2 > 1 ? o.rate * 2 : 1;
+
+    if (mkdir(o.data, 0700) && errno != EEXIST) {
+        fprintf(stderr, "faultline serve: cannot create %s: %s\n", o.data, strerror(errno));
+        return 1;
+    }
+    char dbpath[4096], skip[4096], prefix[4096], lockp[4096];
+    if (o.db)
+        snprintf(dbpath, sizeof dbpath, "%s", !strncmp(o.db, "sqlite:", 7) ? o.db + 7 : o.db);
+    else
+        snprintf(dbpath, sizeof dbpath, "%s/faultline.db", o.data);
+    snprintf(skip, sizeof skip, "%s", o.skip_list ? o.skip_list : "");
+    snprintf(prefix, sizeof prefix, "%s", o.prefix_list ? o.prefix_list : "");
+    if (!o.skip_list)
+        snprintf(skip, sizeof skip, "%s/skip.txt", o.data);
+    if (!o.prefix_list)
+        snprintf(prefix, sizeof prefix, "%s/prefix.txt", o.data);
+    snprintf(lockp, sizeof lockp, "%s/serve.lock", o.data);
+
+    char admin[128], ingest[128];
+    if (get_key("FAULTLINE_ADMIN_TOKEN", o.data, "admin_token", admin, sizeof admin) ||
+        get_key("FAULTLINE_INGEST_KEY", o.data, "ingest_key", ingest, sizeof ingest)) {
+        fprintf(stderr, "faultline serve: cannot read or create the keys in %s\n", o.data);
+        return 1;
+    }
+
+    /* One processing process per data directory with role all: it may then
+     * forget every lease at start (they belonged to its dead predecessor). */
+    int lockfd = -1;
+    if (run_workers && run_http) {
+        lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB)) {
+            fprintf(stderr, "faultline serve: %s is in use by another server\n", o.data);
+            if (lockfd >= 0)
+                close(lockfd);
+            return 1;
+        }
+    }
+
+    /* Signals go to sigwait() below, never to a worker thread. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    int rc = 1;
+    char err[512] = "";
+    fl_metrics m;
+    memset(&m, 0, sizeof m);
+    fl_store *store = NULL;
+    fl_queue *queue = NULL;
+    fl_group_rules *rules = NULL;
+    fl_writer *writer = NULL;
+    fl_workers *workers = NULL;
+    fl_http *http = NULL;
+    fl_store_conn *mc = NULL;
+
+    if (!(store = fl_store_sqlite_open(dbpath, err, sizeof err)))
+        goto out;
+    if (!(queue = fl_queue_embedded_new())) {
+        snprintf(err, sizeof err, "out of memory");
+        goto out;
+    }
+    if (!(rules = fl_group_rules_new()) || fl_group_rules_write_defaults(skip, prefix) ||
+        fl_group_rules_load(rules, skip, prefix)) {
+        snprintf(err, sizeof err, "cannot read the skip/prefix lists (%.200s, %.200s)", skip, prefix);
+        goto out;
+    }
+    fl_group_rules_set_top_n(rules, o.top_n);
+    if (!(mc = store->connect(store))) {
+        snprintf(err, sizeof err, "cannot connect to the store");
+        goto out;
+    }
+    if (lockfd >= 0)
+        queue->release_all(queue, mc);
+    m.backlog = queue->depth(queue, mc);
+
+    if (run_workers && o.workers) {
+        /* The symbolicator plugs in here: wc.symbolize / wc.symbolize_ctx
+         * (fl_symbolize_fn in fl_group.h).  Until then frames are named
+         * module+offset. */
+        fl_workers_config wc = {.n = o.workers, .lease_s = o.lease_s, .batch = 32, .rules = rules};
+        if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))
+            goto out;
+    }
+    if (run_http) {
+        if (!(writer = fl_writer_start(store, queue, &m, (size_t)o.max_pending,
+                                       workers ? fl_workers_notify : NULL, workers, err,
+                                       sizeof err)))
+            goto out;
+        fl_http_config hc = {
+            .port = o.port, .threads = o.http_threads, .keyless_ingest = o.keyless,
+            .admin_token = admin, .ingest_key = ingest, .max_body = (size_t)o.max_body,
+            .max_decoded = (size_t)o.max_decoded, .max_ratio = (unsigned)o.max_ratio,
+            .max_header = (size_t)o.max_header, .timeout_s = (unsigned)o.timeout_s,
+            .rate_limit = o.rate, .rate_burst = o.burst, .max_pending = (size_t)o.max_pending,
+            .max_backlog = o.max_backlog};
+        snprintf(hc.host, sizeof hc.host, "%s", o.host);
+        if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
+            goto out;
+        printf("faultline: listening on http://%s:%u (data %s, role %s, %u workers)\n", o.host,
+               fl_http_port(http), o.data, o.role, workers ? o.workers : 0);
+        printf("faultline: admin token: %s   (Authorization: Bearer <token>)\n", admin);
+        printf("faultline: ingest key:  %s   (X-Faultline-Key: <key>, or ?key=<key>)%s\n", ingest,
+               o.keyless ? "; keyless POST / accepted" : "");
+        printf("faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups\n",
+               admin, o.host, fl_http_port(http));
+    } else {
+        printf("faultline: worker running (data %s, %u workers)\n", o.data, o.workers);
+    }
+    fflush(stdout);
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    fprintf(stderr, "faultline: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    rc = 0;
+out:
+    if (*err)
+        fprintf(stderr, "faultline serve: %s\n", err);
+    fl_http_quiesce(http);
+    fl_writer_stop(writer); /* commits and answers what it holds */
+    fl_http_stop(http);
+    fl_writer_free(writer);
+    fl_workers_stop(workers);
+    if (store)
+        store->disconnect(mc);
+    if (queue && queue->close)
+        queue->close(queue);
+    if (store)
+        store->close(store);
+    fl_group_rules_free(rules);
+    if (lockfd >= 0)
+        close(lockfd);
+    return rc;
+}

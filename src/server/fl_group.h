@@ -1,0 +1,94 @@
+/*
+ * fl_group.h - from a parsed crash log to frames and a grouping signature.
+ *
+ * How grouping works: the crashing thread's CALLSTACK is turned into
+ * frames.  Each address is mapped to the OBJECT that contains it; the
+ * module-relative address is pc - load bias (pc - base when the OBJECT line
+ * has no bias, as in version-1 logs).  When a symbolizer is installed
+ * (fl_symbolize_fn: the hook for src/symbols) a frame gets its function,
+ * file, line, column and the inline frames above it.  A frame's normalized
+ * name is its function when known, else "module+0xrel".  Noise frames --
+ * the crash handler, abort/raise/__assert_fail, signal trampolines -- are
+ * dropped through two editable lists (exact names, and name prefixes);
+ * the first top_n remaining names joined by " | " are the signature, and
+ * the group id is a hash of (application, signature): one group per
+ * application across versions.  A second hash over every frame (the exact
+ * full stack) is kept per crash.
+ */
+#ifndef FL_GROUP_H
+#define FL_GROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fl_crashlog.h"
+
+/* One symbolized frame, filled in by a symbolizer. */
+typedef struct fl_sym_frame {
+    char function[256]; /* "" when unknown */
+    char file[256];     /* "" when unknown */
+    unsigned line, column;
+    bool inlined; /* true for a frame inlined into the next one */
+} fl_sym_frame;
+
+/*
+ * The symbolizer hook.  `module` is the OBJECT's file name (borrowed),
+ * `build_id` its OBJECT_BUILD_ID or NULL, `rel` the module-relative
+ * address.  Fill out[0..cap) innermost first (inline frames first, the
+ * real function last, like llvm-symbolizer --inlines) and return how many,
+ * 0 when the address is unknown.  Called from worker threads concurrently.
+ */
+typedef int (*fl_symbolize_fn)(void *ctx, const char *module, const char *build_id, uint64_t rel,
+                               fl_sym_frame *out, size_t cap);
+
+/* Skip and prefix lists and the signature length. */
+typedef struct fl_group_rules fl_group_rules;
+
+/* The built-in defaults (see docs/operations.md).  NULL on OOM. */
+fl_group_rules *fl_group_rules_new(void);
+/* Replace the skip list and/or the prefix list by the contents of files
+ * (one entry per line, '#' comments; an entry "module:NAME" matches the
+ * module's base name instead of the function).  A NULL path or a missing
+ * file keeps the defaults.  Returns 0, or -1 when a file cannot be read. */
+int fl_group_rules_load(fl_group_rules *r, const char *skip_path, const char *prefix_path);
+/* Write the default lists to these paths unless the files exist. */
+int fl_group_rules_write_defaults(const char *skip_path, const char *prefix_path);
+void fl_group_rules_set_top_n(fl_group_rules *r, unsigned n);
+void fl_group_rules_free(fl_group_rules *r);
+
+/* A processed frame.  Strings owned by the frame array (see below). */
+typedef struct fl_frame {
+    char *function; /* NULL when unknown */
+    char *file;     /* NULL when unknown */
+    unsigned line, column;
+    char *module;     /* OBJECT base name, NULL when no object contains it */
+    uint64_t address; /* absolute address from the log */
+    uint64_t rel;     /* module-relative address (valid when module) */
+    bool inlined;
+    bool noise; /* dropped from the signature by the lists */
+    char *name; /* normalized name used in signatures */
+} fl_frame;
+
+typedef struct fl_frames {
+    fl_frame *v;
+    size_t n;
+} fl_frames;
+
+/* Turn addresses into frames (symbolizing when sym != NULL).  Returns 0 or
+ * -1 on OOM.  Free with fl_frames_free. */
+int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
+                    const fl_group_rules *r, fl_symbolize_fn sym, void *symctx, fl_frames *out);
+void fl_frames_free(fl_frames *f);
+
+typedef struct fl_signature {
+    char *text;         /* "f1 | f2 | ..." (caller frees) */
+    char group_id[33];  /* hex hash of application + signature */
+    char stack_hash[33]; /* hex hash of every frame's name */
+} fl_signature;
+
+/* Compute the signature of an already built frame list.  0 or -1 (OOM). */
+int fl_signature_compute(const char *app, const fl_frames *f, const fl_group_rules *r,
+                         fl_signature *out);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * fl_serve.h - the pieces of `faultline serve` and how they connect.
+ *
+ *   HTTP threads (http.c, libmicrohttpd)
+ *      | parse + validate + zstd, then suspend the connection
+ *      v
+ *   writer thread (writer.c): group commit -- one transaction, one fsync
+ *      | for every request that arrived meanwhile; inserts the raw crash and
+ *      | its task, commits, then resumes each connection with its 200
+ *      v
+ *   task queue (fl_queue)  ->  worker threads (worker.c): claim with a
+ *      lease, parse, frames, signature, apply to the store + ack in one
+ *      transaction.
+ */
+#ifndef FL_SERVE_H
+#define FL_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fl_group.h"
+#include "fl_queue.h"
+#include "fl_store.h"
+
+/* ---- metrics: plain counters updated with relaxed atomics */
+
+enum {
+    FL_REJ_MALFORMED,
+    FL_REJ_TOO_LARGE,
+    FL_REJ_UNAUTHORIZED,
+    FL_REJ_RATE_LIMITED,
+    FL_REJ_UNAVAILABLE,
+    FL_REJ_BAD_REQUEST,
+    FL_REJ_COUNT
+};
+
+typedef struct fl_metrics {
+    uint64_t accepted;   /* reports answered 200 (new or duplicate) */
+    uint64_t duplicates; /* of which already known */
+    uint64_t rejected[FL_REJ_COUNT];
+    uint64_t commits, committed_items;
+    uint64_t processed, processing_failed;
+    uint64_t processing_ns; /* worker time per crash, summed */
+    uint64_t requests;
+    int64_t backlog; /* tasks not yet acknowledged (approximate) */
+} fl_metrics;
+
+#define FL_M_ADD(field, n) __atomic_add_fetch(&(field), (n), __ATOMIC_RELAXED)
+#define FL_M_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+/* ---- the writer (group commit) */
+
+typedef struct fl_writer fl_writer;
+
+/* One request's reports, waiting for their commit.  The caller owns it
+ * and keeps it alive until done() ran. */
+typedef struct fl_wreq {
+    fl_ingest_item *items;
+    size_t n;
+    int result;           /* set before done(): 0 committed, -1 failed */
+    bool *duplicate;      /* per item, set before done() */
+    void (*done)(struct fl_wreq *r); /* called on the writer thread */
+    void *arg;
+    struct fl_wreq *next;
+} fl_wreq;
+
+/* notify(arg) is called after each commit that added tasks. */
+fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_pending,
+                           void (*notify)(void *), void *notify_arg, char *err, size_t errlen);
+/* Queue r for the next batch.  Returns 0, or -1 when saturated (more than
+ * max_pending reports waiting) or stopping: then done() is never called. */
+int fl_writer_submit(fl_writer *w, fl_wreq *r);
+/* Commit what is queued, refuse new work from now on, join the thread.
+ * The writer stays valid (submit fails) until fl_writer_free. */
+void fl_writer_stop(fl_writer *w);
+void fl_writer_free(fl_writer *w); /* NULL is fine */
+
+/* ---- the workers */
+
+typedef struct fl_workers fl_workers;
+
+typedef struct fl_workers_config {
+    unsigned n;       /* threads */
+    unsigned lease_s; /* lease of a claimed task */
+    unsigned batch;   /* tasks claimed at once */
+    const fl_group_rules *rules;
+    fl_symbolize_fn symbolize; /* NULL until src/symbols provides one */
+    void *symbolize_ctx;
+} fl_workers_config;
+
+fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_workers_config *c,
+                             char *err, size_t errlen);
+/* Wake idle workers (new tasks). */
+void fl_workers_notify(void *w);
+/* Finish the batch in hand, join, free.  NULL is fine. */
+void fl_workers_stop(fl_workers *w);
+
+/* Process one raw log into a fl_processed (the worker's core, exposed for
+ * tests and the fuzzer).  On success returns 0 and fills *out; release
+ * with fl_processed_release().  Returns -1 when the log does not parse. */
+typedef struct fl_processed_buf {
+    fl_processed p;
+    char *signature, *frames_json;
+    void *zprocessed;
+    char group_id[33], stack_hash[33];
+    char *app, *version, *os, *install_id;
+} fl_processed_buf;
+int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t received,
+                   const fl_workers_config *c, fl_processed_buf *out);
+void fl_processed_release(fl_processed_buf *b);
+
+/* ---- HTTP */
+
+typedef struct fl_http fl_http;
+
+typedef struct fl_http_config {
+    char host[64];
+    unsigned port; /* 0: any free port */
+    unsigned threads;
+    bool keyless_ingest;
+    const char *admin_token, *ingest_key;
+    size_t max_body, max_decoded;
+    unsigned max_ratio;
+    size_t max_header; /* per-connection memory for headers */
+    unsigned timeout_s;
+    double rate_limit; /* reports per second per key; 0: off */
+    double rate_burst;
+    size_t max_pending;  /* writer backlog before 503 */
+    int64_t max_backlog; /* unprocessed tasks before 503 */
+} fl_http_config;
+
+fl_http *fl_http_start(const fl_http_config *c, fl_store *s, fl_queue *q, fl_writer *w,
+                       fl_metrics *m, char *err, size_t errlen);
+unsigned fl_http_port(fl_http *h);
+/* Stop accepting connections (before the writer is drained). */
+void fl_http_quiesce(fl_http *h);
+void fl_http_stop(fl_http *h); /* NULL is fine */
+
+/* The `faultline serve` command. */
+int fl_cmd_serve(int argc, char **argv);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * fl_srvutil.h - small helpers of the server: hashing, version comparison,
+ * capped gzip decoding, zstd, time.  No state, thread-safe.
+ */
+#ifndef FL_SRVUTIL_H
+#define FL_SRVUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* SHA-256 of buf[0..len) into out[32]. */
+void fl_sha256(const void *buf, size_t len, uint8_t out[32]);
+/* Lowercase hex of the first n bytes of p into out (2n+1 bytes). */
+void fl_hex(const uint8_t *p, size_t n, char *out);
+
+/* Compare two application versions component by component: runs of digits
+ * compare numerically ("1.10" > "1.9"), other runs byte-wise, a missing
+ * component is smaller ("1.2" < "1.2.1").  NULL sorts first.  Returns <0, 0
+ * or >0. */
+int fl_vercmp(const char *a, const char *b);
+
+/* Outcome of fl_gunzip. */
+enum { FL_GZ_OK = 0, FL_GZ_BAD = -1, FL_GZ_TOO_BIG = -2, FL_GZ_NOMEM = -3 };
+
+/* Decode a gzip (or zlib) stream, refusing to produce more than max_out
+ * bytes or more than max_ratio times the input size (a gzip bomb).  On
+ * FL_GZ_OK *out (caller frees, NUL-terminated) and *out_len are set. */
+int fl_gunzip(const void *in, size_t in_len, size_t max_out, unsigned max_ratio, char **out,
+              size_t *out_len);
+
+/* zstd wrappers: *out is malloc'ed, caller frees.  Return 0 or -1.
+ * fl_unzstd refuses frames announcing more than max_out bytes. */
+int fl_zstd(const void *in, size_t len, int level, void **out, size_t *out_len);
+int fl_unzstd(const void *in, size_t len, size_t max_out, char **out, size_t *out_len);
+
+/* Wall-clock seconds and monotonic nanoseconds. */
+int64_t fl_now(void);
+uint64_t fl_mono_ns(void);
+/* "YYYY-MM-DDTHH:MM:SSZ" (out >= 21 bytes) and "YYYY-MM-DD" (out >= 11). */
+void fl_iso_time(int64_t t, char *out);
+void fl_iso_day(int64_t t, char *out);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * fl_store.h - where crashes and groups live, behind a small interface.
+ *
+ * One implementation per file: store_sqlite.c (the embedded default, one
+ * SQLite file in WAL mode); store_pg.c (PostgreSQL) is planned.  Everything
+ * above the store -- ingest, workers, the API -- uses only these function
+ * pointers, so the engines share every line above them.
+ *
+ * A store hands out connections (fl_store_conn), one per thread; a
+ * connection is never shared between threads.  Writes happen between
+ * begin() and commit(); a failed call inside a transaction leaves it to the
+ * caller to rollback().  Every function returns 0 on success and -1 on
+ * failure unless said otherwise.
+ */
+#ifndef FL_STORE_H
+#define FL_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+typedef struct fl_store fl_store;
+typedef struct fl_store_conn fl_store_conn;
+
+#define FL_CRASH_ID_MAX 72 /* bytes, including the NUL */
+
+/* A raw report accepted by ingest.  Everything borrowed. */
+typedef struct fl_ingest_item {
+    char crash_id[FL_CRASH_ID_MAX];
+    const char *app, *version; /* may be NULL */
+    int64_t received;          /* seconds since the epoch */
+    const void *zraw;          /* the log, zstd-compressed */
+    size_t zraw_len, raw_len;
+} fl_ingest_item;
+
+/* The result of processing one crash.  Everything borrowed. */
+typedef struct fl_processed {
+    const char *crash_id;
+    bool failed; /* could not be processed: mark it, count nothing */
+    const char *group_id, *signature, *stack_hash;
+    const char *app, *version, *os, *install_id; /* may be NULL */
+    int64_t received;
+    const char *frames_json; /* representative frames, kept by a new group */
+    const void *zprocessed;  /* processed crash (JSON), zstd-compressed */
+    size_t zprocessed_len;
+} fl_processed;
+
+typedef struct fl_group_filter {
+    const char *app, *version, *status; /* NULL: any */
+    unsigned limit, offset;
+} fl_group_filter;
+
+typedef struct fl_store_stats {
+    int64_t crashes, processed, groups;
+} fl_store_stats;
+
+struct fl_store_conn {
+    fl_store *store;
+    void *data;
+};
+
+struct fl_store {
+    const char *engine; /* "sqlite", ... */
+    fl_store_conn *(*connect)(fl_store *s); /* NULL on failure */
+    void (*disconnect)(fl_store_conn *c);   /* NULL is fine */
+
+    int (*begin)(fl_store_conn *c);
+    int (*commit)(fl_store_conn *c);
+    void (*rollback)(fl_store_conn *c);
+
+    /* Store a raw report unless its crash id is known; *inserted says
+     * which.  In a transaction. */
+    int (*insert_crash)(fl_store_conn *c, const fl_ingest_item *it, bool *inserted);
+    /* The raw log (caller frees) and when it was received.  Returns 1 when
+     * the crash does not exist, 2 when it was already processed (nothing
+     * returned). */
+    int (*load_raw)(fl_store_conn *c, const char *crash_id, char **raw, size_t *len,
+                    int64_t *received);
+    /* Record a processed crash and update its group's counters, exactly
+     * once: a crash already processed is left alone (returns 0).  In a
+     * transaction. */
+    int (*apply)(fl_store_conn *c, const fl_processed *p);
+
+    /* Reads, as JSON (caller decrefs); NULL with *notfound set when the
+     * object does not exist, NULL alone on error. */
+    json_t *(*list_groups)(fl_store_conn *c, const fl_group_filter *f);
+    json_t *(*get_group)(fl_store_conn *c, const char *id, bool *notfound);
+    json_t *(*get_crash)(fl_store_conn *c, const char *id, bool *notfound);
+    /* Set a group's status ("open", "resolved"); resolving records
+     * resolved_in, or the latest version seen when resolved_in is NULL.
+     * Returns 1 when the group does not exist. */
+    int (*set_status)(fl_store_conn *c, const char *id, const char *status,
+                      const char *resolved_in);
+    int (*stats)(fl_store_conn *c, fl_store_stats *out);
+
+    void (*close)(fl_store *s); /* after every connection is gone */
+    void *data;
+};
+
+/* Open (creating when needed) the SQLite store at path.  On failure returns
+ * NULL and writes a reason into err. */
+fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen);
+
+/* The SQLite handle behind a connection of the SQLite store, for the
+ * embedded queue which keeps its tasks in the same database (and so in the
+ * same transactions); NULL for other engines. */
+struct sqlite3 *fl_store_sqlite_db(fl_store_conn *c);
+/* A prepared statement cached by the connection, keyed by the address of
+ * `sql` (a string literal); reset and unbound.  Borrowed; NULL on error or
+ * when the small cache is full. */
+struct sqlite3_stmt *fl_store_sqlite_stmt(fl_store_conn *c, const char *sql);
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * group.c - frames and signatures; see fl_group.h for how it works.
+ */
+#define _GNU_SOURCE
+#include "fl_group.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fl_srvutil.h"
+
+#define MAX_ENTRIES 1024 /* per list */
+#define MAX_INLINE 16    /* inline frames per address */
+#define DEFAULT_TOP_N 5
+
+typedef struct list {
+    char **v;
+    size_t n;
+} list;
+
+struct fl_group_rules {
+    list skip;   /* exact function names, or "module:NAME" */
+    list prefix; /* function-name prefixes, or "module:PREFIX" */
+    unsigned top_n;
+};
+
+static const char *const default_skip[] = {
+    "abort", "raise", "gsignal", "__assert_fail", "__assert_fail_base",
+    "__assert_perror_fail", "pthread_kill", "__pthread_kill_implementation",
+    "__pthread_kill_internal", "__restore_rt", "__kernel_rt_sigreturn",
+    "__stack_chk_fail", "__fortify_fail", "__chk_fail", "__libc_message",
+    "malloc_printerr",
+};
+static const char *const default_prefix[] = {
+    "faultline", "fl_", "__GI_", "MOJOCRASH_", "mojocrash_", "module:libfaultline",
+};
+
+static void list_free(list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static int list_add(list *l, const char *s)
+{
+    if (l->n >= MAX_ENTRIES)
+        return 0; /* a cap, silently: the lists are operator-written */
+    char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
+    if (!nv)
+        return -1;
+    l->v = nv;
+    if (!(l->v[l->n] = strdup(s)))
+        return -1;
+    l->n++;
+    return 0;
+}
+
+static int list_defaults(list *l, const char *const *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list_add(l, d[i]))
+            return -1;
+    return 0;
+}
+
+fl_group_rules *fl_group_rules_new(void)
+{
+    fl_group_rules *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->top_n = DEFAULT_TOP_N;
+    if (list_defaults(&r->skip, default_skip, sizeof default_skip / sizeof *default_skip) ||
+        list_defaults(&r->prefix, default_prefix, sizeof default_prefix / sizeof *default_prefix)) {
+        fl_group_rules_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void fl_group_rules_set_top_n(fl_group_rules *r, unsigned n)
+{
+    r->top_n = n ? n : 1;
+}
+
+void fl_group_rules_free(fl_group_rules *r)
+{
+    if (!r)
+        return;
+    list_free(&r->skip);
+    list_free(&r->prefix);
+    free(r);
+}
+
+static int load_list(list *l, const char *path)
+{
+    if (!path)
+        return 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : -1;
+    list nl = {0};
+    char line[512];
+    int rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        char *s = line, *e;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        e = s + strlen(s);
+        while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+            *--e = '\0';
+        if (!*s || *s == '#')
+            continue;
+        if (list_add(&nl, s)) {
+            rc = -1;
+            break;
+        }
+    }
+    if (ferror(f))
+        rc = -1;
+    fclose(f);
+    if (rc) {
+        list_free(&nl);
+        return -1;
+    }
+    list_free(l);
+    *l = nl;
+    return 0;
+}
+
+int fl_group_rules_load(fl_group_rules *r, const char *skip_path, const char *prefix_path)
+{
+    if (load_list(&r->skip, skip_path) || load_list(&r->prefix, prefix_path))
+        return -1;
+    return 0;
+}
+
+static int write_default(const char *path, const char *head, const char *const *d, size_t n)
+{
+    if (!path)
+        return 0;
+    FILE *f = fopen(path, "wx"); /* never overwrite an operator's edits */
+    if (!f)
+        return errno == EEXIST ? 0 : -1;
+    fputs(head, f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s\n", d[i]);
+    return fclose(f) ? -1 : 0;
+}
+
+int fl_group_rules_write_defaults(const char *skip_path, const char *prefix_path)
+{
+    if (write_default(skip_path,
+                      "# Frames dropped from crash signatures: one function name per line,\n"
+                      "# or module:NAME for every frame of a module.  Read at start-up.\n",
+                      default_skip, sizeof default_skip / sizeof *default_skip))
+        return -1;
+    return write_default(prefix_path,
+                         "# Frames dropped from crash signatures when the function name starts\n"
+                         "# with one of these (module:PREFIX matches the module name).\n",
+                         default_prefix, sizeof default_prefix / sizeof *default_prefix);
+}
+
+/* ---- frames */
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static bool matches(const fl_group_rules *r, const char *function, const char *module)
+{
+    for (size_t i = 0; i < r->skip.n; i++) {
+        const char *e = r->skip.v[i];
+        if (!strncmp(e, "module:", 7)) {
+            if (module && !strcmp(module, e + 7))
+                return true;
+        } else if (function && !strcmp(function, e)) {
+            return true;
+        }
+    }
+    for (size_t i = 0; i < r->prefix.n; i++) {
+        const char *e = r->prefix.v[i];
+        if (!strncmp(e, "module:", 7)) {
+            if (module && !strncmp(module, e + 7, strlen(e + 7)))
+                return true;
+        } else if (function && !strncmp(function, e, strlen(e))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static fl_frame *push_frame(fl_frames *f, size_t *cap)
+{
+    if (f->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        fl_frame *nv = realloc(f->v, nc * sizeof *nv);
+        if (!nv)
+            return NULL;
+        f->v = nv;
+        *cap = nc;
+    }
+    fl_frame *fr = &f->v[f->n++];
+    memset(fr, 0, sizeof *fr);
+    return fr;
+}
+
+void fl_frames_free(fl_frames *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n; i++) {
+        free(f->v[i].function);
+        free(f->v[i].file);
+        free(f->v[i].module);
+        free(f->v[i].name);
+    }
+    free(f->v);
+    f->v = NULL;
+    f->n = 0;
+}
+
+int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
+                    const fl_group_rules *r, fl_symbolize_fn sym, void *symctx, fl_frames *out)
+{
+    size_t cap = 0;
+    out->v = NULL;
+    out->n = 0;
+    fl_sym_frame *sf = sym ? malloc(MAX_INLINE * sizeof *sf) : NULL;
+    if (sym && !sf)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t pc = addrs[i];
+        const fl_object *obj = NULL;
+        for (size_t k = 0; k < log->nobjects; k++) {
+            const fl_object *o = &log->objects[k];
+            if (pc >= o->base && pc - o->base < o->size) {
+                obj = o;
+                break;
+            }
+        }
+        uint64_t rel = 0;
+        const char *mod = NULL;
+        if (obj) {
+            rel = pc - (obj->has_bias ? obj->bias : obj->base);
+            mod = base_name(obj->name);
+        }
+        int ns = 0;
+        if (sym && obj) {
+            /* A return address points after the call; look up pc-1 for every
+             * frame but the innermost so that the line is the call's. */
+            uint64_t q = (i > 0 && rel > 0) ? rel - 1 : rel;
+            ns = sym(symctx, obj->name, obj->build_id, q, sf, MAX_INLINE);
+            if (ns < 0 || ns > MAX_INLINE)
+                ns = 0;
+        }
+        int count = ns ? ns : 1;
+        for (int k = 0; k < count; k++) {
+            fl_frame *fr = push_frame(out, &cap);
+            if (!fr)
+                goto fail;
+            fr->address = pc;
+            fr->rel = rel;
+            if (mod && !(fr->module = strdup(mod)))
+                goto fail;
+            char nb[320];
+            if (ns) {
+                if (sf[k].function[0] && !(fr->function = strndup(sf[k].function, 255)))
+                    goto fail;
+                if (sf[k].file[0] && !(fr->file = strndup(sf[k].file, 255)))
+                    goto fail;
+                fr->line = sf[k].line;
+                fr->column = sf[k].column;
+                fr->inlined = sf[k].inlined;
+            }
+            if (fr->function)
+                snprintf(nb, sizeof nb, "%s", fr->function);
+            else if (mod)
+                snprintf(nb, sizeof nb, "%.250s+0x%" PRIx64, mod, rel);
+            else
+                snprintf(nb, sizeof nb, "0x%" PRIx64, pc);
+            if (!(fr->name = strdup(nb)))
+                goto fail;
+            fr->noise = matches(r, fr->function, fr->module);
+        }
+    }
+    free(sf);
+    return 0;
+fail:
+    free(sf);
+    fl_frames_free(out);
+    return -1;
+}
+
+int fl_signature_compute(const char *app, const fl_frames *f, const fl_group_rules *r,
+                         fl_signature *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t cap = 64, len = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return -1;
+    s[0] = '\0';
+    unsigned taken = 0;
+    /* If every frame is noise, fall back to the raw top frames so that such
+     * crashes still group by where they were. */
+    bool any = false;
+    for (size_t i = 0; i < f->n; i++)
+        any |= !f->v[i].noise;
+    for (size_t i = 0; i < f->n && taken < r->top_n; i++) {
+        if (any && f->v[i].noise)
+            continue;
+        const char *nm = f->v[i].name;
+        size_t need = len + strlen(nm) + 4;
+        if (need > cap) {
+            while (cap < need)
+                cap *= 2;
+            char *ns = realloc(s, cap);
+            if (!ns) {
+                free(s);
+                return -1;
+            }
+            s = ns;
+        }
+        len += (size_t)snprintf(s + len, cap - len, "%s%s", taken ? " | " : "", nm);
+        taken++;
+    }
+    if (!taken) {
+        free(s);
+        if (!(s = strdup("<empty stack>")))
+            return -1;
+    }
+    out->text = s;
+
+    uint8_t h[32];
+    size_t al = app ? strlen(app) : 0, sl = strlen(s);
+    char *key = malloc(al + sl + 2);
+    if (!key) {
+        free(s);
+        out->text = NULL;
+        return -1;
+    }
+    memcpy(key, app ? app : "", al);
+    key[al] = '\n';
+    memcpy(key + al + 1, s, sl + 1);
+    fl_sha256(key, al + 1 + sl, h);
+    free(key);
+    fl_hex(h, 16, out->group_id);
+
+    /* The exact full stack: every frame's name, noise included. */
+    size_t tl = 0;
+    for (size_t i = 0; i < f->n; i++)
+        tl += strlen(f->v[i].name) + 1;
+    char *all = malloc(tl + 1);
+    if (!all) {
+        free(s);
+        out->text = NULL;
+        return -1;
+    }
+    size_t p = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        size_t l = strlen(f->v[i].name);
+        memcpy(all + p, f->v[i].name, l);
+        p += l;
+        all[p++] = '\n';
+    }
+    fl_sha256(all, p, h);
+    free(all);
+    fl_hex(h, 16, out->stack_hash);
+    return 0;
+}

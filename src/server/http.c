@@ -1,0 +1,874 @@
+/*
+ * http.c - the HTTP front: libmicrohttpd, routes, limits, the JSON API.
+ *
+ * Ingest never blocks a thread on the disk: when a report is complete and
+ * valid, the connection is suspended (MHD_suspend_connection) and handed
+ * to the writer; the writer's done() callback stores the answer and
+ * resumes the connection, and MHD calls the handler once more to send it.
+ * The answer is 200 only after the commit that made the report durable.
+ *
+ * Limits, each answered before any work is done where possible: the body
+ * (Content-Length checked up front, the stream capped), the decompressed
+ * size and ratio of gzip bodies, the header block (MHD's per-connection
+ * memory), idle connections (MHD's connection timeout), a per-key rate
+ * (token bucket, 429 + Retry-After), and the writer's and the task queue's
+ * backlog (503 + Retry-After).
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "fl_crashlog.h"
+#include "fl_serve.h"
+#include "fl_srvutil.h"
+
+#define MAX_PARTS 64          /* crash logs per request */
+#define MAX_JSON_BODY 65536   /* PATCH bodies */
+#define RATE_BUCKETS 1024     /* distinct keys tracked by the rate limiter */
+
+struct fl_http {
+    fl_http_config cfg;
+    fl_store *store;
+    fl_queue *queue;
+    fl_writer *writer;
+    fl_metrics *m;
+    struct MHD_Daemon *d;
+    unsigned port;
+
+    /* One store connection per HTTP thread, created on first use. */
+    pthread_key_t conn_key;
+    pthread_mutex_t conns_mu;
+    fl_store_conn **conns;
+    size_t nconns;
+
+    pthread_mutex_t rate_mu;
+    struct bucket {
+        char key[65];
+        double tokens;
+        uint64_t last_ns;
+    } *buckets;
+    size_t nbuckets;
+};
+
+enum { K_OTHER, K_INGEST, K_PATCH };
+enum { ST_RECV, ST_WAIT, ST_DONE };
+
+typedef struct part {
+    char *data;
+    size_t len;
+    bool file;
+} part;
+
+typedef struct req {
+    fl_http *h;
+    struct MHD_Connection *conn;
+    int kind;
+    int state;
+    char *body;
+    size_t len, cap;
+    bool too_big;
+    /* multipart */
+    part parts[MAX_PARTS];
+    size_t nparts;
+    bool parts_overflow;
+    size_t parts_total;
+    /* the writer's view */
+    fl_wreq w;
+    fl_ingest_item items[MAX_PARTS];
+    bool dup[MAX_PARTS];
+    void *zraw[MAX_PARTS];
+    fl_crashlog *logs[MAX_PARTS];
+    /* the answer, once known */
+    bool resumed; /* the writer answered; the handler has to send it */
+    unsigned status;
+    char *answer;
+    const char *retry_after;
+} req;
+
+/* ---- small helpers */
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                 char *text, const char *retry_after)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", ctype);
+    if (retry_after)
+        MHD_add_response_header(r, "Retry-After", retry_after);
+    enum MHD_Result rc = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static char *jdump(json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *t = realloc(s, n + 2);
+    if (!t)
+        return s;
+    t[n] = '\n';
+    t[n + 1] = '\0';
+    return t;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *c, unsigned status, json_t *j,
+                                 const char *retry_after)
+{
+    char *s = jdump(j);
+    if (!s)
+        return MHD_NO;
+    return send_text(c, status, "application/json", s, retry_after);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *msg,
+                                  const char *retry_after)
+{
+    return send_json(c, status, json_pack("{s:s}", "error", msg), retry_after);
+}
+
+/* Compare secrets without leaking where they differ. */
+static bool secret_eq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned char d = la != lb;
+    for (size_t i = 0; i < la && i < lb; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+static bool admin_ok(fl_http *h, struct MHD_Connection *c)
+{
+    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!a || strncasecmp(a, "Bearer ", 7))
+        return false;
+    a += 7;
+    while (*a == ' ')
+        a++;
+    return secret_eq(a, h->cfg.admin_token);
+}
+
+static fl_store_conn *thread_conn(fl_http *h)
+{
+    fl_store_conn *c = pthread_getspecific(h->conn_key);
+    if (c)
+        return c;
+    if (!(c = h->store->connect(h->store)))
+        return NULL;
+    pthread_mutex_lock(&h->conns_mu);
+    fl_store_conn **nv = realloc(h->conns, (h->nconns + 1) * sizeof *nv);
+    if (!nv) {
+        pthread_mutex_unlock(&h->conns_mu);
+        h->store->disconnect(c);
+        return NULL;
+    }
+    h->conns = nv;
+    h->conns[h->nconns++] = c;
+    pthread_mutex_unlock(&h->conns_mu);
+    pthread_setspecific(h->conn_key, c);
+    return c;
+}
+
+/* Token bucket per key; true when the request may go on. */
+static bool rate_ok(fl_http *h, const char *key, unsigned cost)
+{
+    if (h->cfg.rate_limit <= 0)
+        return true;
+    if (!key)
+        key = "";
+    uint64_t now = fl_mono_ns();
+    pthread_mutex_lock(&h->rate_mu);
+    struct bucket *b = NULL;
+    for (size_t i = 0; i < h->nbuckets; i++)
+        if (!strncmp(h->buckets[i].key, key, sizeof h->buckets[i].key - 1)) {
+            b = &h->buckets[i];
+            break;
+        }
+    if (!b) {
+        /* Beyond the cap the oldest slot is reused: a flood of random keys
+         * fails authentication before it gets here anyway. */
+        b = &h->buckets[h->nbuckets < RATE_BUCKETS ? h->nbuckets++ : now % RATE_BUCKETS];
+        snprintf(b->key, sizeof b->key, "%s", key);
+        b->tokens = h->cfg.rate_burst;
+        b->last_ns = now;
+    }
+    b->tokens += (double)(now - b->last_ns) / 1e9 * h->cfg.rate_limit;
+    if (b->tokens > h->cfg.rate_burst)
+        b->tokens = h->cfg.rate_burst;
+    b->last_ns = now;
+    bool ok = b->tokens >= cost;
+    if (ok)
+        b->tokens -= cost;
+    pthread_mutex_unlock(&h->rate_mu);
+    return ok;
+}
+
+/* ---- multipart, through MHD's post processor */
+
+static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *filename, const char *content_type,
+                               const char *transfer_encoding, const char *data, uint64_t off,
+                               size_t size)
+{
+    req *r = cls;
+    if (off == 0) {
+        if (r->nparts == MAX_PARTS) {
+            r->parts_overflow = true;
+            return MHD_NO;
+        }
+        r->parts[r->nparts].file = filename != NULL;
+        r->nparts++;
+    }
+    if (!r->nparts)
+        return MHD_NO;
+    part *p = &r->parts[r->nparts - 1];
+    if (size == 0)
+        return MHD_YES;
+    r->parts_total += size;
+    if (r->parts_total > r->h->cfg.max_decoded) {
+        r->too_big = true;
+        return MHD_NO;
+    }
+    char *nd = realloc(p->data, p->len + size + 1);
+    if (!nd)
+        return MHD_NO;
+    p->data = nd;
+    memcpy(p->data + p->len, data, size);
+    p->len += size;
+    p->data[p->len] = '\0';
+    return MHD_YES;
+}
+
+/* ---- ingest */
+
+static void ingest_done(fl_wreq *w)
+{
+    req *r = w->arg;
+    fl_http *h = r->h;
+    if (w->result == 0) {
+        json_t *acc = json_array();
+        for (size_t i = 0; i < w->n; i++) {
+            json_t *o = json_pack("{s:s}", "id", r->items[i].crash_id);
+            if (r->dup[i])
+                json_object_set_new(o, "duplicate", json_true());
+            json_array_append_new(acc, o);
+            FL_M_ADD(h->m->accepted, 1);
+            if (r->dup[i])
+                FL_M_ADD(h->m->duplicates, 1);
+        }
+        r->status = 200;
+        r->answer = jdump(json_pack("{s:o}", "accepted", acc));
+    } else {
+        FL_M_ADD(h->m->rejected[FL_REJ_UNAVAILABLE], 1);
+        r->status = 503;
+        r->retry_after = "5";
+        r->answer = jdump(json_pack("{s:s}", "error", "storage unavailable, try again later"));
+    }
+    r->state = ST_DONE;
+    r->resumed = true;
+    MHD_resume_connection(r->conn);
+}
+
+static enum MHD_Result reject(req *r, int why, unsigned status, json_t *body,
+                              const char *retry_after)
+{
+    FL_M_ADD(r->h->m->rejected[why], 1);
+    r->state = ST_DONE;
+    return send_json(r->conn, status, body, retry_after);
+}
+
+static bool looks_like_log(const char *b, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n'))
+        i++;
+    return (n - i >= 9 && (!memcmp(b + i, "MOJOCRASH", 9) || !memcmp(b + i, "FAULTLINE", 9))) ||
+           (i < n && b[i] == '#');
+}
+
+/* The body is complete: decode, split, validate, hand to the writer. */
+static enum MHD_Result ingest_finish(req *r)
+{
+    fl_http *h = r->h;
+    struct MHD_Connection *c = r->conn;
+    if (r->too_big)
+        return reject(r, FL_REJ_TOO_LARGE, 413,
+                      json_pack("{s:s,s:I}", "error", "request body too large", "limit",
+                                (json_int_t)h->cfg.max_body),
+                      NULL);
+    char *body = r->body ? r->body : "";
+    size_t len = r->len;
+    char *decoded = NULL;
+    const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+    if (ce && (!strcasecmp(ce, "gzip") || !strcasecmp(ce, "x-gzip") || !strcasecmp(ce, "deflate"))) {
+        size_t dl;
+        int g = fl_gunzip(body, len, h->cfg.max_decoded, h->cfg.max_ratio, &decoded, &dl);
+        if (g == FL_GZ_TOO_BIG)
+            return reject(r, FL_REJ_TOO_LARGE, 413,
+                          json_pack("{s:s,s:I,s:i}", "error", "decompressed body too large",
+                                    "limit", (json_int_t)h->cfg.max_decoded, "max_ratio",
+                                    (int)h->cfg.max_ratio),
+                          NULL);
+        if (g != FL_GZ_OK)
+            return reject(r, FL_REJ_BAD_REQUEST, 400,
+                          json_pack("{s:s}", "error", "bad gzip body"), NULL);
+        body = decoded;
+        len = dl;
+    } else if (ce && strcasecmp(ce, "identity")) {
+        return reject(r, FL_REJ_BAD_REQUEST, 415,
+                      json_pack("{s:s}", "error", "unsupported Content-Encoding"), NULL);
+    }
+
+    /* Which byte ranges are crash logs. */
+    const char *logs[MAX_PARTS];
+    size_t lens[MAX_PARTS], nlogs = 0;
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    enum MHD_Result ret;
+    /* curl --data-binary sends a raw log as x-www-form-urlencoded: a body
+     * that starts like a crash log is one, whatever its type says. */
+    bool urlenc = ct && !strncasecmp(ct, "application/x-www-form-urlencoded", 33) &&
+                  !looks_like_log(body, len);
+    if (ct && (!strncasecmp(ct, "multipart/form-data", 19) || urlenc)) {
+        struct MHD_PostProcessor *pp = MHD_create_post_processor(c, 65536, on_part, r);
+        if (!pp) {
+            ret = reject(r, FL_REJ_BAD_REQUEST, 400,
+                         json_pack("{s:s}", "error", "bad multipart/form-data (no boundary?)"),
+                         NULL);
+            goto out;
+        }
+        enum MHD_Result pr = MHD_post_process(pp, body, len);
+        enum MHD_Result fr = MHD_destroy_post_processor(pp);
+        if (r->too_big) {
+            ret = reject(r, FL_REJ_TOO_LARGE, 413,
+                         json_pack("{s:s}", "error", "decoded parts too large"), NULL);
+            goto out;
+        }
+        if (r->parts_overflow) {
+            ret = reject(r, FL_REJ_TOO_LARGE, 413,
+                         json_pack("{s:s,s:i}", "error", "too many parts", "limit", MAX_PARTS),
+                         NULL);
+            goto out;
+        }
+        if ((pr != MHD_YES || fr != MHD_YES) && !urlenc) {
+            ret = reject(r, FL_REJ_BAD_REQUEST, 400,
+                         json_pack("{s:s}", "error", "malformed multipart/form-data body"), NULL);
+            goto out;
+        }
+        /* File parts are crash logs; form fields (an e-mail address, ...)
+         * are not -- unless there is no file part at all.  In a urlencoded
+         * form (what the MojoCrash notes first described) the fields that
+         * hold a crash log are the logs. */
+        bool anyfile = false;
+        for (size_t i = 0; i < r->nparts; i++)
+            anyfile |= r->parts[i].file;
+        for (size_t i = 0; i < r->nparts; i++)
+            if (urlenc ? (r->parts[i].data && strstr(r->parts[i].data, "CRASHLOG_VERSION"))
+                       : (r->parts[i].file || !anyfile)) {
+                logs[nlogs] = r->parts[i].data ? r->parts[i].data : "";
+                lens[nlogs++] = r->parts[i].len;
+            }
+        if (urlenc && nlogs == 0) {
+            /* Not a form holding a log: let the reader say what is wrong
+             * with the body as a log. */
+            logs[0] = body;
+            lens[0] = len;
+            nlogs = 1;
+        }
+    } else {
+        logs[0] = body;
+        lens[0] = len;
+        nlogs = 1;
+    }
+    if (nlogs == 0) {
+        ret = reject(r, FL_REJ_MALFORMED, 400,
+                     json_pack("{s:s}", "error", "no crash log in the request"), NULL);
+        goto out;
+    }
+
+    int64_t now = fl_now();
+    for (size_t i = 0; i < nlogs; i++) {
+        fl_crashlog_error err;
+        memset(&err, 0, sizeof err);
+        if (fl_crashlog_parse(logs[i], lens[i], &r->logs[i], &err)) {
+            ret = reject(r, FL_REJ_MALFORMED, 400,
+                         json_pack("{s:s,s:i,s:i,s:s}", "error", "malformed crash log", "part",
+                                   (int)i, "line", (int)err.line, "reason", err.message),
+                         NULL);
+            goto out;
+        }
+        fl_crashlog *L = r->logs[i];
+        fl_ingest_item *it = &r->items[i];
+        if (L->crash_id) {
+            snprintf(it->crash_id, sizeof it->crash_id, "%s", L->crash_id);
+        } else {
+            /* A version-1 log has no id: the hash of its bytes is one, so
+             * that a resend of the same file is recognised. */
+            uint8_t hsh[32];
+            fl_sha256(logs[i], lens[i], hsh);
+            fl_hex(hsh, 16, it->crash_id);
+        }
+        it->app = L->app_name;
+        it->version = L->app_version;
+        it->received = now;
+        it->raw_len = lens[i];
+        if (fl_zstd(logs[i], lens[i], 1, &r->zraw[i], &it->zraw_len)) {
+            ret = reject(r, FL_REJ_UNAVAILABLE, 503, json_pack("{s:s}", "error", "out of memory"),
+                         "5");
+            goto out;
+        }
+        it->zraw = r->zraw[i];
+    }
+    if (FL_M_GET(h->m->backlog) > h->cfg.max_backlog) {
+        /* The counter is approximate (workers in another process do not
+         * decrement it): look at the queue itself before refusing. */
+        fl_store_conn *sc = thread_conn(h);
+        int64_t d = sc ? h->queue->depth(h->queue, sc) : -1;
+        if (d >= 0)
+            __atomic_store_n(&h->m->backlog, d, __ATOMIC_RELAXED);
+    }
+    if (FL_M_GET(h->m->backlog) > h->cfg.max_backlog) {
+        ret = reject(r, FL_REJ_UNAVAILABLE, 503,
+                     json_pack("{s:s}", "error", "processing backlog full, try again later"),
+                     "30");
+        goto out;
+    }
+
+    r->w.items = r->items;
+    r->w.n = nlogs;
+    r->w.duplicate = r->dup;
+    r->w.done = ingest_done;
+    r->w.arg = r;
+    r->state = ST_WAIT;
+    /* Suspend before submitting: the writer may finish (and resume) before
+     * this function returns. */
+    MHD_suspend_connection(c);
+    if (fl_writer_submit(h->writer, &r->w)) {
+        MHD_resume_connection(c);
+        ret = reject(r, FL_REJ_UNAVAILABLE, 503,
+                     json_pack("{s:s}", "error", "ingest queue full, try again later"), "1");
+        goto out;
+    }
+    ret = MHD_YES;
+out:
+    free(decoded);
+    return ret;
+}
+
+static const char *ingest_key(struct MHD_Connection *c)
+{
+    const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Faultline-Key");
+    if (!k)
+        k = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
+    return k;
+}
+
+/* ---- read/admin API */
+
+static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
+{
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    fl_group_filter f = {0};
+    f.app = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "app");
+    f.version = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
+    f.status = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "status");
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *off = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
+    uint64_t v;
+    f.limit = 100;
+    if (lim) {
+        if (fl_parse_u64(lim, &v) || v == 0 || v > 10000)
+            return send_error(c, 400, "limit must be 1..10000", NULL);
+        f.limit = (unsigned)v;
+    }
+    if (off) {
+        if (fl_parse_u64(off, &v) || v > 100000000)
+            return send_error(c, 400, "bad offset", NULL);
+        f.offset = (unsigned)v;
+    }
+    json_t *j = h->store->list_groups(sc, &f);
+    if (!j)
+        return send_error(c, 500, "store error", NULL);
+    return send_json(c, 200, j, NULL);
+}
+
+static bool id_ok(const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n >= FL_CRASH_ID_MAX)
+        return false;
+    for (const char *p = id; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              *p == '-' || *p == '_' || *p == '.'))
+            return false;
+    return true;
+}
+
+static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group, const char *id)
+{
+    if (!id_ok(id))
+        return send_error(c, 404, "not found", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    bool nf = false;
+    json_t *j = group ? h->store->get_group(sc, id, &nf) : h->store->get_crash(sc, id, &nf);
+    if (!j)
+        return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
+    return send_json(c, 200, j, NULL);
+}
+
+static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
+{
+    struct MHD_Connection *c = r->conn;
+    if (r->too_big)
+        return send_error(c, 413, "body too large", NULL);
+    json_error_t je;
+    json_t *b = json_loadb(r->body ? r->body : "", r->len, 0, &je);
+    if (!b || !json_is_object(b)) {
+        json_decref(b);
+        return send_error(c, 400, "body must be a JSON object", NULL);
+    }
+    const char *status = json_string_value(json_object_get(b, "status"));
+    json_t *ri = json_object_get(b, "resolved_in");
+    const char *resolved_in = json_string_value(ri);
+    if (!status || (strcmp(status, "resolved") && strcmp(status, "open")) ||
+        (ri && !resolved_in) || (resolved_in && (!*resolved_in || strlen(resolved_in) > 100))) {
+        json_decref(b);
+        return send_error(c, 400, "expected {\"status\":\"resolved\"|\"open\"[,\"resolved_in\":\"VERSION\"]}",
+                          NULL);
+    }
+    fl_store_conn *sc = thread_conn(h);
+    int rc = -1;
+    if (sc && id_ok(id))
+        rc = h->store->set_status(sc, id, status, resolved_in);
+    else if (sc)
+        rc = 1;
+    json_decref(b);
+    if (rc == 1)
+        return send_error(c, 404, "not found", NULL);
+    if (rc != 0)
+        return send_error(c, 500, "store error", NULL);
+    bool nf;
+    json_t *g = h->store->get_group(sc, id, &nf);
+    return g ? send_json(c, 200, g, NULL) : send_error(c, 500, "store error", NULL);
+}
+
+static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
+{
+    fl_metrics *m = h->m;
+    static const char *const why[FL_REJ_COUNT] = {
+        [FL_REJ_MALFORMED] = "malformed",       [FL_REJ_TOO_LARGE] = "too_large",
+        [FL_REJ_UNAUTHORIZED] = "unauthorized", [FL_REJ_RATE_LIMITED] = "rate_limited",
+        [FL_REJ_UNAVAILABLE] = "unavailable",   [FL_REJ_BAD_REQUEST] = "bad_request",
+    };
+    int64_t depth = -1;
+    fl_store_conn *sc = thread_conn(h);
+    if (sc)
+        depth = h->queue->depth(h->queue, sc);
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return MHD_NO;
+#define P(...) n += (size_t)snprintf(s + n, n < cap ? cap - n : 0, __VA_ARGS__)
+    P("# HELP faultline_reports_accepted_total Reports answered 200 (durable).\n"
+      "# TYPE faultline_reports_accepted_total counter\n"
+      "faultline_reports_accepted_total %" PRIu64 "\n",
+      FL_M_GET(m->accepted));
+    P("# HELP faultline_reports_duplicate_total Accepted reports whose crash id was known.\n"
+      "# TYPE faultline_reports_duplicate_total counter\n"
+      "faultline_reports_duplicate_total %" PRIu64 "\n",
+      FL_M_GET(m->duplicates));
+    P("# HELP faultline_reports_rejected_total Requests refused, by reason.\n"
+      "# TYPE faultline_reports_rejected_total counter\n");
+    for (int i = 0; i < FL_REJ_COUNT; i++)
+        P("faultline_reports_rejected_total{reason=\"%s\"} %" PRIu64 "\n", why[i],
+          FL_M_GET(m->rejected[i]));
+    P("# HELP faultline_ingest_commits_total Group commits (transactions) of ingest.\n"
+      "# TYPE faultline_ingest_commits_total counter\n"
+      "faultline_ingest_commits_total %" PRIu64 "\n"
+      "# HELP faultline_ingest_committed_reports_total Reports written by those commits.\n"
+      "# TYPE faultline_ingest_committed_reports_total counter\n"
+      "faultline_ingest_committed_reports_total %" PRIu64 "\n",
+      FL_M_GET(m->commits), FL_M_GET(m->committed_items));
+    P("# HELP faultline_queue_depth Tasks waiting for (or leased by) a worker.\n"
+      "# TYPE faultline_queue_depth gauge\n"
+      "faultline_queue_depth %" PRId64 "\n",
+      depth);
+    P("# HELP faultline_crashes_processed_total Crashes processed by workers.\n"
+      "# TYPE faultline_crashes_processed_total counter\n"
+      "faultline_crashes_processed_total %" PRIu64 "\n"
+      "# HELP faultline_crashes_failed_total Crashes that could not be processed.\n"
+      "# TYPE faultline_crashes_failed_total counter\n"
+      "faultline_crashes_failed_total %" PRIu64 "\n",
+      FL_M_GET(m->processed), FL_M_GET(m->processing_failed));
+    uint64_t cnt = FL_M_GET(m->processed) + FL_M_GET(m->processing_failed);
+    P("# HELP faultline_processing_seconds Worker time per crash.\n"
+      "# TYPE faultline_processing_seconds summary\n"
+      "faultline_processing_seconds_sum %.6f\n"
+      "faultline_processing_seconds_count %" PRIu64 "\n",
+      (double)FL_M_GET(m->processing_ns) / 1e9, cnt);
+    P("# HELP faultline_http_requests_total HTTP requests.\n"
+      "# TYPE faultline_http_requests_total counter\n"
+      "faultline_http_requests_total %" PRIu64 "\n",
+      FL_M_GET(m->requests));
+#undef P
+    if (n >= cap) {
+        free(s);
+        return send_error(c, 500, "metrics overflow", NULL);
+    }
+    return send_text(c, 200, "text/plain; version=0.0.4", s, NULL);
+}
+
+/* ---- dispatch */
+
+static bool is_ingest_path(const char *url)
+{
+    return !strcmp(url, "/") || !strcmp(url, "/api/v1/crashes") || !strcmp(url, "/api/v1/crashes/");
+}
+
+static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const char *method)
+{
+    struct MHD_Connection *c = r->conn;
+    if (!strcmp(method, "POST") && is_ingest_path(url)) {
+        r->kind = K_INGEST;
+        const char *key = ingest_key(c);
+        bool keyless = h->cfg.keyless_ingest && !strcmp(url, "/");
+        if (!keyless && !secret_eq(key, h->cfg.ingest_key))
+            return reject(r, FL_REJ_UNAUTHORIZED, 401,
+                          json_pack("{s:s}", "error",
+                                    "missing or wrong ingest key (X-Faultline-Key or ?key=)"),
+                          NULL);
+        if (!rate_ok(h, key, 1))
+            return reject(r, FL_REJ_RATE_LIMITED, 429,
+                          json_pack("{s:s}", "error", "rate limit exceeded"), "1");
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        uint64_t n;
+        if (cl && !fl_parse_u64(cl, &n) && n > h->cfg.max_body)
+            return reject(r, FL_REJ_TOO_LARGE, 413,
+                          json_pack("{s:s,s:I}", "error", "request body too large", "limit",
+                                    (json_int_t)h->cfg.max_body),
+                          NULL);
+        return MHD_YES;
+    }
+    if (!strcmp(method, "PATCH") && !strncmp(url, "/api/v1/groups/", 15)) {
+        if (!admin_ok(h, c)) {
+            r->state = ST_DONE;
+            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+        }
+        r->kind = K_PATCH;
+        return MHD_YES;
+    }
+    r->kind = K_OTHER;
+    return MHD_YES;
+}
+
+static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const char *method)
+{
+    struct MHD_Connection *c = r->conn;
+    r->state = ST_DONE;
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    if (!strcmp(url, "/healthz"))
+        return get ? send_json(c, 200, json_pack("{s:s}", "status", "ok"), NULL)
+                   : send_error(c, 405, "method not allowed", NULL);
+    if (!strcmp(url, "/metrics"))
+        return get ? metrics(h, c) : send_error(c, 405, "method not allowed", NULL);
+    if (!strncmp(url, "/api/", 5)) {
+        if (!admin_ok(h, c))
+            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+        if (!get)
+            return send_error(c, 405, "method not allowed", NULL);
+        if (!strcmp(url, "/api/v1/groups") || !strcmp(url, "/api/v1/groups/"))
+            return api_groups(h, c);
+        if (!strncmp(url, "/api/v1/groups/", 15))
+            return api_get(h, c, true, url + 15);
+        if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
+            return api_get(h, c, false, url + 16);
+        return send_error(c, 404, "not found", NULL);
+    }
+    if (!strcmp(url, "/") && get) {
+        char *s = strdup("faultline server: POST crash logs to / or /api/v1/crashes; the API "
+                         "lives under /api/v1 (docs/http-api.md).\n");
+        return s ? send_text(c, 200, "text/plain; charset=utf-8", s, NULL) : MHD_NO;
+    }
+    return send_error(c, 404, "not found", NULL);
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
+                               const char *method, const char *version, const char *upload_data,
+                               size_t *upload_data_size, void **con_cls)
+{
+    fl_http *h = cls;
+    req *r = *con_cls;
+    if (!r) {
+        if (!(r = calloc(1, sizeof *r)))
+            return MHD_NO;
+        r->h = h;
+        r->conn = c;
+        *con_cls = r;
+        FL_M_ADD(h->m->requests, 1);
+        return first_call(h, r, url, method);
+    }
+    if ((r->state == ST_DONE && !r->resumed) || (r->kind == K_OTHER && *upload_data_size)) {
+        /* An early answer was queued, or a body nobody reads: drop it. */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->kind == K_OTHER)
+        return route_other(h, r, url, method);
+
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        size_t limit = r->kind == K_PATCH ? MAX_JSON_BODY : h->cfg.max_body;
+        if (r->too_big || r->len + n > limit) {
+            r->too_big = true; /* keep reading (and dropping) to answer 413 */
+            return MHD_YES;
+        }
+        if (r->len + n + 1 > r->cap) {
+            size_t nc = r->cap ? r->cap : 8192;
+            while (nc < r->len + n + 1)
+                nc *= 2;
+            char *nb = realloc(r->body, nc);
+            if (!nb)
+                return MHD_NO;
+            r->body = nb;
+            r->cap = nc;
+        }
+        memcpy(r->body + r->len, upload_data, n);
+        r->len += n;
+        r->body[r->len] = '\0';
+        return MHD_YES;
+    }
+    if (r->state == ST_DONE) {
+        /* Resumed by the writer: send the answer (none: out of memory, so
+         * close the connection rather than leave the client waiting). */
+        char *a = r->answer;
+        r->answer = NULL;
+        r->resumed = false;
+        if (!a)
+            return MHD_NO;
+        return send_text(c, r->status, "application/json", a, r->retry_after);
+    }
+    if (r->state == ST_WAIT)
+        return MHD_YES; /* spurious call while suspended */
+    if (r->kind == K_PATCH) {
+        r->state = ST_DONE;
+        return api_patch_group(h, r, url + 15);
+    }
+    return ingest_finish(r);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    req *r = *con_cls;
+    if (!r)
+        return;
+    free(r->body);
+    for (size_t i = 0; i < r->nparts; i++)
+        free(r->parts[i].data);
+    for (size_t i = 0; i < MAX_PARTS; i++) {
+        free(r->zraw[i]);
+        fl_crashlog_free(r->logs[i]);
+    }
+    free(r->answer);
+    free(r);
+    *con_cls = NULL;
+}
+
+fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_writer *w,
+                       fl_metrics *m, char *err, size_t errlen)
+{
+    fl_http *h = calloc(1, sizeof *h);
+    if (!h || !(h->buckets = calloc(RATE_BUCKETS, sizeof *h->buckets))) {
+        free(h);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->cfg = *cfg;
+    h->store = s;
+    h->queue = q;
+    h->writer = w;
+    h->m = m;
+    pthread_key_create(&h->conn_key, NULL);
+    pthread_mutex_init(&h->conns_mu, NULL);
+    pthread_mutex_init(&h->rate_mu, NULL);
+
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)cfg->port);
+    if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
+        snprintf(err, errlen, "--listen: '%s' is not an IPv4 address", cfg->host);
+        goto fail;
+    }
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    h->d = MHD_start_daemon(
+        flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, &sa,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 1),
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+        (unsigned)1024, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
+    if (!h->d) {
+        snprintf(err, errlen, "cannot listen on %s:%u", cfg->host, cfg->port);
+        goto fail;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = di ? di->port : cfg->port;
+    return h;
+fail:
+    pthread_key_delete(h->conn_key);
+    pthread_mutex_destroy(&h->conns_mu);
+    pthread_mutex_destroy(&h->rate_mu);
+    free(h->buckets);
+    free(h);
+    return NULL;
+}
+
+unsigned fl_http_port(fl_http *h)
+{
+    return h->port;
+}
+
+void fl_http_quiesce(fl_http *h)
+{
+    if (h && h->d)
+        MHD_quiesce_daemon(h->d);
+}
+
+void fl_http_stop(fl_http *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->d);
+    for (size_t i = 0; i < h->nconns; i++)
+        h->store->disconnect(h->conns[i]);
+    free(h->conns);
+    pthread_key_delete(h->conn_key);
+    pthread_mutex_destroy(&h->conns_mu);
+    pthread_mutex_destroy(&h->rate_mu);
+    free(h->buckets);
+    free(h);
+}

@@ -1,0 +1,119 @@
+/*
+ * queue_embedded.c - the durable task queue inside the SQLite store.
+ *
+ * A task is a row of `tasks`; claiming sets lease_until in the future;
+ * ack deletes the row.  Because the rows live in the store's database,
+ * enqueue() runs in the ingest transaction (a report is never stored
+ * without its task) and ack() in the worker's apply() transaction (the
+ * count update and the task completion commit together).
+ */
+#include "fl_queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "fl_srvutil.h"
+
+static const char SQL_ENQUEUE[] = "INSERT INTO tasks(crash_id) VALUES(?1)";
+static const char SQL_ACK[] = "DELETE FROM tasks WHERE id=?1";
+static const char SQL_RELEASE[] = "UPDATE tasks SET lease_until=0 WHERE lease_until>?1";
+
+/* Run one of the statements above (cached by the connection). */
+static int run(fl_store_conn *c, const char *sql, const char *text, int64_t i1)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(c, sql);
+    if (!s)
+        return -1;
+    if (text)
+        sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_int64(s, 1, i1);
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int e_enqueue(fl_queue *q, fl_store_conn *c, const char *crash_id)
+{
+    return run(c, SQL_ENQUEUE, crash_id, 0);
+}
+
+static int e_ack(fl_queue *q, fl_store_conn *c, const fl_task *t)
+{
+    return run(c, SQL_ACK, NULL, t->id);
+}
+
+static int e_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, fl_task *out,
+                   size_t *n)
+{
+    sqlite3 *db = fl_store_sqlite_db(c);
+    *n = 0;
+    if (!db)
+        return -1;
+    int64_t now = fl_now();
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "UPDATE tasks SET lease_until=?1, attempts=attempts+1 WHERE id IN "
+                           "(SELECT id FROM tasks WHERE lease_until<=?2 ORDER BY lease_until, id "
+                           "LIMIT ?3) RETURNING id, crash_id",
+                           -1, &s, NULL))
+        return -1;
+    sqlite3_bind_int64(s, 1, now + lease_s);
+    sqlite3_bind_int64(s, 2, now);
+    sqlite3_bind_int64(s, 3, (sqlite3_int64)max);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n < max) {
+            out[*n].id = sqlite3_column_int64(s, 0);
+            const char *id = (const char *)sqlite3_column_text(s, 1);
+            snprintf(out[*n].crash_id, sizeof out[*n].crash_id, "%s", id ? id : "");
+            (*n)++;
+        }
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        *n = 0; /* the UPDATE rolled back: nothing is leased */
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t e_depth(fl_queue *q, fl_store_conn *c)
+{
+    sqlite3 *db = fl_store_sqlite_db(c);
+    sqlite3_stmt *s = NULL;
+    if (!db || sqlite3_prepare_v2(db, "SELECT count(*) FROM tasks", -1, &s, NULL))
+        return -1;
+    int64_t d = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    sqlite3_finalize(s);
+    return d;
+}
+
+static int e_release_all(fl_queue *q, fl_store_conn *c)
+{
+    return run(c, SQL_RELEASE, NULL, 0);
+}
+
+static void e_close(fl_queue *q)
+{
+    free(q);
+}
+
+fl_queue *fl_queue_embedded_new(void)
+{
+    fl_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    q->engine = "embedded";
+    q->in_store_txn = true;
+    q->enqueue = e_enqueue;
+    q->claim = e_claim;
+    q->ack = e_ack;
+    q->depth = e_depth;
+    q->release_all = e_release_all;
+    q->close = e_close;
+    q->data = q;
+    return q;
+}

@@ -1,0 +1,318 @@
+/*
+ * srvutil.c - hashing, version comparison, capped decompression, time.
+ */
+#include "fl_srvutil.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+/* ---- SHA-256 (FIPS 180-4).  Used for crash ids of logs without CRASH_ID
+ * and for group ids; a well-known hash keeps ids stable across engines. */
+
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(uint32_t h[8], const uint8_t *p)
+{
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t S1 = ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25);
+        uint32_t ch = (e & f) ^ (~e & g);
+        uint32_t t1 = hh + S1 + ch + K256[i] + w[i];
+        uint32_t S0 = ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22);
+        uint32_t mj = (a & b) ^ (a & c) ^ (b & c);
+        uint32_t t2 = S0 + mj;
+        hh = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
+}
+
+void fl_sha256(const void *buf, size_t len, uint8_t out[32])
+{
+    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    const uint8_t *p = buf;
+    size_t n = len;
+    while (n >= 64) {
+        sha256_block(h, p);
+        p += 64;
+        n -= 64;
+    }
+    uint8_t tail[128] = {0};
+    memcpy(tail, p, n);
+    tail[n] = 0x80;
+    size_t tl = n + 1 + 8 <= 64 ? 64 : 128;
+    uint64_t bits = (uint64_t)len * 8;
+    for (int i = 0; i < 8; i++)
+        tail[tl - 1 - i] = (uint8_t)(bits >> (8 * i));
+    sha256_block(h, tail);
+    if (tl == 128)
+        sha256_block(h, tail + 64);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(h[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(h[i] >> 8);
+        out[4 * i + 3] = (uint8_t)h[i];
+    }
+}
+
+void fl_hex(const uint8_t *p, size_t n, char *out)
+{
+    static const char d[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = d[p[i] >> 4];
+        out[2 * i + 1] = d[p[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+/* ---- versions */
+
+int fl_vercmp(const char *a, const char *b)
+{
+    if (!a || !b)
+        return (a != NULL) - (b != NULL);
+    for (;;) {
+        /* Skip separators so that "1.2" and "1-2" compare equal. */
+        while (*a && !isalnum((unsigned char)*a))
+            a++;
+        while (*b && !isalnum((unsigned char)*b))
+            b++;
+        if (!*a || !*b)
+            return (*a != 0) - (*b != 0);
+        int da = isdigit((unsigned char)*a), db = isdigit((unsigned char)*b);
+        if (da && db) {
+            while (*a == '0' && isdigit((unsigned char)a[1]))
+                a++;
+            while (*b == '0' && isdigit((unsigned char)b[1]))
+                b++;
+            size_t la = 0, lb = 0;
+            while (isdigit((unsigned char)a[la]))
+                la++;
+            while (isdigit((unsigned char)b[lb]))
+                lb++;
+            if (la != lb)
+                return la < lb ? -1 : 1;
+            int c = memcmp(a, b, la);
+            if (c)
+                return c < 0 ? -1 : 1;
+            a += la;
+            b += lb;
+        } else if (da != db) {
+            /* A number is newer than a word: "1.0.1" > "1.0.beta". */
+            return da ? 1 : -1;
+        } else {
+            size_t la = 0, lb = 0;
+            while (isalpha((unsigned char)a[la]))
+                la++;
+            while (isalpha((unsigned char)b[lb]))
+                lb++;
+            size_t m = la < lb ? la : lb;
+            int c = memcmp(a, b, m);
+            if (c)
+                return c < 0 ? -1 : 1;
+            if (la != lb)
+                return la < lb ? -1 : 1;
+            a += la;
+            b += lb;
+        }
+    }
+}
+
+/* ---- compression */
+
+int fl_gunzip(const void *in, size_t in_len, size_t max_out, unsigned max_ratio, char **out,
+              size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    size_t cap = max_out;
+    if (max_ratio && in_len < SIZE_MAX / max_ratio && (size_t)max_ratio * in_len < cap)
+        cap = (size_t)max_ratio * in_len;
+    size_t alloc = in_len * 4 + 256;
+    if (alloc > cap + 1)
+        alloc = cap + 1;
+    char *buf = malloc(alloc + 1);
+    if (!buf)
+        return FL_GZ_NOMEM;
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 15 + 32) != Z_OK) { /* +32: gzip or zlib header */
+        free(buf);
+        return FL_GZ_NOMEM;
+    }
+    zs.next_in = (Bytef *)in;
+    zs.avail_in = (uInt)in_len;
+    size_t used = 0;
+    int rc = FL_GZ_BAD;
+    for (;;) {
+        if (used == alloc) {
+            if (alloc > cap) {
+                rc = FL_GZ_TOO_BIG;
+                break;
+            }
+            size_t na = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
+            char *nb = realloc(buf, na + 1);
+            if (!nb) {
+                rc = FL_GZ_NOMEM;
+                break;
+            }
+            buf = nb;
+            alloc = na;
+        }
+        zs.next_out = (Bytef *)buf + used;
+        zs.avail_out = (uInt)(alloc - used);
+        int z = inflate(&zs, Z_NO_FLUSH);
+        used = alloc - zs.avail_out;
+        if (used > cap) {
+            rc = FL_GZ_TOO_BIG;
+            break;
+        }
+        if (z == Z_STREAM_END) {
+            rc = zs.avail_in == 0 ? FL_GZ_OK : FL_GZ_BAD; /* trailing junk */
+            break;
+        }
+        if (z == Z_BUF_ERROR && zs.avail_in == 0) {
+            rc = FL_GZ_BAD; /* truncated */
+            break;
+        }
+        if (z != Z_OK && z != Z_BUF_ERROR) {
+            rc = z == Z_MEM_ERROR ? FL_GZ_NOMEM : FL_GZ_BAD;
+            break;
+        }
+    }
+    inflateEnd(&zs);
+    if (rc != FL_GZ_OK) {
+        free(buf);
+        return rc;
+    }
+    buf[used] = '\0';
+    *out = buf;
+    *out_len = used;
+    return FL_GZ_OK;
+}
+
+/* A compression context per thread: creating one per call (what
+ * ZSTD_compress does) costs more than compressing a 4 KiB log. */
+static pthread_key_t cctx_key;
+static pthread_once_t cctx_once = PTHREAD_ONCE_INIT;
+
+static void cctx_free(void *p)
+{
+    ZSTD_freeCCtx(p);
+}
+
+static void cctx_init(void)
+{
+    pthread_key_create(&cctx_key, cctx_free);
+}
+
+int fl_zstd(const void *in, size_t len, int level, void **out, size_t *out_len)
+{
+    pthread_once(&cctx_once, cctx_init);
+    ZSTD_CCtx *cx = pthread_getspecific(cctx_key);
+    if (!cx) {
+        if (!(cx = ZSTD_createCCtx()))
+            return -1;
+        pthread_setspecific(cctx_key, cx);
+    }
+    size_t bound = ZSTD_compressBound(len);
+    void *buf = malloc(bound);
+    if (!buf)
+        return -1;
+    size_t n = ZSTD_compressCCtx(cx, buf, bound, in, len, level);
+    if (ZSTD_isError(n)) {
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    *out_len = n;
+    return 0;
+}
+
+int fl_unzstd(const void *in, size_t len, size_t max_out, char **out, size_t *out_len)
+{
+    unsigned long long n = ZSTD_getFrameContentSize(in, len);
+    if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN || n > max_out)
+        return -1;
+    char *buf = malloc((size_t)n + 1);
+    if (!buf)
+        return -1;
+    size_t got = ZSTD_decompress(buf, (size_t)n, in, len);
+    if (ZSTD_isError(got) || got != n) {
+        free(buf);
+        return -1;
+    }
+    buf[got] = '\0';
+    *out = buf;
+    *out_len = got;
+    return 0;
+}
+
+/* ---- time */
+
+int64_t fl_now(void)
+{
+    return (int64_t)time(NULL);
+}
+
+uint64_t fl_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void fl_iso_time(int64_t t, char *out)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void fl_iso_day(int64_t t, char *out)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, 11, "%Y-%m-%d", &tm);
+}

@@ -1,0 +1,448 @@
+/*
+ * worker.c - the processing workers: claim tasks, turn raw logs into
+ * processed crashes and group updates.
+ *
+ * A worker claims a batch of tasks (each leased for lease_s seconds),
+ * processes every crash outside any transaction, then applies all results
+ * and acknowledges all tasks in one transaction (one fsync per batch).  If
+ * the process dies anywhere in between, the leases expire and another
+ * worker redoes the batch; apply() skips crashes already processed, so
+ * nothing is counted twice.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fl_serve.h"
+#include "fl_srvutil.h"
+
+#define MAX_BATCH 256
+
+struct fl_workers {
+    fl_store *store;
+    fl_queue *queue;
+    fl_metrics *m;
+    fl_workers_config cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t wakeups;
+    bool stopping;
+    pthread_t *th;
+    unsigned started;
+};
+
+/* ---- processing one crash */
+
+static json_t *hex_json(uint64_t v)
+{
+    char b[24];
+    snprintf(b, sizeof b, "0x%" PRIx64, v);
+    return json_string(b);
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static void set_str(json_t *o, const char *k, const char *v)
+{
+    if (v)
+        json_object_set_new(o, k, json_string(v));
+}
+
+static json_t *frames_json(const fl_frames *f)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < f->n; i++) {
+        const fl_frame *fr = &f->v[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "function", str_or_null(fr->function));
+        json_object_set_new(o, "file", str_or_null(fr->file));
+        json_object_set_new(o, "line", fr->line ? json_integer(fr->line) : json_null());
+        json_object_set_new(o, "column", fr->column ? json_integer(fr->column) : json_null());
+        json_object_set_new(o, "module", str_or_null(fr->module));
+        json_object_set_new(o, "address", hex_json(fr->address));
+        json_object_set_new(o, "offset", fr->module ? hex_json(fr->rel) : json_null());
+        json_object_set_new(o, "inlined", json_boolean(fr->inlined));
+        json_object_set_new(o, "name", json_string(fr->name));
+        json_object_set_new(o, "in_signature", json_boolean(!fr->noise));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *kv_json(const fl_kv *kv, size_t n)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < n; i++)
+        if (kv[i].key)
+            json_object_set_new(o, kv[i].key, str_or_null(kv[i].value));
+    return o;
+}
+
+static json_t *metadata_json(const fl_crashlog *L)
+{
+    json_t *m = json_object();
+    set_str(m, "producer", L->producer);
+    set_str(m, "producer_version", L->producer_version);
+    json_object_set_new(m, "crashlog_version", json_integer(L->log_version));
+    set_str(m, "app", L->app_name);
+    set_str(m, "app_version", L->app_version);
+    set_str(m, "platform", L->platform_name);
+    set_str(m, "platform_version", L->platform_version);
+    set_str(m, "cpuarch", L->cpuarch);
+    set_str(m, "os_name", L->os_name);
+    set_str(m, "os_version", L->os_version);
+    set_str(m, "os_pretty_name", L->os_pretty_name);
+    set_str(m, "kernel_version", L->kernel_version);
+    set_str(m, "executable", L->executable);
+    set_str(m, "crash_id", L->crash_id);
+    set_str(m, "install_id", L->install_id);
+    if (L->has_crash_signal)
+        json_object_set_new(m, "signal", json_integer(L->crash_signal));
+    set_str(m, "signal_name", L->signal_name);
+    if (L->has_crash_code)
+        json_object_set_new(m, "signal_code", json_integer(L->crash_code));
+    if (L->has_crash_address)
+        json_object_set_new(m, "fault_address", hex_json(L->crash_address));
+    if (L->has_crash_time) {
+        char b[32];
+        fl_iso_time(L->crash_time, b);
+        json_object_set_new(m, "crash_time", json_string(b));
+    }
+    if (L->has_uptime)
+        json_object_set_new(m, "uptime_s", json_integer(L->uptime));
+    if (L->has_pid)
+        json_object_set_new(m, "pid", json_integer((json_int_t)L->pid));
+    if (L->has_crash_tid)
+        json_object_set_new(m, "crash_thread", json_integer((json_int_t)L->crash_tid));
+    set_str(m, "crash_thread_name", L->crash_thread_name);
+    if (L->handler_fault)
+        json_object_set_new(m, "handler_fault", json_integer(L->handler_fault));
+    json_object_set_new(m, "etc", kv_json(L->etc, L->netc));
+    json_object_set_new(m, "state", kv_json(L->state, L->nstate));
+    json_t *regs = json_object();
+    for (size_t i = 0; i < L->nregisters; i++)
+        if (L->registers[i].name)
+            json_object_set_new(regs, L->registers[i].name, hex_json(L->registers[i].value));
+    json_object_set_new(m, "registers", regs);
+    json_t *objs = json_array();
+    for (size_t i = 0; i < L->nobjects; i++) {
+        const fl_object *o = &L->objects[i];
+        json_t *j = json_pack("{s:s?,s:o,s:I}", "name", o->name, "base", hex_json(o->base),
+                              "size", (json_int_t)o->size);
+        if (o->has_bias)
+            json_object_set_new(j, "bias", hex_json(o->bias));
+        set_str(j, "build_id", o->build_id);
+        set_str(j, "path", o->path);
+        json_array_append_new(objs, j);
+    }
+    json_object_set_new(m, "objects", objs);
+    json_t *u = kv_json(L->unknown, L->nunknown);
+    json_object_set_new(m, "other", u);
+    return m;
+}
+
+void fl_processed_release(fl_processed_buf *b)
+{
+    if (!b)
+        return;
+    free(b->signature);
+    free(b->frames_json);
+    free(b->zprocessed);
+    free(b->app);
+    free(b->version);
+    free(b->os);
+    free(b->install_id);
+    memset(b, 0, sizeof *b);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t received,
+                   const fl_workers_config *c, fl_processed_buf *out)
+{
+    memset(out, 0, sizeof *out);
+    fl_crashlog *L = NULL;
+    fl_crashlog_error err;
+    if (fl_crashlog_parse(raw, len, &L, &err))
+        return -1;
+    int rc = -1;
+    json_t *doc = NULL;
+    char *text = NULL;
+    fl_frames crash = {0};
+    fl_signature sig = {0};
+    if (fl_frames_build(L, L->callstack, L->ncallstack, c->rules, c->symbolize, c->symbolize_ctx,
+                        &crash) ||
+        fl_signature_compute(L->app_name, &crash, c->rules, &sig))
+        goto out;
+
+    doc = json_object();
+    json_object_set_new(doc, "signature", json_string(sig.text));
+    json_object_set_new(doc, "metadata", metadata_json(L));
+    json_t *threads = json_array();
+    json_t *t0 = json_object();
+    if (L->has_crash_tid)
+        json_object_set_new(t0, "tid", json_integer((json_int_t)L->crash_tid));
+    json_object_set_new(t0, "name", str_or_null(L->crash_thread_name));
+    json_object_set_new(t0, "crashed", json_true());
+    json_object_set_new(t0, "frames", frames_json(&crash));
+    json_array_append_new(threads, t0);
+    for (size_t i = 0; i < L->nthreads; i++) {
+        const fl_thread *t = &L->threads[i];
+        if (L->has_crash_tid && t->tid == L->crash_tid && L->ncallstack)
+            continue; /* already there as the crashed thread */
+        fl_frames tf = {0};
+        if (fl_frames_build(L, t->frames, t->nframes, c->rules, c->symbolize, c->symbolize_ctx,
+                            &tf))
+            goto out;
+        json_t *tj = json_object();
+        json_object_set_new(tj, "tid", json_integer((json_int_t)t->tid));
+        json_object_set_new(tj, "name", str_or_null(t->name));
+        json_object_set_new(tj, "crashed", json_false());
+        if (t->has_context)
+            json_object_set_new(tj, "context", hex_json(t->context));
+        json_object_set_new(tj, "frames", frames_json(&tf));
+        json_array_append_new(threads, tj);
+        fl_frames_free(&tf);
+    }
+    json_object_set_new(doc, "threads", threads);
+    json_t *tr = json_array();
+    for (size_t i = 0; i < L->ntrace; i++)
+        json_array_append_new(tr, json_pack("{s:I,s:I,s:s?}", "time_ns",
+                                            (json_int_t)L->trace[i].time_ns, "tid",
+                                            (json_int_t)L->trace[i].tid, "text", L->trace[i].text));
+    json_object_set_new(doc, "trace", tr);
+    json_t *bc = json_array();
+    for (size_t i = 0; i < L->nbreadcrumbs; i++)
+        json_array_append_new(bc, json_pack("{s:I,s:s?,s:s?}", "time_ms",
+                                            (json_int_t)L->breadcrumbs[i].time_ms, "category",
+                                            L->breadcrumbs[i].category, "message",
+                                            L->breadcrumbs[i].message));
+    json_object_set_new(doc, "breadcrumbs", bc);
+
+    if (!(text = json_dumps(doc, JSON_COMPACT)))
+        goto out;
+    size_t zl;
+    if (fl_zstd(text, strlen(text), 3, &out->zprocessed, &zl))
+        goto out;
+    json_t *fr = json_object_get(t0, "frames");
+    out->frames_json = json_dumps(fr, JSON_COMPACT);
+    out->signature = sig.text;
+    sig.text = NULL;
+    memcpy(out->group_id, sig.group_id, sizeof out->group_id);
+    memcpy(out->stack_hash, sig.stack_hash, sizeof out->stack_hash);
+    out->app = dup_or_null(L->app_name);
+    out->version = dup_or_null(L->app_version);
+    /* The OS breakdown: the pretty name when the log has one, else the
+     * version-1 platform name and version. */
+    char osb[256];
+    if (L->os_pretty_name)
+        snprintf(osb, sizeof osb, "%s", L->os_pretty_name);
+    else if (L->os_name || L->platform_name)
+        snprintf(osb, sizeof osb, "%s %s", L->os_name ? L->os_name : L->platform_name,
+                 L->os_version        ? L->os_version
+                 : L->platform_version ? L->platform_version
+                                       : "");
+    else
+        osb[0] = '\0';
+    out->os = osb[0] ? strdup(osb) : NULL;
+    out->install_id = dup_or_null(L->install_id);
+    if (!out->frames_json)
+        goto out;
+
+    fl_processed *p = &out->p;
+    p->crash_id = crash_id;
+    p->group_id = out->group_id;
+    p->signature = out->signature;
+    p->stack_hash = out->stack_hash;
+    p->app = out->app;
+    p->version = out->version;
+    p->os = out->os;
+    p->install_id = out->install_id;
+    p->received = received;
+    p->frames_json = out->frames_json;
+    p->zprocessed = out->zprocessed;
+    p->zprocessed_len = zl;
+    rc = 0;
+out:
+    if (rc)
+        fl_processed_release(out);
+    free(text);
+    json_decref(doc);
+    free(sig.text);
+    fl_frames_free(&crash);
+    fl_crashlog_free(L);
+    return rc;
+}
+
+/* ---- the pool */
+
+typedef struct slot {
+    fl_task task;
+    fl_processed_buf buf;
+    bool ok, skip;
+} slot;
+
+static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n)
+{
+    fl_store *s = w->store;
+    fl_queue *q = w->queue;
+    if (s->begin(conn))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!sl[i].skip && s->apply(conn, &sl[i].buf.p))
+            goto fail;
+        if (q->in_store_txn && q->ack(q, conn, &sl[i].task))
+            goto fail;
+    }
+    if (s->commit(conn))
+        goto fail;
+    if (!q->in_store_txn)
+        for (size_t i = 0; i < n; i++)
+            q->ack(q, conn, &sl[i].task);
+    return 0;
+fail:
+    s->rollback(conn);
+    return -1;
+}
+
+static void *worker_main(void *arg)
+{
+    fl_workers *w = arg;
+    fl_store_conn *conn = w->store->connect(w->store);
+    size_t bmax = w->cfg.batch ? w->cfg.batch : 32;
+    if (bmax > MAX_BATCH)
+        bmax = MAX_BATCH;
+    fl_task *tasks = calloc(bmax, sizeof *tasks);
+    slot *sl = calloc(bmax, sizeof *sl);
+    if (!conn || !tasks || !sl)
+        goto out;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        bool stop = w->stopping;
+        uint64_t seen = w->wakeups;
+        pthread_mutex_unlock(&w->mu);
+        if (stop)
+            break;
+        size_t n = 0;
+        if (w->queue->claim(w->queue, conn, w->cfg.lease_s, bmax, tasks, &n) || n == 0) {
+            /* Nothing to do: sleep until notified, or poll every 500 ms for
+             * tasks whose lease expired. */
+            pthread_mutex_lock(&w->mu);
+            if (!w->stopping && w->wakeups == seen) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_nsec += 500000000;
+                if (ts.tv_nsec >= 1000000000) {
+                    ts.tv_sec++;
+                    ts.tv_nsec -= 1000000000;
+                }
+                pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+            }
+            pthread_mutex_unlock(&w->mu);
+            continue;
+        }
+        size_t ok = 0, failed = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t t0 = fl_mono_ns();
+            sl[i].task = tasks[i];
+            sl[i].skip = false;
+            char *raw = NULL;
+            size_t len = 0;
+            int64_t received = 0;
+            int lr = w->store->load_raw(conn, tasks[i].crash_id, &raw, &len, &received);
+            if (lr == 1 || lr == 2) {
+                sl[i].skip = true; /* gone or done: just ack */
+                continue;
+            }
+            if (lr < 0 || fl_process_log(tasks[i].crash_id, raw, len, received, &w->cfg,
+                                         &sl[i].buf)) {
+                /* Ingest validated the log, so this is a bug or a resource
+                 * problem; mark the crash failed rather than retry forever. */
+                memset(&sl[i].buf, 0, sizeof sl[i].buf);
+                sl[i].buf.p.crash_id = sl[i].task.crash_id;
+                sl[i].buf.p.failed = true;
+                failed++;
+            } else {
+                ok++;
+            }
+            free(raw);
+            FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
+        }
+        int rc = apply_batch(w, conn, sl, n);
+        for (size_t i = 0; i < n; i++)
+            fl_processed_release(&sl[i].buf);
+        if (rc == 0) {
+            FL_M_ADD(w->m->processed, ok);
+            FL_M_ADD(w->m->processing_failed, failed);
+            FL_M_ADD(w->m->backlog, -(int64_t)n);
+        }
+    }
+out:
+    free(tasks);
+    free(sl);
+    w->store->disconnect(conn);
+    return NULL;
+}
+
+void fl_workers_notify(void *arg)
+{
+    fl_workers *w = arg;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->wakeups++;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_workers_config *c,
+                             char *err, size_t errlen)
+{
+    fl_workers *w = calloc(1, sizeof *w);
+    if (!w || !(w->th = calloc(c->n ? c->n : 1, sizeof *w->th))) {
+        free(w);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->store = s;
+    w->queue = q;
+    w->m = m;
+    w->cfg = *c;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    for (unsigned i = 0; i < (c->n ? c->n : 1); i++) {
+        if (pthread_create(&w->th[i], NULL, worker_main, w)) {
+            snprintf(err, errlen, "cannot start worker thread %u", i);
+            fl_workers_stop(w);
+            return NULL;
+        }
+        w->started++;
+    }
+    return w;
+}
+
+void fl_workers_stop(fl_workers *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = true;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    for (unsigned i = 0; i < w->started; i++)
+        pthread_join(w->th[i], NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w->th);
+    free(w);
+}

@@ -1,0 +1,185 @@
+/*
+ * writer.c - group commit: one thread owns ingest writes.
+ *
+ * Requests append themselves to a list and wait (their HTTP connection is
+ * suspended, no thread is blocked).  The writer takes everything queued,
+ * runs one transaction -- insert each raw crash, enqueue a task for each new
+ * one -- commits (one fsync for the whole batch) and only then calls each
+ * request's done(), which answers 200.  While one fsync is in progress the
+ * next batch fills up, so the batch size follows the load by itself.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fl_serve.h"
+
+struct fl_writer {
+    fl_store *store;
+    fl_queue *queue;
+    fl_metrics *m;
+    size_t max_pending;
+    void (*notify)(void *);
+    void *notify_arg;
+
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    fl_wreq *head, *tail;
+    size_t pending; /* reports queued */
+    bool stopping, joined;
+    pthread_t th;
+    fl_store_conn *conn;
+};
+
+int fl_writer_submit(fl_writer *w, fl_wreq *r)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->stopping || w->pending + r->n > w->max_pending) {
+        pthread_mutex_unlock(&w->mu);
+        return -1;
+    }
+    r->next = NULL;
+    if (w->tail)
+        w->tail->next = r;
+    else
+        w->head = r;
+    w->tail = r;
+    w->pending += r->n;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+/* One transaction for the whole list.  Returns 0 when committed and the
+ * number of new tasks in *added. */
+static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
+{
+    fl_store *s = w->store;
+    fl_store_conn *c = w->conn;
+    *added = 0;
+    if (s->begin(c))
+        return -1;
+    for (fl_wreq *r = list; r; r = r->next) {
+        for (size_t i = 0; i < r->n; i++) {
+            bool ins = false;
+            if (s->insert_crash(c, &r->items[i], &ins))
+                goto fail;
+            r->duplicate[i] = !ins;
+            if (ins && w->queue->in_store_txn) {
+                if (w->queue->enqueue(w->queue, c, r->items[i].crash_id))
+                    goto fail;
+                (*added)++;
+            }
+        }
+    }
+    if (s->commit(c))
+        goto fail;
+    if (!w->queue->in_store_txn) {
+        /* A store and a queue that do not share transactions: publish after
+         * the commit.  A crash stored but not published (crash in between)
+         * stays in state 0, where a sweep can find it. */
+        for (fl_wreq *r = list; r; r = r->next)
+            for (size_t i = 0; i < r->n; i++)
+                if (!r->duplicate[i] && !w->queue->enqueue(w->queue, c, r->items[i].crash_id))
+                    (*added)++;
+    }
+    return 0;
+fail:
+    s->rollback(c);
+    return -1;
+}
+
+static void *writer_main(void *arg)
+{
+    fl_writer *w = arg;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        while (!w->head && !w->stopping)
+            pthread_cond_wait(&w->cv, &w->mu);
+        fl_wreq *list = w->head;
+        size_t n = w->pending;
+        w->head = w->tail = NULL;
+        w->pending = 0;
+        bool stop = w->stopping;
+        pthread_mutex_unlock(&w->mu);
+        if (!list) {
+            if (stop)
+                break;
+            continue;
+        }
+        int64_t added = 0;
+        int rc = commit_batch(w, list, &added);
+        if (rc == 0) {
+            FL_M_ADD(w->m->commits, 1);
+            FL_M_ADD(w->m->committed_items, n);
+            FL_M_ADD(w->m->backlog, added);
+        }
+        for (fl_wreq *r = list, *next; r; r = next) {
+            next = r->next; /* done() may free r */
+            r->result = rc;
+            r->done(r);
+        }
+        if (rc == 0 && added && w->notify)
+            w->notify(w->notify_arg);
+    }
+    return NULL;
+}
+
+fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_pending,
+                           void (*notify)(void *), void *notify_arg, char *err, size_t errlen)
+{
+    fl_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->store = s;
+    w->queue = q;
+    w->m = m;
+    w->max_pending = max_pending ? max_pending : 1;
+    w->notify = notify;
+    w->notify_arg = notify_arg;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (!(w->conn = s->connect(s))) {
+        snprintf(err, errlen, "writer: cannot connect to the store");
+        goto fail;
+    }
+    if (pthread_create(&w->th, NULL, writer_main, w)) {
+        snprintf(err, errlen, "writer: cannot start its thread");
+        goto fail;
+    }
+    return w;
+fail:
+    s->disconnect(w->conn);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+    return NULL;
+}
+
+void fl_writer_stop(fl_writer *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    bool joined = w->joined;
+    w->stopping = true;
+    w->joined = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    if (!joined)
+        pthread_join(w->th, NULL);
+}
+
+void fl_writer_free(fl_writer *w)
+{
+    if (!w)
+        return;
+    fl_writer_stop(w);
+    w->store->disconnect(w->conn);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}

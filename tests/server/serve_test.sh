@@ -1,0 +1,319 @@
+#!/usr/bin/env bash
+# End-to-end tests of `faultline serve`: real processes on 127.0.0.1, a free
+# port chosen by the server (--listen 127.0.0.1:0).
+#   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
+# CASE: http | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
+#       workerkill
+set -uo pipefail
+case_=$1 FL=$2 POST=$3 DATA=$4
+work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
+ADMIN=test-admin-token KEY=test-ingest-key
+export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+PID= PORT=
+cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$work/err" ] && tail -5 "$work/err" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+
+start() { # start DATADIR [options...]
+  local d=$1; shift
+  : >"$work/out"
+  "$FL" serve --listen 127.0.0.1:0 --data "$d" "$@" >"$work/out" 2>>"$work/err" &
+  PID=$!
+  for _ in $(seq 100); do
+    PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$')
+    [ -n "$PORT" ] && return 0
+    kill -0 "$PID" 2>/dev/null || fail "server exited at start"
+    sleep 0.1
+  done
+  fail "server did not start"
+}
+stop() { kill -TERM "$PID"; wait "$PID"; local rc=$?; PID=; return $rc; }
+url() { echo "http://127.0.0.1:$PORT$1"; }
+# code METHOD PATH [curl args...] -> prints the HTTP status
+code() { local m=$1 p=$2; shift 2; curl -s -o "$work/body" -w '%{http_code}' -X "$m" "$@" "$(url "$p")"; }
+admin() { curl -s -H "Authorization: Bearer $ADMIN" "$@"; }
+field() { grep -o "\"$1\":\"[^\"]*\"" | head -1 | cut -d'"' -f4; }
+
+case $case_ in
+http)
+  start "$work/d" --keyless-ingest
+  # The published MojoCrash request, byte for byte (quoted boundary, CRLF).
+  out=$("$POST" raw "$PORT" "$DATA/mojocrash-request.http")
+  [ "$(head -1 <<<"$out")" = 200 ] || fail "MojoCrash request: $out"
+  grep -q '"accepted":\[{"id":"[0-9a-f]*"' <<<"$out" || fail "no accepted id: $out"
+  ok "MojoCrash example request -> 200"
+  # Garbage -> 400 with the reader's line and reason.
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary 'hello world')
+  [ "$c" = 400 ] || fail "garbage -> $c"
+  grep -q '"line":1' "$work/body" && grep -q '"reason"' "$work/body" || fail "no line/reason: $(cat "$work/body")"
+  ok "garbage -> 400 $(cat "$work/body")"
+  # Truncated (no END) -> 400.
+  grep -v '^END' "$DATA/mojocrash-example.crashlog" >"$work/trunc.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Type: text/plain' --data-binary @"$work/trunc.log")
+  [ "$c" = 400 ] || fail "truncated -> $c"
+  grep -qi 'END' "$work/body" || fail "truncated: reason does not mention END: $(cat "$work/body")"
+  ok "truncated -> 400 $(cat "$work/body")"
+  # Truncated inside a multipart request -> 400 as well.
+  c=$(code POST / -F "report=@$work/trunc.log")
+  [ "$c" = 400 ] || fail "truncated multipart -> $c"
+  # Oversized (2 MiB > the default 1 MiB) -> 413.
+  head -c 2097152 /dev/zero | tr '\0' 'x' >"$work/big"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/big")
+  [ "$c" = 413 ] || fail "oversized -> $c"
+  ok "oversized -> 413"
+  # A gzip bomb: 64 MiB of zeros in ~64 KiB -> 413.
+  head -c 67108864 /dev/zero | gzip -9 >"$work/bomb.gz"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Encoding: gzip' --data-binary @"$work/bomb.gz")
+  [ "$c" = 413 ] || fail "gzip bomb -> $c"
+  ok "gzip bomb -> 413"
+  # A real gzip body -> 200.
+  "$POST" log 99 1 gzapp 1.0 | gzip >"$work/ok.gz"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Encoding: gzip' --data-binary @"$work/ok.gz")
+  [ "$c" = 200 ] || fail "gzip body -> $c $(cat "$work/body")"
+  # Several file parts in one request, any part names.
+  "$POST" log 99 2 multi 1.0 >"$work/m1.log"; "$POST" log 99 3 multi 1.0 >"$work/m2.log"
+  c=$(code POST / -F "a=@$work/m1.log" -F "zz=@$work/m2.log" -F "email=a@b.c")
+  [ "$c" = 200 ] || fail "two parts -> $c"
+  [ "$(grep -o '"id"' "$work/body" | wc -l)" = 2 ] || fail "two parts: $(cat "$work/body")"
+  ok "gzip and multi-part bodies -> 200"
+  # A urlencoded form with the log in a field (as the MojoCrash notes first described).
+  "$POST" log 99 4 urlenc 1.0 >"$work/u.log"
+  c=$(code POST / --data-urlencode "report@$work/u.log" --data-urlencode 'email=a@b.c')
+  [ "$c" = 200 ] || fail "urlencoded -> $c $(cat "$work/body")"
+  ok "x-www-form-urlencoded -> 200"
+  c=$(code GET /healthz); [ "$c" = 200 ] || fail "healthz $c"
+  curl -s "$(url /metrics)" | grep -q '^faultline_reports_rejected_total{reason="too_large"} 2$' || fail "metrics"
+  curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth ' || fail "metrics queue depth"
+  ok "healthz, metrics"
+  stop || fail "shutdown rc"
+  ;;
+auth)
+  start "$work/d"
+  "$POST" log 5 1 authapp 1.0 >"$work/a.log"
+  c=$(code POST /api/v1/crashes --data-binary @"$work/a.log"); [ "$c" = 401 ] || fail "no key -> $c"
+  c=$(code POST / --data-binary @"$work/a.log"); [ "$c" = 401 ] || fail "no key on / without --keyless-ingest -> $c"
+  c=$(code POST /api/v1/crashes -H 'X-Faultline-Key: wrong' --data-binary @"$work/a.log"); [ "$c" = 401 ] || fail "wrong key -> $c"
+  c=$(code POST "/api/v1/crashes?key=$KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "?key= -> $c"
+  id=$(field id <"$work/body")
+  "$POST" wait "$PORT" "$ADMIN" 1 20 authapp >/dev/null || fail "not processed"
+  gid=$(admin "$(url /api/v1/groups)" | field id)
+  [ -n "$gid" ] || fail "no group"
+  # Every read/admin route: 401 without a token and with a wrong one.
+  routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
+          "GET /api/v1/crashes/$id" "PATCH /api/v1/groups/$gid")
+  for r in "${routes[@]}"; do
+    set -- $r
+    c=$(code "$1" "$2" -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r without token -> $c"
+    c=$(code "$1" "$2" -H 'Authorization: Bearer nope' -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r wrong token -> $c"
+  done
+  ok "401 on ${#routes[@]} read/admin routes without or with a wrong token"
+  for r in "GET /api/v1/groups" "GET /api/v1/groups/$gid" "GET /api/v1/crashes/$id"; do
+    set -- $r
+    c=$(code "$1" "$2" -H "Authorization: Bearer $ADMIN"); [ "$c" = 200 ] || fail "$r with token -> $c"
+  done
+  c=$(code GET /api/v1/crashes/nope -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "unknown crash -> $c"
+  # The crash: raw log, group, threads with frames of the documented shape.
+  admin "$(url "/api/v1/crashes/$id")" >"$work/crash.json"
+  for k in '"raw":"FAULTLINE' "\"group_id\":\"$gid\"" '"threads":\[' '"function":null' '"file":null' \
+           '"line":null' '"column":null' '"module":"authapp"' '"address":"0x401040"' '"inlined":false' \
+           '"metadata":{' '"app":"authapp"'; do
+    grep -q "$k" "$work/crash.json" || fail "crash JSON lacks $k"
+  done
+  admin "$(url "/api/v1/groups/$gid")" >"$work/group.json"
+  for k in '"days":\[' '"sample_crashes":\[' '"frames":\[' '"count":1' '"affected":1' '"status":"open"'; do
+    grep -q "$k" "$work/group.json" || fail "group JSON lacks $k"
+  done
+  ok "crash and group JSON"
+  stop || fail "shutdown rc"
+  ;;
+dedup)
+  start "$work/d"
+  "$POST" log 7 1 dupapp 1.0 >"$work/a.log"
+  for i in 1 2 3; do
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "send $i -> $c"
+    id=$(field id <"$work/body"); [ "${first:=$id}" = "$id" ] || fail "id changed: $first $id"
+  done
+  "$POST" log 7 2 dupapp 1.0 >"$work/b.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/b.log"); [ "$c" = 200 ] || fail "other -> $c"
+  "$POST" wait "$PORT" "$ADMIN" 2 20 dupapp >/dev/null || fail "sum(dupapp) != 2"
+  sleep 1
+  [ "$("$POST" sum "$PORT" "$ADMIN" dupapp)" = 2 ] || fail "count changed"
+  ok "the same CRASH_ID sent 3 times counted once"
+  stop || fail "shutdown rc"
+  ;;
+ratelimit)
+  start "$work/d" --rate-limit 0.2 --rate-burst 2
+  "$POST" log 8 1 rl 1.0 >"$work/a.log"
+  codes=
+  for i in 1 2 3 4; do codes="$codes $(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log" -D "$work/h$i")"; done
+  [[ "$codes" == *429* ]] || fail "no 429 in$codes"
+  grep -qi '^Retry-After:' "$work/h4" || fail "429 without Retry-After"
+  ok "rate limit ->$codes"
+  stop || fail "shutdown rc"
+  ;;
+regression)
+  start "$work/d"
+  send() { "$POST" log 11 "$1" regapp "$2" >"$work/r.log"
+           c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/r.log"); [ "$c" = 200 ] || fail "send $2 -> $c"; }
+  status() { admin "$(url "/api/v1/groups/$gid")" | field status; }
+  # Crash ids 0, 4, 8 share a signature (i % 4).
+  send 0 1.2
+  "$POST" wait "$PORT" "$ADMIN" 1 20 regapp >/dev/null || fail "not processed"
+  gid=$(admin "$(url '/api/v1/groups?app=regapp')" | field id)
+  c=$(code PATCH "/api/v1/groups/$gid" -H "Authorization: Bearer $ADMIN" -d '{"status":"resolved"}')
+  [ "$c" = 200 ] || fail "PATCH -> $c"
+  grep -q '"resolved_in":"1.2"' "$work/body" || fail "resolved_in: $(cat "$work/body")"
+  send 4 1.1
+  "$POST" wait "$PORT" "$ADMIN" 2 20 regapp >/dev/null || fail "not processed"
+  [ "$(status)" = resolved ] || fail "1.1 reopened the group: $(status)"
+  ok "a crash from 1.1 leaves a group resolved in 1.2 resolved"
+  send 8 1.3
+  "$POST" wait "$PORT" "$ADMIN" 3 20 regapp >/dev/null || fail "not processed"
+  [ "$(status)" = regressed ] || fail "1.3 did not reopen: $(status)"
+  ok "a crash from 1.3 reopens it as regressed"
+  admin "$(url '/api/v1/groups?status=regressed')" | grep -q "$gid" || fail "status filter"
+  admin "$(url '/api/v1/groups?version=1.1')" | grep -q "$gid" || fail "version filter"
+  [ "$(admin "$(url '/api/v1/groups?version=9.9')")" = '{"groups":[]}' ] || fail "version filter (none)"
+  # Explicit resolved_in, and 1.10 > 1.9 (numeric, not textual).
+  c=$(code PATCH "/api/v1/groups/$gid" -H "Authorization: Bearer $ADMIN" -d '{"status":"resolved","resolved_in":"1.9"}')
+  [ "$c" = 200 ] || fail "PATCH resolved_in -> $c"
+  send 12 1.10
+  "$POST" wait "$PORT" "$ADMIN" 4 20 regapp >/dev/null || fail "not processed"
+  [ "$(status)" = regressed ] || fail "1.10 did not reopen a group resolved in 1.9"
+  ok "1.10 > 1.9"
+  stop || fail "shutdown rc"
+  ;;
+kill9)
+  N=2000
+  start "$work/d" --workers 2
+  : >"$work/ok1"
+  # About 2 s for the whole stream (16 clients, 15 ms apart each), killed
+  # after 400 answers: well inside it even on a slow machine.
+  FL_POST_DELAY_US=15000 "$POST" stream "$PORT" "$KEY" $N 16 "$work/ok1" 42 >"$work/s1" &
+  spid=$!
+  for _ in $(seq 300); do [ "$(wc -l <"$work/ok1")" -ge 400 ] && break; sleep 0.05; done
+  kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=
+  wait $spid
+  n1=$(sort -u "$work/ok1" | wc -l)
+  echo "before kill -9: $(cat "$work/s1"), $n1 distinct ids answered 200"
+  [ "$n1" -gt 0 ] && [ "$n1" -lt $N ] || fail "the kill did not land mid-stream ($n1)"
+  start "$work/d" --workers 2
+  "$POST" check "$PORT" "$ADMIN" "$work/ok1" || fail "a report answered 200 was lost"
+  ok "every one of the $n1 reports answered 200 before kill -9 is stored"
+  # The reporter's retry: send everything again; known ids are not recounted.
+  : >"$work/ok2"
+  "$POST" stream "$PORT" "$KEY" $N 16 "$work/ok2" 42 >"$work/s2"
+  total=$(sort -u "$work/ok1" "$work/ok2" | wc -l)
+  [ "$total" = $N ] || fail "after resend $total distinct ids answered 200, want $N"
+  "$POST" wait "$PORT" "$ADMIN" $N 60 streamapp >"$work/sum" || fail "sum of counts $(cat "$work/sum") != $N"
+  sleep 1.5
+  s=$("$POST" sum "$PORT" "$ADMIN" streamapp); [ "$s" = $N ] || fail "sum moved to $s"
+  curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth 0$' || fail "queue not empty"
+  ok "sum of group counts == $N distinct ids answered 200, each counted once"
+  stop || fail "shutdown rc"
+  ;;
+shutdown)
+  # SIGTERM in the middle of a stream: everything answered 200 is stored.
+  start "$work/d"
+  : >"$work/ok1"
+  FL_POST_DELAY_US=15000 "$POST" stream "$PORT" "$KEY" 600 16 "$work/ok1" 77 >/dev/null &
+  spid=$!
+  for _ in $(seq 300); do [ "$(wc -l <"$work/ok1")" -ge 100 ] && break; sleep 0.05; done
+  stop || fail "SIGTERM exit status"
+  wait $spid
+  start "$work/d"
+  "$POST" check "$PORT" "$ADMIN" "$work/ok1" || fail "lost on SIGTERM"
+  n=$(sort -u "$work/ok1" | wc -l)
+  ok "graceful shutdown kept the $n reports answered 200"
+  stop || fail "shutdown rc"
+  ;;
+limits)
+  # Header block cap, slow clients, and 503 when the backlog is full.
+  start "$work/d" --workers 0 --timeout 1 --max-header 8192 --max-backlog 1
+  big=$(head -c 20000 /dev/zero | tr '\0' 'a')
+  c=$(code GET /healthz -H "X-Big: $big")
+  [ "$c" -ge 400 ] 2>/dev/null || [ "$c" = 000 ] || fail "20 KB header -> $c"
+  ok "a 20 KB header block is refused ($c)"
+  # A client that sends half a request line and waits is disconnected.
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+  printf 'POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\n' >&3
+  t0=$(date +%s)
+  timeout 10 cat <&3 >/dev/null
+  t1=$(date +%s)
+  exec 3<&-
+  [ $((t1 - t0)) -le 5 ] || fail "slow client kept for $((t1 - t0)) s"
+  ok "a slow client is disconnected after the timeout"
+  "$POST" log 3 1 lim 1.0 >"$work/a.log"; "$POST" log 3 2 lim 1.0 >"$work/b.log"; "$POST" log 3 3 lim 1.0 >"$work/c.log"
+  for f in a b; do
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/$f.log"); [ "$c" = 200 ] || fail "$f -> $c"
+  done
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/c.log" -D "$work/h")
+  [ "$c" = 503 ] || fail "backlog full -> $c"
+  grep -qi '^Retry-After:' "$work/h" || fail "503 without Retry-After"
+  ok "backlog full -> 503 + Retry-After"
+  stop || fail "shutdown rc"
+  ;;
+cli)
+  "$FL" serve --help | grep -q -- '--workers' || fail "serve --help"
+  "$FL" serve --data "$work/d" --db postgres://localhost/x >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 2 ] && grep -q 'not built yet' "$work/e" || fail "postgres: rc $rc $(cat "$work/e")"
+  "$FL" serve --data "$work/d" --queue amqp://localhost >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 2 ] && grep -q 'not built yet' "$work/e" || fail "amqp: rc $rc $(cat "$work/e")"
+  "$FL" serve --bogus >/dev/null 2>&1 && fail "unknown option accepted"
+  # Generated keys are printed, kept in the data dir and reused.
+  unset FAULTLINE_ADMIN_TOKEN FAULTLINE_INGEST_KEY
+  start "$work/k"
+  tok=$(grep -o 'admin token: [0-9a-f]*' "$work/out" | cut -d' ' -f3)
+  key=$(grep -o 'ingest key:  [0-9a-f]*' "$work/out" | cut -d' ' -f4)
+  [ ${#tok} = 32 ] && [ ${#key} = 32 ] || fail "keys not printed: $(cat "$work/out")"
+  [ "$(stat -c %a "$work/k/admin_token")" = 600 ] || fail "admin_token mode"
+  c=$(code GET /api/v1/groups -H "Authorization: Bearer $tok"); [ "$c" = 200 ] || fail "generated token -> $c"
+  stop || fail "shutdown rc"
+  start "$work/k"
+  grep -q "admin token: $tok" "$work/out" || fail "token changed on restart"
+  # A second server on the same data directory is refused.
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/k" >/dev/null 2>"$work/e2" && fail "second server started"
+  grep -q 'in use' "$work/e2" || fail "second server: $(cat "$work/e2")"
+  stop || fail "shutdown rc"
+  export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+  # Split roles: an API process and a worker process on one data directory.
+  start "$work/r" --role api
+  "$POST" log 4 1 roles 1.0 >"$work/a.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "api role -> $c"
+  "$FL" serve --role worker --data "$work/r" >/dev/null 2>>"$work/err" &
+  wpid=$!
+  "$POST" wait "$PORT" "$ADMIN" 1 20 roles >/dev/null || fail "the worker process did not process it"
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  stop || fail "shutdown rc"
+  ok "keys, lock, --role api + --role worker"
+  ;;
+workerkill)
+  # A worker process killed -9 in the middle of its batches: its leased
+  # tasks are claimed again by another worker after the lease expires, and
+  # nothing is lost or counted twice.
+  N=5000
+  start "$work/d" --role api
+  : >"$work/ok"
+  "$POST" stream "$PORT" "$KEY" $N 16 "$work/ok" 9 >/dev/null
+  [ "$(sort -u "$work/ok" | wc -l)" = $N ] || fail "ingest: $(wc -l <"$work/ok") of $N"
+  "$FL" serve --role worker --workers 1 --lease 2 --data "$work/d" >/dev/null 2>>"$work/err" &
+  wpid=$!
+  for _ in $(seq 400); do s=$("$POST" sum "$PORT" "$ADMIN" streamapp); [ "$s" -ge 300 ] && break; sleep 0.02; done
+  kill -9 $wpid; wait $wpid 2>/dev/null
+  s=$("$POST" sum "$PORT" "$ADMIN" streamapp)
+  echo "worker killed with $s of $N counted"
+  [ "$s" -gt 0 ] && [ "$s" -lt $N ] || fail "the kill did not land mid-processing ($s)"
+  "$FL" serve --role worker --workers 2 --lease 2 --data "$work/d" >/dev/null 2>>"$work/err" &
+  wpid=$!
+  "$POST" wait "$PORT" "$ADMIN" $N 60 streamapp >"$work/sum" || fail "sum $(cat "$work/sum") != $N"
+  sleep 3 # past a lease: a late redelivery would show now
+  [ "$("$POST" sum "$PORT" "$ADMIN" streamapp)" = $N ] || fail "counted twice"
+  curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth 0$' || fail "queue not empty"
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  ok "worker killed mid-batch: every crash counted exactly once after re-lease"
+  stop || fail "shutdown rc"
+  ;;
+*) fail "unknown case $case_" ;;
+esac
+echo "PASS: $case_"

@@ -1,0 +1,314 @@
+/*
+ * Unit tests of the server's pure parts: versions, hashes, gzip limits,
+ * frames and signatures (with and without a symbolizer), the skip lists,
+ * and fl_process_log on the published example.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "fl_crashlog.h"
+#include "fl_group.h"
+#include "fl_serve.h"
+#include "fl_srvutil.h"
+
+static void test_vercmp(void **st)
+{
+    (void)st;
+    assert_true(fl_vercmp("1.10", "1.9") > 0);
+    assert_true(fl_vercmp("1.9", "1.10") < 0);
+    assert_true(fl_vercmp("1.3", "1.2") > 0);
+    assert_true(fl_vercmp("1.1", "1.2") < 0);
+    assert_int_equal(fl_vercmp("1.2", "1.2"), 0);
+    assert_int_equal(fl_vercmp("1.02", "1.2"), 0);
+    assert_true(fl_vercmp("1.2.1", "1.2") > 0);
+    assert_true(fl_vercmp("2.0", "1.99.99") > 0);
+    assert_true(fl_vercmp("1.0.1", "1.0.beta") > 0);
+    assert_true(fl_vercmp("1.0-rc2", "1.0-rc10") < 0);
+    assert_true(fl_vercmp(NULL, "1") < 0);
+    assert_true(fl_vercmp("12345678901234567890.1", "9.1") > 0);
+}
+
+static void test_sha256(void **st)
+{
+    (void)st;
+    uint8_t h[32];
+    char hex[65];
+    fl_sha256("abc", 3, h);
+    fl_hex(h, 32, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    /* Two blocks of padding (56..63 bytes). */
+    fl_sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, h);
+    fl_hex(h, 32, hex);
+    assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+static size_t gz(const void *in, size_t n, uint8_t *out, size_t cap)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (Bytef *)in;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    size_t r = cap - z.avail_out;
+    deflateEnd(&z);
+    return r;
+}
+
+static void test_gunzip(void **st)
+{
+    (void)st;
+    static uint8_t zeros[4 << 20], comp[1 << 16];
+    char *out;
+    size_t ol;
+    size_t cl = gz("hello\n", 6, comp, sizeof comp);
+    assert_int_equal(fl_gunzip(comp, cl, 1 << 20, 100, &out, &ol), FL_GZ_OK);
+    assert_int_equal(ol, 6);
+    assert_memory_equal(out, "hello\n", 6);
+    free(out);
+    /* Truncated stream and junk. */
+    assert_int_equal(fl_gunzip(comp, cl - 4, 1 << 20, 100, &out, &ol), FL_GZ_BAD);
+    assert_int_equal(fl_gunzip("junk!", 5, 1 << 20, 100, &out, &ol), FL_GZ_BAD);
+    /* A bomb: 4 MiB of zeros is ~4 KiB compressed: over the ratio, and
+     * over an absolute cap. */
+    cl = gz(zeros, sizeof zeros, comp, sizeof comp);
+    assert_int_equal(fl_gunzip(comp, cl, 64 << 20, 100, &out, &ol), FL_GZ_TOO_BIG);
+    assert_int_equal(fl_gunzip(comp, cl, 1 << 20, 0, &out, &ol), FL_GZ_TOO_BIG);
+    assert_int_equal(fl_gunzip(comp, cl, 8 << 20, 0, &out, &ol), FL_GZ_OK);
+    assert_int_equal(ol, sizeof zeros);
+    free(out);
+}
+
+/* ---- logs for grouping */
+
+typedef struct build {
+    const char *build_id;
+    uint64_t base, bias;
+    uint64_t offs[8]; /* module-relative offsets of the frames */
+} build;
+
+/* A log whose frames are in one module "app" of build b. */
+static fl_crashlog *make_log(const build *b, size_t n)
+{
+    char text[4096];
+    int len = snprintf(text, sizeof text,
+                       "FAULTLINE 0.1\nCRASHLOG_VERSION 2\nAPPLICATION_NAME app\n"
+                       "APPLICATION_VERSION 1.0\nOBJECT /opt/app/bin/app/%llu/1048576/%llu\n"
+                       "OBJECT_BUILD_ID %s\n",
+                       (unsigned long long)b->base, (unsigned long long)b->bias, b->build_id);
+    for (size_t i = 0; i < n; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "CALLSTACK %llu\n",
+                        (unsigned long long)(b->bias + b->offs[i]));
+    len += snprintf(text + len, sizeof text - (size_t)len, "END\n");
+    fl_crashlog *L = NULL;
+    fl_crashlog_error err;
+    if (fl_crashlog_parse(text, (size_t)len, &L, &err))
+        fail_msg("parse: line %u: %s", err.line, err.message);
+    return L;
+}
+
+/* The fake symbolizer: per build id, offset -> name. */
+typedef struct symtab {
+    const char *build_id;
+    uint64_t off;
+    const char *name;
+} symtab;
+
+static const symtab SYMS[] = {
+    /* build A */
+    {"aaaa", 0x100, "raise"},      {"aaaa", 0x200, "abort"},  {"aaaa", 0x1000, "parse_config"},
+    {"aaaa", 0x2000, "load_file"}, {"aaaa", 0x3000, "main"},  {"aaaa", 0x4000, "other_fn"},
+    {"aaaa", 0x5000, "fl_crash_handler"},
+    /* build B: same functions at other offsets */
+    {"bbbb", 0x180, "raise"},      {"bbbb", 0x280, "abort"},  {"bbbb", 0x1800, "parse_config"},
+    {"bbbb", 0x2800, "load_file"}, {"bbbb", 0x3800, "main"},
+};
+
+static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
+                    fl_sym_frame *out, size_t cap)
+{
+    (void)ctx;
+    (void)module;
+    for (size_t i = 0; i < sizeof SYMS / sizeof *SYMS; i++) {
+        /* Frames other than the first are looked up at pc-1. */
+        if (build_id && !strcmp(build_id, SYMS[i].build_id) &&
+            (rel == SYMS[i].off || rel + 1 == SYMS[i].off) && cap > 0) {
+            memset(out, 0, sizeof *out);
+            snprintf(out->function, sizeof out->function, "%s", SYMS[i].name);
+            snprintf(out->file, sizeof out->file, "%s.c", SYMS[i].name);
+            out->line = 10;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void sig_of(const build *b, size_t n, fl_symbolize_fn sym, const fl_group_rules *r,
+                   fl_signature *out)
+{
+    fl_crashlog *L = make_log(b, n);
+    fl_frames f;
+    assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, sym, NULL, &f), 0);
+    assert_int_equal(fl_signature_compute(L->app_name, &f, r, out), 0);
+    fl_frames_free(&f);
+    fl_crashlog_free(L);
+}
+
+static void test_group_symbols(void **st)
+{
+    (void)st;
+    fl_group_rules *r = fl_group_rules_new();
+    assert_non_null(r);
+    /* The same crash from two builds: other load bias, other offsets. */
+    build a = {"aaaa", 0x555555554000, 0x555555554000, {0x100, 0x200, 0x1000, 0x2000, 0x3000}};
+    build b = {"bbbb", 0x7f1234560000, 0x7f1234560000, {0x180, 0x280, 0x1800, 0x2800, 0x3800}};
+    fl_signature sa, sb;
+    sig_of(&a, 5, fake_sym, r, &sa);
+    sig_of(&b, 5, fake_sym, r, &sb);
+    assert_string_equal(sa.text, "parse_config | load_file | main"); /* raise/abort skipped */
+    assert_string_equal(sa.group_id, sb.group_id);
+    assert_string_equal(sa.stack_hash, sb.stack_hash);
+    free(sb.text);
+    /* Without symbols the two builds differ (module+offset). */
+    sig_of(&b, 5, NULL, r, &sb);
+    assert_string_not_equal(sa.group_id, sb.group_id);
+    free(sb.text);
+    /* Sharing only the top frame is not the same crash. */
+    build c = {"aaaa", 0x555555554000, 0x555555554000, {0x100, 0x200, 0x1000, 0x4000, 0x3000}};
+    fl_signature sc;
+    sig_of(&c, 5, fake_sym, r, &sc);
+    assert_string_equal(sc.text, "parse_config | other_fn | main");
+    assert_string_not_equal(sa.group_id, sc.group_id);
+    free(sc.text);
+    /* The crash handler's own frame (fl_ prefix) is skipped too. */
+    build d = {"aaaa", 0x1000000, 0x1000000, {0x5000, 0x100, 0x1000, 0x2000, 0x3000}};
+    fl_signature sd;
+    sig_of(&d, 5, fake_sym, r, &sd);
+    assert_string_equal(sd.group_id, sa.group_id);
+    free(sd.text);
+    free(sa.text);
+    fl_group_rules_free(r);
+}
+
+static void test_group_offsets(void **st)
+{
+    (void)st;
+    fl_group_rules *r = fl_group_rules_new();
+    /* No symbols: the signature is module+offset, so two runs of the same
+     * build at different load addresses (ASLR) group together. */
+    build a = {"aaaa", 0x555555554000, 0x555555554000, {0x1000, 0x2000, 0x3000}};
+    build b = {"aaaa", 0x560000000000, 0x560000000000, {0x1000, 0x2000, 0x3000}};
+    fl_signature sa, sb;
+    sig_of(&a, 3, NULL, r, &sa);
+    sig_of(&b, 3, NULL, r, &sb);
+    assert_string_equal(sa.text, "app+0x1000 | app+0x2000 | app+0x3000");
+    assert_string_equal(sa.group_id, sb.group_id);
+    free(sb.text);
+    build c = {"aaaa", 0x555555554000, 0x555555554000, {0x1000, 0x2000, 0x3010}};
+    sig_of(&c, 3, NULL, r, &sb);
+    assert_string_not_equal(sa.group_id, sb.group_id);
+    free(sb.text);
+    free(sa.text);
+    fl_group_rules_free(r);
+}
+
+static void test_skip_lists(void **st)
+{
+    (void)st;
+    /* Version-1 logs: no bias, so offsets are pc - base; a module entry in
+     * the skip list drops the frames of a module without symbols. */
+    const char *log = "MOJOCRASH 0.0.1\nCRASHLOG_VERSION 1\nAPPLICATION_NAME t\n"
+                      "OBJECT bin/4194304/65536\nOBJECT /lib/libc.so.6/8388608/65536\n"
+                      "CALLSTACK 8388864\nCALLSTACK 8389120\nCALLSTACK 4198400\n"
+                      "CALLSTACK 4202496\nEND\n";
+    fl_crashlog *L = NULL;
+    assert_int_equal(fl_crashlog_parse(log, strlen(log), &L, NULL), 0);
+    fl_group_rules *r = fl_group_rules_new();
+    fl_frames f;
+    fl_signature s;
+    assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, NULL, NULL, &f), 0);
+    assert_int_equal(fl_signature_compute(L->app_name, &f, r, &s), 0);
+    assert_string_equal(s.text, "libc.so.6+0x100 | libc.so.6+0x200 | bin+0x1000 | bin+0x2000");
+    free(s.text);
+    fl_frames_free(&f);
+
+    char dir[] = "/tmp/fl-skip-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sp[128], pp[128];
+    snprintf(sp, sizeof sp, "%s/skip.txt", dir);
+    snprintf(pp, sizeof pp, "%s/prefix.txt", dir);
+    assert_int_equal(fl_group_rules_write_defaults(sp, pp), 0);
+    FILE *fp = fopen(sp, "a");
+    fputs("# libc frames are noise here\nmodule:libc.so.6\n", fp);
+    fclose(fp);
+    assert_int_equal(fl_group_rules_load(r, sp, pp), 0);
+    fl_group_rules_set_top_n(r, 1);
+    assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, NULL, NULL, &f), 0);
+    assert_int_equal(fl_signature_compute(L->app_name, &f, r, &s), 0);
+    assert_string_equal(s.text, "bin+0x1000");
+    assert_true(f.v[0].noise && f.v[1].noise && !f.v[2].noise);
+    free(s.text);
+    fl_frames_free(&f);
+    /* write_defaults never overwrites an edited list. */
+    assert_int_equal(fl_group_rules_write_defaults(sp, pp), 0);
+    fp = fopen(sp, "r");
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    assert_non_null(strstr(buf, "module:libc.so.6"));
+    unlink(sp);
+    unlink(pp);
+    rmdir(dir);
+    fl_group_rules_free(r);
+    fl_crashlog_free(L);
+}
+
+static void test_process_example(void **st)
+{
+    (void)st;
+    FILE *f = fopen(FL_TEST_DATA "/mojocrash-example.crashlog", "rb");
+    assert_non_null(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    fl_group_rules *r = fl_group_rules_new();
+    fl_workers_config c = {.rules = r};
+    fl_processed_buf b;
+    assert_int_equal(fl_process_log("id1", buf, n, 1700000000, &c, &b), 0);
+    /* 4201103 - 4194304 = 0x1a8f in test-bin; 47641679656912 in libc. */
+    assert_string_equal(b.p.signature,
+                        "test-bin+0x1a8f | test-bin+0x167f | test-bin+0x1498 | test-bin+0x1595 | "
+                        "libc.so.6+0x317d0");
+    assert_string_equal(b.p.app, "TestApp");
+    assert_string_equal(b.p.version, "1.0");
+    assert_string_equal(b.p.os, "linux 2.6.22.10");
+    assert_null(b.p.install_id);
+    assert_non_null(strstr(b.p.frames_json, "\"function\":null"));
+    assert_non_null(strstr(b.p.frames_json, "\"address\":\"0x401a8f\""));
+    fl_processed_release(&b);
+    assert_int_equal(fl_process_log("id2", "garbage", 7, 0, &c, &b), -1);
+    fl_group_rules_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vercmp),        cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_gunzip),        cmocka_unit_test(test_group_symbols),
+        cmocka_unit_test(test_group_offsets), cmocka_unit_test(test_skip_lists),
+        cmocka_unit_test(test_process_example),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,206 @@
+/*
+ * Unit tests of the SQLite store and the embedded queue through their
+ * interfaces: idempotent ingest, exactly-once apply, leases, regressions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fl_queue.h"
+#include "fl_srvutil.h"
+#include "fl_store.h"
+
+typedef struct fx {
+    char dir[64];
+    char path[128];
+    fl_store *s;
+    fl_queue *q;
+    fl_store_conn *c;
+} fx;
+
+static int setup(void **st)
+{
+    fx *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/fl-store-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/t.db", f->dir);
+    char err[256];
+    f->s = fl_store_sqlite_open(f->path, err, sizeof err);
+    f->q = fl_queue_embedded_new();
+    f->c = f->s ? f->s->connect(f->s) : NULL;
+    *st = f;
+    return f->c ? 0 : -1;
+}
+
+static int teardown(void **st)
+{
+    fx *f = *st;
+    f->s->disconnect(f->c);
+    f->q->close(f->q);
+    f->s->close(f->s);
+    char p[160];
+    const char *sfx[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s%s", f->path, sfx[i]);
+        unlink(p);
+    }
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Ingest one crash (as the writer does); returns whether it was new. */
+static bool ingest(fx *f, const char *id, const char *version)
+{
+    const char *raw = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
+    void *z;
+    size_t zl;
+    assert_int_equal(fl_zstd(raw, strlen(raw), 1, &z, &zl), 0);
+    fl_ingest_item it = {.app = "app", .version = version, .received = 1700000000,
+                         .zraw = z, .zraw_len = zl, .raw_len = strlen(raw)};
+    snprintf(it.crash_id, sizeof it.crash_id, "%s", id);
+    bool ins = false;
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->insert_crash(f->c, &it, &ins), 0);
+    if (ins)
+        assert_int_equal(f->q->enqueue(f->q, f->c, id), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    free(z);
+    return ins;
+}
+
+static void apply(fx *f, const char *id, const char *group, const char *version,
+                  const char *install)
+{
+    fl_processed p = {.crash_id = id, .group_id = group, .signature = "a | b",
+                      .stack_hash = "h", .app = "app", .version = version, .os = "linux",
+                      .install_id = install, .received = 1700000000, .frames_json = "[]"};
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->apply(f->c, &p), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+}
+
+static json_t *group(fx *f, const char *id)
+{
+    bool nf;
+    json_t *g = f->s->get_group(f->c, id, &nf);
+    assert_non_null(g);
+    return g;
+}
+
+static void test_idempotent(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "c1", "1.0"));
+    assert_false(ingest(f, "c1", "1.0")); /* same crash id: stored once */
+    assert_true(ingest(f, "c2", "1.0"));
+    assert_int_equal(f->q->depth(f->q, f->c), 2);
+    /* Applied twice (a redelivered task): counted once. */
+    apply(f, "c1", "g1", "1.0", "i1");
+    apply(f, "c1", "g1", "1.0", "i1");
+    apply(f, "c2", "g1", "1.0", "i1");
+    apply(f, "nope", "g1", "1.0", "i1"); /* unknown crash: nothing */
+    json_t *g = group(f, "g1");
+    assert_int_equal(json_integer_value(json_object_get(g, "count")), 2);
+    assert_int_equal(json_integer_value(json_object_get(g, "affected")), 1);
+    json_decref(g);
+    char *raw = NULL;
+    size_t len;
+    int64_t rcv;
+    assert_int_equal(f->s->load_raw(f->c, "c1", &raw, &len, &rcv), 2); /* processed */
+    assert_int_equal(f->s->load_raw(f->c, "zz", &raw, &len, &rcv), 1); /* unknown */
+    bool nf;
+    json_t *c = f->s->get_crash(f->c, "c1", &nf);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(c, "group_id")), "g1");
+    assert_string_equal(json_string_value(json_object_get(c, "raw")),
+                        "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n");
+    json_decref(c);
+    assert_null(f->s->get_crash(f->c, "zz", &nf));
+    assert_true(nf);
+}
+
+static void test_leases(void **st)
+{
+    fx *f = *st;
+    ingest(f, "t1", "1.0");
+    ingest(f, "t2", "1.0");
+    fl_task t[8];
+    size_t n;
+    assert_int_equal(f->q->claim(f->q, f->c, 60, 8, t, &n), 0);
+    assert_int_equal(n, 2);
+    /* Leased: nobody else gets them. */
+    assert_int_equal(f->q->claim(f->q, f->c, 60, 8, t + 2, &n), 0);
+    assert_int_equal(n, 0);
+    /* Ack one in the apply transaction; forget the other's lease (the
+     * worker died): it is delivered again, and applying twice is harmless. */
+    fl_processed p = {.crash_id = t[0].crash_id, .group_id = "g", .signature = "s",
+                      .stack_hash = "h", .received = 1};
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->apply(f->c, &p), 0);
+    assert_int_equal(f->q->ack(f->q, f->c, &t[0]), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(f->q->release_all(f->q, f->c), 0);
+    assert_int_equal(f->q->claim(f->q, f->c, 60, 8, t + 2, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[2].crash_id, t[1].crash_id);
+    /* A lease of 0 s expires at once. */
+    assert_int_equal(f->q->release_all(f->q, f->c), 0);
+    assert_int_equal(f->q->claim(f->q, f->c, 0, 8, t + 3, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(f->q->claim(f->q, f->c, 0, 8, t + 3, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(f->q->depth(f->q, f->c), 1);
+}
+
+static void test_regression(void **st)
+{
+    fx *f = *st;
+    ingest(f, "r1", "1.2");
+    apply(f, "r1", "gr", "1.2", NULL);
+    assert_int_equal(f->s->set_status(f->c, "gr", "resolved", NULL), 0);
+    assert_int_equal(f->s->set_status(f->c, "nope", "resolved", NULL), 1);
+    json_t *g = group(f, "gr");
+    assert_string_equal(json_string_value(json_object_get(g, "resolved_in")), "1.2");
+    json_decref(g);
+    ingest(f, "r2", "1.1");
+    apply(f, "r2", "gr", "1.1", NULL);
+    g = group(f, "gr");
+    assert_string_equal(json_string_value(json_object_get(g, "status")), "resolved");
+    assert_string_equal(json_string_value(json_object_get(g, "latest_version")), "1.2");
+    json_decref(g);
+    ingest(f, "r3", "1.10");
+    apply(f, "r3", "gr", "1.10", NULL);
+    g = group(f, "gr");
+    assert_string_equal(json_string_value(json_object_get(g, "status")), "regressed");
+    assert_string_equal(json_string_value(json_object_get(g, "latest_version")), "1.10");
+    assert_int_equal(json_array_size(json_object_get(g, "versions")), 3);
+    json_decref(g);
+    fl_group_filter flt = {.status = "regressed", .limit = 10};
+    json_t *l = f->s->list_groups(f->c, &flt);
+    assert_int_equal(json_array_size(json_object_get(l, "groups")), 1);
+    json_decref(l);
+    flt.status = NULL;
+    flt.version = "9.9";
+    l = f->s->list_groups(f->c, &flt);
+    assert_int_equal(json_array_size(json_object_get(l, "groups")), 0);
+    json_decref(l);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
