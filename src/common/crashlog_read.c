@@ -215,15 +215,18 @@ static fl_thread *last_thread(parser *p, const char *key)
     return &p->log->threads[p->log->nthreads - 1];
 }
 
+/* Hex digit values + 1 (0: not a digit): STACK lines are most of a log's
+ * bytes, so decoding them is a table lookup. */
+static const uint8_t hexlut[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,
+    ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+    ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+    ['F'] = 16,
+};
+
 static int hexval(char c)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    return (int)hexlut[(unsigned char)c] - 1;
 }
 
 static int parse_kv_pair(parser *p, const char *key, char *v, bool is_key, bool *pending,
@@ -255,6 +258,66 @@ static int body_line(parser *p, char *key, char *v)
     fl_crashlog *L = p->log;
     uint64_t u;
     int64_t i;
+
+    /* The lines a Faultline log has hundreds of come first: this chain of
+     * comparisons is on the server's ingest path. */
+    if (!strcmp(key, "STACK")) {
+        char *addr, *hex;
+        split_word(v, &addr, &hex);
+        if (num_u64(p, key, addr, &u))
+            return -1;
+        size_t n = strlen(hex);
+        if (n == 0 || n % 2)
+            return fail(p, p->lineno, "STACK: hex data of odd or zero length");
+        uint8_t *bytes = (uint8_t *)arena_strndup(L, hex, n / 2); /* room for n/2 bytes */
+        if (!bytes)
+            return OOM(p);
+        for (size_t k = 0; k < n / 2; k++) {
+            int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
+            if (hi < 0 || lo < 0)
+                return fail(p, p->lineno, "STACK: data is not hex");
+            bytes[k] = (uint8_t)(hi << 4 | lo);
+        }
+        fl_stack_chunk *c = push(&L->stack, &L->nstack, sizeof *c);
+        if (!c)
+            return OOM(p);
+        c->addr = u;
+        c->data = bytes;
+        c->len = n / 2;
+        return 0;
+    }
+    if (!strcmp(key, "CALLSTACK")) {
+        if (num_u64(p, key, v, &u))
+            return -1;
+        uint64_t *f = push(&L->callstack, &L->ncallstack, sizeof *f);
+        if (!f)
+            return OOM(p);
+        *f = u;
+        return 0;
+    }
+    if (!strcmp(key, "THREAD_FRAME")) {
+        fl_thread *t = last_thread(p, key);
+        if (!t || num_u64(p, key, v, &u))
+            return -1;
+        uint64_t *f = push(&t->frames, &t->nframes, sizeof *f);
+        if (!f)
+            return OOM(p);
+        *f = u;
+        return 0;
+    }
+    if (!strcmp(key, "REGISTER")) {
+        char *name, *val;
+        split_word(v, &name, &val);
+        if (!*name)
+            return fail(p, p->lineno, "REGISTER: missing name");
+        if (num_u64(p, key, val, &u))
+            return -1;
+        fl_register *r = push(&L->registers, &L->nregisters, sizeof *r);
+        if (!r)
+            return OOM(p);
+        r->value = u;
+        return (r->name = pdup(p, name)) ? 0 : OOM(p);
+    }
 
 #define STR(K, F)                                                                                  \
     if (!strcmp(key, K))                                                                           \
@@ -336,59 +399,12 @@ static int body_line(parser *p, char *key, char *v)
         fl_object *o = last_object(p, key);
         return o ? set_str(p, &o->path, v) : -1;
     }
-    if (!strcmp(key, "CALLSTACK")) {
-        if (num_u64(p, key, v, &u))
-            return -1;
-        uint64_t *f = push(&L->callstack, &L->ncallstack, sizeof *f);
-        if (!f)
-            return OOM(p);
-        *f = u;
-        return 0;
-    }
     if (!strcmp(key, "ETC_KEY") || !strcmp(key, "ETC_VALUE"))
         return parse_kv_pair(p, key, v, key[4] == 'K', &p->etc_pending, &p->etc_key, &L->etc,
                              &L->netc, "ETC_KEY", "ETC_VALUE");
     if (!strcmp(key, "STATE_KEY") || !strcmp(key, "STATE_VALUE"))
         return parse_kv_pair(p, key, v, key[6] == 'K', &p->state_pending, &p->state_key,
                              &L->state, &L->nstate, "STATE_KEY", "STATE_VALUE");
-    if (!strcmp(key, "REGISTER")) {
-        char *name, *val;
-        split_word(v, &name, &val);
-        if (!*name)
-            return fail(p, p->lineno, "REGISTER: missing name");
-        if (num_u64(p, key, val, &u))
-            return -1;
-        fl_register *r = push(&L->registers, &L->nregisters, sizeof *r);
-        if (!r)
-            return OOM(p);
-        r->value = u;
-        return (r->name = pdup(p, name)) ? 0 : OOM(p);
-    }
-    if (!strcmp(key, "STACK")) {
-        char *addr, *hex;
-        split_word(v, &addr, &hex);
-        if (num_u64(p, key, addr, &u))
-            return -1;
-        size_t n = strlen(hex);
-        if (n == 0 || n % 2)
-            return fail(p, p->lineno, "STACK: hex data of odd or zero length");
-        uint8_t *bytes = (uint8_t *)arena_strndup(L, hex, n / 2); /* room for n/2 bytes */
-        if (!bytes)
-            return OOM(p);
-        for (size_t k = 0; k < n / 2; k++) {
-            int hi = hexval(hex[2 * k]), lo = hexval(hex[2 * k + 1]);
-            if (hi < 0 || lo < 0)
-                return fail(p, p->lineno, "STACK: data is not hex");
-            bytes[k] = (uint8_t)(hi << 4 | lo);
-        }
-        fl_stack_chunk *c = push(&L->stack, &L->nstack, sizeof *c);
-        if (!c)
-            return OOM(p);
-        c->addr = u;
-        c->data = bytes;
-        c->len = n / 2;
-        return 0;
-    }
     if (!strcmp(key, "THREAD")) {
         char *tid, *name;
         split_word(v, &tid, &name);
@@ -400,16 +416,6 @@ static int body_line(parser *p, char *key, char *v)
         t->tid = u;
         if (*name && !(t->name = pdup(p, name)))
             return OOM(p);
-        return 0;
-    }
-    if (!strcmp(key, "THREAD_FRAME")) {
-        fl_thread *t = last_thread(p, key);
-        if (!t || num_u64(p, key, v, &u))
-            return -1;
-        uint64_t *f = push(&t->frames, &t->nframes, sizeof *f);
-        if (!f)
-            return OOM(p);
-        *f = u;
         return 0;
     }
     if (!strcmp(key, "THREAD_CONTEXT")) {
