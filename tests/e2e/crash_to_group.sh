@@ -19,7 +19,7 @@ fail() {
 unset FAULTLINE_URL FAULTLINE_REPORTER
 export FAULTLINE_SPOOL=$SPOOL
 # Sanitizer builds: let our handler see the signals.
-export ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0:detect_leaks=0
+export ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0:detect_leaks=0:verify_asan_link_order=0
 
 # 1. Crash: three of one kind, two of another, one unmodified program.
 for i in 1 2 3; do

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Installs the build tree into a temporary prefix and builds consumers.
 set -euo pipefail
-build=$1; src=$2
+build=$1; src=$2; flavour=${3:-plain}
+# A sanitizer build installs instrumented libraries: consumers must be
+# built with the same runtime, and our handler must see the signals.
+san=
+if [ "$flavour" = asan ]; then
+  san="-fsanitize=address,undefined"
+  export ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0
+fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
@@ -17,10 +24,11 @@ bad=$(nm -D --defined-only "$prefix/lib/libfaultline.so" | awk '{print $3}' |
 
 # pkg-config, shared library.
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
-cc -o "$tmp/consumer_pc" "$src/consumer.c" $(pkg-config --cflags --libs faultline) -Wl,-rpath,"$prefix/lib"
+cc $san -o "$tmp/consumer_pc" "$src/consumer.c" $(pkg-config --cflags --libs faultline) -Wl,-rpath,"$prefix/lib"
 # find_package(Faultline): shared and static targets.
 mkdir -p "$tmp/cm"; cp "$src/consumer.c" "$tmp/cm/"; cp "$src/CMakeLists.consumer.txt" "$tmp/cm/CMakeLists.txt"
-cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake -S "$tmp/cm" -B "$tmp/cm/b" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_FLAGS="$san" \
+      -DCMAKE_EXE_LINKER_FLAGS="$san" >/dev/null
 cmake --build "$tmp/cm/b" >/dev/null
 
 for exe in "$tmp/consumer_pc" "$tmp/cm/b/consumer_cmake" "$tmp/cm/b/consumer_cmake_static"; do
