@@ -55,8 +55,8 @@ bench:
 	@bash bench/run.sh $(BUILD)
 
 fuzz: deps
-	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_FUZZ=ON -DFAULTLINE_SERVER=OFF >/dev/null
-	cmake --build build-fuzz -j$(JOBS)
+	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_FUZZ=ON -DBUILD_TESTING=OFF >/dev/null
+	cmake --build build-fuzz -j$(JOBS) --target $$(sed -n 's/^ *fl_add_fuzz(\([a-z_]*\).*/\1/p' fuzz/*/CMakeLists.txt | tr '\n' ' ')
 	@bash fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:
