@@ -121,7 +121,13 @@ typedef struct faultline_hooks {
  * $XDG_STATE_HOME/faultline, else ~/.local/state/faultline),
  * FAULTLINE_REPORTER (program started after a crash with the spool
  * directory as argument), FAULTLINE_FSYNC=1 (fsync each log),
- * FAULTLINE_STACK_BYTES (raw stack kept, default 32768, max 262144).
+ * FAULTLINE_STACK_BYTES (raw stack kept, default 32768, max 262144),
+ * FAULTLINE_DUMP_SIGNAL (the real-time signal Faultline takes to reach the
+ * other threads on a crash and to give threads that already exist an
+ * alternate signal stack; default SIGRTMAX-3, 0 turns both off).
+ *
+ * Threads created after install get an alternate signal stack because the
+ * library wraps pthread_create(); the wrapper only forwards until install.
  */
 int faultline_install(const char *app, const char *version, const faultline_hooks *hooks);
 
