@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "fl_serve.h"
+#include "fl_srvsym.h"
 #include "fl_srvutil.h"
+#include "fl_symingest.h"
 
 typedef struct opts {
     char host[64];
@@ -29,6 +31,8 @@ typedef struct opts {
     int64_t max_backlog;
     double rate, burst;
     const char *skip_list, *prefix_list;
+    uint64_t max_symbol_file, symcache_lru;
+    bool no_remote_unwind;
 } opts;
 
 static void usage(FILE *f)
@@ -58,9 +62,15 @@ static void usage(FILE *f)
             "  --top-frames N       frames in a signature (default 5)\n"
             "  --skip-list FILE     function names skipped in signatures (default DIR/skip.txt)\n"
             "  --prefix-list FILE   name prefixes skipped in signatures (default DIR/prefix.txt)\n"
+            "  --max-symbol-file BYTES  largest debug file upload (default 1073741824) -> 413\n"
+            "  --symcache-lru N     open symcaches kept per process (default 32)\n"
+            "  --no-remote-unwind   keep the client's stack (no server-side CFI unwind)\n"
             "\n"
+            "Symbols: uploads and DIR/symbols/incoming/ land in DIR/symbols/processed/,\n"
+            "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
             "Environment: FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY fix the keys;\n"
-            "otherwise they are generated once and kept in DIR.\n");
+            "otherwise they are generated once and kept in DIR.  DEBUGINFOD_URLS lists\n"
+            "debuginfod servers asked for system libraries' debug files.\n");
 }
 
 static int num(const char *opt, const char *v, uint64_t *out)
@@ -122,6 +132,18 @@ static int parse_args(opts *o, int argc, char **argv)
                 goto missing;
         } else if (!strcmp(a, "--keyless-ingest")) {
             o->keyless = true;
+        } else if (!strcmp(a, "--no-remote-unwind")) {
+            o->no_remote_unwind = true;
+        } else if (!strcmp(a, "--max-symbol-file")) {
+            if (num(a, TAKE, &o->max_symbol_file))
+                return -1;
+        } else if (!strcmp(a, "--symcache-lru")) {
+            if (num(a, TAKE, &o->symcache_lru))
+                return -1;
+            if (o->symcache_lru == 0 || o->symcache_lru > 1024) {
+                fprintf(stderr, "faultline serve: --symcache-lru: 1..1024\n");
+                return -1;
+            }
         } else if (!strcmp(a, "--workers") || !strcmp(a, "--http-threads") ||
                    !strcmp(a, "--lease") || !strcmp(a, "--top-frames")) {
             if (num(a, TAKE, &n))
@@ -229,7 +251,7 @@ int fl_cmd_serve(int argc, char **argv)
     opts o = {.port = 8080, .data = "./var", .role = "all", .workers = 2, .http_threads = 2,
               .lease_s = 60, .top_n = 5, .max_body = 1u << 20, .max_decoded = 8u << 20,
               .max_ratio = 100, .max_header = 32768, .timeout_s = 30, .max_pending = 16384,
-              .max_backlog = 1000000};
+              .max_backlog = 1000000, .max_symbol_file = 1ull << 30, .symcache_lru = 32};
     snprintf(o.host, sizeof o.host, "127.0.0.1");
     int pr = parse_args(&o, argc, argv);
     if (pr)
@@ -311,6 +333,13 @@ int fl_cmd_serve(int argc, char **argv)
     fl_workers *workers = NULL;
     fl_http *http = NULL;
     fl_store_conn *mc = NULL;
+    fl_srvsym *sym = NULL;
+    fl_symingest *symin = NULL;
+    char symdir[4096], processed[4200], cachedir[4096], dicache[4096];
+    snprintf(symdir, sizeof symdir, "%s/symbols", o.data);
+    snprintf(processed, sizeof processed, "%s/processed", symdir);
+    snprintf(cachedir, sizeof cachedir, "%s/symcache", o.data);
+    snprintf(dicache, sizeof dicache, "%s/debuginfod-cache", o.data);
 
     if (!(store = fl_store_sqlite_open(dbpath, err, sizeof err)))
         goto out;
@@ -324,6 +353,21 @@ int fl_cmd_serve(int argc, char **argv)
         goto out;
     }
     fl_group_rules_set_top_n(rules, o.top_n);
+    /* The symbolizer sets DEBUGINFOD_* in the environment: before any
+     * thread starts. */
+    if (mkdir(symdir, 0755) && errno != EEXIST) {
+        snprintf(err, sizeof err, "cannot create %.300s: %s", symdir, strerror(errno));
+        goto out;
+    }
+    if (mkdir(processed, 0755) && errno != EEXIST) {
+        snprintf(err, sizeof err, "cannot create %.300s: %s", processed, strerror(errno));
+        goto out;
+    }
+    fl_srvsym_config sc = {.upload_root = processed, .cache_dir = cachedir,
+                           .debuginfod_cache = dicache, .lru = (unsigned)o.symcache_lru,
+                           .remote_unwind = !o.no_remote_unwind};
+    if (fl_srvsym_new(&sc, &sym, err, sizeof err))
+        goto out;
     if (!(mc = store->connect(store))) {
         snprintf(err, sizeof err, "cannot connect to the store");
         goto out;
@@ -333,10 +377,12 @@ int fl_cmd_serve(int argc, char **argv)
     m.backlog = queue->depth(queue, mc);
 
     if (run_workers && o.workers) {
-        /* The symbolicator plugs in here: wc.symbolize / wc.symbolize_ctx
-         * (fl_symbolize_fn in fl_group.h).  Until then frames are named
-         * module+offset. */
-        fl_workers_config wc = {.n = o.workers, .lease_s = o.lease_s, .batch = 32, .rules = rules};
+        /* Frames are symbolized through fl_srvsym (fl_symbolize_fn in
+         * fl_group.h), and the crashing thread re-unwound on the server. */
+        fl_workers_config wc = {.n = o.workers, .lease_s = o.lease_s, .batch = 32, .rules = rules,
+                                .symbolize = fl_srvsym_symbolize, .symbolize_ctx = sym,
+                                .unwind = fl_srvsym_unwind,
+                                .symbols_changed = fl_srvsym_flush};
         if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))
             goto out;
     }
@@ -345,13 +391,24 @@ int fl_cmd_serve(int argc, char **argv)
                                        workers ? fl_workers_notify : NULL, workers, err,
                                        sizeof err)))
             goto out;
+        fl_symingest_config ic = {.symbols_dir = symdir, .cache_dir = cachedir, .store = store,
+                                  .queue = queue, .sym = sym,
+                                  .notify = workers ? fl_workers_notify : NULL,
+                                  .notify_arg = workers};
+        if (fl_symingest_new(&ic, &symin, err, sizeof err))
+            goto out;
+        if (fl_symingest_watch(symin)) {
+            snprintf(err, sizeof err, "cannot start the symbols watcher");
+            goto out;
+        }
         fl_http_config hc = {
             .port = o.port, .threads = o.http_threads, .keyless_ingest = o.keyless,
             .admin_token = admin, .ingest_key = ingest, .max_body = (size_t)o.max_body,
             .max_decoded = (size_t)o.max_decoded, .max_ratio = (unsigned)o.max_ratio,
             .max_header = (size_t)o.max_header, .timeout_s = (unsigned)o.timeout_s,
             .rate_limit = o.rate, .rate_burst = o.burst, .max_pending = (size_t)o.max_pending,
-            .max_backlog = o.max_backlog};
+            .max_backlog = o.max_backlog, .symingest = symin, .srvsym = sym,
+            .max_symbol_file = o.max_symbol_file};
         snprintf(hc.host, sizeof hc.host, "%s", o.host);
         if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
             goto out;
@@ -378,7 +435,9 @@ out:
     fl_writer_stop(writer); /* commits and answers what it holds */
     fl_http_stop(http);
     fl_writer_free(writer);
+    fl_symingest_free(symin); /* its watcher may still notify the workers */
     fl_workers_stop(workers);
+    fl_srvsym_free(sym);
     if (store)
         store->disconnect(mc);
     if (queue && queue->close)

@@ -33,11 +33,14 @@ typedef struct fl_sym_frame {
 } fl_sym_frame;
 
 /*
- * The symbolizer hook.  `module` is the OBJECT's file name (borrowed),
- * `build_id` its OBJECT_BUILD_ID or NULL, `rel` the module-relative
- * address.  Fill out[0..cap) innermost first (inline frames first, the
- * real function last, like llvm-symbolizer --inlines) and return how many,
- * 0 when the address is unknown.  Called from worker threads concurrently.
+ * The symbolizer hook.  `module` is the OBJECT's path (OBJECT_PATH when
+ * the log has one, else the OBJECT's file name; borrowed), `build_id` its
+ * OBJECT_BUILD_ID or NULL, `rel` the module-relative address.  Fill
+ * out[0..cap) innermost first (inline frames first, the real function
+ * last, like llvm-symbolizer --inlines) and return how many, 0 when the
+ * address is unknown, -1 when the module has no symbols at all (the
+ * worker records it in the crash's symbol status).  Called from worker
+ * threads concurrently.
  */
 typedef int (*fl_symbolize_fn)(void *ctx, const char *module, const char *build_id, uint64_t rel,
                                fl_sym_frame *out, size_t cap);
@@ -59,7 +62,9 @@ void fl_group_rules_free(fl_group_rules *r);
 
 /* A processed frame.  Strings owned by the frame array (see below). */
 typedef struct fl_frame {
-    char *function; /* NULL when unknown */
+    char *function; /* NULL when unknown; without compiler clone suffixes */
+    char *raw_function; /* the symbolizer's name when it had such a suffix
+                           ("f.constprop.0"), else NULL */
     char *file;     /* NULL when unknown */
     unsigned line, column;
     char *module;     /* OBJECT base name, NULL when no object contains it */

@@ -85,8 +85,16 @@ typedef struct fl_workers_config {
     unsigned lease_s; /* lease of a claimed task */
     unsigned batch;   /* tasks claimed at once */
     const fl_group_rules *rules;
-    fl_symbolize_fn symbolize; /* NULL until src/symbols provides one */
+    fl_symbolize_fn symbolize; /* NULL: frames are named module+offset */
     void *symbolize_ctx;
+    /* The server-side unwind (fl_srvsym_unwind), called with
+     * symbolize_ctx: returns 1 with a better crashing-thread stack in
+     * *pcs (malloc'ed), 0 to keep the client's, -1 on OOM.  May be NULL. */
+    int (*unwind)(void *ctx, const fl_crashlog *log, uint64_t **pcs, size_t *n);
+    /* Called with symbolize_ctx when the store's symbols version moved (a
+     * debug file was ingested, possibly by another process) before a batch
+     * is processed: drop cached symbols (fl_srvsym_flush).  May be NULL. */
+    void (*symbols_changed)(void *ctx);
 } fl_workers_config;
 
 fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_workers_config *c,
@@ -105,6 +113,8 @@ typedef struct fl_processed_buf {
     void *zprocessed;
     char group_id[33], stack_hash[33];
     char *app, *version, *os, *install_id;
+    char **missing; /* build ids without symbols */
+    size_t nmissing;
 } fl_processed_buf;
 int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t received,
                    const fl_workers_config *c, fl_processed_buf *out);
@@ -128,6 +138,10 @@ typedef struct fl_http_config {
     double rate_burst;
     size_t max_pending;  /* writer backlog before 503 */
     int64_t max_backlog; /* unprocessed tasks before 503 */
+    /* Symbols (NULL: the symbol endpoints answer 503). */
+    struct fl_symingest *symingest; /* POST/GET /api/v1/symbols, /buildid/ */
+    struct fl_srvsym *srvsym;       /* POST /api/v1/symbolicate, /symbolicate */
+    uint64_t max_symbol_file;       /* largest upload -> 413 */
 } fl_http_config;
 
 fl_http *fl_http_start(const fl_http_config *c, fl_store *s, fl_queue *q, fl_writer *w,

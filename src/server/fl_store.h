@@ -45,7 +45,23 @@ typedef struct fl_processed {
     const char *frames_json; /* representative frames, kept by a new group */
     const void *zprocessed;  /* processed crash (JSON), zstd-compressed */
     size_t zprocessed_len;
+    /* Build ids of the modules that had no symbols (for the backfill when
+     * their debug files arrive). */
+    const char *const *missing_build_ids;
+    size_t nmissing;
 } fl_processed;
+
+/* One ingested debug file (an upload or a file of the watched directory). */
+typedef struct fl_symbol_rec {
+    const char *build_id; /* NULL when the file could not be parsed */
+    const char *name;     /* the file name given by the uploader */
+    int64_t size;
+    const char *status;   /* "ok" or "failed" */
+    const char *error;    /* why it failed, or NULL */
+    const char *kind;     /* "debuginfo" or "executable" (has code), or NULL */
+    const char *path;     /* where it is kept on the server, or NULL */
+    int64_t uploaded;     /* seconds since the epoch */
+} fl_symbol_rec;
 
 typedef struct fl_group_filter {
     const char *app, *version, *status; /* NULL: any */
@@ -75,13 +91,47 @@ struct fl_store {
     int (*insert_crash)(fl_store_conn *c, const fl_ingest_item *it, bool *inserted);
     /* The raw log (caller frees) and when it was received.  Returns 1 when
      * the crash does not exist, 2 when it was already processed (nothing
-     * returned). */
+     * returned), 3 when it was processed and is marked for re-processing
+     * (the log is returned: process it and reapply()). */
     int (*load_raw)(fl_store_conn *c, const char *crash_id, char **raw, size_t *len,
                     int64_t *received);
     /* Record a processed crash and update its group's counters, exactly
      * once: a crash already processed is left alone (returns 0).  In a
      * transaction. */
     int (*apply)(fl_store_conn *c, const fl_processed *p);
+    /* Re-record a crash marked for re-processing (symbols_arrived): new
+     * frames and, when the signature changed, a move to the new group --
+     * the old group's counters decremented, the new one's incremented, in
+     * the caller's transaction.  A crash not marked is left alone
+     * (returns 0), so a task delivered twice moves the crash once. */
+    int (*reapply)(fl_store_conn *c, const fl_processed *p);
+
+    /* ---- symbols */
+    /* Record an ingested debug file.  Outside or inside a transaction. */
+    int (*add_symbol)(fl_store_conn *c, const fl_symbol_rec *r);
+    /* {"symbols":[...]}, newest first (caller decrefs); NULL on error. */
+    json_t *(*list_symbols)(fl_store_conn *c, unsigned limit);
+    /* The path of the newest good file for a build id (lowercase hex)
+     * into path; kind (may be NULL) filters on "executable".  Returns 0,
+     * 1 when there is none, -1 on error. */
+    int (*find_symbol)(fl_store_conn *c, const char *build_id, const char *kind, char *path,
+                       size_t cap);
+    /* A version of the symbols table (grows with every ingested file), read
+     * by a worker before it processes a batch. */
+    int (*symbols_version)(fl_store_conn *c, int64_t *out);
+    /* After apply()/reapply() of p, in the same transaction: when a debug
+     * file for one of p's missing build ids arrived after `seen` (a
+     * symbols_version read before processing), the upload's backfill ran
+     * too early to see this crash; mark it for re-processing and set
+     * *requeue so the caller enqueues it.  Re-processing reads a newer
+     * version, so this cannot loop. */
+    int (*late_symbols)(fl_store_conn *c, const fl_processed *p, int64_t seen, bool *requeue);
+    /* Symbols for build_id arrived: mark the processed crashes that lacked
+     * them for re-processing and return their ids (*ids: caller frees each
+     * and the array; at most max).  In a transaction; the caller enqueues
+     * a task per id in the same one. */
+    int (*symbols_arrived)(fl_store_conn *c, const char *build_id, size_t max, char ***ids,
+                           size_t *n);
 
     /* Reads, as JSON (caller decrefs); NULL with *notfound set when the
      * object does not exist, NULL alone on error. */

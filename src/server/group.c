@@ -197,6 +197,62 @@ static bool matches(const fl_group_rules *r, const char *function, const char *m
     return false;
 }
 
+/* The function's name without the compiler's clone suffixes, so that one
+ * function groups as one across builds and compilers: gcc's
+ * "f.constprop.0", "f.isra.0", "f.part.1", "f.cold", "f.lto_priv.0",
+ * clang's "f.llvm.123456", and the demangled " [clone .constprop.0]". */
+static void clone_base(const char *fn, char *out, size_t cap)
+{
+    static const char *const tags[] = {"constprop", "isra", "part", "cold", "lto_priv",
+                                       "localalias", "llvm", "clone", "specialized", "str"};
+    size_t n = 0;
+    for (const char *p = fn; *p && n + 1 < cap;) {
+        if (!strncmp(p, " [clone .", 9)) {
+            const char *e = strchr(p, ']');
+            if (e) {
+                p = e + 1;
+                continue;
+            }
+        }
+        out[n++] = *p++;
+    }
+    out[n] = '\0';
+    for (;;) {
+        char *dot = strrchr(out, '.');
+        if (!dot || dot == out)
+            return;
+        char *tag = dot + 1;
+        bool digits = *tag != '\0';
+        for (const char *q = tag; *q; q++)
+            digits &= *q >= '0' && *q <= '9';
+        if (digits) {
+            /* f.constprop.0: the number belongs to the tag before it. */
+            *dot = '\0';
+            char *d2 = strrchr(out, '.');
+            if (!d2 || d2 == out) {
+                *dot = '.';
+                return;
+            }
+            tag = d2 + 1;
+            bool known = false;
+            for (size_t i = 0; i < sizeof tags / sizeof *tags; i++)
+                known |= !strcmp(tag, tags[i]);
+            if (!known) {
+                *dot = '.';
+                return;
+            }
+            *d2 = '\0';
+            continue;
+        }
+        bool known = false;
+        for (size_t i = 0; i < sizeof tags / sizeof *tags; i++)
+            known |= !strcmp(tag, tags[i]);
+        if (!known)
+            return;
+        *dot = '\0';
+    }
+}
+
 static fl_frame *push_frame(fl_frames *f, size_t *cap)
 {
     if (f->n == *cap) {
@@ -218,6 +274,7 @@ void fl_frames_free(fl_frames *f)
         return;
     for (size_t i = 0; i < f->n; i++) {
         free(f->v[i].function);
+        free(f->v[i].raw_function);
         free(f->v[i].file);
         free(f->v[i].module);
         free(f->v[i].name);
@@ -257,7 +314,7 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
             /* A return address points after the call; look up pc-1 for every
              * frame but the innermost so that the line is the call's. */
             uint64_t q = (i > 0 && rel > 0) ? rel - 1 : rel;
-            ns = sym(symctx, obj->name, obj->build_id, q, sf, MAX_INLINE);
+            ns = sym(symctx, obj->path ? obj->path : obj->name, obj->build_id, q, sf, MAX_INLINE);
             if (ns < 0 || ns > MAX_INLINE)
                 ns = 0;
         }
@@ -272,8 +329,14 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
                 goto fail;
             char nb[320];
             if (ns) {
-                if (sf[k].function[0] && !(fr->function = strndup(sf[k].function, 255)))
-                    goto fail;
+                if (sf[k].function[0]) {
+                    clone_base(sf[k].function, nb, sizeof nb);
+                    if (!(fr->function = strndup(nb, 255)))
+                        goto fail;
+                    if (strcmp(nb, sf[k].function) &&
+                        !(fr->raw_function = strndup(sf[k].function, 255)))
+                        goto fail;
+                }
                 if (sf[k].file[0] && !(fr->file = strndup(sf[k].file, 255)))
                     goto fail;
                 fr->line = sf[k].line;

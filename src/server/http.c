@@ -15,12 +15,17 @@
  * backlog (503 + Retry-After).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -30,10 +35,16 @@
 
 #include "fl_crashlog.h"
 #include "fl_serve.h"
+#include "fl_srvsym.h"
 #include "fl_srvutil.h"
+#include "fl_symingest.h"
+#include "fl_xmlsym.h"
 
 #define MAX_PARTS 64          /* crash logs per request */
 #define MAX_JSON_BODY 65536   /* PATCH bodies */
+#define MAX_SYMBOLICATE_BODY (1u << 20) /* POST /api/v1/symbolicate */
+#define MAX_SYMBOLICATE_ADDRS 10000
+#define SYM_INLINE 16 /* frames per address in /api/v1/symbolicate */
 #define RATE_BUCKETS 1024     /* distinct keys tracked by the rate limiter */
 
 struct fl_http {
@@ -60,7 +71,7 @@ struct fl_http {
     size_t nbuckets;
 };
 
-enum { K_OTHER, K_INGEST, K_PATCH };
+enum { K_OTHER, K_INGEST, K_PATCH, K_SYMUP, K_SYMJSON, K_SYMXML };
 enum { ST_RECV, ST_WAIT, ST_DONE };
 
 typedef struct part {
@@ -77,6 +88,11 @@ typedef struct req {
     char *body;
     size_t len, cap;
     bool too_big;
+    /* a symbol upload, streamed to a file */
+    int fd;
+    char tmppath[PATH_MAX];
+    uint64_t written;
+    bool werr;
     /* multipart */
     part parts[MAX_PARTS];
     size_t nparts;
@@ -586,7 +602,7 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
     fl_store_conn *sc = thread_conn(h);
     if (sc)
         depth = h->queue->depth(h->queue, sc);
-    size_t cap = 4096, n = 0;
+    size_t cap = 8192, n = 0;
     char *s = malloc(cap);
     if (!s)
         return MHD_NO;
@@ -632,12 +648,374 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# TYPE faultline_http_requests_total counter\n"
       "faultline_http_requests_total %" PRIu64 "\n",
       FL_M_GET(m->requests));
+    if (h->cfg.srvsym) {
+        /* This process's symbolizer (workers and symbolicate endpoints). */
+        fl_srvsym_stats ss;
+        fl_srvsym_get_stats(h->cfg.srvsym, &ss);
+        P("# HELP faultline_symbol_lookups_total Frames looked up by build id.\n"
+          "# TYPE faultline_symbol_lookups_total counter\n"
+          "faultline_symbol_lookups_total %" PRIu64 "\n"
+          "# HELP faultline_symbol_modules_missing_total Module lookups that found no debug file.\n"
+          "# TYPE faultline_symbol_modules_missing_total counter\n"
+          "faultline_symbol_modules_missing_total %" PRIu64 "\n"
+          "# HELP faultline_symcache_opened_total Symcaches opened into the LRU.\n"
+          "# TYPE faultline_symcache_opened_total counter\n"
+          "faultline_symcache_opened_total %" PRIu64 "\n"
+          "# HELP faultline_symcache_built_total Symcaches built from debug files.\n"
+          "# TYPE faultline_symcache_built_total counter\n"
+          "faultline_symcache_built_total %" PRIu64 "\n"
+          "# HELP faultline_symcache_evicted_total Open symcaches closed by the LRU.\n"
+          "# TYPE faultline_symcache_evicted_total counter\n"
+          "faultline_symcache_evicted_total %" PRIu64 "\n"
+          "# HELP faultline_symcache_build_failures_total Debug files found but unusable.\n"
+          "# TYPE faultline_symcache_build_failures_total counter\n"
+          "faultline_symcache_build_failures_total %" PRIu64 "\n",
+          ss.lookups, ss.located_missing, ss.opened, ss.built, ss.evicted, ss.broken);
+    }
 #undef P
     if (n >= cap) {
         free(s);
         return send_error(c, 500, "metrics overflow", NULL);
     }
     return send_text(c, 200, "text/plain; version=0.0.4", s, NULL);
+}
+
+/* ---- symbols */
+
+static bool hex_id_ok(const char *s, size_t n)
+{
+    if (n < 2 || n > 2 * FL_SYM_BUILD_ID_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+              (s[i] >= 'A' && s[i] <= 'F')))
+            return false;
+    return true;
+}
+
+static void lower(char *s)
+{
+    for (; *s; s++)
+        if (*s >= 'A' && *s <= 'F')
+            *s = (char)(*s - 'A' + 'a');
+}
+
+/* The name the uploader gave the file: X-Faultline-Name or ?name=. */
+static const char *upload_name(struct MHD_Connection *c)
+{
+    const char *n = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Faultline-Name");
+    if (!n)
+        n = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+    return n && *n ? n : "upload";
+}
+
+static enum MHD_Result sym_upload_start(fl_http *h, req *r)
+{
+    struct MHD_Connection *c = r->conn;
+    r->state = ST_DONE; /* until the file is open */
+    if (!admin_ok(h, c))
+        return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+    if (!h->cfg.symingest)
+        return send_error(c, 503, "symbol ingestion is not running in this process", "30");
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    uint64_t n;
+    if (cl && !fl_parse_u64(cl, &n) && n > h->cfg.max_symbol_file)
+        return send_json(c, 413,
+                         json_pack("{s:s,s:I}", "error", "debug file too large", "limit",
+                                   (json_int_t)h->cfg.max_symbol_file),
+                         NULL);
+    snprintf(r->tmppath, sizeof r->tmppath, "%.*s/upload.XXXXXX", PATH_MAX - 32,
+             fl_symingest_tmpdir(h->cfg.symingest));
+    r->fd = mkostemp(r->tmppath, O_CLOEXEC);
+    if (r->fd < 0) {
+        r->tmppath[0] = '\0';
+        return send_error(c, 503, "cannot create a temporary file", "30");
+    }
+    /* Served to anyone by /buildid/ anyway; readable like a packaged one. */
+    if (fchmod(r->fd, 0644)) {
+        /* mkostemp's 0600 is only less convenient */
+    }
+    r->state = ST_RECV;
+    return MHD_YES;
+}
+
+static void sym_upload_chunk(fl_http *h, req *r, const char *data, size_t n)
+{
+    if (r->too_big || r->werr)
+        return; /* keep reading (and dropping) to answer */
+    if (r->written + n > h->cfg.max_symbol_file) {
+        r->too_big = true;
+        if (ftruncate(r->fd, 0)) {
+            /* the file is removed when the request ends */
+        }
+        return;
+    }
+    while (n) {
+        ssize_t w = write(r->fd, data, n);
+        if (w <= 0) {
+            r->werr = true;
+            return;
+        }
+        data += w;
+        n -= (size_t)w;
+        r->written += (uint64_t)w;
+    }
+}
+
+static enum MHD_Result sym_upload_finish(fl_http *h, req *r)
+{
+    struct MHD_Connection *c = r->conn;
+    r->state = ST_DONE;
+    if (r->too_big)
+        return send_json(c, 413,
+                         json_pack("{s:s,s:I}", "error", "debug file too large", "limit",
+                                   (json_int_t)h->cfg.max_symbol_file),
+                         NULL);
+    if (r->werr || fsync(r->fd))
+        return send_error(c, 507, "cannot write the file (disk full?)", NULL);
+    close(r->fd);
+    r->fd = -1;
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    char id[2 * FL_SYM_BUILD_ID_MAX + 1], err[512];
+    int rc = fl_symingest_file(h->cfg.symingest, sc, r->tmppath, upload_name(c),
+                               (long long)r->written, false, id, sizeof id, err, sizeof err);
+    r->tmppath[0] = '\0'; /* consumed */
+    if (rc == 1)
+        return send_json(c, 400, json_pack("{s:s,s:s}", "error", "not a usable debug file",
+                                           "reason", err),
+                         NULL);
+    if (rc)
+        return send_error(c, 500, err, NULL);
+    return send_json(c, 201, json_pack("{s:s,s:I}", "build_id", id, "size",
+                                       (json_int_t)r->written),
+                     NULL);
+}
+
+static enum MHD_Result api_symbols(fl_http *h, struct MHD_Connection *c)
+{
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    uint64_t v = 1000;
+    if (lim && (fl_parse_u64(lim, &v) || v == 0 || v > 100000))
+        return send_error(c, 400, "limit must be 1..100000", NULL);
+    json_t *j = h->store->list_symbols(sc, (unsigned)v);
+    return j ? send_json(c, 200, j, NULL) : send_error(c, 500, "store error", NULL);
+}
+
+/* The debuginfod protocol: GET /buildid/HEX/debuginfo|executable. */
+static enum MHD_Result buildid(fl_http *h, struct MHD_Connection *c, const char *rest)
+{
+    const char *slash = strchr(rest, '/');
+    if (!h->cfg.symingest || !slash || !hex_id_ok(rest, (size_t)(slash - rest)))
+        return send_error(c, 404, "not found", NULL);
+    char id[2 * FL_SYM_BUILD_ID_MAX + 1];
+    memcpy(id, rest, (size_t)(slash - rest));
+    id[slash - rest] = '\0';
+    lower(id);
+    const char *what = slash + 1;
+    /* debuginfo: the debug file, else an unstripped executable (it holds
+     * the DWARF too); executable: only a file with code. */
+    const char *try_[2] = {NULL, NULL};
+    if (!strcmp(what, "debuginfo")) {
+        try_[0] = "debuginfo";
+        try_[1] = "executable";
+    } else if (!strcmp(what, "executable")) {
+        try_[0] = "executable";
+    } else {
+        return send_error(c, 404, "not found", NULL);
+    }
+    for (int i = 0; i < 2 && try_[i]; i++) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%.*s/%s/%s", PATH_MAX - 300,
+                 fl_symingest_processed_dir(h->cfg.symingest), id, try_[i]);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0)
+            continue;
+        if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+            close(fd);
+            continue;
+        }
+        struct MHD_Response *resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd);
+        if (!resp) {
+            close(fd);
+            return MHD_NO;
+        }
+        MHD_add_response_header(resp, "Content-Type", "application/octet-stream");
+        char xf[PATH_MAX];
+        snprintf(xf, sizeof xf, "/buildid/%s/%s", id, try_[i]);
+        MHD_add_response_header(resp, "X-DEBUGINFOD-FILE", xf);
+        char sz[32];
+        snprintf(sz, sizeof sz, "%lld", (long long)st.st_size);
+        MHD_add_response_header(resp, "X-DEBUGINFOD-SIZE", sz);
+        enum MHD_Result rc = MHD_queue_response(c, 200, resp);
+        MHD_destroy_response(resp);
+        return rc;
+    }
+    return send_error(c, 404, "not found", NULL);
+}
+
+static bool parse_addr(json_t *a, uint64_t *out)
+{
+    if (json_is_integer(a) && json_integer_value(a) >= 0) {
+        *out = (uint64_t)json_integer_value(a);
+        return true;
+    }
+    const char *s = json_string_value(a);
+    if (!s || !*s)
+        return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, !strncasecmp(s, "0x", 2) ? 16 : 10);
+    if (errno || *end || s[0] == '-')
+        return false;
+    *out = v;
+    return true;
+}
+
+static json_t *frame_obj(const fl_sym_frame *f, const char *module, uint64_t addr)
+{
+    char ab[24];
+    snprintf(ab, sizeof ab, "0x%" PRIx64, addr);
+    json_t *o = json_object();
+    json_object_set_new(o, "function", f && f->function[0] ? json_string(f->function) : json_null());
+    json_object_set_new(o, "file", f && f->file[0] ? json_string(f->file) : json_null());
+    json_object_set_new(o, "line", f && f->line ? json_integer(f->line) : json_null());
+    json_object_set_new(o, "column", f && f->column ? json_integer(f->column) : json_null());
+    json_object_set_new(o, "module", module ? json_string(module) : json_null());
+    json_object_set_new(o, "address", json_string(ab));
+    json_object_set_new(o, "inlined", json_boolean(f && f->inlined));
+    return o;
+}
+
+static enum MHD_Result api_symbolicate(fl_http *h, req *r)
+{
+    struct MHD_Connection *c = r->conn;
+    if (r->too_big)
+        return send_error(c, 413, "body too large", NULL);
+    if (!h->cfg.srvsym)
+        return send_error(c, 503, "no symbolizer in this process", "30");
+    json_error_t je;
+    json_t *b = json_loadb(r->body ? r->body : "", r->len, 0, &je);
+    const char *id = json_string_value(json_object_get(b, "build_id"));
+    json_t *addrs = json_object_get(b, "addresses");
+    const char *module = json_string_value(json_object_get(b, "module"));
+    if (!b || !id || !hex_id_ok(id, strlen(id)) || !json_is_array(addrs)) {
+        json_decref(b);
+        return send_error(c, 400,
+                          "expected {\"build_id\":\"HEX\",\"addresses\":[\"0x...\",...]}", NULL);
+    }
+    if (json_array_size(addrs) > MAX_SYMBOLICATE_ADDRS) {
+        json_decref(b);
+        return send_json(c, 413, json_pack("{s:s,s:i}", "error", "too many addresses", "limit",
+                                           MAX_SYMBOLICATE_ADDRS),
+                         NULL);
+    }
+    fl_sym_frame *fr = malloc(SYM_INLINE * sizeof *fr);
+    json_t *res = json_array();
+    bool any_symbols = false;
+    for (size_t i = 0; fr && i < json_array_size(addrs); i++) {
+        uint64_t a;
+        if (!parse_addr(json_array_get(addrs, i), &a)) {
+            free(fr);
+            json_decref(res);
+            json_decref(b);
+            return send_error(c, 400, "addresses must be \"0xHEX\" strings or integers", NULL);
+        }
+        int n = fl_srvsym_lookup(h->cfg.srvsym, id, NULL, a, fr, SYM_INLINE);
+        any_symbols |= n >= 0;
+        json_t *frames = json_array();
+        for (int k = 0; k < n; k++)
+            json_array_append_new(frames, frame_obj(&fr[k], module, a));
+        if (n <= 0)
+            json_array_append_new(frames, frame_obj(NULL, module, a));
+        char ab[24];
+        snprintf(ab, sizeof ab, "0x%" PRIx64, a);
+        json_array_append_new(res, json_pack("{s:s,s:o}", "address", ab, "frames", frames));
+    }
+    char idl[2 * FL_SYM_BUILD_ID_MAX + 1];
+    snprintf(idl, sizeof idl, "%s", id);
+    lower(idl);
+    json_decref(b);
+    if (!fr) {
+        json_decref(res);
+        return send_error(c, 500, "out of memory", NULL);
+    }
+    free(fr);
+    if (!any_symbols && json_array_size(res)) {
+        json_decref(res);
+        return send_json(c, 404, json_pack("{s:s,s:s}", "error", "no debug information for this build id",
+                                           "build_id", idl),
+                         NULL);
+    }
+    return send_json(c, 200, json_pack("{s:s,s:o}", "build_id", idl, "results", res), NULL);
+}
+
+typedef struct xres {
+    fl_srvsym *s;
+    fl_sym_frame f[FL_XMLSYM_MAX_FRAMES];
+} xres;
+
+static size_t xml_resolve(void *ctx, const fl_xmlsym_module *mod, uint64_t rel,
+                          fl_symframe *frames, size_t max)
+{
+    xres *x = ctx;
+    if (!mod->build_id)
+        return 0;
+    size_t cap = max < FL_XMLSYM_MAX_FRAMES ? max : FL_XMLSYM_MAX_FRAMES;
+    int n = fl_srvsym_lookup(x->s, mod->build_id, mod->path, rel, x->f, cap);
+    for (int i = 0; i < n; i++) {
+        frames[i].function = x->f[i].function[0] ? x->f[i].function : NULL;
+        frames[i].file = x->f[i].file[0] ? x->f[i].file : NULL;
+        frames[i].line = x->f[i].line;
+        frames[i].column = x->f[i].column;
+        frames[i].inlined = x->f[i].inlined;
+    }
+    return n > 0 ? (size_t)n : 0;
+}
+
+static enum MHD_Result xml_symbolicate(fl_http *h, req *r)
+{
+    struct MHD_Connection *c = r->conn;
+    if (!h->cfg.srvsym)
+        return send_error(c, 503, "no symbolizer in this process", "30");
+    char *resp = NULL, err[512];
+    size_t rl = 0;
+    int rc;
+    if (r->too_big) {
+        rc = FL_XMLSYM_ETOOBIG;
+        fl_xmlsym_error_response(rc, "request too large", &resp, &rl);
+    } else {
+        xres *x = calloc(1, sizeof *x);
+        if (!x)
+            return send_error(c, 500, "out of memory", NULL);
+        x->s = h->cfg.srvsym;
+        rc = fl_xmlsym_handle(r->body ? r->body : "", r->len, xml_resolve, x, &resp, &rl, err,
+                              sizeof err);
+        free(x);
+    }
+    if (!resp)
+        return send_error(c, 500, "out of memory", NULL);
+    unsigned status = rc == 0                      ? 200
+                      : rc == FL_XMLSYM_ETOOBIG    ? 413
+                      : rc == FL_XMLSYM_EMALFORMED || rc == FL_XMLSYM_EDOCTYPE ||
+                              rc == FL_XMLSYM_ESCHEMA
+                          ? 400
+                          : 500;
+    struct MHD_Response *m =
+        MHD_create_response_from_buffer(rl, resp, MHD_RESPMEM_MUST_FREE);
+    if (!m) {
+        free(resp);
+        return MHD_NO;
+    }
+    MHD_add_response_header(m, "Content-Type", "application/xml; charset=utf-8");
+    enum MHD_Result ret = MHD_queue_response(c, status, m);
+    MHD_destroy_response(m);
+    return ret;
 }
 
 /* ---- dispatch */
@@ -671,6 +1049,19 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
                           NULL);
         return MHD_YES;
     }
+    if (!strcmp(method, "POST") &&
+        (!strcmp(url, "/api/v1/symbols") || !strcmp(url, "/api/v1/symbols/"))) {
+        r->kind = K_SYMUP;
+        return sym_upload_start(h, r);
+    }
+    if (!strcmp(method, "POST") && (!strcmp(url, "/api/v1/symbolicate") || !strcmp(url, "/symbolicate"))) {
+        if (!admin_ok(h, c)) {
+            r->state = ST_DONE;
+            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+        }
+        r->kind = url[1] == 'a' ? K_SYMJSON : K_SYMXML;
+        return MHD_YES;
+    }
     if (!strcmp(method, "PATCH") && !strncmp(url, "/api/v1/groups/", 15)) {
         if (!admin_ok(h, c)) {
             r->state = ST_DONE;
@@ -693,6 +1084,8 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
                    : send_error(c, 405, "method not allowed", NULL);
     if (!strcmp(url, "/metrics"))
         return get ? metrics(h, c) : send_error(c, 405, "method not allowed", NULL);
+    if (!strncmp(url, "/buildid/", 9))
+        return get ? buildid(h, c, url + 9) : send_error(c, 405, "method not allowed", NULL);
     if (!strncmp(url, "/api/", 5)) {
         if (!admin_ok(h, c))
             return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
@@ -704,6 +1097,8 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
             return api_get(h, c, true, url + 15);
         if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
             return api_get(h, c, false, url + 16);
+        if (!strcmp(url, "/api/v1/symbols") || !strcmp(url, "/api/v1/symbols/"))
+            return api_symbols(h, c);
         return send_error(c, 404, "not found", NULL);
     }
     if (!strcmp(url, "/") && get) {
@@ -725,6 +1120,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             return MHD_NO;
         r->h = h;
         r->conn = c;
+        r->fd = -1;
         *con_cls = r;
         FL_M_ADD(h->m->requests, 1);
         return first_call(h, r, url, method);
@@ -737,10 +1133,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (r->kind == K_OTHER)
         return route_other(h, r, url, method);
 
+    if (*upload_data_size && r->kind == K_SYMUP) {
+        sym_upload_chunk(h, r, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        size_t limit = r->kind == K_PATCH ? MAX_JSON_BODY : h->cfg.max_body;
+        size_t limit = r->kind == K_PATCH     ? MAX_JSON_BODY
+                       : r->kind == K_SYMJSON ? MAX_SYMBOLICATE_BODY
+                       : r->kind == K_SYMXML  ? FL_XMLSYM_MAX_REQUEST
+                                              : h->cfg.max_body;
         if (r->too_big || r->len + n > limit) {
             r->too_big = true; /* keep reading (and dropping) to answer 413 */
             return MHD_YES;
@@ -776,6 +1180,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         r->state = ST_DONE;
         return api_patch_group(h, r, url + 15);
     }
+    if (r->kind == K_SYMUP)
+        return sym_upload_finish(h, r);
+    if (r->kind == K_SYMJSON || r->kind == K_SYMXML) {
+        r->state = ST_DONE;
+        return r->kind == K_SYMJSON ? api_symbolicate(h, r) : xml_symbolicate(h, r);
+    }
     return ingest_finish(r);
 }
 
@@ -786,6 +1196,10 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!r)
         return;
     free(r->body);
+    if (r->fd >= 0)
+        close(r->fd);
+    if (r->tmppath[0])
+        unlink(r->tmppath); /* an upload that did not finish */
     for (size_t i = 0; i < r->nparts; i++)
         free(r->parts[i].data);
     for (size_t i = 0; i < MAX_PARTS; i++) {

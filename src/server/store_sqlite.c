@@ -53,11 +53,20 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS group_os(group_id TEXT, os TEXT, count INTEGER,"
     "  PRIMARY KEY(group_id, os)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS group_installs(group_id TEXT, install_id TEXT,"
-    "  PRIMARY KEY(group_id, install_id)) WITHOUT ROWID;";
+    "  PRIMARY KEY(group_id, install_id)) WITHOUT ROWID;"
+    /* Which processed crashes lacked symbols for which build id: the
+     * backfill's index. */
+    "CREATE TABLE IF NOT EXISTS crash_missing(build_id TEXT, crash_id TEXT,"
+    "  PRIMARY KEY(build_id, crash_id)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS symbols("
+    "  rid INTEGER PRIMARY KEY, build_id TEXT, name TEXT, size INTEGER, status TEXT NOT NULL,"
+    "  error TEXT, kind TEXT, path TEXT, uploaded INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS symbols_build_id ON symbols(build_id, rid);";
 
 enum {
     S_BEGIN, S_COMMIT, S_ROLLBACK, S_INSERT, S_LOAD, S_STATE, S_MARK, S_GNEW, S_GGET, S_GUPD,
-    S_DAY, S_VER, S_OS, S_INST, S_AFF, S_COUNT
+    S_DAY, S_VER, S_OS, S_INST, S_AFF, S_MISS, S_MISSDEL, S_RSTATE, S_REMARK, S_GDEC,
+    S_DAYDEC, S_VERDEC, S_OSDEC, S_GFRAMES, S_COUNT
 };
 
 static const char *const SQL[S_COUNT] = {
@@ -66,10 +75,10 @@ static const char *const SQL[S_COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
     [S_INSERT] = "INSERT INTO crashes(id, app, version, received, raw, raw_len) "
                  "VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT(id) DO NOTHING",
-    [S_LOAD] = "SELECT raw, received, state FROM crashes WHERE id=?1",
+    [S_LOAD] = "SELECT raw, received, state, resym FROM crashes WHERE id=?1",
     [S_STATE] = "SELECT state FROM crashes WHERE id=?1",
-    [S_MARK] = "UPDATE crashes SET state=?2, group_id=?3, stack_hash=?4, processed=?5 "
-               "WHERE id=?1",
+    [S_MARK] = "UPDATE crashes SET state=?2, group_id=?3, stack_hash=?4, processed=?5, "
+               "install_id=?6 WHERE id=?1",
     [S_GNEW] = "INSERT INTO groups(id, app, signature, frames, first_seen, last_seen, sample_crash)"
                " VALUES(?1,?2,?3,?4,?5,?5,?6) ON CONFLICT(id) DO NOTHING",
     [S_GGET] = "SELECT status, resolved_in, latest_version FROM groups WHERE id=?1",
@@ -83,9 +92,20 @@ static const char *const SQL[S_COUNT] = {
     [S_OS] = "INSERT INTO group_os VALUES(?1,?2,1) ON CONFLICT DO UPDATE SET count=count+1",
     [S_INST] = "INSERT INTO group_installs VALUES(?1,?2) ON CONFLICT DO NOTHING",
     [S_AFF] = "UPDATE groups SET affected=affected+1 WHERE id=?1",
+    [S_MISS] = "INSERT INTO crash_missing VALUES(?1,?2) ON CONFLICT DO NOTHING",
+    [S_MISSDEL] = "DELETE FROM crash_missing WHERE crash_id=?1",
+    [S_RSTATE] = "SELECT state, resym, group_id FROM crashes WHERE id=?1",
+    [S_REMARK] = "UPDATE crashes SET resym=0, group_id=?2, stack_hash=?3, processed=?4 WHERE id=?1",
+    [S_GDEC] = "UPDATE groups SET count=count-1, sample_crash=CASE WHEN sample_crash=?2 THEN "
+               "(SELECT id FROM crashes WHERE group_id=?1 ORDER BY rid LIMIT 1) ELSE sample_crash "
+               "END WHERE id=?1 RETURNING count",
+    [S_DAYDEC] = "UPDATE group_days SET count=count-1 WHERE group_id=?1 AND day=?2",
+    [S_VERDEC] = "UPDATE group_versions SET count=count-1 WHERE group_id=?1 AND version=?2",
+    [S_OSDEC] = "UPDATE group_os SET count=count-1 WHERE group_id=?1 AND os=?2",
+    [S_GFRAMES] = "UPDATE groups SET frames=?2 WHERE id=?1 AND sample_crash=?3",
 };
 
-#define EXTRA_STMTS 8
+#define EXTRA_STMTS 24
 
 typedef struct sconn {
     fl_store_conn pub;
@@ -282,7 +302,8 @@ static int s_load_raw(fl_store_conn *pc, const char *id, char **raw, size_t *len
         sqlite3_reset(s);
         return -1;
     }
-    if (sqlite3_column_int(s, 2) != 0) {
+    int state = sqlite3_column_int(s, 2), resym = sqlite3_column_int(s, 3);
+    if (state != 0 && !(state == 1 && resym)) {
         sqlite3_reset(s);
         return 2;
     }
@@ -290,7 +311,9 @@ static int s_load_raw(fl_store_conn *pc, const char *id, char **raw, size_t *len
     int r = fl_unzstd(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), MAX_RAW, raw,
                       len);
     sqlite3_reset(s);
-    return r;
+    if (r)
+        return -1;
+    return state == 1 ? 3 : 0;
 }
 
 static int bump(sconn *c, int which, const char *gid, const char *v)
@@ -303,6 +326,29 @@ static int bump(sconn *c, int which, const char *gid, const char *v)
     sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, v, -1, SQLITE_STATIC);
     return done(s);
+}
+
+static int group_add(sconn *c, const fl_processed *p);
+static json_t *time_json(sqlite3_stmt *s, int col);
+static json_t *text_json(sqlite3_stmt *s, int col);
+
+static int record_missing(sconn *c, const fl_processed *p)
+{
+    sqlite3_stmt *s = stmt(c, S_MISSDEL);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, p->crash_id, -1, SQLITE_STATIC);
+    if (done(s))
+        return -1;
+    for (size_t i = 0; i < p->nmissing; i++) {
+        if (!(s = stmt(c, S_MISS)))
+            return -1;
+        sqlite3_bind_text(s, 1, p->missing_build_ids[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, p->crash_id, -1, SQLITE_STATIC);
+        if (done(s))
+            return -1;
+    }
+    return 0;
 }
 
 static int s_apply(fl_store_conn *pc, const fl_processed *p)
@@ -328,11 +374,21 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
     bind_text(s, 4, p->failed ? NULL : p->stack_hash);
     if (p->zprocessed)
         sqlite3_bind_blob(s, 5, p->zprocessed, (int)p->zprocessed_len, SQLITE_STATIC);
+    bind_text(s, 6, p->failed ? NULL : p->install_id);
     if (done(s))
         return -1;
     if (p->failed)
         return 0;
+    if (record_missing(c, p))
+        return -1;
+    return group_add(c, p);
+}
 
+/* One more crash in p's group (created when new): counters, per-day,
+ * per-version, per-OS counts, affected installs and the regression rule. */
+static int group_add(sconn *c, const fl_processed *p)
+{
+    sqlite3_stmt *s;
     if (!(s = stmt(c, S_GNEW)))
         return -1;
     sqlite3_bind_text(s, 1, p->group_id, -1, SQLITE_STATIC);
@@ -392,6 +448,308 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
             if (done(s))
                 return -1;
         }
+    }
+    return 0;
+}
+
+static int run1(sconn *c, int which, const char *a, const char *b)
+{
+    sqlite3_stmt *s = stmt(c, which);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC);
+    bind_text(s, 2, b);
+    return done(s);
+}
+
+/* One crash less in group gid (the crash moved away): the mirror of
+ * group_add -- counts and breakdowns decremented, first/last_seen
+ * recomputed from the crashes left, the crash's install no longer counted
+ * in `affected` when it was that install's last crash in the group.  A
+ * group left with no crash is deleted. */
+static int group_remove(sconn *c, const char *gid, const fl_processed *p)
+{
+    sqlite3_stmt *s = stmt(c, S_GDEC);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, p->crash_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int64_t left = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+    while (rc == SQLITE_ROW)
+        rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return -1;
+    char day[16];
+    fl_iso_day(p->received, day);
+    if (run1(c, S_DAYDEC, gid, day) || (p->version && run1(c, S_VERDEC, gid, p->version)) ||
+        (p->os && run1(c, S_OSDEC, gid, p->os)))
+        return -1;
+    static const char *const gone[] = {
+        "DELETE FROM group_days WHERE group_id=?1 AND count<=0",
+        "DELETE FROM group_versions WHERE group_id=?1 AND count<=0",
+        "DELETE FROM group_os WHERE group_id=?1 AND count<=0",
+    };
+    static const char *const all[] = {
+        "DELETE FROM groups WHERE id=?1",
+        "DELETE FROM group_installs WHERE group_id=?1",
+    };
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
+        if (!(s = fl_store_sqlite_stmt(&c->pub, gone[i])))
+            return -1;
+        sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+        if (done(s))
+            return -1;
+    }
+    if (left > 0) {
+        /* The crash has already moved: what remains decides. */
+        static const char seen[] =
+            "UPDATE groups SET first_seen=(SELECT min(received) FROM crashes WHERE group_id=?1),"
+            " last_seen=(SELECT max(received) FROM crashes WHERE group_id=?1) WHERE id=?1";
+        static const char other[] =
+            "SELECT 1 FROM crashes WHERE group_id=?1 AND install_id=?2 LIMIT 1";
+        static const char drop[] = "DELETE FROM group_installs WHERE group_id=?1 AND install_id=?2";
+        static const char aff[] = "UPDATE groups SET affected=affected-1 WHERE id=?1 AND affected>0";
+        if (!(s = fl_store_sqlite_stmt(&c->pub, seen)))
+            return -1;
+        sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+        if (done(s))
+            return -1;
+        if (p->install_id) {
+            if (!(s = fl_store_sqlite_stmt(&c->pub, other)))
+                return -1;
+            sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+            sqlite3_bind_text(s, 2, p->install_id, -1, SQLITE_STATIC);
+            rc = sqlite3_step(s);
+            sqlite3_reset(s);
+            if (rc == SQLITE_DONE) { /* the last crash of that install here */
+                if (!(s = fl_store_sqlite_stmt(&c->pub, drop)))
+                    return -1;
+                sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+                sqlite3_bind_text(s, 2, p->install_id, -1, SQLITE_STATIC);
+                if (done(s))
+                    return -1;
+                if (sqlite3_changes(c->db) == 1) {
+                    if (!(s = fl_store_sqlite_stmt(&c->pub, aff)))
+                        return -1;
+                    sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+                    if (done(s))
+                        return -1;
+                }
+            } else if (rc != SQLITE_ROW) {
+                return -1;
+            }
+        }
+    }
+    if (left == 0)
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+            sqlite3_stmt *d = NULL;
+            if (sqlite3_prepare_v2(c->db, all[i], -1, &d, NULL))
+                return -1;
+            sqlite3_bind_text(d, 1, gid, -1, SQLITE_STATIC);
+            rc = sqlite3_step(d);
+            sqlite3_finalize(d);
+            if (rc != SQLITE_DONE)
+                return -1;
+        }
+    return 0;
+}
+
+static int s_reapply(fl_store_conn *pc, const fl_processed *p)
+{
+    sconn *c = (sconn *)pc;
+    if (p->failed)
+        return 0; /* keep what the first processing found */
+    sqlite3_stmt *s = stmt(c, S_RSTATE);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, p->crash_id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        sqlite3_reset(s);
+        return rc == SQLITE_DONE ? 0 : -1;
+    }
+    int state = sqlite3_column_int(s, 0), resym = sqlite3_column_int(s, 1);
+    char old[64] = "";
+    const char *g = (const char *)sqlite3_column_text(s, 2);
+    if (g)
+        snprintf(old, sizeof old, "%s", g);
+    sqlite3_reset(s);
+    if (state != 1 || !resym)
+        return 0;
+    if (!(s = stmt(c, S_REMARK)))
+        return -1;
+    sqlite3_bind_text(s, 1, p->crash_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, p->group_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, p->stack_hash, -1, SQLITE_STATIC);
+    if (p->zprocessed)
+        sqlite3_bind_blob(s, 4, p->zprocessed, (int)p->zprocessed_len, SQLITE_STATIC);
+    if (done(s) || record_missing(c, p))
+        return -1;
+    if (!strcmp(old, p->group_id)) {
+        /* Same group: only the representative frames may have improved. */
+        if (!(s = stmt(c, S_GFRAMES)))
+            return -1;
+        sqlite3_bind_text(s, 1, p->group_id, -1, SQLITE_STATIC);
+        bind_text(s, 2, p->frames_json);
+        sqlite3_bind_text(s, 3, p->crash_id, -1, SQLITE_STATIC);
+        return done(s);
+    }
+    if (old[0] && group_remove(c, old, p))
+        return -1;
+    return group_add(c, p);
+}
+
+/* ---- symbols */
+
+static int s_add_symbol(fl_store_conn *pc, const fl_symbol_rec *r)
+{
+    sconn *c = (sconn *)pc;
+    static const char sql[] = "INSERT INTO symbols(build_id, name, size, status, error, kind, "
+                              "path, uploaded) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)";
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, sql);
+    if (!s)
+        return -1;
+    (void)c;
+    bind_text(s, 1, r->build_id);
+    bind_text(s, 2, r->name);
+    sqlite3_bind_int64(s, 3, r->size);
+    bind_text(s, 4, r->status ? r->status : "ok");
+    bind_text(s, 5, r->error);
+    bind_text(s, 6, r->kind);
+    bind_text(s, 7, r->path);
+    sqlite3_bind_int64(s, 8, r->uploaded);
+    return done(s);
+}
+
+static json_t *s_list_symbols(fl_store_conn *pc, unsigned limit)
+{
+    sconn *c = (sconn *)pc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT build_id, name, size, status, error, kind, uploaded FROM symbols "
+                           "ORDER BY rid DESC LIMIT ?1",
+                           -1, &s, NULL))
+        return NULL;
+    sqlite3_bind_int(s, 1, (int)(limit ? limit : 1000));
+    json_t *a = json_array();
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        json_object_set_new(o, "build_id", text_json(s, 0));
+        json_object_set_new(o, "name", text_json(s, 1));
+        json_object_set_new(o, "size", json_integer(sqlite3_column_int64(s, 2)));
+        json_object_set_new(o, "status", text_json(s, 3));
+        json_object_set_new(o, "error", text_json(s, 4));
+        json_object_set_new(o, "kind", text_json(s, 5));
+        json_object_set_new(o, "uploaded", time_json(s, 6));
+        json_array_append_new(a, o);
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        json_decref(a);
+        return NULL;
+    }
+    return json_pack("{s:o}", "symbols", a);
+}
+
+static int s_find_symbol(fl_store_conn *pc, const char *build_id, const char *kind, char *path,
+                         size_t cap)
+{
+    static const char sql[] = "SELECT path FROM symbols WHERE build_id=?1 AND status='ok' AND "
+                              "path IS NOT NULL AND (?2 IS NULL OR kind=?2) ORDER BY rid DESC "
+                              "LIMIT 1";
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, sql);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
+    bind_text(s, 2, kind);
+    int rc = sqlite3_step(s);
+    int r = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
+    if (r == 0 && (size_t)snprintf(path, cap, "%s", sqlite3_column_text(s, 0)) >= cap)
+        r = -1;
+    sqlite3_reset(s);
+    return r;
+}
+
+static int s_symbols_version(fl_store_conn *pc, int64_t *out)
+{
+    static const char sql[] = "SELECT coalesce(max(rid), 0) FROM symbols";
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, sql);
+    if (!s)
+        return -1;
+    int rc = sqlite3_step(s);
+    *out = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    sqlite3_reset(s);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int s_late_symbols(fl_store_conn *pc, const fl_processed *p, int64_t seen, bool *requeue)
+{
+    static const char q[] = "SELECT 1 FROM symbols WHERE build_id=?1 AND status='ok' AND rid>?2";
+    static const char mark[] = "UPDATE crashes SET resym=1 WHERE id=?1 AND state=1";
+    *requeue = false;
+    if (p->failed)
+        return 0;
+    for (size_t i = 0; i < p->nmissing && !*requeue; i++) {
+        sqlite3_stmt *s = fl_store_sqlite_stmt(pc, q);
+        if (!s)
+            return -1;
+        sqlite3_bind_text(s, 1, p->missing_build_ids[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, seen);
+        int rc = sqlite3_step(s);
+        sqlite3_reset(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return -1;
+        *requeue = rc == SQLITE_ROW;
+    }
+    if (!*requeue)
+        return 0;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, mark);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, p->crash_id, -1, SQLITE_STATIC);
+    return done(s);
+}
+
+static int s_symbols_arrived(fl_store_conn *pc, const char *build_id, size_t max, char ***ids,
+                             size_t *n)
+{
+    sconn *c = (sconn *)pc;
+    *ids = NULL;
+    *n = 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(c->db,
+                           "UPDATE crashes SET resym=1 WHERE state=1 AND id IN (SELECT crash_id "
+                           "FROM crash_missing WHERE build_id=?1 LIMIT ?2) RETURNING id",
+                           -1, &s, NULL))
+        return -1;
+    sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)max);
+    int rc;
+    size_t cap = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char **nv = realloc(*ids, nc * sizeof *nv);
+            if (!nv)
+                break;
+            *ids = nv;
+            cap = nc;
+        }
+        if (!((*ids)[*n] = strdup((const char *)sqlite3_column_text(s, 0))))
+            break;
+        (*n)++;
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        for (size_t i = 0; i < *n; i++)
+            free((*ids)[i]);
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+        return -1;
     }
     return 0;
 }
@@ -677,6 +1035,27 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         sqlite3_close(db);
         return NULL;
     }
+    /* Databases from before the backfill lack crashes.resym/install_id. */
+    static const char *const cols[][2] = {
+        {"resym", "ALTER TABLE crashes ADD COLUMN resym INTEGER NOT NULL DEFAULT 0"},
+        {"install_id", "ALTER TABLE crashes ADD COLUMN install_id TEXT"},
+    };
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+        sqlite3_stmt *ti = NULL;
+        bool has = false;
+        if (!sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('crashes') WHERE name=?1",
+                                -1, &ti, NULL)) {
+            sqlite3_bind_text(ti, 1, cols[i][0], -1, SQLITE_STATIC);
+            has = sqlite3_step(ti) == SQLITE_ROW;
+        }
+        sqlite3_finalize(ti);
+        if (!has && sqlite3_exec(db, cols[i][1], NULL, NULL, NULL) != SQLITE_OK) {
+            snprintf(err, errlen, "cannot upgrade the schema in %s: %s", path,
+                     sqlite3_errmsg(db));
+            sqlite3_close(db);
+            return NULL;
+        }
+    }
     sqlite3_close(db);
     sstore *s = calloc(1, sizeof *s);
     if (!s || !(s->path = strdup(path))) {
@@ -698,6 +1077,13 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->insert_crash = s_insert;
     p->load_raw = s_load_raw;
     p->apply = s_apply;
+    p->reapply = s_reapply;
+    p->add_symbol = s_add_symbol;
+    p->list_symbols = s_list_symbols;
+    p->find_symbol = s_find_symbol;
+    p->symbols_arrived = s_symbols_arrived;
+    p->symbols_version = s_symbols_version;
+    p->late_symbols = s_late_symbols;
     p->list_groups = s_list_groups;
     p->get_group = s_get_group;
     p->get_crash = s_get_crash;

@@ -71,6 +71,8 @@ static json_t *frames_json(const fl_frames *f)
         json_object_set_new(o, "inlined", json_boolean(fr->inlined));
         json_object_set_new(o, "name", json_string(fr->name));
         json_object_set_new(o, "in_signature", json_boolean(!fr->noise));
+        if (fr->raw_function)
+            json_object_set_new(o, "raw_function", json_string(fr->raw_function));
         json_array_append_new(a, o);
     }
     return a;
@@ -152,6 +154,9 @@ void fl_processed_release(fl_processed_buf *b)
 {
     if (!b)
         return;
+    for (size_t i = 0; i < b->nmissing; i++)
+        free(b->missing[i]);
+    free(b->missing);
     free(b->signature);
     free(b->frames_json);
     free(b->zprocessed);
@@ -167,6 +172,79 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+/* ---- symbol status: which modules had symbols, asked once per crash */
+
+#define MAX_SYM_MODULES 256
+
+typedef struct symwrap {
+    const fl_workers_config *c;
+    struct symmod {
+        const char *module, *build_id; /* borrowed from the log */
+        bool found;
+    } m[MAX_SYM_MODULES];
+    size_t n;
+} symwrap;
+
+static bool same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static int wrap_symbolize(void *ctx, const char *module, const char *build_id, uint64_t rel,
+                          fl_sym_frame *out, size_t cap)
+{
+    symwrap *w = ctx;
+    struct symmod *m = NULL;
+    for (size_t i = 0; i < w->n; i++)
+        if (same(w->m[i].module, module) && same(w->m[i].build_id, build_id)) {
+            m = &w->m[i];
+            break;
+        }
+    if (m && !m->found)
+        return -1;
+    int n = w->c->symbolize(w->c->symbolize_ctx, module, build_id, rel, out, cap);
+    if (!m && w->n < MAX_SYM_MODULES) {
+        m = &w->m[w->n++];
+        m->module = module;
+        m->build_id = build_id;
+        m->found = n >= 0;
+    }
+    return n;
+}
+
+static const char *base_of(const char *p)
+{
+    const char *s = p ? strrchr(p, '/') : NULL;
+    return s ? s + 1 : p;
+}
+
+/* "symbols": {"status": complete|partial|missing|off, "modules": [...]},
+ * and the build ids to backfill into out. */
+static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
+{
+    json_t *mods = json_array();
+    size_t found = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const struct symmod *m = &w->m[i];
+        found += m->found;
+        json_array_append_new(mods, json_pack("{s:s?,s:s?,s:b}", "module", base_of(m->module),
+                                              "build_id", m->build_id, "symbols", m->found));
+        if (!m->found && m->build_id) {
+            char **nv = realloc(out->missing, (out->nmissing + 1) * sizeof *nv);
+            if (nv) {
+                out->missing = nv;
+                if ((nv[out->nmissing] = strdup(m->build_id)))
+                    out->nmissing++;
+            }
+        }
+    }
+    const char *st = !on                ? "off"
+                     : found == w->n    ? "complete"
+                     : found == 0       ? "missing"
+                                        : "partial";
+    return json_pack("{s:s,s:o}", "status", st, "modules", mods);
+}
+
 int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t received,
                    const fl_workers_config *c, fl_processed_buf *out)
 {
@@ -180,8 +258,25 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
     char *text = NULL;
     fl_frames crash = {0};
     fl_signature sig = {0};
-    if (fl_frames_build(L, L->callstack, L->ncallstack, c->rules, c->symbolize, c->symbolize_ctx,
-                        &crash) ||
+    uint64_t *upcs = NULL;
+    size_t nupcs = 0;
+    symwrap *sw = calloc(1, sizeof *sw);
+    if (!sw)
+        goto out;
+    sw->c = c;
+    fl_symbolize_fn sym = c->symbolize ? wrap_symbolize : NULL;
+    /* The server's own unwind replaces the client's stack when it is the
+     * longer consistent one (fl_remote_unwind_pick). */
+    const uint64_t *cs = L->callstack;
+    size_t ncs = L->ncallstack;
+    int ur = c->unwind ? c->unwind(c->symbolize_ctx, L, &upcs, &nupcs) : 0;
+    if (ur < 0)
+        goto out;
+    if (ur > 0) {
+        cs = upcs;
+        ncs = nupcs;
+    }
+    if (fl_frames_build(L, cs, ncs, c->rules, sym, sw, &crash) ||
         fl_signature_compute(L->app_name, &crash, c->rules, &sig))
         goto out;
 
@@ -201,8 +296,7 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
         if (L->has_crash_tid && t->tid == L->crash_tid && L->ncallstack)
             continue; /* already there as the crashed thread */
         fl_frames tf = {0};
-        if (fl_frames_build(L, t->frames, t->nframes, c->rules, c->symbolize, c->symbolize_ctx,
-                            &tf))
+        if (fl_frames_build(L, t->frames, t->nframes, c->rules, sym, sw, &tf))
             goto out;
         json_t *tj = json_object();
         json_object_set_new(tj, "tid", json_integer((json_int_t)t->tid));
@@ -228,6 +322,8 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
                                             L->breadcrumbs[i].category, "message",
                                             L->breadcrumbs[i].message));
     json_object_set_new(doc, "breadcrumbs", bc);
+    json_object_set_new(doc, "stack_source", json_string(ur > 0 ? "server" : "client"));
+    json_object_set_new(doc, "symbols", symbols_json(sw, c->symbolize != NULL, out));
 
     if (!(text = json_dumps(doc, JSON_COMPACT)))
         goto out;
@@ -272,10 +368,14 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
     p->frames_json = out->frames_json;
     p->zprocessed = out->zprocessed;
     p->zprocessed_len = zl;
+    p->missing_build_ids = (const char *const *)out->missing;
+    p->nmissing = out->nmissing;
     rc = 0;
 out:
     if (rc)
         fl_processed_release(out);
+    free(upcs);
+    free(sw);
     free(text);
     json_decref(doc);
     free(sig.text);
@@ -289,26 +389,36 @@ out:
 typedef struct slot {
     fl_task task;
     fl_processed_buf buf;
-    bool ok, skip;
+    bool ok, skip, again; /* again: a re-processing (backfill) */
+    bool requeue;         /* symbols arrived while it was processed */
 } slot;
 
-static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n)
+/* seen: the symbols_version read before the batch was processed. */
+static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, int64_t seen)
 {
     fl_store *s = w->store;
     fl_queue *q = w->queue;
     if (s->begin(conn))
         return -1;
     for (size_t i = 0; i < n; i++) {
-        if (!sl[i].skip && s->apply(conn, &sl[i].buf.p))
+        sl[i].requeue = false;
+        if (!sl[i].skip &&
+            ((sl[i].again ? s->reapply(conn, &sl[i].buf.p) : s->apply(conn, &sl[i].buf.p)) ||
+             (seen >= 0 && s->late_symbols(conn, &sl[i].buf.p, seen, &sl[i].requeue))))
             goto fail;
         if (q->in_store_txn && q->ack(q, conn, &sl[i].task))
+            goto fail;
+        if (sl[i].requeue && q->in_store_txn && q->enqueue(q, conn, sl[i].task.crash_id))
             goto fail;
     }
     if (s->commit(conn))
         goto fail;
     if (!q->in_store_txn)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             q->ack(q, conn, &sl[i].task);
+            if (sl[i].requeue)
+                q->enqueue(q, conn, sl[i].task.crash_id);
+        }
     return 0;
 fail:
     s->rollback(conn);
@@ -324,6 +434,7 @@ static void *worker_main(void *arg)
         bmax = MAX_BATCH;
     fl_task *tasks = calloc(bmax, sizeof *tasks);
     slot *sl = calloc(bmax, sizeof *sl);
+    int64_t last_symver = -1;
     if (!conn || !tasks || !sl)
         goto out;
     for (;;) {
@@ -352,10 +463,20 @@ static void *worker_main(void *arg)
             continue;
         }
         size_t ok = 0, failed = 0;
+        /* Read before processing: a debug file ingested from now on is
+         * newer, and late_symbols() re-queues the crashes that missed it. */
+        int64_t symver = -1;
+        if (w->cfg.symbolize && w->store->symbols_version(conn, &symver))
+            symver = -1;
+        if (symver >= 0 && last_symver >= 0 && symver != last_symver && w->cfg.symbols_changed)
+            w->cfg.symbols_changed(w->cfg.symbolize_ctx);
+        if (symver >= 0)
+            last_symver = symver;
         for (size_t i = 0; i < n; i++) {
             uint64_t t0 = fl_mono_ns();
             sl[i].task = tasks[i];
             sl[i].skip = false;
+            sl[i].again = false;
             char *raw = NULL;
             size_t len = 0;
             int64_t received = 0;
@@ -364,6 +485,7 @@ static void *worker_main(void *arg)
                 sl[i].skip = true; /* gone or done: just ack */
                 continue;
             }
+            sl[i].again = lr == 3;
             if (lr < 0 || fl_process_log(tasks[i].crash_id, raw, len, received, &w->cfg,
                                          &sl[i].buf)) {
                 /* Ingest validated the log, so this is a bug or a resource
@@ -378,7 +500,7 @@ static void *worker_main(void *arg)
             free(raw);
             FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
         }
-        int rc = apply_batch(w, conn, sl, n);
+        int rc = apply_batch(w, conn, sl, n, symver);
         for (size_t i = 0; i < n; i++)
             fl_processed_release(&sl[i].buf);
         if (rc == 0) {

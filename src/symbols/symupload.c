@@ -95,6 +95,14 @@ int fl_symupload(const char *server, const char *path, int show_progress, int in
     }
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
     h = curl_slist_append(h, "Expect:");
+    {
+        /* The file's name, shown by GET /api/v1/symbols. */
+        const char *base = strrchr(path, '/');
+        char nh[300];
+        if ((size_t)snprintf(nh, sizeof nh, "X-Faultline-Name: %s", base ? base + 1 : path) <
+            sizeof nh)
+            h = curl_slist_append(h, nh);
+    }
     const char *token = getenv("FAULTLINE_ADMIN_TOKEN");
     if (token && *token) {
         char auth[1024];

@@ -133,6 +133,13 @@ static const symtab SYMS[] = {
     /* build B: same functions at other offsets */
     {"bbbb", 0x180, "raise"},      {"bbbb", 0x280, "abort"},  {"bbbb", 0x1800, "parse_config"},
     {"bbbb", 0x2800, "load_file"}, {"bbbb", 0x3800, "main"},
+    /* build C: gcc's clones of the same functions */
+    {"cccc", 0x100, "raise"}, {"cccc", 0x200, "abort"},
+    {"cccc", 0x1000, "parse_config.constprop.0"}, {"cccc", 0x2000, "load_file.isra.0.part.1"},
+    {"cccc", 0x3000, "main.cold"},
+    /* build D: names that only look like clones stay as they are */
+    {"dddd", 0x1000, "parse_config.v2"}, {"dddd", 0x2000, "load_file [clone .cold]"},
+    {"dddd", 0x3000, "main"},
 };
 
 static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
@@ -180,6 +187,17 @@ static void test_group_symbols(void **st)
     assert_string_equal(sa.group_id, sb.group_id);
     assert_string_equal(sa.stack_hash, sb.stack_hash);
     free(sb.text);
+    /* gcc's .constprop/.isra/.part/.cold clones group with the plain names. */
+    build cl = {"cccc", 0x555555554000, 0x555555554000, {0x100, 0x200, 0x1000, 0x2000, 0x3000}};
+    fl_signature scl;
+    sig_of(&cl, 5, fake_sym, r, &scl);
+    assert_string_equal(scl.text, "parse_config | load_file | main");
+    assert_string_equal(scl.group_id, sa.group_id);
+    free(scl.text);
+    build dl = {"dddd", 0x555555554000, 0x555555554000, {0x1000, 0x2000, 0x3000}};
+    sig_of(&dl, 3, fake_sym, r, &scl);
+    assert_string_equal(scl.text, "parse_config.v2 | load_file | main");
+    free(scl.text);
     /* Without symbols the two builds differ (module+offset). */
     sig_of(&b, 5, NULL, r, &sb);
     assert_string_not_equal(sa.group_id, sb.group_id);

@@ -195,12 +195,147 @@ static void test_regression(void **st)
     json_decref(l);
 }
 
+/* Apply with the build ids that had no symbols. */
+static void apply_missing(fx *f, const char *id, const char *group, const char *missing,
+                          const char *install)
+{
+    const char *m[1] = {missing};
+    fl_processed p = {.crash_id = id, .group_id = group, .signature = group,
+                      .stack_hash = "h", .app = "app", .version = "1.0", .os = "linux",
+                      .install_id = install, .received = 1700000000, .frames_json = "[]",
+                      .missing_build_ids = m, .nmissing = missing ? 1 : 0};
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->apply(f->c, &p), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+}
+
+static int64_t count_of(fx *f, const char *gid)
+{
+    bool nf;
+    json_t *g = f->s->get_group(f->c, gid, &nf);
+    if (!g)
+        return nf ? -1 : -2;
+    int64_t n = json_integer_value(json_object_get(g, "count"));
+    json_t *d = json_array_get(json_object_get(g, "days"), 0);
+    json_t *v = json_array_get(json_object_get(g, "versions"), 0);
+    /* The breakdowns move with the count. */
+    assert_int_equal(json_integer_value(json_object_get(d, "count")), n);
+    assert_int_equal(json_integer_value(json_object_get(v, "count")), n);
+    json_decref(g);
+    return n;
+}
+
+static int64_t affected_of(fx *f, const char *gid)
+{
+    bool nf;
+    json_t *g = f->s->get_group(f->c, gid, &nf);
+    assert_non_null(g);
+    int64_t n = json_integer_value(json_object_get(g, "affected"));
+    json_decref(g);
+    return n;
+}
+
+/* Symbols arrive for build id B: crashes that lacked them are marked,
+ * re-processed and moved to their new group with exact counts, once. */
+static void test_backfill_regroup(void **st)
+{
+    fx *f = *st;
+    ingest(f, "b1", "1.0");
+    ingest(f, "b2", "1.0");
+    ingest(f, "b3", "1.0");
+    apply_missing(f, "b1", "gold", "bbbb", "i1");
+    apply_missing(f, "b2", "gold", "bbbb", "i2");
+    apply_missing(f, "b3", "gother", "cccc", "i1");
+    assert_int_equal(count_of(f, "gold"), 2);
+    assert_int_equal(affected_of(f, "gold"), 2);
+
+    char **ids = NULL;
+    size_t n = 0;
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->symbols_arrived(f->c, "bbbb", 100, &ids, &n), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+
+    char *raw = NULL;
+    size_t len;
+    int64_t rcv;
+    assert_int_equal(f->s->load_raw(f->c, "b1", &raw, &len, &rcv), 3); /* marked */
+    free(raw);
+    assert_int_equal(f->s->load_raw(f->c, "b3", &raw, &len, &rcv), 2); /* not marked */
+
+    fl_processed p = {.crash_id = "b1", .group_id = "gnew", .signature = "named",
+                      .stack_hash = "h2", .app = "app", .version = "1.0", .os = "linux",
+                      .install_id = "i1", .received = 1700000000,
+                      .frames_json = "[{\"function\":\"f\"}]"};
+    for (int twice = 0; twice < 2; twice++) { /* a redelivered task moves it once */
+        assert_int_equal(f->s->begin(f->c), 0);
+        assert_int_equal(f->s->reapply(f->c, &p), 0);
+        assert_int_equal(f->s->commit(f->c), 0);
+    }
+    assert_int_equal(count_of(f, "gold"), 1);
+    assert_int_equal(count_of(f, "gnew"), 1);
+    assert_int_equal(affected_of(f, "gold"), 1); /* i1 left with b1 */
+    assert_int_equal(affected_of(f, "gnew"), 1);
+    p.crash_id = "b2";
+    p.install_id = "i2";
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->reapply(f->c, &p), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(count_of(f, "gold"), -1); /* emptied: deleted */
+    assert_int_equal(count_of(f, "gnew"), 2);
+    assert_int_equal(affected_of(f, "gnew"), 2);
+    assert_int_equal(count_of(f, "gother"), 1);
+    bool nf;
+    json_t *c = f->s->get_crash(f->c, "b2", &nf);
+    assert_string_equal(json_string_value(json_object_get(c, "group_id")), "gnew");
+    json_decref(c);
+    assert_int_equal(f->s->load_raw(f->c, "b2", &raw, &len, &rcv), 2); /* done */
+    /* Symbols listing. */
+    fl_symbol_rec r = {.build_id = "bbbb", .name = "a.debug", .size = 10, .status = "ok",
+                       .kind = "debuginfo", .path = "/x/bbbb/debuginfo", .uploaded = 1};
+    assert_int_equal(f->s->add_symbol(f->c, &r), 0);
+    char path[64];
+    assert_int_equal(f->s->find_symbol(f->c, "bbbb", NULL, path, sizeof path), 0);
+    assert_string_equal(path, "/x/bbbb/debuginfo");
+    assert_int_equal(f->s->find_symbol(f->c, "bbbb", "executable", path, sizeof path), 1);
+    json_t *l = f->s->list_symbols(f->c, 10);
+    assert_int_equal(json_array_size(json_object_get(l, "symbols")), 1);
+    json_decref(l);
+
+    /* A crash processed while its symbols arrived: re-queued once. */
+    int64_t v0, v1;
+    assert_int_equal(f->s->symbols_version(f->c, &v0), 0);
+    ingest(f, "b4", "1.0");
+    fl_symbol_rec r2 = {.build_id = "dddd", .name = "d.debug", .size = 1, .status = "ok",
+                        .uploaded = 2};
+    assert_int_equal(f->s->add_symbol(f->c, &r2), 0); /* arrives meanwhile */
+    const char *m[1] = {"dddd"};
+    fl_processed p4 = {.crash_id = "b4", .group_id = "g4", .signature = "s4", .stack_hash = "h",
+                       .received = 1700000000, .missing_build_ids = m, .nmissing = 1};
+    bool rq = false;
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->apply(f->c, &p4), 0);
+    assert_int_equal(f->s->late_symbols(f->c, &p4, v0, &rq), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_true(rq);
+    assert_int_equal(f->s->load_raw(f->c, "b4", &raw, &len, &rcv), 3);
+    free(raw);
+    assert_int_equal(f->s->symbols_version(f->c, &v1), 0);
+    assert_true(v1 > v0);
+    assert_int_equal(f->s->late_symbols(f->c, &p4, v1, &rq), 0); /* seen it: no loop */
+    assert_false(rq);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backfill_regroup, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,83 @@
+/*
+ * fl_srvsym.h - the server's symbolizer: debug files by build id ->
+ * symcaches -> frames, shared by the worker threads and the HTTP
+ * endpoints (POST /api/v1/symbolicate, POST /symbolicate).
+ *
+ * How it works: a module is named by its GNU build id.  The first lookup
+ * of a build id asks fl_symlocate where its debug information is (the
+ * uploads under DATA/symbols/processed, /usr/lib/debug, debuginfod, the
+ * object's own file), builds or opens its symcache under DATA/symcache
+ * (fl_symstore), and keeps it open in a small LRU of open symcaches.
+ * Lookups copy what they return while holding the LRU's lock, so an
+ * eviction by another thread can never pull a string from under a caller;
+ * a lookup is a binary search, so the lock is held for microseconds.  The
+ * slow part -- locating and building -- runs without the lock.
+ *
+ * Misses are not cached here (a miss costs a few stat() calls; the
+ * per-crash wrapper in worker.c asks once per module per crash;
+ * debuginfod misses are remembered by fl_symlocate), so a debug file
+ * uploaded a moment ago is found by the next lookup.  Only a debug file
+ * that is found but cannot be built into a symcache is remembered, for
+ * 10 minutes or until fl_srvsym_forget(), so that it is not rebuilt for
+ * every crash.
+ *
+ * Threads: every function may be called from any number of threads.
+ */
+#ifndef FL_SRVSYM_H
+#define FL_SRVSYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fl_crashlog.h"
+#include "fl_group.h"
+#include "fl_symcache.h"
+
+typedef struct fl_srvsym fl_srvsym;
+
+typedef struct fl_srvsym_config {
+    const char *upload_root;      /* DATA/symbols/processed (borrowed, copied) */
+    const char *cache_dir;        /* DATA/symcache */
+    const char *debuginfod_cache; /* DATA/debuginfod-cache, or NULL */
+    unsigned lru;                 /* open symcaches kept; 0: 32 */
+    bool remote_unwind;           /* redo the crashing thread's unwind */
+} fl_srvsym_config;
+
+/* Create the symbolizer (sets DEBUGINFOD_CACHE_PATH: call before starting
+ * threads).  OUT: *out.  Returns 0, or -1 with err filled. */
+int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_t errlen);
+void fl_srvsym_free(fl_srvsym *s); /* NULL is fine */
+
+/* Forget the open symcache of a build id (new debug file uploaded). */
+void fl_srvsym_forget(fl_srvsym *s, const char *build_id);
+/* Forget every open symcache (a debug file was ingested, maybe by another
+ * process: the workers call it when the store's symbols version moves). */
+void fl_srvsym_flush(void *s);
+
+/* Symbolize module-relative address rel of the module with build_id
+ * (path: where the client loaded it, may be NULL).  Fills out[0..cap)
+ * innermost first, strings copied.  Returns the number of frames, 0 when
+ * the module has no symbols (or no build id), -1 when the address is
+ * covered by nothing in a module that has symbols. */
+int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint64_t rel,
+                     fl_sym_frame *out, size_t cap);
+
+/* fl_symbolize_fn for fl_workers_config (ctx: the fl_srvsym). */
+int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uint64_t rel,
+                        fl_sym_frame *out, size_t cap);
+
+/* The server-side unwind hook (ctx: the fl_srvsym): run fl_remote_unwind
+ * on a log with REGISTER and STACK lines and keep whichever stack
+ * fl_remote_unwind_pick chooses.  Returns 1 with *pcs (caller frees) and
+ * *n when the server's stack is better, 0 to keep the client's, -1 on
+ * OOM. */
+int fl_srvsym_unwind(void *ctx, const fl_crashlog *log, uint64_t **pcs, size_t *n);
+
+typedef struct fl_srvsym_stats {
+    uint64_t lookups, opened, built, evicted, located_missing;
+    uint64_t broken; /* debug files found whose symcache could not be built */
+} fl_srvsym_stats;
+void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out);
+
+#endif

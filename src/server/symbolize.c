@@ -1,0 +1,282 @@
+/*
+ * symbolize.c - the server's symbolizer; see fl_srvsym.h for how it works.
+ */
+#define _GNU_SOURCE
+#include "fl_srvsym.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "fl_remote_unwind.h"
+#include "fl_symlocate.h"
+#include "fl_symstore.h"
+
+#define DEFAULT_LRU 32
+#define MAX_LRU 1024
+#define MAX_INLINE_LOOKUP 32
+#define ID_MAX (2 * FL_SYM_BUILD_ID_MAX + 1)
+#define MAX_BROKEN 64          /* debug files whose symcache could not be built */
+#define BROKEN_TTL_NS (600ull * 1000000000ull)
+
+typedef struct entry {
+    char build_id[ID_MAX];
+    fl_symcache *sc;
+    uint64_t used; /* LRU clock */
+} entry;
+
+struct fl_srvsym {
+    fl_symlocate *loc;
+    char *cache_dir;
+    bool remote_unwind;
+    pthread_mutex_t mu;
+    entry *lru;
+    size_t nlru, cap;
+    uint64_t clock;
+    fl_srvsym_stats st;
+    /* A debug file that is found but cannot be turned into a symcache
+     * (corrupt, over a limit) would otherwise be rebuilt for every crash:
+     * remember the failure for 10 minutes, or until forget(). */
+    struct broken {
+        char build_id[ID_MAX];
+        uint64_t until_ns;
+    } broken[MAX_BROKEN];
+    size_t nbroken_next;
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct broken *broken_locked(fl_srvsym *s, const char *id)
+{
+    uint64_t now = now_ns();
+    for (size_t i = 0; i < MAX_BROKEN; i++)
+        if (s->broken[i].until_ns > now && !strcasecmp(s->broken[i].build_id, id))
+            return &s->broken[i];
+    return NULL;
+}
+
+int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    fl_srvsym *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->cap = cfg->lru ? (cfg->lru > MAX_LRU ? MAX_LRU : cfg->lru) : DEFAULT_LRU;
+    s->remote_unwind = cfg->remote_unwind;
+    if (!(s->lru = calloc(s->cap, sizeof *s->lru)) || !(s->cache_dir = strdup(cfg->cache_dir))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (fl_symstore_mkdirs(s->cache_dir)) {
+        snprintf(err, errlen, "cannot create %s", s->cache_dir);
+        goto fail;
+    }
+    fl_symlocate_config lc;
+    fl_symlocate_config_init(&lc);
+    if (cfg->upload_root)
+        lc.upload_roots[lc.nupload_roots++] = cfg->upload_root;
+    lc.debuginfod_cache = cfg->debuginfod_cache;
+    int rc = fl_symlocate_new(&lc, &s->loc);
+    if (rc) {
+        snprintf(err, errlen, "symbol locator: %s", fl_symlocate_strerror(rc));
+        goto fail;
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    *out = s;
+    return 0;
+fail:
+    free(s->lru);
+    free(s->cache_dir);
+    free(s);
+    return -1;
+}
+
+void fl_srvsym_free(fl_srvsym *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nlru; i++)
+        fl_symcache_close(s->lru[i].sc);
+    free(s->lru);
+    fl_symlocate_free(s->loc);
+    pthread_mutex_destroy(&s->mu);
+    free(s->cache_dir);
+    free(s);
+}
+
+static entry *find_locked(fl_srvsym *s, const char *id)
+{
+    for (size_t i = 0; i < s->nlru; i++)
+        if (!strcasecmp(s->lru[i].build_id, id))
+            return &s->lru[i];
+    return NULL;
+}
+
+void fl_srvsym_forget(fl_srvsym *s, const char *build_id)
+{
+    if (!s || !build_id)
+        return;
+    pthread_mutex_lock(&s->mu);
+    entry *e = find_locked(s, build_id);
+    if (e) {
+        fl_symcache_close(e->sc);
+        *e = s->lru[--s->nlru];
+    }
+    struct broken *b = broken_locked(s, build_id);
+    if (b)
+        b->until_ns = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void fl_srvsym_flush(void *arg)
+{
+    fl_srvsym *s = arg;
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nlru; i++)
+        fl_symcache_close(s->lru[i].sc);
+    s->nlru = 0;
+    for (size_t i = 0; i < MAX_BROKEN; i++)
+        s->broken[i].until_ns = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Insert sc for id, evicting the least recently used entry when full.
+ * Takes ownership of sc (closes it when another thread was first). */
+static entry *insert_locked(fl_srvsym *s, const char *id, fl_symcache *sc)
+{
+    entry *e = find_locked(s, id);
+    if (e) {
+        fl_symcache_close(sc);
+        return e;
+    }
+    if (s->nlru < s->cap) {
+        e = &s->lru[s->nlru++];
+    } else {
+        e = &s->lru[0];
+        for (size_t i = 1; i < s->nlru; i++)
+            if (s->lru[i].used < e->used)
+                e = &s->lru[i];
+        fl_symcache_close(e->sc);
+        s->st.evicted++;
+    }
+    snprintf(e->build_id, sizeof e->build_id, "%s", id);
+    e->sc = sc;
+    return e;
+}
+
+static void copy_frame(fl_sym_frame *d, const fl_symframe *f)
+{
+    snprintf(d->function, sizeof d->function, "%s", f->function ? f->function : "");
+    snprintf(d->file, sizeof d->file, "%s", f->file ? f->file : "");
+    d->line = f->line;
+    d->column = f->column;
+    d->inlined = f->inlined != 0;
+}
+
+int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint64_t rel,
+                     fl_sym_frame *out, size_t cap)
+{
+    if (!s || !build_id || !*build_id || strlen(build_id) >= ID_MAX)
+        return -1;
+    fl_symframe fr[MAX_INLINE_LOOKUP];
+    pthread_mutex_lock(&s->mu);
+    s->st.lookups++;
+    entry *e = find_locked(s, build_id);
+    if (!e && broken_locked(s, build_id)) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    if (!e) {
+        pthread_mutex_unlock(&s->mu);
+        fl_symlocate_result res;
+        char err[512];
+        if (fl_symlocate_find(s->loc, build_id, path, &res, err, sizeof err)) {
+            pthread_mutex_lock(&s->mu);
+            s->st.located_missing++;
+            pthread_mutex_unlock(&s->mu);
+            return -1;
+        }
+        fl_symcache *sc = NULL;
+        int built = 0;
+        if (fl_symstore_get(s->cache_dir, res.path, 0, &sc, &built, NULL, NULL, 0, err,
+                            sizeof err)) {
+            pthread_mutex_lock(&s->mu);
+            struct broken *b = &s->broken[s->nbroken_next++ % MAX_BROKEN];
+            snprintf(b->build_id, sizeof b->build_id, "%s", build_id);
+            b->until_ns = now_ns() + BROKEN_TTL_NS;
+            s->st.broken++;
+            pthread_mutex_unlock(&s->mu);
+            return -1;
+        }
+        pthread_mutex_lock(&s->mu);
+        s->st.opened++;
+        s->st.built += built != 0;
+        e = insert_locked(s, build_id, sc);
+    }
+    e->used = ++s->clock;
+    size_t n = fl_symcache_lookup(e->sc, rel, fr, MAX_INLINE_LOOKUP);
+    if (n > MAX_INLINE_LOOKUP)
+        n = MAX_INLINE_LOOKUP;
+    /* The all-unknown answer: the module has symbols, the address none. */
+    if (n == 1 && !fr[0].function && !fr[0].file)
+        n = 0;
+    /* When the chain is deeper than the caller takes, keep the outermost
+     * (real) function: drop inline levels from the innermost end. */
+    size_t skip = n > cap ? n - cap : 0;
+    for (size_t i = skip; i < n; i++)
+        copy_frame(&out[i - skip], &fr[i]);
+    pthread_mutex_unlock(&s->mu);
+    return (int)(n - skip);
+}
+
+int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uint64_t rel,
+                        fl_sym_frame *out, size_t cap)
+{
+    return fl_srvsym_lookup(ctx, build_id, module && module[0] == '/' ? module : NULL, rel, out,
+                            cap);
+}
+
+int fl_srvsym_unwind(void *ctx, const fl_crashlog *log, uint64_t **pcs, size_t *n)
+{
+    fl_srvsym *s = ctx;
+    *pcs = NULL;
+    *n = 0;
+    if (!s || !s->remote_unwind || !log->nregisters || !log->nstack)
+        return 0;
+    fl_ru_stack *st = malloc(sizeof *st); /* ~12 KiB: not on a worker's stack */
+    if (!st)
+        return -1;
+    char err[256];
+    int rc = 0;
+    if (fl_remote_unwind(log, s->loc, st, err, sizeof err) == 0 &&
+        fl_remote_unwind_pick(log, st) == FL_RU_PICK_SERVER && st->nframes) {
+        if (!(*pcs = malloc(st->nframes * sizeof **pcs))) {
+            rc = -1;
+        } else {
+            memcpy(*pcs, st->pcs, st->nframes * sizeof **pcs);
+            *n = st->nframes;
+            rc = 1;
+        }
+    }
+    free(st);
+    return rc;
+}
+
+void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out)
+{
+    pthread_mutex_lock(&s->mu);
+    *out = s->st;
+    pthread_mutex_unlock(&s->mu);
+}

@@ -1,0 +1,405 @@
+/*
+ * symingest.c - uploads and the watched directory; see fl_symingest.h.
+ */
+#define _GNU_SOURCE
+#include "fl_symingest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fl_srvutil.h"
+#include "fl_symcache.h"
+#include "fl_symlocate.h"
+#include "fl_symstore.h"
+
+#define DEFAULT_BACKFILL 100000
+#define MAX_WATCHED 256 /* files of incoming/ remembered between polls */
+#define MAX_PREBUILD 64 /* symcaches waiting to be built in the background */
+
+struct fl_symingest {
+    char dir[PATH_MAX / 2], cache[PATH_MAX / 2];
+    char tmp[PATH_MAX / 2], incoming[PATH_MAX / 2], processed[PATH_MAX / 2],
+        failed[PATH_MAX / 2];
+    fl_symingest_config cfg;
+    pthread_t th;
+    bool running, stopping;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* Stored files whose symcache the watcher thread builds ahead of the
+     * first crash (a worker would build it on demand otherwise). */
+    char (*prebuild)[PATH_MAX];
+    size_t nprebuild;
+};
+
+static int mk(const char *d)
+{
+    return mkdir(d, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+int fl_symingest_new(const fl_symingest_config *cfg, fl_symingest **out, char *err,
+                     size_t errlen)
+{
+    *out = NULL;
+    fl_symingest *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    g->cfg = *cfg;
+    if (!g->cfg.backfill_max)
+        g->cfg.backfill_max = DEFAULT_BACKFILL;
+    if ((size_t)snprintf(g->dir, sizeof g->dir, "%s", cfg->symbols_dir) >= sizeof g->dir ||
+        (size_t)snprintf(g->cache, sizeof g->cache, "%s", cfg->cache_dir) >= sizeof g->cache) {
+        snprintf(err, errlen, "data directory path too long");
+        free(g);
+        return -1;
+    }
+    snprintf(g->tmp, sizeof g->tmp, "%.*s/tmp", (int)(sizeof g->tmp - 16), g->dir);
+    snprintf(g->incoming, sizeof g->incoming, "%.*s/incoming", (int)(sizeof g->tmp - 16), g->dir);
+    snprintf(g->processed, sizeof g->processed, "%.*s/processed", (int)(sizeof g->tmp - 16),
+             g->dir);
+    snprintf(g->failed, sizeof g->failed, "%.*s/failed", (int)(sizeof g->tmp - 16), g->dir);
+    g->cfg.symbols_dir = g->dir;
+    g->cfg.cache_dir = g->cache;
+    if (mk(g->dir) || mk(g->tmp) || mk(g->incoming) || mk(g->processed) || mk(g->failed) ||
+        fl_symstore_mkdirs(g->cache)) {
+        snprintf(err, errlen, "cannot create the directories under %s: %s", g->dir,
+                 strerror(errno));
+        free(g);
+        return -1;
+    }
+    if (!(g->prebuild = calloc(MAX_PREBUILD, sizeof *g->prebuild))) {
+        snprintf(err, errlen, "out of memory");
+        free(g);
+        return -1;
+    }
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    *out = g;
+    return 0;
+}
+
+const char *fl_symingest_tmpdir(const fl_symingest *g)
+{
+    return g->tmp;
+}
+
+const char *fl_symingest_processed_dir(const fl_symingest *g)
+{
+    return g->processed;
+}
+
+/* "executable" when the file carries code (a .text with bytes), else
+ * "debuginfo" (objcopy --only-keep-debug leaves .text as NOBITS). */
+static const char *file_kind(const char *path)
+{
+    const char *kind = "debuginfo";
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return kind;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    size_t shstrndx;
+    if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+        for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
+            GElf_Shdr sh;
+            if (!gelf_getshdr(scn, &sh))
+                continue;
+            const char *n = elf_strptr(e, shstrndx, sh.sh_name);
+            if (n && !strcmp(n, ".text") && sh.sh_type == SHT_PROGBITS && sh.sh_size) {
+                kind = "executable";
+                break;
+            }
+        }
+    }
+    elf_end(e);
+    close(fd);
+    return kind;
+}
+
+/* A file name safe to use under failed/ and processed/: the last path
+ * component, no leading dot, at most 200 bytes. */
+static void safe_name(const char *name, char *out, size_t cap)
+{
+    const char *b = name ? strrchr(name, '/') : NULL;
+    b = b ? b + 1 : name;
+    if (!b || !*b || *b == '.')
+        b = "upload";
+    snprintf(out, cap, "%.200s", b);
+}
+
+static void record(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r)
+{
+    fl_store *s = g->cfg.store;
+    if (s->begin(conn) == 0) {
+        if (s->add_symbol(conn, r) || s->commit(conn))
+            s->rollback(conn);
+    }
+}
+
+/* The backfill: mark and re-queue the crashes that lacked these symbols,
+ * and record the file, in one transaction. */
+static int arrived(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r, size_t *nq)
+{
+    fl_store *s = g->cfg.store;
+    fl_queue *q = g->cfg.queue;
+    char **ids = NULL;
+    size_t n = 0;
+    *nq = 0;
+    if (s->begin(conn))
+        return -1;
+    if (s->add_symbol(conn, r) ||
+        s->symbols_arrived(conn, r->build_id, g->cfg.backfill_max, &ids, &n))
+        goto fail;
+    if (q && q->in_store_txn)
+        for (size_t i = 0; i < n; i++)
+            if (q->enqueue(q, conn, ids[i]))
+                goto fail;
+    if (s->commit(conn))
+        goto fail;
+    if (q && !q->in_store_txn)
+        for (size_t i = 0; i < n; i++)
+            q->enqueue(q, conn, ids[i]);
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    *nq = n;
+    return 0;
+fail:
+    s->rollback(conn);
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    return -1;
+}
+
+int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, const char *name,
+                      long long size, bool keep_failed, char *build_id, size_t cap, char *err,
+                      size_t errlen)
+{
+    uint8_t id[FL_SYM_BUILD_ID_MAX];
+    size_t idlen = 0;
+    uint64_t fp;
+    char hex[2 * FL_SYM_BUILD_ID_MAX + 1] = "", why[512] = "", nm[256];
+    char dest[PATH_MAX], d2[PATH_MAX];
+    safe_name(name, nm, sizeof nm);
+    fl_symbol_rec r = {.name = nm, .size = size, .uploaded = fl_now()};
+    /* The cheap checks run here (on an HTTP thread for uploads): an ELF
+     * file with a GNU build id and something to symbolize with.  The
+     * symcache is built in the background (prebuild), or by the first
+     * worker that needs it. */
+    int rc = fl_symcache_identify(path, id, &idlen, &fp, why, sizeof why);
+    if (rc == 0 && idlen == 0) {
+        snprintf(why, sizeof why, "no GNU build id (link with -Wl,--build-id)");
+        rc = FL_SYM_ENOTELF;
+    }
+    if (rc == 0) {
+        fl_sym_hex(id, idlen, hex, sizeof hex);
+        char h2[2 * FL_SYM_BUILD_ID_MAX + 1];
+        int dw = 0, st = 0;
+        if (fl_symlocate_read_build_id(path, h2, sizeof h2, &dw, &st)) {
+            snprintf(why, sizeof why, "cannot read the ELF sections");
+            rc = FL_SYM_ENOTELF;
+        } else if (!dw && !st) {
+            snprintf(why, sizeof why, "no debug information: neither DWARF (.debug_info) nor a "
+                                      "symbol table (.symtab); upload the unstripped file or "
+                                      "its .debug file");
+            rc = FL_SYM_ENOTELF;
+        }
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "%s", why[0] ? why : fl_sym_strerror(rc));
+        r.status = "failed";
+        r.error = err;
+        r.build_id = hex[0] ? hex : NULL;
+        if (keep_failed) {
+            snprintf(dest, sizeof dest, "%s/%s", g->failed, nm);
+            if (rename(path, dest) == 0) {
+                snprintf(d2, sizeof d2, "%s/%s.error", g->failed, nm);
+                FILE *f = fopen(d2, "w");
+                if (f) {
+                    fprintf(f, "%s\n", err);
+                    fclose(f);
+                }
+            } else {
+                unlink(path);
+            }
+        } else {
+            unlink(path);
+        }
+        record(g, conn, &r);
+        return 1;
+    }
+    const char *kind = file_kind(path);
+    snprintf(d2, sizeof d2, "%s/%s", g->processed, hex);
+    if ((size_t)snprintf(dest, sizeof dest, "%s/%s", d2, kind) >= sizeof dest ||
+        (mkdir(d2, 0755) && errno != EEXIST) || rename(path, dest)) {
+        snprintf(err, errlen, "cannot store the file as %s: %s", dest, strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    if (keep_failed && strcmp(nm, hex)) {
+        /* processed/<name> shows the operator where the file went. */
+        snprintf(d2, sizeof d2, "%s/%s", g->processed, nm);
+        char rel[300];
+        snprintf(rel, sizeof rel, "%s/%s", hex, kind);
+        unlink(d2);
+        if (symlink(rel, d2)) {
+            /* cosmetic only */
+        }
+    }
+    fl_srvsym_forget(g->cfg.sym, hex);
+    r.build_id = hex;
+    r.status = "ok";
+    r.kind = kind;
+    r.path = dest;
+    size_t nq = 0;
+    if (arrived(g, conn, &r, &nq)) {
+        snprintf(err, errlen, "stored, but the store failed to record it");
+        return -1;
+    }
+    if (nq && g->cfg.notify)
+        g->cfg.notify(g->cfg.notify_arg);
+    pthread_mutex_lock(&g->mu);
+    if (g->nprebuild < MAX_PREBUILD) /* else a worker builds it on demand */
+        snprintf(g->prebuild[g->nprebuild++], PATH_MAX, "%s", dest);
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    snprintf(build_id, cap, "%s", hex);
+    return 0;
+}
+
+/* Build the symcaches of freshly stored files (watcher thread). */
+static void prebuild(fl_symingest *g)
+{
+    char p[PATH_MAX];
+    for (;;) {
+        pthread_mutex_lock(&g->mu);
+        bool any = g->nprebuild > 0 && !g->stopping;
+        if (any)
+            memcpy(p, g->prebuild[--g->nprebuild], sizeof p);
+        pthread_mutex_unlock(&g->mu);
+        if (!any)
+            return;
+        fl_symcache *sc = NULL;
+        int built = 0;
+        char err[256];
+        if (fl_symstore_get(g->cache, p, 0, &sc, &built, NULL, NULL, 0, err, sizeof err) == 0)
+            fl_symcache_close(sc);
+    }
+}
+
+/* ---- the watched directory */
+
+typedef struct seen {
+    char name[256];
+    off_t size;
+    struct timespec mtime;
+} seen;
+
+static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *nprev)
+{
+    seen cur[MAX_WATCHED];
+    size_t ncur = 0;
+    DIR *d = opendir(g->incoming);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) && ncur < MAX_WATCHED) {
+        if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof cur[0].name)
+            continue;
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", g->incoming, de->d_name);
+        if (lstat(p, &st) || !S_ISREG(st.st_mode))
+            continue;
+        bool still = false;
+        for (size_t i = 0; i < *nprev; i++)
+            if (!strcmp(prev[i].name, de->d_name)) {
+                still = prev[i].size == st.st_size &&
+                        prev[i].mtime.tv_sec == st.st_mtim.tv_sec &&
+                        prev[i].mtime.tv_nsec == st.st_mtim.tv_nsec;
+                break;
+            }
+        if (still) {
+            /* Unchanged for a whole poll: the writer is done with it. */
+            char id[160], err[512];
+            fl_symingest_file(g, conn, p, de->d_name, (long long)st.st_size, true, id, sizeof id,
+                              err, sizeof err);
+            continue;
+        }
+        seen *s = &cur[ncur++];
+        snprintf(s->name, sizeof s->name, "%s", de->d_name);
+        s->size = st.st_size;
+        s->mtime = st.st_mtim;
+    }
+    closedir(d);
+    memcpy(prev, cur, ncur * sizeof *cur);
+    *nprev = ncur;
+}
+
+static void *watch_main(void *arg)
+{
+    fl_symingest *g = arg;
+    fl_store_conn *conn = g->cfg.store->connect(g->cfg.store);
+    seen *prev = calloc(MAX_WATCHED, sizeof *prev);
+    size_t nprev = 0;
+    pthread_mutex_lock(&g->mu);
+    while (!g->stopping) {
+        pthread_mutex_unlock(&g->mu);
+        if (conn && prev)
+            poll_once(g, conn, prev, &nprev);
+        prebuild(g);
+        pthread_mutex_lock(&g->mu);
+        if (g->stopping)
+            break;
+        if (g->nprebuild)
+            continue;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    }
+    pthread_mutex_unlock(&g->mu);
+    free(prev);
+    g->cfg.store->disconnect(conn);
+    return NULL;
+}
+
+int fl_symingest_watch(fl_symingest *g)
+{
+    if (g->running)
+        return 0;
+    if (pthread_create(&g->th, NULL, watch_main, g))
+        return -1;
+    g->running = true;
+    return 0;
+}
+
+void fl_symingest_free(fl_symingest *g)
+{
+    if (!g)
+        return;
+    if (g->running) {
+        pthread_mutex_lock(&g->mu);
+        g->stopping = true;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        pthread_join(g->th, NULL);
+    }
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->cv);
+    free(g->prebuild);
+    free(g);
+}

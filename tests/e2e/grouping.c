@@ -1,0 +1,69 @@
+/* One crash site reached by two different paths.  Built twice by the test
+ * (gcc -O2 and clang -O1 with padding that moves every address), so the
+ * same crash has different addresses in the two builds.
+ *   grouping a  -> main > path_a > step_a > crash_site
+ *   grouping b  -> main > path_b > step_b > crash_site */
+#include <faultline.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOINLINE __attribute__((noinline))
+#define BARRIER() __asm__ volatile("" ::: "memory")
+
+#ifdef PAD
+NOINLINE int padding(int x)
+{
+    volatile int acc = x;
+    for (int i = 0; i < 64; i++)
+        acc = acc * 31 + i;
+    return acc;
+}
+#endif
+
+NOINLINE static void crash_site(volatile int *p)
+{
+    *p = 1;
+    BARRIER();
+}
+
+NOINLINE static void step_a(volatile int *p)
+{
+    crash_site(p);
+    BARRIER();
+}
+
+NOINLINE static void path_a(volatile int *p)
+{
+    step_a(p);
+    BARRIER();
+}
+
+/* Path b must be different code, or gcc folds it into path a
+ * (identical-code folding) and both crashes have one stack. */
+static volatile int b_calls;
+
+NOINLINE static void step_b(volatile int *p)
+{
+    b_calls += 2;
+    crash_site(p);
+    BARRIER();
+}
+
+NOINLINE static void path_b(volatile int *p)
+{
+    b_calls += 3;
+    step_b(p);
+    BARRIER();
+}
+
+int main(int argc, char **argv)
+{
+    const char *v = getenv("GROUPING_VERSION");
+    if (!faultline_install("groupapp", v ? v : "1.0", NULL))
+        return 3;
+    if (argc > 1 && !strcmp(argv[1], "a"))
+        path_a(NULL);
+    if (argc > 1 && !strcmp(argv[1], "b"))
+        path_b(NULL);
+    return 0;
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Grouping with real symbols: the same crash built by gcc -O2 and by
+# clang -O1 (other addresses) lands in one group; a crash that shares only
+# the top frame (same crash site, other callers) lands in another.
+set -u
+SRC=$1 LIBA=$2 INCLUDE=$3 FAULTLINE=$4
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-grp.XXXXXX")
+ADMIN=grp-admin-$$ KEY=grp-key-$$
+SPID=
+cleanup() {
+    if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL [grouping]: $*" >&2
+    [ -f "$WORK/serve.err" ] && tail -n 20 "$WORK/serve.err" >&2
+    exit 1
+}
+export ASAN_OPTIONS=handle_segv=0:detect_leaks=0
+unset FAULTLINE_URL FAULTLINE_REPORTER
+
+# Two builds of the same program.
+gcc   -O2 -g -I"$INCLUDE" "$SRC" "$LIBA" -o "$WORK/v1" -lpthread -ldl || fail "gcc build"
+clang -O1 -g -DPAD -I"$INCLUDE" "$SRC" "$LIBA" -o "$WORK/v2" -lpthread -ldl || fail "clang build"
+
+crash() { # spool version exe mode
+    FAULTLINE_SPOOL=$1 GROUPING_VERSION=$2 "$3" "$4" 2>/dev/null
+    [ $? = 139 ] || fail "$3 $4 did not die of SIGSEGV"
+}
+crash "$WORK/spool" 1.0 "$WORK/v1" a
+crash "$WORK/spool" 1.1 "$WORK/v2" a
+crash "$WORK/spool" 1.0 "$WORK/v1" b
+
+PORT=
+for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { PORT=$p; break; }
+done
+BASE=http://127.0.0.1:$PORT
+FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY \
+    "$FAULTLINE" serve --listen "127.0.0.1:$PORT" --data "$WORK/data" >"$WORK/serve.out" 2>"$WORK/serve.err" &
+SPID=$!
+for _ in $(seq 1 150); do
+    curl -fsS -m 2 "$BASE/healthz" >/dev/null 2>&1 && break
+    sleep 0.2
+done
+
+# Symbols first (both builds), then the crashes.
+FAULTLINE_ADMIN_TOKEN=$ADMIN "$FAULTLINE" symbols add "$WORK/v1" "$WORK/v2" --server "$BASE" \
+    >"$WORK/sym.out" 2>&1 || fail "symbols add --server: $(cat "$WORK/sym.out")"
+"$FAULTLINE" submit "$WORK"/spool/*.crashlog --server "$BASE/api/v1/crashes" --key "$KEY" \
+    >"$WORK/submit.out" 2>&1 || fail "submit: $(cat "$WORK/submit.out")"
+
+api() { curl -fsS -m 5 -H "Authorization: Bearer $ADMIN" "$BASE$1"; }
+out=
+for _ in $(seq 1 150); do
+    out=$(api "/api/v1/groups?app=groupapp" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["groups"]
+print(" ".join(str(x["count"]) for x in sorted(g, key=lambda x: -x["count"])))' 2>/dev/null)
+    [ "$out" = "2 1" ] && break
+    sleep 0.2
+done
+[ "$out" = "2 1" ] || fail "group counts '$out', want '2 1' (same crash from two builds in one group, the other path apart)"
+
+# The big group is named by the crash site, with file and line.
+api "/api/v1/groups?app=groupapp" >"$WORK/groups.json"
+gid=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["groups"]; print(max(g, key=lambda x: x["count"])["id"])' "$WORK/groups.json")
+api "/api/v1/groups/$gid" >"$WORK/group.json" || fail "GET group"
+python3 - "$WORK/group.json" <<'PY' || fail "representative frames lack function/file/line: $(head -c 600 "$WORK/group.json")"
+import json, sys
+g = json.load(open(sys.argv[1]))
+g = g.get("group", g)
+text = json.dumps(g)
+frames = []
+def walk(o):
+    if isinstance(o, dict):
+        if "function" in o and "address" in o:
+            frames.append(o)
+        for v in o.values(): walk(v)
+    elif isinstance(o, list):
+        for v in o: walk(v)
+walk(g)
+names = [f.get("function") for f in frames]
+assert "crash_site" in names, names
+site = frames[names.index("crash_site")]
+assert (site.get("file") or "").endswith("grouping.c"), site
+assert int(site.get("line") or 0) > 0, site
+assert "step_a" in names and "path_a" in names, names
+PY
+echo "ok [grouping]: gcc -O2 and clang -O1 builds of one crash -> one group; other path -> another"

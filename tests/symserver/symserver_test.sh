@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# The symbolication server end to end: a real `faultline serve` on a free
+# port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
+# uploaded over HTTP or dropped into the watched directory.
+#   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug
+# CASE: upload | libc | backfill | watch | debuginfod | symbolicate | roles
+set -uo pipefail
+case_=$1 FL=$2 CRASH=$3 DEBUG=$4
+work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
+ADMIN=test-admin-token KEY=test-ingest-key
+export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+# No network: system symbols come from /usr/lib/debug only.
+unset DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
+PID= PORT=
+cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; [ -f "$work/err" ] && tail -5 "$work/err" >&2; exit 1; }
+ok() { echo "ok: $*"; }
+
+CRASH_ENV=()
+if [ "${FAULTLINE_SANITIZE:-OFF}" = ON ]; then
+  CRASH_ENV=("ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:detect_leaks=0:use_sigaltstack=0:allow_user_segv_handler=1"
+             "UBSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0")
+fi
+
+start() { # start DATADIR [options...]
+  local d=$1; shift
+  : >"$work/out"
+  "$FL" serve --listen 127.0.0.1:0 --data "$d" "$@" >"$work/out" 2>>"$work/err" &
+  PID=$!
+  for _ in $(seq 100); do
+    PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$')
+    [ -n "$PORT" ] && return 0
+    kill -0 "$PID" 2>/dev/null || fail "server exited at start"
+    sleep 0.1
+  done
+  fail "server did not start"
+}
+stop() { kill -TERM "$PID"; wait "$PID"; local rc=$?; PID=; return $rc; }
+url() { echo "http://127.0.0.1:$PORT$1"; }
+code() { local m=$1 p=$2; shift 2; curl -s -o "$work/body" -w '%{http_code}' -X "$m" "$@" "$(url "$p")"; }
+admin() { curl -s -H "Authorization: Bearer $ADMIN" "$@"; }
+field() { grep -o "\"$1\":\"[^\"]*\"" | head -1 | cut -d'"' -f4; }
+
+# crash MODE: run the client, set LOG to its crash log.
+NCRASH=0
+crash() {
+  NCRASH=$((NCRASH + 1))
+  local spool="$work/spool-$1-$NCRASH"
+  mkdir -p "$spool"
+  { (ulimit -c 0; exec env "${CRASH_ENV[@]}" FAULTLINE_SPOOL="$spool" "$CRASH" "$1"); } 2>/dev/null \
+    && fail "symsrv_crash $1 did not crash"
+  LOG=$(ls "$spool"/*.crashlog 2>/dev/null | head -1)
+  [ -n "$LOG" ] || fail "symsrv_crash $1 left no crash log"
+}
+# submit: post $LOG, set CID to its crash id, wait until it is processed.
+submit() {
+  local c
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Type: text/plain' --data-binary @"$LOG")
+  [ "$c" = 200 ] || fail "submit -> $c $(cat "$work/body")"
+  CID=$(field id <"$work/body")
+  for _ in $(seq 200); do
+    admin "$(url "/api/v1/crashes/$CID")" >"$work/crash.json"
+    grep -q '"state":"processed"' "$work/crash.json" && { GID=$(field group_id <"$work/crash.json"); return 0; }
+    sleep 0.1
+  done
+  fail "crash $CID not processed"
+}
+# The build id of the debug file (what the server must answer).
+BID=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$DEBUG") | cut -d' ' -f3)
+[ -n "$BID" ] || fail "no build id in $DEBUG"
+# A frame of symsrv_fault with file and line, as compact JSON shows it.
+FAULT_RE='"function":"symsrv_fault","file":"[^"]*symsrv_crash\.c","line":[0-9]+'
+
+case $case_ in
+upload)
+  # One open symcache at a time: the app and libc evict each other.
+  start "$work/d" --symcache-lru 1
+  # Garbage -> 400 with the reason; no token -> 401.
+  head -c 4096 /dev/urandom >"$work/garbage"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$work/garbage")
+  [ "$c" = 400 ] || fail "garbage upload -> $c"
+  grep -q '"reason"' "$work/body" || fail "garbage: no reason: $(cat "$work/body")"
+  ok "garbage -> 400 $(cat "$work/body")"
+  # The stripped binary: ELF with the right build id, but nothing to name frames with.
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$CRASH")
+  [ "$c" = 400 ] || fail "stripped binary upload -> $c"
+  grep -q 'no debug information' "$work/body" || fail "stripped: $(cat "$work/body")"
+  ok "stripped binary -> 400 $(cat "$work/body")"
+  c=$(code POST /api/v1/symbols --data-binary @"$DEBUG"); [ "$c" = 401 ] || fail "upload without token -> $c"
+  # The real client: faultline symbols add FILE --server URL.
+  "$FL" symbols add "$DEBUG" --server "$(url '')" >"$work/add.out" 2>&1 || fail "symbols add: $(cat "$work/add.out")"
+  grep -q "$BID" "$work/add.out" || fail "symbols add output lacks $BID: $(cat "$work/add.out")"
+  grep -q 'another build id' "$work/add.out" && fail "server answered another build id"
+  ok "faultline symbols add --server -> $(tail -1 "$work/add.out")"
+  admin "$(url /api/v1/symbols)" >"$work/syms.json"
+  grep -q "\"build_id\":\"$BID\",\"name\":\"symsrv_crash.debug\",\"size\":$(stat -c %s "$DEBUG"),\"status\":\"ok\"" "$work/syms.json" \
+    || fail "GET /api/v1/symbols: $(cat "$work/syms.json")"
+  grep -q '"status":"failed","error":"' "$work/syms.json" || fail "the garbage upload is not listed as failed"
+  ok "GET /api/v1/symbols lists the file and the failure"
+  # The crash, after its symbols: function, file and line in the group.
+  crash deep
+  submit
+  admin "$(url "/api/v1/groups/$GID")" >"$work/group.json"
+  grep -Eq "$FAULT_RE" "$work/group.json" || fail "group frames lack symsrv_fault with file/line: $(head -c 1500 "$work/group.json")"
+  grep -q '"function":"symsrv_store","file":"[^"]*symsrv_crash.c","line":[0-9]*,"column":[0-9]*,"module":"symsrv_crash","address":"0x[0-9a-f]*","offset":"0x[0-9a-f]*","inlined":true' "$work/group.json" \
+    || fail "no inlined symsrv_store frame: $(head -c 1500 "$work/group.json")"
+  grep -Eq '"function":"symsrv_middle","file":"[^"]*symsrv_crash\.c"' "$work/group.json" || fail "no symsrv_middle frame"
+  grep -Eq '"function":"symsrv_outer"' "$work/group.json" || fail "no symsrv_outer frame"
+  grep -q '"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"' "$work/group.json" \
+    || fail "signature: $(grep -o '"signature":"[^"]*"' "$work/group.json")"
+  grep -Eq "$FAULT_RE" "$work/crash.json" || fail "crash frames lack symsrv_fault"
+  grep -q '"symbols":{"status":"[a-z]*","modules":\[' "$work/crash.json" || fail "no symbol status"
+  grep -q "{\"module\":\"symsrv_crash\",\"build_id\":\"$BID\",\"symbols\":true}" "$work/crash.json" || fail "symsrv_crash not marked as symbolicated"
+  ok "group $GID: $(grep -o '"signature":"[^"]*"' "$work/group.json")"
+  ok "frame: $(grep -Eo "$FAULT_RE" "$work/group.json" | head -1)"
+  grep -q '"stack_source":"client"' "$work/crash.json" || fail "a complete client stack should be kept"
+  # A client whose unwinder stopped after one frame: the server unwinds
+  # the crashing thread itself from REGISTER + STACK and the modules' CFI.
+  first=$(grep -m1 '^CALLSTACK' "$LOG")
+  awk -v f="$first" '/^CALLSTACK/ { if ($0 != f) next } /^CRASH_ID/ { print $0 "-0000"; next } { print }' "$LOG" >"$work/short.crashlog"
+  [ "$(grep -c '^CALLSTACK' "$work/short.crashlog")" = 1 ] || fail "could not shorten the stack"
+  LOG=$work/short.crashlog
+  submit
+  grep -q '"stack_source":"server"' "$work/crash.json" || fail "the server's unwind was not used: $(grep -o '"stack_source":"[a-z]*"' "$work/crash.json")"
+  grep -Eq '"function":"symsrv_outer","file":"[^"]*symsrv_crash\.c"' "$work/crash.json" || fail "server stack lacks symsrv_outer"
+  [ "$GID" = "$(grep -o '"id":"[^"]*"' "$work/group.json" | head -1 | cut -d'"' -f4)" ] || fail "the re-unwound crash went to another group ($GID)"
+  ok "one-frame CALLSTACK -> stack_source server, same group as the full stack"
+  curl -s "$(url /metrics)" >"$work/metrics"
+  grep -Eq '^faultline_symcache_evicted_total [1-9]' "$work/metrics" || fail "no LRU eviction: $(grep symcache "$work/metrics")"
+  grep -Eq '^faultline_symbol_lookups_total [1-9]' "$work/metrics" || fail "no lookups counted"
+  ok "metrics: $(grep -E '^faultline_sym' "$work/metrics" | tr '\n' ' ')"
+  stop || fail "shutdown rc"
+  # Size cap: a server with a 1000-byte cap answers 413.
+  start "$work/d2" --max-symbol-file 1000
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$DEBUG")
+  [ "$c" = 413 ] || fail "oversized upload -> $c"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'Transfer-Encoding: chunked' --data-binary @"$DEBUG")
+  [ "$c" = 413 ] || fail "oversized chunked upload -> $c"
+  [ -z "$(ls -A "$work/d2/symbols/tmp")" ] || fail "temporary files left: $(ls "$work/d2/symbols/tmp")"
+  ok "upload over the cap -> 413 (with and without Content-Length), nothing left behind"
+  stop || fail "shutdown rc"
+  ;;
+libc)
+  start "$work/d"
+  crash abort
+  submit
+  # abort and raise are inside libc: named, with glibc's source files
+  # (libc6-dbg under /usr/lib/debug).
+  grep -Eq '"function":"(__GI_)?abort","file":"[^"]*abort\.c","line":[0-9]+' "$work/crash.json" \
+    || fail "no libc abort frame with abort.c: $(head -c 2000 "$work/crash.json")"
+  grep -Eq '"module":"libc\.so\.6"' "$work/crash.json" || fail "no libc module"
+  grep -Eq '"symbols":{"status":"partial"' "$work/crash.json" || fail "the app's own symbols are missing: status should be partial"
+  grep -q "{\"module\":\"symsrv_crash\",\"build_id\":\"$BID\",\"symbols\":false}" "$work/crash.json" || fail "symsrv_crash should lack symbols"
+  ok "libc frame: $(grep -Eo '"function":"(__GI_)?abort","file":"[^"]*","line":[0-9]+' "$work/crash.json" | head -1)"
+  stop || fail "shutdown rc"
+  ;;
+backfill)
+  start "$work/d"
+  crash deep
+  submit
+  old=$GID
+  admin "$(url "/api/v1/groups/$old")" >"$work/g0.json"
+  grep -q '"signature":"symsrv_crash+0x' "$work/g0.json" || fail "before symbols: $(grep -o '"signature":"[^"]*"' "$work/g0.json")"
+  ok "before the symbols: $(grep -o '"signature":"[^"]*"' "$work/g0.json")"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: symsrv_crash.debug' --data-binary @"$DEBUG")
+  [ "$c" = 201 ] || fail "upload -> $c $(cat "$work/body")"
+  grep -q "\"build_id\":\"$BID\"" "$work/body" || fail "upload answered $(cat "$work/body")"
+  # Nobody asks: the crash is re-processed and regrouped.
+  for _ in $(seq 200); do
+    admin "$(url "/api/v1/crashes/$CID")" >"$work/crash.json"
+    new=$(field group_id <"$work/crash.json")
+    [ "$new" != "$old" ] && break
+    sleep 0.1
+  done
+  [ "$new" != "$old" ] || fail "the crash was not regrouped"
+  admin "$(url "/api/v1/groups/$new")" >"$work/g1.json"
+  grep -Eq "$FAULT_RE" "$work/g1.json" || fail "new group lacks symsrv_fault: $(head -c 1500 "$work/g1.json")"
+  grep -q '"count":1' "$work/g1.json" || fail "new group count: $(head -c 300 "$work/g1.json")"
+  c=$(code GET "/api/v1/groups/$old" -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "the emptied group is still there ($c): $(cat "$work/body")"
+  admin "$(url /api/v1/groups)" >"$work/all.json"
+  [ "$(grep -o '"count":[0-9]*' "$work/all.json")" = '"count":1' ] || fail "counts: $(cat "$work/all.json")"
+  ok "after the upload: $(grep -o '"signature":"[^"]*"' "$work/g1.json"), one group, count 1"
+  # A second crash of the same kind now joins that group directly.
+  crash deep
+  submit
+  [ "$GID" = "$new" ] || fail "second crash went to $GID"
+  admin "$(url "/api/v1/groups/$new")" >"$work/g2.json"
+  grep -q '"count":2' "$work/g2.json" || fail "count after the second crash: $(head -c 300 "$work/g2.json")"
+  ok "a later crash joins it (count 2)"
+  stop || fail "shutdown rc"
+  ;;
+watch)
+  start "$work/d"
+  crash deep
+  submit
+  old=$GID
+  inc="$work/d/symbols/incoming"
+  [ -d "$inc" ] || fail "no $inc"
+  head -c 3000 /dev/urandom >"$work/junk.debug"
+  cp "$work/junk.debug" "$inc/junk.debug"
+  cp "$DEBUG" "$inc/app.debug"
+  for _ in $(seq 100); do
+    [ -z "$(ls -A "$inc")" ] && break
+    sleep 0.1
+  done
+  [ -z "$(ls -A "$inc")" ] || fail "incoming/ not emptied: $(ls "$inc")"
+  [ -f "$work/d/symbols/failed/junk.debug" ] || fail "junk not in failed/"
+  [ -s "$work/d/symbols/failed/junk.debug.error" ] || fail "no error file next to it"
+  [ -e "$work/d/symbols/processed/app.debug" ] || fail "app.debug not in processed/"
+  cmp -s "$DEBUG" "$work/d/symbols/processed/app.debug" || fail "processed/app.debug differs"
+  ok "incoming/ -> processed/app.debug and failed/junk.debug ($(cat "$work/d/symbols/failed/junk.debug.error"))"
+  admin "$(url /api/v1/symbols)" >"$work/syms.json"
+  grep -q '"name":"junk.debug","size":3000,"status":"failed","error":"[^"]' "$work/syms.json" || fail "failure not listed: $(cat "$work/syms.json")"
+  grep -q "\"build_id\":\"$BID\",\"name\":\"app.debug\",\"size\":[0-9]*,\"status\":\"ok\"" "$work/syms.json" || fail "app.debug not listed"
+  ok "GET /api/v1/symbols shows both"
+  # The watched file backfills too.
+  for _ in $(seq 200); do
+    new=$(admin "$(url "/api/v1/crashes/$CID")" | field group_id)
+    [ "$new" != "$old" ] && break
+    sleep 0.1
+  done
+  admin "$(url "/api/v1/groups/$new")" >"$work/g1.json"
+  grep -Eq "$FAULT_RE" "$work/g1.json" || fail "no regroup after the watched file"
+  ok "crash regrouped with symbols from the watched directory"
+  stop || fail "shutdown rc"
+  ;;
+debuginfod)
+  start "$work/d"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$DEBUG")
+  [ "$c" = 201 ] || fail "upload -> $c"
+  c=$(code GET "/buildid/$BID/debuginfo"); [ "$c" = 200 ] || fail "GET debuginfo -> $c"
+  cmp -s "$work/body" "$DEBUG" || fail "curl: debuginfo differs"
+  c=$(code GET "/buildid/$BID/executable"); [ "$c" = 404 ] || fail "executable of a debug-only upload -> $c"
+  c=$(code GET "/buildid/0123456789abcdef/debuginfo"); [ "$c" = 404 ] || fail "unknown build id -> $c"
+  c=$(code GET "/buildid/../../etc/passwd/debuginfo"); [ "$c" = 404 ] || fail "path traversal -> $c"
+  # The real client.
+  got=$(DEBUGINFOD_URLS="$(url '')" DEBUGINFOD_CACHE_PATH="$work/dcache" debuginfod-find debuginfo "$BID" 2>"$work/dfind.err") \
+    || fail "debuginfod-find: $(cat "$work/dfind.err")"
+  cmp -s "$got" "$DEBUG" || fail "debuginfod-find's file differs from the upload"
+  DEBUGINFOD_URLS="$(url '')" DEBUGINFOD_CACHE_PATH="$work/dcache" debuginfod-find executable "$BID" >/dev/null 2>&1 \
+    && fail "debuginfod-find executable found a debug-only upload"
+  ok "debuginfod-find debuginfo $BID -> byte-identical ($(stat -c %s "$got") bytes); executable -> not found"
+  stop || fail "shutdown rc"
+  ;;
+symbolicate)
+  start "$work/d"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$DEBUG")
+  [ "$c" = 201 ] || fail "upload -> $c"
+  addr=$(nm "$DEBUG" | awk '$3 == "symsrv_middle" {print $1}' | sed 's/^0*//')
+  [ -n "$addr" ] || fail "no symsrv_middle in nm"
+  c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
+      -d "{\"build_id\":\"$BID\",\"addresses\":[\"0x$addr\",\"0x1\"]}")
+  [ "$c" = 200 ] || fail "symbolicate -> $c $(cat "$work/body")"
+  grep -Eq '"function":"symsrv_middle","file":"[^"]*symsrv_crash\.c","line":[0-9]+' "$work/body" || fail "JSON: $(cat "$work/body")"
+  ok "JSON: $(head -c 300 "$work/body")"
+  c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -d '{"build_id":"abcd","addresses":["0x10"]}')
+  [ "$c" = 404 ] || fail "unknown build id -> $c"
+  c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -d '{"addresses":3}')
+  [ "$c" = 400 ] || fail "bad JSON -> $c"
+  c=$(code POST /api/v1/symbolicate -d "{\"build_id\":\"$BID\",\"addresses\":[]}")
+  [ "$c" = 401 ] || fail "no token -> $c"
+  # XML: the crash log in CDATA comes back annotated.
+  crash deep
+  { printf '<?xml version="1.0"?>\n<symbolicationRequest version="1">\n<crashReport><![CDATA['
+    cat "$LOG"; printf ']]></crashReport>\n</symbolicationRequest>\n'; } >"$work/req.xml"
+  c=$(code POST /symbolicate -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/xml' --data-binary @"$work/req.xml")
+  [ "$c" = 200 ] || fail "XML -> $c $(head -c 500 "$work/body")"
+  grep -q '^<symbolicationResponse version="1" candidates="[1-9]' "$work/body" || fail "no response: $(head -c 300 "$work/body")"
+  grep -Eq '^#   -> symsrv_fault at [^ ]*symsrv_crash\.c:[0-9]+(:[0-9]+)? in symsrv_crash\+0x[0-9a-f]+$' "$work/body" \
+    || fail "symsrv_fault not annotated: $(grep -A6 '^CALLSTACK' "$work/body" | head -20)"
+  ok "XML: $(grep -m1 -E '^#   -> symsrv_fault' "$work/body")"
+  # XXE through the endpoint: refused at the DOCTYPE, nothing read.
+  printf '<?xml version="1.0"?>\n<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>\n<symbolicationRequest version="1"><crashReport>&e;</crashReport></symbolicationRequest>\n' >"$work/xxe.xml"
+  c=$(code POST /symbolicate -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/xml' --data-binary @"$work/xxe.xml")
+  [ "$c" = 400 ] || fail "XXE -> $c"
+  grep -q '<error code="doctype">' "$work/body" || fail "XXE: $(cat "$work/body")"
+  grep -q 'root:' "$work/body" && fail "/etc/passwd leaked"
+  printf '<symbolicationRequest>\n<crashReport>\n</oops>\n' >"$work/bad.xml"
+  c=$(code POST /symbolicate -H "Authorization: Bearer $ADMIN" --data-binary @"$work/bad.xml")
+  [ "$c" = 400 ] || fail "malformed XML -> $c"
+  grep -q '<error code="malformed">' "$work/body" || fail "malformed: $(cat "$work/body")"
+  ok "XXE -> 400 doctype, malformed -> 400"
+  stop || fail "shutdown rc"
+  ;;
+roles)
+  # API and workers in two processes on one data directory: the upload
+  # reaches the worker process through the store (backfill tasks, symbols
+  # version), not through memory.
+  start "$work/d" --role api
+  "$FL" serve --data "$work/d" --role worker --workers 2 >"$work/wout" 2>>"$work/err" &
+  WPID=$!
+  trap 'kill -9 $WPID 2>/dev/null; cleanup' EXIT
+  crash deep
+  submit
+  old=$GID
+  grep -q '"signature":"symsrv_crash+0x' "$work/crash.json" || fail "before symbols: $(grep -o '"signature":"[^"]*"' "$work/crash.json")"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$DEBUG")
+  [ "$c" = 201 ] || fail "upload -> $c"
+  for _ in $(seq 200); do
+    admin "$(url "/api/v1/crashes/$CID")" >"$work/crash.json"
+    new=$(field group_id <"$work/crash.json")
+    [ "$new" != "$old" ] && break
+    sleep 0.1
+  done
+  grep -Eq "$FAULT_RE" "$work/crash.json" || fail "worker process did not backfill: $(grep -o '"signature":"[^"]*"' "$work/crash.json")"
+  ok "--role api + --role worker: backfilled in the worker process ($(grep -o '"signature":"[^"]*"' "$work/crash.json"))"
+  kill -TERM $WPID; wait $WPID || fail "worker shutdown rc"
+  stop || fail "shutdown rc"
+  ;;
+*) fail "unknown case $case_" ;;
+esac
+echo PASS
