@@ -21,9 +21,15 @@ static void exercise(const uint8_t *buf, size_t size)
     fl_symframe f[32];
     const uint8_t *id;
     (void)fl_symcache_build_id(sc, &id);
-    for (size_t i = 0; i + 8 <= size && i < 4096; i += 8) {
+    fl_sc_header h;
+    memcpy(&h, buf, sizeof h);
+    for (size_t i = 0; i + 8 <= size && i < 4096; i += 4) {
         uint64_t a;
         memcpy(&a, buf + i, 8);
+        /* Odd steps: a small offset from the lowest address, so lookups
+         * land in the range table and not just anywhere in 2^64. */
+        if (i % 8)
+            a = h.base_addr + (a & 0xFFFF);
         size_t n = fl_symcache_lookup(sc, a, f, 32);
         for (size_t k = 0; k < n && k < 32; k++) {
             /* Touch every string so ASan sees any out-of-bounds pointer. */

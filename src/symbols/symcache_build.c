@@ -1424,30 +1424,6 @@ static int bytes_put(bytes *o, uint8_t c)
     return 0;
 }
 
-static int put_uleb(bytes *o, uint64_t v)
-{
-    do {
-        uint8_t c = v & 0x7f;
-        v >>= 7;
-        if (bytes_put(o, (uint8_t)(c | (v ? 0x80 : 0))))
-            return -1;
-    } while (v);
-    return 0;
-}
-
-static int put_sleb(bytes *o, int64_t v)
-{
-    for (;;) {
-        uint8_t c = v & 0x7f;
-        v >>= 7; /* arithmetic shift on every compiler we build with */
-        int done = (v == 0 && !(c & 0x40)) || (v == -1 && (c & 0x40));
-        if (bytes_put(o, (uint8_t)(c | (done ? 0 : 0x80))))
-            return -1;
-        if (done)
-            return 0;
-    }
-}
-
 /* File strings -> dense file indices for the range entries (small deltas
  * where string offsets would need two or three bytes). */
 typedef struct file_map {
@@ -1500,92 +1476,511 @@ static uint32_t file_index(builder *b, file_map *m, uint32_t str)
     return (uint32_t)m->n++;
 }
 
-/* Encodes b->out into block addresses/offsets + rdata (see
- * symcache_format.h); file strings become indices into fm->files. */
-static int encode_ranges(builder *b, uint64_t **baddrs_out, uint64_t **boffs_out,
-                         size_t *nblocks_out, bytes *rd, file_map *fm)
+/* Encodes b->out into block addresses, block states and rdata (see
+ * symcache_format.h); file strings become indices into fm->files.
+ * Two passes over the same code: the first counts the Huffman symbols,
+ * the second writes them with the codes built from those counts. */
+typedef struct enc {
+    bytes *o;
+    bytes tmp;       /* stream 1 of the current block */
+    uint64_t acc[2]; /* bits not yet written, LSB first, per stream */
+    unsigned nacc[2];
+    int writing, bad;
+    uint64_t freq[FL_SC_HUFF_N][FL_SC_HUFF_SYMS];
+    uint8_t len[FL_SC_HUFF_N][FL_SC_HUFF_SYMS];
+    uint32_t code[FL_SC_HUFF_N][FL_SC_HUFF_SYMS]; /* bit-reversed */
+} enc;
+
+/* Stream 0 (AD, COL) goes straight to the output, stream 1 (HEAD, REC,
+ * the other escapes) is appended after it when the block ends. */
+static void put_bits(enc *e, int st, uint64_t v, unsigned n) /* n <= 32 */
 {
-    size_t n = b->out.len, nb = (n + FL_SC_BLOCK - 1) / FL_SC_BLOCK;
-    uint64_t *baddrs = sc_calloc(nb ? nb : 1, sizeof *baddrs);
-    uint64_t *boffs = sc_calloc(nb ? nb : 1, sizeof *boffs);
-    if (!baddrs || !boffs) {
-        free(baddrs);
-        free(boffs);
-        return berr(b, FL_SYM_ENOMEM, "blocks");
+    e->acc[st] |= (v & (((uint64_t)1 << n) - 1)) << e->nacc[st];
+    e->nacc[st] += n;
+    while (e->nacc[st] >= 8) {
+        e->bad |= bytes_put(st ? &e->tmp : e->o, (uint8_t)e->acc[st]);
+        e->acc[st] >>= 8;
+        e->nacc[st] -= 8;
     }
-    const fl_sc_range *e = b->out.data;
+}
+
+/* Ends a block: both streams to whole bytes, stream 1 after stream 0.
+ * Returns stream 0's length in bytes (from block_start). */
+static uint64_t end_block(enc *e, size_t block_start)
+{
+    for (int st = 0; st < 2; st++)
+        if (e->nacc[st])
+            put_bits(e, st, 0, 8 - e->nacc[st]);
+    uint64_t split = e->o->len - block_start;
+    for (size_t i = 0; i < e->tmp.len; i++)
+        e->bad |= bytes_put(e->o, e->tmp.p[i]);
+    e->tmp.len = 0;
+    return split;
+}
+
+static void put_sym(enc *e, int st, int alpha, unsigned sym)
+{
+    if (e->writing)
+        put_bits(e, st, e->code[alpha][sym], e->len[alpha][sym]);
+    else
+        e->freq[alpha][sym]++;
+}
+
+static void put_esc(enc *e, int st, uint64_t v)
+{
+    unsigned n = 0;
+    while (n < 64 && (v >> n) != 0)
+        n++;
+    put_sym(e, st, FL_SC_HUFF_ESC, n);
+    if (!e->writing || n < 2)
+        return;
+    n--; /* the top bit is implied */
+    if (n > 32) {
+        put_bits(e, st, v, 32);
+        put_bits(e, st, v >> 32, n - 32);
+    } else {
+        put_bits(e, st, v, n);
+    }
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* Huffman code lengths for freq[0..n) limited to FL_SC_HUFF_BITS: build
+ * the tree by repeatedly joining the two lightest nodes (n <= 256, so the
+ * quadratic search is cheap); if it is too deep, flatten the counts and
+ * try again (all-equal counts give depth <= 8, so this ends). */
+static void huff_lengths(const uint64_t *freq_in, size_t n, uint8_t *len)
+{
+    uint64_t f[FL_SC_HUFF_SYMS];
+    memcpy(f, freq_in, n * sizeof *f);
+    for (;;) {
+        uint64_t w[2 * FL_SC_HUFF_SYMS];
+        int parent[2 * FL_SC_HUFF_SYMS], alive[2 * FL_SC_HUFF_SYMS];
+        size_t nodes = 0, used = 0;
+        for (size_t i = 0; i < n; i++) {
+            w[i] = f[i];
+            alive[i] = f[i] > 0;
+            parent[i] = -1;
+            used += f[i] > 0;
+        }
+        nodes = n;
+        memset(len, 0, n);
+        if (used == 0)
+            return;
+        if (used == 1) {
+            for (size_t i = 0; i < n; i++)
+                if (f[i])
+                    len[i] = 1;
+            return;
+        }
+        for (size_t left = used; left > 1; left--) {
+            long a = -1, c = -1;
+            for (size_t i = 0; i < nodes; i++) {
+                if (!alive[i])
+                    continue;
+                if (a < 0 || w[i] < w[a]) {
+                    c = a;
+                    a = (long)i;
+                } else if (c < 0 || w[i] < w[c]) {
+                    c = (long)i;
+                }
+            }
+            w[nodes] = w[a] + w[c];
+            alive[nodes] = 1;
+            parent[nodes] = -1;
+            alive[a] = alive[c] = 0;
+            parent[a] = parent[c] = (int)nodes;
+            nodes++;
+        }
+        unsigned maxd = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!f[i])
+                continue;
+            unsigned d = 0;
+            for (int p = parent[i]; p >= 0; p = parent[p])
+                d++;
+            len[i] = (uint8_t)(d > 255 ? 255 : d);
+            if (d > maxd)
+                maxd = d;
+        }
+        if (maxd <= FL_SC_HUFF_BITS)
+            return;
+        for (size_t i = 0; i < n; i++)
+            f[i] = f[i] ? (f[i] + 1) / 2 : 0;
+    }
+}
+
+/* Canonical codes (deflate's assignment), stored bit-reversed because the
+ * stream is read LSB first. */
+static void huff_codes(const uint8_t *len, size_t n, uint32_t *code)
+{
+    unsigned count[FL_SC_HUFF_BITS + 1] = {0}, next[FL_SC_HUFF_BITS + 2];
+    for (size_t i = 0; i < n; i++)
+        count[len[i]]++;
+    count[0] = 0;
+    unsigned c = 0;
+    for (unsigned l = 1; l <= FL_SC_HUFF_BITS; l++) {
+        c = (c + count[l - 1]) << 1;
+        next[l] = c;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned l = len[i];
+        if (!l)
+            continue;
+        unsigned v = next[l]++, r = 0;
+        for (unsigned k = 0; k < l; k++)
+            r |= ((v >> k) & 1u) << (l - 1 - k);
+        code[i] = r;
+    }
+}
+
+typedef struct blockst { /* bstate[] entry, see symcache_format.h */
+    uint64_t f[FL_SC_B_N];
+} blockst;
+
+static void encode_pass(enc *e, const fl_sc_range *r, const uint32_t *fidx, size_t n,
+                        blockst *bs)
+{
     uint64_t addr = 0, rec = 0, file = 0, line = 0, col = 0;
     for (size_t i = 0; i < n; i++) {
+        uint64_t r1 = r[i].record == FL_SC_NONE ? 0 : (uint64_t)r[i].record + 1;
+        uint64_t f1 = fidx[i] == FL_SC_NONE ? 0 : (uint64_t)fidx[i] + 1;
         if (i % FL_SC_BLOCK == 0) {
-            baddrs[i / FL_SC_BLOCK] = e[i].addr;
-            boffs[i / FL_SC_BLOCK] = rd->len;
-            addr = e[i].addr;
-            rec = file = line = col = 0;
+            if (e->writing) {
+                if (i > 0)
+                    bs[i / FL_SC_BLOCK - 1].f[FL_SC_B_SPLIT] =
+                        end_block(e, bs[i / FL_SC_BLOCK - 1].f[FL_SC_B_OFF]);
+                blockst *B = &bs[i / FL_SC_BLOCK];
+                B->f[FL_SC_B_OFF] = e->o->len;
+                B->f[FL_SC_B_REC] = r1;
+                B->f[FL_SC_B_FILE] = f1;
+                B->f[FL_SC_B_LINE] = r[i].line;
+            }
+            addr = r[i].addr;
+            rec = r1;
+            file = f1;
+            line = r[i].line;
+            col = 0;
+        } else {
+            uint64_t d = r[i].addr - addr;
+            put_sym(e, 0, FL_SC_HUFF_AD, d <= FL_SC_AD_MAX ? (unsigned)d : 0);
+            if (d > FL_SC_AD_MAX || d == 0)
+                put_esc(e, 0, d);
         }
-        uint32_t fidx = file_index(b, fm, e[i].file);
-        if (e[i].addr < addr || b->rc) {
-            free(baddrs);
-            free(boffs);
-            return b->rc ? b->rc : berr(b, FL_SYM_EDWARF, "ranges out of order");
-        }
-        uint64_t delta = e[i].addr - addr;
-        uint64_t r1 = (uint64_t)e[i].record + 1 > 0xFFFFFFFFull ? 0 : (uint64_t)e[i].record + 1;
-        uint64_t f1 = (uint64_t)fidx + 1 > 0xFFFFFFFFull ? 0 : (uint64_t)fidx + 1;
-        uint8_t flags = (delta >= 1 && delta <= 15) ? (uint8_t)delta : 0;
-        if (r1 != rec)
-            flags |= 0x10;
+        uint64_t lz = zigzag((int64_t)r[i].line - (int64_t)line);
+        unsigned head = lz < FL_SC_HEAD_LESC ? (unsigned)lz : FL_SC_HEAD_LESC;
         if (f1 != file)
-            flags |= 0x20;
-        if (e[i].line != line)
-            flags |= 0x40;
-        if (e[i].column != col)
-            flags |= 0x80;
-        int bad = bytes_put(rd, flags);
-        if (!(flags & 15))
-            bad |= put_uleb(rd, delta);
-        if (flags & 0x10)
-            bad |= put_sleb(rd, (int64_t)r1 - (int64_t)rec);
-        if (flags & 0x20)
-            bad |= put_sleb(rd, (int64_t)f1 - (int64_t)file);
-        if (flags & 0x40)
-            bad |= put_sleb(rd, (int64_t)e[i].line - (int64_t)line);
-        if (flags & 0x80)
-            bad |= put_uleb(rd, e[i].column);
-        if (bad) {
-            free(baddrs);
-            free(boffs);
-            return berr(b, FL_SYM_ENOMEM, "range data");
+            head |= FL_SC_H_FILE;
+        if (r1 != rec)
+            head |= FL_SC_H_REC;
+        if (i % FL_SC_BLOCK != 0)
+            put_sym(e, 1, FL_SC_HUFF_HEAD, head);
+        if (r1 != rec) {
+            uint64_t rz = zigzag((int64_t)r1 - (int64_t)rec);
+            put_sym(e, 1, FL_SC_HUFF_REC, rz < FL_SC_SMALL_ESC ? (unsigned)rz : FL_SC_SMALL_ESC);
+            if (rz >= FL_SC_SMALL_ESC)
+                put_esc(e, 1, rz);
         }
-        addr = e[i].addr;
+        if (f1 != file) {
+            uint64_t fz = zigzag((int64_t)f1 - (int64_t)file);
+            put_sym(e, 1, FL_SC_HUFF_FILE, fz < FL_SC_FILE_ESC ? (unsigned)fz : FL_SC_FILE_ESC);
+            if (fz >= FL_SC_FILE_ESC)
+                put_esc(e, 1, fz);
+        }
+        if (lz >= FL_SC_HEAD_LESC) /* never for a block's first entry: lz is 0 */
+            put_esc(e, 1, lz);
+        if (r[i].column != col) {
+            uint64_t c = r[i].column;
+            put_sym(e, 0, FL_SC_HUFF_COL, c < FL_SC_COL_ESC ? (unsigned)c : FL_SC_COL_ESC);
+            if (c >= FL_SC_COL_ESC)
+                put_esc(e, 0, c);
+        } else {
+            put_sym(e, 0, FL_SC_HUFF_COL, FL_SC_COL_SAME);
+        }
+        addr = r[i].addr;
         rec = r1;
         file = f1;
-        line = e[i].line;
-        col = e[i].column;
+        line = r[i].line;
+        col = r[i].column;
     }
+    if (e->writing && n > 0)
+        bs[(n - 1) / FL_SC_BLOCK].f[FL_SC_B_SPLIT] =
+            end_block(e, bs[(n - 1) / FL_SC_BLOCK].f[FL_SC_B_OFF]);
+}
+
+static int encode_ranges(builder *b, uint64_t base, uint32_t **baddrs_out, blockst **bs_out,
+                         size_t *nblocks_out, bytes *rd, file_map *fm,
+                         uint8_t huff[FL_SC_HUFF_SIZE])
+{
+    size_t n = b->out.len, nb = (n + FL_SC_BLOCK - 1) / FL_SC_BLOCK;
+    uint32_t *baddrs = sc_calloc(nb ? nb : 1, sizeof *baddrs);
+    blockst *bst = sc_calloc(nb ? nb : 1, sizeof *bst);
+    uint32_t *fidx = sc_calloc(n ? n : 1, sizeof *fidx);
+    enc *e = sc_calloc(1, sizeof *e);
+    if (!baddrs || !bst || !fidx || !e) {
+        berr(b, FL_SYM_ENOMEM, "blocks");
+        goto fail;
+    }
+    const fl_sc_range *r = b->out.data;
+    for (size_t i = 0; i < n; i++) {
+        fidx[i] = file_index(b, fm, r[i].file);
+        if (b->rc)
+            goto fail;
+        if (r[i].addr < base || (i > 0 && r[i].addr < r[i - 1].addr)) {
+            berr(b, FL_SYM_EDWARF, "ranges out of order");
+            goto fail;
+        }
+        if (r[i].addr - base > 0xFFFFFFFFu) {
+            berr(b, FL_SYM_ETOOBIG, "module spans more than 4 GiB");
+            goto fail;
+        }
+        if (i % FL_SC_BLOCK == 0)
+            baddrs[i / FL_SC_BLOCK] = (uint32_t)(r[i].addr - base);
+    }
+    e->o = rd;
+    encode_pass(e, r, fidx, n, bst);
+    for (int a = 0; a < FL_SC_HUFF_N; a++) {
+        static const unsigned nsyms[] = FL_SC_HUFF_ALPHA_SYMS, at[] = FL_SC_HUFF_ALPHA_AT;
+        huff_lengths(e->freq[a], nsyms[a], e->len[a]);
+        huff_codes(e->len[a], nsyms[a], e->code[a]);
+        for (unsigned k = 0; k < nsyms[a]; k += 2)
+            huff[at[a] + k / 2] = (uint8_t)(e->len[a][k] | e->len[a][k + 1] << 4);
+    }
+    e->writing = 1;
+    encode_pass(e, r, fidx, n, bst);
+    for (int k = 0; k < 8; k++) /* padding: the reader loads 64 bits at a time */
+        e->bad |= bytes_put(rd, 0);
+    if (e->bad) {
+        berr(b, FL_SYM_ENOMEM, "range data");
+        goto fail;
+    }
+    if (rd->len > 0xFFFFFFFFu) {
+        berr(b, FL_SYM_ETOOBIG, "range data over 4 GiB");
+        goto fail;
+    }
+    free(fidx);
+    free(e->tmp.p);
+    free(e);
     *baddrs_out = baddrs;
-    *boffs_out = boffs;
+    *bs_out = bst;
     *nblocks_out = nb;
     return 0;
+fail:
+    free(baddrs);
+    free(bst);
+    free(fidx);
+    if (e)
+        free(e->tmp.p);
+    free(e);
+    return b->rc;
+}
+
+/* Bit-packed fixed-width tables (records, symbols). */
+static unsigned bit_width(uint64_t v)
+{
+    unsigned n = 0;
+    while (v >> n)
+        n++;
+    return n;
+}
+
+static size_t packed_size(uint64_t count, const uint8_t *w, size_t nw)
+{
+    uint64_t bits = 0;
+    for (size_t i = 0; i < nw; i++)
+        bits += w[i];
+    return (size_t)((count * bits + 7) / 8 + 8);
+}
+
+/* Writes v (which fits w bits) at bit offset pos of a zeroed buffer. */
+static void pack_put(uint8_t *p, uint64_t pos, uint64_t v, unsigned w)
+{
+    for (unsigned k = 0; k < w; k++, pos++)
+        if ((v >> k) & 1u)
+            p[pos >> 3] |= (uint8_t)(1u << (pos & 7));
+}
+
+static uint64_t rec_field(const fl_sc_record *r, size_t i, int f)
+{
+    switch (f) {
+    case FL_SC_R_NAME:
+        return r->name == FL_SC_NONE ? 0 : (uint64_t)r->name + 1;
+    case FL_SC_R_PARENT:
+        return r->parent == FL_SC_NONE || r->parent >= i ? 0 : i - r->parent;
+    case FL_SC_R_FILE:
+        return r->call_file == FL_SC_NONE ? 0 : (uint64_t)r->call_file + 1; /* index by then */
+    case FL_SC_R_LINE:
+        return r->call_line;
+    default:
+        return r->call_column;
+    }
+}
+
+static uint64_t sym_field(const sym_in *s, uint64_t base, int f)
+{
+    switch (f) {
+    case FL_SC_S_ADDR: /* in saddrs[], not in the packed table */
+        (void)base;
+        return 0;
+    case FL_SC_S_SIZE:
+        return s->size > 0xFFFFFFFFu ? 0xFFFFFFFFu : s->size;
+    case FL_SC_S_NAME:
+        return s->name == FL_SC_NONE ? 0 : (uint64_t)s->name + 1;
+    default:
+        return s->file == FL_SC_NONE ? 0 : (uint64_t)s->file + 1; /* index by then */
+    }
+}
+
+/* ---- string tail merging -------------------------------------------- */
+
+/* A string that is the tail of another ("malloc" of "__libc_malloc",
+ * "foo.c" of "dir/foo.c") is stored once, inside the longer one: sorted
+ * by their reversed text, a string that is a tail of another comes right
+ * before a string it is a tail of. */
+typedef struct tstr {
+    const char *s;
+    uint32_t len, old, neu;
+} tstr;
+
+static int tstr_cmp_rev(const void *a, const void *b)
+{
+    const tstr *x = *(const tstr *const *)a, *y = *(const tstr *const *)b;
+    uint32_t i = x->len, j = y->len;
+    while (i > 0 && j > 0) {
+        unsigned char c = (unsigned char)x->s[--i], d = (unsigned char)y->s[--j];
+        if (c != d)
+            return c < d ? -1 : 1;
+    }
+    return i > 0 ? 1 : (j > 0 ? -1 : 0);
+}
+
+/* Rebuilds b->strs.buf with tails merged and rewrites every reference
+ * (record and symbol names, the file table).  On failure (memory) the
+ * table stays as it was, which is still correct. */
+static void tail_merge(builder *b, file_map *fm)
+{
+    strtab *t = &b->strs;
+    size_t n = 0;
+    for (size_t i = 0; i < t->len; i++)
+        n += t->buf[i] == '\0';
+    if (n < 2)
+        return;
+    tstr *ts = sc_calloc(n, sizeof *ts);
+    tstr **ord = sc_calloc(n, sizeof *ord);
+    char *nb = sc_malloc(t->len);
+    if (!ts || !ord || !nb)
+        goto out;
+    size_t k = 0;
+    for (size_t i = 0; i < t->len && k < n;) {
+        size_t l = strlen(t->buf + i);
+        ts[k].s = t->buf + i;
+        ts[k].len = (uint32_t)l;
+        ts[k].old = (uint32_t)i;
+        ord[k] = &ts[k];
+        k++;
+        i += l + 1;
+    }
+    qsort(ord, n, sizeof *ord, tstr_cmp_rev);
+    size_t nlen = 0;
+    for (size_t i = n; i-- > 0;) {
+        tstr *x = ord[i], *y = i + 1 < n ? ord[i + 1] : NULL;
+        if (y && y->len >= x->len && memcmp(y->s + y->len - x->len, x->s, x->len) == 0) {
+            x->neu = y->neu + (y->len - x->len);
+        } else {
+            x->neu = (uint32_t)nlen;
+            memcpy(nb + nlen, x->s, x->len + 1);
+            nlen += x->len + 1;
+        }
+    }
+    /* ts[] is in old-offset order: remap by binary search. */
+#define REMAP(v)                                                                                   \
+    do {                                                                                           \
+        if ((v) != FL_SC_NONE) {                                                                   \
+            size_t lo_ = 0, hi_ = n;                                                               \
+            while (lo_ < hi_) {                                                                    \
+                size_t mid_ = lo_ + (hi_ - lo_) / 2;                                               \
+                if (ts[mid_].old < (v))                                                            \
+                    lo_ = mid_ + 1;                                                                \
+                else                                                                               \
+                    hi_ = mid_;                                                                    \
+            }                                                                                      \
+            (v) = lo_ < n && ts[lo_].old == (v) ? ts[lo_].neu : FL_SC_NONE;                        \
+        }                                                                                          \
+    } while (0)
+    fl_sc_record *R = b->records.data;
+    for (size_t i = 0; i < b->records.len; i++)
+        REMAP(R[i].name);
+    for (size_t i = 0; i < b->syms.len; i++)
+        REMAP(VEC_AT(b->syms, sym_in, i).name);
+    for (size_t i = 0; i < fm->n; i++)
+        REMAP(fm->files[i]);
+#undef REMAP
+    free(t->buf);
+    t->buf = nb;
+    t->len = nlen;
+    t->cap = t->len;
+    nb = NULL;
+out:
+    free(ts);
+    free(ord);
+    free(nb);
 }
 
 static int serialize(builder *b, void **out, size_t *outlen)
 {
-    size_t nsym = b->syms.len;
-    uint64_t *baddrs = NULL, *boffs = NULL;
+    size_t nsym = b->syms.len, nrec = b->records.len;
+    uint32_t *baddrs = NULL;
+    blockst *bst = NULL;
     size_t nblocks = 0;
     bytes rd = {NULL, 0, 0};
     file_map fm;
     memset(&fm, 0, sizeof fm);
-    if (encode_ranges(b, &baddrs, &boffs, &nblocks, &rd, &fm)) {
-        free(rd.p);
-        free(fm.keys);
-        free(fm.vals);
-        free(fm.files);
-        return b->rc;
-    }
-    uint64_t off = FL_SC_HEADER_SIZE;
+    uint8_t huff[FL_SC_HUFF_SIZE];
+    uint8_t *buf = NULL;
     fl_sc_header h;
     memset(&h, 0, sizeof h);
+    /* Addresses are stored as 32-bit offsets from the lowest one. */
+    uint64_t base = UINT64_MAX;
+    if (b->out.len)
+        base = VEC_AT(b->out, fl_sc_range, 0).addr;
+    if (nsym && VEC_AT(b->syms, sym_in, 0).addr < base)
+        base = VEC_AT(b->syms, sym_in, 0).addr;
+    if (base == UINT64_MAX)
+        base = 0;
+    /* Call files and symbol files become file indices too (narrower
+     * fields than string offsets). */
+    fl_sc_record *R = b->records.data;
+    for (size_t i = 0; i < nrec && !b->rc; i++)
+        R[i].call_file = file_index(b, &fm, R[i].call_file);
+    for (size_t i = 0; i < nsym && !b->rc; i++) {
+        sym_in *s = &VEC_AT(b->syms, sym_in, i);
+        s->file = file_index(b, &fm, s->file);
+        if (s->addr - base > 0xFFFFFFFFu)
+            berr(b, FL_SYM_ETOOBIG, "module spans more than 4 GiB");
+    }
+    if (b->rc || encode_ranges(b, base, &baddrs, &bst, &nblocks, &rd, &fm, huff))
+        goto done;
+    tail_merge(b, &fm); /* every string reference is known by now */
+    for (int f = 0; f < FL_SC_R_N; f++) {
+        uint64_t mx = 0;
+        for (size_t i = 0; i < nrec; i++) {
+            uint64_t v = rec_field(&R[i], i, f);
+            mx = v > mx ? v : mx;
+        }
+        h.rec_w[f] = (uint8_t)bit_width(mx);
+    }
+    for (int f = 0; f < FL_SC_S_N; f++) {
+        uint64_t mx = 0;
+        for (size_t i = 0; i < nsym; i++) {
+            uint64_t v = sym_field(&VEC_AT(b->syms, sym_in, i), base, f);
+            mx = v > mx ? v : mx;
+        }
+        h.sym_w[f] = (uint8_t)bit_width(mx);
+    }
+    uint64_t off = FL_SC_HEADER_SIZE;
     memcpy(h.magic, FL_SC_MAGIC, 8);
     h.version = FL_SC_VERSION;
     h.header_size = FL_SC_HEADER_SIZE;
@@ -1593,13 +1988,22 @@ static int serialize(builder *b, void **out, size_t *outlen)
     h.build_id_len = (uint32_t)b->build_id_len;
     memcpy(h.build_id, b->build_id, b->build_id_len);
     h.flags = b->has_dwarf ? FL_SC_F_DWARF : 0;
+    h.base_addr = base;
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
     h.ranges_count = b->out.len;
     h.baddrs_off = off;
     h.blocks_count = nblocks;
-    off = ALIGN8(off + nblocks * sizeof(uint64_t));
-    h.boffs_off = off;
-    off = ALIGN8(off + nblocks * sizeof(uint64_t));
+    off = ALIGN8(off + nblocks * sizeof(uint32_t));
+    for (int f = 0; f < FL_SC_B_N; f++) {
+        uint64_t mx = 0;
+        for (size_t i = 0; i < nblocks; i++)
+            mx = bst[i].f[f] > mx ? bst[i].f[f] : mx;
+        h.blk_w[f] = (uint8_t)bit_width(mx);
+    }
+    h.bstate_off = off;
+    off = ALIGN8(off + packed_size(nblocks, h.blk_w, FL_SC_B_N));
+    h.huff_off = off;
+    off = ALIGN8(off + FL_SC_HUFF_SIZE);
     h.rdata_off = off;
     h.rdata_size = rd.len;
     off = ALIGN8(off + rd.len);
@@ -1607,45 +2011,52 @@ static int serialize(builder *b, void **out, size_t *outlen)
     h.files_count = fm.n;
     off = ALIGN8(off + fm.n * sizeof(uint32_t));
     h.records_off = off;
-    h.records_count = b->records.len;
-    off = ALIGN8(off + b->records.len * sizeof(fl_sc_record));
+    h.records_count = nrec;
+    off = ALIGN8(off + packed_size(nrec, h.rec_w, FL_SC_R_N));
     h.symbols_off = off;
     h.symbols_count = nsym;
-    off = ALIGN8(off + nsym * sizeof(fl_sc_symbol));
-    h.symfiles_off = off;
+    off = ALIGN8(off + packed_size(nsym, h.sym_w, FL_SC_S_N));
+    h.saddrs_off = off;
     off = ALIGN8(off + nsym * sizeof(uint32_t));
     h.strings_off = off;
     h.strings_size = b->strs.len;
     off = ALIGN8(off + b->strs.len);
     h.file_size = off;
-    uint8_t *buf = sc_calloc(1, off);
-    if (buf) {
-        if (nblocks) {
-            memcpy(buf + h.baddrs_off, baddrs, nblocks * sizeof(uint64_t));
-            memcpy(buf + h.boffs_off, boffs, nblocks * sizeof(uint64_t));
-        }
-        if (rd.len)
-            memcpy(buf + h.rdata_off, rd.p, rd.len);
-        if (fm.n)
-            memcpy(buf + h.files_off, fm.files, fm.n * sizeof(uint32_t));
+    buf = sc_calloc(1, off);
+    if (!buf) {
+        berr(b, FL_SYM_ENOMEM, "output");
+        goto done;
     }
-    free(baddrs);
-    free(boffs);
-    free(rd.p);
-    free(fm.keys);
-    free(fm.vals);
-    free(fm.files);
-    if (!buf)
-        return berr(b, FL_SYM_ENOMEM, "output");
-    if (b->records.len)
-        memcpy(buf + h.records_off, b->records.data, b->records.len * sizeof(fl_sc_record));
-    fl_sc_symbol *S = (fl_sc_symbol *)(buf + h.symbols_off);
+    if (nblocks) {
+        memcpy(buf + h.baddrs_off, baddrs, nblocks * sizeof(uint32_t));
+    }
+    memcpy(buf + h.huff_off, huff, FL_SC_HUFF_SIZE);
+    if (rd.len)
+        memcpy(buf + h.rdata_off, rd.p, rd.len);
+    if (fm.n)
+        memcpy(buf + h.files_off, fm.files, fm.n * sizeof(uint32_t));
+    uint64_t pos = 0;
+    for (size_t i = 0; i < nblocks; i++)
+        for (int f = 0; f < FL_SC_B_N; f++) {
+            pack_put(buf + h.bstate_off, pos, bst[i].f[f], h.blk_w[f]);
+            pos += h.blk_w[f];
+        }
+    pos = 0;
+    for (size_t i = 0; i < nrec; i++)
+        for (int f = 0; f < FL_SC_R_N; f++) {
+            pack_put(buf + h.records_off, pos, rec_field(&R[i], i, f), h.rec_w[f]);
+            pos += h.rec_w[f];
+        }
+    pos = 0;
+    for (size_t i = 0; i < nsym; i++)
+        for (int f = 0; f < FL_SC_S_N; f++) {
+            pack_put(buf + h.symbols_off, pos, sym_field(&VEC_AT(b->syms, sym_in, i), base, f),
+                     h.sym_w[f]);
+            pos += h.sym_w[f];
+        }
     for (size_t i = 0; i < nsym; i++) {
-        sym_in *s = &VEC_AT(b->syms, sym_in, i);
-        S[i].addr = s->addr;
-        S[i].size = s->size > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)s->size;
-        S[i].name = s->name;
-        memcpy(buf + h.symfiles_off + i * sizeof(uint32_t), &s->file, sizeof(uint32_t));
+        uint32_t a = (uint32_t)(VEC_AT(b->syms, sym_in, i).addr - base); /* checked above */
+        memcpy(buf + h.saddrs_off + i * sizeof a, &a, sizeof a);
     }
     if (b->strs.len)
         memcpy(buf + h.strings_off, b->strs.buf, b->strs.len);
@@ -1654,7 +2065,14 @@ static int serialize(builder *b, void **out, size_t *outlen)
     memcpy(buf, &h, sizeof h);
     *out = buf;
     *outlen = off;
-    return 0;
+done:
+    free(baddrs);
+    free(bst);
+    free(rd.p);
+    free(fm.keys);
+    free(fm.vals);
+    free(fm.files);
+    return b->rc;
 }
 
 static void builder_free(builder *b)

@@ -5,31 +5,47 @@
  * The full field table is in docs/symbols.md.  In short:
  *
  *   header (256 bytes)
- *   baddrs[]   one u64 per FL_SC_BLOCK range entries: the block's first
- *              address (a dense array: the binary search touches few lines)
- *   boffs[]    one u64 per block: where its entries start in rdata
- *   rdata      range entries, delta-encoded: from an entry's address up to
- *              the next one's, the innermost function record and the
- *              line-table row (file index, line, column)
+ *   baddrs[]   one u32 per FL_SC_BLOCK range entries: the block's first
+ *              address minus base_addr (a dense array for the search)
+ *   bstate[]   bit-packed, per block: where its data starts in rdata
+ *              (bytes), where its stream 1 starts (bytes from there), and
+ *              its first entry's record+1, file index+1 and line; widths
+ *              in blk_w[]
+ *   huff       code lengths of the six Huffman alphabets (FL_SC_HUFF_*)
+ *   rdata      range entries, Huffman-coded per block (below), + 8 bytes
+ *              of zero padding so the reader can load 64 bits anywhere
  *   files[]    u32 string offset per file index
- *   records[]  a function or inlined call; parent points to the frame it
- *              was inlined into (parent index < own index, so walks end)
- *   symbols[]  ELF symbols sorted by addr, one per address
- *   symfiles[] per symbol, the STT_FILE name before it (local symbols)
- *   strings    NUL-terminated, deduplicated; refs are offsets into it
+ *   records[]  bit-packed: name+1, parent distance (0: none, else own
+ *              index - parent, so walks only go down), call file index+1,
+ *              call line, call column; widths in rec_w[]
+ *   saddrs[]   u32 per symbol, sorted: address - base_addr (dense, for
+ *              the binary search)
+ *   symbols[]  bit-packed, per symbol: size, name+1, STT_FILE file
+ *              index+1; widths in sym_w[] (sym_w[FL_SC_S_ADDR] is 0)
+ *   strings    NUL-terminated, deduplicated, a string that is the tail of
+ *              another stored inside it; refs are offsets into it
  *
- * A lookup is a binary search in baddrs[], a decode of at most
- * FL_SC_BLOCK entries, a walk up records[] and a binary search in
- * symbols[] for the outermost name.
+ * Packed tables are count * (sum of widths) bits, rounded up to bytes,
+ * + 8 bytes of padding; fields are at most 32 bits wide.
  *
- * Range entry encoding (state reset at each block to addr = block.addr,
- * record = file = NONE, line = column = 0):
- *   flags byte: bits 0-3 address delta 1..15 (0: a ULEB128 delta follows),
- *               bit 4 record changed, bit 5 file index changed, bit 6 line
- *               changed, bit 7 column changed
- *   then, in this order and only when flagged: address delta (ULEB128),
- *   record delta, file delta, line delta (SLEB128 each; record and file
- *   are coded as value+1 so NONE is 0), column (ULEB128).
+ * Range entries, two bit streams per block, LSB first: stream 0 holds AD
+ * and COL (and their escapes), stream 1 everything else: two independent
+ * dependency chains the CPU decodes in parallel.  A block's first entry
+ * takes address, record, file and line from baddrs[]/bstate[] and codes
+ * only COL (previous column 0).  Every further entry:
+ *   AD   address delta: 1..255, 0 = escape
+ *   HEAD bits 0-6 zigzag line delta 0..126 (127 = escape), bit 7 file
+ *        changed, bit 8 record changed
+ *   REC  if record changed: zigzag record delta 0..254 (255 = escape)
+ *   FILE if file changed: zigzag file index delta 0..510 (511 = escape)
+ *        then, if HEAD escaped it, the zigzag line delta
+ *   COL  column 0..253, 254 = escape, 255 = unchanged (always present: a
+ *        branch the CPU cannot predict costs more than the bits)
+ * An escaped value v is an ESC code for n, the bit length of v (0..64),
+ * then v's low n-1 bits (its top bit is implied).  AD, HEAD, REC, FILE,
+ * COL and ESC are canonical Huffman codes of at most FL_SC_HUFF_BITS
+ * bits; their code lengths are stored 4 bits each, symbol 2k in the low
+ * nibble, one alphabet after the other (FL_SC_HUFF_ALPHA_*).
  */
 #ifndef FL_SYMCACHE_FORMAT_H
 #define FL_SYMCACHE_FORMAT_H
@@ -38,12 +54,45 @@
 #include <stdint.h>
 
 #define FL_SC_MAGIC "FLSYMCH\0"
-#define FL_SC_VERSION 1u
+#define FL_SC_VERSION 2u
 #define FL_SC_HEADER_SIZE 256u
 #define FL_SC_NONE 0xFFFFFFFFu /* "no string / no record" */
 
 /* Limits the builder enforces and the reader relies on. */
 #define FL_SC_MAX_INLINE_DEPTH 256u
+
+#define FL_SC_BLOCK 24u /* range entries per block */
+
+/* Huffman alphabets of the range entries. */
+enum {
+    FL_SC_HUFF_AD,
+    FL_SC_HUFF_HEAD,
+    FL_SC_HUFF_REC,
+    FL_SC_HUFF_FILE,
+    FL_SC_HUFF_COL,
+    FL_SC_HUFF_ESC,
+    FL_SC_HUFF_N
+};
+#define FL_SC_HUFF_BITS 11u          /* longest code */
+#define FL_SC_HUFF_SYMS 512u         /* largest alphabet (HEAD, FILE) */
+/* Symbols per alphabet, in enum order (even, so nibbles pair up), and
+ * where each one's code lengths start in the huff table (4 bits each). */
+#define FL_SC_HUFF_ALPHA_SYMS {256u, 512u, 256u, 512u, 256u, 66u}
+#define FL_SC_HUFF_ALPHA_AT {0u, 128u, 384u, 512u, 768u, 896u}
+#define FL_SC_HUFF_SIZE 929u /* bytes: 896 + 66 / 2 */
+#define FL_SC_AD_MAX 255u            /* AD's escape is 0 */
+#define FL_SC_HEAD_LESC 127u         /* HEAD's line-delta escape */
+#define FL_SC_H_LINE 0x7Fu
+#define FL_SC_H_FILE 0x80u
+#define FL_SC_H_REC 0x100u
+#define FL_SC_SMALL_ESC 255u         /* REC's escape */
+#define FL_SC_FILE_ESC 511u          /* FILE's escape */
+#define FL_SC_COL_ESC 254u
+#define FL_SC_COL_SAME 255u
+
+enum { FL_SC_R_NAME, FL_SC_R_PARENT, FL_SC_R_FILE, FL_SC_R_LINE, FL_SC_R_COL, FL_SC_R_N };
+enum { FL_SC_B_OFF, FL_SC_B_SPLIT, FL_SC_B_REC, FL_SC_B_FILE, FL_SC_B_LINE, FL_SC_B_N };
+enum { FL_SC_S_ADDR, FL_SC_S_SIZE, FL_SC_S_NAME, FL_SC_S_FILE, FL_SC_S_N };
 
 typedef struct fl_sc_header {
     char magic[8];          /* FL_SC_MAGIC */
@@ -55,21 +104,26 @@ typedef struct fl_sc_header {
     uint32_t build_id_len;  /* <= FL_SYM_BUILD_ID_MAX */
     uint32_t flags;         /* FL_SC_F_* */
     uint8_t build_id[64];
+    uint64_t base_addr;     /* subtracted from block and symbol addresses */
     uint64_t ranges_count;          /* range entries in rdata */
-    uint64_t baddrs_off, blocks_count; /* blocks_count == ceil(ranges_count / FL_SC_BLOCK) */
-    uint64_t rdata_off, rdata_size;
-    uint64_t records_off, records_count;
-    uint64_t symbols_off, symbols_count;
+    uint64_t baddrs_off;
+    uint32_t blocks_count; /* == ceil(ranges_count / FL_SC_BLOCK) */
+    uint32_t files_count;
+    uint64_t bstate_off;            /* packed, blocks_count entries */
+    uint64_t huff_off;              /* FL_SC_HUFF_SIZE bytes of code lengths */
+    uint64_t rdata_off, rdata_size; /* rdata_size includes the 8 padding bytes */
+    uint64_t files_off;
+    uint64_t records_off, records_count; /* size follows from count and rec_w */
+    uint64_t symbols_off, symbols_count; /* size follows from count and sym_w */
+    uint64_t saddrs_off;
     uint64_t strings_off, strings_size;
-    uint64_t symfiles_off; /* u32 per symbol: string or FL_SC_NONE */
-    uint64_t boffs_off;    /* u64 per block */
-    uint64_t files_off, files_count;
-    uint8_t reserved[FL_SC_HEADER_SIZE - 232];
+    uint8_t rec_w[FL_SC_R_N]; /* bit widths, each <= 32 */
+    uint8_t sym_w[FL_SC_S_N];
+    uint8_t blk_w[FL_SC_B_N];
+    uint8_t reserved[FL_SC_HEADER_SIZE - 240 - FL_SC_R_N - FL_SC_S_N - FL_SC_B_N];
 } fl_sc_header;
 
 #define FL_SC_F_DWARF 1u /* built from DWARF (else symbol table only) */
-
-#define FL_SC_BLOCK 16u /* range entries per block */
 
 /* One decoded range entry (also the builder's in-memory form). */
 typedef struct fl_sc_range {
@@ -81,23 +135,16 @@ typedef struct fl_sc_range {
     uint32_t column;
 } fl_sc_range;
 
+/* The builder's in-memory record (packed on write). */
 typedef struct fl_sc_record {
     uint32_t name;      /* string, or FL_SC_NONE */
     uint32_t parent;    /* record this was inlined into, or FL_SC_NONE */
     uint32_t call_file; /* where, in the parent: string or FL_SC_NONE */
     uint32_t call_line;
     uint32_t call_column;
-} fl_sc_record; /* 20 bytes */
-
-typedef struct fl_sc_symbol {
-    uint64_t addr;
-    uint32_t size; /* 0: extends to the next symbol; sizes >= 4 GiB saturate */
-    uint32_t name; /* string */
-} fl_sc_symbol; /* 16 bytes */
+} fl_sc_record;
 
 _Static_assert(sizeof(fl_sc_header) == FL_SC_HEADER_SIZE, "header size");
-_Static_assert(sizeof(fl_sc_record) == 20, "record size");
-_Static_assert(sizeof(fl_sc_symbol) == 16, "symbol size");
 
 /* 64-bit checksum of a byte range (an xxh64-style 4-lane hash: fast
  * enough that verifying a multi-megabyte file costs well under 1 ms). */

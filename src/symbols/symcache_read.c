@@ -8,6 +8,7 @@
  * whose checksum was forged cannot make a lookup loop or read outside the
  * mapping.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,14 +30,18 @@ struct fl_symcache {
     size_t size;
     int mapped; /* 1: base came from mmap and is ours to unmap */
     fl_sc_header hdr;
-    const uint64_t *baddrs;
-    const uint64_t *boffs;
+    const uint32_t *baddrs;
     const uint32_t *files;
     const uint8_t *rdata;
-    const fl_sc_record *records;
-    const fl_sc_symbol *symbols;
-    const uint32_t *symfiles;
+    const uint8_t *bstate, *records, *symbols; /* bit-packed */
+    const uint32_t *saddrs;
+    size_t bstate_size, records_size, symbols_size;
+    uint64_t blk_bits, rec_bits, sym_bits; /* bits per entry */
+    uint8_t blk_at[FL_SC_B_N], rec_at[FL_SC_R_N], sym_at[FL_SC_S_N]; /* bit offset of each field */
     const char *strings;
+    /* Huffman decode tables, indexed by the next FL_SC_HUFF_BITS bits:
+     * symbol << 4 | code length, 0 = no such code. */
+    uint16_t huff[FL_SC_HUFF_N][1u << FL_SC_HUFF_BITS];
 };
 
 const char *fl_sym_strerror(int code)
@@ -160,6 +165,50 @@ static int table_ok(uint64_t off, uint64_t count, uint64_t esize, uint64_t size)
     return 1;
 }
 
+static uint64_t packed_bytes(uint64_t count, uint64_t bits)
+{
+    return (count * bits + 7) / 8 + 8; /* count < 2^32, bits <= 160 */
+}
+
+/* Builds the decode table of one alphabet from its code lengths; -1 when
+ * the lengths are not a prefix code (Kraft sum over 1). */
+static int huff_table(const uint8_t *packed_len, unsigned nsyms, uint16_t *tab)
+{
+    uint8_t len[FL_SC_HUFF_SYMS];
+    for (unsigned i = 0; i < nsyms; i++)
+        len[i] = (packed_len[i / 2] >> (i & 1 ? 4 : 0)) & 15;
+    const unsigned L = FL_SC_HUFF_BITS;
+    unsigned count[FL_SC_HUFF_BITS + 1] = {0}, next[FL_SC_HUFF_BITS + 2];
+    uint64_t kraft = 0;
+    for (unsigned i = 0; i < nsyms; i++) {
+        if (len[i] > L)
+            return -1;
+        count[len[i]]++;
+        if (len[i])
+            kraft += (uint64_t)1 << (L - len[i]);
+    }
+    if (kraft > ((uint64_t)1 << L))
+        return -1;
+    count[0] = 0;
+    unsigned c = 0;
+    for (unsigned l = 1; l <= L; l++) {
+        c = (c + count[l - 1]) << 1;
+        next[l] = c;
+    }
+    memset(tab, 0, sizeof(uint16_t) << L);
+    for (unsigned i = 0; i < nsyms; i++) {
+        unsigned l = len[i];
+        if (!l)
+            continue;
+        unsigned v = next[l]++, r = 0;
+        for (unsigned k = 0; k < l; k++)
+            r |= ((v >> k) & 1u) << (l - 1 - k);
+        for (unsigned j = r; j < (1u << L); j += 1u << l)
+            tab[j] = (uint16_t)(i << 4 | l);
+    }
+    return 0;
+}
+
 static int validate(fl_symcache *sc, char *err, size_t errlen)
 {
     if (sc->size < FL_SC_HEADER_SIZE)
@@ -171,38 +220,74 @@ static int validate(fl_symcache *sc, char *err, size_t errlen)
     if (memcmp(h->magic, FL_SC_MAGIC, 8) != 0)
         return fail(err, errlen, FL_SYM_ECORRUPT, "bad magic");
     if (h->version != FL_SC_VERSION)
-        return fail(err, errlen, FL_SYM_EVERSION, "format version is not 1");
+        return fail(err, errlen, FL_SYM_EVERSION, "format version is not 2");
     if (h->header_size != FL_SC_HEADER_SIZE)
         return fail(err, errlen, FL_SYM_ECORRUPT, "bad header size");
     if (h->file_size != sc->size)
         return fail(err, errlen, FL_SYM_ECORRUPT, "size does not match the header (truncated?)");
     if (h->build_id_len > FL_SYM_BUILD_ID_MAX)
         return fail(err, errlen, FL_SYM_ECORRUPT, "bad build id length");
+    if (h->ranges_count > ((uint64_t)1 << 40)) /* keeps blocks_count < 2^32 */
+        return fail(err, errlen, FL_SYM_ECORRUPT, "too many ranges");
     if (h->blocks_count != h->ranges_count / FL_SC_BLOCK + (h->ranges_count % FL_SC_BLOCK != 0))
         return fail(err, errlen, FL_SYM_ECORRUPT, "block count does not match");
-    if (!table_ok(h->baddrs_off, h->blocks_count, sizeof(uint64_t), sc->size) ||
-        !table_ok(h->boffs_off, h->blocks_count, sizeof(uint64_t), sc->size) ||
+    /* References are 32-bit; more would be unaddressable. */
+    if (h->records_count >= FL_SC_NONE || h->strings_size >= FL_SC_NONE ||
+        h->symbols_count >= FL_SC_NONE || h->files_count >= FL_SC_NONE ||
+        h->rdata_size > FL_SC_NONE)
+        return fail(err, errlen, FL_SYM_ECORRUPT, "table too large");
+    sc->blk_bits = sc->rec_bits = sc->sym_bits = 0;
+    for (int f = 0; f < FL_SC_B_N; f++) {
+        if (h->blk_w[f] > 32)
+            return fail(err, errlen, FL_SYM_ECORRUPT, "bad block field width");
+        sc->blk_at[f] = (uint8_t)sc->blk_bits;
+        sc->blk_bits += h->blk_w[f];
+    }
+    for (int f = 0; f < FL_SC_R_N; f++) {
+        if (h->rec_w[f] > 32)
+            return fail(err, errlen, FL_SYM_ECORRUPT, "bad record field width");
+        sc->rec_at[f] = (uint8_t)sc->rec_bits;
+        sc->rec_bits += h->rec_w[f];
+    }
+    for (int f = 0; f < FL_SC_S_N; f++) {
+        if (h->sym_w[f] > 32)
+            return fail(err, errlen, FL_SYM_ECORRUPT, "bad symbol field width");
+        sc->sym_at[f] = (uint8_t)sc->sym_bits;
+        sc->sym_bits += h->sym_w[f];
+    }
+    uint64_t bsz = packed_bytes(h->blocks_count, sc->blk_bits);
+    uint64_t rsz = packed_bytes(h->records_count, sc->rec_bits);
+    uint64_t ssz = packed_bytes(h->symbols_count, sc->sym_bits);
+    if (!table_ok(h->baddrs_off, h->blocks_count, sizeof(uint32_t), sc->size) ||
+        !table_ok(h->bstate_off, bsz, 1, sc->size) ||
+        !table_ok(h->huff_off, FL_SC_HUFF_SIZE, 1, sc->size) ||
         !table_ok(h->files_off, h->files_count, sizeof(uint32_t), sc->size) ||
         !table_ok(h->rdata_off, h->rdata_size, 1, sc->size) ||
-        !table_ok(h->records_off, h->records_count, sizeof(fl_sc_record), sc->size) ||
-        !table_ok(h->symbols_off, h->symbols_count, sizeof(fl_sc_symbol), sc->size) ||
-        !table_ok(h->symfiles_off, h->symbols_count, sizeof(uint32_t), sc->size) ||
+        !table_ok(h->records_off, rsz, 1, sc->size) ||
+        !table_ok(h->symbols_off, ssz, 1, sc->size) ||
+        !table_ok(h->saddrs_off, h->symbols_count, sizeof(uint32_t), sc->size) ||
         !table_ok(h->strings_off, h->strings_size, 1, sc->size))
         return fail(err, errlen, FL_SYM_ECORRUPT, "a table lies outside the file");
-    /* Record and string references are 32-bit; more would be unaddressable. */
-    if (h->records_count >= FL_SC_NONE || h->strings_size >= FL_SC_NONE)
-        return fail(err, errlen, FL_SYM_ECORRUPT, "table too large");
+    if (h->rdata_size < 8)
+        return fail(err, errlen, FL_SYM_ECORRUPT, "range data lacks its padding");
     if (h->strings_size > 0 && sc->base[h->strings_off + h->strings_size - 1] != '\0')
         return fail(err, errlen, FL_SYM_ECORRUPT, "string table not terminated");
     if (fl_sc_file_checksum(sc->base, sc->size) != h->checksum)
         return fail(err, errlen, FL_SYM_ECORRUPT, "checksum mismatch");
-    sc->baddrs = (const uint64_t *)(sc->base + h->baddrs_off);
-    sc->boffs = (const uint64_t *)(sc->base + h->boffs_off);
+    static const unsigned nsyms[] = FL_SC_HUFF_ALPHA_SYMS, at[] = FL_SC_HUFF_ALPHA_AT;
+    for (int a = 0; a < FL_SC_HUFF_N; a++)
+        if (huff_table(sc->base + h->huff_off + at[a], nsyms[a], sc->huff[a]) != 0)
+            return fail(err, errlen, FL_SYM_ECORRUPT, "bad Huffman code lengths");
+    sc->baddrs = (const uint32_t *)(sc->base + h->baddrs_off);
+    sc->bstate = sc->base + h->bstate_off;
+    sc->bstate_size = (size_t)bsz;
     sc->files = (const uint32_t *)(sc->base + h->files_off);
     sc->rdata = sc->base + h->rdata_off;
-    sc->records = (const fl_sc_record *)(sc->base + h->records_off);
-    sc->symbols = (const fl_sc_symbol *)(sc->base + h->symbols_off);
-    sc->symfiles = (const uint32_t *)(sc->base + h->symfiles_off);
+    sc->records = sc->base + h->records_off;
+    sc->records_size = (size_t)rsz;
+    sc->symbols = sc->base + h->symbols_off;
+    sc->symbols_size = (size_t)ssz;
+    sc->saddrs = (const uint32_t *)(sc->base + h->saddrs_off);
     sc->strings = (const char *)(sc->base + h->strings_off);
     return 0;
 }
@@ -294,85 +379,152 @@ static const char *str_at(const fl_symcache *sc, uint32_t off)
     return sc->strings + off;
 }
 
+/* File index + 1 (0: none) -> path. */
+static const char *file_at(const fl_symcache *sc, uint64_t idx1)
+{
+    if (idx1 == 0 || idx1 > sc->hdr.files_count)
+        return NULL;
+    return str_at(sc, sc->files[idx1 - 1]);
+}
+
+/* The 57 or more bits of p[0..size) from bit pos on; bytes past the end
+ * read as 0.  Valid tables end in 8 bytes of padding, so the fast path is
+ * the one taken unless the file lies. */
+static inline uint64_t load_bits(const uint8_t *p, uint64_t size, uint64_t pos)
+{
+    uint64_t byte = pos >> 3, v = 0;
+    if (byte + 8 <= size) {
+        memcpy(&v, p + byte, 8);
+    } else {
+        for (uint64_t i = 0; byte + i < size && i < 8; i++)
+            v |= (uint64_t)p[byte + i] << (8 * i);
+    }
+    return v >> (pos & 7);
+}
+
+/* Field (bit offset at, width w <= 32) of entry i of a packed table.
+ * Callers pass i < the table's count only, and validate() checked that
+ * the table has its 8 bytes of padding, so the 64-bit load stays inside
+ * (size is kept for the assertion of that in debug builds). */
+static inline uint32_t packed(const uint8_t *p, size_t size, uint64_t bits, size_t i, unsigned at,
+                              unsigned w)
+{
+    uint64_t pos = (uint64_t)i * bits + at, v;
+    assert((pos >> 3) + 8 <= size);
+    (void)size;
+    memcpy(&v, p + (pos >> 3), 8);
+    return (uint32_t)((v >> (pos & 7)) & (((uint64_t)1 << w) - 1));
+}
+
+#define REC_F(sc, i, f)                                                                            \
+    packed((sc)->records, (sc)->records_size, (sc)->rec_bits, (i), (sc)->rec_at[f],                \
+           (sc)->hdr.rec_w[f])
+#define BLK_F(sc, i, f)                                                                            \
+    packed((sc)->bstate, (sc)->bstate_size, (sc)->blk_bits, (i), (sc)->blk_at[f],                  \
+           (sc)->hdr.blk_w[f])
+#define SYM_F(sc, i, f)                                                                            \
+    packed((sc)->symbols, (sc)->symbols_size, (sc)->sym_bits, (i), (sc)->sym_at[f],                \
+           (sc)->hdr.sym_w[f])
+
 /* The symbol llvm-symbolizer takes the outermost frame's name from: the
  * last symbol starting at or before addr, unless it has a size and addr is
- * past its end.  NULL when none. */
-static const fl_sc_symbol *find_symbol(const fl_symcache *sc, uint64_t addr)
+ * past its end.  Its index, or SIZE_MAX when none. */
+static size_t find_symbol(const fl_symcache *sc, uint64_t addr)
 {
     size_t n = sc->hdr.symbols_count;
-    if (n == 0 || sc->symbols[0].addr > addr)
-        return NULL;
+    if (n == 0 || addr < sc->hdr.base_addr)
+        return SIZE_MAX;
+    uint64_t rel = addr - sc->hdr.base_addr;
+    if (sc->saddrs[0] > rel)
+        return SIZE_MAX;
     /* Branch-free binary search (the compiler turns the ?: into a cmov):
      * mispredicted branches were most of a lookup's cost. */
-    const fl_sc_symbol *s = sc->symbols;
+    const uint32_t *s = sc->saddrs;
     while (n > 1) {
         size_t half = n / 2;
-        s = s[half].addr <= addr ? s + half : s;
+        s = s[half] <= rel ? s + half : s;
         n -= half;
     }
-    if (s->size != 0 && addr - s->addr >= s->size)
-        return NULL;
-    return s;
+    size_t i = (size_t)(s - sc->saddrs);
+    uint32_t size = SYM_F(sc, i, FL_SC_S_SIZE);
+    if (size != 0 && rel - *s >= size)
+        return SIZE_MAX;
+    return i;
 }
 
-/* Bounds-checked LEB128 readers: 0 on success, -1 past the end or when
- * longer than a 64-bit value can be.  The one-byte case (nearly every
- * value in practice) is inline. */
-static int get_uleb_slow(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+/* A bit stream inside rdata, read LSB first.  buf holds cnt unread bits
+ * (and, above them, the same bits the next refill ORs in again); ptr is
+ * the byte the next refill loads from.  The refill has no branch on the
+ * bit count (F. Giesen's "variant 4"), so a Huffman code costs a table
+ * load, a shift and an OR on the critical path.  Past the end of rdata
+ * the stream reads zeros; the caller detects running off it. */
+typedef struct bitrd {
+    const uint8_t *p;
+    uint64_t size, ptr, buf;
+    unsigned cnt;
+} bitrd;
+
+/* Afterwards cnt >= 56. */
+static inline void br_refill(bitrd *r)
 {
-    const uint8_t *p = *pp;
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (p >= end)
-            return -1;
-        uint8_t c = *p++;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *pp = p;
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
+    uint64_t v;
+    if (r->ptr + 8 <= r->size)
+        memcpy(&v, r->p + r->ptr, 8);
+    else
+        v = load_bits(r->p, r->size, r->ptr * 8); /* zero-padded */
+    r->buf |= v << r->cnt;
+    r->ptr += (63 - r->cnt) >> 3;
+    r->cnt |= 56;
 }
 
-static int get_sleb_slow(const uint8_t **pp, const uint8_t *end, int64_t *out)
+/* Bits consumed so far, from the start of rdata. */
+static inline uint64_t br_pos(const bitrd *r)
 {
-    const uint8_t *p = *pp;
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (p >= end)
-            return -1;
-        uint8_t c = *p++;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            if (shift + 7 < 64 && (c & 0x40))
-                v |= ~(uint64_t)0 << (shift + 7);
-            *pp = p;
-            *out = (int64_t)v;
-            return 0;
-        }
-    }
-    return -1;
+    return r->ptr * 8 - r->cnt;
 }
 
-static inline int get_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+/* Next symbol of alphabet a (needs cnt >= FL_SC_HUFF_BITS); -1 for a
+ * bit pattern that is no code. */
+static inline int huff_get(const fl_symcache *sc, int a, bitrd *r)
 {
-    if (*pp < end && !(**pp & 0x80)) {
-        *out = *(*pp)++;
-        return 0;
-    }
-    return get_uleb_slow(pp, end, out);
+    uint16_t e = sc->huff[a][r->buf & ((1u << FL_SC_HUFF_BITS) - 1)];
+    unsigned l = e & 15u;
+    if (!l)
+        return -1;
+    r->buf >>= l;
+    r->cnt -= l;
+    return e >> 4;
 }
 
-static inline int get_sleb(const uint8_t **pp, const uint8_t *end, int64_t *out)
+static inline uint64_t br_take(bitrd *r, unsigned n) /* n <= 32 <= cnt */
 {
-    if (*pp < end && !(**pp & 0x80)) {
-        uint8_t c = *(*pp)++;
-        *out = (c & 0x40) ? (int64_t)c - 128 : (int64_t)c;
-        return 0;
+    uint64_t v = r->buf & (((uint64_t)1 << n) - 1);
+    r->buf >>= n;
+    r->cnt -= n;
+    return v;
+}
+
+/* An escaped value (see symcache_format.h); *ok = 0 on a bad code.
+ * Leaves cnt >= 13, enough for one more code. */
+static inline uint64_t esc_get(const fl_symcache *sc, bitrd *r, int *ok)
+{
+    br_refill(r);
+    int n = huff_get(sc, FL_SC_HUFF_ESC, r); /* cnt >= 45 after it */
+    if (n < 2 || n > 64) { /* 0 and 1 are the values themselves */
+        *ok &= n >= 0 && n <= 64;
+        return n == 1;
     }
-    return get_sleb_slow(pp, end, out);
+    unsigned m = (unsigned)n - 1; /* low bits below the implied top bit */
+    if (m <= 32)
+        return br_take(r, m) | (uint64_t)1 << m;
+    uint64_t v = br_take(r, 32);
+    br_refill(r);
+    return v | br_take(r, m - 32) << 32 | (uint64_t)1 << m;
+}
+
+static inline uint64_t unzigzag(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
 }
 
 /* The range entry in effect at addr: last block starting at or below
@@ -381,53 +533,75 @@ static inline int get_sleb(const uint8_t **pp, const uint8_t *end, int64_t *out)
 static int find_range(const fl_symcache *sc, uint64_t addr, fl_sc_range *out)
 {
     size_t n = sc->hdr.blocks_count;
-    if (n == 0 || sc->baddrs[0] > addr)
+    if (n == 0 || addr < sc->hdr.base_addr)
         return -1;
-    const uint64_t *ba = sc->baddrs; /* branch-free, see find_symbol() */
+    uint64_t rel = addr - sc->hdr.base_addr;
+    if (sc->baddrs[0] > rel)
+        return -1;
+    const uint32_t *ba = sc->baddrs; /* branch-free, see find_symbol() */
     while (n > 1) {
         size_t half = n / 2;
-        ba = ba[half] <= addr ? ba + half : ba;
+        ba = ba[half] <= rel ? ba + half : ba;
         n -= half;
     }
     size_t bi = (size_t)(ba - sc->baddrs);
-    uint64_t data_off = sc->boffs[bi];
-    if (data_off >= sc->hdr.rdata_size)
+    uint64_t off = BLK_F(sc, bi, FL_SC_B_OFF);
+    uint64_t end_bits = sc->hdr.rdata_size * 8;
+    bitrd r0 = {sc->rdata, sc->hdr.rdata_size, off, 0, 0};
+    bitrd r1 = {sc->rdata, sc->hdr.rdata_size, off + BLK_F(sc, bi, FL_SC_B_SPLIT), 0, 0};
+    if (r0.ptr >= sc->hdr.rdata_size || r1.ptr >= sc->hdr.rdata_size)
         return -1;
-    const uint8_t *p = sc->rdata + data_off, *end = sc->rdata + sc->hdr.rdata_size;
     uint64_t count = sc->hdr.ranges_count - (uint64_t)bi * FL_SC_BLOCK;
     if (count > FL_SC_BLOCK)
         count = FL_SC_BLOCK;
-    uint64_t a = *ba, rec = 0, file = 0, line = 0, col = 0;
-    int found = 0;
-    for (uint64_t k = 0; k < count && p < end; k++) {
-        uint8_t flags = *p++;
-        uint64_t delta = flags & 15, u;
-        int64_t d;
-        if (!delta && get_uleb(&p, end, &delta))
+    uint64_t a = sc->hdr.base_addr + *ba, col = 0;
+    uint64_t rec = BLK_F(sc, bi, FL_SC_B_REC), file = BLK_F(sc, bi, FL_SC_B_FILE);
+    uint64_t line = BLK_F(sc, bi, FL_SC_B_LINE);
+    int found = 0, ok = 1;
+    for (uint64_t k = 0; k < count; k++) {
+        uint64_t delta = 0;
+        int s, c;
+        /* Without escapes an entry takes at most 2 codes of stream 0 and
+         * 3 of stream 1 (<= 33 bits), and an escape refills itself: one
+         * refill per entry and stream. */
+        br_refill(&r0);
+        br_refill(&r1);
+        if (k > 0) {
+            if ((s = huff_get(sc, FL_SC_HUFF_AD, &r0)) < 0)
+                break;
+            delta = s ? (uint64_t)s : esc_get(sc, &r0, &ok);
+            if (a + delta < a || a + delta > addr)
+                break; /* this entry starts past addr: the previous one holds */
+        }
+        if ((c = huff_get(sc, FL_SC_HUFF_COL, &r0)) < 0)
             break;
-        if (a + delta < a || a + delta > addr)
-            break; /* this entry starts past addr: the previous one holds */
-        if (flags & 0x10) {
-            if (get_sleb(&p, end, &d))
+        int head = k > 0 ? huff_get(sc, FL_SC_HUFF_HEAD, &r1) : 0; /* first: from bstate */
+        if (head < 0)
+            break;
+        uint64_t nrec = rec, nfile = file, ncol, lz = (unsigned)head & FL_SC_H_LINE;
+        if (c == (int)FL_SC_COL_ESC)
+            ncol = esc_get(sc, &r0, &ok);
+        else
+            ncol = c == (int)FL_SC_COL_SAME ? col : (uint64_t)c;
+        if (head & FL_SC_H_REC) {
+            if ((s = huff_get(sc, FL_SC_HUFF_REC, &r1)) < 0)
                 break;
-            rec += (uint64_t)d;
+            nrec += unzigzag(s < (int)FL_SC_SMALL_ESC ? (uint64_t)s : esc_get(sc, &r1, &ok));
         }
-        if (flags & 0x20) {
-            if (get_sleb(&p, end, &d))
+        if (head & FL_SC_H_FILE) {
+            if ((s = huff_get(sc, FL_SC_HUFF_FILE, &r1)) < 0)
                 break;
-            file += (uint64_t)d;
+            nfile += unzigzag(s < (int)FL_SC_FILE_ESC ? (uint64_t)s : esc_get(sc, &r1, &ok));
         }
-        if (flags & 0x40) {
-            if (get_sleb(&p, end, &d))
-                break;
-            line += (uint64_t)d;
-        }
-        if (flags & 0x80) {
-            if (get_uleb(&p, end, &u))
-                break;
-            col = u;
-        }
+        if (lz == FL_SC_HEAD_LESC)
+            lz = esc_get(sc, &r1, &ok);
+        if (!ok || br_pos(&r0) > end_bits || br_pos(&r1) > end_bits)
+            break; /* a bad code, or ran off the data: corrupt */
         a += delta;
+        rec = nrec;
+        file = nfile;
+        line += unzigzag(lz);
+        col = ncol;
         found = 1;
     }
     if (found) {
@@ -455,33 +629,38 @@ size_t fl_symcache_lookup(const fl_symcache *sc, uint64_t addr, fl_symframe *fra
     }
     size_t n = 0;
     for (;;) {
-        const fl_sc_record *R = rec != FL_SC_NONE ? &sc->records[rec] : NULL;
-        f.function = R ? str_at(sc, R->name) : NULL;
-        uint32_t parent = R ? R->parent : FL_SC_NONE;
-        /* Only walk to smaller indices: guarantees termination. */
-        if (parent != FL_SC_NONE && (parent >= rec || n + 1 >= FL_SC_MAX_INLINE_DEPTH))
-            parent = FL_SC_NONE;
+        uint32_t parent = FL_SC_NONE;
+        f.function = NULL;
+        if (rec != FL_SC_NONE) {
+            uint32_t name = REC_F(sc, rec, FL_SC_R_NAME);
+            f.function = name ? str_at(sc, name - 1) : NULL;
+            uint32_t d = REC_F(sc, rec, FL_SC_R_PARENT);
+            /* Only walk to smaller indices: guarantees termination. */
+            if (d != 0 && d <= rec && n + 1 < FL_SC_MAX_INLINE_DEPTH)
+                parent = rec - d;
+        }
         f.inlined = parent != FL_SC_NONE;
         if (n < max)
             frames[n] = f;
         n++;
         if (parent == FL_SC_NONE)
             break;
-        f.file = str_at(sc, R->call_file);
-        f.line = R->call_line;
-        f.column = R->call_column;
+        f.file = file_at(sc, REC_F(sc, rec, FL_SC_R_FILE));
+        f.line = REC_F(sc, rec, FL_SC_R_LINE);
+        f.column = REC_F(sc, rec, FL_SC_R_COL);
         rec = parent;
     }
     /* llvm-symbolizer names the outermost frame from the symbol table
      * when a symbol covers the address (it gives linkage names). */
-    const fl_sc_symbol *sym = find_symbol(sc, addr);
-    if (sym && n <= max) {
+    size_t si = find_symbol(sc, addr);
+    if (si != SIZE_MAX && n <= max) {
         fl_symframe *last = &frames[n - 1];
-        last->function = str_at(sc, sym->name);
+        uint32_t name = SYM_F(sc, si, FL_SC_S_NAME);
+        last->function = name ? str_at(sc, name - 1) : NULL;
         /* ...and, for a local symbol when DWARF gave no file, the file from
          * the STT_FILE symbol before it. */
         if (!last->file)
-            last->file = str_at(sc, sc->symfiles[sym - sc->symbols]);
+            last->file = file_at(sc, SYM_F(sc, si, FL_SC_S_FILE));
     }
     return n;
 }

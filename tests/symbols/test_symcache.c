@@ -226,6 +226,20 @@ static void test_forged_checksum(void **state)
         fl_symcache *sc = NULL;
         assert_int_equal(fl_symcache_open_mem(copy, len, &sc, err, sizeof err), FL_SYM_ECORRUPT);
     }
+    /* Huffman code lengths that are too long, or not a prefix code. */
+    for (int i = 0; i < 2; i++) {
+        memcpy(copy, buf, len);
+        if (i == 0)
+            copy[h.huff_off + 3] = (FL_SC_HUFF_BITS + 1) << 4;
+        else
+            memset(copy + h.huff_off, 0x11, 128); /* 256 one-bit codes */
+        fl_sc_header hh = h;
+        memcpy(copy, &hh, sizeof hh);
+        hh.checksum = fl_sc_file_checksum(copy, len);
+        memcpy(copy, &hh, sizeof hh);
+        fl_symcache *sc = NULL;
+        assert_int_equal(fl_symcache_open_mem(copy, len, &sc, err, sizeof err), FL_SYM_ECORRUPT);
+    }
     fl_sc_header bad = h;
     bad.version = 99;
     memcpy(copy, &bad, sizeof bad);
@@ -359,6 +373,28 @@ static void test_store(void **state)
     assert_int_equal(built, 0);
     assert_string_equal(path, path2);
     fl_symcache_close(sc);
+    /* A file of an older format version (same size, valid checksum) is
+     * refused as such, and get() rebuilds it. */
+    {
+        size_t len;
+        uint8_t *buf = slurp(path, &len);
+        fl_sc_header h;
+        memcpy(&h, buf, sizeof h);
+        h.version = FL_SC_VERSION - 1;
+        memcpy(buf, &h, sizeof h);
+        h.checksum = fl_sc_file_checksum(buf, len);
+        memcpy(buf, &h, sizeof h);
+        spit(path, buf, len);
+        free(buf);
+        assert_int_equal(fl_symcache_open(path, &sc, err, sizeof err), FL_SYM_EVERSION);
+        assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, path2, sizeof path2,
+                                         err, sizeof err),
+                         0);
+        assert_int_equal(built, 1);
+        fl_symcache_close(sc);
+        assert_int_equal(fl_symcache_open(path, &sc, err, sizeof err), 0);
+        fl_symcache_close(sc);
+    }
     /* Damage it: the next get() notices and rebuilds. */
     truncate(path, 100);
     assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, NULL, 0, err, sizeof err),
