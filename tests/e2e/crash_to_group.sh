@@ -5,15 +5,14 @@ CRASHER=$1 PLAIN=$2 PRELOAD=$3 REPORTER=$4 FAULTLINE=$5
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-e2e.XXXXXX")
 SPOOL=$WORK/spool
 ADMIN=e2e-admin-$$ KEY=e2e-key-$$
-SPID=
 cleanup() {
-    if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; fi
+    if [ -n "${PID:-}" ]; then kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 fail() {
     echo "FAIL [e2e]: $*" >&2
-    for f in "$WORK"/*.err; do [ -f "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }; done
+    for f in "$WORK"/*.err "$WORK/err"; do [ -f "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }; done
     exit 1
 }
 unset FAULTLINE_URL FAULTLINE_REPORTER
@@ -35,23 +34,13 @@ rc=$?; [ $rc = 139 ] || fail "preloaded crash exit $rc, want 139"
 n=$(ls "$SPOOL"/*.crashlog | wc -l)
 [ "$n" = 6 ] || fail "$n crash logs in the spool, want 6"
 
-# 2. Server on a free port.
-PORT=
-for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { PORT=$p; break; }
-done
-[ -n "$PORT" ] || fail "no free port"
-BASE=http://127.0.0.1:$PORT
-FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY \
-    "$FAULTLINE" serve --listen "127.0.0.1:$PORT" --data "$WORK/data" >"$WORK/serve.out" 2>"$WORK/serve.err" &
-SPID=$!
-for _ in $(seq 1 150); do
-    curl -fsS -m 2 "$BASE/healthz" >/dev/null 2>&1 && break
-    kill -0 "$SPID" 2>/dev/null || fail "server exited"
-    sleep 0.2
-done
-curl -fsS -m 2 "$BASE/healthz" >/dev/null || fail "server never answered /healthz"
+# 2. Server on a free port (it picks one and prints it).
+FL=$FAULTLINE work=$WORK
+. "$(dirname "$0")/../lib/server.sh"
+export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+start "$WORK/data"
+BASE=$(url "")
+curl -fsS -m 5 "$BASE/healthz" >/dev/null || fail "server never answered /healthz"
 
 # 3. Report.
 timeout 120 "$REPORTER" --spool "$SPOOL" --url "$BASE/" --key "$KEY" --yes </dev/null \

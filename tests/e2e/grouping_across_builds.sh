@@ -6,15 +6,14 @@ set -u
 SRC=$1 LIBA=$2 INCLUDE=$3 FAULTLINE=$4
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-grp.XXXXXX")
 ADMIN=grp-admin-$$ KEY=grp-key-$$
-SPID=
 cleanup() {
-    if [ -n "$SPID" ]; then kill "$SPID" 2>/dev/null; wait "$SPID" 2>/dev/null; fi
+    if [ -n "${PID:-}" ]; then kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 fail() {
     echo "FAIL [grouping]: $*" >&2
-    [ -f "$WORK/serve.err" ] && tail -n 20 "$WORK/serve.err" >&2
+    [ -f "$WORK/err" ] && tail -n 20 "$WORK/err" >&2
     exit 1
 }
 export ASAN_OPTIONS=handle_segv=0:detect_leaks=0
@@ -32,19 +31,12 @@ crash "$WORK/spool" 1.0 "$WORK/v1" a
 crash "$WORK/spool" 1.1 "$WORK/v2" a
 crash "$WORK/spool" 1.0 "$WORK/v1" b
 
-PORT=
-for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { PORT=$p; break; }
-done
-BASE=http://127.0.0.1:$PORT
-FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY \
-    "$FAULTLINE" serve --listen "127.0.0.1:$PORT" --data "$WORK/data" >"$WORK/serve.out" 2>"$WORK/serve.err" &
-SPID=$!
-for _ in $(seq 1 150); do
-    curl -fsS -m 2 "$BASE/healthz" >/dev/null 2>&1 && break
-    sleep 0.2
-done
+FL=$FAULTLINE work=$WORK
+. "$(dirname "$0")/../lib/server.sh"
+export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+start "$WORK/data"
+BASE=$(url "")
+curl -fsS -m 5 "$BASE/healthz" >/dev/null || fail "server never answered /healthz"
 
 # Symbols first (both builds), then the crashes.
 FAULTLINE_ADMIN_TOKEN=$ADMIN "$FAULTLINE" symbols add "$WORK/v1" "$WORK/v2" --server "$BASE" \

@@ -9,31 +9,12 @@ case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
 ADMIN=test-admin-token KEY=test-ingest-key
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
-PID= PORT=
 cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$work/err" ] && tail -5 "$work/err" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 
-start() { # start DATADIR [options...]
-  local d=$1; shift
-  : >"$work/out"
-  "$FL" serve --listen 127.0.0.1:0 --data "$d" "$@" >"$work/out" 2>>"$work/err" &
-  PID=$!
-  for _ in $(seq 100); do
-    PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$')
-    [ -n "$PORT" ] && return 0
-    kill -0 "$PID" 2>/dev/null || fail "server exited at start"
-    sleep 0.1
-  done
-  fail "server did not start"
-}
-stop() { kill -TERM "$PID"; wait "$PID"; local rc=$?; PID=; return $rc; }
-url() { echo "http://127.0.0.1:$PORT$1"; }
-# code METHOD PATH [curl args...] -> prints the HTTP status
-code() { local m=$1 p=$2; shift 2; curl -s -o "$work/body" -w '%{http_code}' -X "$m" "$@" "$(url "$p")"; }
-admin() { curl -s -H "Authorization: Bearer $ADMIN" "$@"; }
-field() { grep -o "\"$1\":\"[^\"]*\"" | head -1 | cut -d'"' -f4; }
+. "$(dirname "$0")/../lib/server.sh"
 
 case $case_ in
 http)

@@ -11,7 +11,6 @@ ADMIN=test-admin-token KEY=test-ingest-key
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
 # No network: system symbols come from /usr/lib/debug only.
 unset DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
-PID= PORT=
 cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$work/err" ] && tail -5 "$work/err" >&2; exit 1; }
@@ -23,24 +22,7 @@ if [ "${FAULTLINE_SANITIZE:-OFF}" = ON ]; then
              "UBSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0")
 fi
 
-start() { # start DATADIR [options...]
-  local d=$1; shift
-  : >"$work/out"
-  "$FL" serve --listen 127.0.0.1:0 --data "$d" "$@" >"$work/out" 2>>"$work/err" &
-  PID=$!
-  for _ in $(seq 100); do
-    PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$')
-    [ -n "$PORT" ] && return 0
-    kill -0 "$PID" 2>/dev/null || fail "server exited at start"
-    sleep 0.1
-  done
-  fail "server did not start"
-}
-stop() { kill -TERM "$PID"; wait "$PID"; local rc=$?; PID=; return $rc; }
-url() { echo "http://127.0.0.1:$PORT$1"; }
-code() { local m=$1 p=$2; shift 2; curl -s -o "$work/body" -w '%{http_code}' -X "$m" "$@" "$(url "$p")"; }
-admin() { curl -s -H "Authorization: Bearer $ADMIN" "$@"; }
-field() { grep -o "\"$1\":\"[^\"]*\"" | head -1 | cut -d'"' -f4; }
+. "$(dirname "$0")/../lib/server.sh"
 
 # crash MODE: run the client, set LOG to its crash log.
 NCRASH=0

@@ -1,0 +1,31 @@
+# Shell helpers for tests that run a real `faultline serve`.  Source it
+# after setting:
+#   FL    the faultline binary
+#   work  a private temporary directory (the server's output goes there)
+#   ADMIN the admin token (for admin())
+# and defining fail().  Sets PID and PORT.
+#
+# The server listens on 127.0.0.1:0 and the test reads the port it printed,
+# so no other process can take the port between choosing and binding it.
+
+PID= PORT=
+
+start() { # start DATADIR [options...]
+  local d=$1; shift
+  : >"$work/out"
+  "$FL" serve --listen 127.0.0.1:0 --data "$d" "$@" >"$work/out" 2>>"$work/err" &
+  PID=$!
+  for _ in $(seq 100); do
+    PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/out" | grep -o '[0-9]*$')
+    [ -n "$PORT" ] && return 0
+    kill -0 "$PID" 2>/dev/null || fail "server exited at start"
+    sleep 0.1
+  done
+  fail "server did not start"
+}
+stop() { kill -TERM "$PID"; wait "$PID"; local rc=$?; PID=; return $rc; }
+url() { echo "http://127.0.0.1:$PORT$1"; }
+# code METHOD PATH [curl args...] -> prints the HTTP status; body in $work/body
+code() { local m=$1 p=$2; shift 2; curl -s -o "$work/body" -w '%{http_code}' -X "$m" "$@" "$(url "$p")"; }
+admin() { curl -s -H "Authorization: Bearer $ADMIN" "$@"; }
+field() { grep -o "\"$1\":\"[^\"]*\"" | head -1 | cut -d'"' -f4; }
