@@ -97,12 +97,12 @@ static int callstack_cb(const void *addr)
     return emit(&cbline);
 }
 
-static int objects_cb(const char *fname, const void *addr, unsigned long len,
-                      unsigned long slide)
+/* "OBJECT name/base/size[/bias]".  Version 1 wants a file name here; the
+ * full path follows in OBJECT_PATH from the default hook.  The 4th field is
+ * the load bias, as MojoCrash's own code writes it. */
+static int object_line(const char *fname, const void *addr, unsigned long len, bool has_slide,
+                       unsigned long slide)
 {
-    /* Version 1 wants a file name here; the full path follows in
-     * OBJECT_PATH from the default hook.  The 4th field is the load bias,
-     * as MojoCrash's own code writes it. */
     const char *base = fname ? fname : "";
     for (const char *p = base; *p; p++)
         if (*p == '/' && p[1])
@@ -113,25 +113,23 @@ static int objects_cb(const char *fname, const void *addr, unsigned long len,
     fl_line_u64(&cbline, (uint64_t)(uintptr_t)addr);
     fl_line_char(&cbline, '/');
     fl_line_u64(&cbline, len);
-    fl_line_char(&cbline, '/');
-    fl_line_u64(&cbline, slide);
+    if (has_slide) {
+        fl_line_char(&cbline, '/');
+        fl_line_u64(&cbline, slide);
+    }
     return emit(&cbline);
+}
+
+static int objects_cb(const char *fname, const void *addr, unsigned long len,
+                      unsigned long slide)
+{
+    return object_line(fname, addr, len, true, slide);
 }
 
 /* The callback MOJOCRASH_install() hands to a MojoCrash get_objects hook. */
 int fl_objects_line_v1(const char *fname, const void *addr, unsigned long len)
 {
-    const char *base = fname ? fname : "";
-    for (const char *p = base; *p; p++)
-        if (*p == '/' && p[1])
-            base = p + 1;
-    fl_line_start(&cbline, "OBJECT");
-    fl_line_str(&cbline, *base ? base : "?");
-    fl_line_char(&cbline, '/');
-    fl_line_u64(&cbline, (uint64_t)(uintptr_t)addr);
-    fl_line_char(&cbline, '/');
-    fl_line_u64(&cbline, len);
-    return emit(&cbline);
+    return object_line(fname, addr, len, false, 0);
 }
 
 static int etc_cb(const char *key, const char *value)
