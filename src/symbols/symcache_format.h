@@ -54,14 +54,15 @@
 #include <stdint.h>
 
 #define FL_SC_MAGIC "FLSYMCH\0"
-#define FL_SC_VERSION 2u
+#define FL_SC_VERSION 3u
+#define FL_SC_VERSION_STR "3"
 #define FL_SC_HEADER_SIZE 256u
 #define FL_SC_NONE 0xFFFFFFFFu /* "no string / no record" */
 
 /* Limits the builder enforces and the reader relies on. */
 #define FL_SC_MAX_INLINE_DEPTH 256u
 
-#define FL_SC_BLOCK 24u /* range entries per block */
+#define FL_SC_BLOCK 20u /* range entries per block */
 
 /* Huffman alphabets of the range entries. */
 enum {
