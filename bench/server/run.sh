@@ -11,7 +11,8 @@
 #    rate at which the backlog is processed (crashes/s).
 # 3. Memory: RSS of the server once >= 100,000 crashes are stored and
 #    processed.
-# Environment: ROUNDS (3), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2).
+# Environment: ROUNDS (3), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2),
+# INGEST_ONLY (0; 1 skips parts 2 and 3, for quick comparisons).
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -65,14 +66,18 @@ wrk_run() {
   rps=$(awk '/^Requests\/sec:/{print $2}' "$work/wrk.out")
   p99=$(awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; print v}' "$work/wrk.out")
   bad=$(awk '/Non-2xx/{print $NF}' "$work/wrk.out")
-  echo "${rps:-0} ${p99:-0} ${bad:-0}"
+  n=$(awk '/requests in/{print $1}' "$work/wrk.out")
+  echo "${rps:-0} ${p99:-0} ${bad:-0} ${n:-0}"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END{if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 start_server() { # start_server WORKERS
   : >"$work/srv.out"
+  # --max-backlog: with --workers 0 every report stays queued, and the
+  # default cap (1,000,000) is reached within a few fast rounds.
   "$FL" serve --listen 127.0.0.1:0 --data "$work/data" --workers "$1" --max-pending 65536 \
+    --max-backlog 100000000 \
     >"$work/srv.out" 2>"$work/srv.err" &
   SPID=$!
   for _ in $(seq 100); do
@@ -108,12 +113,17 @@ EOF
 NPID=$!
 sleep 0.5
 
+# CPU time (user + system, clock ticks) of a process.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
 start_server 0
-fl_r= fl_p= ng_r= ng_p= fl_bad=0
+fl_r= fl_p= ng_r= ng_p= fl_bad=0 fl_n=0 fl_ticks=0
 for r in $(seq "$ROUNDS"); do
-  read -r a b c < <(wrk_run "http://127.0.0.1:$SPORT/api/v1/crashes" "$r")
+  t0=$(cpu_ticks "$SPID")
+  read -r a b c d < <(wrk_run "http://127.0.0.1:$SPORT/api/v1/crashes" "$r")
+  fl_ticks=$((fl_ticks + $(cpu_ticks "$SPID") - t0)) fl_n=$((fl_n + d))
   fl_r="$fl_r $a" fl_p="$fl_p $b" fl_bad=$((fl_bad + c))
-  read -r a b c < <(wrk_run "http://127.0.0.1:$NPORT/api/v1/crashes" "$((r + 100))")
+  read -r a b c d < <(wrk_run "http://127.0.0.1:$NPORT/api/v1/crashes" "$((r + 100))")
   ng_r="$ng_r $a" ng_p="$ng_p $b"
 done
 metrics=$(curl -s "http://127.0.0.1:$SPORT/metrics")
@@ -130,7 +140,11 @@ printf '%-34s %14.0f %10.2f\n' "faultline serve (durable 200)" "$FR" "$FP"
 printf '%-34s %14.0f %10.2f\n' "nginx (return 200)" "$NR_" "$NP"
 printf '%-34s %14.2f\n' "ratio faultline/nginx" "$(awk -v a="$FR" -v b="$NR_" 'BEGIN{print (b>0)?a/b:0}')"
 echo "faultline rounds:$fl_r  non-2xx: $fl_bad;  nginx rounds:$ng_r"
+# CPU per report is steadier than the rate when other jobs share the cores.
+echo "server CPU: $(awk -v t="$fl_ticks" -v hz="$(getconf CLK_TCK)" -v n="$fl_n" 'BEGIN{printf "%.1f", (n>0)?t/hz*1e6/n:0}') us per report (user + system, all threads)"
 echo "group commit: $items reports in $commits transactions ($(awk -v a="$items" -v b="$commits" 'BEGIN{printf "%.1f", (b>0)?a/b:0}') per fsync)"
+
+[ "${INGEST_ONLY:-0}" = 1 ] && exit 0
 
 # Processing throughput: restart with workers on the backlog just stored.
 stored=$items

@@ -104,6 +104,13 @@ static char *pdup(parser *p, const char *s)
     return arena_strndup(p->log, s, strlen(s));
 }
 
+static int set_strn(parser *p, char **field, const char *v, size_t n)
+{
+    if (!(*field = arena_strndup(p->log, v, n)))
+        return OOM(p);
+    return 0;
+}
+
 static int set_str(parser *p, char **field, const char *v)
 {
     if (!(*field = pdup(p, v)))
@@ -126,18 +133,21 @@ static int num_i64(parser *p, const char *key, const char *v, int64_t *out)
 }
 
 /* Splits "first rest": returns first word in *a (NUL-terminated in place)
- * and the rest, with leading blanks skipped, in *b ("" when none). */
-static void split_word(char *v, char **a, char **b)
+ * and the rest, with leading blanks skipped, in *b ("" when none).  Returns
+ * the length of the first word. */
+static size_t split_word(char *v, char **a, char **b)
 {
     *a = v;
     while (*v && *v != ' ' && *v != '\t')
         v++;
+    size_t n = (size_t)(v - *a);
     if (*v) {
         *v++ = '\0';
         while (*v == ' ' || *v == '\t')
             v++;
     }
     *b = v;
+    return n;
 }
 
 static bool is_id(const char *s)
@@ -229,14 +239,15 @@ static int hexval(char c)
     return (int)hexlut[(unsigned char)c] - 1;
 }
 
-static int parse_kv_pair(parser *p, const char *key, char *v, bool is_key, bool *pending,
+static int parse_kv_pair(parser *p, const char *key, char *v, size_t vn, bool is_key,
+                         bool *pending,
                          char **pkey, fl_kv **arr, size_t *n, const char *keyname,
                          const char *valname)
 {
     if (is_key) {
         if (*pending)
             return fail(p, p->lineno, "%s without the %s it needs", keyname, valname);
-        if (!(*pkey = pdup(p, v)))
+        if (!(*pkey = arena_strndup(p->log, v, vn)))
             return OOM(p);
         *pending = true;
         return 0;
@@ -247,21 +258,123 @@ static int parse_kv_pair(parser *p, const char *key, char *v, bool is_key, bool 
     if (!kv)
         return OOM(p);
     kv->key = *pkey;
-    if (!(kv->value = pdup(p, v)))
+    if (!(kv->value = arena_strndup(p->log, v, vn)))
         return OOM(p);
     *pending = false;
     return 0;
 }
 
-static int body_line(parser *p, char *key, char *v)
+/* Every key the reader knows, found by its length and then a memcmp among
+ * the few of that length: a log has about a hundred lines, and a chain of
+ * forty strcmp() per line was a tenth of the server's ingest CPU. */
+enum key_id {
+    K_UNKNOWN,
+    K_STACK, K_CALLSTACK, K_THREAD_FRAME, K_REGISTER,
+    K_APPLICATION_NAME, K_APPLICATION_VERSION, K_PLATFORM_NAME, K_CPUARCH_NAME,
+    K_PLATFORM_VERSION, K_OS_NAME, K_OS_VERSION, K_OS_PRETTY_NAME, K_KERNEL_VERSION,
+    K_EXECUTABLE, K_CRASH_SIGNAL_NAME, K_CRASH_THREAD_NAME,
+    K_CRASH_SIGNAL, K_HANDLER_FAULT, K_APPLICATION_UPTIME, K_CRASH_TIME, K_CRASH_CODE,
+    K_CRASH_ADDRESS, K_PROCESS_ID, K_CRASH_THREAD, K_CRASH_ID, K_INSTALL_ID,
+    K_OBJECT, K_OBJECT_BUILD_ID, K_OBJECT_PATH, K_ETC_KEY, K_ETC_VALUE, K_STATE_KEY,
+    K_STATE_VALUE, K_THREAD, K_THREAD_CONTEXT, K_TRACE, K_BREADCRUMB,
+    K_CRASHLOG_VERSION, K_MOJOCRASH, K_FAULTLINE, K_END,
+};
+
+static enum key_id key_id(const char *k, size_t n)
+{
+#define K(S, ID)                                                                                   \
+    if (!memcmp(k, S, sizeof S - 1))                                                               \
+        return ID;
+    switch (n) {
+    case 3:
+        K("END", K_END)
+        break;
+    case 5:
+        K("STACK", K_STACK)
+        K("TRACE", K_TRACE)
+        break;
+    case 6:
+        K("OBJECT", K_OBJECT)
+        K("THREAD", K_THREAD)
+        break;
+    case 7:
+        K("ETC_KEY", K_ETC_KEY)
+        K("OS_NAME", K_OS_NAME)
+        break;
+    case 8:
+        K("REGISTER", K_REGISTER)
+        K("CRASH_ID", K_CRASH_ID)
+        break;
+    case 9:
+        K("CALLSTACK", K_CALLSTACK)
+        K("ETC_VALUE", K_ETC_VALUE)
+        K("STATE_KEY", K_STATE_KEY)
+        K("MOJOCRASH", K_MOJOCRASH)
+        K("FAULTLINE", K_FAULTLINE)
+        break;
+    case 10:
+        K("OS_VERSION", K_OS_VERSION)
+        K("EXECUTABLE", K_EXECUTABLE)
+        K("CRASH_TIME", K_CRASH_TIME)
+        K("CRASH_CODE", K_CRASH_CODE)
+        K("PROCESS_ID", K_PROCESS_ID)
+        K("INSTALL_ID", K_INSTALL_ID)
+        K("BREADCRUMB", K_BREADCRUMB)
+        break;
+    case 11:
+        K("OBJECT_PATH", K_OBJECT_PATH)
+        K("STATE_VALUE", K_STATE_VALUE)
+        break;
+    case 12:
+        K("THREAD_FRAME", K_THREAD_FRAME)
+        K("CPUARCH_NAME", K_CPUARCH_NAME)
+        K("CRASH_SIGNAL", K_CRASH_SIGNAL)
+        K("CRASH_THREAD", K_CRASH_THREAD)
+        break;
+    case 13:
+        K("PLATFORM_NAME", K_PLATFORM_NAME)
+        K("HANDLER_FAULT", K_HANDLER_FAULT)
+        K("CRASH_ADDRESS", K_CRASH_ADDRESS)
+        break;
+    case 14:
+        K("OS_PRETTY_NAME", K_OS_PRETTY_NAME)
+        K("KERNEL_VERSION", K_KERNEL_VERSION)
+        K("THREAD_CONTEXT", K_THREAD_CONTEXT)
+        break;
+    case 15:
+        K("OBJECT_BUILD_ID", K_OBJECT_BUILD_ID)
+        break;
+    case 16:
+        K("APPLICATION_NAME", K_APPLICATION_NAME)
+        K("PLATFORM_VERSION", K_PLATFORM_VERSION)
+        K("CRASHLOG_VERSION", K_CRASHLOG_VERSION)
+        break;
+    case 17:
+        K("CRASH_SIGNAL_NAME", K_CRASH_SIGNAL_NAME)
+        K("CRASH_THREAD_NAME", K_CRASH_THREAD_NAME)
+        break;
+    case 18:
+        K("APPLICATION_UPTIME", K_APPLICATION_UPTIME)
+        break;
+    case 19:
+        K("APPLICATION_VERSION", K_APPLICATION_VERSION)
+        break;
+    default:
+        break;
+    }
+#undef K
+    return K_UNKNOWN;
+}
+
+/* v is NUL-terminated and vn bytes long. */
+static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
 {
     fl_crashlog *L = p->log;
     uint64_t u;
     int64_t i;
 
-    /* The lines a Faultline log has hundreds of come first: this chain of
-     * comparisons is on the server's ingest path. */
-    if (!strcmp(key, "STACK")) {
+    switch (id) {
+    case K_STACK: {
         char *addr, *hex;
         split_word(v, &addr, &hex);
         if (num_u64(p, key, addr, &u))
@@ -286,7 +399,7 @@ static int body_line(parser *p, char *key, char *v)
         c->len = n / 2;
         return 0;
     }
-    if (!strcmp(key, "CALLSTACK")) {
+    case K_CALLSTACK: {
         if (num_u64(p, key, v, &u))
             return -1;
         uint64_t *f = push(&L->callstack, &L->ncallstack, sizeof *f);
@@ -295,7 +408,7 @@ static int body_line(parser *p, char *key, char *v)
         *f = u;
         return 0;
     }
-    if (!strcmp(key, "THREAD_FRAME")) {
+    case K_THREAD_FRAME: {
         fl_thread *t = last_thread(p, key);
         if (!t || num_u64(p, key, v, &u))
             return -1;
@@ -305,7 +418,7 @@ static int body_line(parser *p, char *key, char *v)
         *f = u;
         return 0;
     }
-    if (!strcmp(key, "REGISTER")) {
+    case K_REGISTER: {
         char *name, *val;
         split_word(v, &name, &val);
         if (!*name)
@@ -318,70 +431,70 @@ static int body_line(parser *p, char *key, char *v)
         r->value = u;
         return (r->name = pdup(p, name)) ? 0 : OOM(p);
     }
-
-#define STR(K, F)                                                                                  \
-    if (!strcmp(key, K))                                                                           \
-        return set_str(p, &L->F, v);
-    STR("APPLICATION_NAME", app_name)
-    STR("APPLICATION_VERSION", app_version)
-    STR("PLATFORM_NAME", platform_name)
-    STR("CPUARCH_NAME", cpuarch)
-    STR("PLATFORM_VERSION", platform_version)
-    STR("OS_NAME", os_name)
-    STR("OS_VERSION", os_version)
-    STR("OS_PRETTY_NAME", os_pretty_name)
-    STR("KERNEL_VERSION", kernel_version)
-    STR("EXECUTABLE", executable)
-    STR("CRASH_SIGNAL_NAME", signal_name)
-    STR("CRASH_THREAD_NAME", crash_thread_name)
-#undef STR
-
-    if (!strcmp(key, "CRASH_SIGNAL") || !strcmp(key, "HANDLER_FAULT")) {
+    case K_APPLICATION_NAME:
+        return set_strn(p, &L->app_name, v, vn);
+    case K_APPLICATION_VERSION:
+        return set_strn(p, &L->app_version, v, vn);
+    case K_PLATFORM_NAME:
+        return set_strn(p, &L->platform_name, v, vn);
+    case K_CPUARCH_NAME:
+        return set_strn(p, &L->cpuarch, v, vn);
+    case K_PLATFORM_VERSION:
+        return set_strn(p, &L->platform_version, v, vn);
+    case K_OS_NAME:
+        return set_strn(p, &L->os_name, v, vn);
+    case K_OS_VERSION:
+        return set_strn(p, &L->os_version, v, vn);
+    case K_OS_PRETTY_NAME:
+        return set_strn(p, &L->os_pretty_name, v, vn);
+    case K_KERNEL_VERSION:
+        return set_strn(p, &L->kernel_version, v, vn);
+    case K_EXECUTABLE:
+        return set_strn(p, &L->executable, v, vn);
+    case K_CRASH_SIGNAL_NAME:
+        return set_strn(p, &L->signal_name, v, vn);
+    case K_CRASH_THREAD_NAME:
+        return set_strn(p, &L->crash_thread_name, v, vn);
+    case K_CRASH_SIGNAL:
+    case K_HANDLER_FAULT:
         if (num_i64(p, key, v, &i))
             return -1;
         if (i < -1000000 || i > 1000000)
             return fail(p, p->lineno, "%s: %lld is out of range", key, (long long)i);
-        if (key[0] == 'C') {
+        if (id == K_CRASH_SIGNAL) {
             L->crash_signal = (int)i;
             L->has_crash_signal = true;
         } else {
             L->handler_fault = (int)i;
         }
         return 0;
-    }
-    if (!strcmp(key, "APPLICATION_UPTIME")) {
+    case K_APPLICATION_UPTIME:
         L->has_uptime = true;
         return num_i64(p, key, v, &L->uptime);
-    }
-    if (!strcmp(key, "CRASH_TIME")) {
+    case K_CRASH_TIME:
         L->has_crash_time = true;
         return num_i64(p, key, v, &L->crash_time);
-    }
-    if (!strcmp(key, "CRASH_CODE")) {
+    case K_CRASH_CODE:
         L->has_crash_code = true;
         return num_i64(p, key, v, &L->crash_code);
-    }
-    if (!strcmp(key, "CRASH_ADDRESS")) {
+    case K_CRASH_ADDRESS:
         L->has_crash_address = true;
         return num_u64(p, key, v, &L->crash_address);
-    }
-    if (!strcmp(key, "PROCESS_ID")) {
+    case K_PROCESS_ID:
         L->has_pid = true;
         return num_u64(p, key, v, &L->pid);
-    }
-    if (!strcmp(key, "CRASH_THREAD")) {
+    case K_CRASH_THREAD:
         L->has_crash_tid = true;
         return num_u64(p, key, v, &L->crash_tid);
-    }
-    if (!strcmp(key, "CRASH_ID") || !strcmp(key, "INSTALL_ID")) {
+    case K_CRASH_ID:
+    case K_INSTALL_ID:
         if (!is_id(v))
             return fail(p, p->lineno, "%s: '%.40s' is not an id (8-64 hex digits and '-')", key,
                         v);
-        return set_str(p, key[0] == 'C' ? &L->crash_id : &L->install_id, v);
-    }
-    if (!strcmp(key, "OBJECT"))
+        return set_str(p, id == K_CRASH_ID ? &L->crash_id : &L->install_id, v);
+    case K_OBJECT:
         return parse_object(p, v);
-    if (!strcmp(key, "OBJECT_BUILD_ID")) {
+    case K_OBJECT_BUILD_ID: {
         fl_object *o = last_object(p, key);
         if (!o)
             return -1;
@@ -395,17 +508,19 @@ static int body_line(parser *p, char *key, char *v)
         }
         return set_str(p, &o->build_id, v);
     }
-    if (!strcmp(key, "OBJECT_PATH")) {
+    case K_OBJECT_PATH: {
         fl_object *o = last_object(p, key);
         return o ? set_str(p, &o->path, v) : -1;
     }
-    if (!strcmp(key, "ETC_KEY") || !strcmp(key, "ETC_VALUE"))
-        return parse_kv_pair(p, key, v, key[4] == 'K', &p->etc_pending, &p->etc_key, &L->etc,
+    case K_ETC_KEY:
+    case K_ETC_VALUE:
+        return parse_kv_pair(p, key, v, vn, id == K_ETC_KEY, &p->etc_pending, &p->etc_key, &L->etc,
                              &L->netc, "ETC_KEY", "ETC_VALUE");
-    if (!strcmp(key, "STATE_KEY") || !strcmp(key, "STATE_VALUE"))
-        return parse_kv_pair(p, key, v, key[6] == 'K', &p->state_pending, &p->state_key,
+    case K_STATE_KEY:
+    case K_STATE_VALUE:
+        return parse_kv_pair(p, key, v, vn, id == K_STATE_KEY, &p->state_pending, &p->state_key,
                              &L->state, &L->nstate, "STATE_KEY", "STATE_VALUE");
-    if (!strcmp(key, "THREAD")) {
+    case K_THREAD: {
         char *tid, *name;
         split_word(v, &tid, &name);
         if (num_u64(p, key, tid, &u))
@@ -418,14 +533,14 @@ static int body_line(parser *p, char *key, char *v)
             return OOM(p);
         return 0;
     }
-    if (!strcmp(key, "THREAD_CONTEXT")) {
+    case K_THREAD_CONTEXT: {
         fl_thread *t = last_thread(p, key);
         if (!t || num_u64(p, key, v, &t->context))
             return -1;
         t->has_context = true;
         return 0;
     }
-    if (!strcmp(key, "TRACE")) {
+    case K_TRACE: {
         char *ts, *rest, *tid, *text;
         split_word(v, &ts, &rest);
         split_word(rest, &tid, &text);
@@ -436,7 +551,7 @@ static int body_line(parser *p, char *key, char *v)
             return -1;
         return (e->text = pdup(p, text)) ? 0 : OOM(p);
     }
-    if (!strcmp(key, "BREADCRUMB")) {
+    case K_BREADCRUMB: {
         char *ts, *rest, *cat, *msg;
         split_word(v, &ts, &rest);
         split_word(rest, &cat, &msg);
@@ -449,9 +564,14 @@ static int body_line(parser *p, char *key, char *v)
             return OOM(p);
         return 0;
     }
-    if (!strcmp(key, "CRASHLOG_VERSION") || !strcmp(key, "MOJOCRASH") ||
-        !strcmp(key, "FAULTLINE"))
+    case K_CRASHLOG_VERSION:
+    case K_MOJOCRASH:
+    case K_FAULTLINE:
         return fail(p, p->lineno, "%s may only appear at the top of the log", key);
+    case K_END: /* handled by one_line */
+    case K_UNKNOWN:
+        break;
+    }
 
     /* A key we do not know: kept so that the server can pass it through, as
      * the MojoCrash notes ask.  Keys are upper-case words. */
@@ -466,13 +586,14 @@ static int body_line(parser *p, char *key, char *v)
     return 0;
 }
 
-static int one_line(parser *p, char *s)
+static int one_line(parser *p, char *s, size_t n)
 {
     /* Trim: leading blanks (the published example is indented), trailing
      * blanks and a CR from a CRLF uploader. */
-    while (*s == ' ' || *s == '\t')
+    while (n > 0 && (*s == ' ' || *s == '\t')) {
         s++;
-    size_t n = strlen(s);
+        n--;
+    }
     while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
         s[--n] = '\0';
     if (n == 0 || s[0] == '#')
@@ -481,10 +602,10 @@ static int one_line(parser *p, char *s)
         return fail(p, p->lineno, "text after END");
 
     char *key, *v;
-    split_word(s, &key, &v);
+    enum key_id id = key_id(s, split_word(s, &key, &v));
     fl_crashlog *L = p->log;
     if (p->header_state == 0) {
-        if (strcmp(key, "MOJOCRASH") && strcmp(key, "FAULTLINE"))
+        if (id != K_MOJOCRASH && id != K_FAULTLINE)
             return fail(p, p->lineno, "not a crash log: first line must be 'MOJOCRASH <version>' "
                                       "or 'FAULTLINE <version>'");
         if (!*v)
@@ -496,7 +617,7 @@ static int one_line(parser *p, char *s)
     }
     if (p->header_state == 1) {
         uint64_t ver;
-        if (strcmp(key, "CRASHLOG_VERSION"))
+        if (id != K_CRASHLOG_VERSION)
             return fail(p, p->lineno, "second line must be 'CRASHLOG_VERSION <n>'");
         if (fl_parse_u64(v, &ver) || ver < 1 || ver > 1000)
             return fail(p, p->lineno, "CRASHLOG_VERSION: '%.20s' is not a version", v);
@@ -504,20 +625,19 @@ static int one_line(parser *p, char *s)
         p->header_state = 2;
         return 0;
     }
-    if (!strcmp(key, "END")) {
+    if (id == K_END) {
         if (*v)
             return fail(p, p->lineno, "END takes no value");
         p->ended = true;
         return 0;
     }
-    return body_line(p, key, v);
+    return body_line(p, id, key, v, n - (size_t)(v - s));
 }
 
 int fl_crashlog_parse(const char *buf, size_t len, fl_crashlog **out, fl_crashlog_error *err)
 {
     parser p = {0};
-    char *line = NULL;
-    size_t linecap = 0;
+    char *text = NULL;
     int rc = -1;
 
     *out = NULL;
@@ -531,32 +651,34 @@ int fl_crashlog_parse(const char *buf, size_t len, fl_crashlog **out, fl_crashlo
     if (!(p.log = calloc(1, sizeof *p.log)))
         return fail(&p, 0, "out of memory");
 
+    /* One writable copy of the whole log, cut into lines in place, and one
+     * search for a NUL byte: per-line copies and searches were a good part
+     * of the reader's time on the server's ingest path. */
+    if (!(text = malloc(len + 1))) {
+        fail(&p, 0, "out of memory");
+        goto out;
+    }
+    memcpy(text, buf, len);
+    text[len] = '\0';
+    const char *nul = memchr(text, '\0', len);
+    size_t nulpos = nul ? (size_t)(nul - text) : len;
+
     size_t pos = 0;
     while (pos < len) {
-        const char *nl = memchr(buf + pos, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+        char *line = text + pos;
+        char *nl = memchr(line, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - line) : len - pos;
         p.lineno++;
         if (n > FL_CRASHLOG_MAX_LINE) {
             fail(&p, p.lineno, "line longer than %u bytes", FL_CRASHLOG_MAX_LINE);
             goto out;
         }
-        if (memchr(buf + pos, '\0', n)) {
+        if (nulpos >= pos && nulpos < pos + n) {
             fail(&p, p.lineno, "NUL byte in the log");
             goto out;
         }
-        if (n + 1 > linecap) {
-            size_t cap = n + 1 < 256 ? 256 : n + 1;
-            char *nb = realloc(line, cap);
-            if (!nb) {
-                fail(&p, p.lineno, "out of memory");
-                goto out;
-            }
-            line = nb;
-            linecap = cap;
-        }
-        memcpy(line, buf + pos, n);
         line[n] = '\0';
-        if (one_line(&p, line))
+        if (one_line(&p, line, n))
             goto out;
         pos += n + (nl ? 1 : 0);
     }
@@ -584,7 +706,7 @@ int fl_crashlog_parse(const char *buf, size_t len, fl_crashlog **out, fl_crashlo
     }
     rc = 0;
 out:
-    free(line);
+    free(text);
     if (rc == 0)
         *out = p.log;
     else
