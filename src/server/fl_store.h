@@ -162,4 +162,10 @@ struct sqlite3 *fl_store_sqlite_db(fl_store_conn *c);
  * when the small cache is full. */
 struct sqlite3_stmt *fl_store_sqlite_stmt(fl_store_conn *c, const char *sql);
 
+/* Checks that every statement the SQLite store runs per crash is answered
+ * through an index: a full table scan there makes ingest or processing
+ * quadratic in the number of crashes.  Returns how many statements scan a
+ * table (0 is right) and names the first in bad[0..badlen).  For tests. */
+int fl_store_sqlite_full_scans(fl_store_conn *c, char *bad, size_t badlen);
+
 #endif

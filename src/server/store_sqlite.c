@@ -58,6 +58,10 @@ static const char SCHEMA[] =
      * backfill's index. */
     "CREATE TABLE IF NOT EXISTS crash_missing(build_id TEXT, crash_id TEXT,"
     "  PRIMARY KEY(build_id, crash_id)) WITHOUT ROWID;"
+    /* Processing a crash clears its rows by crash id: without this index
+     * that DELETE scans the table, and processing turns quadratic in the
+     * number of crashes still lacking symbols. */
+    "CREATE INDEX IF NOT EXISTS crash_missing_crash ON crash_missing(crash_id);"
     "CREATE TABLE IF NOT EXISTS symbols("
     "  rid INTEGER PRIMARY KEY, build_id TEXT, name TEXT, size INTEGER, status TEXT NOT NULL,"
     "  error TEXT, kind TEXT, path TEXT, uploaded INTEGER NOT NULL);"
@@ -214,6 +218,43 @@ static void s_disconnect(fl_store_conn *pc)
         sqlite3_finalize(c->extra[i]);
     sqlite3_close(c->db);
     free(c);
+}
+
+int fl_store_sqlite_full_scans(fl_store_conn *pc, char *bad, size_t badlen)
+{
+    sqlite3 *db = fl_store_sqlite_db(pc);
+    int n = 0;
+    if (bad && badlen)
+        bad[0] = '\0';
+    if (!db)
+        return -1;
+    for (int i = 0; i < S_COUNT; i++) {
+        if (!SQL[i] || !strncmp(SQL[i], "BEGIN", 5) || !strcmp(SQL[i], "COMMIT") ||
+            !strcmp(SQL[i], "ROLLBACK"))
+            continue;
+        char q[4096];
+        snprintf(q, sizeof q, "EXPLAIN QUERY PLAN %s", SQL[i]);
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(db, q, -1, &s, NULL) != SQLITE_OK) {
+            if (!n && bad)
+                snprintf(bad, badlen, "cannot plan: %s", SQL[i]);
+            n++;
+            continue;
+        }
+        while (sqlite3_step(s) == SQLITE_ROW) {
+            /* "SCAN t" is a full scan; "SCAN t USING ... INDEX" walks an
+             * index, "SEARCH" seeks one. */
+            const char *d = (const char *)sqlite3_column_text(s, 3);
+            if (d && !strncmp(d, "SCAN ", 5) && !strstr(d, " USING ")) {
+                if (!n && bad)
+                    snprintf(bad, badlen, "%s in: %s", d, SQL[i]);
+                n++;
+                break;
+            }
+        }
+        sqlite3_finalize(s);
+    }
+    return n;
 }
 
 struct sqlite3 *fl_store_sqlite_db(fl_store_conn *pc)

@@ -96,6 +96,17 @@ static json_t *group(fx *f, const char *id)
     return g;
 }
 
+/* Every per-crash statement seeks through an index (a full scan made
+ * processing quadratic once: DELETE FROM crash_missing WHERE crash_id=?). */
+static void test_no_full_scans(void **st)
+{
+    fx *f = *st;
+    char bad[512];
+    int n = fl_store_sqlite_full_scans(f->c, bad, sizeof bad);
+    if (n != 0)
+        fail_msg("%d statement(s) scan a whole table, first: %s", n, bad);
+}
+
 static void test_idempotent(void **st)
 {
     fx *f = *st;
@@ -332,6 +343,7 @@ static void test_backfill_regroup(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_no_full_scans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
