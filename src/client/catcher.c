@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -338,14 +339,11 @@ static int basics(int sig)
         !kv_u64("PROCESS_ID", (uint64_t)fl_g.pid) || !kv_u64("CRASH_THREAD", (uint64_t)fl_cur.tid))
         return 0;
 
-    char path[64] = "/proc/self/task/", name[64];
-    size_t n = fl_strlen(path);
-    n += fl_fmt_u64(path + n, (uint64_t)fl_cur.tid);
-    fl_strlcpy(path + n, "/comm", sizeof path - n);
-    int len = fl_read_small_file(path, name, sizeof name);
-    if (len > 0 && name[len - 1] == '\n')
-        name[len - 1] = '\0';
-    if (len > 0 && !kv_str("CRASH_THREAD_NAME", name))
+    /* The crashing thread is this one: its name is one system call away
+     * (PR_GET_NAME fills at most 16 bytes), no /proc file to open. */
+    char name[32] = "";
+    if (syscall(SYS_prctl, PR_GET_NAME, (unsigned long)name, 0, 0, 0) == 0 && name[0] &&
+        !kv_str("CRASH_THREAD_NAME", name))
         return 0;
     if (!kv_str("CRASH_SIGNAL_NAME", fl_signal_name(sig)))
         return 0;

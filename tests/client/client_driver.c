@@ -644,6 +644,19 @@ static void check_details(const fl_crashlog *log, const char *exe)
           log->install_id ? log->install_id : "(none)");
     CHECK(log->os_name && *log->os_name, "no OS_NAME");
     CHECK(log->kernel_version && *log->kernel_version, "no KERNEL_VERSION");
+    /* The crash is on the main thread, whose name is the program's file
+     * name as the kernel keeps it (at most 15 bytes). */
+    {
+        const char *b = strrchr(exe, '/');
+        b = b ? b + 1 : exe;
+        char want[16];
+        size_t n = strlen(b) < 15 ? strlen(b) : 15;
+        memcpy(want, b, n);
+        want[n] = '\0';
+        CHECK(log->crash_thread_name && !strcmp(log->crash_thread_name, want),
+              "CRASH_THREAD_NAME '%s', want '%s'",
+              log->crash_thread_name ? log->crash_thread_name : "(none)", want);
+    }
     CHECK(log->platform_version && *log->platform_version, "no PLATFORM_VERSION");
     CHECK(log->has_crash_time && log->crash_time > 1600000000, "CRASH_TIME missing or absurd");
     CHECK(log->executable && !strcmp(log->executable, exe), "EXECUTABLE %s, expected %s",
