@@ -49,16 +49,7 @@ rc=$?; [ $rc = 0 ] || fail "faultline-report exit $rc, want 0"
 [ -z "$(ls "$SPOOL"/*.crashlog 2>/dev/null)" ] || fail "spool not empty after delivery"
 
 # 4. The API: two groups for e2eapp with counts 3 and 2, one for plainapp.
-api() { curl -fsS -m 5 -H "Authorization: Bearer $ADMIN" "$BASE$1"; }
-counts=
-for _ in $(seq 1 150); do
-    counts=$(api "/api/v1/groups?app=e2eapp" | python3 -c '
-import json,sys
-g=json.load(sys.stdin)["groups"]
-print(" ".join(str(x["count"]) for x in sorted(g, key=lambda x: -x["count"])))' 2>/dev/null)
-    [ "$counts" = "3 2" ] && break
-    sleep 0.2
-done
+counts=$(wait_counts e2eapp "3 2")
 [ "$counts" = "3 2" ] || fail "e2eapp group counts '$counts', want '3 2'"
 api "/api/v1/groups?app=e2eapp" > "$WORK/groups.json" || fail "groups"
 python3 - "$WORK/groups.json" <<'PY' || fail "group contents"
@@ -70,12 +61,6 @@ assert big["status"] == "open", big
 for k in ("id", "signature", "first_seen", "last_seen"):
     assert k in big, k
 PY
-plain=
-for _ in $(seq 1 50); do
-    plain=$(api "/api/v1/groups?app=plainapp" | python3 -c '
-import json,sys; print(sum(x["count"] for x in json.load(sys.stdin)["groups"]))' 2>/dev/null)
-    [ "$plain" = 1 ] && break
-    sleep 0.2
-done
+plain=$(wait_counts plainapp 1)
 [ "$plain" = 1 ] || fail "plainapp (LD_PRELOAD) count '$plain', want 1"
 echo "ok [e2e]: 6 real crashes -> 3 groups"

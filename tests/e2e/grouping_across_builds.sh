@@ -44,16 +44,7 @@ FAULTLINE_ADMIN_TOKEN=$ADMIN "$FAULTLINE" symbols add "$WORK/v1" "$WORK/v2" --se
 "$FAULTLINE" submit "$WORK"/spool/*.crashlog --server "$BASE/api/v1/crashes" --key "$KEY" \
     >"$WORK/submit.out" 2>&1 || fail "submit: $(cat "$WORK/submit.out")"
 
-api() { curl -fsS -m 5 -H "Authorization: Bearer $ADMIN" "$BASE$1"; }
-out=
-for _ in $(seq 1 150); do
-    out=$(api "/api/v1/groups?app=groupapp" | python3 -c '
-import json, sys
-g = json.load(sys.stdin)["groups"]
-print(" ".join(str(x["count"]) for x in sorted(g, key=lambda x: -x["count"])))' 2>/dev/null)
-    [ "$out" = "2 1" ] && break
-    sleep 0.2
-done
+out=$(wait_counts groupapp "2 1")
 [ "$out" = "2 1" ] || fail "group counts '$out', want '2 1' (same crash from two builds in one group, the other path apart)"
 
 # The big group is named by the crash site, with file and line.

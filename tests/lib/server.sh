@@ -29,3 +29,24 @@ url() { echo "http://127.0.0.1:$PORT$1"; }
 code() { local m=$1 p=$2; shift 2; curl -s -o "$work/body" -w '%{http_code}' -X "$m" "$@" "$(url "$p")"; }
 admin() { curl -s -H "Authorization: Bearer $ADMIN" "$@"; }
 field() { grep -o "\"$1\":\"[^\"]*\"" | head -1 | cut -d'"' -f4; }
+
+# api PATH: GET an admin route (fails on an HTTP error).
+api() { curl -fsS -m 5 -H "Authorization: Bearer $ADMIN" "$(url "$1")"; }
+# group_counts APP: the app's group counts, largest first ("3 2").
+group_counts() {
+  api "/api/v1/groups?app=$1" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)["groups"]
+print(" ".join(str(x["count"]) for x in sorted(g, key=lambda x: -x["count"])))' 2>/dev/null
+}
+# wait_counts APP WANT: poll (30 s at most) until group_counts APP is WANT;
+# prints what it saw last.
+wait_counts() {
+  local got=
+  for _ in $(seq 1 150); do
+    got=$(group_counts "$1")
+    [ "$got" = "$2" ] && break
+    sleep 0.2
+  done
+  echo "$got"
+}
