@@ -60,8 +60,9 @@ for t in "${tools[@]}"; do
 done
 
 lib_ns=$("$sb" lookup "$cache"/"$id".symcache "$work/addrs")
+memo_ns=$("$sb" lookup "$cache"/"$id".symcache "$work/addrs" memo)
 first_us=$("$sb" first "$cache"/"$id".symcache "$first" 101)
-echo "in-process lookup (no output): $lib_ns ns/address"
+echo "in-process lookup (no output): $lib_ns ns/address; memoized, as symbolicate does for a batch: $memo_ns ns/address"
 echo "first address of a build id (open + validate + lookup, in process, warm page cache): $first_us µs"
 
 # Symcache build against llvm-gsymutil.

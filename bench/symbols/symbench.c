@@ -3,7 +3,10 @@
  *
  *   symbench gen OBJ COUNT SEED        random addresses inside OBJ's functions
  *   symbench first SYMCACHE ADDR REPS  open + first lookup, median over REPS (µs)
- *   symbench lookup SYMCACHE ADDRFILE  in-process lookups only (ns/address)
+ *   symbench lookup SYMCACHE ADDRFILE [memo]
+ *                                      in-process lookups only (ns/address);
+ *                                      memo: after fl_symcache_memoize()
+ *   symbench check SYMCACHE ADDRFILE   memoized lookups answer as plain ones
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -28,6 +31,11 @@ static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+static int same_str(const char *a, const char *b) /* the two handles map apart */
+{
+    return a == b || (a && b && !strcmp(a, b));
 }
 
 static int gen(const char *obj, size_t count, unsigned long long seed)
@@ -103,13 +111,17 @@ int main(int argc, char **argv)
         free(t);
         return 0;
     }
-    if (argc >= 4 && !strcmp(argv[1], "lookup")) {
-        fl_symcache *sc;
+    if (argc >= 4 && (!strcmp(argv[1], "lookup") || !strcmp(argv[1], "check"))) {
+        fl_symcache *sc, *plain = NULL;
         char err[256];
-        if (fl_symcache_open(argv[2], &sc, err, sizeof err) != 0) {
+        if (fl_symcache_open(argv[2], &sc, err, sizeof err) != 0 ||
+            (!strcmp(argv[1], "check") &&
+             fl_symcache_open(argv[2], &plain, err, sizeof err) != 0)) {
             fprintf(stderr, "%s\n", err);
             return 1;
         }
+        if ((plain || (argc >= 5 && !strcmp(argv[4], "memo"))) && fl_symcache_memoize(sc) != 0)
+            return 1;
         FILE *f = fopen(argv[3], "r");
         if (!f)
             return 1;
@@ -122,6 +134,27 @@ int main(int argc, char **argv)
             a[n++] = strtoull(line, NULL, 0);
         }
         fclose(f);
+        if (plain) {
+            size_t bad = 0;
+            fl_symframe fa[64], fb[64];
+            for (int pass = 0; pass < 2; pass++) /* cold, then warm blocks */
+                for (size_t i = 0; i < n; i++) {
+                    size_t na = fl_symcache_lookup(sc, a[i], fa, 64);
+                    size_t nb = fl_symcache_lookup(plain, a[i], fb, 64);
+                    int same = na == nb;
+                    for (size_t k = 0; same && k < na && k < 64; k++)
+                        same = same_str(fa[k].function, fb[k].function) &&
+                               same_str(fa[k].file, fb[k].file) && fa[k].line == fb[k].line &&
+                               fa[k].column == fb[k].column && fa[k].inlined == fb[k].inlined;
+                    if (!same && bad++ < 5)
+                        fprintf(stderr, "differs at 0x%llx\n", (unsigned long long)a[i]);
+                }
+            printf("%zu addresses, %zu differ\n", n, bad);
+            fl_symcache_close(sc);
+            fl_symcache_close(plain);
+            free(a);
+            return bad != 0;
+        }
         volatile size_t sink = 0;
         fl_symframe fr[64];
         double t0 = now_us();

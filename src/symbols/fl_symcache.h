@@ -106,6 +106,15 @@ void fl_symcache_close(fl_symcache *sc);
  * allocates. */
 size_t fl_symcache_lookup(const fl_symcache *sc, uint64_t addr, fl_symframe *frames, size_t max);
 
+/* Prepares sc for many lookups: each block of range entries is kept
+ * decoded after its first lookup (about 20 bytes per range entry, ~3 MB
+ * for libc, allocated now but only touched as blocks are used) and a
+ * bucket index narrows the address searches; answers stay the same.
+ * Call it before sharing sc between threads (it is not safe against
+ * lookups running concurrently); lookups may run concurrently after it.
+ * Returns 0, or FL_SYM_ENOMEM with sc still usable (perhaps unmemoized). */
+int fl_symcache_memoize(fl_symcache *sc);
+
 /* The build id stored in the symcache (borrowed); returns its length. */
 size_t fl_symcache_build_id(const fl_symcache *sc, const uint8_t **id);
 /* The symbol-table fingerprint stored in the symcache. */

@@ -39,6 +39,14 @@ struct fl_symcache {
     uint64_t blk_bits, rec_bits, sym_bits; /* bits per entry */
     uint8_t blk_at[FL_SC_B_N], rec_at[FL_SC_R_N], sym_at[FL_SC_S_N]; /* bit offset of each field */
     const char *strings;
+    /* fl_symcache_memoize(): NULL until then. */
+    struct memo_blk *memo;
+    uint8_t *memo_state; /* per block: MEMO_EMPTY / SEEN / BUSY / READY */
+    struct bucket_index {
+        uint32_t *lo; /* lo[b]: last element <= b << shift (0 if none) */
+        uint64_t nb;  /* buckets; lo has nb + 1 entries */
+        unsigned shift;
+    } bidx, sidx; /* over baddrs and saddrs */
     /* Huffman decode tables, indexed by the next FL_SC_HUFF_BITS bits:
      * symbol << 4 | code length, HUFF_BAD = no such code. */
     uint16_t huff[FL_SC_HUFF_N][1u << FL_SC_HUFF_BITS];
@@ -363,6 +371,10 @@ void fl_symcache_close(fl_symcache *sc)
         return;
     if (sc->mapped)
         munmap((void *)sc->base, sc->size);
+    free(sc->memo);
+    free(sc->memo_state);
+    free(sc->bidx.lo);
+    free(sc->sidx.lo);
     free(sc);
 }
 
@@ -433,6 +445,30 @@ static inline uint32_t packed(const uint8_t *p, size_t size, uint64_t bits, size
     packed((sc)->symbols, (sc)->symbols_size, (sc)->sym_bits, (i), (sc)->sym_at[f],                \
            (sc)->hdr.sym_w[f])
 
+/* Index of the last element <= rel of the sorted a[0..n), given n >= 1
+ * and a[0] <= rel.  With a bucket index (fl_symcache_memoize) the search
+ * starts from the one or two candidates of rel's bucket.  The binary
+ * search is branch-free (the compiler turns the ?: into a cmov):
+ * mispredicted branches were most of a lookup's cost. */
+static inline size_t last_le(const uint32_t *a, size_t n, uint64_t rel,
+                             const struct bucket_index *ix)
+{
+    const uint32_t *s = a;
+    if (ix->lo) {
+        uint64_t b = rel >> ix->shift;
+        if (b >= ix->nb)
+            return n - 1; /* past every bucket: past every element */
+        s = a + ix->lo[b];
+        n = (size_t)(ix->lo[b + 1] - ix->lo[b]) + 1;
+    }
+    while (n > 1) {
+        size_t half = n / 2;
+        s = s[half] <= rel ? s + half : s;
+        n -= half;
+    }
+    return (size_t)(s - a);
+}
+
 /* The symbol llvm-symbolizer takes the outermost frame's name from: the
  * last symbol starting at or before addr, unless it has a size and addr is
  * past its end.  Its index, or SIZE_MAX when none. */
@@ -444,17 +480,9 @@ static size_t find_symbol(const fl_symcache *sc, uint64_t addr)
     uint64_t rel = addr - sc->hdr.base_addr;
     if (sc->saddrs[0] > rel)
         return SIZE_MAX;
-    /* Branch-free binary search (the compiler turns the ?: into a cmov):
-     * mispredicted branches were most of a lookup's cost. */
-    const uint32_t *s = sc->saddrs;
-    while (n > 1) {
-        size_t half = n / 2;
-        s = s[half] <= rel ? s + half : s;
-        n -= half;
-    }
-    size_t i = (size_t)(s - sc->saddrs);
+    size_t i = last_le(sc->saddrs, n, rel, &sc->sidx);
     uint32_t size = SYM_F(sc, i, FL_SC_S_SIZE);
-    if (size != 0 && rel - *s >= size)
+    if (size != 0 && rel - sc->saddrs[i] >= size)
         return SIZE_MAX;
     return i;
 }
@@ -555,7 +583,7 @@ static inline uint64_t unzigzag(uint64_t z)
  * checked once at the end, and a damaged block gives "not found".  The
  * escapes are marked unlikely so the compiler lays them out of the loop
  * and keeps the bit buffers in registers (~5 % of a lookup). */
-static int find_range(const fl_symcache *sc, uint64_t addr, fl_sc_range *out)
+BR_INLINE int find_range(const fl_symcache *sc, uint64_t addr, fl_sc_range *out)
 {
     size_t n = sc->hdr.blocks_count;
     if (n == 0 || addr < sc->hdr.base_addr)
@@ -563,13 +591,8 @@ static int find_range(const fl_symcache *sc, uint64_t addr, fl_sc_range *out)
     uint64_t rel = addr - sc->hdr.base_addr;
     if (sc->baddrs[0] > rel)
         return -1;
-    const uint32_t *ba = sc->baddrs; /* branch-free, see find_symbol() */
-    while (n > 1) {
-        size_t half = n / 2;
-        ba = ba[half] <= rel ? ba + half : ba;
-        n -= half;
-    }
-    size_t bi = (size_t)(ba - sc->baddrs);
+    size_t bi = last_le(sc->baddrs, n, rel, &sc->bidx);
+    const uint32_t *ba = sc->baddrs + bi;
     uint64_t off = BLK_F(sc, bi, FL_SC_B_OFF);
     const bitsrc src = {sc->rdata, sc->hdr.rdata_size};
     bitrd r0 = {off, 0, 0};
@@ -635,12 +658,230 @@ static int find_range(const fl_symcache *sc, uint64_t addr, fl_sc_range *out)
     return 0;
 }
 
+/* ---- memoized lookups ---------------------------------------------
+ *
+ * A batch of lookups (`faultline symbolicate` fed thousands of addresses)
+ * comes back to the same blocks again and again, and most of a lookup is
+ * decoding ~10 entries of its block plus two binary searches whose every
+ * step waits for a load.  fl_symcache_memoize() keeps each block's
+ * entries once decoded (memo_blk) and adds a bucket index over the
+ * address space that leaves both searches one or two candidates.
+ *
+ * A block is filled on its second lookup (the first only marks it SEEN):
+ * filling decodes all 20 entries where a plain lookup stops at the
+ * address, ~10 on average, so a batch that visits most blocks once pays
+ * about what it paid without the memo.
+ *
+ * Lookups stay safe to run concurrently: every state change is a
+ * compare-and-swap; the thread that moves SEEN -> BUSY fills the slot and
+ * publishes it (READY, with release order); a lookup that finds it BUSY
+ * decodes on its own, so no lookup ever waits. */
+
+enum { MEMO_EMPTY, MEMO_SEEN, MEMO_BUSY, MEMO_READY };
+
+typedef uint32_t v4u32 __attribute__((vector_size(16)));
+_Static_assert(FL_SC_BLOCK % 4 == 0, "memo scan takes four starts at a time");
+
+typedef struct memo_blk {
+    uint32_t addr[FL_SC_BLOCK]; /* start - base_addr; UINT32_MAX past valid */
+    uint32_t rec[FL_SC_BLOCK], file[FL_SC_BLOCK], line[FL_SC_BLOCK], col[FL_SC_BLOCK];
+    uint32_t valid; /* entries decoded without error, from the first */
+    uint32_t count; /* entries in the block */
+} memo_blk;
+
+static uint32_t ref_of(uint64_t v1) /* stored index + 1 -> index or NONE */
+{
+    return v1 >= 1 && v1 <= 0xFFFFFFFFull ? (uint32_t)(v1 - 1) : FL_SC_NONE;
+}
+
+/* Decodes all of block bi into m: the loop of find_range() without its
+ * stop at the address, checking after each entry so that m->valid counts
+ * the entries before the first bad code / overrun (a damaged block then
+ * answers only for those, and "not found" beyond them). */
+static __attribute__((noinline)) void memo_fill(const fl_symcache *sc, size_t bi, memo_blk *m)
+{
+    uint64_t count = sc->hdr.ranges_count - (uint64_t)bi * FL_SC_BLOCK;
+    if (count > FL_SC_BLOCK)
+        count = FL_SC_BLOCK;
+    m->count = (uint32_t)count;
+    m->valid = 0;
+    for (unsigned k = 0; k < FL_SC_BLOCK; k++)
+        m->addr[k] = UINT32_MAX;
+    uint64_t off = BLK_F(sc, bi, FL_SC_B_OFF);
+    const bitsrc src = {sc->rdata, sc->hdr.rdata_size};
+    bitrd r0 = {off, 0, 0};
+    bitrd r1 = {off + BLK_F(sc, bi, FL_SC_B_SPLIT), 0, 0};
+    if (r0.ptr >= src.size || r1.ptr >= src.size)
+        return;
+    const uint16_t *h = sc->huff[0];
+#define T_(a) (h + (size_t)(a) * (1u << FL_SC_HUFF_BITS))
+    unsigned chk = 0;
+    uint64_t start = sc->baddrs[bi];
+    uint64_t rec = BLK_F(sc, bi, FL_SC_B_REC), file = BLK_F(sc, bi, FL_SC_B_FILE);
+    uint64_t line = BLK_F(sc, bi, FL_SC_B_LINE);
+    br_refill(&src, &r0);
+    unsigned c = huff_get(T_(FL_SC_HUFF_COL), &r0, &chk);
+    uint64_t col = c < FL_SC_COL_ESC     ? c
+                   : c == FL_SC_COL_ESC ? esc_get(&src, T_(FL_SC_HUFF_ESC), &r0, &chk)
+                                        : 0;
+    for (uint64_t k = 0;;) {
+        if ((chk & HUFF_BAD_BIT) || br_pos(&r0) > src.size * 8 || br_pos(&r1) > src.size * 8 ||
+            start >= UINT32_MAX)
+            break;
+        m->addr[k] = (uint32_t)start;
+        m->rec[k] = ref_of(rec);
+        m->file[k] = ref_of(file);
+        m->line[k] = (uint32_t)line;
+        m->col[k] = (uint32_t)col;
+        m->valid = (uint32_t)++k;
+        if (k == count)
+            break;
+        br_refill(&src, &r0);
+        br_refill(&src, &r1);
+        unsigned s = huff_get(T_(FL_SC_HUFF_AD), &r0, &chk);
+        start += s != 0 ? s : esc_get(&src, T_(FL_SC_HUFF_ESC), &r0, &chk);
+        c = huff_get(T_(FL_SC_HUFF_COL), &r0, &chk);
+        unsigned head = huff_get(T_(FL_SC_HUFF_HEAD), &r1, &chk);
+        col = c < FL_SC_COL_ESC ? c : col;
+        if (c == FL_SC_COL_ESC)
+            col = esc_get(&src, T_(FL_SC_HUFF_ESC), &r0, &chk);
+        if (head & FL_SC_H_REC) {
+            s = huff_get(T_(FL_SC_HUFF_REC), &r1, &chk);
+            rec += unzigzag(s < FL_SC_SMALL_ESC ? s : esc_get(&src, T_(FL_SC_HUFF_ESC), &r1, &chk));
+        }
+        if (head & FL_SC_H_FILE) {
+            s = huff_get(T_(FL_SC_HUFF_FILE), &r1, &chk);
+            file += unzigzag(s < FL_SC_FILE_ESC ? s : esc_get(&src, T_(FL_SC_HUFF_ESC), &r1, &chk));
+        }
+        uint64_t lz = head & FL_SC_H_LINE;
+        if (lz == FL_SC_HEAD_LESC)
+            lz = esc_get(&src, T_(FL_SC_HUFF_ESC), &r1, &chk);
+        line += unzigzag(lz);
+    }
+#undef T_
+    /* A lookup past the last valid entry of a damaged block cannot know
+     * where the bad entry starts: "not found" for all of it. */
+}
+
+/* find_range() inlined once more, out of the way of fl_symcache_lookup's
+ * own copy (one copy shared by both paths was not inlined, and the plain
+ * path got 3 % slower). */
+static __attribute__((noinline)) int find_range_once(const fl_symcache *sc, uint64_t addr,
+                                                     fl_sc_range *out)
+{
+    return find_range(sc, addr, out);
+}
+
+/* find_range() through the memo.  Same answers for a valid file. */
+static __attribute__((noinline)) int find_range_memo(const fl_symcache *sc, uint64_t addr,
+                                                     fl_sc_range *out)
+{
+    size_t n = sc->hdr.blocks_count;
+    if (n == 0 || addr < sc->hdr.base_addr)
+        return -1;
+    uint64_t rel = addr - sc->hdr.base_addr;
+    if (sc->baddrs[0] > rel)
+        return -1;
+    size_t bi = last_le(sc->baddrs, n, rel, &sc->bidx);
+    memo_blk *m = &sc->memo[bi];
+    uint8_t *st = &sc->memo_state[bi];
+    uint8_t state = __atomic_load_n(st, __ATOMIC_ACQUIRE);
+    if (state != MEMO_READY) {
+        /* First visit: note it and decode as without the memo (a block
+         * seen once costs no more than before); second: fill.  BUSY: another
+         * thread is filling it. */
+        uint8_t expect = state;
+        if (state == MEMO_BUSY ||
+            !__atomic_compare_exchange_n(st, &expect, state == MEMO_EMPTY ? MEMO_SEEN : MEMO_BUSY,
+                                         0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) ||
+            state == MEMO_EMPTY)
+            return find_range_once(sc, addr, out);
+        memo_fill(sc, bi, m);
+        __atomic_store_n(st, MEMO_READY, __ATOMIC_RELEASE);
+    }
+    /* Entry starts are ascending (deltas are unsigned, capped below
+     * UINT32_MAX), the first is <= rel, the unused slots hold UINT32_MAX:
+     * the entry is the count of starts <= rel after the first.  Clamping
+     * rel keeps that true for addresses past 4 GiB. */
+    uint32_t r32 = rel < UINT32_MAX - 1 ? (uint32_t)rel : UINT32_MAX - 1;
+    /* Four at a time (SSE2 on x86-64): a compare gives -1 per start <=
+     * rel, so the lanes sum to minus the count, the first included. */
+    v4u32 acc = {0, 0, 0, 0}, rv = {r32, r32, r32, r32};
+    for (unsigned i = 0; i < FL_SC_BLOCK; i += 4) {
+        v4u32 x;
+        memcpy(&x, m->addr + i, sizeof x);
+        acc += (v4u32)(x <= rv);
+    }
+    unsigned k = (unsigned)(0u - (acc[0] + acc[1] + acc[2] + acc[3])) - 1;
+    if (k >= m->valid || (k + 1 == m->valid && m->valid < m->count))
+        return -1;
+    out->addr = sc->hdr.base_addr + m->addr[k];
+    out->record = m->rec[k];
+    out->file = m->file[k];
+    out->line = m->line[k];
+    out->column = m->col[k];
+    return 0;
+}
+
+/* Bucket index over the sorted a[0..n), n >= 1: about one element per
+ * bucket. */
+static int bucket_build(struct bucket_index *ix, const uint32_t *a, size_t n)
+{
+    uint64_t span = (uint64_t)a[n - 1] + 1;
+    unsigned shift = 0;
+    while ((span >> shift) > n)
+        shift++;
+    uint64_t nb = (span >> shift) + 1; /* nb << shift > a[n - 1] */
+    uint32_t *lo = malloc((size_t)(nb + 1) * sizeof *lo);
+    if (!lo)
+        return -1;
+    size_t i = 0;
+    for (uint64_t b = 0; b <= nb; b++) {
+        uint64_t start = b << shift;
+        while (i + 1 < n && a[i + 1] <= start)
+            i++;
+        lo[b] = (uint32_t)i;
+    }
+    ix->lo = lo;
+    ix->nb = nb;
+    ix->shift = shift;
+    return 0;
+}
+
+int fl_symcache_memoize(fl_symcache *sc)
+{
+    if (!sc)
+        return FL_SYM_EINVAL;
+    if (sc->memo)
+        return 0;
+    size_t nb = sc->hdr.blocks_count;
+    if (nb > 0) {
+        if (!sc->bidx.lo && bucket_build(&sc->bidx, sc->baddrs, nb) != 0)
+            return FL_SYM_ENOMEM;
+        sc->memo_state = calloc(nb, 1);
+        /* calloc of this size maps zero pages: only the blocks looked
+         * up cost memory. */
+        sc->memo = calloc(nb, sizeof *sc->memo);
+        if (!sc->memo || !sc->memo_state) {
+            free(sc->memo);
+            free(sc->memo_state);
+            sc->memo = NULL;
+            sc->memo_state = NULL;
+            return FL_SYM_ENOMEM;
+        }
+    }
+    if (sc->hdr.symbols_count > 0 && !sc->sidx.lo &&
+        bucket_build(&sc->sidx, sc->saddrs, sc->hdr.symbols_count) != 0)
+        return FL_SYM_ENOMEM;
+    return 0;
+}
+
 size_t fl_symcache_lookup(const fl_symcache *sc, uint64_t addr, fl_symframe *frames, size_t max)
 {
     uint32_t rec = FL_SC_NONE;
     fl_symframe f = {NULL, NULL, 0, 0, 0};
     fl_sc_range r;
-    if (find_range(sc, addr, &r) == 0) {
+    if ((sc->memo ? find_range_memo(sc, addr, &r) : find_range(sc, addr, &r)) == 0) {
         rec = r.record < sc->hdr.records_count ? r.record : FL_SC_NONE;
         f.file = r.file < sc->hdr.files_count ? str_at(sc, sc->files[r.file]) : NULL;
         if (f.file) {

@@ -5,11 +5,12 @@
  *
  * PROGRAM is tests/symbols/data/inline_heavy.c built with -O2 -g.  The
  * tests build its symcache, look addresses up, then feed the reader and
- * the builder damaged input: every truncation, byte flips, forged
+ * the builder damaged input (memoized lookups too): every truncation, byte flips, forged
  * checksums over broken indices, garbage and truncated ELF files.  The
  * point of the damage tests is "clean error, never a crash" (they run
  * under ASan+UBSan too).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -131,6 +132,89 @@ static void test_build_and_lookup(void **state)
     fl_symcache_close(NULL);
 }
 
+/* Lookups on a memoized handle answer exactly as on a plain one: three
+ * passes (a block's first visit, its fill, then the memo), addresses
+ * before, inside and past the module, and four threads at once on a
+ * fresh memoized handle (the fill races; under ASan too). */
+typedef struct memo_job {
+    const fl_symcache *memo, *plain;
+    uint64_t from, to;
+    int diffs;
+} memo_job;
+
+static int same_frames(const fl_symcache *a, const fl_symcache *b, uint64_t addr)
+{
+    fl_symframe fa[64], fb[64];
+    size_t na = fl_symcache_lookup(a, addr, fa, 64), nb = fl_symcache_lookup(b, addr, fb, 64);
+    if (na != nb || na > 64)
+        return 0;
+    for (size_t i = 0; i < na; i++)
+        if (fa[i].function != fb[i].function || fa[i].file != fb[i].file ||
+            fa[i].line != fb[i].line || fa[i].column != fb[i].column ||
+            fa[i].inlined != fb[i].inlined)
+            return 0;
+    return 1;
+}
+
+static void *memo_worker(void *arg)
+{
+    memo_job *j = arg;
+    for (int pass = 0; pass < 3; pass++)
+        for (uint64_t a = j->from; a < j->to; a++)
+            j->diffs += !same_frames(j->memo, j->plain, a);
+    return NULL;
+}
+
+static void test_memoize(void **state)
+{
+    (void)state;
+    char path[512], err[256];
+    path_in_work(path, sizeof path, "prog.symcache");
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    fl_symcache *plain = NULL, *memo = NULL;
+    /* Both handles on the same bytes: equal answers are equal pointers. */
+    assert_int_equal(fl_symcache_open_mem(buf, len, &plain, err, sizeof err), 0);
+    assert_int_equal(fl_symcache_open_mem(buf, len, &memo, err, sizeof err), 0);
+    assert_int_equal(fl_symcache_memoize(memo), 0);
+    assert_int_equal(fl_symcache_memoize(memo), 0); /* again: a no-op */
+    int diffs = 0, named = 0;
+    for (int pass = 0; pass < 3; pass++)
+        for (uint64_t a = 0; a < 0x6000; a++) {
+            diffs += !same_frames(memo, plain, a);
+            fl_symframe f[64];
+            size_t n = fl_symcache_lookup(memo, a, f, 64);
+            named += n >= 1 && n <= 64 && f[0].function != NULL;
+        }
+    assert_int_equal(diffs, 0);
+    assert_true(named > 3 * 0x1000); /* the memo answered, not just "??" */
+    for (int k = 0; k < 64; k++) {
+        uint64_t a = UINT64_MAX - (uint64_t)k * 0x10000001ull;
+        assert_true(same_frames(memo, plain, a));
+        assert_true(same_frames(memo, plain, (uint64_t)1 << (32 + k % 32)));
+    }
+    fl_symcache_close(memo);
+
+    memo = NULL;
+    assert_int_equal(fl_symcache_open_mem(buf, len, &memo, err, sizeof err), 0);
+    assert_int_equal(fl_symcache_memoize(memo), 0);
+    pthread_t t[4];
+    memo_job jobs[4];
+    for (int i = 0; i < 4; i++) {
+        /* Overlapping ranges, so threads meet on the same blocks. */
+        jobs[i] = (memo_job){memo, plain, 0x1000 + (uint64_t)i * 0x400, 0x3000, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, memo_worker, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(jobs[i].diffs, 0);
+    }
+    fl_symcache_close(memo);
+    fl_symcache_close(plain);
+    assert_int_equal(fl_symcache_memoize(NULL), FL_SYM_EINVAL);
+    free(buf);
+}
+
 /* Every prefix of a valid symcache is refused; so is every byte flip
  * (the checksum or a structural check catches it). */
 static void test_truncated_and_flipped(void **state)
@@ -206,6 +290,14 @@ static void test_forged_checksum(void **state)
             size_t n = fl_symcache_lookup(sc, a, f, 300);
             assert_true(n >= 1 && n <= FL_SC_MAX_INLINE_DEPTH);
         }
+        /* The same through the memo: visit, fill, then memo. */
+        assert_int_equal(fl_symcache_memoize(sc), 0);
+        for (int pass = 0; pass < 3; pass++)
+            for (uint64_t a = 0x1000; a < 0x4000; a += 7) {
+                fl_symframe f[300];
+                size_t n = fl_symcache_lookup(sc, a, f, 300);
+                assert_true(n >= 1 && n <= FL_SC_MAX_INLINE_DEPTH);
+            }
         fl_symcache_close(sc);
     }
     /* Header fields pointing outside the file are refused, even behind a
@@ -443,6 +535,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_and_lookup),
+        cmocka_unit_test(test_memoize),
         cmocka_unit_test(test_truncated_and_flipped),
         cmocka_unit_test(test_forged_checksum),
         cmocka_unit_test(test_bad_elf),
