@@ -1,30 +1,77 @@
--- wrk script: POST a ~4 KiB crash log with a fresh CRASH_ID per request, so
--- that every request is a new report the server has to store durably.
--- Environment: FL_LOG (template file, "CRASH_ID @ID@" line), FL_KEY, FL_PATH.
+-- wrk script: POST a ~4 KiB crash log, different in every request, so that
+-- every request is a new report the server has to store durably.
+-- Environment: FL_LOG (template), FL_KEY, FL_PATH, FL_RUN.  Template fields:
+--   @ID@    a fresh crash id          @TIME@  crash time
+--   @UP@    uptime                    @INST@  one of 1,000 installation ids
+--   @B1@ @B2@          module base addresses (ASLR)
+--   @B1+N@ @B2+N@      an address N bytes into that module
+-- init() renders VARIANTS logs with their own time, uptime, installation
+-- and base addresses (everything but the crash id), so that request() costs
+-- the load generator no more than a fixed body would: two concatenations.
+local VARIANTS = 1024
 local counter = 0
 local threads = 0
-local head, tail, key, path, prefix
+local heads, tails, key, path, prefix
 
 function setup(thread)
   thread:set("tnum", threads)
   threads = threads + 1
 end
 
+local function render(parts, v)
+  local out = {}
+  for i = 1, #parts do
+    local p = parts[i]
+    if type(p) == "string" then
+      out[i] = p
+    else
+      local x = v[p[1]]
+      out[i] = type(x) == "number" and string.format("%d", x + p[2]) or x
+    end
+  end
+  return table.concat(out)
+end
+
 function init(args)
   local f = assert(io.open(os.getenv("FL_LOG"), "rb"))
   local t = f:read("*a")
   f:close()
-  local i, j = t:find("@ID@", 1, true)
-  head, tail = t:sub(1, i - 1), t:sub(j + 1)
+  local run = tonumber(os.getenv("FL_RUN") or "0")
+  math.randomseed(run * 1000 + tnum)
+  -- parts: literal text and {field, offset}, in order.
+  local parts, pos = {}, 1
+  while true do
+    local i, j, name = t:find("@([%w+]+)@", pos)
+    if not i then break end
+    parts[#parts + 1] = t:sub(pos, i - 1)
+    local base, off = name:match("^(B%d)%+(%d+)$")
+    parts[#parts + 1] = base and { base, tonumber(off) } or { name, 0 }
+    pos = j + 1
+  end
+  parts[#parts + 1] = t:sub(pos)
+  heads, tails = {}, {}
+  for k = 1, VARIANTS do
+    local s = render(parts, {
+      ID = "\0",
+      TIME = 1700000000 + math.random(0, 86400 * 30),
+      UP = math.random(1, 1000000),
+      INST = string.format("%016x", math.random(1, 1000)),
+      B1 = 93000000000000 + math.random(0, 2 ^ 28) * 4096,
+      B2 = 139000000000000 + math.random(0, 2 ^ 28) * 4096,
+    })
+    local i = s:find("\0", 1, true)
+    heads[k], tails[k] = s:sub(1, i - 1), s:sub(i + 1)
+  end
   key = os.getenv("FL_KEY") or ""
   path = os.getenv("FL_PATH") or "/api/v1/crashes"
   -- Distinct per thread and per run.
-  prefix = string.format("%08x", (tonumber(os.getenv("FL_RUN") or "0") * 256 + tnum) % 4294967296)
+  prefix = string.format("%08x", (run * 256 + tnum) % 4294967296)
 end
 
 function request()
   counter = counter + 1
-  local body = head .. string.format("%s-%08x-0000-0000-000000000000", prefix, counter) .. tail
+  local k = counter % VARIANTS + 1
+  local body = heads[k] .. string.format("%s-%08x-0000-0000-000000000000", prefix, counter) .. tails[k]
   return wrk.format("POST", path,
     {["X-Faultline-Key"] = key, ["Content-Type"] = "text/plain"}, body)
 end

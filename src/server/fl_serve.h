@@ -59,7 +59,6 @@ typedef struct fl_wreq {
     fl_ingest_item *items;
     size_t n;
     int result;           /* set before done(): 0 committed, -1 failed */
-    bool *duplicate;      /* per item, set before done() */
     void (*done)(struct fl_wreq *r); /* called on the writer thread */
     void *arg;
     struct fl_wreq *next;

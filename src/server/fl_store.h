@@ -31,8 +31,9 @@ typedef struct fl_ingest_item {
     char crash_id[FL_CRASH_ID_MAX];
     const char *app, *version; /* may be NULL */
     int64_t received;          /* seconds since the epoch */
-    const void *zraw;          /* the log, zstd-compressed */
-    size_t zraw_len, raw_len;
+    const char *raw;           /* the log as received, not compressed */
+    size_t raw_len;
+    bool duplicate; /* set by insert_crashes(): the crash id was known */
 } fl_ingest_item;
 
 /* The result of processing one crash.  Everything borrowed. */
@@ -86,9 +87,12 @@ struct fl_store {
     int (*commit)(fl_store_conn *c);
     void (*rollback)(fl_store_conn *c);
 
-    /* Store a raw report unless its crash id is known; *inserted says
-     * which.  In a transaction. */
-    int (*insert_crash)(fl_store_conn *c, const fl_ingest_item *it, bool *inserted);
+    /* Store a batch of raw reports, each unless its crash id is known
+     * (then its duplicate flag is set; a crash id twice in one batch is
+     * stored once).  Compression is the engine's business: the reports
+     * of one batch are usually much alike, and compressing them together
+     * costs a fraction of compressing each alone.  In a transaction. */
+    int (*insert_crashes)(fl_store_conn *c, fl_ingest_item *const *items, size_t n);
     /* The raw log (caller frees) and when it was received.  Returns 1 when
      * the crash does not exist, 2 when it was already processed (nothing
      * returned), 3 when it was processed and is marked for re-processing

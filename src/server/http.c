@@ -50,7 +50,6 @@
 /* zstd level of the stored raw log.  Level -1 ("fast") is 4.3 us against
  * 6.7 us on the bench's 4 KiB log alone, but made no measurable difference
  * to the server's CPU per report, and its blob is 16% larger. */
-#define INGEST_ZSTD_LEVEL 1
 
 struct fl_http {
     fl_http_config cfg;
@@ -103,7 +102,8 @@ typedef struct req {
     size_t parts_total;
     /* the writer's view */
     fl_wreq w;
-    size_t nlogs; /* entries of logs[] and zraw[] in use */
+    size_t nlogs;  /* entries of logs[] in use */
+    char *decoded; /* a gunzipped body: the items point into it */
     /* the answer, once known */
     bool resumed; /* the writer answered; the handler has to send it */
     unsigned status;
@@ -116,8 +116,6 @@ typedef struct req {
     char tmppath[PATH_MAX]; /* [0] is set at allocation */
     part parts[MAX_PARTS];
     fl_ingest_item items[MAX_PARTS];
-    bool dup[MAX_PARTS];
-    void *zraw[MAX_PARTS];
     fl_crashlog *logs[MAX_PARTS];
 } req;
 
@@ -301,9 +299,9 @@ static void ingest_done(fl_wreq *w)
             for (size_t i = 0; i < w->n; i++) {
                 len += (size_t)snprintf(a + len, cap - len, "%s{\"id\":\"%s\"%s}", i ? "," : "",
                                         r->items[i].crash_id,
-                                        r->dup[i] ? ",\"duplicate\":true" : "");
+                                        r->items[i].duplicate ? ",\"duplicate\":true" : "");
                 FL_M_ADD(h->m->accepted, 1);
-                if (r->dup[i])
+                if (r->items[i].duplicate)
                     FL_M_ADD(h->m->duplicates, 1);
             }
             snprintf(a + len, cap - len, "]}\n");
@@ -350,7 +348,7 @@ static enum MHD_Result ingest_finish(req *r)
                       NULL);
     char *body = r->body ? r->body : "";
     size_t len = r->len;
-    char *decoded = NULL;
+    char *decoded = NULL; /* r->decoded once the items point into it */
     const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
     if (ce && (!strcasecmp(ce, "gzip") || !strcasecmp(ce, "x-gzip") || !strcasecmp(ce, "deflate"))) {
         size_t dl;
@@ -440,7 +438,6 @@ static enum MHD_Result ingest_finish(req *r)
     int64_t now = fl_now();
     for (size_t i = 0; i < nlogs; i++) {
         r->logs[i] = NULL;
-        r->zraw[i] = NULL;
         r->nlogs = i + 1;
         fl_crashlog_error err;
         memset(&err, 0, sizeof err);
@@ -466,12 +463,10 @@ static enum MHD_Result ingest_finish(req *r)
         it->version = L->app_version;
         it->received = now;
         it->raw_len = lens[i];
-        if (fl_zstd(logs[i], lens[i], INGEST_ZSTD_LEVEL, &r->zraw[i], &it->zraw_len)) {
-            ret = reject(r, FL_REJ_UNAVAILABLE, 503, json_pack("{s:s}", "error", "out of memory"),
-                         "5");
-            goto out;
-        }
-        it->zraw = r->zraw[i];
+        /* Stays valid until the request completes: body, parts or decoded
+         * belong to r.  The writer compresses the batch's logs together. */
+        it->raw = logs[i];
+        it->duplicate = false;
     }
     if (FL_M_GET(h->m->backlog) > h->cfg.max_backlog) {
         /* The counter is approximate (workers in another process do not
@@ -490,10 +485,11 @@ static enum MHD_Result ingest_finish(req *r)
 
     r->w.items = r->items;
     r->w.n = nlogs;
-    r->w.duplicate = r->dup;
     r->w.done = ingest_done;
     r->w.arg = r;
     r->state = ST_WAIT;
+    r->decoded = decoded;
+    decoded = NULL;
     /* Suspend before submitting: the writer may finish (and resume) before
      * this function returns. */
     MHD_suspend_connection(c);
@@ -1225,10 +1221,10 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     for (size_t i = 0; i < r->nparts; i++)
         free(r->parts[i].data);
     for (size_t i = 0; i < r->nlogs; i++) {
-        free(r->zraw[i]);
         fl_crashlog_free(r->logs[i]);
     }
     free(r->answer);
+    free(r->decoded);
     free(r);
     *con_cls = NULL;
 }

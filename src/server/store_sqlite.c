@@ -12,6 +12,16 @@
  * 2 (failed) in the same transaction that updates the group counters, and
  * apply() does nothing for a crash whose state is not 0.  A task delivered
  * twice (its worker died before the ack) is therefore counted once.
+ *
+ * Raw logs: the reports of one ingest batch are zstd-compressed together,
+ * a chunk (raw_chunks) of at most CHUNK_MAX bytes of logs, and each crash
+ * row points at its slice (chunk, chunk_off, raw_len).  Reports of one
+ * batch share most of their text (module paths, build ids, the format's
+ * keys), so this costs a fraction of the CPU of compressing each report on
+ * its own and stores less; reading one crash decompresses its chunk, and
+ * each connection keeps the last chunk, since the workers read crashes in
+ * the order they arrived.  Rows written before chunks hold their own zstd
+ * frame in crashes.raw (chunk IS NULL).
  */
 #include "fl_store.h"
 
@@ -23,10 +33,14 @@
 #include <string.h>
 
 #include <sqlite3.h>
+#include <zstd.h>
 
 #include "fl_srvutil.h"
 
 #define MAX_RAW (16u << 20)       /* FL_CRASHLOG_MAX_BYTES */
+#define CHUNK_MAX (256u << 10)    /* bytes of raw logs per chunk (a larger log: its own) */
+#define CHUNK_KEEP (1u << 20)     /* a decompressed chunk up to this size stays cached */
+#define CHUNK_LEVEL 1             /* zstd level of chunks */
 #define MAX_PROCESSED (64u << 20) /* processed JSON */
 #define WAL_RESTART_FRAMES 16384  /* 64 MiB of 4 KiB pages */
 
@@ -35,7 +49,12 @@ static const char SCHEMA[] =
     "  rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, app TEXT, version TEXT,"
     "  received INTEGER NOT NULL, raw BLOB NOT NULL, raw_len INTEGER NOT NULL,"
     "  state INTEGER NOT NULL DEFAULT 0, group_id TEXT, stack_hash TEXT, processed BLOB);"
-    "CREATE INDEX IF NOT EXISTS crashes_group ON crashes(group_id, rid);"
+    /* Partial: a crash gets its group when processed, and ingest then
+     * has one index less to write. */
+    "DROP INDEX IF EXISTS crashes_group;"
+    "CREATE INDEX IF NOT EXISTS crashes_grouped ON crashes(group_id, rid) "
+    "WHERE group_id IS NOT NULL;"
+    "CREATE TABLE IF NOT EXISTS raw_chunks(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS tasks("
     "  id INTEGER PRIMARY KEY, crash_id TEXT NOT NULL, lease_until INTEGER NOT NULL DEFAULT 0,"
     "  attempts INTEGER NOT NULL DEFAULT 0);"
@@ -70,16 +89,17 @@ static const char SCHEMA[] =
 enum {
     S_BEGIN, S_COMMIT, S_ROLLBACK, S_INSERT, S_LOAD, S_STATE, S_MARK, S_GNEW, S_GGET, S_GUPD,
     S_DAY, S_VER, S_OS, S_INST, S_AFF, S_MISS, S_MISSDEL, S_RSTATE, S_REMARK, S_GDEC,
-    S_DAYDEC, S_VERDEC, S_OSDEC, S_GFRAMES, S_COUNT
+    S_DAYDEC, S_VERDEC, S_OSDEC, S_GFRAMES, S_CHUNKPUT, S_CHUNKGET, S_COUNT
 };
 
 static const char *const SQL[S_COUNT] = {
     [S_BEGIN] = "BEGIN IMMEDIATE",
     [S_COMMIT] = "COMMIT",
     [S_ROLLBACK] = "ROLLBACK",
-    [S_INSERT] = "INSERT INTO crashes(id, app, version, received, raw, raw_len) "
-                 "VALUES(?1,?2,?3,?4,?5,?6) ON CONFLICT(id) DO NOTHING",
-    [S_LOAD] = "SELECT raw, received, state, resym FROM crashes WHERE id=?1",
+    [S_INSERT] = "INSERT INTO crashes(id, app, version, received, raw, raw_len, chunk, chunk_off) "
+                 "VALUES(?1,?2,?3,?4,X'',?5,?6,?7) ON CONFLICT(id) DO NOTHING",
+    [S_LOAD] = "SELECT raw, received, state, resym, chunk, chunk_off, raw_len FROM crashes "
+               "WHERE id=?1",
     [S_STATE] = "SELECT state FROM crashes WHERE id=?1",
     [S_MARK] = "UPDATE crashes SET state=?2, group_id=?3, stack_hash=?4, processed=?5, "
                "install_id=?6 WHERE id=?1",
@@ -107,6 +127,8 @@ static const char *const SQL[S_COUNT] = {
     [S_VERDEC] = "UPDATE group_versions SET count=count-1 WHERE group_id=?1 AND version=?2",
     [S_OSDEC] = "UPDATE group_os SET count=count-1 WHERE group_id=?1 AND os=?2",
     [S_GFRAMES] = "UPDATE groups SET frames=?2 WHERE id=?1 AND sample_crash=?3",
+    [S_CHUNKPUT] = "INSERT INTO raw_chunks(data) VALUES(?1)",
+    [S_CHUNKGET] = "SELECT data FROM raw_chunks WHERE id=?1",
 };
 
 #define EXTRA_STMTS 24
@@ -118,6 +140,14 @@ typedef struct sconn {
     /* Statements of the embedded queue, keyed by their SQL's address. */
     const char *extra_sql[EXTRA_STMTS];
     sqlite3_stmt *extra[EXTRA_STMTS];
+    /* Raw-log chunks: the compressor and its output buffer (ingest), the
+     * last chunk read, decompressed (chunk_id 0: none). */
+    ZSTD_CCtx *zc;
+    void *zbuf;
+    size_t zcap;
+    int64_t chunk_id;
+    char *chunk;
+    size_t chunk_len;
 } sconn;
 
 typedef struct sstore {
@@ -217,6 +247,9 @@ static void s_disconnect(fl_store_conn *pc)
     for (int i = 0; i < EXTRA_STMTS; i++)
         sqlite3_finalize(c->extra[i]);
     sqlite3_close(c->db);
+    ZSTD_freeCCtx(c->zc);
+    free(c->zbuf);
+    free(c->chunk);
     free(c);
 }
 
@@ -307,22 +340,123 @@ static void s_rollback(fl_store_conn *pc)
         done(s);
 }
 
-static int s_insert(fl_store_conn *pc, const fl_ingest_item *it, bool *inserted)
+/* Compresses the logs of items[0..n) (total bytes) into one zstd frame in
+ * c->zbuf; returns its size, 0 on failure. */
+static size_t chunk_compress(sconn *c, fl_ingest_item *const *items, size_t n, size_t total)
+{
+    size_t cap = ZSTD_compressBound(total);
+    if (cap > c->zcap) {
+        void *nb = realloc(c->zbuf, cap);
+        if (!nb)
+            return 0;
+        c->zbuf = nb;
+        c->zcap = cap;
+    }
+    if (!c->zc) {
+        if (!(c->zc = ZSTD_createCCtx()))
+            return 0;
+        ZSTD_CCtx_setParameter(c->zc, ZSTD_c_compressionLevel, CHUNK_LEVEL);
+    }
+    ZSTD_CCtx_reset(c->zc, ZSTD_reset_session_only);
+    /* The frame header then says how large the chunk is, which the reader
+     * checks against its limit before allocating. */
+    ZSTD_CCtx_setPledgedSrcSize(c->zc, total);
+    ZSTD_outBuffer out = {c->zbuf, c->zcap, 0};
+    for (size_t i = 0; i < n; i++) {
+        ZSTD_inBuffer in = {items[i]->raw, items[i]->raw_len, 0};
+        while (in.pos < in.size)
+            if (ZSTD_isError(ZSTD_compressStream2(c->zc, &out, &in, ZSTD_e_continue)))
+                return 0;
+    }
+    ZSTD_inBuffer none = {NULL, 0, 0};
+    for (;;) {
+        size_t left = ZSTD_compressStream2(c->zc, &out, &none, ZSTD_e_end);
+        if (ZSTD_isError(left))
+            return 0;
+        if (left == 0)
+            return out.pos;
+        if (out.pos == out.size)
+            return 0; /* cannot happen with ZSTD_compressBound() room */
+    }
+}
+
+static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, size_t n)
 {
     sconn *c = (sconn *)pc;
-    sqlite3_stmt *s = stmt(c, S_INSERT);
-    if (!s)
-        return -1;
-    sqlite3_bind_text(s, 1, it->crash_id, -1, SQLITE_STATIC);
-    bind_text(s, 2, it->app);
-    bind_text(s, 3, it->version);
-    sqlite3_bind_int64(s, 4, it->received);
-    sqlite3_bind_blob(s, 5, it->zraw, (int)it->zraw_len, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 6, (sqlite3_int64)it->raw_len);
-    if (done(s))
-        return -1;
-    *inserted = sqlite3_changes(c->db) == 1;
+    for (size_t i = 0; i < n;) {
+        /* items[i..j): one chunk of at most CHUNK_MAX bytes, or one log. */
+        size_t j = i, total = 0;
+        while (j < n && (j == i || total + items[j]->raw_len <= CHUNK_MAX))
+            total += items[j++]->raw_len;
+        size_t zlen = chunk_compress(c, items + i, j - i, total);
+        sqlite3_stmt *s = stmt(c, S_CHUNKPUT);
+        if (!zlen || !s)
+            return -1;
+        sqlite3_bind_blob(s, 1, c->zbuf, (int)zlen, SQLITE_STATIC);
+        if (done(s))
+            return -1;
+        int64_t chunk = sqlite3_last_insert_rowid(c->db);
+        size_t off = 0;
+        for (; i < j; i++) {
+            fl_ingest_item *it = items[i];
+            if (!(s = stmt(c, S_INSERT)))
+                return -1;
+            sqlite3_bind_text(s, 1, it->crash_id, -1, SQLITE_STATIC);
+            bind_text(s, 2, it->app);
+            bind_text(s, 3, it->version);
+            sqlite3_bind_int64(s, 4, it->received);
+            sqlite3_bind_int64(s, 5, (sqlite3_int64)it->raw_len);
+            sqlite3_bind_int64(s, 6, chunk);
+            sqlite3_bind_int64(s, 7, (sqlite3_int64)off);
+            if (done(s))
+                return -1;
+            it->duplicate = sqlite3_changes(c->db) != 1;
+            off += it->raw_len;
+        }
+    }
     return 0;
+}
+
+/* The raw log of a crash row (caller frees *raw): its slice of chunk
+ * `chunk` at `off`, or, for a row from before chunks (chunk_null), the
+ * zstd frame `blob` of its own. */
+static int row_raw(sconn *c, bool chunk_null, int64_t chunk, uint64_t off, uint64_t len,
+                   const void *blob, size_t blob_len, char **raw, size_t *rl)
+{
+    if (chunk_null)
+        return fl_unzstd(blob, blob_len, MAX_RAW, raw, rl);
+    if (chunk != c->chunk_id || !c->chunk) {
+        sqlite3_stmt *s = stmt(c, S_CHUNKGET);
+        if (!s)
+            return -1;
+        sqlite3_bind_int64(s, 1, chunk);
+        if (sqlite3_step(s) != SQLITE_ROW) {
+            sqlite3_reset(s);
+            return -1;
+        }
+        free(c->chunk);
+        c->chunk = NULL;
+        c->chunk_id = 0;
+        int r = fl_unzstd(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0),
+                          MAX_RAW + CHUNK_MAX, &c->chunk, &c->chunk_len);
+        sqlite3_reset(s);
+        if (r)
+            return -1;
+        c->chunk_id = chunk;
+    }
+    int rc = -1;
+    if (off <= c->chunk_len && len <= c->chunk_len - off && (*raw = malloc(len + 1))) {
+        memcpy(*raw, c->chunk + off, len);
+        (*raw)[len] = '\0';
+        *rl = len;
+        rc = 0;
+    }
+    if (c->chunk_len > CHUNK_KEEP) {
+        free(c->chunk);
+        c->chunk = NULL;
+        c->chunk_id = 0;
+    }
+    return rc;
 }
 
 static int s_load_raw(fl_store_conn *pc, const char *id, char **raw, size_t *len,
@@ -349,8 +483,9 @@ static int s_load_raw(fl_store_conn *pc, const char *id, char **raw, size_t *len
         return 2;
     }
     *received = sqlite3_column_int64(s, 1);
-    int r = fl_unzstd(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), MAX_RAW, raw,
-                      len);
+    int r = row_raw(c, sqlite3_column_type(s, 4) == SQLITE_NULL, sqlite3_column_int64(s, 4),
+                    (uint64_t)sqlite3_column_int64(s, 5), (uint64_t)sqlite3_column_int64(s, 6),
+                    sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), raw, len);
     sqlite3_reset(s);
     if (r)
         return -1;
@@ -927,7 +1062,7 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(c->db,
                            "SELECT raw, state, group_id, stack_hash, processed, received, app, "
-                           "version FROM crashes WHERE id=?1",
+                           "version, chunk, chunk_off, raw_len FROM crashes WHERE id=?1",
                            -1, &s, NULL))
         return NULL;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
@@ -940,8 +1075,9 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_t *out = NULL;
     char *raw = NULL, *proc = NULL;
     size_t rl, pl;
-    if (fl_unzstd(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), MAX_RAW, &raw,
-                  &rl))
+    if (row_raw(c, sqlite3_column_type(s, 8) == SQLITE_NULL, sqlite3_column_int64(s, 8),
+                (uint64_t)sqlite3_column_int64(s, 9), (uint64_t)sqlite3_column_int64(s, 10),
+                sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), &raw, &rl))
         goto out;
     if (sqlite3_column_type(s, 4) == SQLITE_BLOB) {
         if (fl_unzstd(sqlite3_column_blob(s, 4), (size_t)sqlite3_column_bytes(s, 4),
@@ -1076,10 +1212,13 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         sqlite3_close(db);
         return NULL;
     }
-    /* Databases from before the backfill lack crashes.resym/install_id. */
+    /* Databases from before the backfill lack crashes.resym/install_id,
+     * those from before raw-log chunks crashes.chunk/chunk_off. */
     static const char *const cols[][2] = {
         {"resym", "ALTER TABLE crashes ADD COLUMN resym INTEGER NOT NULL DEFAULT 0"},
         {"install_id", "ALTER TABLE crashes ADD COLUMN install_id TEXT"},
+        {"chunk", "ALTER TABLE crashes ADD COLUMN chunk INTEGER"},
+        {"chunk_off", "ALTER TABLE crashes ADD COLUMN chunk_off INTEGER"},
     };
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
         sqlite3_stmt *ti = NULL;
@@ -1115,7 +1254,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->begin = s_begin;
     p->commit = s_commit;
     p->rollback = s_rollback;
-    p->insert_crash = s_insert;
+    p->insert_crashes = s_insert_crashes;
     p->load_raw = s_load_raw;
     p->apply = s_apply;
     p->reapply = s_reapply;

@@ -5,7 +5,8 @@
  * suspended, no thread is blocked).  The writer takes everything queued,
  * runs one transaction -- insert each raw crash, enqueue a task for each new
  * one -- commits (one fsync for the whole batch) and only then calls each
- * request's done(), which answers 200.  While one fsync is in progress the
+ * request's done(), which answers 200.  The store gets the whole batch at
+ * once: it compresses the raw logs together (see store_sqlite.c).  While one fsync is in progress the
  * next batch fills up, so the batch size follows the load by itself.
  */
 #include <pthread.h>
@@ -30,6 +31,8 @@ struct fl_writer {
     bool stopping, joined;
     pthread_t th;
     fl_store_conn *conn;
+    fl_ingest_item **batch; /* the items of the list being committed */
+    size_t batch_cap;
 };
 
 int fl_writer_submit(fl_writer *w, fl_wreq *r)
@@ -58,20 +61,30 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
     fl_store *s = w->store;
     fl_store_conn *c = w->conn;
     *added = 0;
+    size_t n = 0;
+    for (fl_wreq *r = list; r; r = r->next)
+        n += r->n;
+    if (n > w->batch_cap) {
+        fl_ingest_item **nb = realloc(w->batch, n * sizeof *nb);
+        if (!nb)
+            return -1;
+        w->batch = nb;
+        w->batch_cap = n;
+    }
+    n = 0;
+    for (fl_wreq *r = list; r; r = r->next)
+        for (size_t i = 0; i < r->n; i++)
+            w->batch[n++] = &r->items[i];
     if (s->begin(c))
         return -1;
-    for (fl_wreq *r = list; r; r = r->next) {
-        for (size_t i = 0; i < r->n; i++) {
-            bool ins = false;
-            if (s->insert_crash(c, &r->items[i], &ins))
-                goto fail;
-            r->duplicate[i] = !ins;
-            if (ins && w->queue->in_store_txn) {
-                if (w->queue->enqueue(w->queue, c, r->items[i].crash_id))
-                    goto fail;
-                (*added)++;
-            }
-        }
+    if (s->insert_crashes(c, w->batch, n))
+        goto fail;
+    for (size_t i = 0; i < n && w->queue->in_store_txn; i++) {
+        if (w->batch[i]->duplicate)
+            continue;
+        if (w->queue->enqueue(w->queue, c, w->batch[i]->crash_id))
+            goto fail;
+        (*added)++;
     }
     if (s->commit(c))
         goto fail;
@@ -81,7 +94,7 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
          * stays in state 0, where a sweep can find it. */
         for (fl_wreq *r = list; r; r = r->next)
             for (size_t i = 0; i < r->n; i++)
-                if (!r->duplicate[i] && !w->queue->enqueue(w->queue, c, r->items[i].crash_id))
+                if (!r->items[i].duplicate && !w->queue->enqueue(w->queue, c, r->items[i].crash_id))
                     (*added)++;
     }
     return 0;
@@ -181,5 +194,6 @@ void fl_writer_free(fl_writer *w)
     w->store->disconnect(w->conn);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    free(w->batch);
     free(w);
 }

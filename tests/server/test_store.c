@@ -1,6 +1,7 @@
 /*
  * Unit tests of the SQLite store and the embedded queue through their
- * interfaces: idempotent ingest, exactly-once apply, leases, regressions.
+ * interfaces: idempotent ingest, exactly-once apply, leases, regressions,
+ * raw logs compressed in chunks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "fl_queue.h"
 #include "fl_srvutil.h"
@@ -61,20 +63,16 @@ static int teardown(void **st)
 static bool ingest(fx *f, const char *id, const char *version)
 {
     const char *raw = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
-    void *z;
-    size_t zl;
-    assert_int_equal(fl_zstd(raw, strlen(raw), 1, &z, &zl), 0);
     fl_ingest_item it = {.app = "app", .version = version, .received = 1700000000,
-                         .zraw = z, .zraw_len = zl, .raw_len = strlen(raw)};
+                         .raw = raw, .raw_len = strlen(raw)};
+    fl_ingest_item *one = &it;
     snprintf(it.crash_id, sizeof it.crash_id, "%s", id);
-    bool ins = false;
     assert_int_equal(f->s->begin(f->c), 0);
-    assert_int_equal(f->s->insert_crash(f->c, &it, &ins), 0);
-    if (ins)
+    assert_int_equal(f->s->insert_crashes(f->c, &one, 1), 0);
+    if (!it.duplicate)
         assert_int_equal(f->q->enqueue(f->q, f->c, id), 0);
     assert_int_equal(f->s->commit(f->c), 0);
-    free(z);
-    return ins;
+    return !it.duplicate;
 }
 
 static void apply(fx *f, const char *id, const char *group, const char *version,
@@ -340,6 +338,187 @@ static void test_backfill_regroup(void **st)
     assert_false(rq);
 }
 
+/* A log of n bytes whose content depends on seed (not all alike, so that a
+ * slice taken at the wrong offset cannot pass). */
+static char *make_log(unsigned seed, size_t n)
+{
+    char *b = malloc(n + 1);
+    assert_non_null(b);
+    size_t k = (size_t)snprintf(b, n + 1, "FAULTLINE 1\nCRASHLOG_VERSION 2\nCRASH_ID s%u\n", seed);
+    uint32_t x = seed * 2654435761u + 1;
+    for (; k < n; k++) {
+        x = x * 1103515245u + 12345u;
+        b[k] = (k % 64 == 63) ? '\n' : (char)('a' + (x >> 16) % 26);
+    }
+    b[n] = '\0';
+    return b;
+}
+
+static int64_t scalar(fx *f, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(fl_store_sqlite_db(f->c), sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void expect_raw(fx *f, const char *id, const char *want, size_t wlen)
+{
+    char *raw = NULL;
+    size_t len = 0;
+    int64_t rcv = 0;
+    assert_int_equal(f->s->load_raw(f->c, id, &raw, &len, &rcv), 0);
+    assert_int_equal(len, wlen);
+    assert_memory_equal(raw, want, wlen);
+    assert_int_equal(rcv, 1700000000);
+    free(raw);
+}
+
+/* One batch: logs compressed together, each read back exactly; duplicates
+ * (known before, and twice in the batch) flagged and stored once; a batch
+ * larger than a chunk is split, and a log larger than a chunk stands
+ * alone. */
+static void test_chunks(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "known", "1.0"));
+    enum { N = 90 };
+    static const size_t sizes[N] = {[7] = 300000, [8] = 17}; /* others: 5000 + i */
+    fl_ingest_item it[N];
+    fl_ingest_item *v[N];
+    char *logs[N];
+    memset(it, 0, sizeof it);
+    for (int i = 0; i < N; i++) {
+        size_t n = sizes[i] ? sizes[i] : 5000 + (size_t)i;
+        logs[i] = make_log((unsigned)i, n);
+        snprintf(it[i].crash_id, sizeof it[i].crash_id, "k%d", i);
+        it[i].app = "app";
+        it[i].received = 1700000000;
+        it[i].raw = logs[i];
+        it[i].raw_len = n;
+        v[i] = &it[i];
+    }
+    snprintf(it[3].crash_id, sizeof it[3].crash_id, "known");
+    snprintf(it[50].crash_id, sizeof it[50].crash_id, "k10"); /* twice in the batch */
+    int64_t chunks0 = scalar(f, "SELECT count(*) FROM raw_chunks");
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->insert_crashes(f->c, v, N), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(it[i].duplicate, i == 3 || i == 50);
+    /* 89 logs of ~5 KB and one of 300 KB: at least 3 chunks of <= 256 KiB. */
+    int64_t chunks = scalar(f, "SELECT count(*) FROM raw_chunks") - chunks0;
+    assert_true(chunks >= 3);
+    assert_true(chunks <= 5);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM crashes"), N - 1); /* + known - 2 dups */
+    /* Read back in a scattered order, so the chunk cache is both hit and
+     * missed. */
+    for (int k = 0; k < N; k++) {
+        int i = (k * 37) % N;
+        if (i == 3 || i == 50)
+            continue;
+        expect_raw(f, it[i].crash_id, logs[i], it[i].raw_len);
+    }
+    bool nf = true;
+    json_t *c = f->s->get_crash(f->c, "k7", &nf);
+    assert_non_null(c);
+    assert_false(nf);
+    assert_int_equal(json_string_length(json_object_get(c, "raw")), sizes[7]);
+    assert_memory_equal(json_string_value(json_object_get(c, "raw")), logs[7], sizes[7]);
+    json_decref(c);
+    for (int i = 0; i < N; i++)
+        free(logs[i]);
+}
+
+/* A damaged chunk is an error for the crashes in it, not a crash of the
+ * server, and the other chunks still read. */
+static void test_chunk_damaged(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "a1", "1.0"));
+    assert_true(ingest(f, "a2", "1.0"));
+    sqlite3 *db = fl_store_sqlite_db(f->c);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE raw_chunks SET data=substr(data,1,length(data)/2) "
+                                  "WHERE id=(SELECT chunk FROM crashes WHERE id='a1')",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    char *raw = NULL;
+    size_t len;
+    int64_t rcv;
+    assert_int_equal(f->s->load_raw(f->c, "a1", &raw, &len, &rcv), -1);
+    assert_null(raw);
+    bool nf = true;
+    assert_null(f->s->get_crash(f->c, "a1", &nf));
+    assert_false(nf);
+    const char *want = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
+    expect_raw(f, "a2", want, strlen(want));
+    /* An offset past the chunk's end (a damaged row) is an error too. */
+    assert_int_equal(
+        sqlite3_exec(db, "UPDATE crashes SET chunk_off=1000000 WHERE id='a2'", NULL, NULL, NULL),
+        SQLITE_OK);
+    assert_int_equal(f->s->load_raw(f->c, "a2", &raw, &len, &rcv), -1);
+}
+
+/* A database from before chunks: its crashes keep their own zstd frame in
+ * crashes.raw, the columns are added when the store opens it, and both
+ * kinds of rows read. */
+static void test_chunk_upgrade(void **st)
+{
+    fx *f = *st;
+    char path[160];
+    snprintf(path, sizeof path, "%s/old.db", f->dir);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE TABLE crashes(rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, app "
+                     "TEXT, version TEXT, received INTEGER NOT NULL, raw BLOB NOT NULL, raw_len "
+                     "INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, group_id TEXT, "
+                     "stack_hash TEXT, processed BLOB);",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    const char *old = "FAULTLINE 1\nCRASHLOG_VERSION 2\nCRASH_ID old\nEND\n";
+    void *z;
+    size_t zl;
+    assert_int_equal(fl_zstd(old, strlen(old), 3, &z, &zl), 0);
+    sqlite3_stmt *ins = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "INSERT INTO crashes(id, received, raw, raw_len) "
+                                        "VALUES('old', 1700000000, ?1, ?2)",
+                                        -1, &ins, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_blob(ins, 1, z, (int)zl, SQLITE_STATIC);
+    sqlite3_bind_int64(ins, 2, (sqlite3_int64)strlen(old));
+    assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+    sqlite3_finalize(ins);
+    sqlite3_close(db);
+    free(z);
+
+    char err[256];
+    fl_store *s = fl_store_sqlite_open(path, err, sizeof err);
+    assert_non_null(s);
+    fl_store_conn *c = s->connect(s);
+    assert_non_null(c);
+    fx g = *f;
+    g.s = s;
+    g.c = c;
+    expect_raw(&g, "old", old, strlen(old));
+    assert_true(ingest(&g, "new", "1.0"));
+    const char *want = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
+    expect_raw(&g, "new", want, strlen(want));
+    assert_false(ingest(&g, "old", "1.0")); /* known, old row or not */
+    s->disconnect(c);
+    s->close(s);
+    const char *sfx[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/old.db%s", f->dir, sfx[i]);
+        unlink(path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +527,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backfill_regroup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chunk_damaged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
