@@ -40,7 +40,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: faultline serve [options]\n"
             "\n"
-            "  --listen ADDR:PORT   address to listen on (default 127.0.0.1:8080; port 0: any)\n"
+            "  --listen ADDR:PORT   address to listen on: IPv4, [IPv6] or localhost (default\n"
+            "                       127.0.0.1:8080; port 0: any free port)\n"
             "  --data DIR           data directory (default ./var)\n"
             "  --db URL             store: sqlite:PATH (default DIR/faultline.db);\n"
             "                       postgres://... is not built yet\n"
@@ -82,17 +83,25 @@ static int num(const char *opt, const char *v, uint64_t *out)
     return 0;
 }
 
+/* ADDR:PORT, [IPV6]:PORT or localhost:PORT. */
 static int parse_listen(opts *o, const char *v)
 {
     const char *colon = v ? strrchr(v, ':') : NULL;
+    const char *host = v;
+    size_t hlen = colon ? (size_t)(colon - v) : 0;
+    if (v && v[0] == '[') { /* [::1]:8080 */
+        host = v + 1;
+        hlen = colon && colon > v + 1 && colon[-1] == ']' ? (size_t)(colon - v) - 2 : 0;
+    }
     uint64_t port;
-    if (!colon || colon == v || (size_t)(colon - v) >= sizeof o->host ||
-        fl_parse_u64(colon + 1, &port) || port > 65535) {
-        fprintf(stderr, "faultline serve: --listen wants ADDR:PORT, e.g. 127.0.0.1:8080\n");
+    if (!colon || hlen == 0 || hlen >= sizeof o->host || fl_parse_u64(colon + 1, &port) ||
+        port > 65535 || (memchr(host, ':', hlen) && host == v)) {
+        fprintf(stderr, "faultline serve: --listen wants ADDR:PORT, e.g. 127.0.0.1:8080 or "
+                        "[::1]:8080\n");
         return -1;
     }
-    memcpy(o->host, v, (size_t)(colon - v));
-    o->host[colon - v] = '\0';
+    memcpy(o->host, host, hlen);
+    o->host[hlen] = '\0';
     if (!strcmp(o->host, "localhost"))
         snprintf(o->host, sizeof o->host, "127.0.0.1");
     o->port = (unsigned)port;
@@ -412,13 +421,16 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(hc.host, sizeof hc.host, "%s", o.host);
         if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
             goto out;
-        printf("faultline: listening on http://%s:%u (data %s, role %s, %u workers)\n", o.host,
+        /* An IPv6 address goes in brackets in a URL. */
+        char url_host[sizeof o.host + 2];
+        snprintf(url_host, sizeof url_host, strchr(o.host, ':') ? "[%s]" : "%s", o.host);
+        printf("faultline: listening on http://%s:%u (data %s, role %s, %u workers)\n", url_host,
                fl_http_port(http), o.data, o.role, workers ? o.workers : 0);
         printf("faultline: admin token: %s   (Authorization: Bearer <token>)\n", admin);
         printf("faultline: ingest key:  %s   (X-Faultline-Key: <key>, or ?key=<key>)%s\n", ingest,
                o.keyless ? "; keyless POST / accepted" : "");
         printf("faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups\n",
-               admin, o.host, fl_http_port(http));
+               admin, url_host, fl_http_port(http));
     } else {
         printf("faultline: worker running (data %s, %u workers)\n", o.data, o.workers);
     }

@@ -104,6 +104,7 @@ typedef struct req {
     fl_wreq w;
     size_t nlogs;  /* entries of logs[] in use */
     char *decoded; /* a gunzipped body: the items point into it */
+    char *rejected; /* JSON array of the parts refused when others were accepted */
     /* the answer, once known */
     bool resumed; /* the writer answered; the handler has to send it */
     unsigned status;
@@ -304,7 +305,23 @@ static void ingest_done(fl_wreq *w)
                 if (r->items[i].duplicate)
                     FL_M_ADD(h->m->duplicates, 1);
             }
-            snprintf(a + len, cap - len, "]}\n");
+            if (r->rejected) {
+                /* The parts refused at parse time, next to the accepted
+                 * ones: a request is not refused whole for one bad log. */
+                size_t rl = strlen(r->rejected), need = len + rl + 32;
+                char *na = need > cap ? realloc(a, need) : a;
+                if (na) {
+                    a = na;
+                    cap = need > cap ? need : cap;
+                    len += (size_t)snprintf(a + len, cap - len, "],\"rejected\":%s", r->rejected);
+                    snprintf(a + len, cap - len, "}\n");
+                } else {
+                    free(a);
+                    a = NULL;
+                }
+            } else {
+                snprintf(a + len, cap - len, "]}\n");
+            }
         }
         r->status = 200;
         r->answer = a;
@@ -435,21 +452,31 @@ static enum MHD_Result ingest_finish(req *r)
         goto out;
     }
 
+    /* Each log on its own: a bad one is refused (and named in the answer)
+     * without taking the good ones of the same request with it -- a client
+     * deletes what a 200 answered, so refusing the request whole would lose
+     * them.  Only when every log is bad is the answer 400. */
     int64_t now = fl_now();
+    size_t ngood = 0;
+    json_t *bad = NULL;
     for (size_t i = 0; i < nlogs; i++) {
         r->logs[i] = NULL;
         r->nlogs = i + 1;
         fl_crashlog_error err;
         memset(&err, 0, sizeof err);
         if (fl_crashlog_parse(logs[i], lens[i], &r->logs[i], &err)) {
-            ret = reject(r, FL_REJ_MALFORMED, 400,
-                         json_pack("{s:s,s:i,s:i,s:s}", "error", "malformed crash log", "part",
-                                   (int)i, "line", (int)err.line, "reason", err.message),
-                         NULL);
-            goto out;
+            if (!bad && !(bad = json_array())) {
+                ret = reject(r, FL_REJ_UNAVAILABLE, 503,
+                             json_pack("{s:s}", "error", "out of memory"), "5");
+                goto out;
+            }
+            json_array_append_new(bad, json_pack("{s:s,s:i,s:i,s:s}", "error",
+                                                 "malformed crash log", "part", (int)i, "line",
+                                                 (int)err.line, "reason", err.message));
+            continue;
         }
         fl_crashlog *L = r->logs[i];
-        fl_ingest_item *it = &r->items[i];
+        fl_ingest_item *it = &r->items[ngood++];
         if (L->crash_id) {
             snprintf(it->crash_id, sizeof it->crash_id, "%s", L->crash_id);
         } else {
@@ -468,6 +495,27 @@ static enum MHD_Result ingest_finish(req *r)
         it->raw = logs[i];
         it->duplicate = false;
     }
+    if (bad && ngood == 0) {
+        /* Nothing to store: the first refusal is the answer (one log: as
+         * before, its part, line and reason at the top level). */
+        json_t *first = json_deep_copy(json_array_get(bad, 0));
+        if (json_array_size(bad) > 1)
+            json_object_set(first, "rejected", bad);
+        FL_M_ADD(h->m->rejected[FL_REJ_MALFORMED], json_array_size(bad) - 1);
+        json_decref(bad);
+        ret = reject(r, FL_REJ_MALFORMED, 400, first, NULL);
+        goto out;
+    }
+    if (bad) {
+        FL_M_ADD(h->m->rejected[FL_REJ_MALFORMED], json_array_size(bad));
+        r->rejected = json_dumps(bad, JSON_COMPACT);
+        json_decref(bad);
+        if (!r->rejected) {
+            ret = reject(r, FL_REJ_UNAVAILABLE, 503, json_pack("{s:s}", "error", "out of memory"),
+                         "5");
+            goto out;
+        }
+    }
     if (FL_M_GET(h->m->backlog) > h->cfg.max_backlog) {
         /* The counter is approximate (workers in another process do not
          * decrement it): look at the queue itself before refusing. */
@@ -484,7 +532,7 @@ static enum MHD_Result ingest_finish(req *r)
     }
 
     r->w.items = r->items;
-    r->w.n = nlogs;
+    r->w.n = ngood;
     r->w.done = ingest_done;
     r->w.arg = r;
     r->state = ST_WAIT;
@@ -1225,6 +1273,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
     free(r->answer);
     free(r->decoded);
+    free(r->rejected);
     free(r);
     *con_cls = NULL;
 }
@@ -1248,26 +1297,37 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
     pthread_mutex_init(&h->rate_mu, NULL);
 
     struct sockaddr_in sa;
+    struct sockaddr_in6 sa6;
     memset(&sa, 0, sizeof sa);
+    memset(&sa6, 0, sizeof sa6);
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)cfg->port);
+    sa6.sin6_family = AF_INET6;
+    sa6.sin6_port = htons((uint16_t)cfg->port);
+    bool v6 = false;
     if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
-        snprintf(err, errlen, "--listen: '%s' is not an IPv4 address", cfg->host);
-        goto fail;
+        if (inet_pton(AF_INET6, cfg->host, &sa6.sin6_addr) != 1) {
+            snprintf(err, errlen, "--listen: '%s' is not an IPv4 or IPv6 address", cfg->host);
+            goto fail;
+        }
+        v6 = true;
     }
     /* Not MHD_USE_TURBO: it made no measurable difference to the CPU per
      * report, and it skips the shutdown() before close that lets an early
      * answer (413 before the body) reach a client still sending. */
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                     (v6 ? MHD_USE_IPv6 : 0);
     h->d = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR, &sa,
+        flags, (uint16_t)cfg->port, NULL, NULL, handler, h, MHD_OPTION_SOCK_ADDR,
+        v6 ? (const struct sockaddr *)&sa6 : (const struct sockaddr *)&sa,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 1),
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_LISTEN_BACKLOG_SIZE,
         (unsigned)1024, MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
     if (!h->d) {
-        snprintf(err, errlen, "cannot listen on %s:%u", cfg->host, cfg->port);
+        snprintf(err, errlen, "cannot listen on %s%s%s:%u", v6 ? "[" : "", cfg->host, v6 ? "]" : "",
+                 cfg->port);
         goto fail;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);

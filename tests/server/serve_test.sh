@@ -2,7 +2,7 @@
 # End-to-end tests of `faultline serve`: real processes on 127.0.0.1, a free
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
-# CASE: http | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
+# CASE: http | ipv6 | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
@@ -58,6 +58,27 @@ http)
   [ "$c" = 200 ] || fail "two parts -> $c"
   [ "$(grep -o '"id"' "$work/body" | wc -l)" = 2 ] || fail "two parts: $(cat "$work/body")"
   ok "gzip and multi-part bodies -> 200"
+  # One bad part among good ones: the good ones are stored and answered,
+  # the bad one is named (a 400 for the whole request would lose them).
+  "$POST" log 99 5 multi 1.0 >"$work/m3.log"; "$POST" log 99 6 multi 1.0 >"$work/m4.log"
+  printf 'FAULTLINE 1\nCRASHLOG_VERSION 2\nCRASH_SIGNAL eleven\nEND\n' >"$work/bad.log"
+  c=$(code POST / -F "a=@$work/m3.log" -F "b=@$work/bad.log" -F "c=@$work/m4.log")
+  [ "$c" = 200 ] || fail "good+bad+good parts -> $c $(cat "$work/body")"
+  python3 - "$work/body" <<'PY' || fail "good+bad+good answer: $(cat "$work/body")"
+import json, sys
+a = json.load(open(sys.argv[1]))
+assert len(a["accepted"]) == 2, a
+r = a["rejected"]
+assert len(r) == 1 and r[0]["part"] == 1 and r[0]["line"] == 3 and r[0]["reason"], a
+PY
+  for id in $(grep -o '"id":"[^"]*"' "$work/body" | cut -d'"' -f4); do
+    c=$(code GET "/api/v1/crashes/$id" -H "Authorization: Bearer $ADMIN")
+    [ "$c" = 200 ] || fail "accepted part $id not stored: $c"
+  done
+  c=$(code POST / -F "a=@$work/bad.log" -F "b=@$work/trunc.log")
+  [ "$c" = 400 ] || fail "two bad parts -> $c"
+  grep -q '"rejected":\[' "$work/body" || fail "two bad parts: $(cat "$work/body")"
+  ok "a bad part among good ones: 200 for the good, the bad one named; all bad: 400"
   # A urlencoded form with the log in a field (as the MojoCrash notes first described).
   "$POST" log 99 4 urlenc 1.0 >"$work/u.log"
   c=$(code POST / --data-urlencode "report@$work/u.log" --data-urlencode 'email=a@b.c')
@@ -65,8 +86,32 @@ http)
   ok "x-www-form-urlencoded -> 200"
   c=$(code GET /healthz); [ "$c" = 200 ] || fail "healthz $c"
   curl -s "$(url /metrics)" | grep -q '^faultline_reports_rejected_total{reason="too_large"} 2$' || fail "metrics"
+  # garbage, truncated, truncated multipart, the bad part, the two bad parts.
+  curl -s "$(url /metrics)" | grep -q '^faultline_reports_rejected_total{reason="malformed"} 6$' ||
+    fail "metrics malformed: $(curl -s "$(url /metrics)" | grep malformed)"
   curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth ' || fail "metrics queue depth"
   ok "healthz, metrics"
+  stop || fail "shutdown rc"
+  ;;
+ipv6)
+  # --listen [::1]:0 (skipped where the loopback has no IPv6 address).
+  ip -6 addr show lo 2>/dev/null | grep -q '::1/128' || { echo "skip: no ::1"; exit 77; }
+  "$FL" serve --listen '[::1]:0' --data "$work/d" >"$work/out" 2>>"$work/err" &
+  PID=$!
+  for _ in $(seq 100); do
+    PORT=$(grep -o 'listening on http://\[::1\]:[0-9]*' "$work/out" | grep -o '[0-9]*$')
+    [ -n "$PORT" ] && break
+    sleep 0.1
+  done
+  [ -n "$PORT" ] || fail "server did not start on [::1]: $(cat "$work/out" "$work/err")"
+  c=$(curl -s -g -o /dev/null -w '%{http_code}' "http://[::1]:$PORT/healthz"); [ "$c" = 200 ] || fail "healthz over IPv6 -> $c"
+  "$POST" log 7 1 v6app 1.0 >"$work/v6.log"
+  c=$(curl -s -g -o "$work/body" -w '%{http_code}' -H "X-Faultline-Key: $KEY" --data-binary @"$work/v6.log" "http://[::1]:$PORT/api/v1/crashes")
+  [ "$c" = 200 ] || fail "ingest over IPv6 -> $c $(cat "$work/body")"
+  c=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/healthz"); [ "$c" != 200 ] || fail "[::1] also answered on 127.0.0.1"
+  "$FL" serve --listen '::1:8080' --data "$work/d2" 2>"$work/e2" && fail "unbracketed IPv6 accepted"
+  grep -q '\[::1\]:8080' "$work/e2" || fail "no hint for IPv6 syntax: $(cat "$work/e2")"
+  ok "--listen [::1]:0: healthz and ingest over IPv6"
   stop || fail "shutdown rc"
   ;;
 auth)
