@@ -47,9 +47,6 @@
 #define MAX_SYMBOLICATE_ADDRS 10000
 #define SYM_INLINE 16 /* frames per address in /api/v1/symbolicate */
 #define RATE_BUCKETS 1024     /* distinct keys tracked by the rate limiter */
-/* zstd level of the stored raw log.  Level -1 ("fast") is 4.3 us against
- * 6.7 us on the bench's 4 KiB log alone, but made no measurable difference
- * to the server's CPU per report, and its blob is 16% larger. */
 
 struct fl_http {
     fl_http_config cfg;
