@@ -10,7 +10,7 @@ PKGS=(
   libsqlite3-dev libpq-dev librabbitmq-dev libmicrohttpd-dev
   libcurl4-openssl-dev libjansson-dev libxml2-dev libpcre2-dev
   zlib1g-dev libzstd-dev libcmocka-dev
-  libc6-dbg gdb valgrind curl ca-certificates procps python3
+  libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2
 )
 # Optional extras for `make bench` only.
 if [ "${1:-}" = "--bench" ]; then PKGS+=(wrk nginx-light hyperfine); fi
