@@ -48,6 +48,8 @@ static size_t n_umods;
 static uint64_t frames[FL_MAX_FRAMES];
 static fl_line line;          /* the one line being composed (static: small stack) */
 static fl_line cbline;        /* lines composed by the callbacks */
+static uint8_t stack_page[4096]; /* raw stack, one page at a time */
+static uint64_t tframes[FL_THREAD_FRAMES];
 
 int fl_write_line(const char *s)
 {
@@ -374,7 +376,7 @@ static int basics(int sig)
  * unwind with full CFI.  Unreadable pages end it (the top of the stack). */
 static int raw_stack(void)
 {
-    static uint8_t page[4096];
+    uint8_t *page = stack_page;
     if (!fl_cur.have_regs || fl_g.stack_bytes == 0)
         return 1;
     uint64_t sp = fl_cur.regs.r[FL_REG_SP];
@@ -401,7 +403,6 @@ static int raw_stack(void)
 }
 
 static int thread_status = 1;
-static uint64_t tframes[FL_THREAD_FRAMES];
 
 static void emit_thread(pid_t tid, const char *name, const fl_regs *regs)
 {
@@ -486,7 +487,8 @@ void fl_catcher_run(int sig)
         fl_cur.tid = fl_gettid();
         fl_cur.now_ns = fl_clock_ns(CLOCK_REALTIME);
         fl_cur.mono_ns = fl_clock_ns(CLOCK_MONOTONIC);
-        fl_make_uuid(fl_cur.crash_id);
+        if (!fl_spool_take_crash_id(fl_cur.crash_id))
+            fl_make_uuid(fl_cur.crash_id);
         fl_safemem_forget_pages();
         fl_modules_refresh();
         n_umods = fl_modules_unwind_table(umods, FL_MAX_MODULES);
@@ -565,4 +567,21 @@ void fl_catcher_entry(int sig)
     fl_catcher_run(sig);
     if (crash_count == 0)
         __atomic_store_n(&owner_tid, 0, __ATOMIC_SEQ_CST);
+}
+
+/* fl-lint: install-time */
+/* Called by faultline_install(): the buffers above are written on every
+ * crash, so their pages are made present now rather than faulted in by the
+ * handler.  The unwind table gets room for the objects known now plus some
+ * loaded later; the rest of it stays untouched until needed. */
+void fl_catcher_prepare(void)
+{
+    size_t nmods = fl_mods.count + 64 < FL_MAX_MODULES ? fl_mods.count + 64 : FL_MAX_MODULES;
+    fl_prefault(umods, nmods * sizeof umods[0]);
+    fl_prefault(frames, sizeof frames);
+    fl_prefault(tframes, sizeof tframes);
+    fl_prefault(&line, sizeof line);
+    fl_prefault(&cbline, sizeof cbline);
+    fl_prefault(stack_page, sizeof stack_page);
+    fl_prefault(&fl_cur, sizeof fl_cur);
 }

@@ -6,7 +6,7 @@
  *   catcher.c            the crash sequence: SIGNAL-SAFE
  *   modules.c            loaded-object table: built at install, topped up on
  *                        a crash from the dynamic linker's list (signal-safe part)
- *   spool.c              default log hooks (temp file + rename): SIGNAL-SAFE,
+ *   spool.c              default log hooks (unnamed file + linkat): SIGNAL-SAFE,
  *                        plus the install-time spool set-up
  *   threads.c            alternate signal stacks for every thread, and the
  *                        capture of other threads' registers on a crash
@@ -108,6 +108,8 @@ int fl_modules_init(void);                   /* dl_iterate_phdr into fl_mods */
 int fl_signals_install(void);                /* our handlers + altstacks */
 int fl_threads_init(void);                   /* altstacks in existing threads */
 void fl_make_uuid(char out[40]);             /* random v4 UUID (getrandom) */
+void fl_prefault(void *p, size_t n);         /* make [p, p+n) resident and writable now */
+void fl_catcher_prepare(void);               /* prefault the handler's scratch memory */
 
 /* ---- signal-safe ---- */
 int64_t fl_clock_ns(int clock);
@@ -120,6 +122,7 @@ int fl_spool_line(const char *s);            /* default new_crashlog_line */
 int fl_spool_end(void);                      /* default end_crashlog */
 bool fl_spool_is_open(void);
 void fl_spool_abandon(void);                 /* unlink an unfinished log */
+bool fl_spool_take_crash_id(char out[40]);   /* the id chosen at install, once */
 void fl_spool_run_reporter(void);            /* fork+exec FAULTLINE_REPORTER */
 int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs));
 void fl_ensure_altstack(void);               /* this thread */

@@ -15,15 +15,21 @@
  *      so reading .eh_frame_hdr, .eh_frame and code costs a plain copy);
  *   2. the page cache: 4 KiB pages proven readable earlier (by a system
  *      call) since the last fl_safemem_forget_pages();
- *   3. a system call that copies and reports EFAULT instead of faulting:
- *      process_vm_readv() on our own pid, or, where that is refused (old
- *      kernel, seccomp), write() of the bytes into a private pipe followed
- *      by a read() back out of it.
+ *   3. system calls: by default one per page that lets the kernel try an
+ *      8-byte copy from it (rt_sigprocmask with an invalid `how`: EFAULT if
+ *      the page is unreadable, else EINVAL and nothing changes), after
+ *      which the page is copied directly and joins the page cache.  Where
+ *      that does not behave as expected, process_vm_readv() on our own pid,
+ *      which copies and checks in one call but pins the pages (after a
+ *      fork() that copies every shared page: 2-4 us a call); where that is
+ *      refused (old kernel, seccomp), write() of the bytes into a private
+ *      pipe followed by a read() back out of it.
  *
- * Trust: paths 1 and 2 dereference memory directly.  A registered range
- * that is unmapped later (dlclose) without fl_safemem_remove_range() would
- * make a read fault; so would a page another thread unmaps between being
- * proven readable and being read again.  Both are documented limits.
+ * Trust: paths 1, 2 and the probe dereference memory directly.  A
+ * registered range that is unmapped later (dlclose) without
+ * fl_safemem_remove_range() would make a read fault; so would a page another
+ * thread unmaps between being proven readable and being read.  Both are
+ * documented limits.
  */
 #ifndef FL_SAFEMEM_H
 #define FL_SAFEMEM_H
@@ -41,9 +47,11 @@ typedef enum fl_safemem_method {
     FL_SAFEMEM_NONE = 0,     /* no safe method: only registered ranges are read */
     FL_SAFEMEM_VM_READV = 1, /* process_vm_readv(getpid(), ...) */
     FL_SAFEMEM_PIPE = 2,     /* write() to a private pipe, EFAULT-checked */
+    FL_SAFEMEM_PROBE = 3,    /* each page proven readable by the kernel, then copied */
 } fl_safemem_method;
 
-/* Normal context only.  Chooses the method (tries process_vm_readv on our
+/* Normal context only.  Chooses the method (the page probe if it reports a
+ * readable and an unreadable address correctly, else process_vm_readv on our
  * own memory, else creates the pipe, O_CLOEXEC|O_NONBLOCK).  Idempotent and
  * cheap after the first call.  Returns 0 when a safe method works, -1 when
  * only the registered ranges can be read.  fl_safe_read() before init uses

@@ -73,6 +73,7 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
         return 0;
     if (fl_modules_init() != 0)
         return 0;
+    fl_catcher_prepare();
     fl_g.stack_bytes = env_size("FAULTLINE_STACK_BYTES", FL_STACK_DEFAULT, FL_STACK_MAX);
     /* A real-time signal reaches the other threads; SIGRTMAX-3 keeps clear
      * of the low ones applications usually take.  0 disables. */

@@ -80,7 +80,13 @@ static void from_phdrs(fl_module *m, size_t idx, uint64_t bias, const ElfW(Phdr)
                 xhi = e;
             if ((ph[i].p_flags & PF_R) && segs[idx].n < MAX_SEGS) {
                 segs[idx].lo[segs[idx].n] = a;
-                segs[idx].hi[segs[idx].n] = bias + ph[i].p_vaddr + ph[i].p_filesz;
+                /* Up to p_memsz, to the end of its page: the loader maps
+                 * the zero-filled rest (.bss) with the segment, and whole
+                 * pages only, for as long as the object is loaded.  The
+                 * dynamic linker's list head and its first entries live
+                 * there (its early allocations use the tail of that page),
+                 * so walking the list needs no probing system call. */
+                segs[idx].hi[segs[idx].n] = (e + 4095) & ~(uint64_t)4095;
                 segs[idx].n++;
             }
         } else if (ph[i].p_type == PT_GNU_EH_FRAME) {

@@ -55,6 +55,7 @@ static struct slot {
     fl_regs regs;
 } slots[FL_MAX_THREADS];
 static int nslots;
+static pid_t capture_tids[FL_MAX_THREADS];
 
 static void *map_altstack(void)
 {
@@ -197,7 +198,16 @@ int fl_threads_init(void)
 {
     if (pthread_key_create(&stack_key, free_altstack) != 0)
         return -1;
-    fl_ensure_altstack();
+    /* The kernel's signal frame and the handler use the top ~10 KiB of the
+     * alternate stack: make those pages present now, for the installing
+     * thread (the one most programs crash on), if the stack is ours.  Other
+     * threads' alternate stacks are left to fault in, to keep their memory
+     * cost at zero. */
+    char *alt = ensure_altstack();
+    if (alt)
+        fl_prefault(alt + 4096 + ALTSTACK_SIZE - 16384, 16384);
+    fl_prefault(capture_tids, sizeof capture_tids);
+    fl_prefault(slots, sizeof slots[0] * 16);
     installed = true;
     if (fl_g.dump_signal <= 0)
         return 0;
@@ -219,7 +229,7 @@ int fl_threads_init(void)
 /* fl-lint: signal-safe */
 int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs))
 {
-    static pid_t tids[FL_MAX_THREADS];
+    pid_t *tids = capture_tids;
     int n = list_tasks(tids, FL_MAX_THREADS);
     nslots = 0;
     released = 0;

@@ -8,6 +8,8 @@
  */
 #include "fl_crashlog.h"
 
+#include <string.h> /* memcpy of fixed size: compiled to plain stores */
+
 size_t fl_strlen(const char *s)
 {
     size_t n = 0;
@@ -58,8 +60,10 @@ void fl_line_raw(fl_line *l, const char *s)
 {
     if (!s)
         return;
-    while (*s)
-        fl_line_char(l, *s++);
+    while (*s && l->len < FL_LINE_MAX)
+        l->buf[l->len++] = *s++;
+    if (*s)
+        l->truncated = true;
 }
 
 void fl_line_start(fl_line *l, const char *key)
@@ -73,6 +77,15 @@ void fl_line_start(fl_line *l, const char *key)
 }
 
 static const char hexdig[] = "0123456789abcdef";
+
+/* "00".."ff": one 2-byte copy per byte of raw stack, most of a log's text. */
+#define HX4(a) a "0", a "1", a "2", a "3", a "4", a "5", a "6", a "7", \
+               a "8", a "9", a "a", a "b", a "c", a "d", a "e", a "f"
+static const char hexpair[256][2] = {
+    HX4("0"), HX4("1"), HX4("2"), HX4("3"), HX4("4"), HX4("5"), HX4("6"), HX4("7"),
+    HX4("8"), HX4("9"), HX4("a"), HX4("b"), HX4("c"), HX4("d"), HX4("e"), HX4("f"),
+};
+#undef HX4
 
 void fl_line_strn(fl_line *l, const char *s, size_t n)
 {
@@ -121,22 +134,38 @@ void fl_line_i64(fl_line *l, int64_t v)
 
 void fl_line_hex(fl_line *l, uint64_t v)
 {
-    char tmp[16];
-    int n = 0;
-    fl_line_char(l, '0');
-    fl_line_char(l, 'x');
+    /* Composed right to left, then appended at once: frames, registers and
+     * every raw-stack line carry one. */
+    char tmp[18];
+    size_t n = sizeof tmp;
     do {
-        tmp[n++] = hexdig[v & 15];
+        tmp[--n] = hexdig[v & 15];
         v >>= 4;
     } while (v);
-    while (n > 0)
-        fl_line_char(l, tmp[--n]);
+    tmp[--n] = 'x';
+    tmp[--n] = '0';
+    size_t k = sizeof tmp - n, room = FL_LINE_MAX - l->len;
+    if (k > room) {
+        k = room;
+        l->truncated = true;
+    }
+    memcpy(l->buf + l->len, tmp + n, k);
+    l->len += k;
 }
 
 void fl_line_hexbytes(fl_line *l, const void *p, size_t n)
 {
     const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    /* The raw stack is most of a log: convert what fits without a bounds
+     * check per character, then the rest one character at a time (cut). */
+    size_t room = (FL_LINE_MAX - l->len) / 2;
+    size_t fast = n < room ? n : room;
+    char *o = l->buf + l->len;
+    for (; i < fast; i++)
+        memcpy(o + 2 * i, hexpair[b[i]], 2);
+    l->len += 2 * fast;
+    for (; i < n; i++) {
         fl_line_char(l, hexdig[b[i] >> 4]);
         fl_line_char(l, hexdig[b[i] & 15]);
     }

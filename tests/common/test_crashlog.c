@@ -203,6 +203,26 @@ static void writer_escapes_and_numbers(void **state)
     fl_line_str(&l, big);
     assert_true(l.truncated);
     assert_int_equal(strlen(fl_line_cstr(&l)), FL_LINE_MAX);
+    /* Hex near the end of the line: filled up to the last byte, then cut
+     * (the bulk paths must stop exactly where one character at a time would). */
+    unsigned char raw[4] = {0x12, 0x34, 0x56, 0x78};
+    fl_line_start(&l, NULL);
+    memset(l.buf, 'y', FL_LINE_MAX - 3);
+    l.len = FL_LINE_MAX - 3;
+    fl_line_hexbytes(&l, raw, sizeof raw);
+    assert_true(l.truncated);
+    assert_int_equal(strlen(fl_line_cstr(&l)), FL_LINE_MAX);
+    assert_string_equal(l.buf + FL_LINE_MAX - 3, "123");
+    fl_line_start(&l, NULL);
+    memset(l.buf, 'y', FL_LINE_MAX - 5);
+    l.len = FL_LINE_MAX - 5;
+    fl_line_hex(&l, 0xabcdef);
+    assert_true(l.truncated);
+    assert_string_equal(fl_line_cstr(&l) + FL_LINE_MAX - 5, "0xabc");
+    fl_line_start(&l, NULL);
+    fl_line_hex(&l, 0xabcdef);
+    assert_false(l.truncated);
+    assert_string_equal(fl_line_cstr(&l), "0xabcdef");
 }
 
 /* What the writer produces, the reader reads back. */

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -102,6 +103,25 @@ static void test_vm_readv(void **state)
     int before = errno = 1234;
     check_reads(f);
     assert_int_equal(errno, before); /* errno preserved */
+}
+
+/* The page probe: right bytes, unreadable pages refused, the signal mask
+ * untouched (the probe is an rt_sigprocmask call that must change nothing). */
+static void test_probe(void **state)
+{
+    fixture *f = *state;
+    sigset_t before, after;
+    memset(&before, 0, sizeof before); /* the kernel fills only its part */
+    memset(&after, 0, sizeof after);
+    assert_int_equal(fl_safemem_force_method(FL_SAFEMEM_PROBE), 0);
+    fl_safemem_forget_pages();
+    assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &before), 0);
+    int e = errno = 4321;
+    check_reads(f);
+    assert_int_equal(errno, e);
+    assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &after), 0);
+    assert_memory_equal(&before, &after, sizeof before);
+    fl_safemem_force_method(FL_SAFEMEM_VM_READV);
 }
 
 static void test_pipe(void **state)
@@ -213,6 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_picks_method),
         cmocka_unit_test_setup_teardown(test_vm_readv, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pipe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_none_uses_ranges_only, setup, teardown),
         cmocka_unit_test(test_range_table_limits),
