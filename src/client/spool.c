@@ -111,7 +111,10 @@ static void load_install_id(fl_state *st)
 
 static void prepare_tmpfile(const fl_state *st)
 {
-    int fd = open(st->spool, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    /* O_RDWR, not O_WRONLY: where the file cannot be linked (no
+     * AT_EMPTY_PATH, no /proc, a seccomp policy), the log is copied out of
+     * it into a named file. */
+    int fd = open(st->spool, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     struct stat sb;
     if (fd < 0)
         return; /* the file system cannot: the crash path opens a file */

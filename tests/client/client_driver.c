@@ -535,6 +535,9 @@ static const fault_case cases[] = {
     {"crash_now", SIGABRT, "crash_via_api"},
     {"stack_overflow_plugin_thread", SIGSEGV, "plugin_recurse"},
     {"fd_reuse", SIGSEGV, "crash_null_read"},
+    {"name_via_proc", SIGSEGV, "crash_null_read"},
+    {"name_by_copy", SIGSEGV, "crash_null_read"},
+    {"no_tmpfile", SIGSEGV, "crash_null_read"},
 };
 
 static int cmd_matrix(const char *exe, const char *name)

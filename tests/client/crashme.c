@@ -32,7 +32,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -342,6 +348,65 @@ static void install(const faultline_hooks *hooks)
     }
 }
 
+/* Makes linkat() fail with EPERM, as a seccomp policy or an older kernel
+ * would: only calls with AT_EMPTY_PATH (all = false), or every call.  The
+ * spool must then name the log through /proc/self/fd, or by copying it.
+ * Checks that the filter bites before returning 0. */
+static int deny_linkat(bool all)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_linkat, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[4])),
+        /* flags & AT_EMPTY_PATH: denied; otherwise denied only with all. */
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, AT_EMPTY_PATH, 0, all ? 0 : 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {.len = (unsigned short)(sizeof f / sizeof f[0]), .filter = f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+        return -1;
+    /* The filter bites: an AT_EMPTY_PATH link of a real file is refused,
+     * and so, with all, is a plain one. */
+    char src[] = "/tmp/fl-crashme-link-XXXXXX", dst[64];
+    int fd = mkstemp(src);
+    if (fd < 0)
+        return -1;
+    snprintf(dst, sizeof dst, "%s.l", src);
+    int bad = linkat(fd, "", AT_FDCWD, dst, AT_EMPTY_PATH) == 0 || errno != EPERM;
+    unlink(dst);
+    if (all)
+        bad |= linkat(AT_FDCWD, src, AT_FDCWD, dst, 0) == 0 || errno != EPERM;
+    unlink(dst);
+    close(fd);
+    unlink(src);
+    return bad ? -1 : 0;
+}
+
+/* Makes open(O_TMPFILE) fail with EOPNOTSUPP, as on a file system without
+ * it: the spool must fall back to a dot-file renamed after END.  Checks
+ * that the filter bites before returning 0. */
+static int deny_tmpfile(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, __O_TMPFILE, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {.len = (unsigned short)(sizeof f / sizeof f[0]), .filter = f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+        return -1;
+    int fd = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+    if (fd >= 0) {
+        close(fd);
+        return -1;
+    }
+    return errno == EOPNOTSUPP ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -399,6 +464,13 @@ int main(int argc, char **argv)
         crash_deep_stack();
         return 3;
     }
+    if (!strcmp(mode, "no_tmpfile")) {
+        if (deny_tmpfile())
+            return 2;
+        install(NULL);
+        crash_null_read();
+        return 3;
+    }
     if (!strcmp(mode, "forked_abort")) {
         /* A crash in a child forked after install (a pre-forking server). */
         install(NULL);
@@ -443,6 +515,11 @@ int main(int argc, char **argv)
             close(fd);
         int fd = open(marker_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || write(fd, "APPDATA\n", 8) != 8)
+            return 2;
+        crash_null_read();
+    }
+    if (!strcmp(mode, "name_via_proc") || !strcmp(mode, "name_by_copy")) {
+        if (deny_linkat(!strcmp(mode, "name_by_copy")))
             return 2;
         crash_null_read();
     }
