@@ -5,7 +5,16 @@
  *
  * Delivery is at-least-once: a claimed task carries a lease; a worker that
  * dies before ack() leaves the task to be claimed again when the lease
- * expires.  Exactly-once counting comes from the store (apply() ignores a
+ * expires.
+ *
+ * Ingest enqueues a batch of crashes at once (enqueue_many()), and an engine
+ * may keep them as one task -- one row or message for up to
+ * FL_QUEUE_BATCH_MAX crashes costs a fraction of one per crash.  claim()
+ * then hands out one fl_task per crash; the entries of one stored task all
+ * come in the same claim, and ack() of the entry marked `last` completes it
+ * (acks of the others do nothing).  A worker therefore acks every entry it
+ * claimed, as it would anyway; if it dies first, the whole stored task comes
+ * back, and the store's exactly-once apply() skips the crashes done.  Exactly-once counting comes from the store (apply() ignores a
  * crash already processed) -- and for the embedded engine also from the
  * ack happening in the same transaction as apply().
  */
@@ -18,9 +27,13 @@
 
 #include "fl_store.h"
 
+/* Crashes per stored task at most; claim()'s max must be at least this. */
+#define FL_QUEUE_BATCH_MAX 16
+
 typedef struct fl_task {
-    int64_t id;
+    int64_t id; /* the stored task (shared by the entries of a batch) */
     char crash_id[FL_CRASH_ID_MAX];
+    bool last; /* its ack completes the stored task */
 } fl_task;
 
 typedef struct fl_queue fl_queue;
@@ -32,12 +45,15 @@ struct fl_queue {
      * the caller enqueues/acks after its commit. */
     bool in_store_txn;
     int (*enqueue)(fl_queue *q, fl_store_conn *c, const char *crash_id);
-    /* Claim up to max tasks whose lease expired or that were never leased,
-     * leasing them for lease_s seconds.  *n gets how many.  Own transaction. */
+    /* The same for n crashes, in as few stored tasks as the engine likes. */
+    int (*enqueue_many)(fl_queue *q, fl_store_conn *c, const char *const *crash_ids, size_t n);
+    /* Claim up to max (>= FL_QUEUE_BATCH_MAX) crashes whose task's lease
+     * expired or that were never leased, leasing them for lease_s seconds.
+     * *n gets how many.  Own transaction. */
     int (*claim)(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, fl_task *out,
                  size_t *n);
     int (*ack)(fl_queue *q, fl_store_conn *c, const fl_task *t);
-    /* Tasks not yet acknowledged, or -1. */
+    /* Crashes whose task is not yet acknowledged, or -1. */
     int64_t (*depth)(fl_queue *q, fl_store_conn *c);
     /* Forget every lease (start-up of the only worker process). */
     int (*release_all)(fl_queue *q, fl_store_conn *c);

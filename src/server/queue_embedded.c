@@ -1,8 +1,11 @@
 /*
  * queue_embedded.c - the durable task queue inside the SQLite store.
  *
- * A task is a row of `tasks`; claiming sets lease_until in the future;
- * ack deletes the row.  Because the rows live in the store's database,
+ * A task is a row of `tasks` holding up to FL_QUEUE_BATCH_MAX crash ids
+ * (separated by '\n'; n says how many): one row per ingest batch instead of
+ * one per crash saves the ingest transaction most of its queue writes.
+ * Claiming sets lease_until in the future for whole rows; acking a row's
+ * last entry deletes it.  Because the rows live in the store's database,
  * enqueue() runs in the ingest transaction (a report is never stored
  * without its task) and ack() in the worker's apply() transaction (the
  * count update and the task completion commit together).
@@ -17,6 +20,7 @@
 #include "fl_srvutil.h"
 
 static const char SQL_ENQUEUE[] = "INSERT INTO tasks(crash_id) VALUES(?1)";
+static const char SQL_ENQUEUE_N[] = "INSERT INTO tasks(crash_id, n) VALUES(?1, ?2)";
 static const char SQL_ACK[] = "DELETE FROM tasks WHERE id=?1";
 static const char SQL_RELEASE[] = "UPDATE tasks SET lease_until=0 WHERE lease_until>?1";
 
@@ -40,8 +44,40 @@ static int e_enqueue(fl_queue *q, fl_store_conn *c, const char *crash_id)
     return run(c, SQL_ENQUEUE, crash_id, 0);
 }
 
+static int e_enqueue_many(fl_queue *q, fl_store_conn *c, const char *const *ids, size_t n)
+{
+    (void)q;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(c, SQL_ENQUEUE_N);
+    if (!s)
+        return -1;
+    char text[FL_QUEUE_BATCH_MAX * FL_CRASH_ID_MAX];
+    for (size_t i = 0; i < n;) {
+        size_t k = 0, len = 0;
+        for (; k < FL_QUEUE_BATCH_MAX && i + k < n; k++) {
+            size_t l = strlen(ids[i + k]);
+            if (l == 0 || l >= FL_CRASH_ID_MAX || memchr(ids[i + k], '\n', l))
+                return -1; /* cannot happen: ids are checked at ingest */
+            if (k)
+                text[len++] = '\n';
+            memcpy(text + len, ids[i + k], l);
+            len += l;
+        }
+        sqlite3_bind_text(s, 1, text, (int)len, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)k);
+        int rc = sqlite3_step(s);
+        sqlite3_reset(s);
+        if (rc != SQLITE_DONE)
+            return -1;
+        i += k;
+    }
+    return 0;
+}
+
 static int e_ack(fl_queue *q, fl_store_conn *c, const fl_task *t)
 {
+    (void)q;
+    if (!t->last)
+        return 0; /* the row goes with its last entry */
     return run(c, SQL_ACK, NULL, t->id);
 }
 
@@ -54,10 +90,14 @@ static int e_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
         return -1;
     int64_t now = fl_now();
     sqlite3_stmt *s = NULL;
+    /* Whole rows only, as many as fit in max entries: the running sum of
+     * n over the first rows in claim order (at most max rows can fit). */
     if (sqlite3_prepare_v2(db,
                            "UPDATE tasks SET lease_until=?1, attempts=attempts+1 WHERE id IN "
-                           "(SELECT id FROM tasks WHERE lease_until<=?2 ORDER BY lease_until, id "
-                           "LIMIT ?3) RETURNING id, crash_id",
+                           "(SELECT id FROM (SELECT id, sum(n) OVER (ORDER BY lease_until, id "
+                           "ROWS UNBOUNDED PRECEDING) AS cum FROM tasks WHERE lease_until<=?2 "
+                           "ORDER BY lease_until, id LIMIT ?3) WHERE cum<=?3) "
+                           "RETURNING id, crash_id, n",
                            -1, &s, NULL))
         return -1;
     sqlite3_bind_int64(s, 1, now + lease_s);
@@ -65,12 +105,30 @@ static int e_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
     sqlite3_bind_int64(s, 3, (sqlite3_int64)max);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n < max) {
-            out[*n].id = sqlite3_column_int64(s, 0);
-            const char *id = (const char *)sqlite3_column_text(s, 1);
-            snprintf(out[*n].crash_id, sizeof out[*n].crash_id, "%s", id ? id : "");
+        int64_t tid = sqlite3_column_int64(s, 0);
+        const char *p = (const char *)sqlite3_column_text(s, 1);
+        size_t first = *n;
+        bool cut = false;
+        /* One entry per id of the row; an empty row still gives one entry,
+         * whose ack removes it. */
+        do {
+            const char *e = p ? strchr(p, '\n') : NULL;
+            size_t l = p ? (e ? (size_t)(e - p) : strlen(p)) : 0;
+            if (*n == max) {
+                /* More ids than its n said (a damaged row): no entry
+                 * completes it, so it comes back rather than being lost. */
+                cut = true;
+                break;
+            }
+            out[*n].id = tid;
+            out[*n].last = false;
+            snprintf(out[*n].crash_id, sizeof out[*n].crash_id, "%.*s",
+                     (int)(l < FL_CRASH_ID_MAX ? l : FL_CRASH_ID_MAX - 1), p ? p : "");
             (*n)++;
-        }
+            p = e ? e + 1 : NULL;
+        } while (p);
+        if (*n > first && !cut)
+            out[*n - 1].last = true;
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {
@@ -84,7 +142,7 @@ static int64_t e_depth(fl_queue *q, fl_store_conn *c)
 {
     sqlite3 *db = fl_store_sqlite_db(c);
     sqlite3_stmt *s = NULL;
-    if (!db || sqlite3_prepare_v2(db, "SELECT count(*) FROM tasks", -1, &s, NULL))
+    if (!db || sqlite3_prepare_v2(db, "SELECT total(n) FROM tasks", -1, &s, NULL))
         return -1;
     int64_t d = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
     sqlite3_finalize(s);
@@ -109,6 +167,7 @@ fl_queue *fl_queue_embedded_new(void)
     q->engine = "embedded";
     q->in_store_txn = true;
     q->enqueue = e_enqueue;
+    q->enqueue_many = e_enqueue_many;
     q->claim = e_claim;
     q->ack = e_ack;
     q->depth = e_depth;

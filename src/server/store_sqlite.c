@@ -1217,23 +1217,26 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     /* Databases from before the backfill lack crashes.resym/install_id,
-     * those from before raw-log chunks crashes.chunk/chunk_off. */
-    static const char *const cols[][2] = {
-        {"resym", "ALTER TABLE crashes ADD COLUMN resym INTEGER NOT NULL DEFAULT 0"},
-        {"install_id", "ALTER TABLE crashes ADD COLUMN install_id TEXT"},
-        {"chunk", "ALTER TABLE crashes ADD COLUMN chunk INTEGER"},
-        {"chunk_off", "ALTER TABLE crashes ADD COLUMN chunk_off INTEGER"},
+     * those from before raw-log chunks crashes.chunk/chunk_off, those from
+     * before batch tasks tasks.n. */
+    static const char *const cols[][3] = {
+        {"crashes", "resym", "ALTER TABLE crashes ADD COLUMN resym INTEGER NOT NULL DEFAULT 0"},
+        {"crashes", "install_id", "ALTER TABLE crashes ADD COLUMN install_id TEXT"},
+        {"crashes", "chunk", "ALTER TABLE crashes ADD COLUMN chunk INTEGER"},
+        {"crashes", "chunk_off", "ALTER TABLE crashes ADD COLUMN chunk_off INTEGER"},
+        {"tasks", "n", "ALTER TABLE tasks ADD COLUMN n INTEGER NOT NULL DEFAULT 1"},
     };
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
         sqlite3_stmt *ti = NULL;
         bool has = false;
-        if (!sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('crashes') WHERE name=?1",
+        if (!sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) WHERE name=?2",
                                 -1, &ti, NULL)) {
             sqlite3_bind_text(ti, 1, cols[i][0], -1, SQLITE_STATIC);
+            sqlite3_bind_text(ti, 2, cols[i][1], -1, SQLITE_STATIC);
             has = sqlite3_step(ti) == SQLITE_ROW;
         }
         sqlite3_finalize(ti);
-        if (!has && sqlite3_exec(db, cols[i][1], NULL, NULL, NULL) != SQLITE_OK) {
+        if (!has && sqlite3_exec(db, cols[i][2], NULL, NULL, NULL) != SQLITE_OK) {
             snprintf(err, errlen, "cannot upgrade the schema in %s: %s", path,
                      sqlite3_errmsg(db));
             sqlite3_close(db);

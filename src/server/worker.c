@@ -432,6 +432,8 @@ static void *worker_main(void *arg)
     size_t bmax = w->cfg.batch ? w->cfg.batch : 32;
     if (bmax > MAX_BATCH)
         bmax = MAX_BATCH;
+    if (bmax < FL_QUEUE_BATCH_MAX)
+        bmax = FL_QUEUE_BATCH_MAX; /* a stored task comes whole */
     fl_task *tasks = calloc(bmax, sizeof *tasks);
     slot *sl = calloc(bmax, sizeof *sl);
     int64_t last_symver = -1;

@@ -32,6 +32,7 @@ struct fl_writer {
     pthread_t th;
     fl_store_conn *conn;
     fl_ingest_item **batch; /* the items of the list being committed */
+    const char **ids;       /* their crash ids, the new ones */
     size_t batch_cap;
 };
 
@@ -66,9 +67,12 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
         n += r->n;
     if (n > w->batch_cap) {
         fl_ingest_item **nb = realloc(w->batch, n * sizeof *nb);
-        if (!nb)
+        if (nb)
+            w->batch = nb;
+        const char **ni = nb ? realloc(w->ids, n * sizeof *ni) : NULL;
+        if (!ni)
             return -1;
-        w->batch = nb;
+        w->ids = ni;
         w->batch_cap = n;
     }
     n = 0;
@@ -79,23 +83,25 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
         return -1;
     if (s->insert_crashes(c, w->batch, n))
         goto fail;
-    for (size_t i = 0; i < n && w->queue->in_store_txn; i++) {
-        if (w->batch[i]->duplicate)
-            continue;
-        if (w->queue->enqueue(w->queue, c, w->batch[i]->crash_id))
+    size_t nnew = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!w->batch[i]->duplicate)
+            w->ids[nnew++] = w->batch[i]->crash_id;
+    /* The whole batch's tasks at once: one stored task per
+     * FL_QUEUE_BATCH_MAX crashes rather than one per crash. */
+    if (w->queue->in_store_txn && nnew) {
+        if (w->queue->enqueue_many(w->queue, c, w->ids, nnew))
             goto fail;
-        (*added)++;
+        *added = (int64_t)nnew;
     }
     if (s->commit(c))
         goto fail;
-    if (!w->queue->in_store_txn) {
+    if (!w->queue->in_store_txn && nnew) {
         /* A store and a queue that do not share transactions: publish after
          * the commit.  A crash stored but not published (crash in between)
          * stays in state 0, where a sweep can find it. */
-        for (fl_wreq *r = list; r; r = r->next)
-            for (size_t i = 0; i < r->n; i++)
-                if (!r->items[i].duplicate && !w->queue->enqueue(w->queue, c, r->items[i].crash_id))
-                    (*added)++;
+        if (!w->queue->enqueue_many(w->queue, c, w->ids, nnew))
+            *added = (int64_t)nnew;
     }
     return 0;
 fail:
@@ -195,5 +201,6 @@ void fl_writer_free(fl_writer *w)
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     free(w->batch);
+    free(w->ids);
     free(w);
 }

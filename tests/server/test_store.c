@@ -432,6 +432,81 @@ static void test_chunks(void **st)
         free(logs[i]);
 }
 
+/* Tasks in batches: ingest stores one task per FL_QUEUE_BATCH_MAX crashes;
+ * claim() hands out whole stored tasks, one entry per crash; only the ack
+ * of a task's last entry completes it; a task not completed comes back
+ * whole. */
+static void test_batch_tasks(void **st)
+{
+    fx *f = *st;
+    enum { N = 40 };
+    char ids[N][16];
+    const char *idp[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(ids[i], sizeof ids[i], "b%d", i);
+        idp[i] = ids[i];
+    }
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->q->enqueue_many(f->q, f->c, idp, N), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(f->q->depth(f->q, f->c), N);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM tasks"), 3); /* 16 + 16 + 8 */
+
+    /* max 20: the second task (16 more) does not fit. */
+    fl_task t[64];
+    size_t n = 0;
+    assert_int_equal(f->q->claim(f->q, f->c, 60, 20, t, &n), 0);
+    assert_int_equal(n, FL_QUEUE_BATCH_MAX);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(t[i].crash_id, ids[i]);
+        assert_int_equal(t[i].id, t[0].id);
+        assert_int_equal(t[i].last, i == n - 1);
+    }
+    assert_int_equal(f->s->begin(f->c), 0);
+    for (size_t i = 0; i + 1 < n; i++)
+        assert_int_equal(f->q->ack(f->q, f->c, &t[i]), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM tasks"), 3); /* not complete yet */
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->q->ack(f->q, f->c, &t[n - 1]), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(f->q->depth(f->q, f->c), N - FL_QUEUE_BATCH_MAX);
+
+    /* The other two, then a worker that dies before acking: both come back
+     * whole once their leases are forgotten. */
+    for (int round = 0; round < 2; round++) {
+        n = 0;
+        assert_int_equal(f->q->claim(f->q, f->c, 60, 32, t, &n), 0);
+        assert_int_equal(n, N - FL_QUEUE_BATCH_MAX);
+        for (size_t i = 0; i < n; i++) {
+            assert_string_equal(t[i].crash_id, ids[FL_QUEUE_BATCH_MAX + i]);
+            assert_int_equal(t[i].last, i == FL_QUEUE_BATCH_MAX - 1 || i == n - 1);
+        }
+        size_t again = 0;
+        assert_int_equal(f->q->claim(f->q, f->c, 60, 32, t + n, &again), 0);
+        assert_int_equal(again, 0); /* leased */
+        if (round == 0)
+            assert_int_equal(f->q->release_all(f->q, f->c), 0);
+    }
+    assert_int_equal(f->s->begin(f->c), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(f->q->ack(f->q, f->c, &t[i]), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(f->q->depth(f->q, f->c), 0);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM tasks"), 0);
+
+    /* A single task (a re-queue) and a batch: claimed in order, whole. */
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->q->enqueue(f->q, f->c, "single"), 0);
+    assert_int_equal(f->q->enqueue_many(f->q, f->c, idp, FL_QUEUE_BATCH_MAX), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    n = 0;
+    assert_int_equal(f->q->claim(f->q, f->c, 60, FL_QUEUE_BATCH_MAX, t, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].crash_id, "single");
+    assert_true(t[0].last);
+}
+
 /* A damaged chunk is an error for the crashes in it, not a crash of the
  * server, and the other chunks still read. */
 static void test_chunk_damaged(void **st)
@@ -477,7 +552,11 @@ static void test_chunk_upgrade(void **st)
                      "CREATE TABLE crashes(rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, app "
                      "TEXT, version TEXT, received INTEGER NOT NULL, raw BLOB NOT NULL, raw_len "
                      "INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, group_id TEXT, "
-                     "stack_hash TEXT, processed BLOB);",
+                     "stack_hash TEXT, processed BLOB);"
+                     "CREATE TABLE tasks(id INTEGER PRIMARY KEY, crash_id TEXT NOT NULL, "
+                     "lease_until INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL "
+                     "DEFAULT 0);"
+                     "INSERT INTO tasks(crash_id) VALUES('old');",
                      NULL, NULL, NULL),
         SQLITE_OK);
     const char *old = "FAULTLINE 1\nCRASHLOG_VERSION 2\nCRASH_ID old\nEND\n";
@@ -506,6 +585,18 @@ static void test_chunk_upgrade(void **st)
     g.s = s;
     g.c = c;
     expect_raw(&g, "old", old, strlen(old));
+    /* Its pending task, from before tasks.n: one crash, claimed and done. */
+    assert_int_equal(f->q->depth(f->q, c), 1);
+    fl_task t;
+    size_t n = 0;
+    assert_int_equal(f->q->claim(f->q, c, 60, FL_QUEUE_BATCH_MAX, &t, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(t.crash_id, "old");
+    assert_true(t.last);
+    assert_int_equal(s->begin(c), 0);
+    assert_int_equal(f->q->ack(f->q, c, &t), 0);
+    assert_int_equal(s->commit(c), 0);
+    assert_int_equal(f->q->depth(f->q, c), 0);
     assert_true(ingest(&g, "new", "1.0"));
     const char *want = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
     expect_raw(&g, "new", want, strlen(want));
@@ -528,6 +619,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backfill_regroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_damaged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
     };
