@@ -11,6 +11,7 @@ PKGS=(
   libcurl4-openssl-dev libjansson-dev libxml2-dev libpcre2-dev
   zlib1g-dev libzstd-dev libcmocka-dev
   libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 )
 # Optional extras for `make bench` only.
 if [ "${1:-}" = "--bench" ]; then PKGS+=(wrk nginx-light hyperfine); fi
