@@ -27,7 +27,13 @@
  * Where there is no CFI (a module without .eh_frame, hand-written code) we
  * follow the frame-pointer chain while it looks sane; when frame 0's pc is
  * in no module at all (a call through a bad function pointer) we take the
- * return address at the stack pointer.
+ * return address at the stack pointer (x86-64) or in the link register
+ * (aarch64).
+ *
+ * The CFI engine is generic over the register file (fl_regs, in the
+ * architecture's DWARF numbering); the architecture parts are the ucontext
+ * mapping, the frame-pointer step, the frame-0 guess and, on aarch64,
+ * DW_CFA_AARCH64_negate_ra_state (pointer-authenticated return addresses).
  *
  * Every read of process memory goes through the fl_unwind_mem reader,
  * which fails instead of faulting.  CIE/FDE bytes are read through a small
@@ -52,6 +58,17 @@
 
 #define MAX_SIGNAL_FRAMES 8      /* CFA may shrink only across these */
 #define FP_MAX_FRAME (16u << 20) /* a frame-pointer step may not jump farther */
+
+/* On aarch64 a call pushes nothing: a leaf function without a stack frame
+ * (return address still in lr), or the frame-0 guess after a call through
+ * a bad pointer, has the caller's stack pointer as its CFA.  Such a step is
+ * allowed, but not two in a row (the caller made a call, so it saved lr and
+ * has a frame): the CFA still grows at least every second frame. */
+#if defined(__aarch64__)
+#define CFA_MAY_STAY 1
+#else
+#define CFA_MAY_STAY 0
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Registers from a ucontext (architecture part).                      */
@@ -85,6 +102,19 @@ void fl_regs_from_ucontext(fl_regs *out, const void *ucontext)
 
 /* ------------------------------------------------------------------ */
 /* Memory access.                                                      */
+
+/* A return address signed by aarch64 pointer authentication carries the
+ * signature in its top bits: keep the 48-bit user virtual address (the
+ * kernel gives user space 48 bits unless it asks for more).  A mask needs
+ * no ARMv8.3 instruction and works on a value that is not in x30. */
+static inline uint64_t strip_pac(uint64_t ra)
+{
+#if defined(__aarch64__)
+    return ra & 0x0000ffffffffffffull;
+#else
+    return ra;
+#endif
+}
 
 typedef struct walk {
     const fl_unwind_mem *mem;
@@ -702,6 +732,10 @@ typedef struct rule {
 
 typedef struct row {
     uint8_t cfa_kind;
+    /* aarch64: the return address is signed by pointer authentication
+     * (toggled by DW_CFA_AARCH64_negate_ra_state; saved and restored with
+     * the rest of the row by remember/restore_state). */
+    uint8_t ra_signed;
     uint64_t cfa_reg;
     int64_t cfa_off;
     uint64_t cfa_expr, cfa_expr_len;
@@ -900,8 +934,11 @@ static bool run_cfa(const walk *w, const cie_info *ci, uint64_t start, uint64_t 
             case CFA_GNU_args_size:
                 (void)cur_uleb(&c);
                 break;
-            case CFA_GNU_window_save:
-                break; /* SPARC; aarch64 negate_ra_state: n/a here */
+            case CFA_GNU_window_save: /* same opcode as DW_CFA_AARCH64_negate_ra_state */
+#if defined(__aarch64__)
+                rw->ra_signed ^= 1;
+#endif
+                break; /* SPARC's meaning: nothing to do for us */
             default:
                 return false; /* unknown opcode: the row is unknowable */
             }
@@ -1323,6 +1360,8 @@ static step_result cfi_step(const walk *w, const fl_unwind_module *m, const fl_r
     if (!(out->valid & (1ull << ci->ra_reg)))
         return STEP_FAIL; /* the return address slot was unreadable */
     out->r[FL_REG_PC] = out->r[ci->ra_reg];
+    if (rw.ra_signed)
+        out->r[FL_REG_PC] = strip_pac(out->r[FL_REG_PC]);
     out->valid |= 1ull << FL_REG_PC;
     *cfa_out = cfa;
     *is_signal = ci->signal;
@@ -1349,13 +1388,12 @@ static bool fp_step(const walk *w, const fl_regs *cr, fl_regs *out, uint64_t *cf
         return false;
     *out = *cr;
     out->r[FL_REG_FP] = rec[0];
-    out->r[FL_REG_PC] = rec[1];
-#if defined(__aarch64__)
-    /* A return address signed by pointer authentication carries the
-     * signature in its top bits: keep the 48-bit virtual address. */
-    out->r[FL_REG_PC] &= 0x0000ffffffffffffull;
-#endif
-    out->r[FL_REG_SP] = fp + 16; /* approximate on aarch64; only used for the growth check */
+    /* No CFI tells whether it was signed; an unsigned one loses nothing. */
+    out->r[FL_REG_PC] = strip_pac(rec[1]);
+    /* Exact on x86-64.  On aarch64 the record usually sits at the bottom of
+     * the frame, so this is at or below the true sp: a CFI step from here
+     * with an sp-based CFA may read the wrong slots. */
+    out->r[FL_REG_SP] = fp + 16;
     out->valid |= (1ull << FL_REG_FP) | (1ull << FL_REG_PC) | (1ull << FL_REG_SP);
     *cfa_out = fp + 16;
     return true;
@@ -1415,6 +1453,7 @@ size_t fl_unwind_ex(const fl_regs *start, const fl_unwind_module *mods, size_t n
     n++;
     bool exact = true; /* frame 0's pc is the faulting/current instruction */
     int signal_frames = 0;
+    bool stayed = false; /* the last step kept the stack pointer */
 #if FL_UNWIND_HAVE_CFI
     cie_cache cc;
     cc.ok = false;
@@ -1453,9 +1492,10 @@ size_t fl_unwind_ex(const fl_regs *start, const fl_unwind_module *mods, size_t n
         if (is_signal) {
             if (++signal_frames > MAX_SIGNAL_FRAMES)
                 break;
-        } else if (cfa <= sp) {
+        } else if (cfa < sp || (cfa == sp && (!CFA_MAY_STAY || stayed))) {
             break;
         }
+        stayed = cfa == sp;
         regs = next;
         pcs[n] = regs.r[FL_REG_PC];
         if (how)

@@ -10,16 +10,17 @@
  * a checked reader (fl_safe_read by default), so a corrupt stack or a stale
  * module table ends the walk instead of faulting.
  *
- * On x86-64 the walk follows the DWARF call-frame information of each
- * object's .eh_frame (located through PT_GNU_EH_FRAME / .eh_frame_hdr and
- * its binary-search table), falls back to the frame-pointer chain where
- * there is no CFI, and stops on an undefined or zero return address, a CFA
- * that does not grow, an unreadable slot, or max_frames.  On other
- * architectures (aarch64 for now) only the frame-pointer walk is built.
+ * On x86-64 and aarch64 the walk follows the DWARF call-frame information
+ * of each object's .eh_frame (located through PT_GNU_EH_FRAME /
+ * .eh_frame_hdr and its binary-search table), falls back to the
+ * frame-pointer chain where there is no CFI, and stops on an undefined or
+ * zero return address, a CFA that does not grow, an unreadable slot, or
+ * max_frames.  On other architectures only frame 0 is reported.
  * docs/unwinder.md describes the details and limits.
  *
- * Stack use: about 6 KiB for fl_unwind_ex (run it on a 64 KiB+ alternate
- * signal stack).  No static state: concurrent unwinds on several threads
+ * Stack use: about 6 KiB for fl_unwind_ex on x86-64, about 10 KiB on
+ * aarch64 (twice the registers per CFI row); run it on a 64 KiB+ alternate
+ * signal stack.  No static state: concurrent unwinds on several threads
  * are fine.
  */
 #ifndef FL_UNWIND_H
@@ -36,8 +37,8 @@
 #define FL_REG_FP 6
 #define FL_REG_PC 16
 #elif defined(__aarch64__)
-#define FL_UNWIND_HAVE_CFI 0
-#define FL_REGS_N 33 /* x0..x30, 31 = sp, 32 = pc (not a DWARF column here) */
+#define FL_UNWIND_HAVE_CFI 1
+#define FL_REGS_N 33 /* x0..x30 (30 = lr, the CFI return-address column), 31 = sp, 32 = pc */
 #define FL_REG_SP 31
 #define FL_REG_FP 29
 #define FL_REG_PC 32

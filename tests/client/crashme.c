@@ -213,6 +213,16 @@ NOINLINE void crash_double_free(void)
     KEEP_FRAME();
 }
 
+/* A call through a NULL function pointer: frame 0's pc is in no module, the
+ * unwinder must take the return address from the stack (x86-64) or the
+ * link register (aarch64). */
+NOINLINE void crash_null_call(void)
+{
+    void (*fn)(void) = (void (*)(void))zero_addr;
+    fn();
+    KEEP_FRAME();
+}
+
 NOINLINE void crash_thread_fault(void)
 {
     *(volatile int *)zero_addr = 7;
@@ -525,6 +535,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "null_read"))
         crash_null_read();
+    else if (!strcmp(mode, "null_call"))
+        crash_null_call();
     else if (!strcmp(mode, "null_write"))
         crash_null_write();
     else if (!strcmp(mode, "rodata_write"))
