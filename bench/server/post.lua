@@ -1,6 +1,12 @@
 -- wrk script: POST a ~4 KiB crash log, different in every request, so that
 -- every request is a new report the server has to store durably.
--- Environment: FL_LOG (template), FL_KEY, FL_PATH, FL_RUN.  Template fields:
+-- Environment: FL_LOG (template), FL_KEY, FL_PATH, FL_RUN, FL_IDS.
+-- Crash ids are random version-4 UUIDs, as libfaultline draws them (and as
+-- random as the SHA-256 ids of MojoCrash logs): the server's index of
+-- crash ids then takes each insert on a page of its own, as in production.
+-- FL_IDS=seq gives the sequential ids the bench used before (per thread, a
+-- counter), which land on one page after another and flatter the server.
+-- Template fields:
 --   @ID@    a fresh crash id          @TIME@  crash time
 --   @UP@    uptime                    @INST@  one of 1,000 installation ids
 --   @B1@ @B2@          module base addresses (ASLR)
@@ -11,7 +17,8 @@
 local VARIANTS = 1024
 local counter = 0
 local threads = 0
-local heads, tails, key, path, prefix
+local heads, tails, key, path, prefix, seq_ids
+local random, format = math.random, string.format
 
 function setup(thread)
   thread:set("tnum", threads)
@@ -66,12 +73,20 @@ function init(args)
   path = os.getenv("FL_PATH") or "/api/v1/crashes"
   -- Distinct per thread and per run.
   prefix = string.format("%08x", (run * 256 + tnum) % 4294967296)
+  seq_ids = os.getenv("FL_IDS") == "seq"
 end
 
 function request()
   counter = counter + 1
   local k = counter % VARIANTS + 1
-  local body = heads[k] .. string.format("%s-%08x-0000-0000-000000000000", prefix, counter) .. tails[k]
+  local id
+  if seq_ids then
+    id = format("%s-%08x-0000-0000-000000000000", prefix, counter)
+  else
+    id = format("%08x-%04x-4%03x-%04x-%08x%04x", random(0, 0xffffffff), random(0, 0xffff),
+                random(0, 0xfff), random(0x8000, 0xbfff), random(0, 0xffffffff), random(0, 0xffff))
+  end
+  local body = heads[k] .. id .. tails[k]
   return wrk.format("POST", path,
     {["X-Faultline-Key"] = key, ["Content-Type"] = "text/plain"}, body)
 end

@@ -2,7 +2,7 @@
 # Server benchmark:  bench/server/run.sh BUILD_DIR
 #
 # 1. Ingest: wrk (64 connections, a Lua script posting a ~4 KiB crash log
-#    with a fresh CRASH_ID per request) against `faultline serve` and, in
+#    with a fresh, random CRASH_ID per request) against `faultline serve` and, in
 #    the same run, against nginx answering 200 to the same POST.  Rounds
 #    alternate between the two; the table shows medians.  The server runs
 #    with --workers 0 here so that the number is the ingest path alone; every
@@ -12,7 +12,8 @@
 # 3. Memory: RSS of the server once >= 100,000 crashes are stored and
 #    processed.
 # Environment: ROUNDS (3), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2),
-# INGEST_ONLY (0; 1 skips parts 2 and 3, for quick comparisons).
+# INGEST_ONLY (0; 1 skips parts 2 and 3, for quick comparisons), FL_IDS
+# (random; "seq" for sequential crash ids, see post.lua).
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -140,7 +141,7 @@ stop_server
 FR=$(tr ' ' '\n' <<<"$fl_r" | grep . | median) FP=$(tr ' ' '\n' <<<"$fl_p" | grep . | median)
 NR_=$(tr ' ' '\n' <<<"$ng_r" | grep . | median) NP=$(tr ' ' '\n' <<<"$ng_p" | grep . | median)
 echo
-echo "ingest: wrk -t2 -c$CONNS -d${DUR}s, ~$(wc -c <"$work/log.tmpl") B log, new crash id, time, install and ASLR bases per request, median of $ROUNDS rounds ($(nproc) cores)"
+echo "ingest: wrk -t2 -c$CONNS -d${DUR}s, ~$(wc -c <"$work/log.tmpl") B log, new ${FL_IDS:-random} crash id, time, install and ASLR bases per request, median of $ROUNDS rounds ($(nproc) cores)"
 printf '%-34s %14s %10s\n' "" "requests/s" "p99 ms"
 printf '%-34s %14.0f %10.2f\n' "faultline serve (durable 200)" "$FR" "$FP"
 printf '%-34s %14.0f %10.2f\n' "nginx (return 200)" "$NR_" "$NP"

@@ -34,11 +34,16 @@ typedef struct fl_ingest_item {
     const char *raw;           /* the log as received, not compressed */
     size_t raw_len;
     bool duplicate; /* set by insert_crashes(): the crash id was known */
+    /* Set by insert_crashes() for a stored report: what names it to
+     * load_raw() and apply() -- the task to enqueue.  Empty: the crash id
+     * does. */
+    char ref[FL_CRASH_ID_MAX];
 } fl_ingest_item;
 
 /* The result of processing one crash.  Everything borrowed. */
 typedef struct fl_processed {
     const char *crash_id;
+    const char *ref; /* what the task named it by (load_raw); NULL: crash_id */
     bool failed; /* could not be processed: mark it, count nothing */
     const char *group_id, *signature, *stack_hash;
     const char *app, *version, *os, *install_id; /* may be NULL */
@@ -89,19 +94,25 @@ struct fl_store {
 
     /* Store a batch of raw reports, each unless its crash id is known
      * (then its duplicate flag is set; a crash id twice in one batch is
-     * stored once).  Compression is the engine's business: the reports
-     * of one batch are usually much alike, and compressing them together
-     * costs a fraction of compressing each alone.  In a transaction. */
+     * stored once).  "Known" may lag: an engine may store a resend of a
+     * crash not yet processed, as long as apply() counts the crash id once.
+     * Sets each stored item's ref.  Compression is the engine's business:
+     * the reports of one batch are usually much alike, and compressing them
+     * together costs a fraction of compressing each alone.  In a
+     * transaction. */
     int (*insert_crashes)(fl_store_conn *c, fl_ingest_item *const *items, size_t n);
-    /* The raw log (caller frees) and when it was received.  Returns 1 when
-     * the crash does not exist, 2 when it was already processed (nothing
+    /* The raw log (caller frees), when it was received and the crash id
+     * (into id when not NULL) of the report that ref names: an item's ref,
+     * or a crash id.  Returns 1 when there is no such report (or it was
+     * dropped as a duplicate), 2 when it was already processed (nothing
      * returned), 3 when it was processed and is marked for re-processing
      * (the log is returned: process it and reapply()). */
-    int (*load_raw)(fl_store_conn *c, const char *crash_id, char **raw, size_t *len,
-                    int64_t *received);
-    /* Record a processed crash and update its group's counters, exactly
-     * once: a crash already processed is left alone (returns 0).  In a
-     * transaction. */
+    int (*load_raw)(fl_store_conn *c, const char *ref, char **raw, size_t *len,
+                    int64_t *received, char id[FL_CRASH_ID_MAX]);
+    /* Record a processed crash (p->ref, or p->crash_id, names the report)
+     * and update its group's counters, exactly once per crash id: a crash
+     * already processed, or a second report with a crash id already
+     * counted, is left alone (returns 0).  In a transaction. */
     int (*apply)(fl_store_conn *c, const fl_processed *p);
     /* Re-record a crash marked for re-processing (symbols_arrived): new
      * frames and, when the signature changed, a move to the new group --

@@ -8,10 +8,16 @@
  * through busy_timeout and take the write lock up front (BEGIN IMMEDIATE)
  * so that a read-then-write transaction never deadlocks.
  *
- * Exactly-once counting: crashes.state goes 0 (raw) -> 1 (processed) or
- * 2 (failed) in the same transaction that updates the group counters, and
- * apply() does nothing for a crash whose state is not 0.  A task delivered
- * twice (its worker died before the ack) is therefore counted once.
+ * Ingest appends to the inbox table (no index on the random crash ids
+ * there: see s_insert_crashes); a task names its inbox row, "#rid".
+ *
+ * Exactly-once counting: apply() moves the row from the inbox into crashes,
+ * whose unique index on the id lets one row per crash id in -- a resend
+ * that reached the inbox before the first copy was processed is dropped
+ * there -- and crashes.state goes 0 (raw) -> 1 (processed) or 2 (failed) in
+ * the same transaction that updates the group counters; apply() does
+ * nothing for a crash whose state is not 0.  A task delivered twice (its
+ * worker died before the ack) is therefore counted once.
  *
  * Raw logs: the reports of one ingest batch are zstd-compressed together,
  * a chunk (raw_chunks) of at most CHUNK_MAX bytes of logs, and each crash
@@ -25,6 +31,7 @@
  */
 #include "fl_store.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <time.h>
@@ -59,6 +66,18 @@ static const char SCHEMA[] =
     "CREATE INDEX IF NOT EXISTS crashes_grouped ON crashes(group_id, rid) "
     "WHERE group_id IS NOT NULL;"
     "CREATE TABLE IF NOT EXISTS raw_chunks(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
+    /* Ingest's side of crashes: rows appended in arrival order and nothing
+     * else -- no index on the crash id, whose random values would cost one
+     * page write per report (see s_insert_crashes).  Processing moves a
+     * row into crashes, where the unique index on the id makes it count
+     * once.  A task names its row by rid ("#rid").  A rid can come back
+     * after its row is gone (no AUTOINCREMENT: that costs a write per
+     * report); a late task for it then processes the newer row, which its
+     * own task then finds gone -- every row is still processed once, and
+     * counting is by crash id anyway. */
+    "CREATE TABLE IF NOT EXISTS inbox(rid INTEGER PRIMARY KEY, id TEXT NOT NULL,"
+    "  app TEXT, version TEXT, received INTEGER NOT NULL, raw_len INTEGER NOT NULL,"
+    "  chunk INTEGER NOT NULL, chunk_off INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS tasks("
     "  id INTEGER PRIMARY KEY, crash_id TEXT NOT NULL, lease_until INTEGER NOT NULL DEFAULT 0,"
     "  attempts INTEGER NOT NULL DEFAULT 0);"
@@ -93,7 +112,8 @@ static const char SCHEMA[] =
 enum {
     S_BEGIN, S_COMMIT, S_ROLLBACK, S_INSERT, S_LOAD, S_STATE, S_MARK, S_GNEW, S_GGET, S_GUPD,
     S_DAY, S_VER, S_OS, S_INST, S_AFF, S_MISS, S_MISSDEL, S_RSTATE, S_REMARK, S_GDEC,
-    S_DAYDEC, S_VERDEC, S_OSDEC, S_GFRAMES, S_CHUNKPUT, S_CHUNKGET, S_COUNT
+    S_DAYDEC, S_VERDEC, S_OSDEC, S_GFRAMES, S_CHUNKPUT, S_CHUNKGET, S_KNOWN, S_INBOX, S_ILOAD,
+    S_IFIND, S_MOVE, S_IDEL, S_COUNT
 };
 
 static const char *const SQL[S_COUNT] = {
@@ -133,7 +153,23 @@ static const char *const SQL[S_COUNT] = {
     [S_GFRAMES] = "UPDATE groups SET frames=?2 WHERE id=?1 AND sample_crash=?3",
     [S_CHUNKPUT] = "INSERT INTO raw_chunks(data) VALUES(?1)",
     [S_CHUNKGET] = "SELECT data FROM raw_chunks WHERE id=?1",
+    [S_KNOWN] = "SELECT 1 FROM crashes WHERE id=?1",
+    [S_INBOX] = "INSERT INTO inbox(id, app, version, received, raw_len, chunk, chunk_off) "
+                "VALUES(?1,?2,?3,?4,?5,?6,?7)",
+    [S_ILOAD] = "SELECT id, received, chunk, chunk_off, raw_len FROM inbox WHERE rid=?1",
+    /* A pending crash named by its id, not its row (the API, tests): a walk
+     * over the inbox, as long as the backlog -- never on the ingest or the
+     * processing path, whose tasks name rows.  Not in the index check. */
+    [S_IFIND] = NULL,
+    [S_MOVE] = "INSERT INTO crashes(id, app, version, received, raw, raw_len, chunk, chunk_off) "
+               "SELECT id, app, version, received, X'', raw_len, chunk, chunk_off FROM inbox "
+               "WHERE rid=?1 ON CONFLICT(id) DO NOTHING",
+    [S_IDEL] = "DELETE FROM inbox WHERE rid=?1",
 };
+
+/* Not in SQL[]: fl_store_sqlite_full_scans() checks those, and this one
+ * walks the inbox on purpose (see S_IFIND). */
+static const char SQL_IFIND[] = "SELECT rid FROM inbox WHERE id=?1 ORDER BY rid LIMIT 1";
 
 #define EXTRA_STMTS 24
 
@@ -168,8 +204,9 @@ typedef struct sstore {
 
 static sqlite3_stmt *stmt(sconn *c, int which)
 {
+    const char *sql = which == S_IFIND ? SQL_IFIND : SQL[which];
     if (!c->st[which] &&
-        sqlite3_prepare_v3(c->db, SQL[which], -1, SQLITE_PREPARE_PERSISTENT, &c->st[which], NULL))
+        sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->st[which], NULL))
         return NULL;
     sqlite3_reset(c->st[which]);
     sqlite3_clear_bindings(c->st[which]);
@@ -384,27 +421,78 @@ static size_t chunk_compress(sconn *c, fl_ingest_item *const *items, size_t n, s
     }
 }
 
+/* Orders a batch by crash id, then by position: the first of equal ids
+ * comes first. */
+static int by_id(const void *a, const void *b)
+{
+    const fl_ingest_item *x = *(fl_ingest_item *const *)a, *y = *(fl_ingest_item *const *)b;
+    int r = strcmp(x->crash_id, y->crash_id);
+    return r ? r : (x < y ? -1 : x > y);
+}
+
+/*
+ * Ingest: the batch's new reports are appended to the inbox, their logs
+ * compressed together into chunks.  A crash id already counted (a resend
+ * of a processed crash) or met earlier in the batch is flagged duplicate
+ * and not stored.  A resend of a crash still in the inbox is stored again,
+ * and processing drops it: crashes' unique index on the id decides, and
+ * the second row finds the id taken.
+ *
+ * Why not the unique index here: crash ids are random, so each insert into
+ * an index of them dirties a page of its own.  A batch of 25 reports wrote
+ * ~33 WAL pages instead of ~8, and ingest lost ~25 % of its rate to it
+ * (docs/operations.md).  The inbox is appended to in order; the only index
+ * work left is a read (S_KNOWN).
+ */
 static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, size_t n)
 {
     sconn *c = (sconn *)pc;
-    for (size_t i = 0; i < n;) {
-        /* items[i..j): one chunk of at most CHUNK_MAX bytes, or one log. */
+    if (n == 0)
+        return 0;
+    fl_ingest_item **v = malloc(n * sizeof *v);
+    if (!v)
+        return -1;
+    memcpy(v, items, n * sizeof *v);
+    qsort(v, n, sizeof *v, by_id);
+    for (size_t i = 0; i < n; i++)
+        v[i]->duplicate = i > 0 && !strcmp(v[i]->crash_id, v[i - 1]->crash_id);
+    /* The new ones, in arrival order (items[] is; v[] was sorted). */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        fl_ingest_item *it = items[i];
+        it->ref[0] = '\0';
+        if (it->duplicate)
+            continue;
+        sqlite3_stmt *s = stmt(c, S_KNOWN);
+        if (!s)
+            goto fail;
+        sqlite3_bind_text(s, 1, it->crash_id, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(s);
+        sqlite3_reset(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            goto fail;
+        it->duplicate = rc == SQLITE_ROW;
+        if (!it->duplicate)
+            v[m++] = it;
+    }
+    for (size_t i = 0; i < m;) {
+        /* v[i..j): one chunk of at most CHUNK_MAX bytes, or one log. */
         size_t j = i, total = 0;
-        while (j < n && (j == i || total + items[j]->raw_len <= CHUNK_MAX))
-            total += items[j++]->raw_len;
-        size_t zlen = chunk_compress(c, items + i, j - i, total);
+        while (j < m && (j == i || total + v[j]->raw_len <= CHUNK_MAX))
+            total += v[j++]->raw_len;
+        size_t zlen = chunk_compress(c, v + i, j - i, total);
         sqlite3_stmt *s = stmt(c, S_CHUNKPUT);
         if (!zlen || !s)
-            return -1;
+            goto fail;
         sqlite3_bind_blob(s, 1, c->zbuf, (int)zlen, SQLITE_STATIC);
         if (done(s))
-            return -1;
+            goto fail;
         int64_t chunk = sqlite3_last_insert_rowid(c->db);
         size_t off = 0;
         for (; i < j; i++) {
-            fl_ingest_item *it = items[i];
-            if (!(s = stmt(c, S_INSERT)))
-                return -1;
+            fl_ingest_item *it = v[i];
+            if (!(s = stmt(c, S_INBOX)))
+                goto fail;
             sqlite3_bind_text(s, 1, it->crash_id, -1, SQLITE_STATIC);
             bind_text(s, 2, it->app);
             bind_text(s, 3, it->version);
@@ -413,12 +501,16 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
             sqlite3_bind_int64(s, 6, chunk);
             sqlite3_bind_int64(s, 7, (sqlite3_int64)off);
             if (done(s))
-                return -1;
-            it->duplicate = sqlite3_changes(c->db) != 1;
+                goto fail;
+            snprintf(it->ref, sizeof it->ref, "#%lld", (long long)sqlite3_last_insert_rowid(c->db));
             off += it->raw_len;
         }
     }
+    free(v);
     return 0;
+fail:
+    free(v);
+    return -1;
 }
 
 /* The raw log of a crash row (caller frees *raw): its slice of chunk
@@ -463,37 +555,85 @@ static int row_raw(sconn *c, bool chunk_null, int64_t chunk, uint64_t off, uint6
     return rc;
 }
 
-static int s_load_raw(fl_store_conn *pc, const char *id, char **raw, size_t *len,
-                      int64_t *received)
+/* The inbox row that ref names: "#rid", or a crash id that only the inbox
+ * has (a walk, see S_IFIND).  Returns 1 with *rid set, 0 when there is no
+ * such row, -1 on error. */
+static int inbox_rid(sconn *c, const char *ref, int64_t *rid)
+{
+    if (ref[0] == '#') {
+        char *end;
+        errno = 0;
+        long long v = strtoll(ref + 1, &end, 10);
+        if (end == ref + 1 || *end || errno || v <= 0)
+            return 0;
+        *rid = v;
+        return 1;
+    }
+    sqlite3_stmt *s = stmt(c, S_IFIND);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *rid = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int s_load_raw(fl_store_conn *pc, const char *ref, char **raw, size_t *len,
+                      int64_t *received, char id[FL_CRASH_ID_MAX])
 {
     sconn *c = (sconn *)pc;
     *raw = NULL;
-    sqlite3_stmt *s = stmt(c, S_LOAD);
-    if (!s)
-        return -1;
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE) {
+    sqlite3_stmt *s;
+    int rc;
+    if (ref[0] != '#') {
+        /* A crash id: a processed crash (or one from before the inbox). */
+        if (!(s = stmt(c, S_LOAD)))
+            return -1;
+        sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) {
+            int state = sqlite3_column_int(s, 2), resym = sqlite3_column_int(s, 3);
+            if (state != 0 && !(state == 1 && resym)) {
+                sqlite3_reset(s);
+                return 2;
+            }
+            *received = sqlite3_column_int64(s, 1);
+            int r = row_raw(c, sqlite3_column_type(s, 4) == SQLITE_NULL,
+                            sqlite3_column_int64(s, 4), (uint64_t)sqlite3_column_int64(s, 5),
+                            (uint64_t)sqlite3_column_int64(s, 6), sqlite3_column_blob(s, 0),
+                            (size_t)sqlite3_column_bytes(s, 0), raw, len);
+            sqlite3_reset(s);
+            if (r)
+                return -1;
+            if (id)
+                snprintf(id, FL_CRASH_ID_MAX, "%s", ref);
+            return state == 1 ? 3 : 0;
+        }
         sqlite3_reset(s);
-        return 1;
+        if (rc != SQLITE_DONE)
+            return -1;
     }
+    int64_t rid;
+    int r = inbox_rid(c, ref, &rid);
+    if (r <= 0)
+        return r < 0 ? -1 : 1;
+    if (!(s = stmt(c, S_ILOAD)))
+        return -1;
+    sqlite3_bind_int64(s, 1, rid);
+    rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
         sqlite3_reset(s);
-        return -1;
+        return rc == SQLITE_DONE ? 1 : -1; /* processed (moved) or dropped */
     }
-    int state = sqlite3_column_int(s, 2), resym = sqlite3_column_int(s, 3);
-    if (state != 0 && !(state == 1 && resym)) {
-        sqlite3_reset(s);
-        return 2;
-    }
+    if (id)
+        snprintf(id, FL_CRASH_ID_MAX, "%s", (const char *)sqlite3_column_text(s, 0));
     *received = sqlite3_column_int64(s, 1);
-    int r = row_raw(c, sqlite3_column_type(s, 4) == SQLITE_NULL, sqlite3_column_int64(s, 4),
-                    (uint64_t)sqlite3_column_int64(s, 5), (uint64_t)sqlite3_column_int64(s, 6),
-                    sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), raw, len);
+    r = row_raw(c, false, sqlite3_column_int64(s, 2), (uint64_t)sqlite3_column_int64(s, 3),
+                (uint64_t)sqlite3_column_int64(s, 4), NULL, 0, raw, len);
     sqlite3_reset(s);
-    if (r)
-        return -1;
-    return state == 1 ? 3 : 0;
+    return r ? -1 : 0;
 }
 
 static int bump(sconn *c, int which, const char *gid, const char *v)
@@ -534,17 +674,45 @@ static int record_missing(sconn *c, const fl_processed *p)
 static int s_apply(fl_store_conn *pc, const fl_processed *p)
 {
     sconn *c = (sconn *)pc;
-    sqlite3_stmt *s = stmt(c, S_STATE);
-    if (!s)
-        return -1;
-    sqlite3_bind_text(s, 1, p->crash_id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    int state = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-    sqlite3_reset(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return -1;
+    const char *ref = p->ref ? p->ref : p->crash_id;
+    sqlite3_stmt *s;
+    int state = -1;
+    if (ref[0] != '#') {
+        if (!(s = stmt(c, S_STATE)))
+            return -1;
+        sqlite3_bind_text(s, 1, p->crash_id, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(s);
+        state = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+        sqlite3_reset(s);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return -1;
+    }
+    if (state < 0) {
+        /* In the inbox: move the row into crashes.  Its unique index on the
+         * id is what counts a crash once: a resend that reached the inbox
+         * before the first copy was processed finds the id taken and is
+         * dropped here, counted nowhere. */
+        int64_t rid;
+        int r = inbox_rid(c, ref, &rid);
+        if (r <= 0)
+            return r; /* unknown: count nothing */
+        if (!(s = stmt(c, S_MOVE)))
+            return -1;
+        sqlite3_bind_int64(s, 1, rid);
+        if (done(s))
+            return -1;
+        bool moved = sqlite3_changes(c->db) == 1;
+        if (!(s = stmt(c, S_IDEL)))
+            return -1;
+        sqlite3_bind_int64(s, 1, rid);
+        if (done(s))
+            return -1;
+        if (!moved)
+            return 0; /* a duplicate, or gone already */
+        state = 0;
+    }
     if (state != 0)
-        return 0; /* unknown or already processed: count nothing */
+        return 0; /* already processed: count nothing */
 
     if (!(s = stmt(c, S_MARK)))
         return -1;
@@ -1063,14 +1231,23 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
 {
     sconn *c = (sconn *)pc;
     *notfound = false;
+    /* Processed, or else still in the inbox (found by a walk over it, the
+     * backlog): the same columns from either. */
+    static const char *const q[2] = {
+        "SELECT raw, state, group_id, stack_hash, processed, received, app, version, chunk, "
+        "chunk_off, raw_len FROM crashes WHERE id=?1",
+        "SELECT X'', 0, NULL, NULL, NULL, received, app, version, chunk, chunk_off, raw_len "
+        "FROM inbox WHERE id=?1 ORDER BY rid LIMIT 1"};
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT raw, state, group_id, stack_hash, processed, received, app, "
-                           "version, chunk, chunk_off, raw_len FROM crashes WHERE id=?1",
-                           -1, &s, NULL))
-        return NULL;
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
+    int rc = SQLITE_DONE;
+    for (int i = 0; i < 2 && rc == SQLITE_DONE; i++) {
+        sqlite3_finalize(s);
+        s = NULL;
+        if (sqlite3_prepare_v2(c->db, q[i], -1, &s, NULL))
+            return NULL;
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        rc = sqlite3_step(s);
+    }
     if (rc != SQLITE_ROW) {
         sqlite3_finalize(s);
         *notfound = rc == SQLITE_DONE;
@@ -1138,7 +1315,8 @@ static int s_stats(fl_store_conn *pc, fl_store_stats *out)
     sqlite3_stmt *s = NULL;
     memset(out, 0, sizeof *out);
     if (sqlite3_prepare_v2(c->db,
-                           "SELECT (SELECT max(rid) FROM crashes), (SELECT count(*) FROM groups)",
+                           "SELECT (SELECT coalesce(max(rid), 0) FROM crashes) + (SELECT count(*) "
+                           "FROM inbox), (SELECT count(*) FROM groups)",
                            -1, &s, NULL))
         return -1;
     if (sqlite3_step(s) == SQLITE_ROW) {

@@ -388,6 +388,7 @@ out:
 
 typedef struct slot {
     fl_task task;
+    char id[FL_CRASH_ID_MAX]; /* the crash the task's report is */
     fl_processed_buf buf;
     bool ok, skip, again; /* again: a re-processing (backfill) */
     bool requeue;         /* symbols arrived while it was processed */
@@ -408,7 +409,9 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
             goto fail;
         if (q->in_store_txn && q->ack(q, conn, &sl[i].task))
             goto fail;
-        if (sl[i].requeue && q->in_store_txn && q->enqueue(q, conn, sl[i].task.crash_id))
+        /* Re-processing names the crash by its id: the row the task named
+         * (an inbox row) has moved into crashes by now. */
+        if (sl[i].requeue && q->in_store_txn && q->enqueue(q, conn, sl[i].id))
             goto fail;
     }
     if (s->commit(conn))
@@ -417,7 +420,7 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
         for (size_t i = 0; i < n; i++) {
             q->ack(q, conn, &sl[i].task);
             if (sl[i].requeue)
-                q->enqueue(q, conn, sl[i].task.crash_id);
+                q->enqueue(q, conn, sl[i].id);
         }
     return 0;
 fail:
@@ -482,23 +485,26 @@ static void *worker_main(void *arg)
             char *raw = NULL;
             size_t len = 0;
             int64_t received = 0;
-            int lr = w->store->load_raw(conn, tasks[i].crash_id, &raw, &len, &received);
+            /* The task names the report (an inbox row, or a crash id);
+             * the store says which crash it is. */
+            snprintf(sl[i].id, sizeof sl[i].id, "%s", tasks[i].crash_id);
+            int lr = w->store->load_raw(conn, tasks[i].crash_id, &raw, &len, &received, sl[i].id);
             if (lr == 1 || lr == 2) {
                 sl[i].skip = true; /* gone or done: just ack */
                 continue;
             }
             sl[i].again = lr == 3;
-            if (lr < 0 || fl_process_log(tasks[i].crash_id, raw, len, received, &w->cfg,
-                                         &sl[i].buf)) {
+            if (lr < 0 || fl_process_log(sl[i].id, raw, len, received, &w->cfg, &sl[i].buf)) {
                 /* Ingest validated the log, so this is a bug or a resource
                  * problem; mark the crash failed rather than retry forever. */
                 memset(&sl[i].buf, 0, sizeof sl[i].buf);
-                sl[i].buf.p.crash_id = sl[i].task.crash_id;
+                sl[i].buf.p.crash_id = sl[i].id;
                 sl[i].buf.p.failed = true;
                 failed++;
             } else {
                 ok++;
             }
+            sl[i].buf.p.ref = sl[i].task.crash_id;
             free(raw);
             FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
         }

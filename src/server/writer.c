@@ -32,7 +32,7 @@ struct fl_writer {
     pthread_t th;
     fl_store_conn *conn;
     fl_ingest_item **batch; /* the items of the list being committed */
-    const char **ids;       /* their crash ids, the new ones */
+    const char **ids;       /* the new ones' refs, for their tasks */
     size_t batch_cap;
 };
 
@@ -86,7 +86,7 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
     size_t nnew = 0;
     for (size_t i = 0; i < n; i++)
         if (!w->batch[i]->duplicate)
-            w->ids[nnew++] = w->batch[i]->crash_id;
+            w->ids[nnew++] = w->batch[i]->ref[0] ? w->batch[i]->ref : w->batch[i]->crash_id;
     /* The whole batch's tasks at once: one stored task per
      * FL_QUEUE_BATCH_MAX crashes rather than one per crash. */
     if (w->queue->in_store_txn && nnew) {

@@ -59,8 +59,9 @@ static int teardown(void **st)
     return 0;
 }
 
-/* Ingest one crash (as the writer does); returns whether it was new. */
-static bool ingest(fx *f, const char *id, const char *version)
+/* Ingest one crash (as the writer does); returns whether it was stored,
+ * and what names it to the queue in ref (when not NULL). */
+static bool ingest_ref(fx *f, const char *id, const char *version, char ref[FL_CRASH_ID_MAX])
 {
     const char *raw = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
     fl_ingest_item it = {.app = "app", .version = version, .received = 1700000000,
@@ -69,10 +70,34 @@ static bool ingest(fx *f, const char *id, const char *version)
     snprintf(it.crash_id, sizeof it.crash_id, "%s", id);
     assert_int_equal(f->s->begin(f->c), 0);
     assert_int_equal(f->s->insert_crashes(f->c, &one, 1), 0);
-    if (!it.duplicate)
-        assert_int_equal(f->q->enqueue(f->q, f->c, id), 0);
+    if (!it.duplicate) {
+        assert_true(it.ref[0] != '\0');
+        assert_int_equal(f->q->enqueue(f->q, f->c, it.ref), 0);
+    }
     assert_int_equal(f->s->commit(f->c), 0);
+    if (ref)
+        snprintf(ref, FL_CRASH_ID_MAX, "%s", it.duplicate ? "" : it.ref);
     return !it.duplicate;
+}
+
+static bool ingest(fx *f, const char *id, const char *version)
+{
+    return ingest_ref(f, id, version, NULL);
+}
+
+/* Process the report that ref names (NULL: the crash id does), as the
+ * worker does with a task. */
+static int64_t scalar(fx *f, const char *sql);
+
+static void apply_ref(fx *f, const char *ref, const char *id, const char *group,
+                      const char *version, const char *install)
+{
+    fl_processed p = {.crash_id = id, .ref = ref, .group_id = group, .signature = "a | b",
+                      .stack_hash = "h", .app = "app", .version = version, .os = "linux",
+                      .install_id = install, .received = 1700000000, .frames_json = "[]"};
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->apply(f->c, &p), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
 }
 
 static void apply(fx *f, const char *id, const char *group, const char *version,
@@ -105,35 +130,66 @@ static void test_no_full_scans(void **st)
         fail_msg("%d statement(s) scan a whole table, first: %s", n, bad);
 }
 
+/* Exactly once per crash id.  A resend that arrives before the first copy
+ * is processed is stored again (ingest checks only processed crashes: see
+ * s_insert_crashes) and dropped when its task runs; one that arrives after
+ * is refused at ingest; a task delivered twice counts once. */
 static void test_idempotent(void **st)
 {
     fx *f = *st;
-    assert_true(ingest(f, "c1", "1.0"));
-    assert_false(ingest(f, "c1", "1.0")); /* same crash id: stored once */
-    assert_true(ingest(f, "c2", "1.0"));
-    assert_int_equal(f->q->depth(f->q, f->c), 2);
-    /* Applied twice (a redelivered task): counted once. */
-    apply(f, "c1", "g1", "1.0", "i1");
-    apply(f, "c1", "g1", "1.0", "i1");
-    apply(f, "c2", "g1", "1.0", "i1");
+    char r1[FL_CRASH_ID_MAX], r1b[FL_CRASH_ID_MAX], r2[FL_CRASH_ID_MAX];
+    assert_true(ingest_ref(f, "c1", "1.0", r1));
+    assert_true(ingest_ref(f, "c1", "1.0", r1b)); /* resent before processing */
+    assert_true(ingest_ref(f, "c2", "1.0", r2));
+    assert_string_not_equal(r1, r1b);
+    assert_int_equal(f->q->depth(f->q, f->c), 3);
+    /* A task's ref reads the report back, and says which crash it is. */
+    char *raw = NULL, id[FL_CRASH_ID_MAX] = "";
+    size_t len;
+    int64_t rcv = 0;
+    assert_int_equal(f->s->load_raw(f->c, r2, &raw, &len, &rcv, id), 0);
+    assert_string_equal(id, "c2");
+    assert_int_equal(rcv, 1700000000);
+    assert_string_equal(raw, "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n");
+    free(raw);
+    raw = NULL;
+    apply_ref(f, r1, "c1", "g1", "1.0", "i1");
+    apply_ref(f, r1, "c1", "g1", "1.0", "i1");  /* the same task again */
+    apply_ref(f, r1b, "c1", "g1", "1.0", "i1"); /* the resend's task */
+    apply_ref(f, r2, "c2", "g1", "1.0", "i1");
     apply(f, "nope", "g1", "1.0", "i1"); /* unknown crash: nothing */
     json_t *g = group(f, "g1");
     assert_int_equal(json_integer_value(json_object_get(g, "count")), 2);
     assert_int_equal(json_integer_value(json_object_get(g, "affected")), 1);
     json_decref(g);
-    char *raw = NULL;
-    size_t len;
-    int64_t rcv;
-    assert_int_equal(f->s->load_raw(f->c, "c1", &raw, &len, &rcv), 2); /* processed */
-    assert_int_equal(f->s->load_raw(f->c, "zz", &raw, &len, &rcv), 1); /* unknown */
-    bool nf;
-    json_t *c = f->s->get_crash(f->c, "c1", &nf);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM crashes"), 2);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM inbox"), 0); /* all moved or dropped */
+    assert_false(ingest(f, "c1", "1.0")); /* processed: a resend now is refused */
+    assert_int_equal(f->s->load_raw(f->c, r1b, &raw, &len, &rcv, NULL), 1); /* dropped */
+    assert_int_equal(f->s->load_raw(f->c, "c1", &raw, &len, &rcv, NULL), 2); /* processed */
+    assert_int_equal(f->s->load_raw(f->c, "zz", &raw, &len, &rcv, NULL), 1);  /* unknown */
+    assert_int_equal(f->s->load_raw(f->c, "#999", &raw, &len, &rcv, NULL), 1);
+    assert_int_equal(f->s->load_raw(f->c, "#x", &raw, &len, &rcv, NULL), 1);
+    assert_null(raw);
+}
+
+/* Ingest appends to a table with no index at all: an index on the random
+ * crash ids there would cost a page write per report again. */
+static void test_inbox_unindexed(void **st)
+{
+    fx *f = *st;
+    assert_int_equal(
+        scalar(f, "SELECT count(*) FROM sqlite_master WHERE type='index' AND tbl_name='inbox'"), 0);
+    /* A pending crash is still found by its id (API): from the inbox. */
+    assert_true(ingest(f, "p1", "1.0"));
+    bool nf = true;
+    json_t *c = f->s->get_crash(f->c, "p1", &nf);
     assert_non_null(c);
-    assert_string_equal(json_string_value(json_object_get(c, "group_id")), "g1");
+    assert_string_equal(json_string_value(json_object_get(c, "state")), "pending");
     assert_string_equal(json_string_value(json_object_get(c, "raw")),
                         "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n");
     json_decref(c);
-    assert_null(f->s->get_crash(f->c, "zz", &nf));
+    assert_null(f->s->get_crash(f->c, "p2", &nf));
     assert_true(nf);
 }
 
@@ -271,9 +327,9 @@ static void test_backfill_regroup(void **st)
     char *raw = NULL;
     size_t len;
     int64_t rcv;
-    assert_int_equal(f->s->load_raw(f->c, "b1", &raw, &len, &rcv), 3); /* marked */
+    assert_int_equal(f->s->load_raw(f->c, "b1", &raw, &len, &rcv, NULL), 3); /* marked */
     free(raw);
-    assert_int_equal(f->s->load_raw(f->c, "b3", &raw, &len, &rcv), 2); /* not marked */
+    assert_int_equal(f->s->load_raw(f->c, "b3", &raw, &len, &rcv, NULL), 2); /* not marked */
 
     fl_processed p = {.crash_id = "b1", .group_id = "gnew", .signature = "named",
                       .stack_hash = "h2", .app = "app", .version = "1.0", .os = "linux",
@@ -301,7 +357,7 @@ static void test_backfill_regroup(void **st)
     json_t *c = f->s->get_crash(f->c, "b2", &nf);
     assert_string_equal(json_string_value(json_object_get(c, "group_id")), "gnew");
     json_decref(c);
-    assert_int_equal(f->s->load_raw(f->c, "b2", &raw, &len, &rcv), 2); /* done */
+    assert_int_equal(f->s->load_raw(f->c, "b2", &raw, &len, &rcv, NULL), 2); /* done */
     /* Symbols listing. */
     fl_symbol_rec r = {.build_id = "bbbb", .name = "a.debug", .size = 10, .status = "ok",
                        .kind = "debuginfo", .path = "/x/bbbb/debuginfo", .uploaded = 1};
@@ -330,7 +386,7 @@ static void test_backfill_regroup(void **st)
     assert_int_equal(f->s->late_symbols(f->c, &p4, v0, &rq), 0);
     assert_int_equal(f->s->commit(f->c), 0);
     assert_true(rq);
-    assert_int_equal(f->s->load_raw(f->c, "b4", &raw, &len, &rcv), 3);
+    assert_int_equal(f->s->load_raw(f->c, "b4", &raw, &len, &rcv, NULL), 3);
     free(raw);
     assert_int_equal(f->s->symbols_version(f->c, &v1), 0);
     assert_true(v1 > v0);
@@ -369,7 +425,7 @@ static void expect_raw(fx *f, const char *id, const char *want, size_t wlen)
     char *raw = NULL;
     size_t len = 0;
     int64_t rcv = 0;
-    assert_int_equal(f->s->load_raw(f->c, id, &raw, &len, &rcv), 0);
+    assert_int_equal(f->s->load_raw(f->c, id, &raw, &len, &rcv, NULL), 0);
     assert_int_equal(len, wlen);
     assert_memory_equal(raw, want, wlen);
     assert_int_equal(rcv, 1700000000);
@@ -384,6 +440,7 @@ static void test_chunks(void **st)
 {
     fx *f = *st;
     assert_true(ingest(f, "known", "1.0"));
+    apply(f, "known", "g", "1.0", "i");
     enum { N = 90 };
     static const size_t sizes[N] = {[7] = 300000, [8] = 17}; /* others: 5000 + i */
     fl_ingest_item it[N];
@@ -412,7 +469,7 @@ static void test_chunks(void **st)
     int64_t chunks = scalar(f, "SELECT count(*) FROM raw_chunks") - chunks0;
     assert_true(chunks >= 3);
     assert_true(chunks <= 5);
-    assert_int_equal(scalar(f, "SELECT count(*) FROM crashes"), N - 1); /* + known - 2 dups */
+    assert_int_equal(scalar(f, "SELECT count(*) FROM inbox"), N - 2); /* but the 2 dups */
     /* Read back in a scattered order, so the chunk cache is both hit and
      * missed. */
     for (int k = 0; k < N; k++) {
@@ -517,13 +574,13 @@ static void test_chunk_damaged(void **st)
     sqlite3 *db = fl_store_sqlite_db(f->c);
     assert_int_equal(sqlite3_exec(db,
                                   "UPDATE raw_chunks SET data=substr(data,1,length(data)/2) "
-                                  "WHERE id=(SELECT chunk FROM crashes WHERE id='a1')",
+                                  "WHERE id=(SELECT chunk FROM inbox WHERE id='a1')",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     char *raw = NULL;
     size_t len;
     int64_t rcv;
-    assert_int_equal(f->s->load_raw(f->c, "a1", &raw, &len, &rcv), -1);
+    assert_int_equal(f->s->load_raw(f->c, "a1", &raw, &len, &rcv, NULL), -1);
     assert_null(raw);
     bool nf = true;
     assert_null(f->s->get_crash(f->c, "a1", &nf));
@@ -532,9 +589,9 @@ static void test_chunk_damaged(void **st)
     expect_raw(f, "a2", want, strlen(want));
     /* An offset past the chunk's end (a damaged row) is an error too. */
     assert_int_equal(
-        sqlite3_exec(db, "UPDATE crashes SET chunk_off=1000000 WHERE id='a2'", NULL, NULL, NULL),
+        sqlite3_exec(db, "UPDATE inbox SET chunk_off=1000000 WHERE id='a2'", NULL, NULL, NULL),
         SQLITE_OK);
-    assert_int_equal(f->s->load_raw(f->c, "a2", &raw, &len, &rcv), -1);
+    assert_int_equal(f->s->load_raw(f->c, "a2", &raw, &len, &rcv, NULL), -1);
 }
 
 /* A database from before chunks: its crashes keep their own zstd frame in
@@ -615,6 +672,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_no_full_scans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_inbox_unindexed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backfill_regroup, setup, teardown),
