@@ -67,9 +67,10 @@ typedef struct fl_wreq {
 /* notify(arg) is called after each commit that added tasks. */
 fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_pending,
                            void (*notify)(void *), void *notify_arg, char *err, size_t errlen);
-/* Queue r for the next batch.  Returns 0, or -1 when saturated (more than
- * max_pending reports waiting) or stopping: then done() is never called. */
-int fl_writer_submit(fl_writer *w, fl_wreq *r);
+/* Queue a linked list of requests (head..tail, n reports in all) for the
+ * next batch, all or none.  Returns 0, or -1 when saturated (more than
+ * max_pending reports waiting) or stopping: then no done() is called. */
+int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n);
 /* Commit what is queued, refuse new work from now on, join the thread.
  * The writer stays valid (submit fails) until fl_writer_free. */
 void fl_writer_stop(fl_writer *w);

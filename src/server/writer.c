@@ -1,8 +1,8 @@
 /*
  * writer.c - group commit: one thread owns ingest writes.
  *
- * Requests append themselves to a list and wait (their HTTP connection is
- * suspended, no thread is blocked).  The writer takes everything queued,
+ * The HTTP loops hand over lists of requests and go on (no thread blocks
+ * on a request, see http.c).  The writer takes everything queued,
  * runs one transaction -- insert each raw crash, enqueue a task for each new
  * one -- commits (one fsync for the whole batch) and only then calls each
  * request's done(), which answers 200.  The store gets the whole batch at
@@ -36,20 +36,20 @@ struct fl_writer {
     size_t batch_cap;
 };
 
-int fl_writer_submit(fl_writer *w, fl_wreq *r)
+int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n)
 {
     pthread_mutex_lock(&w->mu);
-    if (w->stopping || w->pending + r->n > w->max_pending) {
+    if (w->stopping || w->pending + n > w->max_pending) {
         pthread_mutex_unlock(&w->mu);
         return -1;
     }
-    r->next = NULL;
+    tail->next = NULL;
     if (w->tail)
-        w->tail->next = r;
+        w->tail->next = head;
     else
-        w->head = r;
-    w->tail = r;
-    w->pending += r->n;
+        w->head = head;
+    w->tail = tail;
+    w->pending += n;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     return 0;

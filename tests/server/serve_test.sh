@@ -118,9 +118,15 @@ stall)
   # Another process holds the database's write lock for 3 s: /healthz and
   # API reads still answer, an ingest request is not answered before its
   # report is durable, and once the lock is gone it is stored and answered
-  # 200 -- nothing is lost and nothing is answered early.
-  start "$work/d" --workers 0
+  # 200 -- nothing is lost and nothing is answered early.  The idle timeout
+  # is 1 s: a request waiting for its commit is not idle.  A second client
+  # gives up after 1 s: its report is still stored, and the server (its
+  # request freed by the writer, under ASan too) goes on.
+  start "$work/d" --workers 0 --timeout 1
   "$POST" log 8 1 stallapp 1.0 >"$work/s.log"
+  "$POST" log 8 2 stallapp 1.0 >"$work/s2.log"
+  id2=$(awk '$1=="CRASH_ID"{print $2}' "$work/s2.log")
+  [ -n "$id2" ] || fail "no CRASH_ID in the generated log"
   python3 - "$work/d/faultline.db" 3 >"$work/lock.out" 2>&1 <<'PY' &
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
@@ -136,12 +142,36 @@ PY
   curl -s -o "$work/sbody" -w '%{http_code}' -m 20 -H "X-Faultline-Key: $KEY" \
     --data-binary @"$work/s.log" "$(url /api/v1/crashes)" >"$work/scode" &
   CPID=$!
+  # The one that gives up resets its connection (SO_LINGER 0): the server
+  # sees an error on it at once, while the writer still has the request.
+  python3 - "$PORT" "$KEY" "$work/s2.log" >"$work/s2code" 2>&1 <<'PY' &
+import socket, struct, sys, time
+body = open(sys.argv[3], "rb").read()
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + sys.argv[2].encode() +
+          b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+s.settimeout(1)
+try:
+    print(s.recv(100))
+    sys.exit(0)  # answered while the database was locked
+except socket.timeout:
+    pass
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()
+sys.exit(1)
+PY
+  C2PID=$!
   sleep 0.5
   kill -0 "$CPID" 2>/dev/null || fail "ingest answered while the database was locked: $(cat "$work/scode") $(cat "$work/sbody")"
   c=$(curl -s -o /dev/null -w '%{http_code}' -m 2 "$(url /healthz)")
   [ "$c" = 200 ] || fail "healthz during the stall -> $c"
   c=$(code GET /api/v1/groups -H "Authorization: Bearer $ADMIN" -m 2)
   [ "$c" = 200 ] || fail "API read during the stall -> $c"
+  # Past the idle timeout: this request makes the server look at its
+  # connections' timeouts while the first one still waits for its commit.
+  sleep 1.2
+  c=$(curl -s -o /dev/null -w '%{http_code}' -m 2 "$(url /healthz)")
+  [ "$c" = 200 ] || fail "healthz late in the stall -> $c"
   wait "$CPID"
   wait "$LPID"
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -150,7 +180,12 @@ PY
   id=$(field id <"$work/sbody")
   c=$(code GET "/api/v1/crashes/$id" -H "Authorization: Bearer $ADMIN")
   [ "$c" = 200 ] || fail "the stalled report is not stored: $c"
-  ok "write lock held 3 s: healthz and reads answered, ingest answered 200 after ${ms} ms and stored"
+  wait "$C2PID" && fail "the client that gave up got an answer: $(cat "$work/s2code")"
+  c=$(code GET "/api/v1/crashes/$id2" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 200 ] || fail "the report of the client that gave up is not stored: $c"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/s2.log")
+  [ "$c" = 200 ] || fail "ingest after an abandoned request -> $c"
+  ok "write lock held 3 s (idle timeout 1 s): healthz and reads answered, ingest answered 200 after ${ms} ms and stored; an abandoned request's report stored too"
   stop || fail "shutdown rc"
   ;;
 auth)
