@@ -111,8 +111,8 @@ struct fl_store {
                     int64_t *received, char id[FL_CRASH_ID_MAX]);
     /* Record a processed crash (p->ref, or p->crash_id, names the report)
      * and update its group's counters, exactly once per crash id: a crash
-     * already processed, or a second report with a crash id already
-     * counted, is left alone (returns 0).  In a transaction. */
+     * already processed is left alone (returns 0); a second report with a
+     * crash id already counted is dropped (returns 1).  In a transaction. */
     int (*apply)(fl_store_conn *c, const fl_processed *p);
     /* Re-record a crash marked for re-processing (symbols_arrived): new
      * frames and, when the signature changed, a move to the new group --

@@ -743,8 +743,12 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "faultline_crashes_processed_total %" PRIu64 "\n"
       "# HELP faultline_crashes_failed_total Crashes that could not be processed.\n"
       "# TYPE faultline_crashes_failed_total counter\n"
-      "faultline_crashes_failed_total %" PRIu64 "\n",
-      FL_M_GET(m->processed), FL_M_GET(m->processing_failed));
+      "faultline_crashes_failed_total %" PRIu64 "\n"
+      "# HELP faultline_crashes_duplicate_total Reports dropped by workers: a crash id "
+      "already counted (resent before the first copy was processed).\n"
+      "# TYPE faultline_crashes_duplicate_total counter\n"
+      "faultline_crashes_duplicate_total %" PRIu64 "\n",
+      FL_M_GET(m->processed), FL_M_GET(m->processing_failed), FL_M_GET(m->dropped_duplicates));
     uint64_t cnt = FL_M_GET(m->processed) + FL_M_GET(m->processing_failed);
     P("# HELP faultline_processing_seconds Worker time per crash.\n"
       "# TYPE faultline_processing_seconds summary\n"

@@ -707,8 +707,8 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
         sqlite3_bind_int64(s, 1, rid);
         if (done(s))
             return -1;
-        if (!moved)
-            return 0; /* a duplicate, or gone already */
+        if (!moved) /* the id was taken (1), or the row gone already (0) */
+            return sqlite3_changes(c->db) == 1;
         state = 0;
     }
     if (state != 0)

@@ -391,6 +391,7 @@ typedef struct slot {
     char id[FL_CRASH_ID_MAX]; /* the crash the task's report is */
     fl_processed_buf buf;
     bool ok, skip, again; /* again: a re-processing (backfill) */
+    bool dropped;         /* a second copy of a crash already counted */
     bool requeue;         /* symbols arrived while it was processed */
 } slot;
 
@@ -403,10 +404,16 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
         return -1;
     for (size_t i = 0; i < n; i++) {
         sl[i].requeue = false;
-        if (!sl[i].skip &&
-            ((sl[i].again ? s->reapply(conn, &sl[i].buf.p) : s->apply(conn, &sl[i].buf.p)) ||
-             (seen >= 0 && s->late_symbols(conn, &sl[i].buf.p, seen, &sl[i].requeue))))
-            goto fail;
+        sl[i].dropped = false;
+        if (!sl[i].skip) {
+            int r = sl[i].again ? s->reapply(conn, &sl[i].buf.p) : s->apply(conn, &sl[i].buf.p);
+            if (r < 0)
+                goto fail;
+            sl[i].dropped = r == 1;
+            if (!sl[i].dropped && seen >= 0 &&
+                s->late_symbols(conn, &sl[i].buf.p, seen, &sl[i].requeue))
+                goto fail;
+        }
         if (q->in_store_txn && q->ack(q, conn, &sl[i].task))
             goto fail;
         /* Re-processing names the crash by its id: the row the task named
@@ -509,10 +516,14 @@ static void *worker_main(void *arg)
             FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
         }
         int rc = apply_batch(w, conn, sl, n, symver);
-        for (size_t i = 0; i < n; i++)
+        size_t dropped = 0;
+        for (size_t i = 0; i < n; i++) {
             fl_processed_release(&sl[i].buf);
+            dropped += rc == 0 && sl[i].dropped;
+        }
         if (rc == 0) {
-            FL_M_ADD(w->m->processed, ok);
+            FL_M_ADD(w->m->processed, ok - dropped);
+            FL_M_ADD(w->m->dropped_duplicates, dropped);
             FL_M_ADD(w->m->processing_failed, failed);
             FL_M_ADD(w->m->backlog, -(int64_t)n);
         }

@@ -228,7 +228,9 @@ auth)
   stop || fail "shutdown rc"
   ;;
 dedup)
-  start "$work/d"
+  # Resent before the first copy is processed (no workers yet): each copy is
+  # stored, and processing counts the crash once and drops the others.
+  start "$work/d" --workers 0
   "$POST" log 7 1 dupapp 1.0 >"$work/a.log"
   for i in 1 2 3; do
     c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "send $i -> $c"
@@ -236,10 +238,24 @@ dedup)
   done
   "$POST" log 7 2 dupapp 1.0 >"$work/b.log"
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/b.log"); [ "$c" = 200 ] || fail "other -> $c"
+  c=$(code GET "/api/v1/crashes/$first" -H "Authorization: Bearer $ADMIN"); [ "$c" = 200 ] || fail "pending crash by id -> $c"
+  grep -q '"state":"pending"' "$work/body" || fail "not pending: $(head -c 200 "$work/body")"
+  stop || fail "shutdown rc"
+  start "$work/d"
   "$POST" wait "$PORT" "$ADMIN" 2 20 dupapp >/dev/null || fail "sum(dupapp) != 2"
+  for _ in $(seq 50); do
+    curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth 0$' && break
+    sleep 0.1
+  done
+  curl -s "$(url /metrics)" | grep -q '^faultline_crashes_duplicate_total 2$' ||
+    fail "dropped copies: $(curl -s "$(url /metrics)" | grep duplicate)"
+  # Resent after it was processed: refused at ingest, flagged, not stored.
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "late resend -> $c"
+  grep -q '"duplicate":true' "$work/body" || fail "late resend not flagged: $(cat "$work/body")"
+  curl -s "$(url /metrics)" | grep -q '^faultline_reports_duplicate_total 1$' || fail "ingest duplicates metric"
   sleep 1
   [ "$("$POST" sum "$PORT" "$ADMIN" dupapp)" = 2 ] || fail "count changed"
-  ok "the same CRASH_ID sent 3 times counted once"
+  ok "the same CRASH_ID sent 3 times before processing and once after: counted once"
   stop || fail "shutdown rc"
   ;;
 ratelimit)
