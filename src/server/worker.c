@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fl_jsonout.h"
 #include "fl_serve.h"
 #include "fl_srvutil.h"
 
@@ -325,13 +326,13 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
     json_object_set_new(doc, "stack_source", json_string(ur > 0 ? "server" : "client"));
     json_object_set_new(doc, "symbols", symbols_json(sw, c->symbolize != NULL, out));
 
-    if (!(text = json_dumps(doc, JSON_COMPACT)))
+    size_t tl, zl;
+    if (!(text = fl_json_compact(doc, &tl)))
         goto out;
-    size_t zl;
-    if (fl_zstd(text, strlen(text), 3, &out->zprocessed, &zl))
+    if (fl_zstd(text, tl, 3, &out->zprocessed, &zl))
         goto out;
     json_t *fr = json_object_get(t0, "frames");
-    out->frames_json = json_dumps(fr, JSON_COMPACT);
+    out->frames_json = fl_json_compact(fr, NULL);
     out->signature = sig.text;
     sig.text = NULL;
     memcpy(out->group_id, sig.group_id, sizeof out->group_id);
