@@ -1,16 +1,18 @@
 /*
  * fl_serve.h - the pieces of `faultline serve` and how they connect.
  *
- *   HTTP threads (http.c, libmicrohttpd)
- *      | parse + validate + zstd, then suspend the connection
+ *   HTTP loops (http.c, a libmicrohttpd daemon each)
+ *      | parse + validate; a pass's complete reports go to the writer as
+ *      | one list, their connections wait with no answer yet
  *      v
  *   writer thread (writer.c): group commit -- one transaction, one fsync
- *      | for every request that arrived meanwhile; inserts the raw crash and
- *      | its task, commits, then resumes each connection with its 200
+ *      | for every request that arrived meanwhile; compresses the raw logs
+ *      | together, appends them to the store's inbox with their tasks,
+ *      | commits, then stores each 200 and wakes each loop once
  *      v
  *   task queue (fl_queue)  ->  worker threads (worker.c): claim with a
- *      lease, parse, frames, signature, apply to the store + ack in one
- *      transaction.
+ *      lease, parse, frames, signature, apply to the store (which counts
+ *      each crash id once) + ack in one transaction.
  */
 #ifndef FL_SERVE_H
 #define FL_SERVE_H
