@@ -11,14 +11,14 @@
 #    rate at which the backlog is processed (crashes/s).
 # 3. Memory: RSS of the server once >= 100,000 crashes are stored and
 #    processed.
-# Environment: ROUNDS (3), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2),
+# Environment: ROUNDS (5), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2),
 # INGEST_ONLY (0; 1 skips parts 2 and 3, for quick comparisons), FL_IDS
 # (random; "seq" for sequential crash ids, see post.lua).
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 FL=$build/src/cli/faultline
-ROUNDS=${ROUNDS:-3} DUR=${SECONDS_PER_RUN:-8} CONNS=${CONNS:-64} WORKERS=${WORKERS:-2}
+ROUNDS=${ROUNDS:-5} DUR=${SECONDS_PER_RUN:-8} CONNS=${CONNS:-64} WORKERS=${WORKERS:-2}
 for t in wrk nginx; do
   command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "bench/server: $t missing (scripts/deps.sh --bench)"; exit 1; }
 done
