@@ -1550,7 +1550,8 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
      * report, and it skips the shutdown() before close that lets an early
      * answer (413 before the body) reach a client still sending.
      * No internal thread: each loop runs its daemon itself (loop_main), so
-     * that it can commit between passes. */
+     * that it can hand a pass's reports to the writer together and wait for
+     * the writer's answers (see "the HTTP loops"). */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     h->nloops = cfg->threads ? cfg->threads : 1;
     if (!(h->loops = calloc(h->nloops, sizeof *h->loops)) ||
@@ -1573,21 +1574,21 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
             snprintf(err, errlen, "cannot share the listening socket: %s", strerror(errno));
             goto fail;
         }
-        L->d = i == 0 ? MHD_start_daemon(
-                            flags, (uint16_t)cfg->port, NULL, NULL, handler, h,
-                            MHD_OPTION_SOCK_ADDR,
-                            v6 ? (const struct sockaddr *)&sa6 : (const struct sockaddr *)&sa,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
-                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
-                            MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END)
-                      : MHD_start_daemon(flags, 0, NULL, NULL, handler, h, MHD_OPTION_LISTEN_SOCKET,
-                                         fd, MHD_OPTION_CONNECTION_TIMEOUT,
-                                         (unsigned)cfg->timeout_s,
-                                         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header,
-                                         MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
-                                         MHD_OPTION_NOTIFY_COMPLETED, completed, h, MHD_OPTION_END);
+        /* The first daemon binds the address; the others get a duplicate of
+         * its listening socket.  Everything else is the same for all. */
+        struct MHD_OptionItem ops[] = {
+            i == 0 ? (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0,
+                                             v6 ? (void *)&sa6 : (void *)&sa}
+                   : (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, fd, NULL},
+            {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->timeout_s, NULL},
+            {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)cfg->max_header, NULL},
+            {MHD_OPTION_CONNECTION_LIMIT, 4096, NULL},
+            {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
+            {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, h},
+            {MHD_OPTION_END, 0, NULL},
+        };
+        L->d = MHD_start_daemon(flags, i == 0 ? (uint16_t)cfg->port : 0, NULL, NULL, handler, h,
+                                MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
         if (!L->d) {
             if (fd >= 0)
                 close(fd);
