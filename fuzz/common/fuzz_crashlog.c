@@ -1,5 +1,7 @@
 /* Fuzz target: the crash-log reader must accept or reject any input with a
- * reason, never crash, and a log it accepts must be self-consistent. */
+ * reason, never crash, and a log it accepts must be self-consistent.
+ * fl_crashlog_check() (what the server's ingest runs) must give the same
+ * verdict and error, and the same header fields. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (log || err.message[0] == '\0')
             abort();
     }
+    fl_crashlog *chk = NULL;
+    fl_crashlog_error cerr;
+    if (fl_crashlog_check((const char *)data, size, &chk, &cerr) != rc)
+        abort();
+    if (rc == 0) {
+        if (!chk || strcmp(chk->app_name, log->app_name) || !chk->crash_id != !log->crash_id ||
+            (chk->crash_id && strcmp(chk->crash_id, log->crash_id)) ||
+            !chk->app_version != !log->app_version ||
+            (chk->app_version && strcmp(chk->app_version, log->app_version)) ||
+            chk->log_version != log->log_version || chk->nobjects || chk->netc)
+            abort();
+    } else if (cerr.line != err.line || strcmp(cerr.message, err.message)) {
+        abort();
+    }
+    fl_crashlog_free(chk);
     fl_crashlog_free(log);
     return 0;
 }

@@ -172,6 +172,13 @@ typedef struct fl_crashlog_error {
  */
 int fl_crashlog_parse(const char *buf, size_t len, fl_crashlog **out, fl_crashlog_error *err);
 
+/* Check a log as fl_crashlog_parse() does -- the same verdict, the same
+ * error -- at a fraction of the cost, without building it: on success *out
+ * has every string and scalar field, but no arrays (objects, callstack,
+ * etc, threads, ...: NULL, counts 0).  For a server that only stores the
+ * text. */
+int fl_crashlog_check(const char *buf, size_t len, fl_crashlog **out, fl_crashlog_error *err);
+
 /* Read and parse a file (at most FL_CRASHLOG_MAX_BYTES).  Same contract;
  * an I/O error is reported with line 0. */
 int fl_crashlog_parse_file(const char *path, fl_crashlog **out, fl_crashlog_error *err);

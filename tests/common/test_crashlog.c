@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,12 +254,141 @@ static void roundtrip(void **state)
     fl_crashlog_free(log);
 }
 
+/* fl_parse_u64/i64 at their limits (no division in the loop any more, so
+ * the overflow checks are tested on their own). */
+static void numbers(void **state)
+{
+    (void)state;
+    uint64_t u = 1;
+    int64_t i = 1;
+    assert_int_equal(fl_parse_u64("18446744073709551615", &u), 0);
+    assert_true(u == UINT64_MAX);
+    assert_int_equal(fl_parse_u64("18446744073709551616", &u), -1); /* + overflows */
+    assert_int_equal(fl_parse_u64("18446744073709551620", &u), -1);
+    assert_int_equal(fl_parse_u64("99999999999999999999", &u), -1); /* * overflows */
+    assert_int_equal(fl_parse_u64("184467440737095516150", &u), -1);
+    assert_int_equal(fl_parse_u64("0", &u), 0);
+    assert_true(u == 0);
+    assert_int_equal(fl_parse_u64("007", &u), 0);
+    assert_true(u == 7);
+    assert_int_equal(fl_parse_u64("0xffffffffffffffff", &u), 0);
+    assert_true(u == UINT64_MAX);
+    assert_int_equal(fl_parse_u64("0x10000000000000000", &u), -1);
+    assert_int_equal(fl_parse_u64("", &u), -1);
+    assert_int_equal(fl_parse_u64("1a", &u), -1);
+    assert_int_equal(fl_parse_u64("-1", &u), -1);
+    assert_int_equal(fl_parse_i64("-9223372036854775808", &i), 0);
+    assert_true(i == INT64_MIN);
+    assert_int_equal(fl_parse_i64("-9223372036854775809", &i), -1);
+    assert_int_equal(fl_parse_i64("9223372036854775807", &i), 0);
+    assert_true(i == INT64_MAX);
+    assert_int_equal(fl_parse_i64("9223372036854775808", &i), -1);
+}
+
+static void same_str(const char *what, const char *a, const char *b)
+{
+    if ((a == NULL) != (b == NULL) || (a && strcmp(a, b)))
+        fail_msg("check and parse differ on %s: '%s' vs '%s'", what, a ? a : "(null)",
+                 b ? b : "(null)");
+}
+
+/* fl_crashlog_check() against fl_crashlog_parse() on one input: the same
+ * verdict and error, and on success the same strings and scalars, and no
+ * arrays. */
+static void check_like_parse(const char *buf, size_t len)
+{
+    fl_crashlog *a = NULL, *b = NULL;
+    fl_crashlog_error ea, eb;
+    memset(&ea, 0, sizeof ea);
+    memset(&eb, 0, sizeof eb);
+    int ra = fl_crashlog_parse(buf, len, &a, &ea), rb = fl_crashlog_check(buf, len, &b, &eb);
+    if (ra != rb || ea.line != eb.line || strcmp(ea.message, eb.message))
+        fail_msg("verdicts differ on %zu bytes: parse %d line %u '%s', check %d line %u '%s'",
+                 len, ra, ea.line, ea.message, rb, eb.line, eb.message);
+    if (ra == 0) {
+#define S(f) same_str(#f, a->f, b->f)
+        S(producer), S(producer_version), S(app_name), S(app_version), S(platform_name);
+        S(cpuarch), S(platform_version), S(crash_id), S(install_id), S(os_name), S(os_version);
+        S(os_pretty_name), S(kernel_version), S(executable), S(signal_name);
+        S(crash_thread_name);
+#undef S
+#define N(f) assert_true(a->f == b->f)
+        N(log_version), N(crash_signal), N(has_crash_signal), N(uptime), N(crash_time);
+        N(has_uptime), N(has_crash_time), N(pid), N(crash_tid), N(has_pid), N(has_crash_tid);
+        N(crash_code), N(has_crash_code), N(crash_address), N(has_crash_address);
+        N(handler_fault);
+#undef N
+        assert_null(b->objects), assert_null(b->callstack), assert_null(b->etc);
+        assert_null(b->registers), assert_null(b->stack), assert_null(b->threads);
+        assert_null(b->trace), assert_null(b->breadcrumbs), assert_null(b->state);
+        assert_null(b->unknown);
+        assert_int_equal(b->nobjects + b->ncallstack + b->netc + b->nregisters + b->nstack +
+                             b->nthreads + b->ntrace + b->nbreadcrumbs + b->nstate + b->nunknown,
+                         0);
+    }
+    fl_crashlog_free(a);
+    fl_crashlog_free(b);
+}
+
+/* Every key of the format, then every cut of it and every position
+ * replaced by each of a few bytes that matter to the reader. */
+static void check_mode(void **state)
+{
+    (void)state;
+    static const char full[] =
+        "# comment\r\n  FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME app\t \n"
+        "APPLICATION_VERSION 1.2.3\nPLATFORM_NAME linux\nCPUARCH_NAME x86-64\n"
+        "PLATFORM_VERSION 6.1\nOS_NAME debian\nOS_VERSION 12\nOS_PRETTY_NAME Debian 12\n"
+        "KERNEL_VERSION 6.1.0\nEXECUTABLE /usr/bin/app\nCRASH_SIGNAL 11\n"
+        "CRASH_SIGNAL_NAME SIGSEGV\nCRASH_THREAD_NAME main\nHANDLER_FAULT 7\n"
+        "APPLICATION_UPTIME 12\nCRASH_TIME 1700000000\nCRASH_CODE -6\nCRASH_ADDRESS 0x10\n"
+        "PROCESS_ID 42\nCRASH_THREAD 43\nCRASH_ID 0a1b2c3d-0000-4000-8000-000000000001\n"
+        "INSTALL_ID 00112233445566778899AABBCCDDEEFF\nOBJECT /usr/bin/app/4096/8192/4096\n"
+        "OBJECT_BUILD_ID ABCDef01\nOBJECT_PATH /usr/bin/app\nOBJECT lib x.so/0x7f00/0x1000\n"
+        "CALLSTACK 4097\nCALLSTACK 0x7f10\nREGISTER rip 0x1000\nREGISTER rsp 4096\n"
+        "STACK 0x10 00ff10Ab\nSTACK 32 cafe\nTHREAD 3 worker one\nTHREAD_FRAME 0x10\n"
+        "THREAD_CONTEXT 0x1\nTHREAD 4\nTRACE 1 2 text of the event\nBREADCRUMB 1 cat msg\n"
+        "STATE_KEY k\nSTATE_VALUE v w\nETC_KEY a\nETC_VALUE b\nFUTURE_KEY some value\n"
+        "END\n\n";
+    const size_t n = sizeof full - 1;
+    check_like_parse(full, n);
+    fl_crashlog *b = NULL;
+    assert_int_equal(fl_crashlog_check(full, n, &b, NULL), 0);
+    assert_string_equal(b->crash_id, "0a1b2c3d-0000-4000-8000-000000000001");
+    assert_string_equal(b->app_version, "1.2.3");
+    fl_crashlog_free(b);
+    char *m = malloc(n);
+    assert_non_null(m);
+    for (size_t cut = 0; cut < n; cut++)
+        check_like_parse(full, cut);
+    static const char bytes[] = {' ', '\n', '\0', 'x', '/', '0', '\t', '#', '_', 'Z'};
+    for (size_t pos = 0; pos < n; pos++)
+        for (size_t k = 0; k < sizeof bytes; k++) {
+            memcpy(m, full, n);
+            m[pos] = bytes[k];
+            check_like_parse(m, n);
+        }
+    free(m);
+    /* The published example and the fuzz seeds. */
+    const char *files[] = {FL_TEST_DATA "/mojocrash-example.crashlog",
+                           FL_TEST_DATA "/mojocrash-example-indented.crashlog"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        FILE *fp = fopen(files[i], "rb");
+        assert_non_null(fp);
+        char buf[8192];
+        size_t got = fread(buf, 1, sizeof buf, fp);
+        fclose(fp);
+        check_like_parse(buf, got);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(published_example), cmocka_unit_test(object_fields),
         cmocka_unit_test(long_lines_and_v2), cmocka_unit_test(rejects),
         cmocka_unit_test(writer_escapes_and_numbers), cmocka_unit_test(roundtrip),
+        cmocka_unit_test(numbers), cmocka_unit_test(check_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
