@@ -42,6 +42,7 @@ typedef struct fl_metrics {
     uint64_t duplicates; /* of which already known */
     uint64_t rejected[FL_REJ_COUNT];
     uint64_t commits, committed_items;
+    uint64_t commit_ns; /* writer time in transactions (insert to fsync), summed */
     uint64_t processed, processing_failed;
     uint64_t dropped_duplicates; /* second copies dropped by the workers */
     uint64_t processing_ns; /* worker time per crash, summed */

@@ -29,9 +29,19 @@ int fl_gunzip(const void *in, size_t in_len, size_t max_out, unsigned max_ratio,
               size_t *out_len);
 
 /* zstd wrappers: *out is malloc'ed, caller frees.  Return 0 or -1.
- * fl_unzstd refuses frames announcing more than max_out bytes. */
+ * fl_unzstd decodes one frame or several concatenated, and refuses input
+ * announcing more than max_out bytes in all. */
 int fl_zstd(const void *in, size_t len, int level, void **out, size_t *out_len);
 int fl_unzstd(const void *in, size_t len, size_t max_out, char **out, size_t *out_len);
+
+/* The raw logs of items[0..n) (total bytes in all), concatenated, as one
+ * zstd frame at FL_RAW_ZSTD_LEVEL (fl_store.h), appended at *len to the
+ * buffer *buf of *cap bytes, which grows as needed (the caller frees it).
+ * The frame header records total, which fl_unzstd checks before
+ * allocating.  Returns 0 or -1 (then *len is unchanged). */
+struct fl_ingest_item;
+int fl_raw_frame(struct fl_ingest_item *const *items, size_t n, size_t total, char **buf,
+                 size_t *len, size_t *cap);
 
 /* Wall-clock seconds and monotonic nanoseconds. */
 int64_t fl_now(void);

@@ -26,9 +26,13 @@
  * keys), so this costs a fraction of the CPU of compressing each report on
  * its own and stores less; reading one crash decompresses its chunk, and
  * each connection keeps the last chunk, since the workers read crashes in
- * the order they arrived.  Rows written before chunks hold their own zstd
- * frame in crashes.raw (chunk IS NULL).
+ * the order they arrived.  A chunk is one zstd frame or several
+ * concatenated: ingest compresses each HTTP thread's share of a batch on
+ * that thread (fl_ingest_item.z), and the writer only concatenates.  Rows
+ * written before chunks hold their own zstd frame in crashes.raw (chunk IS
+ * NULL).
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "fl_store.h"
 
 #include <errno.h>
@@ -45,13 +49,8 @@
 #include "fl_srvutil.h"
 
 #define MAX_RAW (16u << 20)       /* FL_CRASHLOG_MAX_BYTES */
-#define CHUNK_MAX (256u << 10)    /* bytes of raw logs per chunk (a larger log: its own) */
+#define CHUNK_MAX FL_RAW_FRAME_MAX /* bytes of raw logs per chunk (a larger log: its own) */
 #define CHUNK_KEEP (1u << 20)     /* a decompressed chunk up to this size stays cached */
-#define CHUNK_LEVEL 3             /* zstd level of chunks: on a batch of
-                                   * similar logs level 3 takes ~40% fewer
-                                   * instructions than level 1 (it finds the
-                                   * long repeats) and its output is ~40%
-                                   * smaller */
 #define MAX_PROCESSED (64u << 20) /* processed JSON */
 #define WAL_RESTART_FRAMES 16384  /* 64 MiB of 4 KiB pages */
 
@@ -180,10 +179,9 @@ typedef struct sconn {
     /* Statements of the embedded queue, keyed by their SQL's address. */
     const char *extra_sql[EXTRA_STMTS];
     sqlite3_stmt *extra[EXTRA_STMTS];
-    /* Raw-log chunks: the compressor and its output buffer (ingest), the
-     * last chunk read, decompressed (chunk_id 0: none). */
-    ZSTD_CCtx *zc;
-    void *zbuf;
+    /* Raw-log chunks: the one being written (ingest), the last one read,
+     * decompressed (chunk_id 0: none). */
+    char *zbuf;
     size_t zcap;
     int64_t chunk_id;
     char *chunk;
@@ -288,7 +286,6 @@ static void s_disconnect(fl_store_conn *pc)
     for (int i = 0; i < EXTRA_STMTS; i++)
         sqlite3_finalize(c->extra[i]);
     sqlite3_close(c->db);
-    ZSTD_freeCCtx(c->zc);
     free(c->zbuf);
     free(c->chunk);
     free(c);
@@ -381,44 +378,22 @@ static void s_rollback(fl_store_conn *pc)
         done(s);
 }
 
-/* Compresses the logs of items[0..n) (total bytes) into one zstd frame in
- * c->zbuf; returns its size, 0 on failure. */
-static size_t chunk_compress(sconn *c, fl_ingest_item *const *items, size_t n, size_t total)
+/* The number of items a caller's frame on items[0] covers (0: none, or one
+ * that does not add up -- then the store compresses those logs itself);
+ * their bytes in *raw. */
+static size_t frame_run(fl_ingest_item *const *items, size_t n, size_t *raw)
 {
-    size_t cap = ZSTD_compressBound(total);
-    if (cap > c->zcap) {
-        void *nb = realloc(c->zbuf, cap);
-        if (!nb)
-            return 0;
-        c->zbuf = nb;
-        c->zcap = cap;
-    }
-    if (!c->zc) {
-        if (!(c->zc = ZSTD_createCCtx()))
-            return 0;
-        ZSTD_CCtx_setParameter(c->zc, ZSTD_c_compressionLevel, CHUNK_LEVEL);
-    }
-    ZSTD_CCtx_reset(c->zc, ZSTD_reset_session_only);
-    /* The frame header then says how large the chunk is, which the reader
-     * checks against its limit before allocating. */
-    ZSTD_CCtx_setPledgedSrcSize(c->zc, total);
-    ZSTD_outBuffer out = {c->zbuf, c->zcap, 0};
-    for (size_t i = 0; i < n; i++) {
-        ZSTD_inBuffer in = {items[i]->raw, items[i]->raw_len, 0};
-        while (in.pos < in.size)
-            if (ZSTD_isError(ZSTD_compressStream2(c->zc, &out, &in, ZSTD_e_continue)))
-                return 0;
-    }
-    ZSTD_inBuffer none = {NULL, 0, 0};
-    for (;;) {
-        size_t left = ZSTD_compressStream2(c->zc, &out, &none, ZSTD_e_end);
-        if (ZSTD_isError(left))
-            return 0;
-        if (left == 0)
-            return out.pos;
-        if (out.pos == out.size)
-            return 0; /* cannot happen with ZSTD_compressBound() room */
-    }
+    const fl_ingest_item *it = items[0];
+    size_t k = it->zitems, sum = 0;
+    if (!it->z || k == 0 || k > n)
+        return 0;
+    for (size_t q = 0; q < k; q++)
+        sum += items[q]->raw_len;
+    if ((k > 1 && sum > CHUNK_MAX) || ZSTD_findFrameCompressedSize(it->z, it->zlen) != it->zlen ||
+        ZSTD_getFrameContentSize(it->z, it->zlen) != sum)
+        return 0;
+    *raw = sum;
+    return k;
 }
 
 /* Orders a batch by crash id, then by position: the first of equal ids
@@ -456,8 +431,6 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
     qsort(v, n, sizeof *v, by_id);
     for (size_t i = 0; i < n; i++)
         v[i]->duplicate = i > 0 && !strcmp(v[i]->crash_id, v[i - 1]->crash_id);
-    /* The new ones, in arrival order (items[] is; v[] was sorted). */
-    size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         fl_ingest_item *it = items[i];
         it->ref[0] = '\0';
@@ -472,42 +445,101 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
             goto fail;
         it->duplicate = rc == SQLITE_ROW;
-        if (!it->duplicate)
-            v[m++] = it;
     }
-    for (size_t i = 0; i < m;) {
-        /* v[i..j): one chunk of at most CHUNK_MAX bytes, or one log. */
-        size_t j = i, total = 0;
-        while (j < m && (j == i || total + v[j]->raw_len <= CHUNK_MAX))
-            total += v[j++]->raw_len;
-        size_t zlen = chunk_compress(c, v + i, j - i, total);
+    /* Chunks, in arrival order.  A caller's frame is kept as it is (a
+     * frame that does not add up is dropped first, and its logs are
+     * compressed here); the other new reports are compressed here.  A
+     * chunk is one or more frames holding at most CHUNK_MAX bytes of logs,
+     * or one larger log.  A duplicate gets no inbox row, though a caller's
+     * frame still holds its bytes; a chunk of duplicates only is not
+     * written.  v[0..nrows) and off[]: the rows of the chunk being built;
+     * run[i]: the items a good frame starting at items[i] covers, else 0. */
+    size_t *off = malloc(2 * n * sizeof *off), *run = off + n;
+    if (!off)
+        goto fail;
+    for (size_t i = 0; i < n;) {
+        size_t raw, k = frame_run(items + i, n - i, &raw);
+        run[i++] = k;
+        for (size_t q = 1; q < k; q++)
+            run[i++] = 0;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t raw = 0, zl = 0, nrows = 0;
+        while (i < n) {
+            size_t k = run[i], runraw = 0;
+            for (size_t q = 0; q < k; q++)
+                runraw += items[i + q]->raw_len;
+            if (k) {
+                if (raw && raw + runraw > CHUNK_MAX)
+                    break;
+                const fl_ingest_item *it = items[i];
+                if (it->zlen > c->zcap - zl) {
+                    char *nb = realloc(c->zbuf, zl + it->zlen);
+                    if (!nb)
+                        goto fail_off;
+                    c->zbuf = nb;
+                    c->zcap = zl + it->zlen;
+                }
+                memcpy(c->zbuf + zl, it->z, it->zlen);
+                zl += it->zlen;
+                for (size_t q = 0, at = raw; q < k; at += items[i + q]->raw_len, q++)
+                    if (!items[i + q]->duplicate) {
+                        v[nrows] = items[i + q];
+                        off[nrows++] = at;
+                    }
+                raw += runraw;
+                i += k;
+                continue;
+            }
+            /* New reports without a frame, up to the next frame or the cap. */
+            size_t first = nrows, total = 0, j = i;
+            for (; j < n && !run[j]; j++) {
+                fl_ingest_item *it = items[j];
+                if (it->duplicate)
+                    continue;
+                if (raw + total > 0 && raw + total + it->raw_len > CHUNK_MAX)
+                    break;
+                v[nrows] = it;
+                off[nrows++] = raw + total;
+                total += it->raw_len;
+            }
+            if (j == i)
+                break; /* the chunk is full */
+            if (total && fl_raw_frame(v + first, nrows - first, total, &c->zbuf, &zl, &c->zcap))
+                goto fail_off;
+            raw += total;
+            i = j;
+        }
+        if (nrows == 0)
+            continue;
         sqlite3_stmt *s = stmt(c, S_CHUNKPUT);
-        if (!zlen || !s)
-            goto fail;
-        sqlite3_bind_blob(s, 1, c->zbuf, (int)zlen, SQLITE_STATIC);
+        if (!s)
+            goto fail_off;
+        sqlite3_bind_blob(s, 1, c->zbuf, (int)zl, SQLITE_STATIC);
         if (done(s))
-            goto fail;
+            goto fail_off;
         int64_t chunk = sqlite3_last_insert_rowid(c->db);
-        size_t off = 0;
-        for (; i < j; i++) {
-            fl_ingest_item *it = v[i];
+        for (size_t r = 0; r < nrows; r++) {
+            fl_ingest_item *it = v[r];
             if (!(s = stmt(c, S_INBOX)))
-                goto fail;
+                goto fail_off;
             sqlite3_bind_text(s, 1, it->crash_id, -1, SQLITE_STATIC);
             bind_text(s, 2, it->app);
             bind_text(s, 3, it->version);
             sqlite3_bind_int64(s, 4, it->received);
             sqlite3_bind_int64(s, 5, (sqlite3_int64)it->raw_len);
             sqlite3_bind_int64(s, 6, chunk);
-            sqlite3_bind_int64(s, 7, (sqlite3_int64)off);
+            sqlite3_bind_int64(s, 7, (sqlite3_int64)off[r]);
             if (done(s))
-                goto fail;
+                goto fail_off;
             snprintf(it->ref, sizeof it->ref, "#%lld", (long long)sqlite3_last_insert_rowid(c->db));
-            off += it->raw_len;
         }
     }
+    free(off);
     free(v);
     return 0;
+fail_off:
+    free(off);
 fail:
     free(v);
     return -1;
@@ -1331,6 +1363,7 @@ static void *ckpt_main(void *arg)
 {
     sstore *s = arg;
     sqlite3 *db = NULL;
+    pthread_setname_np(pthread_self(), "fl-checkpoint");
     if (open_db(s->path, &db))
         return NULL;
     pthread_mutex_lock(&s->mu);

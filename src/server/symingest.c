@@ -352,6 +352,7 @@ static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *
 static void *watch_main(void *arg)
 {
     fl_symingest *g = arg;
+    pthread_setname_np(pthread_self(), "fl-symwatch");
     fl_store_conn *conn = g->cfg.store->connect(g->cfg.store);
     seen *prev = calloc(MAX_WATCHED, sizeof *prev);
     size_t nprev = 0;

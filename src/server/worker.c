@@ -439,6 +439,7 @@ fail:
 static void *worker_main(void *arg)
 {
     fl_workers *w = arg;
+    pthread_setname_np(pthread_self(), "fl-worker");
     fl_store_conn *conn = w->store->connect(w->store);
     size_t bmax = w->cfg.batch ? w->cfg.batch : 32;
     if (bmax > MAX_BATCH)

@@ -9,12 +9,14 @@
  * once: it compresses the raw logs together (see store_sqlite.c).  While one fsync is in progress the
  * next batch fills up, so the batch size follows the load by itself.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fl_serve.h"
+#include "fl_srvutil.h"
 
 struct fl_writer {
     fl_store *store;
@@ -112,6 +114,7 @@ fail:
 static void *writer_main(void *arg)
 {
     fl_writer *w = arg;
+    pthread_setname_np(pthread_self(), "fl-writer");
     for (;;) {
         pthread_mutex_lock(&w->mu);
         while (!w->head && !w->stopping)
@@ -128,7 +131,9 @@ static void *writer_main(void *arg)
             continue;
         }
         int64_t added = 0;
+        uint64_t t0 = fl_mono_ns();
         int rc = commit_batch(w, list, &added);
+        FL_M_ADD(w->m->commit_ns, fl_mono_ns() - t0);
         if (rc == 0) {
             FL_M_ADD(w->m->commits, 1);
             FL_M_ADD(w->m->committed_items, n);

@@ -90,7 +90,14 @@ PY
   curl -s "$(url /metrics)" | grep -q '^faultline_reports_rejected_total{reason="malformed"} 6$' ||
     fail "metrics malformed: $(curl -s "$(url /metrics)" | grep malformed)"
   curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth ' || fail "metrics queue depth"
+  curl -s "$(url /metrics)" | awk '/^faultline_ingest_commit_seconds_total /{f = $2 > 0} END{exit !f}' ||
+    fail "commit time metric: $(curl -s "$(url /metrics)" | grep commit_seconds)"
   ok "healthz, metrics"
+  # Threads are named for top -H, perf and gdb.
+  for t in fl-http-0 fl-writer fl-checkpoint fl-worker; do
+    cat /proc/"$PID"/task/*/comm | grep -qx "$t" || fail "no thread named $t: $(cat /proc/"$PID"/task/*/comm | tr '\n' ' ')"
+  done
+  ok "thread names"
   stop || fail "shutdown rc"
   ;;
 ipv6)

@@ -3,6 +3,7 @@
  * interfaces: idempotent ingest, exactly-once apply, leases, regressions,
  * raw logs compressed in chunks.
  */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -492,6 +493,138 @@ static void test_chunks(void **st)
         free(logs[i]);
 }
 
+/* A caller's frame (fl_raw_frame) over v[0..k), set on v[0]; returns it. */
+static char *frame(fl_ingest_item **v, size_t k, size_t claim)
+{
+    size_t total = 0, len = 0, cap = 0;
+    char *z = NULL;
+    for (size_t i = 0; i < k; i++)
+        total += v[i]->raw_len;
+    assert_int_equal(fl_raw_frame(v, k, total, &z, &len, &cap), 0);
+    v[0]->z = z;
+    v[0]->zlen = len;
+    v[0]->zitems = claim;
+    return z;
+}
+
+/* Frames compressed by the caller (the HTTP threads): kept as they are,
+ * side by side with what the store compresses itself, in one chunk of
+ * several frames; a frame that does not add up (too few logs, running
+ * past the batch) is ignored and its logs compressed by the store; a
+ * duplicate inside a frame gets no row; a frame of duplicates only writes
+ * no chunk.  Every log reads back exactly. */
+static void test_caller_frames(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "known", "1.0"));
+    apply(f, "known", "g", "1.0", "i");
+    enum { N = 32 };
+    fl_ingest_item it[N];
+    fl_ingest_item *v[N];
+    char *logs[N];
+    memset(it, 0, sizeof it);
+    for (int i = 0; i < N; i++) {
+        logs[i] = make_log(100u + (unsigned)i, 3000 + (size_t)i * 7);
+        snprintf(it[i].crash_id, sizeof it[i].crash_id, "f%d", i);
+        it[i].app = "app";
+        it[i].received = 1700000000;
+        it[i].raw = logs[i];
+        it[i].raw_len = 3000 + (size_t)i * 7;
+        v[i] = &it[i];
+    }
+    snprintf(it[4].crash_id, sizeof it[4].crash_id, "known"); /* inside frame A */
+    char *za = frame(v, 10, 10);         /* A: 0..9, good */
+    char *zb = frame(v + 15, 4, 5);      /* B: says 15..19, holds 15..18 */
+    char *zc = frame(v + 20, 10, 10);    /* C: 20..29, good */
+    char *zd = frame(v + 30, 2, 5);      /* D: would run past the batch */
+    int64_t chunks0 = scalar(f, "SELECT count(*) FROM raw_chunks");
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->insert_crashes(f->c, v, N), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(it[i].duplicate, i == 4);
+    /* ~100 KB of logs: one chunk, of frames A and C and the store's own. */
+    assert_int_equal(scalar(f, "SELECT count(*) FROM raw_chunks") - chunks0, 1);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM inbox"), N - 1);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(sqlite3_prepare_v2(fl_store_sqlite_db(f->c),
+                                        "SELECT data FROM raw_chunks ORDER BY id DESC LIMIT 1",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    const char *blob = sqlite3_column_blob(q, 0);
+    size_t bl = (size_t)sqlite3_column_bytes(q, 0);
+    assert_non_null(memmem(blob, bl, za, it[0].zlen));  /* kept, not recompressed */
+    assert_non_null(memmem(blob, bl, zc, it[20].zlen));
+    assert_null(memmem(blob, bl, zb, it[15].zlen));    /* ignored */
+    sqlite3_finalize(q);
+    for (int k = 0; k < N; k++) {
+        int i = (k * 13) % N;
+        if (i != 4)
+            expect_raw(f, it[i].crash_id, logs[i], it[i].raw_len);
+    }
+
+    /* A frame of duplicates only: nothing stored. */
+    fl_ingest_item d[3];
+    fl_ingest_item *dv[3];
+    memset(d, 0, sizeof d);
+    for (int i = 0; i < 3; i++) {
+        snprintf(d[i].crash_id, sizeof d[i].crash_id, "%s", i == 1 ? "known" : "f0");
+        d[i].raw = logs[i];
+        d[i].raw_len = it[i].raw_len;
+        d[i].received = 1700000000;
+        dv[i] = &d[i];
+    }
+    char *ze = frame(dv, 3, 3);
+    assert_non_null(ze);
+    chunks0 = scalar(f, "SELECT count(*) FROM raw_chunks");
+    int64_t inbox0 = scalar(f, "SELECT count(*) FROM inbox");
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->insert_crashes(f->c, dv, 3), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    /* f0 is in the inbox, not processed: only "known" is refused at
+     * ingest; f0 is stored again and dropped by processing. */
+    assert_false(d[0].duplicate);
+    assert_true(d[1].duplicate);
+    assert_true(d[2].duplicate); /* twice in the batch */
+    assert_int_equal(scalar(f, "SELECT count(*) FROM raw_chunks") - chunks0, 1);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM inbox") - inbox0, 1);
+    free(ze);
+    free(za);
+    free(zb);
+    free(zc);
+    free(zd);
+    for (int i = 0; i < N; i++)
+        free(logs[i]);
+}
+
+/* fl_unzstd reads concatenated frames (a chunk) whole, and still checks
+ * the announced size against its limit. */
+static void test_unzstd_frames(void **st)
+{
+    (void)st;
+    const char *a = "first frame;", *b = "second frame";
+    void *za, *zb;
+    size_t la, lb;
+    assert_int_equal(fl_zstd(a, strlen(a), 3, &za, &la), 0);
+    assert_int_equal(fl_zstd(b, strlen(b), 3, &zb, &lb), 0);
+    char *both = malloc(la + lb);
+    memcpy(both, za, la);
+    memcpy(both + la, zb, lb);
+    char *out = NULL;
+    size_t ol = 0;
+    assert_int_equal(fl_unzstd(both, la + lb, 1024, &out, &ol), 0);
+    assert_int_equal(ol, strlen(a) + strlen(b));
+    assert_memory_equal(out, "first frame;second frame", ol);
+    free(out);
+    assert_int_equal(fl_unzstd(both, la + lb, strlen(a) + strlen(b) - 1, &out, &ol), -1);
+    assert_int_equal(fl_unzstd(both, la + lb - 1, 1024, &out, &ol), -1); /* cut short */
+    assert_int_equal(fl_unzstd(both, 0, 1024, &out, &ol), -1);
+    free(both);
+    free(za);
+    free(zb);
+}
+
 /* Tasks in batches: ingest stores one task per FL_QUEUE_BATCH_MAX crashes;
  * claim() hands out whole stored tasks, one entry per crash; only the ack
  * of a task's last entry completes it; a task not completed comes back
@@ -680,6 +813,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backfill_regroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_caller_frames, setup, teardown),
+        cmocka_unit_test(test_unzstd_frames),
         cmocka_unit_test_setup_teardown(test_batch_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_damaged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
