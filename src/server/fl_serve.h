@@ -2,13 +2,14 @@
  * fl_serve.h - the pieces of `faultline serve` and how they connect.
  *
  *   HTTP loops (http.c, a libmicrohttpd daemon each)
- *      | parse + validate; a pass's complete reports go to the writer as
- *      | one list, their connections wait with no answer yet
+ *      | check each log (fl_crashlog_check); a pass's complete reports go
+ *      | to the writer as one list, their raw logs compressed together,
+ *      | their connections waiting with no answer yet
  *      v
  *   writer thread (writer.c): group commit -- one transaction, one fsync
- *      | for every request that arrived meanwhile; compresses the raw logs
- *      | together, appends them to the store's inbox with their tasks,
- *      | commits, then stores each 200 and wakes each loop once
+ *      | for every request that arrived meanwhile; appends the compressed
+ *      | logs to the store's inbox with their tasks, commits, then marks
+ *      | each request done and wakes each loop once (the loop answers)
  *      v
  *   task queue (fl_queue)  ->  worker threads (worker.c): claim with a
  *      lease, parse, frames, signature, apply to the store (which counts

@@ -555,7 +555,7 @@ static enum MHD_Result ingest_finish(req *r)
         it->received = now;
         it->raw_len = lens[i];
         /* Stays valid until the request completes: body, parts or decoded
-         * belong to r.  The writer compresses the batch's logs together. */
+         * belong to r.  The loop compresses the pass's logs together. */
         it->raw = logs[i];
         it->duplicate = false;
         it->z = NULL; /* compress_list() may set it, and req_free() frees it */

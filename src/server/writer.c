@@ -5,9 +5,12 @@
  * on a request, see http.c).  The writer takes everything queued,
  * runs one transaction -- insert each raw crash, enqueue a task for each new
  * one -- commits (one fsync for the whole batch) and only then calls each
- * request's done(), which answers 200.  The store gets the whole batch at
- * once: it compresses the raw logs together (see store_sqlite.c).  While one fsync is in progress the
- * next batch fills up, so the batch size follows the load by itself.
+ * request's done(), after which its loop answers 200.  The store gets the
+ * whole batch at once, its raw logs already compressed by the loops (what
+ * is not, it compresses: see store_sqlite.c).  Everything here is on the
+ * serial path between two fsyncs, so it does as little as it can.  While
+ * one fsync is in progress the next batch fills up, so the batch size
+ * follows the load by itself.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <pthread.h>
