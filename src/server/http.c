@@ -1431,6 +1431,30 @@ static void compress_list(struct loop *L, fl_wreq *head, size_t n)
         compress_run(L, k, total);
 }
 
+/* Hands the requests this pass completed to the writer at once -- one lock
+ * and one wake-up per pass, not per request -- or, when it is full or
+ * stopping (or refuse), answers each 503 on the next pass. */
+static void hand_over(struct loop *L, bool refuse)
+{
+    fl_wreq *head = L->head, *tail = L->tail;
+    size_t n = L->nhead, nreq = 0;
+    L->head = L->tail = NULL;
+    L->nhead = 0;
+    for (fl_wreq *w = head; w; w = w->next)
+        nreq++;
+    L->waiting += nreq;
+    if (!refuse) {
+        compress_list(L, head, n);
+        if (!fl_writer_submit_list(L->h->writer, head, tail, n))
+            return;
+    }
+    for (fl_wreq *w = head, *next; w; w = next) {
+        next = w->next;
+        w->result = 1;
+        w->done(w);
+    }
+}
+
 /* ---- the HTTP loops
  *
  * Each loop runs one libmicrohttpd daemon in its own thread, in
@@ -1473,33 +1497,25 @@ static void *loop_main(void *arg)
     bool quiesced = false;
     for (;;) {
         MHD_run(L->d);
-        if (L->head) {
-            /* Everything this pass completed goes to the writer at once:
-             * one lock and one wake-up per pass, not per request. */
-            fl_wreq *head = L->head, *tail = L->tail;
-            size_t n = L->nhead;
-            L->head = L->tail = NULL;
-            L->nhead = 0;
-            size_t nreq = 0;
-            for (fl_wreq *w = head; w; w = w->next)
-                nreq++;
-            L->waiting += nreq;
-            compress_list(L, head, n);
-            if (fl_writer_submit_list(h->writer, head, tail, n)) {
-                /* Full or stopping: each is answered 503 on the next pass. */
-                for (fl_wreq *w = head, *next; w; w = next) {
-                    next = w->next;
-                    w->result = 1;
-                    w->done(w);
-                }
-            }
-        }
+        if (L->head)
+            hand_over(L, false);
         int phase = __atomic_load_n(&h->phase, __ATOMIC_ACQUIRE);
         if (phase == PHASE_STOP) {
             /* The writer has stopped and answered everything it had: send
              * those answers (and the 503s just made) before the daemon
-             * closes the connections. */
-            MHD_run(L->d);
+             * closes the connections.  A request that completes in these
+             * last passes cannot reach the writer: it is refused (503) like
+             * the others, never left waiting -- closing its connection
+             * would then hand it to a writer that is gone, and it would
+             * never be freed. */
+            for (int pass = 0; pass < 4; pass++) {
+                MHD_run(L->d);
+                if (!L->head)
+                    break;
+                hand_over(L, true);
+            }
+            if (L->head)
+                hand_over(L, true); /* not sent; freed with the connection */
             break;
         }
         if (phase == PHASE_QUIESCE && !quiesced) {
