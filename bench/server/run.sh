@@ -147,6 +147,11 @@ printf '%-34s %14.0f %10.2f\n' "faultline serve (durable 200)" "$FR" "$FP"
 printf '%-34s %14.0f %10.2f\n' "nginx (return 200)" "$NR_" "$NP"
 printf '%-34s %14.2f\n' "ratio faultline/nginx" "$(awk -v a="$FR" -v b="$NR_" 'BEGIN{print (b>0)?a/b:0}')"
 echo "faultline rounds:$fl_r  non-2xx: $fl_bad;  nginx rounds:$ng_r"
+# Each faultline round next to the nginx round right after it: how much of
+# the spread is the machine's (both move together) and how much is ours.
+pairs=$(paste -d' ' <(tr ' ' '\n' <<<"$fl_r" | grep .) <(tr ' ' '\n' <<<"$ng_r" | grep .) |
+  awk '$2 > 0 {printf "%.3f\n", $1 / $2}')
+echo "ratio per round pair: $(sort -g <<<"$pairs" | head -1)-$(sort -g <<<"$pairs" | tail -1), median $(median <<<"$pairs")"
 # CPU per report is steadier than the rate when other jobs share the cores.
 echo "server CPU: $(awk -v t="$fl_ticks" -v hz="$(getconf CLK_TCK)" -v n="$fl_n" 'BEGIN{printf "%.1f", (n>0)?t/hz*1e6/n:0}') us per report (user + system, all threads)"
 echo "group commit: $items reports in $commits transactions ($(awk -v a="$items" -v b="$commits" 'BEGIN{printf "%.1f", (b>0)?a/b:0}') per fsync)"
