@@ -2,7 +2,10 @@
  * fuzz_server_ingest - what the server does with untrusted bytes after the
  * HTTP layer: gzip decoding with its caps (when the input starts with the
  * gzip magic), then the worker's whole processing (parse, frames,
- * signature, processed JSON, zstd) and a version comparison.
+ * signature, processed JSON, zstd) and a version comparison.  Input that
+ * starts with the zstd magic goes to fl_unzstd instead (a raw-log chunk
+ * is one or more frames, read back from the database): it must refuse or
+ * decode within its limit, and a decoded chunk goes on to processing.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +26,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
         if (fl_gunzip(data, size, 1u << 20, 100, &decoded, &len) != FL_GZ_OK)
             return 0;
+        text = decoded;
+    } else if (size >= 4 && !memcmp(data, "\x28\xb5\x2f\xfd", 4)) {
+        if (fl_unzstd(data, size, 1u << 20, &decoded, &len))
+            return 0;
+        if (len > 1u << 20 || decoded[len] != '\0')
+            abort();
         text = decoded;
     }
     fl_workers_config c = {.rules = rules};
