@@ -3,13 +3,14 @@
  *
  *   HTTP loops (http.c, a libmicrohttpd daemon each)
  *      | check each log (fl_crashlog_check); a pass's complete reports go
- *      | to the writer as one list, their raw logs compressed together,
- *      | their connections waiting with no answer yet
+ *      | to the writer as one list (compressed here when the pass holds
+ *      | 64 KiB of logs or more), their connections waiting, no answer yet
  *      v
  *   writer thread (writer.c): group commit -- one transaction, one fsync
- *      | for every request that arrived meanwhile; appends the compressed
- *      | logs to the store's inbox with their tasks, commits, then marks
- *      | each request done and wakes each loop once (the loop answers)
+ *      | for every request that arrived meanwhile; compresses the rest of
+ *      | the batch's logs as one frame, appends them to the store's inbox
+ *      | with their tasks, commits, then marks each request done and wakes
+ *      | each loop once (the loop answers)
  *      v
  *   task queue (fl_queue)  ->  worker threads (worker.c): claim with a
  *      lease, parse, frames, signature, apply to the store (which counts
@@ -44,6 +45,7 @@ typedef struct fl_metrics {
     uint64_t rejected[FL_REJ_COUNT];
     uint64_t commits, committed_items;
     uint64_t commit_ns; /* writer time in transactions (insert to fsync), summed */
+    uint64_t loop_compressed; /* reports whose raw log an HTTP thread compressed */
     uint64_t processed, processing_failed;
     uint64_t dropped_duplicates; /* second copies dropped by the workers */
     uint64_t processing_ns; /* worker time per crash, summed */

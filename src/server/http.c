@@ -555,7 +555,8 @@ static enum MHD_Result ingest_finish(req *r)
         it->received = now;
         it->raw_len = lens[i];
         /* Stays valid until the request completes: body, parts or decoded
-         * belong to r.  The loop compresses the pass's logs together. */
+         * belong to r.  The pass's logs are compressed together, by the
+         * loop or by the writer (compress_list). */
         it->raw = logs[i];
         it->duplicate = false;
         it->z = NULL; /* compress_list() may set it, and req_free() frees it */
@@ -762,8 +763,14 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# HELP faultline_ingest_commit_seconds_total Time the writer spent in those "
       "transactions, fsync included (busy share: its rate; mean commit: over the commits).\n"
       "# TYPE faultline_ingest_commit_seconds_total counter\n"
-      "faultline_ingest_commit_seconds_total %.6f\n",
-      FL_M_GET(m->commits), FL_M_GET(m->committed_items), (double)FL_M_GET(m->commit_ns) / 1e9);
+      "faultline_ingest_commit_seconds_total %.6f\n"
+      "# HELP faultline_ingest_http_compressed_reports_total Reports whose raw log an HTTP "
+      "thread compressed (requests with 64 KiB of logs or more); the writer compresses the "
+      "rest.\n"
+      "# TYPE faultline_ingest_http_compressed_reports_total counter\n"
+      "faultline_ingest_http_compressed_reports_total %" PRIu64 "\n",
+      FL_M_GET(m->commits), FL_M_GET(m->committed_items), (double)FL_M_GET(m->commit_ns) / 1e9,
+      FL_M_GET(m->loop_compressed));
     P("# HELP faultline_queue_depth Tasks waiting for (or leased by) a worker.\n"
       "# TYPE faultline_queue_depth gauge\n"
       "faultline_queue_depth %" PRId64 "\n",
@@ -1389,11 +1396,18 @@ static void req_free(req *r)
 
 /* Compresses the raw logs of a pass's requests, consecutive runs of at most
  * FL_RAW_FRAME_MAX bytes (or one larger log) into one zstd frame each, set
- * on the run's first item for the store to keep (fl_ingest_item.z).  Done
- * here, on the HTTP thread, because the writer is one thread: what it does
- * between two fsyncs sets how fast batches turn over, and compression was
- * ~30 % of it.  On failure a run simply stays uncompressed, and the store
- * compresses it. */
+ * on the run's first item for the store to keep (fl_ingest_item.z), when
+ * the pass has at least LOOP_FRAME_MIN bytes of them.  Done here, on the
+ * HTTP thread, because the writer is one thread: what it does between two
+ * fsyncs sets how fast batches turn over, and compressing was ~30 % of it.
+ * But zstd spends ~5 us per frame (entropy tables) on top of ~1 us per
+ * 4 KiB log: a pass of 4 logs -- typical with 64 connections on 2 cores --
+ * costs twice as much per log as the writer's one frame of a whole batch
+ * of ~20, and measured slower overall (bench/server, alternating runs:
+ * 44,100 vs 45,100 reports/s, 22.6 vs 21.4 us per report).  So smaller
+ * passes are left to the writer.  On failure a run simply stays
+ * uncompressed, and the store compresses it. */
+#define LOOP_FRAME_MIN (64u << 10)
 static void compress_run(struct loop *L, size_t k, size_t total)
 {
     size_t zl = 0;
@@ -1405,10 +1419,17 @@ static void compress_run(struct loop *L, size_t k, size_t total)
     L->run[0]->z = z;
     L->run[0]->zlen = zl;
     L->run[0]->zitems = k;
+    FL_M_ADD(L->h->m->loop_compressed, k);
 }
 
 static void compress_list(struct loop *L, fl_wreq *head, size_t n)
 {
+    size_t k = 0, total = 0;
+    for (fl_wreq *w = head; w && total < LOOP_FRAME_MIN; w = w->next)
+        for (size_t i = 0; i < w->n; i++)
+            total += w->items[i].raw_len;
+    if (total < LOOP_FRAME_MIN)
+        return;
     if (n > L->run_cap) {
         fl_ingest_item **nr = realloc(L->run, n * sizeof *nr);
         if (!nr)
@@ -1416,7 +1437,7 @@ static void compress_list(struct loop *L, fl_wreq *head, size_t n)
         L->run = nr;
         L->run_cap = n;
     }
-    size_t k = 0, total = 0;
+    total = 0;
     for (fl_wreq *w = head; w; w = w->next)
         for (size_t i = 0; i < w->n; i++) {
             fl_ingest_item *it = &w->items[i];

@@ -6,8 +6,9 @@
  * runs one transaction -- insert each raw crash, enqueue a task for each new
  * one -- commits (one fsync for the whole batch) and only then calls each
  * request's done(), after which its loop answers 200.  The store gets the
- * whole batch at once, its raw logs already compressed by the loops (what
- * is not, it compresses: see store_sqlite.c).  Everything here is on the
+ * whole batch at once and compresses its raw logs as one frame (those of a
+ * loop's pass large enough were compressed by the loop: see http.c and
+ * store_sqlite.c).  Everything here is on the
  * serial path between two fsyncs, so it does as little as it can.  While
  * one fsync is in progress the next batch fills up, so the batch size
  * follows the load by itself.
