@@ -27,10 +27,10 @@
  * its own and stores less; reading one crash decompresses its chunk, and
  * each connection keeps the last chunk, since the workers read crashes in
  * the order they arrived.  A chunk is one zstd frame or several
- * concatenated: ingest compresses each HTTP thread's share of a batch on
- * that thread (fl_ingest_item.z), and the writer only concatenates.  Rows
- * written before chunks hold their own zstd frame in crashes.raw (chunk IS
- * NULL).
+ * concatenated: an HTTP thread may compress a large pass of logs itself
+ * (fl_ingest_item.z), and the store keeps such frames and compresses the
+ * rest of the chunk as one.  Rows written before chunks hold their own
+ * zstd frame in crashes.raw (chunk IS NULL).
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "fl_store.h"
