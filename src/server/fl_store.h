@@ -46,8 +46,8 @@ typedef struct fl_ingest_item {
      * concatenated and compressed into one zstd frame of zlen bytes (level
      * FL_RAW_ZSTD_LEVEL, at most FL_RAW_FRAME_MAX raw bytes unless it is one
      * log).  The store keeps the frame instead of compressing them again,
-     * which lets ingest compress on its HTTP threads, off the serial commit
-     * path.  NULL: the store compresses. */
+     * which lets ingest compress a large pass on its HTTP thread, off the
+     * serial commit path.  NULL: the store compresses. */
     const void *z;
     size_t zlen, zitems;
     bool duplicate; /* set by insert_crashes(): the crash id was known */
