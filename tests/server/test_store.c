@@ -493,6 +493,64 @@ static void test_chunks(void **st)
         free(logs[i]);
 }
 
+/* Each stored report's ref is "#" and its inbox rowid, in decimal, for
+ * small rowids and for rowids near the top of the range (a database can
+ * get there: rowids are not reused in order once the largest is taken). */
+static void test_refs(void **st)
+{
+    fx *f = *st;
+    sqlite3 *db = fl_store_sqlite_db(f->c);
+    static const int64_t starts[] = {0, 9, 99999, 9223372036854775000LL};
+    for (size_t k = 0; k < sizeof starts / sizeof *starts; k++) {
+        if (starts[k]) {
+            char sql[160];
+            snprintf(sql, sizeof sql,
+                     "INSERT INTO inbox(rid, id, received, raw_len, chunk, chunk_off) "
+                     "VALUES(%lld, 'pad%zu', 0, 0, 0, 0)",
+                     (long long)starts[k], k);
+            assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        }
+        enum { N = 3 };
+        fl_ingest_item it[N];
+        fl_ingest_item *v[N];
+        memset(it, 0, sizeof it);
+        for (int i = 0; i < N; i++) {
+            snprintf(it[i].crash_id, sizeof it[i].crash_id, "r%zu-%d", k, i);
+            it[i].app = "app";
+            it[i].received = 1700000000;
+            it[i].raw = "FAULTLINE 1\nEND\n";
+            it[i].raw_len = 16;
+            v[i] = &it[i];
+        }
+        assert_int_equal(f->s->begin(f->c), 0);
+        assert_int_equal(f->s->insert_crashes(f->c, v, N), 0);
+        assert_int_equal(f->s->commit(f->c), 0);
+        for (int i = 0; i < N; i++) {
+            sqlite3_stmt *q = NULL;
+            assert_int_equal(
+                sqlite3_prepare_v2(db, "SELECT rid FROM inbox WHERE id=?1", -1, &q, NULL),
+                SQLITE_OK);
+            sqlite3_bind_text(q, 1, it[i].crash_id, -1, SQLITE_STATIC);
+            assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+            char want[FL_CRASH_ID_MAX];
+            snprintf(want, sizeof want, "#%lld", (long long)sqlite3_column_int64(q, 0));
+            sqlite3_finalize(q);
+            assert_string_equal(it[i].ref, want);
+            if (starts[k])
+                assert_true(atoll(it[i].ref + 1) > starts[k]);
+        }
+    }
+}
+
+/* The store turns SQLite's memory statistics off (a global mutex on every
+ * allocation): with them off, SQLite reports no memory in use. */
+static void test_memstatus_off(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "m1", "1.0"));
+    assert_int_equal(sqlite3_memory_used(), 0);
+}
+
 /* A caller's frame (fl_raw_frame) over v[0..k), set on v[0]; returns it. */
 static char *frame(fl_ingest_item **v, size_t k, size_t claim)
 {
@@ -813,6 +871,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backfill_regroup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memstatus_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_caller_frames, setup, teardown),
         cmocka_unit_test(test_unzstd_frames),
         cmocka_unit_test_setup_teardown(test_batch_tasks, setup, teardown),
