@@ -194,6 +194,17 @@ struct sqlite3 *fl_store_sqlite_db(fl_store_conn *c);
  * when the small cache is full. */
 struct sqlite3_stmt *fl_store_sqlite_stmt(fl_store_conn *c, const char *sql);
 
+/* The SQLite store's filter of stored crash ids (fl_idfilter), which lets
+ * ingest skip looking up a new crash id: whether it is loaded (until then
+ * every id is looked up), how many ids it holds and its memory, and how
+ * many lookups ingest did.  All zero for other engines. */
+typedef struct fl_store_known_info {
+    bool ready;
+    int64_t lookups;
+    size_t ids, bytes;
+} fl_store_known_info;
+void fl_store_sqlite_known_info(fl_store *s, fl_store_known_info *out);
+
 /* Checks that every statement the SQLite store runs per crash is answered
  * through an index: a full table scan there makes ingest or processing
  * quadratic in the number of crashes.  Returns how many statements scan a

@@ -46,6 +46,7 @@
 #include <sqlite3.h>
 #include <zstd.h>
 
+#include "fl_idfilter.h"
 #include "fl_srvutil.h"
 
 #define MAX_RAW (16u << 20)       /* FL_CRASHLOG_MAX_BYTES */
@@ -198,7 +199,21 @@ typedef struct sstore {
     bool ckpt_running, stopping;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    /* Crash ids stored here, for ingest to skip the lookup of a new one
+     * (see s_insert_crashes).  Under fmu.  Every id the store stores is
+     * added from the start; a thread adds those already in the database,
+     * and known_ready says it is done -- until then ingest looks every id
+     * up, as it does when the filter could not be had at all. */
+    pthread_mutex_t fmu;
+    fl_idfilter *known;
+    bool known_ready, loader_running, loader_stop; /* loader_stop: atomic */
+    pthread_t loader;
+    int64_t lookups; /* S_KNOWN lookups done by ingest */
+    int64_t known_est; /* ids in the database when opened, at most */
+    bool known_tried;
 } sstore;
+
+static void *loader_main(void *arg);
 
 static sqlite3_stmt *stmt(sconn *c, int which)
 {
@@ -417,7 +432,11 @@ static int by_id(const void *a, const void *b)
  * an index of them dirties a page of its own.  A batch of 25 reports wrote
  * ~33 WAL pages instead of ~8, and ingest lost ~25 % of its rate to it
  * (docs/operations.md).  The inbox is appended to in order; the only index
- * work left is a read (S_KNOWN).
+ * work left is a read (S_KNOWN) -- and only for an id the filter of ids
+ * already stored (fl_idfilter) cannot rule out: a random page of an index
+ * as large as all crashes ever stored is a disk read once it outgrows the
+ * page cache, on the writer's serial path (ingest at 10 M crashes, cold
+ * cache: 14,000 reports/s in the first 5 s, docs/operations.md).
  */
 /* "#<rid>": snprintf() took ~1,000 instructions for it, twenty times per
  * commit on the writer's serial path. */
@@ -444,6 +463,25 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
     if (!v)
         return -1;
     memcpy(v, items, n * sizeof *v);
+    sstore *ss = (sstore *)c->pub.store;
+    pthread_mutex_lock(&ss->fmu);
+    if (!ss->known_tried) {
+        /* The first ingest: a process that only processes or reads never
+         * pays for the filter.  Room for half as many ids again as the
+         * database had before it grows; without it (out of memory) ingest
+         * looks every id up. */
+        ss->known_tried = true;
+        /* Capped: rowids can have gaps (it grows past this anyway). */
+        int64_t e = ss->known_est < (INT64_C(1) << 26) ? ss->known_est : (INT64_C(1) << 26);
+        ss->known = fl_idfilter_new(e > 0 ? (size_t)e + (size_t)e / 2 : 0);
+        if (ss->known && pthread_create(&ss->loader, NULL, loader_main, ss) == 0)
+            ss->loader_running = true;
+        else {
+            fl_idfilter_free(ss->known);
+            ss->known = NULL;
+        }
+    }
+    pthread_mutex_unlock(&ss->fmu);
     qsort(v, n, sizeof *v, by_id);
     for (size_t i = 0; i < n; i++)
         v[i]->duplicate = i > 0 && !strcmp(v[i]->crash_id, v[i - 1]->crash_id);
@@ -452,6 +490,13 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
         it->ref[0] = '\0';
         if (it->duplicate)
             continue;
+        pthread_mutex_lock(&ss->fmu);
+        bool maybe = !ss->known_ready || fl_idfilter_maybe(ss->known, it->crash_id,
+                                                           strlen(it->crash_id));
+        ss->lookups += maybe;
+        pthread_mutex_unlock(&ss->fmu);
+        if (!maybe)
+            continue; /* never stored here: not a resend */
         sqlite3_stmt *s = stmt(c, S_KNOWN);
         if (!s)
             goto fail;
@@ -551,6 +596,12 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
                 goto fail_off;
             ref_of(it->ref, sqlite3_last_insert_rowid(c->db));
         }
+        /* Now stored (if the transaction commits -- if not, the filter
+         * just holds an id too many). */
+        pthread_mutex_lock(&ss->fmu);
+        for (size_t r = 0; ss->known && r < nrows; r++)
+            fl_idfilter_add(ss->known, v[r]->crash_id, strlen(v[r]->crash_id));
+        pthread_mutex_unlock(&ss->fmu);
     }
     free(off);
     free(v);
@@ -1412,11 +1463,110 @@ static void *ckpt_main(void *arg)
     return NULL;
 }
 
+/* Fills the filter with the ids already stored, in ranges of LOAD_RANGE
+ * rows (each its own short read transaction, so the WAL can still be
+ * checkpointed meanwhile), taking fmu only to add a range, not while
+ * reading it. */
+#define LOAD_RANGE 8192
+static void *loader_main(void *arg)
+{
+    sstore *s = arg;
+    pthread_setname_np(pthread_self(), "fl-idload");
+    sqlite3 *db = NULL;
+    char(*ids)[FL_CRASH_ID_MAX] = malloc(LOAD_RANGE * sizeof *ids);
+    size_t *lens = malloc(LOAD_RANGE * sizeof *lens);
+    bool ok = ids && lens && !open_db(s->path, &db);
+    /* The inbox by rowid first, then the crash-id index by id (it covers
+     * the query): in this order a row that moves from the inbox to crashes
+     * meanwhile is seen in one of them at least. */
+    static const char *const sql[] = {
+        "SELECT id, rid FROM inbox WHERE rid>?1 ORDER BY rid LIMIT ?2",
+        "SELECT id FROM crashes WHERE id>?1 ORDER BY id LIMIT ?2",
+    };
+    for (int t = 0; ok && t < 2; t++) {
+        char after[FL_CRASH_ID_MAX] = "";
+        int64_t after_rid = 0;
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, sql[t], -1, &st, NULL)) {
+            ok = false;
+            break;
+        }
+        for (;;) {
+            if (__atomic_load_n(&s->loader_stop, __ATOMIC_RELAXED)) {
+                ok = false;
+                break;
+            }
+            if (t == 0)
+                sqlite3_bind_int64(st, 1, after_rid);
+            else
+                sqlite3_bind_text(st, 1, after, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int(st, 2, LOAD_RANGE);
+            size_t k = 0;
+            int rc;
+            while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *id = (const char *)sqlite3_column_text(st, 0);
+                size_t n = (size_t)sqlite3_column_bytes(st, 0);
+                if (!id || n >= FL_CRASH_ID_MAX)
+                    continue; /* not an id ingest can be asked about */
+                memcpy(ids[k], id, n + 1);
+                lens[k++] = n;
+                if (t == 0)
+                    after_rid = sqlite3_column_int64(st, 1);
+            }
+            sqlite3_reset(st);
+            if (rc != SQLITE_DONE) {
+                ok = false;
+                break;
+            }
+            pthread_mutex_lock(&s->fmu);
+            for (size_t i = 0; i < k; i++)
+                fl_idfilter_add(s->known, ids[i], lens[i]);
+            pthread_mutex_unlock(&s->fmu);
+            if (k == 0)
+                break;
+            if (t == 1)
+                memcpy(after, ids[k - 1], lens[k - 1] + 1);
+        }
+        sqlite3_finalize(st);
+    }
+    if (ok) {
+        pthread_mutex_lock(&s->fmu);
+        s->known_ready = true;
+        pthread_mutex_unlock(&s->fmu);
+    }
+    sqlite3_close(db);
+    free(ids);
+    free(lens);
+    return NULL;
+}
+
+void fl_store_sqlite_known_info(fl_store *st, fl_store_known_info *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!st || strcmp(st->engine, "sqlite"))
+        return;
+    sstore *s = (sstore *)st;
+    pthread_mutex_lock(&s->fmu);
+    out->ready = s->known_ready;
+    out->lookups = s->lookups;
+    if (s->known) {
+        out->ids = fl_idfilter_count(s->known);
+        out->bytes = fl_idfilter_bytes(s->known);
+    }
+    pthread_mutex_unlock(&s->fmu);
+}
+
 static void s_close(fl_store *st)
 {
     sstore *s = (sstore *)st;
     if (!s)
         return;
+    if (s->loader_running) {
+        __atomic_store_n(&s->loader_stop, true, __ATOMIC_RELAXED);
+        pthread_join(s->loader, NULL);
+    }
+    fl_idfilter_free(s->known);
+    pthread_mutex_destroy(&s->fmu);
     if (s->ckpt_running) {
         pthread_mutex_lock(&s->mu);
         s->stopping = true;
@@ -1484,6 +1634,17 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
             return NULL;
         }
     }
+    /* How many ids the filter will hold to begin with: the largest rowids
+     * (no fewer than the rows, read off the end of each table). */
+    int64_t est = 0;
+    sqlite3_stmt *es = NULL;
+    if (!sqlite3_prepare_v2(db,
+                            "SELECT coalesce((SELECT max(rid) FROM crashes),0)"
+                            " + coalesce((SELECT max(rid) FROM inbox),0)",
+                            -1, &es, NULL) &&
+        sqlite3_step(es) == SQLITE_ROW)
+        est = sqlite3_column_int64(es, 0);
+    sqlite3_finalize(es);
     sqlite3_close(db);
     sstore *s = calloc(1, sizeof *s);
     if (!s || !(s->path = strdup(path))) {
@@ -1493,6 +1654,8 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    pthread_mutex_init(&s->fmu, NULL);
+    s->known_est = est;
     if (pthread_create(&s->ckpt, NULL, ckpt_main, s) == 0)
         s->ckpt_running = true;
     fl_store *p = &s->pub;

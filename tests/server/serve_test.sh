@@ -13,6 +13,9 @@ cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$work/err" ] && tail -5 "$work/err" >&2; exit 1; }
 ok() { echo "ok: $*"; }
+# A line of /metrics matches: the page is read whole first -- `curl | grep -q`
+# under pipefail fails when grep stops reading before curl has written all.
+metric_has() { local m; m=$(curl -s "$(url /metrics)") && grep -q "$1" <<<"$m"; }
 
 . "$(dirname "$0")/../lib/server.sh"
 
@@ -87,13 +90,13 @@ PY
   # 30 logs in one request (~94 KiB): enough for the HTTP thread to
   # compress them itself (one frame, kept by the store as it is); every
   # log reads back byte for byte.
-  curl -s "$(url /metrics)" | grep -q '^faultline_ingest_http_compressed_reports_total 0$' ||
+  metric_has '^faultline_ingest_http_compressed_reports_total 0$' ||
     fail "small requests compressed on the HTTP thread: $(curl -s "$(url /metrics)" | grep http_compressed)"
   args=()
   for i in $(seq 30); do "$POST" log 98 "$i" bigreq 1.0 >"$work/b$i.log"; args+=(-F "f$i=@$work/b$i.log"); done
   c=$(code POST / "${args[@]}")
   [ "$c" = 200 ] || fail "30 parts -> $c $(cat "$work/body")"
-  curl -s "$(url /metrics)" | grep -q '^faultline_ingest_http_compressed_reports_total 30$' ||
+  metric_has '^faultline_ingest_http_compressed_reports_total 30$' ||
     fail "30 logs not compressed on the HTTP thread: $(curl -s "$(url /metrics)" | grep http_compressed)"
   i=0
   for id in $(grep -o '"id":"[^"]*"' "$work/body" | cut -d'"' -f4); do
@@ -109,17 +112,28 @@ PY
   [ "$i" = 30 ] || fail "30 parts: $i ids"
   ok "30 logs in one request: compressed by the HTTP thread, each read back exactly"
   c=$(code GET /healthz); [ "$c" = 200 ] || fail "healthz $c"
-  curl -s "$(url /metrics)" | grep -q '^faultline_reports_rejected_total{reason="too_large"} 2$' || fail "metrics"
+  metric_has '^faultline_reports_rejected_total{reason="too_large"} 2$' || fail "metrics"
   # garbage, truncated, truncated multipart, the bad part, the two bad parts.
-  curl -s "$(url /metrics)" | grep -q '^faultline_reports_rejected_total{reason="malformed"} 6$' ||
+  metric_has '^faultline_reports_rejected_total{reason="malformed"} 6$' ||
     fail "metrics malformed: $(curl -s "$(url /metrics)" | grep malformed)"
-  curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth ' || fail "metrics queue depth"
+  metric_has '^faultline_queue_depth ' || fail "metrics queue depth"
   curl -s "$(url /metrics)" | awk '/^faultline_ingest_commit_seconds_total /{f = $2 > 0} END{exit !f}' ||
     fail "commit time metric: $(curl -s "$(url /metrics)" | grep commit_seconds)"
   ok "healthz, metrics"
+  # New crash ids are not looked up among those stored once the filter of
+  # stored ids is loaded (right after the first report, on an empty store).
+  curl -s "$(url /metrics)" | awk '/^faultline_ingest_id_filter_ready /{r = $2}
+      /^faultline_ingest_id_lookups_total /{l = $2} /^faultline_reports_accepted_total /{a = $2}
+      /^faultline_ingest_id_filter_bytes /{b = $2}
+      END{exit !(r == 1 && b > 0 && a >= 30 && l < a / 2)}' ||
+    fail "id filter: $(curl -s "$(url /metrics)" | grep -E 'id_|accepted_total')"
+  ok "new crash ids are not looked up (filter of stored ids loaded)"
   # Threads are named for top -H, perf and gdb.
   for t in fl-http-0 fl-writer fl-checkpoint fl-worker; do
-    cat /proc/"$PID"/task/*/comm | grep -qx "$t" || fail "no thread named $t: $(cat /proc/"$PID"/task/*/comm | tr '\n' ' ')"
+    # Read whole (a short-lived thread, fl-idload, may be gone by the time
+    # cat opens its file), then searched: grep -q in the pipe could end it early.
+    comms=$(cat /proc/"$PID"/task/*/comm 2>/dev/null || true)
+    grep -qx "$t" <<<"$comms" || fail "no thread named $t: $(tr '\n' ' ' <<<"$comms")"
   done
   ok "thread names"
   stop || fail "shutdown rc"
@@ -275,15 +289,15 @@ dedup)
   start "$work/d"
   "$POST" wait "$PORT" "$ADMIN" 2 20 dupapp >/dev/null || fail "sum(dupapp) != 2"
   for _ in $(seq 50); do
-    curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth 0$' && break
+    metric_has '^faultline_queue_depth 0$' && break
     sleep 0.1
   done
-  curl -s "$(url /metrics)" | grep -q '^faultline_crashes_duplicate_total 2$' ||
+  metric_has '^faultline_crashes_duplicate_total 2$' ||
     fail "dropped copies: $(curl -s "$(url /metrics)" | grep duplicate)"
   # Resent after it was processed: refused at ingest, flagged, not stored.
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "late resend -> $c"
   grep -q '"duplicate":true' "$work/body" || fail "late resend not flagged: $(cat "$work/body")"
-  curl -s "$(url /metrics)" | grep -q '^faultline_reports_duplicate_total 1$' || fail "ingest duplicates metric"
+  metric_has '^faultline_reports_duplicate_total 1$' || fail "ingest duplicates metric"
   sleep 1
   [ "$("$POST" sum "$PORT" "$ADMIN" dupapp)" = 2 ] || fail "count changed"
   ok "the same CRASH_ID sent 3 times before processing and once after: counted once"
@@ -356,7 +370,7 @@ kill9)
   "$POST" wait "$PORT" "$ADMIN" $N 60 streamapp >"$work/sum" || fail "sum of counts $(cat "$work/sum") != $N"
   sleep 1.5
   s=$("$POST" sum "$PORT" "$ADMIN" streamapp); [ "$s" = $N ] || fail "sum moved to $s"
-  curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth 0$' || fail "queue not empty"
+  metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
   ok "sum of group counts == $N distinct ids answered 200, each counted once"
   stop || fail "shutdown rc"
   ;;
@@ -469,7 +483,7 @@ workerkill)
   "$POST" wait "$PORT" "$ADMIN" $N 60 streamapp >"$work/sum" || fail "sum $(cat "$work/sum") != $N"
   sleep 3 # past a lease: a late redelivery would show now
   [ "$("$POST" sum "$PORT" "$ADMIN" streamapp)" = $N ] || fail "counted twice"
-  curl -s "$(url /metrics)" | grep -q '^faultline_queue_depth 0$' || fail "queue not empty"
+  metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
   kill -TERM $wpid; wait $wpid || fail "worker exit status"
   ok "worker killed mid-batch: every crash counted exactly once after re-lease"
   stop || fail "shutdown rc"

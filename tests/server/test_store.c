@@ -542,6 +542,70 @@ static void test_refs(void **st)
     }
 }
 
+static void wait_ready(fx *f, fl_store_known_info *ki)
+{
+    for (int i = 0; i < 1000; i++) {
+        fl_store_sqlite_known_info(f->s, ki);
+        if (ki->ready)
+            return;
+        usleep(10000);
+    }
+    fail_msg("the filter of stored crash ids was not loaded within 10 s");
+}
+
+/* Ingest looks a crash id up among those stored only when the filter of
+ * stored ids cannot rule it out: new ids are (nearly) never looked up,
+ * resends always are and are still flagged, before and after a restart
+ * (when the filter is loaded from the database). */
+static void test_known_filter(void **st)
+{
+    fx *f = *st;
+    fl_store_known_info ki;
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_false(ki.ready); /* nothing ingested yet: not even started */
+    assert_int_equal(ki.bytes, 0);
+    assert_true(ingest(f, "old1", "1.0")); /* starts it */
+    apply(f, "old1", "g", "1.0", "i");
+    assert_true(ingest(f, "pend1", "1.0")); /* stays in the inbox */
+    wait_ready(f, &ki);
+    assert_true(ki.bytes > 0);
+    int64_t l0 = ki.lookups;
+    char id[32];
+    for (int i = 0; i < 500; i++) {
+        snprintf(id, sizeof id, "new-%d", i);
+        assert_true(ingest(f, id, "1.0"));
+    }
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_true(ki.lookups - l0 <= 25); /* ~1 % false positives, not 500 */
+    assert_true(ki.ids >= 502);
+    int64_t l1 = ki.lookups;
+    assert_false(ingest(f, "old1", "1.0")); /* processed: flagged, not stored */
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_int_equal(ki.lookups, l1 + 1);
+
+    f->s->disconnect(f->c);
+    f->s->close(f->s);
+    char err[256];
+    assert_non_null(f->s = fl_store_sqlite_open(f->path, err, sizeof err));
+    assert_non_null(f->c = f->s->connect(f->s));
+    assert_true(ingest(f, "after-restart", "1.0")); /* starts the loader */
+    wait_ready(f, &ki);
+    assert_true(ki.ids >= 502); /* the inbox and crashes, loaded */
+    int64_t l2 = ki.lookups;
+    assert_false(ingest(f, "old1", "1.0"));
+    /* Pending, not processed: stored again, as without the filter
+     * (processing drops the second copy). */
+    assert_true(ingest(f, "pend1", "1.0"));
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_int_equal(ki.lookups, l2 + 2); /* both known to the filter */
+    for (int i = 0; i < 300; i++) {
+        snprintf(id, sizeof id, "new2-%d", i);
+        assert_true(ingest(f, id, "1.0"));
+    }
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_true(ki.lookups - l2 - 2 <= 15);
+}
+
 /* The store turns SQLite's memory statistics off (a global mutex on every
  * allocation): with them off, SQLite reports no memory in use. */
 static void test_memstatus_off(void **st)
@@ -873,6 +937,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memstatus_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_known_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_caller_frames, setup, teardown),
         cmocka_unit_test(test_unzstd_frames),
         cmocka_unit_test_setup_teardown(test_batch_tasks, setup, teardown),

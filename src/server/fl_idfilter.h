@@ -1,0 +1,37 @@
+/*
+ * fl_idfilter.h - a set of crash ids that answers "certainly not seen" in
+ * memory: a blocked Bloom filter that grows.
+ *
+ * Ingest asks, for every report, whether its crash id was processed
+ * before.  That is a lookup in the index of every crash ever stored: a
+ * random page read, on the writer's serial path, and a disk read once the
+ * index outgrows the page cache.  Nearly every report is new; the filter
+ * lets ingest skip the lookup for those and look only when the id may
+ * have been seen (a resend, or a false positive, ~1 %).  It must be a
+ * superset of the ids it stands for: an id added is always "maybe".
+ *
+ * Not thread-safe: the caller serialises add() and maybe().
+ */
+#ifndef FL_IDFILTER_H
+#define FL_IDFILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct fl_idfilter fl_idfilter;
+
+/* A filter for about `expected` ids to begin with (it grows past that);
+ * NULL when out of memory. */
+fl_idfilter *fl_idfilter_new(size_t expected);
+void fl_idfilter_free(fl_idfilter *f);
+
+/* Adds an id (n bytes).  Returns -1 when the filter could not grow (out of
+ * memory): it then no longer says "not seen" for anything. */
+int fl_idfilter_add(fl_idfilter *f, const char *id, size_t n);
+/* false: the id was certainly never added. */
+bool fl_idfilter_maybe(const fl_idfilter *f, const char *id, size_t n);
+
+size_t fl_idfilter_count(const fl_idfilter *f); /* ids added */
+size_t fl_idfilter_bytes(const fl_idfilter *f); /* memory held */
+
+#endif

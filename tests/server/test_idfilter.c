@@ -1,0 +1,114 @@
+/*
+ * Unit tests of fl_idfilter, the filter of crash ids ingest has stored:
+ * no id added is ever reported unseen (across growth), few ids never added
+ * are reported maybe, and its counters.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fl_idfilter.h"
+
+/* Crash ids shaped like libfaultline's (version-4 UUIDs), from a counter
+ * through a mixer: distinct for distinct i. */
+static size_t make_id(uint64_t i, char out[64])
+{
+    uint64_t a = i * 0x9e3779b97f4a7c15u, b = (i ^ 0x5555) * 0xc2b2ae3d27d4eb4fu;
+    a ^= a >> 31;
+    b ^= b >> 29;
+    return (size_t)snprintf(out, 64, "%08x-%04x-4%03x-%04x-%012llx", (unsigned)(a >> 32),
+                            (unsigned)(a & 0xffff), (unsigned)(b & 0xfff),
+                            (unsigned)(0x8000 | ((b >> 12) & 0x3fff)),
+                            (unsigned long long)(b >> 16) & 0xffffffffffffull);
+}
+
+static void test_no_false_negatives_through_growth(void **st)
+{
+    (void)st;
+    /* Sized for 1,000: grows through several filters on the way to 300,000. */
+    fl_idfilter *f = fl_idfilter_new(1000);
+    assert_non_null(f);
+    size_t b0 = fl_idfilter_bytes(f);
+    char id[64];
+    enum { N = 300000 };
+    for (uint64_t i = 0; i < N; i++) {
+        size_t n = make_id(i, id);
+        assert_int_equal(fl_idfilter_add(f, id, n), 0);
+    }
+    assert_int_equal(fl_idfilter_count(f), N);
+    assert_true(fl_idfilter_bytes(f) > 2 * b0); /* it grew */
+    assert_true(fl_idfilter_bytes(f) < (size_t)N * 4); /* ~10 bits an id, not bytes */
+    for (uint64_t i = 0; i < N; i++) {
+        size_t n = make_id(i, id);
+        assert_true(fl_idfilter_maybe(f, id, n));
+    }
+    /* Ids never added: a few percent at most say maybe (three filters of
+     * ~1 % each here). */
+    size_t fp = 0;
+    enum { M = 200000 };
+    for (uint64_t i = N; i < N + M; i++) {
+        size_t n = make_id(i, id);
+        fp += fl_idfilter_maybe(f, id, n);
+    }
+    assert_true(fp < M / 20);
+    assert_true(fp > 0); /* it is a Bloom filter, not a set: some are expected */
+    fl_idfilter_free(f);
+}
+
+static void test_sized_filter_is_tight(void **st)
+{
+    (void)st;
+    /* One filter sized for what it holds: ~1 % false positives. */
+    fl_idfilter *f = fl_idfilter_new(100000);
+    assert_non_null(f);
+    char id[64];
+    for (uint64_t i = 0; i < 100000; i++) {
+        size_t n = make_id(i, id);
+        assert_int_equal(fl_idfilter_add(f, id, n), 0);
+    }
+    size_t fp = 0;
+    for (uint64_t i = 1000000; i < 1100000; i++) {
+        size_t n = make_id(i, id);
+        fp += fl_idfilter_maybe(f, id, n);
+    }
+    assert_true(fp < 2000); /* < 2 % */
+    /* Length matters: a prefix of an id added is another id. */
+    size_t n = make_id(7, id);
+    assert_true(fl_idfilter_maybe(f, id, n));
+    size_t pfx = 0;
+    for (uint64_t i = 0; i < 1000; i++) {
+        n = make_id(i, id);
+        pfx += fl_idfilter_maybe(f, id, n - 1);
+    }
+    assert_true(pfx < 50);
+    fl_idfilter_free(f);
+}
+
+static void test_empty(void **st)
+{
+    (void)st;
+    fl_idfilter *f = fl_idfilter_new(0);
+    assert_non_null(f);
+    assert_int_equal(fl_idfilter_count(f), 0);
+    assert_false(fl_idfilter_maybe(f, "c1", 2));
+    assert_false(fl_idfilter_maybe(f, "", 0));
+    assert_int_equal(fl_idfilter_add(f, "c1", 2), 0);
+    assert_true(fl_idfilter_maybe(f, "c1", 2));
+    fl_idfilter_free(f);
+    fl_idfilter_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_false_negatives_through_growth),
+        cmocka_unit_test(test_sized_filter_is_tight),
+        cmocka_unit_test(test_empty),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
