@@ -8,8 +8,10 @@
  *
  * Growing: a full filter stays as it is (its ids cannot be re-hashed: they
  * are not kept) and the next, twice as large, takes the new ids; a query
- * asks each.  The first is sized from the caller's estimate, so a server
- * restarted on a large database starts with one filter, not a long chain.
+ * asks each, and each adds its ~1 % of false positives.  The first is sized
+ * from the caller's estimate but holds 2^20 ids at least (1.3 MB): a
+ * server restarted on a large database starts with one filter, and one
+ * that grows from empty to 10 M ids has four (3 % false positives).
  */
 #include "fl_idfilter.h"
 
@@ -18,7 +20,7 @@
 #include <string.h>
 
 #define BITS_PER_ID 10
-#define MIN_IDS (1u << 16)
+#define MIN_IDS (1u << 20)
 #define MAX_FILTERS 40
 
 typedef struct bloom {
