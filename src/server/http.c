@@ -774,14 +774,15 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
     fl_store_known_info ki;
     fl_store_sqlite_known_info(h->store, &ki);
     P("# HELP faultline_ingest_id_lookups_total Crash ids ingest looked up among those stored "
-      "(the filter of stored ids could not rule them out: resends, ~1 %% of new ids, and all "
-      "until the filter is loaded).\n"
+      "(the filter of stored ids could not rule them out: resends, 0.1-3 %% of new ids, and "
+      "all until the filter is loaded).\n"
       "# TYPE faultline_ingest_id_lookups_total counter\n"
       "faultline_ingest_id_lookups_total %" PRId64 "\n"
       "# HELP faultline_ingest_id_filter_ready 1 once the filter of stored crash ids is loaded.\n"
       "# TYPE faultline_ingest_id_filter_ready gauge\n"
       "faultline_ingest_id_filter_ready %d\n"
-      "# HELP faultline_ingest_id_filter_ids Crash ids added to that filter (one added twice, by the loader and by ingest, counts twice).\n"
+      "# HELP faultline_ingest_id_filter_ids Crash ids added to that filter (one added "
+      "twice, by the loader and by ingest, counts twice).\n"
       "# TYPE faultline_ingest_id_filter_ids gauge\n"
       "faultline_ingest_id_filter_ids %zu\n"
       "# HELP faultline_ingest_id_filter_bytes Memory that filter holds.\n"

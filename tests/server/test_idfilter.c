@@ -42,7 +42,7 @@ static void test_no_false_negatives_through_growth(void **st)
         assert_int_equal(fl_idfilter_add(f, id, n), 0);
     }
     assert_int_equal(fl_idfilter_count(f), N);
-    assert_true(fl_idfilter_bytes(f) > 3 * b0); /* it grew, twice */
+    assert_true(fl_idfilter_bytes(f) > 3 * b0);        /* it grew, twice */
     assert_true(fl_idfilter_bytes(f) < (size_t)N * 4); /* ~10 bits an id, not bytes */
     for (uint64_t i = 0; i < N; i++) {
         size_t n = make_id(i, id);
