@@ -459,9 +459,11 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
     sconn *c = (sconn *)pc;
     if (n == 0)
         return 0;
-    fl_ingest_item **v = malloc(n * sizeof *v);
+    /* v: the items sorted by id; maybe[i]: items[i]'s id may be stored. */
+    fl_ingest_item **v = malloc(n * (sizeof *v + sizeof(bool)));
     if (!v)
         return -1;
+    bool *maybe = (bool *)(v + n);
     memcpy(v, items, n * sizeof *v);
     sstore *ss = (sstore *)c->pub.store;
     pthread_mutex_lock(&ss->fmu);
@@ -485,18 +487,19 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
     qsort(v, n, sizeof *v, by_id);
     for (size_t i = 0; i < n; i++)
         v[i]->duplicate = i > 0 && !strcmp(v[i]->crash_id, v[i - 1]->crash_id);
+    pthread_mutex_lock(&ss->fmu);
+    for (size_t i = 0; i < n; i++) {
+        const fl_ingest_item *it = items[i];
+        maybe[i] = !it->duplicate && (!ss->known_ready || fl_idfilter_maybe(ss->known, it->crash_id,
+                                                                            strlen(it->crash_id)));
+        ss->lookups += maybe[i];
+    }
+    pthread_mutex_unlock(&ss->fmu);
     for (size_t i = 0; i < n; i++) {
         fl_ingest_item *it = items[i];
         it->ref[0] = '\0';
-        if (it->duplicate)
-            continue;
-        pthread_mutex_lock(&ss->fmu);
-        bool maybe = !ss->known_ready || fl_idfilter_maybe(ss->known, it->crash_id,
-                                                           strlen(it->crash_id));
-        ss->lookups += maybe;
-        pthread_mutex_unlock(&ss->fmu);
-        if (!maybe)
-            continue; /* never stored here: not a resend */
+        if (!maybe[i])
+            continue; /* a duplicate in the batch, or never stored: not a resend */
         sqlite3_stmt *s = stmt(c, S_KNOWN);
         if (!s)
             goto fail;
