@@ -14,7 +14,7 @@ PKGS=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 )
 # Optional extras for `make bench` only.
-if [ "${1:-}" = "--bench" ]; then PKGS+=(wrk nginx-light hyperfine); fi
+if [ "${1:-}" = "--bench" ]; then PKGS+=(wrk nginx-light hyperfine sqlite3); fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -11,8 +11,11 @@
 #    rate at which the backlog is processed (crashes/s).
 # 3. Memory: RSS of the server once >= 100,000 crashes are stored and
 #    processed.
+# 4. Ingest on a database of 10 M crashes, page cache dropped, with and
+#    without the filter of stored crash ids (bench/server/large.sh).
 # Environment: ROUNDS (5), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2),
-# INGEST_ONLY (0; 1 skips parts 2 and 3, for quick comparisons), FL_IDS
+# INGEST_ONLY (0; 1 skips parts 2-4, for quick comparisons), LARGE and
+# MEMLIMIT (part 4: bench/server/large.sh), FL_IDS
 # (random; "seq" for sequential crash ids, see post.lua).
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -180,3 +183,10 @@ total=$("$build/tests/server/fl_post" sum "$SPORT" bench-admin 2>/dev/null || ec
 echo "memory: server RSS $((rss / 1024)) MiB (peak $((hwm / 1024)) MiB) with $total crashes stored and processed (goal <= 64 MiB at 100,000)"
 echo "database: $(du -sh "$work/data" | cut -f1)"
 stop_server
+
+# 4. Ingest on a database of LARGE crashes, with and without the filter of
+# stored ids (large.sh; LARGE=0 skips it).
+if [ "${LARGE:-10000000}" != 0 ]; then
+  echo
+  bash "$here/large.sh" "$build"
+fi

@@ -32,7 +32,7 @@ typedef struct opts {
     double rate, burst;
     const char *skip_list, *prefix_list;
     uint64_t max_symbol_file, symcache_lru;
-    bool no_remote_unwind;
+    bool no_remote_unwind, no_id_filter;
 } opts;
 
 static void usage(FILE *f)
@@ -66,6 +66,8 @@ static void usage(FILE *f)
             "  --max-symbol-file BYTES  largest debug file upload (default 1073741824) -> 413\n"
             "  --symcache-lru N     open symcaches kept per process (default 32)\n"
             "  --no-remote-unwind   keep the client's stack (no server-side CFI unwind)\n"
+            "  --no-id-filter       look every new crash id up among those stored instead of\n"
+            "                       keeping a filter of them in memory (~10 bits per crash)\n"
             "\n"
             "Symbols: uploads and DIR/symbols/incoming/ land in DIR/symbols/processed/,\n"
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
@@ -143,6 +145,8 @@ static int parse_args(opts *o, int argc, char **argv)
             o->keyless = true;
         } else if (!strcmp(a, "--no-remote-unwind")) {
             o->no_remote_unwind = true;
+        } else if (!strcmp(a, "--no-id-filter")) {
+            o->no_id_filter = true;
         } else if (!strcmp(a, "--max-symbol-file")) {
             if (num(a, TAKE, &o->max_symbol_file))
                 return -1;
@@ -352,6 +356,8 @@ int fl_cmd_serve(int argc, char **argv)
 
     if (!(store = fl_store_sqlite_open(dbpath, err, sizeof err)))
         goto out;
+    if (o.no_id_filter)
+        fl_store_sqlite_no_id_filter(store);
     if (!(queue = fl_queue_embedded_new())) {
         snprintf(err, sizeof err, "out of memory");
         goto out;

@@ -204,6 +204,10 @@ typedef struct fl_store_known_info {
     size_t ids, bytes;
 } fl_store_known_info;
 void fl_store_sqlite_known_info(fl_store *s, fl_store_known_info *out);
+/* No filter: ingest looks every crash id up (`serve --no-id-filter`, for a
+ * server short of memory, and the bench's comparison).  Before the first
+ * ingest. */
+void fl_store_sqlite_no_id_filter(fl_store *s);
 
 /* Checks that every statement the SQLite store runs per crash is answered
  * through an index: a full table scan there makes ingest or processing

@@ -606,6 +606,27 @@ static void test_known_filter(void **st)
     assert_true(ki.lookups - l2 - 2 <= 15);
 }
 
+/* Without the filter (serve --no-id-filter) every id is looked up, and a
+ * processed resend is still flagged. */
+static void test_no_id_filter(void **st)
+{
+    fx *f = *st;
+    fl_store_sqlite_no_id_filter(f->s);
+    assert_true(ingest(f, "x1", "1.0"));
+    apply(f, "x1", "g", "1.0", "i");
+    char id[32];
+    for (int i = 0; i < 20; i++) {
+        snprintf(id, sizeof id, "y-%d", i);
+        assert_true(ingest(f, id, "1.0"));
+    }
+    assert_false(ingest(f, "x1", "1.0"));
+    fl_store_known_info ki;
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_false(ki.ready);
+    assert_int_equal(ki.bytes, 0);
+    assert_int_equal(ki.lookups, 22);
+}
+
 /* The store turns SQLite's memory statistics off (a global mutex on every
  * allocation): with them off, SQLite reports no memory in use. */
 static void test_memstatus_off(void **st)
@@ -938,6 +959,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memstatus_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_known_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_id_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_caller_frames, setup, teardown),
         cmocka_unit_test(test_unzstd_frames),
         cmocka_unit_test_setup_teardown(test_batch_tasks, setup, teardown),

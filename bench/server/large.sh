@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Ingest on a large database:  bench/server/large.sh BUILD_DIR
+#
+# Ingest flags a resend of a crash already processed, which once meant
+# looking every new crash id up in the index of all crashes stored -- a
+# random page per report, read from the disk once the index outgrows the
+# page cache.  The server now keeps a filter of the stored ids in memory
+# and looks up only what it cannot rule out.  This bench gives it a
+# database of LARGE crashes (default 10,000,000, inserted with SQL; ~1.2 GB),
+# drops the page cache (as root; otherwise it says so), starts the server
+# and posts with wrk as bench/server/run.sh does, in rounds of 5 s -- the
+# first rounds run while the filter loads, when every id is still looked up
+# -- then does the same with `serve --no-id-filter`, side by side.
+# MEMLIMIT=MiB runs the server in a memory cgroup of that size (as root),
+# page cache included: a machine whose memory cannot hold the crash-id
+# index, where without the filter the lookups stay disk reads.
+# Environment: LARGE (10000000), ROUNDS (4), SECONDS_PER_RUN (5), CONNS (64),
+# MEMLIMIT (none).
+set -uo pipefail
+build=$(cd "${1:-build}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+FL=$build/src/cli/faultline
+N=${LARGE:-10000000} ROUNDS=${ROUNDS:-4} DUR=${SECONDS_PER_RUN:-5} CONNS=${CONNS:-64}
+for t in wrk sqlite3; do
+  command -v $t >/dev/null || { echo "bench/server/large: $t missing (scripts/deps.sh --bench)"; exit 1; }
+done
+[ -x "$FL" ] || { echo "bench/server/large: $FL not built"; exit 1; }
+work=$(mktemp -d /tmp/fl-bench-large.XXXXXX)
+SPID= cg=
+cleanup() {
+  [ -n "$SPID" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
+  [ -n "$cg" ] && rmdir "$cg" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export FAULTLINE_ADMIN_TOKEN=bench-admin FAULTLINE_INGEST_KEY=bench-key
+
+start_server() { # start_server [OPTION...]
+  : >"$work/srv.out"
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/data" --workers 0 --max-pending 65536 \
+    --max-backlog 100000000 "$@" >"$work/srv.out" 2>"$work/srv.err" &
+  SPID=$!
+  [ -n "$cg" ] && echo "$SPID" >"$cg/cgroup.procs"
+  for _ in $(seq 100); do
+    PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/srv.out" | grep -o '[0-9]*$')
+    [ -n "$PORT" ] && return 0
+    sleep 0.1
+  done
+  echo "bench/server/large: server did not start: $(cat "$work/srv.err")"; exit 1
+}
+stop_server() { kill -TERM "$SPID"; wait "$SPID"; SPID=; }
+
+# MEMLIMIT: a memory cgroup (v1 or v2) the server runs in, once filled.
+limit="no memory limit"
+if [ -n "${MEMLIMIT:-}" ]; then
+  if [ -d /sys/fs/cgroup/memory ] && mkdir /sys/fs/cgroup/memory/fl-bench-$$ 2>/dev/null; then
+    cg=/sys/fs/cgroup/memory/fl-bench-$$
+    echo $((MEMLIMIT << 20)) >"$cg/memory.limit_in_bytes" || cg=
+  elif [ -f /sys/fs/cgroup/cgroup.controllers ] && mkdir /sys/fs/cgroup/fl-bench-$$ 2>/dev/null; then
+    cg=/sys/fs/cgroup/fl-bench-$$
+    echo $((MEMLIMIT << 20)) >"$cg/memory.max" || cg=
+  fi
+  [ -n "$cg" ] && limit="server in a ${MEMLIMIT} MiB memory cgroup" || limit="MEMLIMIT not applied (needs root and a memory cgroup)"
+fi
+mem_cg=$cg cg=
+
+# The schema, made by the server itself; then N processed crashes with
+# random ids (as libfaultline's are), inserted directly.
+start_server
+stop_server
+t0=$(date +%s.%N)
+sqlite3 "$work/data/faultline.db" "PRAGMA synchronous=OFF; PRAGMA cache_size=-500000;
+  WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < $N)
+  INSERT INTO crashes(id, app, version, received, raw, raw_len, state)
+  SELECT lower(hex(randomblob(16))), 'benchapp', '2.3.1', 1700000000, X'', 0, 1 FROM c;" ||
+  { echo "bench/server/large: cannot fill the database"; exit 1; }
+printf 'database: %d crashes inserted in %.0f s, %s\n' "$N" \
+  "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')" "$(du -sh "$work/data" | cut -f1)"
+
+# The same ~4 KiB log template as run.sh (post.lua fills in the fields).
+{
+  printf 'FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME benchapp\nAPPLICATION_VERSION 2.3.1\n'
+  printf 'PLATFORM_NAME linux\nCPUARCH_NAME x86-64\nPLATFORM_VERSION 6.1.0-13-amd64\nOS_NAME debian\nOS_VERSION 12\n'
+  printf 'CRASH_SIGNAL 11\nCRASH_TIME @TIME@\nAPPLICATION_UPTIME @UP@\nCRASH_ID @ID@\nINSTALL_ID @INST@\n'
+  printf 'OBJECT /usr/bin/benchapp/@B1@/1048576/@B1@\nOBJECT_BUILD_ID 1f2e3d4c5b6a79881f2e3d4c5b6a7988\n'
+  printf 'OBJECT /lib/x86_64-linux-gnu/libc.so.6/@B2@/2097152/@B2@\n'
+  for i in $(seq 0 11); do printf 'CALLSTACK @B1+%d@\n' $((4096 + i * 97)); done
+  for i in $(seq 0 3); do printf 'CALLSTACK @B2+%d@\n' $((65536 + i * 211)); done
+} >"$work/log.tmpl"
+i=0
+while [ "$(wc -c <"$work/log.tmpl")" -lt 4050 ]; do
+  printf 'ETC_KEY context_%03d\nETC_VALUE some application context value %03d\n' $i $i >>"$work/log.tmpl"
+  i=$((i + 1))
+done
+printf 'END\n' >>"$work/log.tmpl"
+export FL_LOG=$work/log.tmpl FL_KEY=bench-key
+
+drop_cache() {
+  if [ "$(id -u)" = 0 ]; then
+    sync && echo 3 >/proc/sys/vm/drop_caches && cache="page cache dropped before each"
+  else
+    cache="page cache NOT dropped (not root): the index may still be cached"
+  fi
+}
+metric() { curl -s "http://127.0.0.1:$PORT/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
+# run_rounds TAG [OPTION...]: rounds against a server started with OPTIONs
+# on a cold cache; one line per round into $work/TAG.
+run_rounds() {
+  local tag=$1
+  shift
+  drop_cache
+  start_server "$@"
+  : >"$work/$tag"
+  for r in $(seq "$ROUNDS"); do
+    FL_RUN=$((r + 300)) wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$here/post.lua" \
+      "http://127.0.0.1:$PORT/api/v1/crashes" >"$work/wrk.out" 2>&1
+    rps=$(awk '/^Requests\/sec:/{print $2}' "$work/wrk.out")
+    p99=$(awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; print v}' "$work/wrk.out")
+    echo "${rps:-0} ${p99:-0} $(metric faultline_ingest_id_lookups_total) $(metric faultline_ingest_id_filter_ready)" >>"$work/$tag"
+  done
+  echo "$(metric faultline_ingest_id_filter_ids) $(metric faultline_ingest_id_filter_bytes)" >"$work/$tag.filter"
+  stop_server
+}
+cg=$mem_cg
+run_rounds filter
+run_rounds nofilter --no-id-filter
+echo
+echo "ingest on $N stored crashes, $cache, $limit; wrk -t2 -c$CONNS, rounds of ${DUR}s, as bench/server/run.sh"
+printf '%-6s | %-44s | %-30s\n' "" "id filter (default)" "--no-id-filter"
+printf '%-6s | %10s %8s %12s %10s | %10s %8s %10s\n' round reports/s "p99 ms" lookups ready reports/s "p99 ms" lookups
+paste -d' ' "$work/filter" "$work/nofilter" | awk '{printf "%-6d | %10.0f %8.2f %12d %10d | %10.0f %8.2f %10d\n", NR, $1, $2, $3, $4, $5, $6, $7}'
+read -r fids fbytes <"$work/filter.filter"
+echo "filter: $fids ids, $fbytes bytes"
