@@ -46,27 +46,8 @@ free_port() {
   done
 }
 
-# The ~4 KiB log template (version 2, 16 frames, some context).  post.lua
-# fills in the @...@ fields per request: a fresh crash id, time and uptime,
-# one of 1,000 installations, and module base addresses that change as
-# ASLR would (the frames move with them), so that no two reports are the
-# same bytes -- as in a real crash storm, where the server cannot count on
-# identical reports to compress.
-{
-  printf 'FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME benchapp\nAPPLICATION_VERSION 2.3.1\n'
-  printf 'PLATFORM_NAME linux\nCPUARCH_NAME x86-64\nPLATFORM_VERSION 6.1.0-13-amd64\nOS_NAME debian\nOS_VERSION 12\n'
-  printf 'CRASH_SIGNAL 11\nCRASH_TIME @TIME@\nAPPLICATION_UPTIME @UP@\nCRASH_ID @ID@\nINSTALL_ID @INST@\n'
-  printf 'OBJECT /usr/bin/benchapp/@B1@/1048576/@B1@\nOBJECT_BUILD_ID 1f2e3d4c5b6a79881f2e3d4c5b6a7988\n'
-  printf 'OBJECT /lib/x86_64-linux-gnu/libc.so.6/@B2@/2097152/@B2@\n'
-  for i in $(seq 0 11); do printf 'CALLSTACK @B1+%d@\n' $((4096 + i * 97)); done
-  for i in $(seq 0 3); do printf 'CALLSTACK @B2+%d@\n' $((65536 + i * 211)); done
-} >"$work/log.tmpl"
-i=0
-while [ "$(wc -c <"$work/log.tmpl")" -lt 4050 ]; do
-  printf 'ETC_KEY context_%03d\nETC_VALUE some application context value %03d\n' $i $i >>"$work/log.tmpl"
-  i=$((i + 1))
-done
-printf 'END\n' >>"$work/log.tmpl"
+. "$here/lib.sh"
+make_log_template "$work/log.tmpl"
 export FL_LOG=$work/log.tmpl FL_KEY=bench-key
 
 # wrk_run URL RUN -> "reqs p99_ms non2xx"
@@ -74,7 +55,7 @@ wrk_run() {
   FL_RUN=$2 wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$here/post.lua" "$1" >"$work/wrk.out" 2>&1
   local rps p99 bad
   rps=$(awk '/^Requests\/sec:/{print $2}' "$work/wrk.out")
-  p99=$(awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; print v}' "$work/wrk.out")
+  p99=$(wrk_p99 "$work/wrk.out")
   bad=$(awk '/Non-2xx/{print $NF}' "$work/wrk.out")
   n=$(awk '/requests in/{print $1}' "$work/wrk.out")
   echo "${rps:-0} ${p99:-0} ${bad:-0} ${n:-0}"
