@@ -19,6 +19,7 @@
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 FL=$build/src/cli/faultline
 N=${LARGE:-10000000} ROUNDS=${ROUNDS:-4} DUR=${SECONDS_PER_RUN:-5} CONNS=${CONNS:-64}
 for t in wrk sqlite3; do
@@ -35,20 +36,6 @@ cleanup() {
 trap cleanup EXIT
 export FAULTLINE_ADMIN_TOKEN=bench-admin FAULTLINE_INGEST_KEY=bench-key
 
-start_server() { # start_server [OPTION...]
-  : >"$work/srv.out"
-  "$FL" serve --listen 127.0.0.1:0 --data "$work/data" --workers 0 --max-pending 65536 \
-    --max-backlog 100000000 "$@" >"$work/srv.out" 2>"$work/srv.err" &
-  SPID=$!
-  [ -n "$cg" ] && echo "$SPID" >"$cg/cgroup.procs"
-  for _ in $(seq 100); do
-    PORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/srv.out" | grep -o '[0-9]*$')
-    [ -n "$PORT" ] && return 0
-    sleep 0.1
-  done
-  echo "bench/server/large: server did not start: $(cat "$work/srv.err")"; exit 1
-}
-stop_server() { kill -TERM "$SPID"; wait "$SPID"; SPID=; }
 
 # MEMLIMIT: a memory cgroup (v1 or v2) the server runs in, once filled.
 limit="no memory limit"
@@ -66,7 +53,7 @@ mem_cg=$cg cg=
 
 # The schema, made by the server itself; then N processed crashes with
 # random ids (as libfaultline's are), inserted directly.
-start_server
+start_server --workers 0
 stop_server
 t0=$(date +%s.%N)
 sqlite3 "$work/data/faultline.db" "PRAGMA synchronous=OFF; PRAGMA cache_size=-500000;
@@ -78,7 +65,6 @@ printf 'database: %d crashes inserted in %.0f s, %s\n' "$N" \
   "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')" "$(du -sh "$work/data" | cut -f1)"
 
 # The same ~4 KiB log template as run.sh (post.lua fills in the fields).
-. "$here/lib.sh"
 make_log_template "$work/log.tmpl"
 export FL_LOG=$work/log.tmpl FL_KEY=bench-key
 
@@ -89,18 +75,19 @@ drop_cache() {
     cache="page cache NOT dropped (not root): the index may still be cached"
   fi
 }
-metric() { curl -s "http://127.0.0.1:$PORT/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
+metric() { curl -s "http://127.0.0.1:$SPORT/metrics" | awk -v k="$1" '$1 == k {print $2}'; }
 # run_rounds TAG [OPTION...]: rounds against a server started with OPTIONs
 # on a cold cache; one line per round into $work/TAG.
 run_rounds() {
   local tag=$1
   shift
   drop_cache
-  start_server "$@"
+  start_server --workers 0 "$@"
+  [ -n "$cg" ] && echo "$SPID" >"$cg/cgroup.procs"
   : >"$work/$tag"
   for r in $(seq "$ROUNDS"); do
     FL_RUN=$((r + 300)) wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$here/post.lua" \
-      "http://127.0.0.1:$PORT/api/v1/crashes" >"$work/wrk.out" 2>&1
+      "http://127.0.0.1:$SPORT/api/v1/crashes" >"$work/wrk.out" 2>&1
     rps=$(awk '/^Requests\/sec:/{print $2}' "$work/wrk.out")
     p99=$(wrk_p99 "$work/wrk.out")
     echo "${rps:-0} ${p99:-0} $(metric faultline_ingest_id_lookups_total) $(metric faultline_ingest_id_filter_ready)" >>"$work/$tag"

@@ -29,3 +29,23 @@ make_log_template() {
 wrk_p99() {
   awk '$1=="99%"{v=$2; if (v ~ /us$/) {sub(/us$/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms$/,"",v)} else if (v ~ /s$/) {sub(/s$/,"",v); v*=1000}; print v}' "$1"
 }
+
+# start_server [OPTION...]: `faultline serve` on a free port of 127.0.0.1
+# with the data directory $work/data and OPTIONs; sets SPID and SPORT.  The
+# caller sets FL and work.  --max-backlog: with --workers 0 every report
+# stays queued, and the default cap (1,000,000) is reached within a few
+# fast rounds.
+start_server() {
+  : >"$work/srv.out"
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/data" --max-pending 65536 \
+    --max-backlog 100000000 "$@" >"$work/srv.out" 2>"$work/srv.err" &
+  SPID=$!
+  for _ in $(seq 100); do
+    SPORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/srv.out" | grep -o '[0-9]*$')
+    [ -n "$SPORT" ] && return 0
+    sleep 0.1
+  done
+  echo "bench/server: server did not start: $(cat "$work/srv.err")"
+  exit 1
+}
+stop_server() { kill -TERM "$SPID"; wait "$SPID"; SPID=; }

@@ -63,22 +63,6 @@ wrk_run() {
 
 median() { sort -g | awk '{a[NR]=$1} END{if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
-start_server() { # start_server WORKERS
-  : >"$work/srv.out"
-  # --max-backlog: with --workers 0 every report stays queued, and the
-  # default cap (1,000,000) is reached within a few fast rounds.
-  "$FL" serve --listen 127.0.0.1:0 --data "$work/data" --workers "$1" --max-pending 65536 \
-    --max-backlog 100000000 \
-    >"$work/srv.out" 2>"$work/srv.err" &
-  SPID=$!
-  for _ in $(seq 100); do
-    SPORT=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/srv.out" | grep -o '[0-9]*$')
-    [ -n "$SPORT" ] && return 0
-    sleep 0.1
-  done
-  echo "bench/server: server did not start: $(cat "$work/srv.err")"; exit 1
-}
-stop_server() { kill -TERM "$SPID"; wait "$SPID"; SPID=; }
 
 # nginx answering 200 to the same POST (body read and discarded).
 NPORT=$(free_port)
@@ -107,7 +91,7 @@ sleep 0.5
 # CPU time (user + system, clock ticks) of a process.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-start_server 0
+start_server --workers 0
 fl_r= fl_p= ng_r= ng_p= fl_bad=0 fl_n=0 fl_ticks=0
 for r in $(seq "$ROUNDS"); do
   t0=$(cpu_ticks "$SPID")
@@ -144,7 +128,7 @@ echo "group commit: $items reports in $commits transactions ($(awk -v a="$items"
 
 # Processing throughput: restart with workers on the backlog just stored.
 stored=$items
-start_server "$WORKERS"
+start_server --workers "$WORKERS"
 t0=$(date +%s.%N)
 m0=0
 while :; do
