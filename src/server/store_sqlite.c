@@ -1504,31 +1504,34 @@ static void *loader_main(void *arg)
             else
                 sqlite3_bind_text(st, 1, after, -1, SQLITE_TRANSIENT);
             sqlite3_bind_int(st, 2, LOAD_RANGE);
-            size_t k = 0;
+            size_t k = 0, rows = 0;
             int rc;
             while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *id = (const char *)sqlite3_column_text(st, 0);
                 size_t n = (size_t)sqlite3_column_bytes(st, 0);
+                rows++;
+                if (t == 0)
+                    after_rid = sqlite3_column_int64(st, 1);
+                else if (id && n < FL_CRASH_ID_MAX)
+                    memcpy(after, id, n + 1);
+                else if (id)
+                    break; /* an id too long to resume after: look every id up */
                 if (!id || n >= FL_CRASH_ID_MAX)
                     continue; /* not an id ingest can be asked about */
                 memcpy(ids[k], id, n + 1);
                 lens[k++] = n;
-                if (t == 0)
-                    after_rid = sqlite3_column_int64(st, 1);
             }
             sqlite3_reset(st);
             if (rc != SQLITE_DONE) {
-                ok = false;
+                ok = false; /* an error, or the break above */
                 break;
             }
             pthread_mutex_lock(&s->fmu);
             for (size_t i = 0; i < k; i++)
                 fl_idfilter_add(s->known, ids[i], lens[i]);
             pthread_mutex_unlock(&s->fmu);
-            if (k == 0)
+            if (rows == 0)
                 break;
-            if (t == 1)
-                memcpy(after, ids[k - 1], lens[k - 1] + 1);
         }
         sqlite3_finalize(st);
     }
