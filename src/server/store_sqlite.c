@@ -465,6 +465,9 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
         return -1;
     bool *maybe = (bool *)(v + n);
     memcpy(v, items, n * sizeof *v);
+    qsort(v, n, sizeof *v, by_id);
+    for (size_t i = 0; i < n; i++)
+        v[i]->duplicate = i > 0 && !strcmp(v[i]->crash_id, v[i - 1]->crash_id);
     sstore *ss = (sstore *)c->pub.store;
     pthread_mutex_lock(&ss->fmu);
     if (!ss->known_tried) {
@@ -483,11 +486,6 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
             ss->known = NULL;
         }
     }
-    pthread_mutex_unlock(&ss->fmu);
-    qsort(v, n, sizeof *v, by_id);
-    for (size_t i = 0; i < n; i++)
-        v[i]->duplicate = i > 0 && !strcmp(v[i]->crash_id, v[i - 1]->crash_id);
-    pthread_mutex_lock(&ss->fmu);
     for (size_t i = 0; i < n; i++) {
         const fl_ingest_item *it = items[i];
         maybe[i] = !it->duplicate && (!ss->known_ready || fl_idfilter_maybe(ss->known, it->crash_id,
