@@ -449,6 +449,29 @@ cli)
   # A second server on the same data directory is refused.
   "$FL" serve --listen 127.0.0.1:0 --data "$work/k" >/dev/null 2>"$work/e2" && fail "second server started"
   grep -q 'in use' "$work/e2" || fail "second server: $(cat "$work/e2")"
+  # So is a second server on the same port, with a data directory of its
+  # own: the loops' SO_REUSEPORT sockets must not let it take a share of
+  # the connections.
+  timeout 10 "$FL" serve --listen "127.0.0.1:$PORT" --data "$work/k2" >/dev/null 2>"$work/e2"
+  rc=$?; [ $rc != 0 ] && [ $rc != 124 ] || fail "second server on port $PORT: not refused (rc $rc)"
+  grep -q 'in use' "$work/e2" || fail "second server on the port: $(cat "$work/e2")"
+  ok "a second server on the same data directory or port is refused"
+  # The kernel spreads connections over the HTTP threads (one listening
+  # socket each): 16 connections, each thread gets some (all on one:
+  # p = 2^-15).
+  for fd in $(seq 20 35); do eval "exec $fd<>/dev/tcp/127.0.0.1/$PORT"; done
+  m=
+  for _ in $(seq 50); do
+    m=$(curl -s "$(url /metrics)")
+    n0=$(sed -n 's/^faultline_http_connections{thread="0"} //p' <<<"$m")
+    n1=$(sed -n 's/^faultline_http_connections{thread="1"} //p' <<<"$m")
+    [ "$((n0 + n1))" -ge 17 ] && break
+    sleep 0.1
+  done
+  for fd in $(seq 20 35); do eval "exec $fd<&-"; done
+  [ "${n0:-0}" -ge 1 ] && [ "${n1:-0}" -ge 1 ] && [ "$((n0 + n1))" -ge 17 ] ||
+    fail "connections by thread: '$n0' '$n1'"
+  ok "connections spread over the HTTP threads ($n0 + $n1)"
   stop || fail "shutdown rc"
   export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
   # Split roles: an API process and a worker process on one data directory.
