@@ -226,6 +226,25 @@ static sqlite3_stmt *stmt(sconn *c, int which)
     return c->st[which];
 }
 
+/* stmt() for a statement whose every parameter the caller binds: it is
+ * reset after each use (done()), so only preparing is left. */
+static sqlite3_stmt *stmt_bound(sconn *c, int which)
+{
+    if (!c->st[which] &&
+        sqlite3_prepare_v3(c->db, SQL[which], -1, SQLITE_PREPARE_PERSISTENT, &c->st[which], NULL))
+        return NULL;
+    return c->st[which];
+}
+
+/* bind_text() of a string that stays put until the statement is reset. */
+static void bind_static(sqlite3_stmt *s, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, i);
+}
+
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
 {
     if (v)
@@ -584,11 +603,13 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
         int64_t chunk = sqlite3_last_insert_rowid(c->db);
         for (size_t r = 0; r < nrows; r++) {
             fl_ingest_item *it = v[r];
-            if (!(s = stmt(c, S_INBOX)))
+            /* Every parameter is bound below, and the item's strings
+             * outlive the statement's step: no clearing, no copies. */
+            if (!(s = stmt_bound(c, S_INBOX)))
                 goto fail_off;
             sqlite3_bind_text(s, 1, it->crash_id, -1, SQLITE_STATIC);
-            bind_text(s, 2, it->app);
-            bind_text(s, 3, it->version);
+            bind_static(s, 2, it->app);
+            bind_static(s, 3, it->version);
             sqlite3_bind_int64(s, 4, it->received);
             sqlite3_bind_int64(s, 5, (sqlite3_int64)it->raw_len);
             sqlite3_bind_int64(s, 6, chunk);
