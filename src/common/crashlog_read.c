@@ -81,14 +81,20 @@ static void *grow(void *arrp, size_t *n, size_t sz)
 
 /* ---- parser --------------------------------------------------------- */
 
+/* ETC_KEY/ETC_VALUE and STATE_KEY/STATE_VALUE: a key line waits for the
+ * value line that completes it. */
+typedef struct kv_pair {
+    const char *key_name, *value_name; /* for errors: "ETC_KEY", "ETC_VALUE" */
+    char *key;                         /* the key waiting for its value, or NULL */
+} kv_pair;
+
 typedef struct parser {
     fl_crashlog *log;
     fl_crashlog_error *err;
     unsigned lineno;
     int header_state; /* 0: want producer, 1: want CRASHLOG_VERSION, 2: body */
     bool ended;
-    bool etc_pending, state_pending;
-    char *etc_key, *state_key;
+    kv_pair etc, state;
     bool check; /* fl_crashlog_check(): see the top of the file */
     /* check: what push() and last_*() hand out instead of array elements */
     union {
@@ -113,14 +119,14 @@ static char *keep(parser *p, char *s, size_t n)
 }
 
 /* One more element of *arr: a new zeroed one, or in check mode the count
- * and a scratch element. */
-static void *push(parser *p, void *arrp, size_t *n, size_t sz)
+ * and a scratch element.  Inline, so that sz is a constant and the memset
+ * a store or two: a check pushes on most lines of a log. */
+static inline void *push(parser *p, void *arrp, size_t *n, size_t sz)
 {
     if (!p->check)
         return grow(arrp, n, sz);
     ++*n;
-    memset(&p->scratch, 0, sz);
-    return &p->scratch;
+    return memset(&p->scratch, 0, sz);
 }
 
 static int fail(parser *p, unsigned line, const char *fmt, ...)
@@ -172,23 +178,41 @@ static int num_i64(parser *p, const char *key, const char *v, int64_t *out)
     return 0;
 }
 
+/* Byte classes as tables: a load per byte instead of a chain of compares,
+ * on every line. */
+static const bool blank[256] = {[' '] = true, ['\t'] = true};
+static const bool trailing_blank[256] = {[' '] = true, ['\t'] = true, ['\r'] = true};
+static const bool word_end[256] = {['\0'] = true, [' '] = true, ['\t'] = true};
+
+static size_t word_len(const char *v)
+{
+    size_t n = 0;
+    while (!word_end[(unsigned char)v[n]])
+        n++;
+    return n;
+}
+
+/* Ends the word v[0..n) (followed by a blank or the NUL) in place and
+ * returns what follows it, leading blanks skipped ("" when nothing). */
+static char *after_word(char *v, size_t n)
+{
+    v += n;
+    if (*v) {
+        *v++ = '\0';
+        while (blank[(unsigned char)*v])
+            v++;
+    }
+    return v;
+}
+
 /* Splits "first rest": returns first word in *a (NUL-terminated in place)
  * and the rest, with leading blanks skipped, in *b ("" when none).  Returns
  * the length of the first word. */
-static const bool word_end[256] = {['\0'] = true, [' '] = true, ['\t'] = true};
-
 static size_t split_word(char *v, char **a, char **b)
 {
+    size_t n = word_len(v);
     *a = v;
-    while (!word_end[(unsigned char)*v])
-        v++;
-    size_t n = (size_t)(v - *a);
-    if (*v) {
-        *v++ = '\0';
-        while (*v == ' ' || *v == '\t')
-            v++;
-    }
-    *b = v;
+    *b = after_word(v, n);
     return n;
 }
 
@@ -281,34 +305,36 @@ static int hexval(char c)
     return (int)hexlut[(unsigned char)c] - 1;
 }
 
-static int parse_kv_pair(parser *p, const char *key, char *v, size_t vn, bool is_key,
-                         bool *pending,
-                         char **pkey, fl_kv **arr, size_t *n, const char *keyname,
-                         const char *valname)
+/* Inline: these run on half the lines of a typical log, and as one
+ * ten-argument function they were more call than work. */
+static inline int pair_key(parser *p, kv_pair *kp, char *v, size_t vn)
 {
-    if (is_key) {
-        if (*pending)
-            return fail(p, p->lineno, "%s without the %s it needs", keyname, valname);
-        if (!(*pkey = keep(p, v, vn)))
-            return OOM(p);
-        *pending = true;
-        return 0;
-    }
-    if (!*pending)
-        return fail(p, p->lineno, "%s without a preceding %s", key, keyname);
+    if (kp->key)
+        return fail(p, p->lineno, "%s without the %s it needs", kp->key_name, kp->value_name);
+    return (kp->key = keep(p, v, vn)) ? 0 : OOM(p);
+}
+
+static inline int pair_value(parser *p, kv_pair *kp, fl_kv **arr, size_t *n, char *v, size_t vn)
+{
+    if (!kp->key)
+        return fail(p, p->lineno, "%s without a preceding %s", kp->value_name, kp->key_name);
     fl_kv *kv = push(p, arr, n, sizeof *kv);
     if (!kv)
         return OOM(p);
-    kv->key = *pkey;
+    kv->key = kp->key;
     if (!(kv->value = keep(p, v, vn)))
         return OOM(p);
-    *pending = false;
+    kp->key = NULL;
     return 0;
 }
 
-/* Every key the reader knows, found by its length and then a memcmp among
- * the few of that length: a log has about a hundred lines, and a chain of
- * forty strcmp() per line was a tenth of the server's ingest CPU. */
+/* Every key the reader knows, found by the line's first byte and then a
+ * memcmp among the few keys starting with it: a log has about a hundred
+ * lines, and a chain of forty strcmp() per line was a tenth of the server's
+ * ingest CPU.  A key matches when the line starts with it and the word ends
+ * there, which is the first word being the key; so a known key's line is
+ * never scanned for the end of its first word (that byte loop was the
+ * reader's hottest). */
 enum key_id {
     K_UNKNOWN,
     K_STACK, K_CALLSTACK, K_THREAD_FRAME, K_REGISTER,
@@ -322,84 +348,86 @@ enum key_id {
     K_CRASHLOG_VERSION, K_MOJOCRASH, K_FAULTLINE, K_END,
 };
 
-static enum key_id key_id(const char *k, size_t n)
+/* s[0..n) is a trimmed line, NUL at s[n].  Returns the key its first word
+ * is, and that word's length in *kn; K_UNKNOWN (*kn unset) for any other
+ * word.  The most frequent keys come first in each group. */
+static enum key_id key_id(const char *s, size_t n, size_t *kn)
 {
 #define K(S, ID)                                                                                   \
-    if (!memcmp(k, S, sizeof S - 1))                                                               \
-        return ID;
-    switch (n) {
-    case 3:
-        K("END", K_END)
-        break;
-    case 5:
-        K("STACK", K_STACK)
-        K("TRACE", K_TRACE)
-        break;
-    case 6:
-        K("OBJECT", K_OBJECT)
-        K("THREAD", K_THREAD)
-        break;
-    case 7:
-        K("ETC_KEY", K_ETC_KEY)
-        K("OS_NAME", K_OS_NAME)
-        break;
-    case 8:
-        K("REGISTER", K_REGISTER)
-        K("CRASH_ID", K_CRASH_ID)
-        break;
-    case 9:
-        K("CALLSTACK", K_CALLSTACK)
-        K("ETC_VALUE", K_ETC_VALUE)
-        K("STATE_KEY", K_STATE_KEY)
-        K("MOJOCRASH", K_MOJOCRASH)
-        K("FAULTLINE", K_FAULTLINE)
-        break;
-    case 10:
-        K("OS_VERSION", K_OS_VERSION)
-        K("EXECUTABLE", K_EXECUTABLE)
-        K("CRASH_TIME", K_CRASH_TIME)
-        K("CRASH_CODE", K_CRASH_CODE)
-        K("PROCESS_ID", K_PROCESS_ID)
-        K("INSTALL_ID", K_INSTALL_ID)
-        K("BREADCRUMB", K_BREADCRUMB)
-        break;
-    case 11:
-        K("OBJECT_PATH", K_OBJECT_PATH)
-        K("STATE_VALUE", K_STATE_VALUE)
-        break;
-    case 12:
-        K("THREAD_FRAME", K_THREAD_FRAME)
-        K("CPUARCH_NAME", K_CPUARCH_NAME)
-        K("CRASH_SIGNAL", K_CRASH_SIGNAL)
-        K("CRASH_THREAD", K_CRASH_THREAD)
-        break;
-    case 13:
-        K("PLATFORM_NAME", K_PLATFORM_NAME)
-        K("HANDLER_FAULT", K_HANDLER_FAULT)
-        K("CRASH_ADDRESS", K_CRASH_ADDRESS)
-        break;
-    case 14:
-        K("OS_PRETTY_NAME", K_OS_PRETTY_NAME)
-        K("KERNEL_VERSION", K_KERNEL_VERSION)
-        K("THREAD_CONTEXT", K_THREAD_CONTEXT)
-        break;
-    case 15:
-        K("OBJECT_BUILD_ID", K_OBJECT_BUILD_ID)
-        break;
-    case 16:
+    if (n >= sizeof S - 1 && word_end[(unsigned char)s[sizeof S - 1]] &&                           \
+        !memcmp(s, S, sizeof S - 1)) {                                                             \
+        *kn = sizeof S - 1;                                                                        \
+        return ID;                                                                                 \
+    }
+    switch (s[0]) {
+    case 'A':
         K("APPLICATION_NAME", K_APPLICATION_NAME)
-        K("PLATFORM_VERSION", K_PLATFORM_VERSION)
-        K("CRASHLOG_VERSION", K_CRASHLOG_VERSION)
-        break;
-    case 17:
-        K("CRASH_SIGNAL_NAME", K_CRASH_SIGNAL_NAME)
-        K("CRASH_THREAD_NAME", K_CRASH_THREAD_NAME)
-        break;
-    case 18:
+        K("APPLICATION_VERSION", K_APPLICATION_VERSION)
         K("APPLICATION_UPTIME", K_APPLICATION_UPTIME)
         break;
-    case 19:
-        K("APPLICATION_VERSION", K_APPLICATION_VERSION)
+    case 'B':
+        K("BREADCRUMB", K_BREADCRUMB)
+        break;
+    case 'C':
+        K("CALLSTACK", K_CALLSTACK)
+        K("CPUARCH_NAME", K_CPUARCH_NAME)
+        K("CRASH_SIGNAL", K_CRASH_SIGNAL)
+        K("CRASH_SIGNAL_NAME", K_CRASH_SIGNAL_NAME)
+        K("CRASH_THREAD", K_CRASH_THREAD)
+        K("CRASH_THREAD_NAME", K_CRASH_THREAD_NAME)
+        K("CRASH_TIME", K_CRASH_TIME)
+        K("CRASH_CODE", K_CRASH_CODE)
+        K("CRASH_ADDRESS", K_CRASH_ADDRESS)
+        K("CRASH_ID", K_CRASH_ID)
+        K("CRASHLOG_VERSION", K_CRASHLOG_VERSION)
+        break;
+    case 'E':
+        K("ETC_KEY", K_ETC_KEY)
+        K("ETC_VALUE", K_ETC_VALUE)
+        K("END", K_END)
+        K("EXECUTABLE", K_EXECUTABLE)
+        break;
+    case 'F':
+        K("FAULTLINE", K_FAULTLINE)
+        break;
+    case 'H':
+        K("HANDLER_FAULT", K_HANDLER_FAULT)
+        break;
+    case 'I':
+        K("INSTALL_ID", K_INSTALL_ID)
+        break;
+    case 'K':
+        K("KERNEL_VERSION", K_KERNEL_VERSION)
+        break;
+    case 'M':
+        K("MOJOCRASH", K_MOJOCRASH)
+        break;
+    case 'O':
+        K("OBJECT", K_OBJECT)
+        K("OBJECT_BUILD_ID", K_OBJECT_BUILD_ID)
+        K("OBJECT_PATH", K_OBJECT_PATH)
+        K("OS_NAME", K_OS_NAME)
+        K("OS_VERSION", K_OS_VERSION)
+        K("OS_PRETTY_NAME", K_OS_PRETTY_NAME)
+        break;
+    case 'P':
+        K("PLATFORM_NAME", K_PLATFORM_NAME)
+        K("PLATFORM_VERSION", K_PLATFORM_VERSION)
+        K("PROCESS_ID", K_PROCESS_ID)
+        break;
+    case 'R':
+        K("REGISTER", K_REGISTER)
+        break;
+    case 'S':
+        K("STACK", K_STACK)
+        K("STATE_KEY", K_STATE_KEY)
+        K("STATE_VALUE", K_STATE_VALUE)
+        break;
+    case 'T':
+        K("THREAD_FRAME", K_THREAD_FRAME)
+        K("THREAD", K_THREAD)
+        K("THREAD_CONTEXT", K_THREAD_CONTEXT)
+        K("TRACE", K_TRACE)
         break;
     default:
         break;
@@ -557,13 +585,13 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
         return o ? set_str(p, &o->path, v) : -1;
     }
     case K_ETC_KEY:
+        return pair_key(p, &p->etc, v, vn);
     case K_ETC_VALUE:
-        return parse_kv_pair(p, key, v, vn, id == K_ETC_KEY, &p->etc_pending, &p->etc_key, &L->etc,
-                             &L->netc, "ETC_KEY", "ETC_VALUE");
+        return pair_value(p, &p->etc, &L->etc, &L->netc, v, vn);
     case K_STATE_KEY:
+        return pair_key(p, &p->state, v, vn);
     case K_STATE_VALUE:
-        return parse_kv_pair(p, key, v, vn, id == K_STATE_KEY, &p->state_pending, &p->state_key,
-                             &L->state, &L->nstate, "STATE_KEY", "STATE_VALUE");
+        return pair_value(p, &p->state, &L->state, &L->nstate, v, vn);
     case K_THREAD: {
         char *tid, *name;
         split_word(v, &tid, &name);
@@ -612,7 +640,11 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
     case K_MOJOCRASH:
     case K_FAULTLINE:
         return fail(p, p->lineno, "%s may only appear at the top of the log", key);
-    case K_END: /* handled by one_line */
+    case K_END:
+        if (*v)
+            return fail(p, p->lineno, "END takes no value");
+        p->ended = true;
+        return 0;
     case K_UNKNOWN:
         break;
     }
@@ -630,23 +662,10 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
     return 0;
 }
 
-static int one_line(parser *p, char *s, size_t n)
+/* The first two lines: "MOJOCRASH|FAULTLINE <version>", then
+ * "CRASHLOG_VERSION <n>". */
+static int header_line(parser *p, enum key_id id, char *key, char *v)
 {
-    /* Trim: leading blanks (the published example is indented), trailing
-     * blanks and a CR from a CRLF uploader. */
-    while (n > 0 && (*s == ' ' || *s == '\t')) {
-        s++;
-        n--;
-    }
-    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-        s[--n] = '\0';
-    if (n == 0 || s[0] == '#')
-        return 0;
-    if (p->ended)
-        return fail(p, p->lineno, "text after END");
-
-    char *key, *v;
-    enum key_id id = key_id(s, split_word(s, &key, &v));
     fl_crashlog *L = p->log;
     if (p->header_state == 0) {
         if (id != K_MOJOCRASH && id != K_FAULTLINE)
@@ -659,22 +678,41 @@ static int one_line(parser *p, char *s, size_t n)
         p->header_state = 1;
         return 0;
     }
-    if (p->header_state == 1) {
-        uint64_t ver;
-        if (id != K_CRASHLOG_VERSION)
-            return fail(p, p->lineno, "second line must be 'CRASHLOG_VERSION <n>'");
-        if (fl_parse_u64(v, &ver) || ver < 1 || ver > 1000)
-            return fail(p, p->lineno, "CRASHLOG_VERSION: '%.20s' is not a version", v);
-        L->log_version = (unsigned)ver;
-        p->header_state = 2;
+    uint64_t ver;
+    if (id != K_CRASHLOG_VERSION)
+        return fail(p, p->lineno, "second line must be 'CRASHLOG_VERSION <n>'");
+    if (fl_parse_u64(v, &ver) || ver < 1 || ver > 1000)
+        return fail(p, p->lineno, "CRASHLOG_VERSION: '%.20s' is not a version", v);
+    L->log_version = (unsigned)ver;
+    p->header_state = 2;
+    return 0;
+}
+
+/* s[0..n) is a line without NUL bytes, NUL at s[n]. */
+static int one_line(parser *p, char *s, size_t n)
+{
+    /* Trim: leading blanks (the published example is indented), trailing
+     * blanks and a CR from a CRLF uploader.  The NUL at s[n] ends the
+     * first loop. */
+    char *start = s;
+    while (blank[(unsigned char)*s])
+        s++;
+    n -= (size_t)(s - start);
+    while (n > 0 && trailing_blank[(unsigned char)s[n - 1]])
+        n--;
+    s[n] = '\0'; /* what a kept string needs; the trimmed bytes after it are never read */
+    if (n == 0 || s[0] == '#')
         return 0;
-    }
-    if (id == K_END) {
-        if (*v)
-            return fail(p, p->lineno, "END takes no value");
-        p->ended = true;
-        return 0;
-    }
+    if (p->ended)
+        return fail(p, p->lineno, "text after END");
+
+    size_t kn;
+    enum key_id id = key_id(s, n, &kn);
+    if (id == K_UNKNOWN)
+        kn = word_len(s);
+    char *key = s, *v = after_word(s, kn);
+    if (p->header_state < 2)
+        return header_line(p, id, key, v);
     return body_line(p, id, key, v, n - (size_t)(v - s));
 }
 
@@ -692,6 +730,8 @@ static int parse(const char *buf, size_t len, fl_crashlog **out, fl_crashlog_err
         err->message[0] = '\0';
     }
     p.err = err;
+    p.etc = (kv_pair){"ETC_KEY", "ETC_VALUE", NULL};
+    p.state = (kv_pair){"STATE_KEY", "STATE_VALUE", NULL};
     if (len > FL_CRASHLOG_MAX_BYTES)
         return fail(&p, 0, "log is larger than %u bytes", FL_CRASHLOG_MAX_BYTES);
     if (!(p.log = calloc(1, sizeof *p.log)))
@@ -708,27 +748,30 @@ static int parse(const char *buf, size_t len, fl_crashlog **out, fl_crashlog_err
     text = copy->data;
     memcpy(text, buf, len);
     text[len] = '\0';
+    char *end = text + len;
     const char *nul = memchr(text, '\0', len);
-    size_t nulpos = nul ? (size_t)(nul - text) : len;
+    if (!nul)
+        nul = end;
 
-    size_t pos = 0;
-    while (pos < len) {
-        char *line = text + pos;
-        char *nl = memchr(line, '\n', len - pos);
-        size_t n = nl ? (size_t)(nl - line) : len - pos;
+    /* Each line ends at its '\n' or, the last one, at the end. */
+    for (char *line = text; line < end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        if (!nl)
+            nl = end;
+        size_t n = (size_t)(nl - line);
         p.lineno++;
         if (n > FL_CRASHLOG_MAX_LINE) {
             fail(&p, p.lineno, "line longer than %u bytes", FL_CRASHLOG_MAX_LINE);
             goto out;
         }
-        if (nulpos >= pos && nulpos < pos + n) {
+        if ((size_t)(nul - line) < n) { /* unsigned: false for a NUL before line */
             fail(&p, p.lineno, "NUL byte in the log");
             goto out;
         }
-        line[n] = '\0';
+        *nl = '\0';
         if (one_line(&p, line, n))
             goto out;
-        pos += n + (nl ? 1 : 0);
+        line = nl + 1;
     }
 
     if (p.header_state < 2) {
@@ -736,11 +779,11 @@ static int parse(const char *buf, size_t len, fl_crashlog **out, fl_crashlog_err
                                                : "log ends before CRASHLOG_VERSION");
         goto out;
     }
-    if (p.etc_pending) {
+    if (p.etc.key) {
         fail(&p, p.lineno, "ETC_KEY without the ETC_VALUE it needs");
         goto out;
     }
-    if (p.state_pending) {
+    if (p.state.key) {
         fail(&p, p.lineno, "STATE_KEY without the STATE_VALUE it needs");
         goto out;
     }

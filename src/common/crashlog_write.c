@@ -182,39 +182,58 @@ const char *fl_line_cstr(fl_line *l)
  * the client parses a few numbers too (environment, /proc) and takes only
  * this file. */
 
+/* The value of decimal digit c, or more than 9 when c is not one. */
+static unsigned dec_digit(char c)
+{
+    return (unsigned)(unsigned char)c - '0';
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c |= 0x20; /* 'A'..'F' -> 'a'..'f'; nothing else lands there */
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Leading zeros aside, a u64 holds any 16 hex digits and any 19 decimal
+ * ones, so only a 17th hex digit (always too many) and a 20th decimal one
+ * need a check: an overflow-checked multiply per digit was most of the cost
+ * of a CALLSTACK line on the server. */
 int fl_parse_u64(const char *s, uint64_t *out)
 {
     uint64_t v = 0;
+    size_t i;
     if (!s || !*s)
         return -1;
     if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
         s += 2;
         if (!*s)
             return -1;
-        for (; *s; s++) {
-            int d;
-            if (*s >= '0' && *s <= '9')
-                d = *s - '0';
-            else if (*s >= 'a' && *s <= 'f')
-                d = *s - 'a' + 10;
-            else if (*s >= 'A' && *s <= 'F')
-                d = *s - 'A' + 10;
-            else
-                return -1;
-            if (v >> 60)
+        while (*s == '0')
+            s++;
+        for (i = 0; s[i]; i++) {
+            int d = hex_digit(s[i]);
+            if (d < 0 || i == 16)
                 return -1;
             v = v << 4 | (uint64_t)d;
         }
     } else {
-        for (; *s; s++) {
-            if (*s < '0' || *s > '9')
+        while (*s == '0')
+            s++;
+        unsigned d;
+        for (i = 0; i < 19 && (d = dec_digit(s[i])) <= 9; i++)
+            v = v * 10 + d;
+        /* Now s[i] is a digit only when it is the 20th. */
+        if ((d = dec_digit(s[i])) <= 9) {
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, d, &v))
                 return -1;
-            /* Not (UINT64_MAX - d) / 10: a division per digit was most of
-             * the cost of a CALLSTACK line on the server. */
-            if (__builtin_mul_overflow(v, 10, &v) ||
-                __builtin_add_overflow(v, (uint64_t)(*s - '0'), &v))
-                return -1;
+            i++;
         }
+        if (s[i])
+            return -1;
     }
     *out = v;
     return 0;

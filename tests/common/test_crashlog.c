@@ -285,6 +285,94 @@ static void numbers(void **state)
     assert_int_equal(fl_parse_i64("9223372036854775808", &i), -1);
 }
 
+/* The digit counts where fl_parse_u64 changes how it checks: any 19
+ * decimal or 16 hex digits fit, a 20th decimal digit may overflow, leading
+ * zeros never count. */
+static void number_edges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        int rc;
+        uint64_t v;
+    } cases[] = {
+        {"123456789012345678", 0, 123456789012345678ULL},     /* 18 digits */
+        {"1234567890123456789", 0, 1234567890123456789ULL},   /* 19 */
+        {"9999999999999999999", 0, 9999999999999999999ULL},   /* largest 19 */
+        {"12345678901234567890", 0, 12345678901234567890ULL}, /* 20 */
+        {"10000000000000000000", 0, 10000000000000000000ULL},
+        {"18446744073709551615", 0, UINT64_MAX},
+        {"18446744073709551616", -1, 0},
+        {"28446744073709551615", -1, 0},
+        {"123456789012345678901", -1, 0}, /* 21 */
+        {"000000000000000000000042", 0, 42},
+        {"000000000000000000000018446744073709551615", 0, UINT64_MAX},
+        {"000000000000000000000018446744073709551616", -1, 0},
+        {"00000000000000000000000", 0, 0},
+        {"1", 0, 1},
+        {"12", 0, 12},
+        {"123", 0, 123},
+        {"", -1, 0},
+        {"0x", -1, 0},
+        {"0X", -1, 0},
+        {"x1", -1, 0},
+        {"12a", -1, 0},
+        {"1 ", -1, 0},
+        {" 1", -1, 0},
+        {"+1", -1, 0},
+        {"1.5", -1, 0},
+        {"123456789012345678x", -1, 0},
+        {"1234567890123456789x", -1, 0},
+        {"12345678901234567890x", -1, 0},
+        {"12:", -1, 0},
+        {"12/", -1, 0},
+        {"0x0", 0, 0},
+        {"0x00", 0, 0},
+        {"0xAbCdEf", 0, 0xabcdef},
+        {"0x0123456789abcdef", 0, 0x0123456789abcdefULL},
+        {"0xFEDCBA9876543210", 0, 0xfedcba9876543210ULL},  /* 16 hex digits */
+        {"0x1fedcba9876543210", -1, 0},                    /* 17 */
+        {"0x0fedcba9876543210", 0, 0xfedcba9876543210ULL}, /* 17 with a leading 0 */
+        {"0x000000000000000000000001", 0, 1},
+        {"0xg", -1, 0},
+        {"0x1g", -1, 0},
+        {"0x1G", -1, 0},
+        {"0x@", -1, 0},
+        {"0x`", -1, 0},
+        {"0x1 ", -1, 0},
+        {"0xx1", -1, 0},
+        {"00x1", -1, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        uint64_t u = 7;
+        int rc = fl_parse_u64(cases[k].s, &u);
+        if (rc != cases[k].rc || (rc == 0 && u != cases[k].v) || (rc != 0 && u != 7))
+            fail_msg("fl_parse_u64(\"%s\"): want %d %llu, got %d %llu", cases[k].s, cases[k].rc,
+                     (unsigned long long)cases[k].v, rc, (unsigned long long)u);
+    }
+    assert_int_equal(fl_parse_u64(NULL, &(uint64_t){0}), -1);
+
+    int64_t i = 0;
+    assert_int_equal(fl_parse_i64("-000000000000000000000042", &i), 0);
+    assert_true(i == -42);
+    assert_int_equal(fl_parse_i64("-0", &i), 0);
+    assert_true(i == 0);
+    assert_int_equal(fl_parse_i64("-", &i), -1);
+    assert_int_equal(fl_parse_i64("--1", &i), -1);
+    assert_int_equal(fl_parse_i64("-0x10", &i), 0);
+    assert_true(i == -16);
+    assert_int_equal(fl_parse_i64("0x7fffffffffffffff", &i), 0);
+    assert_true(i == INT64_MAX);
+    assert_int_equal(fl_parse_i64("0x8000000000000000", &i), -1);
+    assert_int_equal(fl_parse_i64("-0x8000000000000000", &i), 0);
+    assert_true(i == INT64_MIN);
+    assert_int_equal(fl_parse_i64("1234567890123456789", &i), 0);
+    assert_true(i == 1234567890123456789LL);
+    assert_int_equal(fl_parse_i64("12345678901234567890", &i), -1);
+    assert_int_equal(fl_parse_i64("", &i), -1);
+    assert_int_equal(fl_parse_i64(NULL, &i), -1);
+}
+
 static void same_str(const char *what, const char *a, const char *b)
 {
     if ((a == NULL) != (b == NULL) || (a && strcmp(a, b)))
@@ -388,7 +476,8 @@ int main(void)
         cmocka_unit_test(published_example), cmocka_unit_test(object_fields),
         cmocka_unit_test(long_lines_and_v2), cmocka_unit_test(rejects),
         cmocka_unit_test(writer_escapes_and_numbers), cmocka_unit_test(roundtrip),
-        cmocka_unit_test(numbers), cmocka_unit_test(check_mode),
+        cmocka_unit_test(numbers), cmocka_unit_test(number_edges),
+        cmocka_unit_test(check_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
