@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct fl_idfilter fl_idfilter;
 
@@ -30,6 +31,14 @@ void fl_idfilter_free(fl_idfilter *f);
 int fl_idfilter_add(fl_idfilter *f, const char *id, size_t n);
 /* false: the id was certainly never added. */
 bool fl_idfilter_maybe(const fl_idfilter *f, const char *id, size_t n);
+
+/* The same for a batch: hash every id, prefetch each hash's blocks, then
+ * ask or add by hash -- the batch's cache misses (one per id and filter)
+ * overlap instead of following each other. */
+uint64_t fl_idfilter_hash(const char *id, size_t n);
+void fl_idfilter_prefetch(const fl_idfilter *f, uint64_t h);
+bool fl_idfilter_maybe_h(const fl_idfilter *f, uint64_t h);
+int fl_idfilter_add_h(fl_idfilter *f, uint64_t h);
 
 size_t fl_idfilter_count(const fl_idfilter *f); /* ids added */
 size_t fl_idfilter_bytes(const fl_idfilter *f); /* memory held */

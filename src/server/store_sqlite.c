@@ -479,10 +479,11 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
     if (n == 0)
         return 0;
     /* v: the items sorted by id; maybe[i]: items[i]'s id may be stored. */
-    fl_ingest_item **v = malloc(n * (sizeof *v + sizeof(bool)));
+    fl_ingest_item **v = malloc(n * (sizeof *v + sizeof(uint64_t) + sizeof(bool)));
     if (!v)
         return -1;
-    bool *maybe = (bool *)(v + n);
+    uint64_t *hs = (uint64_t *)(v + n); /* the ids' filter hashes */
+    bool *maybe = (bool *)(hs + n);
     memcpy(v, items, n * sizeof *v);
     qsort(v, n, sizeof *v, by_id);
     for (size_t i = 0; i < n; i++)
@@ -505,10 +506,16 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
             ss->known = NULL;
         }
     }
+    if (ss->known_ready) {
+        /* Hashes and prefetches first: the batch's cache misses overlap. */
+        for (size_t i = 0; i < n; i++) {
+            hs[i] = fl_idfilter_hash(items[i]->crash_id, strlen(items[i]->crash_id));
+            fl_idfilter_prefetch(ss->known, hs[i]);
+        }
+    }
     for (size_t i = 0; i < n; i++) {
-        const fl_ingest_item *it = items[i];
-        maybe[i] = !it->duplicate && (!ss->known_ready || fl_idfilter_maybe(ss->known, it->crash_id,
-                                                                            strlen(it->crash_id)));
+        maybe[i] = !items[i]->duplicate &&
+                   (!ss->known_ready || fl_idfilter_maybe_h(ss->known, hs[i]));
         ss->lookups += maybe[i];
     }
     pthread_mutex_unlock(&ss->fmu);

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdbool.h>
+
 #include <cmocka.h>
 
 #include "fl_idfilter.h"
@@ -104,12 +106,49 @@ static void test_empty(void **st)
     fl_idfilter_free(NULL);
 }
 
+/* The batch calls (hash, prefetch, then by hash) answer as the plain ones,
+ * across a grown chain, and ids differing in one byte past the first eight
+ * (the hash takes eight at a time) or only in length hash apart. */
+static void test_by_hash(void **st)
+{
+    (void)st;
+    fl_idfilter *f = fl_idfilter_new(0);
+    assert_non_null(f);
+    char id[64];
+    enum { N = 2500000 };
+    for (uint64_t i = 0; i < N; i += 2) {
+        size_t n = make_id(i, id);
+        assert_int_equal(fl_idfilter_add_h(f, fl_idfilter_hash(id, n)), 0);
+    }
+    size_t mism = 0, fp = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        size_t n = make_id(i, id);
+        uint64_t h = fl_idfilter_hash(id, n);
+        fl_idfilter_prefetch(f, h);
+        bool m = fl_idfilter_maybe_h(f, h);
+        mism += m != fl_idfilter_maybe(f, id, n);
+        if (i % 2 == 0)
+            assert_true(m);
+        else
+            fp += m;
+    }
+    assert_int_equal(mism, 0);
+    assert_true(fp < N / 2 / 20);
+    fl_idfilter_free(f);
+    assert_true(fl_idfilter_hash("0123456789abcdefX", 17) !=
+                fl_idfilter_hash("0123456789abcdefY", 17));
+    assert_true(fl_idfilter_hash("0123456789abcdef", 16) !=
+                fl_idfilter_hash("0123456789abcdef\0", 17));
+    assert_true(fl_idfilter_hash("abc", 3) != fl_idfilter_hash("abcd", 4));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_false_negatives_through_growth),
         cmocka_unit_test(test_sized_filter_is_tight),
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_by_hash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
