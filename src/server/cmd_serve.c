@@ -53,7 +53,7 @@ static void usage(FILE *f)
             "  --max-body BYTES     largest request body (default 1048576) -> 413\n"
             "  --max-decoded BYTES  largest decompressed body (default 8388608) -> 413\n"
             "  --max-ratio N        largest gzip expansion ratio (default 100) -> 413\n"
-            "  --max-header BYTES   memory per connection for the header block (default 32768)\n"
+            "  --max-header BYTES   memory per connection for the header block (default 16384)\n"
             "  --timeout S          idle connection timeout (default 30)\n"
             "  --rate-limit N       reports per second per ingest key (default 0: off) -> 429\n"
             "  --rate-burst N       burst of the rate limit (default 2*N)\n"
@@ -263,7 +263,7 @@ int fl_cmd_serve(int argc, char **argv)
 {
     opts o = {.port = 8080, .data = "./var", .role = "all", .workers = 2, .http_threads = 2,
               .lease_s = 60, .top_n = 5, .max_body = 1u << 20, .max_decoded = 8u << 20,
-              .max_ratio = 100, .max_header = 32768, .timeout_s = 30, .max_pending = 16384,
+              .max_ratio = 100, .max_header = 16384, .timeout_s = 30, .max_pending = 16384,
               .max_backlog = 1000000, .max_symbol_file = 1ull << 30, .symcache_lru = 32};
     snprintf(o.host, sizeof o.host, "127.0.0.1");
     int pr = parse_args(&o, argc, argv);
