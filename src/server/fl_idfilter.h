@@ -40,6 +40,13 @@ void fl_idfilter_prefetch(const fl_idfilter *f, uint64_t h);
 bool fl_idfilter_maybe_h(const fl_idfilter *f, uint64_t h);
 int fl_idfilter_add_h(fl_idfilter *f, uint64_t h);
 
+/* Snapshots: writes the filter to fd (0, or -1 with errno; a broken one is
+ * not written), and reads one back from the start of fd -- NULL when the
+ * file is not exactly a snapshot (truncated, damaged, foreign) or out of
+ * memory. */
+int fl_idfilter_write(const fl_idfilter *f, int fd);
+fl_idfilter *fl_idfilter_read(int fd);
+
 size_t fl_idfilter_count(const fl_idfilter *f); /* ids added */
 size_t fl_idfilter_bytes(const fl_idfilter *f); /* memory held */
 

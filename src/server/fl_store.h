@@ -197,9 +197,12 @@ struct sqlite3_stmt *fl_store_sqlite_stmt(fl_store_conn *c, const char *sql);
 /* The SQLite store's filter of stored crash ids (fl_idfilter), which lets
  * ingest skip looking up a new crash id: whether it is loaded (until then
  * every id is looked up), how many ids it holds and its memory, and how
- * many lookups ingest did.  All zero for other engines. */
+ * many lookups ingest did.  All zero for other engines.  A clean stop
+ * leaves the filter in <database>.ids for the next start to load at once
+ * (and delete) instead of reading every stored id again. */
 typedef struct fl_store_known_info {
     bool ready;
+    bool from_snapshot; /* loaded from the snapshot a clean stop left */
     int64_t lookups;
     size_t ids, bytes;
 } fl_store_known_info;

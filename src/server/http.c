@@ -787,6 +787,10 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# HELP faultline_ingest_id_filter_ready 1 once the filter of stored crash ids is loaded.\n"
       "# TYPE faultline_ingest_id_filter_ready gauge\n"
       "faultline_ingest_id_filter_ready %d\n"
+      "# HELP faultline_ingest_id_filter_from_snapshot 1 when the filter came from the "
+      "snapshot the last clean stop left, instead of reading the stored ids.\n"
+      "# TYPE faultline_ingest_id_filter_from_snapshot gauge\n"
+      "faultline_ingest_id_filter_from_snapshot %d\n"
       "# HELP faultline_ingest_id_filter_ids Crash ids added to that filter (one added "
       "twice, by the loader and by ingest, counts twice).\n"
       "# TYPE faultline_ingest_id_filter_ids gauge\n"
@@ -794,7 +798,7 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# HELP faultline_ingest_id_filter_bytes Memory that filter holds.\n"
       "# TYPE faultline_ingest_id_filter_bytes gauge\n"
       "faultline_ingest_id_filter_bytes %zu\n",
-      ki.lookups, ki.ready ? 1 : 0, ki.ids, ki.bytes);
+      ki.lookups, ki.ready ? 1 : 0, ki.from_snapshot ? 1 : 0, ki.ids, ki.bytes);
     P("# HELP faultline_queue_depth Tasks waiting for (or leased by) a worker.\n"
       "# TYPE faultline_queue_depth gauge\n"
       "faultline_queue_depth %" PRId64 "\n",

@@ -15,9 +15,12 @@
  */
 #include "fl_idfilter.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define BITS_PER_ID 10
 #define MIN_IDS (1u << 20)
@@ -180,4 +183,123 @@ size_t fl_idfilter_bytes(const fl_idfilter *f)
     for (size_t i = 0; i < f->nf; i++)
         n += f->f[i].nblocks * sizeof *f->f[i].blocks;
     return n;
+}
+
+/* ---- snapshots
+ *
+ * The filter as it is in memory, for a server that stops cleanly to hand
+ * to the next start instead of reading every id stored again.  Native
+ * byte order (the magic tells a foreign file), 64-bit words throughout:
+ *   magic, nf, then nblocks, cap, n for each filter, then each filter's
+ *   blocks, then a checksum of all the words before it.
+ * A file that is not exactly that -- truncated by a crash while it was
+ * written, or damaged -- is refused whole. */
+
+#define SNAP_MAGIC 0x31305344494c4646u /* "FFLIDS01" read as a little-endian word */
+
+static uint64_t mix(uint64_t h, const uint64_t *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ w[i]) * 0x100000001b3u;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+int fl_idfilter_write(const fl_idfilter *f, int fd)
+{
+    if (f->broken) {
+        errno = EINVAL; /* it says "maybe" to everything: nothing to keep */
+        return -1;
+    }
+    uint64_t head[2 + 3 * MAX_FILTERS], nh = 0;
+    head[nh++] = SNAP_MAGIC;
+    head[nh++] = f->nf;
+    for (size_t k = 0; k < f->nf; k++) {
+        head[nh++] = f->f[k].nblocks;
+        head[nh++] = f->f[k].cap;
+        head[nh++] = f->f[k].n;
+    }
+    uint64_t sum = mix(0, head, nh);
+    if (write_all(fd, head, nh * sizeof *head))
+        return -1;
+    for (size_t k = 0; k < f->nf; k++) {
+        sum = mix(sum, f->f[k].blocks[0], f->f[k].nblocks * 8);
+        if (write_all(fd, f->f[k].blocks, f->f[k].nblocks * sizeof *f->f[k].blocks))
+            return -1;
+    }
+    return write_all(fd, &sum, sizeof sum);
+}
+
+fl_idfilter *fl_idfilter_read(int fd)
+{
+    struct stat st;
+    uint64_t head[2 + 3 * MAX_FILTERS];
+    if (fstat(fd, &st) || read_all(fd, head, 2 * sizeof *head) || head[0] != SNAP_MAGIC ||
+        head[1] == 0 || head[1] > MAX_FILTERS ||
+        read_all(fd, head + 2, 3 * head[1] * sizeof *head))
+        return NULL;
+    size_t nf = (size_t)head[1], nh = 2 + 3 * nf;
+    /* The sizes must add up to the file's before anything is allocated. */
+    uint64_t words = nh + 1;
+    for (size_t k = 0; k < nf; k++) {
+        uint64_t nb = head[2 + 3 * k], cap = head[3 + 3 * k], n = head[4 + 3 * k];
+        if (nb == 0 || nb > (UINT64_C(1) << 32) || n > cap || cap > nb * 512 ||
+            words > (uint64_t)st.st_size)
+            return NULL;
+        words += nb * 8;
+    }
+    if (words * 8 != (uint64_t)st.st_size)
+        return NULL;
+    fl_idfilter *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    uint64_t sum = mix(0, head, nh), want;
+    for (size_t k = 0; k < nf; k++) {
+        bloom *b = &f->f[k];
+        b->nblocks = (size_t)head[2 + 3 * k];
+        b->cap = (size_t)head[3 + 3 * k];
+        b->n = (size_t)head[4 + 3 * k];
+        f->nf = k + 1;
+        if (!(b->blocks = malloc(b->nblocks * sizeof *b->blocks)) ||
+            read_all(fd, b->blocks, b->nblocks * sizeof *b->blocks))
+            goto bad;
+        sum = mix(sum, b->blocks[0], b->nblocks * 8);
+    }
+    if (read_all(fd, &want, sizeof want) || want != sum)
+        goto bad;
+    return f;
+bad:
+    fl_idfilter_free(f);
+    return NULL;
 }

@@ -137,6 +137,18 @@ PY
   done
   ok "thread names"
   stop || fail "shutdown rc"
+  # A clean stop leaves the filter for the next start, which takes it at its
+  # first report instead of reading every stored id again.
+  [ -s "$work/d/faultline.db.ids" ] || fail "no snapshot of the id filter after a clean stop"
+  start "$work/d"
+  "$POST" log 4 1 snapapp 1.0 >"$work/s.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/s.log")
+  [ "$c" = 200 ] || fail "after restart -> $c"
+  metric_has '^faultline_ingest_id_filter_from_snapshot 1$' ||
+    fail "filter not from the snapshot: $(curl -s "$(url /metrics)" | grep id_filter)"
+  [ ! -e "$work/d/faultline.db.ids" ] || fail "the snapshot was not taken"
+  ok "the id filter is kept across a clean restart"
+  stop || fail "shutdown rc"
   ;;
 ipv6)
   # --listen [::1]:0 (skipped where the loopback has no IPv6 address).

@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 #include <stdbool.h>
 
@@ -142,6 +145,69 @@ static void test_by_hash(void **st)
     assert_true(fl_idfilter_hash("abc", 3) != fl_idfilter_hash("abcd", 4));
 }
 
+/* A snapshot reads back as the same filter (across growth: several
+ * filters), and anything that is not exactly one is refused: truncated,
+ * one byte changed, one byte more, empty, another file. */
+static void test_snapshot(void **st)
+{
+    (void)st;
+    fl_idfilter *f = fl_idfilter_new(0);
+    assert_non_null(f);
+    char id[64];
+    enum { N = 2300000 };
+    for (uint64_t i = 0; i < N; i += 2)
+        assert_int_equal(fl_idfilter_add(f, id, make_id(i, id)), 0);
+    char path[] = "/tmp/fl-idfilter-test.XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(fl_idfilter_write(f, fd), 0);
+    off_t size = lseek(fd, 0, SEEK_END);
+    assert_true(size > (off_t)fl_idfilter_bytes(f) - 4096);
+    lseek(fd, 0, SEEK_SET);
+    fl_idfilter *g = fl_idfilter_read(fd);
+    assert_non_null(g);
+    assert_int_equal(fl_idfilter_count(g), fl_idfilter_count(f));
+    assert_int_equal(fl_idfilter_bytes(g), fl_idfilter_bytes(f));
+    for (uint64_t i = 0; i < N; i++) {
+        size_t n = make_id(i, id);
+        assert_int_equal(fl_idfilter_maybe(g, id, n), fl_idfilter_maybe(f, id, n));
+    }
+    /* It goes on growing like the original. */
+    assert_int_equal(fl_idfilter_add(g, "new", 3), 0);
+    assert_true(fl_idfilter_maybe(g, "new", 3));
+    fl_idfilter_free(g);
+
+    unsigned char b;
+    assert_int_equal(pread(fd, &b, 1, size / 2), 1);
+    b ^= 1;
+    assert_int_equal(pwrite(fd, &b, 1, size / 2), 1);
+    lseek(fd, 0, SEEK_SET);
+    assert_null(fl_idfilter_read(fd)); /* one bit changed */
+    b ^= 1;
+    assert_int_equal(pwrite(fd, &b, 1, size / 2), 1);
+    lseek(fd, 0, SEEK_SET);
+    assert_non_null(g = fl_idfilter_read(fd)); /* restored: good again */
+    fl_idfilter_free(g);
+    assert_int_equal(pwrite(fd, "x", 1, size), 1);
+    lseek(fd, 0, SEEK_SET);
+    assert_null(fl_idfilter_read(fd)); /* a byte more */
+    assert_int_equal(ftruncate(fd, size - 8), 0);
+    lseek(fd, 0, SEEK_SET);
+    assert_null(fl_idfilter_read(fd)); /* truncated: no checksum */
+    assert_int_equal(ftruncate(fd, 12), 0);
+    lseek(fd, 0, SEEK_SET);
+    assert_null(fl_idfilter_read(fd));
+    assert_int_equal(ftruncate(fd, 0), 0);
+    lseek(fd, 0, SEEK_SET);
+    assert_null(fl_idfilter_read(fd)); /* empty */
+    assert_int_equal(pwrite(fd, "SQLite format 3\0 and some more bytes of a database", 48, 0), 48);
+    lseek(fd, 0, SEEK_SET);
+    assert_null(fl_idfilter_read(fd)); /* another file */
+    close(fd);
+    unlink(path);
+    fl_idfilter_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -149,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_sized_filter_is_tight),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_by_hash),
+        cmocka_unit_test(test_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,8 +50,8 @@ static int teardown(void **st)
     f->q->close(f->q);
     f->s->close(f->s);
     char p[160];
-    const char *sfx[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
+    const char *sfx[] = {"", "-wal", "-shm", ".ids", ".ids.tmp"};
+    for (int i = 0; i < 5; i++) {
         snprintf(p, sizeof p, "%s%s", f->path, sfx[i]);
         unlink(p);
     }
@@ -585,11 +585,15 @@ static void test_known_filter(void **st)
 
     f->s->disconnect(f->c);
     f->s->close(f->s);
-    char err[256];
+    /* As after a crash: no snapshot of the filter (test_known_snapshot). */
+    char err[256], snap[200];
+    snprintf(snap, sizeof snap, "%s.ids", f->path);
+    assert_int_equal(unlink(snap), 0);
     assert_non_null(f->s = fl_store_sqlite_open(f->path, err, sizeof err));
     assert_non_null(f->c = f->s->connect(f->s));
     assert_true(ingest(f, "after-restart", "1.0")); /* starts the loader */
     wait_ready(f, &ki);
+    assert_false(ki.from_snapshot);
     assert_true(ki.ids >= 502); /* the inbox and crashes, loaded */
     int64_t l2 = ki.lookups;
     assert_false(ingest(f, "old1", "1.0"));
@@ -604,6 +608,94 @@ static void test_known_filter(void **st)
     }
     fl_store_sqlite_known_info(f->s, &ki);
     assert_true(ki.lookups - l2 - 2 <= 15);
+}
+
+static void reopen(fx *f)
+{
+    char err[256];
+    f->s->disconnect(f->c);
+    f->s->close(f->s);
+    assert_non_null(f->s = fl_store_sqlite_open(f->path, err, sizeof err));
+    assert_non_null(f->c = f->s->connect(f->s));
+}
+
+static bool exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* Flips one bit in the middle of a file. */
+static void damage(const char *path)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    long size = ftell(fp);
+    assert_true(size > 1000);
+    fseek(fp, size / 2, SEEK_SET);
+    int c = fgetc(fp);
+    fseek(fp, size / 2, SEEK_SET);
+    fputc(c ^ 0x10, fp);
+    fclose(fp);
+}
+
+/* A clean close leaves the filter in <db>.ids; the next start's first
+ * ingest takes it (no read of the stored ids) and deletes it, so a crash
+ * after that starts with the read again.  A damaged snapshot is refused
+ * and deleted, and the loader reads the ids instead.  --no-id-filter
+ * deletes one, as it would lack what that run stores. */
+static void test_known_snapshot(void **st)
+{
+    fx *f = *st;
+    char snap[200];
+    snprintf(snap, sizeof snap, "%s.ids", f->path);
+    fl_store_known_info ki;
+    assert_true(ingest(f, "old1", "1.0"));
+    apply(f, "old1", "g", "1.0", "i");
+    assert_true(ingest(f, "pend1", "1.0"));
+    wait_ready(f, &ki);
+    char id[32];
+    for (int i = 0; i < 200; i++) {
+        snprintf(id, sizeof id, "snap-%d", i);
+        assert_true(ingest(f, id, "1.0"));
+    }
+    fl_store_sqlite_known_info(f->s, &ki);
+    size_t saved = ki.ids;
+    assert_false(exists(snap));
+    reopen(f);
+    assert_true(exists(snap));
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_false(ki.ready); /* taken by the first ingest, not at open */
+    assert_true(ingest(f, "after", "1.0"));
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_true(ki.ready && ki.from_snapshot);
+    assert_int_equal(ki.ids, saved + 1); /* the saved filter, plus "after" */
+    assert_false(exists(snap));
+    int64_t l0 = ki.lookups;
+    assert_false(ingest(f, "old1", "1.0")); /* processed: still flagged */
+    assert_true(ingest(f, "pend1", "1.0"));
+    for (int i = 0; i < 200; i++) {
+        snprintf(id, sizeof id, "snap-%d", i);
+        assert_true(ingest(f, id, "1.0")); /* pending: stored again */
+    }
+    fl_store_sqlite_known_info(f->s, &ki);
+    assert_int_equal(ki.lookups, l0 + 202); /* every one known to the filter */
+
+    /* Damaged: the close wrote a good one; one bit flipped in it. */
+    reopen(f);
+    damage(snap);
+    assert_true(ingest(f, "after2", "1.0"));
+    assert_false(exists(snap));
+    wait_ready(f, &ki);
+    assert_false(ki.from_snapshot); /* read from the database instead */
+    assert_false(ingest(f, "old1", "1.0"));
+
+    /* --no-id-filter: the snapshot goes. */
+    reopen(f);
+    assert_true(exists(snap));
+    fl_store_sqlite_no_id_filter(f->s);
+    assert_false(exists(snap));
+    assert_false(ingest(f, "old1", "1.0"));
 }
 
 /* The loader reads the database in ranges of 8,192 rows: every id once,
@@ -991,6 +1083,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memstatus_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_known_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_known_filter_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_known_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_id_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_caller_frames, setup, teardown),
         cmocka_unit_test(test_unzstd_frames),
