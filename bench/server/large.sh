@@ -10,7 +10,9 @@
 # drops the page cache (as root; otherwise it says so), starts the server
 # and posts with wrk as bench/server/run.sh does, in rounds of 5 s -- the
 # first rounds run while the filter loads, when every id is still looked up
-# -- then does the same with `serve --no-id-filter`, side by side.
+# -- then stops it cleanly and starts it again, when it takes the snapshot
+# of the filter the stop left, then does the same with `serve
+# --no-id-filter`, side by side.
 # MEMLIMIT=MiB runs the server in a memory cgroup of that size (as root),
 # page cache included: a machine whose memory cannot hold the crash-id
 # index, where without the filter the lookups stay disk reads.
@@ -81,27 +83,34 @@ metric() { curl -s "http://127.0.0.1:$SPORT/metrics" | awk -v k="$1" '$1 == k {p
 run_rounds() {
   local tag=$1
   shift
+  # Crash ids of their own in each part (post.lua seeds its ids from
+  # FL_RUN): the same ids again would be resends, each looked up.
+  runs=$((runs + 100))
   drop_cache
   start_server --workers 0 "$@"
   [ -n "$cg" ] && echo "$SPID" >"$cg/cgroup.procs"
   : >"$work/$tag"
   for r in $(seq "$ROUNDS"); do
-    FL_RUN=$((r + 300)) wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$here/post.lua" \
+    FL_RUN=$((r + runs)) wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$here/post.lua" \
       "http://127.0.0.1:$SPORT/api/v1/crashes" >"$work/wrk.out" 2>&1
     rps=$(awk '/^Requests\/sec:/{print $2}' "$work/wrk.out")
     p99=$(wrk_p99 "$work/wrk.out")
-    echo "${rps:-0} ${p99:-0} $(metric faultline_ingest_id_lookups_total) $(metric faultline_ingest_id_filter_ready)" >>"$work/$tag"
+    echo "${rps:-0} ${p99:-0} $(metric faultline_ingest_id_lookups_total) $(metric faultline_ingest_id_filter_ready) $(metric faultline_ingest_id_filter_from_snapshot)" >>"$work/$tag"
   done
   echo "$(metric faultline_ingest_id_filter_ids) $(metric faultline_ingest_id_filter_bytes)" >"$work/$tag.filter"
   stop_server
 }
 cg=$mem_cg
+# The filter read from the database; then, after that server's clean
+# stop, from the snapshot it left; then no filter (which deletes it).
+runs=200
 run_rounds filter
+run_rounds restart
 run_rounds nofilter --no-id-filter
 echo
 echo "ingest on $N stored crashes, $cache, $limit; wrk -t2 -c$CONNS, rounds of ${DUR}s, as bench/server/run.sh"
-printf '%-6s | %-44s | %-30s\n' "" "id filter (default)" "--no-id-filter"
-printf '%-6s | %10s %8s %12s %10s | %10s %8s %10s\n' round reports/s "p99 ms" lookups ready reports/s "p99 ms" lookups
-paste -d' ' "$work/filter" "$work/nofilter" | awk '{printf "%-6d | %10.0f %8.2f %12d %10d | %10.0f %8.2f %10d\n", NR, $1, $2, $3, $4, $5, $6, $7}'
+printf '%-6s | %-44s | %-38s | %-30s\n' "" "id filter (default), read from the database" "after a clean restart (snapshot)" "--no-id-filter"
+printf '%-6s | %10s %8s %12s %10s | %10s %8s %8s %9s | %10s %8s %10s\n' round reports/s "p99 ms" lookups ready reports/s "p99 ms" lookups snapshot reports/s "p99 ms" lookups
+paste -d' ' "$work/filter" "$work/restart" "$work/nofilter" | awk '{printf "%-6d | %10.0f %8.2f %12d %10d | %10.0f %8.2f %8d %9d | %10.0f %8.2f %10d\n", NR, $1, $2, $3, $4, $6, $7, $8, $10, $11, $12, $13}'
 read -r fids fbytes <"$work/filter.filter"
 echo "filter: $fids ids, $fbytes bytes"
