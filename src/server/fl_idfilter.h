@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct fl_idfilter fl_idfilter;
 
@@ -40,12 +41,12 @@ void fl_idfilter_prefetch(const fl_idfilter *f, uint64_t h);
 bool fl_idfilter_maybe_h(const fl_idfilter *f, uint64_t h);
 int fl_idfilter_add_h(fl_idfilter *f, uint64_t h);
 
-/* Snapshots: writes the filter to fd (0, or -1 with errno; a broken one is
- * not written), and reads one back from the start of fd -- NULL when the
- * file is not exactly a snapshot (truncated, damaged, foreign) or out of
- * memory. */
-int fl_idfilter_write(const fl_idfilter *f, int fd);
-fl_idfilter *fl_idfilter_read(int fd);
+/* Snapshots: writes the filter to fp (0, or -1; a broken one is not
+ * written), and reads one back from fp, at the start of a regular file --
+ * NULL when the file is not exactly a snapshot (truncated, damaged,
+ * foreign) or out of memory. */
+int fl_idfilter_write(const fl_idfilter *f, FILE *fp);
+fl_idfilter *fl_idfilter_read(FILE *fp);
 
 size_t fl_idfilter_count(const fl_idfilter *f); /* ids added */
 size_t fl_idfilter_bytes(const fl_idfilter *f); /* memory held */

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define BITS_PER_ID 10
 #define MIN_IDS (1u << 20)
@@ -206,37 +205,7 @@ static uint64_t mix(uint64_t h, const uint64_t *w, size_t n)
     return h;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-    char *c = p;
-    while (n > 0) {
-        ssize_t r = read(fd, c, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-int fl_idfilter_write(const fl_idfilter *f, int fd)
+int fl_idfilter_write(const fl_idfilter *f, FILE *fp)
 {
     if (f->broken) {
         errno = EINVAL; /* it says "maybe" to everything: nothing to keep */
@@ -251,23 +220,24 @@ int fl_idfilter_write(const fl_idfilter *f, int fd)
         head[nh++] = f->f[k].n;
     }
     uint64_t sum = mix(0, head, nh);
-    if (write_all(fd, head, nh * sizeof *head))
+    if (fwrite(head, sizeof *head, nh, fp) != nh)
         return -1;
     for (size_t k = 0; k < f->nf; k++) {
         sum = mix(sum, f->f[k].blocks[0], f->f[k].nblocks * 8);
-        if (write_all(fd, f->f[k].blocks, f->f[k].nblocks * sizeof *f->f[k].blocks))
+        if (fwrite(f->f[k].blocks, sizeof *f->f[k].blocks, f->f[k].nblocks, fp) !=
+            f->f[k].nblocks)
             return -1;
     }
-    return write_all(fd, &sum, sizeof sum);
+    return fwrite(&sum, sizeof sum, 1, fp) == 1 ? 0 : -1;
 }
 
-fl_idfilter *fl_idfilter_read(int fd)
+fl_idfilter *fl_idfilter_read(FILE *fp)
 {
     struct stat st;
     uint64_t head[2 + 3 * MAX_FILTERS];
-    if (fstat(fd, &st) || read_all(fd, head, 2 * sizeof *head) || head[0] != SNAP_MAGIC ||
-        head[1] == 0 || head[1] > MAX_FILTERS ||
-        read_all(fd, head + 2, 3 * head[1] * sizeof *head))
+    if (fstat(fileno(fp), &st) || fread(head, sizeof *head, 2, fp) != 2 ||
+        head[0] != SNAP_MAGIC || head[1] == 0 || head[1] > MAX_FILTERS ||
+        fread(head + 2, sizeof *head, 3 * head[1], fp) != 3 * head[1])
         return NULL;
     size_t nf = (size_t)head[1], nh = 2 + 3 * nf;
     /* The sizes must add up to the file's before anything is allocated. */
@@ -292,11 +262,11 @@ fl_idfilter *fl_idfilter_read(int fd)
         b->n = (size_t)head[4 + 3 * k];
         f->nf = k + 1;
         if (!(b->blocks = malloc(b->nblocks * sizeof *b->blocks)) ||
-            read_all(fd, b->blocks, b->nblocks * sizeof *b->blocks))
+            fread(b->blocks, sizeof *b->blocks, b->nblocks, fp) != b->nblocks)
             goto bad;
         sum = mix(sum, b->blocks[0], b->nblocks * 8);
     }
-    if (read_all(fd, &want, sizeof want) || want != sum)
+    if (fread(&want, sizeof want, 1, fp) != 1 || want != sum)
         goto bad;
     return f;
 bad:

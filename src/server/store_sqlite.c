@@ -1636,10 +1636,14 @@ static void snapshot_save(sstore *s)
     snapshot_path(s, tmp, sizeof tmp, ".tmp");
     snapshot_path(s, path, sizeof path, "");
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
+    FILE *fp = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!fp) {
+        if (fd >= 0)
+            close(fd);
         return;
-    bool ok = fl_idfilter_write(s->known, fd) == 0;
-    ok &= close(fd) == 0;
+    }
+    bool ok = fl_idfilter_write(s->known, fp) == 0;
+    ok &= fclose(fp) == 0;
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);
 }
@@ -1648,11 +1652,11 @@ static fl_idfilter *snapshot_take(sstore *s)
 {
     char path[PATH_MAX + 16];
     snapshot_path(s, path, sizeof path, "");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    FILE *fp = fopen(path, "rbe");
+    if (!fp)
         return NULL;
-    fl_idfilter *f = fl_idfilter_read(fd);
-    close(fd);
+    fl_idfilter *f = fl_idfilter_read(fp);
+    fclose(fp);
     unlink(path); /* taken, or not a snapshot: either way not for the next start */
     return f;
 }
