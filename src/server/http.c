@@ -1415,6 +1415,19 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req_free(r);
 }
 
+/* Under AddressSanitizer every request is freed: reusing them would hide
+ * a use after free from it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define REUSE_REQUESTS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REUSE_REQUESTS 0
+#endif
+#endif
+#ifndef REUSE_REQUESTS
+#define REUSE_REQUESTS 1
+#endif
+
 /* A request as its first call finds it: one the loop kept, or a new one.
  * A request is ~18 KiB and its body buffer 8 KiB or more: with a malloc
  * and a free of each per POST, the allocator took ~3 % of the server's CPU
@@ -1459,7 +1472,7 @@ static void req_free(req *r)
     free(r->decoded);
     free(r->rejected);
     struct loop *L = tl_loop;
-    if (L && L->nspare < sizeof L->spare / sizeof *L->spare) {
+    if (REUSE_REQUESTS && L && L->nspare < sizeof L->spare / sizeof *L->spare) {
         if (r->cap > (64u << 10)) {
             free(r->body);
             r->body = NULL;
