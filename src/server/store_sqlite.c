@@ -221,25 +221,26 @@ static void *loader_main(void *arg);
 static fl_idfilter *snapshot_take(sstore *s);
 static void snapshot_path(const sstore *s, char *out, size_t n, const char *suffix);
 
-static sqlite3_stmt *stmt(sconn *c, int which)
+/* The connection's prepared statement `which`, as left by its last use:
+ * for a caller that resets it after each use (done()) and binds every
+ * parameter -- stmt() below for the others. */
+static sqlite3_stmt *stmt_bound(sconn *c, int which)
 {
     const char *sql = which == S_IFIND ? SQL_IFIND : SQL[which];
     if (!c->st[which] &&
         sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->st[which], NULL))
         return NULL;
-    sqlite3_reset(c->st[which]);
-    sqlite3_clear_bindings(c->st[which]);
     return c->st[which];
 }
 
-/* stmt() for a statement whose every parameter the caller binds: it is
- * reset after each use (done()), so only preparing is left. */
-static sqlite3_stmt *stmt_bound(sconn *c, int which)
+static sqlite3_stmt *stmt(sconn *c, int which)
 {
-    if (!c->st[which] &&
-        sqlite3_prepare_v3(c->db, SQL[which], -1, SQLITE_PREPARE_PERSISTENT, &c->st[which], NULL))
-        return NULL;
-    return c->st[which];
+    sqlite3_stmt *s = stmt_bound(c, which);
+    if (s) {
+        sqlite3_reset(s);
+        sqlite3_clear_bindings(s);
+    }
+    return s;
 }
 
 /* bind_text() of a string that stays put until the statement is reset. */
