@@ -224,14 +224,18 @@ static int parse_args(opts *o, int argc, char **argv)
 
 /* The key from the environment, else from DIR/name, else a new one kept
  * there (mode 0600). */
-static int get_key(const char *env, const char *dir, const char *name, char *out, size_t cap)
+/* The key named by env, else the one stored in dir/name, else a new one,
+ * stored there.  Written beside and renamed: a crash (or a full disk)
+ * midway leaves no empty or partial key behind.  On failure err says why. */
+static int get_key(const char *env, const char *dir, const char *name, char *out, size_t cap,
+                   char *err, size_t errlen)
 {
     const char *e = getenv(env);
     if (e && *e) {
         snprintf(out, cap, "%s", e);
         return 0;
     }
-    char path[4096];
+    char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "r");
     if (f) {
@@ -244,19 +248,37 @@ static int get_key(const char *env, const char *dir, const char *name, char *out
     uint8_t rnd[16];
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (fd < 0 || read(fd, rnd, sizeof rnd) != (ssize_t)sizeof rnd) {
+        snprintf(err, errlen, "cannot read /dev/urandom: %s", strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
     close(fd);
     fl_hex(rnd, sizeof rnd, out);
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create %.300s: %s", tmp, strerror(errno));
         return -1;
+    }
     size_t n = strlen(out);
+    errno = 0;
     bool ok = write(fd, out, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
-    close(fd);
-    return ok ? 0 : -1;
+    int wr_errno = errno ? errno : EIO;
+    if (close(fd) && ok) {
+        ok = false;
+        wr_errno = errno;
+    }
+    if (ok && rename(tmp, path)) {
+        ok = false;
+        wr_errno = errno;
+    }
+    if (!ok) {
+        snprintf(err, errlen, "cannot write %.300s: %s", path, strerror(wr_errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
 }
 
 int fl_cmd_serve(int argc, char **argv)
@@ -307,10 +329,15 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(prefix, sizeof prefix, "%s/prefix.txt", o.data);
     snprintf(lockp, sizeof lockp, "%s/serve.lock", o.data);
 
-    char admin[128], ingest[128];
-    if (get_key("FAULTLINE_ADMIN_TOKEN", o.data, "admin_token", admin, sizeof admin) ||
-        get_key("FAULTLINE_INGEST_KEY", o.data, "ingest_key", ingest, sizeof ingest)) {
-        fprintf(stderr, "faultline serve: cannot read or create the keys in %s\n", o.data);
+    /* A file size limit (ulimit -f) then fails the write, which is reported
+     * like a full disk, instead of killing the server. */
+    signal(SIGXFSZ, SIG_IGN);
+    char admin[128], ingest[128], kerr[512];
+    if (get_key("FAULTLINE_ADMIN_TOKEN", o.data, "admin_token", admin, sizeof admin, kerr,
+                sizeof kerr) ||
+        get_key("FAULTLINE_INGEST_KEY", o.data, "ingest_key", ingest, sizeof ingest, kerr,
+                sizeof kerr)) {
+        fprintf(stderr, "faultline serve: no keys: %s\n", kerr);
         return 1;
     }
 
@@ -339,6 +366,7 @@ int fl_cmd_serve(int argc, char **argv)
     char err[512] = "";
     fl_metrics m;
     memset(&m, 0, sizeof m);
+    fl_health_init(&m.health, stderr);
     fl_store *store = NULL;
     fl_queue *queue = NULL;
     fl_group_rules *rules = NULL;
@@ -465,5 +493,6 @@ out:
     fl_group_rules_free(rules);
     if (lockfd >= 0)
         close(lockfd);
+    fl_health_destroy(&m.health);
     return rc;
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "fl_group.h"
+#include "fl_health.h"
 #include "fl_queue.h"
 #include "fl_store.h"
 
@@ -51,6 +52,7 @@ typedef struct fl_metrics {
     uint64_t processing_ns; /* worker time per crash, summed */
     uint64_t requests;
     int64_t backlog; /* tasks not yet acknowledged (approximate) */
+    fl_health health; /* does the store take writes (fl_health_init) */
 } fl_metrics;
 
 #define FL_M_ADD(field, n) __atomic_add_fetch(&(field), (n), __ATOMIC_RELAXED)

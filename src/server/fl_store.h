@@ -108,6 +108,10 @@ struct fl_store {
     int (*begin)(fl_store_conn *c);
     int (*commit)(fl_store_conn *c);
     void (*rollback)(fl_store_conn *c);
+    /* Why the last call on c that failed did, for the log and /healthz
+     * (e.g. "database or disk is full"); borrowed until the next call on c.
+     * Read it before rollback(), which may replace it. */
+    const char *(*error)(fl_store_conn *c);
 
     /* Store a batch of raw reports, each unless its crash id is known
      * (then its duplicate flag is set; a crash id twice in one batch is

@@ -777,6 +777,23 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "faultline_ingest_http_compressed_reports_total %" PRIu64 "\n",
       FL_M_GET(m->commits), FL_M_GET(m->committed_items), (double)FL_M_GET(m->commit_ns) / 1e9,
       FL_M_GET(m->loop_compressed));
+    P("# HELP faultline_storage_failures_total Transactions the store refused (a full disk, "
+      "a read-only or damaged database), by path: ingest answers 503 meanwhile, processing "
+      "retries.\n"
+      "# TYPE faultline_storage_failures_total counter\n");
+    for (int i = 0; i < FL_HEALTH_COUNT; i++) {
+        fl_health_state hs;
+        fl_health_get(&m->health, i, &hs);
+        P("faultline_storage_failures_total{path=\"%s\"} %" PRIu64 "\n", fl_health_path_name(i),
+          hs.failures);
+    }
+    P("# HELP faultline_storage_failing 1 while the last transaction of that path failed.\n"
+      "# TYPE faultline_storage_failing gauge\n");
+    for (int i = 0; i < FL_HEALTH_COUNT; i++) {
+        fl_health_state hs;
+        fl_health_get(&m->health, i, &hs);
+        P("faultline_storage_failing{path=\"%s\"} %d\n", fl_health_path_name(i), hs.failing);
+    }
     fl_store_known_info ki;
     fl_store_sqlite_known_info(h->store, &ki);
     P("# HELP faultline_ingest_id_lookups_total Crash ids ingest looked up among those stored "
@@ -1255,14 +1272,38 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
     return MHD_YES;
 }
 
+/* 200 {"status":"ok"}, or 503 {"status":"degraded", "storage":{path: why,
+ * since, failures}} while the last transaction of ingest or processing
+ * failed: this server cannot keep reports then (ingest) or falls behind
+ * (processing), so a balancer should send reports elsewhere. */
+static enum MHD_Result healthz(fl_http *h, struct MHD_Connection *c)
+{
+    json_t *bad = json_object();
+    for (int i = 0; bad && i < FL_HEALTH_COUNT; i++) {
+        fl_health_state hs;
+        fl_health_get(&h->m->health, i, &hs);
+        if (!hs.failing)
+            continue;
+        char since[32];
+        fl_iso_time(hs.since, since);
+        json_object_set_new(bad, fl_health_path_name(i),
+                            json_pack("{s:s,s:s,s:I}", "error", hs.why, "since", since, "failures",
+                                      (json_int_t)hs.run));
+    }
+    if (bad && json_object_size(bad))
+        return send_json(c, 503, json_pack("{s:s,s:o}", "status", "degraded", "storage", bad),
+                         NULL);
+    json_decref(bad);
+    return send_json(c, 200, json_pack("{s:s}", "status", "ok"), NULL);
+}
+
 static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const char *method)
 {
     struct MHD_Connection *c = r->conn;
     r->state = ST_DONE;
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     if (!strcmp(url, "/healthz"))
-        return get ? send_json(c, 200, json_pack("{s:s}", "status", "ok"), NULL)
-                   : send_error(c, 405, "method not allowed", NULL);
+        return get ? healthz(h, c) : send_error(c, 405, "method not allowed", NULL);
     if (!strcmp(url, "/metrics"))
         return get ? metrics(h, c) : send_error(c, 405, "method not allowed", NULL);
     if (!strncmp(url, "/buildid/", 9))

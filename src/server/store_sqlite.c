@@ -409,6 +409,11 @@ static int s_commit(fl_store_conn *pc)
     return s ? done(s) : -1;
 }
 
+static const char *s_error(fl_store_conn *pc)
+{
+    return sqlite3_errmsg(((sconn *)pc)->db);
+}
+
 static void s_rollback(fl_store_conn *pc)
 {
     sconn *c = (sconn *)pc;
@@ -1775,6 +1780,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->begin = s_begin;
     p->commit = s_commit;
     p->rollback = s_rollback;
+    p->error = s_error;
     p->insert_crashes = s_insert_crashes;
     p->load_raw = s_load_raw;
     p->apply = s_apply;

@@ -402,7 +402,7 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
     fl_store *s = w->store;
     fl_queue *q = w->queue;
     if (s->begin(conn))
-        return -1;
+        goto fail;
     for (size_t i = 0; i < n; i++) {
         sl[i].requeue = false;
         sl[i].dropped = false;
@@ -424,6 +424,7 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
     }
     if (s->commit(conn))
         goto fail;
+    fl_health_ok(&w->m->health, FL_HEALTH_PROCESSING);
     if (!q->in_store_txn)
         for (size_t i = 0; i < n; i++) {
             q->ack(q, conn, &sl[i].task);
@@ -432,8 +433,30 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
         }
     return 0;
 fail:
+    /* The tasks stay leased and come back when the lease expires. */
+    fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, s->error(conn));
     s->rollback(conn);
     return -1;
+}
+
+/* Sleeps up to ms (less when notified).  False when stopping. */
+static bool pause_ms(fl_workers *w, unsigned ms)
+{
+    pthread_mutex_lock(&w->mu);
+    if (!w->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += ms / 1000;
+        ts.tv_nsec += (long)(ms % 1000) * 1000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    }
+    bool go_on = !w->stopping;
+    pthread_mutex_unlock(&w->mu);
+    return go_on;
 }
 
 static void *worker_main(void *arg)
@@ -459,7 +482,10 @@ static void *worker_main(void *arg)
         if (stop)
             break;
         size_t n = 0;
-        if (w->queue->claim(w->queue, conn, w->cfg.lease_s, bmax, tasks, &n) || n == 0) {
+        int cr = w->queue->claim(w->queue, conn, w->cfg.lease_s, bmax, tasks, &n);
+        if (cr)
+            fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, w->store->error(conn));
+        if (cr || n == 0) {
             /* Nothing to do: sleep until notified, or poll every 500 ms for
              * tasks whose lease expired. */
             pthread_mutex_lock(&w->mu);
@@ -476,6 +502,7 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&w->mu);
             continue;
         }
+        uint64_t claimed_ns = fl_mono_ns();
         size_t ok = 0, failed = 0;
         /* Read before processing: a debug file ingested from now on is
          * newer, and late_symbols() re-queues the crashes that missed it. */
@@ -518,6 +545,17 @@ static void *worker_main(void *arg)
             FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
         }
         int rc = apply_batch(w, conn, sl, n, symver);
+        /* The store refused it (a full disk...): try the same batch again,
+         * pausing longer each time, while half the lease is left -- not
+         * leave its tasks to come back only when the lease expires. */
+        unsigned pause = 100;
+        while (rc && fl_mono_ns() - claimed_ns + pause * 1000000ull <
+                         (uint64_t)w->cfg.lease_s * 500000000ull) {
+            if (!pause_ms(w, pause))
+                break;
+            pause = pause < 2500 ? pause * 2 : 5000;
+            rc = apply_batch(w, conn, sl, n, symver);
+        }
         size_t dropped = 0;
         for (size_t i = 0; i < n; i++) {
             fl_processed_release(&sl[i].buf);

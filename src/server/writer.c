@@ -76,8 +76,10 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
         if (nb)
             w->batch = nb;
         const char **ni = nb ? realloc(w->ids, n * sizeof *ni) : NULL;
-        if (!ni)
+        if (!ni) {
+            fl_health_fail(&w->m->health, FL_HEALTH_INGEST, "out of memory");
             return -1;
+        }
         w->ids = ni;
         w->batch_cap = n;
     }
@@ -86,7 +88,7 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
         for (size_t i = 0; i < r->n; i++)
             w->batch[n++] = &r->items[i];
     if (s->begin(c))
-        return -1;
+        goto fail;
     if (s->insert_crashes(c, w->batch, n))
         goto fail;
     size_t nnew = 0;
@@ -102,6 +104,7 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
     }
     if (s->commit(c))
         goto fail;
+    fl_health_ok(&w->m->health, FL_HEALTH_INGEST);
     if (!w->queue->in_store_txn && nnew) {
         /* A store and a queue that do not share transactions: publish after
          * the commit.  A crash stored but not published (crash in between)
@@ -111,6 +114,7 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
     }
     return 0;
 fail:
+    fl_health_fail(&w->m->health, FL_HEALTH_INGEST, s->error(c));
     s->rollback(c);
     return -1;
 }

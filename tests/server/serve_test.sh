@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill
+#       workerkill | diskfull
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -384,6 +384,72 @@ kill9)
   s=$("$POST" sum "$PORT" "$ADMIN" streamapp); [ "$s" = $N ] || fail "sum moved to $s"
   metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
   ok "sum of group counts == $N distinct ids answered 200, each counted once"
+  stop || fail "shutdown rc"
+  ;;
+diskfull)
+  # The store refuses writes -- here a file size limit, which SQLite meets
+  # like a full disk.  Reports are answered 503 (never 200 unless stored),
+  # /healthz and /metrics say why, the log says so once (not per request),
+  # and once writes work again so does everything: each report answered
+  # 200 is stored and counted once, the backlog is processed at once.
+  command -v prlimit >/dev/null || { echo "SKIP: prlimit missing"; exit 77; }
+  N=3000
+  # Keys that cannot be written: the start fails, says why, and leaves no
+  # empty key file behind (which the next start would have to replace).
+  mkdir -p "$work/k"
+  # (Its messages go through a pipe: the limit holds for a file too.)
+  (unset FAULTLINE_ADMIN_TOKEN FAULTLINE_INGEST_KEY; ulimit -S -f 0
+   exec "$FL" serve --listen 127.0.0.1:0 --data "$work/k" 2>&1) | cat >"$work/kerr"
+  [ "${PIPESTATUS[0]}" != 0 ] || fail "started without writable keys"
+  grep -q 'no keys: cannot write .*/admin_token: File too large' "$work/kerr" ||
+    fail "key error: $(cat "$work/kerr")"
+  [ ! -e "$work/k/admin_token" ] && [ ! -e "$work/k/admin_token.tmp" ] ||
+    fail "a key file was left behind: $(ls -la "$work/k")"
+  ok "keys not writable: $(cat "$work/kerr")"
+  printf '#!/bin/sh\nulimit -S -f 1024\nexec "%s" "$@"\n' "$FL" >"$work/limited"
+  chmod +x "$work/limited"
+  real=$FL; FL=$work/limited
+  start "$work/d" --workers 2
+  FL=$real
+  : >"$work/ok1"
+  "$POST" stream "$PORT" "$KEY" $N 8 "$work/ok1" 5 >"$work/s1"
+  n1=$(sort -u "$work/ok1" | wc -l)
+  echo "under the limit: $(cat "$work/s1")"
+  [ "$n1" -gt 0 ] && [ "$n1" -lt $N ] || fail "the limit did not bite: $(cat "$work/s1")"
+  c=$(code GET /healthz)
+  [ "$c" = 503 ] || fail "healthz while failing -> $c $(cat "$work/body")"
+  grep -q '"status":"degraded"' "$work/body" && grep -q '"ingest":{"error":"[^"]' "$work/body" ||
+    fail "healthz body: $(cat "$work/body")"
+  ok "healthz -> 503 $(cat "$work/body")"
+  metric_has '^faultline_storage_failing{path="ingest"} 1$' || fail "metric: ingest not failing"
+  metric_has '^faultline_storage_failures_total{path="ingest"} [1-9]' || fail "metric: no failures"
+  metric_has '^faultline_reports_rejected_total{reason="unavailable"} [1-9]' ||
+    fail "metric: no 503s counted"
+  # A line per change (at least 1 s apart), not per refused request: the
+  # store may take a small commit now and then near the limit.
+  m=$(curl -s "$(url /metrics)")
+  nf=$(sed -n 's/^faultline_storage_failures_total{path="ingest"} //p' <<<"$m")
+  nl=$(grep -c 'storage:' "$work/err")
+  grep -q 'storage: ingest failed: ' "$work/err" || fail "log: $(grep storage "$work/err")"
+  [ "$nf" -ge 100 ] && [ "$nl" -le 10 ] || fail "log: $nl lines for $nf failures"
+  ok "the log says so ($nl lines for $nf failures): $(grep -m1 'storage: ingest' "$work/err")"
+  prlimit --pid "$PID" --fsize=unlimited: || fail "prlimit"
+  # The reporters resend what was refused (the same ids).
+  : >"$work/ok2"
+  "$POST" stream "$PORT" "$KEY" $N 8 "$work/ok2" 5 >"$work/s2"
+  total=$(sort -u "$work/ok1" "$work/ok2" | wc -l)
+  [ "$total" = $N ] || fail "after the limit: $total of $N answered 200 ($(cat "$work/s2"))"
+  c=$(code GET /healthz)
+  [ "$c" = 200 ] || fail "healthz after -> $c $(cat "$work/body")"
+  metric_has '^faultline_storage_failing{path="ingest"} 0$' || fail "metric: still failing"
+  for _ in $(seq 50); do grep -q 'storage: ingest works again' "$work/err" && break; sleep 0.2; done
+  grep -q 'storage: ingest works again (after [0-9]* failures' "$work/err" ||
+    fail "no recovery line: $(grep storage "$work/err")"
+  "$POST" wait "$PORT" "$ADMIN" $N 25 streamapp >"$work/sum" ||
+    fail "processing did not catch up: sum $(cat "$work/sum") != $N"
+  sort -u "$work/ok1" "$work/ok2" >"$work/all"
+  "$POST" check "$PORT" "$ADMIN" "$work/all" || fail "a report answered 200 is missing"
+  ok "writes work again: all $N stored and counted once"
   stop || fail "shutdown rc"
   ;;
 shutdown)

@@ -1,0 +1,129 @@
+/*
+ * health.c - does the store take writes?  See fl_health.h.
+ */
+#include <string.h>
+
+#include "fl_health.h"
+#include "fl_srvutil.h"
+
+static const char *const NAMES[FL_HEALTH_COUNT] = {"ingest", "processing"};
+
+/* What the server does meanwhile, said once, with the first failure. */
+static const char *const MEANWHILE[FL_HEALTH_COUNT] = {
+    "reports are answered 503 (clients keep them and retry) until a commit succeeds",
+    "the crashes stay queued and are retried",
+};
+
+const char *fl_health_path_name(int path)
+{
+    return path >= 0 && path < FL_HEALTH_COUNT ? NAMES[path] : "?";
+}
+
+void fl_health_init(fl_health *h, FILE *log)
+{
+    memset(h, 0, sizeof *h);
+    for (int i = 0; i < FL_HEALTH_COUNT; i++)
+        pthread_mutex_init(&h->path[i].mu, NULL);
+    h->log = log;
+}
+
+void fl_health_destroy(fl_health *h)
+{
+    for (int i = 0; i < FL_HEALTH_COUNT; i++)
+        pthread_mutex_destroy(&h->path[i].mu);
+}
+
+/* May path p log a line now, gap_s after its last one?  mu held.  A
+ * change (failed, works again) waits 1 s, a count of more failures
+ * FL_HEALTH_LOG_S: a store that fails and recovers by turns logs a line a
+ * second at most. */
+static bool may_log(const fl_health *h, const fl_health_path *p, uint64_t now, unsigned gap_s)
+{
+    return h->log && (!p->logged_ns || now - p->logged_ns >= (uint64_t)gap_s * 1000000000u);
+}
+
+void fl_health_fail(fl_health *h, int path, const char *why)
+{
+    if (!h || path < 0 || path >= FL_HEALTH_COUNT)
+        return;
+    fl_health_path *p = &h->path[path];
+    uint64_t now = fl_mono_ns();
+    pthread_mutex_lock(&p->mu);
+    p->failures++;
+    p->unlogged++;
+    snprintf(p->why, sizeof p->why, "%s", why && *why ? why : "unknown error");
+    if (p->state == FL_HEALTH_OK) {
+        p->since = fl_now();
+        p->run = 0;
+        p->announced = false;
+    }
+    p->run++;
+    __atomic_store_n(&p->state, FL_HEALTH_FAILING, __ATOMIC_RELEASE);
+    if (may_log(h, p, now, p->announced ? FL_HEALTH_LOG_S : 1)) {
+        if (!p->announced)
+            fprintf(h->log, "faultline serve: storage: %s failed: %s; %s\n", NAMES[path], p->why,
+                    MEANWHILE[path]);
+        else
+            fprintf(h->log, "faultline serve: storage: %s: %llu more failures in %.0f s (%s)\n",
+                    NAMES[path], (unsigned long long)p->unlogged, (now - p->logged_ns) / 1e9,
+                    p->why);
+        fflush(h->log);
+        p->announced = true;
+        p->unlogged = 0;
+        p->logged_ns = now;
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+void fl_health_ok(fl_health *h, int path)
+{
+    if (!h || path < 0 || path >= FL_HEALTH_COUNT)
+        return;
+    fl_health_path *p = &h->path[path];
+    if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == FL_HEALTH_OK)
+        return;
+    uint64_t now = fl_mono_ns();
+    pthread_mutex_lock(&p->mu);
+    if (p->state == FL_HEALTH_FAILING) {
+        p->until = fl_now();
+        __atomic_store_n(&p->state, FL_HEALTH_RECOVERED, __ATOMIC_RELEASE);
+    }
+    /* The recovery is logged when a line may be (see may_log); until then
+     * the episode goes on if it fails again. */
+    if (p->state == FL_HEALTH_RECOVERED && (!h->log || may_log(h, p, now, 1))) {
+        if (h->log) {
+            if (p->announced)
+                fprintf(h->log,
+                        "faultline serve: storage: %s works again (after %llu failures over "
+                        "%lld s)\n",
+                        NAMES[path], (unsigned long long)p->run, (long long)(p->until - p->since));
+            else
+                fprintf(h->log,
+                        "faultline serve: storage: %s failed %llu times over %lld s (%s), works "
+                        "again\n",
+                        NAMES[path], (unsigned long long)p->run, (long long)(p->until - p->since),
+                        p->why);
+            fflush(h->log);
+            p->logged_ns = now;
+        }
+        p->run = p->unlogged = 0;
+        p->announced = false;
+        __atomic_store_n(&p->state, FL_HEALTH_OK, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+void fl_health_get(fl_health *h, int path, fl_health_state *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!h || path < 0 || path >= FL_HEALTH_COUNT)
+        return;
+    fl_health_path *p = &h->path[path];
+    pthread_mutex_lock(&p->mu);
+    out->failing = p->state == FL_HEALTH_FAILING;
+    out->failures = p->failures;
+    out->run = p->run;
+    out->since = p->since;
+    memcpy(out->why, p->why, sizeof out->why);
+    pthread_mutex_unlock(&p->mu);
+}
