@@ -95,6 +95,9 @@ typedef struct fl_store_stats {
     int64_t crashes, processed, groups;
 } fl_store_stats;
 
+/* load_raw(): the store could not be read now (not: the log is damaged). */
+#define FL_LOAD_UNAVAILABLE (-2)
+
 struct fl_store_conn {
     fl_store *store;
     void *data;
@@ -127,7 +130,9 @@ struct fl_store {
      * or a crash id.  Returns 1 when there is no such report (or it was
      * dropped as a duplicate), 2 when it was already processed (nothing
      * returned), 3 when it was processed and is marked for re-processing
-     * (the log is returned: process it and reapply()). */
+     * (the log is returned: process it and reapply()), -1 when the stored
+     * log is damaged (it never will load), FL_LOAD_UNAVAILABLE when the
+     * store could not be read (error() says why; try again later). */
     int (*load_raw)(fl_store_conn *c, const char *ref, char **raw, size_t *len,
                     int64_t *received, char id[FL_CRASH_ID_MAX]);
     /* Record a processed crash (p->ref, or p->crash_id, names the report)

@@ -190,6 +190,9 @@ typedef struct sconn {
     int64_t chunk_id;
     char *chunk;
     size_t chunk_len;
+    /* SQLite's reason for the last FL_LOAD_UNAVAILABLE, kept for error():
+     * resetting another statement afterwards clears the connection's. */
+    char err[256];
 } sconn;
 
 typedef struct sstore {
@@ -411,7 +414,10 @@ static int s_commit(fl_store_conn *pc)
 
 static const char *s_error(fl_store_conn *pc)
 {
-    return sqlite3_errmsg(((sconn *)pc)->db);
+    sconn *c = (sconn *)pc;
+    if (sqlite3_errcode(c->db) == SQLITE_OK && c->err[0])
+        return c->err;
+    return sqlite3_errmsg(c->db);
 }
 
 static void s_rollback(fl_store_conn *pc)
@@ -659,6 +665,12 @@ fail:
 /* The raw log of a crash row (caller frees *raw): its slice of chunk
  * `chunk` at `off`, or, for a row from before chunks (chunk_null), the
  * zstd frame `blob` of its own. */
+static int unavailable(sconn *c)
+{
+    snprintf(c->err, sizeof c->err, "%s", sqlite3_errmsg(c->db));
+    return FL_LOAD_UNAVAILABLE;
+}
+
 static int row_raw(sconn *c, bool chunk_null, int64_t chunk, uint64_t off, uint64_t len,
                    const void *blob, size_t blob_len, char **raw, size_t *rl)
 {
@@ -667,11 +679,13 @@ static int row_raw(sconn *c, bool chunk_null, int64_t chunk, uint64_t off, uint6
     if (chunk != c->chunk_id || !c->chunk) {
         sqlite3_stmt *s = stmt(c, S_CHUNKGET);
         if (!s)
-            return -1;
+            return unavailable(c);
         sqlite3_bind_int64(s, 1, chunk);
-        if (sqlite3_step(s) != SQLITE_ROW) {
+        int st = sqlite3_step(s);
+        if (st != SQLITE_ROW) {
+            int r = st == SQLITE_DONE ? -1 : unavailable(c); /* no such chunk: damaged */
             sqlite3_reset(s);
-            return -1;
+            return r;
         }
         free(c->chunk);
         c->chunk = NULL;
@@ -684,11 +698,15 @@ static int row_raw(sconn *c, bool chunk_null, int64_t chunk, uint64_t off, uint6
         c->chunk_id = chunk;
     }
     int rc = -1;
-    if (off <= c->chunk_len && len <= c->chunk_len - off && (*raw = malloc(len + 1))) {
-        memcpy(*raw, c->chunk + off, len);
-        (*raw)[len] = '\0';
-        *rl = len;
-        rc = 0;
+    if (off <= c->chunk_len && len <= c->chunk_len - off) {
+        rc = FL_LOAD_UNAVAILABLE; /* out of memory, for now */
+        snprintf(c->err, sizeof c->err, "out of memory");
+        if ((*raw = malloc(len + 1))) {
+            memcpy(*raw, c->chunk + off, len);
+            (*raw)[len] = '\0';
+            *rl = len;
+            rc = 0;
+        }
     }
     if (c->chunk_len > CHUNK_KEEP) {
         free(c->chunk);
@@ -713,12 +731,16 @@ static int inbox_rid(sconn *c, const char *ref, int64_t *rid)
         return 1;
     }
     sqlite3_stmt *s = stmt(c, S_IFIND);
-    if (!s)
+    if (!s) {
+        unavailable(c);
         return -1;
+    }
     sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW)
         *rid = sqlite3_column_int64(s, 0);
+    else if (rc != SQLITE_DONE)
+        unavailable(c);
     sqlite3_reset(s);
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
@@ -728,12 +750,13 @@ static int s_load_raw(fl_store_conn *pc, const char *ref, char **raw, size_t *le
 {
     sconn *c = (sconn *)pc;
     *raw = NULL;
+    c->err[0] = '\0';
     sqlite3_stmt *s;
     int rc;
     if (ref[0] != '#') {
         /* A crash id: a processed crash (or one from before the inbox). */
         if (!(s = stmt(c, S_LOAD)))
-            return -1;
+            return unavailable(c);
         sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
         rc = sqlite3_step(s);
         if (rc == SQLITE_ROW) {
@@ -749,26 +772,31 @@ static int s_load_raw(fl_store_conn *pc, const char *ref, char **raw, size_t *le
                             (size_t)sqlite3_column_bytes(s, 0), raw, len);
             sqlite3_reset(s);
             if (r)
-                return -1;
+                return r;
             if (id)
                 snprintf(id, FL_CRASH_ID_MAX, "%s", ref);
             return state == 1 ? 3 : 0;
         }
+        if (rc != SQLITE_DONE) {
+            unavailable(c);
+            sqlite3_reset(s);
+            return FL_LOAD_UNAVAILABLE;
+        }
         sqlite3_reset(s);
-        if (rc != SQLITE_DONE)
-            return -1;
     }
     int64_t rid;
     int r = inbox_rid(c, ref, &rid);
     if (r <= 0)
-        return r < 0 ? -1 : 1;
+        return r < 0 ? FL_LOAD_UNAVAILABLE : 1;
     if (!(s = stmt(c, S_ILOAD)))
-        return -1;
+        return unavailable(c);
     sqlite3_bind_int64(s, 1, rid);
     rc = sqlite3_step(s);
     if (rc != SQLITE_ROW) {
+        /* DONE: processed (moved) or dropped. */
+        r = rc == SQLITE_DONE ? 1 : unavailable(c);
         sqlite3_reset(s);
-        return rc == SQLITE_DONE ? 1 : -1; /* processed (moved) or dropped */
+        return r;
     }
     if (id)
         snprintf(id, FL_CRASH_ID_MAX, "%s", (const char *)sqlite3_column_text(s, 0));
@@ -776,7 +804,7 @@ static int s_load_raw(fl_store_conn *pc, const char *ref, char **raw, size_t *le
     r = row_raw(c, false, sqlite3_column_int64(s, 2), (uint64_t)sqlite3_column_int64(s, 3),
                 (uint64_t)sqlite3_column_int64(s, 4), NULL, 0, raw, len);
     sqlite3_reset(s);
-    return r ? -1 : 0;
+    return r;
 }
 
 static int bump(sconn *c, int which, const char *gid, const char *v)

@@ -439,6 +439,54 @@ fail:
     return -1;
 }
 
+/* Loads and processes the claimed tasks into sl (*ok, *failed: how many
+ * crashes processed and failed).  A log that cannot be processed marks its
+ * crash failed: ingest validated it, so that is a bug or a damaged row, and
+ * trying again would not help.  Returns -1, with nothing left in sl to
+ * release, when the store could not be read: that may pass. */
+static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, size_t n,
+                         slot *sl, size_t *ok, size_t *failed)
+{
+    *ok = *failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t t0 = fl_mono_ns();
+        sl[i].task = tasks[i];
+        sl[i].skip = false;
+        sl[i].again = false;
+        memset(&sl[i].buf, 0, sizeof sl[i].buf);
+        char *raw = NULL;
+        size_t len = 0;
+        int64_t received = 0;
+        /* The task names the report (an inbox row, or a crash id); the
+         * store says which crash it is. */
+        snprintf(sl[i].id, sizeof sl[i].id, "%s", tasks[i].crash_id);
+        int lr = w->store->load_raw(conn, tasks[i].crash_id, &raw, &len, &received, sl[i].id);
+        if (lr == FL_LOAD_UNAVAILABLE) {
+            fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, w->store->error(conn));
+            for (size_t j = 0; j < i; j++)
+                fl_processed_release(&sl[j].buf);
+            return -1;
+        }
+        if (lr == 1 || lr == 2) {
+            sl[i].skip = true; /* gone or done: just ack */
+            continue;
+        }
+        sl[i].again = lr == 3;
+        if (lr < 0 || fl_process_log(sl[i].id, raw, len, received, &w->cfg, &sl[i].buf)) {
+            memset(&sl[i].buf, 0, sizeof sl[i].buf);
+            sl[i].buf.p.crash_id = sl[i].id;
+            sl[i].buf.p.failed = true;
+            (*failed)++;
+        } else {
+            (*ok)++;
+        }
+        sl[i].buf.p.ref = sl[i].task.crash_id;
+        free(raw);
+        FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
+    }
+    return 0;
+}
+
 /* Sleeps up to ms (less when notified).  False when stopping. */
 static bool pause_ms(fl_workers *w, unsigned ms)
 {
@@ -503,7 +551,6 @@ static void *worker_main(void *arg)
             continue;
         }
         uint64_t claimed_ns = fl_mono_ns();
-        size_t ok = 0, failed = 0;
         /* Read before processing: a debug file ingested from now on is
          * newer, and late_symbols() re-queues the crashes that missed it. */
         int64_t symver = -1;
@@ -513,49 +560,25 @@ static void *worker_main(void *arg)
             w->cfg.symbols_changed(w->cfg.symbolize_ctx);
         if (symver >= 0)
             last_symver = symver;
-        for (size_t i = 0; i < n; i++) {
-            uint64_t t0 = fl_mono_ns();
-            sl[i].task = tasks[i];
-            sl[i].skip = false;
-            sl[i].again = false;
-            char *raw = NULL;
-            size_t len = 0;
-            int64_t received = 0;
-            /* The task names the report (an inbox row, or a crash id);
-             * the store says which crash it is. */
-            snprintf(sl[i].id, sizeof sl[i].id, "%s", tasks[i].crash_id);
-            int lr = w->store->load_raw(conn, tasks[i].crash_id, &raw, &len, &received, sl[i].id);
-            if (lr == 1 || lr == 2) {
-                sl[i].skip = true; /* gone or done: just ack */
-                continue;
-            }
-            sl[i].again = lr == 3;
-            if (lr < 0 || fl_process_log(sl[i].id, raw, len, received, &w->cfg, &sl[i].buf)) {
-                /* Ingest validated the log, so this is a bug or a resource
-                 * problem; mark the crash failed rather than retry forever. */
-                memset(&sl[i].buf, 0, sizeof sl[i].buf);
-                sl[i].buf.p.crash_id = sl[i].id;
-                sl[i].buf.p.failed = true;
-                failed++;
-            } else {
-                ok++;
-            }
-            sl[i].buf.p.ref = sl[i].task.crash_id;
-            free(raw);
-            FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
-        }
-        int rc = apply_batch(w, conn, sl, n, symver);
-        /* The store refused it (a full disk...): try the same batch again,
-         * pausing longer each time, while half the lease is left -- not
-         * leave its tasks to come back only when the lease expires. */
-        unsigned pause = 100;
-        while (rc && fl_mono_ns() - claimed_ns + pause * 1000000ull <
-                         (uint64_t)w->cfg.lease_s * 500000000ull) {
-            if (!pause_ms(w, pause))
+        /* When the store cannot be read or refuses the batch (a full
+         * disk...), try the same batch again, pausing longer each time,
+         * while half the lease is left -- rather than fail its crashes, or
+         * leave them to come back only when the lease expires. */
+        size_t ok = 0, failed = 0;
+        bool processed = false;
+        int rc = -1;
+        for (unsigned pause = 100;; pause = pause < 2500 ? pause * 2 : 5000) {
+            if (!processed)
+                processed = !process_batch(w, conn, tasks, n, sl, &ok, &failed);
+            if (processed && !(rc = apply_batch(w, conn, sl, n, symver)))
                 break;
-            pause = pause < 2500 ? pause * 2 : 5000;
-            rc = apply_batch(w, conn, sl, n, symver);
+            if (fl_mono_ns() - claimed_ns + pause * 1000000ull >=
+                    (uint64_t)w->cfg.lease_s * 500000000ull ||
+                !pause_ms(w, pause))
+                break;
         }
+        if (!processed)
+            continue;
         size_t dropped = 0;
         for (size_t i = 0; i < n; i++) {
             fl_processed_release(&sl[i].buf);

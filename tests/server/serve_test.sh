@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | diskfull
+#       workerkill | diskfull | unreadable
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -450,6 +450,42 @@ diskfull)
   sort -u "$work/ok1" "$work/ok2" >"$work/all"
   "$POST" check "$PORT" "$ADMIN" "$work/all" || fail "a report answered 200 is missing"
   ok "writes work again: all $N stored and counted once"
+  stop || fail "shutdown rc"
+  ;;
+unreadable)
+  # The store cannot be read for a while: another connection puts a view
+  # that fails when read in place of the raw logs' table (as a broken disk
+  # would fail reads).  The workers say so (/healthz, log), try again and
+  # fail no crash; once the table is back, every report is counted.
+  sql() { python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$work/d/faultline.db" "$1"; }
+  N=200
+  start "$work/d" --workers 0
+  : >"$work/ok1"
+  "$POST" stream "$PORT" "$KEY" $N 8 "$work/ok1" 9 >"$work/s1"
+  [ "$(sort -u "$work/ok1" | wc -l)" = $N ] || fail "ingest: $(cat "$work/s1")"
+  stop || fail "shutdown rc"
+  sql "ALTER TABLE raw_chunks RENAME TO raw_chunks_away;
+       CREATE VIEW raw_chunks AS SELECT id, data FROM raw_chunks_away
+       WHERE abs(-9223372036854775807 - 1) IS NOT NULL;" || fail "hide the table"
+  start "$work/d" --workers 2
+  for _ in $(seq 50); do c=$(code GET /healthz); [ "$c" = 503 ] && break; sleep 0.1; done
+  [ "$c" = 503 ] && grep -q '"processing":{"error":"integer overflow"' "$work/body" ||
+    fail "healthz while unreadable -> $c $(cat "$work/body")"
+  ok "healthz -> 503 $(cat "$work/body")"
+  grep -q 'storage: processing failed: integer overflow; the crashes stay queued' "$work/err" ||
+    fail "log: $(grep storage "$work/err")"
+  metric_has '^faultline_crashes_failed_total 0$' || fail "crashes were failed"
+  sleep 1
+  sql "DROP VIEW raw_chunks; ALTER TABLE raw_chunks_away RENAME TO raw_chunks;" ||
+    fail "put the table back"
+  "$POST" wait "$PORT" "$ADMIN" $N 25 streamapp >"$work/sum" ||
+    fail "sum of counts $(cat "$work/sum") != $N"
+  metric_has '^faultline_crashes_failed_total 0$' || fail "crashes were failed"
+  c=$(code GET /healthz)
+  [ "$c" = 200 ] || fail "healthz after -> $c $(cat "$work/body")"
+  "$POST" check "$PORT" "$ADMIN" "$work/ok1" || fail "a report answered 200 is missing"
+  ok "store back: all $N processed, none failed"
   stop || fail "shutdown rc"
   ;;
 shutdown)

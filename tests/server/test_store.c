@@ -1002,6 +1002,49 @@ static void test_chunk_damaged(void **st)
     assert_int_equal(f->s->load_raw(f->c, "a2", &raw, &len, &rcv, NULL), -1);
 }
 
+/* A store that cannot be read now is not a damaged log: load_raw says
+ * FL_LOAD_UNAVAILABLE (the worker tries again) with the reason in
+ * error(), and the same row loads once the store is back.  A chunk that is
+ * gone is damage (-1: the crash fails, retrying cannot help). */
+static void test_load_unavailable(void **st)
+{
+    fx *f = *st;
+    char ref[FL_CRASH_ID_MAX];
+    assert_true(ingest_ref(f, "u1", "1.0", ref));
+    assert_true(ingest(f, "u2", "1.0"));
+    /* Another connection moves the chunks away, as a broken or locked
+     * store would hide them. */
+    sqlite3 *other = NULL;
+    assert_int_equal(sqlite3_open(f->path, &other), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(other, "ALTER TABLE raw_chunks RENAME TO raw_chunks_away", NULL, NULL, NULL),
+        SQLITE_OK);
+    char *raw = NULL;
+    size_t len;
+    int64_t rcv;
+    assert_int_equal(f->s->load_raw(f->c, ref, &raw, &len, &rcv, NULL), FL_LOAD_UNAVAILABLE);
+    assert_null(raw);
+    assert_non_null(strstr(f->s->error(f->c), "raw_chunks"));
+    assert_int_equal(f->s->load_raw(f->c, "u2", &raw, &len, &rcv, NULL), FL_LOAD_UNAVAILABLE);
+    assert_int_equal(
+        sqlite3_exec(other, "ALTER TABLE raw_chunks_away RENAME TO raw_chunks", NULL, NULL, NULL),
+        SQLITE_OK);
+    const char *want = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
+    assert_int_equal(f->s->load_raw(f->c, ref, &raw, &len, &rcv, NULL), 0);
+    assert_string_equal(raw, want);
+    free(raw);
+    raw = NULL;
+    /* The chunk row gone for good: damaged. */
+    assert_int_equal(sqlite3_exec(other,
+                                  "DELETE FROM raw_chunks WHERE id=(SELECT chunk FROM inbox WHERE "
+                                  "id='u2')",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(f->s->load_raw(f->c, "u2", &raw, &len, &rcv, NULL), -1);
+    assert_null(raw);
+    sqlite3_close(other);
+}
+
 /* A database from before chunks: its crashes keep their own zstd frame in
  * crashes.raw, the columns are added when the store opens it, and both
  * kinds of rows read. */
@@ -1095,6 +1138,7 @@ int main(void)
         cmocka_unit_test(test_unzstd_frames),
         cmocka_unit_test_setup_teardown(test_batch_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_damaged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_unavailable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
