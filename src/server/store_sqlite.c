@@ -284,25 +284,27 @@ static int busy_wait(void *arg, int count)
     return 1;
 }
 
-static int open_db(const char *path, sqlite3 **out)
+/* On failure, SQLite's reason goes to err when given. */
+static int open_db(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return -1;
-    }
+                        NULL) != SQLITE_OK)
+        goto fail;
     sqlite3_busy_handler(db, busy_wait, NULL);
     if (sqlite3_exec(db,
                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"
                      "PRAGMA cache_size=-2000; PRAGMA temp_store=MEMORY;"
                      "PRAGMA wal_autocheckpoint=0;",
-                     NULL, NULL, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return -1;
-    }
+                     NULL, NULL, NULL) != SQLITE_OK)
+        goto fail;
     *out = db;
     return 0;
+fail:
+    if (err)
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db)); /* "out of memory" when db is NULL */
+    sqlite3_close(db);
+    return -1;
 }
 
 static fl_store_conn *s_connect(fl_store *st)
@@ -311,7 +313,7 @@ static fl_store_conn *s_connect(fl_store *st)
     sconn *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    if (open_db(s->path, &c->db)) {
+    if (open_db(s->path, &c->db, NULL, 0)) {
         free(c);
         return NULL;
     }
@@ -1503,7 +1505,7 @@ static void *ckpt_main(void *arg)
     sstore *s = arg;
     sqlite3 *db = NULL;
     pthread_setname_np(pthread_self(), "fl-checkpoint");
-    if (open_db(s->path, &db))
+    if (open_db(s->path, &db, NULL, 0))
         return NULL;
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
@@ -1546,7 +1548,7 @@ static void *loader_main(void *arg)
     sqlite3 *db = NULL;
     char(*ids)[FL_CRASH_ID_MAX] = malloc(LOAD_RANGE * sizeof *ids);
     size_t *lens = malloc(LOAD_RANGE * sizeof *lens);
-    bool ok = ids && lens && !open_db(s->path, &db);
+    bool ok = ids && lens && !open_db(s->path, &db, NULL, 0);
     /* The inbox by rowid first, then the crash-id index by id (it covers
      * the query): in this order a row that moves from the inbox to crashes
      * meanwhile is seen in one of them at least. */
@@ -1739,8 +1741,9 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, sqlite_setup);
     sqlite3 *db = NULL;
-    if (open_db(path, &db)) {
-        snprintf(err, errlen, "cannot open SQLite database %s", path);
+    char why[256];
+    if (open_db(path, &db, why, sizeof why)) {
+        snprintf(err, errlen, "cannot open the database %s: %s", path, why);
         return NULL;
     }
     char *msg = NULL;

@@ -549,6 +549,11 @@ cli)
   "$FL" serve --data "$work/d" --queue amqp://localhost >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 2 ] && grep -q 'not built yet' "$work/e" || fail "amqp: rc $rc $(cat "$work/e")"
   "$FL" serve --bogus >/dev/null 2>&1 && fail "unknown option accepted"
+  # A data directory whose database is not one: refused, with SQLite's reason.
+  mkdir -p "$work/bad" && head -c 65536 /dev/urandom >"$work/bad/faultline.db"
+  timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 1 ] && grep -q "cannot open the database $work/bad/faultline.db: file is not a database" "$work/e" ||
+    fail "garbage database: rc $rc $(cat "$work/e")"
   # Generated keys are printed, kept in the data dir and reused.
   unset FAULTLINE_ADMIN_TOKEN FAULTLINE_INGEST_KEY
   start "$work/k"
