@@ -27,7 +27,7 @@ typedef struct opts {
     const char *data, *db, *queue, *role;
     unsigned workers, http_threads, lease_s, top_n;
     bool keyless;
-    uint64_t max_body, max_decoded, max_ratio, max_header, timeout_s, max_pending;
+    uint64_t max_body, max_decoded, max_ratio, max_header, timeout_s, max_pending, max_memory;
     int64_t max_backlog;
     double rate, burst;
     const char *skip_list, *prefix_list;
@@ -58,6 +58,8 @@ static void usage(FILE *f)
             "  --rate-limit N       reports per second per ingest key (default 0: off) -> 429\n"
             "  --rate-burst N       burst of the rate limit (default 2*N)\n"
             "  --max-pending N      reports waiting for a commit before 503 (default 16384)\n"
+            "  --max-memory BYTES   report data all ingest requests may hold at once before\n"
+            "                       503 (default 268435456; 0: no limit)\n"
             "  --max-backlog N      unprocessed tasks before 503 (default 1000000)\n"
             "  --lease S            lease of a claimed task (default 60)\n"
             "  --top-frames N       frames in a signature (default 5)\n"
@@ -191,6 +193,9 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--max-pending")) {
             if (num(a, TAKE, &o->max_pending))
                 return -1;
+        } else if (!strcmp(a, "--max-memory")) {
+            if (num(a, TAKE, &o->max_memory))
+                return -1;
         } else if (!strcmp(a, "--max-backlog")) {
             if (num(a, TAKE, &n))
                 return -1;
@@ -283,10 +288,23 @@ static int get_key(const char *env, const char *dir, const char *name, char *out
 
 int fl_cmd_serve(int argc, char **argv)
 {
-    opts o = {.port = 8080, .data = "./var", .role = "all", .workers = 2, .http_threads = 2,
-              .lease_s = 60, .top_n = 5, .max_body = 1u << 20, .max_decoded = 8u << 20,
-              .max_ratio = 100, .max_header = 16384, .timeout_s = 30, .max_pending = 16384,
-              .max_backlog = 1000000, .max_symbol_file = 1ull << 30, .symcache_lru = 32};
+    opts o = {.port = 8080,
+              .data = "./var",
+              .role = "all",
+              .workers = 2,
+              .http_threads = 2,
+              .lease_s = 60,
+              .top_n = 5,
+              .max_body = 1u << 20,
+              .max_decoded = 8u << 20,
+              .max_ratio = 100,
+              .max_header = 16384,
+              .timeout_s = 30,
+              .max_pending = 16384,
+              .max_memory = 256u << 20,
+              .max_backlog = 1000000,
+              .max_symbol_file = 1ull << 30,
+              .symcache_lru = 32};
     snprintf(o.host, sizeof o.host, "127.0.0.1");
     int pr = parse_args(&o, argc, argv);
     if (pr)
@@ -444,14 +462,24 @@ int fl_cmd_serve(int argc, char **argv)
             snprintf(err, sizeof err, "cannot start the symbols watcher");
             goto out;
         }
-        fl_http_config hc = {
-            .port = o.port, .threads = o.http_threads, .keyless_ingest = o.keyless,
-            .admin_token = admin, .ingest_key = ingest, .max_body = (size_t)o.max_body,
-            .max_decoded = (size_t)o.max_decoded, .max_ratio = (unsigned)o.max_ratio,
-            .max_header = (size_t)o.max_header, .timeout_s = (unsigned)o.timeout_s,
-            .rate_limit = o.rate, .rate_burst = o.burst, .max_pending = (size_t)o.max_pending,
-            .max_backlog = o.max_backlog, .symingest = symin, .srvsym = sym,
-            .max_symbol_file = o.max_symbol_file};
+        fl_http_config hc = {.port = o.port,
+                             .threads = o.http_threads,
+                             .keyless_ingest = o.keyless,
+                             .admin_token = admin,
+                             .ingest_key = ingest,
+                             .max_body = (size_t)o.max_body,
+                             .max_decoded = (size_t)o.max_decoded,
+                             .max_ratio = (unsigned)o.max_ratio,
+                             .max_header = (size_t)o.max_header,
+                             .timeout_s = (unsigned)o.timeout_s,
+                             .rate_limit = o.rate,
+                             .rate_burst = o.burst,
+                             .max_pending = (size_t)o.max_pending,
+                             .max_memory = o.max_memory,
+                             .max_backlog = o.max_backlog,
+                             .symingest = symin,
+                             .srvsym = sym,
+                             .max_symbol_file = o.max_symbol_file};
         snprintf(hc.host, sizeof hc.host, "%s", o.host);
         if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
             goto out;

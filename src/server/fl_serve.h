@@ -146,6 +146,9 @@ typedef struct fl_http_config {
     double rate_limit; /* reports per second per key; 0: off */
     double rate_burst;
     size_t max_pending;  /* writer backlog before 503 */
+    /* Bytes of ingest request data (bodies, decoded bodies, parts) held at
+     * once, all requests together, before 503; 0: no limit. */
+    uint64_t max_memory;
     int64_t max_backlog; /* unprocessed tasks before 503 */
     /* Symbols (NULL: the symbol endpoints answer 503). */
     struct fl_symingest *symingest; /* POST/GET /api/v1/symbols, /buildid/ */

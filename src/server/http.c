@@ -57,6 +57,7 @@ struct fl_http {
     fl_queue *queue;
     fl_writer *writer;
     fl_metrics *m;
+    uint64_t held;      /* bytes of ingest data requests hold (atomic) */
     struct loop *loops; /* one MHD daemon and thread each */
     unsigned nloops;
     int stop_fd;        /* eventfd, written when phase changes */
@@ -125,6 +126,8 @@ typedef struct req {
     char *body;
     size_t len, cap;
     bool too_big;
+    bool busy;      /* over --max-memory: read on, drop, answer 503 */
+    size_t charged; /* bytes counted in h->held for this request */
     /* a symbol upload, streamed to a file */
     int fd;
     uint64_t written;
@@ -283,6 +286,29 @@ static bool rate_ok(fl_http *h, const char *key, unsigned cost)
 
 /* ---- multipart, through MHD's post processor */
 
+/* Counts n more bytes of request data against --max-memory, for all
+ * requests together: a flood of large reports gets 503s (the clients keep
+ * them and retry) instead of the server running out of memory.  False, and
+ * nothing counted, when they would pass it. */
+static bool charge(req *r, size_t n)
+{
+    fl_http *h = r->h;
+    uint64_t held = __atomic_add_fetch(&h->held, n, __ATOMIC_RELAXED);
+    if (h->cfg.max_memory && held > h->cfg.max_memory) {
+        __atomic_sub_fetch(&h->held, n, __ATOMIC_RELAXED);
+        return false;
+    }
+    r->charged += n;
+    return true;
+}
+
+static void uncharge(req *r)
+{
+    if (r->charged)
+        __atomic_sub_fetch(&r->h->held, r->charged, __ATOMIC_RELAXED);
+    r->charged = 0;
+}
+
 static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
                                const char *filename, const char *content_type,
                                const char *transfer_encoding, const char *data, uint64_t off,
@@ -305,6 +331,10 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
     r->parts_total += size;
     if (r->parts_total > r->h->cfg.max_decoded) {
         r->too_big = true;
+        return MHD_NO;
+    }
+    if (!charge(r, size)) {
+        r->busy = true;
         return MHD_NO;
     }
     char *nd = realloc(p->data, p->len + size + 1);
@@ -412,6 +442,19 @@ static enum MHD_Result reject(req *r, int why, unsigned status, json_t *body,
     return send_json(r->conn, status, body, retry_after);
 }
 
+/* 503 for a request over --max-memory; its data is let go at once, so
+ * that the requests still arriving can fit. */
+static enum MHD_Result reject_busy(req *r)
+{
+    uncharge(r);
+    r->len = 0;
+    return reject(r, FL_REJ_UNAVAILABLE, 503,
+                  json_pack("{s:s,s:I}", "error",
+                            "too much report data in memory at once, try again later", "max_memory",
+                            (json_int_t)r->h->cfg.max_memory),
+                  "1");
+}
+
 static bool looks_like_log(const char *b, size_t n)
 {
     size_t i = 0;
@@ -431,6 +474,8 @@ static enum MHD_Result ingest_finish(req *r)
                       json_pack("{s:s,s:I}", "error", "request body too large", "limit",
                                 (json_int_t)h->cfg.max_body),
                       NULL);
+    if (r->busy)
+        return reject_busy(r);
     char *body = r->body ? r->body : "";
     size_t len = r->len;
     char *decoded = NULL; /* r->decoded once the items point into it */
@@ -447,6 +492,10 @@ static enum MHD_Result ingest_finish(req *r)
         if (g != FL_GZ_OK)
             return reject(r, FL_REJ_BAD_REQUEST, 400,
                           json_pack("{s:s}", "error", "bad gzip body"), NULL);
+        if (!charge(r, dl)) {
+            free(decoded);
+            return reject_busy(r);
+        }
         body = decoded;
         len = dl;
     } else if (ce && strcasecmp(ce, "identity")) {
@@ -476,6 +525,10 @@ static enum MHD_Result ingest_finish(req *r)
         if (r->too_big) {
             ret = reject(r, FL_REJ_TOO_LARGE, 413,
                          json_pack("{s:s}", "error", "decoded parts too large"), NULL);
+            goto out;
+        }
+        if (r->busy) {
+            ret = reject_busy(r);
             goto out;
         }
         if (r->parts_overflow) {
@@ -777,6 +830,11 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "faultline_ingest_http_compressed_reports_total %" PRIu64 "\n",
       FL_M_GET(m->commits), FL_M_GET(m->committed_items), (double)FL_M_GET(m->commit_ns) / 1e9,
       FL_M_GET(m->loop_compressed));
+    P("# HELP faultline_ingest_held_bytes Report data (bodies, decoded bodies, parts) that "
+      "ingest requests hold in memory now; at --max-memory new data is answered 503.\n"
+      "# TYPE faultline_ingest_held_bytes gauge\n"
+      "faultline_ingest_held_bytes %" PRIu64 "\n",
+      __atomic_load_n(&h->held, __ATOMIC_RELAXED));
     P("# HELP faultline_storage_failures_total Transactions the store refused (a full disk, "
       "a read-only or damaged database), by path: ingest answers 503 meanwhile, processing "
       "retries.\n"
@@ -1375,6 +1433,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             r->too_big = true; /* keep reading (and dropping) to answer 413 */
             return MHD_YES;
         }
+        if (r->kind == K_INGEST && (r->busy || !charge(r, n))) {
+            /* Over --max-memory: keep reading (and dropping) to answer
+             * 503, and let go of what this one holds now. */
+            if (!r->busy)
+                uncharge(r);
+            r->busy = true;
+            r->len = 0;
+            return MHD_YES;
+        }
         if (r->len + n + 1 > r->cap) {
             size_t nc = r->cap ? r->cap : 8192;
             while (nc < r->len + n + 1)
@@ -1498,6 +1565,7 @@ static req *spare_req(void)
  * body buffer unless that grew past 64 KiB. */
 static void req_free(req *r)
 {
+    uncharge(r);
     for (size_t i = 0; i < r->w.n; i++)
         free((void *)r->items[i].z);
     if (r->fd >= 0)

@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | diskfull | unreadable
+#       workerkill | memory | diskfull | unreadable
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -384,6 +384,42 @@ kill9)
   s=$("$POST" sum "$PORT" "$ADMIN" streamapp); [ "$s" = $N ] || fail "sum moved to $s"
   metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
   ok "sum of group counts == $N distinct ids answered 200, each counted once"
+  stop || fail "shutdown rc"
+  ;;
+memory)
+  # --max-memory: the report data all requests hold at once is bounded.
+  # Three ~600 KB reports uploaded slowly at the same time under a 1 MB
+  # budget: those that would pass it are answered 503 + Retry-After (their
+  # clients resend) while the others are stored; the budget is let go when
+  # they end, and the same report then goes through.
+  start "$work/d" --workers 0 --max-memory 1000000
+  for i in 1 2 3; do
+    "$POST" log 55 $i memapp 1.0 | python3 -c 'import sys
+t = sys.stdin.read(); pad = "".join("ETC_KEY pad_%d\nETC_VALUE %s\n" % (k, "x" * 1000) for k in range(590))
+sys.stdout.write(t.replace("\nEND\n", "\n" + pad + "END\n"))' >"$work/big$i.log"
+  done
+  [ "$(wc -c <"$work/big1.log")" -gt 600000 ] || fail "big log: $(wc -c <"$work/big1.log") bytes"
+  for i in 1 2 3; do
+    curl -s -o "$work/b$i" -D "$work/h$i" -w '%{http_code}' --limit-rate 200k \
+      -H "X-Faultline-Key: $KEY" -H 'Content-Type: text/plain' --data-binary @"$work/big$i.log" \
+      "$(url /api/v1/crashes)" >"$work/c$i" &
+    pids="${pids:-} $!"
+  done
+  wait $pids
+  codes="$(cat "$work/c1") $(cat "$work/c2") $(cat "$work/c3")"
+  n200=$(grep -o 200 <<<"$codes" | wc -l); n503=$(grep -o 503 <<<"$codes" | wc -l)
+  [ "$n200" -ge 1 ] && [ "$n503" -ge 1 ] && [ $((n200 + n503)) = 3 ] || fail "codes: $codes"
+  for i in 1 2 3; do
+    [ "$(cat "$work/c$i")" = 503 ] || continue
+    grep -q '"max_memory":1000000' "$work/b$i" || fail "503 body: $(cat "$work/b$i")"
+    grep -qi '^Retry-After: 1' "$work/h$i" || fail "503 without Retry-After: $(cat "$work/h$i")"
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Type: text/plain' \
+        --data-binary @"$work/big$i.log")
+    [ "$c" = 200 ] || fail "resend of big$i alone -> $c $(cat "$work/body")"
+  done
+  metric_has '^faultline_ingest_held_bytes 0$' || fail "held bytes not back to 0"
+  metric_has '^faultline_reports_accepted_total 3$' || fail "not all 3 accepted in the end"
+  ok "3 x 600 KB under a 1 MB budget: $codes, then each resend 200"
   stop || fail "shutdown rc"
   ;;
 diskfull)
