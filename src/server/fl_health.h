@@ -3,14 +3,13 @@
  *
  * The writer (ingest) and the workers (processing) report the outcome of
  * each transaction.  A failure (a full disk, a read-only or broken
- * database) is logged at once; then, every FL_HEALTH_LOG_S seconds while
- * it lasts, the count of further failures; then the recovery.  Lines of a
- * path are at least 1 s apart, so a store that fails and recovers by turns
- * (a nearly full disk) logs a line a second at most, not two per commit.
- * An operator sees why reports are answered 503 without a line per
- * request.  /healthz and /metrics read
- * the state.  Thread-safe; the success path, taken after every commit, is
- * one atomic load.
+ * database) is logged at once, then its count every FL_HEALTH_LOG_S seconds
+ * while it lasts, then its end (health.c says exactly when).  A store that
+ * fails and recovers by turns (a nearly full disk) logs two lines a second
+ * at most, not two per commit.  An operator sees why reports are answered
+ * 503 without a line per request.  /healthz and /metrics read the state.
+ * Thread-safe; the success path, taken after every commit, is one atomic
+ * load.
  */
 #ifndef FL_HEALTH_H
 #define FL_HEALTH_H
@@ -24,18 +23,17 @@ enum { FL_HEALTH_INGEST, FL_HEALTH_PROCESSING, FL_HEALTH_COUNT };
 
 #define FL_HEALTH_LOG_S 10
 
-/* fl_health_path.state: RECOVERED is "works again, not yet logged". */
-enum { FL_HEALTH_OK, FL_HEALTH_FAILING, FL_HEALTH_RECOVERED };
+/* fl_health_path.state */
+enum { FL_HEALTH_OK, FL_HEALTH_FAILING };
 
 typedef struct fl_health_path {
     pthread_mutex_t mu;
-    int state;          /* FL_HEALTH_OK/FAILING/RECOVERED, read without mu */
+    int state;          /* FL_HEALTH_OK/FAILING, read without mu */
     bool announced;     /* this episode's first line is out */
     uint64_t failures;  /* ever, for /metrics */
     uint64_t run;       /* failures in this episode */
-    uint64_t unlogged;  /* failures not yet counted in a line */
+    uint64_t unlogged;  /* failures since the last line */
     int64_t since;      /* wall time of the episode's first failure */
-    int64_t until;      /* wall time it recovered (RECOVERED) */
     uint64_t logged_ns; /* monotonic time of the last line, 0: none */
     char why[256];      /* the last failure's reason */
 } fl_health_path;

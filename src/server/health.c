@@ -33,15 +33,22 @@ void fl_health_destroy(fl_health *h)
         pthread_mutex_destroy(&h->path[i].mu);
 }
 
-/* May path p log a line now, gap_s after its last one?  mu held.  A
- * change (failed, works again) waits 1 s, a count of more failures
- * FL_HEALTH_LOG_S: a store that fails and recovers by turns logs a line a
- * second at most. */
+/* May path p log a line now, gap_s after its last one?  mu held. */
 static bool may_log(const fl_health *h, const fl_health_path *p, uint64_t now, unsigned gap_s)
 {
     return h->log && (!p->logged_ns || now - p->logged_ns >= (uint64_t)gap_s * 1000000000u);
 }
 
+/*
+ * The lines of a path:
+ *   - an episode's first failure, at least 1 s after the path's last line
+ *     (else the episode goes unsaid, and its failures are counted in the
+ *     next line);
+ *   - while a said episode lasts, its count every FL_HEALTH_LOG_S;
+ *   - its end, at once.
+ * So a store that fails and recovers by turns logs two lines a second at
+ * most, and the log never ends on "failed" once the store works again.
+ */
 void fl_health_fail(fl_health *h, int path, const char *why)
 {
     if (!h || path < 0 || path >= FL_HEALTH_COUNT)
@@ -56,19 +63,28 @@ void fl_health_fail(fl_health *h, int path, const char *why)
         p->since = fl_now();
         p->run = 0;
         p->announced = false;
+        __atomic_store_n(&p->state, FL_HEALTH_FAILING, __ATOMIC_RELEASE);
     }
     p->run++;
-    __atomic_store_n(&p->state, FL_HEALTH_FAILING, __ATOMIC_RELEASE);
-    if (may_log(h, p, now, p->announced ? FL_HEALTH_LOG_S : 1)) {
-        if (!p->announced)
+    bool line = false;
+    if (!p->announced && may_log(h, p, now, 1)) {
+        if (p->unlogged > p->run)
+            fprintf(h->log,
+                    "faultline serve: storage: %s failed: %s; %s (%llu failures since the "
+                    "last line)\n",
+                    NAMES[path], p->why, MEANWHILE[path], (unsigned long long)p->unlogged);
+        else
             fprintf(h->log, "faultline serve: storage: %s failed: %s; %s\n", NAMES[path], p->why,
                     MEANWHILE[path]);
-        else
-            fprintf(h->log, "faultline serve: storage: %s: %llu more failures in %.0f s (%s)\n",
-                    NAMES[path], (unsigned long long)p->unlogged, (now - p->logged_ns) / 1e9,
-                    p->why);
+        p->announced = line = true;
+    } else if (p->announced && may_log(h, p, now, FL_HEALTH_LOG_S)) {
+        fprintf(h->log, "faultline serve: storage: %s: %llu more failure%s in %.0f s (%s)\n",
+                NAMES[path], (unsigned long long)p->unlogged, p->unlogged == 1 ? "" : "s",
+                (now - p->logged_ns) / 1e9, p->why);
+        line = true;
+    }
+    if (line) {
         fflush(h->log);
-        p->announced = true;
         p->unlogged = 0;
         p->logged_ns = now;
     }
@@ -82,31 +98,18 @@ void fl_health_ok(fl_health *h, int path)
     fl_health_path *p = &h->path[path];
     if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == FL_HEALTH_OK)
         return;
-    uint64_t now = fl_mono_ns();
     pthread_mutex_lock(&p->mu);
     if (p->state == FL_HEALTH_FAILING) {
-        p->until = fl_now();
-        __atomic_store_n(&p->state, FL_HEALTH_RECOVERED, __ATOMIC_RELEASE);
-    }
-    /* The recovery is logged when a line may be (see may_log); until then
-     * the episode goes on if it fails again. */
-    if (p->state == FL_HEALTH_RECOVERED && (!h->log || may_log(h, p, now, 1))) {
-        if (h->log) {
-            if (p->announced)
-                fprintf(h->log,
-                        "faultline serve: storage: %s works again (after %llu failures over "
-                        "%lld s)\n",
-                        NAMES[path], (unsigned long long)p->run, (long long)(p->until - p->since));
-            else
-                fprintf(h->log,
-                        "faultline serve: storage: %s failed %llu times over %lld s (%s), works "
-                        "again\n",
-                        NAMES[path], (unsigned long long)p->run, (long long)(p->until - p->since),
-                        p->why);
+        if (p->announced && h->log) {
+            fprintf(h->log,
+                    "faultline serve: storage: %s works again (after %llu failure%s over %lld s)\n",
+                    NAMES[path], (unsigned long long)p->run, p->run == 1 ? "" : "s",
+                    (long long)(fl_now() - p->since));
             fflush(h->log);
-            p->logged_ns = now;
+            p->unlogged = 0;
+            p->logged_ns = fl_mono_ns();
         }
-        p->run = p->unlogged = 0;
+        p->run = 0;
         p->announced = false;
         __atomic_store_n(&p->state, FL_HEALTH_OK, __ATOMIC_RELEASE);
     }

@@ -467,13 +467,13 @@ diskfull)
   metric_has '^faultline_storage_failures_total{path="ingest"} [1-9]' || fail "metric: no failures"
   metric_has '^faultline_reports_rejected_total{reason="unavailable"} [1-9]' ||
     fail "metric: no 503s counted"
-  # A line per change (at least 1 s apart), not per refused request: the
+  # A line per change (two a second at most), not per refused request: the
   # store may take a small commit now and then near the limit.
   m=$(curl -s "$(url /metrics)")
   nf=$(sed -n 's/^faultline_storage_failures_total{path="ingest"} //p' <<<"$m")
   nl=$(grep -c 'storage:' "$work/err")
   grep -q 'storage: ingest failed: ' "$work/err" || fail "log: $(grep storage "$work/err")"
-  [ "$nf" -ge 100 ] && [ "$nl" -le 10 ] || fail "log: $nl lines for $nf failures"
+  [ "$nf" -ge 100 ] && [ "$nl" -le 20 ] || fail "log: $nl lines for $nf failures"
   ok "the log says so ($nl lines for $nf failures): $(grep -m1 'storage: ingest' "$work/err")"
   prlimit --pid "$PID" --fsize=unlimited: || fail "prlimit"
   # The reporters resend what was refused (the same ids).
@@ -485,7 +485,7 @@ diskfull)
   [ "$c" = 200 ] || fail "healthz after -> $c $(cat "$work/body")"
   metric_has '^faultline_storage_failing{path="ingest"} 0$' || fail "metric: still failing"
   for _ in $(seq 50); do grep -q 'storage: ingest works again' "$work/err" && break; sleep 0.2; done
-  grep -q 'storage: ingest works again (after [0-9]* failures' "$work/err" ||
+  grep -q 'storage: ingest works again (after [0-9]* failure' "$work/err" ||
     fail "no recovery line: $(grep storage "$work/err")"
   "$POST" wait "$PORT" "$ADMIN" $N 25 streamapp >"$work/sum" ||
     fail "processing did not catch up: sum $(cat "$work/sum") != $N"

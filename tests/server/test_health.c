@@ -90,35 +90,46 @@ static void test_log_lines(void **st)
     assert_non_null(strstr(t, "storage: ingest failed: database or disk is full; reports are "
                               "answered 503"));
 
-    /* Failing and recovering by turns within the second: no more lines,
-     * and the episode goes on (healthz says failing after each failure). */
-    fl_health_state s;
-    for (int i = 0; i < 100; i++) {
-        fl_health_ok(&h, FL_HEALTH_INGEST);
-        fl_health_get(&h, FL_HEALTH_INGEST, &s);
-        assert_false(s.failing);
-        fl_health_fail(&h, FL_HEALTH_INGEST, "disk I/O error");
-        fl_health_get(&h, FL_HEALTH_INGEST, &s);
-        assert_true(s.failing);
-    }
-    assert_int_equal(count(text(log, &buf), "\n"), 1);
-    assert_int_equal(s.run, 1100);
-
-    /* Recovered: logged once a second has passed since the last line, with
-     * the episode's count. */
-    fl_health_ok(&h, FL_HEALTH_INGEST);
-    assert_int_equal(count(text(log, &buf), "\n"), 1);
-    usleep(1100 * 1000);
-    fl_health_ok(&h, FL_HEALTH_INGEST);
+    /* The end of a said episode is logged at once, with its count. */
     fl_health_ok(&h, FL_HEALTH_INGEST);
     t = text(log, &buf);
     assert_int_equal(count(t, "\n"), 2);
-    assert_non_null(strstr(t, "storage: ingest works again (after 1100 failures over "));
+    assert_non_null(strstr(t, "storage: ingest works again (after 1000 failures over "));
+    fl_health_state s;
+    fl_health_get(&h, FL_HEALTH_INGEST, &s);
+    assert_false(s.failing);
+
+    /* Failing and recovering by turns within the next second: no line, but
+     * /healthz follows each change. */
+    for (int i = 0; i < 100; i++) {
+        fl_health_fail(&h, FL_HEALTH_INGEST, "disk I/O error");
+        fl_health_get(&h, FL_HEALTH_INGEST, &s);
+        assert_true(s.failing);
+        assert_int_equal(s.run, 1);
+        fl_health_ok(&h, FL_HEALTH_INGEST);
+        fl_health_get(&h, FL_HEALTH_INGEST, &s);
+        assert_false(s.failing);
+    }
+    assert_int_equal(count(text(log, &buf), "\n"), 2);
+
+    /* A second later, the next failure is said, with the unsaid ones
+     * counted; and its end. */
+    usleep(1100 * 1000);
+    fl_health_fail(&h, FL_HEALTH_INGEST, "disk I/O error");
+    t = text(log, &buf);
+    assert_int_equal(count(t, "\n"), 3);
+    assert_non_null(strstr(t, "storage: ingest failed: disk I/O error; reports are answered 503 "
+                              "(clients keep them and retry) until a commit succeeds (101 "
+                              "failures since the last line)"));
+    fl_health_ok(&h, FL_HEALTH_INGEST);
+    t = text(log, &buf);
+    assert_int_equal(count(t, "\n"), 4);
+    assert_non_null(strstr(t, "storage: ingest works again (after 1 failure over "));
 
     /* A new episode on the other path: its own line. */
     fl_health_fail(&h, FL_HEALTH_PROCESSING, "attempt to write a readonly database");
     t = text(log, &buf);
-    assert_int_equal(count(t, "\n"), 3);
+    assert_int_equal(count(t, "\n"), 5);
     assert_non_null(strstr(t, "storage: processing failed: attempt to write a readonly "
                               "database; the crashes stay queued and are retried"));
     fl_health_get(&h, FL_HEALTH_PROCESSING, &s);
@@ -126,7 +137,7 @@ static void test_log_lines(void **st)
     assert_int_equal(s.failures, 1);
     fl_health_get(&h, FL_HEALTH_INGEST, &s);
     assert_false(s.failing);
-    assert_int_equal(s.failures, 1100);
+    assert_int_equal(s.failures, 1101);
 
     fl_health_destroy(&h);
     fclose(log);
