@@ -34,6 +34,7 @@ typedef struct fl_task {
     int64_t id; /* the stored task (shared by the entries of a batch) */
     char crash_id[FL_CRASH_ID_MAX];
     bool last; /* its ack completes the stored task */
+    unsigned attempts; /* claims of the stored task, this one included */
 } fl_task;
 
 typedef struct fl_queue fl_queue;

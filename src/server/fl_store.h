@@ -133,6 +133,14 @@ struct fl_store {
      * (the log is returned: process it and reapply()), -1 when the stored
      * log is damaged (it never will load), FL_LOAD_UNAVAILABLE when the
      * store could not be read (error() says why; try again later). */
+    /* Processing of the report ref names is about to start, and has to be
+     * watched: its task was claimed before and never finished, so a report
+     * of it may stop the server whenever it is processed.  Counts the start
+     * durably (own transaction) and says how many earlier starts never
+     * ended.  processing_ended() forgets it, in the transaction that
+     * records the processed crash. */
+    int (*processing_started)(fl_store_conn *c, const char *ref, unsigned *before);
+    int (*processing_ended)(fl_store_conn *c, const char *ref);
     int (*load_raw)(fl_store_conn *c, const char *ref, char **raw, size_t *len,
                     int64_t *received, char id[FL_CRASH_ID_MAX]);
     /* Record a processed crash (p->ref, or p->crash_id, names the report)

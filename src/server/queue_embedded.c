@@ -97,7 +97,7 @@ static int e_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
                            "(SELECT id FROM (SELECT id, sum(n) OVER (ORDER BY lease_until, id "
                            "ROWS UNBOUNDED PRECEDING) AS cum FROM tasks WHERE lease_until<=?2 "
                            "ORDER BY lease_until, id LIMIT ?3) WHERE cum<=?3) "
-                           "RETURNING id, crash_id, n",
+                           "RETURNING id, crash_id, n, attempts",
                            -1, &s, NULL))
         return -1;
     sqlite3_bind_int64(s, 1, now + lease_s);
@@ -107,6 +107,7 @@ static int e_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t tid = sqlite3_column_int64(s, 0);
         const char *p = (const char *)sqlite3_column_text(s, 1);
+        unsigned attempts = (unsigned)sqlite3_column_int(s, 3);
         size_t first = *n;
         bool cut = false;
         /* One entry per id of the row; an empty row still gives one entry,
@@ -122,6 +123,7 @@ static int e_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
             }
             out[*n].id = tid;
             out[*n].last = false;
+            out[*n].attempts = attempts;
             snprintf(out[*n].crash_id, sizeof out[*n].crash_id, "%.*s",
                      (int)(l < FL_CRASH_ID_MAX ? l : FL_CRASH_ID_MAX - 1), p ? p : "");
             (*n)++;

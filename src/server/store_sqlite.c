@@ -110,7 +110,12 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS symbols("
     "  rid INTEGER PRIMARY KEY, build_id TEXT, name TEXT, size INTEGER, status TEXT NOT NULL,"
     "  error TEXT, kind TEXT, path TEXT, uploaded INTEGER NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS symbols_build_id ON symbols(build_id, rid);";
+    "CREATE INDEX IF NOT EXISTS symbols_build_id ON symbols(build_id, rid);"
+    /* Reports whose processing started and has not ended, when it had to
+     * be watched (processing_started in fl_store.h): one left behind by a
+     * server that died is how a report that kills processing is found. */
+    "CREATE TABLE IF NOT EXISTS processing(ref TEXT PRIMARY KEY, starts INTEGER NOT NULL) "
+    "WITHOUT ROWID;";
 
 enum {
     S_BEGIN, S_COMMIT, S_ROLLBACK, S_INSERT, S_LOAD, S_STATE, S_MARK, S_GNEW, S_GGET, S_GUPD,
@@ -1482,6 +1487,33 @@ static int s_set_status(fl_store_conn *pc, const char *id, const char *status,
     return sqlite3_changes(c->db) == 1 ? 0 : 1;
 }
 
+static int s_processing_started(fl_store_conn *pc, const char *ref, unsigned *before)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        pc, "INSERT INTO processing VALUES(?1, 1) ON CONFLICT DO UPDATE SET starts=starts+1 "
+            "RETURNING starts");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        *before = (unsigned)sqlite3_column_int(s, 0) - 1;
+    /* Stepped to the end, so that the autocommit transaction commits. */
+    while (rc == SQLITE_ROW)
+        rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int s_processing_ended(fl_store_conn *pc, const char *ref)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "DELETE FROM processing WHERE ref=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, ref, -1, SQLITE_STATIC);
+    return done(s);
+}
+
 static int s_stats(fl_store_conn *pc, fl_store_stats *out)
 {
     sconn *c = (sconn *)pc;
@@ -1812,6 +1844,8 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->commit = s_commit;
     p->rollback = s_rollback;
     p->error = s_error;
+    p->processing_started = s_processing_started;
+    p->processing_ended = s_processing_ended;
     p->insert_crashes = s_insert_crashes;
     p->load_raw = s_load_raw;
     p->apply = s_apply;

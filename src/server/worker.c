@@ -34,7 +34,14 @@ struct fl_workers {
     bool stopping;
     pthread_t *th;
     unsigned started;
+    /* FAULTLINE_TEST_CRASH_ON: the crash id whose processing aborts the
+     * process -- how the tests make a report that kills processing. */
+    const char *crash_on;
 };
+
+/* A watched report whose earlier starts never ended this many times is not
+ * processed again (see processing_started in fl_store.h). */
+#define FL_POISON_STARTS 2
 
 /* ---- processing one crash */
 
@@ -396,8 +403,10 @@ typedef struct slot {
     bool requeue;         /* symbols arrived while it was processed */
 } slot;
 
-/* seen: the symbols_version read before the batch was processed. */
-static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, int64_t seen)
+/* seen: the symbols_version read before the batch was processed;
+ * watched: the reports were watched (processing_started), forget them. */
+static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, int64_t seen,
+                       bool watched)
 {
     fl_store *s = w->store;
     fl_queue *q = w->queue;
@@ -416,6 +425,8 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
                 goto fail;
         }
         if (q->in_store_txn && q->ack(q, conn, &sl[i].task))
+            goto fail;
+        if (watched && s->processing_ended(conn, sl[i].task.crash_id))
             goto fail;
         /* Re-processing names the crash by its id: the row the task named
          * (an inbox row) has moved into crashes by now. */
@@ -445,7 +456,7 @@ fail:
  * trying again would not help.  Returns -1, with nothing left in sl to
  * release, when the store could not be read: that may pass. */
 static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, size_t n,
-                         slot *sl, size_t *ok, size_t *failed)
+                         slot *sl, size_t *ok, size_t *failed, bool poison)
 {
     *ok = *failed = 0;
     for (size_t i = 0; i < n; i++) {
@@ -472,6 +483,20 @@ static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *task
             continue;
         }
         sl[i].again = lr == 3;
+        if (poison && lr >= 0) {
+            /* It stopped the server each time it was processed: fail it
+             * rather than let it stop every server that claims it. */
+            if (w->m->health.log) {
+                fprintf(w->m->health.log,
+                        "faultline serve: crash %s: the server stopped %u times while processing "
+                        "it; marked failed and not processed again (its log is kept)\n",
+                        sl[i].id, FL_POISON_STARTS);
+                fflush(w->m->health.log);
+            }
+            lr = -1;
+        }
+        if (lr >= 0 && w->crash_on && !strcmp(sl[i].id, w->crash_on))
+            abort();
         if (lr < 0 || fl_process_log(sl[i].id, raw, len, received, &w->cfg, &sl[i].buf)) {
             memset(&sl[i].buf, 0, sizeof sl[i].buf);
             sl[i].buf.p.crash_id = sl[i].id;
@@ -485,6 +510,45 @@ static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *task
         FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
     }
     return 0;
+}
+
+static bool pause_ms(fl_workers *w, unsigned ms);
+
+/* Processes tasks[0..n) into sl and records them in one transaction.  When
+ * the store cannot be read or refuses the batch (a full disk...), tries the
+ * same batch again, pausing longer each time, while half the lease since
+ * claimed_ns is left -- rather than fail its crashes, or leave them to come
+ * back only when the lease expires.  watched, poison: see apply_batch and
+ * process_batch. */
+static void run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, size_t n, slot *sl,
+                      int64_t symver, uint64_t claimed_ns, bool watched, bool poison)
+{
+    size_t ok = 0, failed = 0;
+    bool processed = false;
+    int rc = -1;
+    for (unsigned pause = 100;; pause = pause < 2500 ? pause * 2 : 5000) {
+        if (!processed)
+            processed = !process_batch(w, conn, tasks, n, sl, &ok, &failed, poison);
+        if (processed && !(rc = apply_batch(w, conn, sl, n, symver, watched)))
+            break;
+        if (fl_mono_ns() - claimed_ns + pause * 1000000ull >=
+                (uint64_t)w->cfg.lease_s * 500000000ull ||
+            !pause_ms(w, pause))
+            break;
+    }
+    if (!processed)
+        return;
+    size_t dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        fl_processed_release(&sl[i].buf);
+        dropped += rc == 0 && sl[i].dropped;
+    }
+    if (rc == 0) {
+        FL_M_ADD(w->m->processed, ok - dropped);
+        FL_M_ADD(w->m->dropped_duplicates, dropped);
+        FL_M_ADD(w->m->processing_failed, failed);
+        FL_M_ADD(w->m->backlog, -(int64_t)n);
+    }
 }
 
 /* Sleeps up to ms (less when notified).  False when stopping. */
@@ -560,35 +624,26 @@ static void *worker_main(void *arg)
             w->cfg.symbols_changed(w->cfg.symbolize_ctx);
         if (symver >= 0)
             last_symver = symver;
-        /* When the store cannot be read or refuses the batch (a full
-         * disk...), try the same batch again, pausing longer each time,
-         * while half the lease is left -- rather than fail its crashes, or
-         * leave them to come back only when the lease expires. */
-        size_t ok = 0, failed = 0;
-        bool processed = false;
-        int rc = -1;
-        for (unsigned pause = 100;; pause = pause < 2500 ? pause * 2 : 5000) {
-            if (!processed)
-                processed = !process_batch(w, conn, tasks, n, sl, &ok, &failed);
-            if (processed && !(rc = apply_batch(w, conn, sl, n, symver)))
-                break;
-            if (fl_mono_ns() - claimed_ns + pause * 1000000ull >=
-                    (uint64_t)w->cfg.lease_s * 500000000ull ||
-                !pause_ms(w, pause))
-                break;
-        }
-        if (!processed)
+        bool suspect = false;
+        for (size_t i = 0; i < n; i++)
+            suspect |= tasks[i].attempts > 1;
+        if (!suspect) {
+            run_batch(w, conn, tasks, n, sl, symver, claimed_ns, false, false);
             continue;
-        size_t dropped = 0;
-        for (size_t i = 0; i < n; i++) {
-            fl_processed_release(&sl[i].buf);
-            dropped += rc == 0 && sl[i].dropped;
         }
-        if (rc == 0) {
-            FL_M_ADD(w->m->processed, ok - dropped);
-            FL_M_ADD(w->m->dropped_duplicates, dropped);
-            FL_M_ADD(w->m->processing_failed, failed);
-            FL_M_ADD(w->m->backlog, -(int64_t)n);
+        /* Claimed before and never finished: a worker died (or overran its
+         * lease) with them -- maybe because one of them stops the process
+         * whenever it is processed.  One at a time then, each start
+         * recorded durably: a report that started twice and never ended is
+         * failed, not processed a third time, and the others go on. */
+        for (size_t i = 0; i < n; i++) {
+            unsigned before = 0;
+            if (w->store->processing_started(conn, tasks[i].crash_id, &before)) {
+                fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, w->store->error(conn));
+                break; /* the rest come back when the lease expires */
+            }
+            run_batch(w, conn, &tasks[i], 1, sl, symver, claimed_ns, true,
+                      before >= FL_POISON_STARTS);
         }
     }
 out:
@@ -622,6 +677,8 @@ fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_w
     w->queue = q;
     w->m = m;
     w->cfg = *c;
+    const char *co = getenv("FAULTLINE_TEST_CRASH_ON");
+    w->crash_on = co && *co ? co : NULL;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     for (unsigned i = 0; i < (c->n ? c->n : 1); i++) {

@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | memory | diskfull | unreadable
+#       workerkill | poison | memory | diskfull | unreadable
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -18,6 +18,17 @@ ok() { echo "ok: $*"; }
 metric_has() { local m; m=$(curl -s "$(url /metrics)") && grep -q "$1" <<<"$m"; }
 
 . "$(dirname "$0")/../lib/server.sh"
+
+# stored_only N CONC OUT SEED: N reports stored in $work/d by a server
+# without workers (their ids in OUT), which is then stopped: a backlog for
+# the next start to process.
+stored_only() {
+  start "$work/d" --workers 0
+  : >"$3"
+  "$POST" stream "$PORT" "$KEY" "$1" "$2" "$3" "$4" >"$work/s1"
+  [ "$(sort -u "$3" | wc -l)" = "$1" ] || fail "ingest: $(cat "$work/s1")"
+  stop || fail "shutdown rc"
+}
 
 case $case_ in
 http)
@@ -386,6 +397,44 @@ kill9)
   ok "sum of group counts == $N distinct ids answered 200, each counted once"
   stop || fail "shutdown rc"
   ;;
+poison)
+  # A report whose processing stops the server (FAULTLINE_TEST_CRASH_ON
+  # makes the worker abort on that crash id).  Restarted each time, as a
+  # supervisor would, the server stops three times -- once in a batch,
+  # twice with the report watched alone -- then marks it failed, says so,
+  # and counts every other report; it does not die on it forever.
+  N=10
+  stored_only $N 4 "$work/ok" 21
+  bad=$("$POST" log 21 3 | sed -n 's/^CRASH_ID //p')
+  grep -qx "$bad" "$work/ok" || fail "no such crash id: $bad"
+  ulimit -c 0
+  export FAULTLINE_TEST_CRASH_ON=$bad
+  stops=0
+  for round in 1 2 3 4 5 6; do
+    start "$work/d" --workers 1
+    for _ in $(seq 100); do
+      kill -0 "$PID" 2>/dev/null || break
+      [ "$("$POST" sum "$PORT" "$ADMIN" streamapp 2>/dev/null)" = $((N - 1)) ] && break
+      sleep 0.1
+    done
+    kill -0 "$PID" 2>/dev/null && break
+    wait "$PID" 2>/dev/null; PID=
+    stops=$((stops + 1))
+  done
+  unset FAULTLINE_TEST_CRASH_ON
+  [ -n "$PID" ] || fail "the server kept stopping ($stops times)"
+  [ "$stops" = 3 ] || fail "$stops stops, want 3"
+  "$POST" wait "$PORT" "$ADMIN" $((N - 1)) 20 streamapp >"$work/sum" ||
+    fail "sum $(cat "$work/sum") != $((N - 1))"
+  grep -q "crash $bad: the server stopped 2 times while processing it; marked failed" "$work/err" ||
+    fail "log: $(grep -i crash "$work/err" | tail -3)"
+  api "/api/v1/crashes/$bad" | grep -q '"state":"failed"' || fail "crash $bad: $(api "/api/v1/crashes/$bad" | head -c 300)"
+  grep -vx "$bad" "$work/ok" >"$work/good"
+  "$POST" check "$PORT" "$ADMIN" "$work/good" || fail "a report answered 200 is missing"
+  metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
+  ok "stopped $stops times, then $bad failed and the other $((N - 1)) counted"
+  stop || fail "shutdown rc"
+  ;;
 memory)
   # --max-memory: the report data all requests hold at once is bounded.
   # Three ~600 KB reports uploaded slowly at the same time under a 1 MB
@@ -502,11 +551,7 @@ unreadable)
   sql() { python3 -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$work/d/faultline.db" "$1"; }
   N=200
-  start "$work/d" --workers 0
-  : >"$work/ok1"
-  "$POST" stream "$PORT" "$KEY" $N 8 "$work/ok1" 9 >"$work/s1"
-  [ "$(sort -u "$work/ok1" | wc -l)" = $N ] || fail "ingest: $(cat "$work/s1")"
-  stop || fail "shutdown rc"
+  stored_only $N 8 "$work/ok1" 9
   sql "ALTER TABLE raw_chunks RENAME TO raw_chunks_away;
        CREATE VIEW raw_chunks AS SELECT id, data FROM raw_chunks_away
        WHERE abs(-9223372036854775807 - 1) IS NOT NULL;" || fail "hide the table"

@@ -1045,6 +1045,34 @@ static void test_load_unavailable(void **st)
     sqlite3_close(other);
 }
 
+/* Watched processing: each start is counted durably until the processed
+ * crash is recorded with processing_ended() in its transaction; a
+ * rollback keeps the count. */
+static void test_processing_watch(void **st)
+{
+    fx *f = *st;
+    unsigned before = 99;
+    assert_int_equal(f->s->processing_started(f->c, "#7", &before), 0);
+    assert_int_equal(before, 0);
+    assert_int_equal(f->s->processing_started(f->c, "#7", &before), 0);
+    assert_int_equal(before, 1);
+    assert_int_equal(f->s->processing_started(f->c, "#8", &before), 0);
+    assert_int_equal(before, 0);
+    /* Ended in a transaction that does not commit: still counted. */
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->processing_ended(f->c, "#7"), 0);
+    f->s->rollback(f->c);
+    assert_int_equal(scalar(f, "SELECT starts FROM processing WHERE ref='#7'"), 2);
+    /* ... and in one that does: forgotten, the next start is the first. */
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->processing_ended(f->c, "#7"), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM processing WHERE ref='#7'"), 0);
+    assert_int_equal(f->s->processing_started(f->c, "#7", &before), 0);
+    assert_int_equal(before, 0);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM processing"), 2);
+}
+
 /* A database from before chunks: its crashes keep their own zstd frame in
  * crashes.raw, the columns are added when the store opens it, and both
  * kinds of rows read. */
@@ -1139,6 +1167,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_tasks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_damaged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_unavailable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
