@@ -476,6 +476,7 @@ int fl_cmd_serve(int argc, char **argv)
                              .rate_burst = o.burst,
                              .max_pending = (size_t)o.max_pending,
                              .max_memory = o.max_memory,
+                             .data_dir = o.data,
                              .max_backlog = o.max_backlog,
                              .symingest = symin,
                              .srvsym = sym,

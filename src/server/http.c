@@ -17,18 +17,19 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -795,7 +796,7 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
     fl_store_conn *sc = thread_conn(h);
     if (sc)
         depth = h->queue->depth(h->queue, sc);
-    size_t cap = 8192 + 64 * (size_t)h->nloops, n = 0;
+    size_t cap = 16384 + 64 * (size_t)h->nloops, n = 0; /* ~6 KiB now */
     char *s = malloc(cap);
     if (!s)
         return MHD_NO;
@@ -835,6 +836,17 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# TYPE faultline_ingest_held_bytes gauge\n"
       "faultline_ingest_held_bytes %" PRIu64 "\n",
       __atomic_load_n(&h->held, __ATOMIC_RELAXED));
+    struct statvfs vfs;
+    if (h->cfg.data_dir && !statvfs(h->cfg.data_dir, &vfs))
+        P("# HELP faultline_data_free_bytes Room left for the data directory (its file "
+          "system's blocks available to the server): alert well before 0, where ingest "
+          "answers 503.\n"
+          "# TYPE faultline_data_free_bytes gauge\n"
+          "faultline_data_free_bytes %" PRIu64 "\n"
+          "# HELP faultline_data_size_bytes Size of the data directory's file system.\n"
+          "# TYPE faultline_data_size_bytes gauge\n"
+          "faultline_data_size_bytes %" PRIu64 "\n",
+          (uint64_t)vfs.f_bavail * vfs.f_frsize, (uint64_t)vfs.f_blocks * vfs.f_frsize);
     P("# HELP faultline_storage_failures_total Transactions the store refused (a full disk, "
       "a read-only or damaged database), by path: ingest answers 503 meanwhile, processing "
       "retries.\n"

@@ -496,6 +496,15 @@ diskfull)
   real=$FL; FL=$work/limited
   start "$work/d" --workers 2
   FL=$real
+  # The room left on the data directory's disk, to alert on before it is 0.
+  python3 - "$(curl -s "$(url /metrics)")" "$(df -B1 --output=avail "$work/d" | tail -1)" <<'PY' ||
+import re, sys
+m = dict(re.findall(r"^(faultline_data_\w+) (\d+)$", sys.argv[1], re.M))
+free, size, df = int(m["faultline_data_free_bytes"]), int(m["faultline_data_size_bytes"]), int(sys.argv[2])
+assert 0 < free <= size, m
+assert abs(free - df) < max(df // 10, 64 << 20), (free, df)
+PY
+    fail "faultline_data_free_bytes: $(curl -s "$(url /metrics)" | grep faultline_data_)"
   : >"$work/ok1"
   "$POST" stream "$PORT" "$KEY" $N 8 "$work/ok1" 5 >"$work/s1"
   n1=$(sort -u "$work/ok1" | wc -l)
