@@ -75,7 +75,9 @@ static void usage(FILE *f)
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
             "Environment: FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY fix the keys;\n"
             "otherwise they are generated once and kept in DIR.  DEBUGINFOD_URLS lists\n"
-            "debuginfod servers asked for system libraries' debug files.\n");
+            "debuginfod servers asked for system libraries' debug files.\n"
+            "Signals: SIGTERM or SIGINT stop (what was answered 200 is kept); SIGHUP reads\n"
+            "the skip and prefix lists again (for crashes processed from then on).\n");
 }
 
 static int num(const char *opt, const char *v, uint64_t *out)
@@ -286,6 +288,29 @@ static int get_key(const char *env, const char *dir, const char *name, char *out
     return 0;
 }
 
+/* SIGHUP: the skip and prefix lists read again.  New crashes are grouped
+ * by them; crashes already grouped stay where they are.  A list that
+ * cannot be read leaves the rules in use. */
+static void reload_rules(fl_group_rules **rules, fl_workers *workers, const char *skip,
+                         const char *prefix, unsigned top_n)
+{
+    fl_group_rules *nr = fl_group_rules_new();
+    if (!nr || fl_group_rules_load(nr, skip, prefix)) {
+        fprintf(stderr,
+                "faultline serve: SIGHUP: cannot read %s or %s (%s); the grouping rules in use "
+                "stay\n",
+                skip, prefix, nr ? strerror(errno) : "out of memory");
+        fl_group_rules_free(nr);
+        return;
+    }
+    fl_group_rules_set_top_n(nr, top_n);
+    fl_workers_set_rules(workers, nr); /* returns once no batch uses the old */
+    fl_group_rules_free(*rules);
+    *rules = nr;
+    fprintf(stderr, "faultline serve: SIGHUP: grouping rules read again from %s and %s\n", skip,
+            prefix);
+}
+
 int fl_cmd_serve(int argc, char **argv)
 {
     opts o = {.port = 8080,
@@ -377,6 +402,7 @@ int fl_cmd_serve(int argc, char **argv)
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
@@ -500,7 +526,8 @@ int fl_cmd_serve(int argc, char **argv)
     fflush(stdout);
 
     int sig = 0;
-    sigwait(&sigs, &sig);
+    while (!sigwait(&sigs, &sig) && sig == SIGHUP)
+        reload_rules(&rules, workers, skip, prefix, o.top_n);
     fprintf(stderr, "faultline: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
     rc = 0;
 out:

@@ -112,6 +112,10 @@ fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_w
 void fl_workers_notify(void *w);
 /* Finish the batch in hand, join, free.  NULL is fine. */
 void fl_workers_stop(fl_workers *w);
+/* Group the crashes processed from now on by rules r (the caller keeps
+ * owning it).  Returns once no batch uses the rules it replaces, which the
+ * caller may then free.  NULL w is fine. */
+void fl_workers_set_rules(fl_workers *w, const fl_group_rules *r);
 
 /* Process one raw log into a fl_processed (the worker's core, exposed for
  * tests and the fuzzer).  On success returns 0 and fills *out; release

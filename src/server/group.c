@@ -157,7 +157,8 @@ int fl_group_rules_write_defaults(const char *skip_path, const char *prefix_path
 {
     if (write_default(skip_path,
                       "# Frames dropped from crash signatures: one function name per line,\n"
-                      "# or module:NAME for every frame of a module.  Read at start-up.\n",
+                      "# or module:NAME for every frame of a module.  Read at start-up and\n"
+                      "# on SIGHUP.\n",
                       default_skip, sizeof default_skip / sizeof *default_skip))
         return -1;
     return write_default(prefix_path,

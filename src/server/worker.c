@@ -34,6 +34,9 @@ struct fl_workers {
     bool stopping;
     pthread_t *th;
     unsigned started;
+    /* Held for reading while a batch is processed, for writing to swap
+     * cfg.rules (fl_workers_set_rules). */
+    pthread_rwlock_t rules_lock;
     /* FAULTLINE_TEST_CRASH_ON: the crash id whose processing aborts the
      * process -- how the tests make a report that kills processing. */
     const char *crash_on;
@@ -527,8 +530,11 @@ static void run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, 
     bool processed = false;
     int rc = -1;
     for (unsigned pause = 100;; pause = pause < 2500 ? pause * 2 : 5000) {
-        if (!processed)
+        if (!processed) {
+            pthread_rwlock_rdlock(&w->rules_lock);
             processed = !process_batch(w, conn, tasks, n, sl, &ok, &failed, poison);
+            pthread_rwlock_unlock(&w->rules_lock);
+        }
         if (processed && !(rc = apply_batch(w, conn, sl, n, symver, watched)))
             break;
         if (fl_mono_ns() - claimed_ns + pause * 1000000ull >=
@@ -653,6 +659,15 @@ out:
     return NULL;
 }
 
+void fl_workers_set_rules(fl_workers *w, const fl_group_rules *r)
+{
+    if (!w)
+        return;
+    pthread_rwlock_wrlock(&w->rules_lock);
+    w->cfg.rules = r;
+    pthread_rwlock_unlock(&w->rules_lock);
+}
+
 void fl_workers_notify(void *arg)
 {
     fl_workers *w = arg;
@@ -680,6 +695,7 @@ fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_w
     const char *co = getenv("FAULTLINE_TEST_CRASH_ON");
     w->crash_on = co && *co ? co : NULL;
     pthread_mutex_init(&w->mu, NULL);
+    pthread_rwlock_init(&w->rules_lock, NULL);
     pthread_cond_init(&w->cv, NULL);
     for (unsigned i = 0; i < (c->n ? c->n : 1); i++) {
         if (pthread_create(&w->th[i], NULL, worker_main, w)) {
@@ -703,6 +719,7 @@ void fl_workers_stop(fl_workers *w)
     for (unsigned i = 0; i < w->started; i++)
         pthread_join(w->th[i], NULL);
     pthread_mutex_destroy(&w->mu);
+    pthread_rwlock_destroy(&w->rules_lock);
     pthread_cond_destroy(&w->cv);
     free(w->th);
     free(w);

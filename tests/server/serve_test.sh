@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | poison | memory | diskfull | unreadable
+#       workerkill | reload | poison | memory | diskfull | unreadable
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -395,6 +395,39 @@ kill9)
   s=$("$POST" sum "$PORT" "$ADMIN" streamapp); [ "$s" = $N ] || fail "sum moved to $s"
   metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
   ok "sum of group counts == $N distinct ids answered 200, each counted once"
+  stop || fail "shutdown rc"
+  ;;
+reload)
+  # SIGHUP reads the skip and prefix lists again: the same stack groups
+  # apart once its libc frame is skipped.  A list that cannot be read
+  # leaves the rules in use, and the server running.
+  start "$work/d" --workers 1
+  "$POST" log 77 1 hupapp 1.0 >"$work/a.log"
+  post_as() {
+    sed "s/^CRASH_ID .*/CRASH_ID 11111111-0000-4000-8000-00000000000$1/" "$work/a.log" >"$work/x.log"
+    local c
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Type: text/plain' \
+        --data-binary @"$work/x.log")
+    [ "$c" = 200 ] || fail "post $1 -> $c $(cat "$work/body")"
+  }
+  hup_says() {
+    kill -HUP "$PID"
+    for _ in $(seq 50); do grep -q "$1" "$work/err" && return 0; sleep 0.1; done
+    fail "SIGHUP: no '$1' in: $(tail -3 "$work/err")"
+  }
+  post_as 1; post_as 2
+  got=$(wait_counts hupapp 2); [ "$got" = 2 ] || fail "before: $got"
+  mv "$work/d/skip.txt" "$work/skip.txt" && mkdir "$work/d/skip.txt"
+  hup_says 'SIGHUP: cannot read .*skip.txt.*Is a directory.*the grouping rules in use stay'
+  post_as 3
+  got=$(wait_counts hupapp 3); [ "$got" = 3 ] || fail "after a failed reload: $got"
+  rmdir "$work/d/skip.txt" && mv "$work/skip.txt" "$work/d/skip.txt"
+  echo 'module:libc.so.6' >>"$work/d/skip.txt"
+  hup_says 'SIGHUP: grouping rules read again from'
+  post_as 4
+  got=$(wait_counts hupapp "3 1"); [ "$got" = "3 1" ] || fail "after the reload: $got"
+  kill -0 "$PID" || fail "the server stopped"
+  ok "SIGHUP: a bad list kept the rules (3 in one group); the new list split the next one off"
   stop || fail "shutdown rc"
   ;;
 poison)
