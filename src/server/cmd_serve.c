@@ -229,11 +229,10 @@ static int parse_args(opts *o, int argc, char **argv)
     return 0;
 }
 
-/* The key from the environment, else from DIR/name, else a new one kept
- * there (mode 0600). */
 /* The key named by env, else the one stored in dir/name, else a new one,
- * stored there.  Written beside and renamed: a crash (or a full disk)
- * midway leaves no empty or partial key behind.  On failure err says why. */
+ * stored there (mode 0600).  Written beside and renamed: a crash (or a full
+ * disk) midway leaves no empty or partial key behind.  On failure err says
+ * why. */
 static int get_key(const char *env, const char *dir, const char *name, char *out, size_t cap,
                    char *err, size_t errlen)
 {
