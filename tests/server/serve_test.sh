@@ -461,7 +461,9 @@ poison)
     fail "sum $(cat "$work/sum") != $((N - 1))"
   grep -q "crash $bad: the server stopped 2 times while processing it; marked failed" "$work/err" ||
     fail "log: $(grep -i crash "$work/err" | tail -3)"
-  api "/api/v1/crashes/$bad" | grep -q '"state":"failed"' || fail "crash $bad: $(api "/api/v1/crashes/$bad" | head -c 300)"
+  api "/api/v1/crashes/$bad" >"$work/bad.json" || fail "GET crash $bad"
+  grep -q '"state":"failed"' "$work/bad.json" && grep -q '"raw":"FAULTLINE ' "$work/bad.json" ||
+    fail "crash $bad (failed, its log kept): $(head -c 300 "$work/bad.json")"
   grep -vx "$bad" "$work/ok" >"$work/good"
   "$POST" check "$PORT" "$ADMIN" "$work/good" || fail "a report answered 200 is missing"
   metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
