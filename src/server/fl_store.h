@@ -140,6 +140,12 @@ struct fl_store {
      * ended.  processing_ended() forgets it, in the transaction that
      * records the processed crash. */
     int (*processing_started)(fl_store_conn *c, const char *ref, unsigned *before);
+    /* Have crash id processed again (an operator's request): a failed
+     * crash from the start, a processed one the way a late debug file
+     * re-processes it (reapply).  Returns 0 -- the caller then enqueues id
+     * in the same transaction --, 1 when there is no such crash, 2 when it
+     * is not processed yet.  In a transaction. */
+    int (*requeue)(fl_store_conn *c, const char *id);
     int (*processing_ended)(fl_store_conn *c, const char *ref);
     int (*load_raw)(fl_store_conn *c, const char *ref, char **raw, size_t *len,
                     int64_t *received, char id[FL_CRASH_ID_MAX]);

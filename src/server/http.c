@@ -108,7 +108,7 @@ struct loop {
 static __thread struct loop *tl_loop;
 enum { PHASE_RUN, PHASE_QUIESCE, PHASE_STOP };
 
-enum { K_OTHER, K_INGEST, K_PATCH, K_SYMUP, K_SYMJSON, K_SYMXML };
+enum { K_OTHER, K_INGEST, K_PATCH, K_REPROCESS, K_SYMUP, K_SYMJSON, K_SYMXML };
 /* ST_WAIT: with the writer, which then owns the request's state; ST_ORPHAN:
  * its connection closed meanwhile, and the writer frees it when done. */
 enum { ST_RECV, ST_WAIT, ST_DONE, ST_ORPHAN };
@@ -784,6 +784,47 @@ static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
     return g ? send_json(c, 200, g, NULL) : send_error(c, 500, "store error", NULL);
 }
 
+/* "/api/v1/crashes/ID/reprocess" */
+#define REPROCESS_PREFIX "/api/v1/crashes/"
+#define REPROCESS_SUFFIX "/reprocess"
+static bool is_reprocess(const char *url)
+{
+    size_t n = strlen(url), p = sizeof REPROCESS_PREFIX - 1, s = sizeof REPROCESS_SUFFIX - 1;
+    return n > p + s && !strncmp(url, REPROCESS_PREFIX, p) &&
+           !strcmp(url + n - s, REPROCESS_SUFFIX);
+}
+
+/* POST /api/v1/crashes/ID/reprocess: 202 once its task is stored. */
+static enum MHD_Result api_reprocess(fl_http *h, struct MHD_Connection *c, const char *url)
+{
+    char id[FL_CRASH_ID_MAX];
+    size_t n = strlen(url) - (sizeof REPROCESS_PREFIX - 1) - (sizeof REPROCESS_SUFFIX - 1);
+    if (n >= sizeof id)
+        return send_error(c, 404, "not found", NULL);
+    memcpy(id, url + sizeof REPROCESS_PREFIX - 1, n);
+    id[n] = '\0';
+    if (!id_ok(id))
+        return send_error(c, 404, "not found", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc || h->store->begin(sc))
+        return send_error(c, 503, "store unavailable", "5");
+    int r = h->store->requeue(sc, id);
+    if (r == 0 && h->queue->in_store_txn && h->queue->enqueue(h->queue, sc, id))
+        r = -1;
+    if (r == 0 && h->store->commit(sc))
+        r = -1;
+    if (r != 0) {
+        h->store->rollback(sc);
+        return r == 1   ? send_error(c, 404, "no such crash", NULL)
+               : r == 2 ? send_error(c, 409, "not processed yet: it is in the queue already", NULL)
+                        : send_error(c, 503, "store unavailable", "5");
+    }
+    if (!h->queue->in_store_txn && h->queue->enqueue(h->queue, sc, id))
+        return send_error(c, 503, "queue unavailable", "5");
+    FL_M_ADD(h->m->backlog, 1);
+    return send_json(c, 202, json_pack("{s:s,s:s}", "id", id, "state", "queued"), NULL);
+}
+
 static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
 {
     fl_metrics *m = h->m;
@@ -1330,6 +1371,14 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         r->kind = url[1] == 'a' ? K_SYMJSON : K_SYMXML;
         return MHD_YES;
     }
+    if (!strcmp(method, "POST") && is_reprocess(url)) {
+        if (!admin_ok(h, c)) {
+            r->state = ST_DONE;
+            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+        }
+        r->kind = K_REPROCESS;
+        return MHD_YES;
+    }
     if (!strcmp(method, "PATCH") && !strncmp(url, "/api/v1/groups/", 15)) {
         if (!admin_ok(h, c)) {
             r->state = ST_DONE;
@@ -1437,10 +1486,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        size_t limit = r->kind == K_PATCH     ? MAX_JSON_BODY
-                       : r->kind == K_SYMJSON ? MAX_SYMBOLICATE_BODY
-                       : r->kind == K_SYMXML  ? FL_XMLSYM_MAX_REQUEST
-                                              : h->cfg.max_body;
+        size_t limit = r->kind == K_PATCH || r->kind == K_REPROCESS ? MAX_JSON_BODY
+                       : r->kind == K_SYMJSON                       ? MAX_SYMBOLICATE_BODY
+                       : r->kind == K_SYMXML                        ? FL_XMLSYM_MAX_REQUEST
+                                                                    : h->cfg.max_body;
         if (r->too_big || r->len + n > limit) {
             r->too_big = true; /* keep reading (and dropping) to answer 413 */
             return MHD_YES;
@@ -1485,6 +1534,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (r->kind == K_PATCH) {
         r->state = ST_DONE;
         return api_patch_group(h, r, url + 15);
+    }
+    if (r->kind == K_REPROCESS) {
+        r->state = ST_DONE;
+        return api_reprocess(h, c, url);
     }
     if (r->kind == K_SYMUP)
         return sym_upload_finish(h, r);

@@ -419,6 +419,8 @@ static int s_commit(fl_store_conn *pc)
     return s ? done(s) : -1;
 }
 
+static int s_processing_ended(fl_store_conn *pc, const char *ref);
+
 static const char *s_error(fl_store_conn *pc)
 {
     sconn *c = (sconn *)pc;
@@ -1505,6 +1507,43 @@ static int s_processing_started(fl_store_conn *pc, const char *ref, unsigned *be
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+static int s_requeue(fl_store_conn *pc, const char *id)
+{
+    sconn *c = (sconn *)pc;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "SELECT state FROM crashes WHERE id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int state = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return -1;
+    if (state < 0) {
+        int64_t rid;
+        int r = inbox_rid(c, id, &rid);
+        return r < 0 ? -1 : r ? 2 : 1;
+    }
+    if (state == 0)
+        return 2;
+    if (state == 1) {
+        /* As symbols_arrived(): load_raw() then hands it out again, and
+         * reapply() moves it to its new group if the signature changed. */
+        if (!(s = fl_store_sqlite_stmt(pc, "UPDATE crashes SET resym=1 WHERE id=?1")))
+            return -1;
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        return done(s);
+    }
+    /* Failed: processed as if new, counted in its group then.  What the
+     * watch of a report that stopped the server knew goes too. */
+    if (!(s = fl_store_sqlite_stmt(pc, "UPDATE crashes SET state=0 WHERE id=?1")))
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    if (done(s))
+        return -1;
+    return s_processing_ended(pc, id);
+}
+
 static int s_processing_ended(fl_store_conn *pc, const char *ref)
 {
     sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "DELETE FROM processing WHERE ref=?1");
@@ -1846,6 +1885,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->error = s_error;
     p->processing_started = s_processing_started;
     p->processing_ended = s_processing_ended;
+    p->requeue = s_requeue;
     p->insert_crashes = s_insert_crashes;
     p->load_raw = s_load_raw;
     p->apply = s_apply;

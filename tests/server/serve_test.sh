@@ -269,7 +269,7 @@ auth)
   [ -n "$gid" ] || fail "no group"
   # Every read/admin route: 401 without a token and with a wrong one.
   routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
-          "GET /api/v1/crashes/$id" "PATCH /api/v1/groups/$gid")
+          "GET /api/v1/crashes/$id" "PATCH /api/v1/groups/$gid" "POST /api/v1/crashes/$id/reprocess")
   for r in "${routes[@]}"; do
     set -- $r
     c=$(code "$1" "$2" -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r without token -> $c"
@@ -468,6 +468,23 @@ poison)
   "$POST" check "$PORT" "$ADMIN" "$work/good" || fail "a report answered 200 is missing"
   metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
   ok "stopped $stops times, then $bad failed and the other $((N - 1)) counted"
+  # Once the cause is gone (here: the hook), an operator has it processed
+  # again, and it is counted.
+  stop || fail "shutdown rc"
+  start "$work/d" --workers 1
+  c=$(code POST "/api/v1/crashes/$bad/reprocess"); [ "$c" = 401 ] || fail "reprocess without token -> $c"
+  c=$(code POST /api/v1/crashes/no-such-crash/reprocess -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 404 ] || fail "reprocess of an unknown crash -> $c"
+  c=$(code POST "/api/v1/crashes/$bad/reprocess" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 202 ] && grep -q '"state":"queued"' "$work/body" || fail "reprocess -> $c $(cat "$work/body")"
+  "$POST" wait "$PORT" "$ADMIN" $N 20 streamapp >"$work/sum" || fail "after reprocess: sum $(cat "$work/sum") != $N"
+  api "/api/v1/crashes/$bad" | grep -q '"state":"processed"' || fail "reprocessed crash not processed"
+  # A processed crash goes through again too, and is not counted twice.
+  c=$(code POST "/api/v1/crashes/$bad/reprocess" -H "Authorization: Bearer $ADMIN"); [ "$c" = 202 ] || fail "again -> $c"
+  for _ in $(seq 50); do metric_has '^faultline_queue_depth 0$' && break; sleep 0.1; done
+  metric_has '^faultline_queue_depth 0$' || fail "the second reprocess stayed queued"
+  s=$("$POST" sum "$PORT" "$ADMIN" streamapp); [ "$s" = $N ] || fail "reprocessed twice: sum $s != $N"
+  ok "POST /api/v1/crashes/ID/reprocess: the failed crash counted, a second time not counted again"
   stop || fail "shutdown rc"
   ;;
 memory)

@@ -1073,6 +1073,46 @@ static void test_processing_watch(void **st)
     assert_int_equal(scalar(f, "SELECT count(*) FROM processing"), 2);
 }
 
+/* requeue(): unknown -> 1, pending -> 2, failed -> processed as new (state
+ * 0, its watch forgotten), processed -> marked for reapply (load_raw 3). */
+static void test_requeue(void **st)
+{
+    fx *f = *st;
+    char ref[FL_CRASH_ID_MAX];
+    assert_true(ingest_ref(f, "q1", "1.0", ref));
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->requeue(f->c, "nope"), 1);
+    assert_int_equal(f->s->requeue(f->c, "q1"), 2); /* in the inbox */
+    f->s->rollback(f->c);
+    /* Failed at processing. */
+    fl_processed p = {.crash_id = "q1", .ref = ref, .failed = true};
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->apply(f->c, &p), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    unsigned before;
+    assert_int_equal(f->s->processing_started(f->c, "q1", &before), 0);
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->requeue(f->c, "q1"), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(scalar(f, "SELECT state FROM crashes WHERE id='q1'"), 0);
+    assert_int_equal(scalar(f, "SELECT count(*) FROM processing"), 0);
+    char *raw = NULL;
+    size_t len;
+    int64_t rcv;
+    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL), 0);
+    free(raw);
+    raw = NULL;
+    /* Now processed: counted once; requeued, it is handed out for reapply. */
+    assert_int_equal(apply_ref(f, "q1", "q1", "g9", "1.0", "i1"), 0);
+    assert_int_equal(scalar(f, "SELECT count FROM groups WHERE id='g9'"), 1);
+    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL), 2);
+    assert_int_equal(f->s->begin(f->c), 0);
+    assert_int_equal(f->s->requeue(f->c, "q1"), 0);
+    assert_int_equal(f->s->commit(f->c), 0);
+    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL), 3);
+    free(raw);
+}
+
 /* A database from before chunks: its crashes keep their own zstd frame in
  * crashes.raw, the columns are added when the store opens it, and both
  * kinds of rows read. */
@@ -1168,6 +1208,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_chunk_damaged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_unavailable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
