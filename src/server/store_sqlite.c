@@ -851,22 +851,27 @@ static int record_missing(sconn *c, const fl_processed *p)
     return 0;
 }
 
+/* The state of crash id in crashes (-1: not there).  0, or -1 on error. */
+static int crash_state(sconn *c, const char *id, int *state)
+{
+    sqlite3_stmt *s = stmt(c, S_STATE);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    *state = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+    sqlite3_reset(s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int s_apply(fl_store_conn *pc, const fl_processed *p)
 {
     sconn *c = (sconn *)pc;
     const char *ref = p->ref ? p->ref : p->crash_id;
     sqlite3_stmt *s;
     int state = -1;
-    if (ref[0] != '#') {
-        if (!(s = stmt(c, S_STATE)))
-            return -1;
-        sqlite3_bind_text(s, 1, p->crash_id, -1, SQLITE_STATIC);
-        int rc = sqlite3_step(s);
-        state = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-        sqlite3_reset(s);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-            return -1;
-    }
+    if (ref[0] != '#' && crash_state(c, p->crash_id, &state))
+        return -1;
     if (state < 0) {
         /* In the inbox: move the row into crashes.  Its unique index on the
          * id is what counts a crash once: a resend that reached the inbox
@@ -1510,14 +1515,9 @@ static int s_processing_started(fl_store_conn *pc, const char *ref, unsigned *be
 static int s_requeue(fl_store_conn *pc, const char *id)
 {
     sconn *c = (sconn *)pc;
-    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "SELECT state FROM crashes WHERE id=?1");
-    if (!s)
-        return -1;
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    int state = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-    sqlite3_reset(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    sqlite3_stmt *s;
+    int state;
+    if (crash_state(c, id, &state))
         return -1;
     if (state < 0) {
         int64_t rid;
