@@ -888,23 +888,20 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "# TYPE faultline_data_size_bytes gauge\n"
           "faultline_data_size_bytes %" PRIu64 "\n",
           (uint64_t)vfs.f_bavail * vfs.f_frsize, (uint64_t)vfs.f_blocks * vfs.f_frsize);
+    fl_health_state hs[FL_HEALTH_COUNT]; /* one reading for both metrics */
+    for (int i = 0; i < FL_HEALTH_COUNT; i++)
+        fl_health_get(&m->health, i, &hs[i]);
     P("# HELP faultline_storage_failures_total Transactions the store refused (a full disk, "
       "a read-only or damaged database), by path: ingest answers 503 meanwhile, processing "
       "retries.\n"
       "# TYPE faultline_storage_failures_total counter\n");
-    for (int i = 0; i < FL_HEALTH_COUNT; i++) {
-        fl_health_state hs;
-        fl_health_get(&m->health, i, &hs);
+    for (int i = 0; i < FL_HEALTH_COUNT; i++)
         P("faultline_storage_failures_total{path=\"%s\"} %" PRIu64 "\n", fl_health_path_name(i),
-          hs.failures);
-    }
+          hs[i].failures);
     P("# HELP faultline_storage_failing 1 while the last transaction of that path failed.\n"
       "# TYPE faultline_storage_failing gauge\n");
-    for (int i = 0; i < FL_HEALTH_COUNT; i++) {
-        fl_health_state hs;
-        fl_health_get(&m->health, i, &hs);
-        P("faultline_storage_failing{path=\"%s\"} %d\n", fl_health_path_name(i), hs.failing);
-    }
+    for (int i = 0; i < FL_HEALTH_COUNT; i++)
+        P("faultline_storage_failing{path=\"%s\"} %d\n", fl_health_path_name(i), hs[i].failing);
     fl_store_known_info ki;
     fl_store_sqlite_known_info(h->store, &ki);
     P("# HELP faultline_ingest_id_lookups_total Crash ids ingest looked up among those stored "
