@@ -145,6 +145,137 @@ int faultline_pending_crashlogs(void);
  * die() ends the process. */
 void faultline_crash_now(int sig);
 
+/* ---- The flight recorder --------------------------------------------
+ *
+ * FAULTLINE_TRACE(fmt, ...) records a trace event in the process's trace
+ * heap, a fixed ring of memory that keeps the newest events and drops the
+ * oldest.  Recording formats nothing: it stores a pointer to the call
+ * site (format string, file, line and the arguments' types, known at
+ * compile time), the time, the thread id and the arguments' values; a
+ * string argument (char *) is copied, up to FAULTLINE_TRACE_MAX_STR bytes,
+ * as it may be gone by then.  The text is made only when the heap is dumped:
+ * into the crash log on a crash (the newest events, as TRACE lines), or by
+ * faultline_trace_dump().  fmt must be a string literal with printf's
+ * conversions (d i u o x X c s p f F e E g G a A %, with flags, width,
+ * precision and length modifiers; %n writes nothing), and at most
+ * FAULTLINE_TRACE_MAX_ARGS arguments.  Thread-safe and lock-free; it may
+ * be used before faultline_install() and from signal handlers.
+ *
+ * Breadcrumbs (faultline_breadcrumb) are kept in a ring of their own, so
+ * a flood of trace events does not push them out; state
+ * (faultline_set_state) is a small table of the latest value per key.
+ * Both go into the crash log.  docs/client.md has the details and costs.
+ */
+#define FAULTLINE_TRACE_MAX_ARGS 8
+#define FAULTLINE_TRACE_MAX_STR 256 /* bytes kept of a copied string */
+#define FAULTLINE_STATE_MAX 32      /* keys faultline_set_state() keeps */
+
+/* One per FAULTLINE_TRACE call site, made by the macro.  types: one code
+ * per argument (see trace.c), NUL-terminated. */
+struct faultline_trace_site {
+    const char *fmt;
+    const char *file;
+    unsigned line;
+    unsigned nargs;
+    char types[FAULTLINE_TRACE_MAX_ARGS + 1];
+};
+/* Called by FAULTLINE_TRACE with the format again as the first variable
+ * argument (so that a call without arguments needs no special case). */
+void faultline__trace(const struct faultline_trace_site *site, ...);
+
+/* Add a breadcrumb: a category (one word, e.g. "ui", "net"; blanks become
+ * '_') and a message, both copied (category up to 32 bytes, message up to
+ * FAULTLINE_TRACE_MAX_STR).  NULL is taken as "". */
+void faultline_breadcrumb(const char *category, const char *message);
+
+/* Set (value != NULL) or remove (value == NULL) an application state
+ * value, written into the crash log as STATE_KEY / STATE_VALUE.  Keys up to
+ * 63 bytes, values up to 255 (longer ones are cut).  Returns non-zero on
+ * success, 0 when key is NULL or empty, or the table already holds
+ * FAULTLINE_STATE_MAX other keys. */
+int faultline_set_state(const char *key, const char *value);
+
+/* Write the flight recorder to fd, oldest first, as crash-log lines:
+ * STATE_KEY/STATE_VALUE pairs, then "BREADCRUMB time_ms category message",
+ * then "TRACE time_ns tid text".  Async-signal-safe (a handler for, say,
+ * SIGUSR1 can dump a hung process).  Returns the number of lines written,
+ * or -1 when a write failed. */
+int faultline_trace_dump(int fd);
+
+/* The argument type codes, picked at compile time. */
+#ifndef __cplusplus
+#define FAULTLINE__T(x)                                                                            \
+    _Generic((x), _Bool: 'i', char: 'i', signed char: 'i', short: 'i', int: 'i',                \
+             unsigned char: 'i', unsigned short: 'i', unsigned: 'u', long: 'l',                 \
+             unsigned long: 'm', long long: 'q', unsigned long long: 'Q', float: 'd',           \
+             double: 'd', long double: 'D', char *: 's', const char *: 's', default: 'p')
+#else
+} /* extern "C": the overloads below are C++ */
+template <char C> struct faultline__tag {
+    static const char value = C;
+};
+faultline__tag<'i'> faultline__code(bool);
+faultline__tag<'i'> faultline__code(char);
+faultline__tag<'i'> faultline__code(signed char);
+faultline__tag<'i'> faultline__code(unsigned char);
+faultline__tag<'i'> faultline__code(short);
+faultline__tag<'i'> faultline__code(unsigned short);
+faultline__tag<'i'> faultline__code(int);
+faultline__tag<'u'> faultline__code(unsigned);
+faultline__tag<'l'> faultline__code(long);
+faultline__tag<'m'> faultline__code(unsigned long);
+faultline__tag<'q'> faultline__code(long long);
+faultline__tag<'Q'> faultline__code(unsigned long long);
+faultline__tag<'d'> faultline__code(float);
+faultline__tag<'d'> faultline__code(double);
+faultline__tag<'D'> faultline__code(long double);
+faultline__tag<'s'> faultline__code(const char *);
+faultline__tag<'p'> faultline__code(decltype(nullptr));
+template <class T> faultline__tag<'p'> faultline__code(const volatile T *);
+#define FAULTLINE__T(x) decltype(faultline__code(x))::value
+extern "C" {
+#endif
+
+/* Lets the compiler check the format against the arguments (-Wformat). */
+static inline __attribute__((format(printf, 1, 2))) void faultline__check(const char *f, ...)
+{
+    (void)f;
+}
+
+#define FAULTLINE__N(...) FAULTLINE__N_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0, _)
+#define FAULTLINE__N_(f, a1, a2, a3, a4, a5, a6, a7, a8, n, ...) n
+#define FAULTLINE__CAT(a, b) FAULTLINE__CAT_(a, b)
+#define FAULTLINE__CAT_(a, b) a##b
+#define FAULTLINE__TY0(...) 0
+#define FAULTLINE__TY1(a, ...) FAULTLINE__T(a)
+#define FAULTLINE__TY2(a, ...) FAULTLINE__T(a), FAULTLINE__TY1(__VA_ARGS__)
+#define FAULTLINE__TY3(a, ...) FAULTLINE__T(a), FAULTLINE__TY2(__VA_ARGS__)
+#define FAULTLINE__TY4(a, ...) FAULTLINE__T(a), FAULTLINE__TY3(__VA_ARGS__)
+#define FAULTLINE__TY5(a, ...) FAULTLINE__T(a), FAULTLINE__TY4(__VA_ARGS__)
+#define FAULTLINE__TY6(a, ...) FAULTLINE__T(a), FAULTLINE__TY5(__VA_ARGS__)
+#define FAULTLINE__TY7(a, ...) FAULTLINE__T(a), FAULTLINE__TY6(__VA_ARGS__)
+#define FAULTLINE__TY8(a, ...) FAULTLINE__T(a), FAULTLINE__TY7(__VA_ARGS__)
+#define FAULTLINE__FMT(f, ...) f
+#define FAULTLINE__REST(f, ...) __VA_ARGS__
+#define FAULTLINE__APPLY(m, args) m args
+
+/* The site lives in a section of its own ("faultline_trace"), so that a
+ * tool can list every trace of a binary. */
+#define FAULTLINE_TRACE(...)                                                                       \
+    do {                                                                                           \
+        static const struct faultline_trace_site faultline__site                                   \
+            __attribute__((section("faultline_trace"), used, aligned(8))) = {                      \
+                "" FAULTLINE__FMT(__VA_ARGS__, _),                                                 \
+                __FILE__,                                                                          \
+                __LINE__,                                                                          \
+                FAULTLINE__N(__VA_ARGS__),                                                         \
+                {FAULTLINE__APPLY(FAULTLINE__CAT(FAULTLINE__TY, FAULTLINE__N(__VA_ARGS__)),        \
+                                  (FAULTLINE__REST(__VA_ARGS__, _)))}};                            \
+        if (0)                                                                                     \
+            faultline__check(__VA_ARGS__);                                                         \
+        faultline__trace(&faultline__site, __VA_ARGS__);                                           \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif

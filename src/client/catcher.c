@@ -16,7 +16,8 @@
  * preflight closes the log written so far with HANDLER_FAULT and END, and
  * die() ends the process with the original signal.  Then the MojoCrash hook
  * sequence runs: preflight, start_crashlog, built-in lines, get_objects,
- * get_callstack, (registers, raw stack, other threads), get_etc, END,
+ * get_callstack, (registers, raw stack, other threads, the flight
+ * recorder: state, breadcrumbs, trace events), get_etc, END,
  * end_crashlog, postflight, die.
  */
 #define _GNU_SOURCE
@@ -464,6 +465,8 @@ static int sequence(int sig)
         if (!thread_status)
             return 0;
     }
+    if (!fl_write_line("") || !fl_trace_crashlog())
+        return 0;
     if (!fl_write_line("") || !h->get_etc(etc_cb) || !fl_write_line(""))
         return 0;
     if (!fl_write_line("END"))

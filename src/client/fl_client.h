@@ -117,6 +117,12 @@ pid_t fl_gettid(void);
 void fl_catcher_run(int sig);                /* the MojoCrash sequence */
 void fl_modules_refresh(void);               /* add objects loaded since install */
 int fl_write_line(const char *s);            /* through the new_crashlog_line hook */
+/* The flight recorder's lines (trace.c): state, the newest
+ * FL_TRACE_LOG_CRUMBS breadcrumbs and FL_TRACE_LOG_EVENTS trace events.
+ * Returns 0 when writing a line failed. */
+#define FL_TRACE_LOG_CRUMBS 100
+#define FL_TRACE_LOG_EVENTS 500
+int fl_trace_crashlog(void);
 int fl_spool_start(const char *app);         /* default start_crashlog */
 int fl_spool_line(const char *s);            /* default new_crashlog_line */
 int fl_spool_end(void);                      /* default end_crashlog */

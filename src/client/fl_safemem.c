@@ -231,6 +231,19 @@ int fl_safe_read(void *dst, uint64_t addr, size_t n)
     return r;
 }
 
+int fl_safe_read_fresh(void *dst, uint64_t addr, size_t n)
+{
+    uint64_t end = addr + n;
+    if (n == 0)
+        return 0;
+    if (end < addr || addr == 0)
+        return -1;
+    int saved = errno;
+    int r = read_slow(dst, addr, n);
+    errno = saved;
+    return r;
+}
+
 int fl_safe_read_u64(uint64_t addr, uint64_t *out)
 {
     return fl_safe_read(out, addr, sizeof *out);

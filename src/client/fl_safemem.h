@@ -90,6 +90,11 @@ void fl_safemem_forget_pages(void);
  * Signal-safe, no lock; errno is preserved. */
 int fl_safe_read(void *dst, uint64_t addr, size_t n);
 
+/* fl_safe_read without the range table and the page cache: memory that
+ * may have been unmapped since (a dlclose()d library's strings) is checked
+ * by a system call every time.  Returns 0 / -1. */
+int fl_safe_read_fresh(void *dst, uint64_t addr, size_t n);
+
 /* fl_safe_read of one 64-bit word; returns 0 / -1. */
 int fl_safe_read_u64(uint64_t addr, uint64_t *out);
 

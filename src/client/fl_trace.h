@@ -1,0 +1,54 @@
+/*
+ * fl_trace.h - the flight recorder's memory, shared by trace.c (which
+ * records) and trace_dump.c (which reads and formats).  See trace.c.
+ * SIGNAL-SAFE ZONE.
+ */
+#ifndef FL_TRACE_H
+#define FL_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "faultline.h"
+
+/* A ring of 64-bit words; records are claimed at `head`, an absolute word
+ * position that only grows. */
+typedef struct fl_ring {
+    uint64_t *w;
+    uint64_t mask; /* words - 1 (a power of two) */
+    uint64_t head; /* next absolute word position to claim (atomic) */
+} fl_ring;
+
+extern fl_ring fl_traces, fl_crumbs;
+
+/* Record layout, in words: the stamp; meta (record length in words, number
+ * of arguments << 16, kind << 24); time (CLOCK_REALTIME, ns); thread id;
+ * the site (a trace) or 0 (a breadcrumb); one slot per argument; then the
+ * copied strings, each NUL-terminated, a string slot holding its byte
+ * offset from the record's start (0: a NULL pointer). */
+enum { FL_W_STAMP, FL_W_META, FL_W_TIME, FL_W_TID, FL_W_SITE, FL_W_ARGS };
+enum { FL_KIND_TRACE = 1, FL_KIND_CRUMB = 2 };
+#define FL_CRUMB_CAT_MAX 32
+#define FL_REC_MAX_WORDS                                                                           \
+    (FL_W_ARGS + FAULTLINE_TRACE_MAX_ARGS +                                                        \
+     FAULTLINE_TRACE_MAX_ARGS * ((FAULTLINE_TRACE_MAX_STR + 1 + 7) / 8))
+
+/* The stamp of a record that starts at absolute position pos. */
+uint64_t fl_trace_stamp(uint64_t pos);
+
+/* State: a key/value table, each slot with a sequence count that is odd
+ * while the slot is written. */
+#define FL_STATE_KEY_MAX 64
+#define FL_STATE_VALUE_MAX 256
+typedef struct fl_state_slot {
+    unsigned seq;
+    bool used;
+    char key[FL_STATE_KEY_MAX];
+    char value[FL_STATE_VALUE_MAX];
+} fl_state_slot;
+extern fl_state_slot fl_trace_state[FAULTLINE_STATE_MAX];
+
+size_t fl_trace_strnlen(const char *s, size_t max);
+
+#endif /* FL_TRACE_H */
