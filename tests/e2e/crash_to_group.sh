@@ -61,6 +61,22 @@ assert big["status"] == "open", big
 for k in ("id", "signature", "first_seen", "last_seen"):
     assert k in big, k
 PY
+# The flight recorder of a crash, as the API shows it after processing.
+crash=$(python3 -c 'import json,sys; g=json.load(open(sys.argv[1]))["groups"]; print(max(g, key=lambda x: x["count"])["id"])' "$WORK/groups.json")
+api "/api/v1/groups/$crash" > "$WORK/group.json" || fail "group detail"
+crash=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sample_crashes"][0])' "$WORK/group.json")
+api "/api/v1/crashes/$crash" > "$WORK/crash.json" || fail "crash $crash"
+python3 - "$WORK/crash.json" <<'PY' || fail "flight recorder in the processed crash"
+import json, sys
+c = json.load(open(sys.argv[1]))
+texts = [t["text"] for t in c["trace"]]
+assert texts == ["record 0 of input.dat at 0.0%", "record 1 of input.dat at 33.3%",
+                 "record 2 of input.dat at 66.7%"], texts
+assert all(t["tid"] > 0 and t["time_ns"] > 1.7e18 for t in c["trace"]), c["trace"]
+b = c["breadcrumbs"]
+assert [(x["category"], x["message"]) for x in b] == [("file", "opened input.dat")], b
+assert c["metadata"]["state"] == {"stage": "loading input"}, c["metadata"]["state"]
+PY
 plain=$(wait_counts plainapp 1)
 [ "$plain" = 1 ] || fail "plainapp (LD_PRELOAD) count '$plain', want 1"
 echo "ok [e2e]: 6 real crashes -> 3 groups"
