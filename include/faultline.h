@@ -202,6 +202,10 @@ int faultline_set_state(const char *key, const char *value);
  * or -1 when a write failed. */
 int faultline_trace_dump(int fd);
 
+/* The macro needs C99 variadic macros and _Generic (C11, or GCC and clang
+ * in C99 mode), or C++11. */
+#if (defined(__cplusplus) && __cplusplus >= 201103L) ||                                         \
+    (!defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 199901L)
 /* The argument type codes, picked at compile time. */
 #ifndef __cplusplus
 #define FAULTLINE__T(x)                                                                            \
@@ -237,7 +241,7 @@ extern "C" {
 #endif
 
 /* Lets the compiler check the format against the arguments (-Wformat). */
-static inline __attribute__((format(printf, 1, 2))) void faultline__check(const char *f, ...)
+static __inline__ __attribute__((format(printf, 1, 2))) void faultline__check(const char *f, ...)
 {
     (void)f;
 }
@@ -259,12 +263,9 @@ static inline __attribute__((format(printf, 1, 2))) void faultline__check(const 
 #define FAULTLINE__REST(f, ...) __VA_ARGS__
 #define FAULTLINE__APPLY(m, args) m args
 
-/* The site lives in a section of its own ("faultline_trace"), so that a
- * tool can list every trace of a binary. */
 #define FAULTLINE_TRACE(...)                                                                       \
     do {                                                                                           \
-        static const struct faultline_trace_site faultline__site                                   \
-            __attribute__((section("faultline_trace"), used, aligned(8))) = {                      \
+        static const struct faultline_trace_site faultline__site = {                               \
                 "" FAULTLINE__FMT(__VA_ARGS__, _),                                                 \
                 __FILE__,                                                                          \
                 __LINE__,                                                                          \
@@ -275,6 +276,7 @@ static inline __attribute__((format(printf, 1, 2))) void faultline__check(const 
             faultline__check(__VA_ARGS__);                                                         \
         faultline__trace(&faultline__site, __VA_ARGS__);                                           \
     } while (0)
+#endif /* C99 / C++11 */
 
 #ifdef __cplusplus
 }

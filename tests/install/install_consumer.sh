@@ -41,4 +41,18 @@ for exe in "$tmp/consumer_pc" "$tmp/cm/b/consumer_cmake" "$tmp/cm/b/consumer_cma
   grep -q '^APPLICATION_NAME consumer$' "$spool"/*.crashlog || { echo "FAIL: app name"; exit 1; }
   tail -n 3 "$spool"/*.crashlog | grep -q '^END$' || { echo "FAIL: no END"; exit 1; }
 done
+# The flight recorder from C++ (overloads instead of _Generic), and the
+# header alone under old standards, where the macro is left out.
+c++ $san -std=c++11 -Wall -Wextra -Werror -o "$tmp/consumer_trace" "$src/consumer_trace.cpp" \
+    $(pkg-config --cflags --libs faultline) -Wl,-rpath,"$prefix/lib"
+"$tmp/consumer_trace" >"$tmp/trace.out" || { echo "FAIL: consumer_trace"; cat "$tmp/trace.out"; exit 1; }
+for want in ' inline 1$' ' template 2.5$' ' template 3$' ' method hello 5$' \
+            ' types -7 18446744073709551615 (nil) x$' '^BREADCRUMB [0-9]* cpp done$'; do
+  grep -q -- "$want" "$tmp/trace.out" || { echo "FAIL: no line like '$want'"; cat "$tmp/trace.out"; exit 1; }
+done
+printf '#include <faultline.h>\nint main(void) { return 0; }\n' >"$tmp/h.c"
+cc -std=c89 -pedantic-errors -Wall -Werror -fsyntax-only -I"$prefix/include" "$tmp/h.c" ||
+  { echo "FAIL: faultline.h in C89"; exit 1; }
+c++ -std=c++98 -pedantic-errors -Wall -Werror -fsyntax-only -I"$prefix/include" -x c++ "$tmp/h.c" ||
+  { echo "FAIL: faultline.h in C++98"; exit 1; }
 echo "install_consumer: ok"
