@@ -78,10 +78,10 @@ static void empty_dir(const char *dir)
  * hook, which stamps the clock and then lets the fault recur unhandled:
  * it splits the total into the handler's own work (fault to die()) and the
  * rest (re-raise, kernel teardown, waitpid). */
-enum { CFG_NONE, CFG_FL, CFG_FL_FSYNC, CFG_FL_SPLIT, NCFG };
+enum { CFG_NONE, CFG_FL, CFG_FL_FSYNC, CFG_FL_TRACED, CFG_FL_SPLIT, NCFG };
 static const char *const cfg_name[NCFG] = {
     "no handler", "faultline, FAULTLINE_FSYNC=0", "faultline, FAULTLINE_FSYNC=1",
-    "faultline, =0, die() stamped"};
+    "faultline, =0, recorder full", "faultline, =0, die() stamped"};
 
 /* Shared with the children: [0] right before the fault, [1] when die()
  * starts (CFG_FL_SPLIT only). */
@@ -114,6 +114,16 @@ static int64_t one_crash(int cfg, const char *spool, int64_t *handler)
             h.die = die_stamp;
         if (cfg != CFG_NONE && !faultline_install("crashbench", "1", &h))
             _exit(2);
+        if (cfg == CFG_FL_TRACED) {
+            /* A full flight recorder: the log gets its newest 500 events,
+             * 100 breadcrumbs and some state. */
+            for (int i = 0; i < 20000; i++)
+                FAULTLINE_TRACE("request %d from %s took %.3f ms", i, "alpha.example.org",
+                                (double)(i & 1023) / 7);
+            for (int i = 0; i < 200; i++)
+                faultline_breadcrumb("net", "GET /api/v1/items -> 200");
+            faultline_set_state("screen", "settings");
+        }
         stamps[0] = mono_ns();
         _exit(*(volatile int *)zero_addr);
     }

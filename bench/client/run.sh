@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/client/run.sh BUILD_DIR - what the crash catcher costs.
 #   1. time from fault to process end, with and without Faultline
-#      (FAULTLINE_FSYNC=0 and =1), median and p99 of CRASHES crashes;
+#      (FAULTLINE_FSYNC=0 and =1, and with a full flight recorder), median
+#      and p99 of CRASHES crashes;
 #   2. size of the stripped libfaultline.so;
 #   3. faultline_install() with 50 extra dlopen()ed libraries.
 # Prints tables; the published peers' figures are quoted for comparison.

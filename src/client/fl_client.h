@@ -76,6 +76,7 @@ typedef struct fl_state {
     char reporter[FL_PATH_MAX]; /* FAULTLINE_REPORTER, or "" */
     bool do_fsync;
     size_t stack_bytes;
+    size_t trace_events; /* FAULTLINE_TRACE_EVENTS: trace events in a log */
     int64_t install_mono_ns;
     pid_t pid;
     int pending_logs;
@@ -117,11 +118,13 @@ pid_t fl_gettid(void);
 void fl_catcher_run(int sig);                /* the MojoCrash sequence */
 void fl_modules_refresh(void);               /* add objects loaded since install */
 int fl_write_line(const char *s);            /* through the new_crashlog_line hook */
-/* The flight recorder's lines (trace.c): state, the newest
- * FL_TRACE_LOG_CRUMBS breadcrumbs and FL_TRACE_LOG_EVENTS trace events.
- * Returns 0 when writing a line failed. */
+/* The flight recorder's lines (trace_dump.c): state, the newest
+ * FL_TRACE_LOG_CRUMBS breadcrumbs and fl_g.trace_events trace events
+ * (FAULTLINE_TRACE_EVENTS, default FL_TRACE_LOG_EVENTS, at most
+ * FL_TRACE_LOG_EVENTS_MAX).  Returns 0 when writing a line failed. */
 #define FL_TRACE_LOG_CRUMBS 100
 #define FL_TRACE_LOG_EVENTS 500
+#define FL_TRACE_LOG_EVENTS_MAX 10000
 int fl_trace_crashlog(void);
 int fl_spool_start(const char *app);         /* default start_crashlog */
 int fl_spool_line(const char *s);            /* default new_crashlog_line */

@@ -75,6 +75,8 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
         return 0;
     fl_catcher_prepare();
     fl_g.stack_bytes = env_size("FAULTLINE_STACK_BYTES", FL_STACK_DEFAULT, FL_STACK_MAX);
+    fl_g.trace_events =
+        env_size("FAULTLINE_TRACE_EVENTS", FL_TRACE_LOG_EVENTS, FL_TRACE_LOG_EVENTS_MAX);
     /* A real-time signal reaches the other threads; SIGRTMAX-3 keeps clear
      * of the low ones applications usually take.  0 disables. */
     fl_g.dump_signal = (int)env_size("FAULTLINE_DUMP_SIGNAL", (size_t)(SIGRTMAX - 3), 64);

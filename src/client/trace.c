@@ -203,8 +203,13 @@ FL_EXPORT int faultline_set_state(const char *key, const char *value)
 {
     if (!key || !*key)
         return 0;
-    while (__atomic_exchange_n(&state_flag, 1, __ATOMIC_ACQUIRE))
-        ;
+    /* A setter holds the flag for well under a microsecond.  Still held
+     * after ~2^22 tries: a signal handler interrupted a setter on its own
+     * thread, which cannot go on until the handler returns -- give up
+     * rather than wait for ever. */
+    for (unsigned long spins = 0; __atomic_exchange_n(&state_flag, 1, __ATOMIC_ACQUIRE);)
+        if (++spins > (1ul << 22))
+            return 0;
     size_t kl = fl_trace_strnlen(key, FL_STATE_KEY_MAX - 1);
     int slot = -1, free_slot = -1;
     for (int i = 0; i < FAULTLINE_STATE_MAX; i++) {

@@ -527,9 +527,11 @@ static void format_record(obuf *o, const char *fmt, const char *types, unsigned 
 
 typedef int (*line_fn)(void *ctx, const char *line);
 
-/* Copies the complete record at absolute position pos into rec; returns
- * its length in words, 0 when there is none at pos (or it was overwritten
- * while being copied). */
+/* The length in words of the complete record at absolute position pos,
+ * or 0 when there is none there.  With rec, also copies it, and answers 0
+ * when a writer claimed the space over it while it was copied.  The
+ * check after the copy is a seqlock reader's: an acquire fence (free on
+ * x86), then the head. */
 static uint64_t read_record(const fl_ring *r, uint64_t pos, uint64_t *rec)
 {
     const uint64_t *w = r->w + (pos & r->mask);
@@ -539,17 +541,20 @@ static uint64_t read_record(const fl_ring *r, uint64_t pos, uint64_t *rec)
     uint64_t nw = meta & 0xffff;
     if (nw < FL_W_ARGS || nw > FL_REC_MAX_WORDS || (pos & r->mask) + nw > r->mask + 1)
         return 0;
+    if (!rec)
+        return nw;
     for (uint64_t i = 0; i < nw; i++)
         rec[i] = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
     if (head > pos + r->mask + 1)
         return 0; /* claimed over while we copied */
     return nw;
 }
 
 /* Calls fn for each complete record, oldest first, skipping the first
- * `skip`.  Returns the number of records seen, or -1 when fn failed. */
+ * `skip` (which are only recognised, not copied).  Returns the number of
+ * records seen, or -1 when fn failed. */
 static long walk(const fl_ring *r, long skip, line_fn fn, void *ctx)
 {
     uint64_t rec[FL_REC_MAX_WORDS];
@@ -557,15 +562,15 @@ static long walk(const fl_ring *r, long skip, line_fn fn, void *ctx)
     uint64_t pos = head > r->mask + 1 ? head - (r->mask + 1) : 0;
     long seen = 0;
     while (pos < head) {
-        uint64_t nw = read_record(r, pos, rec);
+        bool want = fn && seen >= skip;
+        uint64_t nw = read_record(r, pos, want ? rec : NULL);
         if (!nw) {
             pos++;
             continue;
         }
         pos += nw;
-        if (seen++ < skip || !fn)
-            continue;
-        if (fn(ctx, (const char *)rec) < 0)
+        seen++;
+        if (want && fn(ctx, (const char *)rec) < 0)
             return -1;
     }
     return seen;
@@ -747,29 +752,41 @@ int fl_trace_crashlog(void)
 {
     crash_emit.line = line_to_writer;
     crash_emit.ctx = NULL;
-    return dump_all(&crash_emit, FL_TRACE_LOG_CRUMBS, FL_TRACE_LOG_EVENTS) < 0 ? 0 : 1;
+    return dump_all(&crash_emit, FL_TRACE_LOG_CRUMBS, (long)fl_g.trace_events) < 0 ? 0 : 1;
 }
 
+/* Lines for faultline_trace_dump(), gathered into writes of up to 8 KiB
+ * (one write per line cost more than the formatting). */
 typedef struct fdctx {
     int fd;
     int lines;
+    size_t len;
+    char buf[8192];
 } fdctx;
 
-static int line_to_fd(void *ctx, const char *s)
+static int flush_fd(fdctx *c)
 {
-    fdctx *c = ctx;
-    size_t n = fl_trace_strnlen(s, FL_LINE_MAX + 1);
-    char buf[FL_LINE_MAX + 2];
-    memcpy(buf, s, n);
-    buf[n++] = '\n';
-    for (size_t off = 0; off < n;) {
-        ssize_t w = write(c->fd, buf + off, n - off);
+    for (size_t off = 0; off < c->len;) {
+        ssize_t w = write(c->fd, c->buf + off, c->len - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
             return -1;
         off += (size_t)w;
     }
+    c->len = 0;
+    return 0;
+}
+
+static int line_to_fd(void *ctx, const char *s)
+{
+    fdctx *c = ctx;
+    size_t n = fl_trace_strnlen(s, FL_LINE_MAX + 1);
+    if (c->len + n + 1 > sizeof c->buf && flush_fd(c))
+        return -1;
+    memcpy(c->buf + c->len, s, n);
+    c->buf[c->len + n] = '\n';
+    c->len += n + 1;
     c->lines++;
     return 0;
 }
@@ -779,11 +796,16 @@ FL_EXPORT int faultline_trace_dump(int fd)
     /* On the stack, not static: two threads (or a handler and the code it
      * interrupted) may dump at once. */
     emit e;
-    fdctx c = {fd, 0};
+    fdctx c;
+    c.fd = fd;
+    c.lines = 0;
+    c.len = 0;
     e.line = line_to_fd;
     e.ctx = &c;
     int saved = errno;
     int rc = dump_all(&e, -1, -1);
+    if (rc == 0 && c.len)
+        rc = flush_fd(&c);
     errno = saved;
     return rc < 0 ? -1 : c.lines;
 }

@@ -434,6 +434,61 @@ static void state(void **st)
     faultline_set_state("user", NULL);
 }
 
+/* A signal handler that sets state while its thread was inside
+ * faultline_set_state must not wait for ever (ctest's timeout would catch
+ * it); the handlers' calls mostly succeed. */
+static volatile int setter_stop;
+static int handler_ok, handler_refused;
+static void state_handler(int sig)
+{
+    (void)sig;
+    if (faultline_set_state("from handler", "yes"))
+        __atomic_add_fetch(&handler_ok, 1, __ATOMIC_SEQ_CST);
+    else
+        __atomic_add_fetch(&handler_refused, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *setter(void *arg)
+{
+    (void)arg;
+    char v[16];
+    for (int i = 0; !setter_stop; i++) {
+        snprintf(v, sizeof v, "%d", i);
+        faultline_set_state("busy", v);
+    }
+    return NULL;
+}
+
+static void state_in_signal_handler(void **st)
+{
+    (void)st;
+    struct sigaction sa = {.sa_handler = state_handler};
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, setter, NULL), 0);
+    for (int i = 0; i < 300; i++) {
+        /* One at a time: a second signal sent while the first is pending
+         * would merge with it. */
+        pthread_kill(th, SIGUSR1);
+        for (int w = 0; w < 100000 && __atomic_load_n(&handler_ok, __ATOMIC_SEQ_CST) +
+                                              __atomic_load_n(&handler_refused, __ATOMIC_SEQ_CST) <=
+                                          i;
+             w++)
+            usleep(10);
+    }
+    setter_stop = 1;
+    pthread_join(th, NULL);
+    assert_int_equal(handler_ok + handler_refused, 300);
+    assert_true(handler_ok > 0);
+    char *all = dump_text(NULL);
+    assert_non_null(strstr(all, "STATE_KEY from handler\nSTATE_VALUE yes\n"));
+    free(all);
+    faultline_set_state("from handler", NULL);
+    faultline_set_state("busy", NULL);
+    signal(SIGUSR1, SIG_DFL);
+}
+
 static void dump_errors(void **st)
 {
     (void)st;
@@ -473,15 +528,18 @@ static void unloaded_site(void **st)
 
 /* A crash writes the recorder into the log: state, breadcrumbs, then the
  * newest trace events, within the crash log's grammar. */
-static void in_the_crash_log(void **st)
+/* Crashes a child that traced 2,000 events (FAULTLINE_TRACE_EVENTS=events
+ * when not NULL) and returns its crash log, read into log. */
+static void crash_child(const char *events, char *log, size_t cap)
 {
-    (void)st;
     char spool[] = "/tmp/fl-trace-test.XXXXXX";
     assert_non_null(mkdtemp(spool));
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         setenv("FAULTLINE_SPOOL", spool, 1);
+        if (events)
+            setenv("FAULTLINE_TRACE_EVENTS", events, 1);
         if (!faultline_install("tracetest", "1.0", NULL))
             _exit(3);
         faultline_set_state("phase", "loading");
@@ -504,10 +562,18 @@ static void in_the_crash_log(void **st)
     assert_true(path[0]);
     FILE *f = fopen(path, "r");
     assert_non_null(f);
-    static char log[1 << 20];
-    size_t n = fread(log, 1, sizeof log - 1, f);
+    size_t n = fread(log, 1, cap - 1, f);
     fclose(f);
     log[n] = '\0';
+    unlink(path);
+    rmdir(spool);
+}
+
+static void in_the_crash_log(void **st)
+{
+    (void)st;
+    static char log[1 << 20];
+    crash_child(NULL, log, sizeof log);
     assert_non_null(strstr(log, "\nSTATE_KEY phase\nSTATE_VALUE loading\n"));
     assert_non_null(strstr(log, " io opened config\n"));
     /* The newest 500 events, contiguous, ending with the last. */
@@ -517,8 +583,16 @@ static void in_the_crash_log(void **st)
     assert_null(strstr(log, " step 1499 of loading\n"));
     assert_non_null(strstr(log, " step 1999 of loading\n"));
     assert_true(strstr(log, "\nEND\n") > strstr(log, " step 1999 of loading\n"));
-    unlink(path);
-    rmdir(spool);
+    /* FAULTLINE_TRACE_EVENTS sets how many; 0 leaves them out (the state
+     * and breadcrumbs stay). */
+    crash_child("50", log, sizeof log);
+    assert_int_equal(count_lines(log, "TRACE "), 50);
+    assert_non_null(strstr(log, " step 1950 of loading\n"));
+    assert_null(strstr(log, " step 1949 of loading\n"));
+    crash_child("0", log, sizeof log);
+    assert_int_equal(count_lines(log, "TRACE "), 0);
+    assert_non_null(strstr(log, " io opened config\n"));
+    assert_non_null(strstr(log, "\nEND\n"));
 }
 
 int main(void)
@@ -533,6 +607,7 @@ int main(void)
         cmocka_unit_test(concurrent),
         cmocka_unit_test(breadcrumbs),
         cmocka_unit_test(state),
+        cmocka_unit_test(state_in_signal_handler),
         cmocka_unit_test(dump_errors),
         cmocka_unit_test(unloaded_site),
         cmocka_unit_test(in_the_crash_log),
