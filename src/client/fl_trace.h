@@ -23,7 +23,9 @@ typedef struct fl_ring {
 extern fl_ring fl_traces, fl_crumbs;
 
 /* Record layout, in words: the stamp; meta (record length in words, number
- * of arguments << 16, kind << 24); time (CLOCK_REALTIME, ns); thread id;
+ * of arguments << 16, kind << 24, the low 32 bits of the record's absolute
+ * position << 32: a cheap first test for a reader that looks for records
+ * word by word); time (CLOCK_REALTIME, ns); thread id;
  * the site (a trace) or 0 (a breadcrumb); one slot per argument; then the
  * copied strings, each NUL-terminated, a string slot holding its byte
  * offset from the record's start (0: a NULL pointer). */
@@ -34,8 +36,19 @@ enum { FL_KIND_TRACE = 1, FL_KIND_CRUMB = 2 };
     (FL_W_ARGS + FAULTLINE_TRACE_MAX_ARGS +                                                        \
      FAULTLINE_TRACE_MAX_ARGS * ((FAULTLINE_TRACE_MAX_STR + 1 + 7) / 8))
 
-/* The stamp of a record that starts at absolute position pos. */
-uint64_t fl_trace_stamp(uint64_t pos);
+/* The stamp of a record that starts at absolute position pos and whose
+ * other words sum (fl_trace_sum) to sum. */
+uint64_t fl_trace_stamp(uint64_t pos, uint64_t sum);
+
+/* The running checksum of a record's words after the stamp: word i (from
+ * 1) adds w * (2i + 1) * K.  A writer that claimed its space and then lost
+ * the CPU for a whole lap of the ring writes its words late, into the
+ * record of whoever claimed that space next: the sum no longer matches,
+ * and readers drop that record instead of showing a mix of the two. */
+static inline uint64_t fl_trace_sum(uint64_t sum, unsigned i, uint64_t w)
+{
+    return sum + w * ((2 * (uint64_t)i + 1) * 0x9e3779b97f4a7c15ull);
+}
 
 /* State: a key/value table, each slot with a sequence count that is odd
  * while the slot is written. */

@@ -11,19 +11,21 @@
  * arguments' types, all fixed at compile time -- the time, the thread id
  * and the argument values; only string arguments are copied, since they
  * may be gone by the time of the dump.  The text is made when the heap is
- * dumped, by the printf-like formatter below.
+ * dumped, by the printf-like formatter in trace_dump.c.
  *
  * The heap is a ring of 64-bit words that any thread appends to without a
  * lock: a record's space is claimed by a compare-and-swap on the ring's
  * head (an absolute word position that only grows; a record never wraps,
  * the words left at the end are skipped).  The record's first word, its
- * stamp, is a function of that absolute position and is written last, so
- * a reader recognises a complete record where the stamp matches the
- * position it is read at: an unfinished record, stale words and the
- * skipped end of the ring do not (stale stamps belong to positions one
- * lap earlier).  A reader copies a record and then checks that no writer
- * has claimed space over it meanwhile (the head is still less than one
- * lap past it); otherwise the copy is dropped.  The newest events win: a
+ * stamp, is a function of that absolute position and of a checksum of the
+ * record's other words, and is written last, so a reader recognises a
+ * complete record where the stamp matches the position it is read at and
+ * the words it read: an unfinished record, stale words, the skipped end of
+ * the ring (stale stamps belong to positions one lap earlier) and a record
+ * that a writer who lost the CPU for a whole lap scribbled over late do
+ * not.  A reader copies a record and then checks that no writer has
+ * claimed space over it meanwhile (the head is still less than one lap
+ * past it); otherwise the copy is dropped.  The newest events win: a
  * writer never waits for a reader.
  *
  * Breadcrumbs have a ring of their own, so that a flood of trace events
@@ -42,6 +44,10 @@
 #include "fl_client.h"
 #include "fl_trace.h"
 
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "a string's last word is assembled little-endian (put)"
+#endif
+
 /* ---- the rings */
 
 #define TRACE_WORDS (1u << 15) /* 256 KiB */
@@ -52,11 +58,12 @@ fl_ring fl_traces = {trace_w, TRACE_WORDS - 1, 0};
 fl_ring fl_crumbs = {crumb_w, CRUMB_WORDS - 1, 0};
 
 /* Stale words, or a string that happens to hold a position, must not pass
- * for a stamp: the position is mixed with a per-process key. */
-uint64_t fl_trace_stamp(uint64_t pos)
+ * for a stamp: the position is mixed with a per-process key, and with the
+ * record's checksum. */
+uint64_t fl_trace_stamp(uint64_t pos, uint64_t sum)
 {
     uint64_t k = (uint64_t)(uintptr_t)&fl_traces ^ 0x9e3779b97f4a7c15ull;
-    uint64_t x = (pos + 1) * 0xff51afd7ed558ccdull ^ k;
+    uint64_t x = ((pos + 1) * 0xff51afd7ed558ccdull ^ k) + (sum ^ (sum >> 31));
     return x ^ (x >> 29);
 }
 
@@ -104,28 +111,44 @@ size_t fl_trace_strnlen(const char *s, size_t max)
 }
 
 /* Writes one record: header, n argument slots (strings: strs[i] with
- * lens[i] bytes, copied), then the stamp. */
+ * lens[i] bytes, copied and zero-padded to whole words), then the stamp,
+ * which covers the checksum of every word written. */
 static void put(fl_ring *r, int kind, const void *site, unsigned n, uint64_t *slots,
                 const char *const *strs, const size_t *lens, size_t strwords)
 {
     uint64_t nw = FL_W_ARGS + n + strwords;
     uint64_t pos = claim(r, nw);
     uint64_t *w = r->w + (pos & r->mask);
-    w[FL_W_META] = nw | (uint64_t)n << 16 | (uint64_t)kind << 24;
-    w[FL_W_TIME] = (uint64_t)fl_clock_ns(CLOCK_REALTIME);
-    w[FL_W_TID] = thread_id();
-    w[FL_W_SITE] = (uint64_t)(uintptr_t)site;
-    size_t off = (FL_W_ARGS + n) * 8;
+    uint64_t hdr[FL_W_ARGS] = {0, nw | (uint64_t)n << 16 | (uint64_t)kind << 24 | pos << 32,
+                               (uint64_t)fl_clock_ns(CLOCK_REALTIME), thread_id(),
+                               (uint64_t)(uintptr_t)site};
+    uint64_t sum = 0;
+    for (unsigned i = FL_W_META; i < FL_W_ARGS; i++) {
+        w[i] = hdr[i];
+        sum = fl_trace_sum(sum, i, hdr[i]);
+    }
+    unsigned sw = FL_W_ARGS + n; /* the next string word */
     for (unsigned i = 0; i < n; i++) {
         if (strs[i]) {
-            memcpy((char *)w + off, strs[i], lens[i]);
-            ((char *)w)[off + lens[i]] = '\0';
-            slots[i] = off;
-            off += (lens[i] + 1 + 7) & ~(size_t)7;
+            slots[i] = (uint64_t)sw * 8;
+            const char *src = strs[i];
+            size_t left = lens[i];
+            for (; left >= 8; left -= 8, src += 8, sw++) {
+                uint64_t v;
+                memcpy(&v, src, 8); /* one load */
+                w[sw] = v;
+                sum = fl_trace_sum(sum, sw, v);
+            }
+            uint64_t v = 0; /* the tail, zero-padded: the NUL is in there */
+            for (size_t k = 0; k < left; k++)
+                v |= (uint64_t)(unsigned char)src[k] << (8 * k);
+            w[sw] = v;
+            sum = fl_trace_sum(sum, sw++, v);
         }
         w[FL_W_ARGS + i] = slots[i];
+        sum = fl_trace_sum(sum, FL_W_ARGS + i, slots[i]);
     }
-    __atomic_store_n(&w[FL_W_STAMP], fl_trace_stamp(pos), __ATOMIC_RELEASE);
+    __atomic_store_n(&w[FL_W_STAMP], fl_trace_stamp(pos, sum), __ATOMIC_RELEASE);
 }
 
 FL_EXPORT void faultline__trace(const struct faultline_trace_site *site, ...)

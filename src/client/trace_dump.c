@@ -490,8 +490,11 @@ static void format_record(obuf *o, const char *fmt, const char *types, unsigned 
         if (sp.conv == 'n')
             continue; /* writes nothing, here or later */
         if (sp.conv == 's' && t == 's') {
-            const char *s = slot && slot < recbytes ? (const char *)rec + slot : "(null)";
-            size_t n = fl_trace_strnlen(s, sp.prec >= 0 ? (size_t)sp.prec : recbytes);
+            bool in = slot && slot < recbytes;
+            const char *s = in ? (const char *)rec + slot : "(null)";
+            size_t max = in ? recbytes - slot : 6;
+            size_t n =
+                fl_trace_strnlen(s, sp.prec >= 0 && (size_t)sp.prec < max ? (size_t)sp.prec : max);
             sp.zero = false;
             ofield(o, &sp, "", 0, s, n, 0);
         } else if (t == 'd' || t == 'D') {
@@ -534,17 +537,27 @@ typedef int (*line_fn)(void *ctx, const char *line);
  * x86), then the head. */
 static uint64_t read_record(const fl_ring *r, uint64_t pos, uint64_t *rec)
 {
+    if ((pos & r->mask) + FL_W_ARGS > r->mask + 1)
+        return 0; /* no room for a header before the ring's end */
     const uint64_t *w = r->w + (pos & r->mask);
-    if (__atomic_load_n(&w[FL_W_STAMP], __ATOMIC_ACQUIRE) != fl_trace_stamp(pos))
-        return 0;
+    uint64_t stamp = __atomic_load_n(&w[FL_W_STAMP], __ATOMIC_ACQUIRE);
     uint64_t meta = __atomic_load_n(&w[FL_W_META], __ATOMIC_RELAXED);
     uint64_t nw = meta & 0xffff;
-    if (nw < FL_W_ARGS || nw > FL_REC_MAX_WORDS || (pos & r->mask) + nw > r->mask + 1)
+    if ((meta >> 32) != (pos & 0xffffffff) || nw < FL_W_ARGS || nw > FL_REC_MAX_WORDS ||
+        (pos & r->mask) + nw > r->mask + 1)
         return 0;
+    uint64_t sum = 0;
+    for (unsigned i = FL_W_META; i < nw; i++) {
+        uint64_t v = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
+        if (rec)
+            rec[i] = v;
+        sum = fl_trace_sum(sum, i, v);
+    }
+    if (stamp != fl_trace_stamp(pos, sum))
+        return 0; /* no record starts here, or it is not whole */
     if (!rec)
         return nw;
-    for (uint64_t i = 0; i < nw; i++)
-        rec[i] = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
+    rec[FL_W_STAMP] = stamp;
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
     if (head > pos + r->mask + 1)
@@ -676,15 +689,17 @@ static int emit_crumb(void *arg, const char *recp)
         rec[FL_W_ARGS + 1] >= recbytes)
         return 0;
     const char *cat = recp + rec[FL_W_ARGS], *msg = recp + rec[FL_W_ARGS + 1];
+    size_t cl = fl_trace_strnlen(cat, recbytes - rec[FL_W_ARGS]);
+    size_t ml = fl_trace_strnlen(msg, recbytes - rec[FL_W_ARGS + 1]);
     fl_line_start(&e->l, "BREADCRUMB");
     fl_line_u64(&e->l, rec[FL_W_TIME] / 1000000);
     fl_line_char(&e->l, ' ');
-    if (!*cat)
+    if (!cl)
         fl_line_char(&e->l, '-');
-    for (; *cat; cat++) /* one word: the reader splits on the first blank */
-        fl_line_char(&e->l, (unsigned char)*cat <= ' ' || *cat == 0x7f ? '_' : *cat);
+    for (size_t i = 0; i < cl; i++) /* one word: the reader splits on blanks */
+        fl_line_char(&e->l, (unsigned char)cat[i] <= ' ' || cat[i] == 0x7f ? '_' : cat[i]);
     fl_line_char(&e->l, ' ');
-    fl_line_str(&e->l, msg);
+    fl_line_strn(&e->l, msg, ml);
     return e->line(e->ctx, fl_line_cstr(&e->l));
 }
 

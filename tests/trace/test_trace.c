@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "faultline.h"
+#include "fl_trace.h" /* the ring, for the torn-record test */
 
 /* The recorder dumped to memory, as one string. */
 static char *dump_text(int *nlines)
@@ -264,6 +265,39 @@ static void wraps_around(void **st)
     /* 256 KiB of ~64-byte records: thousands kept, the oldest gone. */
     assert_true(count > 2000);
     assert_true(first > 0);
+}
+
+/* A record whose words changed after its stamp was written -- what a
+ * writer that lost the CPU for a whole lap of the ring does to the record
+ * that took its space -- is dropped, and only it. */
+static void torn_record(void **st)
+{
+    (void)st;
+    FAULTLINE_TRACE("torn test: before");
+    uint64_t pos = __atomic_load_n(&fl_traces.head, __ATOMIC_SEQ_CST);
+    FAULTLINE_TRACE("torn test: %s %d", "victim", 7);
+    FAULTLINE_TRACE("torn test: after");
+    uint64_t *w = fl_traces.w + (pos & fl_traces.mask);
+    if ((w[FL_W_META] >> 32) != (pos & 0xffffffff)) { /* skipped the ring's end */
+        pos += fl_traces.mask + 1 - (pos & fl_traces.mask);
+        w = fl_traces.w;
+    }
+    assert_int_equal(w[FL_W_META] >> 32, pos & 0xffffffff);
+    char *all = dump_text(NULL);
+    assert_non_null(strstr(all, " torn test: victim 7\n"));
+    free(all);
+    for (unsigned i = FL_W_META; i < (w[FL_W_META] & 0xffff); i++) {
+        w[i] ^= 1ull << (i % 64); /* one bit of one word at a time */
+        all = dump_text(NULL);
+        assert_null(strstr(all, " torn test: victim 7\n"));
+        assert_non_null(strstr(all, " torn test: before\n"));
+        assert_non_null(strstr(all, " torn test: after\n"));
+        free(all);
+        w[i] ^= 1ull << (i % 64);
+    }
+    all = dump_text(NULL);
+    assert_non_null(strstr(all, " torn test: victim 7\n"));
+    free(all);
 }
 
 /* Writers on 4 threads while a reader dumps again and again: every line
@@ -604,6 +638,7 @@ int main(void)
         cmocka_unit_test(mismatches),
         cmocka_unit_test(strings_are_copied),
         cmocka_unit_test(wraps_around),
+        cmocka_unit_test(torn_record),
         cmocka_unit_test(concurrent),
         cmocka_unit_test(breadcrumbs),
         cmocka_unit_test(state),
