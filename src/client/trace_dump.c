@@ -526,6 +526,17 @@ static void format_record(obuf *o, const char *fmt, const char *types, unsigned 
     }
 }
 
+size_t fl_trace_format(char *out, size_t cap, const char *fmt, const char *types, unsigned nargs,
+                       const uint64_t *rec, size_t recbytes)
+{
+    obuf o = {out, 0, cap ? cap - 1 : 0};
+    if (!cap)
+        return 0;
+    format_record(&o, fmt, types, nargs, rec, recbytes);
+    out[o.len] = '\0';
+    return o.len;
+}
+
 /* ---- reading the rings */
 
 typedef int (*line_fn)(void *ctx, const char *line);
