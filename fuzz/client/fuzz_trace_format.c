@@ -76,7 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(fmt, f, flen);
     fmt[flen] = '\0';
     char out[512];
-    size_t n = fl_trace_format(out, sizeof out, fmt, types, nargs, rec, words * 8);
+    size_t n = fl_trace_format(out, sizeof out, fmt, types, nargs, rec + FL_W_ARGS,
+                               (const char *)rec, words * 8);
     if (n >= sizeof out || out[n] != '\0') /* %c of 0 may put a NUL inside */
         abort();
     free(fmt);

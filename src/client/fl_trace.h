@@ -64,11 +64,6 @@ extern fl_state_slot fl_trace_state[FAULTLINE_STATE_MAX];
 
 size_t fl_trace_strnlen(const char *s, size_t max);
 
-/* The text of fmt over a record's words rec (recbytes long; the argument
- * slots from FL_W_ARGS, of the given types), into out (cap bytes, always
- * NUL-terminated, cut when full).  Returns its length.  What the dump does
- * per event; exposed for the fuzz target. */
-size_t fl_trace_format(char *out, size_t cap, const char *fmt, const char *types, unsigned nargs,
-                       const uint64_t *rec, size_t recbytes);
+#include "fl_tracefmt.h" /* fl_trace_format */
 
 #endif /* FL_TRACE_H */
