@@ -156,8 +156,9 @@ void faultline_crash_now(int sig);
  * compile time), the time, the thread id and the arguments' values; a
  * string argument (char *) is copied, up to FAULTLINE_TRACE_MAX_STR bytes,
  * as it may be gone by then.  The text is made only when the heap is dumped:
- * into the crash log on a crash (the newest events, as TRACE lines), or by
- * faultline_trace_dump().  fmt must be a string literal with printf's
+ * into the crash log on a crash (the newest events, as TRACE lines), by
+ * faultline_trace_dump_text(), or by `faultline decode` from the trace-ID
+ * dump of faultline_trace_dump().  fmt must be a string literal with printf's
  * conversions (d i u o x X c s p f F e E g G a A %, with flags, width,
  * precision and length modifiers; %n writes nothing), and at most
  * FAULTLINE_TRACE_MAX_ARGS arguments.  Thread-safe and lock-free; it may
@@ -199,12 +200,20 @@ void faultline_breadcrumb(const char *category, const char *message);
  * faultline_set_state (after a few milliseconds of trying). */
 int faultline_set_state(const char *key, const char *value);
 
-/* Write the flight recorder to fd, oldest first, as crash-log lines:
- * STATE_KEY/STATE_VALUE pairs, then "BREADCRUMB time_ms category message",
- * then "TRACE time_ns tid text".  Async-signal-safe (a handler for, say,
- * SIGUSR1 can dump a hung process).  Returns the number of lines written,
- * or -1 when a write failed. */
+/* Write the flight recorder to fd as a trace-ID dump: no format string
+ * is read or formatted; each event is its call site's module (by build id)
+ * and address there, and its argument values.  `faultline decode DUMP`
+ * turns it into text with the program's files (stripped ones do), on any
+ * machine.  Async-signal-safe (a handler for, say, SIGUSR1 can dump a hung
+ * process).  Returns the number of lines written, or -1 when a write
+ * failed.  docs/client.md describes the format. */
 int faultline_trace_dump(int fd);
+
+/* The same, as text: STATE_KEY/STATE_VALUE pairs, then "BREADCRUMB time_ms
+ * category message", then "TRACE time_ns tid text", oldest first -- the
+ * lines a crash log gets, and what `faultline decode` makes of the
+ * trace-ID dump.  Async-signal-safe; returns the lines written, or -1. */
+int faultline_trace_dump_text(int fd);
 
 /* The macro needs C99 variadic macros and _Generic (C11, or GCC and clang
  * in C99 mode), or C++11. */

@@ -8,34 +8,11 @@
  * format string.  The text must be bounded and NUL-terminated; ASan checks
  * that nothing outside the record is read.
  */
-#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "fl_client.h"
-#include "fl_trace.h"
-
-/* What trace.c and trace_dump.c take from the rest of the library. */
-fl_state fl_g;
-int fl_write_line(const char *s)
-{
-    (void)s;
-    return 1;
-}
-int64_t fl_clock_ns(int clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-pid_t fl_gettid(void)
-{
-    return (pid_t)syscall(SYS_gettid);
-}
+#include "fl_trace.h" /* the record layout */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

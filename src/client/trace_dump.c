@@ -88,6 +88,7 @@ static long walk(const fl_ring *r, long skip, line_fn fn, void *ctx)
 typedef struct emit {
     int (*line)(void *, const char *);
     void *ctx;
+    bool ids; /* trace events as TRACE_ID lines (the trace-ID dump) */
     fl_line l;
     /* Pages of trace sites and formats checked readable during this dump:
      * checked afresh each dump, since a library may have been dlclose()d
@@ -234,6 +235,80 @@ static int emit_state(emit *e)
 
 /* State, then the newest max_crumbs breadcrumbs and max_traces trace
  * events (< 0: all), oldest first. */
+/* ---- the trace-ID dump: each event as its site's module and address in
+ * that module, and its raw argument words; `faultline decode` makes the
+ * text from the module's file.  No site or format is read here. */
+
+/* The module of a runtime address: its index in fl_mods and the address
+ * as the object's file has it; -1 when none (before install, or gone). */
+static int module_of(uint64_t addr, uint64_t *vaddr)
+{
+    for (size_t i = 0; i < fl_mods.count; i++)
+        if (addr >= fl_mods.mods[i].start && addr < fl_mods.mods[i].end) {
+            *vaddr = addr - fl_mods.mods[i].bias;
+            return (int)i;
+        }
+    *vaddr = addr;
+    return -1;
+}
+
+static int emit_trace_id(void *arg, const char *recp)
+{
+    emit *e = arg;
+    const uint64_t *rec = (const uint64_t *)(const void *)recp;
+    unsigned nargs = (unsigned)(rec[FL_W_META] >> 16 & 0xff);
+    size_t recbytes = (rec[FL_W_META] & 0xffff) * 8, strs = (FL_W_ARGS + nargs) * 8;
+    uint64_t vaddr;
+    int mod = module_of(rec[FL_W_SITE], &vaddr);
+    fl_line_start(&e->l, "TRACE_ID");
+    fl_line_u64(&e->l, rec[FL_W_TIME]);
+    fl_line_char(&e->l, ' ');
+    fl_line_u64(&e->l, rec[FL_W_TID]);
+    fl_line_char(&e->l, ' ');
+    if (mod < 0)
+        fl_line_char(&e->l, '-');
+    else
+        fl_line_u64(&e->l, (uint64_t)mod);
+    fl_line_char(&e->l, ' ');
+    fl_line_hex(&e->l, vaddr);
+    fl_line_char(&e->l, ' ');
+    fl_line_u64(&e->l, nargs);
+    for (unsigned i = 0; i < nargs; i++) {
+        fl_line_char(&e->l, ' ');
+        fl_line_hex(&e->l, rec[FL_W_ARGS + i]);
+    }
+    if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+        return -1;
+    /* The copied strings, as the record holds them (the slots are offsets
+     * from the record's start), on lines of their own. */
+    for (size_t off = strs; off < recbytes; off += 1024) {
+        fl_line_start(&e->l, "TRACE_BYTES");
+        fl_line_hexbytes(&e->l, recp + off, recbytes - off < 1024 ? recbytes - off : 1024);
+        if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int emit_modules(emit *e)
+{
+    for (size_t i = 0; i < fl_mods.count; i++) {
+        const fl_module *m = &fl_mods.mods[i];
+        fl_line_start(&e->l, "MODULE");
+        fl_line_u64(&e->l, i);
+        fl_line_char(&e->l, ' ');
+        if (m->build_id_len)
+            fl_line_hexbytes(&e->l, m->build_id, m->build_id_len);
+        else
+            fl_line_char(&e->l, '-');
+        fl_line_char(&e->l, ' ');
+        fl_line_str(&e->l, fl_mods.pool + m->path_off);
+        if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int dump_all(emit *e, long max_crumbs, long max_traces)
 {
     e->npages = e->next = 0;
@@ -243,7 +318,8 @@ static int dump_all(emit *e, long max_crumbs, long max_traces)
     if (walk(&fl_crumbs, max_crumbs >= 0 && n > max_crumbs ? n - max_crumbs : 0, emit_crumb, e) < 0)
         return -1;
     n = walk(&fl_traces, 0, NULL, NULL);
-    if (walk(&fl_traces, max_traces >= 0 && n > max_traces ? n - max_traces : 0, emit_trace, e) < 0)
+    if (walk(&fl_traces, max_traces >= 0 && n > max_traces ? n - max_traces : 0,
+             e->ids ? emit_trace_id : emit_trace, e) < 0)
         return -1;
     return 0;
 }
@@ -262,6 +338,7 @@ int fl_trace_crashlog(void)
 {
     crash_emit.line = line_to_writer;
     crash_emit.ctx = NULL;
+    crash_emit.ids = false;
     return dump_all(&crash_emit, FL_TRACE_LOG_CRUMBS, (long)fl_g.trace_events) < 0 ? 0 : 1;
 }
 
@@ -301,7 +378,8 @@ static int line_to_fd(void *ctx, const char *s)
     return 0;
 }
 
-FL_EXPORT int faultline_trace_dump(int fd)
+/* Both dumps: ids selects the trace-ID form. */
+static int dump_fd(int fd, bool ids)
 {
     /* On the stack, not static: two threads (or a handler and the code it
      * interrupted) may dump at once. */
@@ -312,10 +390,38 @@ FL_EXPORT int faultline_trace_dump(int fd)
     c.len = 0;
     e.line = line_to_fd;
     e.ctx = &c;
+    e.ids = ids;
     int saved = errno;
-    int rc = dump_all(&e, -1, -1);
+    int rc = 0;
+    if (ids) {
+        /* Objects loaded since install join the table; one dump at a time
+         * refreshes it (the crash handler does the same, after it has
+         * stopped the other threads). */
+        static int refreshing;
+        if (fl_mods.count && !__atomic_exchange_n(&refreshing, 1, __ATOMIC_ACQUIRE)) {
+            fl_modules_refresh();
+            __atomic_store_n(&refreshing, 0, __ATOMIC_RELEASE);
+        }
+        rc = line_to_fd(&c, "FAULTLINE_TRACE_DUMP 1");
+        if (rc == 0)
+            rc = emit_modules(&e);
+    }
+    if (rc == 0)
+        rc = dump_all(&e, -1, -1);
+    if (rc == 0 && ids)
+        rc = line_to_fd(&c, "END");
     if (rc == 0 && c.len)
         rc = flush_fd(&c);
     errno = saved;
     return rc < 0 ? -1 : c.lines;
+}
+
+FL_EXPORT int faultline_trace_dump(int fd)
+{
+    return dump_fd(fd, true);
+}
+
+FL_EXPORT int faultline_trace_dump_text(int fd)
+{
+    return dump_fd(fd, false);
 }

@@ -14,8 +14,11 @@ struct Widget {
     void method(const std::string &s) { FAULTLINE_TRACE("method %s %zu", s.c_str(), s.size()); }
 };
 
-int main()
+int main(int argc, char **argv)
 {
+    /* The trace-ID dump names modules from the table install makes. */
+    if (!faultline_install("consumer_trace", "1", nullptr))
+        return 3;
     in_inline(1);
     in_template(2.5);
     in_template(3);
@@ -24,5 +27,12 @@ int main()
     unsigned long long u = 18446744073709551615ull;
     FAULTLINE_TRACE("types %ld %llu %p %c", l, u, nullptr, 'x');
     faultline_breadcrumb("cpp", "done");
-    return faultline_trace_dump(STDOUT_FILENO) == 6 ? 0 : 1;
+    /* With an argument: the trace-ID dump to that file as well. */
+    if (argc > 1) {
+        FILE *f = std::fopen(argv[1], "w");
+        if (!f || faultline_trace_dump(fileno(f)) <= 0)
+            return 2;
+        std::fclose(f);
+    }
+    return faultline_trace_dump_text(STDOUT_FILENO) == 6 ? 0 : 1;
 }

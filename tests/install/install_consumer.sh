@@ -45,7 +45,11 @@ done
 # header alone under old standards, where the macro is left out.
 c++ $san -std=c++11 -Wall -Wextra -Werror -o "$tmp/consumer_trace" "$src/consumer_trace.cpp" \
     $(pkg-config --cflags --libs faultline) -Wl,-rpath,"$prefix/lib"
-"$tmp/consumer_trace" >"$tmp/trace.out" || { echo "FAIL: consumer_trace"; cat "$tmp/trace.out"; exit 1; }
+FAULTLINE_SPOOL=$tmp/spool-trace "$tmp/consumer_trace" "$tmp/trace.ids" >"$tmp/trace.out" || { echo "FAIL: consumer_trace"; cat "$tmp/trace.out"; exit 1; }
+# The installed `faultline decode` makes the same text from the trace-ID dump.
+"$prefix/bin/faultline" decode --obj "$tmp/consumer_trace" "$tmp/trace.ids" >"$tmp/trace.decoded" ||
+  { echo "FAIL: faultline decode exited $?"; exit 1; }
+cmp -s "$tmp/trace.out" "$tmp/trace.decoded" || { echo "FAIL: decode differs"; diff "$tmp/trace.out" "$tmp/trace.decoded"; exit 1; }
 for want in ' inline 1$' ' template 2.5$' ' template 3$' ' method hello 5$' \
             ' types -7 18446744073709551615 (nil) x$' '^BREADCRUMB [0-9]* cpp done$'; do
   grep -q -- "$want" "$tmp/trace.out" || { echo "FAIL: no line like '$want'"; cat "$tmp/trace.out"; exit 1; }

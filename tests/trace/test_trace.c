@@ -36,7 +36,7 @@ static char *dump_text(int *nlines)
 {
     int fd = memfd_create("trace", MFD_CLOEXEC);
     assert_true(fd >= 0);
-    int n = faultline_trace_dump(fd);
+    int n = faultline_trace_dump_text(fd);
     assert_true(n >= 0);
     if (nlines)
         *nlines = n;
@@ -527,11 +527,13 @@ static void dump_errors(void **st)
 {
     (void)st;
     FAULTLINE_TRACE("something to dump");
+    assert_int_equal(faultline_trace_dump_text(-1), -1);
     assert_int_equal(faultline_trace_dump(-1), -1);
     int p[2];
     assert_int_equal(pipe(p), 0);
     close(p[0]);
     signal(SIGPIPE, SIG_IGN);
+    assert_int_equal(faultline_trace_dump_text(p[1]), -1);
     assert_int_equal(faultline_trace_dump(p[1]), -1);
     close(p[1]);
 }

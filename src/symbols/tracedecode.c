@@ -1,0 +1,514 @@
+/*
+ * tracedecode.c - `faultline decode`: a trace-ID dump back into text.
+ *
+ * faultline_trace_dump() writes each trace event as the module (build id)
+ * and address of its call site, and its argument words; the format string
+ * stays in the program's file.  Here the site is read from that file --
+ * the program or library itself, stripped or not, found with --obj or at
+ * the path the dump names (when the build id matches) -- and the event
+ * formatted by the same code the client library uses in a crash log
+ * (src/common/tracefmt.c), so the lines are the ones
+ * faultline_trace_dump_text() would have written.
+ *
+ * A site's pointers (its format) are written by the dynamic linker at load
+ * time in a position-independent file: their value is the addend of an
+ * R_*_RELATIVE relocation in the file's SHT_RELA sections.  Without one
+ * (a fixed-address executable, or packed RELR relocations) the word in the
+ * file is the value.
+ */
+#define _GNU_SOURCE
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "faultline.h"
+#include "fl_crashlog.h"
+#include "fl_tracefmt.h"
+
+/* An object file, open for reading sites. */
+typedef struct object {
+    char *path;
+    char id[2 * 64 + 1]; /* build id, hex */
+    int fd;
+    Elf *elf;
+    uint64_t *rel_at, *rel_val; /* RELATIVE relocations, sorted by address */
+    size_t nrel;
+} object;
+
+typedef struct decoder {
+    object *objs;
+    size_t nobjs;
+    struct module {
+        char id[2 * 64 + 1];
+        char *path;
+        long obj; /* index in objs; -1: none found */
+        bool tried;
+    } * mods;
+    size_t nmods;
+    unsigned long events, unresolved;
+} decoder;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The RELATIVE relocations of the file, sorted, for pointer_at(). */
+static int load_relocs(object *o)
+{
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(o->elf, &eh))
+        return -1;
+    unsigned relative = eh.e_machine == EM_AARCH64 ? 1027 /* R_AARCH64_RELATIVE */
+                                                   : 8;   /* R_X86_64_RELATIVE */
+    size_t cap = 0;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(o->elf, scn));) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < n; i++) {
+            GElf_Rela r;
+            if (!gelf_getrela(d, (int)i, &r) || GELF_R_TYPE(r.r_info) != relative)
+                continue;
+            if (o->nrel == cap) {
+                cap = cap ? 2 * cap : 1024;
+                uint64_t *na = realloc(o->rel_at, cap * 2 * sizeof *na);
+                if (!na)
+                    return -1;
+                o->rel_at = na;
+            }
+            o->rel_at[2 * o->nrel] = r.r_offset;
+            o->rel_at[2 * o->nrel + 1] = (uint64_t)r.r_addend;
+            o->nrel++;
+        }
+    }
+    qsort(o->rel_at, o->nrel, 2 * sizeof *o->rel_at, cmp_u64);
+    o->rel_val = o->rel_at; /* pairs: [2i] address, [2i + 1] value */
+    return 0;
+}
+
+static void close_object(object *o)
+{
+    if (o->elf)
+        elf_end(o->elf);
+    if (o->fd >= 0)
+        close(o->fd);
+    free(o->rel_at);
+    free(o->path);
+}
+
+/* Opens path and reads its build id.  Returns 0, or -1 with a reason. */
+static int open_object(object *o, const char *path, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (o->fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
+    if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
+        snprintf(err, errlen, "%s: not an ELF file", path);
+        goto fail;
+    }
+    const void *id;
+    ssize_t n = dwelf_elf_gnu_build_id(o->elf, &id);
+    if (n <= 0 || n > 64) {
+        snprintf(err, errlen, "%s: no GNU build id", path);
+        goto fail;
+    }
+    for (ssize_t i = 0; i < n; i++)
+        sprintf(o->id + 2 * i, "%02x", ((const unsigned char *)id)[i]);
+    if (!(o->path = strdup(path)) || load_relocs(o)) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    return 0;
+fail:
+    close_object(o);
+    o->fd = -1;
+    o->elf = NULL;
+    return -1;
+}
+
+/* Copies n bytes at address addr of the file's image.  Returns 0 or -1. */
+static int read_at(object *o, uint64_t addr, void *dst, size_t n)
+{
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(o->elf, scn));) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || addr < sh.sh_addr ||
+            addr + n > sh.sh_addr + sh.sh_size || addr + n < addr)
+            continue;
+        if (sh.sh_type == SHT_NOBITS) {
+            memset(dst, 0, n);
+            return 0;
+        }
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !d->d_buf || addr - sh.sh_addr + n > d->d_size)
+            return -1;
+        memcpy(dst, (const char *)d->d_buf + (addr - sh.sh_addr), n);
+        return 0;
+    }
+    return -1;
+}
+
+/* The pointer the dynamic linker puts at addr (see the top). */
+static int pointer_at(object *o, uint64_t addr, uint64_t *out)
+{
+    size_t lo = 0, hi = o->nrel;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (o->rel_at[2 * mid] < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < o->nrel && o->rel_at[2 * lo] == addr) {
+        *out = o->rel_val[2 * lo + 1];
+        return 0;
+    }
+    return read_at(o, addr, out, sizeof *out);
+}
+
+static int string_at(object *o, uint64_t addr, char *dst, size_t cap)
+{
+    for (size_t n = 0; n + 1 < cap; n++) {
+        if (read_at(o, addr + n, dst + n, 1))
+            return -1;
+        if (!dst[n])
+            return 0;
+    }
+    dst[cap - 1] = '\0';
+    return 0;
+}
+
+/* The object of module m: an --obj file with its build id, else the file
+ * at the path the dump names, if it has that build id. */
+static object *module_object(decoder *dc, struct module *m)
+{
+    if (!m->tried) {
+        m->tried = true;
+        m->obj = -1;
+        for (size_t i = 0; i < dc->nobjs && m->obj < 0; i++)
+            if (!strcmp(dc->objs[i].id, m->id))
+                m->obj = (long)i;
+        object o;
+        char err[256];
+        if (m->obj < 0 && m->path && !access(m->path, R_OK) &&
+            !open_object(&o, m->path, err, sizeof err)) {
+            object *no =
+                strcmp(o.id, m->id) ? NULL : realloc(dc->objs, (dc->nobjs + 1) * sizeof *no);
+            if (no) {
+                dc->objs = no;
+                dc->objs[dc->nobjs] = o;
+                m->obj = (long)dc->nobjs++;
+            } else {
+                close_object(&o);
+            }
+        }
+    }
+    return m->obj < 0 ? NULL : &dc->objs[m->obj];
+}
+
+/* The text of one event into out; returns its length. */
+static size_t event_text(decoder *dc, long mod, uint64_t vaddr, unsigned nargs,
+                         const uint64_t *slots, const char *strs, size_t strbytes, char *out,
+                         size_t cap)
+{
+    dc->events++;
+    object *o = mod >= 0 && (size_t)mod < dc->nmods ? module_object(dc, &dc->mods[mod]) : NULL;
+    struct faultline_trace_site site;
+    uint64_t fmtp;
+    char fmt[4096];
+    if (!o || read_at(o, vaddr, &site, sizeof site) ||
+        pointer_at(o, vaddr + offsetof(struct faultline_trace_site, fmt), &fmtp) ||
+        string_at(o, fmtp, fmt, sizeof fmt)) {
+        dc->unresolved++;
+        const char *why = mod < 0 ? "<trace site unreadable: the dump did not know its module "
+                                    "(dumped before faultline_install(), or unloaded)>"
+                          : !o    ? "<trace site unreadable: no file for its module>"
+                                  : "<trace site unreadable: not in the module's file>";
+        snprintf(out, cap, "%s", why);
+        return strlen(out);
+    }
+    site.types[FAULTLINE_TRACE_MAX_ARGS] = '\0';
+    if (nargs > site.nargs)
+        nargs = site.nargs;
+    return fl_trace_format(out, cap, fmt, site.types, nargs, slots, strs, strbytes);
+}
+
+static int hexval(int c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* The record being assembled: TRACE_ID, then its TRACE_BYTES lines. */
+typedef struct pending {
+    bool have;
+    uint64_t time, tid, vaddr;
+    long mod;
+    unsigned nargs;
+    uint64_t slots[FAULTLINE_TRACE_MAX_ARGS];
+    char *bytes; /* the record's image: header and slots zero, then strings */
+    size_t len, cap;
+} pending;
+
+static int flush_event(decoder *dc, pending *p, FILE *out)
+{
+    if (!p->have)
+        return 0;
+    p->have = false;
+    char text[FL_LINE_MAX + 1];
+    size_t n =
+        event_text(dc, p->mod, p->vaddr, p->nargs, p->slots, p->bytes, p->len, text, sizeof text);
+    fl_line l;
+    fl_line_start(&l, "TRACE");
+    fl_line_u64(&l, p->time);
+    fl_line_char(&l, ' ');
+    fl_line_u64(&l, p->tid);
+    fl_line_char(&l, ' ');
+    fl_line_strn(&l, text, n);
+    return fprintf(out, "%s\n", fl_line_cstr(&l)) < 0 ? -1 : 0;
+}
+
+static int add_bytes(pending *p, const char *hex)
+{
+    size_t n = strlen(hex);
+    if (n % 2)
+        return -1;
+    if (p->len + n / 2 > p->cap) {
+        size_t nc = p->cap ? p->cap : 4096;
+        while (nc < p->len + n / 2)
+            nc *= 2;
+        char *nb = realloc(p->bytes, nc);
+        if (!nb)
+            return -1;
+        p->bytes = nb;
+        p->cap = nc;
+    }
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = hexval(hex[i]), lo = hexval(hex[i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        p->bytes[p->len++] = (char)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+/* "TRACE_ID time tid mod vaddr nargs slot..." */
+static int start_event(pending *p, char *v)
+{
+    char *end;
+    errno = 0;
+    p->time = strtoull(v, &end, 10);
+    p->tid = strtoull(end, &end, 10);
+    while (*end == ' ')
+        end++;
+    if (*end == '-') {
+        p->mod = -1;
+        end++;
+    } else {
+        p->mod = strtol(end, &end, 10);
+    }
+    p->vaddr = strtoull(end, &end, 16);
+    unsigned long n = strtoul(end, &end, 10);
+    if (errno || n > FAULTLINE_TRACE_MAX_ARGS)
+        return -1;
+    p->nargs = (unsigned)n;
+    for (unsigned i = 0; i < p->nargs; i++) {
+        char *e2;
+        p->slots[i] = strtoull(end, &e2, 16);
+        if (e2 == end)
+            return -1;
+        end = e2;
+    }
+    /* The strings' offsets count from the record's start: the header and
+     * the slots come first, as zeros here. */
+    p->len = 0;
+    size_t head = (5 + (size_t)p->nargs) * 8;
+    if (head > p->cap) {
+        char *nb = realloc(p->bytes, 4096);
+        if (!nb)
+            return -1;
+        p->bytes = nb;
+        p->cap = 4096;
+    }
+    memset(p->bytes, 0, head);
+    p->len = head;
+    p->have = true;
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: faultline decode [--obj FILE]... [DUMP]\n"
+               "\n"
+               "Turns a trace-ID dump (faultline_trace_dump(), from DUMP or standard\n"
+               "input) into text: the lines faultline_trace_dump_text() writes, with\n"
+               "each event's text made from its call site in the program's files.\n"
+               "\n"
+               "  --obj FILE   a program or library the dump's events came from (its\n"
+               "               build id is matched; stripped files do); repeatable.\n"
+               "               Without one, the file at the path the dump names is\n"
+               "               used when its build id matches.\n"
+               "\n"
+               "Exit: 0 every event decoded, 1 some could not be (their lines say\n"
+               "why), 2 usage or an unreadable dump.\n");
+}
+
+int fl_cmd_decode(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"obj", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    decoder dc = {0};
+    int rc = 2, c;
+    elf_version(EV_CURRENT);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            rc = 0;
+            goto out;
+        }
+        if (c != 'o') {
+            usage(stderr);
+            goto out;
+        }
+        object *no = realloc(dc.objs, (dc.nobjs + 1) * sizeof *no);
+        char err[512];
+        if (!no) {
+            fprintf(stderr, "faultline decode: out of memory\n");
+            goto out;
+        }
+        dc.objs = no;
+        if (open_object(&dc.objs[dc.nobjs], optarg, err, sizeof err)) {
+            fprintf(stderr, "faultline decode: %s\n", err);
+            goto out;
+        }
+        dc.nobjs++;
+    }
+    if (argc - optind > 1) {
+        usage(stderr);
+        goto out;
+    }
+    const char *path = optind < argc ? argv[optind] : "-";
+    FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
+    if (!in) {
+        fprintf(stderr, "faultline decode: %s: %s\n", path, strerror(errno));
+        goto out;
+    }
+    pending p = {0};
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    unsigned long lineno = 0;
+    bool header = false, ended = false;
+    while (!ended && (len = getline(&line, &lcap, in)) >= 0) {
+        lineno++;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (!header) {
+            if (strcmp(line, "FAULTLINE_TRACE_DUMP 1")) {
+                fprintf(stderr,
+                        "faultline decode: %s: not a trace-ID dump (it starts "
+                        "\"FAULTLINE_TRACE_DUMP 1\"; faultline_trace_dump() writes one)\n",
+                        path);
+                goto bad;
+            }
+            header = true;
+            continue;
+        }
+        char *sp = strchr(line, ' ');
+        char *v = sp ? sp + 1 : line + len;
+        size_t klen = sp ? (size_t)(sp - line) : (size_t)len;
+        if (klen == 11 && !strncmp(line, "TRACE_BYTES", 11)) {
+            if (!p.have || add_bytes(&p, v)) {
+                fprintf(stderr, "faultline decode: %s:%lu: bad TRACE_BYTES line\n", path, lineno);
+                goto bad;
+            }
+            continue;
+        }
+        if (flush_event(&dc, &p, stdout))
+            goto bad;
+        if (klen == 8 && !strncmp(line, "TRACE_ID", 8)) {
+            if (start_event(&p, v)) {
+                fprintf(stderr, "faultline decode: %s:%lu: bad TRACE_ID line\n", path, lineno);
+                goto bad;
+            }
+        } else if (klen == 6 && !strncmp(line, "MODULE", 6)) {
+            char *end;
+            unsigned long idx = strtoul(v, &end, 10);
+            char id[2 * 64 + 1] = "", *mpath = NULL;
+            if (sscanf(end, " %128s", id) != 1 || idx > 100000) {
+                fprintf(stderr, "faultline decode: %s:%lu: bad MODULE line\n", path, lineno);
+                goto bad;
+            }
+            char *rest = strstr(end, id) + strlen(id);
+            mpath = *rest == ' ' ? rest + 1 : rest;
+            if (idx >= dc.nmods) {
+                struct module *nm = realloc(dc.mods, (idx + 1) * sizeof *nm);
+                if (!nm)
+                    goto bad;
+                memset(nm + dc.nmods, 0, (idx + 1 - dc.nmods) * sizeof *nm);
+                dc.mods = nm;
+                dc.nmods = idx + 1;
+            }
+            memcpy(dc.mods[idx].id, id, sizeof id);
+            free(dc.mods[idx].path);
+            dc.mods[idx].path = *mpath ? strdup(mpath) : NULL;
+        } else if (klen == 3 && !strncmp(line, "END", 3)) {
+            ended = true;
+        } else if (len) {
+            /* STATE_KEY, STATE_VALUE, BREADCRUMB: already text */
+            if (printf("%s\n", line) < 0)
+                goto bad;
+        }
+    }
+    if (flush_event(&dc, &p, stdout))
+        goto bad;
+    if (!header || !ended) {
+        fprintf(stderr, "faultline decode: %s: %s\n", path,
+                header ? "cut short (no END line)" : "empty");
+        goto bad;
+    }
+    if (fflush(stdout)) {
+        fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
+        goto bad;
+    }
+    rc = 0;
+    if (dc.unresolved) {
+        fprintf(stderr,
+                "faultline decode: %lu of %lu events not decoded: give the programs and "
+                "libraries they came from with --obj\n",
+                dc.unresolved, dc.events);
+        rc = 1;
+    }
+bad:
+    free(line);
+    free(p.bytes);
+    if (in != stdin)
+        fclose(in);
+out:
+    for (size_t i = 0; i < dc.nobjs; i++)
+        close_object(&dc.objs[i]);
+    free(dc.objs);
+    for (size_t i = 0; i < dc.nmods; i++)
+        free(dc.mods[i].path);
+    free(dc.mods);
+    return rc;
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# decode.sh FAULTLINE APP LIB: `faultline decode` turns the app's trace-ID
+# dump into exactly the text the app's own text dump has -- with the files
+# given, found at their paths, or stripped -- and says so when it cannot.
+set -u
+FL=$1 APP=$2 LIB=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL [decode]: $*" >&2; exit 1; }
+export FAULTLINE_SPOOL=$work/spool
+export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+
+"$APP" "$work/ids" "$work/text" "$LIB" || fail "the app exited $?"
+head -1 "$work/ids" | grep -qx 'FAULTLINE_TRACE_DUMP 1' || fail "no dump header"
+grep -q '^TRACE_ID ' "$work/ids" || fail "no TRACE_ID lines"
+[ "$(grep -c '^TRACE_BYTES ' "$work/ids")" -ge 3 ] || fail "the long strings should span TRACE_BYTES lines"
+if grep -q 'step 1 of 50' "$work/ids"; then fail "the dump holds formatted text"; fi
+grep -q ' step 1 of 50, -1 feedfacf \[ok      \] 0.143 1e+10 -3.333333e-01$' "$work/text" ||
+  fail "the text dump lacks a line it should have"
+
+# 1. The files given.
+"$FL" decode --obj "$APP" --obj "$LIB" "$work/ids" >"$work/out1" 2>"$work/err1" ||
+  fail "decode --obj exited $?: $(cat "$work/err1")"
+cmp -s "$work/text" "$work/out1" || { diff "$work/text" "$work/out1" | head; fail "decode --obj differs from the text dump"; }
+# 2. Found at the paths the dump names (same build ids), from stdin.
+"$FL" decode <"$work/ids" >"$work/out2" 2>"$work/err2" || fail "decode by path exited $?"
+cmp -s "$work/text" "$work/out2" || fail "decode by path differs"
+# 3. Stripped copies (another path: --obj matches by build id).
+cp "$APP" "$work/app.stripped" && strip --strip-all "$work/app.stripped"
+cp "$LIB" "$work/lib.stripped" && strip --strip-all "$work/lib.stripped"
+sed 's#^MODULE \([0-9]*\) \([0-9a-f-]*\) .*#MODULE \1 \2 /nonexistent#' "$work/ids" >"$work/ids.nopath"
+"$FL" decode --obj "$work/app.stripped" --obj "$work/lib.stripped" "$work/ids.nopath" \
+  >"$work/out3" 2>"$work/err3" || fail "decode of stripped files exited $?: $(cat "$work/err3")"
+cmp -s "$work/text" "$work/out3" || fail "decode with stripped files differs"
+# 4. No file for the library: its events say so, the rest decode, exit 1.
+"$FL" decode --obj "$work/app.stripped" "$work/ids.nopath" >"$work/out4" 2>"$work/err4"
+rc=$?; [ $rc = 1 ] || fail "decode without the library exited $rc, want 1"
+[ "$(grep -c '<trace site unreadable: no file for its module>$' "$work/out4")" = 2 ] ||
+  fail "want 2 undecoded library events"
+grep -q '2 of .* events not decoded' "$work/err4" || fail "no count on stderr: $(cat "$work/err4")"
+[ "$(grep -vc 'unreadable' "$work/out4")" = "$(($(wc -l <"$work/text") - 2))" ] || fail "other lines lost"
+# 5. Not a dump, or cut short: exit 2 with a reason.
+"$FL" decode "$work/text" >/dev/null 2>"$work/err5"; rc=$?
+[ $rc = 2 ] && grep -q 'not a trace-ID dump' "$work/err5" || fail "a text dump: exit $rc, $(cat "$work/err5")"
+head -n 20 "$work/ids" >"$work/cut"
+"$FL" decode --obj "$APP" --obj "$LIB" "$work/cut" >/dev/null 2>"$work/err6"; rc=$?
+[ $rc = 2 ] && grep -q 'cut short' "$work/err6" || fail "a cut dump: exit $rc, $(cat "$work/err6")"
+# 6. Dumped before faultline_install(): no module table, so no event can be
+# decoded, and the lines say why.
+DECODE_NO_INSTALL=1 "$APP" "$work/ids0" "$work/text0" "$LIB" || fail "the app without install exited $?"
+if grep -q '^MODULE ' "$work/ids0"; then fail "MODULE lines without install"; fi
+"$FL" decode --obj "$APP" --obj "$LIB" "$work/ids0" >"$work/out7" 2>/dev/null; rc=$?
+[ $rc = 1 ] || fail "decode of a dump made before install exited $rc, want 1"
+[ "$(grep -c 'dumped before faultline_install' "$work/out7")" = "$(grep -c '^TRACE ' "$work/text0")" ] ||
+  fail "every event should say it was dumped before install"
+echo "ok [decode]: $(grep -c '^TRACE ' "$work/text") events decoded from IDs"

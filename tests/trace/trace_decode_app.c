@@ -1,0 +1,55 @@
+/* trace_decode_app IDS TEXT [LIB]: traces a bit of everything (and, with
+ * LIB, from a dlopen()ed library), then writes the flight recorder both
+ * ways: the trace-ID dump to IDS, the text to TEXT.  decode.sh checks that
+ * `faultline decode` makes TEXT out of IDS. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <float.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "faultline.h"
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 64;
+    /* DECODE_NO_INSTALL: the dump has no module table to name sites by. */
+    if (!getenv("DECODE_NO_INSTALL") && !faultline_install("decodeapp", "1.0", NULL))
+        return 3;
+    faultline_set_state("mode", "decode test");
+    faultline_breadcrumb("start", "main entered");
+    char name[300];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    const char *nul = NULL;
+    for (int i = 0; i < 50; i++) {
+        FAULTLINE_TRACE("step %d of %u, %ld %llx [%-8s] %.3f %g %e", i, 50u, -1L * i,
+                        0xfeedfaceULL + (unsigned)i, "ok", i / 7.0, i * 1e10, -i / 3.0);
+        FAULTLINE_TRACE("strings %s|%s|%.5s|%s", "alpha", nul, "truncated", i % 2 ? "odd" : "even");
+    }
+    /* Eight long strings: the record's strings span several TRACE_BYTES
+     * lines. */
+    FAULTLINE_TRACE("%s %s %s %s %s %s %s %s", name, name, name, name, name, name, name, name);
+    FAULTLINE_TRACE("no arguments, 100%% sure");
+    int x;
+    FAULTLINE_TRACE("ptr %p char %c pct %%", (void *)&x, 'q');
+    FAULTLINE_TRACE("limits %d %u %lld %llu %f", INT_MIN, UINT_MAX, LLONG_MIN, ULLONG_MAX, DBL_MAX);
+    if (argc > 3) {
+        void *h = dlopen(argv[3], RTLD_NOW);
+        void (*fn)(int) = h ? (void (*)(int))dlsym(h, "tracelib_trace") : NULL;
+        if (!fn)
+            return 4;
+        fn(7);
+        fn(8);
+    }
+    faultline_breadcrumb("end", "about to dump");
+    int ids = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int text = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (ids < 0 || text < 0 || faultline_trace_dump(ids) <= 0 || faultline_trace_dump_text(text) <= 0)
+        return 5;
+    return 0;
+}
