@@ -32,6 +32,7 @@
 
 #include "faultline.h"
 #include "fl_crashlog.h"
+#include "fl_tracedecode.h"
 #include "fl_tracefmt.h"
 
 /* An object file, open for reading sites. */
@@ -55,6 +56,7 @@ typedef struct decoder {
     } * mods;
     size_t nmods;
     unsigned long events, unresolved;
+    bool no_paths; /* never open the paths the dump names (fuzzing) */
 } decoder;
 
 static int cmp_u64(const void *a, const void *b)
@@ -206,7 +208,7 @@ static object *module_object(decoder *dc, struct module *m)
                 m->obj = (long)i;
         object o;
         char err[256];
-        if (m->obj < 0 && m->path && !access(m->path, R_OK) &&
+        if (m->obj < 0 && m->path && !dc->no_paths && !access(m->path, R_OK) &&
             !open_object(&o, m->path, err, sizeof err)) {
             object *no =
                 strcmp(o.id, m->id) ? NULL : realloc(dc->objs, (dc->nobjs + 1) * sizeof *no);
@@ -371,6 +373,113 @@ static void usage(FILE *f)
                "why), 2 usage or an unreadable dump.\n");
 }
 
+/* Decodes the dump in `in` (named `path` in messages) to `out`.  Returns
+ * 0 (all decoded), 1 (some events not) or 2 (not a dump, or cut). */
+static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
+{
+    int rc = 2;
+    pending p = {0};
+    char *line = NULL;
+    size_t lcap = 0;
+    ssize_t len;
+    unsigned long lineno = 0;
+    bool header = false, ended = false;
+    while (!ended && (len = getline(&line, &lcap, in)) >= 0) {
+        lineno++;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (!header) {
+            if (strcmp(line, "FAULTLINE_TRACE_DUMP 1")) {
+                fprintf(stderr,
+                        "faultline decode: %s: not a trace-ID dump (it starts "
+                        "\"FAULTLINE_TRACE_DUMP 1\"; faultline_trace_dump() writes one)\n",
+                        path);
+                goto bad;
+            }
+            header = true;
+            continue;
+        }
+        char *sp = strchr(line, ' ');
+        char *v = sp ? sp + 1 : line + len;
+        size_t klen = sp ? (size_t)(sp - line) : (size_t)len;
+        if (klen == 11 && !strncmp(line, "TRACE_BYTES", 11)) {
+            if (!p.have || add_bytes(&p, v)) {
+                fprintf(stderr, "faultline decode: %s:%lu: bad TRACE_BYTES line\n", path, lineno);
+                goto bad;
+            }
+            continue;
+        }
+        if (flush_event(dc, &p, out))
+            goto bad;
+        if (klen == 8 && !strncmp(line, "TRACE_ID", 8)) {
+            if (start_event(&p, v)) {
+                fprintf(stderr, "faultline decode: %s:%lu: bad TRACE_ID line\n", path, lineno);
+                goto bad;
+            }
+        } else if (klen == 6 && !strncmp(line, "MODULE", 6)) {
+            char *end;
+            unsigned long idx = strtoul(v, &end, 10);
+            char id[2 * 64 + 1] = "", *mpath = NULL;
+            if (sscanf(end, " %128s", id) != 1 || idx > 100000) {
+                fprintf(stderr, "faultline decode: %s:%lu: bad MODULE line\n", path, lineno);
+                goto bad;
+            }
+            char *rest = strstr(end, id) + strlen(id);
+            mpath = *rest == ' ' ? rest + 1 : rest;
+            if (idx >= dc->nmods) {
+                struct module *nm = realloc(dc->mods, (idx + 1) * sizeof *nm);
+                if (!nm)
+                    goto bad;
+                memset(nm + dc->nmods, 0, (idx + 1 - dc->nmods) * sizeof *nm);
+                dc->mods = nm;
+                dc->nmods = idx + 1;
+            }
+            memcpy(dc->mods[idx].id, id, sizeof id);
+            free(dc->mods[idx].path);
+            dc->mods[idx].path = *mpath ? strdup(mpath) : NULL;
+        } else if (klen == 3 && !strncmp(line, "END", 3)) {
+            ended = true;
+        } else if (len) {
+            /* STATE_KEY, STATE_VALUE, BREADCRUMB: already text */
+            if (fprintf(out, "%s\n", line) < 0)
+                goto bad;
+        }
+    }
+    if (flush_event(dc, &p, out))
+        goto bad;
+    if (!header || !ended) {
+        fprintf(stderr, "faultline decode: %s: %s\n", path,
+                header ? "cut short (no END line)" : "empty");
+        goto bad;
+    }
+    if (fflush(out)) {
+        fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
+        goto bad;
+    }
+    rc = 0;
+    if (dc->unresolved) {
+        fprintf(stderr,
+                "faultline decode: %lu of %lu events not decoded: give the programs and "
+                "libraries they came from with --obj\n",
+                dc->unresolved, dc->events);
+        rc = 1;
+    }
+bad:
+    free(line);
+    free(p.bytes);
+    return rc;
+}
+
+int fl_trace_decode_stream(FILE *in, FILE *out)
+{
+    decoder dc = {.no_paths = true};
+    int rc = decode_stream(&dc, in, "<input>", out);
+    for (size_t i = 0; i < dc.nmods; i++)
+        free(dc.mods[i].path);
+    free(dc.mods);
+    return rc;
+}
+
 int fl_cmd_decode(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -412,95 +521,7 @@ int fl_cmd_decode(int argc, char **argv)
         fprintf(stderr, "faultline decode: %s: %s\n", path, strerror(errno));
         goto out;
     }
-    pending p = {0};
-    char *line = NULL;
-    size_t lcap = 0;
-    ssize_t len;
-    unsigned long lineno = 0;
-    bool header = false, ended = false;
-    while (!ended && (len = getline(&line, &lcap, in)) >= 0) {
-        lineno++;
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if (!header) {
-            if (strcmp(line, "FAULTLINE_TRACE_DUMP 1")) {
-                fprintf(stderr,
-                        "faultline decode: %s: not a trace-ID dump (it starts "
-                        "\"FAULTLINE_TRACE_DUMP 1\"; faultline_trace_dump() writes one)\n",
-                        path);
-                goto bad;
-            }
-            header = true;
-            continue;
-        }
-        char *sp = strchr(line, ' ');
-        char *v = sp ? sp + 1 : line + len;
-        size_t klen = sp ? (size_t)(sp - line) : (size_t)len;
-        if (klen == 11 && !strncmp(line, "TRACE_BYTES", 11)) {
-            if (!p.have || add_bytes(&p, v)) {
-                fprintf(stderr, "faultline decode: %s:%lu: bad TRACE_BYTES line\n", path, lineno);
-                goto bad;
-            }
-            continue;
-        }
-        if (flush_event(&dc, &p, stdout))
-            goto bad;
-        if (klen == 8 && !strncmp(line, "TRACE_ID", 8)) {
-            if (start_event(&p, v)) {
-                fprintf(stderr, "faultline decode: %s:%lu: bad TRACE_ID line\n", path, lineno);
-                goto bad;
-            }
-        } else if (klen == 6 && !strncmp(line, "MODULE", 6)) {
-            char *end;
-            unsigned long idx = strtoul(v, &end, 10);
-            char id[2 * 64 + 1] = "", *mpath = NULL;
-            if (sscanf(end, " %128s", id) != 1 || idx > 100000) {
-                fprintf(stderr, "faultline decode: %s:%lu: bad MODULE line\n", path, lineno);
-                goto bad;
-            }
-            char *rest = strstr(end, id) + strlen(id);
-            mpath = *rest == ' ' ? rest + 1 : rest;
-            if (idx >= dc.nmods) {
-                struct module *nm = realloc(dc.mods, (idx + 1) * sizeof *nm);
-                if (!nm)
-                    goto bad;
-                memset(nm + dc.nmods, 0, (idx + 1 - dc.nmods) * sizeof *nm);
-                dc.mods = nm;
-                dc.nmods = idx + 1;
-            }
-            memcpy(dc.mods[idx].id, id, sizeof id);
-            free(dc.mods[idx].path);
-            dc.mods[idx].path = *mpath ? strdup(mpath) : NULL;
-        } else if (klen == 3 && !strncmp(line, "END", 3)) {
-            ended = true;
-        } else if (len) {
-            /* STATE_KEY, STATE_VALUE, BREADCRUMB: already text */
-            if (printf("%s\n", line) < 0)
-                goto bad;
-        }
-    }
-    if (flush_event(&dc, &p, stdout))
-        goto bad;
-    if (!header || !ended) {
-        fprintf(stderr, "faultline decode: %s: %s\n", path,
-                header ? "cut short (no END line)" : "empty");
-        goto bad;
-    }
-    if (fflush(stdout)) {
-        fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
-        goto bad;
-    }
-    rc = 0;
-    if (dc.unresolved) {
-        fprintf(stderr,
-                "faultline decode: %lu of %lu events not decoded: give the programs and "
-                "libraries they came from with --obj\n",
-                dc.unresolved, dc.events);
-        rc = 1;
-    }
-bad:
-    free(line);
-    free(p.bytes);
+    rc = decode_stream(&dc, in, path, stdout);
     if (in != stdin)
         fclose(in);
 out:

@@ -49,7 +49,8 @@ int main(int argc, char **argv)
     faultline_breadcrumb("end", "about to dump");
     int ids = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int text = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (ids < 0 || text < 0 || faultline_trace_dump(ids) <= 0 || faultline_trace_dump_text(text) <= 0)
+    if (ids < 0 || text < 0 || faultline_trace_dump(ids) <= 0 ||
+        faultline_trace_dump_text(text) <= 0)
         return 5;
     return 0;
 }
