@@ -174,7 +174,9 @@ void faultline_crash_now(int sig);
 #define FAULTLINE_STATE_MAX 32      /* keys faultline_set_state() keeps */
 
 /* One per FAULTLINE_TRACE call site, made by the macro.  types: one code
- * per argument (see trace.c), NUL-terminated. */
+ * per argument (i u l m q Q d D s p: int, unsigned, long, unsigned long,
+ * long long, unsigned long long, double, long double, string, pointer),
+ * NUL-terminated. */
 struct faultline_trace_site {
     const char *fmt;
     const char *file;
@@ -204,7 +206,9 @@ int faultline_set_state(const char *key, const char *value);
  * is read or formatted; each event is its call site's module (by build id)
  * and address there, and its argument values.  `faultline decode DUMP`
  * turns it into text with the program's files (stripped ones do), on any
- * machine.  Async-signal-safe (a handler for, say, SIGUSR1 can dump a hung
+ * machine.  The modules are those faultline_install() found (and the
+ * objects loaded since): before it, events name no module and cannot be
+ * decoded.  Async-signal-safe (a handler for, say, SIGUSR1 can dump a hung
  * process).  Returns the number of lines written, or -1 when a write
  * failed.  docs/client.md describes the format. */
 int faultline_trace_dump(int fd);
