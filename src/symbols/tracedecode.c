@@ -10,6 +10,10 @@
  * (src/common/tracefmt.c), so the lines are the ones
  * faultline_trace_dump_text() would have written.
  *
+ * Where neither has the file and DEBUGINFOD_URLS names servers, the
+ * executable is asked of debuginfod by build id (libdebuginfod, which
+ * caches it).
+ *
  * A site's pointers (its format) are written by the dynamic linker at load
  * time in a position-independent file: their value is the addend of an
  * R_*_RELATIVE relocation in the file's SHT_RELA sections.  Without one
@@ -17,6 +21,7 @@
  * file is the value.
  */
 #define _GNU_SOURCE
+#include <elfutils/debuginfod.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -56,7 +61,9 @@ typedef struct decoder {
     } * mods;
     size_t nmods;
     unsigned long events, unresolved;
-    bool no_paths; /* never open the paths the dump names (fuzzing) */
+    bool no_paths;          /* neither open the paths the dump names nor ask
+                             * debuginfod (fuzzing) */
+    debuginfod_client *dbg; /* made on the first request */
 } decoder;
 
 static int cmp_u64(const void *a, const void *b)
@@ -196,8 +203,26 @@ static int string_at(object *o, uint64_t addr, char *dst, size_t cap)
     return 0;
 }
 
+/* Adds the file at path as module m's object if it has m's build id. */
+static void try_path(decoder *dc, struct module *m, const char *path)
+{
+    object o;
+    char err[256];
+    if (access(path, R_OK) || open_object(&o, path, err, sizeof err))
+        return;
+    object *no = strcmp(o.id, m->id) ? NULL : realloc(dc->objs, (dc->nobjs + 1) * sizeof *no);
+    if (!no) {
+        close_object(&o);
+        return;
+    }
+    dc->objs = no;
+    dc->objs[dc->nobjs] = o;
+    m->obj = (long)dc->nobjs++;
+}
+
 /* The object of module m: an --obj file with its build id, else the file
- * at the path the dump names, if it has that build id. */
+ * at the path the dump names, if it has that build id, else what
+ * debuginfod has for it. */
 static object *module_object(decoder *dc, struct module *m)
 {
     if (!m->tried) {
@@ -206,19 +231,21 @@ static object *module_object(decoder *dc, struct module *m)
         for (size_t i = 0; i < dc->nobjs && m->obj < 0; i++)
             if (!strcmp(dc->objs[i].id, m->id))
                 m->obj = (long)i;
-        object o;
-        char err[256];
-        if (m->obj < 0 && m->path && !dc->no_paths && !access(m->path, R_OK) &&
-            !open_object(&o, m->path, err, sizeof err)) {
-            object *no =
-                strcmp(o.id, m->id) ? NULL : realloc(dc->objs, (dc->nobjs + 1) * sizeof *no);
-            if (no) {
-                dc->objs = no;
-                dc->objs[dc->nobjs] = o;
-                m->obj = (long)dc->nobjs++;
-            } else {
-                close_object(&o);
+        if (m->obj < 0 && m->path && !dc->no_paths)
+            try_path(dc, m, m->path);
+        const char *urls = getenv("DEBUGINFOD_URLS");
+        if (m->obj < 0 && !dc->no_paths && urls && *urls && m->id[0] && m->id[0] != '-') {
+            if (!dc->dbg)
+                dc->dbg = debuginfod_begin();
+            char *path = NULL;
+            int fd = dc->dbg ? debuginfod_find_executable(dc->dbg, (const unsigned char *)m->id, 0,
+                                                          &path)
+                             : -1;
+            if (fd >= 0) {
+                close(fd);
+                try_path(dc, m, path);
             }
+            free(path);
         }
     }
     return m->obj < 0 ? NULL : &dc->objs[m->obj];
@@ -367,7 +394,9 @@ static void usage(FILE *f)
                "  --obj FILE   a program or library the dump's events came from (its\n"
                "               build id is matched; stripped files do); repeatable.\n"
                "               Without one, the file at the path the dump names is\n"
-               "               used when its build id matches.\n"
+               "               used when its build id matches, else, when\n"
+               "               DEBUGINFOD_URLS is set, the executable debuginfod has\n"
+               "               for that build id.\n"
                "\n"
                "Exit: 0 every event decoded, 1 some could not be (their lines say\n"
                "why), 2 usage or an unreadable dump.\n");
@@ -525,6 +554,8 @@ int fl_cmd_decode(int argc, char **argv)
     if (in != stdin)
         fclose(in);
 out:
+    if (dc.dbg)
+        debuginfod_end(dc.dbg);
     for (size_t i = 0; i < dc.nobjs; i++)
         close_object(&dc.objs[i]);
     free(dc.objs);

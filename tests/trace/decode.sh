@@ -9,6 +9,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL [decode]: $*" >&2; exit 1; }
 export FAULTLINE_SPOOL=$work/spool
 export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+unset DEBUGINFOD_URLS # decode_debuginfod.sh tests that path
 
 "$APP" "$work/ids" "$work/text" "$LIB" || fail "the app exited $?"
 head -1 "$work/ids" | grep -qx 'FAULTLINE_TRACE_DUMP 1' || fail "no dump header"
