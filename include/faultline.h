@@ -123,7 +123,7 @@ typedef struct faultline_hooks {
  * directory as argument), FAULTLINE_FSYNC=1 (fsync each log),
  * FAULTLINE_STACK_BYTES (raw stack kept, default 32768, max 262144),
  * FAULTLINE_TRACE_EVENTS (newest trace events written into a crash log,
- * default 500, max 10000, 0 for none: each costs ~0.4 us in the handler),
+ * default 500, max 2000, 0 for none: each costs ~0.4 us in the handler),
  * FAULTLINE_DUMP_SIGNAL (the real-time signal Faultline takes to reach the
  * other threads on a crash and to give threads that already exist an
  * alternate signal stack; default SIGRTMAX-3, 0 turns both off).

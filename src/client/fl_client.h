@@ -124,7 +124,7 @@ int fl_write_line(const char *s);            /* through the new_crashlog_line ho
  * FL_TRACE_LOG_EVENTS_MAX).  Returns 0 when writing a line failed. */
 #define FL_TRACE_LOG_CRUMBS 100
 #define FL_TRACE_LOG_EVENTS 500
-#define FL_TRACE_LOG_EVENTS_MAX 10000
+#define FL_TRACE_LOG_EVENTS_MAX 2000 /* keeps a log within the server's limits */
 int fl_trace_crashlog(void);
 int fl_spool_start(const char *app);         /* default start_crashlog */
 int fl_spool_line(const char *s);            /* default new_crashlog_line */

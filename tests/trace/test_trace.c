@@ -564,7 +564,7 @@ static void unloaded_site(void **st)
 
 /* A crash writes the recorder into the log: state, breadcrumbs, then the
  * newest trace events, within the crash log's grammar. */
-/* Crashes a child that traced 2,000 events (FAULTLINE_TRACE_EVENTS=events
+/* Crashes a child that traced 3,000 events (FAULTLINE_TRACE_EVENTS=events
  * when not NULL) and returns its crash log, read into log. */
 static void crash_child(const char *events, char *log, size_t cap)
 {
@@ -580,7 +580,7 @@ static void crash_child(const char *events, char *log, size_t cap)
             _exit(3);
         faultline_set_state("phase", "loading");
         faultline_breadcrumb("io", "opened config");
-        for (int i = 0; i < 2000; i++)
+        for (int i = 0; i < 3000; i++)
             FAULTLINE_TRACE("step %d of %s", i, "loading");
         faultline_crash_now(SIGABRT);
         _exit(4);
@@ -615,16 +615,21 @@ static void in_the_crash_log(void **st)
     /* The newest 500 events, contiguous, ending with the last. */
     int traces = count_lines(log, "TRACE ");
     assert_int_equal(traces, 500);
-    assert_non_null(strstr(log, " step 1500 of loading\n"));
-    assert_null(strstr(log, " step 1499 of loading\n"));
-    assert_non_null(strstr(log, " step 1999 of loading\n"));
-    assert_true(strstr(log, "\nEND\n") > strstr(log, " step 1999 of loading\n"));
-    /* FAULTLINE_TRACE_EVENTS sets how many; 0 leaves them out (the state
+    assert_non_null(strstr(log, " step 2500 of loading\n"));
+    assert_null(strstr(log, " step 2499 of loading\n"));
+    assert_non_null(strstr(log, " step 2999 of loading\n"));
+    assert_true(strstr(log, "\nEND\n") > strstr(log, " step 2999 of loading\n"));
+    /* FAULTLINE_TRACE_EVENTS sets how many (at most 2000, to keep a log
+     * well under the server's body limit); 0 leaves them out (the state
      * and breadcrumbs stay). */
     crash_child("50", log, sizeof log);
     assert_int_equal(count_lines(log, "TRACE "), 50);
-    assert_non_null(strstr(log, " step 1950 of loading\n"));
-    assert_null(strstr(log, " step 1949 of loading\n"));
+    assert_non_null(strstr(log, " step 2950 of loading\n"));
+    assert_null(strstr(log, " step 2949 of loading\n"));
+    crash_child("100000", log, sizeof log);
+    assert_int_equal(count_lines(log, "TRACE "), 2000);
+    assert_non_null(strstr(log, " step 1000 of loading\n"));
+    assert_null(strstr(log, " step 999 of loading\n"));
     crash_child("0", log, sizeof log);
     assert_int_equal(count_lines(log, "TRACE "), 0);
     assert_non_null(strstr(log, " io opened config\n"));
