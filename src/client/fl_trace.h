@@ -62,8 +62,6 @@ typedef struct fl_state_slot {
 } fl_state_slot;
 extern fl_state_slot fl_trace_state[FAULTLINE_STATE_MAX];
 
-size_t fl_trace_strnlen(const char *s, size_t max);
-
 #include "fl_tracefmt.h" /* fl_trace_format */
 
 #endif /* FL_TRACE_H */

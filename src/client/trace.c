@@ -102,14 +102,6 @@ static uint64_t thread_id(void)
     return (uint64_t)tl_tid;
 }
 
-size_t fl_trace_strnlen(const char *s, size_t max)
-{
-    size_t n = 0;
-    while (n < max && s[n])
-        n++;
-    return n;
-}
-
 /* Writes one record: header, n argument slots (strings: strs[i] with
  * lens[i] bytes, copied and zero-padded to whole words), then the stamp,
  * which covers the checksum of every word written. */
@@ -193,7 +185,7 @@ FL_EXPORT void faultline__trace(const struct faultline_trace_site *site, ...)
             slots[i] = 0;
             if (s) {
                 strs[i] = s;
-                lens[i] = fl_trace_strnlen(s, FAULTLINE_TRACE_MAX_STR);
+                lens[i] = fl_strnlen(s, FAULTLINE_TRACE_MAX_STR);
                 strwords += (lens[i] + 1 + 7) / 8;
             }
             break;
@@ -210,8 +202,8 @@ FL_EXPORT void faultline__trace(const struct faultline_trace_site *site, ...)
 FL_EXPORT void faultline_breadcrumb(const char *category, const char *message)
 {
     const char *strs[2] = {category ? category : "", message ? message : ""};
-    size_t lens[2] = {fl_trace_strnlen(strs[0], FL_CRUMB_CAT_MAX),
-                      fl_trace_strnlen(strs[1], FAULTLINE_TRACE_MAX_STR)};
+    size_t lens[2] = {fl_strnlen(strs[0], FL_CRUMB_CAT_MAX),
+                      fl_strnlen(strs[1], FAULTLINE_TRACE_MAX_STR)};
     uint64_t slots[2];
     put(&fl_crumbs, FL_KIND_CRUMB, NULL, 2, slots, strs, lens,
         (lens[0] + 8) / 8 + (lens[1] + 8) / 8);
@@ -233,7 +225,7 @@ FL_EXPORT int faultline_set_state(const char *key, const char *value)
     for (unsigned long spins = 0; __atomic_exchange_n(&state_flag, 1, __ATOMIC_ACQUIRE);)
         if (++spins > (1ul << 22))
             return 0;
-    size_t kl = fl_trace_strnlen(key, FL_STATE_KEY_MAX - 1);
+    size_t kl = fl_strnlen(key, FL_STATE_KEY_MAX - 1);
     int slot = -1, free_slot = -1;
     for (int i = 0; i < FAULTLINE_STATE_MAX; i++) {
         if (fl_trace_state[i].used && !strncmp(fl_trace_state[i].key, key, kl) &&
@@ -254,7 +246,7 @@ FL_EXPORT int faultline_set_state(const char *key, const char *value)
         if (value) {
             memcpy(fl_trace_state[slot].key, key, kl);
             fl_trace_state[slot].key[kl] = '\0';
-            size_t vl = fl_trace_strnlen(value, FL_STATE_VALUE_MAX - 1);
+            size_t vl = fl_strnlen(value, FL_STATE_VALUE_MAX - 1);
             memcpy(fl_trace_state[slot].value, value, vl);
             fl_trace_state[slot].value[vl] = '\0';
         }

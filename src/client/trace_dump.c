@@ -185,8 +185,8 @@ static int emit_crumb(void *arg, const char *recp)
         rec[FL_W_ARGS + 1] >= recbytes)
         return 0;
     const char *cat = recp + rec[FL_W_ARGS], *msg = recp + rec[FL_W_ARGS + 1];
-    size_t cl = fl_trace_strnlen(cat, recbytes - rec[FL_W_ARGS]);
-    size_t ml = fl_trace_strnlen(msg, recbytes - rec[FL_W_ARGS + 1]);
+    size_t cl = fl_strnlen(cat, recbytes - rec[FL_W_ARGS]);
+    size_t ml = fl_strnlen(msg, recbytes - rec[FL_W_ARGS + 1]);
     fl_line_start(&e->l, "BREADCRUMB");
     fl_line_u64(&e->l, rec[FL_W_TIME] / 1000000);
     fl_line_char(&e->l, ' ');
@@ -368,7 +368,7 @@ static int flush_fd(fdctx *c)
 static int line_to_fd(void *ctx, const char *s)
 {
     fdctx *c = ctx;
-    size_t n = fl_trace_strnlen(s, FL_LINE_MAX + 1);
+    size_t n = fl_strnlen(s, FL_LINE_MAX + 1);
     if (c->len + n + 1 > sizeof c->buf && flush_fd(c))
         return -1;
     memcpy(c->buf + c->len, s, n);

@@ -20,6 +20,14 @@ size_t fl_strlen(const char *s)
     return n;
 }
 
+size_t fl_strnlen(const char *s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n])
+        n++;
+    return n;
+}
+
 size_t fl_strlcpy(char *dst, const char *src, size_t cap)
 {
     size_t n = 0;

@@ -48,6 +48,8 @@ const char *fl_line_cstr(fl_line *l);
 
 /* Signal-safe helpers also used outside the writer. */
 size_t fl_strlen(const char *s);
+/* The length of s, at most max (s need not be terminated within max). */
+size_t fl_strnlen(const char *s, size_t max);
 /* Copy at most cap-1 bytes and NUL-terminate; returns the bytes copied. */
 size_t fl_strlcpy(char *dst, const char *src, size_t cap);
 /* Formats v in decimal into buf (>= 21 bytes); returns the length. */

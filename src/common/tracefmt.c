@@ -12,15 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fl_crashlog.h" /* fl_strnlen */
 #include "fl_tracefmt.h"
-
-static size_t fl_strnlen_(const char *s, size_t max)
-{
-    size_t n = 0;
-    while (n < max && s[n])
-        n++;
-    return n;
-}
 
 typedef struct obuf {
     char *p;
@@ -494,8 +487,7 @@ static void format_record(obuf *o, const char *fmt, const char *types, unsigned 
             bool in = slot && slot < strbytes;
             const char *s = in ? strs + slot : "(null)";
             size_t max = in ? strbytes - slot : 6;
-            size_t n =
-                fl_strnlen_(s, sp.prec >= 0 && (size_t)sp.prec < max ? (size_t)sp.prec : max);
+            size_t n = fl_strnlen(s, sp.prec >= 0 && (size_t)sp.prec < max ? (size_t)sp.prec : max);
             sp.zero = false;
             ofield(o, &sp, "", 0, s, n, 0);
         } else if (t == 'd' || t == 'D') {
