@@ -46,7 +46,7 @@ typedef struct object {
     char id[2 * 64 + 1]; /* build id, hex */
     int fd;
     Elf *elf;
-    uint64_t *rel_at, *rel_val; /* RELATIVE relocations, sorted by address */
+    uint64_t *rel; /* RELATIVE relocations as (address, value) pairs, sorted */
     size_t nrel;
 } object;
 
@@ -93,18 +93,17 @@ static int load_relocs(object *o)
                 continue;
             if (o->nrel == cap) {
                 cap = cap ? 2 * cap : 1024;
-                uint64_t *na = realloc(o->rel_at, cap * 2 * sizeof *na);
+                uint64_t *na = realloc(o->rel, cap * 2 * sizeof *na);
                 if (!na)
                     return -1;
-                o->rel_at = na;
+                o->rel = na;
             }
-            o->rel_at[2 * o->nrel] = r.r_offset;
-            o->rel_at[2 * o->nrel + 1] = (uint64_t)r.r_addend;
+            o->rel[2 * o->nrel] = r.r_offset;
+            o->rel[2 * o->nrel + 1] = (uint64_t)r.r_addend;
             o->nrel++;
         }
     }
-    qsort(o->rel_at, o->nrel, 2 * sizeof *o->rel_at, cmp_u64);
-    o->rel_val = o->rel_at; /* pairs: [2i] address, [2i + 1] value */
+    qsort(o->rel, o->nrel, 2 * sizeof *o->rel, cmp_u64);
     return 0;
 }
 
@@ -114,7 +113,7 @@ static void close_object(object *o)
         elf_end(o->elf);
     if (o->fd >= 0)
         close(o->fd);
-    free(o->rel_at);
+    free(o->rel);
     free(o->path);
 }
 
@@ -179,13 +178,13 @@ static int pointer_at(object *o, uint64_t addr, uint64_t *out)
     size_t lo = 0, hi = o->nrel;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (o->rel_at[2 * mid] < addr)
+        if (o->rel[2 * mid] < addr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < o->nrel && o->rel_at[2 * lo] == addr) {
-        *out = o->rel_val[2 * lo + 1];
+    if (lo < o->nrel && o->rel[2 * lo] == addr) {
+        *out = o->rel[2 * lo + 1];
         return 0;
     }
     return read_at(o, addr, out, sizeof *out);
