@@ -219,6 +219,22 @@ int faultline_trace_dump(int fd);
  * trace-ID dump.  Async-signal-safe; returns the lines written, or -1. */
 int faultline_trace_dump_text(int fd);
 
+/* ---- calling context ----
+ *
+ * Code compiled with -finstrument-functions calls the hooks
+ * __cyg_profile_func_enter/_exit, which this library provides: each thread
+ * then keeps a 64-bit compressed calling context, updated on every entry
+ * to and exit from an instrumented function.  faultline_context() returns
+ * the calling thread's value (0: no instrumented function is active).
+ * `faultline decode --context VALUE --obj FILE...` turns a value back into
+ * the stacks of instrumented functions that give it, from the program's
+ * files alone.  The same build gives the same value for the same stack in
+ * every run and on every machine, so a log line can carry its calling
+ * context in 8 bytes.  The crash log records the value of every thread
+ * (CRASH_CONTEXT, THREAD_CONTEXT).  Async-signal-safe; costs nothing
+ * unless code is instrumented.  docs/client.md has the details. */
+unsigned long long faultline_context(void);
+
 /* The macro needs C99 variadic macros and _Generic (C11, or GCC and clang
  * in C99 mode), or C++11. */
 #if (defined(__cplusplus) && __cplusplus >= 201103L) ||                                         \

@@ -9,7 +9,7 @@ PKGS=(
   libelf-dev libdw-dev libdebuginfod-dev elfutils debuginfod
   libsqlite3-dev libpq-dev librabbitmq-dev libmicrohttpd-dev
   libcurl4-openssl-dev libjansson-dev libxml2-dev libpcre2-dev
-  zlib1g-dev libzstd-dev libcmocka-dev
+  zlib1g-dev libzstd-dev libcmocka-dev libcapstone-dev
   libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 )

@@ -358,6 +358,9 @@ static int basics(int sig)
             !kv_hex("CRASH_ADDRESS", (uint64_t)(uintptr_t)fl_cur.si.si_addr))
             return 0;
     }
+    uint64_t ctx;
+    if (fl_context_get(&ctx) && !kv_hex("CRASH_CONTEXT", ctx))
+        return 0;
     if (fl_cur.have_regs) {
         for (size_t i = 0; i < sizeof regnames / sizeof regnames[0] && i < FL_REGS_N; i++) {
             if (!(fl_cur.regs.valid & (1ull << i)))
@@ -405,7 +408,7 @@ static int raw_stack(void)
 
 static int thread_status = 1;
 
-static void emit_thread(pid_t tid, const char *name, const fl_regs *regs)
+static void emit_thread(pid_t tid, const char *name, const fl_regs *regs, const uint64_t *ctx)
 {
     if (!thread_status)
         return;
@@ -416,6 +419,10 @@ static void emit_thread(pid_t tid, const char *name, const fl_regs *regs)
         fl_line_str(&line, name);
     }
     if (!emit(&line)) {
+        thread_status = 0;
+        return;
+    }
+    if (ctx && !kv_hex("THREAD_CONTEXT", *ctx)) {
         thread_status = 0;
         return;
     }

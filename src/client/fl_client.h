@@ -11,6 +11,9 @@
  *   threads.c            alternate signal stacks for every thread, and the
  *                        capture of other threads' registers on a crash
  *   sysinfo.c            uname, os-release, ids: read at install time
+ *   trace.c, trace_dump.c  the flight recorder and its dumps
+ *   context.c            the compressed calling context (-finstrument-functions
+ *                        hooks): SIGNAL-SAFE
  *   fl_unwind.c, fl_safemem.c   the CFI unwinder and checked memory reads
  *
  * Everything the signal-safe files need is prepared at install time and
@@ -133,7 +136,12 @@ bool fl_spool_is_open(void);
 void fl_spool_abandon(void);                 /* unlink an unfinished log */
 bool fl_spool_take_crash_id(char out[40]);   /* the id chosen at install, once */
 void fl_spool_run_reporter(void);            /* fork+exec FAULTLINE_REPORTER */
-int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs));
+int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
+                                     const uint64_t *ctx));
+/* The calling thread's compressed calling context (context.c) into *out;
+ * returns non-zero when instrumented code has run in the process, i.e.
+ * when the value means something. */
+int fl_context_get(uint64_t *out);
 void fl_ensure_altstack(void);               /* this thread */
 size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max);
 const char *fl_signal_name(int sig);

@@ -53,6 +53,8 @@ static struct slot {
     volatile pid_t tid;
     volatile int state; /* 0 asked, 1 registers captured */
     fl_regs regs;
+    uint64_t ctx;  /* the thread's calling context (context.c) */
+    int have_ctx;
 } slots[FL_MAX_THREADS];
 static int nslots;
 static pid_t capture_tids[FL_MAX_THREADS];
@@ -120,6 +122,7 @@ static void dump_handler(int sig, siginfo_t *si, void *uc)
             if (slots[i].tid != self)
                 continue;
             fl_regs_from_ucontext(&slots[i].regs, uc);
+            slots[i].have_ctx = fl_context_get(&slots[i].ctx);
             __atomic_store_n(&slots[i].state, 1, __ATOMIC_SEQ_CST);
             /* Park so our stack stays still while it is read; bounded. */
             struct timespec ts = {0, 1000000};
@@ -227,7 +230,8 @@ int fl_threads_init(void)
 }
 
 /* fl-lint: signal-safe */
-int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs))
+int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
+                                     const uint64_t *ctx))
 {
     pid_t *tids = capture_tids;
     int n = list_tasks(tids, FL_MAX_THREADS);
@@ -266,7 +270,8 @@ int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *
         if (len < 0)
             name[0] = '\0';
         bool have = __atomic_load_n(&slots[i].state, __ATOMIC_SEQ_CST) == 1;
-        emit(slots[i].tid, name, have ? &slots[i].regs : NULL);
+        emit(slots[i].tid, name, have ? &slots[i].regs : NULL,
+             have && slots[i].have_ctx ? &slots[i].ctx : NULL);
     }
     command = CMD_NONE;
     __atomic_store_n(&released, 1, __ATOMIC_SEQ_CST);

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,7 @@
 
 #include "faultline.h"
 #include "fl_crashlog.h"
+#include "fl_ctxdecode.h"
 #include "fl_tracedecode.h"
 #include "fl_tracefmt.h"
 
@@ -385,6 +387,8 @@ static int start_event(pending *p, char *v)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: faultline decode [--obj FILE]... [DUMP]\n"
+               "       faultline decode --context VALUE... --obj FILE... [--max-depth N]\n"
+               "                        [--max-paths N]\n"
                "\n"
                "Turns a trace-ID dump (faultline_trace_dump(), from DUMP or standard\n"
                "input) into text: the lines faultline_trace_dump_text() writes, with\n"
@@ -397,8 +401,18 @@ static void usage(FILE *f)
                "               DEBUGINFOD_URLS is set, the executable debuginfod has\n"
                "               for that build id.\n"
                "\n"
-               "Exit: 0 every event decoded, 1 some could not be (their lines say\n"
-               "why), 2 usage or an unreadable dump.\n");
+               "With --context, turns calling-context values (faultline_context(), a\n"
+               "crash log's CRASH_CONTEXT and THREAD_CONTEXT) into the stacks of\n"
+               "instrumented functions that give them, innermost first, from the call\n"
+               "graph of the files given with --obj (the program first, then its\n"
+               "libraries built with -finstrument-functions; x86-64, with symbols).\n"
+               "\n"
+               "  --context VALUE  a value, hex (0x optional); repeatable\n"
+               "  --max-depth N    longest stack tried (default 64)\n"
+               "  --max-paths N    stop after trying N paths (default 100000000)\n"
+               "\n"
+               "Exit: 0 every event or value decoded, 1 some could not be (their lines\n"
+               "say why), 2 usage or an unreadable dump or file.\n");
 }
 
 /* Decodes the dump in `in` (named `path` in messages) to `out`.  Returns
@@ -508,12 +522,108 @@ int fl_trace_decode_stream(FILE *in, FILE *out)
     return rc;
 }
 
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int print_stack(const fl_ctxframe *fr, size_t n, void *arg)
+{
+    unsigned *k = arg;
+    printf("  stack %u:\n", ++*k);
+    for (size_t i = 0; i < n; i++)
+        printf("    #%zu %s (%s+0x%" PRIx64 ")\n", i, fr[i].function, base_name(fr[i].module),
+               fr[i].address);
+    return 0;
+}
+
+/* Decodes each value with the graph of the objects given.  0: every value
+ * gave a stack; 1: some did not; 2: no graph. */
+static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned max_depth,
+                           uint64_t max_paths)
+{
+    if (!dc->nobjs) {
+        fprintf(stderr, "faultline decode: --context needs the program's files: --obj FILE\n");
+        return 2;
+    }
+    fl_ctxgraph *g = fl_ctxgraph_new();
+    if (!g) {
+        fprintf(stderr, "faultline decode: out of memory\n");
+        return 2;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < dc->nobjs; i++) {
+        char err[512];
+        if (fl_ctxgraph_add(g, dc->objs[i].path, dc->objs[i].elf, err, sizeof err)) {
+            fprintf(stderr, "faultline decode: %s\n", err);
+            rc = 2;
+            goto out;
+        }
+    }
+    fl_ctxgraph_link(g);
+    if (!fl_ctxgraph_instrumented(g)) {
+        fprintf(stderr, "faultline decode: no function in the files given was built with "
+                        "-finstrument-functions\n");
+        rc = 2;
+        goto out;
+    }
+    for (size_t i = 0; i < nvalues; i++) {
+        uint64_t v;
+        const char *t = values[i];
+        char *end;
+        errno = 0;
+        v = strtoull(t, &end, 16);
+        if (!*t || *end || errno) {
+            fprintf(stderr, "faultline decode: --context %s: not a hex value\n", t);
+            rc = 2;
+            goto out;
+        }
+        if (v == 0) {
+            printf("context 0x0: empty (no instrumented function active)\n");
+            continue;
+        }
+        fl_ctxsearch s = {.max_depth = max_depth, .budget = max_paths};
+        unsigned k = 0;
+        printf("context 0x%" PRIx64 ":\n", v);
+        fflush(stdout);
+        unsigned m = fl_ctxgraph_search(g, v, &s, print_stack, &k);
+        if (!m) {
+            if (s.complete)
+                printf("  no stack found (%" PRIu64 " paths tried: all up to %u deep)\n", s.steps,
+                       max_depth);
+            else
+                printf("  no stack found in the first %" PRIu64 " paths (raise --max-paths)\n",
+                       s.steps);
+            rc = rc ? rc : 1;
+        } else if (!s.complete) {
+            printf("  (search stopped after %" PRIu64 " paths: there may be more stacks)\n",
+                   s.steps);
+        }
+    }
+    if (fflush(stdout)) {
+        fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
+        rc = 2;
+    }
+out:
+    fl_ctxgraph_free(g);
+    return rc;
+}
+
 int fl_cmd_decode(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"obj", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"obj", required_argument, NULL, 'o'},
+                                         {"context", required_argument, NULL, 'c'},
+                                         {"max-depth", required_argument, NULL, 'd'},
+                                         {"max-paths", required_argument, NULL, 'p'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0, 0, 0, 0}};
     decoder dc = {0};
     int rc = 2, c;
+    char **values = NULL;
+    size_t nvalues = 0;
+    unsigned long max_depth = 64;
+    unsigned long long max_paths = 100000000ull;
     elf_version(EV_CURRENT);
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -521,6 +631,30 @@ int fl_cmd_decode(int argc, char **argv)
             usage(stdout);
             rc = 0;
             goto out;
+        }
+        if (c == 'c') {
+            char **nv = realloc(values, (nvalues + 1) * sizeof *nv);
+            if (!nv)
+                goto out;
+            values = nv;
+            values[nvalues++] = optarg;
+            continue;
+        }
+        if (c == 'd' || c == 'p') {
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(optarg, &end, 10);
+            if (!*optarg || *end || errno || !n || (c == 'd' && n > 4096)) {
+                fprintf(stderr, "faultline decode: --%s %s: not a number%s\n",
+                        c == 'd' ? "max-depth" : "max-paths", optarg,
+                        c == 'd' ? " from 1 to 4096" : " above 0");
+                goto out;
+            }
+            if (c == 'd')
+                max_depth = (unsigned long)n;
+            else
+                max_paths = n;
+            continue;
         }
         if (c != 'o') {
             usage(stderr);
@@ -539,6 +673,14 @@ int fl_cmd_decode(int argc, char **argv)
         }
         dc.nobjs++;
     }
+    if (nvalues) {
+        if (optind < argc) {
+            usage(stderr);
+            goto out;
+        }
+        rc = decode_contexts(&dc, values, nvalues, (unsigned)max_depth, max_paths);
+        goto out;
+    }
     if (argc - optind > 1) {
         usage(stderr);
         goto out;
@@ -553,6 +695,7 @@ int fl_cmd_decode(int argc, char **argv)
     if (in != stdin)
         fclose(in);
 out:
+    free(values);
     if (dc.dbg)
         debuginfod_end(dc.dbg);
     for (size_t i = 0; i < dc.nobjs; i++)

@@ -1,0 +1,949 @@
+/*
+ * ctxdecode.c - the call graph of a program's instrumented functions, and
+ * the search for the stacks that give a calling-context value.
+ *
+ * What the files tell, per function (a FUNC symbol with a size):
+ *  - instrumented: its code passes its own address to
+ *    __cyg_profile_func_enter.  An instrumented function inlined into
+ *    another shows up there as an enter call with the other address: GCC
+ *    keeps the hooks of inlined functions, so the runtime value has them.
+ *  - its direct calls (call rel32, tail jumps to other functions, calls
+ *    through PLT stubs and GOT slots, named by their relocations);
+ *  - whether it calls through a pointer, or calls code that is not in the
+ *    files given (the C library): either may call back any function whose
+ *    address the program takes;
+ *  - which functions' addresses are taken: loaded by lea/mov other than as
+ *    the hooks' argument, in RELATIVE or symbol relocations, or as words
+ *    of a fixed-address executable's data.
+ * Functions that are not instrumented are transparent, as at run time:
+ * an instrumented caller's successors are found through them.
+ *
+ * The search folds paths from the entry points (main, exported functions,
+ * address-taken ones, ones nothing calls) depth first.  Every prefix is a
+ * context a thread can be in, so each is compared with the value.  The
+ * graph over-approximates (a callback edge the program never takes costs
+ * time, not answers); the 64-bit mix makes a wrong answer as likely as
+ * guessing the value.  The budget bounds the time on a large graph, and
+ * the caller is told when it ran out.
+ */
+#define _GNU_SOURCE
+#include <capstone/capstone.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fl_context.h"
+#include "fl_ctxdecode.h"
+
+typedef struct cfunc {
+    uint64_t addr, size;
+    char *name;
+    uint32_t module;
+    bool instrumented, exported, global;
+    uint8_t calls_out; /* may call back: CB_POINTER, CB_EXTERNAL, or 0 */
+    bool addr_taken;
+    uint64_t id;
+    uint32_t *callees; /* direct, function indices */
+    size_t ncallees, ccallees;
+    uint32_t *inl; /* instrumented functions inlined into this one */
+    size_t ninl, cinl;
+    char **ext; /* names called through the PLT/GOT, resolved at link */
+    size_t next, cext;
+} cfunc;
+
+typedef struct cmodule {
+    char *name;
+    uint32_t first, count; /* its functions: funcs[first .. first+count) */
+} cmodule;
+
+struct fl_ctxgraph {
+    cmodule *mods;
+    size_t nmods;
+    cfunc *funcs;
+    size_t nfuncs, cfuncs;
+    /* the instrumented graph, after link */
+    uint32_t *nodes; /* instrumented function indices */
+    size_t nnodes;
+    uint32_t *succ_off, *succ; /* node -> successor nodes */
+    uint8_t *node_cb;          /* node may call back any address-taken node:
+                                * the likelier reason (CB_*), or 0 */
+    uint32_t *callbacks;       /* address-taken instrumented nodes */
+    size_t ncallbacks;
+    uint32_t *roots;
+    size_t nroots;
+};
+
+/* Why a function may call back code whose address was taken: it calls
+ * through a pointer (or into code the files do not describe), or it calls
+ * a C library function known to take callbacks (qsort, pthread_create...);
+ * or, less likely, it calls any other function outside the files given.
+ * The search tries the second kind only when the first finds nothing:
+ * printf never calls back, and letting every caller of printf reach every
+ * callback makes the graph far wider. */
+enum { CB_POINTER = 1, CB_EXTERNAL = 2 };
+
+static bool takes_callbacks(const char *name)
+{
+    static const char *const known[] = {
+        "qsort", "qsort_r", "bsearch", "lfind", "lsearch", "tsearch", "tfind", "tdelete",
+        "twalk", "twalk_r", "tdestroy", "pthread_create", "pthread_once", "pthread_atfork",
+        "pthread_key_create", "atexit", "at_quick_exit", "on_exit", "__cxa_atexit",
+        "__cxa_thread_atexit_impl", "signal", "sigaction", "bsd_signal", "sigset",
+        "dl_iterate_phdr", "ftw", "nftw", "nftw64", "ftw64", "scandir", "scandir64", "scandirat",
+        "glob", "glob64", "__libc_start_main", "makecontext", "clone", "timer_create",
+        "thrd_create", "call_once", "_Unwind_Backtrace", "g_thread_new", "uv_queue_work"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(known[i], name))
+            return true;
+    return false;
+}
+
+#define PUSH(arr, n, cap, v)                                                                       \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            size_t nc_ = (cap) ? 2 * (cap) : 4;                                                    \
+            void *np_ = realloc((arr), nc_ * sizeof *(arr));                                       \
+            if (!np_)                                                                              \
+                abort();                                                                           \
+            (arr) = np_;                                                                           \
+            (cap) = nc_;                                                                           \
+        }                                                                                          \
+        (arr)[(n)++] = (v);                                                                        \
+    } while (0)
+
+fl_ctxgraph *fl_ctxgraph_new(void)
+{
+    return calloc(1, sizeof(fl_ctxgraph));
+}
+
+void fl_ctxgraph_free(fl_ctxgraph *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->nfuncs; i++) {
+        cfunc *f = &g->funcs[i];
+        free(f->name);
+        free(f->callees);
+        free(f->inl);
+        for (size_t k = 0; k < f->next; k++)
+            free(f->ext[k]);
+        free(f->ext);
+    }
+    for (size_t i = 0; i < g->nmods; i++)
+        free(g->mods[i].name);
+    free(g->mods);
+    free(g->funcs);
+    free(g->nodes);
+    free(g->succ_off);
+    free(g->succ);
+    free(g->node_cb);
+    free(g->callbacks);
+    free(g->roots);
+    free(g);
+}
+
+/* ---- one module ---- */
+
+/* A relocated slot: the GOT word (or data word) at `addr` names `sym`. */
+typedef struct slot {
+    uint64_t addr;
+    const char *sym; /* in the ELF's string table; NULL: RELATIVE */
+    uint64_t value;  /* RELATIVE addend, or the defined symbol's value */
+} slot;
+
+typedef struct modscan {
+    fl_ctxgraph *g;
+    Elf *elf;
+    uint32_t first, count; /* this module's functions, sorted by address */
+    slot *slots;
+    size_t nslots, cslots;
+    struct stub {
+        uint64_t lo, hi; /* a PLT section */
+    } plts[4];
+    int nplts;
+    struct { /* GOT sections: their slots are loaded by code, not data */
+        uint64_t lo, hi;
+    } gots[4];
+    int ngots;
+    /* The function being scanned: the addresses its code loads, and how
+     * many of those loads were a hook's argument. */
+    struct load {
+        uint32_t func;
+        int loads, hooks;
+    } *body;
+    size_t nbody, cbody;
+    csh cs;
+    cs_insn *insn;
+} modscan;
+
+static int cmp_func(const void *a, const void *b)
+{
+    const cfunc *x = a, *y = b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    /* At one address, the global name first (aliases). */
+    if (x->global != y->global)
+        return x->global ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+    const slot *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The function starting exactly at addr, or -1. */
+static long func_at(const modscan *m, uint64_t addr)
+{
+    size_t lo = m->first, hi = m->first + m->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->g->funcs[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->first + m->count && m->g->funcs[lo].addr == addr ? (long)lo : -1;
+}
+
+/* The function whose body holds addr, or -1. */
+static long func_holding(const modscan *m, uint64_t addr)
+{
+    size_t lo = m->first, hi = m->first + m->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->g->funcs[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == m->first)
+        return -1;
+    const cfunc *f = &m->g->funcs[lo - 1];
+    return addr < f->addr + f->size ? (long)(lo - 1) : -1;
+}
+
+static const slot *slot_at(const modscan *m, uint64_t addr)
+{
+    slot key = {.addr = addr};
+    return bsearch(&key, m->slots, m->nslots, sizeof key, cmp_slot);
+}
+
+static void body_note(modscan *m, long k, bool hook)
+{
+    if (k < 0)
+        return;
+    for (size_t i = 0; i < m->nbody; i++)
+        if (m->body[i].func == (uint32_t)k) {
+            m->body[i].loads += !hook;
+            m->body[i].hooks += hook;
+            return;
+        }
+    struct load l = {(uint32_t)k, !hook, hook};
+    PUSH(m->body, m->nbody, m->cbody, l);
+}
+
+static bool in_got(const modscan *m, uint64_t addr)
+{
+    for (int i = 0; i < m->ngots; i++)
+        if (addr >= m->gots[i].lo && addr < m->gots[i].hi)
+            return true;
+    return false;
+}
+
+static bool in_plt(const modscan *m, uint64_t addr)
+{
+    for (int i = 0; i < m->nplts; i++)
+        if (addr >= m->plts[i].lo && addr < m->plts[i].hi)
+            return true;
+    return false;
+}
+
+/* The bytes of the loaded image at [addr, addr+*len) from the section
+ * holding them, or NULL. */
+static const uint8_t *code_at(const modscan *m, uint64_t addr, size_t *len)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(m->elf, scn))) {
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_ALLOC))
+            continue;
+        if (addr < sh.sh_addr || addr >= sh.sh_addr + sh.sh_size)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !d->d_buf || d->d_size != sh.sh_size)
+            return NULL;
+        uint64_t off = addr - sh.sh_addr;
+        if (*len > sh.sh_size - off)
+            *len = sh.sh_size - off;
+        return (const uint8_t *)d->d_buf + off;
+    }
+    return NULL;
+}
+
+/* The name a PLT stub jumps to (through its GOT slot), or NULL. */
+static const char *stub_target(modscan *m, uint64_t addr)
+{
+    size_t len = 32;
+    const uint8_t *code = code_at(m, addr, &len);
+    uint64_t a = addr;
+    for (int i = 0; code && i < 4 && cs_disasm_iter(m->cs, &code, &len, &a, m->insn); i++) {
+        cs_x86 *x = &m->insn->detail->x86;
+        if (m->insn->id == X86_INS_JMP && x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
+            x->operands[0].mem.base == X86_REG_RIP) {
+            const slot *s = slot_at(m, a + (uint64_t)x->operands[0].mem.disp);
+            return s ? s->sym : NULL;
+        }
+    }
+    return NULL;
+}
+
+/* The general-purpose register slot (0-15) of a 64- or 32-bit register. */
+static int gpr(unsigned r)
+{
+    static const unsigned q[16] = {X86_REG_RAX, X86_REG_RBX, X86_REG_RCX, X86_REG_RDX,
+                                   X86_REG_RSI, X86_REG_RDI, X86_REG_RBP, X86_REG_RSP,
+                                   X86_REG_R8,  X86_REG_R9,  X86_REG_R10, X86_REG_R11,
+                                   X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15};
+    static const unsigned d[16] = {X86_REG_EAX,  X86_REG_EBX,  X86_REG_ECX,  X86_REG_EDX,
+                                   X86_REG_ESI,  X86_REG_EDI,  X86_REG_EBP,  X86_REG_ESP,
+                                   X86_REG_R8D,  X86_REG_R9D,  X86_REG_R10D, X86_REG_R11D,
+                                   X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D};
+    for (int i = 0; i < 16; i++)
+        if (q[i] == r || d[i] == r)
+            return i;
+    return -1;
+}
+
+enum { R_RDI = 5 };
+
+static void add_callee(cfunc *f, uint32_t c)
+{
+    for (size_t i = 0; i < f->ncallees; i++)
+        if (f->callees[i] == c)
+            return;
+    PUSH(f->callees, f->ncallees, f->ccallees, c);
+}
+
+static void add_ext(cfunc *f, const char *name)
+{
+    for (size_t i = 0; i < f->next; i++)
+        if (!strcmp(f->ext[i], name))
+            return;
+    char *d = strdup(name);
+    if (!d)
+        abort();
+    PUSH(f->ext, f->next, f->cext, d);
+}
+
+/* A call (or a jump out of the function) to `target`, or through the
+ * slot `sym` names. */
+static void note_call(modscan *m, cfunc *f, uint64_t target, const char *sym, bool have_rdi,
+                      uint64_t rdi)
+{
+    if (!sym && in_plt(m, target))
+        sym = stub_target(m, target);
+    if (sym) {
+        bool enter = !strcmp(sym, "__cyg_profile_func_enter");
+        if (enter || !strcmp(sym, "__cyg_profile_func_exit")) {
+            if (!have_rdi)
+                return;
+            long k = func_at(m, rdi);
+            if (k < 0)
+                return;
+            body_note(m, k, true);
+            if (!enter)
+                return;
+            if (&m->g->funcs[k] == f)
+                f->instrumented = true;
+            else {
+                m->g->funcs[k].instrumented = true;
+                bool seen = false;
+                for (size_t i = 0; i < f->ninl; i++)
+                    seen |= f->inl[i] == (uint32_t)k;
+                if (!seen)
+                    PUSH(f->inl, f->ninl, f->cinl, (uint32_t)k);
+            }
+            return;
+        }
+        add_ext(f, sym);
+        return;
+    }
+    long k = func_holding(m, target);
+    if (k >= 0)
+        add_callee(f, (uint32_t)k); /* itself too: recursion */
+    else
+        f->calls_out = CB_POINTER; /* somewhere we do not know */
+}
+
+static void scan_function(modscan *m, uint32_t fi)
+{
+    cfunc *f = &m->g->funcs[fi];
+    size_t len = f->size;
+    const uint8_t *code = code_at(m, f->addr, &len);
+    if (!code)
+        return;
+    uint64_t a = f->addr;
+    uint64_t val[16];
+    uint16_t known = 0;
+    m->nbody = 0;
+    while (len > 0) {
+        if (!cs_disasm_iter(m->cs, &code, &len, &a, m->insn)) {
+            /* Not an instruction (data in text, or padding): step over a
+             * byte, as a linear sweep does. */
+            code++;
+            len--;
+            a++;
+            continue;
+        }
+        f = &m->g->funcs[fi]; /* note_call may not move funcs, but be safe */
+        cs_insn *in = m->insn;
+        cs_x86 *x = &in->detail->x86;
+        cs_x86_op *op = x->operands;
+        unsigned id = in->id;
+        uint64_t next = in->address + in->size;
+        if (id == X86_INS_CALL || id == X86_INS_JMP) {
+            bool call = id == X86_INS_CALL;
+            if (x->op_count == 1 && op[0].type == X86_OP_IMM) {
+                uint64_t t = (uint64_t)op[0].imm;
+                if (call || t < f->addr || t >= f->addr + f->size)
+                    note_call(m, f, t, NULL, (known >> R_RDI) & 1, val[R_RDI]);
+            } else if (x->op_count == 1 && op[0].type == X86_OP_MEM &&
+                       op[0].mem.base == X86_REG_RIP && op[0].mem.index == X86_REG_INVALID) {
+                const slot *s = slot_at(m, next + (uint64_t)op[0].mem.disp);
+                if (s && s->sym)
+                    note_call(m, f, 0, s->sym, (known >> R_RDI) & 1, val[R_RDI]);
+                else if (s)
+                    note_call(m, f, s->value, NULL, false, 0);
+                else if (call)
+                    f->calls_out = CB_POINTER;
+            } else if (call) {
+                f->calls_out = CB_POINTER; /* through a pointer */
+            }
+            if (call) /* the caller-saved registers are gone */
+                known &= (uint16_t) ~((1u << 0) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) |
+                                      (1u << 8) | (1u << 9) | (1u << 10) | (1u << 11));
+            continue;
+        }
+        /* Track constants loaded into registers: the hooks' argument, and
+         * addresses taken. */
+        int dst = x->op_count >= 1 && op[0].type == X86_OP_REG ? gpr(op[0].reg) : -1;
+        uint64_t v = 0;
+        int kind = 0; /* 1: a constant address, 2: a register copy */
+        if (id == X86_INS_LEA && x->op_count == 2 && op[1].type == X86_OP_MEM &&
+            op[1].mem.base == X86_REG_RIP && op[1].mem.index == X86_REG_INVALID) {
+            v = next + (uint64_t)op[1].mem.disp;
+            kind = 1;
+        } else if ((id == X86_INS_MOV || id == X86_INS_MOVABS) && x->op_count == 2 &&
+                   op[1].type == X86_OP_IMM) {
+            v = (uint64_t)op[1].imm;
+            kind = 1;
+        } else if (id == X86_INS_MOV && x->op_count == 2 && op[1].type == X86_OP_REG &&
+                   gpr(op[1].reg) >= 0 && dst >= 0) {
+            int src = gpr(op[1].reg);
+            if ((known >> src) & 1) {
+                v = val[src];
+                kind = 2;
+            }
+        } else if (id == X86_INS_MOV && x->op_count == 2 && op[1].type == X86_OP_MEM &&
+                   op[1].mem.base == X86_REG_RIP && op[1].mem.index == X86_REG_INVALID) {
+            /* mov reg, [rip+GOT]: a function's address from its slot (a
+             * preemptible one's, in a library, even for the hooks) */
+            const slot *s = slot_at(m, next + (uint64_t)op[1].mem.disp);
+            if (s && s->value) {
+                v = s->value;
+                kind = 1;
+            }
+        }
+        if (kind == 1)
+            body_note(m, func_at(m, v), false);
+        if (dst >= 0) {
+            if (kind) {
+                val[dst] = v;
+                known |= (uint16_t)(1u << dst);
+            } else if (x->op_count >= 1 && (op[0].access & CS_AC_WRITE)) {
+                known &= (uint16_t) ~(1u << dst);
+            }
+        }
+    }
+    /* An address loaded more often than the hooks used it is taken. */
+    for (size_t i = 0; i < m->nbody; i++)
+        if (m->body[i].loads > m->body[i].hooks)
+            m->g->funcs[m->body[i].func].addr_taken = true;
+}
+
+/* Relocations: GOT slots by name, and RELATIVE / symbol words that hold
+ * a function's address (taken). */
+static void scan_relocs(modscan *m)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(m->elf, scn))) {
+        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
+            continue;
+        Elf_Scn *symscn = elf_getscn(m->elf, sh.sh_link);
+        GElf_Shdr symsh;
+        Elf_Data *syms = NULL;
+        if (symscn && gelf_getshdr(symscn, &symsh) &&
+            (symsh.sh_type == SHT_DYNSYM || symsh.sh_type == SHT_SYMTAB))
+            syms = elf_getdata(symscn, NULL);
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !sh.sh_entsize)
+            continue;
+        size_t n = sh.sh_size / sh.sh_entsize;
+        for (size_t i = 0; i < n; i++) {
+            GElf_Rela r;
+            if (sh.sh_type == SHT_RELA) {
+                if (!gelf_getrela(d, (int)i, &r))
+                    break;
+            } else {
+                GElf_Rel rl;
+                if (!gelf_getrel(d, (int)i, &rl))
+                    break;
+                r.r_offset = rl.r_offset;
+                r.r_info = rl.r_info;
+                r.r_addend = 0;
+            }
+            unsigned type = GELF_R_TYPE(r.r_info);
+            size_t si = GELF_R_SYM(r.r_info);
+            slot s = {.addr = r.r_offset};
+            if (type == R_X86_64_RELATIVE || type == R_X86_64_IRELATIVE) {
+                s.value = (uint64_t)r.r_addend;
+            } else if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT ||
+                       type == R_X86_64_64) {
+                GElf_Sym sym;
+                if (!syms || !si || !gelf_getsym(syms, (int)si, &sym))
+                    continue;
+                const char *name = elf_strptr(m->elf, symsh.sh_link, sym.st_name);
+                if (!name || !*name)
+                    continue;
+                s.sym = name;
+                if (sym.st_shndx != SHN_UNDEF)
+                    s.value = sym.st_value + (uint64_t)r.r_addend;
+            } else {
+                continue;
+            }
+            /* A data word holding a function's address takes it; a GOT
+             * slot is only loaded by code, counted where it is. */
+            if (type != R_X86_64_JUMP_SLOT && s.value && !in_got(m, s.addr)) {
+                long k = func_at(m, s.value);
+                if (k >= 0)
+                    m->g->funcs[k].addr_taken = true;
+            }
+            PUSH(m->slots, m->nslots, m->cslots, s);
+        }
+    }
+    qsort(m->slots, m->nslots, sizeof *m->slots, cmp_slot);
+}
+
+/* A fixed-address executable's data holds function addresses as plain
+ * words (no relocation says so). */
+static void scan_data_words(modscan *m)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(m->elf, scn))) {
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+            !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR))
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !d->d_buf || d->d_size != sh.sh_size)
+            continue;
+        for (size_t o = (8 - sh.sh_addr % 8) % 8; o + 8 <= d->d_size; o += 8) {
+            uint64_t w;
+            memcpy(&w, (const uint8_t *)d->d_buf + o, 8);
+            long k = w ? func_at(m, w) : -1;
+            if (k >= 0)
+                m->g->funcs[k].addr_taken = true;
+        }
+    }
+}
+
+/* The functions of one symbol table (SHT_SYMTAB, else SHT_DYNSYM). */
+static void read_symbols(modscan *m, uint32_t module, bool dynsym_only, bool shared)
+{
+    fl_ctxgraph *g = m->g;
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    bool have_symtab = false;
+    while (!dynsym_only && (scn = elf_nextscn(m->elf, scn)))
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+            have_symtab = true;
+    scn = NULL;
+    while ((scn = elf_nextscn(m->elf, scn))) {
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        bool dyn = sh.sh_type == SHT_DYNSYM;
+        if (!(sh.sh_type == SHT_SYMTAB || dyn) || (have_symtab && dyn && !shared))
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !sh.sh_entsize)
+            continue;
+        size_t n = sh.sh_size / sh.sh_entsize;
+        for (size_t i = 1; i < n; i++) {
+            GElf_Sym s;
+            if (!gelf_getsym(d, (int)i, &s))
+                break;
+            int type = GELF_ST_TYPE(s.st_info), bind = GELF_ST_BIND(s.st_info);
+            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+                !s.st_value || !s.st_size)
+                continue;
+            const char *name = elf_strptr(m->elf, sh.sh_link, s.st_name);
+            if (!name || !*name)
+                continue;
+            if (have_symtab && dyn) {
+                /* A shared library's dynsym only says what is exported. */
+                for (size_t k = m->first; k < g->nfuncs; k++)
+                    if (g->funcs[k].addr == s.st_value)
+                        g->funcs[k].exported = true;
+                continue;
+            }
+            cfunc f = {.addr = s.st_value,
+                       .size = s.st_size,
+                       .module = module,
+                       .global = bind != STB_LOCAL,
+                       .exported = dyn && shared && bind != STB_LOCAL};
+            f.name = strdup(name);
+            if (!f.name)
+                abort();
+            PUSH(g->funcs, g->nfuncs, g->cfuncs, f);
+        }
+    }
+}
+
+int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_t errlen)
+{
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(elf, &eh) || elf_kind(elf) != ELF_K_ELF) {
+        snprintf(err, errlen, "%s: not an ELF file", name);
+        return -1;
+    }
+    if (eh.e_machine != EM_X86_64 || gelf_getclass(elf) != ELFCLASS64) {
+        snprintf(err, errlen, "%s: calling contexts are decoded for x86-64 files only", name);
+        return -1;
+    }
+    modscan m = {.g = g, .elf = elf, .first = (uint32_t)g->nfuncs};
+    if (cs_open(CS_ARCH_X86, CS_MODE_64, &m.cs) != CS_ERR_OK) {
+        snprintf(err, errlen, "%s: cannot start the disassembler", name);
+        return -1;
+    }
+    cs_option(m.cs, CS_OPT_DETAIL, CS_OPT_ON);
+    m.insn = cs_malloc(m.cs);
+    uint32_t module = (uint32_t)g->nmods;
+    bool shared = eh.e_type == ET_DYN;
+    read_symbols(&m, module, false, shared);
+    read_symbols(&m, module, true, shared); /* exported flags */
+    m.count = (uint32_t)(g->nfuncs - m.first);
+    if (!m.count) {
+        snprintf(err, errlen, "%s: no function symbols (give the unstripped file, or its "
+                              ".debug file is not enough: the code must be there)", name);
+        goto fail;
+    }
+    qsort(g->funcs + m.first, m.count, sizeof *g->funcs, cmp_func);
+    /* Aliases: keep the first name at each address. */
+    {
+        size_t w = m.first;
+        for (size_t r = m.first; r < g->nfuncs; r++) {
+            if (w > m.first && g->funcs[w - 1].addr == g->funcs[r].addr) {
+                g->funcs[w - 1].exported |= g->funcs[r].exported;
+                free(g->funcs[r].name);
+                continue;
+            }
+            g->funcs[w++] = g->funcs[r];
+        }
+        g->nfuncs = w;
+        m.count = (uint32_t)(w - m.first);
+    }
+    {
+        Elf_Scn *scn = NULL;
+        GElf_Shdr sh;
+        size_t shstr;
+        if (elf_getshdrstrndx(elf, &shstr) == 0)
+            while ((scn = elf_nextscn(elf, scn)) && m.nplts < 4) {
+                const char *sn;
+                if (!gelf_getshdr(scn, &sh) || !(sn = elf_strptr(elf, shstr, sh.sh_name)))
+                    continue;
+                if (!strncmp(sn, ".plt", 4)) {
+                    m.plts[m.nplts].lo = sh.sh_addr;
+                    m.plts[m.nplts++].hi = sh.sh_addr + sh.sh_size;
+                } else if (!strncmp(sn, ".got", 4) && m.ngots < 4) {
+                    m.gots[m.ngots].lo = sh.sh_addr;
+                    m.gots[m.ngots++].hi = sh.sh_addr + sh.sh_size;
+                }
+            }
+    }
+    scan_relocs(&m);
+    if (eh.e_type == ET_EXEC)
+        scan_data_words(&m);
+    for (uint32_t i = 0; i < m.count; i++)
+        scan_function(&m, m.first + i);
+
+    const void *bid = NULL;
+    ssize_t blen = dwelf_elf_gnu_build_id(elf, &bid);
+    uint64_t seed = fl_ctx_seed(blen > 0 ? bid : NULL, blen > 0 ? (size_t)blen : 0);
+    for (uint32_t i = 0; i < m.count; i++)
+        g->funcs[m.first + i].id = fl_ctx_id(seed, g->funcs[m.first + i].addr);
+    cmodule cm = {.name = strdup(name), .first = m.first, .count = m.count};
+    if (!cm.name)
+        abort();
+    size_t cap = g->nmods;
+    PUSH(g->mods, g->nmods, cap, cm);
+    free(m.slots);
+    free(m.body);
+    cs_free(m.insn, 1);
+    cs_close(&m.cs);
+    return 0;
+fail:
+    for (size_t i = m.first; i < g->nfuncs; i++)
+        free(g->funcs[i].name);
+    g->nfuncs = m.first;
+    free(m.slots);
+    free(m.body);
+    cs_free(m.insn, 1);
+    cs_close(&m.cs);
+    return -1;
+}
+
+/* ---- linking and the instrumented graph ---- */
+
+static long resolve(const fl_ctxgraph *g, const char *name)
+{
+    /* Interposition order: the first module that defines it globally. */
+    for (size_t mi = 0; mi < g->nmods; mi++) {
+        const cmodule *cm = &g->mods[mi];
+        for (uint32_t i = cm->first; i < cm->first + cm->count; i++)
+            if (g->funcs[i].global && !strcmp(g->funcs[i].name, name))
+                return i;
+    }
+    return -1;
+}
+
+void fl_ctxgraph_link(fl_ctxgraph *g)
+{
+    size_t n = g->nfuncs;
+    for (size_t i = 0; i < n; i++) {
+        cfunc *f = &g->funcs[i];
+        for (size_t k = 0; k < f->next; k++) {
+            long t = resolve(g, f->ext[k]);
+            if (t >= 0 && (size_t)t != i)
+                add_callee(f, (uint32_t)t);
+            else if (t < 0 && (!f->calls_out || f->calls_out > CB_POINTER))
+                f->calls_out = takes_callbacks(f->ext[k]) ? CB_POINTER : CB_EXTERNAL;
+        }
+    }
+    long *node_of = malloc((n ? n : 1) * sizeof *node_of);
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    uint32_t *work = malloc((n ? n : 1) * sizeof *work);
+    if (!node_of || !seen || !work)
+        abort();
+    size_t cnodes = 0, csucc = 0, croots = 0, ccb = 0;
+    for (size_t i = 0; i < n; i++) {
+        node_of[i] = -1;
+        if (g->funcs[i].instrumented) {
+            node_of[i] = (long)g->nnodes;
+            PUSH(g->nodes, g->nnodes, cnodes, (uint32_t)i);
+        }
+    }
+    /* Successor lists per node, flattened below. */
+    struct adj {
+        uint32_t *v;
+        size_t n, cap;
+    } *adj = calloc(g->nnodes ? g->nnodes : 1, sizeof *adj);
+    g->succ_off = malloc((g->nnodes + 1) * sizeof *g->succ_off);
+    g->node_cb = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->node_cb);
+    uint32_t *indeg = calloc(g->nnodes ? g->nnodes : 1, sizeof *indeg);
+    if (!adj || !g->succ_off || !g->node_cb || !indeg)
+        abort();
+    for (size_t ni = 0; ni < g->nnodes; ni++) {
+        uint32_t fi = g->nodes[ni];
+        /* Through transparent functions from fi's body. */
+        memset(seen, 0, n);
+        size_t top = 0;
+        work[top++] = fi;
+        seen[fi] = 1;
+        while (top) {
+            uint32_t u = work[--top];
+            const cfunc *uf = &g->funcs[u];
+            if (uf->calls_out && (!g->node_cb[ni] || uf->calls_out < g->node_cb[ni]))
+                g->node_cb[ni] = uf->calls_out;
+            for (size_t k = 0; k < uf->ncallees; k++) {
+                uint32_t c = uf->callees[k];
+                if (g->funcs[c].instrumented) {
+                    if (!(seen[c] & 2)) /* fi itself too: recursion */
+                        PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[c]);
+                    seen[c] |= 2;
+                } else if (!seen[c]) {
+                    seen[c] = 1;
+                    work[top++] = c;
+                }
+            }
+        }
+    }
+    /* An instrumented function inlined into fi runs inside fi's body: it
+     * is fi's successor; the calls of that body may be its own; and the
+     * others inlined there may sit under it (one inlined into the other). */
+    for (size_t ni = 0; ni < g->nnodes; ni++) {
+        const cfunc *f = &g->funcs[g->nodes[ni]];
+        size_t body = adj[ni].n;
+        for (size_t k = 0; k < f->ninl; k++) {
+            uint32_t in = (uint32_t)node_of[f->inl[k]];
+            PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, in);
+            for (size_t j = 0; j < body; j++)
+                PUSH(adj[in].v, adj[in].n, adj[in].cap, adj[ni].v[j]);
+            for (size_t j = 0; j < f->ninl; j++)
+                if (j != k)
+                    PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[f->inl[j]]);
+            if (g->node_cb[ni] && (!g->node_cb[in] || g->node_cb[ni] < g->node_cb[in]))
+                g->node_cb[in] = g->node_cb[ni];
+        }
+    }
+    size_t nsucc = 0;
+    for (size_t ni = 0; ni < g->nnodes; ni++) {
+        g->succ_off[ni] = (uint32_t)nsucc;
+        for (size_t k = 0; k < adj[ni].n; k++) {
+            uint32_t c = adj[ni].v[k];
+            bool dup = false;
+            for (size_t j = g->succ_off[ni]; j < nsucc && !dup; j++)
+                dup = g->succ[j] == c;
+            if (!dup)
+                PUSH(g->succ, nsucc, csucc, c);
+        }
+        free(adj[ni].v);
+    }
+    g->succ_off[g->nnodes] = (uint32_t)nsucc;
+    free(adj);
+    for (size_t ni = 0; ni < g->nnodes; ni++)
+        for (uint32_t k = g->succ_off[ni]; k < g->succ_off[ni + 1]; k++)
+            indeg[g->succ[k]]++;
+    for (size_t ni = 0; ni < g->nnodes; ni++) {
+        const cfunc *f = &g->funcs[g->nodes[ni]];
+        if (f->addr_taken)
+            PUSH(g->callbacks, g->ncallbacks, ccb, (uint32_t)ni);
+        if (!strcmp(f->name, "main") || f->addr_taken || f->exported || !indeg[ni])
+            PUSH(g->roots, g->nroots, croots, (uint32_t)ni);
+    }
+    free(indeg);
+    free(node_of);
+    free(seen);
+    free(work);
+}
+
+size_t fl_ctxgraph_instrumented(const fl_ctxgraph *g)
+{
+    return g->nnodes;
+}
+
+/* ---- search ---- */
+
+struct level {
+    uint32_t node;
+    uint64_t ctx;
+    uint32_t next;
+};
+
+/* One depth-first pass over the paths of exactly `depth` functions,
+ * callbacks allowed for CB_* reasons up to `cb`.  Returns -1 when the
+ * budget ran out or `fn` asked to stop, else whether some path goes on
+ * deeper. */
+static int search_depth(const fl_ctxgraph *g, uint64_t value, unsigned depth, uint8_t cb,
+                        fl_ctxsearch *s, fl_ctx_match_fn fn, void *arg, struct level *st,
+                        fl_ctxframe *frames)
+{
+    int deeper = 0;
+    for (size_t ri = 0; ri < g->nroots; ri++) {
+        size_t d = 0;
+        st[0].node = g->roots[ri];
+        st[0].ctx = fl_ctx_push(0, g->funcs[g->nodes[st[0].node]].id);
+        st[0].next = 0;
+        for (;;) {
+            struct level *L = &st[d];
+            uint32_t ndirect = g->succ_off[L->node + 1] - g->succ_off[L->node];
+            uint8_t why = g->node_cb[L->node];
+            uint32_t total = ndirect + (why && why <= cb ? (uint32_t)g->ncallbacks : 0);
+            if (L->next == 0) { /* just entered */
+                if (s->budget && ++s->steps > s->budget)
+                    return -1;
+                if (d + 1 == depth) {
+                    if (L->ctx == value) {
+                        for (size_t k = 0; k <= d; k++) {
+                            const cfunc *f = &g->funcs[g->nodes[st[d - k].node]];
+                            frames[k].function = f->name;
+                            frames[k].module = g->mods[f->module].name;
+                            frames[k].address = f->addr;
+                        }
+                        s->matches++;
+                        if (fn && fn(frames, d + 1, arg))
+                            return -1;
+                    }
+                    if (total)
+                        deeper = 1;
+                    L->next = total; /* no deeper in this pass */
+                }
+            }
+            if (L->next >= total) {
+                if (d == 0)
+                    break;
+                d--;
+                continue;
+            }
+            uint32_t c = L->next < ndirect ? g->succ[g->succ_off[L->node] + L->next]
+                                           : g->callbacks[L->next - ndirect];
+            L->next++;
+            st[d + 1].node = c;
+            st[d + 1].ctx = fl_ctx_push(L->ctx, g->funcs[g->nodes[c]].id);
+            st[d + 1].next = 0;
+            d++;
+        }
+    }
+    return deeper;
+}
+
+/* Iterative deepening: all paths of 1 function, then of 2, and so on, so
+ * the shortest stacks (the common case, and every real one is found at
+ * its own depth) come first and the work is that of the deepest level
+ * tried.  First with the likely callbacks only, then, if that found
+ * nothing, with every call out of the files as a possible callback. */
+unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *s,
+                            fl_ctx_match_fn fn, void *arg)
+{
+    unsigned maxd = s->max_depth ? s->max_depth : 64;
+    s->steps = 0;
+    s->matches = 0;
+    s->complete = 1;
+    s->depth_cut = 0;
+    if (!g->nnodes)
+        return 0;
+    struct level *st = malloc((size_t)maxd * sizeof *st);
+    fl_ctxframe *frames = malloc((size_t)maxd * sizeof *frames);
+    if (!st || !frames)
+        abort();
+    bool wider = false; /* does stage 2 add edges? */
+    for (size_t i = 0; i < g->nnodes; i++)
+        wider |= g->node_cb[i] == CB_EXTERNAL;
+    for (uint8_t cb = CB_POINTER; cb <= CB_EXTERNAL && !s->matches; cb++) {
+        if (cb == CB_EXTERNAL && !wider)
+            break;
+        s->depth_cut = 0;
+        for (unsigned depth = 1; depth <= maxd; depth++) {
+            int r = search_depth(g, value, depth, cb, s, fn, arg, st, frames);
+            if (r < 0) {
+                s->complete = s->budget && s->steps > s->budget ? 0 : 1;
+                goto out;
+            }
+            if (s->matches)
+                break;
+            if (!r)
+                break; /* no path is longer: the whole graph was tried */
+            if (depth == maxd)
+                s->depth_cut = 1;
+        }
+    }
+out:
+    free(st);
+    free(frames);
+    return s->matches;
+}

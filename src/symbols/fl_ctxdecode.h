@@ -1,0 +1,66 @@
+/*
+ * fl_ctxdecode.h - compressed calling contexts (faultline_context(), the
+ * crash log's CRASH_CONTEXT / THREAD_CONTEXT) back into stacks.
+ *
+ * The value is a fold of the ids of the instrumented functions active on a
+ * thread (src/common/fl_context.h).  It cannot be unfolded; instead the
+ * call graph of the program's instrumented functions is rebuilt from its
+ * files -- which functions call __cyg_profile_func_enter, which call
+ * which, directly, through the PLT or GOT, or through function pointers
+ * -- and its paths from the entry points are folded until one gives the
+ * value.  A 64-bit mix makes a false match as likely as guessing the
+ * value.  x86-64 only (the graph comes from disassembly, with capstone).
+ */
+#ifndef FL_CTXDECODE_H
+#define FL_CTXDECODE_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fl_ctxgraph fl_ctxgraph;
+
+fl_ctxgraph *fl_ctxgraph_new(void);
+void fl_ctxgraph_free(fl_ctxgraph *g);
+
+/* Adds one program or library (already open with libelf; not kept after
+ * the call).  The first one added wins where two define the same exported
+ * name, as the dynamic linker's order does: add the executable first.
+ * Returns 0, or -1 with a message in err. */
+int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_t errlen);
+
+/* Call after the last add: resolves calls between modules and finds the
+ * entry points. */
+void fl_ctxgraph_link(fl_ctxgraph *g);
+
+/* How many instrumented functions the graph has (0: nothing given was
+ * built with -finstrument-functions). */
+size_t fl_ctxgraph_instrumented(const fl_ctxgraph *g);
+
+/* One stack that gives the value: frames innermost first. */
+typedef struct fl_ctxframe {
+    const char *function; /* symbol name */
+    const char *module;   /* the name given to fl_ctxgraph_add */
+    uint64_t address;     /* the function's link-time address in it */
+} fl_ctxframe;
+
+typedef int (*fl_ctx_match_fn)(const fl_ctxframe *frames, size_t n, void *arg);
+
+typedef struct fl_ctxsearch {
+    unsigned max_depth;     /* longest stack tried */
+    uint64_t budget;        /* most path steps tried */
+    uint64_t steps;         /* out: steps taken */
+    unsigned matches;       /* out: stacks found */
+    int complete;           /* out: every path up to max_depth was tried
+                             * (0: the budget ran out first) */
+    int depth_cut;          /* out: some paths go on past max_depth
+                             * (recursion, or a deep graph) */
+} fl_ctxsearch;
+
+/* Calls `fn` for each stack of instrumented functions (entry point first
+ * called, innermost reported first) whose context is `value`, until `fn`
+ * returns non-zero or the search ends.  Returns the number of matches. */
+unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *s,
+                            fl_ctx_match_fn fn, void *arg);
+
+#endif /* FL_CTXDECODE_H */

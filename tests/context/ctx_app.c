@@ -1,0 +1,186 @@
+/*
+ * The calling-context test program (tests/context/run.sh), built with
+ * -finstrument-functions at -O0 and at -O2.  Each report prints
+ *   CTX <label> <faultline_context() in hex> <the stack, innermost first>
+ * where the stack is what the program's structure says it is; the script
+ * decodes each value from the program's files alone and compares.
+ * `ctx_app crash` crashes in a known stack while a second thread waits in
+ * another, for the crash log's CRASH_CONTEXT and THREAD_CONTEXT.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "faultline.h"
+
+#define NOINLINE __attribute__((noinline))
+#define BARRIER() __asm__ volatile("" ::: "memory")
+
+void lib_entry(void (*cb)(void));
+
+/* Not instrumented: reporting must not change what it reports. */
+__attribute__((no_instrument_function)) void ctx_report(const char *label, const char *expect)
+{
+    printf("CTX %s %llx %s\n", label, faultline_context(), expect);
+    fflush(stdout);
+}
+
+NOINLINE static void leaf_a(void)
+{
+    ctx_report("a_leaf", "leaf_a first main");
+    BARRIER();
+}
+
+NOINLINE static void leaf_b(void)
+{
+    ctx_report("b_leaf", "leaf_b second main");
+    BARRIER();
+}
+
+NOINLINE static void first(void)
+{
+    leaf_a();
+    BARRIER();
+}
+
+NOINLINE static void second(void)
+{
+    leaf_b();
+    BARRIER();
+}
+
+/* The same two functions in the other order must give another value. */
+NOINLINE static void order_y(int);
+NOINLINE static void order_x(int top)
+{
+    if (top)
+        order_y(0);
+    else
+        ctx_report("yx", "order_x order_y main");
+    BARRIER();
+}
+
+NOINLINE static void order_y(int top)
+{
+    if (top)
+        order_x(0);
+    else
+        ctx_report("xy", "order_y order_x main");
+    BARRIER();
+}
+
+NOINLINE static int recurse(int n)
+{
+    if (n == 0) {
+        ctx_report("recurse3", "recurse recurse recurse recurse main");
+        return 0;
+    }
+    int r = recurse(n - 1) + 1;
+    BARRIER();
+    return r;
+}
+
+NOINLINE static void from_lib(void)
+{
+    ctx_report("callback", "from_lib lib_inner lib_entry main");
+    BARRIER();
+}
+
+static int compared;
+NOINLINE static int cmp_int(const void *x, const void *y)
+{
+    if (!compared++)
+        ctx_report("qsort", "cmp_int sort_three main");
+    return *(const int *)x - *(const int *)y;
+}
+
+NOINLINE static void sort_three(void)
+{
+    int v[3] = {3, 1, 2};
+    qsort(v, 3, sizeof v[0], cmp_int);
+    BARRIER();
+}
+
+static inline __attribute__((always_inline)) void inlined_helper(void)
+{
+    ctx_report("inlined", "inlined_helper has_inline main");
+}
+
+NOINLINE static void has_inline(void)
+{
+    inlined_helper();
+    BARRIER();
+}
+
+NOINLINE static void *thread_body(void *arg)
+{
+    (void)arg;
+    ctx_report("thread", "thread_body");
+    return NULL;
+}
+
+/* ---- the crash ---- */
+
+static volatile int parked;
+
+NOINLINE static void park_here(void)
+{
+    parked = 1;
+    for (;;)
+        pause();
+}
+
+NOINLINE static void *parker(void *arg)
+{
+    (void)arg;
+    park_here();
+    return NULL;
+}
+
+NOINLINE static void crash_now(void)
+{
+    printf("CRASH_EXPECT crash_now crash_middle main\n");
+    printf("THREAD_EXPECT park_here parker\n");
+    fflush(stdout);
+    volatile int *volatile p = NULL;
+    *p = 1;
+}
+
+NOINLINE static void crash_middle(void)
+{
+    crash_now();
+    BARRIER();
+}
+
+int main(int argc, char **argv)
+{
+    if (!faultline_install("ctx_app", "1.0", NULL))
+        return 3;
+    if (argc > 1 && !strcmp(argv[1], "crash")) {
+        pthread_t t;
+        pthread_create(&t, NULL, parker, NULL);
+        while (!parked)
+            usleep(1000);
+        crash_middle();
+        return 4;
+    }
+    unsigned long long at_main = faultline_context();
+    ctx_report("main", "main");
+    first();
+    second();
+    order_x(1);
+    order_y(1);
+    recurse(3);
+    lib_entry(from_lib);
+    sort_three();
+    has_inline();
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_body, NULL) || pthread_join(t, NULL))
+        return 5;
+    /* Every call above returned: the value is main's again. */
+    printf("BACK %llx %llx\n", at_main, faultline_context());
+    return 0;
+}
