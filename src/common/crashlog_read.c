@@ -342,7 +342,7 @@ enum key_id {
     K_PLATFORM_VERSION, K_OS_NAME, K_OS_VERSION, K_OS_PRETTY_NAME, K_KERNEL_VERSION,
     K_EXECUTABLE, K_CRASH_SIGNAL_NAME, K_CRASH_THREAD_NAME,
     K_CRASH_SIGNAL, K_HANDLER_FAULT, K_APPLICATION_UPTIME, K_CRASH_TIME, K_CRASH_CODE,
-    K_CRASH_ADDRESS, K_PROCESS_ID, K_CRASH_THREAD, K_CRASH_ID, K_INSTALL_ID,
+    K_CRASH_ADDRESS, K_CRASH_CONTEXT, K_PROCESS_ID, K_CRASH_THREAD, K_CRASH_ID, K_INSTALL_ID,
     K_OBJECT, K_OBJECT_BUILD_ID, K_OBJECT_PATH, K_ETC_KEY, K_ETC_VALUE, K_STATE_KEY,
     K_STATE_VALUE, K_THREAD, K_THREAD_CONTEXT, K_TRACE, K_BREADCRUMB,
     K_CRASHLOG_VERSION, K_MOJOCRASH, K_FAULTLINE, K_END,
@@ -378,6 +378,7 @@ static enum key_id key_id(const char *s, size_t n, size_t *kn)
         K("CRASH_TIME", K_CRASH_TIME)
         K("CRASH_CODE", K_CRASH_CODE)
         K("CRASH_ADDRESS", K_CRASH_ADDRESS)
+        K("CRASH_CONTEXT", K_CRASH_CONTEXT)
         K("CRASH_ID", K_CRASH_ID)
         K("CRASHLOG_VERSION", K_CRASHLOG_VERSION)
         break;
@@ -552,6 +553,9 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
     case K_CRASH_ADDRESS:
         L->has_crash_address = true;
         return num_u64(p, key, v, &L->crash_address);
+    case K_CRASH_CONTEXT:
+        L->has_crash_context = true;
+        return num_u64(p, key, v, &L->crash_context);
     case K_PROCESS_ID:
         L->has_pid = true;
         return num_u64(p, key, v, &L->pid);

@@ -136,6 +136,8 @@ typedef struct fl_crashlog {
     bool has_crash_code;
     uint64_t crash_address;  /* si_addr */
     bool has_crash_address;
+    uint64_t crash_context;  /* CRASH_CONTEXT: the crashing thread's calling context */
+    bool has_crash_context;
     int handler_fault;       /* HANDLER_FAULT signal, 0 when absent */
     fl_register *registers;
     size_t nregisters;

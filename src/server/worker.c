@@ -300,6 +300,8 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
         json_object_set_new(t0, "tid", json_integer((json_int_t)L->crash_tid));
     json_object_set_new(t0, "name", str_or_null(L->crash_thread_name));
     json_object_set_new(t0, "crashed", json_true());
+    if (L->has_crash_context)
+        json_object_set_new(t0, "context", hex_json(L->crash_context));
     json_object_set_new(t0, "frames", frames_json(&crash));
     json_array_append_new(threads, t0);
     for (size_t i = 0; i < L->nthreads; i++) {

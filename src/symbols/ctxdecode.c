@@ -347,6 +347,11 @@ static void note_call(modscan *m, cfunc *f, uint64_t target, const char *sym, bo
 {
     if (!sym && in_plt(m, target))
         sym = stub_target(m, target);
+    if (!sym) { /* the hooks linked into this file (a static libfaultline) */
+        long h = func_at(m, target);
+        if (h >= 0 && !strncmp(m->g->funcs[h].name, "__cyg_profile_func_", 19))
+            sym = m->g->funcs[h].name;
+    }
     if (sym) {
         bool enter = !strcmp(sym, "__cyg_profile_func_enter");
         if (enter || !strcmp(sym, "__cyg_profile_func_exit")) {
@@ -946,4 +951,26 @@ out:
     free(st);
     free(frames);
     return s->matches;
+}
+
+int fl_ctx_elf_uses_hooks(Elf *elf)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(elf, scn))) {
+        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+            !sh.sh_entsize)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 1; i < n; i++) {
+            GElf_Sym sym;
+            const char *name;
+            if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx == SHN_UNDEF &&
+                (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+                !strcmp(name, "__cyg_profile_func_enter"))
+                return 1;
+        }
+    }
+    return 0;
 }

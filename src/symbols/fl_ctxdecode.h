@@ -63,4 +63,8 @@ typedef struct fl_ctxsearch {
 unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *s,
                             fl_ctx_match_fn fn, void *arg);
 
+/* Whether the file calls the hooks from another (a program or library
+ * built with -finstrument-functions and linked to libfaultline.so). */
+int fl_ctx_elf_uses_hooks(Elf *elf);
+
 #endif /* FL_CTXDECODE_H */

@@ -389,6 +389,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: faultline decode [--obj FILE]... [DUMP]\n"
                "       faultline decode --context VALUE... --obj FILE... [--max-depth N]\n"
                "                        [--max-paths N]\n"
+               "       faultline decode [--obj FILE]... CRASHLOG\n"
                "\n"
                "Turns a trace-ID dump (faultline_trace_dump(), from DUMP or standard\n"
                "input) into text: the lines faultline_trace_dump_text() writes, with\n"
@@ -406,6 +407,9 @@ static void usage(FILE *f)
                "instrumented functions that give them, innermost first, from the call\n"
                "graph of the files given with --obj (the program first, then its\n"
                "libraries built with -finstrument-functions; x86-64, with symbols).\n"
+               "\n"
+               "Given a crash log, decodes the contexts of its threads, with the files\n"
+               "--obj gives or else those at the paths the log names (same build id).\n"
                "\n"
                "  --context VALUE  a value, hex (0x optional); repeatable\n"
                "  --max-depth N    longest stack tried (default 64)\n"
@@ -538,8 +542,60 @@ static int print_stack(const fl_ctxframe *fr, size_t n, void *arg)
     return 0;
 }
 
-/* Decodes each value with the graph of the objects given.  0: every value
- * gave a stack; 1: some did not; 2: no graph. */
+/* The call graph of the objects, the program first.  NULL (said why) when
+ * one cannot be read or none was built with -finstrument-functions. */
+static fl_ctxgraph *ctx_graph(object *const *objs, size_t n)
+{
+    fl_ctxgraph *g = fl_ctxgraph_new();
+    if (!g) {
+        fprintf(stderr, "faultline decode: out of memory\n");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char err[512];
+        if (fl_ctxgraph_add(g, objs[i]->path, objs[i]->elf, err, sizeof err)) {
+            fprintf(stderr, "faultline decode: %s\n", err);
+            fl_ctxgraph_free(g);
+            return NULL;
+        }
+    }
+    fl_ctxgraph_link(g);
+    if (!fl_ctxgraph_instrumented(g)) {
+        fprintf(stderr, "faultline decode: no function in the files given was built with "
+                        "-finstrument-functions\n");
+        fl_ctxgraph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Prints the stacks that give v.  Returns 0 when there was one, else 1. */
+static int ctx_decode_one(const fl_ctxgraph *g, uint64_t v, unsigned max_depth,
+                          uint64_t max_paths)
+{
+    if (v == 0) {
+        printf("  empty: no instrumented function was active\n");
+        return 0;
+    }
+    fl_ctxsearch s = {.max_depth = max_depth, .budget = max_paths};
+    unsigned k = 0;
+    fflush(stdout);
+    if (!fl_ctxgraph_search(g, v, &s, print_stack, &k)) {
+        if (s.complete)
+            printf("  no stack found (%" PRIu64 " paths tried: all up to %u deep)\n", s.steps,
+                   max_depth);
+        else
+            printf("  no stack found in the first %" PRIu64 " paths (raise --max-paths)\n",
+                   s.steps);
+        return 1;
+    }
+    if (!s.complete)
+        printf("  (search stopped after %" PRIu64 " paths: there may be more stacks)\n", s.steps);
+    return 0;
+}
+
+/* --context: each value with the graph of the objects given.  0: every
+ * value gave a stack; 1: some did not; 2: no graph. */
 static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned max_depth,
                            uint64_t max_paths)
 {
@@ -547,59 +603,30 @@ static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned 
         fprintf(stderr, "faultline decode: --context needs the program's files: --obj FILE\n");
         return 2;
     }
-    fl_ctxgraph *g = fl_ctxgraph_new();
-    if (!g) {
-        fprintf(stderr, "faultline decode: out of memory\n");
-        return 2;
-    }
-    int rc = 0;
-    for (size_t i = 0; i < dc->nobjs; i++) {
-        char err[512];
-        if (fl_ctxgraph_add(g, dc->objs[i].path, dc->objs[i].elf, err, sizeof err)) {
-            fprintf(stderr, "faultline decode: %s\n", err);
-            rc = 2;
-            goto out;
-        }
-    }
-    fl_ctxgraph_link(g);
-    if (!fl_ctxgraph_instrumented(g)) {
-        fprintf(stderr, "faultline decode: no function in the files given was built with "
-                        "-finstrument-functions\n");
-        rc = 2;
+    uint64_t *v = calloc(nvalues, sizeof *v);
+    object **objs = calloc(dc->nobjs, sizeof *objs);
+    fl_ctxgraph *g = NULL;
+    int rc = 2;
+    if (!v || !objs)
         goto out;
-    }
     for (size_t i = 0; i < nvalues; i++) {
-        uint64_t v;
-        const char *t = values[i];
         char *end;
         errno = 0;
-        v = strtoull(t, &end, 16);
-        if (!*t || *end || errno) {
-            fprintf(stderr, "faultline decode: --context %s: not a hex value\n", t);
-            rc = 2;
+        v[i] = strtoull(values[i], &end, 16);
+        if (!*values[i] || *end || errno || values[i][0] == '-') {
+            fprintf(stderr, "faultline decode: --context %s: not a hex value\n", values[i]);
             goto out;
         }
-        if (v == 0) {
-            printf("context 0x0: empty (no instrumented function active)\n");
-            continue;
-        }
-        fl_ctxsearch s = {.max_depth = max_depth, .budget = max_paths};
-        unsigned k = 0;
-        printf("context 0x%" PRIx64 ":\n", v);
-        fflush(stdout);
-        unsigned m = fl_ctxgraph_search(g, v, &s, print_stack, &k);
-        if (!m) {
-            if (s.complete)
-                printf("  no stack found (%" PRIu64 " paths tried: all up to %u deep)\n", s.steps,
-                       max_depth);
-            else
-                printf("  no stack found in the first %" PRIu64 " paths (raise --max-paths)\n",
-                       s.steps);
-            rc = rc ? rc : 1;
-        } else if (!s.complete) {
-            printf("  (search stopped after %" PRIu64 " paths: there may be more stacks)\n",
-                   s.steps);
-        }
+    }
+    for (size_t i = 0; i < dc->nobjs; i++)
+        objs[i] = &dc->objs[i];
+    if (!(g = ctx_graph(objs, dc->nobjs)))
+        goto out;
+    rc = 0;
+    for (size_t i = 0; i < nvalues; i++) {
+        printf("context 0x%" PRIx64 ":\n", v[i]);
+        if (ctx_decode_one(g, v[i], max_depth, max_paths))
+            rc = 1;
     }
     if (fflush(stdout)) {
         fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
@@ -607,6 +634,93 @@ static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned 
     }
 out:
     fl_ctxgraph_free(g);
+    free(objs);
+    free(v);
+    return rc;
+}
+
+/* A crash log: the contexts of its threads, with the files --obj gave or,
+ * for the objects it lists that --obj did not, the file at the path it
+ * names when the build id matches.  Of the latter, only those built with
+ * -finstrument-functions join the graph (the C library adds nothing but
+ * time).  0: every context decoded; 1: some not; 2: none could be. */
+static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
+                           unsigned max_depth, uint64_t max_paths)
+{
+    size_t nctx = L->has_crash_context;
+    for (size_t i = 0; i < L->nthreads; i++)
+        nctx += L->threads[i].has_context;
+    if (!nctx) {
+        fprintf(stderr, "faultline decode: %s: the crash log has no calling contexts (the "
+                        "program was not built with -finstrument-functions)\n", path);
+        return 2;
+    }
+    object **objs = calloc(L->nobjects + dc->nobjs, sizeof *objs);
+    object *extra = calloc(L->nobjects ? L->nobjects : 1, sizeof *extra);
+    bool *used = calloc(dc->nobjs ? dc->nobjs : 1, sizeof *used);
+    size_t n = 0, nextra = 0;
+    fl_ctxgraph *g = NULL;
+    int rc = 2;
+    if (!objs || !extra || !used)
+        goto out;
+    for (size_t i = 0; i < L->nobjects; i++) {
+        const fl_object *o = &L->objects[i];
+        if (!o->build_id)
+            continue;
+        bool given = false;
+        for (size_t k = 0; k < dc->nobjs && !given; k++)
+            if (!used[k] && !strcmp(dc->objs[k].id, o->build_id)) {
+                used[k] = given = true;
+                objs[n++] = &dc->objs[k];
+            }
+        char err[512];
+        if (given || !o->path || open_object(&extra[nextra], o->path, err, sizeof err))
+            continue;
+        if (strcmp(extra[nextra].id, o->build_id) || !fl_ctx_elf_uses_hooks(extra[nextra].elf)) {
+            close_object(&extra[nextra]);
+            continue;
+        }
+        objs[n++] = &extra[nextra++];
+    }
+    for (size_t k = 0; k < dc->nobjs; k++)
+        if (!used[k])
+            objs[n++] = &dc->objs[k];
+    if (!n) {
+        fprintf(stderr, "faultline decode: %s: none of the crash log's objects was found: "
+                        "give the program and its libraries with --obj\n", path);
+        goto out;
+    }
+    if (!(g = ctx_graph(objs, n)))
+        goto out;
+    rc = 0;
+    if (L->has_crash_context) {
+        printf("crashed thread %" PRIu64 "%s%s%s: context 0x%" PRIx64 "\n", L->crash_tid,
+               L->crash_thread_name ? " (" : "",
+               L->crash_thread_name ? L->crash_thread_name : "",
+               L->crash_thread_name ? ")" : "", L->crash_context);
+        if (ctx_decode_one(g, L->crash_context, max_depth, max_paths))
+            rc = 1;
+    }
+    for (size_t i = 0; i < L->nthreads; i++) {
+        const fl_thread *t = &L->threads[i];
+        if (!t->has_context)
+            continue;
+        printf("thread %" PRIu64 "%s%s%s: context 0x%" PRIx64 "\n", t->tid, t->name ? " (" : "",
+               t->name ? t->name : "", t->name ? ")" : "", t->context);
+        if (ctx_decode_one(g, t->context, max_depth, max_paths))
+            rc = 1;
+    }
+    if (fflush(stdout)) {
+        fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
+        rc = 2;
+    }
+out:
+    fl_ctxgraph_free(g);
+    for (size_t i = 0; i < nextra; i++)
+        close_object(&extra[i]);
+    free(extra);
+    free(objs);
+    free(used);
     return rc;
 }
 
@@ -686,6 +800,16 @@ int fl_cmd_decode(int argc, char **argv)
         goto out;
     }
     const char *path = optind < argc ? argv[optind] : "-";
+    if (strcmp(path, "-")) {
+        /* A crash log: decode its calling contexts. */
+        fl_crashlog *L = NULL;
+        fl_crashlog_error perr;
+        if (fl_crashlog_parse_file(path, &L, &perr) == 0) {
+            rc = decode_crashlog(&dc, L, path, (unsigned)max_depth, max_paths);
+            fl_crashlog_free(L);
+            goto out;
+        }
+    }
     FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!in) {
         fprintf(stderr, "faultline decode: %s: %s\n", path, strerror(errno));

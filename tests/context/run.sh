@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The compressed calling context end to end: ctx_app (built with
+# -finstrument-functions, linked to libfaultline) reports faultline_context()
+# in stacks its structure fixes; `faultline decode --context` must turn each
+# value back into exactly that stack from the files alone.  Then a crash:
+# the log's CRASH_CONTEXT and THREAD_CONTEXT, decoded from the paths the log
+# names.  And the errors a user can make.
+# usage: run.sh FAULTLINE CTX_APP CTX_LIB
+set -u
+FL=$1 APP=$2 LIB=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0 pass=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+# Function names as decode prints them, GCC's clone suffixes (.part.0,
+# .constprop.0, .isra.0) dropped.
+names() { sed -n 's/^ *#[0-9]* \([^ ]*\) .*/\1/p' | sed 's/\..*//' | tr '\n' ' ' | sed 's/ $//'; }
+
+export FAULTLINE_SPOOL=$tmp/spool
+"$APP" >"$tmp/run1" || bad "ctx_app exited $?"
+"$APP" >"$tmp/run2" || bad "ctx_app (second run) exited $?"
+n=$(grep -c '^CTX ' "$tmp/run1")
+[ "$n" -ge 10 ] && ok || bad "expected at least 10 reports, got $n"
+
+# The same build gives the same value for the same stack in every run
+# (the program is position-independent: its load address differs).
+if cmp -s <(grep '^CTX ' "$tmp/run1") <(grep '^CTX ' "$tmp/run2"); then ok; else
+    bad "values differ between two runs"; diff "$tmp/run1" "$tmp/run2"
+fi
+
+# Every call returned: back to main's value.
+read -r _ before after < <(grep '^BACK ' "$tmp/run1")
+[ -n "$before" ] && [ "$before" = "$after" ] && ok || bad "main's context $before, after the calls $after"
+
+# Order matters: x>y and y>x differ.
+xy=$(awk '$2=="xy"{print $3}' "$tmp/run1") yx=$(awk '$2=="yx"{print $3}' "$tmp/run1")
+[ -n "$xy" ] && [ "$xy" != "$yx" ] && ok || bad "order_x>order_y and order_y>order_x gave $xy and $yx"
+
+# Each value back into its stack, exactly one.
+while read -r _ label value expect; do
+    out=$("$FL" decode --context "$value" --obj "$APP" --obj "$LIB" 2>&1)
+    rc=$?
+    got=$(printf '%s\n' "$out" | names)
+    stacks=$(printf '%s\n' "$out" | grep -c '^  stack ')
+    if [ $rc -eq 0 ] && [ "$got" = "$expect" ] && [ "$stacks" -eq 1 ]; then ok; else
+        bad "$label: 0x$value decoded to '$got' ($stacks stacks, exit $rc), expected '$expect'"
+        printf '%s\n' "$out"
+    fi
+done < <(grep '^CTX ' "$tmp/run1")
+
+# All values at once, in one run of decode.
+args=()
+for v in $(awk '/^CTX /{print $3}' "$tmp/run1"); do args+=(--context "$v"); done
+out=$("$FL" decode "${args[@]}" --obj "$APP" --obj "$LIB" 2>&1)
+[ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c '^  stack 1:')" -eq "$n" ] && ok ||
+    bad "decoding all $n values at once"
+
+# ---- the crash log ----
+rm -rf "$tmp/spool"
+"$APP" crash >"$tmp/crash.out" 2>&1
+rc=$?
+[ $rc -ne 0 ] && ok || bad "ctx_app crash exited 0"
+log=$(ls "$tmp"/spool/*.crashlog 2>/dev/null | head -1)
+if [ -z "$log" ]; then
+    bad "no crash log"
+else
+    grep -q '^CRASH_CONTEXT 0x' "$log" && ok || bad "no CRASH_CONTEXT in the log"
+    grep -q '^THREAD_CONTEXT 0x' "$log" && ok || bad "no THREAD_CONTEXT in the log"
+    out=$("$FL" decode "$log" 2>&1)
+    rc=$?
+    crashed=$(printf '%s\n' "$out" | sed -n '/^crashed thread/,/^thread /p' | names)
+    other=$(printf '%s\n' "$out" | sed -n '/^thread /,$p' | names)
+    want_c=$(sed -n 's/^CRASH_EXPECT //p' "$tmp/crash.out")
+    want_t=$(sed -n 's/^THREAD_EXPECT //p' "$tmp/crash.out")
+    [ $rc -eq 0 ] && [ "$crashed" = "$want_c" ] && ok ||
+        { bad "crashed thread decoded to '$crashed' (exit $rc), expected '$want_c'"; printf '%s\n' "$out"; }
+    [ "$other" = "$want_t" ] && ok || bad "parked thread decoded to '$other', expected '$want_t'"
+    # The same with the files given (the log's paths are then not needed).
+    out=$("$FL" decode --obj "$APP" --obj "$LIB" "$log" 2>&1)
+    [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n '/^crashed thread/,/^thread /p' | names)" = "$want_c" ] &&
+        ok || bad "crash log with --obj: $out"
+fi
+
+# ---- what a user can get wrong ----
+"$FL" decode --context 123456789abcdef --obj "$APP" --obj "$LIB" >"$tmp/o" 2>&1
+[ $? -eq 1 ] && grep -q 'no stack found' "$tmp/o" && ok || bad "an unknown value: $(cat "$tmp/o")"
+"$FL" decode --context 0 --obj "$APP" >"$tmp/o" 2>&1
+[ $? -eq 0 ] && grep -q 'empty' "$tmp/o" && ok || bad "value 0: $(cat "$tmp/o")"
+"$FL" decode --context 1234 >"$tmp/o" 2>&1
+[ $? -eq 2 ] && grep -q -- '--obj' "$tmp/o" && ok || bad "no --obj: $(cat "$tmp/o")"
+"$FL" decode --context xyz --obj "$APP" >"$tmp/o" 2>&1
+[ $? -eq 2 ] && grep -q 'not a hex value' "$tmp/o" && ok || bad "a bad value: $(cat "$tmp/o")"
+"$FL" decode --context 1234 --obj "$FL" >"$tmp/o" 2>&1
+[ $? -eq 2 ] && grep -q 'finstrument-functions' "$tmp/o" && ok || bad "an uninstrumented file: $(cat "$tmp/o")"
+printf 'not an ELF file\n' >"$tmp/junk"
+"$FL" decode --context 1234 --obj "$tmp/junk" >"$tmp/o" 2>&1
+[ $? -eq 2 ] && grep -q 'not an ELF file' "$tmp/o" && ok || bad "a non-ELF --obj: $(cat "$tmp/o")"
+deep=$(awk '$2=="recurse3"{print $3}' "$tmp/run1")
+"$FL" decode --context "$deep" --max-paths 3 --obj "$APP" --obj "$LIB" >"$tmp/o" 2>&1
+[ $? -eq 1 ] && grep -q 'raise --max-paths' "$tmp/o" && ok || bad "a budget too small: $(cat "$tmp/o")"
+"$FL" decode --context "$deep" --max-depth 3 --obj "$APP" --obj "$LIB" >"$tmp/o" 2>&1
+[ $? -eq 1 ] && grep -q 'all up to 3 deep' "$tmp/o" && ok || bad "a depth too small: $(cat "$tmp/o")"
+"$FL" decode --context 1 --max-depth 0 --obj "$APP" >"$tmp/o" 2>&1
+[ $? -eq 2 ] && ok || bad "--max-depth 0 accepted"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
