@@ -233,7 +233,14 @@ int faultline_trace_dump_text(int fd);
  * context in 8 bytes.  The crash log records the value of every thread
  * (CRASH_CONTEXT, THREAD_CONTEXT).  Async-signal-safe; costs nothing
  * unless code is instrumented.  docs/client.md has the details. */
+#ifdef __GNUC__ /* long long, in C89 and C++98 too */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wlong-long"
+#endif
 unsigned long long faultline_context(void);
+#ifdef __GNUC__
+#pragma GCC diagnostic pop
+#endif
 
 /* The macro needs C99 variadic macros and _Generic (C11, or GCC and clang
  * in C99 mode), or C++11. */

@@ -37,10 +37,12 @@
 
 #include "fl_context.h"
 #include "fl_ctxdecode.h"
+#include "symcache_build_int.h"
 
 typedef struct cfunc {
     uint64_t addr, size;
-    char *name;
+    char *name;    /* as in the symbol table: what calls resolve by */
+    char *display; /* demangled, or NULL */
     uint32_t module;
     bool instrumented, exported, global;
     uint8_t calls_out; /* may call back: CB_POINTER, CB_EXTERNAL, or 0 */
@@ -87,14 +89,49 @@ enum { CB_POINTER = 1, CB_EXTERNAL = 2 };
 
 static bool takes_callbacks(const char *name)
 {
-    static const char *const known[] = {
-        "qsort", "qsort_r", "bsearch", "lfind", "lsearch", "tsearch", "tfind", "tdelete",
-        "twalk", "twalk_r", "tdestroy", "pthread_create", "pthread_once", "pthread_atfork",
-        "pthread_key_create", "atexit", "at_quick_exit", "on_exit", "__cxa_atexit",
-        "__cxa_thread_atexit_impl", "signal", "sigaction", "bsd_signal", "sigset",
-        "dl_iterate_phdr", "ftw", "nftw", "nftw64", "ftw64", "scandir", "scandir64", "scandirat",
-        "glob", "glob64", "__libc_start_main", "makecontext", "clone", "timer_create",
-        "thrd_create", "call_once", "_Unwind_Backtrace", "g_thread_new", "uv_queue_work"};
+    static const char *const known[] = {"qsort",
+                                        "qsort_r",
+                                        "bsearch",
+                                        "lfind",
+                                        "lsearch",
+                                        "tsearch",
+                                        "tfind",
+                                        "tdelete",
+                                        "twalk",
+                                        "twalk_r",
+                                        "tdestroy",
+                                        "pthread_create",
+                                        "pthread_once",
+                                        "pthread_atfork",
+                                        "pthread_key_create",
+                                        "atexit",
+                                        "at_quick_exit",
+                                        "on_exit",
+                                        "__cxa_atexit",
+                                        "__cxa_thread_atexit_impl",
+                                        "signal",
+                                        "sigaction",
+                                        "bsd_signal",
+                                        "sigset",
+                                        "dl_iterate_phdr",
+                                        "ftw",
+                                        "nftw",
+                                        "nftw64",
+                                        "ftw64",
+                                        "scandir",
+                                        "scandir64",
+                                        "scandirat",
+                                        "glob",
+                                        "glob64",
+                                        "__libc_start_main",
+                                        "makecontext",
+                                        "clone",
+                                        "timer_create",
+                                        "thrd_create",
+                                        "call_once",
+                                        "_Unwind_Backtrace",
+                                        "g_thread_new",
+                                        "uv_queue_work"};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp(known[i], name))
             return true;
@@ -126,6 +163,7 @@ void fl_ctxgraph_free(fl_ctxgraph *g)
     for (size_t i = 0; i < g->nfuncs; i++) {
         cfunc *f = &g->funcs[i];
         free(f->name);
+        free(f->display);
         free(f->callees);
         free(f->inl);
         for (size_t k = 0; k < f->next; k++)
@@ -173,7 +211,7 @@ typedef struct modscan {
     struct load {
         uint32_t func;
         int loads, hooks;
-    } *body;
+    } * body;
     size_t nbody, cbody;
     csh cs;
     cs_insn *insn;
@@ -552,8 +590,8 @@ static void scan_data_words(modscan *m)
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
     while ((scn = elf_nextscn(m->elf, scn))) {
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-            !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR))
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_ALLOC) ||
+            (sh.sh_flags & SHF_EXECINSTR))
             continue;
         Elf_Data *d = elf_getdata(scn, NULL);
         if (!d || !d->d_buf || d->d_size != sh.sh_size)
@@ -644,8 +682,10 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_
     read_symbols(&m, module, true, shared); /* exported flags */
     m.count = (uint32_t)(g->nfuncs - m.first);
     if (!m.count) {
-        snprintf(err, errlen, "%s: no function symbols (give the unstripped file, or its "
-                              ".debug file is not enough: the code must be there)", name);
+        snprintf(err, errlen,
+                 "%s: no function symbols (give the unstripped file, or its "
+                 ".debug file is not enough: the code must be there)",
+                 name);
         goto fail;
     }
     qsort(g->funcs + m.first, m.count, sizeof *g->funcs, cmp_func);
@@ -690,8 +730,12 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_
     const void *bid = NULL;
     ssize_t blen = dwelf_elf_gnu_build_id(elf, &bid);
     uint64_t seed = fl_ctx_seed(blen > 0 ? bid : NULL, blen > 0 ? (size_t)blen : 0);
-    for (uint32_t i = 0; i < m.count; i++)
-        g->funcs[m.first + i].id = fl_ctx_id(seed, g->funcs[m.first + i].addr);
+    for (uint32_t i = 0; i < m.count; i++) {
+        cfunc *f = &g->funcs[m.first + i];
+        f->id = fl_ctx_id(seed, f->addr);
+        if (f->instrumented)
+            f->display = fl_sym_demangle(f->name);
+    }
     cmodule cm = {.name = strdup(name), .first = m.first, .count = m.count};
     if (!cm.name)
         abort();
@@ -876,7 +920,7 @@ static int search_depth(const fl_ctxgraph *g, uint64_t value, unsigned depth, ui
                     if (L->ctx == value) {
                         for (size_t k = 0; k <= d; k++) {
                             const cfunc *f = &g->funcs[g->nodes[st[d - k].node]];
-                            frames[k].function = f->name;
+                            frames[k].function = f->display ? f->display : f->name;
                             frames[k].module = g->mods[f->module].name;
                             frames[k].address = f->addr;
                         }
@@ -953,7 +997,7 @@ out:
     return s->matches;
 }
 
-int fl_ctx_elf_uses_hooks(Elf *elf)
+int fl_ctx_elf_has_hooks(Elf *elf)
 {
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
@@ -966,8 +1010,7 @@ int fl_ctx_elf_uses_hooks(Elf *elf)
         for (size_t i = 1; i < n; i++) {
             GElf_Sym sym;
             const char *name;
-            if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx == SHN_UNDEF &&
-                (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+            if (gelf_getsym(d, (int)i, &sym) && (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
                 !strcmp(name, "__cyg_profile_func_enter"))
                 return 1;
         }

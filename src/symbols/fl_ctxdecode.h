@@ -47,14 +47,14 @@ typedef struct fl_ctxframe {
 typedef int (*fl_ctx_match_fn)(const fl_ctxframe *frames, size_t n, void *arg);
 
 typedef struct fl_ctxsearch {
-    unsigned max_depth;     /* longest stack tried */
-    uint64_t budget;        /* most path steps tried */
-    uint64_t steps;         /* out: steps taken */
-    unsigned matches;       /* out: stacks found */
-    int complete;           /* out: every path up to max_depth was tried
-                             * (0: the budget ran out first) */
-    int depth_cut;          /* out: some paths go on past max_depth
-                             * (recursion, or a deep graph) */
+    unsigned max_depth; /* longest stack tried */
+    uint64_t budget;    /* most path steps tried */
+    uint64_t steps;     /* out: steps taken */
+    unsigned matches;   /* out: stacks found */
+    int complete;       /* out: every path up to max_depth was tried
+                         * (0: the budget ran out first) */
+    int depth_cut;      /* out: some paths go on past max_depth
+                         * (recursion, or a deep graph) */
 } fl_ctxsearch;
 
 /* Calls `fn` for each stack of instrumented functions (entry point first
@@ -63,8 +63,9 @@ typedef struct fl_ctxsearch {
 unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *s,
                             fl_ctx_match_fn fn, void *arg);
 
-/* Whether the file calls the hooks from another (a program or library
- * built with -finstrument-functions and linked to libfaultline.so). */
-int fl_ctx_elf_uses_hooks(Elf *elf);
+/* Whether the file names the hooks: calls them in another file (built
+ * with -finstrument-functions and linked to libfaultline.so), or has them
+ * (libfaultline itself, or a program that linked its static archive). */
+int fl_ctx_elf_has_hooks(Elf *elf);
 
 #endif /* FL_CTXDECODE_H */

@@ -476,6 +476,19 @@ static void llvm_inheriting_ctor(char *d, size_t cap)
     (void)nlen;
 }
 
+char *fl_sym_demangle(const char *raw)
+{
+    if (raw[0] != '_' || raw[1] != 'Z')
+        return NULL;
+    pthread_once(&g_demangle_once, load_demangler);
+    int status = 0;
+    char *d = g_demangle ? g_demangle(raw, NULL, NULL, &status) : NULL;
+    if (d && status == 0)
+        return d;
+    free(d);
+    return NULL;
+}
+
 /* Names are demangled the way llvm-symbolizer does: Itanium "_Z" names;
  * anything the demangler rejects stays as it is. */
 static uint32_t intern_name(builder *b, const char *raw)

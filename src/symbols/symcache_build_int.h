@@ -17,4 +17,8 @@ int fl_symcache_build_mem(const void *elf_image, size_t size, void **out, size_t
 void fl_symcache_test_fail_alloc(long n);
 int fl_symcache_test_alloc_failed(void);
 
+/* The C++ demangler's reading of an Itanium "_Z" name (malloc'd), or NULL
+ * when raw is not one or the C++ runtime is not there. */
+char *fl_sym_demangle(const char *raw);
+
 #endif

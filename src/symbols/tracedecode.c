@@ -676,7 +676,7 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
         char err[512];
         if (given || !o->path || open_object(&extra[nextra], o->path, err, sizeof err))
             continue;
-        if (strcmp(extra[nextra].id, o->build_id) || !fl_ctx_elf_uses_hooks(extra[nextra].elf)) {
+        if (strcmp(extra[nextra].id, o->build_id) || !fl_ctx_elf_has_hooks(extra[nextra].elf)) {
             close_object(&extra[nextra]);
             continue;
         }

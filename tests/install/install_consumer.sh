@@ -17,9 +17,9 @@ for f in include/faultline.h include/mojocrash.h lib/libfaultline.a lib/libfault
          lib/cmake/Faultline/FaultlineConfig.cmake bin/faultline; do
   [ -e "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
-# Exactly the public API is exported.
+# Exactly the public API is exported (and the -finstrument-functions hooks).
 bad=$(nm -D --defined-only "$prefix/lib/libfaultline.so" | awk '{print $3}' |
-      grep -v -E '^(faultline_|MOJOCRASH_|pthread_create$)' || true)
+      grep -v -E '^(faultline_|MOJOCRASH_|pthread_create$|__cyg_profile_func_(enter|exit)$)' || true)
 [ -z "$bad" ] || { echo "FAIL: unexpected exports: $bad"; exit 1; }
 
 # pkg-config, shared library.
@@ -54,6 +54,16 @@ for want in ' inline 1$' ' template 2.5$' ' template 3$' ' method hello 5$' \
             ' types -7 18446744073709551615 (nil) x$' '^BREADCRUMB [0-9]* cpp done$'; do
   grep -q -- "$want" "$tmp/trace.out" || { echo "FAIL: no line like '$want'"; cat "$tmp/trace.out"; exit 1; }
 done
+# The calling context from C++ code built with -finstrument-functions, and
+# the installed `faultline decode --context` (capstone) back to its stack.
+c++ $san -std=c++11 -O1 -finstrument-functions -Wall -Wextra -Werror -o "$tmp/consumer_context" \
+    "$src/consumer_context.cpp" $(pkg-config --cflags --libs faultline) -Wl,-rpath,"$prefix/lib"
+ctx=$(FAULTLINE_SPOOL=$tmp/spool-ctx "$tmp/consumer_context") || { echo "FAIL: consumer_context"; exit 1; }
+"$prefix/bin/faultline" decode --context "$ctx" --obj "$tmp/consumer_context" >"$tmp/ctx.out" ||
+  { echo "FAIL: faultline decode --context exited $?"; cat "$tmp/ctx.out"; exit 1; }
+got=$(sed -n 's/^ *#[0-9]* \(.*\) (consumer_context+.*/\1/p' "$tmp/ctx.out" | tr '\n' '|')
+[ "$got" = "int twice<int>(int)|Widget::run(int)|main|" ] ||
+  { echo "FAIL: context decoded to '$got'"; cat "$tmp/ctx.out"; exit 1; }
 printf '#include <faultline.h>\nint main(void) { return 0; }\n' >"$tmp/h.c"
 cc -std=c89 -pedantic-errors -Wall -Werror -fsyntax-only -I"$prefix/include" "$tmp/h.c" ||
   { echo "FAIL: faultline.h in C89"; exit 1; }
