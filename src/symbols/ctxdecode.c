@@ -268,7 +268,7 @@ static long func_holding(const modscan *m, uint64_t addr)
 static const slot *slot_at(const modscan *m, uint64_t addr)
 {
     slot key = {.addr = addr};
-    return bsearch(&key, m->slots, m->nslots, sizeof key, cmp_slot);
+    return m->nslots ? bsearch(&key, m->slots, m->nslots, sizeof key, cmp_slot) : NULL;
 }
 
 static void body_note(modscan *m, long k, bool hook)
@@ -580,7 +580,8 @@ static void scan_relocs(modscan *m)
             PUSH(m->slots, m->nslots, m->cslots, s);
         }
     }
-    qsort(m->slots, m->nslots, sizeof *m->slots, cmp_slot);
+    if (m->nslots)
+        qsort(m->slots, m->nslots, sizeof *m->slots, cmp_slot);
 }
 
 /* A fixed-address executable's data holds function addresses as plain
@@ -939,9 +940,18 @@ static int search_depth(const fl_ctxgraph *g, uint64_t value, unsigned depth, ui
                 d--;
                 continue;
             }
-            uint32_t c = L->next < ndirect ? g->succ[g->succ_off[L->node] + L->next]
-                                           : g->callbacks[L->next - ndirect];
-            L->next++;
+            uint32_t c;
+            if (L->next < ndirect) {
+                c = g->succ[g->succ_off[L->node] + L->next++];
+            } else {
+                c = g->callbacks[L->next++ - ndirect];
+                /* A callback that is also a direct successor was tried. */
+                bool direct = false;
+                for (uint32_t k = 0; k < ndirect && !direct; k++)
+                    direct = g->succ[g->succ_off[L->node] + k] == c;
+                if (direct)
+                    continue;
+            }
             st[d + 1].node = c;
             st[d + 1].ctx = fl_ctx_push(L->ctx, g->funcs[g->nodes[c]].id);
             st[d + 1].next = 0;

@@ -105,7 +105,8 @@ static int load_relocs(object *o)
             o->nrel++;
         }
     }
-    qsort(o->rel, o->nrel, 2 * sizeof *o->rel, cmp_u64);
+    if (o->nrel) /* a fixed-address program has none */
+        qsort(o->rel, o->nrel, 2 * sizeof *o->rel, cmp_u64);
     return 0;
 }
 

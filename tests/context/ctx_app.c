@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,8 +146,9 @@ NOINLINE static void crash_now(void)
     printf("CRASH_EXPECT crash_now crash_middle main\n");
     printf("THREAD_EXPECT park_here parker\n");
     fflush(stdout);
-    volatile int *volatile p = NULL;
-    *p = 1;
+    /* Not NULL itself: UBSan would stop at a null store first. */
+    volatile uintptr_t bad = 16;
+    *(volatile int *)bad = 1;
 }
 
 NOINLINE static void crash_middle(void)
