@@ -6,7 +6,8 @@
  * why it is not the reference's plain XOR).  A function's id needs its
  * module's load bias and build id; a two-entry per-thread cache of
  * [start, end) -> (bias, seed) answers almost every call, since
- * instrumented code is one or two modules.  A miss asks the dynamic
+ * instrumented code is one or two modules; and an exit usually restores
+ * the value saved at the matching entry without computing the id.  A miss asks the dynamic
  * linker with _dl_find_object() -- lock-free and async-signal-safe, made
  * for unwinders -- and reads the build id from the object's own headers.
  *
@@ -33,8 +34,22 @@ struct ctx_module {
     uint64_t seed;
 };
 
-static TLS uint64_t tl_ctx;
-static TLS struct ctx_module tl_mods[2];
+/* All of a thread's state in one block: one %fs-relative base for every
+ * access.  The ring remembers, for the last 8 depths, which function was
+ * entered there and the value before it, so that an exit restores the
+ * value instead of recomputing the function's id.  A slot's key is the
+ * function's address with the depth in its top 16 bits (user addresses
+ * have 47), so a slot a deeper call reused, or a signal handler's calls,
+ * never match: those exits recompute. */
+#define RING 8
+static TLS struct {
+    uint64_t ctx;
+    uint64_t depth;
+    struct ctx_module mods[2];
+    struct {
+        uint64_t key, prev;
+    } ring[RING];
+} tl;
 
 /* Whether any instrumented code ran: the crash log writes contexts only
  * then.  Set once, read by the crash handler. */
@@ -43,7 +58,8 @@ static volatile int used;
 /* The build-id seed of the object whose ELF header is at `ehdr`, mapped
  * with load bias `bias`.  Headers and notes are in the first, readable
  * PT_LOAD of every object the linker produces. */
-__attribute__((cold)) NOINSTR static uint64_t module_seed(const unsigned char *ehdr, uintptr_t bias)
+__attribute__((cold)) NOINSTR static uint64_t module_seed(const unsigned char *ehdr,
+                                                          uintptr_t bias)
 {
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)ehdr;
     if (!ehdr || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_phentsize != sizeof(ElfW(Phdr)))
@@ -68,71 +84,78 @@ __attribute__((cold)) NOINSTR static uint64_t module_seed(const unsigned char *e
     return fl_ctx_seed(NULL, 0);
 }
 
-/* Fills the cache's second entry for the object holding `a` and returns
- * it; an address no object holds (JIT code) gets an entry of its own
+/* The first cache entry missed: `a`'s id from the second one (which
+ * becomes the first), or else from the object holding `a`, found and put
+ * first.  An address no object holds (JIT code) gets an entry of its own
  * page, bias 0. */
-__attribute__((noinline, cold)) NOINSTR static struct ctx_module *lookup(uintptr_t a)
+__attribute__((noinline, cold)) NOINSTR static uint64_t lookup(uintptr_t a)
 {
-    struct ctx_module *m = &tl_mods[1];
+    struct ctx_module m = tl.mods[1];
+    if (a - m.start < m.end - m.start) {
+        tl.mods[1] = tl.mods[0];
+        tl.mods[0] = m;
+        return fl_ctx_id(m.seed, a - m.bias);
+    }
+    if (!used)
+        used = 1;
 #ifdef DLFO_STRUCT_HAS_EH_DBASE /* glibc 2.35 and later */
     struct dl_find_object r;
     if (_dl_find_object((void *)a, &r) == 0 && r.dlfo_link_map) {
-        m->start = (uintptr_t)r.dlfo_map_start;
-        m->end = (uintptr_t)r.dlfo_map_end;
-        m->bias = r.dlfo_link_map->l_addr;
-        m->seed = module_seed(r.dlfo_map_start, m->bias);
-        return m;
-    }
+        m.start = (uintptr_t)r.dlfo_map_start;
+        m.end = (uintptr_t)r.dlfo_map_end;
+        m.bias = r.dlfo_link_map->l_addr;
+        m.seed = module_seed(r.dlfo_map_start, m.bias);
+    } else
 #endif
     {
-        m->start = a & ~(uintptr_t)4095;
-        m->end = m->start + 4096;
-        m->bias = 0;
-        m->seed = fl_ctx_seed(NULL, 0);
+        m.start = a & ~(uintptr_t)4095;
+        m.end = m.start + 4096;
+        m.bias = 0;
+        m.seed = fl_ctx_seed(NULL, 0);
     }
-    return m;
+    tl.mods[1] = tl.mods[0];
+    tl.mods[0] = m;
+    return fl_ctx_id(m.seed, a - m.bias);
 }
 
-NOINSTR static uint64_t func_id(void *fn)
+__attribute__((always_inline)) NOINSTR static inline uint64_t func_id(uintptr_t a)
 {
-    uintptr_t a = (uintptr_t)fn;
-    struct ctx_module *m = &tl_mods[0];
-    if (__builtin_expect(a - m->start >= m->end - m->start, 0)) {
-        m = &tl_mods[1];
-        if (a - m->start >= m->end - m->start) {
-            m = lookup(a);
-            if (!used)
-                used = 1;
-        }
-        /* Most recently used first. */
-        struct ctx_module t = tl_mods[0];
-        tl_mods[0] = *m;
-        tl_mods[1] = t;
-        m = &tl_mods[0];
-    }
-    return fl_ctx_id(m->seed, a - m->bias);
+    if (__builtin_expect(a - tl.mods[0].start < tl.mods[0].end - tl.mods[0].start, 1))
+        return fl_ctx_id(tl.mods[0].seed, a - tl.mods[0].bias);
+    return lookup(a);
 }
 
 FL_EXPORT NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
     (void)site;
-    tl_ctx = fl_ctx_push(tl_ctx, func_id(fn));
+    uintptr_t a = (uintptr_t)fn;
+    uint64_t d = tl.depth, prev = tl.ctx;
+    tl.ring[d % RING].key = a | d << 48;
+    tl.ring[d % RING].prev = prev;
+    tl.depth = d + 1;
+    tl.ctx = fl_ctx_push(prev, func_id(a));
 }
 
 FL_EXPORT NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
 {
     (void)site;
-    tl_ctx = fl_ctx_pop(tl_ctx, func_id(fn));
+    uintptr_t a = (uintptr_t)fn;
+    uint64_t d = tl.depth - 1;
+    tl.depth = d;
+    if (__builtin_expect(tl.ring[d % RING].key == (a | d << 48), 1))
+        tl.ctx = tl.ring[d % RING].prev;
+    else
+        tl.ctx = fl_ctx_pop(tl.ctx, func_id(a));
 }
 
 FL_EXPORT NOINSTR unsigned long long faultline_context(void)
 {
-    return tl_ctx;
+    return tl.ctx;
 }
 
 /* For the crash handler and the other threads' dump handler. */
 int fl_context_get(uint64_t *out)
 {
-    *out = tl_ctx;
+    *out = tl.ctx;
     return used;
 }

@@ -871,7 +871,8 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
             indeg[g->succ[k]]++;
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         const cfunc *f = &g->funcs[g->nodes[ni]];
-        if (f->addr_taken)
+        /* main's address is taken (by _start), but nothing calls it back. */
+        if (f->addr_taken && strcmp(f->name, "main"))
             PUSH(g->callbacks, g->ncallbacks, ccb, (uint32_t)ni);
         if (!strcmp(f->name, "main") || f->addr_taken || f->exported || !indeg[ni])
             PUSH(g->roots, g->nroots, croots, (uint32_t)ni);
@@ -889,49 +890,60 @@ size_t fl_ctxgraph_instrumented(const fl_ctxgraph *g)
 
 /* ---- search ---- */
 
+/* The search ranks a path by its weight: 1 per function, and more for
+ * each step that is only a guess -- a callback through a pointer or a
+ * known callback-taking function (W_POINTER), or through any other call
+ * out of the files (W_EXTERNAL).  Stacks are mostly direct calls with a
+ * callback or two, so the lightest paths are the likely ones; and the
+ * graph's fan-out lives in the guessed edges (any callback-calling
+ * function to every address-taken one), which the weights keep for last. */
+enum { W_POINTER = 4, W_EXTERNAL = 8 };
+
 struct level {
     uint32_t node;
+    uint32_t next;   /* the successor to try next: direct ones, then callbacks */
+    uint32_t weight; /* of the path up to and with this node */
     uint64_t ctx;
-    uint32_t next;
 };
 
-/* One depth-first pass over the paths of exactly `depth` functions,
- * callbacks allowed for CB_* reasons up to `cb`.  Returns -1 when the
- * budget ran out or `fn` asked to stop, else whether some path goes on
- * deeper. */
-static int search_depth(const fl_ctxgraph *g, uint64_t value, unsigned depth, uint8_t cb,
-                        fl_ctxsearch *s, fl_ctx_match_fn fn, void *arg, struct level *st,
-                        fl_ctxframe *frames)
+/* One depth-first pass over the paths of weight up to `limit`, comparing
+ * those of weight exactly `limit` (lighter ones were compared in earlier
+ * passes).  Returns -1 when the budget ran out or `fn` asked to stop, else
+ * whether the limit (not the depth) cut some path short. */
+static int search_weight(const fl_ctxgraph *g, uint64_t value, unsigned limit, unsigned maxd,
+                         fl_ctxsearch *s, fl_ctx_match_fn fn, void *arg, struct level *st,
+                         fl_ctxframe *frames)
 {
-    int deeper = 0;
+    int heavier = 0;
     for (size_t ri = 0; ri < g->nroots; ri++) {
         size_t d = 0;
         st[0].node = g->roots[ri];
         st[0].ctx = fl_ctx_push(0, g->funcs[g->nodes[st[0].node]].id);
         st[0].next = 0;
+        st[0].weight = 1;
         for (;;) {
             struct level *L = &st[d];
             uint32_t ndirect = g->succ_off[L->node + 1] - g->succ_off[L->node];
             uint8_t why = g->node_cb[L->node];
-            uint32_t total = ndirect + (why && why <= cb ? (uint32_t)g->ncallbacks : 0);
+            uint32_t total = ndirect + (why ? (uint32_t)g->ncallbacks : 0);
             if (L->next == 0) { /* just entered */
                 if (s->budget && ++s->steps > s->budget)
                     return -1;
-                if (d + 1 == depth) {
-                    if (L->ctx == value) {
-                        for (size_t k = 0; k <= d; k++) {
-                            const cfunc *f = &g->funcs[g->nodes[st[d - k].node]];
-                            frames[k].function = f->display ? f->display : f->name;
-                            frames[k].module = g->mods[f->module].name;
-                            frames[k].address = f->addr;
-                        }
-                        s->matches++;
-                        if (fn && fn(frames, d + 1, arg))
-                            return -1;
+                if (L->weight == limit && L->ctx == value) {
+                    for (size_t k = 0; k <= d; k++) {
+                        const cfunc *f = &g->funcs[g->nodes[st[d - k].node]];
+                        frames[k].function = f->display ? f->display : f->name;
+                        frames[k].module = g->mods[f->module].name;
+                        frames[k].address = f->addr;
                     }
+                    s->matches++;
+                    if (fn && fn(frames, d + 1, arg))
+                        return -1;
+                }
+                if (d + 1 >= maxd) {
                     if (total)
-                        deeper = 1;
-                    L->next = total; /* no deeper in this pass */
+                        s->depth_cut = 1;
+                    L->next = total;
                 }
             }
             if (L->next >= total) {
@@ -940,7 +952,7 @@ static int search_depth(const fl_ctxgraph *g, uint64_t value, unsigned depth, ui
                 d--;
                 continue;
             }
-            uint32_t c;
+            uint32_t c, w = L->weight + 1;
             if (L->next < ndirect) {
                 c = g->succ[g->succ_off[L->node] + L->next++];
             } else {
@@ -951,21 +963,26 @@ static int search_depth(const fl_ctxgraph *g, uint64_t value, unsigned depth, ui
                     direct = g->succ[g->succ_off[L->node] + k] == c;
                 if (direct)
                     continue;
+                w += why == CB_POINTER ? W_POINTER - 1 : W_EXTERNAL - 1;
+            }
+            if (w > limit) {
+                heavier = 1;
+                continue;
             }
             st[d + 1].node = c;
             st[d + 1].ctx = fl_ctx_push(L->ctx, g->funcs[g->nodes[c]].id);
             st[d + 1].next = 0;
+            st[d + 1].weight = w;
             d++;
         }
     }
-    return deeper;
+    return heavier;
 }
 
-/* Iterative deepening: all paths of 1 function, then of 2, and so on, so
- * the shortest stacks (the common case, and every real one is found at
- * its own depth) come first and the work is that of the deepest level
- * tried.  First with the likely callbacks only, then, if that found
- * nothing, with every call out of the files as a possible callback. */
+/* Iterative deepening on the weight: every path of weight 1, then 2, and
+ * so on.  The lightest stacks come first, and the work is about that of
+ * the last pass.  Stops at the first weight that matched: two stacks with
+ * one value are as likely as guessing a 64-bit number. */
 unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *s,
                             fl_ctx_match_fn fn, void *arg)
 {
@@ -980,28 +997,15 @@ unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *
     fl_ctxframe *frames = malloc((size_t)maxd * sizeof *frames);
     if (!st || !frames)
         abort();
-    bool wider = false; /* does stage 2 add edges? */
-    for (size_t i = 0; i < g->nnodes; i++)
-        wider |= g->node_cb[i] == CB_EXTERNAL;
-    for (uint8_t cb = CB_POINTER; cb <= CB_EXTERNAL && !s->matches; cb++) {
-        if (cb == CB_EXTERNAL && !wider)
+    for (unsigned limit = 1; !s->matches; limit++) {
+        int r = search_weight(g, value, limit, maxd, s, fn, arg, st, frames);
+        if (r < 0) {
+            s->complete = s->budget && s->steps > s->budget ? 0 : 1;
             break;
-        s->depth_cut = 0;
-        for (unsigned depth = 1; depth <= maxd; depth++) {
-            int r = search_depth(g, value, depth, cb, s, fn, arg, st, frames);
-            if (r < 0) {
-                s->complete = s->budget && s->steps > s->budget ? 0 : 1;
-                goto out;
-            }
-            if (s->matches)
-                break;
-            if (!r)
-                break; /* no path is longer: the whole graph was tried */
-            if (depth == maxd)
-                s->depth_cut = 1;
         }
+        if (!r)
+            break; /* nothing heavier: every path up to maxd was tried */
     }
-out:
     free(st);
     free(frames);
     return s->matches;

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,35 @@ NOINLINE static int recurse(int n)
     int r = recurse(n - 1) + 1;
     BARRIER();
     return r;
+}
+
+/* Deeper than the hooks' ring of 8 saved values: the exits past it
+ * recompute the ids (BACK below checks they undo exactly). */
+static char deep_expect[21 * 8 + 8];
+NOINLINE static int deep(int n)
+{
+    if (n == 0) {
+        ctx_report("deep20", deep_expect);
+        return 0;
+    }
+    int r = deep(n - 1) + 1;
+    BARRIER();
+    return r;
+}
+
+/* A signal handler built with -finstrument-functions runs on top of the
+ * stack it interrupted; raise() is a C library call that is not known to
+ * call back, so decode finds this only in its second stage. */
+NOINLINE static void on_signal(int sig)
+{
+    (void)sig;
+    ctx_report("signal", "on_signal raise_it main");
+}
+
+NOINLINE static void raise_it(void)
+{
+    raise(SIGUSR1);
+    BARRIER();
 }
 
 NOINLINE static void from_lib(void)
@@ -179,6 +209,12 @@ int main(int argc, char **argv)
     lib_entry(from_lib);
     sort_three();
     has_inline();
+    for (int i = 0; i < 21; i++)
+        strcat(deep_expect, "deep ");
+    strcat(deep_expect, "main");
+    deep(20);
+    signal(SIGUSR1, on_signal);
+    raise_it();
     pthread_t t;
     if (pthread_create(&t, NULL, thread_body, NULL) || pthread_join(t, NULL))
         return 5;
