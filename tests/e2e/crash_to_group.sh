@@ -77,6 +77,22 @@ b = c["breadcrumbs"]
 assert [(x["category"], x["message"]) for x in b] == [("file", "opened input.dat")], b
 assert c["metadata"]["state"] == {"stage": "loading input"}, c["metadata"]["state"]
 PY
+# The crashing thread's calling context: served with the crash, and decoded
+# by `faultline decode` from the program alone into a stack whose functions
+# are, in order, among the frames the server symbolicated.
+ctx=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["threads"][0]["context"])' "$WORK/crash.json") ||
+    fail "no context for the crashed thread"
+"$FAULTLINE" decode --context "$ctx" --obj "$CRASHER" >"$WORK/ctx.out" 2>"$WORK/ctx.err" ||
+    fail "faultline decode --context $ctx exit $?"
+python3 - "$WORK/crash.json" "$WORK/ctx.out" <<'PY' || fail "decoded context against the crash's frames"
+import json, re, sys
+c = json.load(open(sys.argv[1]))
+frames = [f.get("function") for f in c["threads"][0]["frames"]]
+got = re.findall(r"^ +#\d+ (\S+) ", open(sys.argv[2]).read(), re.M)
+assert len(got) >= 2 and got[-1] == "main", got
+it = iter(frames)
+assert all(any(f == g for f in it) for g in got), (got, frames)
+PY
 plain=$(wait_counts plainapp 1)
 [ "$plain" = 1 ] || fail "plainapp (LD_PRELOAD) count '$plain', want 1"
 echo "ok [e2e]: 6 real crashes -> 3 groups"
