@@ -25,6 +25,7 @@
 
 #include "fl_client.h"
 #include "fl_context.h"
+#include "fl_trace.h"
 
 #define NOINSTR __attribute__((no_instrument_function))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
@@ -149,6 +150,11 @@ FL_EXPORT NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
 }
 
 FL_EXPORT NOINSTR unsigned long long faultline_context(void)
+{
+    return tl.ctx;
+}
+
+uint64_t fl_context_now(void)
 {
     return tl.ctx;
 }

@@ -28,13 +28,21 @@ extern fl_ring fl_traces, fl_crumbs;
  * word by word); time (CLOCK_REALTIME, ns); thread id;
  * the site (a trace) or 0 (a breadcrumb); one slot per argument; then the
  * copied strings, each NUL-terminated, a string slot holding its byte
- * offset from the record's start (0: a NULL pointer). */
+ * offset from the record's start (0: a NULL pointer); then, with
+ * FL_KIND_CTX, the calling context. */
 enum { FL_W_STAMP, FL_W_META, FL_W_TIME, FL_W_TID, FL_W_SITE, FL_W_ARGS };
 enum { FL_KIND_TRACE = 1, FL_KIND_CRUMB = 2 };
+/* In a trace record's kind: its last word is the thread's calling context
+ * (faultline_context()) at the event -- only when that is not 0, so that
+ * code built without -finstrument-functions pays nothing. */
+#define FL_KIND_CTX 0x80
 #define FL_CRUMB_CAT_MAX 32
 #define FL_REC_MAX_WORDS                                                                           \
     (FL_W_ARGS + FAULTLINE_TRACE_MAX_ARGS +                                                        \
-     FAULTLINE_TRACE_MAX_ARGS * ((FAULTLINE_TRACE_MAX_STR + 1 + 7) / 8))
+     FAULTLINE_TRACE_MAX_ARGS * ((FAULTLINE_TRACE_MAX_STR + 1 + 7) / 8) + 1)
+
+/* The calling thread's calling context (context.c). */
+uint64_t fl_context_now(void);
 
 /* The stamp of a record that starts at absolute position pos and whose
  * other words sum (fl_trace_sum) to sum. */

@@ -108,7 +108,10 @@ static uint64_t thread_id(void)
 static void put(fl_ring *r, int kind, const void *site, unsigned n, uint64_t *slots,
                 const char *const *strs, const size_t *lens, size_t strwords)
 {
-    uint64_t nw = FL_W_ARGS + n + strwords;
+    uint64_t ctx = kind == FL_KIND_TRACE ? fl_context_now() : 0;
+    if (ctx)
+        kind |= FL_KIND_CTX;
+    uint64_t nw = FL_W_ARGS + n + strwords + (ctx != 0);
     uint64_t pos = claim(r, nw);
     uint64_t *w = r->w + (pos & r->mask);
     uint64_t hdr[FL_W_ARGS] = {0, nw | (uint64_t)n << 16 | (uint64_t)kind << 24 | pos << 32,
@@ -139,6 +142,10 @@ static void put(fl_ring *r, int kind, const void *site, unsigned n, uint64_t *sl
         }
         w[FL_W_ARGS + i] = slots[i];
         sum = fl_trace_sum(sum, FL_W_ARGS + i, slots[i]);
+    }
+    if (ctx) {
+        w[nw - 1] = ctx;
+        sum = fl_trace_sum(sum, (unsigned)nw - 1, ctx);
     }
     __atomic_store_n(&w[FL_W_STAMP], fl_trace_stamp(pos, sum), __ATOMIC_RELEASE);
 }

@@ -148,6 +148,16 @@ static long dump_cstr(emit *e, char *dst, size_t cap, uint64_t addr)
     return (long)n;
 }
 
+/* TRACE_CONTEXT after an event recorded with its calling context. */
+static int emit_context(emit *e, const uint64_t *rec)
+{
+    if (!(rec[FL_W_META] >> 24 & FL_KIND_CTX))
+        return 0;
+    fl_line_start(&e->l, "TRACE_CONTEXT");
+    fl_line_hex(&e->l, rec[(rec[FL_W_META] & 0xffff) - 1]);
+    return e->line(e->ctx, fl_line_cstr(&e->l));
+}
+
 static int emit_trace(void *arg, const char *recp)
 {
     emit *e = arg;
@@ -173,7 +183,9 @@ static int emit_trace(void *arg, const char *recp)
     fl_line_u64(&e->l, rec[FL_W_TID]);
     fl_line_char(&e->l, ' ');
     fl_line_strn(&e->l, text, len);
-    return e->line(e->ctx, fl_line_cstr(&e->l));
+    if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+        return -1;
+    return emit_context(e, rec);
 }
 
 static int emit_crumb(void *arg, const char *recp)
@@ -258,6 +270,8 @@ static int emit_trace_id(void *arg, const char *recp)
     const uint64_t *rec = (const uint64_t *)(const void *)recp;
     unsigned nargs = (unsigned)(rec[FL_W_META] >> 16 & 0xff);
     size_t recbytes = (rec[FL_W_META] & 0xffff) * 8, strs = (FL_W_ARGS + nargs) * 8;
+    if (rec[FL_W_META] >> 24 & FL_KIND_CTX)
+        recbytes -= 8; /* the context: a line of its own */
     uint64_t vaddr;
     int mod = module_of(rec[FL_W_SITE], &vaddr);
     fl_line_start(&e->l, "TRACE_ID");
@@ -287,7 +301,7 @@ static int emit_trace_id(void *arg, const char *recp)
         if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
             return -1;
     }
-    return 0;
+    return emit_context(e, rec);
 }
 
 static int emit_modules(emit *e)

@@ -337,15 +337,49 @@ static inline int pair_value(parser *p, kv_pair *kp, fl_kv **arr, size_t *n, cha
  * reader's hottest). */
 enum key_id {
     K_UNKNOWN,
-    K_STACK, K_CALLSTACK, K_THREAD_FRAME, K_REGISTER,
-    K_APPLICATION_NAME, K_APPLICATION_VERSION, K_PLATFORM_NAME, K_CPUARCH_NAME,
-    K_PLATFORM_VERSION, K_OS_NAME, K_OS_VERSION, K_OS_PRETTY_NAME, K_KERNEL_VERSION,
-    K_EXECUTABLE, K_CRASH_SIGNAL_NAME, K_CRASH_THREAD_NAME,
-    K_CRASH_SIGNAL, K_HANDLER_FAULT, K_APPLICATION_UPTIME, K_CRASH_TIME, K_CRASH_CODE,
-    K_CRASH_ADDRESS, K_CRASH_CONTEXT, K_PROCESS_ID, K_CRASH_THREAD, K_CRASH_ID, K_INSTALL_ID,
-    K_OBJECT, K_OBJECT_BUILD_ID, K_OBJECT_PATH, K_ETC_KEY, K_ETC_VALUE, K_STATE_KEY,
-    K_STATE_VALUE, K_THREAD, K_THREAD_CONTEXT, K_TRACE, K_BREADCRUMB,
-    K_CRASHLOG_VERSION, K_MOJOCRASH, K_FAULTLINE, K_END,
+    K_STACK,
+    K_CALLSTACK,
+    K_THREAD_FRAME,
+    K_REGISTER,
+    K_APPLICATION_NAME,
+    K_APPLICATION_VERSION,
+    K_PLATFORM_NAME,
+    K_CPUARCH_NAME,
+    K_PLATFORM_VERSION,
+    K_OS_NAME,
+    K_OS_VERSION,
+    K_OS_PRETTY_NAME,
+    K_KERNEL_VERSION,
+    K_EXECUTABLE,
+    K_CRASH_SIGNAL_NAME,
+    K_CRASH_THREAD_NAME,
+    K_CRASH_SIGNAL,
+    K_HANDLER_FAULT,
+    K_APPLICATION_UPTIME,
+    K_CRASH_TIME,
+    K_CRASH_CODE,
+    K_CRASH_ADDRESS,
+    K_CRASH_CONTEXT,
+    K_PROCESS_ID,
+    K_CRASH_THREAD,
+    K_CRASH_ID,
+    K_INSTALL_ID,
+    K_OBJECT,
+    K_OBJECT_BUILD_ID,
+    K_OBJECT_PATH,
+    K_ETC_KEY,
+    K_ETC_VALUE,
+    K_STATE_KEY,
+    K_STATE_VALUE,
+    K_THREAD,
+    K_THREAD_CONTEXT,
+    K_TRACE,
+    K_TRACE_CONTEXT,
+    K_BREADCRUMB,
+    K_CRASHLOG_VERSION,
+    K_MOJOCRASH,
+    K_FAULTLINE,
+    K_END,
 };
 
 /* s[0..n) is a trimmed line, NUL at s[n].  Returns the key its first word
@@ -429,6 +463,7 @@ static enum key_id key_id(const char *s, size_t n, size_t *kn)
         K("THREAD", K_THREAD)
         K("THREAD_CONTEXT", K_THREAD_CONTEXT)
         K("TRACE", K_TRACE)
+        K("TRACE_CONTEXT", K_TRACE_CONTEXT)
         break;
     default:
         break;
@@ -626,6 +661,15 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
         if (num_u64(p, key, ts, &e->time_ns) || num_u64(p, key, tid, &e->tid))
             return -1;
         return (e->text = pdup(p, text)) ? 0 : OOM(p);
+    }
+    case K_TRACE_CONTEXT: {
+        if (!L->ntrace)
+            return fail(p, p->lineno, "%s before any TRACE line", key);
+        fl_trace_event *e = p->check ? &p->scratch.e : &L->trace[L->ntrace - 1];
+        if (num_u64(p, key, v, &e->context))
+            return -1;
+        e->has_context = true;
+        return 0;
     }
     case K_BREADCRUMB: {
         char *ts, *rest, *cat, *msg;

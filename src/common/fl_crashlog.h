@@ -97,6 +97,8 @@ typedef struct fl_trace_event {
     uint64_t time_ns;
     uint64_t tid;
     char *text;
+    uint64_t context; /* TRACE_CONTEXT: the calling context at the event */
+    bool has_context;
 } fl_trace_event;
 
 typedef struct fl_breadcrumb {

@@ -323,10 +323,13 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
     }
     json_object_set_new(doc, "threads", threads);
     json_t *tr = json_array();
-    for (size_t i = 0; i < L->ntrace; i++)
-        json_array_append_new(tr, json_pack("{s:I,s:I,s:s?}", "time_ns",
-                                            (json_int_t)L->trace[i].time_ns, "tid",
-                                            (json_int_t)L->trace[i].tid, "text", L->trace[i].text));
+    for (size_t i = 0; i < L->ntrace; i++) {
+        json_t *ev = json_pack("{s:I,s:I,s:s?}", "time_ns", (json_int_t)L->trace[i].time_ns, "tid",
+                               (json_int_t)L->trace[i].tid, "text", L->trace[i].text);
+        if (ev && L->trace[i].has_context)
+            json_object_set_new(ev, "context", hex_json(L->trace[i].context));
+        json_array_append_new(tr, ev);
+    }
     json_object_set_new(doc, "trace", tr);
     json_t *bc = json_array();
     for (size_t i = 0; i < L->nbreadcrumbs; i++)

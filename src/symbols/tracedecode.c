@@ -651,6 +651,8 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
     size_t nctx = L->has_crash_context;
     for (size_t i = 0; i < L->nthreads; i++)
         nctx += L->threads[i].has_context;
+    for (size_t i = 0; i < L->ntrace; i++)
+        nctx += L->trace[i].has_context;
     if (!nctx) {
         fprintf(stderr, "faultline decode: %s: the crash log has no calling contexts (the "
                         "program was not built with -finstrument-functions)\n", path);
@@ -709,6 +711,27 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
         printf("thread %" PRIu64 "%s%s%s: context 0x%" PRIx64 "\n", t->tid, t->name ? " (" : "",
                t->name ? t->name : "", t->name ? ")" : "", t->context);
         if (ctx_decode_one(g, t->context, max_depth, max_paths))
+            rc = 1;
+    }
+    /* The trace events' contexts, each value once, in order of its first
+     * event. */
+    for (size_t i = 0; i < L->ntrace; i++) {
+        const fl_trace_event *ev = &L->trace[i];
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = L->trace[k].has_context && L->trace[k].context == ev->context;
+        if (!ev->has_context || seen)
+            continue;
+        size_t events = 0;
+        const char *last = NULL;
+        for (size_t k = i; k < L->ntrace; k++)
+            if (L->trace[k].has_context && L->trace[k].context == ev->context) {
+                events++;
+                last = L->trace[k].text;
+            }
+        printf("trace context 0x%" PRIx64 ": %zu event%s, the last \"%s\"\n", ev->context, events,
+               events == 1 ? "" : "s", last ? last : "");
+        if (ctx_decode_one(g, ev->context, max_depth, max_paths))
             rc = 1;
     }
     if (fflush(stdout)) {

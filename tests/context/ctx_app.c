@@ -33,6 +33,8 @@ __attribute__((no_instrument_function)) void ctx_report(const char *label, const
 NOINLINE static void leaf_a(void)
 {
     ctx_report("a_leaf", "leaf_a first main");
+    /* A trace event carries the same context (TRACE_CONTEXT). */
+    FAULTLINE_TRACE("in leaf_a %d", 1);
     BARRIER();
 }
 
@@ -173,6 +175,7 @@ NOINLINE static void *parker(void *arg)
 
 NOINLINE static void crash_now(void)
 {
+    FAULTLINE_TRACE("about to crash");
     printf("CRASH_EXPECT crash_now crash_middle main\n");
     printf("THREAD_EXPECT park_here parker\n");
     fflush(stdout);
@@ -220,5 +223,17 @@ int main(int argc, char **argv)
         return 5;
     /* Every call above returned: the value is main's again. */
     printf("BACK %llx %llx\n", at_main, faultline_context());
+    /* `ctx_app DIR`: the flight recorder's dumps, as text and trace IDs. */
+    if (argc > 1) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/trace.txt", argv[1]);
+        FILE *f = fopen(path, "w");
+        if (!f || faultline_trace_dump_text(fileno(f)) < 0 || fclose(f))
+            return 6;
+        snprintf(path, sizeof path, "%s/trace.ids", argv[1]);
+        f = fopen(path, "w");
+        if (!f || faultline_trace_dump(fileno(f)) < 0 || fclose(f))
+            return 7;
+    }
     return 0;
 }

@@ -25,7 +25,7 @@ app() {
     ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0:use_sigaltstack=0:allow_user_segv_handler=1:verify_asan_link_order=0 \
         "$APP" "$@"
 }
-app >"$tmp/run1" || bad "ctx_app exited $?"
+app "$tmp" >"$tmp/run1" || bad "ctx_app exited $?"
 app >"$tmp/run2" || bad "ctx_app (second run) exited $?"
 n=$(grep -c '^CTX ' "$tmp/run1")
 [ "$n" -ge 10 ] && ok || bad "expected at least 10 reports, got $n"
@@ -56,6 +56,17 @@ while read -r _ label value expect; do
     fi
 done < <(grep '^CTX ' "$tmp/run1")
 
+# A trace event recorded in leaf_a carries leaf_a's context: the text dump
+# has TRACE_CONTEXT after its TRACE line, and `faultline decode` of the
+# trace-ID dump gives the same text, byte for byte.
+a_leaf=$(awk '$2=="a_leaf"{print $3}' "$tmp/run1")
+got=$(grep -A1 ' in leaf_a 1$' "$tmp/trace.txt" | sed -n 's/^TRACE_CONTEXT 0x//p')
+[ -n "$a_leaf" ] && [ "$got" = "$a_leaf" ] && ok ||
+    { bad "trace event's context '$got', leaf_a's '$a_leaf'"; cat "$tmp/trace.txt"; }
+"$FL" decode --obj "$APP" --obj "$LIB" "$tmp/trace.ids" >"$tmp/trace.decoded" 2>&1 &&
+    cmp -s "$tmp/trace.txt" "$tmp/trace.decoded" && ok ||
+    { bad "decoded trace-ID dump differs from the text dump"; diff "$tmp/trace.txt" "$tmp/trace.decoded"; }
+
 # All values at once, in one run of decode.
 args=()
 for v in $(awk '/^CTX /{print $3}' "$tmp/run1"); do args+=(--context "$v"); done
@@ -77,12 +88,18 @@ else
     out=$("$FL" decode "$log" 2>&1)
     rc=$?
     crashed=$(printf '%s\n' "$out" | sed -n '/^crashed thread/,/^thread /p' | names)
-    other=$(printf '%s\n' "$out" | sed -n '/^thread /,$p' | names)
+    other=$(printf '%s\n' "$out" | sed -n '/^thread /,/^trace context/p' | names)
     want_c=$(sed -n 's/^CRASH_EXPECT //p' "$tmp/crash.out")
     want_t=$(sed -n 's/^THREAD_EXPECT //p' "$tmp/crash.out")
     [ $rc -eq 0 ] && [ "$crashed" = "$want_c" ] && ok ||
         { bad "crashed thread decoded to '$crashed' (exit $rc), expected '$want_c'"; printf '%s\n' "$out"; }
     [ "$other" = "$want_t" ] && ok || bad "parked thread decoded to '$other', expected '$want_t'"
+    # The event traced just before the crash: the crash's own context.
+    tctx=$(grep -A1 ' about to crash$' "$log" | sed -n 's/^TRACE_CONTEXT //p')
+    [ -n "$tctx" ] && [ "$tctx" = "$(sed -n 's/^CRASH_CONTEXT //p' "$log")" ] && ok ||
+        bad "the last trace event's context '$tctx' is not the crash's"
+    printf '%s\n' "$out" | grep -q "^trace context $tctx: 1 event" && ok ||
+        { bad "decode of the crash log lists no trace context $tctx"; printf '%s\n' "$out"; }
     # The same with the files given (the log's paths are then not needed).
     out=$("$FL" decode --obj "$APP" --obj "$LIB" "$log" 2>&1)
     [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n '/^crashed thread/,/^thread /p' | names)" = "$want_c" ] &&

@@ -73,6 +73,10 @@ texts = [t["text"] for t in c["trace"]]
 assert texts == ["record 0 of input.dat at 0.0%", "record 1 of input.dat at 33.3%",
                  "record 2 of input.dat at 66.7%"], texts
 assert all(t["tid"] > 0 and t["time_ns"] > 1.7e18 for t in c["trace"]), c["trace"]
+# The crasher is built with -finstrument-functions: each event has the
+# calling context it was recorded in (all three in the same function).
+ctxs = {t.get("context") for t in c["trace"]}
+assert len(ctxs) == 1 and None not in ctxs, c["trace"]
 b = c["breadcrumbs"]
 assert [(x["category"], x["message"]) for x in b] == [("file", "opened input.dat")], b
 assert c["metadata"]["state"] == {"stage": "loading input"}, c["metadata"]["state"]
