@@ -435,7 +435,8 @@ static void check_mode(void **state)
         "OBJECT_BUILD_ID ABCDef01\nOBJECT_PATH /usr/bin/app\nOBJECT lib x.so/0x7f00/0x1000\n"
         "CALLSTACK 4097\nCALLSTACK 0x7f10\nREGISTER rip 0x1000\nREGISTER rsp 4096\n"
         "STACK 0x10 00ff10Ab\nSTACK 32 cafe\nTHREAD 3 worker one\nTHREAD_FRAME 0x10\n"
-        "THREAD_CONTEXT 0x1\nTHREAD 4\nTRACE 1 2 text of the event\nBREADCRUMB 1 cat msg\n"
+        "THREAD_CONTEXT 0x1\nTHREAD 4\nTRACE 1 2 text of the event\nTRACE_CONTEXT 0xabc\n"
+        "CRASH_CONTEXT 0x5\nBREADCRUMB 1 cat msg\n"
         "STATE_KEY k\nSTATE_VALUE v w\nETC_KEY a\nETC_VALUE b\nFUTURE_KEY some value\n"
         "END\n\n";
     const size_t n = sizeof full - 1;
@@ -444,6 +445,17 @@ static void check_mode(void **state)
     assert_int_equal(fl_crashlog_check(full, n, &b, NULL), 0);
     assert_string_equal(b->crash_id, "0a1b2c3d-0000-4000-8000-000000000001");
     assert_string_equal(b->app_version, "1.2.3");
+    fl_crashlog_free(b);
+    /* The calling contexts: the crashing thread's, a thread's, an event's. */
+    assert_int_equal(fl_crashlog_parse(full, n, &b, NULL), 0);
+    assert_true(b->has_crash_context);
+    assert_int_equal(b->crash_context, 5);
+    assert_true(b->threads[0].has_context);
+    assert_int_equal(b->threads[0].context, 1);
+    assert_false(b->threads[1].has_context);
+    assert_int_equal(b->ntrace, 1);
+    assert_true(b->trace[0].has_context);
+    assert_int_equal(b->trace[0].context, 0xabc);
     fl_crashlog_free(b);
     char *m = malloc(n);
     assert_non_null(m);
