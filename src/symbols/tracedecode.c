@@ -544,6 +544,15 @@ static int print_stack(const fl_ctxframe *fr, size_t n, void *arg)
     return 0;
 }
 
+/* rc, or 2 when what was printed could not be written out. */
+static int flush_stdout(int rc)
+{
+    if (fflush(stdout) == 0)
+        return rc;
+    fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
+    return 2;
+}
+
 /* The call graph of the objects, the program first.  NULL (said why) when
  * one cannot be read or none was built with -finstrument-functions. */
 static fl_ctxgraph *ctx_graph(object *const *objs, size_t n)
@@ -630,10 +639,7 @@ static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned 
         if (ctx_decode_one(g, v[i], max_depth, max_paths))
             rc = 1;
     }
-    if (fflush(stdout)) {
-        fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
-        rc = 2;
-    }
+    rc = flush_stdout(rc);
 out:
     fl_ctxgraph_free(g);
     free(objs);
@@ -735,10 +741,7 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
         if (ctx_decode_one(g, ev->context, max_depth, max_paths))
             rc = 1;
     }
-    if (fflush(stdout)) {
-        fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
-        rc = 2;
-    }
+    rc = flush_stdout(rc);
 out:
     fl_ctxgraph_free(g);
     for (size_t i = 0; i < nextra; i++)
