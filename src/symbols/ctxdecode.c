@@ -449,11 +449,20 @@ static void scan_function(modscan *m, uint32_t fi)
         cs_x86_op *op = x->operands;
         unsigned id = in->id;
         uint64_t next = in->address + in->size;
-        if (id == X86_INS_CALL || id == X86_INS_JMP) {
+        /* Conditional jumps too: GCC jumps to a function's .cold part
+         * with one (je f.cold). */
+        if (id == X86_INS_CALL || id == X86_INS_JMP ||
+            (x->op_count == 1 && op[0].type == X86_OP_IMM &&
+             cs_insn_group(m->cs, in, CS_GRP_JUMP))) {
             bool call = id == X86_INS_CALL;
             if (x->op_count == 1 && op[0].type == X86_OP_IMM) {
                 uint64_t t = (uint64_t)op[0].imm;
-                if (call || t < f->addr || t >= f->addr + f->size)
+                /* A jump is a call only to another function's start (a
+                 * tail call, or into its .cold part); one into the middle
+                 * of a function is a .cold part going back to its parent,
+                 * and one inside the function is a branch. */
+                if (call || ((t < f->addr || t >= f->addr + f->size) &&
+                             (func_at(m, t) >= 0 || in_plt(m, t))))
                     note_call(m, f, t, NULL, (known >> R_RDI) & 1, val[R_RDI]);
             } else if (x->op_count == 1 && op[0].type == X86_OP_MEM &&
                        op[0].mem.base == X86_REG_RIP && op[0].mem.index == X86_REG_INVALID) {
@@ -820,6 +829,15 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
             const cfunc *uf = &g->funcs[u];
             if (uf->calls_out && (!g->node_cb[ni] || uf->calls_out < g->node_cb[ni]))
                 g->node_cb[ni] = uf->calls_out;
+            /* A function that is not instrumented but calls the hooks for
+             * others: a clone (f.part.0 enters f) or a body that inlined
+             * instrumented code.  Those run here. */
+            for (size_t k = 0; u != fi && k < uf->ninl; k++) {
+                uint32_t c = uf->inl[k];
+                if (!(seen[c] & 2))
+                    PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[c]);
+                seen[c] |= 2;
+            }
             for (size_t k = 0; k < uf->ncallees; k++) {
                 uint32_t c = uf->callees[k];
                 if (g->funcs[c].instrumented) {
@@ -832,6 +850,44 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
                 }
             }
         }
+    }
+    /* The same for a clone that is not instrumented itself: the calls of
+     * its body may be those of each function it enters. */
+    for (size_t u = 0; u < n; u++) {
+        const cfunc *uf = &g->funcs[u];
+        if (uf->instrumented || !uf->ninl)
+            continue;
+        memset(seen, 0, n);
+        size_t top = 0;
+        struct adj body = {0};
+        work[top++] = (uint32_t)u;
+        seen[u] = 1;
+        uint8_t cb = 0;
+        while (top) {
+            const cfunc *wf = &g->funcs[work[--top]];
+            if (wf->calls_out && (!cb || wf->calls_out < cb))
+                cb = wf->calls_out;
+            for (size_t k = 0; k < wf->ncallees; k++) {
+                uint32_t c = wf->callees[k];
+                if (g->funcs[c].instrumented)
+                    PUSH(body.v, body.n, body.cap, (uint32_t)node_of[c]);
+                else if (!seen[c]) {
+                    seen[c] = 1;
+                    work[top++] = c;
+                }
+            }
+        }
+        for (size_t k = 0; k < uf->ninl; k++) {
+            uint32_t in = (uint32_t)node_of[uf->inl[k]];
+            for (size_t j = 0; j < body.n; j++)
+                PUSH(adj[in].v, adj[in].n, adj[in].cap, body.v[j]);
+            for (size_t j = 0; j < uf->ninl; j++)
+                if (j != k)
+                    PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[uf->inl[j]]);
+            if (cb && (!g->node_cb[in] || cb < g->node_cb[in]))
+                g->node_cb[in] = cb;
+        }
+        free(body.v);
     }
     /* An instrumented function inlined into fi runs inside fi's body: it
      * is fi's successor; the calls of that body may be its own; and the

@@ -116,6 +116,24 @@ NOINLINE static void raise_it(void)
     BARRIER();
 }
 
+/* At -O2 the unlikely branch goes to cold_caller.cold, a part of the
+ * function with a symbol of its own, and the call is made from there. */
+__attribute__((cold, noinline)) static void rare_report(int x)
+{
+    (void)x;
+    ctx_report("cold", "rare_report cold_caller main");
+}
+
+NOINLINE static int cold_caller(int x)
+{
+    if (__builtin_expect(x == 42, 0)) {
+        rare_report(x);
+        printf("cold path %d\n", x);
+        return 7;
+    }
+    return x;
+}
+
 NOINLINE static void from_lib(void)
 {
     ctx_report("callback", "from_lib lib_inner lib_entry main");
@@ -216,6 +234,7 @@ int main(int argc, char **argv)
         strcat(deep_expect, "deep ");
     strcat(deep_expect, "main");
     deep(20);
+    cold_caller(42);
     signal(SIGUSR1, on_signal);
     raise_it();
     pthread_t t;
