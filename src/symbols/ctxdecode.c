@@ -213,6 +213,8 @@ typedef struct modscan {
         int loads, hooks;
     } * body;
     size_t nbody, cbody;
+    uint64_t *exported; /* addresses a library's dynsym exports */
+    size_t nexported, cexported;
     csh cs;
     cs_insn *insn;
 } modscan;
@@ -649,10 +651,10 @@ static void read_symbols(modscan *m, uint32_t module, bool dynsym_only, bool sha
             if (!name || !*name)
                 continue;
             if (have_symtab && dyn) {
-                /* A shared library's dynsym only says what is exported. */
-                for (size_t k = m->first; k < g->nfuncs; k++)
-                    if (g->funcs[k].addr == s.st_value)
-                        g->funcs[k].exported = true;
+                /* A shared library's dynsym only says what is exported:
+                 * marked once the functions are sorted. */
+                if (bind != STB_LOCAL)
+                    PUSH(m->exported, m->nexported, m->cexported, s.st_value);
                 continue;
             }
             cfunc f = {.addr = s.st_value,
@@ -713,6 +715,11 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_
         g->nfuncs = w;
         m.count = (uint32_t)(w - m.first);
     }
+    for (size_t i = 0; i < m.nexported; i++) {
+        long k = func_at(&m, m.exported[i]);
+        if (k >= 0)
+            g->funcs[k].exported = true;
+    }
     {
         Elf_Scn *scn = NULL;
         GElf_Shdr sh;
@@ -753,6 +760,7 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_
     PUSH(g->mods, g->nmods, cap, cm);
     free(m.slots);
     free(m.body);
+    free(m.exported);
     cs_free(m.insn, 1);
     cs_close(&m.cs);
     return 0;
@@ -762,6 +770,7 @@ fail:
     g->nfuncs = m.first;
     free(m.slots);
     free(m.body);
+    free(m.exported);
     cs_free(m.insn, 1);
     cs_close(&m.cs);
     return -1;
@@ -769,35 +778,63 @@ fail:
 
 /* ---- linking and the instrumented graph ---- */
 
-static long resolve(const fl_ctxgraph *g, const char *name)
+/* The global functions by name, for resolving calls between modules. */
+typedef struct byname {
+    const char *name;
+    uint32_t func;
+} byname;
+
+static int cmp_byname(const void *a, const void *b)
 {
-    /* Interposition order: the first module that defines it globally. */
-    for (size_t mi = 0; mi < g->nmods; mi++) {
-        const cmodule *cm = &g->mods[mi];
-        for (uint32_t i = cm->first; i < cm->first + cm->count; i++)
-            if (g->funcs[i].global && !strcmp(g->funcs[i].name, name))
-                return i;
+    const byname *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    /* Interposition order: the first module's definition first (funcs
+     * are in module order). */
+    return c ? c : (x->func > y->func) - (x->func < y->func);
+}
+
+static long resolve(const byname *idx, size_t n, const char *name)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(idx[mid].name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return -1;
+    return lo < n && !strcmp(idx[lo].name, name) ? (long)idx[lo].func : -1;
 }
 
 void fl_ctxgraph_link(fl_ctxgraph *g)
 {
-    size_t n = g->nfuncs;
+    size_t n = g->nfuncs, nidx = 0;
+    byname *idx = malloc((n ? n : 1) * sizeof *idx);
+    if (!idx)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        if (g->funcs[i].global)
+            idx[nidx++] = (byname){g->funcs[i].name, (uint32_t)i};
+    qsort(idx, nidx, sizeof *idx, cmp_byname);
     for (size_t i = 0; i < n; i++) {
         cfunc *f = &g->funcs[i];
         for (size_t k = 0; k < f->next; k++) {
-            long t = resolve(g, f->ext[k]);
-            if (t >= 0 && (size_t)t != i)
+            long t = resolve(idx, nidx, f->ext[k]);
+            if (t >= 0)
                 add_callee(f, (uint32_t)t);
             else if (t < 0 && (!f->calls_out || f->calls_out > CB_POINTER))
                 f->calls_out = takes_callbacks(f->ext[k]) ? CB_POINTER : CB_EXTERNAL;
         }
     }
+    free(idx);
     long *node_of = malloc((n ? n : 1) * sizeof *node_of);
-    uint8_t *seen = calloc(n ? n : 1, 1);
+    /* Per walk, whether a function was walked through (vis) or added as a
+     * successor (add): stamped with the walk's number, so that no walk
+     * clears an array as long as the program. */
+    uint32_t *vis = calloc(n ? n : 1, sizeof *vis), *add = calloc(n ? n : 1, sizeof *add);
+    uint32_t walk = 0;
     uint32_t *work = malloc((n ? n : 1) * sizeof *work);
-    if (!node_of || !seen || !work)
+    if (!node_of || !vis || !add || !work)
         abort();
     size_t cnodes = 0, csucc = 0, croots = 0, ccb = 0;
     for (size_t i = 0; i < n; i++) {
@@ -820,10 +857,10 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         uint32_t fi = g->nodes[ni];
         /* Through transparent functions from fi's body. */
-        memset(seen, 0, n);
+        walk++;
         size_t top = 0;
         work[top++] = fi;
-        seen[fi] = 1;
+        vis[fi] = walk;
         while (top) {
             uint32_t u = work[--top];
             const cfunc *uf = &g->funcs[u];
@@ -834,18 +871,18 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
              * instrumented code.  Those run here. */
             for (size_t k = 0; u != fi && k < uf->ninl; k++) {
                 uint32_t c = uf->inl[k];
-                if (!(seen[c] & 2))
+                if (add[c] != walk)
                     PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[c]);
-                seen[c] |= 2;
+                add[c] = walk;
             }
             for (size_t k = 0; k < uf->ncallees; k++) {
                 uint32_t c = uf->callees[k];
                 if (g->funcs[c].instrumented) {
-                    if (!(seen[c] & 2)) /* fi itself too: recursion */
+                    if (add[c] != walk) /* fi itself too: recursion */
                         PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[c]);
-                    seen[c] |= 2;
-                } else if (!seen[c]) {
-                    seen[c] = 1;
+                    add[c] = walk;
+                } else if (vis[c] != walk) {
+                    vis[c] = walk;
                     work[top++] = c;
                 }
             }
@@ -857,11 +894,11 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
         const cfunc *uf = &g->funcs[u];
         if (uf->instrumented || !uf->ninl)
             continue;
-        memset(seen, 0, n);
+        walk++;
         size_t top = 0;
         struct adj body = {0};
         work[top++] = (uint32_t)u;
-        seen[u] = 1;
+        vis[u] = walk;
         uint8_t cb = 0;
         while (top) {
             const cfunc *wf = &g->funcs[work[--top]];
@@ -871,8 +908,8 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
                 uint32_t c = wf->callees[k];
                 if (g->funcs[c].instrumented)
                     PUSH(body.v, body.n, body.cap, (uint32_t)node_of[c]);
-                else if (!seen[c]) {
-                    seen[c] = 1;
+                else if (vis[c] != walk) {
+                    vis[c] = walk;
                     work[top++] = c;
                 }
             }
@@ -935,7 +972,8 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
     }
     free(indeg);
     free(node_of);
-    free(seen);
+    free(vis);
+    free(add);
     free(work);
 }
 
