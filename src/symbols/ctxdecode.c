@@ -54,6 +54,17 @@ typedef struct cfunc {
     size_t ninl, cinl;
     char **ext; /* names called through the PLT/GOT, resolved at link */
     size_t next, cext;
+    struct csite { /* where each call of the body is */
+        uint64_t at;
+        uint8_t kind; /* 0 direct (func), 1 ext (index), 2 pointer */
+        uint32_t ref;
+    } * sites;
+    size_t nsites, csites;
+    struct ispan { /* an inlined instrumented function's hooks: [lo, hi] */
+        uint32_t fn;
+        uint64_t lo, hi;
+    } * spans;
+    size_t nspans, cspans;
 } cfunc;
 
 typedef struct cmodule {
@@ -70,6 +81,7 @@ struct fl_ctxgraph {
     uint32_t *nodes; /* instrumented function indices */
     size_t nnodes;
     uint32_t *succ_off, *succ; /* node -> successor nodes */
+    uint32_t *weak_off, *weak; /* node -> successors only maybe (W_INLINE) */
     uint8_t *node_cb;          /* node may call back any address-taken node:
                                 * the likelier reason (CB_*), or 0 */
     uint32_t *callbacks;       /* address-taken instrumented nodes */
@@ -169,6 +181,8 @@ void fl_ctxgraph_free(fl_ctxgraph *g)
         for (size_t k = 0; k < f->next; k++)
             free(f->ext[k]);
         free(f->ext);
+        free(f->sites);
+        free(f->spans);
     }
     for (size_t i = 0; i < g->nmods; i++)
         free(g->mods[i].name);
@@ -177,6 +191,8 @@ void fl_ctxgraph_free(fl_ctxgraph *g)
     free(g->nodes);
     free(g->succ_off);
     free(g->succ);
+    free(g->weak_off);
+    free(g->weak);
     free(g->node_cb);
     free(g->callbacks);
     free(g->roots);
@@ -217,6 +233,7 @@ typedef struct modscan {
     size_t nexported, cexported;
     csh cs;
     cs_insn *insn;
+    uint64_t at; /* the address of the call being noted */
 } modscan;
 
 static int cmp_func(const void *a, const void *b)
@@ -369,15 +386,36 @@ static void add_callee(cfunc *f, uint32_t c)
     PUSH(f->callees, f->ncallees, f->ccallees, c);
 }
 
-static void add_ext(cfunc *f, const char *name)
+static void add_site(cfunc *f, uint64_t at, uint8_t kind, uint32_t ref)
+{
+    struct csite s = {at, kind, ref};
+    PUSH(f->sites, f->nsites, f->csites, s);
+}
+
+static void add_span(cfunc *f, uint32_t fn, uint64_t at)
+{
+    for (size_t i = 0; i < f->nspans; i++)
+        if (f->spans[i].fn == fn) {
+            if (at < f->spans[i].lo)
+                f->spans[i].lo = at;
+            if (at > f->spans[i].hi)
+                f->spans[i].hi = at;
+            return;
+        }
+    struct ispan sp = {fn, at, at};
+    PUSH(f->spans, f->nspans, f->cspans, sp);
+}
+
+static uint32_t add_ext(cfunc *f, const char *name)
 {
     for (size_t i = 0; i < f->next; i++)
         if (!strcmp(f->ext[i], name))
-            return;
+            return (uint32_t)i;
     char *d = strdup(name);
     if (!d)
         abort();
     PUSH(f->ext, f->next, f->cext, d);
+    return (uint32_t)(f->next - 1);
 }
 
 /* A call (or a jump out of the function) to `target`, or through the
@@ -401,6 +439,8 @@ static void note_call(modscan *m, cfunc *f, uint64_t target, const char *sym, bo
             if (k < 0)
                 return;
             body_note(m, k, true);
+            if (&m->g->funcs[k] != f)
+                add_span(f, (uint32_t)k, m->at);
             if (!enter)
                 return;
             if (&m->g->funcs[k] == f)
@@ -415,14 +455,17 @@ static void note_call(modscan *m, cfunc *f, uint64_t target, const char *sym, bo
             }
             return;
         }
-        add_ext(f, sym);
+        add_site(f, m->at, 1, add_ext(f, sym));
         return;
     }
     long k = func_holding(m, target);
-    if (k >= 0)
+    if (k >= 0) {
         add_callee(f, (uint32_t)k); /* itself too: recursion */
-    else
+        add_site(f, m->at, 0, (uint32_t)k);
+    } else {
         f->calls_out = CB_POINTER; /* somewhere we do not know */
+        add_site(f, m->at, 2, 0);
+    }
 }
 
 static void scan_function(modscan *m, uint32_t fi)
@@ -457,6 +500,7 @@ static void scan_function(modscan *m, uint32_t fi)
             (x->op_count == 1 && op[0].type == X86_OP_IMM &&
              cs_insn_group(m->cs, in, CS_GRP_JUMP))) {
             bool call = id == X86_INS_CALL;
+            m->at = in->address;
             if (x->op_count == 1 && op[0].type == X86_OP_IMM) {
                 uint64_t t = (uint64_t)op[0].imm;
                 /* A jump is a call only to another function's start (a
@@ -473,10 +517,13 @@ static void scan_function(modscan *m, uint32_t fi)
                     note_call(m, f, 0, s->sym, (known >> R_RDI) & 1, val[R_RDI]);
                 else if (s)
                     note_call(m, f, s->value, NULL, false, 0);
-                else if (call)
+                else if (call) {
                     f->calls_out = CB_POINTER;
+                    add_site(f, in->address, 2, 0);
+                }
             } else if (call) {
                 f->calls_out = CB_POINTER; /* through a pointer */
+                add_site(f, in->address, 2, 0);
             }
             if (call) /* the caller-saved registers are gone */
                 known &= (uint16_t) ~((1u << 0) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) |
@@ -806,6 +853,84 @@ static long resolve(const byname *idx, size_t n, const char *name)
     return lo < n && !strcmp(idx[lo].name, name) ? (long)idx[lo].func : -1;
 }
 
+struct adj {
+    uint32_t *v;
+    size_t n, cap;
+};
+
+/* The instrumented functions inlined into u (its spans): under each sit
+ * what u's code calls between that function's first and last hook call
+ * (its inlined body, give or take block order), found through
+ * transparent functions, and the functions inlined inside that span; its
+ * out-of-line copy gives its other edges. */
+static void inline_edges(fl_ctxgraph *g, uint32_t u, const byname *idx, size_t nidx,
+                         const long *node_of, struct adj *adj, uint32_t *vis, uint32_t *add,
+                         uint32_t *walk, uint32_t *work)
+{
+    const cfunc *f = &g->funcs[u];
+    for (size_t q = 0; q < f->nspans; q++) {
+        const struct ispan *sp = &f->spans[q];
+        if (node_of[sp->fn] < 0)
+            continue;
+        uint32_t in = (uint32_t)node_of[sp->fn];
+        uint32_t w = ++*walk;
+        size_t top = 0;
+        for (size_t j = 0; j < f->nsites; j++) {
+            const struct csite *cs = &f->sites[j];
+            if (cs->at < sp->lo || cs->at > sp->hi)
+                continue;
+            long c = -1;
+            uint8_t why = 0;
+            if (cs->kind == 0)
+                c = cs->ref;
+            else if (cs->kind == 1) {
+                c = resolve(idx, nidx, f->ext[cs->ref]);
+                if (c < 0)
+                    why = takes_callbacks(f->ext[cs->ref]) ? CB_POINTER : CB_EXTERNAL;
+            } else
+                why = CB_POINTER;
+            if (why && (!g->node_cb[in] || why < g->node_cb[in]))
+                g->node_cb[in] = why;
+            if (c < 0)
+                continue;
+            if (g->funcs[c].instrumented) {
+                if (add[c] != w)
+                    PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[c]);
+                add[c] = w;
+            } else if (vis[c] != w) {
+                vis[c] = w;
+                work[top++] = (uint32_t)c;
+            }
+        }
+        while (top) { /* through transparent functions */
+            const cfunc *uf = &g->funcs[work[--top]];
+            if (uf->calls_out && (!g->node_cb[in] || uf->calls_out < g->node_cb[in]))
+                g->node_cb[in] = uf->calls_out;
+            for (size_t k = 0; k < uf->ninl; k++) {
+                uint32_t c = uf->inl[k];
+                if (add[c] != w)
+                    PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[c]);
+                add[c] = w;
+            }
+            for (size_t k = 0; k < uf->ncallees; k++) {
+                uint32_t c = uf->callees[k];
+                if (g->funcs[c].instrumented) {
+                    if (add[c] != w)
+                        PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[c]);
+                    add[c] = w;
+                } else if (vis[c] != w) {
+                    vis[c] = w;
+                    work[top++] = c;
+                }
+            }
+        }
+        for (size_t j = 0; j < f->nspans; j++) /* inlined inside this one */
+            if (j != q && f->spans[j].lo > sp->lo && f->spans[j].hi < sp->hi &&
+                node_of[f->spans[j].fn] >= 0)
+                PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[f->spans[j].fn]);
+    }
+}
+
 void fl_ctxgraph_link(fl_ctxgraph *g)
 {
     size_t n = g->nfuncs, nidx = 0;
@@ -826,7 +951,6 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
                 f->calls_out = takes_callbacks(f->ext[k]) ? CB_POINTER : CB_EXTERNAL;
         }
     }
-    free(idx);
     long *node_of = malloc((n ? n : 1) * sizeof *node_of);
     /* Per walk, whether a function was walked through (vis) or added as a
      * successor (add): stamped with the walk's number, so that no walk
@@ -845,10 +969,7 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
         }
     }
     /* Successor lists per node, flattened below. */
-    struct adj {
-        uint32_t *v;
-        size_t n, cap;
-    } *adj = calloc(g->nnodes ? g->nnodes : 1, sizeof *adj);
+    struct adj *adj = calloc(g->nnodes ? g->nnodes : 1, sizeof *adj);
     g->succ_off = malloc((g->nnodes + 1) * sizeof *g->succ_off);
     g->node_cb = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->node_cb);
     uint32_t *indeg = calloc(g->nnodes ? g->nnodes : 1, sizeof *indeg);
@@ -888,77 +1009,89 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
             }
         }
     }
-    /* The same for a clone that is not instrumented itself: the calls of
-     * its body may be those of each function it enters. */
+    /* Weak edges: an instrumented function inlined into a body may have
+     * made any of that body's calls, and may sit under another function
+     * inlined there -- the spans below place most calls, but blocks can
+     * be moved out of a span.  Kept as edges that cost more, so that the
+     * search tries them late instead of never. */
+    struct adj *wadj = calloc(g->nnodes ? g->nnodes : 1, sizeof *wadj);
+    if (!wadj)
+        abort();
     for (size_t u = 0; u < n; u++) {
         const cfunc *uf = &g->funcs[u];
-        if (uf->instrumented || !uf->ninl)
+        if (!uf->ninl)
             continue;
-        walk++;
-        size_t top = 0;
         struct adj body = {0};
-        work[top++] = (uint32_t)u;
-        vis[u] = walk;
-        uint8_t cb = 0;
-        while (top) {
-            const cfunc *wf = &g->funcs[work[--top]];
-            if (wf->calls_out && (!cb || wf->calls_out < cb))
-                cb = wf->calls_out;
-            for (size_t k = 0; k < wf->ncallees; k++) {
-                uint32_t c = wf->callees[k];
-                if (g->funcs[c].instrumented)
-                    PUSH(body.v, body.n, body.cap, (uint32_t)node_of[c]);
-                else if (vis[c] != walk) {
-                    vis[c] = walk;
-                    work[top++] = c;
+        if (uf->instrumented) {
+            const struct adj *a = &adj[node_of[u]];
+            for (size_t j = 0; j < a->n; j++)
+                PUSH(body.v, body.n, body.cap, a->v[j]);
+        } else { /* a clone: its calls, through transparent functions */
+            walk++;
+            size_t top = 0;
+            work[top++] = (uint32_t)u;
+            vis[u] = walk;
+            while (top) {
+                const cfunc *wf = &g->funcs[work[--top]];
+                for (size_t k = 0; k < wf->ncallees; k++) {
+                    uint32_t c = wf->callees[k];
+                    if (g->funcs[c].instrumented)
+                        PUSH(body.v, body.n, body.cap, (uint32_t)node_of[c]);
+                    else if (vis[c] != walk) {
+                        vis[c] = walk;
+                        work[top++] = c;
+                    }
                 }
             }
         }
         for (size_t k = 0; k < uf->ninl; k++) {
             uint32_t in = (uint32_t)node_of[uf->inl[k]];
             for (size_t j = 0; j < body.n; j++)
-                PUSH(adj[in].v, adj[in].n, adj[in].cap, body.v[j]);
+                PUSH(wadj[in].v, wadj[in].n, wadj[in].cap, body.v[j]);
             for (size_t j = 0; j < uf->ninl; j++)
                 if (j != k)
-                    PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[uf->inl[j]]);
-            if (cb && (!g->node_cb[in] || cb < g->node_cb[in]))
-                g->node_cb[in] = cb;
+                    PUSH(wadj[in].v, wadj[in].n, wadj[in].cap, (uint32_t)node_of[uf->inl[j]]);
         }
         free(body.v);
     }
-    /* An instrumented function inlined into fi runs inside fi's body: it
-     * is fi's successor; the calls of that body may be its own; and the
-     * others inlined there may sit under it (one inlined into the other). */
+    /* Inlined instrumented functions, in instrumented bodies or not (a
+     * clone f.part.0 enters f: f spans all of it). */
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         const cfunc *f = &g->funcs[g->nodes[ni]];
-        size_t body = adj[ni].n;
-        for (size_t k = 0; k < f->ninl; k++) {
-            uint32_t in = (uint32_t)node_of[f->inl[k]];
-            PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, in);
-            for (size_t j = 0; j < body; j++)
-                PUSH(adj[in].v, adj[in].n, adj[in].cap, adj[ni].v[j]);
-            for (size_t j = 0; j < f->ninl; j++)
-                if (j != k)
-                    PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[f->inl[j]]);
-            if (g->node_cb[ni] && (!g->node_cb[in] || g->node_cb[ni] < g->node_cb[in]))
-                g->node_cb[in] = g->node_cb[ni];
-        }
+        for (size_t k = 0; k < f->ninl; k++)
+            PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[f->inl[k]]);
     }
-    size_t nsucc = 0;
+    for (size_t u = 0; u < n; u++)
+        if (g->funcs[u].nspans)
+            inline_edges(g, (uint32_t)u, idx, nidx, node_of, adj, vis, add, &walk, work);
+    free(idx);
+    size_t nsucc = 0, nweak = 0, cweak = 0;
+    g->weak_off = malloc((g->nnodes + 1) * sizeof *g->weak_off);
+    if (!g->weak_off)
+        abort();
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         g->succ_off[ni] = (uint32_t)nsucc;
+        walk++;
         for (size_t k = 0; k < adj[ni].n; k++) {
             uint32_t c = adj[ni].v[k];
-            bool dup = false;
-            for (size_t j = g->succ_off[ni]; j < nsucc && !dup; j++)
-                dup = g->succ[j] == c;
-            if (!dup)
+            if (add[c] != walk)
                 PUSH(g->succ, nsucc, csucc, c);
+            add[c] = walk;
+        }
+        g->weak_off[ni] = (uint32_t)nweak;
+        for (size_t k = 0; k < wadj[ni].n; k++) {
+            uint32_t c = wadj[ni].v[k];
+            if (add[c] != walk)
+                PUSH(g->weak, nweak, cweak, c);
+            add[c] = walk;
         }
         free(adj[ni].v);
+        free(wadj[ni].v);
     }
     g->succ_off[g->nnodes] = (uint32_t)nsucc;
+    g->weak_off[g->nnodes] = (uint32_t)nweak;
     free(adj);
+    free(wadj);
     for (size_t ni = 0; ni < g->nnodes; ni++)
         for (uint32_t k = g->succ_off[ni]; k < g->succ_off[ni + 1]; k++)
             indeg[g->succ[k]]++;
@@ -991,7 +1124,7 @@ size_t fl_ctxgraph_instrumented(const fl_ctxgraph *g)
  * callback or two, so the lightest paths are the likely ones; and the
  * graph's fan-out lives in the guessed edges (any callback-calling
  * function to every address-taken one), which the weights keep for last. */
-enum { W_POINTER = 4, W_EXTERNAL = 8 };
+enum { W_POINTER = 4, W_EXTERNAL = 8, W_INLINE = 8 };
 
 struct level {
     uint32_t node;
@@ -1018,8 +1151,9 @@ static int search_weight(const fl_ctxgraph *g, uint64_t value, unsigned limit, u
         for (;;) {
             struct level *L = &st[d];
             uint32_t ndirect = g->succ_off[L->node + 1] - g->succ_off[L->node];
+            uint32_t nweak = ndirect + g->weak_off[L->node + 1] - g->weak_off[L->node];
             uint8_t why = g->node_cb[L->node];
-            uint32_t total = ndirect + (why ? (uint32_t)g->ncallbacks : 0);
+            uint32_t total = nweak + (why ? (uint32_t)g->ncallbacks : 0);
             if (L->next == 0) { /* just entered */
                 if (s->budget && ++s->steps > s->budget)
                     return -1;
@@ -1049,13 +1183,18 @@ static int search_weight(const fl_ctxgraph *g, uint64_t value, unsigned limit, u
             uint32_t c, w = L->weight + 1;
             if (L->next < ndirect) {
                 c = g->succ[g->succ_off[L->node] + L->next++];
+            } else if (L->next < nweak) {
+                c = g->weak[g->weak_off[L->node] + L->next++ - ndirect];
+                w += W_INLINE - 1;
             } else {
-                c = g->callbacks[L->next++ - ndirect];
-                /* A callback that is also a direct successor was tried. */
-                bool direct = false;
-                for (uint32_t k = 0; k < ndirect && !direct; k++)
-                    direct = g->succ[g->succ_off[L->node] + k] == c;
-                if (direct)
+                c = g->callbacks[L->next++ - nweak];
+                /* A callback that is also a successor was tried. */
+                bool tried = false;
+                for (uint32_t k = 0; k < ndirect && !tried; k++)
+                    tried = g->succ[g->succ_off[L->node] + k] == c;
+                for (uint32_t k = 0; k < nweak - ndirect && !tried; k++)
+                    tried = g->weak[g->weak_off[L->node] + k] == c;
+                if (tried)
                     continue;
                 w += why == CB_POINTER ? W_POINTER - 1 : W_EXTERNAL - 1;
             }
