@@ -1165,8 +1165,9 @@ static int search_weight(const fl_ctxgraph *g, uint64_t value, unsigned limit, u
                         frames[k].address = f->addr;
                     }
                     s->matches++;
-                    if (fn && fn(frames, d + 1, arg))
-                        return -1;
+                    if (fn)
+                        fn(frames, d + 1, arg);
+                    return -1; /* a second stack is as likely as a guess */
                 }
                 if (d + 1 >= maxd) {
                     if (total)
@@ -1212,10 +1213,389 @@ static int search_weight(const fl_ctxgraph *g, uint64_t value, unsigned limit, u
     return heavier;
 }
 
+/* ---- meet in the middle ----
+ *
+ * A push is undone exactly by a pop, so a value can be unfolded from the
+ * top: guess the innermost function t, and pop(value, id(t)) is the value
+ * of the stack below it; guess t's caller, and so on.  The search stores
+ * the values of every path from the entry points up to some weight
+ * (forward), then unfolds the value from every function through its
+ * callers (backward) and looks each intermediate value up among the
+ * stored ones: a stack as heavy as both halves together is found for
+ * about the cost of each half, where deepening alone pays their product.
+ * Used when deepening alone ran out of its share of the budget. */
+
+typedef struct mitm {
+    const fl_ctxgraph *g;
+    unsigned maxd;
+    /* forward paths: value, last node, parent entry (-1: a root), depth */
+    uint64_t *fctx;
+    uint32_t *fnode;
+    int32_t *fparent;
+    uint16_t *fdepth;
+    size_t nf, capf;
+    uint32_t *hash; /* value -> forward entry + 1; 0: empty */
+    size_t hmask;
+    /* predecessors: strong and weak edges reversed (with their extra
+     * weight); callbacks' callers are the nodes that may call back */
+    uint32_t *pred_off, *pred;
+    uint8_t *pred_w;
+    uint32_t *cbsrc;
+    size_t ncbsrc;
+    uint8_t *is_cb, *is_root;
+    uint64_t *pairs; /* (a << 32 | b) of every strong and weak edge, sorted */
+    size_t npairs;
+} mitm;
+
+static unsigned cb_weight(uint8_t why)
+{
+    return why == CB_POINTER ? W_POINTER : W_EXTERNAL;
+}
+
+static bool has_edge(const mitm *mm, uint32_t a, uint32_t b)
+{
+    if (mm->is_cb[b] && mm->g->node_cb[a])
+        return true;
+    uint64_t key = (uint64_t)a << 32 | b;
+    size_t lo = 0, hi = mm->npairs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mm->pairs[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < mm->npairs && mm->pairs[lo] == key;
+}
+
+static int cmp_u64p(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void mitm_init(mitm *mm, const fl_ctxgraph *g, unsigned maxd)
+{
+    memset(mm, 0, sizeof *mm);
+    mm->g = g;
+    mm->maxd = maxd;
+    size_t n = g->nnodes, ne = 0;
+    mm->is_cb = calloc(n, 1);
+    mm->is_root = calloc(n, 1);
+    mm->pred_off = calloc(n + 1, sizeof *mm->pred_off);
+    size_t nedges = g->succ_off[n] + g->weak_off[n];
+    mm->pred = malloc((nedges ? nedges : 1) * sizeof *mm->pred);
+    mm->pred_w = malloc(nedges ? nedges : 1);
+    mm->pairs = malloc((nedges ? nedges : 1) * sizeof *mm->pairs);
+    mm->cbsrc = malloc(n * sizeof *mm->cbsrc);
+    if (!mm->is_cb || !mm->is_root || !mm->pred_off || !mm->pred || !mm->pred_w || !mm->pairs ||
+        !mm->cbsrc)
+        abort();
+    for (size_t i = 0; i < g->ncallbacks; i++)
+        mm->is_cb[g->callbacks[i]] = 1;
+    for (size_t i = 0; i < g->nroots; i++)
+        mm->is_root[g->roots[i]] = 1;
+    for (size_t a = 0; a < n; a++) {
+        if (g->node_cb[a])
+            mm->cbsrc[mm->ncbsrc++] = (uint32_t)a;
+        for (uint32_t k = g->succ_off[a]; k < g->succ_off[a + 1]; k++)
+            mm->pairs[ne++] = (uint64_t)a << 32 | g->succ[k];
+        for (uint32_t k = g->weak_off[a]; k < g->weak_off[a + 1]; k++)
+            mm->pairs[ne++] = (uint64_t)a << 32 | g->weak[k];
+    }
+    mm->npairs = ne;
+    if (ne)
+        qsort(mm->pairs, ne, sizeof *mm->pairs, cmp_u64p);
+    /* Reverse CSR: count, offset, fill. */
+    for (size_t i = 0; i < ne; i++)
+        mm->pred_off[(uint32_t)mm->pairs[i] + 1]++;
+    for (size_t b = 0; b < n; b++)
+        mm->pred_off[b + 1] += mm->pred_off[b];
+    uint32_t *fill = malloc((n ? n : 1) * sizeof *fill);
+    if (!fill)
+        abort();
+    memcpy(fill, mm->pred_off, n * sizeof *fill);
+    for (size_t a = 0; a < n; a++) {
+        for (uint32_t k = g->succ_off[a]; k < g->succ_off[a + 1]; k++) {
+            uint32_t b = g->succ[k];
+            mm->pred_w[fill[b]] = 1;
+            mm->pred[fill[b]++] = (uint32_t)a;
+        }
+        for (uint32_t k = g->weak_off[a]; k < g->weak_off[a + 1]; k++) {
+            uint32_t b = g->weak[k];
+            mm->pred_w[fill[b]] = W_INLINE;
+            mm->pred[fill[b]++] = (uint32_t)a;
+        }
+    }
+    free(fill);
+}
+
+static void mitm_free(mitm *mm)
+{
+    free(mm->fctx);
+    free(mm->fnode);
+    free(mm->fparent);
+    free(mm->fdepth);
+    free(mm->hash);
+    free(mm->pred_off);
+    free(mm->pred);
+    free(mm->pred_w);
+    free(mm->cbsrc);
+    free(mm->is_cb);
+    free(mm->is_root);
+    free(mm->pairs);
+}
+
+static void fwd_add(mitm *mm, uint64_t ctx, uint32_t node, int32_t parent, unsigned depth)
+{
+    if (mm->nf == mm->capf) {
+        size_t nc = mm->capf ? 2 * mm->capf : 4096;
+        uint64_t *a = realloc(mm->fctx, nc * sizeof *a);
+        if (a)
+            mm->fctx = a;
+        uint32_t *b = realloc(mm->fnode, nc * sizeof *b);
+        if (b)
+            mm->fnode = b;
+        int32_t *c = realloc(mm->fparent, nc * sizeof *c);
+        if (c)
+            mm->fparent = c;
+        uint16_t *d = realloc(mm->fdepth, nc * sizeof *d);
+        if (d)
+            mm->fdepth = d;
+        if (!a || !b || !c || !d)
+            abort();
+        mm->capf = nc;
+    }
+    mm->fctx[mm->nf] = ctx;
+    mm->fnode[mm->nf] = node;
+    mm->fparent[mm->nf] = parent;
+    mm->fdepth[mm->nf] = (uint16_t)depth;
+    mm->nf++;
+}
+
+/* Every path from an entry point of weight up to `limit` into the forward
+ * table.  Returns 0, or -1 when more than `cap` paths weigh that little. */
+static int fwd_build(mitm *mm, unsigned limit, size_t cap)
+{
+    const fl_ctxgraph *g = mm->g;
+    struct fstate {
+        int32_t entry;
+        uint32_t next, weight;
+    } *st = malloc((size_t)mm->maxd * sizeof *st);
+    if (!st)
+        abort();
+    mm->nf = 0;
+    int rc = 0;
+    for (size_t ri = 0; ri < g->nroots && !rc; ri++) {
+        uint32_t r = g->roots[ri];
+        fwd_add(mm, fl_ctx_push(0, g->funcs[g->nodes[r]].id), r, -1, 1);
+        size_t d = 0;
+        st[0] = (struct fstate){(int32_t)(mm->nf - 1), 0, 1};
+        for (;;) {
+            struct fstate *L = &st[d];
+            uint32_t node = mm->fnode[L->entry];
+            uint32_t ndirect = g->succ_off[node + 1] - g->succ_off[node];
+            uint32_t nweak = ndirect + g->weak_off[node + 1] - g->weak_off[node];
+            uint32_t total = nweak + (g->node_cb[node] ? (uint32_t)g->ncallbacks : 0);
+            if (L->next >= total || d + 1 >= mm->maxd) {
+                if (d == 0)
+                    break;
+                d--;
+                continue;
+            }
+            uint32_t i = L->next++, c, w = L->weight;
+            if (i < ndirect) {
+                c = g->succ[g->succ_off[node] + i];
+                w += 1;
+            } else if (i < nweak) {
+                c = g->weak[g->weak_off[node] + i - ndirect];
+                w += W_INLINE;
+            } else {
+                c = g->callbacks[i - nweak];
+                w += cb_weight(g->node_cb[node]);
+            }
+            if (w > limit)
+                continue;
+            if (mm->nf >= cap) {
+                rc = -1;
+                break;
+            }
+            fwd_add(mm, fl_ctx_push(mm->fctx[L->entry], g->funcs[g->nodes[c]].id), c, L->entry,
+                    d + 2);
+            st[++d] = (struct fstate){(int32_t)(mm->nf - 1), 0, w};
+        }
+    }
+    free(st);
+    if (rc)
+        return -1;
+    size_t hs = 1;
+    while (hs < 2 * mm->nf)
+        hs <<= 1;
+    free(mm->hash);
+    mm->hash = calloc(hs, sizeof *mm->hash);
+    if (!mm->hash)
+        abort();
+    mm->hmask = hs - 1;
+    for (size_t e = 0; e < mm->nf; e++) {
+        size_t h = (size_t)(mm->fctx[e] ^ mm->fctx[e] >> 29) & mm->hmask;
+        while (mm->hash[h] && mm->fctx[mm->hash[h] - 1] != mm->fctx[e])
+            h = (h + 1) & mm->hmask;
+        if (!mm->hash[h])
+            mm->hash[h] = (uint32_t)e + 1;
+    }
+    return 0;
+}
+
+static long fwd_find(const mitm *mm, uint64_t ctx)
+{
+    size_t h = (size_t)(ctx ^ ctx >> 29) & mm->hmask;
+    while (mm->hash[h]) {
+        if (mm->fctx[mm->hash[h] - 1] == ctx)
+            return (long)mm->hash[h] - 1;
+        h = (h + 1) & mm->hmask;
+    }
+    return -1;
+}
+
+struct bstate {
+    uint32_t node;
+    uint32_t next; /* predecessor to try next: edges, then callers of a callback */
+    uint32_t weight;
+    uint64_t below; /* the value of the stack under node */
+};
+
+/* Reports the stack st[0..nb) (innermost first) on top of forward entry
+ * e (-1: none, st[nb-1] is an entry point). */
+static int bwd_report(const mitm *mm, const struct bstate *st, size_t nb, long e,
+                      fl_ctxframe *frames, fl_ctxsearch *s, fl_ctx_match_fn fn, void *arg)
+{
+    const fl_ctxgraph *g = mm->g;
+    size_t k = 0;
+    for (size_t i = 0; i < nb; i++, k++) {
+        const cfunc *f = &g->funcs[g->nodes[st[i].node]];
+        frames[k] =
+            (fl_ctxframe){f->display ? f->display : f->name, g->mods[f->module].name, f->addr};
+    }
+    for (; e >= 0; e = mm->fparent[e], k++) {
+        const cfunc *f = &g->funcs[g->nodes[mm->fnode[e]]];
+        frames[k] =
+            (fl_ctxframe){f->display ? f->display : f->name, g->mods[f->module].name, f->addr};
+    }
+    s->matches++;
+    return fn ? fn(frames, k, arg) : 0;
+}
+
+/* Unfolds `value` backwards from every function through callers, up to
+ * weight `limit`, looking each value up in the forward table.  Returns
+ * -1 (budget, or fn said stop), 1 when the limit cut some path, else 0. */
+static int bwd_search(const mitm *mm, uint64_t value, unsigned limit, fl_ctxsearch *s,
+                      fl_ctx_match_fn fn, void *arg, struct bstate *st, fl_ctxframe *frames)
+{
+    const fl_ctxgraph *g = mm->g;
+    int heavier = 0;
+    for (uint32_t t = 0; t < g->nnodes; t++) {
+        size_t d = 0;
+        st[0] = (struct bstate){t, 0, 1, fl_ctx_pop(value, g->funcs[g->nodes[t]].id)};
+        for (;;) {
+            struct bstate *L = &st[d];
+            if (L->next == 0) { /* just entered */
+                if (s->budget && ++s->steps > s->budget)
+                    return -1;
+                if (L->below == 0 && mm->is_root[L->node])
+                    return bwd_report(mm, st, d + 1, -1, frames, s, fn, arg) ? -1 : 0;
+                long e = fwd_find(mm, L->below);
+                if (e >= 0 && mm->fdepth[e] + d + 1 <= mm->maxd &&
+                    has_edge(mm, mm->fnode[e], L->node))
+                    return bwd_report(mm, st, d + 1, e, frames, s, fn, arg) ? -1 : 0;
+            }
+            uint32_t b = L->node;
+            uint32_t nedge = mm->pred_off[b + 1] - mm->pred_off[b];
+            uint32_t total = nedge + (mm->is_cb[b] ? (uint32_t)mm->ncbsrc : 0);
+            if (L->next >= total || d + 1 >= mm->maxd) {
+                if (d == 0)
+                    break;
+                d--;
+                continue;
+            }
+            uint32_t i = L->next++, p, w = L->weight;
+            if (i < nedge) {
+                p = mm->pred[mm->pred_off[b] + i];
+                w += mm->pred_w[mm->pred_off[b] + i];
+            } else {
+                p = mm->cbsrc[i - nedge];
+                w += cb_weight(g->node_cb[p]);
+            }
+            if (w > limit) {
+                heavier = 1;
+                continue;
+            }
+            st[d + 1] = (struct bstate){p, 0, w, fl_ctx_pop(L->below, g->funcs[g->nodes[p]].id)};
+            d++;
+        }
+    }
+    return heavier;
+}
+
+/* The forward table as large as `cap` allows, then backward deepening.
+ * Returns -1 when the budget ran out, else 0 (a match, or every path up
+ * to the depth tried). */
+static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_ctxsearch *s,
+                       fl_ctx_match_fn fn, void *arg, fl_ctxframe *frames)
+{
+    /* ~40 MB of forward paths at most, and half of what the budget has
+     * left (the passes that find the limit cost about as much again). */
+    size_t cap = 1u << 21;
+    if (s->budget && (s->budget - s->steps) / 4 < cap)
+        cap = (size_t)((s->budget - s->steps) / 4);
+    mitm mm;
+    mitm_init(&mm, g, maxd);
+    /* The heaviest forward limit whose paths fit: built up one by one
+     * (each pass costs at most cap), the last one that fit rebuilt. */
+    unsigned fw = 0;
+    bool current = false;
+    while (fw < W_EXTERNAL * maxd) {
+        current = fwd_build(&mm, fw + 1, cap) == 0;
+        s->steps += mm.nf;
+        if (!current)
+            break;
+        fw++;
+        if (mm.nf >= cap / 2)
+            break;
+    }
+    if (!current && (fw == 0 || fwd_build(&mm, fw, cap) != 0)) {
+        mm.nf = 0; /* not even the entry points fit: an empty table */
+        free(mm.hash);
+        mm.hash = calloc(1, sizeof *mm.hash);
+        if (!mm.hash)
+            abort();
+        mm.hmask = 0;
+    }
+    int rc = 0;
+    long e = fwd_find(&mm, value);
+    if (e >= 0) { /* a stack wholly in the table */
+        bwd_report(&mm, NULL, 0, e, frames, s, fn, arg);
+    } else {
+        struct bstate *st = malloc((size_t)maxd * sizeof *st);
+        if (!st)
+            abort();
+        for (unsigned limit = 1; !s->matches; limit++) {
+            int r = bwd_search(&mm, value, limit, s, fn, arg, st, frames);
+            if (r < 0)
+                rc = s->budget && s->steps > s->budget ? -1 : 0;
+            if (r <= 0)
+                break;
+        }
+        free(st);
+    }
+    mitm_free(&mm);
+    return rc;
+}
+
 /* Iterative deepening on the weight: every path of weight 1, then 2, and
  * so on.  The lightest stacks come first, and the work is about that of
- * the last pass.  Stops at the first weight that matched: two stacks with
- * one value are as likely as guessing a 64-bit number. */
+ * the last pass.  Stops at the first match: a second stack with the same
+ * value is as likely as guessing a 64-bit number.  When a quarter of the
+ * budget found nothing, the meet-in-the-middle search gets the rest. */
 unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *s,
                             fl_ctx_match_fn fn, void *arg)
 {
@@ -1230,15 +1610,27 @@ unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *
     fl_ctxframe *frames = malloc((size_t)maxd * sizeof *frames);
     if (!st || !frames)
         abort();
-    for (unsigned limit = 1; !s->matches; limit++) {
+    uint64_t budget = s->budget;
+    if (budget && s->strategy == FL_CTX_AUTO)
+        s->budget = budget / 4 ? budget / 4 : 1;
+    bool out_of_budget = s->strategy == FL_CTX_MITM;
+    for (unsigned limit = 1; !s->matches && s->strategy != FL_CTX_MITM; limit++) {
         int r = search_weight(g, value, limit, maxd, s, fn, arg, st, frames);
         if (r < 0) {
-            s->complete = s->budget && s->steps > s->budget ? 0 : 1;
+            out_of_budget = s->budget && s->steps > s->budget;
             break;
         }
         if (!r)
             break; /* nothing heavier: every path up to maxd was tried */
     }
+    s->budget = budget;
+    bool exhausted = out_of_budget;
+    if (out_of_budget && !s->matches && s->strategy != FL_CTX_DEEPENING) {
+        if (s->strategy == FL_CTX_AUTO)
+            s->steps = budget / 4;
+        exhausted = search_mitm(g, value, maxd, s, fn, arg, frames) < 0;
+    }
+    s->complete = !exhausted;
     free(st);
     free(frames);
     return s->matches;

@@ -46,8 +46,13 @@ typedef struct fl_ctxframe {
 
 typedef int (*fl_ctx_match_fn)(const fl_ctxframe *frames, size_t n, void *arg);
 
+/* The search: deepening from the entry points, then (when a quarter of
+ * the budget found nothing) meeting in the middle; or one of them alone. */
+enum { FL_CTX_AUTO, FL_CTX_DEEPENING, FL_CTX_MITM };
+
 typedef struct fl_ctxsearch {
     unsigned max_depth; /* longest stack tried */
+    int strategy;       /* FL_CTX_AUTO, or one search alone (tests) */
     uint64_t budget;    /* most path steps tried */
     uint64_t steps;     /* out: steps taken */
     unsigned matches;   /* out: stacks found */
@@ -57,9 +62,10 @@ typedef struct fl_ctxsearch {
                          * (recursion, or a deep graph) */
 } fl_ctxsearch;
 
-/* Calls `fn` for each stack of instrumented functions (entry point first
- * called, innermost reported first) whose context is `value`, until `fn`
- * returns non-zero or the search ends.  Returns the number of matches. */
+/* Calls `fn` with the stack of instrumented functions (innermost first)
+ * whose context is `value`, and stops there: another stack with the same
+ * value is as likely as guessing a 64-bit number.  Returns the number of
+ * matches (0 or 1). */
 unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *s,
                             fl_ctx_match_fn fn, void *arg);
 

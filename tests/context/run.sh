@@ -67,6 +67,15 @@ got=$(grep -A1 ' in leaf_a 1$' "$tmp/trace.txt" | sed -n 's/^TRACE_CONTEXT 0x//p
     cmp -s "$tmp/trace.txt" "$tmp/trace.decoded" && ok ||
     { bad "decoded trace-ID dump differs from the text dump"; diff "$tmp/trace.txt" "$tmp/trace.decoded"; }
 
+# Each of the two searches alone finds every stack too: deepening from the
+# entry points, and meeting in the middle (unfolding from the top).
+for how in deepening mitm; do
+    while read -r _ label value expect; do
+        got=$(FAULTLINE_DECODE_SEARCH=$how "$FL" decode --context "$value" --obj "$APP" --obj "$LIB" 2>&1 | names)
+        [ "$got" = "$expect" ] && ok || bad "$how: $label: 0x$value decoded to '$got', expected '$expect'"
+    done < <(grep '^CTX ' "$tmp/run1")
+done
+
 # All values at once, in one run of decode.
 args=()
 for v in $(awk '/^CTX /{print $3}' "$tmp/run1"); do args+=(--context "$v"); done
