@@ -1553,7 +1553,8 @@ static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_c
      * (each pass costs at most cap), the last one that fit rebuilt. */
     unsigned fw = 0;
     bool current = false;
-    while (fw < W_EXTERNAL * maxd) {
+    /* Each pass may cost cap; leave room for the rebuild. */
+    while (fw < W_EXTERNAL * maxd && (!s->budget || s->steps + 2 * cap <= s->budget)) {
         current = fwd_build(&mm, fw + 1, cap) == 0;
         s->steps += mm.nf;
         if (!current)
@@ -1562,7 +1563,11 @@ static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_c
         if (mm.nf >= cap / 2)
             break;
     }
-    if (!current && (fw == 0 || fwd_build(&mm, fw, cap) != 0)) {
+    if (!current && fw > 0 && fwd_build(&mm, fw, cap) == 0) {
+        s->steps += mm.nf;
+        current = true;
+    }
+    if (!current) {
         mm.nf = 0; /* not even the entry points fit: an empty table */
         free(mm.hash);
         mm.hash = calloc(1, sizeof *mm.hash);
