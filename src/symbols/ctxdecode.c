@@ -858,6 +858,41 @@ struct adj {
     size_t n, cap;
 };
 
+/* Walks what runs as part of node `to`'s code: the functions on `work`
+ * (top of them) and, through those that are not instrumented, what they
+ * call.  Instrumented callees, and the instrumented functions a walked
+ * function enters (inlined there, or a clone's original), become `to`'s
+ * successors; `home` is not walked for those (its own inlined ones are
+ * placed by their spans).  vis and add are stamped with `stamp`. */
+static void walk_body(fl_ctxgraph *g, const long *node_of, uint32_t to, struct adj *a,
+                      uint32_t *work, size_t top, uint32_t home, uint32_t *vis, uint32_t *add,
+                      uint32_t stamp)
+{
+    while (top) {
+        uint32_t u = work[--top];
+        const cfunc *uf = &g->funcs[u];
+        if (uf->calls_out && (!g->node_cb[to] || uf->calls_out < g->node_cb[to]))
+            g->node_cb[to] = uf->calls_out;
+        for (size_t k = 0; u != home && k < uf->ninl; k++) {
+            uint32_t c = uf->inl[k];
+            if (add[c] != stamp)
+                PUSH(a->v, a->n, a->cap, (uint32_t)node_of[c]);
+            add[c] = stamp;
+        }
+        for (size_t k = 0; k < uf->ncallees; k++) {
+            uint32_t c = uf->callees[k];
+            if (g->funcs[c].instrumented) {
+                if (add[c] != stamp) /* `to` itself too: recursion */
+                    PUSH(a->v, a->n, a->cap, (uint32_t)node_of[c]);
+                add[c] = stamp;
+            } else if (vis[c] != stamp) {
+                vis[c] = stamp;
+                work[top++] = c;
+            }
+        }
+    }
+}
+
 /* The instrumented functions inlined into u (its spans): under each sit
  * what u's code calls between that function's first and last hook call
  * (its inlined body, give or take block order), found through
@@ -902,28 +937,7 @@ static void inline_edges(fl_ctxgraph *g, uint32_t u, const byname *idx, size_t n
                 work[top++] = (uint32_t)c;
             }
         }
-        while (top) { /* through transparent functions */
-            const cfunc *uf = &g->funcs[work[--top]];
-            if (uf->calls_out && (!g->node_cb[in] || uf->calls_out < g->node_cb[in]))
-                g->node_cb[in] = uf->calls_out;
-            for (size_t k = 0; k < uf->ninl; k++) {
-                uint32_t c = uf->inl[k];
-                if (add[c] != w)
-                    PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[c]);
-                add[c] = w;
-            }
-            for (size_t k = 0; k < uf->ncallees; k++) {
-                uint32_t c = uf->callees[k];
-                if (g->funcs[c].instrumented) {
-                    if (add[c] != w)
-                        PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[c]);
-                    add[c] = w;
-                } else if (vis[c] != w) {
-                    vis[c] = w;
-                    work[top++] = c;
-                }
-            }
-        }
+        walk_body(g, node_of, in, &adj[in], work, top, UINT32_MAX, vis, add, w);
         for (size_t j = 0; j < f->nspans; j++) /* inlined inside this one */
             if (j != q && f->spans[j].lo > sp->lo && f->spans[j].hi < sp->hi &&
                 node_of[f->spans[j].fn] >= 0)
@@ -979,35 +993,9 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
         uint32_t fi = g->nodes[ni];
         /* Through transparent functions from fi's body. */
         walk++;
-        size_t top = 0;
-        work[top++] = fi;
+        work[0] = fi;
         vis[fi] = walk;
-        while (top) {
-            uint32_t u = work[--top];
-            const cfunc *uf = &g->funcs[u];
-            if (uf->calls_out && (!g->node_cb[ni] || uf->calls_out < g->node_cb[ni]))
-                g->node_cb[ni] = uf->calls_out;
-            /* A function that is not instrumented but calls the hooks for
-             * others: a clone (f.part.0 enters f) or a body that inlined
-             * instrumented code.  Those run here. */
-            for (size_t k = 0; u != fi && k < uf->ninl; k++) {
-                uint32_t c = uf->inl[k];
-                if (add[c] != walk)
-                    PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[c]);
-                add[c] = walk;
-            }
-            for (size_t k = 0; k < uf->ncallees; k++) {
-                uint32_t c = uf->callees[k];
-                if (g->funcs[c].instrumented) {
-                    if (add[c] != walk) /* fi itself too: recursion */
-                        PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[c]);
-                    add[c] = walk;
-                } else if (vis[c] != walk) {
-                    vis[c] = walk;
-                    work[top++] = c;
-                }
-            }
-        }
+        walk_body(g, node_of, (uint32_t)ni, &adj[ni], work, 1, fi, vis, add, walk);
     }
     /* Weak edges: an instrumented function inlined into a body may have
      * made any of that body's calls, and may sit under another function
@@ -1126,6 +1114,43 @@ size_t fl_ctxgraph_instrumented(const fl_ctxgraph *g)
  * function to every address-taken one), which the weights keep for last. */
 enum { W_POINTER = 4, W_EXTERNAL = 8, W_INLINE = 8 };
 
+static unsigned cb_weight(uint8_t why)
+{
+    return why == CB_POINTER ? W_POINTER : W_EXTERNAL;
+}
+
+/* Successor i of node -- its direct successors, then its weak ones, then
+ * every callback when it may call back -- into *c, with the weight the
+ * step adds into *w.  Returns 0 past the last, -1 for a callback that is
+ * also one of node's successors (tried as that already), else 1. */
+static int succ_at(const fl_ctxgraph *g, uint32_t node, uint32_t i, uint32_t *c, uint32_t *w)
+{
+    uint32_t ndirect = g->succ_off[node + 1] - g->succ_off[node];
+    uint32_t nweak = ndirect + g->weak_off[node + 1] - g->weak_off[node];
+    uint8_t why = g->node_cb[node];
+    if (i < ndirect) {
+        *c = g->succ[g->succ_off[node] + i];
+        *w = 1;
+        return 1;
+    }
+    if (i < nweak) {
+        *c = g->weak[g->weak_off[node] + i - ndirect];
+        *w = W_INLINE;
+        return 1;
+    }
+    if (!why || i - nweak >= g->ncallbacks)
+        return 0;
+    *c = g->callbacks[i - nweak];
+    *w = cb_weight(why);
+    for (uint32_t k = g->succ_off[node]; k < g->succ_off[node + 1]; k++)
+        if (g->succ[k] == *c)
+            return -1;
+    for (uint32_t k = g->weak_off[node]; k < g->weak_off[node + 1]; k++)
+        if (g->weak[k] == *c)
+            return -1;
+    return 1;
+}
+
 struct level {
     uint32_t node;
     uint32_t next;   /* the successor to try next: direct ones, then callbacks */
@@ -1150,10 +1175,6 @@ static int search_weight(const fl_ctxgraph *g, uint64_t value, unsigned limit, u
         st[0].weight = 1;
         for (;;) {
             struct level *L = &st[d];
-            uint32_t ndirect = g->succ_off[L->node + 1] - g->succ_off[L->node];
-            uint32_t nweak = ndirect + g->weak_off[L->node + 1] - g->weak_off[L->node];
-            uint8_t why = g->node_cb[L->node];
-            uint32_t total = nweak + (why ? (uint32_t)g->ncallbacks : 0);
             if (L->next == 0) { /* just entered */
                 if (s->budget && ++s->steps > s->budget)
                     return -1;
@@ -1169,36 +1190,21 @@ static int search_weight(const fl_ctxgraph *g, uint64_t value, unsigned limit, u
                         fn(frames, d + 1, arg);
                     return -1; /* a second stack is as likely as a guess */
                 }
-                if (d + 1 >= maxd) {
-                    if (total)
-                        s->depth_cut = 1;
-                    L->next = total;
-                }
             }
-            if (L->next >= total) {
+            uint32_t c, w;
+            int r = d + 1 < maxd ? succ_at(g, L->node, L->next, &c, &w) : 0;
+            if (!r && d + 1 >= maxd && succ_at(g, L->node, 0, &c, &w))
+                s->depth_cut = 1;
+            if (!r) {
                 if (d == 0)
                     break;
                 d--;
                 continue;
             }
-            uint32_t c, w = L->weight + 1;
-            if (L->next < ndirect) {
-                c = g->succ[g->succ_off[L->node] + L->next++];
-            } else if (L->next < nweak) {
-                c = g->weak[g->weak_off[L->node] + L->next++ - ndirect];
-                w += W_INLINE - 1;
-            } else {
-                c = g->callbacks[L->next++ - nweak];
-                /* A callback that is also a successor was tried. */
-                bool tried = false;
-                for (uint32_t k = 0; k < ndirect && !tried; k++)
-                    tried = g->succ[g->succ_off[L->node] + k] == c;
-                for (uint32_t k = 0; k < nweak - ndirect && !tried; k++)
-                    tried = g->weak[g->weak_off[L->node] + k] == c;
-                if (tried)
-                    continue;
-                w += why == CB_POINTER ? W_POINTER - 1 : W_EXTERNAL - 1;
-            }
+            L->next++;
+            if (r < 0)
+                continue;
+            w += L->weight;
             if (w > limit) {
                 heavier = 1;
                 continue;
@@ -1246,11 +1252,6 @@ typedef struct mitm {
     uint64_t *pairs; /* (a << 32 | b) of every strong and weak edge, sorted */
     size_t npairs;
 } mitm;
-
-static unsigned cb_weight(uint8_t why)
-{
-    return why == CB_POINTER ? W_POINTER : W_EXTERNAL;
-}
 
 static bool has_edge(const mitm *mm, uint32_t a, uint32_t b)
 {
@@ -1387,33 +1388,24 @@ static int fwd_build(mitm *mm, unsigned limit, size_t cap)
     mm->nf = 0;
     int rc = 0;
     for (size_t ri = 0; ri < g->nroots && !rc; ri++) {
-        uint32_t r = g->roots[ri];
-        fwd_add(mm, fl_ctx_push(0, g->funcs[g->nodes[r]].id), r, -1, 1);
+        uint32_t root = g->roots[ri];
+        fwd_add(mm, fl_ctx_push(0, g->funcs[g->nodes[root]].id), root, -1, 1);
         size_t d = 0;
         st[0] = (struct fstate){(int32_t)(mm->nf - 1), 0, 1};
         for (;;) {
             struct fstate *L = &st[d];
-            uint32_t node = mm->fnode[L->entry];
-            uint32_t ndirect = g->succ_off[node + 1] - g->succ_off[node];
-            uint32_t nweak = ndirect + g->weak_off[node + 1] - g->weak_off[node];
-            uint32_t total = nweak + (g->node_cb[node] ? (uint32_t)g->ncallbacks : 0);
-            if (L->next >= total || d + 1 >= mm->maxd) {
+            uint32_t c, w;
+            int r = d + 1 < mm->maxd ? succ_at(g, mm->fnode[L->entry], L->next, &c, &w) : 0;
+            if (!r) {
                 if (d == 0)
                     break;
                 d--;
                 continue;
             }
-            uint32_t i = L->next++, c, w = L->weight;
-            if (i < ndirect) {
-                c = g->succ[g->succ_off[node] + i];
-                w += 1;
-            } else if (i < nweak) {
-                c = g->weak[g->weak_off[node] + i - ndirect];
-                w += W_INLINE;
-            } else {
-                c = g->callbacks[i - nweak];
-                w += cb_weight(g->node_cb[node]);
-            }
+            L->next++;
+            w += L->weight;
+            if (r < 0)
+                continue;
             if (w > limit)
                 continue;
             if (mm->nf >= cap) {
