@@ -27,7 +27,7 @@ int main(int argc, char **argv)
         char err[512];
         fds[n] = open(argv[i], O_RDONLY);
         elfs[n] = fds[n] >= 0 ? elf_begin(fds[n], ELF_C_READ_MMAP, NULL) : NULL;
-        if (!g || !elfs[n] || fl_ctxgraph_add(g, argv[i], elfs[n], err, sizeof err)) {
+        if (!g || !elfs[n] || fl_ctxgraph_add(g, argv[i], elfs[n], NULL, err, sizeof err)) {
             fprintf(stderr, "ctxgraph: %s: %s\n", argv[i], elfs[n] ? err : "cannot read");
             return 1;
         }

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     Elf *elf = elf_memory(copy, size);
     fl_ctxgraph *g = fl_ctxgraph_new();
     char err[256];
-    if (elf && g && fl_ctxgraph_add(g, "fuzz", elf, err, sizeof err) == 0) {
+    if (elf && g && fl_ctxgraph_add(g, "fuzz", elf, NULL, err, sizeof err) == 0) {
         fl_ctxgraph_link(g);
         (void)fl_ctx_elf_has_hooks(elf);
         /* A value the input picks, and one that no stack gives. */

@@ -665,59 +665,69 @@ static void scan_data_words(modscan *m)
     }
 }
 
-/* The functions of one symbol table (SHT_SYMTAB, else SHT_DYNSYM). */
-static void read_symbols(modscan *m, uint32_t module, bool dynsym_only, bool shared)
+static Elf_Scn *section_of_type(Elf *e, Elf64_Word type)
 {
-    fl_ctxgraph *g = m->g;
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
-    bool have_symtab = false;
-    while (!dynsym_only && (scn = elf_nextscn(m->elf, scn)))
-        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-            have_symtab = true;
-    scn = NULL;
-    while ((scn = elf_nextscn(m->elf, scn))) {
-        if (!gelf_getshdr(scn, &sh))
+    while ((scn = elf_nextscn(e, scn)))
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == type && sh.sh_entsize)
+            return scn;
+    return NULL;
+}
+
+/* The defined functions of symbol table `scn` of `e`: added to the graph,
+ * or (exports) their global ones' addresses put on the exported list. */
+static void each_function(modscan *m, Elf *e, Elf_Scn *scn, uint32_t module, bool exports)
+{
+    GElf_Shdr sh;
+    Elf_Data *d = gelf_getshdr(scn, &sh) ? elf_getdata(scn, NULL) : NULL;
+    size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+    for (size_t i = 1; i < n; i++) {
+        GElf_Sym s;
+        if (!gelf_getsym(d, (int)i, &s))
+            break;
+        int type = GELF_ST_TYPE(s.st_info), bind = GELF_ST_BIND(s.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF || !s.st_value ||
+            !s.st_size)
             continue;
-        bool dyn = sh.sh_type == SHT_DYNSYM;
-        if (!(sh.sh_type == SHT_SYMTAB || dyn) || (have_symtab && dyn && !shared))
+        if (exports) {
+            if (bind != STB_LOCAL)
+                PUSH(m->exported, m->nexported, m->cexported, s.st_value);
             continue;
-        Elf_Data *d = elf_getdata(scn, NULL);
-        if (!d || !sh.sh_entsize)
-            continue;
-        size_t n = sh.sh_size / sh.sh_entsize;
-        for (size_t i = 1; i < n; i++) {
-            GElf_Sym s;
-            if (!gelf_getsym(d, (int)i, &s))
-                break;
-            int type = GELF_ST_TYPE(s.st_info), bind = GELF_ST_BIND(s.st_info);
-            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-                !s.st_value || !s.st_size)
-                continue;
-            const char *name = elf_strptr(m->elf, sh.sh_link, s.st_name);
-            if (!name || !*name)
-                continue;
-            if (have_symtab && dyn) {
-                /* A shared library's dynsym only says what is exported:
-                 * marked once the functions are sorted. */
-                if (bind != STB_LOCAL)
-                    PUSH(m->exported, m->nexported, m->cexported, s.st_value);
-                continue;
-            }
-            cfunc f = {.addr = s.st_value,
-                       .size = s.st_size,
-                       .module = module,
-                       .global = bind != STB_LOCAL,
-                       .exported = dyn && shared && bind != STB_LOCAL};
-            f.name = strdup(name);
-            if (!f.name)
-                abort();
-            PUSH(g->funcs, g->nfuncs, g->cfuncs, f);
         }
+        const char *name = elf_strptr(e, sh.sh_link, s.st_name);
+        if (!name || !*name)
+            continue;
+        cfunc f = {
+            .addr = s.st_value, .size = s.st_size, .module = module, .global = bind != STB_LOCAL};
+        f.name = strdup(name);
+        if (!f.name)
+            abort();
+        PUSH(m->g->funcs, m->g->nfuncs, m->g->cfuncs, f);
     }
 }
 
-int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_t errlen)
+/* The functions: from the symbol table of `syms` (a separate debug file)
+ * or of the file itself, else from the file's dynamic symbols; and the
+ * ones a shared library exports. */
+static void read_symbols(modscan *m, Elf *syms, uint32_t module, bool shared)
+{
+    Elf_Scn *symtab = syms ? section_of_type(syms, SHT_SYMTAB) : NULL;
+    Elf *src = syms;
+    if (!symtab) {
+        symtab = section_of_type(m->elf, SHT_SYMTAB);
+        src = m->elf;
+    }
+    Elf_Scn *dynsym = section_of_type(m->elf, SHT_DYNSYM);
+    if (symtab)
+        each_function(m, src, symtab, module, false);
+    else if (dynsym)
+        each_function(m, m->elf, dynsym, module, false);
+    if (shared && dynsym)
+        each_function(m, m->elf, dynsym, module, true);
+}
+
+int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char *err, size_t errlen)
 {
     GElf_Ehdr eh;
     if (!gelf_getehdr(elf, &eh) || elf_kind(elf) != ELF_K_ELF) {
@@ -737,8 +747,7 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_
     m.insn = cs_malloc(m.cs);
     uint32_t module = (uint32_t)g->nmods;
     bool shared = eh.e_type == ET_DYN;
-    read_symbols(&m, module, false, shared);
-    read_symbols(&m, module, true, shared); /* exported flags */
+    read_symbols(&m, syms, module, shared);
     m.count = (uint32_t)(g->nfuncs - m.first);
     if (!m.count) {
         snprintf(err, errlen,

@@ -24,10 +24,13 @@ fl_ctxgraph *fl_ctxgraph_new(void);
 void fl_ctxgraph_free(fl_ctxgraph *g);
 
 /* Adds one program or library (already open with libelf; not kept after
- * the call).  The first one added wins where two define the same exported
- * name, as the dynamic linker's order does: add the executable first.
- * Returns 0, or -1 with a message in err. */
-int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, char *err, size_t errlen);
+ * the call), with its function symbols from `syms` when not NULL (its
+ * separate debug file, for a stripped file).  The first one added wins
+ * where two define the same exported name, as the dynamic linker's order
+ * does: add the executable first.  Returns 0, or -1 with a message in
+ * err. */
+int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char *err,
+                    size_t errlen);
 
 /* Call after the last add: resolves calls between modules and finds the
  * entry points. */

@@ -205,6 +205,21 @@ static int string_at(object *o, uint64_t addr, char *dst, size_t cap)
     return 0;
 }
 
+static bool elf_has(Elf *e, Elf64_Word type, uint64_t flags)
+{
+    GElf_Shdr sh;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));)
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == type && (sh.sh_flags & flags) == flags)
+            return true;
+    return false;
+}
+
+/* A separate debug file: symbols, but no code. */
+static bool debug_only(Elf *e)
+{
+    return !elf_has(e, SHT_PROGBITS, SHF_EXECINSTR);
+}
+
 /* Adds the file at path as module m's object if it has m's build id. */
 static void try_path(decoder *dc, struct module *m, const char *path)
 {
@@ -231,8 +246,8 @@ static object *module_object(decoder *dc, struct module *m)
         m->tried = true;
         m->obj = -1;
         for (size_t i = 0; i < dc->nobjs && m->obj < 0; i++)
-            if (!strcmp(dc->objs[i].id, m->id))
-                m->obj = (long)i;
+            if (!strcmp(dc->objs[i].id, m->id) && !debug_only(dc->objs[i].elf))
+                m->obj = (long)i; /* a debug file with that id has no code */
         if (m->obj < 0 && m->path && !dc->no_paths)
             try_path(dc, m, m->path);
         const char *urls = getenv("DEBUGINFOD_URLS");
@@ -407,11 +422,13 @@ static void usage(FILE *f)
                "crash log's CRASH_CONTEXT and THREAD_CONTEXT) into the stacks of\n"
                "instrumented functions that give them, innermost first, from the call\n"
                "graph of the files given with --obj (the program first, then its\n"
-               "libraries built with -finstrument-functions; x86-64, with symbols).\n"
+               "libraries built with -finstrument-functions; x86-64).\n"
                "\n"
                "Given a crash log, decodes the contexts of its threads and trace events\n"
-               "(TRACE_CONTEXT), with the files --obj gives or else those at the paths\n"
-               "the log names (same build id).\n"
+               "(TRACE_CONTEXT), with the files --obj gives, else those at the paths the\n"
+               "log names (same build id), else what debuginfod has (DEBUGINFOD_URLS).\n"
+               "A stripped file takes its symbols from its debug file: given with --obj,\n"
+               "under /usr/lib/debug/.build-id, or from debuginfod.\n"
                "\n"
                "  --context VALUE  a value, hex (0x optional); repeatable\n"
                "  --max-depth N    longest stack tried (default 64)\n"
@@ -553,9 +570,56 @@ static int flush_stdout(int rc)
     return 2;
 }
 
-/* The call graph of the objects, the program first.  NULL (said why) when
- * one cannot be read or none was built with -finstrument-functions. */
-static fl_ctxgraph *ctx_graph(object *const *objs, size_t n)
+/* The symbol table for stripped object o: an --obj file with its build
+ * id and one (its debug file), the distribution's
+ * /usr/lib/debug/.build-id/xx/rest.debug, or debuginfod's debuginfo.
+ * NULL: none.  A file opened here is left in *opened for the caller to
+ * close. */
+static Elf *symbols_for(decoder *dc, const object *o, object *opened)
+{
+    if (elf_has(o->elf, SHT_SYMTAB, 0))
+        return NULL; /* its own */
+    for (size_t i = 0; i < dc->nobjs; i++)
+        if (&dc->objs[i] != o && !strcmp(dc->objs[i].id, o->id) &&
+            elf_has(dc->objs[i].elf, SHT_SYMTAB, 0))
+            return dc->objs[i].elf;
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", o->id, o->id + 2);
+    if (!access(path, R_OK) && !open_object(opened, path, err, sizeof err)) {
+        if (!strcmp(opened->id, o->id) && elf_has(opened->elf, SHT_SYMTAB, 0))
+            return opened->elf;
+        close_object(opened);
+        *opened = (object){.fd = -1};
+    }
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    if (dc->no_paths || !urls || !*urls)
+        return NULL;
+    if (!dc->dbg)
+        dc->dbg = debuginfod_begin();
+    char *dpath = NULL;
+    int fd =
+        dc->dbg ? debuginfod_find_debuginfo(dc->dbg, (const unsigned char *)o->id, 0, &dpath) : -1;
+    Elf *e = NULL;
+    if (fd >= 0) {
+        close(fd);
+        if (!open_object(opened, dpath, err, sizeof err)) {
+            if (!strcmp(opened->id, o->id) && elf_has(opened->elf, SHT_SYMTAB, 0)) {
+                e = opened->elf;
+            } else {
+                close_object(opened);
+                *opened = (object){.fd = -1};
+            }
+        }
+    }
+    free(dpath);
+    return e;
+}
+
+/* The call graph of the objects, the program first: debug files only lend
+ * their symbols to the stripped file with their build id.  NULL (said
+ * why) when one cannot be read or none was built with
+ * -finstrument-functions. */
+static fl_ctxgraph *ctx_graph(decoder *dc, object *const *objs, size_t n)
 {
     fl_ctxgraph *g = fl_ctxgraph_new();
     if (!g) {
@@ -564,7 +628,14 @@ static fl_ctxgraph *ctx_graph(object *const *objs, size_t n)
     }
     for (size_t i = 0; i < n; i++) {
         char err[512];
-        if (fl_ctxgraph_add(g, objs[i]->path, objs[i]->elf, err, sizeof err)) {
+        if (debug_only(objs[i]->elf))
+            continue;
+        object dbg = {.fd = -1};
+        Elf *syms = symbols_for(dc, objs[i], &dbg);
+        int rc = fl_ctxgraph_add(g, objs[i]->path, objs[i]->elf, syms, err, sizeof err);
+        if (dbg.elf || dbg.fd >= 0)
+            close_object(&dbg);
+        if (rc) {
             fprintf(stderr, "faultline decode: %s\n", err);
             fl_ctxgraph_free(g);
             return NULL;
@@ -638,7 +709,7 @@ static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned 
     }
     for (size_t i = 0; i < dc->nobjs; i++)
         objs[i] = &dc->objs[i];
-    if (!(g = ctx_graph(objs, dc->nobjs)))
+    if (!(g = ctx_graph(dc, objs, dc->nobjs)))
         goto out;
     rc = 0;
     for (size_t i = 0; i < nvalues; i++) {
@@ -672,42 +743,44 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
                         "program was not built with -finstrument-functions)\n", path);
         return 2;
     }
-    object **objs = calloc(L->nobjects + dc->nobjs, sizeof *objs);
-    object *extra = calloc(L->nobjects ? L->nobjects : 1, sizeof *extra);
-    bool *used = calloc(dc->nobjs ? dc->nobjs : 1, sizeof *used);
-    size_t n = 0, nextra = 0;
+    /* Indices into dc->objs, which grows as files are found. */
+    size_t given = dc->nobjs, cap = L->nobjects + given + 1;
+    size_t *pick = calloc(cap, sizeof *pick);
+    object **objs = calloc(cap, sizeof *objs);
+    bool *used = calloc(given + L->nobjects + 1, sizeof *used);
+    size_t n = 0;
     fl_ctxgraph *g = NULL;
     int rc = 2;
-    if (!objs || !extra || !used)
+    if (!pick || !objs || !used)
         goto out;
     for (size_t i = 0; i < L->nobjects; i++) {
         const fl_object *o = &L->objects[i];
-        if (!o->build_id)
+        if (!o->build_id || strlen(o->build_id) >= sizeof dc->mods[0].id)
             continue;
-        bool given = false;
-        for (size_t k = 0; k < dc->nobjs && !given; k++)
-            if (!used[k] && !strcmp(dc->objs[k].id, o->build_id)) {
-                used[k] = given = true;
-                objs[n++] = &dc->objs[k];
-            }
-        char err[512];
-        if (given || !o->path || open_object(&extra[nextra], o->path, err, sizeof err))
+        struct module m = {.path = o->path};
+        memcpy(m.id, o->build_id, strlen(o->build_id) + 1);
+        /* An --obj file with its build id, else the file at its path with
+         * that build id, else the executable debuginfod has for it. */
+        if (!module_object(dc, &m) || used[m.obj])
             continue;
-        if (strcmp(extra[nextra].id, o->build_id) || !fl_ctx_elf_has_hooks(extra[nextra].elf)) {
-            close_object(&extra[nextra]);
+        /* Found by path or debuginfod: only files built with
+         * -finstrument-functions add to the graph (not the C library). */
+        if ((size_t)m.obj >= given && !fl_ctx_elf_has_hooks(dc->objs[m.obj].elf))
             continue;
-        }
-        objs[n++] = &extra[nextra++];
+        used[m.obj] = true;
+        pick[n++] = (size_t)m.obj;
     }
-    for (size_t k = 0; k < dc->nobjs; k++)
+    for (size_t k = 0; k < given; k++)
         if (!used[k])
-            objs[n++] = &dc->objs[k];
+            pick[n++] = k;
+    for (size_t k = 0; k < n; k++)
+        objs[k] = &dc->objs[pick[k]];
     if (!n) {
         fprintf(stderr, "faultline decode: %s: none of the crash log's objects was found: "
                         "give the program and its libraries with --obj\n", path);
         goto out;
     }
-    if (!(g = ctx_graph(objs, n)))
+    if (!(g = ctx_graph(dc, objs, n)))
         goto out;
     rc = 0;
     if (L->has_crash_context) {
@@ -751,9 +824,7 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
     rc = flush_stdout(rc);
 out:
     fl_ctxgraph_free(g);
-    for (size_t i = 0; i < nextra; i++)
-        close_object(&extra[i]);
-    free(extra);
+    free(pick);
     free(objs);
     free(used);
     return rc;
