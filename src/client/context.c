@@ -6,10 +6,11 @@
  * why it is not the reference's plain XOR).  A function's id needs its
  * module's load bias and build id; a two-entry per-thread cache of
  * [start, end) -> (bias, seed) answers almost every call, since
- * instrumented code is one or two modules; and an exit usually restores
- * the value saved at the matching entry without computing the id.  A miss asks the dynamic
+ * instrumented code is one or two modules.  A miss asks the dynamic
  * linker with _dl_find_object() -- lock-free and async-signal-safe, made
  * for unwinders -- and reads the build id from the object's own headers.
+ * An exit usually restores the value saved at the matching entry,
+ * without computing the id.
  *
  * SIGNAL-SAFE ZONE: everything here.  The hooks run wherever instrumented
  * code runs, signal handlers included, and before faultline_install();
@@ -39,9 +40,10 @@ struct ctx_module {
  * access.  The ring remembers, for the last 8 depths, which function was
  * entered there and the value before it, so that an exit restores the
  * value instead of recomputing the function's id.  A slot's key is the
- * function's address with the depth in its top 16 bits (user addresses
- * have 47), so a slot a deeper call reused, or a signal handler's calls,
- * never match: those exits recompute. */
+ * function's address with the depth in its top 16 bits (code addresses
+ * have 47 bits, unless a program maps code into the 57-bit space), so a
+ * slot that a deeper call or a signal handler has reused since does not
+ * match, and that exit recomputes. */
 #define RING 8
 static TLS struct {
     uint64_t ctx;

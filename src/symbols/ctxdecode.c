@@ -18,14 +18,17 @@
  * Functions that are not instrumented are transparent, as at run time:
  * an instrumented caller's successors are found through them.
  *
- * The search folds paths from the entry points (main, exported functions,
- * address-taken ones, ones nothing calls) depth first.  Every prefix is a
- * context a thread can be in, so each is compared with the value.  The
- * graph over-approximates (a callback edge the program never takes costs
- * time, not answers); the 64-bit mix makes a wrong answer as likely as
- * guessing the value.  The budget bounds the time on a large graph, and
- * the caller is told when it ran out.
- */
+ * Inlined instrumented functions are placed by where their hooks sit in
+ * the host's code (spans); the host's other calls are weak edges of them.
+ *
+ * The search (bottom of the file) folds paths from the entry points
+ * (main, exported functions, address-taken ones, ones nothing calls):
+ * iterative deepening by a weight that makes guessed edges dear, then,
+ * when that finds nothing cheaply, meeting in the middle.  The graph
+ * over-approximates (an edge the program never takes costs time, not
+ * answers); the 64-bit mix makes a wrong answer as likely as guessing the
+ * value, so the first match is the answer.  The budget bounds the time on
+ * a large graph, and the caller is told when it ran out. */
 #define _GNU_SOURCE
 #include <capstone/capstone.h>
 #include <elfutils/libdwelf.h>
@@ -94,56 +97,24 @@ struct fl_ctxgraph {
  * through a pointer (or into code the files do not describe), or it calls
  * a C library function known to take callbacks (qsort, pthread_create...);
  * or, less likely, it calls any other function outside the files given.
- * The search tries the second kind only when the first finds nothing:
- * printf never calls back, and letting every caller of printf reach every
- * callback makes the graph far wider. */
+ * The second kind weighs more in the search: printf never calls back, and
+ * letting every caller of printf reach every callback cheaply makes the
+ * graph far wider. */
 enum { CB_POINTER = 1, CB_EXTERNAL = 2 };
 
 static bool takes_callbacks(const char *name)
 {
-    static const char *const known[] = {"qsort",
-                                        "qsort_r",
-                                        "bsearch",
-                                        "lfind",
-                                        "lsearch",
-                                        "tsearch",
-                                        "tfind",
-                                        "tdelete",
-                                        "twalk",
-                                        "twalk_r",
-                                        "tdestroy",
-                                        "pthread_create",
-                                        "pthread_once",
-                                        "pthread_atfork",
-                                        "pthread_key_create",
-                                        "atexit",
-                                        "at_quick_exit",
-                                        "on_exit",
-                                        "__cxa_atexit",
-                                        "__cxa_thread_atexit_impl",
-                                        "signal",
-                                        "sigaction",
-                                        "bsd_signal",
-                                        "sigset",
-                                        "dl_iterate_phdr",
-                                        "ftw",
-                                        "nftw",
-                                        "nftw64",
-                                        "ftw64",
-                                        "scandir",
-                                        "scandir64",
-                                        "scandirat",
-                                        "glob",
-                                        "glob64",
-                                        "__libc_start_main",
-                                        "makecontext",
-                                        "clone",
-                                        "timer_create",
-                                        "thrd_create",
-                                        "call_once",
-                                        "_Unwind_Backtrace",
-                                        "g_thread_new",
-                                        "uv_queue_work"};
+    /* clang-format off */
+    static const char *const known[] = {
+        "qsort", "qsort_r", "bsearch", "lfind", "lsearch", "tsearch", "tfind", "tdelete",
+        "twalk", "twalk_r", "tdestroy", "pthread_create", "pthread_once", "pthread_atfork",
+        "pthread_key_create", "atexit", "at_quick_exit", "on_exit", "__cxa_atexit",
+        "__cxa_thread_atexit_impl", "signal", "sigaction", "bsd_signal", "sigset",
+        "dl_iterate_phdr", "ftw", "nftw", "nftw64", "ftw64", "scandir", "scandir64",
+        "scandirat", "glob", "glob64", "__libc_start_main", "makecontext", "clone",
+        "timer_create", "thrd_create", "call_once", "_Unwind_Backtrace", "g_thread_new",
+        "uv_queue_work"};
+    /* clang-format on */
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (!strcmp(known[i], name))
             return true;
