@@ -200,6 +200,8 @@ typedef struct modscan {
         int loads, hooks;
     } * body;
     size_t nbody, cbody;
+    bool a64; /* aarch64, else x86-64 */
+    unsigned r_relative, r_irelative, r_jump_slot, r_glob_dat, r_abs64;
     uint64_t *exported; /* addresses a library's dynsym exports */
     size_t nexported, cexported;
     csh cs;
@@ -319,7 +321,20 @@ static const char *stub_target(modscan *m, uint64_t addr)
     size_t len = 32;
     const uint8_t *code = code_at(m, addr, &len);
     uint64_t a = addr;
+    uint64_t page = 0; /* aarch64: adrp x16, page; ldr x17, [x16, #off]; br x17 */
     for (int i = 0; code && i < 4 && cs_disasm_iter(m->cs, &code, &len, &a, m->insn); i++) {
+        if (m->a64) {
+            cs_arm64 *y = &m->insn->detail->arm64;
+            if (m->insn->id == ARM64_INS_ADRP && y->op_count == 2 &&
+                y->operands[1].type == ARM64_OP_IMM)
+                page = (uint64_t)y->operands[1].imm;
+            else if (m->insn->id == ARM64_INS_LDR && y->op_count == 2 &&
+                     y->operands[1].type == ARM64_OP_MEM && page) {
+                const slot *s = slot_at(m, page + (uint64_t)(int64_t)y->operands[1].mem.disp);
+                return s ? s->sym : NULL;
+            }
+            continue;
+        }
         cs_x86 *x = &m->insn->detail->x86;
         if (m->insn->id == X86_INS_JMP && x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
             x->operands[0].mem.base == X86_REG_RIP) {
@@ -439,7 +454,7 @@ static void note_call(modscan *m, cfunc *f, uint64_t target, const char *sym, bo
     }
 }
 
-static void scan_function(modscan *m, uint32_t fi)
+static void scan_x86(modscan *m, uint32_t fi)
 {
     cfunc *f = &m->g->funcs[fi];
     size_t len = f->size;
@@ -548,6 +563,114 @@ static void scan_function(modscan *m, uint32_t fi)
             m->g->funcs[m->body[i].func].addr_taken = true;
 }
 
+/* The register number (0-30) of an aarch64 X or W register, or -1. */
+static int a64_reg(unsigned r)
+{
+    if (r >= ARM64_REG_X0 && r <= ARM64_REG_X28)
+        return (int)(r - ARM64_REG_X0);
+    if (r >= ARM64_REG_W0 && r <= ARM64_REG_W30)
+        return (int)(r - ARM64_REG_W0);
+    return r == ARM64_REG_X29 ? 29 : r == ARM64_REG_X30 ? 30 : -1;
+}
+
+/* scan_x86's aarch64 twin: bl, b and the conditional branches out of the
+ * function; blr/br through registers; addresses built with adrp + add, or
+ * loaded from GOT slots with adrp + ldr, tracked into x0 (the hooks'
+ * argument). */
+static void scan_a64(modscan *m, uint32_t fi)
+{
+    cfunc *f = &m->g->funcs[fi];
+    size_t len = f->size;
+    const uint8_t *code = code_at(m, f->addr, &len);
+    if (!code)
+        return;
+    uint64_t a = f->addr, val[31];
+    uint32_t known = 0;
+    m->nbody = 0;
+    while (len >= 4) {
+        if (!cs_disasm_iter(m->cs, &code, &len, &a, m->insn)) {
+            code += 4; /* not an instruction: data in text */
+            len -= 4;
+            a += 4;
+            continue;
+        }
+        cs_insn *in = m->insn;
+        cs_arm64 *y = &in->detail->arm64;
+        cs_arm64_op *op = y->operands;
+        unsigned id = in->id;
+        m->at = in->address;
+        bool x0 = known & 1;
+        if ((id == ARM64_INS_BL || id == ARM64_INS_B || id == ARM64_INS_CBZ ||
+             id == ARM64_INS_CBNZ || id == ARM64_INS_TBZ || id == ARM64_INS_TBNZ) &&
+            y->op_count >= 1 && op[y->op_count - 1].type == ARM64_OP_IMM) {
+            uint64_t t = (uint64_t)op[y->op_count - 1].imm;
+            bool call = id == ARM64_INS_BL;
+            /* As on x86: a branch is a call only to another function's
+             * start (a tail call, a .cold part) or a PLT stub. */
+            if (call ||
+                ((t < f->addr || t >= f->addr + f->size) && (func_at(m, t) >= 0 || in_plt(m, t))))
+                note_call(m, f, t, NULL, x0, val[0]);
+            if (call)
+                known &= ~0x7ffffu; /* x0-x18 do not survive a call */
+            continue;
+        }
+        if (id == ARM64_INS_BLR) {
+            f->calls_out = CB_POINTER;
+            add_site(f, in->address, 2, 0);
+            known &= ~0x7ffffu;
+            continue;
+        }
+        int dst = y->op_count >= 1 && op[0].type == ARM64_OP_REG ? a64_reg(op[0].reg) : -1;
+        uint64_t v = 0;
+        int kind = 0; /* 1: an address built or loaded, 2: a copy */
+        if (id == ARM64_INS_ADRP && y->op_count == 2 && op[1].type == ARM64_OP_IMM) {
+            v = (uint64_t)op[1].imm;
+            kind = 2; /* a page: not an address taken yet */
+        } else if (id == ARM64_INS_ADD && y->op_count == 3 && op[1].type == ARM64_OP_REG &&
+                   op[2].type == ARM64_OP_IMM && a64_reg(op[1].reg) >= 0 &&
+                   ((known >> a64_reg(op[1].reg)) & 1) && !op[2].shift.value) {
+            v = val[a64_reg(op[1].reg)] + (uint64_t)op[2].imm;
+            kind = 1;
+        } else if (id == ARM64_INS_LDR && y->op_count == 2 && op[1].type == ARM64_OP_MEM &&
+                   a64_reg(op[1].mem.base) >= 0 && ((known >> a64_reg(op[1].mem.base)) & 1) &&
+                   op[1].mem.index == ARM64_REG_INVALID) {
+            /* ldr xN, [xM, #off] with xM a GOT page: a function's address
+             * from its slot */
+            const slot *sl =
+                slot_at(m, val[a64_reg(op[1].mem.base)] + (uint64_t)(int64_t)op[1].mem.disp);
+            if (sl && sl->value) {
+                v = sl->value;
+                kind = 1;
+            }
+        } else if (id == ARM64_INS_MOV && y->op_count == 2 && op[1].type == ARM64_OP_REG &&
+                   a64_reg(op[1].reg) >= 0 && ((known >> a64_reg(op[1].reg)) & 1)) {
+            v = val[a64_reg(op[1].reg)];
+            kind = 2;
+        }
+        if (kind == 1)
+            body_note(m, func_at(m, v), false);
+        if (dst >= 0) {
+            if (kind) {
+                val[dst] = v;
+                known |= 1u << dst;
+            } else if (op[0].access & CS_AC_WRITE) {
+                known &= ~(1u << dst);
+            }
+        }
+    }
+    for (size_t i = 0; i < m->nbody; i++)
+        if (m->body[i].loads > m->body[i].hooks)
+            m->g->funcs[m->body[i].func].addr_taken = true;
+}
+
+static void scan_function(modscan *m, uint32_t fi)
+{
+    if (m->a64)
+        scan_a64(m, fi);
+    else
+        scan_x86(m, fi);
+}
+
 /* Relocations: GOT slots by name, and RELATIVE / symbol words that hold
  * a function's address (taken). */
 static void scan_relocs(modscan *m)
@@ -583,10 +706,9 @@ static void scan_relocs(modscan *m)
             unsigned type = GELF_R_TYPE(r.r_info);
             size_t si = GELF_R_SYM(r.r_info);
             slot s = {.addr = r.r_offset};
-            if (type == R_X86_64_RELATIVE || type == R_X86_64_IRELATIVE) {
+            if (type == m->r_relative || type == m->r_irelative) {
                 s.value = (uint64_t)r.r_addend;
-            } else if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT ||
-                       type == R_X86_64_64) {
+            } else if (type == m->r_jump_slot || type == m->r_glob_dat || type == m->r_abs64) {
                 GElf_Sym sym;
                 if (!syms || !si || !gelf_getsym(syms, (int)si, &sym))
                     continue;
@@ -601,7 +723,7 @@ static void scan_relocs(modscan *m)
             }
             /* A data word holding a function's address takes it; a GOT
              * slot is only loaded by code, counted where it is. */
-            if (type != R_X86_64_JUMP_SLOT && s.value && !in_got(m, s.addr)) {
+            if (type != m->r_jump_slot && s.value && !in_got(m, s.addr)) {
                 long k = func_at(m, s.value);
                 if (k >= 0)
                     m->g->funcs[k].addr_taken = true;
@@ -705,12 +827,29 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char 
         snprintf(err, errlen, "%s: not an ELF file", name);
         return -1;
     }
-    if (eh.e_machine != EM_X86_64 || gelf_getclass(elf) != ELFCLASS64) {
-        snprintf(err, errlen, "%s: calling contexts are decoded for x86-64 files only", name);
+    if ((eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
+        gelf_getclass(elf) != ELFCLASS64) {
+        snprintf(err, errlen, "%s: calling contexts are decoded for x86-64 and aarch64 files only",
+                 name);
         return -1;
     }
     modscan m = {.g = g, .elf = elf, .first = (uint32_t)g->nfuncs};
-    if (cs_open(CS_ARCH_X86, CS_MODE_64, &m.cs) != CS_ERR_OK) {
+    m.a64 = eh.e_machine == EM_AARCH64;
+    if (m.a64) {
+        m.r_relative = R_AARCH64_RELATIVE;
+        m.r_irelative = R_AARCH64_IRELATIVE;
+        m.r_jump_slot = R_AARCH64_JUMP_SLOT;
+        m.r_glob_dat = R_AARCH64_GLOB_DAT;
+        m.r_abs64 = R_AARCH64_ABS64;
+    } else {
+        m.r_relative = R_X86_64_RELATIVE;
+        m.r_irelative = R_X86_64_IRELATIVE;
+        m.r_jump_slot = R_X86_64_JUMP_SLOT;
+        m.r_glob_dat = R_X86_64_GLOB_DAT;
+        m.r_abs64 = R_X86_64_64;
+    }
+    if (cs_open(m.a64 ? CS_ARCH_ARM64 : CS_ARCH_X86, m.a64 ? CS_MODE_ARM : CS_MODE_64, &m.cs) !=
+        CS_ERR_OK) {
         snprintf(err, errlen, "%s: cannot start the disassembler", name);
         return -1;
     }

@@ -9,7 +9,8 @@
  * which, directly, through the PLT or GOT, or through function pointers
  * -- and its paths from the entry points are folded until one gives the
  * value.  A 64-bit mix makes a false match as likely as guessing the
- * value.  x86-64 only (the graph comes from disassembly, with capstone).
+ * value.  x86-64 and aarch64 (the graph comes from disassembly, with
+ * capstone).
  */
 #ifndef FL_CTXDECODE_H
 #define FL_CTXDECODE_H

@@ -422,7 +422,7 @@ static void usage(FILE *f)
                "crash log's CRASH_CONTEXT and THREAD_CONTEXT) into the stacks of\n"
                "instrumented functions that give them, innermost first, from the call\n"
                "graph of the files given with --obj (the program first, then its\n"
-               "libraries built with -finstrument-functions; x86-64).\n"
+               "libraries built with -finstrument-functions; x86-64 or aarch64).\n"
                "\n"
                "Given a crash log, decodes the contexts of its threads and trace events\n"
                "(TRACE_CONTEXT), with the files --obj gives, else those at the paths the\n"
