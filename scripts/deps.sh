@@ -12,6 +12,7 @@ PKGS=(
   zlib1g-dev libzstd-dev libcmocka-dev libcapstone-dev
   libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+  chromium nodejs
 )
 # Optional extras for `make bench` only.
 if [ "${1:-}" = "--bench" ]; then PKGS+=(wrk nginx-light hyperfine sqlite3); fi
@@ -21,6 +22,8 @@ for p in "${PKGS[@]}"; do
   st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   case "$st" in *"ok installed"*) ;; *) missing+=("$p") ;; esac
 done
+# npm comes with some nodejs builds and is a package of its own in Debian's.
+command -v npm >/dev/null || missing+=(npm)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then

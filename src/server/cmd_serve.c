@@ -517,6 +517,9 @@ int fl_cmd_serve(int argc, char **argv)
         printf("faultline: admin token: %s   (Authorization: Bearer <token>)\n", admin);
         printf("faultline: ingest key:  %s   (X-Faultline-Key: <key>, or ?key=<key>)%s\n", ingest,
                o.keyless ? "; keyless POST / accepted" : "");
+        printf("faultline: portal: open http://%s:%u/ in a browser and log in with the admin "
+               "token\n",
+               url_host, fl_http_port(http));
         printf("faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups\n",
                admin, url_host, fl_http_port(http));
     } else {

@@ -39,6 +39,7 @@
 #include <microhttpd.h>
 
 #include "fl_crashlog.h"
+#include "fl_portal.h"
 #include "fl_serve.h"
 #include "fl_srvsym.h"
 #include "fl_srvutil.h"
@@ -205,6 +206,37 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
                                   const char *retry_after)
 {
     return send_json(c, status, json_pack("{s:s}", "error", msg), retry_after);
+}
+
+/* One of the portal's files.  Its page runs only its own script and
+ * style, talks only to this server, and cannot be framed. */
+static enum MHD_Result send_asset(struct MHD_Connection *c, const char *path)
+{
+    const fl_portal_asset *a = fl_portal_assets;
+    while (a->path && strcmp(a->path, path))
+        a++;
+    if (!a->path)
+        return send_error(c, 404, "not found", NULL);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(a->size, (void *)a->bytes, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    const char *dot = strrchr(path, '.');
+    MHD_add_response_header(r, "Content-Type",
+                            !strcmp(dot, ".js")    ? "text/javascript; charset=utf-8"
+                            : !strcmp(dot, ".css") ? "text/css; charset=utf-8"
+                                                   : "text/html; charset=utf-8");
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'self'; style-src 'self'; "
+                            "connect-src 'self'; img-src 'self'; base-uri 'none'; "
+                            "form-action 'none'; frame-ancestors 'none'");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "Cache-Control", "no-cache");
+    enum MHD_Result rc = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return rc;
 }
 
 /* Compare secrets without leaking where they differ. */
@@ -1439,9 +1471,23 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
             return api_symbols(h, c);
         return send_error(c, 404, "not found", NULL);
     }
+    if (get && (!strcmp(url, "/portal.js") || !strcmp(url, "/portal.css")))
+        return send_asset(c, url);
+    if (get && !strcmp(url, "/favicon.ico")) { /* browsers ask; nothing to show */
+        struct MHD_Response *none = MHD_create_response_from_buffer(0, "", MHD_RESPMEM_PERSISTENT);
+        enum MHD_Result rc = none ? MHD_queue_response(c, 204, none) : MHD_NO;
+        if (none)
+            MHD_destroy_response(none);
+        return rc;
+    }
     if (!strcmp(url, "/") && get) {
+        /* A browser gets the portal; curl and scripts a line of help. */
+        const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+        if (accept && strstr(accept, "text/html"))
+            return send_asset(c, "/index.html");
         char *s = strdup("faultline server: POST crash logs to / or /api/v1/crashes; the API "
-                         "lives under /api/v1 (docs/http-api.md).\n");
+                         "lives under /api/v1 (docs/http-api.md); the portal is here, in a "
+                         "browser.\n");
         return s ? send_text(c, 200, "text/plain; charset=utf-8", s, NULL) : MHD_NO;
     }
     return send_error(c, 404, "not found", NULL);

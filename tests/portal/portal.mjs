@@ -1,0 +1,122 @@
+// portal.mjs URL ADMIN_TOKEN SCREENSHOT_DIR: drives the portal in Debian's
+// Chromium (headless) the way a person would, against a server that
+// tests/portal/portal.sh filled with crashes, and checks what the pages
+// show.  Exits non-zero, saying why, at the first thing that is wrong.
+import { chromium } from 'playwright-core';
+
+const [url, admin, shots] = process.argv.slice(2);
+const fail = (msg) => { console.error('FAIL [portal]: ' + msg); process.exitCode = 1; throw new Error(msg); };
+const check = (cond, msg) => { if (!cond) fail(msg); };
+
+async function api(path, options = {}) {
+  const r = await fetch(url + path, { ...options, headers: { Authorization: 'Bearer ' + admin } });
+  return r.json();
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const problems = [];
+  page.on('dialog', (d) => { problems.push('a dialog opened: ' + d.message()); d.dismiss(); });
+  page.on('pageerror', (e) => problems.push('script error: ' + e.message));
+  // Script errors count; a refused request (the wrong token below) is the
+  // browser's network log, not the page's fault.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
+      problems.push('console: ' + m.text());
+  });
+  page.on('response', (r) => {
+    if (r.status() >= 400 && !(r.status() === 401 && r.url().includes('/api/')))
+      problems.push(r.status() + ' for ' + r.url());
+  });
+
+  // 1. Behind a login: a wrong token is refused and shows nothing.
+  await page.goto(url + '/');
+  await page.waitForSelector('#login:not([hidden])');
+  await page.fill('#token', 'not-the-token');
+  await page.click('#login button[type=submit]');
+  await page.waitForFunction(() => document.getElementById('login-error').textContent !== '');
+  check((await page.textContent('#login-error')).includes('Wrong admin token'),
+        'a wrong token is not refused: ' + await page.textContent('#login-error'));
+  check(await page.locator('.group-link').count() === 0, 'groups shown without a login');
+
+  // 2. The right token: the groups, largest first, with their counts.
+  await page.fill('#token', admin);
+  await page.click('#login button[type=submit]');
+  await page.waitForSelector('.group-link');
+  const want = (await api('/api/v1/groups?limit=200')).groups;
+  const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) =>
+    [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  check(rows.length === want.length, `${rows.length} rows, the API has ${want.length} groups`);
+  for (let i = 0; i < want.length; i++) {
+    check(rows[i][0] === String(want[i].count), `row ${i}: count ${rows[i][0]}, want ${want[i].count}`);
+    check(rows[i][1] === want[i].signature, `row ${i}: signature ${rows[i][1]}`);
+    check(rows[i][5] === want[i].status, `row ${i}: status ${rows[i][5]}`);
+  }
+  check(Number(rows[0][0]) >= Number(rows[rows.length - 1][0]), 'not sorted by count');
+  await page.screenshot({ path: shots + '/groups.png', fullPage: true });
+
+  // 3. Hostile strings from a crash log are text, never markup or script.
+  const hostile = '<img src=x onerror="window.__pwned=1">';
+  check(rows.some((r) => r[2] === hostile), 'the hostile application name is not shown as text');
+  check(await page.evaluate(() => window.__pwned === undefined), 'a crash log ran script');
+  check(await page.locator('main img').count() === 0, 'a crash log made an element');
+
+  // 4. Filter by application.
+  await page.fill('#f-app', 'demo');
+  await page.press('#f-app', 'Enter');
+  await page.waitForFunction(() => location.hash.includes('app=demo'));
+  await page.waitForFunction((n) => document.querySelectorAll('.group-link').length === n,
+    want.filter((g) => g.app === 'demo').length);
+
+  // 5. A group: its count, per-day bars, versions, OS, frames; resolve it.
+  const big = want.filter((g) => g.app === 'demo')[0];
+  await page.click(`a[href="#/group/${big.id}"]`);
+  await page.waitForSelector('#signature');
+  check(await page.textContent('#count') === String(big.count), 'the group page shows another count');
+  const detail = await api('/api/v1/groups/' + big.id);
+  check(await page.locator('svg.chart rect').count() === detail.days.length,
+        'per-day bars: ' + await page.locator('svg.chart rect').count() + ', days: ' + detail.days.length);
+  const text = await page.textContent('main');
+  for (const v of detail.versions)
+    check(text.includes(v.version), 'version ' + v.version + ' is not shown');
+  for (const o of detail.os)
+    check(text.includes(o.os), 'OS ' + o.os + ' is not shown');
+  check(await page.locator('table').nth(2).locator('tbody tr').count() === detail.frames.length,
+        'the representative stack is not shown frame by frame');
+  await page.screenshot({ path: shots + '/group.png', fullPage: true });
+  await page.click('#resolve');
+  await page.waitForSelector('#reopen');
+  check((await page.textContent('#status')).includes('resolved'), 'the page does not say resolved');
+  check((await api('/api/v1/groups/' + big.id)).status === 'resolved', 'the server did not resolve it');
+
+  // 6. A crash of the group: its threads and frames, trace events as text.
+  await page.click('a.crash-link');
+  await page.waitForSelector('h2');
+  check((await page.textContent('main')).includes('Crashed thread'), 'no crashed thread on the crash page');
+  check(await page.locator('tbody tr').count() > 0, 'no frames on the crash page');
+  await page.screenshot({ path: shots + '/crash.png', fullPage: true });
+
+  // 7. The hostile crash's page: its trace event is text as well.
+  const bad = want.find((g) => g.app === hostile);
+  const badGroup = await api('/api/v1/groups/' + bad.id);
+  await page.goto(url + '/#/crash/' + badGroup.sample_crashes[0]);
+  await page.waitForSelector('h2');
+  check((await page.textContent('main')).includes('<script>window.__pwned=2</script>'),
+        'the hostile trace event is not shown as text');
+  check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');
+
+  // 8. Log out: the data is gone and the login is back.
+  await page.click('#logout');
+  await page.waitForSelector('#login:not([hidden])');
+  check(await page.locator('.group-link').count() === 0, 'groups still shown after logging out');
+
+  check(problems.length === 0, problems.join('; '));
+  console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, logout');
+} finally {
+  await browser.close();
+}

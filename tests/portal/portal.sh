@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# portal.sh FAULTLINE BUILD_DIR: the web portal in a real browser.  A
+# server on a free loopback port gets crash logs (two groups of a demo
+# application over two versions and two OSes, and one from an application
+# whose name and trace event are markup), then tests/portal/portal.mjs
+# drives Debian's Chromium through the portal with playwright-core (npm,
+# installed from tests/portal/package-lock.json into BUILD_DIR).
+set -u
+FL=$1 BUILD=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/fl-portal.XXXXXX")
+ADMIN=portal-admin-$$ KEY=portal-key-$$
+cleanup() {
+    if [ -n "${PID:-}" ]; then kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL [portal]: $*" >&2
+    [ -f "$work/err" ] && tail -n 20 "$work/err" >&2
+    exit 1
+}
+command -v node >/dev/null || fail "node is not installed (scripts/deps.sh)"
+CHROMIUM=${CHROMIUM:-$(command -v chromium || echo /usr/bin/chromium)}
+[ -x "$CHROMIUM" ] || fail "chromium is not installed (scripts/deps.sh)"
+export CHROMIUM
+
+# playwright-core, as the lock file pins it (the browser is Debian's).
+mods=$BUILD/portal-test
+if [ ! -f "$mods/node_modules/playwright-core/package.json" ] ||
+   ! cmp -s "$HERE/package-lock.json" "$mods/package-lock.json"; then
+    mkdir -p "$mods"
+    cp "$HERE/package.json" "$HERE/package-lock.json" "$mods/"
+    (cd "$mods" && npm ci --no-audit --no-fund --loglevel=error >"$work/npm.log" 2>&1) ||
+        { cat "$work/npm.log" >&2; fail "npm ci"; }
+fi
+cp "$HERE/portal.mjs" "$mods/"
+
+export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+. "$HERE/../lib/server.sh"
+start "$work/data"
+
+# mklog ID APP VERSION OS FRAME... : a small version-2 crash log.
+n=0
+mklog() {
+    local id=$1 app=$2 ver=$3 os=$4
+    shift 4
+    n=$((n + 1))
+    {
+        printf 'FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME %s\nAPPLICATION_VERSION %s\n' "$app" "$ver"
+        printf 'PLATFORM_NAME linux\nCPUARCH_NAME x86-64\nPLATFORM_VERSION 6.1.0\nCRASH_SIGNAL 11\n'
+        printf 'CRASH_TIME 1795000000\nCRASH_ID %s\nINSTALL_ID 0000000%s-0000-4000-8000-000000000000\nOS_PRETTY_NAME %s\n' "$id" "$((n % 3))" "$os"
+        printf 'OBJECT /usr/bin/demo/4194304/1048576/0\n'
+        for f in "$@"; do printf 'CALLSTACK %s\n' "$f"; done
+        printf 'TRACE 1795000000000000000 42 <script>window.__pwned=2</script>\nEND\n'
+    } >"$work/log$n.crashlog"
+}
+A="4198464 4202496 4206592" B="4199000 4203000 4207000"
+mklog 00000000-0000-4000-8000-000000000001 demo 1.0 "Debian GNU/Linux 12 (bookworm)" $A
+mklog 00000000-0000-4000-8000-000000000002 demo 1.0 "Debian GNU/Linux 12 (bookworm)" $A
+mklog 00000000-0000-4000-8000-000000000003 demo 1.1 "Ubuntu 24.04 LTS" $A
+mklog 00000000-0000-4000-8000-000000000004 demo 1.1 "Ubuntu 24.04 LTS" $B
+mklog 00000000-0000-4000-8000-000000000005 '<img src=x onerror="window.__pwned=1">' 2.0 \
+    '<b>bold</b> OS' $A
+"$FL" submit "$work"/log*.crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
+    fail "submit: $(cat "$work/submit")"
+# Wait until all five are processed into their three groups.
+for _ in $(seq 100); do
+    total=$(admin "$(url /api/v1/groups)" | python3 -c \
+        'import json,sys; print(sum(g["count"] for g in json.load(sys.stdin)["groups"]))')
+    [ "$total" = 5 ] && break
+    sleep 0.1
+done
+[ "$total" = 5 ] || fail "the groups count $total crashes, want 5"
+
+# The page a browser gets at /, and its headers.
+curl -s -D "$work/headers" -H 'Accept: text/html' -o "$work/index.html" "$(url /)"
+grep -q '<title>Faultline</title>' "$work/index.html" || fail "no portal at / for a browser"
+grep -qi "^content-security-policy: default-src 'none'; script-src 'self'" "$work/headers" ||
+    fail "the portal has no content security policy"
+
+mkdir -p "$BUILD/portal-screenshots"
+(cd "$mods" && timeout 240 node portal.mjs "$(url "")" "$ADMIN" "$BUILD/portal-screenshots") ||
+    fail "the browser run failed"
