@@ -95,8 +95,13 @@ try {
   check((await api('/api/v1/groups/' + big.id)).status === 'resolved', 'the server did not resolve it');
 
   // 6. A crash of the group: its threads and frames, trace events as text.
+  // (Wait for the crash page itself: the group page's headings are still
+  // there until the crash is fetched.)
+  const first = await page.getAttribute('a.crash-link', 'href');
   await page.click('a.crash-link');
-  await page.waitForSelector('h2');
+  await page.waitForSelector('#crash-title');
+  check(first.endsWith(encodeURIComponent(await page.textContent('#crash-title span'))),
+        'the crash page is not the one clicked');
   check((await page.textContent('main')).includes('Crashed thread'), 'no crashed thread on the crash page');
   check(await page.locator('tbody tr').count() > 0, 'no frames on the crash page');
   await page.screenshot({ path: shots + '/crash.png', fullPage: true });
@@ -105,7 +110,10 @@ try {
   const bad = want.find((g) => g.app === hostile);
   const badGroup = await api('/api/v1/groups/' + bad.id);
   await page.goto(url + '/#/crash/' + badGroup.sample_crashes[0]);
-  await page.waitForSelector('h2');
+  await page.waitForFunction((id) => {
+    const t = document.querySelector('#crash-title span');
+    return t && t.textContent === id;
+  }, badGroup.sample_crashes[0]);
   check((await page.textContent('main')).includes('<script>window.__pwned=2</script>'),
         'the hostile trace event is not shown as text');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');

@@ -179,7 +179,7 @@ async function group(view, id) {
 async function crash(view, id) {
   const c = await api('/api/v1/crashes/' + encodeURIComponent(id));
   const m = c.metadata || {};
-  view.append(el('h1', {}, 'Crash ', el('span', {class: 'mono'}, c.id)),
+  view.append(el('h1', {id: 'crash-title'}, 'Crash ', el('span', {class: 'mono'}, c.id)),
     el('div', {class: 'stats'},
       el('div', {}, el('span', {}, 'application'), (c.app || '') + ' ' + (c.version || '')),
       el('div', {}, el('span', {}, 'state'), c.state),
