@@ -454,6 +454,33 @@ static void note_call(modscan *m, cfunc *f, uint64_t target, const char *sym, bo
     }
 }
 
+/* After an instruction that wrote register dst (-1: none): it now holds a
+ * function's address (kind 1, which counts as a load of it), a copy of a
+ * known value (kind 2), or, when the instruction writes it, nothing known. */
+static void track(modscan *m, uint64_t *val, uint32_t *known, int dst, int kind, uint64_t v,
+                  bool writes)
+{
+    if (kind == 1)
+        body_note(m, func_at(m, v), false);
+    if (dst < 0)
+        return;
+    if (kind) {
+        val[dst] = v;
+        *known |= 1u << dst;
+    } else if (writes) {
+        *known &= ~(1u << dst);
+    }
+}
+
+/* The end of a body: an address loaded more often than the hooks used it
+ * is taken. */
+static void body_done(modscan *m)
+{
+    for (size_t i = 0; i < m->nbody; i++)
+        if (m->body[i].loads > m->body[i].hooks)
+            m->g->funcs[m->body[i].func].addr_taken = true;
+}
+
 static void scan_x86(modscan *m, uint32_t fi)
 {
     cfunc *f = &m->g->funcs[fi];
@@ -463,7 +490,7 @@ static void scan_x86(modscan *m, uint32_t fi)
         return;
     uint64_t a = f->addr;
     uint64_t val[16];
-    uint16_t known = 0;
+    uint32_t known = 0;
     m->nbody = 0;
     while (len > 0) {
         if (!cs_disasm_iter(m->cs, &code, &len, &a, m->insn)) {
@@ -512,8 +539,8 @@ static void scan_x86(modscan *m, uint32_t fi)
                 add_site(f, in->address, 2, 0);
             }
             if (call) /* the caller-saved registers are gone */
-                known &= (uint16_t) ~((1u << 0) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) |
-                                      (1u << 8) | (1u << 9) | (1u << 10) | (1u << 11));
+                known &= ~((1u << 0) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) | (1u << 8) |
+                           (1u << 9) | (1u << 10) | (1u << 11));
             continue;
         }
         /* Track constants loaded into registers: the hooks' argument, and
@@ -546,21 +573,9 @@ static void scan_x86(modscan *m, uint32_t fi)
                 kind = 1;
             }
         }
-        if (kind == 1)
-            body_note(m, func_at(m, v), false);
-        if (dst >= 0) {
-            if (kind) {
-                val[dst] = v;
-                known |= (uint16_t)(1u << dst);
-            } else if (x->op_count >= 1 && (op[0].access & CS_AC_WRITE)) {
-                known &= (uint16_t) ~(1u << dst);
-            }
-        }
+        track(m, val, &known, dst, kind, v, x->op_count >= 1 && (op[0].access & CS_AC_WRITE));
     }
-    /* An address loaded more often than the hooks used it is taken. */
-    for (size_t i = 0; i < m->nbody; i++)
-        if (m->body[i].loads > m->body[i].hooks)
-            m->g->funcs[m->body[i].func].addr_taken = true;
+    body_done(m);
 }
 
 /* The register number (0-30) of an aarch64 X or W register, or -1. */
@@ -647,20 +662,9 @@ static void scan_a64(modscan *m, uint32_t fi)
             v = val[a64_reg(op[1].reg)];
             kind = 2;
         }
-        if (kind == 1)
-            body_note(m, func_at(m, v), false);
-        if (dst >= 0) {
-            if (kind) {
-                val[dst] = v;
-                known |= 1u << dst;
-            } else if (op[0].access & CS_AC_WRITE) {
-                known &= ~(1u << dst);
-            }
-        }
+        track(m, val, &known, dst, kind, v, op[0].access & CS_AC_WRITE);
     }
-    for (size_t i = 0; i < m->nbody; i++)
-        if (m->body[i].loads > m->body[i].hooks)
-            m->g->funcs[m->body[i].func].addr_taken = true;
+    body_done(m);
 }
 
 static void scan_function(modscan *m, uint32_t fi)
