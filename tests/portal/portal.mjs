@@ -116,6 +116,9 @@ try {
   }, badGroup.sample_crashes[0]);
   check((await page.textContent('main')).includes('<script>window.__pwned=2</script>'),
         'the hostile trace event is not shown as text');
+  check((await page.textContent('main')).includes('<b>bold</b> OS'),
+        'the hostile OS name is not shown as text');
+  check(await page.locator('main b').count() === 0, 'a crash log made a <b> element');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');
 
   // 8. Log out: the data is gone and the login is back.
