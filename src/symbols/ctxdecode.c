@@ -57,6 +57,7 @@ typedef struct cfunc {
     size_t ninl, cinl;
     char **ext; /* names called through the PLT/GOT, resolved at link */
     size_t next, cext;
+    long *ext_to;  /* at link, per ext: the function, or -CB_* (not in the files) */
     struct csite { /* where each call of the body is */
         uint64_t at;
         uint8_t kind; /* 0 direct (func), 1 ext (index), 2 pointer */
@@ -152,6 +153,7 @@ void fl_ctxgraph_free(fl_ctxgraph *g)
         for (size_t k = 0; k < f->next; k++)
             free(f->ext[k]);
         free(f->ext);
+        free(f->ext_to);
         free(f->sites);
         free(f->spans);
     }
@@ -207,6 +209,12 @@ typedef struct modscan {
     csh cs;
     cs_insn *insn;
     uint64_t at; /* the address of the call being noted */
+    /* PLT stubs already read: every call to printf goes through the same
+     * one.  Direct-mapped by address; sym may be NULL (not a stub). */
+    struct stubname {
+        uint64_t addr;
+        const char *sym;
+    } stubs[256];
 } modscan;
 
 static int cmp_func(const void *a, const void *b)
@@ -315,8 +323,20 @@ static const uint8_t *code_at(const modscan *m, uint64_t addr, size_t *len)
     return NULL;
 }
 
+static const char *read_stub(modscan *m, uint64_t addr);
+
 /* The name a PLT stub jumps to (through its GOT slot), or NULL. */
 static const char *stub_target(modscan *m, uint64_t addr)
+{
+    struct stubname *c = &m->stubs[(addr >> 3) & 255];
+    if (c->addr != addr || !addr) {
+        c->addr = addr;
+        c->sym = read_stub(m, addr);
+    }
+    return c->sym;
+}
+
+static const char *read_stub(modscan *m, uint64_t addr)
 {
     size_t len = 32;
     const uint8_t *code = code_at(m, addr, &len);
@@ -364,12 +384,19 @@ static int gpr(unsigned r)
 
 enum { R_RDI = 5 };
 
+/* Appends v to the array unless it is there already. */
+#define PUSH_ONCE(arr, n, cap, v)                                                                  \
+    do {                                                                                           \
+        size_t i_ = 0;                                                                             \
+        while (i_ < (n) && (arr)[i_] != (v))                                                       \
+            i_++;                                                                                  \
+        if (i_ == (n))                                                                             \
+            PUSH(arr, n, cap, v);                                                                  \
+    } while (0)
+
 static void add_callee(cfunc *f, uint32_t c)
 {
-    for (size_t i = 0; i < f->ncallees; i++)
-        if (f->callees[i] == c)
-            return;
-    PUSH(f->callees, f->ncallees, f->ccallees, c);
+    PUSH_ONCE(f->callees, f->ncallees, f->ccallees, c);
 }
 
 static void add_site(cfunc *f, uint64_t at, uint8_t kind, uint32_t ref)
@@ -433,11 +460,7 @@ static void note_call(modscan *m, cfunc *f, uint64_t target, const char *sym, bo
                 f->instrumented = true;
             else {
                 m->g->funcs[k].instrumented = true;
-                bool seen = false;
-                for (size_t i = 0; i < f->ninl; i++)
-                    seen |= f->inl[i] == (uint32_t)k;
-                if (!seen)
-                    PUSH(f->inl, f->ninl, f->cinl, (uint32_t)k);
+                PUSH_ONCE(f->inl, f->ninl, f->cinl, (uint32_t)k);
             }
             return;
         }
@@ -1021,9 +1044,8 @@ static void walk_body(fl_ctxgraph *g, const long *node_of, uint32_t to, struct a
  * (its inlined body, give or take block order), found through
  * transparent functions, and the functions inlined inside that span; its
  * out-of-line copy gives its other edges. */
-static void inline_edges(fl_ctxgraph *g, uint32_t u, const byname *idx, size_t nidx,
-                         const long *node_of, struct adj *adj, uint32_t *vis, uint32_t *add,
-                         uint32_t *walk, uint32_t *work)
+static void inline_edges(fl_ctxgraph *g, uint32_t u, const long *node_of, struct adj *adj,
+                         uint32_t *vis, uint32_t *add, uint32_t *walk, uint32_t *work)
 {
     const cfunc *f = &g->funcs[u];
     for (size_t q = 0; q < f->nspans; q++) {
@@ -1037,16 +1059,10 @@ static void inline_edges(fl_ctxgraph *g, uint32_t u, const byname *idx, size_t n
             const struct csite *cs = &f->sites[j];
             if (cs->at < sp->lo || cs->at > sp->hi)
                 continue;
-            long c = -1;
-            uint8_t why = 0;
-            if (cs->kind == 0)
-                c = cs->ref;
-            else if (cs->kind == 1) {
-                c = resolve(idx, nidx, f->ext[cs->ref]);
-                if (c < 0)
-                    why = takes_callbacks(f->ext[cs->ref]) ? CB_POINTER : CB_EXTERNAL;
-            } else
-                why = CB_POINTER;
+            long c = cs->kind == 0   ? (long)cs->ref
+                     : cs->kind == 1 ? f->ext_to[cs->ref]
+                                     : -CB_POINTER;
+            uint8_t why = c < 0 ? (uint8_t)-c : 0;
             if (why && (!g->node_cb[in] || why < g->node_cb[in]))
                 g->node_cb[in] = why;
             if (c < 0)
@@ -1080,14 +1096,20 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
     qsort(idx, nidx, sizeof *idx, cmp_byname);
     for (size_t i = 0; i < n; i++) {
         cfunc *f = &g->funcs[i];
+        if (f->next && !(f->ext_to = malloc(f->next * sizeof *f->ext_to)))
+            abort();
         for (size_t k = 0; k < f->next; k++) {
             long t = resolve(idx, nidx, f->ext[k]);
+            if (t < 0)
+                t = takes_callbacks(f->ext[k]) ? -CB_POINTER : -CB_EXTERNAL;
+            f->ext_to[k] = t;
             if (t >= 0)
                 add_callee(f, (uint32_t)t);
-            else if (t < 0 && (!f->calls_out || f->calls_out > CB_POINTER))
-                f->calls_out = takes_callbacks(f->ext[k]) ? CB_POINTER : CB_EXTERNAL;
+            else if (!f->calls_out || f->calls_out > -t)
+                f->calls_out = (uint8_t)-t;
         }
     }
+    free(idx);
     long *node_of = malloc((n ? n : 1) * sizeof *node_of);
     /* Per walk, whether a function was walked through (vis) or added as a
      * successor (add): stamped with the walk's number, so that no walk
@@ -1174,8 +1196,7 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
     }
     for (size_t u = 0; u < n; u++)
         if (g->funcs[u].nspans)
-            inline_edges(g, (uint32_t)u, idx, nidx, node_of, adj, vis, add, &walk, work);
-    free(idx);
+            inline_edges(g, (uint32_t)u, node_of, adj, vis, add, &walk, work);
     size_t nsucc = 0, nweak = 0, cweak = 0;
     g->weak_off = malloc((g->nnodes + 1) * sizeof *g->weak_off);
     if (!g->weak_off)

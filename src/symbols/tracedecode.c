@@ -237,6 +237,26 @@ static void try_path(decoder *dc, struct module *m, const char *path)
     m->obj = (long)dc->nobjs++;
 }
 
+/* Where the file a debuginfod server has for build id `id` (hex) was
+ * cached -- the executable, or with `debuginfo` its debug file -- as a
+ * malloc'd path; NULL when DEBUGINFOD_URLS names no server or none has
+ * it. */
+static char *debuginfod_path(decoder *dc, const char *id, bool debuginfo)
+{
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    if (dc->no_paths || !urls || !*urls || !id[0] || id[0] == '-')
+        return NULL;
+    if (!dc->dbg && !(dc->dbg = debuginfod_begin()))
+        return NULL;
+    char *path = NULL;
+    int fd = debuginfo ? debuginfod_find_debuginfo(dc->dbg, (const unsigned char *)id, 0, &path)
+                       : debuginfod_find_executable(dc->dbg, (const unsigned char *)id, 0, &path);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    return path;
+}
+
 /* The object of module m: an --obj file with its build id, else the file
  * at the path the dump names, if it has that build id, else what
  * debuginfod has for it. */
@@ -250,20 +270,10 @@ static object *module_object(decoder *dc, struct module *m)
                 m->obj = (long)i; /* a debug file with that id has no code */
         if (m->obj < 0 && m->path && !dc->no_paths)
             try_path(dc, m, m->path);
-        const char *urls = getenv("DEBUGINFOD_URLS");
-        if (m->obj < 0 && !dc->no_paths && urls && *urls && m->id[0] && m->id[0] != '-') {
-            if (!dc->dbg)
-                dc->dbg = debuginfod_begin();
-            char *path = NULL;
-            int fd = dc->dbg ? debuginfod_find_executable(dc->dbg, (const unsigned char *)m->id, 0,
-                                                          &path)
-                             : -1;
-            if (fd >= 0) {
-                close(fd);
-                try_path(dc, m, path);
-            }
-            free(path);
-        }
+        char *path = m->obj < 0 ? debuginfod_path(dc, m->id, false) : NULL;
+        if (path)
+            try_path(dc, m, path);
+        free(path);
     }
     return m->obj < 0 ? NULL : &dc->objs[m->obj];
 }
@@ -570,6 +580,20 @@ static int flush_stdout(int rc)
     return 2;
 }
 
+/* Opens path into *o if it is a file with build id `id` and a symbol
+ * table; otherwise leaves *o closed. */
+static bool open_symbols(object *o, const char *path, const char *id)
+{
+    char err[256];
+    if (access(path, R_OK) || open_object(o, path, err, sizeof err))
+        return false;
+    if (!strcmp(o->id, id) && elf_has(o->elf, SHT_SYMTAB, 0))
+        return true;
+    close_object(o);
+    *o = (object){.fd = -1};
+    return false;
+}
+
 /* The symbol table for stripped object o: an --obj file with its build
  * id and one (its debug file), the distribution's
  * /usr/lib/debug/.build-id/xx/rest.debug, or debuginfod's debuginfo.
@@ -583,36 +607,14 @@ static Elf *symbols_for(decoder *dc, const object *o, object *opened)
         if (&dc->objs[i] != o && !strcmp(dc->objs[i].id, o->id) &&
             elf_has(dc->objs[i].elf, SHT_SYMTAB, 0))
             return dc->objs[i].elf;
-    char path[4096], err[256];
+    char path[4096];
     snprintf(path, sizeof path, "/usr/lib/debug/.build-id/%.2s/%s.debug", o->id, o->id + 2);
-    if (!access(path, R_OK) && !open_object(opened, path, err, sizeof err)) {
-        if (!strcmp(opened->id, o->id) && elf_has(opened->elf, SHT_SYMTAB, 0))
-            return opened->elf;
-        close_object(opened);
-        *opened = (object){.fd = -1};
-    }
-    const char *urls = getenv("DEBUGINFOD_URLS");
-    if (dc->no_paths || !urls || !*urls)
-        return NULL;
-    if (!dc->dbg)
-        dc->dbg = debuginfod_begin();
-    char *dpath = NULL;
-    int fd =
-        dc->dbg ? debuginfod_find_debuginfo(dc->dbg, (const unsigned char *)o->id, 0, &dpath) : -1;
-    Elf *e = NULL;
-    if (fd >= 0) {
-        close(fd);
-        if (!open_object(opened, dpath, err, sizeof err)) {
-            if (!strcmp(opened->id, o->id) && elf_has(opened->elf, SHT_SYMTAB, 0)) {
-                e = opened->elf;
-            } else {
-                close_object(opened);
-                *opened = (object){.fd = -1};
-            }
-        }
-    }
+    if (open_symbols(opened, path, o->id))
+        return opened->elf;
+    char *dpath = debuginfod_path(dc, o->id, true);
+    bool found = dpath && open_symbols(opened, dpath, o->id);
     free(dpath);
-    return e;
+    return found ? opened->elf : NULL;
 }
 
 /* The call graph of the objects, the program first: debug files only lend
