@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ typedef struct opts {
     int64_t max_backlog;
     double rate, burst;
     const char *skip_list, *prefix_list;
-    uint64_t max_symbol_file, symcache_lru;
+    uint64_t max_symbol_file, symcache_lru, republish_after;
     bool no_remote_unwind, no_id_filter;
 } opts;
 
@@ -43,9 +44,13 @@ static void usage(FILE *f)
             "  --listen ADDR:PORT   address to listen on: IPv4, [IPv6] or localhost (default\n"
             "                       127.0.0.1:8080; port 0: any free port)\n"
             "  --data DIR           data directory (default ./var)\n"
-            "  --db URL             store: sqlite:PATH (default DIR/faultline.db);\n"
-            "                       postgres://... is not built yet\n"
-            "  --queue URL          task queue: embedded (default); amqp://... is not built yet\n"
+            "  --db URL             store: sqlite:PATH (default DIR/faultline.db), or\n"
+            "                       postgres://USER@HOST:PORT/DB to share one store between\n"
+            "                       servers (default $FAULTLINE_DB; password: PGPASSWORD or\n"
+            "                       ~/.pgpass rather than the command line)\n"
+            "  --queue URL          task queue: embedded (default; the SQLite store only), or\n"
+            "                       amqp://USER:PASS@HOST:PORT/VHOST for RabbitMQ (with\n"
+            "                       --db postgres://...; default $FAULTLINE_QUEUE)\n"
             "  --role ROLE          all (default), api (HTTP only) or worker (processing only)\n"
             "  --workers N          processing threads (default 2)\n"
             "  --http-threads N     HTTP threads (default 2)\n"
@@ -62,6 +67,9 @@ static void usage(FILE *f)
             "                       503 (default 268435456; 0: no limit)\n"
             "  --max-backlog N      unprocessed tasks before 503 (default 1000000)\n"
             "  --lease S            lease of a claimed task (default 60)\n"
+            "  --republish-after S  with --queue amqp://: publish again the task of a report\n"
+            "                       stored S seconds ago whose task never reached the broker\n"
+            "                       (a server stopped in between, a broker away; default 30)\n"
             "  --top-frames N       frames in a signature (default 5)\n"
             "  --skip-list FILE     function names skipped in signatures (default DIR/skip.txt)\n"
             "  --prefix-list FILE   name prefixes skipped in signatures (default DIR/prefix.txt)\n"
@@ -75,7 +83,8 @@ static void usage(FILE *f)
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
             "Environment: FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY fix the keys;\n"
             "otherwise they are generated once and kept in DIR.  DEBUGINFOD_URLS lists\n"
-            "debuginfod servers asked for system libraries' debug files.\n"
+            "debuginfod servers asked for system libraries' debug files.  FAULTLINE_DB and\n"
+            "FAULTLINE_QUEUE are the defaults of --db and --queue.\n"
             "Signals: SIGTERM or SIGINT stop (what was answered 200 is kept); SIGHUP reads\n"
             "the skip and prefix lists again (for crashes processed from then on).\n");
 }
@@ -198,6 +207,13 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--max-memory")) {
             if (num(a, TAKE, &o->max_memory))
                 return -1;
+        } else if (!strcmp(a, "--republish-after")) {
+            if (num(a, TAKE, &o->republish_after))
+                return -1;
+            if (o->republish_after == 0 || o->republish_after > 86400) {
+                fprintf(stderr, "faultline serve: --republish-after: 1..86400\n");
+                return -1;
+            }
         } else if (!strcmp(a, "--max-backlog")) {
             if (num(a, TAKE, &n))
                 return -1;
@@ -318,6 +334,7 @@ int fl_cmd_serve(int argc, char **argv)
               .workers = 2,
               .http_threads = 2,
               .lease_s = 60,
+              .republish_after = 30,
               .top_n = 5,
               .max_body = 1u << 20,
               .max_decoded = 8u << 20,
@@ -339,16 +356,29 @@ int fl_cmd_serve(int argc, char **argv)
         fprintf(stderr, "faultline serve: --role must be all, api or worker\n");
         return 2;
     }
-    if (o.db && !strncmp(o.db, "postgres", 8)) {
-        fprintf(stderr, "faultline serve: --db %s: the PostgreSQL store is not built yet; "
-                        "use the default SQLite store\n", o.db);
+    if (!o.db && getenv("FAULTLINE_DB") && *getenv("FAULTLINE_DB"))
+        o.db = getenv("FAULTLINE_DB");
+    if (!o.queue && getenv("FAULTLINE_QUEUE") && *getenv("FAULTLINE_QUEUE"))
+        o.queue = getenv("FAULTLINE_QUEUE");
+    bool pg = o.db && (!strncmp(o.db, "postgres://", 11) || !strncmp(o.db, "postgresql://", 13));
+    bool amqp = o.queue && !strncmp(o.queue, "amqp://", 7);
+    if (o.queue && !amqp && strcmp(o.queue, "embedded")) {
+        fprintf(stderr, "faultline serve: --queue %s: unknown queue (embedded, or amqp://...)\n",
+                o.queue);
         return 2;
     }
-    if (o.queue && strcmp(o.queue, "embedded")) {
-        fprintf(stderr, "faultline serve: --queue %s: %s\n", o.queue,
-                !strncmp(o.queue, "amqp", 4) ? "the RabbitMQ queue is not built yet; use the "
-                                               "default embedded queue"
-                                             : "unknown queue (use 'embedded')");
+    /* The embedded queue is a table of the SQLite database, written in the
+     * transactions that store the reports; RabbitMQ needs a store that
+     * remembers which tasks reached it (published(), queue.c), and a
+     * SQLite file is one machine's anyway. */
+    if (pg && !amqp) {
+        fprintf(stderr, "faultline serve: --db postgres://... needs --queue amqp://... (the "
+                        "embedded queue lives in the SQLite database)\n");
+        return 2;
+    }
+    if (amqp && !pg) {
+        fprintf(stderr, "faultline serve: --queue amqp://... needs --db postgres://... (with "
+                        "SQLite, the embedded queue is the durable one)\n");
         return 2;
     }
     if (o.burst <= 0)
@@ -384,9 +414,11 @@ int fl_cmd_serve(int argc, char **argv)
     }
 
     /* One processing process per data directory with role all: it may then
-     * forget every lease at start (they belonged to its dead predecessor). */
+     * forget every lease at start (they belonged to its dead predecessor).
+     * A broker gives a dead consumer's tasks back by itself, and servers
+     * sharing PostgreSQL are meant to run side by side. */
     int lockfd = -1;
-    if (run_workers && run_http) {
+    if (run_workers && run_http && !pg) {
         lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB)) {
             fprintf(stderr, "faultline serve: %s is in use by another server\n", o.data);
@@ -418,6 +450,7 @@ int fl_cmd_serve(int argc, char **argv)
     fl_http *http = NULL;
     fl_store_conn *mc = NULL;
     fl_srvsym *sym = NULL;
+    fl_symfetch *symfetch = NULL;
     fl_symingest *symin = NULL;
     char symdir[4096], processed[4200], cachedir[4096], dicache[4096];
     snprintf(symdir, sizeof symdir, "%s/symbols", o.data);
@@ -425,13 +458,19 @@ int fl_cmd_serve(int argc, char **argv)
     snprintf(cachedir, sizeof cachedir, "%s/symcache", o.data);
     snprintf(dicache, sizeof dicache, "%s/debuginfod-cache", o.data);
 
-    if (!(store = fl_store_sqlite_open(dbpath, err, sizeof err)))
-        goto out;
-    if (o.no_id_filter)
-        fl_store_sqlite_no_id_filter(store);
-    if (!(queue = fl_queue_embedded_new())) {
-        snprintf(err, sizeof err, "out of memory");
-        goto out;
+    if (pg) {
+        if (!(store = fl_store_pg_open(o.db, err, sizeof err)) ||
+            !(queue = fl_queue_amqp_new(o.queue, err, sizeof err)))
+            goto out;
+    } else {
+        if (!(store = fl_store_sqlite_open(dbpath, err, sizeof err)))
+            goto out;
+        if (o.no_id_filter)
+            fl_store_sqlite_no_id_filter(store);
+        if (!(queue = fl_queue_embedded_new())) {
+            snprintf(err, sizeof err, "out of memory");
+            goto out;
+        }
     }
     if (!(rules = fl_group_rules_new()) || fl_group_rules_write_defaults(skip, prefix) ||
         fl_group_rules_load(rules, skip, prefix)) {
@@ -449,9 +488,15 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(err, sizeof err, "cannot create %.300s: %s", processed, strerror(errno));
         goto out;
     }
-    fl_srvsym_config sc = {.upload_root = processed, .cache_dir = cachedir,
-                           .debuginfod_cache = dicache, .lru = (unsigned)o.symcache_lru,
-                           .remote_unwind = !o.no_remote_unwind};
+    /* A store shared across machines shares the debug files too. */
+    symfetch = fl_symfetch_new(store);
+    fl_srvsym_config sc = {.upload_root = processed,
+                           .cache_dir = cachedir,
+                           .debuginfod_cache = dicache,
+                           .lru = (unsigned)o.symcache_lru,
+                           .remote_unwind = !o.no_remote_unwind,
+                           .fetch = symfetch ? fl_symfetch_fetch : NULL,
+                           .fetch_ctx = symfetch};
     if (fl_srvsym_new(&sc, &sym, err, sizeof err))
         goto out;
     if (!(mc = store->connect(store))) {
@@ -473,9 +518,9 @@ int fl_cmd_serve(int argc, char **argv)
             goto out;
     }
     if (run_http) {
-        if (!(writer = fl_writer_start(store, queue, &m, (size_t)o.max_pending,
-                                       workers ? fl_workers_notify : NULL, workers, err,
-                                       sizeof err)))
+        if (!(writer = fl_writer_start(
+                  store, queue, &m, (size_t)o.max_pending, (unsigned)o.republish_after,
+                  workers ? fl_workers_notify : NULL, workers, err, sizeof err)))
             goto out;
         fl_symingest_config ic = {.symbols_dir = symdir, .cache_dir = cachedir, .store = store,
                                   .queue = queue, .sym = sym,
@@ -512,8 +557,10 @@ int fl_cmd_serve(int argc, char **argv)
         /* An IPv6 address goes in brackets in a URL. */
         char url_host[sizeof o.host + 2];
         snprintf(url_host, sizeof url_host, strchr(o.host, ':') ? "[%s]" : "%s", o.host);
-        printf("faultline: listening on http://%s:%u (data %s, role %s, %u workers)\n", url_host,
-               fl_http_port(http), o.data, o.role, workers ? o.workers : 0);
+        printf("faultline: listening on http://%s:%u (data %s, role %s, %u workers, store %s, "
+               "queue %s)\n",
+               url_host, fl_http_port(http), o.data, o.role, workers ? o.workers : 0, store->engine,
+               queue->engine);
         printf("faultline: admin token: %s   (Authorization: Bearer <token>)\n", admin);
         printf("faultline: ingest key:  %s   (X-Faultline-Key: <key>, or ?key=<key>)%s\n", ingest,
                o.keyless ? "; keyless POST / accepted" : "");
@@ -523,7 +570,8 @@ int fl_cmd_serve(int argc, char **argv)
         printf("faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups\n",
                admin, url_host, fl_http_port(http));
     } else {
-        printf("faultline: worker running (data %s, %u workers)\n", o.data, o.workers);
+        printf("faultline: worker running (data %s, %u workers, store %s, queue %s)\n", o.data,
+               o.workers, store->engine, queue->engine);
     }
     fflush(stdout);
 
@@ -541,7 +589,14 @@ out:
     fl_writer_free(writer);
     fl_symingest_free(symin); /* its watcher may still notify the workers */
     fl_workers_stop(workers);
+    if (workers)
+        fprintf(stderr,
+                "faultline: stopped after processing %" PRIu64 " crashes (%" PRIu64
+                " failed, %" PRIu64 " second copies dropped)\n",
+                FL_M_GET(m.processed), FL_M_GET(m.processing_failed),
+                FL_M_GET(m.dropped_duplicates));
     fl_srvsym_free(sym);
+    fl_symfetch_free(symfetch);
     if (store)
         store->disconnect(mc);
     if (queue && queue->close)

@@ -1,7 +1,7 @@
 /*
  * fl_queue.h - the task queue between ingest and the workers, behind a
- * small interface: one file per engine (queue_embedded.c now; RabbitMQ in
- * queue_amqp.c later).
+ * small interface: one file per engine (queue_embedded.c, the default; queue_amqp.c,
+ * RabbitMQ).
  *
  * Delivery is at-least-once: a claimed task carries a lease; a worker that
  * dies before ack() leaves the task to be claimed again when the lease
@@ -14,9 +14,9 @@
  * come in the same claim, and ack() of the entry marked `last` completes it
  * (acks of the others do nothing).  A worker therefore acks every entry it
  * claimed, as it would anyway; if it dies first, the whole stored task comes
- * back, and the store's exactly-once apply() skips the crashes done.  Exactly-once counting comes from the store (apply() ignores a
- * crash already processed) -- and for the embedded engine also from the
- * ack happening in the same transaction as apply().
+ * back, and the store's exactly-once apply() skips the crashes done.  Exactly-once counting comes
+ * from the store (apply() ignores a crash already processed) -- and for the embedded engine also
+ * from the ack happening in the same transaction as apply().
  */
 #ifndef FL_QUEUE_H
 #define FL_QUEUE_H
@@ -58,12 +58,41 @@ struct fl_queue {
     int64_t (*depth)(fl_queue *q, fl_store_conn *c);
     /* Forget every lease (start-up of the only worker process). */
     int (*release_all)(fl_queue *q, fl_store_conn *c);
+    /* Optional (NULL: leases expire on their own): give claimed entries
+     * back now, after processing them failed, for another claim. */
+    int (*release)(fl_queue *q, fl_store_conn *c, const fl_task *t, size_t n);
+    /* Optional: why this thread's last failed call failed (borrowed);
+     * NULL, or a NULL answer: the store's error() says. */
+    const char *(*error)(fl_queue *q);
+    /* claim() itself waits a little (up to ~200 ms) for tasks when there
+     * are none, so the worker loops on it instead of sleeping. */
+    bool claim_waits;
     void (*close)(fl_queue *q); /* NULL is fine */
     void *data;
 };
 
+/* After the commit that stored these crashes (or marked them for
+ * re-processing): with a queue outside the store, publish their tasks and
+ * tell the store they reached the queue.  Nothing to do for a queue inside
+ * the store (its tasks were written in the transaction).  -1 when the
+ * queue refused: the sweep publishes them later (queue.c). */
+int fl_queue_publish(fl_queue *q, fl_store_conn *c, const char *const *crash_ids, size_t n);
+/* Publish the tasks of reports that have waited min_age_s or more without
+ * reaching the queue (a server stopped between commit and publish, a
+ * broker away).  Returns how many, or -1 on error.  0 for a queue inside
+ * the store. */
+long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s);
+
 /* The embedded queue: a table of the SQLite store.  Needs connections of
  * fl_store_sqlite_open()'s store.  NULL on OOM. */
 fl_queue *fl_queue_embedded_new(void);
+
+/* The RabbitMQ queue (queue_amqp.c) at url, "amqp://user:pass@host:port/vhost":
+ * a durable queue, persistent messages of up to FL_QUEUE_BATCH_MAX crash
+ * ids each, publisher confirms (enqueue returns once the broker has the
+ * message), competing consumers with manual acks.  Thread-safe: each
+ * thread gets a connection of its own.  Declares the queue at once, so a
+ * wrong URL fails here: NULL with a reason in err. */
+fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen);
 
 #endif

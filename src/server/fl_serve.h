@@ -51,6 +51,8 @@ typedef struct fl_metrics {
     uint64_t dropped_duplicates; /* second copies dropped by the workers */
     uint64_t processing_ns; /* worker time per crash, summed */
     uint64_t requests;
+    uint64_t republished;    /* tasks published by the sweep (queue.c) */
+    uint64_t publish_failed; /* publishes after a commit that the queue refused */
     int64_t backlog; /* tasks not yet acknowledged (approximate) */
     fl_health health; /* does the store take writes (fl_health_init) */
 } fl_metrics;
@@ -73,9 +75,12 @@ typedef struct fl_wreq {
     struct fl_wreq *next;
 } fl_wreq;
 
-/* notify(arg) is called after each commit that added tasks. */
+/* notify(arg) is called after each commit that added tasks.  With a queue
+ * outside the store, a report whose task has not reached the queue after
+ * republish_after_s seconds is published again (queue.c's sweep). */
 fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_pending,
-                           void (*notify)(void *), void *notify_arg, char *err, size_t errlen);
+                           unsigned republish_after_s, void (*notify)(void *), void *notify_arg,
+                           char *err, size_t errlen);
 /* Queue a linked list of requests (head..tail, n reports in all) for the
  * next batch, all or none.  Returns 0, or -1 when saturated (more than
  * max_pending reports waiting) or stopping: then no done() is called. */

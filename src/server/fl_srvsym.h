@@ -42,6 +42,13 @@ typedef struct fl_srvsym_config {
     const char *debuginfod_cache; /* DATA/debuginfod-cache, or NULL */
     unsigned lru;                 /* open symcaches kept; 0: 32 */
     bool remote_unwind;           /* redo the crashing thread's unwind */
+    /* Optional: servers sharing a store (PostgreSQL) share their debug
+     * files through it.  Asked once per build id (again after a flush)
+     * before the local places are tried: copy the store's file for
+     * build_id, if it has one, into upload_root (ROOT/<id>/<kind>).  Any
+     * thread. */
+    void (*fetch)(void *ctx, const char *build_id, const char *upload_root);
+    void *fetch_ctx;
 } fl_srvsym_config;
 
 /* Create the symbolizer (sets DEBUGINFOD_CACHE_PATH: call before starting
@@ -79,5 +86,14 @@ typedef struct fl_srvsym_stats {
     uint64_t broken; /* debug files found whose symcache could not be built */
 } fl_srvsym_stats;
 void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out);
+
+/* Debug files shared through a store (fl_store.fetch_symbol): the fetch
+ * callback of fl_srvsym_config, with a store connection per calling
+ * thread.  NULL when the store does not share files (or on OOM). */
+struct fl_store;
+typedef struct fl_symfetch fl_symfetch;
+fl_symfetch *fl_symfetch_new(struct fl_store *store);
+void fl_symfetch_free(fl_symfetch *f); /* after every thread that fetched is gone; NULL is fine */
+void fl_symfetch_fetch(void *f, const char *build_id, const char *upload_root);
 
 #endif

@@ -200,6 +200,37 @@ struct fl_store {
                       const char *resolved_in);
     int (*stats)(fl_store_conn *c, fl_store_stats *out);
 
+    /* ---- for a queue outside the store (fl_queue.in_store_txn false).
+     * NULL in an engine only ever used with a queue of its own database.
+     * The store then keeps, per report waiting for processing, whether its
+     * task reached the queue: the writer publishes after its commit, and a
+     * server stopped in between (or a broker away) must not leave a report
+     * that nobody will ever process. */
+    /* The tasks of these refs (crash ids) were accepted by the queue.
+     * Outside a transaction; losing this write costs a duplicate task at
+     * most (apply() counts a crash once). */
+    int (*published)(fl_store_conn *c, const char *const *refs, size_t n);
+    /* Refs of reports waiting for processing (stored, or marked for
+     * re-processing by requeue()/symbols_arrived()) for at least min_age_s
+     * seconds whose task never reached the queue; at most max (*refs:
+     * caller frees each and the array).  The caller publishes them and
+     * calls published(). */
+    int (*unpublished)(fl_store_conn *c, int64_t min_age_s, size_t max, char ***refs, size_t *n);
+    /* Crashes stored and not processed yet, those marked for
+     * re-processing included; -1 on error.  A queue that cannot count its
+     * crashes (a broker counts messages) reports this as its depth. */
+    int64_t (*backlog)(fl_store_conn *c);
+
+    /* ---- debug files shared between servers.  NULL in an engine whose
+     * servers share a data directory (SQLite: one machine).  An engine
+     * that has it keeps the bytes of each good file add_symbol() records
+     * (read from r->path), and fetch_symbol() copies the newest good file
+     * of build_id into ROOT/<build_id>/<kind> -- the layout of an upload
+     * root (fl_symlocate.h) -- unless one is there already.  Returns 0
+     * when it copied a file, 1 when the store has none or ROOT has it,
+     * -1 on error.  Outside a transaction. */
+    int (*fetch_symbol)(fl_store_conn *c, const char *build_id, const char *root);
+
     void (*close)(fl_store *s); /* after every connection is gone */
     void *data;
 };
@@ -207,6 +238,12 @@ struct fl_store {
 /* Open (creating when needed) the SQLite store at path.  On failure returns
  * NULL and writes a reason into err. */
 fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen);
+
+/* Open the PostgreSQL store at url (a libpq connection URI or string,
+ * "postgres://user@host:port/db"), creating its tables when needed; many
+ * servers may share it.  On failure returns NULL and writes a reason into
+ * err. */
+fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen);
 
 /* The SQLite handle behind a connection of the SQLite store, for the
  * embedded queue which keeps its tasks in the same database (and so in the

@@ -851,8 +851,10 @@ static enum MHD_Result api_reprocess(fl_http *h, struct MHD_Connection *c, const
                : r == 2 ? send_error(c, 409, "not processed yet: it is in the queue already", NULL)
                         : send_error(c, 503, "store unavailable", "5");
     }
-    if (!h->queue->in_store_txn && h->queue->enqueue(h->queue, sc, id))
-        return send_error(c, 503, "queue unavailable", "5");
+    /* A broker that refuses now: the crash is marked, and the sweep
+     * publishes its task once the broker is back. */
+    const char *ids[1] = {id};
+    fl_queue_publish(h->queue, sc, ids, 1);
     FL_M_ADD(h->m->backlog, 1);
     return send_json(c, 202, json_pack("{s:s,s:s}", "id", id, "state", "queued"), NULL);
 }
@@ -977,6 +979,15 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "faultline_processing_seconds_sum %.6f\n"
       "faultline_processing_seconds_count %" PRIu64 "\n",
       (double)FL_M_GET(m->processing_ns) / 1e9, cnt);
+    P("# HELP faultline_queue_publish_failed_total Tasks the queue (a broker) refused "
+      "after their reports were stored; the sweep publishes them later.\n"
+      "# TYPE faultline_queue_publish_failed_total counter\n"
+      "faultline_queue_publish_failed_total %" PRIu64 "\n"
+      "# HELP faultline_queue_republished_total Tasks published by the sweep: their report "
+      "was stored but its task had not reached the queue.\n"
+      "# TYPE faultline_queue_republished_total counter\n"
+      "faultline_queue_republished_total %" PRIu64 "\n",
+      FL_M_GET(m->publish_failed), FL_M_GET(m->republished));
     P("# HELP faultline_http_requests_total HTTP requests.\n"
       "# TYPE faultline_http_requests_total counter\n"
       "faultline_http_requests_total %" PRIu64 "\n",

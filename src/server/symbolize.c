@@ -45,7 +45,18 @@ struct fl_srvsym {
         uint64_t until_ns;
     } broken[MAX_BROKEN];
     size_t nbroken_next;
+    /* Build ids fetch() was asked for since the last flush: a module with
+     * no debug file anywhere is looked up for every crash, and the store
+     * is a network round trip away.  A flush (the store's symbols version
+     * moved: a file arrived somewhere) asks again. */
+    void (*fetch)(void *ctx, const char *build_id, const char *root);
+    void *fetch_ctx;
+    char *upload_root;
+    char (*asked)[ID_MAX];
+    size_t nasked;
 };
+
+#define MAX_ASKED 4096
 
 static uint64_t now_ns(void)
 {
@@ -81,6 +92,15 @@ int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_
         snprintf(err, errlen, "cannot create %s", s->cache_dir);
         goto fail;
     }
+    if (cfg->fetch && cfg->upload_root) {
+        s->fetch = cfg->fetch;
+        s->fetch_ctx = cfg->fetch_ctx;
+        if (!(s->upload_root = strdup(cfg->upload_root)) ||
+            !(s->asked = calloc(MAX_ASKED, sizeof *s->asked))) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
     fl_symlocate_config lc;
     fl_symlocate_config_init(&lc);
     if (cfg->upload_root)
@@ -97,6 +117,8 @@ int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_
 fail:
     free(s->lru);
     free(s->cache_dir);
+    free(s->upload_root);
+    free(s->asked);
     free(s);
     return -1;
 }
@@ -111,6 +133,8 @@ void fl_srvsym_free(fl_srvsym *s)
     fl_symlocate_free(s->loc);
     pthread_mutex_destroy(&s->mu);
     free(s->cache_dir);
+    free(s->upload_root);
+    free(s->asked);
     free(s);
 }
 
@@ -149,7 +173,22 @@ void fl_srvsym_flush(void *arg)
     s->nlru = 0;
     for (size_t i = 0; i < MAX_BROKEN; i++)
         s->broken[i].until_ns = 0;
+    s->nasked = 0;
     pthread_mutex_unlock(&s->mu);
+}
+
+/* Whether fetch() should be asked for id now; records that it was. */
+static bool ask_locked(fl_srvsym *s, const char *id)
+{
+    if (!s->fetch || !s->asked)
+        return false;
+    for (size_t i = 0; i < s->nasked; i++)
+        if (!strcasecmp(s->asked[i], id))
+            return false;
+    if (s->nasked == MAX_ASKED)
+        s->nasked = 0; /* start over rather than grow */
+    snprintf(s->asked[s->nasked++], ID_MAX, "%s", id);
+    return true;
 }
 
 /* Insert sc for id, evicting the least recently used entry when full.
@@ -199,7 +238,10 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         return -1;
     }
     if (!e) {
+        bool ask = ask_locked(s, build_id);
         pthread_mutex_unlock(&s->mu);
+        if (ask)
+            s->fetch(s->fetch_ctx, build_id, s->upload_root);
         fl_symlocate_result res;
         char err[512];
         if (fl_symlocate_find(s->loc, build_id, path, &res, err, sizeof err)) {

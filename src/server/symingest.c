@@ -168,9 +168,8 @@ static int arrived(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r,
                 goto fail;
     if (s->commit(conn))
         goto fail;
-    if (q && !q->in_store_txn)
-        for (size_t i = 0; i < n; i++)
-            q->enqueue(q, conn, ids[i]);
+    if (q)
+        fl_queue_publish(q, conn, (const char *const *)ids, n); /* or the sweep will */
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
     free(ids);

@@ -413,7 +413,7 @@ typedef struct slot {
 
 /* seen: the symbols_version read before the batch was processed;
  * watched: the reports were watched (processing_started), forget them. */
-static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, int64_t seen,
+static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *const *ord, size_t n, int64_t seen,
                        bool watched)
 {
     fl_store *s = w->store;
@@ -421,24 +421,25 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
     if (s->begin(conn))
         goto fail;
     for (size_t i = 0; i < n; i++) {
-        sl[i].requeue = false;
-        sl[i].dropped = false;
-        if (!sl[i].skip) {
-            int r = sl[i].again ? s->reapply(conn, &sl[i].buf.p) : s->apply(conn, &sl[i].buf.p);
+        ord[i]->requeue = false;
+        ord[i]->dropped = false;
+        if (!ord[i]->skip) {
+            int r =
+                ord[i]->again ? s->reapply(conn, &ord[i]->buf.p) : s->apply(conn, &ord[i]->buf.p);
             if (r < 0)
                 goto fail;
-            sl[i].dropped = r == 1;
-            if (!sl[i].dropped && seen >= 0 &&
-                s->late_symbols(conn, &sl[i].buf.p, seen, &sl[i].requeue))
+            ord[i]->dropped = r == 1;
+            if (!ord[i]->dropped && seen >= 0 &&
+                s->late_symbols(conn, &ord[i]->buf.p, seen, &ord[i]->requeue))
                 goto fail;
         }
-        if (q->in_store_txn && q->ack(q, conn, &sl[i].task))
+        if (q->in_store_txn && q->ack(q, conn, &ord[i]->task))
             goto fail;
-        if (watched && s->processing_ended(conn, sl[i].task.crash_id))
+        if (watched && s->processing_ended(conn, ord[i]->task.crash_id))
             goto fail;
         /* Re-processing names the crash by its id: the row the task named
          * (an inbox row) has moved into crashes by now. */
-        if (sl[i].requeue && q->in_store_txn && q->enqueue(q, conn, sl[i].id))
+        if (ord[i]->requeue && q->in_store_txn && q->enqueue(q, conn, ord[i]->id))
             goto fail;
     }
     if (s->commit(conn))
@@ -446,9 +447,11 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *sl, size_t n, i
     fl_health_ok(&w->m->health, FL_HEALTH_PROCESSING);
     if (!q->in_store_txn)
         for (size_t i = 0; i < n; i++) {
-            q->ack(q, conn, &sl[i].task);
-            if (sl[i].requeue)
-                q->enqueue(q, conn, sl[i].id);
+            q->ack(q, conn, &ord[i]->task);
+            if (ord[i]->requeue) {
+                const char *id = ord[i]->id;
+                fl_queue_publish(q, conn, &id, 1); /* or the sweep will */
+            }
         }
     return 0;
 fail:
@@ -522,6 +525,20 @@ static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *task
 
 static bool pause_ms(fl_workers *w, unsigned ms);
 
+/* Slots are applied in the order of their groups' ids, then crash ids:
+ * every worker then takes the row locks of a shared database (PostgreSQL,
+ * several processes) in one order, and two batches touching the same
+ * groups wait for each other instead of deadlocking.  Sorted by pointer:
+ * a slot's fl_processed points into the slot itself. */
+static int slot_order(const void *a, const void *b)
+{
+    const slot *x = *(slot *const *)a, *y = *(slot *const *)b;
+    const char *gx = x->buf.p.group_id ? x->buf.p.group_id : "";
+    const char *gy = y->buf.p.group_id ? y->buf.p.group_id : "";
+    int c = strcmp(gx, gy);
+    return c ? c : strcmp(x->id, y->id);
+}
+
 /* Processes tasks[0..n) into sl and records them in one transaction.  When
  * the store cannot be read or refuses the batch (a full disk...), tries the
  * same batch again, pausing longer each time, while half the lease since
@@ -534,19 +551,27 @@ static void run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, 
     size_t ok = 0, failed = 0;
     bool processed = false;
     int rc = -1;
+    slot *ord[MAX_BATCH];
     for (unsigned pause = 100;; pause = pause < 2500 ? pause * 2 : 5000) {
         if (!processed) {
             pthread_rwlock_rdlock(&w->rules_lock);
             processed = !process_batch(w, conn, tasks, n, sl, &ok, &failed, poison);
             pthread_rwlock_unlock(&w->rules_lock);
+            for (size_t i = 0; i < n; i++)
+                ord[i] = &sl[i];
+            qsort(ord, n, sizeof *ord, slot_order);
         }
-        if (processed && !(rc = apply_batch(w, conn, sl, n, symver, watched)))
+        if (processed && !(rc = apply_batch(w, conn, ord, n, symver, watched)))
             break;
         if (fl_mono_ns() - claimed_ns + pause * 1000000ull >=
                 (uint64_t)w->cfg.lease_s * 500000000ull ||
             !pause_ms(w, pause))
             break;
     }
+    /* Given up (stopping, or half the lease gone): a queue that can takes
+     * the tasks back now instead of when the lease expires. */
+    if (rc && w->queue->release)
+        w->queue->release(w->queue, conn, tasks, n);
     if (!processed)
         return;
     size_t dropped = 0;
@@ -560,6 +585,14 @@ static void run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, 
         FL_M_ADD(w->m->processing_failed, failed);
         FL_M_ADD(w->m->backlog, -(int64_t)n);
     }
+}
+
+/* Why the last queue call failed: the queue's own reason when it has one
+ * (a broker), else the store's (the embedded queue is the store's). */
+static const char *queue_error(fl_workers *w, fl_store_conn *conn)
+{
+    const char *e = w->queue->error ? w->queue->error(w->queue) : NULL;
+    return e ? e : w->store->error(conn);
 }
 
 /* Sleeps up to ms (less when notified).  False when stopping. */
@@ -607,7 +640,9 @@ static void *worker_main(void *arg)
         size_t n = 0;
         int cr = w->queue->claim(w->queue, conn, w->cfg.lease_s, bmax, tasks, &n);
         if (cr)
-            fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, w->store->error(conn));
+            fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, queue_error(w, conn));
+        if (!cr && n == 0 && w->queue->claim_waits)
+            continue; /* claim() waited for tasks itself */
         if (cr || n == 0) {
             /* Nothing to do: sleep until notified, or poll every 500 ms for
              * tasks whose lease expired. */

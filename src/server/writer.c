@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fl_serve.h"
 #include "fl_srvutil.h"
@@ -40,6 +41,7 @@ struct fl_writer {
     fl_ingest_item **batch; /* the items of the list being committed */
     const char **ids;       /* the new ones' refs, for their tasks */
     size_t batch_cap;
+    unsigned republish_after; /* seconds; see sweep() */
 };
 
 int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n)
@@ -107,10 +109,13 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
     fl_health_ok(&w->m->health, FL_HEALTH_INGEST);
     if (!w->queue->in_store_txn && nnew) {
         /* A store and a queue that do not share transactions: publish after
-         * the commit.  A crash stored but not published (crash in between)
-         * stays in state 0, where a sweep can find it. */
-        if (!w->queue->enqueue_many(w->queue, c, w->ids, nnew))
+         * the commit.  A report whose task did not reach the queue (a
+         * crash in between, a broker away) is published by the sweep
+         * (writer_main). */
+        if (!fl_queue_publish(w->queue, c, w->ids, nnew))
             *added = (int64_t)nnew;
+        else
+            FL_M_ADD(w->m->publish_failed, nnew);
     }
     return 0;
 fail:
@@ -119,14 +124,51 @@ fail:
     return -1;
 }
 
+/* The sweep (fl_queue_sweep): a report waits republish_after seconds for
+ * its own publish -- which normally follows its commit within milliseconds,
+ * but another server's writer may be between the two -- before the sweep
+ * publishes it; every SWEEP_EVERY_S at most, and at start for what a
+ * stopped server left. */
+#define SWEEP_EVERY_S 10
+
+static void sweep(fl_writer *w)
+{
+    long n = fl_queue_sweep(w->queue, w->conn, w->republish_after);
+    if (n > 0) {
+        FL_M_ADD(w->m->republished, (uint64_t)n);
+        FL_M_ADD(w->m->backlog, n);
+        if (w->notify)
+            w->notify(w->notify_arg);
+    }
+}
+
 static void *writer_main(void *arg)
 {
     fl_writer *w = arg;
     pthread_setname_np(pthread_self(), "fl-writer");
+    bool sweeps = !w->queue->in_store_txn && w->store->unpublished;
+    uint64_t next_sweep = 0; /* at once */
+    unsigned every =
+        w->republish_after / 2 < SWEEP_EVERY_S ? w->republish_after / 2 : SWEEP_EVERY_S;
+    if (every == 0)
+        every = 1;
     for (;;) {
+        if (sweeps && fl_mono_ns() >= next_sweep) {
+            sweep(w);
+            next_sweep = fl_mono_ns() + every * 1000000000ull;
+        }
         pthread_mutex_lock(&w->mu);
-        while (!w->head && !w->stopping)
-            pthread_cond_wait(&w->cv, &w->mu);
+        while (!w->head && !w->stopping) {
+            if (!sweeps) {
+                pthread_cond_wait(&w->cv, &w->mu);
+                continue;
+            }
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += every;
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &ts))
+                break; /* time to sweep */
+        }
         fl_wreq *list = w->head;
         size_t n = w->pending;
         w->head = w->tail = NULL;
@@ -159,7 +201,8 @@ static void *writer_main(void *arg)
 }
 
 fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_pending,
-                           void (*notify)(void *), void *notify_arg, char *err, size_t errlen)
+                           unsigned republish_after_s, void (*notify)(void *), void *notify_arg,
+                           char *err, size_t errlen)
 {
     fl_writer *w = calloc(1, sizeof *w);
     if (!w) {
@@ -170,6 +213,7 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
     w->queue = q;
     w->m = m;
     w->max_pending = max_pending ? max_pending : 1;
+    w->republish_after = republish_after_s;
     w->notify = notify;
     w->notify_arg = notify_arg;
     pthread_mutex_init(&w->mu, NULL);

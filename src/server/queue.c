@@ -1,0 +1,53 @@
+/*
+ * queue.c - what the callers of every queue engine share: publishing the
+ * tasks of a committed transaction to a queue outside the store, and the
+ * sweep that publishes what such a publish missed.
+ *
+ * With the embedded queue a task is written in the transaction that stores
+ * its report, so neither is ever without the other.  A broker cannot take
+ * part in the store's transaction: the report is committed first (its 200
+ * depends on that), its task published after.  A server stopped in
+ * between, or a broker that is away, would leave a stored report that no
+ * task names -- never processed, never counted.  So the store remembers
+ * which reports' tasks the broker confirmed (published()), and
+ * fl_queue_sweep() publishes the others once they have waited a while.
+ * Publishing one twice is harmless: apply() counts a crash id once.
+ */
+#include "fl_queue.h"
+
+#include <stdlib.h>
+
+int fl_queue_publish(fl_queue *q, fl_store_conn *c, const char *const *ids, size_t n)
+{
+    if (q->in_store_txn || n == 0)
+        return 0;
+    if (q->enqueue_many(q, c, ids, n))
+        return -1;
+    /* Losing this write costs a duplicate task at most. */
+    if (c->store->published)
+        c->store->published(c, ids, n);
+    return 0;
+}
+
+long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s)
+{
+    fl_store *s = c->store;
+    if (q->in_store_txn || !s->unpublished)
+        return 0;
+    long total = 0;
+    for (;;) {
+        char **ids = NULL;
+        size_t n = 0;
+        if (s->unpublished(c, min_age_s, 1000, &ids, &n))
+            return -1;
+        int rc = fl_queue_publish(q, c, (const char *const *)ids, n);
+        for (size_t i = 0; i < n; i++)
+            free(ids[i]);
+        free(ids);
+        if (rc)
+            return -1;
+        total += (long)n;
+        if (n < 1000)
+            return total;
+    }
+}

@@ -1,0 +1,878 @@
+/*
+ * queue_amqp.c - the task queue in RabbitMQ (rabbitmq-c), for servers that
+ * share a PostgreSQL store.
+ *
+ * How this works.  Tasks live in one durable classic queue,
+ * "faultline.tasks", on the default exchange.  A message is a task: up to
+ * FL_QUEUE_BATCH_MAX crash ids separated by '\n', persistent (delivery
+ * mode 2), like a row of the embedded queue.
+ *
+ * rabbitmq-c connections are not thread-safe, so every thread that calls in
+ * gets a connection of its own (a pthread key per queue; the key's
+ * destructor closes it when the thread exits, and close() closes those of
+ * threads still alive).  Each connection has one channel, in confirm mode:
+ * enqueue_many() publishes and then waits until the broker has confirmed
+ * every message -- only a confirm says that a persistent message reached
+ * the disk of the broker, and the writer marks a report published on our
+ * word.  The same channel consumes (basic.consume with manual acks, started
+ * by the first claim), so one frame loop (a_pump) reads everything that
+ * arrives: deliveries are kept in the thread's list of held messages,
+ * confirms counted, and a connection.close or channel.close drops the
+ * connection with the broker's reason as this thread's error().  A dropped
+ * connection is opened again by the thread's next call, except by ack()
+ * and release(): a delivery tag means nothing on another connection (the
+ * broker has requeued everything the old one held).
+ *
+ * Leases.  The broker gives a dead consumer's unacked messages to others
+ * by itself when its connection closes.  A living worker that claimed and
+ * never acked (processing failed) is covered by claim(): a message this
+ * thread claimed and neither acked nor released within its lease is
+ * nacked with requeue first.  The broker sets `redelivered` on anything
+ * requeued, which is all a worker asks of attempts (> 1: suspicious).
+ *
+ * Prefetch (basic.qos) is the number of messages one claim can take (its
+ * max / FL_QUEUE_BATCH_MAX, at least 2): the broker then hands a consumer
+ * no more than it will claim next, and other processes' consumers get the
+ * rest.
+ *
+ * No AMQP heartbeat: rabbitmq-c answers heartbeats only while the thread
+ * is inside one of its calls, and a worker processing a batch for longer
+ * than two heartbeat intervals would be disconnected by the broker, which
+ * would requeue the batch it is working on.  TCP keepalive (set on our own
+ * socket) finds a vanished broker instead, without our help.  The broker's
+ * own consumer_timeout (30 minutes by default) still ends a channel that
+ * holds an unacked delivery longer; keep the lease well below it.
+ */
+#define _GNU_SOURCE
+#include "fl_queue.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <amqp.h>
+#include <amqp_tcp_socket.h>
+
+#include "fl_srvutil.h"
+
+#define A_QUEUE "faultline.tasks"
+#define A_CHANNEL 1
+#define A_CONNECT_MS 5000   /* TCP connect, then the AMQP handshake */
+#define A_RPC_S 10          /* any RPC (declare, qos, consume, close) */
+#define A_CONFIRM_MS 5000   /* publisher confirms of one enqueue_many() */
+#define A_CLAIM_WAIT_MS 200 /* claim() waits this long for a first message */
+#define A_FRAME_MAX 131072  /* rabbitmq-c's default */
+#define A_PREFETCH_MAX 64   /* messages */
+/* A message body longer than this is not ours (malformed): ids and '\n's. */
+#define A_BODY_MAX (FL_QUEUE_BATCH_MAX * FL_CRASH_ID_MAX)
+/* Task ids: the delivery tag, and the thread's connection number above it,
+ * so that an id from an earlier connection never names a message of the
+ * current one (tags restart at 1 on every channel). */
+#define A_TAG_BITS 48
+#define A_TAG_MASK ((UINT64_C(1) << A_TAG_BITS) - 1)
+
+/* A message delivered to this thread and not acked or released yet. */
+typedef struct a_msg {
+    struct a_msg *next;
+    uint64_t tag;
+    bool redelivered;
+    bool bad;            /* longer than A_BODY_MAX */
+    uint64_t expires_ns; /* claimed: when its lease ends; 0: not claimed yet */
+    size_t len;
+    size_t size; /* body_size of its header */
+    char *body;
+} a_msg;
+
+typedef struct a_queue a_queue;
+
+/* One thread's connection (or the memory of one that failed). */
+typedef struct a_conn {
+    struct a_conn *prev, *next; /* in a_queue.conns, under a_queue.mu */
+    a_queue *aq;
+    amqp_connection_state_t st; /* NULL: not connected */
+    uint64_t gen;               /* connections opened by this thread */
+    bool consuming;
+    a_msg *held, **held_end; /* complete messages, in delivery order */
+    a_msg *in;               /* the message being received */
+    bool in_header;          /* its content header came */
+    /* Publisher confirms: sequence numbers are counted per channel from 1;
+     * those of the enqueue_many() in progress are [c_lo, c_lo + c_n). */
+    uint64_t published, c_lo;
+    size_t c_n, c_left;
+    unsigned char *c_done;
+    bool c_nack;
+} a_conn;
+
+struct a_queue {
+    fl_queue q;
+    char *url; /* a copy, cut up by amqp_parse_url() */
+    struct amqp_connection_info info;
+    char where[300]; /* "amqp://host:port", for messages (no password) */
+    pthread_key_t key;
+    pthread_mutex_t mu;
+    a_conn *conns;
+};
+
+/* This thread's last error (error()). */
+static _Thread_local char a_errbuf[320];
+
+static void a_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void a_err(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a_errbuf, sizeof a_errbuf, fmt, ap);
+    va_end(ap);
+}
+
+static uint64_t a_ms_left(uint64_t deadline_ns)
+{
+    uint64_t now = fl_mono_ns();
+    return deadline_ns > now ? (deadline_ns - now) / 1000000 : 0;
+}
+
+/* The broker's reason from an rpc reply, "403 ACCESS_REFUSED - ...". */
+static void a_reply_text(amqp_rpc_reply_t r, char *out, size_t len)
+{
+    switch (r.reply_type) {
+    case AMQP_RESPONSE_NORMAL:
+        snprintf(out, len, "no error");
+        break;
+    case AMQP_RESPONSE_NONE:
+        snprintf(out, len, "no reply");
+        break;
+    case AMQP_RESPONSE_LIBRARY_EXCEPTION:
+        snprintf(out, len, "%s", amqp_error_string2(r.library_error));
+        break;
+    case AMQP_RESPONSE_SERVER_EXCEPTION:
+        if (r.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
+            amqp_connection_close_t *m = r.reply.decoded;
+            snprintf(out, len, "connection closed by broker (%u %.*s)", m->reply_code,
+                     (int)m->reply_text.len, (const char *)m->reply_text.bytes);
+        } else if (r.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+            amqp_channel_close_t *m = r.reply.decoded;
+            snprintf(out, len, "channel closed by broker (%u %.*s)", m->reply_code,
+                     (int)m->reply_text.len, (const char *)m->reply_text.bytes);
+        } else {
+            snprintf(out, len, "unexpected method 0x%08x from broker", (unsigned)r.reply.id);
+        }
+        break;
+    }
+}
+
+/* ---- held messages */
+
+static void a_msg_free(a_msg *m)
+{
+    if (m) {
+        free(m->body);
+        free(m);
+    }
+}
+
+static void a_held_remove(a_conn *t, a_msg *m)
+{
+    for (a_msg **p = &t->held; *p; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            if (!*p)
+                t->held_end = p;
+            break;
+        }
+    a_msg_free(m);
+}
+
+static a_msg *a_held_find(a_conn *t, int64_t id)
+{
+    if (!t->st || ((uint64_t)id >> A_TAG_BITS) != (t->gen & 0x7fff))
+        return NULL;
+    for (a_msg *m = t->held; m; m = m->next)
+        if (m->tag == ((uint64_t)id & A_TAG_MASK) && m->expires_ns)
+            return m;
+    return NULL;
+}
+
+/* ---- connections */
+
+/* Forget the connection and all it held (the broker requeues the messages
+ * when it sees the connection go).  orderly: say goodbye first (a broken
+ * connection is just destroyed). */
+static void a_drop(a_conn *t, bool orderly)
+{
+    if (t->st) {
+        if (orderly)
+            amqp_connection_close(t->st, AMQP_REPLY_SUCCESS);
+        amqp_destroy_connection(t->st); /* closes the socket */
+        t->st = NULL;
+    }
+    while (t->held) {
+        a_msg *m = t->held;
+        t->held = m->next;
+        a_msg_free(m);
+    }
+    t->held_end = &t->held;
+    a_msg_free(t->in);
+    t->in = NULL;
+    t->in_header = false;
+    t->consuming = false;
+    t->published = 0;
+    free(t->c_done);
+    t->c_done = NULL;
+    t->c_n = t->c_left = 0;
+}
+
+/* Set the error from an rpc reply and drop the connection. */
+static int a_fail_reply(a_conn *t, const char *what, amqp_rpc_reply_t r)
+{
+    char why[256];
+    a_reply_text(r, why, sizeof why);
+    a_err("amqp: %s: %s", what, why);
+    a_drop(t, false);
+    return -1;
+}
+
+static int a_fail_status(a_conn *t, const char *what, int status)
+{
+    a_err("amqp: %s: %s", what, amqp_error_string2(status));
+    a_drop(t, false);
+    return -1;
+}
+
+/* A TCP connection of our own rather than amqp_socket_open(): its errors
+ * say why (connection refused, unknown host), and we set keepalive.  The
+ * socket stays non-blocking, as rabbitmq-c expects of its sockets. */
+static int a_tcp_connect(a_queue *aq, char *why, size_t whylen)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    char port[16];
+    snprintf(port, sizeof port, "%d", aq->info.port);
+    int gai = getaddrinfo(aq->info.host, port, &hints, &res);
+    if (gai) {
+        snprintf(why, whylen, "%s", gai_strerror(gai));
+        return -1;
+    }
+    int fd = -1, err = 0;
+    uint64_t deadline = fl_mono_ns() + (uint64_t)A_CONNECT_MS * 1000000;
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) {
+            err = errno;
+            continue;
+        }
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+            break;
+        err = errno;
+        if (err == EINPROGRESS) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            int pr;
+            do
+                pr = poll(&p, 1, (int)a_ms_left(deadline));
+            while (pr < 0 && errno == EINTR);
+            socklen_t l = sizeof err;
+            if (pr == 0)
+                err = ETIMEDOUT;
+            else if (pr < 0)
+                err = errno;
+            else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &l))
+                err = errno;
+            if (!err)
+                break;
+        }
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        snprintf(why, whylen, "%s", strerror(err ? err : ECONNREFUSED));
+        if (why[0] >= 'A' && why[0] <= 'Z')
+            why[0] = (char)(why[0] - 'A' + 'a');
+        return -1;
+    }
+    int one = 1, idle = 30, intvl = 10, cnt = 3;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    return fd;
+}
+
+/* Connect, log in, open the channel in confirm mode and declare the queue.
+ * The error says "cannot connect to amqp://host:port: why". */
+static int a_open(a_conn *t)
+{
+    a_queue *aq = t->aq;
+    char why[256];
+    amqp_rpc_reply_t r;
+    int fd = a_tcp_connect(aq, why, sizeof why);
+    if (fd < 0)
+        goto fail;
+    t->st = amqp_new_connection();
+    amqp_socket_t *s = t->st ? amqp_tcp_socket_new(t->st) : NULL;
+    if (!s) {
+        close(fd);
+        snprintf(why, sizeof why, "out of memory");
+        goto fail;
+    }
+    amqp_tcp_socket_set_sockfd(s, fd); /* the connection owns it now */
+    t->gen++;
+    struct timeval hs = {A_CONNECT_MS / 1000, 0}, rpc = {A_RPC_S, 0};
+    amqp_set_handshake_timeout(t->st, &hs);
+    amqp_set_rpc_timeout(t->st, &rpc);
+    /* heartbeat 0: see the top of the file. */
+    r = amqp_login(t->st, aq->info.vhost, 0, A_FRAME_MAX, 0, AMQP_SASL_METHOD_PLAIN, aq->info.user,
+                   aq->info.password);
+    if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+        a_reply_text(r, why, sizeof why);
+        goto fail;
+    }
+    amqp_channel_open(t->st, A_CHANNEL);
+    if ((r = amqp_get_rpc_reply(t->st)).reply_type != AMQP_RESPONSE_NORMAL)
+        goto fail_reply;
+    amqp_confirm_select(t->st, A_CHANNEL);
+    if ((r = amqp_get_rpc_reply(t->st)).reply_type != AMQP_RESPONSE_NORMAL)
+        goto fail_reply;
+    /* Every connection declares it (idempotent): a broker that lost its
+     * data gets the queue back.  Classic is the default queue type. */
+    amqp_queue_declare(t->st, A_CHANNEL, amqp_cstring_bytes(A_QUEUE), 0, 1, 0, 0, amqp_empty_table);
+    if ((r = amqp_get_rpc_reply(t->st)).reply_type != AMQP_RESPONSE_NORMAL)
+        goto fail_reply;
+    amqp_maybe_release_buffers(t->st);
+    return 0;
+fail_reply:
+    a_reply_text(r, why, sizeof why);
+fail:
+    a_err("cannot connect to %s: %s", aq->where, why);
+    a_drop(t, false);
+    return -1;
+}
+
+static void a_conn_free(a_conn *t)
+{
+    a_drop(t, true);
+    free(t);
+}
+
+/* The pthread key's destructor: the thread ends, and its connection. */
+static void a_thread_end(void *p)
+{
+    a_conn *t = p;
+    a_queue *aq = t->aq;
+    pthread_mutex_lock(&aq->mu);
+    if (t->prev)
+        t->prev->next = t->next;
+    else
+        aq->conns = t->next;
+    if (t->next)
+        t->next->prev = t->prev;
+    pthread_mutex_unlock(&aq->mu);
+    a_conn_free(t);
+}
+
+/* This thread's connection state; connect: open it when it is not. */
+static a_conn *a_thread(a_queue *aq, bool connect)
+{
+    a_conn *t = pthread_getspecific(aq->key);
+    if (!t) {
+        if (!(t = calloc(1, sizeof *t))) {
+            a_err("amqp: out of memory");
+            return NULL;
+        }
+        t->aq = aq;
+        t->held_end = &t->held;
+        if (pthread_setspecific(aq->key, t)) {
+            free(t);
+            a_err("amqp: out of memory");
+            return NULL;
+        }
+        pthread_mutex_lock(&aq->mu);
+        t->next = aq->conns;
+        if (t->next)
+            t->next->prev = t;
+        aq->conns = t;
+        pthread_mutex_unlock(&aq->mu);
+    }
+    if (connect && !t->st && a_open(t))
+        return NULL;
+    return t;
+}
+
+/* ---- the frame loop */
+
+static void a_confirmed(a_conn *t, uint64_t tag, bool multiple)
+{
+    if (!t->c_n)
+        return; /* not ours to count (none pending) */
+    uint64_t lo = multiple ? t->c_lo : tag, hi = tag;
+    for (uint64_t s = lo; s <= hi; s++)
+        if (s >= t->c_lo && s - t->c_lo < t->c_n && !t->c_done[s - t->c_lo]) {
+            t->c_done[s - t->c_lo] = 1;
+            t->c_left--;
+        }
+}
+
+static void a_message_done(a_conn *t)
+{
+    a_msg *m = t->in;
+    t->in = NULL;
+    t->in_header = false;
+    *t->held_end = m;
+    t->held_end = &m->next;
+}
+
+/* Read and handle one frame, waiting at most wait_ms.  1: a frame came;
+ * 0: none in time; -1: the connection failed and was dropped. */
+static int a_pump(a_conn *t, uint64_t wait_ms)
+{
+    amqp_frame_t f;
+    struct timeval tv = {(time_t)(wait_ms / 1000), (suseconds_t)(wait_ms % 1000) * 1000};
+    int rc = amqp_simple_wait_frame_noblock(t->st, &f, &tv);
+    if (rc == AMQP_STATUS_TIMEOUT)
+        return 0;
+    if (rc != AMQP_STATUS_OK)
+        return a_fail_status(t, "connection lost", rc);
+    if (f.channel != 0 && f.channel != A_CHANNEL)
+        return 1;
+    if (f.frame_type == AMQP_FRAME_METHOD) {
+        amqp_method_t *mt = &f.payload.method;
+        switch (mt->id) {
+        case AMQP_BASIC_DELIVER_METHOD: {
+            amqp_basic_deliver_t *d = mt->decoded;
+            if (t->in) {
+                a_err("amqp: a delivery began before the previous one ended");
+                a_drop(t, false);
+                return -1;
+            }
+            if (!(t->in = calloc(1, sizeof *t->in))) {
+                a_err("amqp: out of memory");
+                a_drop(t, false);
+                return -1;
+            }
+            t->in->tag = d->delivery_tag;
+            t->in->redelivered = d->redelivered;
+            break;
+        }
+        case AMQP_BASIC_ACK_METHOD: {
+            amqp_basic_ack_t *a = mt->decoded;
+            a_confirmed(t, a->delivery_tag, a->multiple);
+            break;
+        }
+        case AMQP_BASIC_NACK_METHOD: {
+            amqp_basic_nack_t *a = mt->decoded;
+            if (t->c_n)
+                t->c_nack = true;
+            a_confirmed(t, a->delivery_tag, a->multiple);
+            break;
+        }
+        case AMQP_CONNECTION_CLOSE_METHOD:
+        case AMQP_CHANNEL_CLOSE_METHOD: {
+            amqp_rpc_reply_t r = {.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION, .reply = *mt};
+            char why[256];
+            a_reply_text(r, why, sizeof why);
+            if (mt->id == AMQP_CONNECTION_CLOSE_METHOD) {
+                amqp_connection_close_ok_t ok = {0};
+                amqp_send_method(t->st, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+            }
+            a_err("amqp: %s", why);
+            a_drop(t, false);
+            return -1;
+        }
+        case AMQP_BASIC_CANCEL_METHOD:
+            a_err("amqp: the broker cancelled our consumer (queue %s deleted?)", A_QUEUE);
+            a_drop(t, false);
+            return -1;
+        default:
+            break; /* basic.return, connection.blocked: nothing to do */
+        }
+        return 1;
+    }
+    if (!t->in)
+        return 1; /* content of nothing we asked for */
+    if (f.frame_type == AMQP_FRAME_HEADER && !t->in_header) {
+        t->in_header = true;
+        t->in->size = (size_t)f.payload.properties.body_size;
+        if (t->in->size > A_BODY_MAX)
+            t->in->bad = true;
+        else if (t->in->size && !(t->in->body = malloc(t->in->size))) {
+            a_err("amqp: out of memory");
+            a_drop(t, false);
+            return -1;
+        }
+        if (t->in->size == 0)
+            a_message_done(t);
+    } else if (f.frame_type == AMQP_FRAME_BODY && t->in_header) {
+        amqp_bytes_t b = f.payload.body_fragment;
+        size_t room = t->in->size - t->in->len;
+        size_t k = b.len < room ? b.len : room;
+        if (t->in->body)
+            memcpy(t->in->body + t->in->len, b.bytes, k);
+        t->in->len += k;
+        if (t->in->len >= t->in->size)
+            a_message_done(t);
+    }
+    return 1;
+}
+
+/* Take in whatever has arrived, without waiting. */
+static int a_drain(a_conn *t)
+{
+    int r;
+    while ((r = a_pump(t, 0)) == 1)
+        ;
+    return r;
+}
+
+/* ---- the engine */
+
+static int a_enqueue_many(fl_queue *q, fl_store_conn *c, const char *const *ids, size_t n)
+{
+    (void)c;
+    a_queue *aq = q->data;
+    if (n == 0)
+        return 0;
+    a_conn *t = a_thread(aq, true);
+    if (!t)
+        return -1;
+    /* A connection the broker closed while we were away says so here
+     * (and the next call connects again). */
+    if (a_drain(t) < 0)
+        return -1;
+    size_t nmsg = (n + FL_QUEUE_BATCH_MAX - 1) / FL_QUEUE_BATCH_MAX;
+    if (!(t->c_done = calloc(nmsg, 1))) {
+        a_err("amqp: out of memory");
+        return -1;
+    }
+    t->c_lo = t->published + 1;
+    t->c_n = t->c_left = nmsg;
+    t->c_nack = false;
+    amqp_basic_properties_t props = {
+        ._flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG,
+        .delivery_mode = 2, /* persistent */
+        .content_type = amqp_cstring_bytes("text/plain"),
+    };
+    char text[A_BODY_MAX];
+    for (size_t i = 0; i < n;) {
+        size_t k = 0, len = 0;
+        for (; k < FL_QUEUE_BATCH_MAX && i + k < n; k++) {
+            size_t l = strlen(ids[i + k]);
+            if (l == 0 || l >= FL_CRASH_ID_MAX || memchr(ids[i + k], '\n', l)) {
+                a_err("amqp: not a crash id: \"%.*s\"", (int)(l < 80 ? l : 80), ids[i + k]);
+                goto fail; /* cannot happen: ids are checked at ingest */
+            }
+            if (k)
+                text[len++] = '\n';
+            memcpy(text + len, ids[i + k], l);
+            len += l;
+        }
+        amqp_bytes_t body = {.len = len, .bytes = text};
+        int rc = amqp_basic_publish(t->st, A_CHANNEL, amqp_empty_bytes, amqp_cstring_bytes(A_QUEUE),
+                                    0, 0, &props, body);
+        if (rc != AMQP_STATUS_OK)
+            return a_fail_status(t, "publish", rc);
+        t->published++;
+        i += k;
+    }
+    uint64_t deadline = fl_mono_ns() + (uint64_t)A_CONFIRM_MS * 1000000;
+    while (t->c_left && !t->c_nack) {
+        uint64_t left = a_ms_left(deadline);
+        if (left == 0) {
+            /* The broker has them or not: we cannot tell, so this
+             * connection goes (late confirms would confuse the next
+             * call) and the caller publishes again later. */
+            a_err("amqp: no confirm from the broker in %d ms", A_CONFIRM_MS);
+            a_drop(t, false);
+            return -1;
+        }
+        if (a_pump(t, left) < 0)
+            return -1;
+    }
+    if (t->c_nack) {
+        a_err("amqp: the broker refused (nacked) a message");
+        goto fail;
+    }
+    free(t->c_done);
+    t->c_done = NULL;
+    t->c_n = t->c_left = 0;
+    amqp_maybe_release_buffers(t->st);
+    return 0;
+fail:
+    free(t->c_done);
+    t->c_done = NULL;
+    t->c_n = t->c_left = 0;
+    return -1;
+}
+
+static int a_enqueue(fl_queue *q, fl_store_conn *c, const char *crash_id)
+{
+    return a_enqueue_many(q, c, &crash_id, 1);
+}
+
+/* The entries of message m: its ids, or one empty entry when the body is
+ * empty or not a list of at most FL_QUEUE_BATCH_MAX crash ids -- its ack
+ * removes it, rather than it coming back forever.  out NULL: count only. */
+static size_t a_entries(const a_conn *t, const a_msg *m, fl_task *out)
+{
+    size_t k = 0;
+    bool ok = !m->bad && m->len > 0 && !memchr(m->body, '\0', m->len);
+    for (size_t i = 0; ok && i <= m->len;) {
+        const char *e = memchr(m->body + i, '\n', m->len - i);
+        size_t l = e ? (size_t)(e - (m->body + i)) : m->len - i;
+        if (l == 0 || l >= FL_CRASH_ID_MAX || k == FL_QUEUE_BATCH_MAX) {
+            ok = false;
+            break;
+        }
+        if (out) {
+            memcpy(out[k].crash_id, m->body + i, l);
+            out[k].crash_id[l] = '\0';
+        }
+        k++;
+        i += l + 1;
+    }
+    if (!ok) {
+        k = 1;
+        if (out)
+            out[0].crash_id[0] = '\0';
+    }
+    if (out)
+        for (size_t i = 0; i < k; i++) {
+            out[i].id = (int64_t)(((t->gen & 0x7fff) << A_TAG_BITS) | (m->tag & A_TAG_MASK));
+            out[i].last = i + 1 == k;
+            out[i].attempts = m->redelivered ? 2 : 1;
+        }
+    return k;
+}
+
+static a_msg *a_first_unclaimed(a_conn *t)
+{
+    for (a_msg *m = t->held; m; m = m->next)
+        if (!m->expires_ns)
+            return m;
+    return NULL;
+}
+
+static int a_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, fl_task *out,
+                   size_t *n)
+{
+    (void)c;
+    a_queue *aq = q->data;
+    *n = 0;
+    a_conn *t = a_thread(aq, true);
+    if (!t)
+        return -1;
+    if (!t->consuming) {
+        size_t pf = max / FL_QUEUE_BATCH_MAX;
+        pf = pf < 2 ? 2 : pf > A_PREFETCH_MAX ? A_PREFETCH_MAX : pf;
+        amqp_basic_qos(t->st, A_CHANNEL, 0, (uint16_t)pf, 0);
+        amqp_rpc_reply_t r = amqp_get_rpc_reply(t->st);
+        if (r.reply_type != AMQP_RESPONSE_NORMAL)
+            return a_fail_reply(t, "basic.qos", r);
+        amqp_basic_consume(t->st, A_CHANNEL, amqp_cstring_bytes(A_QUEUE), amqp_empty_bytes, 0, 0, 0,
+                           amqp_empty_table);
+        r = amqp_get_rpc_reply(t->st);
+        if (r.reply_type != AMQP_RESPONSE_NORMAL)
+            return a_fail_reply(t, "basic.consume", r);
+        t->consuming = true;
+    }
+    /* The lease: what this thread claimed and never acked nor released
+     * goes back to the queue once its lease is over. */
+    uint64_t now = fl_mono_ns();
+    for (a_msg *m = t->held, *next; m; m = next) {
+        next = m->next;
+        if (m->expires_ns && m->expires_ns <= now) {
+            int rc = amqp_basic_nack(t->st, A_CHANNEL, m->tag, 0, 1);
+            if (rc != AMQP_STATUS_OK)
+                return a_fail_status(t, "basic.nack", rc);
+            a_held_remove(t, m);
+        }
+    }
+    if (a_drain(t) < 0)
+        return -1;
+    uint64_t deadline = now + (uint64_t)A_CLAIM_WAIT_MS * 1000000;
+    while (!a_first_unclaimed(t)) {
+        uint64_t left = a_ms_left(deadline);
+        if (left == 0)
+            break;
+        if (a_pump(t, left) < 0)
+            return -1;
+    }
+    if (a_drain(t) < 0)
+        return -1;
+    /* Whole messages, in delivery order, while they fit. */
+    uint64_t expires = fl_mono_ns() + (uint64_t)lease_s * 1000000000;
+    for (a_msg *m = a_first_unclaimed(t); m; m = m->next) {
+        if (m->expires_ns)
+            continue;
+        if (*n + a_entries(t, m, NULL) > max)
+            break; /* the next claim takes it */
+        *n += a_entries(t, m, out + *n);
+        m->expires_ns = expires;
+    }
+    amqp_maybe_release_buffers(t->st);
+    return 0;
+}
+
+static int a_ack(fl_queue *q, fl_store_conn *c, const fl_task *task)
+{
+    (void)c;
+    if (!task->last)
+        return 0; /* the message goes with its last entry */
+    a_conn *t = a_thread(q->data, false);
+    if (!t)
+        return -1;
+    /* A connection closed by the broker would take the ack silently. */
+    if (t->st && a_drain(t) < 0)
+        return -1;
+    a_msg *m = a_held_find(t, task->id);
+    if (!m) {
+        a_err("amqp: ack of a message this thread no longer holds (its connection was lost or "
+              "its lease ended): the broker delivers it again");
+        return -1;
+    }
+    int rc = amqp_basic_ack(t->st, A_CHANNEL, m->tag, 0);
+    if (rc != AMQP_STATUS_OK)
+        return a_fail_status(t, "basic.ack", rc);
+    a_held_remove(t, m);
+    return 0;
+}
+
+static int a_release(fl_queue *q, fl_store_conn *c, const fl_task *tasks, size_t n)
+{
+    (void)c;
+    a_conn *t = a_thread(q->data, false);
+    if (!t)
+        return -1;
+    /* Any entry of a message gives the whole message back (it cannot be
+     * split); the others of it then find nothing. */
+    for (size_t i = 0; i < n && t->st; i++) {
+        a_msg *m = a_held_find(t, tasks[i].id);
+        if (!m)
+            continue; /* released already, or its connection is gone */
+        int rc = amqp_basic_nack(t->st, A_CHANNEL, m->tag, 0, 1);
+        if (rc != AMQP_STATUS_OK)
+            return a_fail_status(t, "basic.nack", rc);
+        a_held_remove(t, m);
+    }
+    return 0;
+}
+
+/* Crashes waiting.  The store counts them when it can (a message holds up
+ * to FL_QUEUE_BATCH_MAX); otherwise this is the broker's count of ready
+ * MESSAGES (not crashes, and not those delivered and unacked). */
+static int64_t a_depth(fl_queue *q, fl_store_conn *c)
+{
+    if (c && c->store && c->store->backlog)
+        return c->store->backlog(c);
+    a_conn *t = a_thread(q->data, true);
+    if (!t)
+        return -1;
+    amqp_queue_declare_ok_t *ok = amqp_queue_declare(t->st, A_CHANNEL, amqp_cstring_bytes(A_QUEUE),
+                                                     1, 0, 0, 0, amqp_empty_table);
+    amqp_rpc_reply_t r = amqp_get_rpc_reply(t->st);
+    if (!ok || r.reply_type != AMQP_RESPONSE_NORMAL)
+        return a_fail_reply(t, "queue.declare", r);
+    int64_t d = ok->message_count;
+    amqp_maybe_release_buffers(t->st);
+    return d;
+}
+
+/* Nothing to forget: the broker requeued a dead process's messages when
+ * its connections closed. */
+static int a_release_all(fl_queue *q, fl_store_conn *c)
+{
+    (void)q;
+    (void)c;
+    return 0;
+}
+
+static const char *a_error(fl_queue *q)
+{
+    (void)q;
+    return a_errbuf[0] ? a_errbuf : NULL;
+}
+
+/* Every thread's connection closes here, those of threads still alive
+ * included: they must not call in any more.  No thread may be ending
+ * (running its key destructor) meanwhile. */
+static void a_close(fl_queue *q)
+{
+    if (!q)
+        return;
+    a_queue *aq = q->data;
+    pthread_key_delete(aq->key); /* no destructor runs from now on */
+    pthread_mutex_lock(&aq->mu);
+    a_conn *t = aq->conns;
+    aq->conns = NULL;
+    pthread_mutex_unlock(&aq->mu);
+    while (t) {
+        a_conn *next = t->next;
+        a_conn_free(t);
+        t = next;
+    }
+    pthread_mutex_destroy(&aq->mu);
+    free(aq->url);
+    free(aq);
+}
+
+fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
+{
+    a_queue *aq = calloc(1, sizeof *aq);
+    if (!aq || !(aq->url = strdup(url))) {
+        snprintf(err, errlen, "out of memory");
+        free(aq);
+        return NULL;
+    }
+    amqp_default_connection_info(&aq->info);
+    /* Never echo the URL: it holds the password. */
+    if (amqp_parse_url(aq->url, &aq->info) != AMQP_STATUS_OK) {
+        snprintf(err, errlen, "not an AMQP URL (amqp://USER:PASS@HOST:PORT/VHOST)");
+        goto fail_url;
+    }
+    if (aq->info.ssl) {
+        snprintf(err, errlen, "amqps:// (TLS) is not supported; use amqp://");
+        goto fail_url;
+    }
+    if (strchr(aq->info.host, ':'))
+        snprintf(aq->where, sizeof aq->where, "amqp://[%s]:%d", aq->info.host, aq->info.port);
+    else
+        snprintf(aq->where, sizeof aq->where, "amqp://%s:%d", aq->info.host, aq->info.port);
+    if (pthread_key_create(&aq->key, a_thread_end)) {
+        snprintf(err, errlen, "out of memory");
+        goto fail_url;
+    }
+    pthread_mutex_init(&aq->mu, NULL);
+    fl_queue *q = &aq->q;
+    q->engine = "amqp";
+    q->in_store_txn = false;
+    q->enqueue = a_enqueue;
+    q->enqueue_many = a_enqueue_many;
+    q->claim = a_claim;
+    q->ack = a_ack;
+    q->depth = a_depth;
+    q->release_all = a_release_all;
+    q->release = a_release;
+    q->error = a_error;
+    q->claim_waits = true;
+    q->close = a_close;
+    q->data = aq;
+    /* Connect now (declaring the queue), so that a wrong URL or an absent
+     * broker fails here; this thread keeps the connection. */
+    if (!a_thread(aq, true)) {
+        snprintf(err, errlen, "%s", a_errbuf);
+        a_close(q);
+        return NULL;
+    }
+    return q;
+fail_url:
+    free(aq->url);
+    free(aq);
+    return NULL;
+}

@@ -1,0 +1,124 @@
+# Shell helper for tests that need a real RabbitMQ broker.  Source it after
+# setting `work` (a private temporary directory) and defining fail().
+#
+# rmq_start starts a private node: its own name, data, logs, config (no
+# plugins, so no management listener), Erlang cookie (HOME=$work/rmqhome),
+# epmd (on a port of its own, so a system-wide epmd is neither used nor
+# stopped) and AMQP and distribution ports, all on 127.0.0.1.  It waits for
+# `rabbitmqctl await_startup` and sets
+#   AMQP_URL   amqp://guest:guest@127.0.0.1:PORT/%2f (guest may log in
+#              from loopback)
+#   RMQ_NODE   the node name, RMQ_PORT the AMQP port
+# rmq_ctl ARGS... runs rabbitmqctl against the node.  rmq_stop stops the
+# node; rmq_start after it starts the node again on the same ports with
+# the same data (a broker restart).  rmq_stop_all stops the node and our
+# epmd: call it from the test's EXIT trap -- it is harmless when nothing
+# runs.  The state is also kept in $work/rmq/state, so that another
+# process (a test program restarting the broker through a script) can
+# rmq_load, rmq_stop and rmq_start, and rmq_stop_all still finds the node
+# it started.
+#
+# The Debian /usr/sbin/rabbitmq-* wrappers switch to the rabbitmq user when
+# run as root (losing HOME and our files), so the scripts they wrap are run
+# directly.
+
+RMQ_BIN=/usr/lib/rabbitmq/bin
+RMQ_NODE= RMQ_PORT= RMQ_DIST= RMQ_EPMD= RMQ_PID= RMQ_EPMD_PID= AMQP_URL=
+
+rmq_free_port() { # a loopback TCP port nobody listens on
+  local p
+  for _ in $(seq 1 50); do
+    p=$((20000 + (RANDOM * 7 + $$) % 40000))
+    ss -ltnH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
+  done
+  return 1
+}
+
+rmq_env() { # run a command in the node's environment
+  env HOME="$work/rmqhome" ERL_EPMD_PORT="$RMQ_EPMD" \
+    RABBITMQ_NODENAME="$RMQ_NODE" RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
+    RABBITMQ_NODE_PORT="$RMQ_PORT" RABBITMQ_DIST_PORT="$RMQ_DIST" \
+    RABBITMQ_MNESIA_BASE="$work/rmq/mnesia" RABBITMQ_LOG_BASE="$work/rmq/log" \
+    RABBITMQ_CONFIG_FILE="$work/rmq/rabbitmq.conf" \
+    RABBITMQ_ADVANCED_CONFIG_FILE="$work/rmq/advanced.config" \
+    RABBITMQ_CONF_ENV_FILE="$work/rmq/rabbitmq-env.conf" \
+    RABBITMQ_ENABLED_PLUGINS_FILE="$work/rmq/enabled_plugins" \
+    RABBITMQ_PID_FILE="$work/rmq/pid" "$@"
+}
+
+rmq_ctl() { rmq_env "$RMQ_BIN/rabbitmqctl" -q -n "$RMQ_NODE" "$@"; }
+
+rmq_start() {
+  [ -x "$RMQ_BIN/rabbitmq-server" ] || fail "rabbitmq-server is not installed (scripts/deps.sh)"
+  if [ -z "$RMQ_NODE" ]; then
+    RMQ_NODE="fl$$@localhost"
+    RMQ_PORT=$(rmq_free_port) && RMQ_DIST=$(rmq_free_port) && RMQ_EPMD=$(rmq_free_port) ||
+      fail "no free port for RabbitMQ"
+    while [ "$RMQ_DIST" = "$RMQ_PORT" ] || [ "$RMQ_EPMD" = "$RMQ_PORT" ] || [ "$RMQ_EPMD" = "$RMQ_DIST" ]; do
+      RMQ_DIST=$(rmq_free_port) && RMQ_EPMD=$(rmq_free_port) || fail "no free port for RabbitMQ"
+    done
+    mkdir -p "$work/rmqhome" "$work/rmq/mnesia" "$work/rmq/log"
+    # The CLI tools and the node must share a cookie; a new one of ours.
+    head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/rmqhome/.erlang.cookie"
+    chmod 400 "$work/rmqhome/.erlang.cookie"
+    echo '[].' >"$work/rmq/enabled_plugins"
+    : >"$work/rmq/rabbitmq-env.conf"
+    printf '%s\n' 'log.console = false' 'log.file.level = info' >"$work/rmq/rabbitmq.conf"
+  fi
+  # Our own epmd, in the foreground so that we have its pid.
+  if [ -z "$RMQ_EPMD_PID" ]; then
+    epmd -port "$RMQ_EPMD" >>"$work/rmq/epmd.log" 2>&1 &
+    RMQ_EPMD_PID=$!
+  fi
+  # A session of its own: the wrapper, erl and beam.smp and its helpers
+  # (erl_child_setup, inet_gethost) are then one process group, ended
+  # together if `rabbitmqctl stop` does not end them.
+  rmq_env setsid "$RMQ_BIN/rabbitmq-server" >>"$work/rmq/server.out" 2>&1 &
+  RMQ_PID=$!
+  local t0=$SECONDS
+  until rmq_ctl await_startup --timeout 5 >/dev/null 2>&1; do
+    kill -0 "$RMQ_PID" 2>/dev/null || { tail -20 "$work/rmq/server.out" >&2; fail "rabbitmq-server exited at start"; }
+    [ $((SECONDS - t0)) -lt 90 ] || { tail -20 "$work/rmq/server.out" >&2; fail "rabbitmq-server did not start in 90 s"; }
+    sleep 0.5
+  done
+  AMQP_URL="amqp://guest:guest@127.0.0.1:$RMQ_PORT/%2f"
+  RMQ_START_S=$((SECONDS - t0))
+  rmq_save
+}
+
+rmq_save() {
+  [ -d "$work/rmq" ] || return 0
+  local v
+  for v in RMQ_NODE RMQ_PORT RMQ_DIST RMQ_EPMD RMQ_PID RMQ_EPMD_PID AMQP_URL; do
+    printf '%s=%q\n' "$v" "${!v}"
+  done >"$work/rmq/state"
+}
+
+rmq_load() { [ -f "$work/rmq/state" ] && . "$work/rmq/state"; }
+
+rmq_stop() {
+  if [ -n "$RMQ_PID" ]; then
+    rmq_ctl stop >/dev/null 2>&1 || kill -TERM "$RMQ_PID" 2>/dev/null
+    # The wrapper script exits after its beam; TERM makes it stop the beam.
+    for _ in $(seq 1 100); do
+      kill -0 "$RMQ_PID" 2>/dev/null || break
+      [ "$_" = 60 ] && kill -TERM -- -"$RMQ_PID" 2>/dev/null
+      sleep 0.2
+    done
+    kill -KILL -- -"$RMQ_PID" 2>/dev/null
+    wait "$RMQ_PID" 2>/dev/null
+    RMQ_PID=
+    rmq_save
+  fi
+}
+
+rmq_stop_all() { # the node, then our epmd
+  rmq_load
+  rmq_stop
+  if [ -n "$RMQ_EPMD_PID" ]; then
+    kill -TERM "$RMQ_EPMD_PID" 2>/dev/null
+    wait "$RMQ_EPMD_PID" 2>/dev/null
+    RMQ_EPMD_PID=
+    rmq_save
+  fi
+}

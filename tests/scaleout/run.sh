@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# Scale-out end to end:  run.sh FAULTLINE FL_POST E2E_CRASHER
+#
+# Two API servers and two worker processes share one PostgreSQL and one
+# RabbitMQ, all real and on loopback.  Shows that
+#   - reports posted to either API server are processed by either worker
+#     and counted once, resends through the other server included;
+#   - both API servers answer the same groups;
+#   - a worker killed -9 in the middle of its work loses nothing and
+#     counts nothing twice (the broker gives its unacked tasks back);
+#   - an API server killed -9 in the middle of a stream: every report it
+#     answered 200 is stored and counted once;
+#   - with the broker away, reports are still accepted (stored), and their
+#     tasks are published once it is back (the sweep), so none is lost;
+#   - a debug file uploaded to an API server reaches a worker with another
+#     data directory (another machine) through the store.
+set -uo pipefail
+FL=$1 POST=$2 CRASHER=$3
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d /tmp/fl-scaleout.XXXXXX)
+chmod 755 "$work" # PostgreSQL runs as postgres and keeps its cluster here
+ADMIN=test-admin-token KEY=test-ingest-key
+export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+PIDS=()
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$work"/*.err; do [ -s "$f" ] && { echo "--- $f" >&2; tail -5 "$f" >&2; }; done
+  exit 1
+}
+ok() { echo "ok: $*"; }
+cleanup() {
+  # Only ours: a bare `wait` would also wait for the broker's processes.
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+  type rmq_stop_all >/dev/null 2>&1 && rmq_stop_all
+  type pg_stop >/dev/null 2>&1 && pg_stop
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+. "$here/../lib/postgres.sh"
+. "$here/../lib/rabbitmq.sh"
+t0=$SECONDS
+pg_start
+rmq_start
+echo "PostgreSQL at $PGURL, RabbitMQ at ${AMQP_URL%%@*}@... ($((SECONDS - t0)) s to start both)"
+ENGINES=(--db "$PGURL" --queue "$AMQP_URL")
+
+# serve NAME ARGS...: a server in the background; its pid in $PID_<NAME>,
+# its port (API roles) in $PORT_<NAME>.
+serve() {
+  local name=$1 p=; shift
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/$name" "${ENGINES[@]}" "$@" \
+    >"$work/$name.out" 2>>"$work/$name.err" &
+  local pid=$!
+  PIDS+=("$pid")
+  printf -v "PID_$name" %s "$pid"
+  for _ in $(seq 150); do
+    if grep -q 'worker running\|listening on' "$work/$name.out" 2>/dev/null; then
+      p=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/$name.out" | grep -o '[0-9]*$')
+      printf -v "PORT_$name" %s "$p"
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || fail "$name exited at start: $(cat "$work/$name.err")"
+    sleep 0.1
+  done
+  fail "$name did not start"
+}
+metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2}'; }
+groups_json() {
+  curl -fsS -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$1/api/v1/groups?limit=200"
+}
+
+serve a --role api
+serve b --role api
+grep -q 'store postgres, queue amqp' "$work/a.out" || fail "engines not named: $(cat "$work/a.out")"
+serve w1 --role worker --workers 2
+serve w2 --role worker --workers 2
+
+# 1. 2,000 reports through each API server; the first 500 of a's sent again
+# through b: 4,000 distinct crashes.
+N=2000
+: >"$work/ok_a"; : >"$work/ok_b"; : >"$work/ok_dup"
+"$POST" stream "$PORT_a" "$KEY" $N 8 "$work/ok_a" 11 >/dev/null &
+spid=$!
+"$POST" stream "$PORT_b" "$KEY" $N 8 "$work/ok_b" 12 >/dev/null
+wait $spid
+"$POST" stream "$PORT_b" "$KEY" 500 4 "$work/ok_dup" 11 >/dev/null
+[ "$(sort -u "$work/ok_a" "$work/ok_b" | wc -l)" = $((2 * N)) ] || fail "ingest: $(wc -l "$work"/ok_*)"
+[ "$(wc -l <"$work/ok_dup")" = 500 ] || fail "resends not accepted"
+"$POST" wait "$PORT_a" "$ADMIN" $((2 * N)) 120 streamapp >"$work/sum" ||
+  fail "processed: $(cat "$work/sum") of $((2 * N))"
+"$POST" check "$PORT_b" "$ADMIN" "$work/ok_a" >/dev/null || fail "a's reports not all found through b"
+groups_json "$PORT_a" >"$work/ga.json" && groups_json "$PORT_b" >"$work/gb.json" || fail "groups"
+cmp -s "$work/ga.json" "$work/gb.json" || fail "the two API servers answer different groups"
+ok "$((2 * N)) crashes through two API servers, 500 resent through the other: each counted once"
+
+[ "$(metric "$PORT_a" faultline_queue_depth)" = 0 ] || fail "backlog left: $(metric "$PORT_a" faultline_queue_depth)"
+# Competing consumers: both worker processes took a share, and their
+# shares add up to the crashes (plus the resends each dropped).
+p1= p2=
+for w in w1 w2; do
+  pid=PID_$w; kill -TERM "${!pid}"; wait "${!pid}" || fail "$w exit status"
+done
+p1=$(grep -o 'processing [0-9]* crashes' "$work/w1.err" | grep -o '[0-9]*')
+p2=$(grep -o 'processing [0-9]* crashes' "$work/w2.err" | grep -o '[0-9]*')
+d1=$(grep -o '[0-9]* second copies' "$work/w1.err" | grep -o '^[0-9]*')
+d2=$(grep -o '[0-9]* second copies' "$work/w2.err" | grep -o '^[0-9]*')
+echo "worker 1 processed $p1 (dropped $d1), worker 2 $p2 (dropped $d2)"
+[ "${p1:-0}" -gt 0 ] && [ "${p2:-0}" -gt 0 ] || fail "one worker did all the work"
+[ $((p1 + p2)) = $((2 * N)) ] || fail "workers processed $((p1 + p2)) of $((2 * N))"
+ok "two worker processes shared the queue"
+
+# 2. Workers killed -9 mid-work: the broker gives their unacked tasks to
+# the next worker.
+serve w1 --role worker --workers 2
+: >"$work/ok_c"
+"$POST" stream "$PORT_a" "$KEY" $N 8 "$work/ok_c" 13 >/dev/null
+base=$((2 * N))
+for _ in $(seq 600); do
+  s=$("$POST" sum "$PORT_a" "$ADMIN" streamapp); [ "$s" -ge $((base + 200)) ] && break; sleep 0.02
+done
+kill -9 "$PID_w1"; wait "$PID_w1" 2>/dev/null
+s=$("$POST" sum "$PORT_a" "$ADMIN" streamapp)
+echo "worker killed with $((s - base)) of $N new crashes counted"
+[ "$s" -lt $((base + N)) ] || fail "the kill did not land mid-processing ($s)"
+serve w3 --role worker --workers 2
+"$POST" wait "$PORT_a" "$ADMIN" $((base + N)) 120 streamapp >"$work/sum" ||
+  fail "after the kill: $(cat "$work/sum") of $((base + N))"
+sleep 2
+[ "$("$POST" sum "$PORT_b" "$ADMIN" streamapp)" = $((base + N)) ] || fail "counted twice"
+ok "a worker killed -9 mid-work: the broker gave its tasks to a new worker, each counted once"
+
+# 3. An API server killed -9 in the middle of a stream: each report it
+# answered 200 is stored and counted once.
+: >"$work/ok_k"
+"$POST" stream "$PORT_b" "$KEY" 3000 16 "$work/ok_k" 14 >"$work/stream_k" &
+spid=$!
+for _ in $(seq 500); do [ "$(wc -l <"$work/ok_k")" -ge 600 ] && break; sleep 0.01; done
+kill -9 "$PID_b"; wait "$PID_b" 2>/dev/null
+wait $spid
+k=$(sort -u "$work/ok_k" | wc -l)
+echo "API server b killed after $k reports answered 200"
+[ "$k" -gt 0 ] && [ "$k" -lt 3000 ] || fail "the kill did not land mid-stream ($k)"
+base=$((base + N))
+# What b committed but never published is the sweep's: run a's with a
+# short wait so the test need not sit out the default 30 s.
+kill -TERM "$PID_a"; wait "$PID_a"
+serve a --role api --republish-after 2
+d=
+for _ in $(seq 300); do
+  d=$(metric "$PORT_a" faultline_queue_depth); [ "$d" = 0 ] && break; sleep 0.2
+done
+[ "$d" = 0 ] || fail "backlog after the API kill: $d"
+"$POST" check "$PORT_a" "$ADMIN" "$work/ok_k" >"$work/check" || fail "answered 200 but missing: $(cat "$work/check")"
+total=$("$POST" sum "$PORT_a" "$ADMIN" streamapp)
+# Every report answered 200 is counted; b may have stored a few more
+# whose answers the kill cut off.
+[ "$total" -ge $((base + k)) ] && [ "$total" -le $((base + 3000)) ] || fail "count $total"
+ok "API server killed -9 mid-stream: all $k reports it answered 200 stored and counted once"
+base=$total
+
+# 4. The broker away: reports are still accepted (they are stored), their
+# tasks published by the sweep once it is back.
+rmq_stop
+: >"$work/ok_p"
+"$POST" stream "$PORT_a" "$KEY" 300 4 "$work/ok_p" 15 >/dev/null
+[ "$(sort -u "$work/ok_p" | wc -l)" = 300 ] || fail "broker away: $(wc -l <"$work/ok_p") of 300 accepted"
+[ "$(metric "$PORT_a" faultline_queue_publish_failed_total)" -gt 0 ] || fail "no failed publish counted"
+[ "$(metric "$PORT_a" faultline_queue_depth)" = 300 ] || fail "backlog while away: $(metric "$PORT_a" faultline_queue_depth)"
+rmq_start
+"$POST" wait "$PORT_a" "$ADMIN" $((base + 300)) 120 streamapp >"$work/sum" ||
+  fail "broker back: $(cat "$work/sum") of $((base + 300))"
+[ "$(metric "$PORT_a" faultline_queue_republished_total)" -ge 300 ] || fail "not republished by the sweep"
+ok "broker away: 300 reports accepted and stored, published by the sweep when it came back, counted once"
+
+# 5. Debug files through the store: a real crash, its program uploaded to
+# API server a (data in $work/a), processed by worker w3 (data in
+# $work/w3), which has never seen the file: the program's own path is gone
+# too, so nothing but the store can give w3 the symbols.
+export ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0:verify_asan_link_order=0
+mkdir -p "$work/bin" "$work/upload"
+cp "$CRASHER" "$work/bin/crasher"
+FAULTLINE_SPOOL=$work/spool E2E_VERSION=2.0 "$work/bin/crasher" null 2>/dev/null
+[ $? = 139 ] || fail "crasher did not crash"
+mv "$work/bin/crasher" "$work/upload/crasher"
+"$FL" symbols add "$work/upload/crasher" --server "http://127.0.0.1:$PORT_a" >"$work/sym.out" 2>&1 ||
+  fail "symbols add: $(cat "$work/sym.out")"
+"$FL" submit "$work"/spool/*.crashlog --server "http://127.0.0.1:$PORT_a/api/v1/crashes" \
+  --key "$KEY" >"$work/submit.out" 2>&1 || fail "submit: $(cat "$work/submit.out")"
+got=
+for _ in $(seq 150); do
+  got=$(curl -fsS -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_a/api/v1/groups?app=e2eapp" |
+    python3 -c '
+import json, sys
+g = json.load(sys.stdin)["groups"]
+print(" ".join(x.get("signature") or "" for x in g))' 2>/dev/null)
+  [ -n "$got" ] && break
+  sleep 0.2
+done
+grep -q parse_record <<<"$got" || fail "frames of the uploaded program not symbolized by w3: '$got'"
+ls "$work"/w3/symbols/processed/*/executable >/dev/null 2>&1 || fail "w3 did not fetch the file"
+ok "a debug file uploaded to API server a symbolized the crash on worker w3 (signature $got)"
+
+for p in "$PID_a" "$PID_w3"; do kill -TERM "$p"; wait "$p" || fail "exit status of $p"; done
+PIDS=()
+echo "PASS: scaleout"

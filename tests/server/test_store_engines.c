@@ -1,0 +1,1451 @@
+/*
+ * Store conformance: the same assertions against every store engine,
+ * through the fl_store interface only.  The engine comes from the
+ * environment: FL_TEST_STORE_URL unset, a SQLite file in a temporary
+ * directory; "postgres://..." the PostgreSQL store, each test starting
+ * from an empty schema (tests/server/store_pg_test.sh starts a server).
+ *
+ * In the PostgreSQL run, test_same_json also runs one scenario into a
+ * SQLite store and compares every JSON answer between the two engines.
+ *
+ * Where the engines may differ by contract, the test accepts either: a
+ * resend of a crash not processed yet may be refused at ingest (PostgreSQL)
+ * or stored and dropped when its task runs (SQLite) -- counted once
+ * either way.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#include "fl_srvutil.h"
+#include "fl_store.h"
+
+/* A store and a connection to it. */
+typedef struct eng {
+    fl_store *s;
+    fl_store_conn *c;
+} eng;
+
+typedef struct fx {
+    char dir[64];
+    char path[128];
+    const char *url; /* NULL: SQLite in dir */
+    eng e;
+} fx;
+
+static const char *pg_url(void)
+{
+    const char *u = getenv("FL_TEST_STORE_URL");
+    return u && *u ? u : NULL;
+}
+
+/* An empty schema, and deadlocks found after 50 ms rather than 1 s (the
+ * concurrency test makes many; new connections take the setting). */
+static void pg_reset(const char *url)
+{
+    PGconn *db = PQconnectdb(url);
+    assert_int_equal(PQstatus(db), CONNECTION_OK);
+    PGresult *r = PQexec(db, "SET client_min_messages=warning; DROP SCHEMA public CASCADE; "
+                             "CREATE SCHEMA public; DO $$ BEGIN EXECUTE format('ALTER DATABASE "
+                             "%I SET deadlock_timeout=%L', current_database(), '50ms'); END $$");
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+        fail_msg("cannot reset the schema: %s", PQerrorMessage(db));
+    PQclear(r);
+    PQfinish(db);
+}
+
+static int open_sqlite(fx *f, eng *e)
+{
+    char err[256];
+    e->s = fl_store_sqlite_open(f->path, err, sizeof err);
+    e->c = e->s ? e->s->connect(e->s) : NULL;
+    return e->c ? 0 : -1;
+}
+
+static int setup(void **st)
+{
+    fx *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/fl-engines-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/t.db", f->dir);
+    f->url = pg_url();
+    *st = f;
+    if (!f->url)
+        return open_sqlite(f, &f->e);
+    pg_reset(f->url);
+    char err[256];
+    f->e.s = fl_store_pg_open(f->url, err, sizeof err);
+    if (!f->e.s) {
+        fprintf(stderr, "fl_store_pg_open: %s\n", err);
+        return -1;
+    }
+    f->e.c = f->e.s->connect(f->e.s);
+    return f->e.c ? 0 : -1;
+}
+
+static void close_eng(eng *e)
+{
+    if (e->s) {
+        e->s->disconnect(e->c);
+        e->s->close(e->s);
+    }
+    e->s = NULL;
+    e->c = NULL;
+}
+
+static void rm_sqlite(const char *path)
+{
+    char p[200];
+    const char *sfx[] = {"", "-wal", "-shm", ".ids", ".ids.tmp"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
+        unlink(p);
+    }
+}
+
+static int teardown(void **st)
+{
+    fx *f = *st;
+    close_eng(&f->e);
+    rm_sqlite(f->path);
+    char p[200];
+    snprintf(p, sizeof p, "%s/other.db", f->dir);
+    rm_sqlite(p);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static bool is_pg(const eng *e)
+{
+    return !strcmp(e->s->engine, "postgres");
+}
+
+/* ---- helpers, as ingest and the workers drive a store */
+
+#define RAW "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n"
+#define T0 1700000000 /* 2023-11-14T22:13:20Z */
+#define DAY 86400
+
+/* Ingest one crash; returns whether it was stored, and the name of its
+ * task in ref (when not NULL): its ref, or its crash id. */
+static bool ingest_at(eng *e, const char *id, const char *version, int64_t received,
+                      char ref[FL_CRASH_ID_MAX])
+{
+    fl_ingest_item it = {
+        .app = "app", .version = version, .received = received, .raw = RAW, .raw_len = strlen(RAW)};
+    fl_ingest_item *one = &it;
+    snprintf(it.crash_id, sizeof it.crash_id, "%s", id);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, &one, 1), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    if (ref)
+        snprintf(ref, FL_CRASH_ID_MAX, "%s", it.duplicate ? "" : it.ref[0] ? it.ref : id);
+    return !it.duplicate;
+}
+
+static bool ingest(eng *e, const char *id, const char *version)
+{
+    return ingest_at(e, id, version, T0, NULL);
+}
+
+typedef struct crash {
+    const char *id, *ref, *group, *version, *os, *install, *frames;
+    int64_t received;
+    const char *missing;   /* a build id without symbols, or NULL */
+    const char *processed; /* processed JSON, or NULL */
+    bool failed;
+} crash;
+
+/* Apply (or reapply) one crash in its own transaction; returns apply()'s
+ * answer. */
+static int apply_c(eng *e, const crash *k, bool again)
+{
+    const char *m[1] = {k->missing};
+    void *z = NULL;
+    size_t zl = 0;
+    if (k->processed)
+        assert_int_equal(fl_zstd(k->processed, strlen(k->processed), 3, &z, &zl), 0);
+    fl_processed p = {.crash_id = k->id,
+                      .ref = k->ref,
+                      .failed = k->failed,
+                      .group_id = k->group,
+                      .signature = k->group ? k->group : "-",
+                      .stack_hash = "h",
+                      .app = "app",
+                      .version = k->version,
+                      .os = k->os,
+                      .install_id = k->install,
+                      .received = k->received ? k->received : T0,
+                      .frames_json = k->frames ? k->frames : "[]",
+                      .zprocessed = z,
+                      .zprocessed_len = zl,
+                      .missing_build_ids = m,
+                      .nmissing = k->missing ? 1 : 0};
+    assert_int_equal(e->s->begin(e->c), 0);
+    int r = again ? e->s->reapply(e->c, &p) : e->s->apply(e->c, &p);
+    assert_true(r == 0 || r == 1);
+    assert_int_equal(e->s->commit(e->c), 0);
+    free(z);
+    return r;
+}
+
+static void apply_s(eng *e, const char *id, const char *group, const char *version,
+                    const char *install)
+{
+    crash k = {.id = id, .group = group, .version = version, .os = "linux", .install = install};
+    assert_int_equal(apply_c(e, &k, false), 0);
+}
+
+static json_t *group_of(eng *e, const char *id)
+{
+    bool nf = false;
+    json_t *g = e->s->get_group(e->c, id, &nf);
+    if (!g && !nf)
+        fail_msg("get_group(%s): %s", id, e->s->error(e->c));
+    return g;
+}
+
+/* A group's count, checking that the days add up to it (and the versions
+ * and OSes to no more: a crash may have neither); -1 when the group does
+ * not exist. */
+static int64_t count_of(eng *e, const char *gid)
+{
+    json_t *g = group_of(e, gid);
+    if (!g)
+        return -1;
+    int64_t n = json_integer_value(json_object_get(g, "count"));
+    const char *keys[] = {"days", "versions", "os"};
+    for (int k = 0; k < 3; k++) {
+        json_t *a = json_object_get(g, keys[k]), *v;
+        size_t i;
+        int64_t sum = 0;
+        json_array_foreach(a, i, v) sum += json_integer_value(json_object_get(v, "count"));
+        if (k == 0)
+            assert_int_equal(sum, n);
+        else
+            assert_true(sum <= n);
+    }
+    json_decref(g);
+    return n;
+}
+
+static int64_t int_of(eng *e, const char *gid, const char *key)
+{
+    json_t *g = group_of(e, gid);
+    assert_non_null(g);
+    int64_t n = json_integer_value(json_object_get(g, key));
+    json_decref(g);
+    return n;
+}
+
+static const char *str_of(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static int load(eng *e, const char *ref)
+{
+    char *raw = NULL;
+    size_t len;
+    int64_t rcv;
+    int r = e->s->load_raw(e->c, ref, &raw, &len, &rcv, NULL);
+    free(raw);
+    return r;
+}
+
+static void write_file(const char *path, const char *bytes, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(bytes, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+}
+
+static void free_ids(char **ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+/* ---- tests */
+
+/* Duplicates: twice in one batch, stored once; a resend of a processed
+ * crash, refused; one of a crash not processed yet, refused at once or
+ * dropped when its task runs -- counted once either way. */
+static void test_insert_duplicates(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    fl_ingest_item it[4] = {0};
+    fl_ingest_item *v[4];
+    const char *ids[4] = {"d-a", "d-b", "d-a", "d-c"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(it[i].crash_id, sizeof it[i].crash_id, "%s", ids[i]);
+        it[i].app = "app";
+        it[i].version = "1.0";
+        it[i].received = T0;
+        it[i].raw = RAW;
+        it[i].raw_len = strlen(RAW);
+        v[i] = &it[i];
+    }
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, v, 4), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_false(it[0].duplicate);
+    assert_false(it[1].duplicate);
+    assert_true(it[2].duplicate);
+    assert_false(it[3].duplicate);
+    if (is_pg(e))
+        for (int i = 0; i < 4; i++)
+            assert_string_equal(it[i].ref, ""); /* the crash id names it */
+
+    /* Across batches, before processing. */
+    char r1[FL_CRASH_ID_MAX], r2[FL_CRASH_ID_MAX];
+    snprintf(r1, sizeof r1, "%s", it[0].ref[0] ? it[0].ref : "d-a");
+    bool stored = ingest_at(e, "d-a", "1.0", T0, r2);
+    if (is_pg(e))
+        assert_false(stored); /* the primary key knows it at once */
+    assert_int_equal(apply_c(e, &(crash){.id = "d-a", .ref = r1, .group = "gd"}, false), 0);
+    if (stored) /* the resend's own task: dropped */
+        assert_int_equal(apply_c(e, &(crash){.id = "d-a", .ref = r2, .group = "gd"}, false), 1);
+    assert_int_equal(count_of(e, "gd"), 1);
+    /* After processing: refused by every engine. */
+    assert_false(ingest(e, "d-a", "1.0"));
+    assert_true(ingest(e, "d-d", "1.0"));
+    fl_store_stats s;
+    assert_int_equal(e->s->stats(e->c, &s), 0);
+    assert_int_equal(s.crashes, 4); /* a dropped resend is not a crash */
+    assert_int_equal(s.groups, 1);
+}
+
+/* The raw logs come back byte for byte: small and >1 MiB, text and not,
+ * alone, in one batch, and from a caller's frame of several logs. */
+static void test_load_raw(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    enum { N = 5 };
+    size_t lens[N] = {strlen(RAW), 0, 1536 * 1024, 3000, 70};
+    char *logs[N];
+    uint32_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        logs[i] = malloc(lens[i] + 1);
+        for (size_t j = 0; j < lens[i]; j++) {
+            x = x * 1103515245 + 12345;
+            logs[i][j] = (char)(i == 2 ? x >> 16 : 'a' + (x >> 16) % 26); /* 2: incompressible */
+        }
+    }
+    memcpy(logs[0], RAW, lens[0]);
+    lens[1] = 1; /* one byte, a NUL */
+    logs[1][0] = '\0';
+    fl_ingest_item it[N] = {0};
+    fl_ingest_item *v[N];
+    for (int i = 0; i < N; i++) {
+        snprintf(it[i].crash_id, sizeof it[i].crash_id, "raw-%d", i);
+        it[i].app = i ? "app" : NULL;
+        it[i].version = i == 4 ? NULL : "2.0";
+        it[i].received = T0 + i;
+        it[i].raw = logs[i];
+        it[i].raw_len = lens[i];
+        v[i] = &it[i];
+    }
+    /* A caller's frame over items 3 and 4. */
+    char *zbuf = NULL;
+    size_t zlen = 0, zcap = 0;
+    assert_int_equal(fl_raw_frame(v + 3, 2, lens[3] + lens[4], &zbuf, &zlen, &zcap), 0);
+    it[3].z = zbuf;
+    it[3].zlen = zlen;
+    it[3].zitems = 2;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, v, N), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    for (int i = 0; i < N; i++) {
+        char *raw = NULL, id[FL_CRASH_ID_MAX] = "";
+        size_t len = 0;
+        int64_t rcv = 0;
+        const char *ref = it[i].ref[0] ? it[i].ref : it[i].crash_id;
+        assert_false(it[i].duplicate);
+        assert_int_equal(e->s->load_raw(e->c, ref, &raw, &len, &rcv, id), 0);
+        assert_int_equal(len, lens[i]);
+        assert_memory_equal(raw, logs[i], lens[i]);
+        assert_int_equal(rcv, T0 + i);
+        assert_string_equal(id, it[i].crash_id);
+        free(raw);
+    }
+    /* The API reads a pending crash too. */
+    bool nf = true;
+    json_t *c = e->s->get_crash(e->c, "raw-0", &nf);
+    assert_non_null(c);
+    assert_string_equal(str_of(c, "state"), "pending");
+    assert_string_equal(str_of(c, "raw"), RAW);
+    assert_true(json_is_null(json_object_get(c, "app")));
+    json_decref(c);
+    assert_null(e->s->get_crash(e->c, "raw-x", &nf));
+    assert_true(nf);
+    free(zbuf);
+    for (int i = 0; i < N; i++)
+        free(logs[i]);
+}
+
+/* Exactly once: a task delivered twice counts once; an unknown crash
+ * counts nothing; load_raw's answers follow the crash's state. */
+static void test_apply_once(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char r1[FL_CRASH_ID_MAX], r2[FL_CRASH_ID_MAX];
+    assert_true(ingest_at(e, "c1", "1.0", T0, r1));
+    assert_true(ingest_at(e, "c2", "1.0", T0, r2));
+    assert_int_equal(load(e, r1), 0);
+    crash k = {.id = "c1", .ref = r1, .group = "g1", .version = "1.0", .install = "i1"};
+    assert_int_equal(apply_c(e, &k, false), 0);
+    assert_int_equal(apply_c(e, &k, false), 0); /* the same task again */
+    k.id = "c2";
+    k.ref = r2;
+    assert_int_equal(apply_c(e, &k, false), 0);
+    apply_s(e, "nope", "g1", "1.0", "i1"); /* unknown: nothing */
+    assert_int_equal(count_of(e, "g1"), 2);
+    assert_int_equal(int_of(e, "g1", "affected"), 1);
+    assert_int_equal(load(e, "c1"), 2); /* processed */
+    assert_int_equal(load(e, "zz"), 1); /* unknown */
+    bool nf;
+    assert_null(e->s->get_crash(e->c, "nope", &nf));
+    assert_true(nf);
+    /* A failed crash: marked, counted nowhere. */
+    char r3[FL_CRASH_ID_MAX];
+    assert_true(ingest_at(e, "c3", "1.0", T0, r3));
+    assert_int_equal(apply_c(e, &(crash){.id = "c3", .ref = r3, .failed = true}, false), 0);
+    json_t *c = e->s->get_crash(e->c, "c3", &nf);
+    assert_string_equal(str_of(c, "state"), "failed");
+    assert_true(json_is_null(json_object_get(c, "group_id")));
+    json_decref(c);
+    assert_int_equal(load(e, "c3"), 2);
+    assert_int_equal(count_of(e, "g1"), 2);
+}
+
+/* Counters and breakdowns of one group. */
+static void test_group_counters(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    struct {
+        const char *id, *version, *os, *install;
+        int64_t t;
+    } in[] = {
+        {"k1", "1.0", "linux", "i1", T0 + DAY},   {"k2", "1.1", "linux", "i1", T0},
+        {"k3", "1.1", "mac", "i2", T0 + 2 * DAY}, {"k4", NULL, NULL, NULL, T0 + DAY},
+        {"k5", "1.1", "linux", "i3", T0 + DAY},
+    };
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        assert_true(ingest_at(e, in[i].id, in[i].version, in[i].t, NULL));
+        crash k = {.id = in[i].id,
+                   .group = "gc",
+                   .version = in[i].version,
+                   .os = in[i].os,
+                   .install = in[i].install,
+                   .received = in[i].t};
+        assert_int_equal(apply_c(e, &k, false), 0);
+    }
+    json_t *g = group_of(e, "gc");
+    assert_non_null(g);
+    assert_int_equal(json_integer_value(json_object_get(g, "count")), 5);
+    assert_int_equal(json_integer_value(json_object_get(g, "affected")), 3);
+    assert_string_equal(str_of(g, "first_seen"), "2023-11-14T22:13:20Z");
+    assert_string_equal(str_of(g, "last_seen"), "2023-11-16T22:13:20Z");
+    assert_string_equal(str_of(g, "latest_version"), "1.1");
+    assert_string_equal(str_of(g, "status"), "open");
+    assert_string_equal(str_of(g, "representative_crash"), "k1");
+    json_t *want = json_loads("[{\"day\":\"2023-11-14\",\"count\":1},"
+                              "{\"day\":\"2023-11-15\",\"count\":3},"
+                              "{\"day\":\"2023-11-16\",\"count\":1}]",
+                              0, NULL);
+    assert_true(json_equal(json_object_get(g, "days"), want));
+    json_decref(want);
+    want = json_loads("[{\"version\":\"1.1\",\"count\":3},{\"version\":\"1.0\",\"count\":1}]", 0,
+                      NULL);
+    assert_true(json_equal(json_object_get(g, "versions"), want));
+    json_decref(want);
+    want = json_loads("[{\"os\":\"linux\",\"count\":3},{\"os\":\"mac\",\"count\":1}]", 0, NULL);
+    assert_true(json_equal(json_object_get(g, "os"), want));
+    json_decref(want);
+    want = json_loads("[\"k5\",\"k4\",\"k3\",\"k2\",\"k1\"]", 0, NULL);
+    assert_true(json_equal(json_object_get(g, "sample_crashes"), want));
+    json_decref(want);
+    json_decref(g);
+}
+
+/* Resolved in 1.2: a crash from 1.1 keeps it resolved, one from 1.3
+ * reopens it as regressed. */
+static void test_regression(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    ingest(e, "r1", "1.2");
+    apply_s(e, "r1", "gr", "1.2", NULL);
+    assert_int_equal(e->s->set_status(e->c, "gr", "resolved", "1.2"), 0);
+    assert_int_equal(e->s->set_status(e->c, "nope", "resolved", NULL), 1);
+    json_t *g = group_of(e, "gr");
+    assert_string_equal(str_of(g, "status"), "resolved");
+    assert_string_equal(str_of(g, "resolved_in"), "1.2");
+    json_decref(g);
+    ingest(e, "r2", "1.1");
+    apply_s(e, "r2", "gr", "1.1", NULL);
+    g = group_of(e, "gr");
+    assert_string_equal(str_of(g, "status"), "resolved");
+    assert_string_equal(str_of(g, "latest_version"), "1.2");
+    json_decref(g);
+    ingest(e, "r3", "1.3");
+    apply_s(e, "r3", "gr", "1.3", NULL);
+    g = group_of(e, "gr");
+    assert_string_equal(str_of(g, "status"), "regressed");
+    assert_string_equal(str_of(g, "latest_version"), "1.3");
+    assert_int_equal(json_array_size(json_object_get(g, "versions")), 3);
+    json_decref(g);
+    /* Resolved with no version: the latest seen; reopened: none. */
+    assert_int_equal(e->s->set_status(e->c, "gr", "resolved", NULL), 0);
+    g = group_of(e, "gr");
+    assert_string_equal(str_of(g, "resolved_in"), "1.3");
+    json_decref(g);
+    ingest(e, "r4", "1.3");
+    apply_s(e, "r4", "gr", "1.3", NULL); /* the same version as the fix: still resolved */
+    g = group_of(e, "gr");
+    assert_string_equal(str_of(g, "status"), "resolved");
+    json_decref(g);
+    assert_int_equal(e->s->set_status(e->c, "gr", "open", NULL), 0);
+    g = group_of(e, "gr");
+    assert_string_equal(str_of(g, "status"), "open");
+    assert_true(json_is_null(json_object_get(g, "resolved_in")));
+    json_decref(g);
+}
+
+/* Symbols arrive: the crashes that lacked them are marked, reapplied into
+ * their new group once, the old group's counters decremented (and the
+ * group deleted when emptied). */
+static void test_reapply_move(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    crash b[3] = {
+        {.id = "b1",
+         .group = "gold",
+         .version = "1.0",
+         .os = "linux",
+         .install = "i1",
+         .missing = "bbbb"},
+        {.id = "b2",
+         .group = "gold",
+         .version = "1.0",
+         .os = "linux",
+         .install = "i2",
+         .missing = "bbbb",
+         .received = T0 + DAY},
+        {.id = "b3",
+         .group = "gother",
+         .version = "1.0",
+         .os = "linux",
+         .install = "i1",
+         .missing = "cccc"},
+    };
+    for (int i = 0; i < 3; i++) {
+        assert_true(ingest_at(e, b[i].id, "1.0", b[i].received ? b[i].received : T0, NULL));
+        assert_int_equal(apply_c(e, &b[i], false), 0);
+    }
+    assert_int_equal(count_of(e, "gold"), 2);
+    assert_int_equal(int_of(e, "gold", "affected"), 2);
+
+    char **ids = NULL;
+    size_t n = 0;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "bbbb", 100, &ids, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 2);
+    free_ids(ids, n);
+    assert_int_equal(load(e, "b1"), 3); /* marked */
+    assert_int_equal(load(e, "b3"), 2); /* not */
+
+    crash m = b[0];
+    m.group = "gnew";
+    m.frames = "[{\"function\":\"f\"}]";
+    m.missing = NULL;
+    for (int twice = 0; twice < 2; twice++) /* a redelivered task moves it once */
+        assert_int_equal(apply_c(e, &m, true), 0);
+    assert_int_equal(count_of(e, "gold"), 1);
+    assert_int_equal(count_of(e, "gnew"), 1);
+    assert_int_equal(int_of(e, "gold", "affected"), 1); /* i1 left with b1 */
+    assert_int_equal(int_of(e, "gnew", "affected"), 1);
+    json_t *g = group_of(e, "gold");
+    assert_string_equal(str_of(g, "representative_crash"), "b2");
+    assert_string_equal(str_of(g, "first_seen"), "2023-11-15T22:13:20Z");
+    json_decref(g);
+    m = b[1];
+    m.group = "gnew";
+    m.missing = NULL;
+    assert_int_equal(apply_c(e, &m, true), 0);
+    assert_int_equal(count_of(e, "gold"), -1); /* emptied: deleted */
+    assert_int_equal(count_of(e, "gnew"), 2);
+    assert_int_equal(int_of(e, "gnew", "affected"), 2);
+    assert_int_equal(count_of(e, "gother"), 1);
+    g = group_of(e, "gnew");
+    assert_string_equal(str_of(g, "last_seen"), "2023-11-15T22:13:20Z");
+    json_decref(g);
+    bool nf;
+    json_t *c = e->s->get_crash(e->c, "b2", &nf);
+    assert_string_equal(str_of(c, "group_id"), "gnew");
+    json_decref(c);
+    assert_int_equal(load(e, "b2"), 2); /* done */
+    /* Same group again: only the frames change, nothing is counted. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "b1"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    m = b[0];
+    m.group = "gnew";
+    m.frames = "[{\"function\":\"better\"}]";
+    m.missing = NULL;
+    assert_int_equal(apply_c(e, &m, true), 0);
+    assert_int_equal(count_of(e, "gnew"), 2);
+    g = group_of(e, "gnew");
+    assert_string_equal(str_of(json_array_get(json_object_get(g, "frames"), 0), "function"),
+                        "better");
+    json_decref(g);
+}
+
+/* The symbols table: listing, lookup, the version, the late-symbols check. */
+static void test_symbols(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    int64_t v0, v1;
+    assert_int_equal(e->s->symbols_version(e->c, &v0), 0);
+    assert_int_equal(v0, 0);
+    /* Real files: a store that shares them between servers keeps their
+     * bytes (fetch_symbol). */
+    char dir[] = "/tmp/fl-symtest.XXXXXX", dpath[64], xpath[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(dpath, sizeof dpath, "%s/debuginfo", dir);
+    snprintf(xpath, sizeof xpath, "%s/executable", dir);
+    write_file(dpath, "debug bytes", 11);
+    write_file(xpath, "executable bytes", 16);
+    fl_symbol_rec r = {.build_id = "bbbb",
+                       .name = "a.debug",
+                       .size = 10,
+                       .status = "ok",
+                       .kind = "debuginfo",
+                       .path = dpath,
+                       .uploaded = T0};
+    assert_int_equal(e->s->add_symbol(e->c, &r), 0); /* outside a transaction */
+    fl_symbol_rec bad = {
+        .name = "junk", .size = 3, .status = "failed", .error = "not ELF", .uploaded = T0 + 1};
+    assert_int_equal(e->s->begin(e->c), 0); /* inside one */
+    assert_int_equal(e->s->add_symbol(e->c, &bad), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    fl_symbol_rec ex = {.build_id = "bbbb",
+                        .name = "a",
+                        .size = 20,
+                        .status = "ok",
+                        .kind = "executable",
+                        .path = xpath,
+                        .uploaded = T0 + 2};
+    assert_int_equal(e->s->add_symbol(e->c, &ex), 0);
+    char path[64];
+    assert_int_equal(e->s->find_symbol(e->c, "bbbb", NULL, path, sizeof path), 0);
+    assert_string_equal(path, xpath); /* the newest */
+    assert_int_equal(e->s->find_symbol(e->c, "bbbb", "executable", path, sizeof path), 0);
+    assert_string_equal(path, xpath);
+    if (e->s->fetch_symbol) {
+        /* Another server's upload root: the newest file arrives there,
+         * whole, once. */
+        char root[80], got[128], buf[64];
+        snprintf(root, sizeof root, "%s/root", dir);
+        assert_int_equal(mkdir(root, 0755), 0);
+        assert_int_equal(e->s->fetch_symbol(e->c, "bbbb", root), 0);
+        snprintf(got, sizeof got, "%s/bbbb/executable", root);
+        FILE *fp = fopen(got, "rb");
+        assert_non_null(fp);
+        size_t n = fread(buf, 1, sizeof buf, fp);
+        fclose(fp);
+        assert_int_equal(n, 16);
+        assert_memory_equal(buf, "executable bytes", 16);
+        assert_int_equal(e->s->fetch_symbol(e->c, "bbbb", root), 1);  /* there already */
+        assert_int_equal(e->s->fetch_symbol(e->c, "cccc", root), 1);  /* none */
+        assert_int_equal(e->s->fetch_symbol(e->c, "../x", root), -1); /* not a build id */
+        unlink(got);
+        snprintf(got, sizeof got, "%s/bbbb", root);
+        rmdir(got);
+        rmdir(root);
+        /* A file that cannot be read is refused, not recorded half. */
+        fl_symbol_rec gone = {.build_id = "eeee",
+                              .name = "e",
+                              .size = 1,
+                              .status = "ok",
+                              .kind = "debuginfo",
+                              .path = "/nonexistent/fl/e",
+                              .uploaded = T0};
+        assert_int_equal(e->s->add_symbol(e->c, &gone), -1);
+        assert_int_equal(e->s->find_symbol(e->c, "eeee", NULL, path, sizeof path), 1);
+    }
+    unlink(dpath);
+    unlink(xpath);
+    rmdir(dir);
+    assert_int_equal(e->s->find_symbol(e->c, "cccc", NULL, path, sizeof path), 1);
+    assert_int_equal(e->s->find_symbol(e->c, "bbbb", NULL, path, 4), -1); /* too small */
+    json_t *l = e->s->list_symbols(e->c, 10);
+    json_t *want = json_loads(
+        "{\"symbols\":[{\"build_id\":\"bbbb\",\"name\":\"a\",\"size\":20,\"status\":\"ok\","
+        "\"error\":null,\"kind\":\"executable\",\"uploaded\":\"2023-11-14T22:13:22Z\"},"
+        "{\"build_id\":null,\"name\":\"junk\",\"size\":3,\"status\":\"failed\",\"error\":"
+        "\"not ELF\",\"kind\":null,\"uploaded\":\"2023-11-14T22:13:21Z\"},{\"build_id\":"
+        "\"bbbb\",\"name\":\"a.debug\",\"size\":10,\"status\":\"ok\",\"error\":null,\"kind\":"
+        "\"debuginfo\",\"uploaded\":\"2023-11-14T22:13:20Z\"}]}",
+        0, NULL);
+    assert_true(json_equal(l, want));
+    json_decref(want);
+    json_decref(l);
+    l = e->s->list_symbols(e->c, 1);
+    assert_int_equal(json_array_size(json_object_get(l, "symbols")), 1);
+    json_decref(l);
+    assert_int_equal(e->s->symbols_version(e->c, &v1), 0);
+    assert_true(v1 > v0);
+
+    /* A crash processed while its symbols arrived: re-queued once. */
+    assert_int_equal(e->s->symbols_version(e->c, &v0), 0);
+    ingest(e, "s4", "1.0");
+    fl_symbol_rec r2 = {
+        .build_id = "dddd", .name = "d.debug", .size = 1, .status = "ok", .uploaded = T0};
+    assert_int_equal(e->s->add_symbol(e->c, &r2), 0); /* arrives meanwhile */
+    const char *m[1] = {"dddd"};
+    fl_processed p4 = {.crash_id = "s4",
+                       .group_id = "g4",
+                       .signature = "s4",
+                       .stack_hash = "h",
+                       .received = T0,
+                       .missing_build_ids = m,
+                       .nmissing = 1};
+    bool rq = false;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->apply(e->c, &p4), 0);
+    assert_int_equal(e->s->late_symbols(e->c, &p4, v0, &rq), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_true(rq);
+    assert_int_equal(load(e, "s4"), 3);
+    assert_int_equal(e->s->symbols_version(e->c, &v1), 0);
+    assert_int_equal(e->s->late_symbols(e->c, &p4, v1, &rq), 0); /* seen it: no loop */
+    assert_false(rq);
+    /* symbols_arrived: at most max ids. */
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "sx%d", i);
+        ingest(e, id, "1.0");
+        assert_int_equal(apply_c(e, &(crash){.id = id, .group = "gx", .missing = "eeee"}, false),
+                         0);
+    }
+    char **ids = NULL;
+    size_t n = 0;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "eeee", 2, &ids, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 2);
+    free_ids(ids, n);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "ffff", 10, &ids, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 0);
+}
+
+/* requeue(): unknown 1, pending 2, failed -> processed as new (its watch
+ * forgotten), processed -> marked for reapply. */
+static void test_requeue(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char ref[FL_CRASH_ID_MAX];
+    assert_true(ingest_at(e, "q1", "1.0", T0, ref));
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "nope"), 1);
+    assert_int_equal(e->s->requeue(e->c, "q1"), 2);
+    e->s->rollback(e->c);
+    assert_int_equal(apply_c(e, &(crash){.id = "q1", .ref = ref, .failed = true}, false), 0);
+    unsigned before = 9;
+    assert_int_equal(e->s->processing_started(e->c, "q1", &before), 0);
+    assert_int_equal(before, 0);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "q1"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(e->s->processing_started(e->c, "q1", &before), 0);
+    assert_int_equal(before, 0); /* the watch was forgotten */
+    bool nf;
+    json_t *c = e->s->get_crash(e->c, "q1", &nf);
+    assert_string_equal(str_of(c, "state"), "pending");
+    json_decref(c);
+    assert_int_equal(load(e, "q1"), 0);
+    assert_int_equal(apply_c(e, &(crash){.id = "q1", .group = "g9", .version = "1.0"}, false), 0);
+    assert_int_equal(count_of(e, "g9"), 1);
+    assert_int_equal(load(e, "q1"), 2);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "q1"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(load(e, "q1"), 3);
+    assert_int_equal(count_of(e, "g9"), 1);
+}
+
+/* Watched processing: each start counted durably until processing_ended()
+ * commits; a rollback keeps the count. */
+static void test_processing_watch(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    unsigned before = 99;
+    assert_int_equal(e->s->processing_started(e->c, "w7", &before), 0);
+    assert_int_equal(before, 0);
+    assert_int_equal(e->s->processing_started(e->c, "w7", &before), 0);
+    assert_int_equal(before, 1);
+    assert_int_equal(e->s->processing_started(e->c, "w8", &before), 0);
+    assert_int_equal(before, 0);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->processing_ended(e->c, "w7"), 0);
+    e->s->rollback(e->c);
+    assert_int_equal(e->s->processing_started(e->c, "w7", &before), 0);
+    assert_int_equal(before, 2); /* the rollback kept both */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->processing_ended(e->c, "w7"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(e->s->processing_started(e->c, "w7", &before), 0);
+    assert_int_equal(before, 0);
+    assert_int_equal(e->s->processing_started(e->c, "w8", &before), 0);
+    assert_int_equal(before, 1);
+}
+
+/* The ids of a list_groups answer, space-separated. */
+static void listed(eng *e, const fl_group_filter *flt, char *out, size_t cap)
+{
+    json_t *l = e->s->list_groups(e->c, flt);
+    assert_non_null(l);
+    json_t *v;
+    size_t i;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(l, "groups"), i, v)
+    {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%s", n ? " " : "", str_of(v, "id"));
+    }
+    json_decref(l);
+}
+
+static void test_list_groups(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    /* Counts: B 3, a 2, C 2, Z 1 (apps: B, C "other"); ties by id, bytes. */
+    struct {
+        const char *id, *group, *version, *app;
+    } in[] = {
+        {"l1", "B", "1.0", "other"}, {"l2", "B", "1.0", "other"}, {"l3", "B", "2.0", "other"},
+        {"l4", "a", "1.0", "app"},   {"l5", "a", "1.0", "app"},   {"l6", "C", "2.0", "other"},
+        {"l7", "C", "2.0", "other"}, {"l8", "Z", "3.0", "app"},
+    };
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        ingest(e, in[i].id, in[i].version);
+        fl_processed p = {.crash_id = in[i].id,
+                          .group_id = in[i].group,
+                          .signature = in[i].group,
+                          .stack_hash = "h",
+                          .app = in[i].app,
+                          .version = in[i].version,
+                          .received = T0,
+                          .frames_json = "[]"};
+        assert_int_equal(e->s->begin(e->c), 0);
+        assert_int_equal(e->s->apply(e->c, &p), 0);
+        assert_int_equal(e->s->commit(e->c), 0);
+    }
+    assert_int_equal(e->s->set_status(e->c, "C", "resolved", NULL), 0);
+    char got[256];
+    fl_group_filter flt = {.limit = 50};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "B C a Z");
+    flt.app = "other";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "B C");
+    flt.app = NULL;
+    flt.version = "2.0";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "B C");
+    flt.version = NULL;
+    flt.status = "resolved";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "C");
+    flt.status = "open";
+    flt.app = "app";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "a Z");
+    fl_group_filter page = {.limit = 2, .offset = 1};
+    listed(e, &page, got, sizeof got);
+    assert_string_equal(got, "C a");
+    page.offset = 10;
+    listed(e, &page, got, sizeof got);
+    assert_string_equal(got, "");
+    json_t *l = e->s->list_groups(e->c, &(fl_group_filter){.limit = 1});
+    json_t *want = json_loads(
+        "{\"groups\":[{\"id\":\"B\",\"app\":\"other\",\"signature\":\"B\",\"count\":3,"
+        "\"first_seen\":\"2023-11-14T22:13:20Z\",\"last_seen\":\"2023-11-14T22:13:20Z\","
+        "\"status\":\"open\",\"affected\":0,\"resolved_in\":null,\"latest_version\":\"2.0\"}]}",
+        0, NULL);
+    assert_true(json_equal(l, want));
+    json_decref(want);
+    json_decref(l);
+    fl_store_stats s;
+    assert_int_equal(e->s->stats(e->c, &s), 0);
+    assert_int_equal(s.crashes, 8);
+    assert_int_equal(s.groups, 4);
+    if (is_pg(e))
+        assert_int_equal(s.processed, 8); /* SQLite's stats leave it 0 */
+}
+
+/* published/unpublished/backlog: the engines used with a broker's queue. */
+static void test_published(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!e->s->published || !e->s->unpublished || !e->s->backlog)
+        skip();
+    for (int i = 0; i < 3; i++) {
+        char id[8];
+        snprintf(id, sizeof id, "p%d", i);
+        assert_true(ingest(e, id, "1.0"));
+    }
+    assert_int_equal(e->s->backlog(e->c), 3);
+    char **refs = NULL;
+    size_t n = 0;
+    assert_int_equal(e->s->unpublished(e->c, 0, 10, &refs, &n), 0);
+    assert_int_equal(n, 3);
+    free_ids(refs, n);
+    assert_int_equal(e->s->unpublished(e->c, 3600, 10, &refs, &n), 0);
+    assert_int_equal(n, 0); /* too young: the writer may still publish them */
+    assert_int_equal(e->s->unpublished(e->c, 0, 2, &refs, &n), 0);
+    assert_int_equal(n, 2);
+    free_ids(refs, n);
+    const char *pub[] = {"p0", "p2", "unknown"};
+    assert_int_equal(e->s->published(e->c, pub, 3), 0);
+    assert_int_equal(e->s->unpublished(e->c, 0, 10, &refs, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(refs[0], "p1");
+    free_ids(refs, n);
+    /* Processed: out of the backlog, and no longer unpublished. */
+    apply_s(e, "p1", "gp", "1.0", NULL);
+    crash k = {.id = "p0", .group = "gp", .missing = "abab"};
+    assert_int_equal(apply_c(e, &k, false), 0);
+    assert_int_equal(e->s->backlog(e->c), 1);
+    assert_int_equal(e->s->unpublished(e->c, 0, 10, &refs, &n), 0);
+    assert_int_equal(n, 0);
+    /* Marked for re-processing (requeue, symbols_arrived): waiting and
+     * unpublished again until published. */
+    char **ids = NULL;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "p1"), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "abab", 10, &ids, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1);
+    free_ids(ids, n);
+    assert_int_equal(e->s->backlog(e->c), 3);
+    assert_int_equal(e->s->unpublished(e->c, 0, 10, &refs, &n), 0);
+    assert_int_equal(n, 2);
+    free_ids(refs, n);
+    const char *pub2[] = {"p0", "p1"};
+    assert_int_equal(e->s->published(e->c, pub2, 2), 0);
+    assert_int_equal(e->s->unpublished(e->c, 0, 10, &refs, &n), 0);
+    assert_int_equal(n, 0);
+    /* Reprocessed: out of the backlog. */
+    k.group = "gp2";
+    k.missing = NULL;
+    assert_int_equal(apply_c(e, &k, true), 0);
+    assert_int_equal(apply_c(e, &(crash){.id = "p1", .group = "gp", .version = "1.0"}, true), 0);
+    assert_int_equal(e->s->backlog(e->c), 1);
+    /* A failed re-processing keeps the crash as it was, and ends its wait. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "p1"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(e->s->backlog(e->c), 2);
+    assert_int_equal(apply_c(e, &(crash){.id = "p1", .failed = true}, true), 0);
+    assert_int_equal(e->s->backlog(e->c), 1);
+    assert_int_equal(count_of(e, "gp"), 1);
+    /* Many refs at once (more than one statement's worth). */
+    enum { MANY = 2500 };
+    fl_ingest_item *items = calloc(MANY, sizeof *items);
+    fl_ingest_item **v = calloc(MANY, sizeof *v);
+    const char **names = calloc(MANY, sizeof *names);
+    for (int i = 0; i < MANY; i++) {
+        snprintf(items[i].crash_id, sizeof items[i].crash_id, "m%05d", i);
+        items[i].received = T0;
+        items[i].raw = RAW;
+        items[i].raw_len = strlen(RAW);
+        v[i] = &items[i];
+        names[i] = items[i].crash_id;
+    }
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, v, MANY), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(e->s->backlog(e->c), MANY + 1);
+    assert_int_equal(e->s->published(e->c, names, MANY), 0);
+    assert_int_equal(e->s->unpublished(e->c, 0, 10, &refs, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(e->s->backlog(e->c), MANY + 1); /* p2 and these wait, published */
+    free(names);
+    free(v);
+    free(items);
+}
+
+/* ---- the same scenario in both engines, the same JSON */
+
+static void scenario(eng *e)
+{
+    static const char proc[] = "{\"threads\":[{\"frames\":[{\"function\":\"main\"}]}],"
+                               "\"signal\":\"SIGSEGV\",\"id\":\"overwritten\"}";
+    struct {
+        const char *id, *version;
+        int64_t t;
+    } in[] = {
+        {"s1", "1.0", T0},       {"s2", "1.1", T0 + DAY}, {"s3", "1.0", T0 + 3600},
+        {"s4", "2.0", T0 + DAY}, {"s5", "1.1", T0},       {"s6", "1.0", T0},
+        {"s7", "2.1", T0 + 5},   {"s8", NULL, T0 + 7},
+    };
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+        assert_true(ingest_at(e, in[i].id, in[i].version, in[i].t, NULL));
+    crash k[] = {
+        {.id = "s1",
+         .group = "gA",
+         .version = "1.0",
+         .os = "linux",
+         .install = "i1",
+         .received = T0,
+         .frames = "[{\"function\":\"a\"}]",
+         .processed = proc},
+        {.id = "s2",
+         .group = "gA",
+         .version = "1.1",
+         .os = "mac",
+         .install = "i1",
+         .received = T0 + DAY,
+         .missing = "ffff",
+         .processed = proc},
+        {.id = "s3",
+         .group = "gA",
+         .version = "1.0",
+         .os = "linux",
+         .install = "i2",
+         .received = T0 + 3600},
+        {.id = "s4",
+         .group = "gB",
+         .version = "2.0",
+         .os = "linux",
+         .install = "i3",
+         .received = T0 + DAY,
+         .frames = "[{\"function\":\"b\"}]"},
+        {.id = "s5", .group = "gB", .version = "1.1", .os = NULL, .install = NULL, .received = T0},
+        {.id = "s6", .failed = true, .processed = proc},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        assert_int_equal(apply_c(e, &k[i], false), 0);
+    fl_symbol_rec r = {.build_id = "ffff",
+                       .name = "f.debug",
+                       .size = 99,
+                       .status = "ok",
+                       .kind = "debuginfo",
+                       .path = "/proc/self/cmdline", /* readable: the PG store keeps it */
+                       .uploaded = T0 + 9};
+    fl_symbol_rec bad = {
+        .name = "x", .size = 1, .status = "failed", .error = "bad", .uploaded = T0 + 10};
+    assert_int_equal(e->s->add_symbol(e->c, &r), 0);
+    assert_int_equal(e->s->add_symbol(e->c, &bad), 0);
+    char **ids = NULL;
+    size_t n = 0;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "ffff", 10, &ids, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1);
+    free_ids(ids, n);
+    crash m = k[1];
+    m.group = "gB";
+    m.missing = NULL;
+    m.frames = "[{\"function\":\"named\"}]";
+    assert_int_equal(apply_c(e, &m, true), 0);
+    assert_int_equal(e->s->set_status(e->c, "gB", "resolved", "2.0"), 0);
+    assert_int_equal(apply_c(e,
+                             &(crash){.id = "s7",
+                                      .group = "gB",
+                                      .version = "2.1",
+                                      .os = "linux",
+                                      .install = "i3",
+                                      .received = T0 + 5},
+                             false),
+                     0);
+}
+
+/* Field by field: the JSON of every read after the same scenario.  No
+ * field differs between the engines. */
+static void test_same_json(void **st)
+{
+    fx *f = *st;
+    if (!f->url)
+        skip(); /* nothing to compare SQLite with */
+    eng other = {0};
+    fx o = *f;
+    snprintf(o.path, sizeof o.path, "%s/other.db", f->dir);
+    assert_int_equal(open_sqlite(&o, &other), 0);
+    scenario(&f->e);
+    scenario(&other);
+    eng *both[2] = {&f->e, &other};
+    json_t *got[2];
+    const char *groups[] = {"gA", "gB"};
+    const char *crashes[] = {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"};
+    for (size_t i = 0; i < 2; i++) {
+        for (int k = 0; k < 2; k++)
+            assert_non_null(got[k] = group_of(both[k], groups[i]));
+        if (!json_equal(got[0], got[1]))
+            fail_msg("get_group(%s) differs:\npg:     %s\nsqlite: %s", groups[i],
+                     json_dumps(got[0], JSON_SORT_KEYS), json_dumps(got[1], JSON_SORT_KEYS));
+        json_decref(got[0]);
+        json_decref(got[1]);
+    }
+    for (size_t i = 0; i < sizeof crashes / sizeof *crashes; i++) {
+        bool nf;
+        for (int k = 0; k < 2; k++)
+            assert_non_null(got[k] = both[k]->s->get_crash(both[k]->c, crashes[i], &nf));
+        if (!json_equal(got[0], got[1]))
+            fail_msg("get_crash(%s) differs:\npg:     %s\nsqlite: %s", crashes[i],
+                     json_dumps(got[0], JSON_SORT_KEYS), json_dumps(got[1], JSON_SORT_KEYS));
+        json_decref(got[0]);
+        json_decref(got[1]);
+    }
+    fl_group_filter flts[] = {{.limit = 10}, {.limit = 1, .offset = 1}, {.status = "regressed"}};
+    flts[2].limit = 5;
+    for (size_t i = 0; i < sizeof flts / sizeof *flts; i++) {
+        for (int k = 0; k < 2; k++)
+            assert_non_null(got[k] = both[k]->s->list_groups(both[k]->c, &flts[i]));
+        if (!json_equal(got[0], got[1]))
+            fail_msg("list_groups #%zu differs:\npg:     %s\nsqlite: %s", i,
+                     json_dumps(got[0], JSON_SORT_KEYS), json_dumps(got[1], JSON_SORT_KEYS));
+        json_decref(got[0]);
+        json_decref(got[1]);
+    }
+    for (int k = 0; k < 2; k++)
+        assert_non_null(got[k] = both[k]->s->list_symbols(both[k]->c, 10));
+    assert_true(json_equal(got[0], got[1]));
+    json_decref(got[0]);
+    json_decref(got[1]);
+    fl_store_stats s[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(both[k]->s->stats(both[k]->c, &s[k]), 0);
+    assert_int_equal(s[0].crashes, s[1].crashes);
+    assert_int_equal(s[0].groups, s[1].groups);
+    close_eng(&other);
+}
+
+/* ---- concurrency */
+
+enum { C_THREADS = 4, C_IDS = 240, C_GROUPS = 3, C_TXN = 6 };
+
+typedef struct cthread {
+    fl_store *s;
+    int seed;
+    int retries, stored, applied, dropped;
+    char err[256];
+} cthread;
+
+static bool retryable(const char *err)
+{
+    return err && (strstr(err, "40P01") || strstr(err, "40001") || strstr(err, "locked") ||
+                   strstr(err, "busy"));
+}
+
+/* Every thread ingests every id (overlapping batches, its own order), then
+ * applies every id, C_TXN to a transaction, retrying a transaction that
+ * met another. */
+static void *cthread_main(void *arg)
+{
+    cthread *t = arg;
+    fl_store_conn *c = t->s->connect(t->s);
+    if (!c) {
+        snprintf(t->err, sizeof t->err, "connect failed");
+        return NULL;
+    }
+    int order[C_IDS];
+    for (int i = 0; i < C_IDS; i++)
+        order[i] = i;
+    unsigned r = (unsigned)t->seed * 2654435761u + 1;
+    for (int i = C_IDS - 1; i > 0; i--) { /* a shuffle of its own */
+        r = r * 1103515245 + 12345;
+        int j = (int)((r >> 8) % (unsigned)(i + 1)), x = order[i];
+        order[i] = order[j];
+        order[j] = x;
+    }
+    char ids[C_IDS][16];
+    for (int i = 0; i < C_IDS; i++)
+        snprintf(ids[i], sizeof ids[i], "cc%04d", order[i]);
+    for (int at = 0; at < C_IDS && !t->err[0]; at += 20) {
+        fl_ingest_item it[20] = {0};
+        fl_ingest_item *v[20];
+        for (int i = 0; i < 20; i++) {
+            memcpy(it[i].crash_id, ids[at + i], sizeof ids[at + i]);
+            it[i].app = "app";
+            it[i].version = "1.0";
+            it[i].received = T0;
+            it[i].raw = RAW;
+            it[i].raw_len = strlen(RAW);
+            v[i] = &it[i];
+        }
+        for (int attempt = 0;; attempt++) {
+            if (t->s->begin(c) == 0 && t->s->insert_crashes(c, v, 20) == 0 && t->s->commit(c) == 0)
+                break;
+            const char *e = t->s->error(c);
+            if (!retryable(e) || attempt > 50) {
+                snprintf(t->err, sizeof t->err, "ingest: %s", e);
+                break;
+            }
+            t->s->rollback(c);
+            t->retries++;
+        }
+        for (int i = 0; i < 20; i++)
+            t->stored += !it[i].duplicate;
+    }
+    for (int at = 0; at < C_IDS && !t->err[0]; at += C_TXN) {
+        for (int attempt = 0;; attempt++) {
+            int rc = t->s->begin(c), applied = 0, dropped = 0;
+            for (int i = 0; i < C_TXN && rc == 0; i++) {
+                int n = order[at + i];
+                char gid[8], inst[8];
+                snprintf(gid, sizeof gid, "cg%d", n % C_GROUPS);
+                snprintf(inst, sizeof inst, "i%d", n % 5);
+                fl_processed p = {.crash_id = ids[at + i],
+                                  .group_id = gid,
+                                  .signature = gid,
+                                  .stack_hash = "h",
+                                  .app = "app",
+                                  .version = "1.0",
+                                  .os = "linux",
+                                  .install_id = inst,
+                                  .received = T0,
+                                  .frames_json = "[]"};
+                rc = t->s->apply(c, &p);
+                dropped += rc == 1;
+                applied += rc == 0;
+                rc = rc == 1 ? 0 : rc;
+            }
+            if (rc == 0 && t->s->commit(c) == 0) {
+                t->applied += applied;
+                t->dropped += dropped;
+                break;
+            }
+            const char *e = t->s->error(c);
+            if (!retryable(e) || attempt > 50) {
+                snprintf(t->err, sizeof t->err, "apply: %s", e);
+                t->s->rollback(c);
+                break;
+            }
+            t->s->rollback(c);
+            t->retries++;
+        }
+    }
+    t->s->disconnect(c);
+    return NULL;
+}
+
+static void test_concurrency(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    pthread_t th[C_THREADS];
+    cthread t[C_THREADS] = {0};
+    for (int i = 0; i < C_THREADS; i++) {
+        t[i].s = e->s;
+        t[i].seed = i + 1;
+        assert_int_equal(pthread_create(&th[i], NULL, cthread_main, &t[i]), 0);
+    }
+    int stored = 0, retries = 0;
+    for (int i = 0; i < C_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        if (t[i].err[0])
+            fail_msg("thread %d: %s", i, t[i].err);
+        stored += t[i].stored;
+        retries += t[i].retries;
+    }
+    if (is_pg(e))
+        assert_int_equal(stored, C_IDS); /* each id stored by exactly one writer */
+    int64_t total = 0;
+    for (int g = 0; g < C_GROUPS; g++) {
+        char gid[8];
+        snprintf(gid, sizeof gid, "cg%d", g);
+        int64_t want = 0;
+        for (int n = 0; n < C_IDS; n++)
+            want += n % C_GROUPS == g;
+        int64_t got = count_of(e, gid);
+        assert_int_equal(got, want);
+        assert_int_equal(int_of(e, gid, "affected"), 5);
+        total += got;
+    }
+    assert_int_equal(total, C_IDS);
+    for (int n = 0; n < C_IDS; n++) {
+        char id[16];
+        snprintf(id, sizeof id, "cc%04d", n);
+        assert_int_equal(load(e, id), 2);
+    }
+    if (e->s->backlog)
+        assert_int_equal(e->s->backlog(e->c), 0);
+    printf("# concurrency: %d retried transactions\n", retries);
+}
+
+/* PostgreSQL only: the per-call statements a large table would make slow
+ * use the partial indexes (their predicates must match the queries'). */
+static void test_pg_plans(void **st)
+{
+    fx *f = *st;
+    if (!f->url)
+        skip();
+    PGconn *db = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(db), CONNECTION_OK);
+    PQclear(PQexec(db, "SET enable_seqscan=off"));
+    static const char *const q[][2] = {
+        {"EXPLAIN SELECT count(*) FROM crashes WHERE state = 0 OR resym", "crashes_waiting"},
+        {"EXPLAIN SELECT id FROM crashes WHERE NOT published AND (state = 0 OR resym) AND "
+         "waiting_since <= 5 ORDER BY waiting_since LIMIT 10",
+         "crashes_unpublished"},
+        {"EXPLAIN DELETE FROM crash_missing WHERE crash_id='x'", "crash_missing_crash"},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        PGresult *r = PQexec(db, q[i][0]);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        bool found = false;
+        for (int k = 0; k < PQntuples(r); k++)
+            found |= strstr(PQgetvalue(r, k, 0), q[i][1]) != NULL;
+        if (!found)
+            fail_msg("%s does not use %s", q[i][0], q[i][1]);
+        PQclear(r);
+    }
+    PQfinish(db);
+}
+
+/* PostgreSQL only: a connection whose server side went away (a database
+ * restart, here pg_terminate_backend) fails the call in flight, then the
+ * next call reconnects; inside a transaction, calls fail until rollback. */
+static void test_pg_reconnect(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!f->url)
+        skip();
+    assert_true(ingest(e, "rc1", "1.0"));
+    PGconn *db = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(db), CONNECTION_OK);
+    const char *kill = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                       "datname=current_database() AND pid<>pg_backend_pid()";
+    PQclear(PQexec(db, kill));
+    char *raw = NULL;
+    size_t len;
+    int64_t rcv;
+    int r = FL_LOAD_UNAVAILABLE;
+    for (int i = 0; i < 50 && r == FL_LOAD_UNAVAILABLE; i++) {
+        r = e->s->load_raw(e->c, "rc1", &raw, &len, &rcv, NULL);
+        if (r == FL_LOAD_UNAVAILABLE && i == 0)
+            assert_true(strlen(e->s->error(e->c)) > 0);
+    }
+    assert_int_equal(r, 0); /* reconnected */
+    free(raw);
+    /* Lost inside a transaction: no half transaction on a new connection. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    PQclear(PQexec(db, kill));
+    usleep(100 * 1000);
+    assert_int_equal(e->s->requeue(e->c, "rc1"), -1); /* the call in flight fails */
+    assert_int_equal(e->s->requeue(e->c, "rc1"), -1); /* and so does the next, until rollback */
+    assert_non_null(strstr(e->s->error(e->c), "roll"));
+    e->s->rollback(e->c);
+    assert_int_equal(load(e, "rc1"), 0); /* back */
+    PQfinish(db);
+}
+
+/* PostgreSQL only: servers opening a new database at once all succeed
+ * (the schema is created under an advisory lock), and a database of a
+ * newer schema is refused. */
+typedef struct opener {
+    const char *url;
+    fl_store *s;
+    char err[256];
+} opener;
+
+static void *open_main(void *arg)
+{
+    opener *o = arg;
+    o->s = fl_store_pg_open(o->url, o->err, sizeof o->err);
+    return NULL;
+}
+
+static void test_pg_open_race(void **st)
+{
+    fx *f = *st;
+    if (!f->url)
+        skip();
+    close_eng(&f->e);
+    pg_reset(f->url);
+    enum { N = 4 };
+    pthread_t th[N];
+    opener o[N] = {0};
+    for (int i = 0; i < N; i++) {
+        o[i].url = f->url;
+        assert_int_equal(pthread_create(&th[i], NULL, open_main, &o[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < N; i++) {
+        if (!o[i].s)
+            fail_msg("open %d: %s", i, o[i].err);
+        if (i > 0)
+            o[i].s->close(o[i].s);
+    }
+    f->e.s = o[0].s;
+    assert_non_null(f->e.c = f->e.s->connect(f->e.s));
+    assert_true(ingest(&f->e, "o1", "1.0"));
+    PGconn *db = PQconnectdb(f->url);
+    PQclear(PQexec(db, "UPDATE fl_schema SET version=version+1"));
+    PQfinish(db);
+    char err[256] = "";
+    assert_null(fl_store_pg_open(f->url, err, sizeof err));
+    assert_non_null(strstr(err, "schema is version 2"));
+    assert_null(fl_store_pg_open("postgres://nobody@127.0.0.1:1/none", err, sizeof err));
+    assert_non_null(strstr(err, "cannot connect"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_insert_duplicates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_raw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_apply_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_counters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reapply_move, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_symbols, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_requeue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_published, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrency, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_plans, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_reconnect, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_open_race, setup, teardown),
+    };
+    const char *u = pg_url();
+    printf("# store engine: %s\n", u ? "postgres" : "sqlite");
+    return cmocka_run_group_tests_name(u ? "store_engines_pg" : "store_engines_sqlite", tests, NULL,
+                                       NULL);
+}
