@@ -199,6 +199,14 @@ struct fl_store {
     int (*set_status)(fl_store_conn *c, const char *id, const char *status,
                       const char *resolved_in);
     int (*stats)(fl_store_conn *c, fl_store_stats *out);
+    /* An application's trends (app NULL: all applications together) from
+     * day from_day ("YYYY-MM-DD", UTC) on, counted when crashes are
+     * processed: {"rows":[[day, kind, value, count]...] -- kind "c"
+     * (value ""), "v" (a version) or "o" (an OS), "" for unknown --,
+     * "installs":[[day, installations that crashed]...], "apps":[every
+     * application name]}, sparse and in no order (the API makes it
+     * dense).  Caller decrefs; NULL on error. */
+    json_t *(*trends)(fl_store_conn *c, const char *app, const char *from_day);
 
     /* ---- for a queue outside the store (fl_queue.in_store_txn false).
      * NULL in an engine only ever used with a queue of its own database.

@@ -754,6 +754,158 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
     return send_json(c, 200, j, NULL);
 }
 
+/* ---- trends: GET /api/v1/trends?app=APP&days=N */
+
+#define TREND_SERIES 8 /* versions or OSes shown; the rest are "other" */
+
+static int day_index(json_t *days, const char *day)
+{
+    /* Days are few (<= 366) and sorted: a binary search. */
+    size_t lo = 0, hi = json_array_size(days);
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int r = strcmp(json_string_value(json_array_get(days, mid)), day);
+        if (r == 0)
+            return (int)mid;
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+static json_t *zeros(size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_integer(0));
+    return a;
+}
+
+static void add_at(json_t *arr, int i, json_int_t n)
+{
+    json_t *v = json_array_get(arr, (size_t)i);
+    json_integer_set(v, json_integer_value(v) + n);
+}
+
+static int by_total(const void *a, const void *b)
+{
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "total"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "total"));
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* {value: counts[]} -> [{name: value|null, total, counts}] largest first,
+ * the ones after TREND_SERIES merged into one {name: "other", other: true}. */
+static json_t *series(json_t *byval, const char *name, size_t ndays)
+{
+    size_t n = json_object_size(byval), k = 0;
+    json_t **v = calloc(n ? n : 1, sizeof *v);
+    const char *key;
+    json_t *counts;
+    json_object_foreach(byval, key, counts)
+    {
+        json_int_t total = 0;
+        for (size_t i = 0; i < ndays; i++)
+            total += json_integer_value(json_array_get(counts, i));
+        v[k++] = json_pack("{s:o,s:I,s:O}", name, *key ? json_string(key) : json_null(), "total",
+                           total, "counts", counts);
+    }
+    qsort(v, k, sizeof *v, by_total);
+    json_t *out = json_array(), *other = NULL;
+    for (size_t i = 0; i < k; i++) {
+        if (i < TREND_SERIES) {
+            json_array_append_new(out, v[i]);
+            continue;
+        }
+        if (!other)
+            other = json_pack("{s:s,s:b,s:I,s:o}", name, "other", "other", 1, "total",
+                              (json_int_t)0, "counts", zeros(ndays));
+        json_t *oc = json_object_get(other, "counts");
+        for (size_t d = 0; d < ndays; d++)
+            add_at(oc, (int)d,
+                   json_integer_value(json_array_get(json_object_get(v[i], "counts"), d)));
+        json_integer_set(json_object_get(other, "total"),
+                         json_integer_value(json_object_get(other, "total")) +
+                             json_integer_value(json_object_get(v[i], "total")));
+        json_decref(v[i]);
+    }
+    if (other)
+        json_array_append_new(out, other);
+    free(v);
+    return out;
+}
+
+static enum MHD_Result api_trends(fl_http *h, struct MHD_Connection *c)
+{
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    const char *app = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "app");
+    const char *nd = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "days");
+    uint64_t ndays = 30;
+    if (nd && (fl_parse_u64(nd, &ndays) || ndays == 0 || ndays > 366))
+        return send_error(c, 400, "days must be 1..366", NULL);
+    json_t *app_j = app ? json_string(app) : json_null();
+    if (!app_j)
+        return send_error(c, 400, "app must be UTF-8 text", NULL);
+    /* The last ndays days, today (UTC) included, every one of them. */
+    json_t *days = json_array();
+    int64_t now = fl_now();
+    char day[16];
+    for (uint64_t i = ndays; i-- > 0;) {
+        fl_iso_day(now - (int64_t)i * 86400, day);
+        json_array_append_new(days, json_string(day));
+    }
+    json_t *raw = h->store->trends(sc, app, json_string_value(json_array_get(days, 0)));
+    if (!raw) {
+        json_decref(days);
+        json_decref(app_j);
+        return send_error(c, 500, "store error", NULL);
+    }
+    json_t *crashes = zeros(ndays), *installs = zeros(ndays);
+    json_t *byver = json_object(), *byos = json_object();
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(raw, "rows"), i, row)
+    {
+        int d = day_index(days, json_string_value(json_array_get(row, 0)));
+        const char *kind = json_string_value(json_array_get(row, 1));
+        const char *val = json_string_value(json_array_get(row, 2));
+        json_int_t n = json_integer_value(json_array_get(row, 3));
+        if (d < 0 || !kind || !val)
+            continue; /* a day in the future (a server's clock moved back) */
+        if (!strcmp(kind, "c")) {
+            add_at(crashes, d, n);
+            continue;
+        }
+        json_t *m = !strcmp(kind, "v") ? byver : !strcmp(kind, "o") ? byos : NULL;
+        if (!m)
+            continue;
+        json_t *counts = json_object_get(m, val);
+        if (!counts)
+            json_object_set_new(m, val, counts = zeros(ndays));
+        add_at(counts, d, n);
+    }
+    json_array_foreach(json_object_get(raw, "installs"), i, row)
+    {
+        int d = day_index(days, json_string_value(json_array_get(row, 0)));
+        if (d >= 0)
+            add_at(installs, d, json_integer_value(json_array_get(row, 1)));
+    }
+    json_t *out =
+        json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:O}", "app", app_j, "days", days, "crashes", crashes,
+                  "installations", installs, "versions", series(byver, "version", ndays), "os",
+                  series(byos, "os", ndays), "apps", json_object_get(raw, "apps"));
+    json_decref(byver);
+    json_decref(byos);
+    json_decref(raw);
+    if (!out)
+        return send_error(c, 500, "out of memory", NULL);
+    return send_json(c, 200, out, NULL);
+}
+
 static bool id_ok(const char *id)
 {
     size_t n = strlen(id);
@@ -1480,6 +1632,8 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
             return api_get(h, c, false, url + 16);
         if (!strcmp(url, "/api/v1/symbols") || !strcmp(url, "/api/v1/symbols/"))
             return api_symbols(h, c);
+        if (!strcmp(url, "/api/v1/trends") || !strcmp(url, "/api/v1/trends/"))
+            return api_trends(h, c);
         return send_error(c, 404, "not found", NULL);
     }
     if (get && (!strcmp(url, "/portal.js") || !strcmp(url, "/portal.css")))

@@ -147,13 +147,26 @@ static const char SCHEMA[] =
     "CREATE INDEX IF NOT EXISTS symbols_build_id ON symbols(build_id, rid);"
     "CREATE TABLE IF NOT EXISTS processing(ref text COLLATE \"C\" PRIMARY KEY,"
     "  starts integer NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS app_days(app text COLLATE \"C\", day text COLLATE \"C\","
+    "  kind text COLLATE \"C\", value text COLLATE \"C\", count bigint NOT NULL,"
+    "  PRIMARY KEY(app, day, kind, value));"
+    "CREATE TABLE IF NOT EXISTS app_installs(app text COLLATE \"C\", day text COLLATE \"C\","
+    "  install_id text COLLATE \"C\", PRIMARY KEY(app, day, install_id));"
     "INSERT INTO fl_schema SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM fl_schema);"
     "COMMIT;";
+
+/* One increment of the trends (app_days, or app_installs when install is
+ * set), kept until commit(): see trend_flush(). */
+typedef struct trend_inc {
+    char *app, *day, *kind, *value, *install;
+} trend_inc;
 
 typedef struct pconn {
     fl_store_conn pub;
     PGconn *db;
     bool txn; /* between a successful begin() and commit()/rollback() */
+    trend_inc *trend;
+    size_t ntrend, trend_cap;
     char err[512];
 } pconn;
 
@@ -391,18 +404,128 @@ static fl_store_conn *p_connect(fl_store *st)
     return &c->pub;
 }
 
+static void trend_clear(pconn *c);
+
 static void p_disconnect(fl_store_conn *pc)
 {
     if (!pc)
         return;
     pconn *c = (pconn *)pc;
     PQfinish(c->db);
+    trend_clear(c);
+    free(c->trend);
     free(c);
 }
+
+static void trend_clear(pconn *c)
+{
+    for (size_t i = 0; i < c->ntrend; i++) {
+        free(c->trend[i].app);
+        free(c->trend[i].day);
+        free(c->trend[i].kind);
+        free(c->trend[i].value);
+        free(c->trend[i].install);
+    }
+    c->ntrend = 0;
+}
+
+static int trend_cmp(const void *a, const void *b)
+{
+    const trend_inc *x = a, *y = b;
+    int r;
+    if ((r = (x->install != NULL) - (y->install != NULL)) || (r = strcmp(x->app, y->app)) ||
+        (r = strcmp(x->day, y->day)))
+        return r;
+    if (x->install)
+        return strcmp(x->install, y->install);
+    return (r = strcmp(x->kind, y->kind)) ? r : strcmp(x->value, y->value);
+}
+
+/* The trends are the hottest rows of all -- every crash of an app on a day
+ * counts in the same app_days row -- so they are written last, just before
+ * COMMIT, in one global order (sorted, equal increments merged): a worker
+ * then takes its groups' locks first (in group order, worker.c) and the
+ * trend rows last (in this order), so no two transactions wait for each
+ * other in a circle, and each holds a trend row only for the commit. */
+static int trend_flush(pconn *c)
+{
+    if (c->ntrend == 0)
+        return 0;
+    qsort(c->trend, c->ntrend, sizeof *c->trend, trend_cmp);
+    for (size_t i = 0, j; i < c->ntrend; i = j) {
+        for (j = i + 1; j < c->ntrend && !trend_cmp(&c->trend[i], &c->trend[j]); j++)
+            ;
+        const trend_inc *t = &c->trend[i];
+        p_args a = {0};
+        p_text(&a, t->app);
+        p_text(&a, t->day);
+        int rc;
+        if (t->install) {
+            p_text(&a, t->install);
+            rc = p_run(c, "INSERT INTO app_installs VALUES($1,$2,$3) ON CONFLICT DO NOTHING", &a);
+        } else {
+            p_text(&a, t->kind);
+            p_text(&a, t->value);
+            p_int(&a, (int64_t)(j - i));
+            rc = p_run(c,
+                       "INSERT INTO app_days AS t VALUES($1,$2,$3,$4,$5) ON CONFLICT (app, day, "
+                       "kind, value) DO UPDATE SET count=t.count+excluded.count",
+                       &a);
+        }
+        if (rc)
+            return -1;
+    }
+    trend_clear(c);
+    return 0;
+}
+
+static int trend_push(pconn *c, const char *app, const char *day, const char *kind,
+                      const char *value, const char *install)
+{
+    if (c->ntrend == c->trend_cap) {
+        size_t nc = c->trend_cap ? c->trend_cap * 2 : 64;
+        trend_inc *nt = realloc(c->trend, nc * sizeof *nt);
+        if (!nt)
+            return -1;
+        c->trend = nt;
+        c->trend_cap = nc;
+    }
+    trend_inc *t = &c->trend[c->ntrend];
+    *t = (trend_inc){strdup(app), strdup(day), strdup(kind ? kind : ""), strdup(value ? value : ""),
+                     install ? strdup(install) : NULL};
+    if (!t->app || !t->day || !t->kind || !t->value || (install && !t->install)) {
+        free(t->app);
+        free(t->day);
+        free(t->kind);
+        free(t->value);
+        free(t->install);
+        p_seterr(c, "out of memory");
+        return -1;
+    }
+    c->ntrend++;
+    return 0;
+}
+
+/* One more processed crash in its application's trends (see store_sqlite.c),
+ * written at commit() -- or at once for a caller outside a transaction. */
+static int trend_add(pconn *c, const fl_processed *p)
+{
+    char day[16];
+    fl_iso_day(p->received, day);
+    const char *app = p->app ? p->app : "";
+    if (trend_push(c, app, day, "c", "", NULL) || trend_push(c, app, day, "v", p->version, NULL) ||
+        trend_push(c, app, day, "o", p->os, NULL) ||
+        (p->install_id && trend_push(c, app, day, NULL, NULL, p->install_id)))
+        return -1;
+    return c->txn ? 0 : trend_flush(c);
+}
+
+static void p_rollback(fl_store_conn *pc);
 
 static int p_begin(fl_store_conn *pc)
 {
     pconn *c = (pconn *)pc;
+    trend_clear(c);
     if (p_run(c, "BEGIN", NULL))
         return -1;
     c->txn = true;
@@ -412,6 +535,11 @@ static int p_begin(fl_store_conn *pc)
 static int p_commit(fl_store_conn *pc)
 {
     pconn *c = (pconn *)pc;
+    if (trend_flush(c)) {
+        trend_clear(c);
+        p_rollback(pc);
+        return -1;
+    }
     PGresult *r = p_exec(c, "COMMIT", NULL, 0);
     c->txn = false; /* over, committed or not */
     if (!r)
@@ -428,6 +556,7 @@ static int p_commit(fl_store_conn *pc)
 static void p_rollback(fl_store_conn *pc)
 {
     pconn *c = (pconn *)pc;
+    trend_clear(c);
     c->txn = false;
     PGTransactionStatusType t = PQtransactionStatus(c->db);
     if (t == PQTRANS_INTRANS || t == PQTRANS_INERROR)
@@ -787,9 +916,9 @@ static int p_apply(fl_store_conn *pc, const fl_processed *p)
     PQclear(r);
     if (rows == 0 || p->failed)
         return 0; /* unknown or already processed: count nothing */
-    if (record_missing(c, p))
+    if (record_missing(c, p) || group_add(c, p))
         return -1;
-    return group_add(c, p);
+    return trend_add(c, p);
 }
 
 static int run_gid(pconn *c, const char *sql, const char *gid, const char *v)
@@ -1395,6 +1524,52 @@ static int p_set_status(fl_store_conn *pc, const char *id, const char *status,
 /* Exact counts, where SQLite reads the largest rowid: a scan of each
  * table, fine for an occasional read, not for a per-request one.  Unlike
  * SQLite's (which leaves it 0), processed is counted. */
+static json_t *p_trends(fl_store_conn *pc, const char *app, const char *from_day)
+{
+    pconn *c = (pconn *)pc;
+    static const char *const q[2][2] = {
+        {"SELECT day, kind, value, sum(count) FROM app_days WHERE day>=$1 GROUP BY day, kind, "
+         "value",
+         "SELECT day, count(DISTINCT install_id) FROM app_installs WHERE day>=$1 GROUP BY day"},
+        {"SELECT day, kind, value, count FROM app_days WHERE day>=$1 AND app=$2",
+         "SELECT day, count(*) FROM app_installs WHERE day>=$1 AND app=$2 GROUP BY day"},
+    };
+    json_t *out = json_pack("{s:[],s:[],s:[]}", "rows", "installs", "apps");
+    const char *key[3] = {"rows", "installs", "apps"};
+    for (int i = 0; i < 3; i++) {
+        p_args a = {0};
+        if (i < 2) {
+            p_text(&a, from_day);
+            if (app)
+                p_text(&a, app);
+        }
+        PGresult *r = p_exec(c,
+                             i < 2 ? q[app != NULL][i]
+                                   : "SELECT DISTINCT app FROM app_days "
+                                     "ORDER BY app",
+                             &a, 0);
+        if (!r) {
+            json_decref(out);
+            return NULL;
+        }
+        json_t *arr = json_object_get(out, key[i]);
+        int ncol = PQnfields(r);
+        for (int k = 0; k < PQntuples(r); k++) {
+            if (i == 2) {
+                json_array_append_new(arr, json_string(PQgetvalue(r, k, 0)));
+                continue;
+            }
+            json_t *row = json_array();
+            for (int col = 0; col < ncol - 1; col++)
+                json_array_append_new(row, json_string(PQgetvalue(r, k, col)));
+            json_array_append_new(row, json_integer(r_i64(r, k, ncol - 1)));
+            json_array_append_new(arr, row);
+        }
+        PQclear(r);
+    }
+    return out;
+}
+
 static int p_stats(fl_store_conn *pc, fl_store_stats *out)
 {
     memset(out, 0, sizeof *out);
@@ -1545,6 +1720,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->get_crash = p_get_crash;
     p->set_status = p_set_status;
     p->stats = p_stats;
+    p->trends = p_trends;
     p->published = p_published;
     p->unpublished = p_unpublished;
     p->backlog = p_backlog;

@@ -115,13 +115,52 @@ static const char SCHEMA[] =
      * be watched (processing_started in fl_store.h): one left behind by a
      * server that died is how a report that kills processing is found. */
     "CREATE TABLE IF NOT EXISTS processing(ref TEXT PRIMARY KEY, starts INTEGER NOT NULL) "
-    "WITHOUT ROWID;";
+    "WITHOUT ROWID;"
+    /* Per application and day, across groups: processed crashes (kind
+     * 'c'), by version ('v') and by OS ('o'), and the installations that
+     * crashed -- the portal's trends.  '' stands for an unknown app,
+     * version or OS. */
+    "CREATE TABLE IF NOT EXISTS app_days(app TEXT, day TEXT, kind TEXT, value TEXT,"
+    "  count INTEGER, PRIMARY KEY(app, day, kind, value)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS app_installs(app TEXT, day TEXT, install_id TEXT,"
+    "  PRIMARY KEY(app, day, install_id)) WITHOUT ROWID;";
 
 enum {
-    S_BEGIN, S_COMMIT, S_ROLLBACK, S_INSERT, S_LOAD, S_STATE, S_MARK, S_GNEW, S_GGET, S_GUPD,
-    S_DAY, S_VER, S_OS, S_INST, S_AFF, S_MISS, S_MISSDEL, S_RSTATE, S_REMARK, S_GDEC,
-    S_DAYDEC, S_VERDEC, S_OSDEC, S_GFRAMES, S_CHUNKPUT, S_CHUNKGET, S_KNOWN, S_INBOX, S_ILOAD,
-    S_IFIND, S_MOVE, S_IDEL, S_COUNT
+    S_BEGIN,
+    S_COMMIT,
+    S_ROLLBACK,
+    S_INSERT,
+    S_LOAD,
+    S_STATE,
+    S_MARK,
+    S_GNEW,
+    S_GGET,
+    S_GUPD,
+    S_DAY,
+    S_VER,
+    S_OS,
+    S_INST,
+    S_AFF,
+    S_MISS,
+    S_MISSDEL,
+    S_RSTATE,
+    S_REMARK,
+    S_GDEC,
+    S_DAYDEC,
+    S_VERDEC,
+    S_OSDEC,
+    S_GFRAMES,
+    S_CHUNKPUT,
+    S_CHUNKGET,
+    S_KNOWN,
+    S_INBOX,
+    S_ILOAD,
+    S_IFIND,
+    S_MOVE,
+    S_IDEL,
+    S_TDAY,
+    S_TINST,
+    S_COUNT
 };
 
 static const char *const SQL[S_COUNT] = {
@@ -173,6 +212,8 @@ static const char *const SQL[S_COUNT] = {
                "SELECT id, app, version, received, X'', raw_len, chunk, chunk_off FROM inbox "
                "WHERE rid=?1 ON CONFLICT(id) DO NOTHING",
     [S_IDEL] = "DELETE FROM inbox WHERE rid=?1",
+    [S_TDAY] = "INSERT INTO app_days VALUES(?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET count=count+1",
+    [S_TINST] = "INSERT INTO app_installs VALUES(?1,?2,?3) ON CONFLICT DO NOTHING",
 };
 
 /* Not in SQL[]: fl_store_sqlite_full_scans() checks those, and this one
@@ -828,6 +869,38 @@ static int bump(sconn *c, int which, const char *gid, const char *v)
     return done(s);
 }
 
+/* One more processed crash in its application's trends (app_days,
+ * app_installs).  Not on reapply(): a crash moved to another group is
+ * still the same crash of the same app. */
+static int trend_add(sconn *c, const fl_processed *p)
+{
+    char day[16];
+    fl_iso_day(p->received, day);
+    const char *app = p->app ? p->app : "";
+    const char *kv[3][2] = {
+        {"c", ""}, {"v", p->version ? p->version : ""}, {"o", p->os ? p->os : ""}};
+    for (size_t i = 0; i < 3; i++) {
+        sqlite3_stmt *s = stmt(c, S_TDAY);
+        if (!s)
+            return -1;
+        sqlite3_bind_text(s, 1, app, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, day, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(s, 3, kv[i][0], -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 4, kv[i][1], -1, SQLITE_STATIC);
+        if (done(s))
+            return -1;
+    }
+    if (!p->install_id)
+        return 0;
+    sqlite3_stmt *s = stmt(c, S_TINST);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, app, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, day, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 3, p->install_id, -1, SQLITE_STATIC);
+    return done(s);
+}
+
 static int group_add(sconn *c, const fl_processed *p);
 static json_t *time_json(sqlite3_stmt *s, int col);
 static json_t *text_json(sqlite3_stmt *s, int col);
@@ -912,7 +985,7 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
         return -1;
     if (p->failed)
         return 0;
-    if (record_missing(c, p))
+    if (record_missing(c, p) || trend_add(c, p))
         return -1;
     return group_add(c, p);
 }
@@ -1553,6 +1626,66 @@ static int s_processing_ended(fl_store_conn *pc, const char *ref)
     return done(s);
 }
 
+/* Appends each row of a statement with text columns 0..ncol-2 and an
+ * integer last column to arr as an array.  0, or -1 on error. */
+static int rows_json(sqlite3_stmt *s, int ncol, json_t *arr)
+{
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        json_t *row = json_array();
+        for (int i = 0; i < ncol - 1; i++)
+            json_array_append_new(row, json_string((const char *)sqlite3_column_text(s, i)));
+        json_array_append_new(row, json_integer(sqlite3_column_int64(s, ncol - 1)));
+        json_array_append_new(arr, row);
+    }
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static json_t *s_trends(fl_store_conn *pc, const char *app, const char *from_day)
+{
+    sconn *c = (sconn *)pc;
+    /* Two statements each, with and without an app, so that the primary
+     * key's index serves the filtered one. */
+    static const char *const q[2][3] = {
+        {"SELECT day, kind, value, sum(count) FROM app_days WHERE day>=?1 GROUP BY day, kind, "
+         "value",
+         "SELECT day, count(DISTINCT install_id) FROM app_installs WHERE day>=?1 GROUP BY day",
+         "SELECT DISTINCT app FROM app_days ORDER BY app"},
+        {"SELECT day, kind, value, count FROM app_days WHERE app=?2 AND day>=?1",
+         "SELECT day, count(*) FROM app_installs WHERE app=?2 AND day>=?1 GROUP BY day", NULL},
+    };
+    const char *const *qs = q[app != NULL];
+    json_t *out = json_pack("{s:[],s:[],s:[]}", "rows", "installs", "apps");
+    json_t *dst[3] = {json_object_get(out, "rows"), json_object_get(out, "installs"),
+                      json_object_get(out, "apps")};
+    int ncol[3] = {4, 2, 0};
+    for (int i = 0; i < 3; i++) {
+        const char *sql = qs[i] ? qs[i] : q[0][i];
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL)) {
+            json_decref(out);
+            return NULL;
+        }
+        sqlite3_bind_text(s, 1, from_day, -1, SQLITE_STATIC);
+        if (app && qs[i])
+            sqlite3_bind_text(s, 2, app, -1, SQLITE_STATIC);
+        int rc = 0;
+        if (ncol[i]) {
+            rc = rows_json(s, ncol[i], dst[i]);
+        } else {
+            while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+                json_array_append_new(dst[i], json_string((const char *)sqlite3_column_text(s, 0)));
+            rc = rc == SQLITE_DONE ? 0 : -1;
+        }
+        sqlite3_finalize(s);
+        if (rc) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
 static int s_stats(fl_store_conn *pc, fl_store_stats *out)
 {
     sconn *c = (sconn *)pc;
@@ -1901,6 +2034,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->get_crash = s_get_crash;
     p->set_status = s_set_status;
     p->stats = s_stats;
+    p->trends = s_trends;
     p->close = s_close;
     p->data = s;
     return p;

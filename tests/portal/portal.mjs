@@ -121,13 +121,76 @@ try {
   check(await page.locator('main b').count() === 0, 'a crash log made a <b> element');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');
 
-  // 8. Log out: the data is gone and the login is back.
+  // 8. Process it again from its page (the server answers "queued").
+  await page.click('#reprocess');
+  await page.waitForFunction(() => document.getElementById('reprocess-result').textContent.trim() !== '');
+  check((await page.textContent('#reprocess-result')).trim() === 'queued',
+        'reprocess: ' + await page.textContent('#reprocess-result'));
+
+  // 9. Paging: one group a page, forward and back.
+  await page.goto(url + '/#/?limit=1');
+  await page.waitForFunction(() => document.querySelectorAll('.group-link').length === 1 &&
+    document.getElementById('group-total').textContent === 'groups 1–1');
+  check(await page.locator('#prev').count() === 0, 'a previous link on the first page');
+  await page.click('#next');
+  await page.waitForFunction(() => document.getElementById('group-total').textContent === 'groups 2–2');
+  check(await page.textContent('.group-link') === want[1].signature,
+        'page 2 shows ' + await page.textContent('.group-link') + ', want ' + want[1].signature);
+  await page.click('#prev');
+  await page.waitForFunction(() => document.getElementById('group-total').textContent === 'groups 1–1');
+  check(await page.textContent('.group-link') === want[0].signature, 'back on page 1, another group');
+
+  // 10. Trends: crashes per day by version and OS, installations, for
+  // all applications and for one; each bar segment is the API's count.
+  const trendsMatch = async (app) => {
+    const t = await api('/api/v1/trends?days=30' + (app ? '&app=' + encodeURIComponent(app) : ''));
+    const total = t.crashes.reduce((a, b) => a + b, 0);
+    check(await page.textContent('#t-total') === String(total),
+          `trends ${app || 'all'}: total ${await page.textContent('#t-total')}, want ${total}`);
+    for (const [svg, list, key] of [['#t-versions', t.versions, 'version'], ['#t-os', t.os, 'os']]) {
+      const segs = await page.$$eval(svg + ' rect', (rs) => rs.map((r) =>
+        [r.dataset.day, r.dataset.series, Number(r.dataset.count)]));
+      let want = 0;
+      for (const s of list) {
+        const label = s.other ? 'other' : (s[key] === null ? 'unknown' : s[key]);
+        s.counts.forEach((n, i) => {
+          if (!n) return;
+          want++;
+          check(segs.some((g) => g[0] === t.days[i] && g[1] === label && g[2] === n),
+                `${svg}: no segment ${t.days[i]} ${label} ${n}`);
+        });
+      }
+      check(segs.length === want, `${svg}: ${segs.length} segments, want ${want}`);
+    }
+    check(await page.locator('#t-version-legend tbody tr').count() === t.versions.length,
+          'the version legend has another number of rows');
+    const inst = await page.$$eval('#t-inst rect', (rs) => rs.map((r) => Number(r.dataset.count)));
+    check(JSON.stringify(inst) === JSON.stringify(t.installations.filter((n) => n)),
+          'installations per day: ' + inst + ' vs ' + t.installations);
+    return t;
+  };
+  await page.click('#nav-trends');
+  await page.waitForSelector('#t-versions');
+  const all = await trendsMatch(null);
+  check(all.apps.includes(hostile) && (await page.$$eval('#t-app option', (o) => o.map((x) => x.textContent))).includes(hostile),
+        'the hostile application is not an option, as text');
+  check(await page.evaluate(() => window.__pwned === undefined), 'the trends page ran script');
+  await page.screenshot({ path: shots + '/trends.png', fullPage: true });
+  await page.selectOption('#t-app', 'demo');
+  await page.waitForFunction(() => location.hash.includes('app=demo'));
+  await page.waitForFunction(() => document.getElementById('t-total') &&
+    document.getElementById('t-app').value === 'demo');
+  const demo = await trendsMatch('demo');
+  check(demo.crashes.reduce((a, b) => a + b, 0) === 4, 'demo has 4 crashes');
+
+  // 11. Log out: the data is gone and the login is back.
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');
   check(await page.locator('.group-link').count() === 0, 'groups still shown after logging out');
 
   check(problems.length === 0, problems.join('; '));
-  console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, logout');
+  console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
+              'paging, trends, logout');
 } finally {
   await browser.close();
 }

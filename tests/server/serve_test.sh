@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | reload | poison | memory | diskfull | unreadable
+#       workerkill | reload | poison | memory | diskfull | unreadable | trends
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -269,14 +269,16 @@ auth)
   [ -n "$gid" ] || fail "no group"
   # Every read/admin route: 401 without a token and with a wrong one.
   routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
-          "GET /api/v1/crashes/$id" "PATCH /api/v1/groups/$gid" "POST /api/v1/crashes/$id/reprocess")
+          "GET /api/v1/crashes/$id" "PATCH /api/v1/groups/$gid" "POST /api/v1/crashes/$id/reprocess"
+          "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/trends?app=authapp&days=7")
   for r in "${routes[@]}"; do
     set -- $r
     c=$(code "$1" "$2" -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r without token -> $c"
     c=$(code "$1" "$2" -H 'Authorization: Bearer nope' -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r wrong token -> $c"
   done
   ok "401 on ${#routes[@]} read/admin routes without or with a wrong token"
-  for r in "GET /api/v1/groups" "GET /api/v1/groups/$gid" "GET /api/v1/crashes/$id"; do
+  for r in "GET /api/v1/groups" "GET /api/v1/groups/$gid" "GET /api/v1/crashes/$id" \
+           "GET /api/v1/symbols" "GET /api/v1/trends"; do
     set -- $r
     c=$(code "$1" "$2" -H "Authorization: Bearer $ADMIN"); [ "$c" = 200 ] || fail "$r with token -> $c"
   done
@@ -334,6 +336,45 @@ ratelimit)
   [[ "$codes" == *429* ]] || fail "no 429 in$codes"
   grep -qi '^Retry-After:' "$work/h4" || fail "429 without Retry-After"
   ok "rate limit ->$codes"
+  stop || fail "shutdown rc"
+  ;;
+trends)
+  # Per application and day, across groups: crashes, versions, OSes and
+  # installations, as the portal's trends show them.
+  start "$work/d"
+  post() { # post SEED I APP VERSION [OS_VERSION]
+    "$POST" log "$1" "$2" "$3" "$4" | sed "s/^PLATFORM_VERSION 6.1.0/PLATFORM_VERSION ${5:-6.1.0}/" >"$work/t.log"
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/t.log"); [ "$c" = 200 ] || fail "post -> $c"
+  }
+  for i in $(seq 0 9); do post 21 "$i" t1 1.0; done
+  for i in $(seq 10 14); do post 21 "$i" t1 2.0 5.10; done
+  for i in $(seq 0 2); do post 22 "$i" t2 9.9; done
+  # Ten versions of one crash each: eight series and "other".
+  for i in $(seq 0 9); do post 23 "$i" t3 "3.$i"; done
+  [ "$(wait_counts t3 "3 3 2 2")" = "3 3 2 2" ] || fail "t3 not processed"
+  [ "$(wait_counts t1 "4 4 4 3")" = "4 4 4 3" ] || fail "t1 not processed"
+  api "/api/v1/trends?app=t1&days=7" >"$work/t1.json" || fail "trends t1"
+  api "/api/v1/trends" >"$work/all.json" || fail "trends all"
+  api "/api/v1/trends?app=t3" >"$work/t3.json" || fail "trends t3"
+  python3 - "$work" <<'PY' || fail "trends: $(cat "$work/t1.json")"
+import json, sys, datetime
+w = sys.argv[1]
+t1 = json.load(open(w + "/t1.json")); al = json.load(open(w + "/all.json")); t3 = json.load(open(w + "/t3.json"))
+today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+assert t1["app"] == "t1" and len(t1["days"]) == 7 and t1["days"][-1] == today, t1["days"]
+assert t1["crashes"] == [0] * 6 + [15], t1["crashes"]
+assert [(v["version"], v["total"], v["counts"][-1]) for v in t1["versions"]] == [("1.0", 10, 10), ("2.0", 5, 5)], t1["versions"]
+assert [(o["os"], o["total"]) for o in t1["os"]] == [("linux 6.1.0", 10), ("linux 5.10", 5)], t1["os"]
+assert t1["installations"][-1] == 8, t1["installations"]   # fl_post's 8 installs
+assert len(al["days"]) == 30 and al["app"] is None
+assert al["crashes"][-1] == 28 and al["apps"] == ["t1", "t2", "t3"], (al["crashes"][-1], al["apps"])
+assert len(t3["versions"]) == 9 and t3["versions"][-1].get("other") is True, t3["versions"]
+assert t3["versions"][-1]["total"] == 2 and sum(v["total"] for v in t3["versions"]) == 10
+PY
+  c=$(code GET "/api/v1/trends?days=400" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=400 -> $c"
+  c=$(code GET "/api/v1/trends?days=x" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=x -> $c"
+  c=$(code GET "/api/v1/trends?app=%ff" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "app=%ff -> $c"
+  ok "trends: crashes, versions (8 + other), OSes and installations per day, per app and for all"
   stop || fail "shutdown rc"
   ;;
 regression)

@@ -274,6 +274,31 @@ static void write_file(const char *path, const char *bytes, size_t n)
     assert_int_equal(fclose(fp), 0);
 }
 
+static int by_dump(const void *a, const void *b)
+{
+    char *x = json_dumps(*(json_t *const *)a, JSON_COMPACT);
+    char *y = json_dumps(*(json_t *const *)b, JSON_COMPACT);
+    int r = strcmp(x, y);
+    free(x);
+    free(y);
+    return r;
+}
+
+/* Sorts a JSON array in place by the elements' text. */
+static void sort_rows(json_t *arr)
+{
+    size_t n = json_array_size(arr);
+    json_t **v = calloc(n ? n : 1, sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_incref(json_array_get(arr, i));
+    qsort(v, n, sizeof *v, by_dump);
+    json_array_clear(arr);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, v[i]);
+    free(v);
+}
+
 static void free_ids(char **ids, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -1144,12 +1169,80 @@ static void test_same_json(void **st)
     assert_true(json_equal(got[0], got[1]));
     json_decref(got[0]);
     json_decref(got[1]);
+    /* Trends: sparse rows in no order; the same set in both. */
+    const char *tapps[] = {NULL, "app", "none"};
+    for (size_t i = 0; i < sizeof tapps / sizeof *tapps; i++) {
+        for (int k = 0; k < 2; k++) {
+            assert_non_null(got[k] = both[k]->s->trends(both[k]->c, tapps[i], "2023-11-01"));
+            sort_rows(json_object_get(got[k], "rows"));
+            sort_rows(json_object_get(got[k], "installs"));
+        }
+        if (!json_equal(got[0], got[1]))
+            fail_msg("trends(%s) differs:\npg:     %s\nsqlite: %s", tapps[i] ? tapps[i] : "all",
+                     json_dumps(got[0], JSON_SORT_KEYS), json_dumps(got[1], JSON_SORT_KEYS));
+        json_decref(got[0]);
+        json_decref(got[1]);
+    }
     fl_store_stats s[2];
     for (int k = 0; k < 2; k++)
         assert_int_equal(both[k]->s->stats(both[k]->c, &s[k]), 0);
     assert_int_equal(s[0].crashes, s[1].crashes);
     assert_int_equal(s[0].groups, s[1].groups);
     close_eng(&other);
+}
+
+/* ---- trends */
+
+static void test_trends(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    /* Two days, two versions, an OS unknown, installs counted once a day;
+     * a failed crash and a re-applied one count nothing more. */
+    struct {
+        const char *id, *version, *os, *install;
+        int64_t t;
+        bool failed;
+    } in[] = {
+        {"t1", "1.0", "linux", "i1", T0, false},
+        {"t2", "1.0", "linux", "i1", T0, false},
+        {"t3", "2.0", NULL, "i2", T0, false},
+        {"t4", "2.0", "linux", "i1", T0 + DAY, false},
+        {"t5", "2.0", "linux", NULL, T0 + DAY, false},
+        {"t6", "2.0", "linux", "i9", T0, true},
+    };
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        assert_true(ingest_at(e, in[i].id, in[i].version, in[i].t, NULL));
+        crash k = {.id = in[i].id,
+                   .group = i % 2 ? "gA" : "gB",
+                   .version = in[i].version,
+                   .os = in[i].os,
+                   .install = in[i].install,
+                   .received = in[i].t,
+                   .failed = in[i].failed};
+        assert_int_equal(apply_c(e, &k, false), 0);
+        assert_int_equal(apply_c(e, &k, false), 0); /* twice: counted once */
+    }
+    json_t *t = e->s->trends(e->c, "app", "2023-11-14");
+    assert_non_null(t);
+    sort_rows(json_object_get(t, "rows"));
+    sort_rows(json_object_get(t, "installs"));
+    json_t *want =
+        json_loads("{\"rows\":[[\"2023-11-14\",\"c\",\"\",3],[\"2023-11-14\",\"o\",\"\",1],"
+                   "[\"2023-11-14\",\"o\",\"linux\",2],[\"2023-11-14\",\"v\",\"1.0\",2],"
+                   "[\"2023-11-14\",\"v\",\"2.0\",1],[\"2023-11-15\",\"c\",\"\",2],"
+                   "[\"2023-11-15\",\"o\",\"linux\",2],[\"2023-11-15\",\"v\",\"2.0\",2]],"
+                   "\"installs\":[[\"2023-11-14\",2],[\"2023-11-15\",1]],\"apps\":[\"app\"]}",
+                   0, NULL);
+    assert_non_null(want);
+    if (!json_equal(t, want))
+        fail_msg("trends: %s", json_dumps(t, JSON_SORT_KEYS));
+    json_decref(t);
+    /* From the second day on only. */
+    assert_non_null(t = e->s->trends(e->c, NULL, "2023-11-15"));
+    assert_int_equal(json_array_size(json_object_get(t, "rows")), 3);
+    json_decref(t);
+    json_decref(want);
 }
 
 /* ---- concurrency */
@@ -1439,6 +1532,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_published, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrency, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_plans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_reconnect, setup, teardown),

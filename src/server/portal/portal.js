@@ -66,7 +66,11 @@ async function groups(view, params) {
   const q = new URLSearchParams();
   if (params.get('app')) q.set('app', params.get('app'));
   if (params.get('status')) q.set('status', params.get('status'));
-  q.set('limit', '200');
+  // A page at a time; the hash keeps the page (and a page size, ?limit=).
+  const limit = Math.min(Math.max(parseInt(params.get('limit') || '100', 10) || 100, 1), 1000);
+  const offset = Math.max(parseInt(params.get('offset') || '0', 10) || 0, 0);
+  q.set('limit', String(limit));
+  q.set('offset', String(offset));
   const data = await api('/api/v1/groups?' + q);
   const app = el('input', {id: 'f-app', placeholder: 'application', value: params.get('app') || ''});
   const st = el('select', {id: 'f-status'}, ...['', 'open', 'resolved', 'regressed'].map(
@@ -80,12 +84,23 @@ async function groups(view, params) {
   };
   app.addEventListener('change', apply);
   st.addEventListener('change', apply);
-  view.append(el('h1', {}, 'Crash groups'),
-    el('div', {class: 'filters'}, app, st,
-      el('span', {class: 'muted', id: 'group-total'}, data.groups.length + ' groups')));
+  const page = (o) => {
+      const p = new URLSearchParams(params);
+      p.set('offset', String(Math.max(o, 0)));
+      return '#/?' + p;
+  };
+  const shown = data.groups.length ? (offset + 1) + '–' + (offset + data.groups.length) : '0';
+  view.append(
+      el('h1', {}, 'Crash groups'),
+      el('div', {class : 'filters'}, app, st,
+         el('span', {class : 'muted', id : 'group-total'}, 'groups ' + shown),
+         offset > 0 ? el('a', {href : page(offset - limit), id : 'prev'}, '← previous') : null,
+         data.groups.length === limit
+             ? el('a', {href : page(offset + limit), id : 'next'}, 'next →')
+             : null));
   if (!data.groups.length) {
-    view.append(el('p', {class: 'muted'}, 'No crashes yet.'));
-    return;
+      view.append(el('p', {class : 'muted'}, offset ? 'No more groups.' : 'No crashes yet.'));
+      return;
   }
   view.append(table(['Crashes#', 'Signature', 'Application', 'Latest version', 'Installations#',
                      'Status', 'First seen', 'Last seen'],
@@ -188,6 +203,24 @@ async function crash(view, id) {
       el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform || ''),
       c.group_id ? el('div', {}, el('span', {}, 'group'),
         el('a', {href: '#/group/' + encodeURIComponent(c.group_id)}, 'open the group')) : null));
+  // Process it again: a failed crash once the server is fixed, or a
+  // processed one to regroup it (new symbols, new skip lists).
+  const again = el('button', {class : 'action', id : 'reprocess'},
+                   c.state === 'failed' ? 'Process again' : 'Process again (regroup)');
+  const said = el('span', {id : 'reprocess-result', role : 'status'});
+  again.addEventListener('click', async () => {
+      again.disabled = true;
+      try {
+          const r = await api('/api/v1/crashes/' + encodeURIComponent(c.id) + '/reprocess',
+                              {method : 'POST'});
+          said.textContent = ' ' + (r.state || 'queued');
+      } catch (e) {
+          said.textContent = ' ' + e.message;
+          again.disabled = false;
+      }
+  });
+  if (c.state === 'processed' || c.state === 'failed')
+      view.append(el('p', {}, again, said));
   for (const t of c.threads || []) {
     view.append(el('h2', {}, (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
       (t.name ? ' (' + t.name + ')' : '') + (t.context ? ' — context ' + t.context : '')),
@@ -199,6 +232,120 @@ async function crash(view, id) {
   if ((c.breadcrumbs || []).length)
     view.append(el('h2', {}, 'Breadcrumbs'), table(['Time (ms)', 'Category', 'Message'],
       c.breadcrumbs.map((b) => [String(b.time_ms), b.category, b.message])));
+}
+
+// Stacked bars: one column per day, a segment per series (largest
+// first), each with its count in a <title> and data-* attributes.
+const COLORS = [
+    '#3e7cb1', '#e07b39', '#52a675', '#c2474f', '#8e6bbf', '#c9a227', '#3aa6a6', '#d36fa8',
+    '#7b8794'
+];
+
+function stacked(id, days, series)
+{
+    const ns = 'http://www.w3.org/2000/svg';
+    const w = 720, h = 140, pad = 20;
+    const svg = document.createElementNS(ns, 'svg');
+    svg.setAttribute('class', 'chart stacked');
+    svg.setAttribute('id', id);
+    svg.setAttribute('width', w);
+    svg.setAttribute('height', h + pad);
+    svg.setAttribute('role', 'img');
+    const totals = days.map((_, i) => series.reduce((a, s) => a + s.counts[i], 0));
+    const max = Math.max(1, ...totals);
+    const bw = Math.max(2, Math.floor((w - 10) / days.length) - 1);
+    days.forEach((d, i) => {
+        let y = h;
+        series.forEach((s, k) => {
+            const n = s.counts[i];
+            if (!n)
+                return;
+            const bh = Math.max(1, Math.round(n / max * (h - 10)));
+            y -= bh;
+            const r = document.createElementNS(ns, 'rect');
+            r.setAttribute('x', 5 + i * (bw + 1));
+            r.setAttribute('y', y);
+            r.setAttribute('width', bw);
+            r.setAttribute('height', bh);
+            r.setAttribute('fill', COLORS[k % COLORS.length]);
+            r.setAttribute('data-day', d);
+            r.setAttribute('data-series', s.label);
+            r.setAttribute('data-count', n);
+            const t = document.createElementNS(ns, 'title');
+            t.textContent = d + ' ' + s.label + ': ' + n;
+            r.append(t);
+            svg.append(r);
+        });
+    });
+    const label = document.createElementNS(ns, 'text');
+    label.setAttribute('x', 5);
+    label.setAttribute('y', h + 15);
+    label.setAttribute('font-size', '11');
+    label.textContent = days[0] + ' – ' + days[days.length - 1] + ' (at most ' + max + ' a day)';
+    svg.append(label);
+    return svg;
+}
+
+function legend(id, name, series)
+{
+    const t = table(
+        [ '', name, 'Crashes#' ],
+        series.map(
+            (s, k) => [el('span', {class : 'swatch', 'data-color' : COLORS[k % COLORS.length]}),
+                       s.label, num(s.total)]));
+    t.id = id;
+    t.className = 'legend';
+    // Colours through the DOM, not a style attribute: the CSP allows no
+    // inline style.
+    t.querySelectorAll('.swatch').forEach((e) => { e.style.background = e.dataset.color; });
+    return t;
+}
+
+async function trends(view, params)
+{
+    const q = new URLSearchParams();
+    if (params.get('app'))
+        q.set('app', params.get('app'));
+    const days = [ '7', '30', '90' ].includes(params.get('days')) ? params.get('days') : '30';
+    q.set('days', days);
+    const t = await api('/api/v1/trends?' + q);
+    const app = el('select', {id : 't-app'}, el('option', {value : ''}, 'all applications'),
+                   ...(t.apps || []).map((a) => el('option', {value : a}, a)));
+    app.value = params.get('app') || '';
+    const span =
+        el('select', {id : 't-days'},
+           ...['7', '30', '90'].map((d) => el('option', {value : d}, 'last ' + d + ' days')));
+    span.value = days;
+    const go = () => {
+        const p = new URLSearchParams();
+        if (app.value)
+            p.set('app', app.value);
+        p.set('days', span.value);
+        location.hash = '#/trends?' + p;
+    };
+    app.addEventListener('change', go);
+    span.addEventListener('change', go);
+    const total = t.crashes.reduce((a, b) => a + b, 0);
+    const label = (key) => (s) => ({
+        label : s.other ? 'other' : (s[key] === null ? 'unknown' : s[key]),
+        total : s.total,
+        counts : s.counts
+    });
+    const versions = t.versions.map(label('version'));
+    const oses = t.os.map(label('os'));
+    view.append(
+        el('h1', {}, 'Trends'), el('div', {class : 'filters'}, app, span),
+        el('div', {class : 'stats'},
+           el('div', {}, el('span', {}, 'crashes'), el('b', {id : 't-total'}, total)),
+           el('div', {}, el('span', {}, 'installations on the worst day'),
+              el('b', {id : 't-installs'}, Math.max(0, ...t.installations))),
+           el('div', {}, el('span', {}, 'versions'), el('b', {}, t.versions.length))),
+        el('h2', {}, 'Crashes per day, by version'), stacked('t-versions', t.days, versions),
+        legend('t-version-legend', 'Version', versions),
+        el('h2', {}, 'Crashes per day, by operating system'), stacked('t-os', t.days, oses),
+        legend('t-os-legend', 'OS', oses), el('h2', {}, 'Installations that crashed, per day'),
+        stacked('t-inst', t.days,
+                [ {label : 'installations', total : 0, counts : t.installations} ]));
 }
 
 async function symbols(view) {
@@ -228,6 +375,8 @@ async function route() {
       await crash(view, parts[1]);
     else if (parts[0] === 'symbols')
       await symbols(view);
+    else if (parts[0] === 'trends')
+        await trends(view, params);
     else
       await groups(view, params);
   } catch (e) {
