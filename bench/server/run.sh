@@ -13,9 +13,11 @@
 #    processed.
 # 4. Ingest on a database of 10 M crashes, page cache dropped, with and
 #    without the filter of stored crash ids (bench/server/large.sh).
+# 5. Ingest and processing on PostgreSQL + RabbitMQ against the embedded
+#    default in the same run (bench/server/scaleout.sh).
 # Environment: ROUNDS (5), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2),
 # INGEST_ONLY (0; 1 skips parts 2-4, for quick comparisons), LARGE and
-# MEMLIMIT (part 4: bench/server/large.sh), FL_IDS
+# MEMLIMIT (part 4: bench/server/large.sh), SCALEOUT (part 5: bench/server/scaleout.sh), FL_IDS
 # (random; "seq" for sequential crash ids, see post.lua).
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -154,4 +156,11 @@ stop_server
 if [ "${LARGE:-10000000}" != 0 ]; then
   echo
   bash "$here/large.sh" "$build"
+fi
+
+# 5. The scale-out engines (PostgreSQL + RabbitMQ) against the embedded
+# default, side by side (bench/server/scaleout.sh; SCALEOUT=0 skips it).
+if [ "${SCALEOUT:-1}" != 0 ]; then
+  echo
+  bash "$here/scaleout.sh" "$build"
 fi

@@ -161,10 +161,24 @@ typedef struct trend_inc {
     char *app, *day, *kind, *value, *install;
 } trend_inc;
 
+/* Statements prepared on this connection, by the address of their SQL
+ * text (a literal, nearly always; the text is compared too, so a buffer
+ * reused for another text is never taken for its old statement). */
+#define P_PREPARED 64
+typedef struct p_prep {
+    const char *sql; /* the caller's pointer */
+    char *text;      /* its text when prepared; NULL: never prepare this pointer */
+} p_prep;
+
 typedef struct pconn {
     fl_store_conn pub;
     PGconn *db;
     bool txn; /* between a successful begin() and commit()/rollback() */
+    p_prep prep[P_PREPARED];
+    size_t nprep;
+    bool symlock; /* this transaction holds symbols in SHARE mode */
+    char **pubq;  /* published() ids not written yet (see p_published) */
+    size_t npub, pub_cap;
     trend_inc *trend;
     size_t ntrend, trend_cap;
     char err[512];
@@ -191,7 +205,7 @@ typedef struct p_args {
 static void p_text(p_args *a, const char *s)
 {
     if (a->n == P_MAXP)
-        abort(); /* a statement with more parameters than P_MAXP: a bug here */
+        abort();    /* a statement with more parameters than P_MAXP: a bug here */
     a->v[a->n] = s; /* NULL: SQL NULL */
     a->len[a->n] = 0;
     a->fmt[a->n++] = 0;
@@ -258,6 +272,53 @@ static void p_fail(pconn *c, const PGresult *r)
         p_seterr(c, "%s", msg);
 }
 
+static void p_prep_clear(pconn *c)
+{
+    for (size_t i = 0; i < c->nprep; i++)
+        free(c->prep[i].text);
+    c->nprep = 0;
+}
+
+/* The name of sql's prepared statement on c, preparing it the first time;
+ * NULL: run it unprepared.  Parsing and planning each statement again
+ * took most of the database's time per crash; a worker runs the same
+ * dozen statements for every one. */
+static const char *p_prepared(pconn *c, const char *sql, int n, char name[16])
+{
+    /* Only these can be prepared (not BEGIN, LOCK, several statements). */
+    if (strncmp(sql, "SELECT", 6) && strncmp(sql, "INSERT", 6) && strncmp(sql, "UPDATE", 6) &&
+        strncmp(sql, "DELETE", 6) && strncmp(sql, "WITH", 4))
+        return NULL;
+    size_t i = 0;
+    for (; i < c->nprep; i++)
+        if (c->prep[i].sql == sql)
+            break;
+    if (i < c->nprep) {
+        if (c->prep[i].text && !strcmp(c->prep[i].text, sql)) {
+            snprintf(name, 16, "fl%zu", i);
+            return name;
+        }
+        free(c->prep[i].text); /* a buffer with another text now: never again */
+        c->prep[i].text = NULL;
+        return NULL;
+    }
+    if (c->nprep == P_PREPARED || !(c->prep[i].text = strdup(sql)))
+        return NULL;
+    snprintf(name, 16, "fl%zu", i);
+    PGresult *r = PQprepare(c->db, name, sql, n, NULL);
+    bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+        /* Run it unprepared, which reports the error, if any. */
+        free(c->prep[i].text);
+        c->prep[i].text = NULL;
+        return NULL;
+    }
+    c->prep[i].sql = sql;
+    c->nprep++;
+    return name;
+}
+
 /* A usable connection: one that broke is re-established here -- but not
  * inside a transaction, whose earlier statements died with it (running
  * the rest on a new connection would commit half of it). */
@@ -270,6 +331,7 @@ static int p_ready(pconn *c)
         return -1;
     }
     PQreset(c->db);
+    p_prep_clear(c); /* they went with the old session */
     if (PQstatus(c->db) != CONNECTION_OK) {
         char msg[400];
         snprintf(msg, sizeof msg, "%s", PQerrorMessage(c->db));
@@ -280,15 +342,22 @@ static int p_ready(pconn *c)
     return 0;
 }
 
-/* Run sql with n parameters; the result (caller clears) when it succeeded,
+/* Run sql with n parameters -- prepared on the connection when prep (a
+ * literal: never SQL built at run time, whose every variant would take a
+ * slot) --; the result (caller clears) when it succeeded,
  * else NULL with c->err set.  binary: every result column in binary (for
  * bytea; the r_ helpers read either format). */
 static PGresult *p_execv(pconn *c, const char *sql, int n, const char *const *v, const int *len,
-                         const int *fmt, int binary)
+                         const int *fmt, int binary, bool prep)
 {
     if (p_ready(c))
         return NULL;
-    PGresult *r = PQexecParams(c->db, sql, n, NULL, v, len, fmt, binary);
+    char name[16];
+    const char *ps = !prep || (c->txn && PQtransactionStatus(c->db) == PQTRANS_INERROR)
+                         ? NULL
+                         : p_prepared(c, sql, n, name);
+    PGresult *r = ps ? PQexecPrepared(c->db, ps, n, v, len, fmt, binary)
+                     : PQexecParams(c->db, sql, n, NULL, v, len, fmt, binary);
     ExecStatusType st = PQresultStatus(r);
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
         return r;
@@ -299,8 +368,8 @@ static PGresult *p_execv(pconn *c, const char *sql, int n, const char *const *v,
 
 static PGresult *p_exec(pconn *c, const char *sql, const p_args *a, int binary)
 {
-    return a ? p_execv(c, sql, a->n, a->v, a->len, a->fmt, binary)
-             : p_execv(c, sql, 0, NULL, NULL, NULL, binary);
+    return a ? p_execv(c, sql, a->n, a->v, a->len, a->fmt, binary, true)
+             : p_execv(c, sql, 0, NULL, NULL, NULL, binary, true);
 }
 
 /* Run a statement whose result is not needed: 0 or -1. */
@@ -405,13 +474,20 @@ static fl_store_conn *p_connect(fl_store *st)
 }
 
 static void trend_clear(pconn *c);
+static int pub_flush(pconn *c);
+static void pub_clear(pconn *c);
 
 static void p_disconnect(fl_store_conn *pc)
 {
     if (!pc)
         return;
     pconn *c = (pconn *)pc;
+    if (!c->txn)
+        pub_flush(c); /* best effort: else the sweep publishes them again */
     PQfinish(c->db);
+    p_prep_clear(c);
+    pub_clear(c);
+    free(c->pubq);
     trend_clear(c);
     free(c->trend);
     free(c);
@@ -526,9 +602,13 @@ static int p_begin(fl_store_conn *pc)
 {
     pconn *c = (pconn *)pc;
     trend_clear(c);
+    c->symlock = false;
     if (p_run(c, "BEGIN", NULL))
         return -1;
     c->txn = true;
+    /* A failure here fails the caller's transaction like any statement. */
+    if (pub_flush(c))
+        return -1;
     return 0;
 }
 
@@ -542,6 +622,7 @@ static int p_commit(fl_store_conn *pc)
     }
     PGresult *r = p_exec(c, "COMMIT", NULL, 0);
     c->txn = false; /* over, committed or not */
+    c->symlock = false;
     if (!r)
         return -1;
     /* COMMIT of a transaction that had failed answers "ROLLBACK", not an
@@ -558,6 +639,7 @@ static void p_rollback(fl_store_conn *pc)
     pconn *c = (pconn *)pc;
     trend_clear(c);
     c->txn = false;
+    c->symlock = false;
     PGTransactionStatusType t = PQtransactionStatus(c->db);
     if (t == PQTRANS_INTRANS || t == PQTRANS_INERROR)
         PQclear(p_exec(c, "ROLLBACK", NULL, 0));
@@ -642,7 +724,7 @@ static int insert_rows(pconn *c, fl_ingest_item **v, size_t k)
               p + 4, p + 5, p + 6);
     }
     p_cat(sql, cap, &at, " ON CONFLICT (id) DO NOTHING RETURNING id");
-    if (!(r = p_execv(c, sql, (int)np, vals, lens, fmts, 0)))
+    if (!(r = p_execv(c, sql, (int)np, vals, lens, fmts, 0, false)))
         goto out;
     for (size_t i = 0; i < k; i++)
         v[i]->duplicate = true;
@@ -778,38 +860,59 @@ static int p_requeue(fl_store_conn *pc, const char *id)
     return p_processing_ended(pc, id);
 }
 
+/* A PostgreSQL array literal of build ids (hex: nothing to quote), for
+ * one statement instead of one per id.  Caller frees; NULL on OOM. */
+static char *id_array(const char *const *ids, size_t n)
+{
+    size_t len = 3;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(ids[i]) + 1;
+    char *out = malloc(len), *at = out;
+    if (!out)
+        return NULL;
+    *at++ = '{';
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strspn(ids[i], "0123456789abcdefABCDEF");
+        memcpy(at, ids[i], l); /* anything else in an id is dropped */
+        at += l;
+        *at++ = i + 1 < n ? ',' : '}';
+    }
+    if (n == 0)
+        *at++ = '}';
+    *at = '\0';
+    return out;
+}
+
 static int record_missing(pconn *c, const fl_processed *p)
 {
     p_args a = {0};
     p_text(&a, p->crash_id);
     if (p_run(c, "DELETE FROM crash_missing WHERE crash_id=$1", &a))
         return -1;
-    for (size_t i = 0; i < p->nmissing; i++) {
-        p_args m = {0};
-        p_text(&m, p->missing_build_ids[i]);
-        p_text(&m, p->crash_id);
-        if (p_run(c, "INSERT INTO crash_missing VALUES($1,$2) ON CONFLICT DO NOTHING", &m))
-            return -1;
-    }
-    return 0;
-}
-
-/* One more in a breakdown of group gid (sql: an INSERT ... ON CONFLICT DO
- * UPDATE of count), when v is known. */
-static int bump(pconn *c, const char *sql, const char *gid, const char *v)
-{
-    if (!v)
+    if (p->nmissing == 0)
         return 0;
-    p_args a = {0};
-    p_text(&a, gid);
-    p_text(&a, v);
-    return p_run(c, sql, &a);
+    char *arr = id_array(p->missing_build_ids, p->nmissing);
+    if (!arr) {
+        p_seterr(c, "out of memory");
+        return -1;
+    }
+    p_args m = {0};
+    p_text(&m, arr);
+    p_text(&m, p->crash_id);
+    int rc = p_run(
+        c, "INSERT INTO crash_missing SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING", &m);
+    free(arr);
+    return rc;
 }
 
 /* One more crash in p's group (created when new): counters, per-day,
  * per-version, per-OS counts, affected installs and the regression rule. */
 static int group_add(pconn *c, const fl_processed *p)
 {
+    /* Created when new, and locked either way, in one round trip: the
+     * regression rule reads the status and writes it back, under the row's
+     * lock, so that concurrent crashes of the group take turns.  (DO UPDATE
+     * rather than DO NOTHING: only it locks and returns an existing row.) */
     p_args a = {0};
     p_text(&a, p->group_id);
     p_text(&a, p->app);
@@ -817,17 +920,11 @@ static int group_add(pconn *c, const fl_processed *p)
     p_text(&a, p->frames_json);
     p_int(&a, p->received);
     p_text(&a, p->crash_id);
-    if (p_run(c,
-              "INSERT INTO groups(id, app, signature, frames, first_seen, last_seen, sample_crash)"
-              " VALUES($1,$2,$3,$4,$5,$5,$6) ON CONFLICT (id) DO NOTHING",
-              &a))
-        return -1;
-    /* The regression rule reads the status and writes it back: under the
-     * row's lock, so that concurrent crashes of the group take turns. */
-    p_args g = {0};
-    p_text(&g, p->group_id);
-    PGresult *r = p_exec(
-        c, "SELECT status, resolved_in, latest_version FROM groups WHERE id=$1 FOR UPDATE", &g, 0);
+    PGresult *r = p_exec(c,
+                         "INSERT INTO groups AS g(id, app, signature, frames, first_seen, "
+                         "last_seen, sample_crash) VALUES($1,$2,$3,$4,$5,$5,$6) ON CONFLICT (id) "
+                         "DO UPDATE SET id=g.id RETURNING status, resolved_in, latest_version",
+                         &a, 0);
     if (!r)
         return -1;
     if (PQntuples(r) != 1) {
@@ -850,47 +947,35 @@ static int group_add(pconn *c, const fl_processed *p)
     snprintf(status, sizeof status, "%s", regressed ? "regressed" : st ? st : "open");
     PQclear(r);
 
-    int64_t aff = 0;
-    if (p->install_id) {
-        p_args i = {0};
-        p_text(&i, p->group_id);
-        p_text(&i, p->install_id);
-        if (!(r = p_exec(c, "INSERT INTO group_installs VALUES($1,$2) ON CONFLICT DO NOTHING", &i,
-                         0)))
-            return -1;
-        aff = p_changes(r);
-        PQclear(r);
-    }
-    /* LEAST/GREATEST: PostgreSQL's min()/max() are aggregates only. */
+    /* Everything else in one statement (each round trip to the database
+     * costs a worker more than the work): the breakdowns, the installation
+     * (counted in affected when it is new to the group) and the counters.
+     * LEAST/GREATEST: PostgreSQL's min()/max() are aggregates only. */
+    char day[16];
+    fl_iso_day(p->received, day);
     p_args u = {0};
     p_text(&u, p->group_id);
     p_int(&u, p->received);
     p_text(&u, status);
     p_text(&u, newer ? p->version : NULL);
-    p_int(&u, aff);
-    if (p_run(c,
-              "UPDATE groups SET count=count+1, first_seen=LEAST(first_seen,$2),"
-              " last_seen=GREATEST(last_seen,$2), status=$3,"
-              " latest_version=coalesce($4, latest_version), affected=affected+$5 WHERE id=$1",
-              &u))
-        return -1;
-
-    char day[16];
-    fl_iso_day(p->received, day);
-    if (bump(c,
-             "INSERT INTO group_days AS t VALUES($1,$2,1) ON CONFLICT (group_id, day) "
-             "DO UPDATE SET count=t.count+1",
-             p->group_id, day) ||
-        bump(c,
-             "INSERT INTO group_versions AS t VALUES($1,$2,1) ON CONFLICT (group_id, version) "
-             "DO UPDATE SET count=t.count+1",
-             p->group_id, p->version) ||
-        bump(c,
-             "INSERT INTO group_os AS t VALUES($1,$2,1) ON CONFLICT (group_id, os) "
-             "DO UPDATE SET count=t.count+1",
-             p->group_id, p->os))
-        return -1;
-    return 0;
+    p_text(&u, p->install_id);
+    p_text(&u, day);
+    p_text(&u, p->version);
+    p_text(&u, p->os);
+    return p_run(c,
+                 "WITH i AS (INSERT INTO group_installs SELECT $1, $5::text WHERE $5::text IS "
+                 "NOT NULL ON CONFLICT DO NOTHING RETURNING 1),"
+                 " d AS (INSERT INTO group_days AS t VALUES($1,$6,1) ON CONFLICT (group_id, day)"
+                 " DO UPDATE SET count=t.count+1),"
+                 " v AS (INSERT INTO group_versions AS t SELECT $1,$7::text,1 WHERE $7::text IS "
+                 "NOT NULL ON CONFLICT (group_id, version) DO UPDATE SET count=t.count+1),"
+                 " o AS (INSERT INTO group_os AS t SELECT $1,$8::text,1 WHERE $8::text IS NOT "
+                 "NULL ON CONFLICT (group_id, os) DO UPDATE SET count=t.count+1)"
+                 " UPDATE groups SET count=count+1, first_seen=LEAST(first_seen,$2),"
+                 " last_seen=GREATEST(last_seen,$2), status=$3,"
+                 " latest_version=coalesce($4, latest_version),"
+                 " affected=affected+(SELECT count(*) FROM i) WHERE id=$1",
+                 &u);
 }
 
 static int p_apply(fl_store_conn *pc, const fl_processed *p)
@@ -1259,20 +1344,29 @@ static int p_late_symbols(fl_store_conn *pc, const fl_processed *p, int64_t seen
      * could not be taken, nor is it needed. */
     if (p_ready(c))
         return -1;
-    if (PQtransactionStatus(c->db) != PQTRANS_IDLE &&
-        p_run(c, "LOCK TABLE symbols IN SHARE MODE", NULL))
-        return -1;
-    for (size_t i = 0; i < p->nmissing && !*requeue; i++) {
-        p_args a = {0};
-        p_text(&a, p->missing_build_ids[i]);
-        p_int(&a, seen);
-        PGresult *r = p_exec(
-            c, "SELECT 1 FROM symbols WHERE build_id=$1 AND status='ok' AND rid>$2 LIMIT 1", &a, 0);
-        if (!r)
+    /* Once per transaction: the lock lasts until its end. */
+    if (PQtransactionStatus(c->db) != PQTRANS_IDLE && !c->symlock) {
+        if (p_run(c, "LOCK TABLE symbols IN SHARE MODE", NULL))
             return -1;
-        *requeue = PQntuples(r) > 0;
-        PQclear(r);
+        c->symlock = c->txn;
     }
+    char *arr = id_array(p->missing_build_ids, p->nmissing);
+    if (!arr) {
+        p_seterr(c, "out of memory");
+        return -1;
+    }
+    p_args q = {0};
+    p_text(&q, arr);
+    p_int(&q, seen);
+    PGresult *r = p_exec(c,
+                         "SELECT 1 FROM symbols WHERE build_id=ANY($1::text[]) AND status='ok' AND"
+                         " rid>$2 LIMIT 1",
+                         &q, 0);
+    free(arr);
+    if (!r)
+        return -1;
+    *requeue = PQntuples(r) > 0;
+    PQclear(r);
     if (!*requeue)
         return 0;
     p_args a = {0};
@@ -1588,11 +1682,49 @@ static int p_stats(fl_store_conn *pc, fl_store_stats *out)
 
 /* ---- for the broker's queue */
 
+/* published() is deferred: the ids wait in the connection until its next
+ * transaction (the writer's next batch), which records them on the side,
+ * or until the next unpublished() (the sweep), which must see them.
+ * Marked at once, they cost a transaction -- a flush of the log to disk --
+ * of their own per batch, which took as long as storing the batch; and
+ * losing them costs nothing but a duplicate task after --republish-after
+ * seconds. */
 static int p_published(fl_store_conn *pc, const char *const *refs, size_t n)
 {
     pconn *c = (pconn *)pc;
+    if (c->npub + n > c->pub_cap) {
+        size_t nc = c->pub_cap ? c->pub_cap : 256;
+        while (nc < c->npub + n)
+            nc *= 2;
+        char **np = realloc(c->pubq, nc * sizeof *np);
+        if (!np) {
+            p_seterr(c, "out of memory");
+            return -1;
+        }
+        c->pubq = np;
+        c->pub_cap = nc;
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((c->pubq[c->npub] = strdup(refs[i])))
+            c->npub++;
+    return 0;
+}
+
+static void pub_clear(pconn *c)
+{
+    for (size_t i = 0; i < c->npub; i++)
+        free(c->pubq[i]);
+    c->npub = 0;
+}
+
+static int pub_flush(pconn *c)
+{
+    if (c->npub == 0)
+        return 0;
+    const char *const *refs = (const char *const *)c->pubq;
+    size_t n = c->npub;
     int rc = 0;
-    size_t cap = 64 + IN_IDS * 8;
+    size_t cap = 160 + IN_IDS * 8;
     char *sql = malloc(cap);
     if (!sql) {
         p_seterr(c, "out of memory");
@@ -1601,15 +1733,23 @@ static int p_published(fl_store_conn *pc, const char *const *refs, size_t n)
     for (size_t i = 0; i < n && rc == 0; i += IN_IDS) {
         size_t k = n - i < IN_IDS ? n - i : IN_IDS;
         size_t at = 0;
-        p_cat(sql, cap, &at, "UPDATE crashes SET published=true WHERE id IN (");
+        /* SKIP LOCKED: a row a worker is applying (locked until its
+         * commit) is left as it is -- it leaves the waiting reports anyway,
+         * so the sweep never sees it -- and this never waits for a worker,
+         * which may be waiting for rows this transaction holds (a
+         * deadlock, when the writer's next batch records these). */
+        p_cat(
+            sql, cap, &at,
+            "UPDATE crashes SET published=true WHERE id IN (SELECT id FROM crashes WHERE id IN (");
         for (size_t j = 0; j < k; j++)
             p_cat(sql, cap, &at, "%s$%zu", j ? "," : "", j + 1);
-        p_cat(sql, cap, &at, ")");
-        PGresult *r = p_execv(c, sql, (int)k, (const char *const *)refs + i, NULL, NULL, 0);
+        p_cat(sql, cap, &at, ") FOR UPDATE SKIP LOCKED)");
+        PGresult *r = p_execv(c, sql, (int)k, refs + i, NULL, NULL, 0, false);
         rc = r ? 0 : -1;
         PQclear(r);
     }
     free(sql);
+    pub_clear(c); /* written, or failed: the sweep publishes those again */
     return rc;
 }
 
@@ -1618,6 +1758,8 @@ static int p_unpublished(fl_store_conn *pc, int64_t min_age_s, size_t max, char 
     pconn *c = (pconn *)pc;
     *refs = NULL;
     *n = 0;
+    if (!c->txn && pub_flush(c))
+        return -1;
     p_args a = {0};
     p_int(&a, min_age_s);
     p_int(&a, max > INT64_MAX ? INT64_MAX : (int64_t)max);
