@@ -85,22 +85,20 @@ async function groups(view, params) {
   app.addEventListener('change', apply);
   st.addEventListener('change', apply);
   const page = (o) => {
-      const p = new URLSearchParams(params);
-      p.set('offset', String(Math.max(o, 0)));
-      return '#/?' + p;
+    const p = new URLSearchParams(params);
+    p.set('offset', String(Math.max(o, 0)));
+    return '#/?' + p;
   };
   const shown = data.groups.length ? (offset + 1) + '–' + (offset + data.groups.length) : '0';
-  view.append(
-      el('h1', {}, 'Crash groups'),
-      el('div', {class : 'filters'}, app, st,
-         el('span', {class : 'muted', id : 'group-total'}, 'groups ' + shown),
-         offset > 0 ? el('a', {href : page(offset - limit), id : 'prev'}, '← previous') : null,
-         data.groups.length === limit
-             ? el('a', {href : page(offset + limit), id : 'next'}, 'next →')
-             : null));
+  view.append(el('h1', {}, 'Crash groups'),
+    el('div', {class: 'filters'}, app, st,
+      el('span', {class: 'muted', id: 'group-total'}, 'groups ' + shown),
+      offset > 0 ? el('a', {href: page(offset - limit), id: 'prev'}, '← previous') : null,
+      data.groups.length === limit ? el('a', {href: page(offset + limit), id: 'next'}, 'next →')
+        : null));
   if (!data.groups.length) {
-      view.append(el('p', {class : 'muted'}, offset ? 'No more groups.' : 'No crashes yet.'));
-      return;
+    view.append(el('p', {class: 'muted'}, offset ? 'No more groups.' : 'No crashes yet.'));
+    return;
   }
   view.append(table(['Crashes#', 'Signature', 'Application', 'Latest version', 'Installations#',
                      'Status', 'First seen', 'Last seen'],
@@ -110,15 +108,42 @@ async function groups(view, params) {
       day(g.last_seen)])));
 }
 
+// Charts: an SVG of width w with a plot h high and a caption below.
+const SVG = 'http://www.w3.org/2000/svg';
+
+function svgBox(cls, w, h) {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('class', cls);
+  svg.setAttribute('width', w);
+  svg.setAttribute('height', h + 20);
+  svg.setAttribute('role', 'img');
+  return svg;
+}
+
+// A bar with tip as its tooltip (a <title>) and more attributes.
+function svgBar(svg, x, y, width, height, tip, more) {
+  const r = document.createElementNS(SVG, 'rect');
+  for (const [k, v] of Object.entries(Object.assign({x, y, width, height}, more || {})))
+    r.setAttribute(k, v);
+  const t = document.createElementNS(SVG, 'title');
+  t.textContent = tip;
+  r.append(t);
+  svg.append(r);
+}
+
+function svgCaption(svg, h, text) {
+  const label = document.createElementNS(SVG, 'text');
+  label.setAttribute('x', 5);
+  label.setAttribute('y', h + 15);
+  label.setAttribute('font-size', '11');
+  label.textContent = text;
+  svg.append(label);
+}
+
 // Per-day counts as bars, one per day from the first to the last.
 function chart(days) {
-  const ns = 'http://www.w3.org/2000/svg';
-  const w = 720, h = 120, pad = 20;
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('class', 'chart');
-  svg.setAttribute('width', w);
-  svg.setAttribute('height', h + pad);
-  svg.setAttribute('role', 'img');
+  const w = 720, h = 120;
+  const svg = svgBox('chart', w, h);
   if (!days.length)
     return svg;
   // At least the last 30 days, so that one busy day is not a wall.
@@ -130,23 +155,10 @@ function chart(days) {
   for (const d of days) {
     const i = Math.round((Date.parse(d.day) - first) / 86400000);
     const bh = Math.max(1, Math.round(d.count / max * (h - 10)));
-    const r = document.createElementNS(ns, 'rect');
-    r.setAttribute('x', 5 + i * (bw + 1));
-    r.setAttribute('y', h - bh);
-    r.setAttribute('width', bw);
-    r.setAttribute('height', bh);
-    const t = document.createElementNS(ns, 'title');
-    t.textContent = d.day + ': ' + d.count;
-    r.append(t);
-    svg.append(r);
+    svgBar(svg, 5 + i * (bw + 1), h - bh, bw, bh, d.day + ': ' + d.count);
   }
-  const label = document.createElementNS(ns, 'text');
-  label.setAttribute('x', 5);
-  label.setAttribute('y', h + 15);
-  label.setAttribute('font-size', '11');
-  label.textContent = new Date(first).toISOString().slice(0, 10) + ' – ' +
-    days[days.length - 1].day + ' (at most ' + max + ' a day)';
-  svg.append(label);
+  svgCaption(svg, h, new Date(first).toISOString().slice(0, 10) + ' – ' +
+    days[days.length - 1].day + ' (at most ' + max + ' a day)');
   return svg;
 }
 
@@ -205,22 +217,22 @@ async function crash(view, id) {
         el('a', {href: '#/group/' + encodeURIComponent(c.group_id)}, 'open the group')) : null));
   // Process it again: a failed crash once the server is fixed, or a
   // processed one to regroup it (new symbols, new skip lists).
-  const again = el('button', {class : 'action', id : 'reprocess'},
-                   c.state === 'failed' ? 'Process again' : 'Process again (regroup)');
-  const said = el('span', {id : 'reprocess-result', role : 'status'});
+  const again = el('button', {class: 'action', id: 'reprocess'},
+    c.state === 'failed' ? 'Process again' : 'Process again (regroup)');
+  const said = el('span', {id: 'reprocess-result', role: 'status'});
   again.addEventListener('click', async () => {
-      again.disabled = true;
-      try {
-          const r = await api('/api/v1/crashes/' + encodeURIComponent(c.id) + '/reprocess',
-                              {method : 'POST'});
-          said.textContent = ' ' + (r.state || 'queued');
-      } catch (e) {
-          said.textContent = ' ' + e.message;
-          again.disabled = false;
-      }
+    again.disabled = true;
+    try {
+      const r = await api('/api/v1/crashes/' + encodeURIComponent(c.id) + '/reprocess',
+        {method: 'POST'});
+      said.textContent = ' ' + (r.state || 'queued');
+    } catch (e) {
+      said.textContent = ' ' + e.message;
+      again.disabled = false;
+    }
   });
   if (c.state === 'processed' || c.state === 'failed')
-      view.append(el('p', {}, again, said));
+    view.append(el('p', {}, again, said));
   for (const t of c.threads || []) {
     view.append(el('h2', {}, (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
       (t.name ? ' (' + t.name + ')' : '') + (t.context ? ' — context ' + t.context : '')),
@@ -236,116 +248,81 @@ async function crash(view, id) {
 
 // Stacked bars: one column per day, a segment per series (largest
 // first), each with its count in a <title> and data-* attributes.
-const COLORS = [
-    '#3e7cb1', '#e07b39', '#52a675', '#c2474f', '#8e6bbf', '#c9a227', '#3aa6a6', '#d36fa8',
-    '#7b8794'
-];
+const COLORS = ['#3e7cb1', '#e07b39', '#52a675', '#c2474f', '#8e6bbf', '#c9a227', '#3aa6a6',
+                '#d36fa8', '#7b8794'];
 
-function stacked(id, days, series)
-{
-    const ns = 'http://www.w3.org/2000/svg';
-    const w = 720, h = 140, pad = 20;
-    const svg = document.createElementNS(ns, 'svg');
-    svg.setAttribute('class', 'chart stacked');
-    svg.setAttribute('id', id);
-    svg.setAttribute('width', w);
-    svg.setAttribute('height', h + pad);
-    svg.setAttribute('role', 'img');
-    const totals = days.map((_, i) => series.reduce((a, s) => a + s.counts[i], 0));
-    const max = Math.max(1, ...totals);
-    const bw = Math.max(2, Math.floor((w - 10) / days.length) - 1);
-    days.forEach((d, i) => {
-        let y = h;
-        series.forEach((s, k) => {
-            const n = s.counts[i];
-            if (!n)
-                return;
-            const bh = Math.max(1, Math.round(n / max * (h - 10)));
-            y -= bh;
-            const r = document.createElementNS(ns, 'rect');
-            r.setAttribute('x', 5 + i * (bw + 1));
-            r.setAttribute('y', y);
-            r.setAttribute('width', bw);
-            r.setAttribute('height', bh);
-            r.setAttribute('fill', COLORS[k % COLORS.length]);
-            r.setAttribute('data-day', d);
-            r.setAttribute('data-series', s.label);
-            r.setAttribute('data-count', n);
-            const t = document.createElementNS(ns, 'title');
-            t.textContent = d + ' ' + s.label + ': ' + n;
-            r.append(t);
-            svg.append(r);
-        });
+function stacked(id, days, series) {
+  const w = 720, h = 140;
+  const svg = svgBox('chart stacked', w, h);
+  svg.setAttribute('id', id);
+  const totals = days.map((_, i) => series.reduce((a, s) => a + s.counts[i], 0));
+  const max = Math.max(1, ...totals);
+  const bw = Math.max(2, Math.floor((w - 10) / days.length) - 1);
+  days.forEach((d, i) => {
+    let y = h;
+    series.forEach((s, k) => {
+      const n = s.counts[i];
+      if (!n)
+        return;
+      const bh = Math.max(1, Math.round(n / max * (h - 10)));
+      y -= bh;
+      svgBar(svg, 5 + i * (bw + 1), y, bw, bh, d + ' ' + s.label + ': ' + n,
+        {fill: COLORS[k % COLORS.length], 'data-day': d, 'data-series': s.label, 'data-count': n});
     });
-    const label = document.createElementNS(ns, 'text');
-    label.setAttribute('x', 5);
-    label.setAttribute('y', h + 15);
-    label.setAttribute('font-size', '11');
-    label.textContent = days[0] + ' – ' + days[days.length - 1] + ' (at most ' + max + ' a day)';
-    svg.append(label);
-    return svg;
+  });
+  svgCaption(svg, h, days[0] + ' – ' + days[days.length - 1] + ' (at most ' + max + ' a day)');
+  return svg;
 }
 
-function legend(id, name, series)
-{
-    const t = table(
-        [ '', name, 'Crashes#' ],
-        series.map(
-            (s, k) => [el('span', {class : 'swatch', 'data-color' : COLORS[k % COLORS.length]}),
-                       s.label, num(s.total)]));
-    t.id = id;
-    t.className = 'legend';
-    // Colours through the DOM, not a style attribute: the CSP allows no
-    // inline style.
-    t.querySelectorAll('.swatch').forEach((e) => { e.style.background = e.dataset.color; });
-    return t;
+function legend(id, name, series) {
+  const t = table(['', name, 'Crashes#'], series.map((s, k) => [
+    el('span', {class: 'swatch', 'data-color': COLORS[k % COLORS.length]}), s.label,
+    num(s.total)]));
+  t.id = id;
+  t.className = 'legend';
+  // Colours through the DOM, not a style attribute: the CSP allows no
+  // inline style.
+  t.querySelectorAll('.swatch').forEach((e) => { e.style.background = e.dataset.color; });
+  return t;
 }
 
-async function trends(view, params)
-{
-    const q = new URLSearchParams();
-    if (params.get('app'))
-        q.set('app', params.get('app'));
-    const days = [ '7', '30', '90' ].includes(params.get('days')) ? params.get('days') : '30';
-    q.set('days', days);
-    const t = await api('/api/v1/trends?' + q);
-    const app = el('select', {id : 't-app'}, el('option', {value : ''}, 'all applications'),
-                   ...(t.apps || []).map((a) => el('option', {value : a}, a)));
-    app.value = params.get('app') || '';
-    const span =
-        el('select', {id : 't-days'},
-           ...['7', '30', '90'].map((d) => el('option', {value : d}, 'last ' + d + ' days')));
-    span.value = days;
-    const go = () => {
-        const p = new URLSearchParams();
-        if (app.value)
-            p.set('app', app.value);
-        p.set('days', span.value);
-        location.hash = '#/trends?' + p;
-    };
-    app.addEventListener('change', go);
-    span.addEventListener('change', go);
-    const total = t.crashes.reduce((a, b) => a + b, 0);
-    const label = (key) => (s) => ({
-        label : s.other ? 'other' : (s[key] === null ? 'unknown' : s[key]),
-        total : s.total,
-        counts : s.counts
-    });
-    const versions = t.versions.map(label('version'));
-    const oses = t.os.map(label('os'));
-    view.append(
-        el('h1', {}, 'Trends'), el('div', {class : 'filters'}, app, span),
-        el('div', {class : 'stats'},
-           el('div', {}, el('span', {}, 'crashes'), el('b', {id : 't-total'}, total)),
-           el('div', {}, el('span', {}, 'installations on the worst day'),
-              el('b', {id : 't-installs'}, Math.max(0, ...t.installations))),
-           el('div', {}, el('span', {}, 'versions'), el('b', {}, t.versions.length))),
-        el('h2', {}, 'Crashes per day, by version'), stacked('t-versions', t.days, versions),
-        legend('t-version-legend', 'Version', versions),
-        el('h2', {}, 'Crashes per day, by operating system'), stacked('t-os', t.days, oses),
-        legend('t-os-legend', 'OS', oses), el('h2', {}, 'Installations that crashed, per day'),
-        stacked('t-inst', t.days,
-                [ {label : 'installations', total : 0, counts : t.installations} ]));
+async function trends(view, params) {
+  const q = new URLSearchParams();
+  if (params.get('app')) q.set('app', params.get('app'));
+  const days = ['7', '30', '90'].includes(params.get('days')) ? params.get('days') : '30';
+  q.set('days', days);
+  const t = await api('/api/v1/trends?' + q);
+  const app = el('select', {id: 't-app'}, el('option', {value: ''}, 'all applications'),
+    ...(t.apps || []).map((a) => el('option', {value: a}, a)));
+  app.value = params.get('app') || '';
+  const span = el('select', {id: 't-days'}, ...['7', '30', '90'].map(
+    (d) => el('option', {value: d}, 'last ' + d + ' days')));
+  span.value = days;
+  const go = () => {
+    const p = new URLSearchParams();
+    if (app.value) p.set('app', app.value);
+    p.set('days', span.value);
+    location.hash = '#/trends?' + p;
+  };
+  app.addEventListener('change', go);
+  span.addEventListener('change', go);
+  const total = t.crashes.reduce((a, b) => a + b, 0);
+  const label = (key) => (s) => ({label: s.other ? 'other' : (s[key] === null ? 'unknown' : s[key]),
+    total: s.total, counts: s.counts});
+  const versions = t.versions.map(label('version'));
+  const oses = t.os.map(label('os'));
+  view.append(el('h1', {}, 'Trends'), el('div', {class: 'filters'}, app, span),
+    el('div', {class: 'stats'},
+      el('div', {}, el('span', {}, 'crashes'), el('b', {id: 't-total'}, total)),
+      el('div', {}, el('span', {}, 'installations on the worst day'),
+        el('b', {id: 't-installs'}, Math.max(0, ...t.installations))),
+      el('div', {}, el('span', {}, 'versions'), el('b', {}, t.versions.length))),
+    el('h2', {}, 'Crashes per day, by version'),
+    stacked('t-versions', t.days, versions), legend('t-version-legend', 'Version', versions),
+    el('h2', {}, 'Crashes per day, by operating system'),
+    stacked('t-os', t.days, oses), legend('t-os-legend', 'OS', oses),
+    el('h2', {}, 'Installations that crashed, per day'),
+    stacked('t-inst', t.days, [{label: 'installations', total: 0, counts: t.installations}]));
 }
 
 async function symbols(view) {
@@ -376,7 +353,7 @@ async function route() {
     else if (parts[0] === 'symbols')
       await symbols(view);
     else if (parts[0] === 'trends')
-        await trends(view, params);
+      await trends(view, params);
     else
       await groups(view, params);
   } catch (e) {
