@@ -123,21 +123,21 @@ try {
 
   // 8. Process it again from its page (the server answers "queued").
   await page.click('#reprocess');
-  await page.waitForFunction(() => document.getElementById('reprocess-result').textContent.trim() !== '');
+  await page.waitForFunction(() => (document.getElementById('reprocess-result')?.textContent || '').trim() !== '');
   check((await page.textContent('#reprocess-result')).trim() === 'queued',
         'reprocess: ' + await page.textContent('#reprocess-result'));
 
   // 9. Paging: one group a page, forward and back.
   await page.goto(url + '/#/?limit=1');
   await page.waitForFunction(() => document.querySelectorAll('.group-link').length === 1 &&
-    document.getElementById('group-total').textContent === 'groups 1–1');
+    document.getElementById('group-total')?.textContent === 'groups 1–1');
   check(await page.locator('#prev').count() === 0, 'a previous link on the first page');
   await page.click('#next');
-  await page.waitForFunction(() => document.getElementById('group-total').textContent === 'groups 2–2');
+  await page.waitForFunction(() => document.getElementById('group-total')?.textContent === 'groups 2–2');
   check(await page.textContent('.group-link') === want[1].signature,
         'page 2 shows ' + await page.textContent('.group-link') + ', want ' + want[1].signature);
   await page.click('#prev');
-  await page.waitForFunction(() => document.getElementById('group-total').textContent === 'groups 1–1');
+  await page.waitForFunction(() => document.getElementById('group-total')?.textContent === 'groups 1–1');
   check(await page.textContent('.group-link') === want[0].signature, 'back on page 1, another group');
 
   // 10. Trends: crashes per day by version and OS, installations, for
@@ -145,6 +145,10 @@ try {
   const trendsMatch = async (app) => {
     const t = await api('/api/v1/trends?days=30' + (app ? '&app=' + encodeURIComponent(app) : ''));
     const total = t.crashes.reduce((a, b) => a + b, 0);
+    // The page for this app (not the one before it, still shown while the
+    // new one loads).
+    await page.waitForFunction((a) => location.hash.includes(a ? 'app=' + encodeURIComponent(a) : 'trends') &&
+      document.getElementById('t-app')?.value === (a || '') && document.getElementById('t-total'), app);
     check(await page.textContent('#t-total') === String(total),
           `trends ${app || 'all'}: total ${await page.textContent('#t-total')}, want ${total}`);
     for (const [svg, list, key] of [['#t-versions', t.versions, 'version'], ['#t-os', t.os, 'os']]) {
@@ -177,9 +181,9 @@ try {
   check(await page.evaluate(() => window.__pwned === undefined), 'the trends page ran script');
   await page.screenshot({ path: shots + '/trends.png', fullPage: true });
   await page.selectOption('#t-app', 'demo');
+  // The old page's selector says demo at once; the new page has its total.
   await page.waitForFunction(() => location.hash.includes('app=demo'));
-  await page.waitForFunction(() => document.getElementById('t-total') &&
-    document.getElementById('t-app').value === 'demo');
+  await page.waitForFunction(() => document.getElementById('t-total')?.textContent === '4');
   const demo = await trendsMatch('demo');
   check(demo.crashes.reduce((a, b) => a + b, 0) === 4, 'demo has 4 crashes');
 
