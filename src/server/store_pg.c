@@ -295,7 +295,7 @@ static const char *p_prepared(pconn *c, const char *sql, int n, char name[16])
             break;
     if (i < c->nprep) {
         if (c->prep[i].text && !strcmp(c->prep[i].text, sql)) {
-            snprintf(name, 16, "fl%zu", i);
+            snprintf(name, 16, "fl%u", (unsigned)i);
             return name;
         }
         free(c->prep[i].text); /* a buffer with another text now: never again */
@@ -304,7 +304,7 @@ static const char *p_prepared(pconn *c, const char *sql, int n, char name[16])
     }
     if (c->nprep == P_PREPARED || !(c->prep[i].text = strdup(sql)))
         return NULL;
-    snprintf(name, 16, "fl%zu", i);
+    snprintf(name, 16, "fl%u", (unsigned)i);
     PGresult *r = PQprepare(c->db, name, sql, n, NULL);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
