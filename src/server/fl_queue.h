@@ -45,6 +45,8 @@ struct fl_queue {
      * (the embedded queue keeps its tasks in the store's database); false:
      * the caller enqueues/acks after its commit. */
     bool in_store_txn;
+    /* c: the caller's store connection, through which a queue inside the
+     * store writes; a queue outside it (in_store_txn false) takes NULL. */
     int (*enqueue)(fl_queue *q, fl_store_conn *c, const char *crash_id);
     /* The same for n crashes, in as few stored tasks as the engine likes. */
     int (*enqueue_many)(fl_queue *q, fl_store_conn *c, const char *const *crash_ids, size_t n);

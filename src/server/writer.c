@@ -42,7 +42,100 @@ struct fl_writer {
     const char **ids;       /* the new ones' refs, for their tasks */
     size_t batch_cap;
     unsigned republish_after; /* seconds; see sweep() */
+
+    /* The publisher (a queue outside the store): the tasks of committed
+     * reports, published off the writer's thread (see publisher_main).
+     * Under mu. */
+    bool pub_on, pub_stop;
+    pthread_t pub_th;
+    pthread_cond_t pub_cv;
+    char **topub, **pubdone; /* to publish; published, to record */
+    size_t ntopub, topub_cap, npubdone, pubdone_cap;
 };
+
+/* Appends n copies of ids to *arr (count *n, capacity *cap); under mu.
+ * A copy that cannot be made is left out: the sweep publishes it. */
+static void push_ids(char ***arr, size_t *n, size_t *cap, const char *const *ids, size_t k)
+{
+    if (*n + k > *cap) {
+        size_t nc = *cap ? *cap : 256;
+        while (nc < *n + k)
+            nc *= 2;
+        char **na = realloc(*arr, nc * sizeof *na);
+        if (!na)
+            return;
+        *arr = na;
+        *cap = nc;
+    }
+    for (size_t i = 0; i < k; i++)
+        if (((*arr)[*n] = strdup(ids[i])))
+            (*n)++;
+}
+
+static void free_ids(char **ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+/* The publisher thread.  With a broker, a report is durable -- and
+ * answered 200 -- once its transaction commits; waiting for the broker's
+ * confirm of its task on the writer's thread as well held every answer
+ * and the next batch for that round trip (ingest at 0.21 of the embedded
+ * default).  Here the tasks of one commit are published while the writer
+ * commits the next; the ids the broker confirmed go back to the writer,
+ * which records them (store->published) on its own connection.  A task
+ * this thread could not publish -- broker away, server stopped first -- is
+ * the sweep's. */
+static void *publisher_main(void *arg)
+{
+    fl_writer *w = arg;
+    pthread_setname_np(pthread_self(), "fl-publish");
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->ntopub && !w->pub_stop)
+            pthread_cond_wait(&w->pub_cv, &w->mu);
+        if (!w->ntopub)
+            break;
+        char **ids = w->topub;
+        size_t n = w->ntopub;
+        w->topub = NULL;
+        w->ntopub = w->topub_cap = 0;
+        pthread_mutex_unlock(&w->mu);
+        bool ok = !w->queue->enqueue_many(w->queue, NULL, (const char *const *)ids, n);
+        pthread_mutex_lock(&w->mu);
+        if (ok) {
+            push_ids(&w->pubdone, &w->npubdone, &w->pubdone_cap, (const char *const *)ids, n);
+            FL_M_ADD(w->m->backlog, (int64_t)n);
+        } else {
+            FL_M_ADD(w->m->publish_failed, n);
+        }
+        free_ids(ids, n);
+        if (ok && w->notify) {
+            pthread_mutex_unlock(&w->mu);
+            w->notify(w->notify_arg);
+            pthread_mutex_lock(&w->mu);
+        }
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* What the publisher got confirmed, recorded in the store (writer's
+ * thread; the PostgreSQL store writes it with the next transaction). */
+static void record_published(fl_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    char **ids = w->pubdone;
+    size_t n = w->npubdone;
+    w->pubdone = NULL;
+    w->npubdone = w->pubdone_cap = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (n && w->store->published)
+        w->store->published(w->conn, (const char *const *)ids, n);
+    free_ids(ids, n);
+}
 
 int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n)
 {
@@ -108,14 +201,14 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
         goto fail;
     fl_health_ok(&w->m->health, FL_HEALTH_INGEST);
     if (!w->queue->in_store_txn && nnew) {
-        /* A store and a queue that do not share transactions: publish after
-         * the commit.  A report whose task did not reach the queue (a
-         * crash in between, a broker away) is published by the sweep
-         * (writer_main). */
-        if (!fl_queue_publish(w->queue, c, w->ids, nnew))
-            *added = (int64_t)nnew;
-        else
-            FL_M_ADD(w->m->publish_failed, nnew);
+        /* A store and a queue that do not share transactions: the
+         * publisher publishes after the commit (and counts them).  A report
+         * whose task does not reach the queue (a crash in between, a broker
+         * away) is published by the sweep (writer_main). */
+        pthread_mutex_lock(&w->mu);
+        push_ids(&w->topub, &w->ntopub, &w->topub_cap, w->ids, nnew);
+        pthread_cond_signal(&w->pub_cv);
+        pthread_mutex_unlock(&w->mu);
     }
     return 0;
 fail:
@@ -153,6 +246,7 @@ static void *writer_main(void *arg)
     if (every == 0)
         every = 1;
     for (;;) {
+        record_published(w);
         if (sweeps && fl_mono_ns() >= next_sweep) {
             sweep(w);
             next_sweep = fl_mono_ns() + every * 1000000000ull;
@@ -197,6 +291,16 @@ static void *writer_main(void *arg)
         if (rc == 0 && added && w->notify)
             w->notify(w->notify_arg);
     }
+    if (w->pub_on) {
+        /* Publish what was committed, then record it. */
+        pthread_mutex_lock(&w->mu);
+        w->pub_stop = true;
+        pthread_cond_signal(&w->pub_cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->pub_th, NULL);
+        w->pub_on = false;
+        record_published(w);
+    }
     return NULL;
 }
 
@@ -218,9 +322,17 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
     w->notify_arg = notify_arg;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->pub_cv, NULL);
     if (!(w->conn = s->connect(s))) {
         snprintf(err, errlen, "writer: cannot connect to the store");
         goto fail;
+    }
+    if (!q->in_store_txn) {
+        if (pthread_create(&w->pub_th, NULL, publisher_main, w)) {
+            snprintf(err, errlen, "writer: cannot start the publisher");
+            goto fail;
+        }
+        w->pub_on = true;
     }
     if (pthread_create(&w->th, NULL, writer_main, w)) {
         snprintf(err, errlen, "writer: cannot start its thread");
@@ -228,9 +340,17 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
     }
     return w;
 fail:
+    if (w->pub_on) {
+        pthread_mutex_lock(&w->mu);
+        w->pub_stop = true;
+        pthread_cond_signal(&w->pub_cv);
+        pthread_mutex_unlock(&w->mu);
+        pthread_join(w->pub_th, NULL);
+    }
     s->disconnect(w->conn);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->pub_cv);
     free(w);
     return NULL;
 }
@@ -257,6 +377,9 @@ void fl_writer_free(fl_writer *w)
     w->store->disconnect(w->conn);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->pub_cv);
+    free_ids(w->topub, w->ntopub);
+    free_ids(w->pubdone, w->npubdone);
     free(w->batch);
     free(w->ids);
     free(w);
