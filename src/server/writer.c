@@ -122,6 +122,19 @@ static void *publisher_main(void *arg)
     return NULL;
 }
 
+/* Lets the publisher publish what it holds, and joins it. */
+static void publisher_stop(fl_writer *w)
+{
+    if (!w->pub_on)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->pub_stop = true;
+    pthread_cond_signal(&w->pub_cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->pub_th, NULL);
+    w->pub_on = false;
+}
+
 /* What the publisher got confirmed, recorded in the store (writer's
  * thread; the PostgreSQL store writes it with the next transaction). */
 static void record_published(fl_writer *w)
@@ -291,16 +304,9 @@ static void *writer_main(void *arg)
         if (rc == 0 && added && w->notify)
             w->notify(w->notify_arg);
     }
-    if (w->pub_on) {
-        /* Publish what was committed, then record it. */
-        pthread_mutex_lock(&w->mu);
-        w->pub_stop = true;
-        pthread_cond_signal(&w->pub_cv);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->pub_th, NULL);
-        w->pub_on = false;
-        record_published(w);
-    }
+    /* Publish what was committed, then record it. */
+    publisher_stop(w);
+    record_published(w);
     return NULL;
 }
 
@@ -340,13 +346,7 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
     }
     return w;
 fail:
-    if (w->pub_on) {
-        pthread_mutex_lock(&w->mu);
-        w->pub_stop = true;
-        pthread_cond_signal(&w->pub_cv);
-        pthread_mutex_unlock(&w->mu);
-        pthread_join(w->pub_th, NULL);
-    }
+    publisher_stop(w);
     s->disconnect(w->conn);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
