@@ -53,6 +53,10 @@ struct fl_writer {
     size_t ntopub, topub_cap, npubdone, pubdone_cap;
 };
 
+/* Tasks waiting for the publisher at most (~50 bytes each): beyond, a
+ * stuck broker leaves them to the sweep rather than to memory. */
+#define PUBLISH_MAX 1000000
+
 /* Appends n copies of ids to *arr (count *n, capacity *cap); under mu.
  * A copy that cannot be made is left out: the sweep publishes it. */
 static void push_ids(char ***arr, size_t *n, size_t *cap, const char *const *ids, size_t k)
@@ -219,7 +223,10 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
          * whose task does not reach the queue (a crash in between, a broker
          * away) is published by the sweep (writer_main). */
         pthread_mutex_lock(&w->mu);
-        push_ids(&w->topub, &w->ntopub, &w->topub_cap, w->ids, nnew);
+        if (w->ntopub < PUBLISH_MAX)
+            push_ids(&w->topub, &w->ntopub, &w->topub_cap, w->ids, nnew);
+        else /* a broker that stopped reading (an alarm): the sweep's */
+            FL_M_ADD(w->m->publish_failed, nnew);
         pthread_cond_signal(&w->pub_cv);
         pthread_mutex_unlock(&w->mu);
     }
