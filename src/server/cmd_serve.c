@@ -363,8 +363,11 @@ int fl_cmd_serve(int argc, char **argv)
     bool pg = o.db && (!strncmp(o.db, "postgres://", 11) || !strncmp(o.db, "postgresql://", 13));
     bool amqp = o.queue && !strncmp(o.queue, "amqp://", 7);
     if (o.queue && !amqp && strcmp(o.queue, "embedded")) {
-        fprintf(stderr, "faultline serve: --queue %s: unknown queue (embedded, or amqp://...)\n",
-                o.queue);
+        /* The scheme only: the rest of a URL may hold a password. */
+        const char *sep = strstr(o.queue, "://");
+        fprintf(stderr,
+                "faultline serve: --queue %.*s%s: unknown queue (embedded, or amqp://...)\n",
+                sep ? (int)(sep - o.queue) : 40, o.queue, sep ? "://..." : "");
         return 2;
     }
     /* The embedded queue is a table of the SQLite database, written in the

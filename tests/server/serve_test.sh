@@ -744,8 +744,9 @@ cli)
   [ $rc = 2 ] && grep -q 'needs --queue amqp://' "$work/e" || fail "postgres: rc $rc $(cat "$work/e")"
   "$FL" serve --data "$work/d" --queue amqp://localhost >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 2 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqp: rc $rc $(cat "$work/e")"
-  "$FL" serve --data "$work/d" --queue kafka://localhost >/dev/null 2>"$work/e"; rc=$?
-  [ $rc = 2 ] && grep -q 'unknown queue' "$work/e" || fail "kafka: rc $rc $(cat "$work/e")"
+  "$FL" serve --data "$work/d" --queue amqps://u:secret@localhost >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 2 ] && grep -q 'amqps://\.\.\.: unknown queue' "$work/e" && ! grep -q secret "$work/e" ||
+    fail "amqps: rc $rc $(cat "$work/e")"
   FAULTLINE_DB=postgres://localhost/x "$FL" serve --data "$work/d" >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 2 ] && grep -q 'needs --queue amqp://' "$work/e" || fail "FAULTLINE_DB: rc $rc $(cat "$work/e")"
   "$FL" serve --bogus >/dev/null 2>&1 && fail "unknown option accepted"
