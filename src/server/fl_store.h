@@ -215,8 +215,8 @@ struct fl_store {
      * server stopped in between (or a broker away) must not leave a report
      * that nobody will ever process. */
     /* The tasks of these refs (crash ids) were accepted by the queue.
-     * Outside a transaction; losing this write costs a duplicate task at
-     * most (apply() counts a crash once). */
+     * In the caller's transaction or on its own; losing this write costs a
+     * duplicate task at most (apply() counts a crash once). */
     int (*published)(fl_store_conn *c, const char *const *refs, size_t n);
     /* Refs of reports waiting for processing (stored, or marked for
      * re-processing by requeue()/symbols_arrived()) for at least min_age_s

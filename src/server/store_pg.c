@@ -177,8 +177,6 @@ typedef struct pconn {
     p_prep prep[P_PREPARED];
     size_t nprep;
     bool symlock; /* this transaction holds symbols in SHARE mode */
-    char **pubq;  /* published() ids not written yet (see p_published) */
-    size_t npub, pub_cap;
     trend_inc *trend;
     size_t ntrend, trend_cap;
     char err[512];
@@ -474,20 +472,14 @@ static fl_store_conn *p_connect(fl_store *st)
 }
 
 static void trend_clear(pconn *c);
-static int pub_flush(pconn *c);
-static void pub_clear(pconn *c);
 
 static void p_disconnect(fl_store_conn *pc)
 {
     if (!pc)
         return;
     pconn *c = (pconn *)pc;
-    if (!c->txn)
-        pub_flush(c); /* best effort: else the sweep publishes them again */
     PQfinish(c->db);
     p_prep_clear(c);
-    pub_clear(c);
-    free(c->pubq);
     trend_clear(c);
     free(c->trend);
     free(c);
@@ -606,9 +598,6 @@ static int p_begin(fl_store_conn *pc)
     if (p_run(c, "BEGIN", NULL))
         return -1;
     c->txn = true;
-    /* A failure here fails the caller's transaction like any statement. */
-    if (pub_flush(c))
-        return -1;
     return 0;
 }
 
@@ -1682,47 +1671,14 @@ static int p_stats(fl_store_conn *pc, fl_store_stats *out)
 
 /* ---- for the broker's queue */
 
-/* published() is deferred: the ids wait in the connection until its next
- * transaction (the writer's next batch), which records them on the side,
- * or until the next unpublished() (the sweep), which must see them.
- * Marked at once, they cost a transaction -- a flush of the log to disk --
- * of their own per batch, which took as long as storing the batch; and
- * losing them costs nothing but a duplicate task after --republish-after
- * seconds. */
+/* In the caller's transaction, or on its own.  The ingest writer records
+ * a batch's published tasks in its next batch's transaction (writer.c),
+ * which costs no flush of the log of its own. */
 static int p_published(fl_store_conn *pc, const char *const *refs, size_t n)
 {
     pconn *c = (pconn *)pc;
-    if (c->npub + n > c->pub_cap) {
-        size_t nc = c->pub_cap ? c->pub_cap : 256;
-        while (nc < c->npub + n)
-            nc *= 2;
-        char **np = realloc(c->pubq, nc * sizeof *np);
-        if (!np) {
-            p_seterr(c, "out of memory");
-            return -1;
-        }
-        c->pubq = np;
-        c->pub_cap = nc;
-    }
-    for (size_t i = 0; i < n; i++)
-        if ((c->pubq[c->npub] = strdup(refs[i])))
-            c->npub++;
-    return 0;
-}
-
-static void pub_clear(pconn *c)
-{
-    for (size_t i = 0; i < c->npub; i++)
-        free(c->pubq[i]);
-    c->npub = 0;
-}
-
-static int pub_flush(pconn *c)
-{
-    if (c->npub == 0)
+    if (n == 0)
         return 0;
-    const char *const *refs = (const char *const *)c->pubq;
-    size_t n = c->npub;
     int rc = 0;
     size_t cap = 160 + IN_IDS * 8;
     char *sql = malloc(cap);
@@ -1737,7 +1693,7 @@ static int pub_flush(pconn *c)
          * commit) is left as it is -- it leaves the waiting reports anyway,
          * so the sweep never sees it -- and this never waits for a worker,
          * which may be waiting for rows this transaction holds (a
-         * deadlock, when the writer's next batch records these). */
+         * deadlock, when the writer's batch records these). */
         p_cat(
             sql, cap, &at,
             "UPDATE crashes SET published=true WHERE id IN (SELECT id FROM crashes WHERE id IN (");
@@ -1749,8 +1705,7 @@ static int pub_flush(pconn *c)
         PQclear(r);
     }
     free(sql);
-    pub_clear(c); /* written, or failed: the sweep publishes those again */
-    return rc;
+    return rc; /* failed: the sweep publishes those again */
 }
 
 static int p_unpublished(fl_store_conn *pc, int64_t min_age_s, size_t max, char ***refs, size_t *n)
@@ -1758,8 +1713,6 @@ static int p_unpublished(fl_store_conn *pc, int64_t min_age_s, size_t max, char 
     pconn *c = (pconn *)pc;
     *refs = NULL;
     *n = 0;
-    if (!c->txn && pub_flush(c))
-        return -1;
     p_args a = {0};
     p_int(&a, min_age_s);
     p_int(&a, max > INT64_MAX ? INT64_MAX : (int64_t)max);

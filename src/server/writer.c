@@ -140,7 +140,9 @@ static void publisher_stop(fl_writer *w)
 }
 
 /* What the publisher got confirmed, recorded in the store (writer's
- * thread; the PostgreSQL store writes it with the next transaction). */
+ * thread): in the next batch's transaction, where it costs no flush of the
+ * log of its own, or before a sweep, which must see it.  Lost (a batch
+ * that fails), it costs a duplicate task after --republish-after. */
 static void record_published(fl_writer *w)
 {
     pthread_mutex_lock(&w->mu);
@@ -201,6 +203,8 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
             w->batch[n++] = &r->items[i];
     if (s->begin(c))
         goto fail;
+    if (w->pub_on)
+        record_published(w);
     if (s->insert_crashes(c, w->batch, n))
         goto fail;
     size_t nnew = 0;
@@ -246,6 +250,7 @@ fail:
 
 static void sweep(fl_writer *w)
 {
+    record_published(w);
     long n = fl_queue_sweep(w->queue, w->conn, w->republish_after);
     if (n > 0) {
         FL_M_ADD(w->m->republished, (uint64_t)n);
@@ -266,7 +271,6 @@ static void *writer_main(void *arg)
     if (every == 0)
         every = 1;
     for (;;) {
-        record_published(w);
         if (sweeps && fl_mono_ns() >= next_sweep) {
             sweep(w);
             next_sweep = fl_mono_ns() + every * 1000000000ull;
