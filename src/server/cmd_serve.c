@@ -48,9 +48,10 @@ static void usage(FILE *f)
             "                       postgres://USER@HOST:PORT/DB to share one store between\n"
             "                       servers (default $FAULTLINE_DB; password: PGPASSWORD or\n"
             "                       ~/.pgpass rather than the command line)\n"
-            "  --queue URL          task queue: embedded (default; the SQLite store only), or\n"
-            "                       amqp://USER:PASS@HOST:PORT/VHOST for RabbitMQ (with\n"
-            "                       --db postgres://...; default $FAULTLINE_QUEUE)\n"
+            "  --queue URL          task queue: embedded (default: a table of the store,\n"
+            "                       SQLite's or PostgreSQL's), or amqp://USER:PASS@HOST:PORT/\n"
+            "                       VHOST for RabbitMQ (with --db postgres://...; default\n"
+            "                       $FAULTLINE_QUEUE)\n"
             "  --role ROLE          all (default), api (HTTP only) or worker (processing only)\n"
             "  --workers N          processing threads (default 2)\n"
             "  --http-threads N     HTTP threads (default 2)\n"
@@ -370,15 +371,10 @@ int fl_cmd_serve(int argc, char **argv)
                 sep ? (int)(sep - o.queue) : 40, o.queue, sep ? "://..." : "");
         return 2;
     }
-    /* The embedded queue is a table of the SQLite database, written in the
-     * transactions that store the reports; RabbitMQ needs a store that
-     * remembers which tasks reached it (published(), queue.c), and a
-     * SQLite file is one machine's anyway. */
-    if (pg && !amqp) {
-        fprintf(stderr, "faultline serve: --db postgres://... needs --queue amqp://... (the "
-                        "embedded queue lives in the SQLite database)\n");
-        return 2;
-    }
+    /* The embedded queue is a table of the store's database (SQLite's or
+     * PostgreSQL's), written in the transactions that store the reports;
+     * RabbitMQ needs a store that remembers which tasks reached it
+     * (published(), queue.c), and a SQLite file is one machine's anyway. */
     if (amqp && !pg) {
         fprintf(stderr, "faultline serve: --queue amqp://... needs --db postgres://... (with "
                         "SQLite, the embedded queue is the durable one)\n");
@@ -462,8 +458,13 @@ int fl_cmd_serve(int argc, char **argv)
     snprintf(dicache, sizeof dicache, "%s/debuginfod-cache", o.data);
 
     if (pg) {
-        if (!(store = fl_store_pg_open(o.db, err, sizeof err)) ||
-            !(queue = fl_queue_amqp_new(o.queue, err, sizeof err)))
+        if (!(store = fl_store_pg_open(o.db, err, sizeof err)))
+            goto out;
+        if (amqp)
+            queue = fl_queue_amqp_new(o.queue, err, sizeof err);
+        else if (!(queue = fl_queue_pg_new()))
+            snprintf(err, sizeof err, "out of memory");
+        if (!queue)
             goto out;
     } else {
         if (!(store = fl_store_sqlite_open(dbpath, err, sizeof err)))

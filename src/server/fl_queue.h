@@ -1,6 +1,7 @@
 /*
  * fl_queue.h - the task queue between ingest and the workers, behind a
- * small interface: one file per engine (queue_embedded.c, the default; queue_amqp.c,
+ * small interface: one file per engine (queue_embedded.c, the default, in
+ * the SQLite store; queue_pg.c, in the PostgreSQL store; queue_amqp.c,
  * RabbitMQ).
  *
  * Delivery is at-least-once: a claimed task carries a lease; a worker that
@@ -88,6 +89,12 @@ long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s);
 /* The embedded queue: a table of the SQLite store.  Needs connections of
  * fl_store_sqlite_open()'s store.  NULL on OOM. */
 fl_queue *fl_queue_embedded_new(void);
+
+/* The queue inside the PostgreSQL store (queue_pg.c): a table of its
+ * database, written in the store's transactions, claimed by many
+ * processes at once.  Needs connections of fl_store_pg_open()'s store.
+ * NULL on OOM. */
+fl_queue *fl_queue_pg_new(void);
 
 /* The RabbitMQ queue (queue_amqp.c) at url, "amqp://user:pass@host:port/vhost":
  * a durable queue, persistent messages of up to FL_QUEUE_BATCH_MAX crash

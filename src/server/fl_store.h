@@ -253,6 +253,19 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen);
  * err. */
 fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen);
 
+/* For the queue inside the PostgreSQL store (queue_pg.c), which keeps its
+ * tasks in the store's database and writes them in the store's
+ * transactions.  fl_store_pg_exec() runs sql -- a literal: it is prepared
+ * once per connection -- with n text parameters on c, inside c's
+ * transaction when one is open, and returns the result (for PQclear()),
+ * or NULL with the store's error() set; NULL too for another engine. */
+struct pg_result *fl_store_pg_exec(fl_store_conn *c, const char *sql, int n, const char *const *v);
+/* Waits up to ms for a notification on channel (an identifier of
+ * lowercase letters and '_'), LISTENing to it on c's session the first
+ * time (and again after a reconnection).  1 when one came or was already
+ * waiting, 0 when none did, -1 on error.  Outside a transaction. */
+int fl_store_pg_wait(fl_store_conn *c, const char *channel, unsigned ms);
+
 /* The SQLite handle behind a connection of the SQLite store, for the
  * embedded queue which keeps its tasks in the same database (and so in the
  * same transactions); NULL for other engines. */

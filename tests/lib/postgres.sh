@@ -3,7 +3,8 @@
 # pg_start creates a throwaway cluster in $work/pg, starts it on a free
 # loopback port (trust authentication: nothing but this machine can reach
 # it) and creates the database faultline.  Sets PGURL (a libpq URI) and
-# PGPID; pg_stop (call it from the test's cleanup) stops the server.
+# PGPID; pg_stop (call it from the test's cleanup) stops the server, and
+# pg_restart stops and starts it again on the same port.
 #
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the
 # user postgres (the Debian package creates it) and its programs run
@@ -13,6 +14,13 @@ PGURL= PGPID= PGBIN= PGDIR=
 
 pg_as() { # pg_as CMD...: CMD as the owner of the cluster
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_ctl_start() { # pg_ctl_start PORT: the cluster in $PGDIR on PORT; sets PGPID
+  pg_as "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -t 60 \
+    -o "-p $1 -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGDIR -c fsync=on" \
+    start >"$PGDIR/pg_ctl.log" 2>&1 || return 1
+  PGPID=$(head -1 "$PGDIR/data/postmaster.pid")
 }
 
 pg_start() {
@@ -37,10 +45,7 @@ pg_start() {
   for attempt in 1 2 3 4 5 6 7 8; do
     p=$((20000 + (RANDOM * 7 + attempt * 131) % 40000))
     ss -ltnH "sport = :$p" 2>/dev/null | grep -q . && continue
-    if pg_as "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -t 60 \
-         -o "-p $p -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGDIR -c fsync=on" \
-         start >"$PGDIR/pg_ctl.log" 2>&1; then
-      PGPID=$(head -1 "$PGDIR/data/postmaster.pid")
+    if pg_ctl_start "$p"; then
       pg_as "$PGBIN/createdb" -h 127.0.0.1 -p "$p" -U postgres faultline \
         >"$PGDIR/createdb.log" 2>&1 || { pg_stop; fail "createdb failed: $(cat "$PGDIR/createdb.log")"; }
       PGURL="postgres://postgres@127.0.0.1:$p/faultline"
@@ -58,4 +63,13 @@ pg_start() {
 pg_stop() {
   [ -n "$PGPID" ] && pg_as "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast -w stop >/dev/null 2>&1
   PGPID=
+}
+
+# pg_restart: the same cluster stopped and started again on its port, as
+# a database server restarts under its clients.
+pg_restart() {
+  local p=${PGURL##*:}
+  p=${p%%/*}
+  pg_stop
+  pg_ctl_start "$p" || fail "PostgreSQL did not restart: $(tail -5 "$PGDIR/log" 2>/dev/null)"
 }

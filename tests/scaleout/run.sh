@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# Scale-out end to end:  run.sh FAULTLINE FL_POST E2E_CRASHER
+# Scale-out end to end:  run.sh FAULTLINE FL_POST E2E_CRASHER [amqp|pg]
 #
-# Two API servers and two worker processes share one PostgreSQL and one
-# RabbitMQ, all real and on loopback.  Shows that
+# Two API servers and two worker processes share one PostgreSQL and, with
+# amqp (the default), one RabbitMQ, all real and on loopback; with pg the
+# queue is the store's own table (--db postgres://... alone).  Shows that
 #   - reports posted to either API server are processed by either worker
 #     and counted once, resends through the other server included;
 #   - both API servers answer the same groups;
 #   - a worker killed -9 in the middle of its work loses nothing and
-#     counts nothing twice (the broker gives its unacked tasks back);
+#     counts nothing twice (the broker gives its unacked tasks back; the
+#     table's lease expires);
 #   - an API server killed -9 in the middle of a stream: every report it
 #     answered 200 is stored and counted once;
-#   - with the broker away, reports are still accepted (stored), and their
-#     tasks are published once it is back (the sweep), so none is lost;
+#   - amqp: with the broker away, reports are still accepted (stored), and
+#     their tasks are published once it is back (the sweep), so none is
+#     lost; pg: after the database restarted, every server reconnects and
+#     reports flow again;
 #   - a debug file uploaded to an API server reaches a worker with another
 #     data directory (another machine) through the store.
 set -uo pipefail
-FL=$1 POST=$2 CRASHER=$3
+FL=$1 POST=$2 CRASHER=$3 QUEUE=${4:-amqp}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/fl-scaleout.XXXXXX)
 chmod 755 "$work" # PostgreSQL runs as postgres and keeps its cluster here
@@ -41,9 +45,16 @@ trap cleanup EXIT
 . "$here/../lib/rabbitmq.sh"
 t0=$SECONDS
 pg_start
-rmq_start
-echo "PostgreSQL at $PGURL, RabbitMQ at ${AMQP_URL%%@*}@... ($((SECONDS - t0)) s to start both)"
-ENGINES=(--db "$PGURL" --queue "$AMQP_URL")
+if [ "$QUEUE" = amqp ]; then
+  rmq_start
+  echo "PostgreSQL at $PGURL, RabbitMQ at ${AMQP_URL%%@*}@... ($((SECONDS - t0)) s to start both)"
+  ENGINES=(--db "$PGURL" --queue "$AMQP_URL")
+  QNAME=amqp
+else
+  echo "PostgreSQL at $PGURL, the queue in it ($((SECONDS - t0)) s to start)"
+  ENGINES=(--db "$PGURL")
+  QNAME=postgres
+fi
 
 # serve NAME ARGS...: a server in the background; its pid in $PID_<NAME>,
 # its port (API roles) in $PORT_<NAME>.
@@ -69,6 +80,15 @@ serve() {
   done
   fail "$name did not start"
 }
+# counted_once PORT OK_FILE TOTAL WHAT: the app's count reaches TOTAL,
+# stays there (nothing counted twice), and every id in OK_FILE (answered
+# 200) is stored.
+counted_once() {
+  "$POST" wait "$1" "$ADMIN" "$3" 120 streamapp >"$work/sum" || fail "$4: $(cat "$work/sum") of $3"
+  sleep 2
+  [ "$("$POST" sum "$1" "$ADMIN" streamapp)" = "$3" ] || fail "$4: counted twice"
+  "$POST" check "$1" "$ADMIN" "$2" >/dev/null || fail "$4: a report answered 200 is missing"
+}
 metric() { curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2}'; }
 groups_json() {
   curl -fsS -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$1/api/v1/groups?limit=200"
@@ -76,7 +96,7 @@ groups_json() {
 
 serve a --role api
 serve b --role api
-grep -q 'store postgres, queue amqp' "$work/a.out" || fail "engines not named: $(cat "$work/a.out")"
+grep -q "store postgres, queue $QNAME" "$work/a.out" || fail "engines not named: $(cat "$work/a.out")"
 serve w1 --role worker --workers 2
 serve w2 --role worker --workers 2
 
@@ -119,10 +139,11 @@ echo "worker 1 processed $p1 (dropped $d1), worker 2 $p2 (dropped $d2)"
 ok "two worker processes shared the queue"
 
 # 2. A worker killed -9 mid-work: the broker gives its unacked tasks to
-# the next worker.  A backlog first, then a worker killed while it works on it.
+# the next worker, or their lease in the table expires (5 s here, not the
+# default 60).  A backlog first, then a worker killed while it works on it.
 : >"$work/ok_c"
 "$POST" stream "$PORT_a" "$KEY" $N 8 "$work/ok_c" 13 >/dev/null
-serve w1 --role worker --workers 2
+serve w1 --role worker --workers 2 --lease 5
 base=$T
 for _ in $(seq 600); do
   s=$("$POST" sum "$PORT_a" "$ADMIN" streamapp); [ "$s" -ge $((base + 200)) ] && break; sleep 0.02
@@ -134,12 +155,8 @@ echo "worker killed with $((s - base)) of $N new crashes counted"
 serve w3 --role worker --workers 2
 C=$(sort -u "$work/ok_c" | wc -l)
 [ "$C" -ge $((N * 99 / 100)) ] || fail "ingest: only $C of $N answered 200"
-"$POST" wait "$PORT_a" "$ADMIN" $((base + C)) 120 streamapp >"$work/sum" ||
-  fail "after the kill: $(cat "$work/sum") of $((base + C))"
-sleep 2
-[ "$("$POST" sum "$PORT_b" "$ADMIN" streamapp)" = $((base + C)) ] || fail "counted twice"
-"$POST" check "$PORT_b" "$ADMIN" "$work/ok_c" >/dev/null || fail "a report answered 200 is missing"
-ok "a worker killed -9 mid-work: the broker gave its tasks to a new worker, each counted once"
+counted_once "$PORT_b" "$work/ok_c" $((base + C)) "after the kill"
+ok "a worker killed -9 mid-work: its tasks went to a new worker, each counted once"
 
 # 3. An API server killed -9 in the middle of a stream: each report it
 # answered 200 is stored and counted once.
@@ -170,20 +187,34 @@ total=$("$POST" sum "$PORT_a" "$ADMIN" streamapp)
 ok "API server killed -9 mid-stream: all $k reports it answered 200 stored and counted once"
 base=$total
 
-# 4. The broker away: reports are still accepted (they are stored), their
-# tasks published by the sweep once it is back.
-rmq_stop
-: >"$work/ok_p"
-"$POST" stream "$PORT_a" "$KEY" 300 4 "$work/ok_p" 15 >/dev/null
-P=$(sort -u "$work/ok_p" | wc -l)
-[ "$P" -ge 297 ] || fail "broker away: $P of 300 accepted"
-[ "$(metric "$PORT_a" faultline_queue_publish_failed_total)" -gt 0 ] || fail "no failed publish counted"
-[ "$(metric "$PORT_a" faultline_queue_depth)" = "$P" ] || fail "backlog while away: $(metric "$PORT_a" faultline_queue_depth)"
-rmq_start
-"$POST" wait "$PORT_a" "$ADMIN" $((base + P)) 120 streamapp >"$work/sum" ||
-  fail "broker back: $(cat "$work/sum") of $((base + P))"
-[ "$(metric "$PORT_a" faultline_queue_republished_total)" -ge "$P" ] || fail "not republished by the sweep"
-ok "broker away: $P reports accepted and stored, published by the sweep when it came back, counted once"
+# 4. amqp: the broker away: reports are still accepted (they are stored),
+# their tasks published by the sweep once it is back.  pg: the database
+# restarted: each server's connections fail once, then reconnect (and the
+# waiting workers LISTEN again), and reports flow as before.
+if [ "$QUEUE" = amqp ]; then
+  rmq_stop
+  : >"$work/ok_p"
+  "$POST" stream "$PORT_a" "$KEY" 300 4 "$work/ok_p" 15 >/dev/null
+  P=$(sort -u "$work/ok_p" | wc -l)
+  [ "$P" -ge 297 ] || fail "broker away: $P of 300 accepted"
+  [ "$(metric "$PORT_a" faultline_queue_publish_failed_total)" -gt 0 ] || fail "no failed publish counted"
+  [ "$(metric "$PORT_a" faultline_queue_depth)" = "$P" ] || fail "backlog while away: $(metric "$PORT_a" faultline_queue_depth)"
+  rmq_start
+  "$POST" wait "$PORT_a" "$ADMIN" $((base + P)) 120 streamapp >"$work/sum" ||
+    fail "broker back: $(cat "$work/sum") of $((base + P))"
+  [ "$(metric "$PORT_a" faultline_queue_republished_total)" -ge "$P" ] || fail "not republished by the sweep"
+  ok "broker away: $P reports accepted and stored, published by the sweep when it came back, counted once"
+else
+  pg_restart
+  : >"$work/ok_p"
+  # Each server's old connections are found dead by their next statement,
+  # which runs again on a new connection.
+  "$POST" stream "$PORT_a" "$KEY" 300 4 "$work/ok_p" 15 >/dev/null
+  P=$(sort -u "$work/ok_p" | wc -l)
+  [ "$P" -ge 297 ] || fail "after the restart: $P of 300 accepted"
+  counted_once "$PORT_a" "$work/ok_p" $((base + P)) "after the restart"
+  ok "PostgreSQL restarted: $P reports accepted and processed after it, counted once"
+fi
 
 # 5. Debug files through the store: a real crash, its program uploaded to
 # API server a (data in $work/a), processed by worker w3 (data in

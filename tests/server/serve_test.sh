@@ -739,16 +739,17 @@ limits)
   ;;
 cli)
   "$FL" serve --help | grep -q -- '--workers' || fail "serve --help"
-  # The scale-out engines go together (tests/scaleout runs them for real).
-  "$FL" serve --data "$work/d" --db postgres://localhost/x >/dev/null 2>"$work/e"; rc=$?
-  [ $rc = 2 ] && grep -q 'needs --queue amqp://' "$work/e" || fail "postgres: rc $rc $(cat "$work/e")"
+  # PostgreSQL alone (its own queue table) or with RabbitMQ; RabbitMQ never
+  # without it (tests/scaleout runs both for real).  Port 1: refused at once.
+  timeout 20 "$FL" serve --data "$work/d" --db postgres://nobody@127.0.0.1:1/x >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 1 ] && grep -q 'cannot connect to PostgreSQL' "$work/e" || fail "postgres: rc $rc $(cat "$work/e")"
   "$FL" serve --data "$work/d" --queue amqp://localhost >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 2 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqp: rc $rc $(cat "$work/e")"
   "$FL" serve --data "$work/d" --queue amqps://u:secret@localhost >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 2 ] && grep -q 'amqps://\.\.\.: unknown queue' "$work/e" && ! grep -q secret "$work/e" ||
     fail "amqps: rc $rc $(cat "$work/e")"
-  FAULTLINE_DB=postgres://localhost/x "$FL" serve --data "$work/d" >/dev/null 2>"$work/e"; rc=$?
-  [ $rc = 2 ] && grep -q 'needs --queue amqp://' "$work/e" || fail "FAULTLINE_DB: rc $rc $(cat "$work/e")"
+  FAULTLINE_DB=postgres://nobody@127.0.0.1:1/x timeout 20 "$FL" serve --data "$work/d" >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 1 ] && grep -q 'cannot connect to PostgreSQL' "$work/e" || fail "FAULTLINE_DB: rc $rc $(cat "$work/e")"
   "$FL" serve --bogus >/dev/null 2>&1 && fail "unknown option accepted"
   # A data directory whose database is not one: refused, with SQLite's reason.
   mkdir -p "$work/bad" && head -c 65536 /dev/urandom >"$work/bad/faultline.db"

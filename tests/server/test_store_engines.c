@@ -28,6 +28,7 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
+#include "fl_queue.h"
 #include "fl_srvutil.h"
 #include "fl_store.h"
 
@@ -1446,14 +1447,14 @@ static void test_pg_reconnect(void **st)
     char *raw = NULL;
     size_t len;
     int64_t rcv;
-    int r = FL_LOAD_UNAVAILABLE;
-    for (int i = 0; i < 50 && r == FL_LOAD_UNAVAILABLE; i++) {
-        r = e->s->load_raw(e->c, "rc1", &raw, &len, &rcv, NULL);
-        if (r == FL_LOAD_UNAVAILABLE && i == 0)
-            assert_true(strlen(e->s->error(e->c)) > 0);
-    }
-    assert_int_equal(r, 0); /* reconnected */
+    /* Ended while idle: the call that finds it dead runs again on a new
+     * connection, and the caller never sees the restart. */
+    assert_int_equal(e->s->load_raw(e->c, "rc1", &raw, &len, &rcv, NULL), 0);
     free(raw);
+    PQclear(PQexec(db, kill));
+    usleep(100 * 1000);
+    assert_int_equal(e->s->begin(e->c), 0); /* a BEGIN as well */
+    e->s->rollback(e->c);
     /* Lost inside a transaction: no half transaction on a new connection. */
     assert_int_equal(e->s->begin(e->c), 0);
     PQclear(PQexec(db, kill));
@@ -1464,6 +1465,231 @@ static void test_pg_reconnect(void **st)
     e->s->rollback(e->c);
     assert_int_equal(load(e, "rc1"), 0); /* back */
     PQfinish(db);
+}
+
+/* ---- the queue inside each store: embedded (SQLite), tasks (PostgreSQL) */
+
+static fl_queue *store_queue(const eng *e)
+{
+    fl_queue *q = is_pg(e) ? fl_queue_pg_new() : fl_queue_embedded_new();
+    assert_non_null(q);
+    assert_true(q->in_store_txn);
+    return q;
+}
+
+/* Enqueue n ids "<prefix><i>" in a transaction, committed or rolled back. */
+static void enqueue_ids(eng *e, fl_queue *q, const char *prefix, int from, int n, bool commit)
+{
+    char(*ids)[32] = calloc((size_t)n, sizeof *ids);
+    const char **p = calloc((size_t)n, sizeof *p);
+    for (int i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "%s%d", prefix, from + i);
+        p[i] = ids[i];
+    }
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(q->enqueue_many(q, e->c, p, (size_t)n), 0);
+    if (commit)
+        assert_int_equal(e->s->commit(e->c), 0);
+    else
+        e->s->rollback(e->c);
+    free(ids);
+    free(p);
+}
+
+/* Whole stored tasks per claim, in order; the last entry of each marked;
+ * the task and its count commit or roll back with the caller's
+ * transaction; release() and an expired lease give a task back with one
+ * more attempt. */
+static void test_queue_in_store(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    fl_queue *q = store_queue(e);
+    fl_task t[64];
+    size_t n = 9;
+
+    enqueue_ids(e, q, "rolled", 0, 40, false);
+    assert_int_equal(q->depth(q, e->c), 0);
+    assert_int_equal(q->claim(q, e->c, 60, 32, t, &n), 0);
+    assert_int_equal(n, 0);
+
+    /* 40 ids: stored tasks of 16, 16 and 8. */
+    enqueue_ids(e, q, "id", 0, 40, true);
+    assert_int_equal(q->depth(q, e->c), 40);
+    assert_int_equal(q->claim(q, e->c, 60, 20, t, &n), 0);
+    assert_int_equal(n, 16); /* the second task does not fit in 20 */
+    for (size_t i = 0; i < n; i++) {
+        char want[32];
+        snprintf(want, sizeof want, "id%zu", i);
+        assert_string_equal(t[i].crash_id, want);
+        assert_int_equal(t[i].last, i == 15);
+        assert_int_equal(t[i].attempts, 1);
+        assert_int_equal(t[i].id, t[0].id);
+    }
+    size_t m = 0;
+    assert_int_equal(q->claim(q, e->c, 60, 32, t + 16, &m), 0);
+    assert_int_equal(m, 24);
+    assert_int_equal(q->claim(q, e->c, 60, 32, t + 40, &n), 0);
+    assert_int_equal(n, 0); /* all leased */
+
+    /* An ack rolled back leaves the task; committed, it is gone. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    for (size_t i = 0; i < 16; i++)
+        assert_int_equal(q->ack(q, e->c, &t[i]), 0);
+    e->s->rollback(e->c);
+    assert_int_equal(q->depth(q, e->c), 40);
+    assert_int_equal(e->s->begin(e->c), 0);
+    for (size_t i = 0; i < 16; i++)
+        assert_int_equal(q->ack(q, e->c, &t[i]), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(q->depth(q, e->c), 24);
+
+    /* Released: claimed again at once, one attempt more. */
+    if (q->release) {
+        assert_int_equal(q->release(q, e->c, t + 16, 24), 0);
+        assert_int_equal(q->claim(q, e->c, 60, 64, t, &n), 0);
+        assert_int_equal(n, 24);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(t[i].attempts, 2);
+    }
+    /* A lease of 0 s has expired by the next claim. */
+    assert_int_equal(q->release_all(q, e->c), 0);
+    assert_int_equal(q->claim(q, e->c, 0, 64, t, &n), 0);
+    assert_int_equal(n, 24);
+    assert_int_equal(q->claim(q, e->c, 60, 64, t, &n), 0);
+    assert_int_equal(n, 24);
+    assert_true(t[0].attempts >= 3);
+    assert_int_equal(e->s->begin(e->c), 0);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(q->ack(q, e->c, &t[i]), 0);
+    /* A single task (a re-queue) in the same transaction. */
+    assert_int_equal(q->enqueue(q, e->c, "again"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(q->depth(q, e->c), 1);
+    assert_int_equal(q->claim(q, e->c, 60, 16, t, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].crash_id, "again");
+    assert_true(t[0].last);
+    q->close(q);
+}
+
+typedef struct qthread {
+    fl_store *s;
+    fl_queue *q;
+    int got[2000]; /* claims of each id */
+    int errors;
+} qthread;
+
+static void *qthread_main(void *arg)
+{
+    qthread *t = arg;
+    fl_store_conn *c = t->s->connect(t->s);
+    fl_task tk[32];
+    int idle = 0;
+    while (c && idle < 3) {
+        size_t n = 0;
+        if (t->q->claim(t->q, c, 600, 32, tk, &n)) {
+            t->errors++;
+            continue;
+        }
+        if (n == 0) {
+            idle++;
+            if (!t->q->claim_waits)
+                usleep(20000);
+            continue;
+        }
+        idle = 0;
+        if (t->s->begin(c)) {
+            t->errors++;
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            t->got[atoi(tk[i].crash_id + 1)]++;
+            t->q->ack(t->q, c, &tk[i]);
+        }
+        if (t->s->commit(c)) {
+            t->s->rollback(c);
+            t->errors++;
+        }
+    }
+    t->s->disconnect(c);
+    return NULL;
+}
+
+/* Four connections claiming at once: every task to exactly one of them. */
+static void test_queue_concurrent_claims(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    fl_queue *q = store_queue(e);
+    for (int b = 0; b < 2000; b += 100)
+        enqueue_ids(e, q, "c", b, 100, true);
+    enum { N = 4 };
+    pthread_t th[N];
+    qthread *t = calloc(N, sizeof *t);
+    for (int i = 0; i < N; i++) {
+        t[i].s = e->s;
+        t[i].q = q;
+        assert_int_equal(pthread_create(&th[i], NULL, qthread_main, &t[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    int busy = 0;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(t[i].errors, 0);
+        int mine = 0;
+        for (int k = 0; k < 2000; k++)
+            mine += t[i].got[k];
+        busy += mine > 0;
+    }
+    for (int k = 0; k < 2000; k++) {
+        int total = 0;
+        for (int i = 0; i < N; i++)
+            total += t[i].got[k];
+        if (total != 1)
+            fail_msg("task c%d claimed %d times", k, total);
+    }
+    assert_true(busy >= 2);
+    assert_int_equal(q->depth(q, e->c), 0);
+    free(t);
+    q->close(q);
+}
+
+/* PostgreSQL: a committed enqueue wakes a waiting claimer on another
+ * connection; a rolled-back one does not. */
+static void test_pg_queue_notify(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!is_pg(e))
+        skip();
+    fl_queue *q = store_queue(e);
+    assert_true(q->claim_waits);
+    fl_store_conn *w = e->s->connect(e->s);
+    assert_non_null(w);
+    assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 10), 0); /* LISTENs */
+    enqueue_ids(e, q, "rb", 0, 3, false);
+    assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 300), 0);
+    enqueue_ids(e, q, "n", 0, 3, true);
+    assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 10000), 1);
+    assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 10), 0); /* taken */
+    /* Another transaction, two tasks: woken again. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(q->enqueue(q, e->c, "s1"), 0);
+    assert_int_equal(q->enqueue(q, e->c, "s2"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 10000), 1);
+    assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 10), 0);
+    /* Bad channels and a connection of another engine are refused. */
+    assert_int_equal(fl_store_pg_wait(w, "x; DROP TABLE tasks", 10), -1);
+    assert_null(fl_store_pg_exec(NULL, "SELECT 1", 0, NULL));
+    size_t n = 0;
+    fl_task t[16];
+    if (q->claim(q, w, 60, 16, t, &n))
+        fail_msg("claim: %s", e->s->error(w));
+    assert_int_equal(n, 5); /* n0-n2 in one task, s1, s2 */
+    e->s->disconnect(w);
+    q->close(q);
 }
 
 /* PostgreSQL only: servers opening a new database at once all succeed
@@ -1534,6 +1760,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_same_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrency, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_in_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_concurrent_claims, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_queue_notify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_plans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_reconnect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_open_race, setup, teardown),
