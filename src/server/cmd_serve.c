@@ -246,10 +246,40 @@ static int parse_args(opts *o, int argc, char **argv)
     return 0;
 }
 
+/* Writes key into path (mode 0600): beside it first, then renamed, so
+ * that a crash (or a full disk) midway leaves no empty or partial key
+ * behind.  On failure err says why. */
+static int write_key(const char *path, const char *key, char *err, size_t errlen)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create %.300s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    size_t n = strlen(key);
+    errno = 0;
+    bool ok = write(fd, key, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
+    int wr_errno = errno ? errno : EIO;
+    if (close(fd) && ok) {
+        ok = false;
+        wr_errno = errno;
+    }
+    if (ok && rename(tmp, path)) {
+        ok = false;
+        wr_errno = errno;
+    }
+    if (!ok) {
+        snprintf(err, errlen, "cannot write %.300s: %s", path, strerror(wr_errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 /* The key named by env, else the one stored in dir/name, else a new one,
- * stored there (mode 0600).  Written beside and renamed: a crash (or a full
- * disk) midway leaves no empty or partial key behind.  On failure err says
- * why. */
+ * stored there.  On failure err says why. */
 static int get_key(const char *env, const char *dir, const char *name, char *out, size_t cap,
                    char *err, size_t errlen)
 {
@@ -258,7 +288,7 @@ static int get_key(const char *env, const char *dir, const char *name, char *out
         snprintf(out, cap, "%s", e);
         return 0;
     }
-    char path[4096], tmp[4200];
+    char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "r");
     if (f) {
@@ -278,30 +308,41 @@ static int get_key(const char *env, const char *dir, const char *name, char *out
     }
     close(fd);
     fl_hex(rnd, sizeof rnd, out);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %.300s: %s", tmp, strerror(errno));
+    return write_key(path, out, err, errlen);
+}
+
+/* With a store that several servers share (PostgreSQL), every server must
+ * answer to the same keys, or a client gets 401 from all but one: the
+ * first server to start stores its key in the database, and the others
+ * take that one (into their own data directory too, so that the file
+ * says what the server uses).  A key fixed by env is offered as well and
+ * wins for this server; one that differs from the shared key is worth a
+ * warning, since clients of the one get 401 from servers of the other. */
+static int share_key(fl_store *st, fl_store_conn *c, const char *env, const char *dir,
+                     const char *name, char *key, size_t cap, char *err, size_t errlen)
+{
+    if (!st->shared_value)
+        return 0;
+    char shared[128];
+    if (st->shared_value(c, name, key, shared, sizeof shared)) {
+        snprintf(err, errlen, "cannot share the %s through the store: %s", name, st->error(c));
         return -1;
     }
-    size_t n = strlen(out);
-    errno = 0;
-    bool ok = write(fd, out, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
-    int wr_errno = errno ? errno : EIO;
-    if (close(fd) && ok) {
-        ok = false;
-        wr_errno = errno;
+    if (!strcmp(shared, key))
+        return 0;
+    const char *e = getenv(env);
+    if (e && *e) {
+        fprintf(stderr,
+                "faultline serve: warning: %s differs from the %s that the other servers of "
+                "this database share (table settings); clients using the one get 401 from "
+                "servers using the other\n",
+                env, name);
+        return 0;
     }
-    if (ok && rename(tmp, path)) {
-        ok = false;
-        wr_errno = errno;
-    }
-    if (!ok) {
-        snprintf(err, errlen, "cannot write %.300s: %s", path, strerror(wr_errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    snprintf(key, cap, "%s", shared);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return write_key(path, key, err, errlen);
 }
 
 /* SIGHUP: the skip and prefix lists read again.  New crashes are grouped
@@ -507,6 +548,11 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(err, sizeof err, "cannot connect to the store");
         goto out;
     }
+    if (share_key(store, mc, "FAULTLINE_ADMIN_TOKEN", o.data, "admin_token", admin, sizeof admin,
+                  err, sizeof err) ||
+        share_key(store, mc, "FAULTLINE_INGEST_KEY", o.data, "ingest_key", ingest, sizeof ingest,
+                  err, sizeof err))
+        goto out;
     if (lockfd >= 0)
         queue->release_all(queue, mc);
     m.backlog = queue->depth(queue, mc);

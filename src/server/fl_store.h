@@ -238,6 +238,13 @@ struct fl_store {
      * when it copied a file, 1 when the store has none or ROOT has it,
      * -1 on error.  Outside a transaction. */
     int (*fetch_symbol)(fl_store_conn *c, const char *build_id, const char *root);
+    /* A value every server of the store shares, such as a generated key:
+     * the stored one, or candidate, stored now when none is (the first
+     * server to start sets it).  0 with the value in out, -1 on error.
+     * NULL in an engine of one machine (SQLite: the data directory holds
+     * such values).  Outside a transaction. */
+    int (*shared_value)(fl_store_conn *c, const char *name, const char *candidate, char *out,
+                        size_t cap);
 
     void (*close)(fl_store *s); /* after every connection is gone */
     void *data;
