@@ -34,6 +34,7 @@ typedef struct opts {
     const char *skip_list, *prefix_list;
     uint64_t max_symbol_file, symcache_lru, republish_after;
     bool no_remote_unwind, no_id_filter;
+    bool listen_given; /* --listen on the command line */
 } opts;
 
 static void usage(FILE *f)
@@ -52,7 +53,8 @@ static void usage(FILE *f)
             "                       SQLite's or PostgreSQL's), or amqp://USER:PASS@HOST:PORT/\n"
             "                       VHOST for RabbitMQ (with --db postgres://...; default\n"
             "                       $FAULTLINE_QUEUE)\n"
-            "  --role ROLE          all (default), api (HTTP only) or worker (processing only)\n"
+            "  --role ROLE          all (default), api (HTTP only) or worker (processing\n"
+            "                       only; with --listen it answers /healthz and /metrics)\n"
             "  --workers N          processing threads (default 2)\n"
             "  --http-threads N     HTTP threads (default 2)\n"
             "  --keyless-ingest     accept POST / without an ingest key (MojoCrash clients)\n"
@@ -137,6 +139,7 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--listen")) {
             if (parse_listen(o, TAKE))
                 return -1;
+            o->listen_given = true;
         } else if (!strcmp(a, "--data")) {
             if (!(o->data = TAKE))
                 goto missing;
@@ -567,6 +570,9 @@ int fl_cmd_serve(int argc, char **argv)
         if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))
             goto out;
     }
+    /* An IPv6 address goes in brackets in a URL. */
+    char url_host[sizeof o.host + 2];
+    snprintf(url_host, sizeof url_host, strchr(o.host, ':') ? "[%s]" : "%s", o.host);
     if (run_http) {
         if (!(writer = fl_writer_start(
                   store, queue, &m, (size_t)o.max_pending, (unsigned)o.republish_after,
@@ -604,9 +610,6 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(hc.host, sizeof hc.host, "%s", o.host);
         if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
             goto out;
-        /* An IPv6 address goes in brackets in a URL. */
-        char url_host[sizeof o.host + 2];
-        snprintf(url_host, sizeof url_host, strchr(o.host, ':') ? "[%s]" : "%s", o.host);
         printf("faultline: listening on http://%s:%u (data %s, role %s, %u workers, store %s, "
                "queue %s)\n",
                url_host, fl_http_port(http), o.data, o.role, workers ? o.workers : 0, store->engine,
@@ -620,6 +623,24 @@ int fl_cmd_serve(int argc, char **argv)
         printf("faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups\n",
                admin, url_host, fl_http_port(http));
     } else {
+        /* Only when asked: a worker beside an API server on one machine
+         * would otherwise take the API's default port. */
+        if (o.listen_given) {
+            fl_http_config hc = {.port = o.port,
+                                 .threads = 1,
+                                 .admin_token = admin,
+                                 .ingest_key = ingest,
+                                 .max_header = (size_t)o.max_header,
+                                 .timeout_s = (unsigned)o.timeout_s,
+                                 .data_dir = o.data,
+                                 .max_backlog = o.max_backlog,
+                                 .health_only = true};
+            snprintf(hc.host, sizeof hc.host, "%s", o.host);
+            if (!(http = fl_http_start(&hc, store, queue, NULL, &m, err, sizeof err)))
+                goto out;
+            printf("faultline: listening on http://%s:%u (/healthz and /metrics only)\n", url_host,
+                   fl_http_port(http));
+        }
         printf("faultline: worker running (data %s, %u workers, store %s, queue %s)\n", o.data,
                o.workers, store->engine, queue->engine);
     }

@@ -164,6 +164,8 @@ typedef struct fl_http_config {
     struct fl_srvsym *srvsym;       /* POST /api/v1/symbolicate, /symbolicate */
     uint64_t max_symbol_file;       /* largest upload -> 413 */
     const char *data_dir;           /* for /metrics: the room left on its disk */
+    /* A worker's listener: /healthz and /metrics only (no writer). */
+    bool health_only;
 } fl_http_config;
 
 fl_http *fl_http_start(const fl_http_config *c, fl_store *s, fl_queue *q, fl_writer *w,

@@ -1529,6 +1529,16 @@ static bool is_ingest_path(const char *url)
 static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const char *method)
 {
     struct MHD_Connection *c = r->conn;
+    if (h->cfg.health_only) {
+        /* A worker's listener: what a balancer and a scraper ask of it. */
+        r->kind = K_OTHER;
+        if (strcmp(url, "/healthz") && strcmp(url, "/metrics")) {
+            r->state = ST_DONE;
+            return send_error(c, 404, "not found: a worker serves /healthz and /metrics only",
+                              NULL);
+        }
+        return MHD_YES;
+    }
     if (!strcmp(method, "POST") && is_ingest_path(url)) {
         r->kind = K_INGEST;
         const char *key = ingest_key(c);

@@ -109,7 +109,7 @@ k1=$(keys k1) k2=$(keys k2)
 [ -n "$k1" ] && [ "$k1" = "$k2" ] || fail "generated keys differ between servers: '$k1' / '$k2'"
 cmp -s "$work/k1/ingest_key" "$work/k2/ingest_key" && cmp -s "$work/k1/admin_token" "$work/k2/admin_token" ||
   fail "the data directories hold different keys"
-ok "generated keys shared through the database: $(keys k1 | cut -c1-24)..."
+ok "generated keys shared through the database"
 
 serve a --role api
 serve b --role api
@@ -143,6 +143,14 @@ ok "$T crashes through two API servers, 500 resent through the other: each count
 [ "$(metric "$PORT_a" faultline_queue_depth)" = 0 ] || fail "backlog left: $(metric "$PORT_a" faultline_queue_depth)"
 # Competing consumers: both worker processes took a share, and their
 # shares add up to the crashes (plus the resends each dropped).
+# Each worker process answers /healthz and /metrics (it was given
+# --listen), and nothing else.
+m1=$(metric "$PORT_w1" faultline_crashes_processed_total) m2=$(metric "$PORT_w2" faultline_crashes_processed_total)
+[ $((m1 + m2)) = "$T" ] || fail "the workers' /metrics say $m1 + $m2 processed, not $T"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT_w1/healthz")" = 200 ] || fail "worker /healthz"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -H "X-Faultline-Key: $KEY" --data-binary x \
+  "http://127.0.0.1:$PORT_w1/api/v1/crashes")" = 404 ] || fail "a worker took a report"
+ok "workers answer /healthz and /metrics ($m1 + $m2 crashes processed), nothing else"
 p1= p2=
 for w in w1 w2; do
   pid=PID_$w; kill -TERM "${!pid}"; wait "${!pid}" || fail "$w exit status"
