@@ -38,6 +38,7 @@ typedef struct fl_store_conn fl_store_conn;
 typedef struct fl_ingest_item {
     char crash_id[FL_CRASH_ID_MAX];
     const char *app, *version; /* may be NULL */
+    const char *email;         /* what the user gave the reporter, or NULL */
     int64_t received;          /* seconds since the epoch */
     const char *raw;           /* the log as received, not compressed */
     size_t raw_len;

@@ -118,6 +118,7 @@ typedef struct part {
     char *data;
     size_t len;
     bool file;
+    bool email; /* the form field "email": not a log */
 } part;
 
 typedef struct req {
@@ -353,7 +354,10 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
             r->parts_overflow = true;
             return MHD_NO;
         }
-        r->parts[r->nparts] = (part){.data = NULL, .len = 0, .file = filename != NULL};
+        r->parts[r->nparts] = (part){.data = NULL,
+                                     .len = 0,
+                                     .file = filename != NULL,
+                                     .email = !filename && key && !strcmp(key, "email")};
         r->nparts++;
     }
     if (!r->nparts)
@@ -488,6 +492,33 @@ static enum MHD_Result reject_busy(req *r)
                   "1");
 }
 
+/* The "email" field the reporter sends (what the user typed, maybe
+ * nothing): kept with the crash when it looks like an address -- at most
+ * 254 bytes, an '@', valid UTF-8 and no control characters (it reaches
+ * JSON and the portal).  Anything else is dropped; never the report. */
+static bool email_ok(const char *s, size_t n)
+{
+    if (!s || n < 3 || n > 254 || strlen(s) != n || !memchr(s, '@', n))
+        return false;
+    for (size_t i = 0; i < n;) {
+        unsigned char b = (unsigned char)s[i];
+        if (b < 0x20 || b == 0x7f)
+            return false;
+        size_t k = b < 0x80             ? 0
+                   : (b & 0xe0) == 0xc0 ? 1
+                   : (b & 0xf0) == 0xe0 ? 2
+                   : (b & 0xf8) == 0xf0 ? 3
+                                        : 9;
+        if (k == 9 || (k == 1 && b < 0xc2) || i + k >= n)
+            return false;
+        for (size_t j = 1; j <= k; j++)
+            if (((unsigned char)s[i + j] & 0xc0) != 0x80)
+                return false;
+        i += k + 1;
+    }
+    return true;
+}
+
 static bool looks_like_log(const char *b, size_t n)
 {
     size_t i = 0;
@@ -537,7 +568,7 @@ static enum MHD_Result ingest_finish(req *r)
     }
 
     /* Which byte ranges are crash logs. */
-    const char *logs[MAX_PARTS];
+    const char *logs[MAX_PARTS], *email = NULL;
     size_t lens[MAX_PARTS], nlogs = 0;
     const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     enum MHD_Result ret;
@@ -580,11 +611,16 @@ static enum MHD_Result ingest_finish(req *r)
          * form (what the MojoCrash notes first described) the fields that
          * hold a crash log are the logs. */
         bool anyfile = false;
-        for (size_t i = 0; i < r->nparts; i++)
+        for (size_t i = 0; i < r->nparts; i++) {
             anyfile |= r->parts[i].file;
+            if (r->parts[i].email && email_ok(r->parts[i].data, r->parts[i].len))
+                email = r->parts[i].data;
+        }
         for (size_t i = 0; i < r->nparts; i++)
-            if (urlenc ? (r->parts[i].data && strstr(r->parts[i].data, "CRASHLOG_VERSION"))
-                       : (r->parts[i].file || !anyfile)) {
+            if (r->parts[i].email)
+                continue;
+            else if (urlenc ? (r->parts[i].data && strstr(r->parts[i].data, "CRASHLOG_VERSION"))
+                            : (r->parts[i].file || !anyfile)) {
                 logs[nlogs] = r->parts[i].data ? r->parts[i].data : "";
                 lens[nlogs++] = r->parts[i].len;
             }
@@ -644,6 +680,7 @@ static enum MHD_Result ingest_finish(req *r)
         }
         it->app = L->app_name;
         it->version = L->app_version;
+        it->email = email;
         it->received = now;
         it->raw_len = lens[i];
         /* Stays valid until the request completes: body, parts or decoded

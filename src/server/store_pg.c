@@ -117,7 +117,9 @@ static const char SCHEMA[] =
     "  raw_len bigint NOT NULL, state smallint NOT NULL DEFAULT 0,"
     "  resym boolean NOT NULL DEFAULT false, group_id text COLLATE \"C\", stack_hash text,"
     "  processed bytea, install_id text, published boolean NOT NULL DEFAULT false,"
-    "  waiting_since bigint DEFAULT " NOW_S ");"
+    "  waiting_since bigint DEFAULT " NOW_S ", email text);"
+    /* Databases from before e-mail addresses. */
+    "ALTER TABLE crashes ADD COLUMN IF NOT EXISTS email text;"
     "CREATE INDEX IF NOT EXISTS crashes_grouped ON crashes(group_id, rid) "
     "WHERE group_id IS NOT NULL;"
     /* The waiting crashes only: backlog() counts them, unpublished() walks
@@ -704,13 +706,13 @@ static void p_cat(char *sql, size_t cap, size_t *at, const char *fmt, ...)
  * database did not take (the id was stored already) are duplicates. */
 static int insert_rows(pconn *c, fl_ingest_item **v, size_t k)
 {
-    enum { COLS = 6 };
+    enum { COLS = 7 };
     size_t np = k * COLS;
     const char **vals = calloc(np, sizeof *vals);
     int *lens = calloc(np, sizeof *lens), *fmts = calloc(np, sizeof *fmts);
     char(*num)[24] = calloc(2 * k, sizeof *num);
     void **z = calloc(k, sizeof *z);
-    size_t cap = 256 + k * 48; /* ",($3000,...,$3000)": < 48 bytes a row */
+    size_t cap = 256 + k * 56; /* ",($3500,...,$3500)": < 56 bytes a row */
     char *sql = malloc(cap);
     PGresult *r = NULL;
     int rc = -1;
@@ -719,7 +721,8 @@ static int insert_rows(pconn *c, fl_ingest_item **v, size_t k)
         goto out;
     }
     size_t at = 0;
-    p_cat(sql, cap, &at, "INSERT INTO crashes(id, app, version, received, raw, raw_len) VALUES");
+    p_cat(sql, cap, &at,
+          "INSERT INTO crashes(id, app, version, received, raw, raw_len, email) VALUES");
     for (size_t i = 0; i < k; i++) {
         size_t p = i * COLS, zl = 0;
         const fl_ingest_item *it = v[i];
@@ -737,8 +740,9 @@ static int insert_rows(pconn *c, fl_ingest_item **v, size_t k)
         lens[p + 4] = (int)zl;
         fmts[p + 4] = 1;
         vals[p + 5] = num[2 * i + 1];
-        p_cat(sql, cap, &at, "%s($%zu,$%zu,$%zu,$%zu,$%zu,$%zu)", i ? "," : "", p + 1, p + 2, p + 3,
-              p + 4, p + 5, p + 6);
+        vals[p + 6] = it->email;
+        p_cat(sql, cap, &at, "%s($%zu,$%zu,$%zu,$%zu,$%zu,$%zu,$%zu)", i ? "," : "", p + 1, p + 2,
+              p + 3, p + 4, p + 5, p + 6, p + 7);
     }
     p_cat(sql, cap, &at, " ON CONFLICT (id) DO NOTHING RETURNING id");
     if (!(r = p_execv(c, sql, (int)np, vals, lens, fmts, 0, false)))
@@ -1563,7 +1567,7 @@ static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     p_text(&a, id);
     PGresult *r = p_exec(c,
                          "SELECT raw, state, group_id, stack_hash, processed, received, app, "
-                         "version FROM crashes WHERE id=$1",
+                         "version, email FROM crashes WHERE id=$1",
                          &a, 1);
     if (!r)
         return NULL;
@@ -1600,6 +1604,7 @@ static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_object_set_new(out, "received", r_time_json(r, 0, 5));
     json_object_set_new(out, "app", r_text_json(r, 0, 6));
     json_object_set_new(out, "version", r_text_json(r, 0, 7));
+    json_object_set_new(out, "email", r_text_json(r, 0, 8));
     json_object_set_new(out, "raw", json_stringn_nocheck(raw, rl));
 out:
     free(raw);

@@ -62,7 +62,8 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS crashes("
     "  rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, app TEXT, version TEXT,"
     "  received INTEGER NOT NULL, raw BLOB NOT NULL, raw_len INTEGER NOT NULL,"
-    "  state INTEGER NOT NULL DEFAULT 0, group_id TEXT, stack_hash TEXT, processed BLOB);"
+    "  state INTEGER NOT NULL DEFAULT 0, group_id TEXT, stack_hash TEXT, processed BLOB,"
+    "  email TEXT);"
     /* Partial: a crash gets its group when processed, and ingest then
      * has one index less to write. */
     "DROP INDEX IF EXISTS crashes_group;"
@@ -80,7 +81,7 @@ static const char SCHEMA[] =
      * counting is by crash id anyway. */
     "CREATE TABLE IF NOT EXISTS inbox(rid INTEGER PRIMARY KEY, id TEXT NOT NULL,"
     "  app TEXT, version TEXT, received INTEGER NOT NULL, raw_len INTEGER NOT NULL,"
-    "  chunk INTEGER NOT NULL, chunk_off INTEGER NOT NULL);"
+    "  chunk INTEGER NOT NULL, chunk_off INTEGER NOT NULL, email TEXT);"
     "CREATE TABLE IF NOT EXISTS tasks("
     "  id INTEGER PRIMARY KEY, crash_id TEXT NOT NULL, lease_until INTEGER NOT NULL DEFAULT 0,"
     "  attempts INTEGER NOT NULL DEFAULT 0);"
@@ -201,16 +202,16 @@ static const char *const SQL[S_COUNT] = {
     [S_CHUNKPUT] = "INSERT INTO raw_chunks(data) VALUES(?1)",
     [S_CHUNKGET] = "SELECT data FROM raw_chunks WHERE id=?1",
     [S_KNOWN] = "SELECT 1 FROM crashes WHERE id=?1",
-    [S_INBOX] = "INSERT INTO inbox(id, app, version, received, raw_len, chunk, chunk_off) "
-                "VALUES(?1,?2,?3,?4,?5,?6,?7)",
+    [S_INBOX] = "INSERT INTO inbox(id, app, version, received, raw_len, chunk, chunk_off, email) "
+                "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
     [S_ILOAD] = "SELECT id, received, chunk, chunk_off, raw_len FROM inbox WHERE rid=?1",
     /* A pending crash named by its id, not its row (the API, tests): a walk
      * over the inbox, as long as the backlog -- never on the ingest or the
      * processing path, whose tasks name rows.  Not in the index check. */
     [S_IFIND] = NULL,
-    [S_MOVE] = "INSERT INTO crashes(id, app, version, received, raw, raw_len, chunk, chunk_off) "
-               "SELECT id, app, version, received, X'', raw_len, chunk, chunk_off FROM inbox "
-               "WHERE rid=?1 ON CONFLICT(id) DO NOTHING",
+    [S_MOVE] = "INSERT INTO crashes(id, app, version, received, raw, raw_len, chunk, chunk_off, "
+               "email) SELECT id, app, version, received, X'', raw_len, chunk, chunk_off, email "
+               "FROM inbox WHERE rid=?1 ON CONFLICT(id) DO NOTHING",
     [S_IDEL] = "DELETE FROM inbox WHERE rid=?1",
     [S_TDAY] = "INSERT INTO app_days VALUES(?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET count=count+1",
     [S_TINST] = "INSERT INTO app_installs VALUES(?1,?2,?3) ON CONFLICT DO NOTHING",
@@ -691,6 +692,7 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
             sqlite3_bind_int64(s, 5, (sqlite3_int64)it->raw_len);
             sqlite3_bind_int64(s, 6, chunk);
             sqlite3_bind_int64(s, 7, (sqlite3_int64)off[r]);
+            bind_static(s, 8, it->email);
             if (done(s))
                 goto fail_off;
             ref_of(it->ref, sqlite3_last_insert_rowid(c->db));
@@ -1493,9 +1495,9 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
      * backlog): the same columns from either. */
     static const char *const q[2] = {
         "SELECT raw, state, group_id, stack_hash, processed, received, app, version, chunk, "
-        "chunk_off, raw_len FROM crashes WHERE id=?1",
-        "SELECT X'', 0, NULL, NULL, NULL, received, app, version, chunk, chunk_off, raw_len "
-        "FROM inbox WHERE id=?1 ORDER BY rid LIMIT 1"};
+        "chunk_off, raw_len, email FROM crashes WHERE id=?1",
+        "SELECT X'', 0, NULL, NULL, NULL, received, app, version, chunk, chunk_off, raw_len, "
+        "email FROM inbox WHERE id=?1 ORDER BY rid LIMIT 1"};
     sqlite3_stmt *s = NULL;
     int rc = SQLITE_DONE;
     for (int i = 0; i < 2 && rc == SQLITE_DONE; i++) {
@@ -1536,6 +1538,7 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_object_set_new(out, "received", time_json(s, 5));
     json_object_set_new(out, "app", text_json(s, 6));
     json_object_set_new(out, "version", text_json(s, 7));
+    json_object_set_new(out, "email", text_json(s, 11));
     json_object_set_new(out, "raw", json_stringn_nocheck(raw, rl));
 out:
     free(raw);
@@ -1959,13 +1962,16 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     }
     /* Databases from before the backfill lack crashes.resym/install_id,
      * those from before raw-log chunks crashes.chunk/chunk_off, those from
-     * before batch tasks tasks.n. */
+     * before batch tasks tasks.n, those from before e-mail addresses
+     * crashes.email and inbox.email. */
     static const char *const cols[][3] = {
         {"crashes", "resym", "ALTER TABLE crashes ADD COLUMN resym INTEGER NOT NULL DEFAULT 0"},
         {"crashes", "install_id", "ALTER TABLE crashes ADD COLUMN install_id TEXT"},
         {"crashes", "chunk", "ALTER TABLE crashes ADD COLUMN chunk INTEGER"},
         {"crashes", "chunk_off", "ALTER TABLE crashes ADD COLUMN chunk_off INTEGER"},
         {"tasks", "n", "ALTER TABLE tasks ADD COLUMN n INTEGER NOT NULL DEFAULT 1"},
+        {"crashes", "email", "ALTER TABLE crashes ADD COLUMN email TEXT"},
+        {"inbox", "email", "ALTER TABLE inbox ADD COLUMN email TEXT"},
     };
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
         sqlite3_stmt *ti = NULL;

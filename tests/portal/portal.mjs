@@ -118,6 +118,9 @@ try {
         'the hostile trace event is not shown as text');
   check((await page.textContent('main')).includes('<b>bold</b> OS'),
         'the hostile OS name is not shown as text');
+  check((await page.textContent('#crash-email')) === '<img src=x onerror="window.__pwned=3">@example.org',
+        'the address the user gave is not shown as text');
+  check(await page.locator('main img').count() === 0, 'an e-mail address made an <img> element');
   check(await page.locator('main b').count() === 0, 'a crash log made a <b> element');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The reporter against the real server (`faultline serve`):
 #   1. server away   -> logs kept, exit 75
-#   2. server up     -> delivered, spool empty, GET /api/v1/groups counts them
+#   2. server up     -> delivered, spool empty, GET /api/v1/groups counts them,
+#      and the crash carries the address given with --email
 #   3. same CRASH_ID sent again -> still counted once
 # Exits 77 (skipped) with a message when `faultline serve` is not built yet
 # or never answers /healthz.
@@ -95,11 +96,15 @@ done
 # The first run left retry files saying "not before now+30 s"; let that
 # window pass without waiting for it (backoff itself is tested elsewhere).
 rm -f "$SPOOL"/*.retry
-timeout 60 "$REPORTER" --spool "$SPOOL" --url "$URL" --key "$KEY" --yes \
+timeout 60 "$REPORTER" --spool "$SPOOL" --url "$URL" --key "$KEY" --yes --email 'ann@example.org' \
     </dev/null >"$WORK/up.out" 2>"$WORK/up.err"
 rc=$?
 [ "$rc" = 0 ] || fail "server up: exit $rc, want 0"
 [ -z "$(ls "$SPOOL"/*.crashlog 2>/dev/null)" ] || fail "server up: spool not empty"
+# The address the user gave reaches the crash the developer reads.
+got=$(curl -fsS -m 5 -H "Authorization: Bearer $ADMIN" "$BASE/api/v1/crashes/$ID1" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin).get("email"))')
+[ "$got" = ann@example.org ] || fail "email of the crash: '$got'"
 
 total_count() {
     curl -fsS -m 5 -H "Authorization: Bearer $ADMIN" "$BASE/api/v1/groups" 2>/dev/null |

@@ -98,6 +98,27 @@ PY
   c=$(code POST / --data-urlencode "report@$work/u.log" --data-urlencode 'email=a@b.c')
   [ "$c" = 200 ] || fail "urlencoded -> $c $(cat "$work/body")"
   ok "x-www-form-urlencoded -> 200"
+  # The "email" field is the user's address, kept with each crash of the
+  # request -- never taken for a log, even with no file part at all --, and
+  # dropped (not the report) when it is no address.
+  email_of() { # REQUEST_ANSWER_FILE -> the email of each accepted crash
+    for id in $(grep -o '"id":"[^"]*"' "$1" | cut -d'"' -f4); do
+      admin "$(url "/api/v1/crashes/$id")" | python3 -c 'import json, sys; print(json.load(sys.stdin).get("email"))'
+    done | sort -u | tr '\n' ' '
+  }
+  "$POST" log 99 7 mail 1.0 >"$work/e1.log"; "$POST" log 99 8 mail 1.0 >"$work/e2.log"
+  c=$(code POST / -F "a=@$work/e1.log" -F "b=@$work/e2.log" -F "email=ann@example.org")
+  [ "$c" = 200 ] && [ "$(email_of "$work/body")" = "ann@example.org " ] || fail "email with two parts: $c $(email_of "$work/body")"
+  "$POST" log 99 9 mail 1.0 >"$work/e3.log"
+  c=$(code POST / -F "report=<$work/e3.log" -F "email=bob@example.org")
+  [ "$c" = 200 ] && [ "$(grep -o '"id"' "$work/body" | wc -l)" = 1 ] || fail "text fields only: $c $(cat "$work/body")"
+  [ "$(email_of "$work/body")" = "bob@example.org " ] || fail "email in a form without files: $(email_of "$work/body")"
+  for bad in 'no-at-sign' "$(printf 'x%.0s' $(seq 300))@example.org"; do
+    "$POST" log 99 $((10 + ${#bad} % 7)) mail 1.0 >"$work/e4.log"
+    c=$(code POST / -F "a=@$work/e4.log" -F "email=$bad")
+    [ "$c" = 200 ] && [ "$(email_of "$work/body")" = "None " ] || fail "bad email '${bad:0:20}': $c $(email_of "$work/body")"
+  done
+  ok "the email field: kept with every crash of its request, never a log, a non-address dropped"
   # 30 logs in one request (~94 KiB): enough for the HTTP thread to
   # compress them itself (one frame, kept by the store as it is); every
   # log reads back byte for byte.

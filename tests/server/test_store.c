@@ -1132,6 +1132,10 @@ static void test_chunk_upgrade(void **st)
                      "CREATE TABLE tasks(id INTEGER PRIMARY KEY, crash_id TEXT NOT NULL, "
                      "lease_until INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL "
                      "DEFAULT 0);"
+                     /* The inbox as it was before e-mail addresses. */
+                     "CREATE TABLE inbox(rid INTEGER PRIMARY KEY, id TEXT NOT NULL, app TEXT, "
+                     "version TEXT, received INTEGER NOT NULL, raw_len INTEGER NOT NULL, "
+                     "chunk INTEGER NOT NULL, chunk_off INTEGER NOT NULL);"
                      "INSERT INTO tasks(crash_id) VALUES('old');",
                      NULL, NULL, NULL),
         SQLITE_OK);
@@ -1177,6 +1181,14 @@ static void test_chunk_upgrade(void **st)
     const char *want = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
     expect_raw(&g, "new", want, strlen(want));
     assert_false(ingest(&g, "old", "1.0")); /* known, old row or not */
+    /* Both tables got their email column: none for either crash. */
+    bool nf = false;
+    for (int i = 0; i < 2; i++) {
+        json_t *j = s->get_crash(c, i ? "new" : "old", &nf);
+        assert_non_null(j);
+        assert_true(json_is_null(json_object_get(j, "email")));
+        json_decref(j);
+    }
     s->disconnect(c);
     s->close(s);
     const char *sfx[] = {"", "-wal", "-shm"};

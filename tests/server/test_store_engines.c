@@ -419,7 +419,30 @@ static void test_load_raw(void **st)
     assert_string_equal(str_of(c, "state"), "pending");
     assert_string_equal(str_of(c, "raw"), RAW);
     assert_true(json_is_null(json_object_get(c, "app")));
+    assert_true(json_is_null(json_object_get(c, "email")));
     json_decref(c);
+    /* The address the user gave the reporter: kept, pending and processed. */
+    fl_ingest_item em = {.app = "app",
+                         .version = "1.0",
+                         .email = "ann@example.org",
+                         .received = T0,
+                         .raw = RAW,
+                         .raw_len = strlen(RAW)};
+    fl_ingest_item *emp = &em;
+    snprintf(em.crash_id, sizeof em.crash_id, "mail-1");
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, &emp, 1), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        assert_non_null(c = e->s->get_crash(e->c, "mail-1", &nf));
+        assert_string_equal(str_of(c, "email"), "ann@example.org");
+        assert_string_equal(str_of(c, "state"), pass ? "processed" : "pending");
+        json_decref(c);
+        crash k = {
+            .id = "mail-1", .ref = em.ref[0] ? em.ref : NULL, .group = "gm", .version = "1.0"};
+        if (!pass)
+            assert_int_equal(apply_c(e, &k, false), 0);
+    }
     assert_null(e->s->get_crash(e->c, "raw-x", &nf));
     assert_true(nf);
     free(zbuf);

@@ -213,6 +213,9 @@ async function crash(view, id) {
       el('div', {}, el('span', {}, 'received'), day(c.received)),
       el('div', {}, el('span', {}, 'signal'), m.signal_name || m.signal || ''),
       el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform || ''),
+      // What the user typed into faultline-report --email (text, never markup).
+      c.email ? el('div', {}, el('span', {}, 'reported by'),
+        el('span', {id: 'crash-email', class: 'mono'}, c.email)) : null,
       c.group_id ? el('div', {}, el('span', {}, 'group'),
         el('a', {href: '#/group/' + encodeURIComponent(c.group_id)}, 'open the group')) : null));
   // Process it again: a failed crash once the server is fixed, or a
