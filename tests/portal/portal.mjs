@@ -130,6 +130,40 @@ try {
   check((await page.textContent('#reprocess-result')).trim() === 'queued',
         'reprocess: ' + await page.textContent('#reprocess-result'));
 
+  // 8b. Symbol status.  The fixture crash: its module has no build id, so
+  // no symbols.  The real crash (e2e_crasher, whose program is on this
+  // machine): function names in its frames, and its status says so.
+  const fixtureSym = await api('/api/v1/crashes/' + badGroup.sample_crashes[0]);
+  check((await page.getAttribute('#crash-symbols', 'class')) === 'sym-' + fixtureSym.symbols.status,
+        'the fixture crash shows symbols ' + await page.getAttribute('#crash-symbols', 'class') +
+        ', the API says ' + fixtureSym.symbols.status);
+  const real = want.find((g) => g.app === 'e2eapp');
+  check(!!real, 'no group of the real crash');
+  const realId = (await api('/api/v1/groups/' + real.id)).sample_crashes[0];
+  const realApi = await api('/api/v1/crashes/' + realId);
+  await page.goto(url + '/#/crash/' + realId);
+  await page.waitForFunction((id) => document.querySelector('#crash-title span')?.textContent === id &&
+    document.getElementById('crash-symbols'), realId);
+  const symClass = await page.getAttribute('#crash-symbols', 'class');
+  check(symClass === 'sym-' + realApi.symbols.status &&
+        (symClass === 'sym-complete' || symClass === 'sym-partial'),
+        'the real crash shows symbols ' + symClass + ', the API says ' + realApi.symbols.status);
+  check((await page.textContent('main')).includes('parse_record'),
+        'the real crash has no symbolicated frame (parse_record) on its page');
+  const modules = realApi.symbols.modules.length;
+  check(await page.locator('h2:text("Symbols") + p + table tbody tr').count() === modules,
+        `the symbols table does not list the ${modules} modules`);
+  // The rest of the crash: times of day, the application's state, the
+  // fault address, and the log as received.
+  const traceTime = await page.textContent('h2:text("Trace events") + table tbody tr td');
+  check(/^\d\d:\d\d:\d\d\.\d{6}$/.test(traceTime), 'a trace event time reads ' + traceTime);
+  check((await page.textContent('main')).includes(realApi.metadata.state.stage),
+        'the application state is not on the page');
+  check((await page.textContent('#crash-fault')) === realApi.metadata.fault_address,
+        'the fault address is not shown');
+  check((await page.textContent('#crash-raw')) === realApi.raw, 'the raw log differs from the API');
+  await page.screenshot({ path: shots + '/crash-symbols.png', fullPage: true });
+
   // 9. Paging: one group a page, forward and back.
   await page.goto(url + '/#/?limit=1');
   await page.waitForFunction(() => document.querySelectorAll('.group-link').length === 1 &&

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# portal.sh FAULTLINE BUILD_DIR: the web portal in a real browser.  A
-# server on a free loopback port gets crash logs (two groups of a demo
-# application over two versions and two OSes, and one from an application
-# whose name and trace event are markup), then tests/portal/portal.mjs
+# portal.sh FAULTLINE BUILD_DIR E2E_CRASHER: the web portal in a real
+# browser.  A server on a free loopback port gets crash logs (two groups of
+# a demo application over two versions and two OSes, one from an
+# application whose name and trace event are markup, and a real crash of
+# E2E_CRASHER, which the server symbolicates), then tests/portal/portal.mjs
 # drives Debian's Chromium through the portal with playwright-core (npm,
 # installed from tests/portal/package-lock.json into BUILD_DIR).
 set -u
-FL=$1 BUILD=$2
+FL=$1 BUILD=$2 CRASHER=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/fl-portal.XXXXXX")
 ADMIN=portal-admin-$$ KEY=portal-key-$$
@@ -70,14 +71,20 @@ mklog 00000000-0000-4000-8000-000000000005 '<img src=x onerror="window.__pwned=1
 c=$(curl -s -o "$work/post5" -w '%{http_code}' -H "X-Faultline-Key: $KEY" \
     -F "report=@$work/log5.crashlog" --form-string 'email=<img src=x onerror="window.__pwned=3">@example.org' "$(url /)")
 [ "$c" = 200 ] || fail "posting the hostile log: $c $(cat "$work/post5")"
-# Wait until all five are processed into their three groups.
+# A real crash: its frames get names from the program's own symbols.
+FAULTLINE_SPOOL=$work/spool ASAN_OPTIONS=handle_segv=0:detect_leaks=0:verify_asan_link_order=0 \
+    "$CRASHER" null 2>/dev/null
+[ $? = 139 ] || fail "the crasher did not crash"
+"$FL" submit "$work"/spool/*.crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
+    fail "submit: $(cat "$work/submit")"
+# Wait until all six are processed into their four groups.
 for _ in $(seq 100); do
     total=$(admin "$(url /api/v1/groups)" | python3 -c \
         'import json,sys; print(sum(g["count"] for g in json.load(sys.stdin)["groups"]))')
-    [ "$total" = 5 ] && break
+    [ "$total" = 6 ] && break
     sleep 0.1
 done
-[ "$total" = 5 ] || fail "the groups count $total crashes, want 5"
+[ "$total" = 6 ] || fail "the groups count $total crashes, want 6"
 
 # The page a browser gets at /, and its headers.
 curl -s -D "$work/headers" -H 'Accept: text/html' -o "$work/index.html" "$(url /)"

@@ -46,6 +46,16 @@ function day(iso) {
   return iso ? iso.replace('T', ' ').replace('Z', ' UTC') : '';
 }
 
+// The time of day (UTC) of a trace event (ns) or a breadcrumb (ms) since
+// the epoch, to the microsecond or millisecond.  Past 2^53 ns a Number
+// keeps ~0.25 us, finer than what is shown.
+function clock(t, perMs) {
+  const d = new Date(Math.floor(Number(t) / perMs));
+  if (isNaN(d.getTime())) return String(t);
+  const hms = d.toISOString().slice(11, 23);
+  return perMs === 1 ? hms : hms + String(Math.floor(Number(t) / 1e3) % 1000).padStart(3, '0');
+}
+
 function table(head, rows) {
   const t = el('table', {}, el('thead', {}, el('tr', {}, ...head.map(
     (h) => el('th', {class: h.endsWith('#') ? 'num' : null}, h.replace(/#$/, ''))))));
@@ -211,7 +221,11 @@ async function crash(view, id) {
       el('div', {}, el('span', {}, 'application'), (c.app || '') + ' ' + (c.version || '')),
       el('div', {}, el('span', {}, 'state'), c.state),
       el('div', {}, el('span', {}, 'received'), day(c.received)),
-      el('div', {}, el('span', {}, 'signal'), m.signal_name || m.signal || ''),
+      el('div', {}, el('span', {}, 'signal'), m.signal_name || m.signal || '',
+        m.signal_code !== undefined ? ' (code ' + m.signal_code + ')' : ''),
+      m.fault_address ? el('div', {}, el('span', {}, 'fault address'),
+        el('span', {id: 'crash-fault', class: 'mono'}, m.fault_address)) : null,
+      m.crash_time ? el('div', {}, el('span', {}, 'crashed'), day(m.crash_time)) : null,
       el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform || ''),
       // What the user typed into faultline-report --email (text, never markup).
       c.email ? el('div', {}, el('span', {}, 'reported by'),
@@ -236,17 +250,45 @@ async function crash(view, id) {
   });
   if (c.state === 'processed' || c.state === 'failed')
     view.append(el('p', {}, again, said));
+  // Symbol status: whether each module's debug file was there when the
+  // crash was processed (an upload re-symbolicates it), and which side
+  // unwound the crashing thread.
+  const sy = c.symbols;
+  if (sy) {
+    const meaning = {complete: 'complete: every module with frames had symbols',
+      partial: 'partial: some modules had no symbols', missing: 'missing: no module had symbols',
+      off: 'off: this server does not symbolicate'};
+    view.append(el('h2', {}, 'Symbols'),
+      el('p', {}, el('span', {id: 'crash-symbols', class: 'sym-' + sy.status},
+        meaning[sy.status] || String(sy.status)),
+      c.stack_source ? ' — stack unwound on the ' + c.stack_source : ''),
+      table(['Module', 'Build id', 'Symbols'], (sy.modules || []).map((m) =>
+        [m.module || '', el('td', {class: 'mono'}, m.build_id || ''), m.symbols ? 'yes' : 'missing'])));
+  }
   for (const t of c.threads || []) {
     view.append(el('h2', {}, (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
       (t.name ? ' (' + t.name + ')' : '') + (t.context ? ' — context ' + t.context : '')),
       frames(t.frames || []));
   }
   if ((c.trace || []).length)
-    view.append(el('h2', {}, 'Trace events'), table(['Time', 'Thread', 'Event', 'Context'],
-      c.trace.map((e) => [String(e.time_ns), String(e.tid), e.text, e.context || ''])));
+    view.append(el('h2', {}, 'Trace events'), table(['Time (UTC)', 'Thread', 'Event', 'Context'],
+      c.trace.map((e) => [clock(e.time_ns, 1e6), String(e.tid), e.text, e.context || ''])));
   if ((c.breadcrumbs || []).length)
-    view.append(el('h2', {}, 'Breadcrumbs'), table(['Time (ms)', 'Category', 'Message'],
-      c.breadcrumbs.map((b) => [String(b.time_ms), b.category, b.message])));
+    view.append(el('h2', {}, 'Breadcrumbs'), table(['Time (UTC)', 'Category', 'Message'],
+      c.breadcrumbs.map((b) => [clock(b.time_ms, 1), b.category, b.message])));
+  // What the application set with faultline_set_state(), and the log's
+  // own key/value context (ETC lines).
+  for (const [title, id, kv] of [['Application state', 'crash-state', m.state],
+    ['Context', 'crash-etc', m.etc]]) {
+    const rows = Object.entries(kv || {});
+    if (rows.length)
+      view.append(el('h2', {id: id}, title), table(['Key', 'Value'],
+        rows.map(([k, v]) => [k, v === null ? '' : String(v)])));
+  }
+  // The log as it was received.
+  if (c.raw)
+    view.append(el('details', {}, el('summary', {}, 'Crash log as received (' +
+      c.raw.length + ' characters)'), el('pre', {id: 'crash-raw'}, c.raw)));
 }
 
 // Stacked bars: one column per day, a segment per series (largest
