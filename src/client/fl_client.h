@@ -108,6 +108,9 @@ extern fl_crash fl_cur;
 /* ---- install-time (ordinary context) ---- */
 int fl_sysinfo_init(fl_state *st);           /* uname, os-release, exe, ids */
 int fl_spool_init(fl_state *st);             /* resolve + create spool, count pending */
+/* The reporter to start after a crash when FAULTLINE_REPORTER is unset
+ * (the preload library's, beside it); before faultline_install().  Copied. */
+void fl_spool_default_reporter(const char *path);
 int fl_modules_init(void);                   /* dl_iterate_phdr into fl_mods */
 int fl_signals_install(void);                /* our handlers + altstacks */
 int fl_threads_init(void);                   /* altstacks in existing threads */

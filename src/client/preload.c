@@ -5,15 +5,43 @@
  *   FAULTLINE_VERSION=1.2 FAULTLINE_SPOOL=dir FAULTLINE_URL=url program
  *
  * FAULTLINE_APP defaults to the program's file name, FAULTLINE_VERSION to
- * "unknown".  FAULTLINE_URL is for the reporter (FAULTLINE_REPORTER), which
- * inherits the environment.
+ * "unknown".  FAULTLINE_URL is where the reporter sends the logs: with it
+ * and no FAULTLINE_REPORTER, the faultline-report installed beside this
+ * library is started after a crash (it inherits the environment, so the
+ * URL, and asks before it sends, as it always does: with no terminal and
+ * no consent it keeps the log for a later run).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fl_client.h"
+
+#ifndef FL_REPORTER_FROM_LIBDIR
+#define FL_REPORTER_FROM_LIBDIR "../bin/faultline-report"
+#endif
+
+/* PREFIX/bin/faultline-report for this library in PREFIX/lib (the path
+ * between the two comes from the build), if it is there. */
+static void default_reporter(void)
+{
+    const char *url = getenv("FAULTLINE_URL"), *set = getenv("FAULTLINE_REPORTER");
+    Dl_info di;
+    if (!url || !*url || (set && *set) || !dladdr((void *)&default_reporter, &di) || !di.dli_fname)
+        return;
+    char p[FL_PATH_MAX];
+    const char *slash = strrchr(di.dli_fname, '/');
+    size_t dir = slash ? (size_t)(slash - di.dli_fname) : 0;
+    if (!slash || dir + 1 + sizeof FL_REPORTER_FROM_LIBDIR > sizeof p)
+        return;
+    memcpy(p, di.dli_fname, dir);
+    p[dir] = '/';
+    memcpy(p + dir + 1, FL_REPORTER_FROM_LIBDIR, sizeof FL_REPORTER_FROM_LIBDIR);
+    if (access(p, X_OK) == 0)
+        fl_spool_default_reporter(p);
+}
 
 __attribute__((constructor)) static void fl_preload_init(void)
 {
@@ -33,5 +61,6 @@ __attribute__((constructor)) static void fl_preload_init(void)
     char a[FAULTLINE_MAX_APPNAME], v[FAULTLINE_MAX_VERSION];
     fl_strlcpy(a, app, sizeof a);
     fl_strlcpy(v, version, sizeof v);
+    default_reporter();
     faultline_install(a, v, NULL);
 }

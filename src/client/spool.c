@@ -35,6 +35,13 @@ static char final_path[FL_PATH_MAX + 64];
 static char wbuf[65536]; /* lines are batched: one write() per 64 KiB */
 static size_t wlen;
 static char *reporter_argv[4];
+static char default_reporter[FL_PATH_MAX];
+
+void fl_spool_default_reporter(const char *path)
+{
+    if (path && strlen(path) < sizeof default_reporter)
+        fl_strlcpy(default_reporter, path, sizeof default_reporter);
+}
 static int pre_fd = -1;     /* the unnamed file made at install time */
 static dev_t pre_dev;
 static ino_t pre_ino;
@@ -186,7 +193,9 @@ int fl_spool_init(fl_state *st)
     fl_prefault(final_path, sizeof final_path);
 
     env = getenv("FAULTLINE_REPORTER");
-    if (env && *env && strlen(env) < sizeof st->reporter) {
+    if (!env || !*env)
+        env = default_reporter;
+    if (*env && strlen(env) < sizeof st->reporter) {
         fl_strlcpy(st->reporter, env, sizeof st->reporter);
         reporter_argv[0] = st->reporter;
         reporter_argv[1] = (char *)"--spool";

@@ -64,6 +64,21 @@ ctx=$(FAULTLINE_SPOOL=$tmp/spool-ctx "$tmp/consumer_context") || { echo "FAIL: c
 got=$(sed -n 's/^ *#[0-9]* \(.*\) (consumer_context+.*/\1/p' "$tmp/ctx.out" | tr '\n' '|')
 [ "$got" = "int twice<int>(int)|Widget::run(int)|main|" ] ||
   { echo "FAIL: context decoded to '$got'"; cat "$tmp/ctx.out"; exit 1; }
+# An unmodified program under the installed preload library with
+# FAULTLINE_URL: the installed faultline-report starts after the crash
+# (found beside the library) and, with no one to ask, keeps the log.
+# Plain build only: an instrumented library cannot be preloaded into sh.
+if [ "$flavour" = plain ]; then
+  set +e
+  FAULTLINE_SPOOL=$tmp/spool-pre FAULTLINE_URL=http://127.0.0.1:9/api/v1/crashes \
+    LD_PRELOAD=$prefix/lib/libfaultline-preload.so sh -c 'kill -SEGV $$' </dev/null 2>"$tmp/pre.err"
+  rc=$?; set -e
+  [ $rc -eq 139 ] || { echo "FAIL: preloaded sh exit $rc, want 139"; exit 1; }
+  for _ in $(seq 100); do grep -q 'no one at a terminal' "$tmp/pre.err" && break; sleep 0.1; done
+  grep -q 'faultline-report.*no one at a terminal to ask' "$tmp/pre.err" ||
+    { echo "FAIL: FAULTLINE_URL did not start the installed reporter"; cat "$tmp/pre.err"; exit 1; }
+  [ "$(ls "$tmp"/spool-pre/*.crashlog | wc -l)" -eq 1 ] || { echo "FAIL: preload: the log is not kept"; exit 1; }
+fi
 printf '#include <faultline.h>\nint main(void) { return 0; }\n' >"$tmp/h.c"
 cc -std=c89 -pedantic-errors -Wall -Werror -fsyntax-only -I"$prefix/include" "$tmp/h.c" ||
   { echo "FAIL: faultline.h in C89"; exit 1; }
