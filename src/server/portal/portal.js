@@ -74,8 +74,8 @@ function num(n) {
 
 async function groups(view, params) {
   const q = new URLSearchParams();
-  if (params.get('app')) q.set('app', params.get('app'));
-  if (params.get('status')) q.set('status', params.get('status'));
+  for (const k of ['app', 'version', 'status'])
+    if (params.get(k)) q.set(k, params.get(k));
   // A page at a time; the hash keeps the page (and a page size, ?limit=).
   const limit = Math.min(Math.max(parseInt(params.get('limit') || '100', 10) || 100, 1), 1000);
   const offset = Math.max(parseInt(params.get('offset') || '0', 10) || 0, 0);
@@ -83,16 +83,22 @@ async function groups(view, params) {
   q.set('offset', String(offset));
   const data = await api('/api/v1/groups?' + q);
   const app = el('input', {id: 'f-app', placeholder: 'application', value: params.get('app') || ''});
+  // Groups with crashes of this version (of any application, or the one
+  // above).
+  const ver = el('input', {id: 'f-version', placeholder: 'version',
+    value: params.get('version') || ''});
   const st = el('select', {id: 'f-status'}, ...['', 'open', 'resolved', 'regressed'].map(
     (s) => el('option', {value: s}, s || 'any status')));
   st.value = params.get('status') || '';
   const apply = () => {
     const p = new URLSearchParams();
     if (app.value) p.set('app', app.value);
+    if (ver.value) p.set('version', ver.value);
     if (st.value) p.set('status', st.value);
     location.hash = '#/?' + p;
   };
   app.addEventListener('change', apply);
+  ver.addEventListener('change', apply);
   st.addEventListener('change', apply);
   const page = (o) => {
     const p = new URLSearchParams(params);
@@ -101,7 +107,7 @@ async function groups(view, params) {
   };
   const shown = data.groups.length ? (offset + 1) + '–' + (offset + data.groups.length) : '0';
   view.append(el('h1', {}, 'Crash groups'),
-    el('div', {class: 'filters'}, app, st,
+    el('div', {class: 'filters'}, app, ver, st,
       el('span', {class: 'muted', id: 'group-total'}, 'groups ' + shown),
       offset > 0 ? el('a', {href: page(offset - limit), id: 'prev'}, '← previous') : null,
       data.groups.length === limit ? el('a', {href: page(offset + limit), id: 'next'}, 'next →')
