@@ -7,11 +7,11 @@ set -euo pipefail
 PKGS=(
   build-essential cmake pkg-config clang llvm lld
   libelf-dev libdw-dev libdebuginfod-dev elfutils debuginfod
-  libsqlite3-dev libpq-dev librabbitmq-dev libmicrohttpd-dev
+  libsqlite3-dev libpq-dev librabbitmq-dev libssl-dev libmicrohttpd-dev
   libcurl4-openssl-dev libjansson-dev libxml2-dev libpcre2-dev
   zlib1g-dev libzstd-dev libcmocka-dev libcapstone-dev
   postgresql rabbitmq-server
-  libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2
+  libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2 openssl
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
   chromium nodejs
 )

@@ -52,7 +52,8 @@ static void usage(FILE *f)
             "  --queue URL          task queue: embedded (default: a table of the store,\n"
             "                       SQLite's or PostgreSQL's), or amqp://USER:PASS@HOST:PORT/\n"
             "                       VHOST for RabbitMQ (with --db postgres://...; default\n"
-            "                       $FAULTLINE_QUEUE)\n"
+            "                       $FAULTLINE_QUEUE); amqps:// for TLS, with ?cacertfile=,\n"
+            "                       &certfile=&keyfile= (else the system's CAs)\n"
             "  --role ROLE          all (default), api (HTTP only) or worker (processing\n"
             "                       only; with --listen it answers /healthz and /metrics)\n"
             "  --workers N          processing threads (default 2)\n"
@@ -406,12 +407,12 @@ int fl_cmd_serve(int argc, char **argv)
     if (!o.queue && getenv("FAULTLINE_QUEUE") && *getenv("FAULTLINE_QUEUE"))
         o.queue = getenv("FAULTLINE_QUEUE");
     bool pg = o.db && (!strncmp(o.db, "postgres://", 11) || !strncmp(o.db, "postgresql://", 13));
-    bool amqp = o.queue && !strncmp(o.queue, "amqp://", 7);
+    bool amqp = o.queue && (!strncmp(o.queue, "amqp://", 7) || !strncmp(o.queue, "amqps://", 8));
     if (o.queue && !amqp && strcmp(o.queue, "embedded")) {
         /* The scheme only: the rest of a URL may hold a password. */
         const char *sep = strstr(o.queue, "://");
         fprintf(stderr,
-                "faultline serve: --queue %.*s%s: unknown queue (embedded, or amqp://...)\n",
+                "faultline serve: --queue %.*s%s: unknown queue (embedded, amqp:// or amqps://...)\n",
                 sep ? (int)(sep - o.queue) : 40, o.queue, sep ? "://..." : "");
         return 2;
     }
@@ -420,7 +421,7 @@ int fl_cmd_serve(int argc, char **argv)
      * RabbitMQ needs a store that remembers which tasks reached it
      * (published(), queue.c), and a SQLite file is one machine's anyway. */
     if (amqp && !pg) {
-        fprintf(stderr, "faultline serve: --queue amqp://... needs --db postgres://... (with "
+        fprintf(stderr, "faultline serve: --queue amqp[s]://... needs --db postgres://... (with "
                         "SQLite, the embedded queue is the durable one)\n");
         return 2;
     }

@@ -60,7 +60,10 @@
 #include <unistd.h>
 
 #include <amqp.h>
+#include <amqp_ssl_socket.h>
 #include <amqp_tcp_socket.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "fl_srvutil.h"
 
@@ -117,6 +120,12 @@ struct a_queue {
     char *url; /* a copy, cut up by amqp_parse_url() */
     struct amqp_connection_info info;
     char where[300]; /* "amqp://host:port", for messages (no password) */
+    /* amqps:// (info.ssl): the URL's query, as RabbitMQ's own URIs name
+     * them -- cacertfile (else the system's CAs), certfile and keyfile (a
+     * client certificate), verify=verify_none (no check of the broker's
+     * certificate and name: tests only). */
+    char *cafile, *certfile, *keyfile;
+    bool verify;
     pthread_key_t key;
     pthread_mutex_t mu;
     a_conn *conns;
@@ -247,6 +256,8 @@ static int a_fail_status(a_conn *t, const char *what, int status)
     return -1;
 }
 
+static void a_keepalive(int fd);
+
 /* A TCP connection of our own rather than amqp_socket_open(): its errors
  * say why (connection refused, unknown host), and we set keepalive.  The
  * socket stays non-blocking, as rabbitmq-c expects of its sockets. */
@@ -297,13 +308,81 @@ static int a_tcp_connect(a_queue *aq, char *why, size_t whylen)
             why[0] = (char)(why[0] - 'A' + 'a');
         return -1;
     }
+    a_keepalive(fd);
+    return fd;
+}
+
+/* Sets the keepalive a_tcp_connect() sets, on a socket rabbitmq-c made. */
+static void a_keepalive(int fd)
+{
     int one = 1, idle = 30, intvl = 10, cnt = 3;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
     setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-    return fd;
+}
+
+/* OpenSSL's reason for the last failure (a certificate that does not
+ * verify, ...), or rabbitmq-c's status. */
+static void a_tls_why(int status, char *why, size_t whylen)
+{
+    unsigned long e = ERR_peek_last_error();
+    char buf[200] = "";
+    if (e)
+        ERR_error_string_n(e, buf, sizeof buf);
+    /* "error:0A000086:SSL routines::certificate verify failed": the
+     * reason, after the last ':'. */
+    const char *reason = strrchr(buf, ':');
+    const char *hint = status == AMQP_STATUS_SSL_PEER_VERIFY_FAILED
+                           ? " (no CA of cacertfile= or of the system signed the broker's "
+                             "certificate)"
+                       : status == AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED
+                           ? " (the broker's certificate is for another host name)"
+                           : "";
+    snprintf(why, whylen, "TLS: %s%s",
+             reason && reason[1] ? reason + 1 : amqp_error_string2(status), hint);
+    ERR_clear_error();
+}
+
+/* amqps://: rabbitmq-c's SSL socket opens the connection itself (it cannot
+ * take ours); the broker's certificate is checked against cacertfile or
+ * the system's CAs, and its name against the URL's host. */
+static int a_tls_connect(a_conn *t, char *why, size_t whylen)
+{
+    a_queue *aq = t->aq;
+    t->st = amqp_new_connection();
+    amqp_socket_t *s = t->st ? amqp_ssl_socket_new(t->st) : NULL;
+    if (!s) {
+        snprintf(why, whylen, "out of memory (TLS)");
+        return -1;
+    }
+    ERR_clear_error();
+    int rc = aq->cafile ? amqp_ssl_socket_set_cacert(s, aq->cafile)
+             : SSL_CTX_set_default_verify_paths(amqp_ssl_socket_get_context(s)) == 1
+                 ? AMQP_STATUS_OK
+                 : AMQP_STATUS_SSL_ERROR;
+    if (rc != AMQP_STATUS_OK) {
+        a_tls_why(rc, why, whylen);
+        snprintf(why + strlen(why), whylen - strlen(why), " (CA certificates %s)",
+                 aq->cafile ? aq->cafile : "of the system");
+        return -1;
+    }
+    if (aq->certfile &&
+        (rc = amqp_ssl_socket_set_key(s, aq->certfile, aq->keyfile)) != AMQP_STATUS_OK) {
+        a_tls_why(rc, why, whylen);
+        snprintf(why + strlen(why), whylen - strlen(why), " (client certificate %s)", aq->certfile);
+        return -1;
+    }
+    amqp_ssl_socket_set_verify_peer(s, aq->verify);
+    amqp_ssl_socket_set_verify_hostname(s, aq->verify);
+    struct timeval tv = {A_CONNECT_MS / 1000, (A_CONNECT_MS % 1000) * 1000};
+    if ((rc = amqp_socket_open_noblock(s, aq->info.host, aq->info.port, &tv)) != AMQP_STATUS_OK) {
+        a_tls_why(rc, why, whylen);
+        return -1;
+    }
+    a_keepalive(amqp_get_sockfd(t->st));
+    return 0;
 }
 
 /* Connect, log in, open the channel in confirm mode and declare the queue.
@@ -313,17 +392,22 @@ static int a_open(a_conn *t)
     a_queue *aq = t->aq;
     char why[256];
     amqp_rpc_reply_t r;
-    int fd = a_tcp_connect(aq, why, sizeof why);
-    if (fd < 0)
-        goto fail;
-    t->st = amqp_new_connection();
-    amqp_socket_t *s = t->st ? amqp_tcp_socket_new(t->st) : NULL;
-    if (!s) {
-        close(fd);
-        snprintf(why, sizeof why, "out of memory");
-        goto fail;
+    if (aq->info.ssl) {
+        if (a_tls_connect(t, why, sizeof why))
+            goto fail;
+    } else {
+        int fd = a_tcp_connect(aq, why, sizeof why);
+        if (fd < 0)
+            goto fail;
+        t->st = amqp_new_connection();
+        amqp_socket_t *s = t->st ? amqp_tcp_socket_new(t->st) : NULL;
+        if (!s) {
+            close(fd);
+            snprintf(why, sizeof why, "out of memory");
+            goto fail;
+        }
+        amqp_tcp_socket_set_sockfd(s, fd); /* the connection owns it now */
     }
-    amqp_tcp_socket_set_sockfd(s, fd); /* the connection owns it now */
     t->gen++;
     struct timeval hs = {A_CONNECT_MS / 1000, 0}, rpc = {A_RPC_S, 0};
     amqp_set_handshake_timeout(t->st, &hs);
@@ -831,19 +915,56 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
         return NULL;
     }
     amqp_default_connection_info(&aq->info);
+    aq->verify = true;
+    /* The query first: amqp_parse_url() knows none. */
+    char *query = strchr(aq->url, '?');
+    if (query)
+        *query++ = '\0';
     /* Never echo the URL: it holds the password. */
     if (amqp_parse_url(aq->url, &aq->info) != AMQP_STATUS_OK) {
-        snprintf(err, errlen, "not an AMQP URL (amqp://USER:PASS@HOST:PORT/VHOST)");
+        snprintf(err, errlen, "not an AMQP URL (amqp[s]://USER:PASS@HOST:PORT/VHOST)");
         goto fail_url;
     }
-    if (aq->info.ssl) {
-        snprintf(err, errlen, "amqps:// (TLS) is not supported; use amqp://");
+    for (char *kv = query, *next; kv && *kv; kv = next) {
+        next = strchr(kv, '&');
+        if (next)
+            *next++ = '\0';
+        char *v = strchr(kv, '=');
+        if (v)
+            *v++ = '\0';
+        if (!v || !*v) {
+            snprintf(err, errlen, "--queue URL: parameter %.40s has no value", kv);
+            goto fail_url;
+        }
+        if (!strcmp(kv, "cacertfile"))
+            aq->cafile = v;
+        else if (!strcmp(kv, "certfile"))
+            aq->certfile = v;
+        else if (!strcmp(kv, "keyfile"))
+            aq->keyfile = v;
+        else if (!strcmp(kv, "verify") && (!strcmp(v, "verify_peer") || !strcmp(v, "verify_none")))
+            aq->verify = !strcmp(v, "verify_peer");
+        else {
+            snprintf(err, errlen,
+                     "--queue URL: unknown parameter %.40s (cacertfile, certfile, keyfile, "
+                     "verify=verify_peer|verify_none)",
+                     kv);
+            goto fail_url;
+        }
+    }
+    if (query && !aq->info.ssl) {
+        snprintf(err, errlen, "--queue URL: TLS parameters need amqps://");
         goto fail_url;
     }
+    if (!aq->certfile != !aq->keyfile) {
+        snprintf(err, errlen, "--queue URL: certfile and keyfile go together");
+        goto fail_url;
+    }
+    const char *scheme = aq->info.ssl ? "amqps" : "amqp";
     if (strchr(aq->info.host, ':'))
-        snprintf(aq->where, sizeof aq->where, "amqp://[%s]:%d", aq->info.host, aq->info.port);
+        snprintf(aq->where, sizeof aq->where, "%s://[%s]:%d", scheme, aq->info.host, aq->info.port);
     else
-        snprintf(aq->where, sizeof aq->where, "amqp://%s:%d", aq->info.host, aq->info.port);
+        snprintf(aq->where, sizeof aq->where, "%s://%s:%d", scheme, aq->info.host, aq->info.port);
     if (pthread_key_create(&aq->key, a_thread_end)) {
         snprintf(err, errlen, "out of memory");
         goto fail_url;

@@ -9,6 +9,10 @@
 #   AMQP_URL   amqp://guest:guest@127.0.0.1:PORT/%2f (guest may log in
 #              from loopback)
 #   RMQ_NODE   the node name, RMQ_PORT the AMQP port
+#   AMQPS_URL  amqps://guest:guest@localhost:PORT/%2f?cacertfile=CA: the
+#              node's TLS listener (RMQ_TLS_PORT), with a certificate for
+#              localhost signed by a throwaway CA (RMQ_TLS_CA, made here
+#              with openssl)
 # rmq_ctl ARGS... runs rabbitmqctl against the node.  rmq_stop stops the
 # node; rmq_start after it starts the node again on the same ports with
 # the same data (a broker restart).  rmq_stop_all stops the node and our
@@ -24,6 +28,7 @@
 
 RMQ_BIN=/usr/lib/rabbitmq/bin
 RMQ_NODE= RMQ_PORT= RMQ_DIST= RMQ_EPMD= RMQ_PID= RMQ_EPMD_PID= AMQP_URL=
+RMQ_TLS_PORT= RMQ_TLS_CA= AMQPS_URL=
 
 rmq_free_port() { # a loopback TCP port nobody listens on
   local p
@@ -54,8 +59,10 @@ rmq_start() {
     RMQ_NODE="fl$$@localhost"
     RMQ_PORT=$(rmq_free_port) && RMQ_DIST=$(rmq_free_port) && RMQ_EPMD=$(rmq_free_port) ||
       fail "no free port for RabbitMQ"
-    while [ "$RMQ_DIST" = "$RMQ_PORT" ] || [ "$RMQ_EPMD" = "$RMQ_PORT" ] || [ "$RMQ_EPMD" = "$RMQ_DIST" ]; do
-      RMQ_DIST=$(rmq_free_port) && RMQ_EPMD=$(rmq_free_port) || fail "no free port for RabbitMQ"
+    RMQ_TLS_PORT=$(rmq_free_port) || fail "no free port for RabbitMQ"
+    while [ "$(printf '%s\n' "$RMQ_PORT" "$RMQ_DIST" "$RMQ_EPMD" "$RMQ_TLS_PORT" | sort -u | wc -l)" != 4 ]; do
+      RMQ_DIST=$(rmq_free_port) && RMQ_EPMD=$(rmq_free_port) && RMQ_TLS_PORT=$(rmq_free_port) ||
+        fail "no free port for RabbitMQ"
     done
     mkdir -p "$work/rmqhome" "$work/rmq/mnesia" "$work/rmq/log"
     # The CLI tools and the node must share a cookie; a new one of ours.
@@ -63,7 +70,14 @@ rmq_start() {
     chmod 400 "$work/rmqhome/.erlang.cookie"
     echo '[].' >"$work/rmq/enabled_plugins"
     : >"$work/rmq/rabbitmq-env.conf"
-    printf '%s\n' 'log.console = false' 'log.file.level = info' >"$work/rmq/rabbitmq.conf"
+    rmq_tls_files
+    printf '%s\n' 'log.console = false' 'log.file.level = info' \
+      "listeners.ssl.1 = 127.0.0.1:$RMQ_TLS_PORT" \
+      "ssl_options.cacertfile = $work/rmq/tls/ca.pem" \
+      "ssl_options.certfile = $work/rmq/tls/server.pem" \
+      "ssl_options.keyfile = $work/rmq/tls/server.key" \
+      'ssl_options.verify = verify_none' 'ssl_options.fail_if_no_peer_cert = false' \
+      >"$work/rmq/rabbitmq.conf"
   fi
   # Our own epmd, in the foreground so that we have its pid.
   if [ -z "$RMQ_EPMD_PID" ]; then
@@ -82,14 +96,30 @@ rmq_start() {
     sleep 0.5
   done
   AMQP_URL="amqp://guest:guest@127.0.0.1:$RMQ_PORT/%2f"
+  RMQ_TLS_CA=$work/rmq/tls/ca.pem
+  AMQPS_URL="amqps://guest:guest@localhost:$RMQ_TLS_PORT/%2f?cacertfile=$RMQ_TLS_CA"
   RMQ_START_S=$((SECONDS - t0))
   rmq_save
+}
+
+rmq_tls_files() { # a throwaway CA, and its certificate for localhost
+  local d=$work/rmq/tls
+  mkdir -p "$d"
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$d/ext"
+  { openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+      -subj /CN=faultline-test-ca -keyout "$d/ca.key" -out "$d/ca.pem" &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+      -keyout "$d/server.key" -out "$d/server.csr" &&
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+      -days 2 -extfile "$d/ext" -out "$d/server.pem"; } >"$d/openssl.log" 2>&1 ||
+    fail "openssl could not make the test certificates: $(tail -3 "$d/openssl.log")"
 }
 
 rmq_save() {
   [ -d "$work/rmq" ] || return 0
   local v
-  for v in RMQ_NODE RMQ_PORT RMQ_DIST RMQ_EPMD RMQ_PID RMQ_EPMD_PID AMQP_URL; do
+  for v in RMQ_NODE RMQ_PORT RMQ_DIST RMQ_EPMD RMQ_PID RMQ_EPMD_PID AMQP_URL RMQ_TLS_PORT \
+    RMQ_TLS_CA AMQPS_URL; do
     printf '%s=%q\n' "$v" "${!v}"
   done >"$work/rmq/state"
 }

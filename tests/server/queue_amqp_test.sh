@@ -2,7 +2,8 @@
 # The RabbitMQ queue engine (src/server/queue_amqp.c) against a private
 # broker on 127.0.0.1 (tests/lib/rabbitmq.sh).
 #   queue_amqp_test.sh TEST_QUEUE_AMQP
-# The test program gets the broker's URL in FL_TEST_AMQP_URL, and in
+# The test program gets the broker's URL in FL_TEST_AMQP_URL (its TLS
+# listener's in FL_TEST_AMQPS_URL), and in
 # FL_TEST_AMQP_RESTART a command that restarts the broker (same port, same
 # data): this script again, as `queue_amqp_test.sh --restart WORK`.
 set -uo pipefail
@@ -29,7 +30,7 @@ rmq_start
 echo "broker $RMQ_NODE started in ${RMQ_START_S} s"
 # In the background, so that a signal to this script (a test timeout) ends
 # the program and the broker at once rather than after the program.
-FL_TEST_AMQP_URL=$AMQP_URL \
+FL_TEST_AMQP_URL=$AMQP_URL FL_TEST_AMQPS_URL=$AMQPS_URL \
   FL_TEST_AMQP_RESTART="bash $(printf %q "$0") --restart $(printf %q "$work")" "$bin" &
 tpid=$!
 trap 'kill -TERM "$tpid" 2>/dev/null; exit 1' INT TERM HUP

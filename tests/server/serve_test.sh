@@ -767,9 +767,11 @@ cli)
   [ $rc = 1 ] && grep -q 'cannot connect to PostgreSQL' "$work/e" || fail "postgres: rc $rc $(cat "$work/e")"
   "$FL" serve --data "$work/d" --queue amqp://localhost >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 2 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqp: rc $rc $(cat "$work/e")"
-  "$FL" serve --data "$work/d" --queue amqps://u:secret@localhost >/dev/null 2>"$work/e"; rc=$?
-  [ $rc = 2 ] && grep -q 'amqps://\.\.\.: unknown queue' "$work/e" && ! grep -q secret "$work/e" ||
-    fail "amqps: rc $rc $(cat "$work/e")"
+  "$FL" serve --data "$work/d" --queue amqps://localhost >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 2 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqps: rc $rc $(cat "$work/e")"
+  "$FL" serve --data "$work/d" --queue redis://u:secret@localhost >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 2 ] && grep -q 'redis://\.\.\.: unknown queue' "$work/e" && ! grep -q secret "$work/e" ||
+    fail "redis: rc $rc $(cat "$work/e")"
   FAULTLINE_DB=postgres://nobody@127.0.0.1:1/x timeout 20 "$FL" serve --data "$work/d" >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 1 ] && grep -q 'cannot connect to PostgreSQL' "$work/e" || fail "FAULTLINE_DB: rc $rc $(cat "$work/e")"
   "$FL" serve --bogus >/dev/null 2>&1 && fail "unknown option accepted"

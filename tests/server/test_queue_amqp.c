@@ -188,6 +188,62 @@ static void test_bad_urls(void **state)
     assert_non_null(strstr(err, "cannot connect to amqp://127.0.0.1:"));
 }
 
+/* amqps://: the broker's TLS listener, its certificate checked against
+ * the CA the test made (cacertfile); refused with the reason when the
+ * system's CAs, which do not know that CA, are all there is; the query's
+ * mistakes named. */
+static void test_tls(void **state)
+{
+    (void)state;
+    const char *tls = getenv("FL_TEST_AMQPS_URL");
+    if (!tls || !*tls)
+        skip();
+    purge();
+    char err[512], u[600];
+    fl_queue *q = fl_queue_amqp_new(tls, err, sizeof err);
+    if (!q)
+        fail_msg("amqps: %s", err);
+    char buf[3][FL_CRASH_ID_MAX];
+    const char *ids[3];
+    make_ids(buf, ids, 3, "tls");
+    assert_int_equal(q->enqueue_many(q, NULL, ids, 3), 0);
+    fl_task t[16];
+    size_t n = claim(q, 60, 16, t);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(t[i].crash_id, ids[i]);
+        assert_int_equal(q->ack(q, NULL, &t[i]), 0);
+    }
+    q->close(q);
+
+    /* Without the CA: the system's do not vouch for the broker. */
+    snprintf(u, sizeof u, "%.*s", (int)(strchr(tls, '?') - tls), tls);
+    assert_null(fl_queue_amqp_new(u, err, sizeof err));
+    printf("amqps without the CA: %s\n", err);
+    assert_non_null(strstr(err, "cannot connect to amqps://localhost:"));
+    assert_non_null(strstr(err, "TLS: "));
+    assert_non_null(strstr(err, "no CA of cacertfile= or of the system signed"));
+    /* verify=verify_none takes any certificate (tests only). */
+    snprintf(u + strlen(u), sizeof u - strlen(u), "?verify=verify_none");
+    assert_non_null(q = fl_queue_amqp_new(u, err, sizeof err));
+    q->close(q);
+    /* A CA file that is not there, and the query's mistakes. */
+    snprintf(u, sizeof u, "%.*s?cacertfile=/nonexistent/ca.pem", (int)(strchr(tls, '?') - tls),
+             tls);
+    assert_null(fl_queue_amqp_new(u, err, sizeof err));
+    assert_non_null(strstr(err, "/nonexistent/ca.pem"));
+    snprintf(u, sizeof u, "%s&bogus=1", tls);
+    assert_null(fl_queue_amqp_new(u, err, sizeof err));
+    assert_non_null(strstr(err, "unknown parameter bogus"));
+    snprintf(u, sizeof u, "%s&certfile=/x.pem", tls);
+    assert_null(fl_queue_amqp_new(u, err, sizeof err));
+    assert_non_null(strstr(err, "certfile and keyfile go together"));
+    snprintf(u, sizeof u, "%s?cacertfile=/x.pem", url);
+    assert_null(fl_queue_amqp_new(u, err, sizeof err));
+    assert_non_null(strstr(err, "need amqps://"));
+    assert_null(strstr(err, "guest:guest")); /* the password never told */
+}
+
 static void test_batches(void **state)
 {
     (void)state;
@@ -618,6 +674,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_urls),
         cmocka_unit_test(test_batches),
+        cmocka_unit_test(test_tls),
         cmocka_unit_test(test_depth_from_store),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_dead_worker),
