@@ -151,7 +151,11 @@ static int q_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
         split(strtoll(PQgetvalue(r, i, 0), NULL, 10), PQgetvalue(r, i, 1),
               (unsigned)strtoul(PQgetvalue(r, i, 2), NULL, 10), max, out, n);
     PQclear(r);
-    if (rows == 0 && fl_store_pg_wait(c, CHANNEL, WAIT_MS) < 0)
+    /* Nothing: wait for a commit's notification.  Work: take the
+     * notifications that came meanwhile all the same -- libpq keeps every
+     * one it reads along with results, and a worker busy with a backlog
+     * for hours would otherwise hold one per ingest commit. */
+    if (fl_store_pg_wait(c, CHANNEL, rows == 0 ? WAIT_MS : 0) < 0 && rows == 0)
         return -1;
     return 0;
 }

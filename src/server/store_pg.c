@@ -1859,6 +1859,8 @@ int fl_store_pg_wait(fl_store_conn *pc, const char *channel, unsigned ms)
     }
     if (p_drain(c))
         return 1;
+    if (ms == 0)
+        return 0;
     struct pollfd p = {.fd = PQsocket(c->db), .events = POLLIN};
     int pr = poll(&p, 1, (int)ms);
     if (pr < 0)

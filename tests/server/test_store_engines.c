@@ -1711,6 +1711,13 @@ static void test_pg_queue_notify(void **st)
     if (q->claim(q, w, 60, 16, t, &n))
         fail_msg("claim: %s", e->s->error(w));
     assert_int_equal(n, 5); /* n0-n2 in one task, s1, s2 */
+    /* A busy claimer (one that finds work) takes the notifications that
+     * came meanwhile too: libpq would keep them all otherwise. */
+    for (int i = 0; i < 5; i++)
+        enqueue_ids(e, q, "busy", i * 2, 2, true);
+    assert_int_equal(q->claim(q, w, 60, 16, t, &n), 0);
+    assert_true(n > 0);
+    assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 0), 0);
     e->s->disconnect(w);
     q->close(q);
 }
