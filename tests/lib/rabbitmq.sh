@@ -84,17 +84,32 @@ rmq_start() {
     epmd -port "$RMQ_EPMD" >>"$work/rmq/epmd.log" 2>&1 &
     RMQ_EPMD_PID=$!
   fi
-  # A session of its own: the wrapper, erl and beam.smp and its helpers
-  # (erl_child_setup, inet_gethost) are then one process group, ended
-  # together if `rabbitmqctl stop` does not end them.
-  rmq_env setsid "$RMQ_BIN/rabbitmq-server" >>"$work/rmq/server.out" 2>&1 &
-  RMQ_PID=$!
-  local t0=$SECONDS
-  until rmq_ctl await_startup --timeout 5 >/dev/null 2>&1; do
-    kill -0 "$RMQ_PID" 2>/dev/null || { tail -20 "$work/rmq/server.out" >&2; fail "rabbitmq-server exited at start"; }
-    [ $((SECONDS - t0)) -lt 90 ] || { tail -20 "$work/rmq/server.out" >&2; fail "rabbitmq-server did not start in 90 s"; }
-    sleep 0.5
+  # The node registers with epmd as it starts, and stops ("nodistribution")
+  # when epmd is not listening yet: seen under CI load.
+  for _ in $(seq 200); do ss -ltnH "sport = :$RMQ_EPMD" 2>/dev/null | grep -q . && break; sleep 0.05; done
+  local t0=$SECONDS attempt up=
+  for attempt in 1 2; do
+    # A session of its own: the wrapper, erl and beam.smp and its helpers
+    # (erl_child_setup, inet_gethost) are then one process group, ended
+    # together if `rabbitmqctl stop` does not end them.
+    rmq_env setsid "$RMQ_BIN/rabbitmq-server" >>"$work/rmq/server.out" 2>&1 &
+    RMQ_PID=$!
+    until rmq_ctl await_startup --timeout 5 >/dev/null 2>&1; do
+      if ! kill -0 "$RMQ_PID" 2>/dev/null; then
+        wait "$RMQ_PID" 2>/dev/null
+        # Once more: what stops a node at launch (a port taken meanwhile,
+        # epmd) is usually gone a moment later.
+        [ "$attempt" = 1 ] && { echo "rabbitmq-server exited at start; starting it again" >&2; continue 2; }
+        tail -20 "$work/rmq/server.out" >&2
+        fail "rabbitmq-server exited at start"
+      fi
+      [ $((SECONDS - t0)) -lt 90 ] || { tail -20 "$work/rmq/server.out" >&2; fail "rabbitmq-server did not start in 90 s"; }
+      sleep 0.5
+    done
+    up=1
+    break
   done
+  [ -n "$up" ] || fail "rabbitmq-server did not start"
   AMQP_URL="amqp://guest:guest@127.0.0.1:$RMQ_PORT/%2f"
   RMQ_TLS_CA=$work/rmq/tls/ca.pem
   AMQPS_URL="amqps://guest:guest@localhost:$RMQ_TLS_PORT/%2f?cacertfile=$RMQ_TLS_CA"
