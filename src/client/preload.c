@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,8 +40,11 @@ static void default_reporter(void)
     memcpy(p, di.dli_fname, dir);
     p[dir] = '/';
     memcpy(p + dir + 1, FL_REPORTER_FROM_LIBDIR, sizeof FL_REPORTER_FROM_LIBDIR);
-    if (access(p, X_OK) == 0)
-        fl_spool_default_reporter(p);
+    /* Absolute: LD_PRELOAD=./lib/... is relative to a directory the
+     * program may leave before it crashes. */
+    char abs[PATH_MAX];
+    if (access(p, X_OK) == 0 && realpath(p, abs) && strlen(abs) < sizeof p)
+        fl_spool_default_reporter(abs);
 }
 
 __attribute__((constructor)) static void fl_preload_init(void)

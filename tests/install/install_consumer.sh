@@ -70,8 +70,9 @@ got=$(sed -n 's/^ *#[0-9]* \(.*\) (consumer_context+.*/\1/p' "$tmp/ctx.out" | tr
 # Plain build only: an instrumented library cannot be preloaded into sh.
 if [ "$flavour" = plain ]; then
   set +e
-  FAULTLINE_SPOOL=$tmp/spool-pre FAULTLINE_URL=http://127.0.0.1:9/api/v1/crashes \
-    LD_PRELOAD=$prefix/lib/libfaultline-preload.so sh -c 'kill -SEGV $$' </dev/null 2>"$tmp/pre.err"
+  # (Preloaded by a relative path, by a program that leaves that directory.)
+  (cd "$prefix" && FAULTLINE_SPOOL=$tmp/spool-pre FAULTLINE_URL=http://127.0.0.1:9/api/v1/crashes \
+    LD_PRELOAD=./lib/libfaultline-preload.so exec sh -c 'cd /; kill -SEGV $$' </dev/null 2>"$tmp/pre.err")
   rc=$?; set -e
   [ $rc -eq 139 ] || { echo "FAIL: preloaded sh exit $rc, want 139"; exit 1; }
   for _ in $(seq 100); do grep -q 'no one at a terminal' "$tmp/pre.err" && break; sleep 0.1; done
