@@ -113,9 +113,47 @@ typedef struct parser {
 
 /* A string of the log: s[0..n) is a NUL-terminated piece of the text's
  * copy, which check mode keeps instead of copying again. */
+size_t fl_utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t k = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
+    if (k == 0 || k > n)
+        return 0;
+    for (size_t i = 1; i < k; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) || (c == 0xF0 && s[1] < 0x90) ||
+        (c == 0xF4 && s[1] >= 0x90))
+        return 0;
+    return k;
+}
+
+/* '?' for every byte of s that starts no valid UTF-8 sequence. */
+static void utf8_fix(char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = fl_utf8_seq((const unsigned char *)s + i, n - i);
+        if (k)
+            i += k;
+        else
+            s[i++] = '?';
+    }
+}
+
+/* A string of the log, kept: copied into the arena, or (check mode) left
+ * in the parser's copy of the text; valid UTF-8 either way. */
 static char *keep(parser *p, char *s, size_t n)
 {
-    return p->check ? s : arena_copy(p->log, s, n);
+    char *r = p->check ? s : arena_copy(p->log, s, n);
+    if (r)
+        utf8_fix(r, n);
+    return r;
 }
 
 /* One more element of *arr: a new zeroed one, or in check mode the count

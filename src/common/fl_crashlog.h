@@ -199,4 +199,12 @@ const char *fl_crashlog_etc(const fl_crashlog *log, const char *key);
 int fl_parse_u64(const char *s, uint64_t *out);
 int fl_parse_i64(const char *s, int64_t *out);
 
+/* Length of the UTF-8 sequence at s (n > 0 bytes left): 1 for ASCII, 2-4,
+ * or 0 when s does not start a valid one (a stray continuation byte, an
+ * overlong form, a surrogate, above U+10FFFF).  The reader keeps every
+ * string of a log as valid UTF-8 -- '?' for each byte that starts no valid
+ * sequence -- so that what it returns can go into JSON and into a UTF-8
+ * database as it is; the text a server stores is the log as received. */
+size_t fl_utf8_seq(const unsigned char *s, size_t n);
+
 #endif /* FL_CRASHLOG_H */

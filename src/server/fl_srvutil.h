@@ -43,6 +43,14 @@ struct fl_ingest_item;
 int fl_raw_frame(struct fl_ingest_item *const *items, size_t n, size_t total, char **buf,
                  size_t *len, size_t *cap);
 
+/* A JSON string of the n bytes at s, which need not be UTF-8 (a raw crash
+ * log as received): the bytes as they are when they are, else a copy with
+ * U+FFFD for each byte that starts no valid sequence -- JSON text holds
+ * nothing else, and one such byte would fail the whole answer.  NULL on
+ * OOM. */
+struct json_t;
+struct json_t *fl_json_text(const char *s, size_t n);
+
 /* Wall-clock seconds and monotonic nanoseconds. */
 int64_t fl_now(void);
 uint64_t fl_mono_ns(void);

@@ -500,21 +500,12 @@ static bool email_ok(const char *s, size_t n)
 {
     if (!s || n < 3 || n > 254 || strlen(s) != n || !memchr(s, '@', n))
         return false;
-    for (size_t i = 0; i < n;) {
+    for (size_t i = 0, k; i < n; i += k) {
         unsigned char b = (unsigned char)s[i];
-        if (b < 0x20 || b == 0x7f)
+        /* Strict UTF-8 (fl_utf8_seq): PostgreSQL refuses the rest, and
+         * with it the whole batch the address came in. */
+        if (b < 0x20 || b == 0x7f || !(k = fl_utf8_seq((const unsigned char *)s + i, n - i)))
             return false;
-        size_t k = b < 0x80             ? 0
-                   : (b & 0xe0) == 0xc0 ? 1
-                   : (b & 0xf0) == 0xe0 ? 2
-                   : (b & 0xf8) == 0xf0 ? 3
-                                        : 9;
-        if (k == 9 || (k == 1 && b < 0xc2) || i + k >= n)
-            return false;
-        for (size_t j = 1; j <= k; j++)
-            if (((unsigned char)s[i + j] & 0xc0) != 0x80)
-                return false;
-        i += k + 1;
     }
     return true;
 }

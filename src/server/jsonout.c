@@ -16,6 +16,8 @@
  */
 #include "fl_jsonout.h"
 
+#include "fl_crashlog.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,23 +62,6 @@ static void putc1(out *o, char c)
         o->p[o->len++] = c;
 }
 
-/* Length of the UTF-8 sequence at s (n bytes left), 0 when it is not valid:
- * no overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t k = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
-    if (k == 0 || k > n)
-        return 0;
-    for (size_t i = 1; i < k; i++)
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0) || (c == 0xF0 && s[1] < 0x90) ||
-        (c == 0xF4 && s[1] >= 0x90))
-        return 0;
-    return k;
-}
-
 static void put_string(out *o, const char *str, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -92,7 +77,7 @@ static void put_string(out *o, const char *str, size_t n)
         }
         put(o, (const char *)s + run, i - run);
         if (c >= 0x80) {
-            size_t k = utf8_seq(s + i, n - i);
+            size_t k = fl_utf8_seq(s + i, n - i);
             if (!k) {
                 o->failed = true;
                 return;

@@ -1,6 +1,7 @@
 /*
  * srvutil.c - hashing, version comparison, capped decompression, time.
  */
+#include "fl_crashlog.h"
 #include "fl_srvutil.h"
 #include "fl_store.h"
 
@@ -376,4 +377,29 @@ void fl_iso_day(int64_t t, char *out)
     struct tm tm;
     gmtime_r(&tt, &tm);
     strftime(out, 11, "%Y-%m-%d", &tm);
+}
+
+json_t *fl_json_text(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t bad = 0;
+    for (size_t i = 0, k; i < n; i += k ? k : 1)
+        bad += !(k = fl_utf8_seq(u + i, n - i));
+    if (!bad)
+        return json_stringn_nocheck(s, n);
+    char *t = malloc(n + 2 * bad), *w = t; /* each bad byte: 3 bytes for 1 */
+    if (!t)
+        return NULL;
+    for (size_t i = 0, k; i < n; i += k ? k : 1) {
+        if ((k = fl_utf8_seq(u + i, n - i))) {
+            memcpy(w, s + i, k);
+            w += k;
+        } else {
+            memcpy(w, "\xef\xbf\xbd", 3);
+            w += 3;
+        }
+    }
+    json_t *j = json_stringn_nocheck(t, (size_t)(w - t));
+    free(t);
+    return j;
 }

@@ -1605,7 +1605,7 @@ static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_object_set_new(out, "app", r_text_json(r, 0, 6));
     json_object_set_new(out, "version", r_text_json(r, 0, 7));
     json_object_set_new(out, "email", r_text_json(r, 0, 8));
-    json_object_set_new(out, "raw", json_stringn_nocheck(raw, rl));
+    json_object_set_new(out, "raw", fl_json_text(raw, rl));
 out:
     free(raw);
     free(proc);

@@ -1539,7 +1539,7 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_object_set_new(out, "app", text_json(s, 6));
     json_object_set_new(out, "version", text_json(s, 7));
     json_object_set_new(out, "email", text_json(s, 11));
-    json_object_set_new(out, "raw", json_stringn_nocheck(raw, rl));
+    json_object_set_new(out, "raw", fl_json_text(raw, rl));
 out:
     free(raw);
     free(proc);

@@ -420,6 +420,35 @@ static void check_like_parse(const char *buf, size_t len)
 
 /* Every key of the format, then every cut of it and every position
  * replaced by each of a few bytes that matter to the reader. */
+/* Strings come back as valid UTF-8 whatever the log holds: '?' for each
+ * byte that starts no valid sequence (a Latin-1 byte, an overlong form, a
+ * surrogate), valid sequences kept; in check mode as well.  The text given
+ * to the reader is not touched. */
+static void utf8_fields(void **state)
+{
+    (void)state;
+    char log[] = "FAULTLINE 1\nCRASHLOG_VERSION 2\nAPPLICATION_NAME Caf\xe9 \xc3\xa9t\xc3\xa9\n"
+                 "APPLICATION_VERSION 1\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\n"
+                 "CALLSTACK 4096\nTRACE 1 2 \x80ok\xe2\x82\xac\nEND\n";
+    char copy[sizeof log];
+    memcpy(copy, log, sizeof log);
+    for (int mode = 0; mode < 2; mode++) {
+        fl_crashlog *L = NULL;
+        assert_int_equal(
+            (mode ? fl_crashlog_check : fl_crashlog_parse)(log, sizeof log - 1, &L, NULL), 0);
+        assert_string_equal(L->app_name, "Caf? \xc3\xa9t\xc3\xa9");
+        assert_string_equal(L->app_version, "1?????????");
+        if (!mode)
+            assert_string_equal(L->trace[0].text, "?ok\xe2\x82\xac");
+        fl_crashlog_free(L);
+    }
+    assert_memory_equal(log, copy, sizeof log);
+    const unsigned char four[] = {0xf0, 0x9f, 0x98, 0x80};
+    assert_int_equal(fl_utf8_seq(four, 4), 4);
+    assert_int_equal(fl_utf8_seq(four, 3), 0); /* cut short */
+    assert_int_equal(fl_utf8_seq((const unsigned char *)"a", 1), 1);
+}
+
 static void check_mode(void **state)
 {
     (void)state;
@@ -485,11 +514,16 @@ static void check_mode(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(published_example), cmocka_unit_test(object_fields),
-        cmocka_unit_test(long_lines_and_v2), cmocka_unit_test(rejects),
-        cmocka_unit_test(writer_escapes_and_numbers), cmocka_unit_test(roundtrip),
-        cmocka_unit_test(numbers), cmocka_unit_test(number_edges),
+        cmocka_unit_test(published_example),
+        cmocka_unit_test(object_fields),
+        cmocka_unit_test(long_lines_and_v2),
+        cmocka_unit_test(rejects),
+        cmocka_unit_test(writer_escapes_and_numbers),
+        cmocka_unit_test(roundtrip),
+        cmocka_unit_test(numbers),
+        cmocka_unit_test(number_edges),
         cmocka_unit_test(check_mode),
+        cmocka_unit_test(utf8_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

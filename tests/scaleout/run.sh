@@ -242,6 +242,27 @@ else
   ok "PostgreSQL restarted: $P reports accepted and processed after it, counted once"
 fi
 
+# A log whose application name is Latin-1, not UTF-8: stored and
+# processed under "Caf?" (the reader keeps fields UTF-8), where PostgreSQL
+# would have refused the batch it came in -- and every report in it; its
+# raw text, shown by the API, has U+FFFD for the byte.
+printf 'FAULTLINE 1\nCRASHLOG_VERSION 2\nAPPLICATION_NAME Caf\xe9\nAPPLICATION_VERSION 1\n%s\n%s\nEND\n' \
+  'CRASH_ID 0c0ffee0-0000-4000-8000-00000000e9e9' 'CALLSTACK 4096' >"$work/latin1.log"
+c=$(curl -s -o "$work/latin1.out" -w '%{http_code}' -H "X-Faultline-Key: $KEY" \
+  --data-binary @"$work/latin1.log" "http://127.0.0.1:$PORT_a/api/v1/crashes")
+[ "$c" = 200 ] || fail "a Latin-1 application name -> $c $(cat "$work/latin1.out")"
+st=
+for _ in $(seq 100); do
+  st=$(curl -s -H "Authorization: Bearer $ADMIN" \
+    "http://127.0.0.1:$PORT_a/api/v1/crashes/0c0ffee0-0000-4000-8000-00000000e9e9" |
+    python3 -c 'import json, sys; d = json.load(sys.stdin); print(d.get("state"), d.get("app"), "\ufffd" in d.get("raw", ""))' 2>/dev/null)
+  [ "$st" = "processed Caf? True" ] && break
+  sleep 0.1
+done
+[ "$st" = "processed Caf? True" ] || fail "the Latin-1 log: '$st' $(curl -s -H "Authorization: Bearer $ADMIN" \
+  "http://127.0.0.1:$PORT_a/api/v1/crashes/0c0ffee0-0000-4000-8000-00000000e9e9" | head -c 600)"
+ok "a log that is not UTF-8 is stored and processed (application 'Caf?')"
+
 # 5. Debug files through the store: a real crash, its program uploaded to
 # API server a (data in $work/a), processed by worker w3 (data in
 # $work/w3), which has never seen the file: the program's own path is gone

@@ -113,12 +113,23 @@ PY
   c=$(code POST / -F "report=<$work/e3.log" -F "email=bob@example.org")
   [ "$c" = 200 ] && [ "$(grep -o '"id"' "$work/body" | wc -l)" = 1 ] || fail "text fields only: $c $(cat "$work/body")"
   [ "$(email_of "$work/body")" = "bob@example.org " ] || fail "email in a form without files: $(email_of "$work/body")"
-  for bad in 'no-at-sign' "$(printf 'x%.0s' $(seq 300))@example.org"; do
+  # (A surrogate is UTF-8 in shape only: PostgreSQL would refuse it, and
+  # the whole batch with it.)
+  for bad in 'no-at-sign' "$(printf 'x%.0s' $(seq 300))@example.org" $'a\xed\xa0\x80@example.org'; do
     "$POST" log 99 $((10 + ${#bad} % 7)) mail 1.0 >"$work/e4.log"
     c=$(code POST / -F "a=@$work/e4.log" -F "email=$bad")
     [ "$c" = 200 ] && [ "$(email_of "$work/body")" = "None " ] || fail "bad email '${bad:0:20}': $c $(email_of "$work/body")"
   done
   ok "the email field: kept with every crash of its request, never a log, a non-address dropped"
+  # A log that is not UTF-8 (a Latin-1 application name): stored, and the
+  # API shows it -- fields kept UTF-8 ("Caf?"), U+FFFD in the raw text.
+  printf 'FAULTLINE 1\nCRASHLOG_VERSION 2\nAPPLICATION_NAME Caf\xe9\nCRASH_ID 0c0ffee0-0000-4000-8000-0000000000e9\nCALLSTACK 4096\nEND\n' >"$work/l1.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/l1.log")
+  [ "$c" = 200 ] || fail "Latin-1 log -> $c $(cat "$work/body")"
+  admin "$(url /api/v1/crashes/0c0ffee0-0000-4000-8000-0000000000e9)" >"$work/l1.json"
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["app"] == "Caf?" and "\ufffd" in d["raw"], d' "$work/l1.json" ||
+    fail "the Latin-1 crash through the API: $(head -c 300 "$work/l1.json")"
+  ok "a log that is not UTF-8: stored, and shown (app 'Caf?', U+FFFD in the raw text)"
   # 30 logs in one request (~94 KiB): enough for the HTTP thread to
   # compress them itself (one frame, kept by the store as it is); every
   # log reads back byte for byte.
