@@ -53,7 +53,9 @@ static const char SQL_CLAIM[] =
     "AS cum FROM c) UPDATE tasks t SET lease_until = " NOW_S " + $1, attempts = t.attempts + 1 "
     "FROM s WHERE t.id = s.id AND s.cum <= $2 RETURNING t.id, t.crash_ids, t.attempts";
 static const char SQL_DEPTH[] = "SELECT coalesce(sum(n), 0) FROM tasks";
-static const char SQL_RELEASE[] = "UPDATE tasks SET lease_until=0 WHERE id=$1";
+/* Only the claim that leased it: a worker whose lease ran out (and whose
+ * task another worker claimed since, one attempt more) gives back nothing. */
+static const char SQL_RELEASE[] = "UPDATE tasks SET lease_until=0 WHERE id=$1 AND attempts=$2";
 static const char SQL_RELEASE_ALL[] = "UPDATE tasks SET lease_until=0 WHERE lease_until>0";
 
 static int run(fl_store_conn *c, const char *sql, int n, const char *const *v)
@@ -177,10 +179,11 @@ static int q_release(fl_queue *q, fl_store_conn *c, const fl_task *t, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && t[i].id == t[i - 1].id)
             continue; /* a row's entries come together */
-        char id[24];
+        char id[24], at[16];
         snprintf(id, sizeof id, "%lld", (long long)t[i].id);
-        const char *v[] = {id};
-        if (run(c, SQL_RELEASE, 1, v))
+        snprintf(at, sizeof at, "%u", t[i].attempts);
+        const char *v[] = {id, at};
+        if (run(c, SQL_RELEASE, 2, v))
             return -1;
     }
     return 0;

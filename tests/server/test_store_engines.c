@@ -1567,13 +1567,21 @@ static void test_queue_in_store(void **st)
     assert_int_equal(e->s->commit(e->c), 0);
     assert_int_equal(q->depth(q, e->c), 24);
 
-    /* Released: claimed again at once, one attempt more. */
+    /* Released: claimed again at once, one attempt more.  A stale release
+     * (the claim before that one) gives back nothing. */
     if (q->release) {
         assert_int_equal(q->release(q, e->c, t + 16, 24), 0);
         assert_int_equal(q->claim(q, e->c, 60, 64, t, &n), 0);
         assert_int_equal(n, 24);
         for (size_t i = 0; i < n; i++)
             assert_int_equal(t[i].attempts, 2);
+        fl_task stale[24];
+        memcpy(stale, t, sizeof stale);
+        for (size_t i = 0; i < 24; i++)
+            stale[i].attempts = 1;
+        assert_int_equal(q->release(q, e->c, stale, 24), 0);
+        assert_int_equal(q->claim(q, e->c, 60, 64, t + 24, &m), 0);
+        assert_int_equal(m, 0); /* still the second claim's */
     }
     /* A lease of 0 s has expired by the next claim. */
     assert_int_equal(q->release_all(q, e->c), 0);
