@@ -28,9 +28,10 @@
  * between the two comes from the build), if it is there. */
 static void default_reporter(void)
 {
+    /* FAULTLINE_REPORTER set, even empty (no reporter at all), wins. */
     const char *url = getenv("FAULTLINE_URL"), *set = getenv("FAULTLINE_REPORTER");
     Dl_info di;
-    if (!url || !*url || (set && *set) || !dladdr((void *)&default_reporter, &di) || !di.dli_fname)
+    if (!url || !*url || set || !dladdr((void *)&default_reporter, &di) || !di.dli_fname)
         return;
     char p[FL_PATH_MAX];
     const char *slash = strrchr(di.dli_fname, '/');
@@ -50,13 +51,19 @@ static void default_reporter(void)
 __attribute__((constructor)) static void fl_preload_init(void)
 {
     char exe[FL_PATH_MAX];
+    /* The reporter started after a crash inherits LD_PRELOAD: it must not
+     * catch its own crashes under the application's name, nor start
+     * another reporter from them (a reporter that crashes every time would
+     * fill the spool). */
+    ssize_t sn = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[sn > 0 ? sn : 0] = '\0';
+    const char *self = strrchr(exe, '/');
+    if (self && !strcmp(self + 1, "faultline-report"))
+        return;
     const char *app = getenv("FAULTLINE_APP");
     const char *version = getenv("FAULTLINE_VERSION");
     if (!app || !*app) {
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        exe[n > 0 ? n : 0] = '\0';
-        const char *slash = strrchr(exe, '/');
-        app = slash ? slash + 1 : exe;
+        app = self ? self + 1 : exe;
         if (!*app)
             app = "unknown";
     }

@@ -79,6 +79,23 @@ if [ "$flavour" = plain ]; then
   grep -q 'faultline-report.*no one at a terminal to ask' "$tmp/pre.err" ||
     { echo "FAIL: FAULTLINE_URL did not start the installed reporter"; cat "$tmp/pre.err"; exit 1; }
   [ "$(ls "$tmp"/spool-pre/*.crashlog | wc -l)" -eq 1 ] || { echo "FAIL: preload: the log is not kept"; exit 1; }
+  # The reporter inherits LD_PRELOAD but installs no catcher in itself
+  # (installing creates the spool directory; a sh under it does).
+  set +e
+  FAULTLINE_SPOOL=$tmp/spool-rep LD_PRELOAD=$prefix/lib/libfaultline-preload.so \
+    "$prefix/bin/faultline-report" --bogus-option >/dev/null 2>&1
+  FAULTLINE_SPOOL=$tmp/spool-sh LD_PRELOAD=$prefix/lib/libfaultline-preload.so sh -c true
+  set -e
+  [ ! -e "$tmp/spool-rep" ] && [ -d "$tmp/spool-sh" ] ||
+    { echo "FAIL: the preloaded reporter installed the catcher"; exit 1; }
+  # An empty FAULTLINE_REPORTER: no reporter at all, even with FAULTLINE_URL.
+  set +e
+  FAULTLINE_SPOOL=$tmp/spool-off FAULTLINE_URL=http://127.0.0.1:9/ FAULTLINE_REPORTER= \
+    LD_PRELOAD=$prefix/lib/libfaultline-preload.so sh -c 'kill -SEGV $$' </dev/null 2>"$tmp/off.err"
+  set -e
+  sleep 1
+  ! grep -q 'faultline-report' "$tmp/off.err" || { echo "FAIL: FAULTLINE_REPORTER= still started one"; exit 1; }
+  [ "$(ls "$tmp"/spool-off/*.crashlog | wc -l)" -eq 1 ] || { echo "FAIL: FAULTLINE_REPORTER=: no log"; exit 1; }
 fi
 printf '#include <faultline.h>\nint main(void) { return 0; }\n' >"$tmp/h.c"
 cc -std=c89 -pedantic-errors -Wall -Werror -fsyntax-only -I"$prefix/include" "$tmp/h.c" ||
