@@ -118,8 +118,13 @@ static const char SCHEMA[] =
     "  resym boolean NOT NULL DEFAULT false, group_id text COLLATE \"C\", stack_hash text,"
     "  processed bytea, install_id text, published boolean NOT NULL DEFAULT false,"
     "  waiting_since bigint DEFAULT " NOW_S ", email text);"
-    /* Databases from before e-mail addresses. */
-    "ALTER TABLE crashes ADD COLUMN IF NOT EXISTS email text;"
+    /* Databases from before e-mail addresses.  Asked of the catalog first:
+     * ALTER TABLE locks the table exclusively even when IF NOT EXISTS
+     * finds the column, and would queue every server's queries behind a
+     * pg_dump on each start. */
+    "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'crashes'::regclass"
+    "  AND attname = 'email' AND NOT attisdropped) THEN"
+    "  ALTER TABLE crashes ADD COLUMN email text; END IF; END $$;"
     "CREATE INDEX IF NOT EXISTS crashes_grouped ON crashes(group_id, rid) "
     "WHERE group_id IS NOT NULL;"
     /* The waiting crashes only: backlog() counts them, unpublished() walks

@@ -1730,6 +1730,45 @@ static void test_pg_queue_notify(void **st)
     q->close(q);
 }
 
+/* PostgreSQL only: a database from before e-mail addresses gets the
+ * column at the next start; and a start does not wait for a reader that
+ * holds crashes (pg_dump does, for as long as the dump takes), which an
+ * ALTER TABLE on every start did. */
+static void test_pg_schema_upgrade(void **st)
+{
+    fx *f = *st;
+    if (!f->url)
+        skip();
+    PGconn *db = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(db), CONNECTION_OK);
+    static const char has_email[] =
+        "SELECT 1 FROM pg_attribute WHERE attrelid = "
+        "'crashes'::regclass AND attname = 'email' AND NOT attisdropped";
+    PQclear(PQexec(db, "ALTER TABLE crashes DROP COLUMN email"));
+    PGresult *r = PQexec(db, has_email);
+    assert_int_equal(PQntuples(r), 0);
+    PQclear(r);
+    char err[256];
+    fl_store *s2 = fl_store_pg_open(f->url, err, sizeof err);
+    if (!s2)
+        fail_msg("upgrade: %s", err);
+    s2->close(s2);
+    r = PQexec(db, has_email);
+    assert_int_equal(PQntuples(r), 1);
+    PQclear(r);
+    r = PQexec(db, "BEGIN; SELECT count(*) FROM crashes");
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    PQclear(r);
+    setenv("PGOPTIONS", "-c lock_timeout=3000", 1);
+    s2 = fl_store_pg_open(f->url, err, sizeof err);
+    unsetenv("PGOPTIONS");
+    if (!s2)
+        fail_msg("a start while a reader holds crashes: %s", err);
+    s2->close(s2);
+    PQclear(PQexec(db, "ROLLBACK"));
+    PQfinish(db);
+}
+
 /* PostgreSQL only: servers opening a new database at once all succeed
  * (the schema is created under an advisory lock), and a database of a
  * newer schema is refused. */
@@ -1804,6 +1843,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pg_plans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_reconnect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_open_race, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_schema_upgrade, setup, teardown),
     };
     const char *u = pg_url();
     printf("# store engine: %s\n", u ? "postgres" : "sqlite");
