@@ -16,10 +16,13 @@
  * again (attempts counts the claims, as in the embedded queue).
  *
  * Waiting for work: the ingest transaction also sends a notification
- * (pg_notify, delivered at its commit, one per transaction however many
- * rows); a worker that found nothing LISTENs and waits on its connection's
- * socket for up to WAIT_MS (claim_waits), so a report is picked up as soon
- * as it is committed, on whichever machine, without polling the table.
+ * (pg_notify, delivered at its commit); a worker that found nothing
+ * LISTENs and waits on its connection's socket for up to WAIT_MS
+ * (claim_waits), so a report is picked up as soon as it is committed, on
+ * whichever machine, without polling the table.  A notifying commit takes
+ * one lock for the whole cluster, so a process notifies at most once per
+ * NOTIFY_EVERY_MS: under load the workers are busy anyway, and an idle
+ * one that missed a notification claims at its next WAIT_MS timeout.
  */
 #include "fl_queue.h"
 
@@ -28,21 +31,42 @@
 
 #include <libpq-fe.h>
 
+#include "fl_srvutil.h"
+
 #define CHANNEL "faultline_tasks"
 #define WAIT_MS 200
+#define NOTIFY_EVERY_MS 20
 #define NOTIFY "SELECT pg_notify('" CHANNEL "', '')"
+
+typedef struct pg_queue {
+    fl_queue q;
+    uint64_t notified_ns; /* when this process last notified (atomic) */
+} pg_queue;
+
+/* Whether this enqueue is to notify: none in the last NOTIFY_EVERY_MS. */
+static bool notify_now(fl_queue *q)
+{
+    pg_queue *pq = (pg_queue *)q;
+    uint64_t now = fl_mono_ns(), last = __atomic_load_n(&pq->notified_ns, __ATOMIC_RELAXED);
+    return now - last >= NOTIFY_EVERY_MS * 1000000ull &&
+           __atomic_compare_exchange_n(&pq->notified_ns, &last, now, false, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED);
+}
 #define NOW_S "floor(extract(epoch FROM now()))::bigint"
 
 /* All of a batch's ids in one parameter ('\n'-separated), cut into rows
  * of FL_QUEUE_BATCH_MAX in SQL: one round trip per ingest batch. */
 _Static_assert(FL_QUEUE_BATCH_MAX == 16, "SQL_ENQUEUE_MANY cuts rows of 16");
-static const char SQL_ENQUEUE_MANY[] =
-    "WITH ids AS (SELECT x, o FROM unnest(string_to_array($1, E'\\n')) WITH ORDINALITY u(x, o)), "
-    "cut AS (SELECT (o - 1) / 16 AS k, string_agg(x, E'\\n' ORDER BY o) AS crash_ids, "
-    "count(*) AS n FROM ids GROUP BY 1), "
-    "ins AS (INSERT INTO tasks(crash_ids, n) SELECT crash_ids, n FROM cut ORDER BY k) " NOTIFY;
+#define ENQUEUE_MANY                                                                               \
+    "WITH ids AS (SELECT x, o FROM unnest(string_to_array($1, E'\\n')) WITH ORDINALITY u(x, o)), " \
+    "cut AS (SELECT (o - 1) / 16 AS k, string_agg(x, E'\\n' ORDER BY o) AS crash_ids, "            \
+    "count(*) AS n FROM ids GROUP BY 1), "                                                         \
+    "ins AS (INSERT INTO tasks(crash_ids, n) SELECT crash_ids, n FROM cut ORDER BY k) "
+static const char SQL_ENQUEUE_MANY[] = ENQUEUE_MANY NOTIFY;
+static const char SQL_ENQUEUE_MANY_QUIET[] = ENQUEUE_MANY "SELECT 1";
 static const char SQL_ENQUEUE[] =
     "WITH ins AS (INSERT INTO tasks(crash_ids, n) VALUES($1, 1)) " NOTIFY;
+static const char SQL_ENQUEUE_QUIET[] = "INSERT INTO tasks(crash_ids, n) VALUES($1, 1)";
 static const char SQL_ACK[] = "DELETE FROM tasks WHERE id=$1";
 /* Whole rows only, as many as fit in $2 entries: the running sum of n over
  * the rows locked in claim order ($2 rows at most can fit).  A row locked
@@ -67,13 +91,11 @@ static int run(fl_store_conn *c, const char *sql, int n, const char *const *v)
 
 static int q_enqueue(fl_queue *q, fl_store_conn *c, const char *crash_id)
 {
-    (void)q;
-    return run(c, SQL_ENQUEUE, 1, &crash_id);
+    return run(c, notify_now(q) ? SQL_ENQUEUE : SQL_ENQUEUE_QUIET, 1, &crash_id);
 }
 
 static int q_enqueue_many(fl_queue *q, fl_store_conn *c, const char *const *ids, size_t n)
 {
-    (void)q;
     if (n == 0)
         return 0;
     size_t len = 0;
@@ -94,7 +116,7 @@ static int q_enqueue_many(fl_queue *q, fl_store_conn *c, const char *const *ids,
     }
     p[-1] = '\0';
     const char *v[] = {text};
-    int rc = run(c, SQL_ENQUEUE_MANY, 1, v);
+    int rc = run(c, notify_now(q) ? SQL_ENQUEUE_MANY : SQL_ENQUEUE_MANY_QUIET, 1, v);
     free(text);
     return rc;
 }
@@ -202,9 +224,10 @@ static void q_close(fl_queue *q)
 
 fl_queue *fl_queue_pg_new(void)
 {
-    fl_queue *q = calloc(1, sizeof *q);
-    if (!q)
+    pg_queue *pq = calloc(1, sizeof *pq);
+    if (!pq)
         return NULL;
+    fl_queue *q = &pq->q;
     q->engine = "postgres";
     q->in_store_txn = true;
     q->enqueue = q_enqueue;

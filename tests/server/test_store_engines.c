@@ -1704,7 +1704,9 @@ static void test_pg_queue_notify(void **st)
     enqueue_ids(e, q, "n", 0, 3, true);
     assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 10000), 1);
     assert_int_equal(fl_store_pg_wait(w, "faultline_tasks", 10), 0); /* taken */
-    /* Another transaction, two tasks: woken again. */
+    /* Another transaction, two tasks: woken again (past the 20 ms within
+     * which a process notifies once). */
+    usleep(60 * 1000);
     assert_int_equal(e->s->begin(e->c), 0);
     assert_int_equal(q->enqueue(q, e->c, "s1"), 0);
     assert_int_equal(q->enqueue(q, e->c, "s2"), 0);
@@ -1720,7 +1722,9 @@ static void test_pg_queue_notify(void **st)
         fail_msg("claim: %s", e->s->error(w));
     assert_int_equal(n, 5); /* n0-n2 in one task, s1, s2 */
     /* A busy claimer (one that finds work) takes the notifications that
-     * came meanwhile too: libpq would keep them all otherwise. */
+     * came meanwhile too: libpq would keep them all otherwise.  (The first
+     * of these commits notifies: 60 ms since the last.) */
+    usleep(60 * 1000);
     for (int i = 0; i < 5; i++)
         enqueue_ids(e, q, "busy", i * 2, 2, true);
     assert_int_equal(q->claim(q, w, 60, 16, t, &n), 0);
