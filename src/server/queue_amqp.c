@@ -906,6 +906,30 @@ static void a_close(fl_queue *q)
     free(aq);
 }
 
+static int a_hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* %XX decoded in place (a path with spaces, '&' or '%'). */
+static void a_unescape(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        int hi, lo;
+        if (r[0] == '%' && (hi = a_hexval(r[1])) >= 0 && (lo = a_hexval(r[2])) >= 0) {
+            *w++ = (char)(hi << 4 | lo);
+            r += 2;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = '\0';
+}
+
 fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
 {
     a_queue *aq = calloc(1, sizeof *aq);
@@ -925,17 +949,28 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
         snprintf(err, errlen, "not an AMQP URL (amqp[s]://USER:PASS@HOST:PORT/VHOST)");
         goto fail_url;
     }
-    for (char *kv = query, *next; kv && *kv; kv = next) {
+    for (char *kv = query, *next; kv; kv = next) {
         next = strchr(kv, '&');
         if (next)
             *next++ = '\0';
+        if (!*kv)
+            continue; /* "&&", a trailing '&' */
         char *v = strchr(kv, '=');
         if (v)
             *v++ = '\0';
-        if (!v || !*v) {
-            snprintf(err, errlen, "--queue URL: parameter %.40s has no value", kv);
+        /* A name is echoed only when it is one: a '?' in the user name
+         * would make the rest of the URL, password and all, a "name". */
+        if (strspn(kv, "abcdefghijklmnopqrstuvwxyz_") != strlen(kv) || strlen(kv) > 20) {
+            snprintf(err, errlen,
+                     "--queue URL: a malformed query parameter (a '?' or '&' in "
+                     "the user or password must be written %%3F, %%26)");
             goto fail_url;
         }
+        if (!v || !*v) {
+            snprintf(err, errlen, "--queue URL: parameter %s has no value", kv);
+            goto fail_url;
+        }
+        a_unescape(v); /* %XX, as in any URI */
         if (!strcmp(kv, "cacertfile"))
             aq->cafile = v;
         else if (!strcmp(kv, "certfile"))

@@ -199,7 +199,7 @@ static void test_tls(void **state)
     if (!tls || !*tls)
         skip();
     purge();
-    char err[512], u[600];
+    char err[512], u[1400];
     fl_queue *q = fl_queue_amqp_new(tls, err, sizeof err);
     if (!q)
         fail_msg("amqps: %s", err);
@@ -235,6 +235,24 @@ static void test_tls(void **state)
     snprintf(u, sizeof u, "%s&bogus=1", tls);
     assert_null(fl_queue_amqp_new(u, err, sizeof err));
     assert_non_null(strstr(err, "unknown parameter bogus"));
+    /* An empty parameter does not end the query: what follows counts. */
+    snprintf(u, sizeof u, "%s&&bogus=1", tls);
+    assert_null(fl_queue_amqp_new(u, err, sizeof err));
+    assert_non_null(strstr(err, "unknown parameter bogus"));
+    /* %XX in a value: the CA file's path, its '/' written %2F. */
+    char enc[600];
+    size_t el = 0;
+    for (const char *p = strstr(tls, "cacertfile=") + 11; *p && el < sizeof enc - 4; p++)
+        el += (size_t)snprintf(enc + el, sizeof enc - el, *p == '/' ? "%%2F" : "%c", *p);
+    snprintf(u, sizeof u, "%.*s?cacertfile=%s", (int)(strchr(tls, '?') - tls), tls, enc);
+    assert_non_null(q = fl_queue_amqp_new(u, err, sizeof err));
+    q->close(q);
+    /* A '?' in the user name, not escaped: the rest, password and all,
+     * reads as a query -- refused without a word of it. */
+    snprintf(u, sizeof u, "amqps://gu?est:ss9word@localhost:1/");
+    assert_null(fl_queue_amqp_new(u, err, sizeof err));
+    assert_null(strstr(err, "ss9word"));
+    assert_non_null(strstr(err, "malformed query parameter"));
     snprintf(u, sizeof u, "%s&certfile=/x.pem", tls);
     assert_null(fl_queue_amqp_new(u, err, sizeof err));
     assert_non_null(strstr(err, "certfile and keyfile go together"));
