@@ -255,8 +255,10 @@ static int parse_args(opts *o, int argc, char **argv)
  * behind.  On failure err says why. */
 static int write_key(const char *path, const char *key, char *err, size_t errlen)
 {
+    /* Ours alone: two servers starting on one data directory (an API
+     * server and a worker) would otherwise write the same file. */
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         snprintf(err, errlen, "cannot create %.300s: %s", tmp, strerror(errno));
@@ -346,6 +348,10 @@ static int share_key(fl_store *st, fl_store_conn *c, const char *env, const char
     snprintf(key, cap, "%s", shared);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    fprintf(stderr,
+            "faultline serve: %s now holds the %s that the servers of this database share "
+            "(table settings)\n",
+            path, name);
     return write_key(path, key, err, errlen);
 }
 

@@ -109,6 +109,8 @@ k1=$(keys k1) k2=$(keys k2)
 [ -n "$k1" ] && [ "$k1" = "$k2" ] || fail "generated keys differ between servers: '$k1' / '$k2'"
 cmp -s "$work/k1/ingest_key" "$work/k2/ingest_key" && cmp -s "$work/k1/admin_token" "$work/k2/admin_token" ||
   fail "the data directories hold different keys"
+grep -q "k2/ingest_key now holds the ingest_key that the servers of this database share" "$work/k2.err" ||
+  fail "the second server did not say its key file was replaced: $(cat "$work/k2.err")"
 ok "generated keys shared through the database"
 
 serve a --role api
