@@ -99,7 +99,12 @@ rmq_start() {
         wait "$RMQ_PID" 2>/dev/null
         # Once more: what stops a node at launch (a port taken meanwhile,
         # epmd) is usually gone a moment later.
-        [ "$attempt" = 1 ] && { echo "rabbitmq-server exited at start; starting it again" >&2; continue 2; }
+        if [ "$attempt" = 1 ]; then
+          # Whatever of its session is left (beam, helpers) first.
+          kill -KILL -- -"$RMQ_PID" 2>/dev/null
+          echo "rabbitmq-server exited at start; starting it again" >&2
+          continue 2
+        fi
         tail -20 "$work/rmq/server.out" >&2
         fail "rabbitmq-server exited at start"
       fi
