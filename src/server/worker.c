@@ -544,8 +544,8 @@ static int slot_order(const void *a, const void *b)
  * same batch again, pausing longer each time, while half the lease since
  * claimed_ns is left -- rather than fail its crashes, or leave them to come
  * back only when the lease expires.  watched, poison: see apply_batch and
- * process_batch. */
-static void run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, size_t n, slot *sl,
+ * process_batch.  False when it gave up (the tasks are not acknowledged). */
+static bool run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, size_t n, slot *sl,
                       int64_t symver, uint64_t claimed_ns, bool watched, bool poison)
 {
     size_t ok = 0, failed = 0;
@@ -573,7 +573,7 @@ static void run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, 
     if (rc && w->queue->release)
         w->queue->release(w->queue, conn, tasks, n);
     if (!processed)
-        return;
+        return false;
     size_t dropped = 0;
     for (size_t i = 0; i < n; i++) {
         fl_processed_release(&sl[i].buf);
@@ -585,6 +585,7 @@ static void run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, 
         FL_M_ADD(w->m->processing_failed, failed);
         FL_M_ADD(w->m->backlog, -(int64_t)n);
     }
+    return rc == 0;
 }
 
 /* Why the last queue call failed: the queue's own reason when it has one
@@ -682,14 +683,23 @@ static void *worker_main(void *arg)
          * whenever it is processed.  One at a time then, each start
          * recorded durably: a report that started twice and never ended is
          * failed, not processed a third time, and the others go on. */
+        bool all_done = true;
         for (size_t i = 0; i < n; i++) {
             unsigned before = 0;
             if (w->store->processing_started(conn, tasks[i].crash_id, &before)) {
                 fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, w->store->error(conn));
                 break; /* the rest come back when the lease expires */
             }
-            run_batch(w, conn, &tasks[i], 1, sl, symver, claimed_ns, true,
-                      before >= FL_POISON_STARTS);
+            /* The ack of a stored task's last entry completes the task: not
+             * while an earlier entry of it is undone, which would never
+             * come back (the entries done are skipped when it does). */
+            fl_task one = tasks[i];
+            if (i > 0 && tasks[i - 1].id != one.id)
+                all_done = true; /* another stored task */
+            if (!all_done)
+                one.last = false;
+            all_done &= run_batch(w, conn, &one, 1, sl, symver, claimed_ns, true,
+                                  before >= FL_POISON_STARTS);
         }
     }
 out:
