@@ -86,6 +86,15 @@ int fl_queue_publish(fl_queue *q, fl_store_conn *c, const char *const *crash_ids
  * the store. */
 long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s);
 
+/* For engines that keep a stored task as its crash ids separated by '\n'
+ * (ids NULL: one empty entry, whose ack still removes the task): its
+ * entries appended at out[*n...], the last one marked, attempts as given.
+ * False, and nothing appended, when they do not all fit in max (more ids
+ * than the task says: a damaged one, which then comes back when its lease
+ * expires rather than being half done). */
+bool fl_queue_split(int64_t task_id, const char *ids, unsigned attempts, size_t max, fl_task *out,
+                    size_t *n);
+
 /* The embedded queue: a table of the SQLite store.  Needs connections of
  * fl_store_sqlite_open()'s store.  NULL on OOM. */
 fl_queue *fl_queue_embedded_new(void);

@@ -15,7 +15,9 @@
  */
 #include "fl_queue.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int fl_queue_publish(fl_queue *q, fl_store_conn *c, const char *const *ids, size_t n)
 {
@@ -50,4 +52,28 @@ long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s)
         if (n < 1000)
             return total;
     }
+}
+
+bool fl_queue_split(int64_t tid, const char *ids, unsigned attempts, size_t max, fl_task *out,
+                    size_t *n)
+{
+    size_t first = *n;
+    const char *p = ids ? ids : "";
+    do {
+        const char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (*n == max) {
+            *n = first;
+            return false;
+        }
+        fl_task *t = &out[(*n)++];
+        t->id = tid;
+        t->last = false;
+        t->attempts = attempts;
+        snprintf(t->crash_id, sizeof t->crash_id, "%.*s",
+                 (int)(l < FL_CRASH_ID_MAX ? l : FL_CRASH_ID_MAX - 1), p);
+        p = e ? e + 1 : NULL;
+    } while (p);
+    out[*n - 1].last = true;
+    return true;
 }

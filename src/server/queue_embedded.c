@@ -105,32 +105,8 @@ static int e_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
     sqlite3_bind_int64(s, 3, (sqlite3_int64)max);
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t tid = sqlite3_column_int64(s, 0);
-        const char *p = (const char *)sqlite3_column_text(s, 1);
-        unsigned attempts = (unsigned)sqlite3_column_int(s, 3);
-        size_t first = *n;
-        bool cut = false;
-        /* One entry per id of the row; an empty row still gives one entry,
-         * whose ack removes it. */
-        do {
-            const char *e = p ? strchr(p, '\n') : NULL;
-            size_t l = p ? (e ? (size_t)(e - p) : strlen(p)) : 0;
-            if (*n == max) {
-                /* More ids than its n said (a damaged row): no entry
-                 * completes it, so it comes back rather than being lost. */
-                cut = true;
-                break;
-            }
-            out[*n].id = tid;
-            out[*n].last = false;
-            out[*n].attempts = attempts;
-            snprintf(out[*n].crash_id, sizeof out[*n].crash_id, "%.*s",
-                     (int)(l < FL_CRASH_ID_MAX ? l : FL_CRASH_ID_MAX - 1), p ? p : "");
-            (*n)++;
-            p = e ? e + 1 : NULL;
-        } while (p);
-        if (*n > first && !cut)
-            out[*n - 1].last = true;
+        fl_queue_split(sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1),
+                       (unsigned)sqlite3_column_int(s, 3), max, out, n);
     }
     sqlite3_finalize(s);
     if (rc != SQLITE_DONE) {

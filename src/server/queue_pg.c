@@ -132,32 +132,6 @@ static int q_ack(fl_queue *q, fl_store_conn *c, const fl_task *t)
     return run(c, SQL_ACK, 1, v);
 }
 
-/* One row's ids into out[*n...] (at most max in all); false when they do
- * not fit: more ids than the row's n (a damaged row), which then comes
- * back when its lease expires rather than being half done. */
-static bool split(int64_t tid, const char *p, unsigned attempts, size_t max, fl_task *out,
-                  size_t *n)
-{
-    size_t first = *n;
-    do {
-        const char *e = strchr(p, '\n');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (*n == max) {
-            *n = first;
-            return false;
-        }
-        fl_task *t = &out[(*n)++];
-        t->id = tid;
-        t->last = false;
-        t->attempts = attempts;
-        snprintf(t->crash_id, sizeof t->crash_id, "%.*s",
-                 (int)(l < FL_CRASH_ID_MAX ? l : FL_CRASH_ID_MAX - 1), p);
-        p = e ? e + 1 : NULL;
-    } while (p);
-    out[*n - 1].last = true;
-    return true;
-}
-
 static int q_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, fl_task *out,
                    size_t *n)
 {
@@ -172,8 +146,8 @@ static int q_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
         return -1;
     int rows = PQntuples(r);
     for (int i = 0; i < rows; i++)
-        split(strtoll(PQgetvalue(r, i, 0), NULL, 10), PQgetvalue(r, i, 1),
-              (unsigned)strtoul(PQgetvalue(r, i, 2), NULL, 10), max, out, n);
+        fl_queue_split(strtoll(PQgetvalue(r, i, 0), NULL, 10), PQgetvalue(r, i, 1),
+                       (unsigned)strtoul(PQgetvalue(r, i, 2), NULL, 10), max, out, n);
     PQclear(r);
     /* Nothing: wait for a commit's notification.  Work: take the
      * notifications that came meanwhile all the same -- libpq keeps every

@@ -1604,6 +1604,30 @@ static void test_queue_in_store(void **st)
     q->close(q);
 }
 
+/* fl_queue_split(), which both in-store queues use: entries in order, the
+ * last marked; a task with more ids than fit gives none (it comes back
+ * whole); no ids at all gives one empty entry, whose ack removes it. */
+static void test_queue_split(void **st)
+{
+    (void)st;
+    fl_task t[4];
+    size_t n = 1; /* appended after what is there */
+    assert_true(fl_queue_split(7, "a\nb", 3, 4, t, &n));
+    assert_int_equal(n, 3);
+    assert_string_equal(t[1].crash_id, "a");
+    assert_string_equal(t[2].crash_id, "b");
+    assert_false(t[1].last);
+    assert_true(t[2].last);
+    assert_int_equal(t[2].id, 7);
+    assert_int_equal(t[2].attempts, 3);
+    assert_false(fl_queue_split(8, "c\nd", 1, 4, t, &n)); /* 3 + 2 > 4 */
+    assert_int_equal(n, 3);
+    assert_true(fl_queue_split(9, NULL, 1, 4, t, &n));
+    assert_int_equal(n, 4);
+    assert_string_equal(t[3].crash_id, "");
+    assert_true(t[3].last);
+}
+
 typedef struct qthread {
     fl_store *s;
     fl_queue *q;
@@ -1841,6 +1865,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_same_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrency, setup, teardown),
+        cmocka_unit_test(test_queue_split),
         cmocka_unit_test_setup_teardown(test_queue_in_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_concurrent_claims, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_queue_notify, setup, teardown),
