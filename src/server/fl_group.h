@@ -88,12 +88,14 @@ void fl_frames_free(fl_frames *f);
 
 typedef struct fl_signature {
     char *text;         /* "f1 | f2 | ..." (caller frees) */
-    char group_id[33];  /* hex hash of application + signature */
+    char group_id[33];  /* hex hash of project, application and signature */
     char stack_hash[33]; /* hex hash of every frame's name */
 } fl_signature;
 
-/* Compute the signature of an already built frame list.  0 or -1 (OOM). */
-int fl_signature_compute(const char *app, const fl_frames *f, const fl_group_rules *r,
-                         fl_signature *out);
+/* Compute the signature of an already built frame list, and its group id
+ * in project (NULL, "" or FL_PROJECT_DEFAULT: the default one) and app.
+ * 0 or -1 (OOM). */
+int fl_signature_compute(const char *project, const char *app, const fl_frames *f,
+                         const fl_group_rules *r, fl_signature *out);
 
 #endif

@@ -122,9 +122,11 @@ void fl_workers_stop(fl_workers *w);
  * caller may then free.  NULL w is fine. */
 void fl_workers_set_rules(fl_workers *w, const fl_group_rules *r);
 
-/* Process one raw log into a fl_processed (the worker's core, exposed for
- * tests and the fuzzer).  On success returns 0 and fills *out; release
- * with fl_processed_release().  Returns -1 when the log does not parse. */
+/* Process one raw log of project (as load_raw() gave it; NULL or "": the
+ * default) into a fl_processed (the worker's core, exposed for tests and
+ * the fuzzer).  On success returns 0 and fills *out, which borrows
+ * crash_id and project; release with fl_processed_release().  Returns -1
+ * when the log does not parse. */
 typedef struct fl_processed_buf {
     fl_processed p;
     char *signature, *frames_json;
@@ -134,8 +136,8 @@ typedef struct fl_processed_buf {
     char **missing; /* build ids without symbols */
     size_t nmissing;
 } fl_processed_buf;
-int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t received,
-                   const fl_workers_config *c, fl_processed_buf *out);
+int fl_process_log(const char *crash_id, const char *project, const char *raw, size_t len,
+                   int64_t received, const fl_workers_config *c, fl_processed_buf *out);
 void fl_processed_release(fl_processed_buf *b);
 
 /* ---- HTTP */

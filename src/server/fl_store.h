@@ -35,8 +35,19 @@ typedef struct fl_store_conn fl_store_conn;
 #define FL_RAW_FRAME_MAX (256u << 10)
 
 /* A raw report accepted by ingest.  Everything borrowed. */
+/* Projects: each ingest key belongs to one, and so does every crash sent
+ * with it; groups are per project and application.  The default project
+ * always exists, and its key is the server's (FAULTLINE_INGEST_KEY or the
+ * generated one), kept outside the store; the store keeps the others and
+ * their keys.  A project id is 1 to 63 of [a-z0-9_-], starting with a
+ * letter or digit (fl_project_id_ok).  Rows from before projects have
+ * none: they are the default project's. */
+#define FL_PROJECT_MAX 64
+#define FL_PROJECT_DEFAULT "default"
+
 typedef struct fl_ingest_item {
     char crash_id[FL_CRASH_ID_MAX];
+    const char *project;       /* NULL: the default project */
     const char *app, *version; /* may be NULL */
     const char *email;         /* what the user gave the reporter, or NULL */
     int64_t received;          /* seconds since the epoch */
@@ -62,6 +73,7 @@ typedef struct fl_ingest_item {
 typedef struct fl_processed {
     const char *crash_id;
     const char *ref; /* what the task named it by (load_raw); NULL: crash_id */
+    const char *project; /* as load_raw() gave it; NULL or "": the default */
     bool failed; /* could not be processed: mark it, count nothing */
     const char *group_id, *signature, *stack_hash;
     const char *app, *version, *os, *install_id; /* may be NULL */
@@ -88,7 +100,7 @@ typedef struct fl_symbol_rec {
 } fl_symbol_rec;
 
 typedef struct fl_group_filter {
-    const char *app, *version, *status; /* NULL: any */
+    const char *project, *app, *version, *status; /* NULL: any */
     unsigned limit, offset;
 } fl_group_filter;
 
@@ -148,8 +160,10 @@ struct fl_store {
      * is not processed yet.  In a transaction. */
     int (*requeue)(fl_store_conn *c, const char *id);
     int (*processing_ended)(fl_store_conn *c, const char *ref);
-    int (*load_raw)(fl_store_conn *c, const char *ref, char **raw, size_t *len,
-                    int64_t *received, char id[FL_CRASH_ID_MAX]);
+    /* project (may be NULL, as id): the report's project id, "" for the
+     * default one. */
+    int (*load_raw)(fl_store_conn *c, const char *ref, char **raw, size_t *len, int64_t *received,
+                    char id[FL_CRASH_ID_MAX], char project[FL_PROJECT_MAX]);
     /* Record a processed crash (p->ref, or p->crash_id, names the report)
      * and update its group's counters, exactly once per crash id: a crash
      * already processed is left alone (returns 0); a second report with a
@@ -200,6 +214,22 @@ struct fl_store {
     int (*set_status)(fl_store_conn *c, const char *id, const char *status,
                       const char *resolved_in);
     int (*stats)(fl_store_conn *c, fl_store_stats *out);
+
+    /* ---- projects other than the default (see FL_PROJECT_MAX).  Outside
+     * a transaction or in one. */
+    /* Create project id with its first ingest key: 0, 1 when it exists
+     * (nothing changed), -1 on error. */
+    int (*add_project)(fl_store_conn *c, const char *id, const char *key, int64_t now);
+    /* Another ingest key for project id (to rotate keys): 0, 1 when there
+     * is no such project, -1 on error. */
+    int (*add_project_key)(fl_store_conn *c, const char *id, const char *key, int64_t now);
+    /* Revoke key, an ingest key of project id: 0, 1 when project id has
+     * no such key, -1 on error. */
+    int (*revoke_project_key)(fl_store_conn *c, const char *id, const char *key);
+    /* {"projects":[{"id":…,"created":…,"keys":[{"key":…,"created":…}…]}…]},
+     * by id, keys oldest first (then by key); times as the other reads
+     * give them (ISO 8601, UTC).  Caller decrefs; NULL on error. */
+    json_t *(*list_projects)(fl_store_conn *c);
     /* An application's trends (app NULL: all applications together) from
      * day from_day ("YYYY-MM-DD", UTC) on, counted when crashes are
      * processed: {"rows":[[day, kind, value, count]...] -- kind "c"

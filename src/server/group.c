@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fl_srvutil.h"
+#include "fl_store.h" /* FL_PROJECT_DEFAULT */
 
 #define MAX_ENTRIES 1024 /* per list */
 #define MAX_INLINE 16    /* inline frames per address */
@@ -363,8 +364,8 @@ fail:
     return -1;
 }
 
-int fl_signature_compute(const char *app, const fl_frames *f, const fl_group_rules *r,
-                         fl_signature *out)
+int fl_signature_compute(const char *project, const char *app, const fl_frames *f,
+                         const fl_group_rules *r, fl_signature *out)
 {
     memset(out, 0, sizeof *out);
     size_t cap = 64, len = 0;
@@ -403,18 +404,26 @@ int fl_signature_compute(const char *app, const fl_frames *f, const fl_group_rul
     }
     out->text = s;
 
+    /* The default project's groups keep the ids they had before projects:
+     * the hash of app and signature.  Another project's start with its id
+     * and a NUL, which no application name holds. */
     uint8_t h[32];
+    if (project && (!project[0] || !strcmp(project, FL_PROJECT_DEFAULT)))
+        project = NULL;
+    size_t pl = project ? strlen(project) + 1 : 0;
     size_t al = app ? strlen(app) : 0, sl = strlen(s);
-    char *key = malloc(al + sl + 2);
+    char *key = malloc(pl + al + sl + 2);
     if (!key) {
         free(s);
         out->text = NULL;
         return -1;
     }
-    memcpy(key, app ? app : "", al);
-    key[al] = '\n';
-    memcpy(key + al + 1, s, sl + 1);
-    fl_sha256(key, al + 1 + sl, h);
+    if (project)
+        memcpy(key, project, pl);
+    memcpy(key + pl, app ? app : "", al);
+    key[pl + al] = '\n';
+    memcpy(key + pl + al + 1, s, sl + 1);
+    fl_sha256(key, pl + al + 1 + sl, h);
     free(key);
     fl_hex(h, 16, out->group_id);
 

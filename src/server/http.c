@@ -28,6 +28,7 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@
 
 #include "fl_crashlog.h"
 #include "fl_portal.h"
+#include "fl_projects.h"
 #include "fl_serve.h"
 #include "fl_srvsym.h"
 #include "fl_srvutil.h"
@@ -71,6 +73,8 @@ struct fl_http {
     pthread_mutex_t conns_mu;
     fl_store_conn **conns;
     size_t nconns;
+
+    fl_projects *projects; /* the other projects' ingest keys */
 
     pthread_mutex_t rate_mu;
     struct bucket {
@@ -109,7 +113,7 @@ struct loop {
 static __thread struct loop *tl_loop;
 enum { PHASE_RUN, PHASE_QUIESCE, PHASE_STOP };
 
-enum { K_OTHER, K_INGEST, K_PATCH, K_REPROCESS, K_SYMUP, K_SYMJSON, K_SYMXML };
+enum { K_OTHER, K_INGEST, K_PATCH, K_REPROCESS, K_SYMUP, K_SYMJSON, K_SYMXML, K_PROJECT };
 /* ST_WAIT: with the writer, which then owns the request's state; ST_ORPHAN:
  * its connection closed meanwhile, and the writer frees it when done. */
 enum { ST_RECV, ST_WAIT, ST_DONE, ST_ORPHAN };
@@ -155,6 +159,7 @@ typedef struct req {
      * nlogs: a request is allocated per POST, and zeroing these 14 KiB each
      * time showed in the ingest profile. */
     char tmppath[PATH_MAX]; /* [0] is set at allocation */
+    char project[FL_PROJECT_MAX]; /* ingest: the key's project, "" for the default */
     part parts[MAX_PARTS];
     fl_ingest_item items[MAX_PARTS];
     fl_crashlog *logs[MAX_PARTS];
@@ -669,6 +674,7 @@ static enum MHD_Result ingest_finish(req *r)
             fl_sha256(logs[i], lens[i], hsh);
             fl_hex(hsh, 16, it->crash_id);
         }
+        it->project = r->project[0] ? r->project : NULL;
         it->app = L->app_name;
         it->version = L->app_version;
         it->email = email;
@@ -759,6 +765,7 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
     if (!sc)
         return send_error(c, 503, "store unavailable", "5");
     fl_group_filter f = {0};
+    f.project = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "project");
     f.app = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "app");
     f.version = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
     f.status = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "status");
@@ -958,6 +965,119 @@ static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group,
     if (!j)
         return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
     return send_json(c, 200, j, NULL);
+}
+
+/* ---- projects: GET/POST /api/v1/projects, POST /api/v1/projects/ID/keys,
+ * DELETE /api/v1/projects/ID/keys/KEY (fl_projects.h) */
+
+static enum MHD_Result api_projects(fl_http *h, struct MHD_Connection *c)
+{
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    json_t *j = h->store->list_projects ? h->store->list_projects(sc) : NULL;
+    json_t *arr = json_object_get(j, "projects");
+    if (!json_is_array(arr)) {
+        json_decref(j);
+        return send_error(c, 500, "store error", NULL);
+    }
+    /* The default project, whose key is the server's, comes first. */
+    json_array_insert_new(arr, 0,
+                          json_pack("{s:s,s:n,s:[{s:s?,s:n}]}", "id", FL_PROJECT_DEFAULT, "created",
+                                    "keys", "key", h->cfg.ingest_key, "created"));
+    return send_json(c, 200, j, NULL);
+}
+
+/* A new ingest key: 128 random bits in hex, as the generated default. */
+static int new_key(char out[33])
+{
+    uint8_t rnd[16];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return -1;
+    fl_hex(rnd, sizeof rnd, out);
+    return 0;
+}
+
+static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, const char *method)
+{
+    struct MHD_Connection *c = r->conn;
+    if (r->too_big)
+        return send_error(c, 413, "body too large", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc || !h->store->add_project)
+        return send_error(c, 503, "store unavailable", "5");
+    /* url: /api/v1/projects[/ID[/keys[/KEY]]] */
+    char id[FL_PROJECT_MAX] = "", key[128] = "";
+    const char *p = url + 16;
+    bool keys = false;
+    if (*p == '/' && p[1]) {
+        const char *e = strchr(++p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n >= sizeof id)
+            return send_error(c, 404, "no such project", NULL);
+        memcpy(id, p, n);
+        id[n] = '\0';
+        if (e) {
+            if (strncmp(e, "/keys", 5) || (e[5] && e[5] != '/'))
+                return send_error(c, 404, "not found", NULL);
+            keys = true;
+            if (e[5] == '/' && e[6]) {
+                if (strlen(e + 6) >= sizeof key)
+                    return send_error(c, 404, "no such key", NULL);
+                snprintf(key, sizeof key, "%s", e + 6);
+            }
+        }
+    }
+    bool post = !strcmp(method, "POST");
+    if (post && !id[0]) {
+        /* POST /api/v1/projects {"id": "..."}: a project and its first key. */
+        json_t *b = json_loadb(r->body ? r->body : "", r->len, 0, NULL);
+        const char *want = json_string_value(json_object_get(b, "id"));
+        if (!want || !fl_project_id_ok(want) || !strcmp(want, FL_PROJECT_DEFAULT)) {
+            json_decref(b);
+            return send_error(c, 400,
+                              "expected {\"id\":\"ID\"}: 1 to 63 of a-z, 0-9, '-' and '_', "
+                              "starting with a letter or digit, and not \"" FL_PROJECT_DEFAULT "\"",
+                              NULL);
+        }
+        snprintf(id, sizeof id, "%s", want);
+        json_decref(b);
+        char k[33];
+        if (new_key(k))
+            return send_error(c, 500, "no random bytes for a key", NULL);
+        int rc = h->store->add_project(sc, id, k, fl_now());
+        if (rc == 1)
+            return send_error(c, 409, "that project exists", NULL);
+        if (rc)
+            return send_error(c, 500, "store error", NULL);
+        fl_projects_invalidate(h->projects);
+        return send_json(c, 201, json_pack("{s:s,s:s}", "id", id, "ingest_key", k), NULL);
+    }
+    if (!keys || (post && key[0]) || (!post && !key[0]))
+        return send_error(c, post ? 404 : 405, post ? "not found" : "method not allowed", NULL);
+    if (!strcmp(id, FL_PROJECT_DEFAULT))
+        return send_error(c, 400,
+                          "the default project's key is the server's: set it with "
+                          "FAULTLINE_INGEST_KEY",
+                          NULL);
+    if (!fl_project_id_ok(id))
+        return send_error(c, 404, "no such project", NULL);
+    int rc;
+    if (post) {
+        char k[33];
+        if (new_key(k))
+            return send_error(c, 500, "no random bytes for a key", NULL);
+        if ((rc = h->store->add_project_key(sc, id, k, fl_now())) == 0) {
+            fl_projects_invalidate(h->projects);
+            return send_json(c, 201, json_pack("{s:s,s:s}", "id", id, "ingest_key", k), NULL);
+        }
+    } else if ((rc = h->store->revoke_project_key(sc, id, key)) == 0) {
+        fl_projects_invalidate(h->projects);
+        return send_json(c, 200, json_pack("{s:s,s:s}", "id", id, "revoked", key), NULL);
+    }
+    if (rc == 1)
+        return send_error(c, 404, post ? "no such project" : "no such key in that project", NULL);
+    return send_error(c, 500, "store error", NULL);
 }
 
 static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
@@ -1571,7 +1691,18 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         r->kind = K_INGEST;
         const char *key = ingest_key(c);
         bool keyless = h->cfg.keyless_ingest && !strcmp(url, "/");
-        if (!keyless && !secret_eq(key, h->cfg.ingest_key))
+        r->project[0] = '\0';
+        /* The default project's key first: the common case costs no lock. */
+        int pr = secret_eq(key, h->cfg.ingest_key) ? 0
+                 : key && *key
+                     ? fl_projects_lookup(h->projects, h->store, thread_conn(h), key, r->project)
+                     : 0;
+        if (pr < 0)
+            return reject(r, FL_REJ_UNAVAILABLE, 503,
+                          json_pack("{s:s}", "error",
+                                    "cannot check the ingest key now: the store is unavailable"),
+                          "5");
+        if (pr == 0 && !keyless && !secret_eq(key, h->cfg.ingest_key))
             return reject(r, FL_REJ_UNAUTHORIZED, 401,
                           json_pack("{s:s}", "error",
                                     "missing or wrong ingest key (X-Faultline-Key or ?key=)"),
@@ -1607,6 +1738,15 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
             return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
         }
         r->kind = K_REPROCESS;
+        return MHD_YES;
+    }
+    if ((!strcmp(method, "POST") || !strcmp(method, "DELETE")) &&
+        !strncmp(url, "/api/v1/projects", 16) && (!url[16] || url[16] == '/')) {
+        if (!admin_ok(h, c)) {
+            r->state = ST_DONE;
+            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+        }
+        r->kind = K_PROJECT;
         return MHD_YES;
     }
     if (!strcmp(method, "PATCH") && !strncmp(url, "/api/v1/groups/", 15)) {
@@ -1672,6 +1812,8 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
             return api_symbols(h, c);
         if (!strcmp(url, "/api/v1/trends") || !strcmp(url, "/api/v1/trends/"))
             return api_trends(h, c);
+        if (!strcmp(url, "/api/v1/projects") || !strcmp(url, "/api/v1/projects/"))
+            return api_projects(h, c);
         return send_error(c, 404, "not found", NULL);
     }
     if (get && (!strcmp(url, "/portal.js") || !strcmp(url, "/portal.css")))
@@ -1732,10 +1874,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        size_t limit = r->kind == K_PATCH || r->kind == K_REPROCESS ? MAX_JSON_BODY
-                       : r->kind == K_SYMJSON                       ? MAX_SYMBOLICATE_BODY
-                       : r->kind == K_SYMXML                        ? FL_XMLSYM_MAX_REQUEST
-                                                                    : h->cfg.max_body;
+        size_t limit = r->kind == K_PATCH || r->kind == K_REPROCESS || r->kind == K_PROJECT
+                           ? MAX_JSON_BODY
+                       : r->kind == K_SYMJSON ? MAX_SYMBOLICATE_BODY
+                       : r->kind == K_SYMXML  ? FL_XMLSYM_MAX_REQUEST
+                                              : h->cfg.max_body;
         if (r->too_big || r->len + n > limit) {
             r->too_big = true; /* keep reading (and dropping) to answer 413 */
             return MHD_YES;
@@ -1780,6 +1923,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (r->kind == K_PATCH) {
         r->state = ST_DONE;
         return api_patch_group(h, r, url + 15);
+    }
+    if (r->kind == K_PROJECT) {
+        r->state = ST_DONE;
+        return api_project_change(h, r, url, method);
     }
     if (r->kind == K_REPROCESS) {
         r->state = ST_DONE;
@@ -2189,6 +2336,10 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
     pthread_key_create(&h->conn_key, NULL);
     pthread_mutex_init(&h->conns_mu, NULL);
     pthread_mutex_init(&h->rate_mu, NULL);
+    if (!(h->projects = fl_projects_new())) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
 
     struct sockaddr_in sa;
     struct sockaddr_in6 sa6;
@@ -2291,6 +2442,7 @@ fail:
     pthread_key_delete(h->conn_key);
     pthread_mutex_destroy(&h->conns_mu);
     pthread_mutex_destroy(&h->rate_mu);
+    fl_projects_free(h->projects);
     free(h->buckets);
     free(h);
     return NULL;
@@ -2324,6 +2476,7 @@ void fl_http_stop(fl_http *h)
     pthread_key_delete(h->conn_key);
     pthread_mutex_destroy(&h->conns_mu);
     pthread_mutex_destroy(&h->rate_mu);
+    fl_projects_free(h->projects);
     free(h->buckets);
     free(h);
 }

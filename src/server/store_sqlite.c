@@ -63,7 +63,7 @@ static const char SCHEMA[] =
     "  rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, app TEXT, version TEXT,"
     "  received INTEGER NOT NULL, raw BLOB NOT NULL, raw_len INTEGER NOT NULL,"
     "  state INTEGER NOT NULL DEFAULT 0, group_id TEXT, stack_hash TEXT, processed BLOB,"
-    "  email TEXT);"
+    "  email TEXT, project TEXT);"
     /* Partial: a crash gets its group when processed, and ingest then
      * has one index less to write. */
     "DROP INDEX IF EXISTS crashes_group;"
@@ -81,7 +81,7 @@ static const char SCHEMA[] =
      * counting is by crash id anyway. */
     "CREATE TABLE IF NOT EXISTS inbox(rid INTEGER PRIMARY KEY, id TEXT NOT NULL,"
     "  app TEXT, version TEXT, received INTEGER NOT NULL, raw_len INTEGER NOT NULL,"
-    "  chunk INTEGER NOT NULL, chunk_off INTEGER NOT NULL, email TEXT);"
+    "  chunk INTEGER NOT NULL, chunk_off INTEGER NOT NULL, email TEXT, project TEXT);"
     "CREATE TABLE IF NOT EXISTS tasks("
     "  id INTEGER PRIMARY KEY, crash_id TEXT NOT NULL, lease_until INTEGER NOT NULL DEFAULT 0,"
     "  attempts INTEGER NOT NULL DEFAULT 0);"
@@ -90,7 +90,7 @@ static const char SCHEMA[] =
     "  id TEXT PRIMARY KEY, app TEXT, signature TEXT NOT NULL, frames TEXT,"
     "  count INTEGER NOT NULL DEFAULT 0, first_seen INTEGER, last_seen INTEGER,"
     "  affected INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'open',"
-    "  resolved_in TEXT, latest_version TEXT, sample_crash TEXT);"
+    "  resolved_in TEXT, latest_version TEXT, sample_crash TEXT, project TEXT);"
     "CREATE INDEX IF NOT EXISTS groups_count ON groups(count DESC);"
     "CREATE TABLE IF NOT EXISTS group_days(group_id TEXT, day TEXT, count INTEGER,"
     "  PRIMARY KEY(group_id, day)) WITHOUT ROWID;"
@@ -124,7 +124,12 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS app_days(app TEXT, day TEXT, kind TEXT, value TEXT,"
     "  count INTEGER, PRIMARY KEY(app, day, kind, value)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS app_installs(app TEXT, day TEXT, install_id TEXT,"
-    "  PRIMARY KEY(app, day, install_id)) WITHOUT ROWID;";
+    "  PRIMARY KEY(app, day, install_id)) WITHOUT ROWID;"
+    /* Projects other than the default and their ingest keys (fl_store.h);
+     * a NULL project in crashes, inbox and groups is the default one. */
+    "CREATE TABLE IF NOT EXISTS projects(id TEXT PRIMARY KEY, created INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS project_keys(key TEXT PRIMARY KEY, project TEXT NOT NULL,"
+    "  created INTEGER NOT NULL);";
 
 enum {
     S_BEGIN,
@@ -170,13 +175,13 @@ static const char *const SQL[S_COUNT] = {
     [S_ROLLBACK] = "ROLLBACK",
     [S_INSERT] = "INSERT INTO crashes(id, app, version, received, raw, raw_len, chunk, chunk_off) "
                  "VALUES(?1,?2,?3,?4,X'',?5,?6,?7) ON CONFLICT(id) DO NOTHING",
-    [S_LOAD] = "SELECT raw, received, state, resym, chunk, chunk_off, raw_len FROM crashes "
-               "WHERE id=?1",
+    [S_LOAD] = "SELECT raw, received, state, resym, chunk, chunk_off, raw_len, project FROM "
+               "crashes WHERE id=?1",
     [S_STATE] = "SELECT state FROM crashes WHERE id=?1",
     [S_MARK] = "UPDATE crashes SET state=?2, group_id=?3, stack_hash=?4, processed=?5, "
                "install_id=?6 WHERE id=?1",
-    [S_GNEW] = "INSERT INTO groups(id, app, signature, frames, first_seen, last_seen, sample_crash)"
-               " VALUES(?1,?2,?3,?4,?5,?5,?6) ON CONFLICT(id) DO NOTHING",
+    [S_GNEW] = "INSERT INTO groups(id, app, signature, frames, first_seen, last_seen, sample_crash,"
+               " project) VALUES(?1,?2,?3,?4,?5,?5,?6,?7) ON CONFLICT(id) DO NOTHING",
     [S_GGET] = "SELECT status, resolved_in, latest_version FROM groups WHERE id=?1",
     [S_GUPD] = "UPDATE groups SET count=count+1, first_seen=min(first_seen,?2),"
                " last_seen=max(last_seen,?2), status=?3,"
@@ -202,16 +207,16 @@ static const char *const SQL[S_COUNT] = {
     [S_CHUNKPUT] = "INSERT INTO raw_chunks(data) VALUES(?1)",
     [S_CHUNKGET] = "SELECT data FROM raw_chunks WHERE id=?1",
     [S_KNOWN] = "SELECT 1 FROM crashes WHERE id=?1",
-    [S_INBOX] = "INSERT INTO inbox(id, app, version, received, raw_len, chunk, chunk_off, email) "
-                "VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-    [S_ILOAD] = "SELECT id, received, chunk, chunk_off, raw_len FROM inbox WHERE rid=?1",
+    [S_INBOX] = "INSERT INTO inbox(id, app, version, received, raw_len, chunk, chunk_off, email,"
+                " project) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+    [S_ILOAD] = "SELECT id, received, chunk, chunk_off, raw_len, project FROM inbox WHERE rid=?1",
     /* A pending crash named by its id, not its row (the API, tests): a walk
      * over the inbox, as long as the backlog -- never on the ingest or the
      * processing path, whose tasks name rows.  Not in the index check. */
     [S_IFIND] = NULL,
     [S_MOVE] = "INSERT INTO crashes(id, app, version, received, raw, raw_len, chunk, chunk_off, "
-               "email) SELECT id, app, version, received, X'', raw_len, chunk, chunk_off, email "
-               "FROM inbox WHERE rid=?1 ON CONFLICT(id) DO NOTHING",
+               "email, project) SELECT id, app, version, received, X'', raw_len, chunk, "
+               "chunk_off, email, project FROM inbox WHERE rid=?1 ON CONFLICT(id) DO NOTHING",
     [S_IDEL] = "DELETE FROM inbox WHERE rid=?1",
     [S_TDAY] = "INSERT INTO app_days VALUES(?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET count=count+1",
     [S_TINST] = "INSERT INTO app_installs VALUES(?1,?2,?3) ON CONFLICT DO NOTHING",
@@ -542,6 +547,12 @@ static void ref_of(char out[FL_CRASH_ID_MAX], int64_t rid)
     out[1 + n] = '\0';
 }
 
+/* What a project column holds: NULL for the default project. */
+static const char *proj_col(const char *project)
+{
+    return project && project[0] && strcmp(project, FL_PROJECT_DEFAULT) ? project : NULL;
+}
+
 static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, size_t n)
 {
     sconn *c = (sconn *)pc;
@@ -693,6 +704,7 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
             sqlite3_bind_int64(s, 6, chunk);
             sqlite3_bind_int64(s, 7, (sqlite3_int64)off[r]);
             bind_static(s, 8, it->email);
+            bind_static(s, 9, proj_col(it->project));
             if (done(s))
                 goto fail_off;
             ref_of(it->ref, sqlite3_last_insert_rowid(c->db));
@@ -797,11 +809,21 @@ static int inbox_rid(sconn *c, const char *ref, int64_t *rid)
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* The project column of s's row (column i) into project, "" for none. */
+static void column_project(sqlite3_stmt *s, int i, char project[FL_PROJECT_MAX])
+{
+    const unsigned char *v = sqlite3_column_text(s, i);
+    if (project)
+        snprintf(project, FL_PROJECT_MAX, "%s", v ? (const char *)v : "");
+}
+
 static int s_load_raw(fl_store_conn *pc, const char *ref, char **raw, size_t *len,
-                      int64_t *received, char id[FL_CRASH_ID_MAX])
+                      int64_t *received, char id[FL_CRASH_ID_MAX], char project[FL_PROJECT_MAX])
 {
     sconn *c = (sconn *)pc;
     *raw = NULL;
+    if (project)
+        project[0] = '\0';
     c->err[0] = '\0';
     sqlite3_stmt *s;
     int rc;
@@ -818,6 +840,7 @@ static int s_load_raw(fl_store_conn *pc, const char *ref, char **raw, size_t *le
                 return 2;
             }
             *received = sqlite3_column_int64(s, 1);
+            column_project(s, 7, project);
             int r = row_raw(c, sqlite3_column_type(s, 4) == SQLITE_NULL,
                             sqlite3_column_int64(s, 4), (uint64_t)sqlite3_column_int64(s, 5),
                             (uint64_t)sqlite3_column_int64(s, 6), sqlite3_column_blob(s, 0),
@@ -853,6 +876,7 @@ static int s_load_raw(fl_store_conn *pc, const char *ref, char **raw, size_t *le
     if (id)
         snprintf(id, FL_CRASH_ID_MAX, "%s", (const char *)sqlite3_column_text(s, 0));
     *received = sqlite3_column_int64(s, 1);
+    column_project(s, 5, project);
     r = row_raw(c, false, sqlite3_column_int64(s, 2), (uint64_t)sqlite3_column_int64(s, 3),
                 (uint64_t)sqlite3_column_int64(s, 4), NULL, 0, raw, len);
     sqlite3_reset(s);
@@ -1005,6 +1029,7 @@ static int group_add(sconn *c, const fl_processed *p)
     bind_text(s, 4, p->frames_json);
     sqlite3_bind_int64(s, 5, p->received);
     sqlite3_bind_text(s, 6, p->crash_id, -1, SQLITE_STATIC);
+    bind_text(s, 7, proj_col(p->project));
     if (done(s))
         return -1;
 
@@ -1380,13 +1405,14 @@ static json_t *text_json(sqlite3_stmt *s, int col)
 }
 
 #define GROUP_COLS                                                                                 \
-    "id, app, signature, count, first_seen, last_seen, status, affected, resolved_in, "           \
-    "latest_version"
+    "id, app, signature, count, first_seen, last_seen, status, affected, resolved_in, "            \
+    "latest_version, coalesce(project, '" FL_PROJECT_DEFAULT "')"
 
 static json_t *group_row(sqlite3_stmt *s)
 {
     json_t *g = json_object();
     json_object_set_new(g, "id", text_json(s, 0));
+    json_object_set_new(g, "project", text_json(s, 10));
     json_object_set_new(g, "app", text_json(s, 1));
     json_object_set_new(g, "signature", text_json(s, 2));
     json_object_set_new(g, "count", json_integer(sqlite3_column_int64(s, 3)));
@@ -1406,7 +1432,8 @@ static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     const char *sql =
         "SELECT " GROUP_COLS " FROM groups g WHERE (?1 IS NULL OR app=?1) AND (?3 IS NULL OR "
         "status=?3) AND (?2 IS NULL OR EXISTS(SELECT 1 FROM group_versions v WHERE "
-        "v.group_id=g.id AND v.version=?2)) ORDER BY count DESC, id LIMIT ?4 OFFSET ?5";
+        "v.group_id=g.id AND v.version=?2)) AND (?6 IS NULL OR coalesce(project, "
+        "'" FL_PROJECT_DEFAULT "')=?6) ORDER BY count DESC, id LIMIT ?4 OFFSET ?5";
     if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL))
         return NULL;
     bind_text(s, 1, f->app);
@@ -1414,6 +1441,7 @@ static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     bind_text(s, 3, f->status);
     sqlite3_bind_int(s, 4, (int)f->limit);
     sqlite3_bind_int(s, 5, (int)f->offset);
+    bind_text(s, 6, f->project);
     json_t *arr = json_array();
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW)
@@ -1457,10 +1485,10 @@ static json_t *s_get_group(fl_store_conn *pc, const char *id, bool *notfound)
         return NULL;
     }
     json_t *g = group_row(s);
-    const char *fr = (const char *)sqlite3_column_text(s, 10);
+    const char *fr = (const char *)sqlite3_column_text(s, 11);
     json_t *frames = fr ? json_loads(fr, 0, NULL) : NULL;
     json_object_set_new(g, "frames", frames ? frames : json_array());
-    json_object_set_new(g, "representative_crash", text_json(s, 11));
+    json_object_set_new(g, "representative_crash", text_json(s, 12));
     sqlite3_finalize(s);
 
     json_t *a;
@@ -1495,9 +1523,11 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
      * backlog): the same columns from either. */
     static const char *const q[2] = {
         "SELECT raw, state, group_id, stack_hash, processed, received, app, version, chunk, "
-        "chunk_off, raw_len, email FROM crashes WHERE id=?1",
+        "chunk_off, raw_len, email, coalesce(project, '" FL_PROJECT_DEFAULT "') FROM crashes "
+        "WHERE id=?1",
         "SELECT X'', 0, NULL, NULL, NULL, received, app, version, chunk, chunk_off, raw_len, "
-        "email FROM inbox WHERE id=?1 ORDER BY rid LIMIT 1"};
+        "email, coalesce(project, '" FL_PROJECT_DEFAULT "') FROM inbox WHERE id=?1 ORDER BY rid "
+        "LIMIT 1"};
     sqlite3_stmt *s = NULL;
     int rc = SQLITE_DONE;
     for (int i = 0; i < 2 && rc == SQLITE_DONE; i++) {
@@ -1530,6 +1560,7 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
         out = json_object();
     int state = sqlite3_column_int(s, 1);
     json_object_set_new(out, "id", json_string(id));
+    json_object_set_new(out, "project", text_json(s, 12));
     json_object_set_new(out, "state", json_string(state == 0   ? "pending"
                                                   : state == 1 ? "processed"
                                                                : "failed"));
@@ -1545,6 +1576,87 @@ out:
     free(proc);
     sqlite3_finalize(s);
     return out;
+}
+
+/* ---- projects (fl_store.h) */
+
+/* Runs sql with text parameters v[0..n) (NULL: SQL NULL) and int64 last;
+ * returns the changes it made, or -1. */
+static int exec_changes(sconn *c, const char *sql, int n, const char *const *v, int64_t last)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL))
+        return -1;
+    for (int i = 0; i < n; i++)
+        bind_static(s, i + 1, v[i]);
+    if (sqlite3_bind_parameter_count(s) > n)
+        sqlite3_bind_int64(s, n + 1, last);
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    return rc == SQLITE_DONE ? sqlite3_changes(c->db) : -1;
+}
+
+static int s_add_project(fl_store_conn *pc, const char *id, const char *key, int64_t now)
+{
+    sconn *c = (sconn *)pc;
+    /* Both rows or neither: its own transaction unless in the caller's. */
+    bool own = sqlite3_get_autocommit(c->db);
+    if (own && sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    int rc = exec_changes(c, "INSERT INTO projects VALUES(?1, ?2) ON CONFLICT DO NOTHING", 1,
+                          (const char *const[]){id}, now);
+    if (rc == 1 && exec_changes(c, "INSERT INTO project_keys VALUES(?1, ?2, ?3)", 2,
+                                (const char *const[]){key, id}, now) != 1)
+        rc = -1;
+    rc = rc < 0 ? -1 : rc == 1 ? 0 : 1;
+    if (own && sqlite3_exec(c->db, rc < 0 ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = -1;
+    return rc;
+}
+
+static int s_add_project_key(fl_store_conn *pc, const char *id, const char *key, int64_t now)
+{
+    int rc = exec_changes((sconn *)pc,
+                          "INSERT INTO project_keys SELECT ?1, id, ?3 FROM projects WHERE id=?2", 2,
+                          (const char *const[]){key, id}, now);
+    return rc < 0 ? -1 : rc == 1 ? 0 : 1;
+}
+
+static int s_revoke_project_key(fl_store_conn *pc, const char *id, const char *key)
+{
+    int rc = exec_changes((sconn *)pc, "DELETE FROM project_keys WHERE key=?1 AND project=?2", 2,
+                          (const char *const[]){key, id}, 0);
+    return rc < 0 ? -1 : rc == 1 ? 0 : 1;
+}
+
+static json_t *s_list_projects(fl_store_conn *pc)
+{
+    sconn *c = (sconn *)pc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT p.id, p.created, k.key, k.created FROM projects p LEFT JOIN "
+                           "project_keys k ON k.project=p.id ORDER BY p.id, k.created, k.key",
+                           -1, &s, NULL))
+        return NULL;
+    json_t *arr = json_array(), *cur = NULL;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(s, 0);
+        if (!cur || strcmp(json_string_value(json_object_get(cur, "id")), id)) {
+            cur = json_pack("{s:s,s:o,s:[]}", "id", id, "created", time_json(s, 1), "keys");
+            json_array_append_new(arr, cur);
+        }
+        if (sqlite3_column_type(s, 2) != SQLITE_NULL)
+            json_array_append_new(json_object_get(cur, "keys"),
+                                  json_pack("{s:s,s:o}", "key", sqlite3_column_text(s, 2),
+                                            "created", time_json(s, 3)));
+    }
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        json_decref(arr);
+        return NULL;
+    }
+    return json_pack("{s:o}", "projects", arr);
 }
 
 static int s_set_status(fl_store_conn *pc, const char *id, const char *status,
@@ -1963,7 +2075,8 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     /* Databases from before the backfill lack crashes.resym/install_id,
      * those from before raw-log chunks crashes.chunk/chunk_off, those from
      * before batch tasks tasks.n, those from before e-mail addresses
-     * crashes.email and inbox.email. */
+     * crashes.email and inbox.email, those from before projects the
+     * project columns (NULL there: the default project). */
     static const char *const cols[][3] = {
         {"crashes", "resym", "ALTER TABLE crashes ADD COLUMN resym INTEGER NOT NULL DEFAULT 0"},
         {"crashes", "install_id", "ALTER TABLE crashes ADD COLUMN install_id TEXT"},
@@ -1972,6 +2085,9 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         {"tasks", "n", "ALTER TABLE tasks ADD COLUMN n INTEGER NOT NULL DEFAULT 1"},
         {"crashes", "email", "ALTER TABLE crashes ADD COLUMN email TEXT"},
         {"inbox", "email", "ALTER TABLE inbox ADD COLUMN email TEXT"},
+        {"crashes", "project", "ALTER TABLE crashes ADD COLUMN project TEXT"},
+        {"inbox", "project", "ALTER TABLE inbox ADD COLUMN project TEXT"},
+        {"groups", "project", "ALTER TABLE groups ADD COLUMN project TEXT"},
     };
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
         sqlite3_stmt *ti = NULL;
@@ -2027,6 +2143,10 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->requeue = s_requeue;
     p->insert_crashes = s_insert_crashes;
     p->load_raw = s_load_raw;
+    p->add_project = s_add_project;
+    p->add_project_key = s_add_project_key;
+    p->revoke_project_key = s_revoke_project_key;
+    p->list_projects = s_list_projects;
     p->apply = s_apply;
     p->reapply = s_reapply;
     p->add_symbol = s_add_symbol;

@@ -256,8 +256,8 @@ static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
     return json_pack("{s:s,s:o}", "status", st, "modules", mods);
 }
 
-int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t received,
-                   const fl_workers_config *c, fl_processed_buf *out)
+int fl_process_log(const char *crash_id, const char *project, const char *raw, size_t len,
+                   int64_t received, const fl_workers_config *c, fl_processed_buf *out)
 {
     memset(out, 0, sizeof *out);
     fl_crashlog *L = NULL;
@@ -288,7 +288,7 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
         ncs = nupcs;
     }
     if (fl_frames_build(L, cs, ncs, c->rules, sym, sw, &crash) ||
-        fl_signature_compute(L->app_name, &crash, c->rules, &sig))
+        fl_signature_compute(project, L->app_name, &crash, c->rules, &sig))
         goto out;
 
     doc = json_object();
@@ -373,6 +373,7 @@ int fl_process_log(const char *crash_id, const char *raw, size_t len, int64_t re
 
     fl_processed *p = &out->p;
     p->crash_id = crash_id;
+    p->project = project;
     p->group_id = out->group_id;
     p->signature = out->signature;
     p->stack_hash = out->stack_hash;
@@ -405,6 +406,7 @@ out:
 typedef struct slot {
     fl_task task;
     char id[FL_CRASH_ID_MAX]; /* the crash the task's report is */
+    char project[FL_PROJECT_MAX]; /* its project, "" for the default */
     fl_processed_buf buf;
     bool ok, skip, again; /* again: a re-processing (backfill) */
     bool dropped;         /* a second copy of a crash already counted */
@@ -482,7 +484,8 @@ static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *task
         /* The task names the report (an inbox row, or a crash id); the
          * store says which crash it is. */
         snprintf(sl[i].id, sizeof sl[i].id, "%s", tasks[i].crash_id);
-        int lr = w->store->load_raw(conn, tasks[i].crash_id, &raw, &len, &received, sl[i].id);
+        int lr = w->store->load_raw(conn, tasks[i].crash_id, &raw, &len, &received, sl[i].id,
+                                    sl[i].project);
         if (lr == FL_LOAD_UNAVAILABLE) {
             fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, w->store->error(conn));
             for (size_t j = 0; j < i; j++)
@@ -508,9 +511,11 @@ static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *task
         }
         if (lr >= 0 && w->crash_on && !strcmp(sl[i].id, w->crash_on))
             abort();
-        if (lr < 0 || fl_process_log(sl[i].id, raw, len, received, &w->cfg, &sl[i].buf)) {
+        if (lr < 0 ||
+            fl_process_log(sl[i].id, sl[i].project, raw, len, received, &w->cfg, &sl[i].buf)) {
             memset(&sl[i].buf, 0, sizeof sl[i].buf);
             sl[i].buf.p.crash_id = sl[i].id;
+            sl[i].buf.p.project = sl[i].project;
             sl[i].buf.p.failed = true;
             (*failed)++;
         } else {

@@ -51,18 +51,25 @@ try {
   const want = (await api('/api/v1/groups?limit=200')).groups;
   const rows = await page.$$eval('tbody tr', (trs) => trs.map((tr) =>
     [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  // Columns by their headings: a Project column once there are two
+  // projects (portal.sh made "mobile").
+  const head = await page.$$eval('thead th', (ths) => ths.map((th) => th.textContent));
+  const col = (name) => { const i = head.indexOf(name); check(i >= 0, 'no column ' + name); return i; };
   check(rows.length === want.length, `${rows.length} rows, the API has ${want.length} groups`);
   for (let i = 0; i < want.length; i++) {
     check(rows[i][0] === String(want[i].count), `row ${i}: count ${rows[i][0]}, want ${want[i].count}`);
     check(rows[i][1] === want[i].signature, `row ${i}: signature ${rows[i][1]}`);
-    check(rows[i][5] === want[i].status, `row ${i}: status ${rows[i][5]}`);
+    check(rows[i][col('Status')] === want[i].status, `row ${i}: status ${rows[i][col('Status')]}`);
+    check(rows[i][col('Project')] === want[i].project,
+          `row ${i}: project ${rows[i][col('Project')]}, want ${want[i].project}`);
   }
   check(Number(rows[0][0]) >= Number(rows[rows.length - 1][0]), 'not sorted by count');
   await page.screenshot({ path: shots + '/groups.png', fullPage: true });
 
   // 3. Hostile strings from a crash log are text, never markup or script.
   const hostile = '<img src=x onerror="window.__pwned=1">';
-  check(rows.some((r) => r[2] === hostile), 'the hostile application name is not shown as text');
+  check(rows.some((r) => r[col('Application')] === hostile),
+        'the hostile application name is not shown as text');
   check(await page.evaluate(() => window.__pwned === undefined), 'a crash log ran script');
   check(await page.locator('main img').count() === 0, 'a crash log made an element');
 
@@ -92,6 +99,8 @@ try {
   await page.click(`a[href="#/group/${big.id}"]`);
   await page.waitForSelector('#signature');
   check(await page.textContent('#count') === String(big.count), 'the group page shows another count');
+  check(await page.textContent('#group-project') === 'default',
+        'the group page shows project ' + await page.textContent('#group-project'));
   const detail = await api('/api/v1/groups/' + big.id);
   check(await page.locator('svg.chart rect').count() === detail.days.length,
         'per-day bars: ' + await page.locator('svg.chart rect').count() + ', days: ' + detail.days.length);
@@ -127,6 +136,8 @@ try {
         'the crash page is not the one clicked');
   check((await page.textContent('main')).includes('Crashed thread'), 'no crashed thread on the crash page');
   check(await page.locator('tbody tr').count() > 0, 'no frames on the crash page');
+  check(await page.textContent('#crash-project') === 'default',
+        'the crash page shows project ' + await page.textContent('#crash-project'));
   await page.screenshot({ path: shots + '/crash.png', fullPage: true });
 
   // 7. The hostile crash's page: its trace event is text as well.
@@ -200,6 +211,48 @@ try {
   await page.waitForFunction(() => document.getElementById('group-total')?.textContent === 'groups 1–1');
   check(await page.textContent('.group-link') === want[0].signature, 'back on page 1, another group');
 
+  // 9b. Projects: the filter lists every project; "mobile" shows its one
+  // group (a crash sent with its key), whose pages say "mobile".
+  const projects = (await api('/api/v1/projects')).projects.map((p) => p.id);
+  check(JSON.stringify(projects) === '["default","mobile"]', 'the API lists projects ' + projects);
+  const mine = (await api('/api/v1/groups?project=mobile')).groups;
+  check(mine.length === 1 && mine[0].project === 'mobile' && mine.length < want.length,
+        'the API has ' + mine.length + ' groups in mobile');
+  await page.goto(url + '/#/');
+  await page.waitForFunction((n) => !location.hash.includes('limit') &&
+    document.querySelectorAll('.group-link').length === n, want.length);
+  const options = await page.$$eval('#f-project option', (o) => o.map((x) => [x.value, x.textContent]));
+  check(JSON.stringify(options) === JSON.stringify([['', 'all projects'], ...projects.map((p) => [p, p])]),
+        'the project filter offers ' + JSON.stringify(options));
+  await page.selectOption('#f-project', 'mobile');
+  await page.waitForFunction(() => location.hash.includes('project=mobile'));
+  await page.waitForFunction((ids) => {
+    const links = [...document.querySelectorAll('.group-link')].map((a) => a.getAttribute('href'));
+    return JSON.stringify(links) === JSON.stringify(ids.map((id) => '#/group/' + id));
+  }, mine.map((g) => g.id));
+  check(await page.inputValue('#f-project') === 'mobile', 'the project selector does not say mobile');
+  const projectCells = await page.$$eval('tbody tr', (trs, i) => trs.map((tr) =>
+    tr.querySelectorAll('td')[i].textContent), col('Project'));
+  check(projectCells.length === 1 && projectCells[0] === 'mobile', 'project column ' + projectCells);
+  await page.screenshot({ path: shots + '/project.png', fullPage: true });
+  // The other way: "default" has every other group.
+  await page.selectOption('#f-project', 'default');
+  await page.waitForFunction((n) => location.hash.includes('project=default') &&
+    document.querySelectorAll('.group-link').length === n, want.length - mine.length);
+  check(await page.locator(`a[href="#/group/${mine[0].id}"]`).count() === 0,
+        'the mobile group is listed under default');
+  await page.goto(url + '/#/group/' + mine[0].id);
+  await page.waitForFunction(() => document.getElementById('group-project')?.textContent === 'mobile');
+  check(await page.getAttribute('#group-project', 'href') === '#/?project=mobile',
+        'the group\'s project does not link to its groups');
+  const mobileCrash = (await api('/api/v1/groups/' + mine[0].id)).sample_crashes[0];
+  check(mobileCrash === '00000000-0000-4000-8000-000000000006', 'the mobile group has crash ' + mobileCrash);
+  await page.click('a.crash-link');
+  await page.waitForFunction((id) => document.querySelector('#crash-title span')?.textContent === id &&
+    document.getElementById('crash-project'), mobileCrash);
+  check(await page.textContent('#crash-project') === 'mobile',
+        'the crash page shows project ' + await page.textContent('#crash-project'));
+
   // 10. Trends: crashes per day by version and OS, installations, for
   // all applications and for one; each bar segment is the API's count.
   const trendsMatch = async (app) => {
@@ -254,7 +307,7 @@ try {
 
   check(problems.length === 0, problems.join('; '));
   console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
-              'paging, trends, logout');
+              'paging, projects, trends, logout');
 } finally {
   await browser.close();
 }

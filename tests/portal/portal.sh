@@ -2,8 +2,9 @@
 # portal.sh FAULTLINE BUILD_DIR E2E_CRASHER: the web portal in a real
 # browser.  A server on a free loopback port gets crash logs (two groups of
 # a demo application over two versions and two OSes, one from an
-# application whose name and trace event are markup, and a real crash of
-# E2E_CRASHER, which the server symbolicates), then tests/portal/portal.mjs
+# application whose name and trace event are markup, one sent with the key
+# of a second project, and a real crash of E2E_CRASHER, which the server
+# symbolicates), then tests/portal/portal.mjs
 # drives Debian's Chromium through the portal with playwright-core (npm,
 # installed from tests/portal/package-lock.json into BUILD_DIR).
 set -u
@@ -64,6 +65,7 @@ mklog 00000000-0000-4000-8000-000000000003 demo 1.1 "Ubuntu 24.04 LTS" $A
 mklog 00000000-0000-4000-8000-000000000004 demo 1.1 "Ubuntu 24.04 LTS" $B
 mklog 00000000-0000-4000-8000-000000000005 '<img src=x onerror="window.__pwned=1">' 2.0 \
     '<b>bold</b> OS' $A
+mklog 00000000-0000-4000-8000-000000000006 pocket 3.0 "Debian GNU/Linux 12 (bookworm)" $A
 "$FL" submit "$work"/log[1-4].crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
     fail "submit: $(cat "$work/submit")"
 # The hostile one as faultline-report sends it, with the user's address
@@ -71,20 +73,28 @@ mklog 00000000-0000-4000-8000-000000000005 '<img src=x onerror="window.__pwned=1
 c=$(curl -s -o "$work/post5" -w '%{http_code}' -H "X-Faultline-Key: $KEY" \
     -F "report=@$work/log5.crashlog" --form-string 'email=<img src=x onerror="window.__pwned=3">@example.org' "$(url /)")
 [ "$c" = 200 ] || fail "posting the hostile log: $c $(cat "$work/post5")"
+# A second project, "mobile", and one crash sent with its key: its own
+# group, the only one the portal's project filter shows for it.
+c=$(code POST /api/v1/projects -H "Authorization: Bearer $ADMIN" -d '{"id":"mobile"}')
+[ "$c" = 201 ] || fail "creating a project: $c $(cat "$work/body")"
+PKEY=$(field ingest_key <"$work/body")
+[ -n "$PKEY" ] || fail "no ingest key for the new project: $(cat "$work/body")"
+"$FL" submit "$work/log6.crashlog" --server "$(url /)" --key "$PKEY" >"$work/submit" 2>&1 ||
+    fail "submit with the project's key: $(cat "$work/submit")"
 # A real crash: its frames get names from the program's own symbols.
 FAULTLINE_SPOOL=$work/spool ASAN_OPTIONS=handle_segv=0:detect_leaks=0:verify_asan_link_order=0 \
     "$CRASHER" null 2>/dev/null
 [ $? = 139 ] || fail "the crasher did not crash"
 "$FL" submit "$work"/spool/*.crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
     fail "submit: $(cat "$work/submit")"
-# Wait until all six are processed into their four groups.
+# Wait until all seven are processed into their five groups.
 for _ in $(seq 100); do
     total=$(admin "$(url /api/v1/groups)" | python3 -c \
         'import json,sys; print(sum(g["count"] for g in json.load(sys.stdin)["groups"]))')
-    [ "$total" = 6 ] && break
+    [ "$total" = 7 ] && break
     sleep 0.1
 done
-[ "$total" = 6 ] || fail "the groups count $total crashes, want 6"
+[ "$total" = 7 ] || fail "the groups count $total crashes, want 7"
 
 # The page a browser gets at /, and its headers.
 curl -s -D "$work/headers" -H 'Accept: text/html' -o "$work/index.html" "$(url /)"

@@ -265,6 +265,40 @@ done
   "http://127.0.0.1:$PORT_a/api/v1/crashes/0c0ffee0-0000-4000-8000-00000000e9e9" | head -c 600)"
 ok "a log that is not UTF-8 is stored and processed (application 'Caf?')"
 
+# A project made through API server a: its key works on b at once (b reads
+# the keys again on a miss), its crash is processed into the project's own
+# group, and once a revokes the key, b refuses it within the TTL (5 s).
+# (b was killed above: a new API server, b2, plays it.)
+serve b2 --role api
+PORT_b_now=$PORT_b2
+pk=$(curl -s -H "Authorization: Bearer $ADMIN" -d '{"id":"scale"}' "http://127.0.0.1:$PORT_a/api/v1/projects" |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["ingest_key"])') || fail "project on a"
+"$POST" log 41 1 projscale 1.0 >"$work/proj.log"
+c=$(curl -s -o "$work/proj.out" -w '%{http_code}' -H "X-Faultline-Key: $pk" --data-binary @"$work/proj.log" \
+  "http://127.0.0.1:$PORT_b_now/api/v1/crashes")
+[ "$c" = 200 ] || fail "a's project key on b -> $c $(cat "$work/proj.out")"
+got=
+for _ in $(seq 150); do
+  got=$(curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_b_now/api/v1/groups?project=scale" |
+    python3 -c 'import json, sys; print(" ".join(g["project"] + ":" + g["app"] for g in json.load(sys.stdin)["groups"]))' 2>/dev/null)
+  [ "$got" = "scale:projscale" ] && break
+  sleep 0.2
+done
+[ "$got" = "scale:projscale" ] || fail "the project's group: '$got'"
+c=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $ADMIN" \
+  "http://127.0.0.1:$PORT_a/api/v1/projects/scale/keys/$pk")
+[ "$c" = 200 ] || fail "revoke on a -> $c"
+"$POST" log 41 2 projscale 1.0 >"$work/proj2.log"
+for _ in $(seq 40); do
+  c=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Faultline-Key: $pk" --data-binary @"$work/proj2.log" \
+    "http://127.0.0.1:$PORT_b_now/api/v1/crashes")
+  [ "$c" = 401 ] && break
+  sleep 0.25
+done
+[ "$c" = 401 ] || fail "a key revoked on a still works on b after 10 s -> $c"
+ok "a project made on API server a: its key works on b, its crash lands in its group; revoked on a, refused by b"
+kill -TERM "$PID_b2"; wait "$PID_b2" || fail "exit status of b2"
+
 # 5. Debug files through the store: a real crash, its program uploaded to
 # API server a (data in $work/a), processed by worker w3 (data in
 # $work/w3), which has never seen the file: the program's own path is gone

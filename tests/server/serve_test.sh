@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | reload | poison | memory | diskfull | unreadable | trends
+#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -302,7 +302,9 @@ auth)
   # Every read/admin route: 401 without a token and with a wrong one.
   routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
           "GET /api/v1/crashes/$id" "PATCH /api/v1/groups/$gid" "POST /api/v1/crashes/$id/reprocess"
-          "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/trends?app=authapp&days=7")
+          "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/trends?app=authapp&days=7"
+          "GET /api/v1/projects" "POST /api/v1/projects" "POST /api/v1/projects/p1/keys"
+          "DELETE /api/v1/projects/p1/keys/k1")
   for r in "${routes[@]}"; do
     set -- $r
     c=$(code "$1" "$2" -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r without token -> $c"
@@ -310,7 +312,7 @@ auth)
   done
   ok "401 on ${#routes[@]} read/admin routes without or with a wrong token"
   for r in "GET /api/v1/groups" "GET /api/v1/groups/$gid" "GET /api/v1/crashes/$id" \
-           "GET /api/v1/symbols" "GET /api/v1/trends"; do
+           "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/projects"; do
     set -- $r
     c=$(code "$1" "$2" -H "Authorization: Bearer $ADMIN"); [ "$c" = 200 ] || fail "$r with token -> $c"
   done
@@ -407,6 +409,70 @@ PY
   c=$(code GET "/api/v1/trends?days=x" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=x -> $c"
   c=$(code GET "/api/v1/trends?app=%ff" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "app=%ff -> $c"
   ok "trends: crashes, versions (8 + other), OSes and installations per day, per app and for all"
+  stop || fail "shutdown rc"
+  ;;
+projects)
+  # Per-project ingest keys: a project's crashes are its own, grouped apart
+  # from the same crash in another project; keys are added and revoked
+  # while the server runs, and survive a restart.
+  start "$work/d"
+  A=(-H "Authorization: Bearer $ADMIN")
+  c=$(code POST /api/v1/projects "${A[@]}" -d '{"id":"mobile"}'); [ "$c" = 201 ] || fail "create -> $c"
+  k1=$(field ingest_key <"$work/body"); [ ${#k1} = 32 ] || fail "key: $(cat "$work/body")"
+  c=$(code POST /api/v1/projects "${A[@]}" -d '{"id":"mobile"}'); [ "$c" = 409 ] || fail "again -> $c"
+  for bad in '{"id":"default"}' '{"id":"Mobile"}' '{"id":"-x"}' '{"id":""}' '{"id":"a/b"}' '{}' 'nope' \
+             "{\"id\":\"$(printf 'a%.0s' $(seq 64))\"}"; do
+    c=$(code POST /api/v1/projects "${A[@]}" -d "$bad"); [ "$c" = 400 ] || fail "create $bad -> $c"
+  done
+  c=$(code POST /api/v1/projects/nope/keys "${A[@]}"); [ "$c" = 404 ] || fail "key for a missing project -> $c"
+  c=$(code POST /api/v1/projects/default/keys "${A[@]}"); [ "$c" = 400 ] || fail "key for default -> $c"
+  # One crash in each project (same frames, other crash ids): two groups.
+  "$POST" log 31 1 projapp 1.0 >"$work/m.log"
+  sed 's/^CRASH_ID .*/CRASH_ID 0000001f-00000099-0000-0000-000000000099/' "$work/m.log" >"$work/d.log"
+  cmp -s "$work/m.log" "$work/d.log" && fail "the copy kept its crash id"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k1" --data-binary @"$work/m.log"); [ "$c" = 200 ] || fail "mobile key -> $c"
+  mid=$(field id <"$work/body")
+  c=$(code POST "/api/v1/crashes?key=$KEY" --data-binary @"$work/d.log"); [ "$c" = 200 ] || fail "default key -> $c"
+  [ "$(wait_counts projapp "1 1")" = "1 1" ] || fail "not two groups of one: $(api /api/v1/groups)"
+  api "/api/v1/groups?project=mobile" >"$work/gm.json" || fail "groups?project=mobile"
+  api "/api/v1/groups?project=default" >"$work/gd.json" || fail "groups?project=default"
+  api "/api/v1/groups?project=none" >"$work/gn.json" || fail "groups?project=none"
+  api "/api/v1/crashes/$mid" >"$work/cm.json" || fail "crash"
+  python3 - "$work" <<'PY' || fail "project groups: $(cat "$work/gm.json" "$work/gd.json")"
+import json, sys
+w = sys.argv[1]
+gm = json.load(open(w + "/gm.json"))["groups"]; gd = json.load(open(w + "/gd.json"))["groups"]
+assert [g["project"] for g in gm] == ["mobile"] and [g["project"] for g in gd] == ["default"], (gm, gd)
+assert gm[0]["signature"] == gd[0]["signature"] and gm[0]["id"] != gd[0]["id"]
+assert json.load(open(w + "/gn.json"))["groups"] == []
+c = json.load(open(w + "/cm.json"))
+assert c["project"] == "mobile" and c["group_id"] == gm[0]["id"], c.get("project")
+PY
+  ok "a crash per project: two groups with one signature, filtered by ?project="
+  # A second key, then the first revoked: the second works, the first 401.
+  c=$(code POST /api/v1/projects/mobile/keys "${A[@]}"); [ "$c" = 201 ] || fail "add key -> $c"
+  k2=$(field ingest_key <"$work/body"); [ -n "$k2" ] && [ "$k2" != "$k1" ] || fail "second key"
+  c=$(code DELETE "/api/v1/projects/default/keys/$k1" "${A[@]}"); [ "$c" = 400 ] || fail "revoke in default -> $c"
+  c=$(code DELETE "/api/v1/projects/mobile/keys/$KEY" "${A[@]}"); [ "$c" = 404 ] || fail "revoke another's key -> $c"
+  c=$(code DELETE "/api/v1/projects/mobile/keys/$k1" "${A[@]}"); [ "$c" = 200 ] || fail "revoke -> $c"
+  "$POST" log 31 2 projapp 1.0 >"$work/m2.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k1" --data-binary @"$work/m2.log"); [ "$c" = 401 ] || fail "revoked key -> $c"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k2" --data-binary @"$work/m2.log"); [ "$c" = 200 ] || fail "second key -> $c"
+  api /api/v1/projects >"$work/p.json" || fail "list"
+  python3 - "$work/p.json" "$KEY" "$k2" <<'PY' || fail "projects list: $(cat "$work/p.json")"
+import json, sys
+p = json.load(open(sys.argv[1]))["projects"]
+assert [x["id"] for x in p] == ["default", "mobile"], p
+assert [k["key"] for k in p[0]["keys"]] == [sys.argv[2]] and [k["key"] for k in p[1]["keys"]] == [sys.argv[3]], p
+assert p[1]["created"].endswith("Z")
+PY
+  ok "keys added and revoked at once"
+  stop || fail "shutdown rc"
+  start "$work/d"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k2" --data-binary @"$work/m2.log"); [ "$c" = 200 ] || fail "after restart -> $c"
+  grep -q '"duplicate":true' "$work/body" || fail "resend not a duplicate: $(cat "$work/body")"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k1" --data-binary @"$work/m2.log"); [ "$c" = 401 ] || fail "revoked after restart -> $c"
+  ok "projects and keys survive a restart"
   stop || fail "shutdown rc"
   ;;
 regression)

@@ -167,7 +167,7 @@ static void sig_of(const build *b, size_t n, fl_symbolize_fn sym, const fl_group
     fl_crashlog *L = make_log(b, n);
     fl_frames f;
     assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, sym, NULL, &f), 0);
-    assert_int_equal(fl_signature_compute(L->app_name, &f, r, out), 0);
+    assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, out), 0);
     fl_frames_free(&f);
     fl_crashlog_free(L);
 }
@@ -256,7 +256,7 @@ static void test_skip_lists(void **st)
     fl_frames f;
     fl_signature s;
     assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, NULL, NULL, &f), 0);
-    assert_int_equal(fl_signature_compute(L->app_name, &f, r, &s), 0);
+    assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, &s), 0);
     assert_string_equal(s.text, "libc.so.6+0x100 | libc.so.6+0x200 | bin+0x1000 | bin+0x2000");
     free(s.text);
     fl_frames_free(&f);
@@ -273,7 +273,7 @@ static void test_skip_lists(void **st)
     assert_int_equal(fl_group_rules_load(r, sp, pp), 0);
     fl_group_rules_set_top_n(r, 1);
     assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, NULL, NULL, &f), 0);
-    assert_int_equal(fl_signature_compute(L->app_name, &f, r, &s), 0);
+    assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, &s), 0);
     assert_string_equal(s.text, "bin+0x1000");
     assert_true(f.v[0].noise && f.v[1].noise && !f.v[2].noise);
     free(s.text);
@@ -293,6 +293,52 @@ static void test_skip_lists(void **st)
     fl_crashlog_free(L);
 }
 
+/* A project other than the default has groups of its own; the default
+ * project's group ids are those from before projects (app + signature). */
+static void test_project_group_id(void **st)
+{
+    (void)st;
+    const char *log = "MOJOCRASH 0.0.1\nCRASHLOG_VERSION 1\nAPPLICATION_NAME t\n"
+                      "OBJECT bin/4194304/65536\nCALLSTACK 4198400\nCALLSTACK 4202496\nEND\n";
+    fl_crashlog *L = NULL;
+    assert_int_equal(fl_crashlog_parse(log, strlen(log), &L, NULL), 0);
+    fl_group_rules *r = fl_group_rules_new();
+    fl_frames f;
+    assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, NULL, NULL, &f), 0);
+    const char *projects[] = {NULL, "", "default", "mobile", "desktop"};
+    fl_signature s[5];
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(fl_signature_compute(projects[i], L->app_name, &f, r, &s[i]), 0);
+    /* The old id: the hash of "t\n" + signature. */
+    char key[256];
+    int kl = snprintf(key, sizeof key, "t\n%s", s[0].text);
+    uint8_t h[32];
+    char hex[33];
+    fl_sha256(key, (size_t)kl, h);
+    fl_hex(h, 16, hex);
+    assert_string_equal(s[0].group_id, hex);
+    assert_string_equal(s[1].group_id, hex);
+    assert_string_equal(s[2].group_id, hex);
+    assert_string_not_equal(s[3].group_id, hex);
+    assert_string_not_equal(s[4].group_id, hex);
+    assert_string_not_equal(s[3].group_id, s[4].group_id);
+    for (int i = 1; i < 5; i++) { /* the signature and the stack are the crash's */
+        assert_string_equal(s[i].text, s[0].text);
+        assert_string_equal(s[i].stack_hash, s[0].stack_hash);
+    }
+    /* The NUL between project and app keeps project "mobil" with app "et"
+     * apart from project "mobile" with app "t". */
+    fl_signature o;
+    assert_int_equal(fl_signature_compute("mobil", "et", &f, r, &o), 0);
+    assert_string_not_equal(o.group_id, s[3].group_id);
+    free(o.text);
+    for (int i = 0; i < 5; i++)
+        free(s[i].text);
+    fl_frames_free(&f);
+    fl_group_rules_free(r);
+    fl_crashlog_free(L);
+}
+
 static void test_process_example(void **st)
 {
     (void)st;
@@ -304,7 +350,7 @@ static void test_process_example(void **st)
     fl_group_rules *r = fl_group_rules_new();
     fl_workers_config c = {.rules = r};
     fl_processed_buf b;
-    assert_int_equal(fl_process_log("id1", buf, n, 1700000000, &c, &b), 0);
+    assert_int_equal(fl_process_log("id1", NULL, buf, n, 1700000000, &c, &b), 0);
     /* 4201103 - 4194304 = 0x1a8f in test-bin; 47641679656912 in libc. */
     assert_string_equal(b.p.signature,
                         "test-bin+0x1a8f | test-bin+0x167f | test-bin+0x1498 | test-bin+0x1595 | "
@@ -316,17 +362,17 @@ static void test_process_example(void **st)
     assert_non_null(strstr(b.p.frames_json, "\"function\":null"));
     assert_non_null(strstr(b.p.frames_json, "\"address\":\"0x401a8f\""));
     fl_processed_release(&b);
-    assert_int_equal(fl_process_log("id2", "garbage", 7, 0, &c, &b), -1);
+    assert_int_equal(fl_process_log("id2", NULL, "garbage", 7, 0, &c, &b), -1);
     fl_group_rules_free(r);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vercmp),        cmocka_unit_test(test_sha256),
-        cmocka_unit_test(test_gunzip),        cmocka_unit_test(test_group_symbols),
-        cmocka_unit_test(test_group_offsets), cmocka_unit_test(test_skip_lists),
-        cmocka_unit_test(test_process_example),
+        cmocka_unit_test(test_vercmp),          cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_gunzip),          cmocka_unit_test(test_group_symbols),
+        cmocka_unit_test(test_group_offsets),   cmocka_unit_test(test_skip_lists),
+        cmocka_unit_test(test_process_example), cmocka_unit_test(test_project_group_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

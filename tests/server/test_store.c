@@ -150,7 +150,7 @@ static void test_idempotent(void **st)
     char *raw = NULL, id[FL_CRASH_ID_MAX] = "";
     size_t len;
     int64_t rcv = 0;
-    assert_int_equal(f->s->load_raw(f->c, r2, &raw, &len, &rcv, id), 0);
+    assert_int_equal(f->s->load_raw(f->c, r2, &raw, &len, &rcv, id, NULL), 0);
     assert_string_equal(id, "c2");
     assert_int_equal(rcv, 1700000000);
     assert_string_equal(raw, "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n");
@@ -169,11 +169,11 @@ static void test_idempotent(void **st)
     assert_int_equal(scalar(f, "SELECT count(*) FROM crashes"), 2);
     assert_int_equal(scalar(f, "SELECT count(*) FROM inbox"), 0); /* all moved or dropped */
     assert_false(ingest(f, "c1", "1.0")); /* processed: a resend now is refused */
-    assert_int_equal(f->s->load_raw(f->c, r1b, &raw, &len, &rcv, NULL), 1); /* dropped */
-    assert_int_equal(f->s->load_raw(f->c, "c1", &raw, &len, &rcv, NULL), 2); /* processed */
-    assert_int_equal(f->s->load_raw(f->c, "zz", &raw, &len, &rcv, NULL), 1);  /* unknown */
-    assert_int_equal(f->s->load_raw(f->c, "#999", &raw, &len, &rcv, NULL), 1);
-    assert_int_equal(f->s->load_raw(f->c, "#x", &raw, &len, &rcv, NULL), 1);
+    assert_int_equal(f->s->load_raw(f->c, r1b, &raw, &len, &rcv, NULL, NULL), 1);  /* dropped */
+    assert_int_equal(f->s->load_raw(f->c, "c1", &raw, &len, &rcv, NULL, NULL), 2); /* processed */
+    assert_int_equal(f->s->load_raw(f->c, "zz", &raw, &len, &rcv, NULL, NULL), 1); /* unknown */
+    assert_int_equal(f->s->load_raw(f->c, "#999", &raw, &len, &rcv, NULL, NULL), 1);
+    assert_int_equal(f->s->load_raw(f->c, "#x", &raw, &len, &rcv, NULL, NULL), 1);
     assert_null(raw);
 }
 
@@ -331,9 +331,9 @@ static void test_backfill_regroup(void **st)
     char *raw = NULL;
     size_t len;
     int64_t rcv;
-    assert_int_equal(f->s->load_raw(f->c, "b1", &raw, &len, &rcv, NULL), 3); /* marked */
+    assert_int_equal(f->s->load_raw(f->c, "b1", &raw, &len, &rcv, NULL, NULL), 3); /* marked */
     free(raw);
-    assert_int_equal(f->s->load_raw(f->c, "b3", &raw, &len, &rcv, NULL), 2); /* not marked */
+    assert_int_equal(f->s->load_raw(f->c, "b3", &raw, &len, &rcv, NULL, NULL), 2); /* not marked */
 
     fl_processed p = {.crash_id = "b1", .group_id = "gnew", .signature = "named",
                       .stack_hash = "h2", .app = "app", .version = "1.0", .os = "linux",
@@ -361,7 +361,7 @@ static void test_backfill_regroup(void **st)
     json_t *c = f->s->get_crash(f->c, "b2", &nf);
     assert_string_equal(json_string_value(json_object_get(c, "group_id")), "gnew");
     json_decref(c);
-    assert_int_equal(f->s->load_raw(f->c, "b2", &raw, &len, &rcv, NULL), 2); /* done */
+    assert_int_equal(f->s->load_raw(f->c, "b2", &raw, &len, &rcv, NULL, NULL), 2); /* done */
     /* Symbols listing. */
     fl_symbol_rec r = {.build_id = "bbbb", .name = "a.debug", .size = 10, .status = "ok",
                        .kind = "debuginfo", .path = "/x/bbbb/debuginfo", .uploaded = 1};
@@ -390,7 +390,7 @@ static void test_backfill_regroup(void **st)
     assert_int_equal(f->s->late_symbols(f->c, &p4, v0, &rq), 0);
     assert_int_equal(f->s->commit(f->c), 0);
     assert_true(rq);
-    assert_int_equal(f->s->load_raw(f->c, "b4", &raw, &len, &rcv, NULL), 3);
+    assert_int_equal(f->s->load_raw(f->c, "b4", &raw, &len, &rcv, NULL, NULL), 3);
     free(raw);
     assert_int_equal(f->s->symbols_version(f->c, &v1), 0);
     assert_true(v1 > v0);
@@ -429,7 +429,7 @@ static void expect_raw(fx *f, const char *id, const char *want, size_t wlen)
     char *raw = NULL;
     size_t len = 0;
     int64_t rcv = 0;
-    assert_int_equal(f->s->load_raw(f->c, id, &raw, &len, &rcv, NULL), 0);
+    assert_int_equal(f->s->load_raw(f->c, id, &raw, &len, &rcv, NULL, NULL), 0);
     assert_int_equal(len, wlen);
     assert_memory_equal(raw, want, wlen);
     assert_int_equal(rcv, 1700000000);
@@ -988,7 +988,7 @@ static void test_chunk_damaged(void **st)
     char *raw = NULL;
     size_t len;
     int64_t rcv;
-    assert_int_equal(f->s->load_raw(f->c, "a1", &raw, &len, &rcv, NULL), -1);
+    assert_int_equal(f->s->load_raw(f->c, "a1", &raw, &len, &rcv, NULL, NULL), -1);
     assert_null(raw);
     bool nf = true;
     assert_null(f->s->get_crash(f->c, "a1", &nf));
@@ -999,7 +999,7 @@ static void test_chunk_damaged(void **st)
     assert_int_equal(
         sqlite3_exec(db, "UPDATE inbox SET chunk_off=1000000 WHERE id='a2'", NULL, NULL, NULL),
         SQLITE_OK);
-    assert_int_equal(f->s->load_raw(f->c, "a2", &raw, &len, &rcv, NULL), -1);
+    assert_int_equal(f->s->load_raw(f->c, "a2", &raw, &len, &rcv, NULL, NULL), -1);
 }
 
 /* A store that cannot be read now is not a damaged log: load_raw says
@@ -1022,15 +1022,15 @@ static void test_load_unavailable(void **st)
     char *raw = NULL;
     size_t len;
     int64_t rcv;
-    assert_int_equal(f->s->load_raw(f->c, ref, &raw, &len, &rcv, NULL), FL_LOAD_UNAVAILABLE);
+    assert_int_equal(f->s->load_raw(f->c, ref, &raw, &len, &rcv, NULL, NULL), FL_LOAD_UNAVAILABLE);
     assert_null(raw);
     assert_non_null(strstr(f->s->error(f->c), "raw_chunks"));
-    assert_int_equal(f->s->load_raw(f->c, "u2", &raw, &len, &rcv, NULL), FL_LOAD_UNAVAILABLE);
+    assert_int_equal(f->s->load_raw(f->c, "u2", &raw, &len, &rcv, NULL, NULL), FL_LOAD_UNAVAILABLE);
     assert_int_equal(
         sqlite3_exec(other, "ALTER TABLE raw_chunks_away RENAME TO raw_chunks", NULL, NULL, NULL),
         SQLITE_OK);
     const char *want = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
-    assert_int_equal(f->s->load_raw(f->c, ref, &raw, &len, &rcv, NULL), 0);
+    assert_int_equal(f->s->load_raw(f->c, ref, &raw, &len, &rcv, NULL, NULL), 0);
     assert_string_equal(raw, want);
     free(raw);
     raw = NULL;
@@ -1040,7 +1040,7 @@ static void test_load_unavailable(void **st)
                                   "id='u2')",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
-    assert_int_equal(f->s->load_raw(f->c, "u2", &raw, &len, &rcv, NULL), -1);
+    assert_int_equal(f->s->load_raw(f->c, "u2", &raw, &len, &rcv, NULL, NULL), -1);
     assert_null(raw);
     sqlite3_close(other);
 }
@@ -1099,17 +1099,17 @@ static void test_requeue(void **st)
     char *raw = NULL;
     size_t len;
     int64_t rcv;
-    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL), 0);
+    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL, NULL), 0);
     free(raw);
     raw = NULL;
     /* Now processed: counted once; requeued, it is handed out for reapply. */
     assert_int_equal(apply_ref(f, "q1", "q1", "g9", "1.0", "i1"), 0);
     assert_int_equal(scalar(f, "SELECT count FROM groups WHERE id='g9'"), 1);
-    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL), 2);
+    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL, NULL), 2);
     assert_int_equal(f->s->begin(f->c), 0);
     assert_int_equal(f->s->requeue(f->c, "q1"), 0);
     assert_int_equal(f->s->commit(f->c), 0);
-    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL), 3);
+    assert_int_equal(f->s->load_raw(f->c, "q1", &raw, &len, &rcv, NULL, NULL), 3);
     free(raw);
 }
 

@@ -140,13 +140,18 @@ static bool is_pg(const eng *e)
 #define T0 1700000000 /* 2023-11-14T22:13:20Z */
 #define DAY 86400
 
-/* Ingest one crash; returns whether it was stored, and the name of its
- * task in ref (when not NULL): its ref, or its crash id. */
-static bool ingest_at(eng *e, const char *id, const char *version, int64_t received,
-                      char ref[FL_CRASH_ID_MAX])
+/* Ingest one crash of project (NULL: the default one); returns whether it
+ * was stored, and the name of its task in ref (when not NULL): its ref, or
+ * its crash id. */
+static bool ingest_in(eng *e, const char *project, const char *id, const char *version,
+                      int64_t received, char ref[FL_CRASH_ID_MAX])
 {
-    fl_ingest_item it = {
-        .app = "app", .version = version, .received = received, .raw = RAW, .raw_len = strlen(RAW)};
+    fl_ingest_item it = {.project = project,
+                         .app = "app",
+                         .version = version,
+                         .received = received,
+                         .raw = RAW,
+                         .raw_len = strlen(RAW)};
     fl_ingest_item *one = &it;
     snprintf(it.crash_id, sizeof it.crash_id, "%s", id);
     assert_int_equal(e->s->begin(e->c), 0);
@@ -157,6 +162,12 @@ static bool ingest_at(eng *e, const char *id, const char *version, int64_t recei
     return !it.duplicate;
 }
 
+static bool ingest_at(eng *e, const char *id, const char *version, int64_t received,
+                      char ref[FL_CRASH_ID_MAX])
+{
+    return ingest_in(e, NULL, id, version, received, ref);
+}
+
 static bool ingest(eng *e, const char *id, const char *version)
 {
     return ingest_at(e, id, version, T0, NULL);
@@ -164,6 +175,7 @@ static bool ingest(eng *e, const char *id, const char *version)
 
 typedef struct crash {
     const char *id, *ref, *group, *version, *os, *install, *frames;
+    const char *project; /* as load_raw() gives it; NULL: the default */
     int64_t received;
     const char *missing;   /* a build id without symbols, or NULL */
     const char *processed; /* processed JSON, or NULL */
@@ -181,6 +193,7 @@ static int apply_c(eng *e, const crash *k, bool again)
         assert_int_equal(fl_zstd(k->processed, strlen(k->processed), 3, &z, &zl), 0);
     fl_processed p = {.crash_id = k->id,
                       .ref = k->ref,
+                      .project = k->project,
                       .failed = k->failed,
                       .group_id = k->group,
                       .signature = k->group ? k->group : "-",
@@ -257,14 +270,21 @@ static const char *str_of(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
-static int load(eng *e, const char *ref)
+/* load_raw()'s answer for ref, and the report's project into project
+ * (when not NULL). */
+static int load_p(eng *e, const char *ref, char project[FL_PROJECT_MAX])
 {
-    char *raw = NULL;
+    char *raw = NULL, pj[FL_PROJECT_MAX];
     size_t len;
     int64_t rcv;
-    int r = e->s->load_raw(e->c, ref, &raw, &len, &rcv, NULL);
+    int r = e->s->load_raw(e->c, ref, &raw, &len, &rcv, NULL, project ? project : pj);
     free(raw);
     return r;
+}
+
+static int load(eng *e, const char *ref)
+{
+    return load_p(e, ref, NULL);
 }
 
 static void write_file(const char *path, const char *bytes, size_t n)
@@ -400,12 +420,13 @@ static void test_load_raw(void **st)
     assert_int_equal(e->s->insert_crashes(e->c, v, N), 0);
     assert_int_equal(e->s->commit(e->c), 0);
     for (int i = 0; i < N; i++) {
-        char *raw = NULL, id[FL_CRASH_ID_MAX] = "";
+        char *raw = NULL, id[FL_CRASH_ID_MAX] = "", pj[FL_PROJECT_MAX] = "x";
         size_t len = 0;
         int64_t rcv = 0;
         const char *ref = it[i].ref[0] ? it[i].ref : it[i].crash_id;
         assert_false(it[i].duplicate);
-        assert_int_equal(e->s->load_raw(e->c, ref, &raw, &len, &rcv, id), 0);
+        assert_int_equal(e->s->load_raw(e->c, ref, &raw, &len, &rcv, id, pj), 0);
+        assert_string_equal(pj, ""); /* the default project */
         assert_int_equal(len, lens[i]);
         assert_memory_equal(raw, logs[i], lens[i]);
         assert_int_equal(rcv, T0 + i);
@@ -947,7 +968,8 @@ static void test_list_groups(void **st)
     assert_string_equal(got, "");
     json_t *l = e->s->list_groups(e->c, &(fl_group_filter){.limit = 1});
     json_t *want = json_loads(
-        "{\"groups\":[{\"id\":\"B\",\"app\":\"other\",\"signature\":\"B\",\"count\":3,"
+        "{\"groups\":[{\"id\":\"B\",\"project\":\"default\",\"app\":\"other\",\"signature\":\"B\","
+        "\"count\":3,"
         "\"first_seen\":\"2023-11-14T22:13:20Z\",\"last_seen\":\"2023-11-14T22:13:20Z\","
         "\"status\":\"open\",\"affected\":0,\"resolved_in\":null,\"latest_version\":\"2.0\"}]}",
         0, NULL);
@@ -960,6 +982,185 @@ static void test_list_groups(void **st)
     assert_int_equal(s.groups, 4);
     if (is_pg(e))
         assert_int_equal(s.processed, 8); /* SQLite's stats leave it 0 */
+}
+
+/* ---- projects */
+
+static void projects_are(eng *e, const char *want_text)
+{
+    json_t *got = e->s->list_projects(e->c);
+    if (!got)
+        fail_msg("list_projects: %s", e->s->error(e->c));
+    json_t *want = json_loads(want_text, 0, NULL);
+    assert_non_null(want);
+    char *g = json_dumps(got, JSON_COMPACT), *w = json_dumps(want, JSON_COMPACT);
+    if (strcmp(g, w)) /* the order of the keys too: the API prints it */
+        fail_msg("list_projects:\ngot:  %s\nwant: %s", g, w);
+    free(g);
+    free(w);
+    json_decref(want);
+    json_decref(got);
+}
+
+/* The project ops, outside and inside a transaction: a duplicate project
+ * or a missing one changes nothing; a key is revoked only through its own
+ * project; the listing is by id, keys oldest first, ties by key. */
+static void test_projects(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    projects_are(e, "{\"projects\":[]}");
+    assert_int_equal(e->s->add_project(e->c, "mobile", "k-m1", T0), 0);
+    assert_int_equal(e->s->add_project(e->c, "mobile", "k-other", T0 + 1), 1);
+    assert_int_equal(e->s->add_project(e->c, "beta", "k-b1", T0 + 2), 0);
+    assert_int_equal(e->s->add_project_key(e->c, "mobile", "k-m2", T0 + 5), 0);
+    assert_int_equal(e->s->add_project_key(e->c, "mobile", "k-m0", T0 + 5), 0);
+    assert_int_equal(e->s->add_project_key(e->c, "nope", "k-x", T0), 1);
+    /* A key another project holds: refused, and no project without a key. */
+    assert_int_equal(e->s->add_project(e->c, "gamma", "k-m0", T0), -1);
+    assert_int_equal(e->s->revoke_project_key(e->c, "beta", "k-m1"), 1); /* mobile's */
+    assert_int_equal(e->s->revoke_project_key(e->c, "mobile", "k-zz"), 1);
+    assert_int_equal(e->s->revoke_project_key(e->c, "nope", "k-m1"), 1);
+    assert_int_equal(e->s->revoke_project_key(e->c, "mobile", "k-m1"), 0);
+    assert_int_equal(e->s->revoke_project_key(e->c, "mobile", "k-m1"), 1);
+    assert_int_equal(e->s->revoke_project_key(e->c, "beta", "k-b1"), 0);
+    /* In the caller's transaction: gone with its rollback, kept by its
+     * commit. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->add_project(e->c, "alpha", "k-a1", T0 + 9), 0);
+    assert_int_equal(e->s->add_project_key(e->c, "alpha", "k-a2", T0 + 9), 0);
+    e->s->rollback(e->c);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->add_project(e->c, "alpha", "k-a1", T0 + 9), 0);
+    assert_int_equal(e->s->add_project(e->c, "alpha", "k-a3", T0 + 9), 1);
+    assert_int_equal(e->s->add_project_key(e->c, "alpha", "k-a2", T0 + 10), 0);
+    assert_int_equal(e->s->revoke_project_key(e->c, "alpha", "k-a2"), 0);
+    assert_int_equal(e->s->add_project_key(e->c, "beta", "k-b2", T0 + 10), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    projects_are(e, "{\"projects\":["
+                    "{\"id\":\"alpha\",\"created\":\"2023-11-14T22:13:29Z\",\"keys\":["
+                    "{\"key\":\"k-a1\",\"created\":\"2023-11-14T22:13:29Z\"}]},"
+                    "{\"id\":\"beta\",\"created\":\"2023-11-14T22:13:22Z\",\"keys\":["
+                    "{\"key\":\"k-b2\",\"created\":\"2023-11-14T22:13:30Z\"}]},"
+                    "{\"id\":\"mobile\",\"created\":\"2023-11-14T22:13:20Z\",\"keys\":["
+                    "{\"key\":\"k-m0\",\"created\":\"2023-11-14T22:13:25Z\"},"
+                    "{\"key\":\"k-m2\",\"created\":\"2023-11-14T22:13:25Z\"}]}]}");
+    /* A project whose every key is revoked is listed, with none. */
+    assert_int_equal(e->s->revoke_project_key(e->c, "beta", "k-b2"), 0);
+    json_t *l = e->s->list_projects(e->c);
+    assert_non_null(l);
+    json_t *beta = json_array_get(json_object_get(l, "projects"), 1);
+    assert_string_equal(str_of(beta, "id"), "beta");
+    assert_int_equal(json_array_size(json_object_get(beta, "keys")), 0);
+    json_decref(l);
+}
+
+/* A report keeps its project from ingest to its group: load_raw() gives it
+ * ("" for the default), apply() and reapply() make the groups theirs,
+ * list_groups() filters by it ("default": the groups without one), and
+ * every group and crash says which it is. */
+static void test_project_crashes(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char r[4][FL_CRASH_ID_MAX], pj[FL_PROJECT_MAX];
+    assert_true(ingest_in(e, "mobile", "pm1", "1.0", T0, r[0]));
+    assert_true(ingest_in(e, NULL, "pd1", "1.0", T0, r[1]));
+    assert_true(ingest_in(e, "mobile", "pm2", "1.0", T0, r[2]));
+    assert_true(ingest_in(e, NULL, "pd2", "1.0", T0, r[3]));
+    const char *want[4] = {"mobile", "", "mobile", ""};
+    for (int i = 0; i < 4; i++) {
+        snprintf(pj, sizeof pj, "stale");
+        assert_int_equal(load_p(e, r[i], pj), 0);
+        assert_string_equal(pj, want[i]);
+    }
+    bool nf;
+    json_t *c = e->s->get_crash(e->c, "pm1", &nf); /* pending */
+    assert_non_null(c);
+    assert_string_equal(str_of(c, "project"), "mobile");
+    json_decref(c);
+    assert_non_null(c = e->s->get_crash(e->c, "pd1", &nf));
+    assert_string_equal(str_of(c, "project"), "default");
+    json_decref(c);
+
+    crash k[4] = {
+        {.id = "pm1", .ref = r[0], .group = "gm", .version = "1.0", .project = "mobile"},
+        {.id = "pd1", .ref = r[1], .group = "gd", .version = "1.0"},
+        {.id = "pm2", .ref = r[2], .group = "gm", .version = "1.0", .project = "mobile"},
+        {.id = "pd2", .ref = r[3], .group = "gd2", .version = "1.0", .project = ""},
+    };
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(apply_c(e, &k[i], false), 0);
+    char got[256];
+    fl_group_filter flt = {.limit = 50};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gm gd gd2");
+    flt.project = "mobile";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gm");
+    flt.project = FL_PROJECT_DEFAULT;
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gd gd2");
+    flt.project = "nope";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "");
+    flt.project = "mobile";
+    flt.app = "app";
+    flt.status = "open";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gm");
+
+    /* "project" right after "id", in every engine (the API prints them in
+     * this order). */
+    json_t *l = e->s->list_groups(e->c, &(fl_group_filter){.limit = 50});
+    assert_non_null(l);
+    const char *lp[3] = {"mobile", "default", "default"};
+    json_t *v;
+    size_t i;
+    json_array_foreach(json_object_get(l, "groups"), i, v)
+    {
+        assert_string_equal(str_of(v, "project"), lp[i]);
+        assert_string_equal(json_object_iter_key(json_object_iter_next(v, json_object_iter(v))),
+                            "project");
+    }
+    json_decref(l);
+    json_t *g = group_of(e, "gm");
+    assert_string_equal(str_of(g, "project"), "mobile");
+    assert_string_equal(json_object_iter_key(json_object_iter_next(g, json_object_iter(g))),
+                        "project");
+    json_decref(g);
+    g = group_of(e, "gd2");
+    assert_string_equal(str_of(g, "project"), "default");
+    json_decref(g);
+    assert_non_null(c = e->s->get_crash(e->c, "pm2", &nf));
+    assert_string_equal(str_of(c, "project"), "mobile");
+    assert_string_equal(str_of(c, "state"), "processed");
+    json_decref(c);
+    assert_non_null(c = e->s->get_crash(e->c, "pd2", &nf));
+    assert_string_equal(str_of(c, "project"), "default");
+    json_decref(c);
+
+    /* Marked for re-processing: load_raw() gives the project again, and a
+     * new group made by reapply() is the project's too. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "pm1"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    snprintf(pj, sizeof pj, "stale");
+    assert_int_equal(load_p(e, "pm1", pj), 3);
+    assert_string_equal(pj, "mobile");
+    k[0].group = "gm2";
+    k[0].ref = NULL;
+    assert_int_equal(apply_c(e, &k[0], true), 0);
+    assert_int_equal(count_of(e, "gm"), 1);
+    g = group_of(e, "gm2");
+    assert_string_equal(str_of(g, "project"), "mobile");
+    json_decref(g);
+    flt = (fl_group_filter){.project = "mobile", .limit = 50};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gm gm2");
+    flt.project = FL_PROJECT_DEFAULT;
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gd gd2");
 }
 
 /* published/unpublished/backlog: the engines used with a broker's queue. */
@@ -1071,6 +1272,7 @@ static void scenario(eng *e)
     };
     for (size_t i = 0; i < sizeof in / sizeof *in; i++)
         assert_true(ingest_at(e, in[i].id, in[i].version, in[i].t, NULL));
+    assert_true(ingest_in(e, "mobile", "s9", "1.0", T0 + 8, NULL));
     crash k[] = {
         {.id = "s1",
          .group = "gA",
@@ -1103,6 +1305,14 @@ static void scenario(eng *e)
          .frames = "[{\"function\":\"b\"}]"},
         {.id = "s5", .group = "gB", .version = "1.1", .os = NULL, .install = NULL, .received = T0},
         {.id = "s6", .failed = true, .processed = proc},
+        {.id = "s9",
+         .group = "gM",
+         .version = "1.0",
+         .os = "linux",
+         .install = "i9",
+         .received = T0 + 8,
+         .processed = proc,
+         .project = "mobile"},
     };
     for (size_t i = 0; i < sizeof k / sizeof *k; i++)
         assert_int_equal(apply_c(e, &k[i], false), 0);
@@ -1141,8 +1351,21 @@ static void scenario(eng *e)
                      0);
 }
 
+/* a and b alike, and their keys in the same order (the API prints them
+ * in the order they were set). */
+static bool same_json(json_t *a, json_t *b)
+{
+    if (!json_equal(a, b))
+        return false;
+    char *x = json_dumps(a, JSON_COMPACT), *y = json_dumps(b, JSON_COMPACT);
+    bool same = !strcmp(x, y);
+    free(x);
+    free(y);
+    return same;
+}
+
 /* Field by field: the JSON of every read after the same scenario.  No
- * field differs between the engines. */
+ * field differs between the engines, nor the order of the fields. */
 static void test_same_json(void **st)
 {
     fx *f = *st;
@@ -1156,14 +1379,14 @@ static void test_same_json(void **st)
     scenario(&other);
     eng *both[2] = {&f->e, &other};
     json_t *got[2];
-    const char *groups[] = {"gA", "gB"};
-    const char *crashes[] = {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"};
-    for (size_t i = 0; i < 2; i++) {
+    const char *groups[] = {"gA", "gB", "gM"};
+    const char *crashes[] = {"s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9"};
+    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
         for (int k = 0; k < 2; k++)
             assert_non_null(got[k] = group_of(both[k], groups[i]));
-        if (!json_equal(got[0], got[1]))
+        if (!same_json(got[0], got[1]))
             fail_msg("get_group(%s) differs:\npg:     %s\nsqlite: %s", groups[i],
-                     json_dumps(got[0], JSON_SORT_KEYS), json_dumps(got[1], JSON_SORT_KEYS));
+                     json_dumps(got[0], 0), json_dumps(got[1], 0));
         json_decref(got[0]);
         json_decref(got[1]);
     }
@@ -1171,20 +1394,23 @@ static void test_same_json(void **st)
         bool nf;
         for (int k = 0; k < 2; k++)
             assert_non_null(got[k] = both[k]->s->get_crash(both[k]->c, crashes[i], &nf));
-        if (!json_equal(got[0], got[1]))
+        if (!same_json(got[0], got[1]))
             fail_msg("get_crash(%s) differs:\npg:     %s\nsqlite: %s", crashes[i],
-                     json_dumps(got[0], JSON_SORT_KEYS), json_dumps(got[1], JSON_SORT_KEYS));
+                     json_dumps(got[0], 0), json_dumps(got[1], 0));
         json_decref(got[0]);
         json_decref(got[1]);
     }
-    fl_group_filter flts[] = {{.limit = 10}, {.limit = 1, .offset = 1}, {.status = "regressed"}};
-    flts[2].limit = 5;
+    fl_group_filter flts[] = {{.limit = 10},
+                              {.limit = 1, .offset = 1},
+                              {.status = "regressed", .limit = 5},
+                              {.project = "mobile", .limit = 10},
+                              {.project = FL_PROJECT_DEFAULT, .limit = 10}};
     for (size_t i = 0; i < sizeof flts / sizeof *flts; i++) {
         for (int k = 0; k < 2; k++)
             assert_non_null(got[k] = both[k]->s->list_groups(both[k]->c, &flts[i]));
-        if (!json_equal(got[0], got[1]))
-            fail_msg("list_groups #%zu differs:\npg:     %s\nsqlite: %s", i,
-                     json_dumps(got[0], JSON_SORT_KEYS), json_dumps(got[1], JSON_SORT_KEYS));
+        if (!same_json(got[0], got[1]))
+            fail_msg("list_groups #%zu differs:\npg:     %s\nsqlite: %s", i, json_dumps(got[0], 0),
+                     json_dumps(got[1], 0));
         json_decref(got[0]);
         json_decref(got[1]);
     }
@@ -1467,12 +1693,12 @@ static void test_pg_reconnect(void **st)
     const char *kill = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
                        "datname=current_database() AND pid<>pg_backend_pid()";
     PQclear(PQexec(db, kill));
-    char *raw = NULL;
+    char *raw = NULL, pj[FL_PROJECT_MAX];
     size_t len;
     int64_t rcv;
     /* Ended while idle: the call that finds it dead runs again on a new
      * connection, and the caller never sees the restart. */
-    assert_int_equal(e->s->load_raw(e->c, "rc1", &raw, &len, &rcv, NULL), 0);
+    assert_int_equal(e->s->load_raw(e->c, "rc1", &raw, &len, &rcv, NULL, pj), 0);
     free(raw);
     PQclear(PQexec(db, kill));
     usleep(100 * 1000);
@@ -1758,10 +1984,10 @@ static void test_pg_queue_notify(void **st)
     q->close(q);
 }
 
-/* PostgreSQL only: a database from before e-mail addresses gets the
- * column at the next start; and a start does not wait for a reader that
- * holds crashes (pg_dump does, for as long as the dump takes), which an
- * ALTER TABLE on every start did. */
+/* PostgreSQL only: a database from before e-mail addresses or projects
+ * gets the columns at the next start; and a start does not wait for a
+ * reader that holds crashes or groups (pg_dump does, for as long as the
+ * dump takes), which an ALTER TABLE on every start did. */
 static void test_pg_schema_upgrade(void **st)
 {
     fx *f = *st;
@@ -1770,9 +1996,10 @@ static void test_pg_schema_upgrade(void **st)
     PGconn *db = PQconnectdb(f->url);
     assert_int_equal(PQstatus(db), CONNECTION_OK);
     static const char has_email[] =
-        "SELECT 1 FROM pg_attribute WHERE attrelid = "
-        "'crashes'::regclass AND attname = 'email' AND NOT attisdropped";
-    PQclear(PQexec(db, "ALTER TABLE crashes DROP COLUMN email"));
+        "SELECT 1 FROM pg_attribute WHERE attrelid IN ('crashes'::regclass, 'groups'::regclass)"
+        " AND attname IN ('email', 'project') AND NOT attisdropped";
+    PQclear(PQexec(db, "ALTER TABLE crashes DROP COLUMN email; ALTER TABLE crashes DROP COLUMN "
+                       "project; ALTER TABLE groups DROP COLUMN project"));
     PGresult *r = PQexec(db, has_email);
     assert_int_equal(PQntuples(r), 0);
     PQclear(r);
@@ -1782,9 +2009,9 @@ static void test_pg_schema_upgrade(void **st)
         fail_msg("upgrade: %s", err);
     s2->close(s2);
     r = PQexec(db, has_email);
-    assert_int_equal(PQntuples(r), 1);
+    assert_int_equal(PQntuples(r), 3);
     PQclear(r);
-    r = PQexec(db, "BEGIN; SELECT count(*) FROM crashes");
+    r = PQexec(db, "BEGIN; SELECT count(*) FROM crashes, groups");
     assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
     PQclear(r);
     setenv("PGOPTIONS", "-c lock_timeout=3000", 1);
@@ -1861,6 +2088,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_projects, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_project_crashes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_published, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trends, setup, teardown),

@@ -74,14 +74,18 @@ function num(n) {
 
 async function groups(view, params) {
   const q = new URLSearchParams();
-  for (const k of ['app', 'version', 'status'])
+  for (const k of ['app', 'version', 'status', 'project'])
     if (params.get(k)) q.set(k, params.get(k));
   // A page at a time; the hash keeps the page (and a page size, ?limit=).
   const limit = Math.min(Math.max(parseInt(params.get('limit') || '100', 10) || 100, 1), 1000);
   const offset = Math.max(parseInt(params.get('offset') || '0', 10) || 0, 0);
   q.set('limit', String(limit));
   q.set('offset', String(offset));
-  const data = await api('/api/v1/groups?' + q);
+  // The projects for the filter; without them (a store that cannot list
+  // them) the groups still show.
+  const [data, prj] = await Promise.all([api('/api/v1/groups?' + q),
+    api('/api/v1/projects').catch(() => ({projects: []}))]);
+  const projects = (prj.projects || []).map((p) => p.id);
   const app = el('input', {id: 'f-app', placeholder: 'application', value: params.get('app') || ''});
   // Groups with crashes of this version (of any application, or the one
   // above).
@@ -90,16 +94,24 @@ async function groups(view, params) {
   const st = el('select', {id: 'f-status'}, ...['', 'open', 'resolved', 'regressed'].map(
     (s) => el('option', {value: s}, s || 'any status')));
   st.value = params.get('status') || '';
+  // Groups of one project (every ingest key belongs to one).
+  const want = params.get('project') || '';
+  const pr = el('select', {id: 'f-project'}, el('option', {value: ''}, 'all projects'),
+    ...projects.map((p) => el('option', {value: p}, p)),
+    want && !projects.includes(want) ? el('option', {value: want}, want) : null);
+  pr.value = want;
   const apply = () => {
     const p = new URLSearchParams();
     if (app.value) p.set('app', app.value);
     if (ver.value) p.set('version', ver.value);
     if (st.value) p.set('status', st.value);
+    if (pr.value) p.set('project', pr.value);
     location.hash = '#/?' + p;
   };
   app.addEventListener('change', apply);
   ver.addEventListener('change', apply);
   st.addEventListener('change', apply);
+  pr.addEventListener('change', apply);
   const page = (o) => {
     const p = new URLSearchParams(params);
     p.set('offset', String(Math.max(o, 0)));
@@ -107,7 +119,7 @@ async function groups(view, params) {
   };
   const shown = data.groups.length ? (offset + 1) + '–' + (offset + data.groups.length) : '0';
   view.append(el('h1', {}, 'Crash groups'),
-    el('div', {class: 'filters'}, app, ver, st,
+    el('div', {class: 'filters'}, app, ver, st, pr,
       el('span', {class: 'muted', id: 'group-total'}, 'groups ' + shown),
       offset > 0 ? el('a', {href: page(offset - limit), id: 'prev'}, '← previous') : null,
       data.groups.length === limit ? el('a', {href: page(offset + limit), id: 'next'}, 'next →')
@@ -116,10 +128,13 @@ async function groups(view, params) {
     view.append(el('p', {class: 'muted'}, offset ? 'No more groups.' : 'No crashes yet.'));
     return;
   }
-  view.append(table(['Crashes#', 'Signature', 'Application', 'Latest version', 'Installations#',
-                     'Status', 'First seen', 'Last seen'],
+  // A Project column once there is more than the default project.
+  const many = projects.length > 1;
+  view.append(table(['Crashes#', 'Signature', ...(many ? ['Project'] : []), 'Application',
+                     'Latest version', 'Installations#', 'Status', 'First seen', 'Last seen'],
     data.groups.map((g) => [num(g.count),
       el('a', {href: '#/group/' + encodeURIComponent(g.id), class: 'mono group-link'}, g.signature),
+      ...(many ? [g.project || ''] : []),
       g.app, g.latest_version || '', num(g.affected), status(g.status), day(g.first_seen),
       day(g.last_seen)])));
 }
@@ -201,6 +216,9 @@ async function group(view, id) {
     el('div', {class: 'stats'},
       el('div', {}, el('span', {}, 'crashes'), el('b', {id: 'count'}, g.count)),
       el('div', {}, el('span', {}, 'installations'), el('b', {}, g.affected)),
+      g.project ? el('div', {}, el('span', {}, 'project'),
+        el('a', {href: '#/?project=' + encodeURIComponent(g.project), id: 'group-project'},
+          g.project)) : null,
       el('div', {}, el('span', {}, 'application'), g.app),
       el('div', {}, el('span', {}, 'status'), el('b', {id: 'status'}, status(g.status)),
         g.resolved_in ? ' in ' + g.resolved_in : ''),
@@ -224,6 +242,8 @@ async function crash(view, id) {
   const m = c.metadata || {};
   view.append(el('h1', {id: 'crash-title'}, 'Crash ', el('span', {class: 'mono'}, c.id)),
     el('div', {class: 'stats'},
+      c.project ? el('div', {}, el('span', {}, 'project'),
+        el('span', {id: 'crash-project'}, c.project)) : null,
       el('div', {}, el('span', {}, 'application'), (c.app || '') + ' ' + (c.version || '')),
       el('div', {}, el('span', {}, 'state'), c.state),
       el('div', {}, el('span', {}, 'received'), day(c.received)),
