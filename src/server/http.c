@@ -669,9 +669,18 @@ static enum MHD_Result ingest_finish(req *r)
             snprintf(it->crash_id, sizeof it->crash_id, "%s", L->crash_id);
         } else {
             /* A version-1 log has no id: the hash of its bytes is one, so
-             * that a resend of the same file is recognised. */
+             * that a resend of the same file is recognised -- in another
+             * project than the default, of the project's id and the bytes,
+             * so that one file sent to two projects is a crash in each. */
             uint8_t hsh[32];
             fl_sha256(logs[i], lens[i], hsh);
+            if (r->project[0]) {
+                char both[FL_PROJECT_MAX + 32];
+                size_t pl = strlen(r->project) + 1;
+                memcpy(both, r->project, pl);
+                memcpy(both + pl, hsh, 32);
+                fl_sha256(both, pl + 32, hsh);
+            }
             fl_hex(hsh, 16, it->crash_id);
         }
         it->project = r->project[0] ? r->project : NULL;
@@ -1013,7 +1022,7 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
     if (*p == '/' && p[1]) {
         const char *e = strchr(++p, '/');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n >= sizeof id)
+        if (n == 0 || n >= sizeof id)
             return send_error(c, 404, "no such project", NULL);
         memcpy(id, p, n);
         id[n] = '\0';
@@ -1022,9 +1031,12 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
                 return send_error(c, 404, "not found", NULL);
             keys = true;
             if (e[5] == '/' && e[6]) {
-                if (strlen(e + 6) >= sizeof key)
-                    return send_error(c, 404, "no such key", NULL);
-                snprintf(key, sizeof key, "%s", e + 6);
+                /* Keys made here are hex: anything else is no key of ours
+                 * (and never reaches the store). */
+                size_t kl = strlen(e + 6);
+                if (kl >= sizeof key || strspn(e + 6, "0123456789abcdef") != kl)
+                    return send_error(c, 404, "no such key in that project", NULL);
+                memcpy(key, e + 6, kl + 1);
             }
         }
     }
@@ -1669,6 +1681,12 @@ static enum MHD_Result xml_symbolicate(fl_http *h, req *r)
 
 /* ---- dispatch */
 
+/* For fl_projects_lookup(): this thread's store connection. */
+static fl_store_conn *projects_conn(void *h)
+{
+    return thread_conn(h);
+}
+
 static bool is_ingest_path(const char *url)
 {
     return !strcmp(url, "/") || !strcmp(url, "/api/v1/crashes") || !strcmp(url, "/api/v1/crashes/");
@@ -1695,7 +1713,7 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         /* The default project's key first: the common case costs no lock. */
         int pr = secret_eq(key, h->cfg.ingest_key) ? 0
                  : key && *key
-                     ? fl_projects_lookup(h->projects, h->store, thread_conn(h), key, r->project)
+                     ? fl_projects_lookup(h->projects, h->store, projects_conn, h, key, r->project)
                      : 0;
         if (pr < 0)
             return reject(r, FL_REJ_UNAVAILABLE, 503,

@@ -12,9 +12,14 @@
 
 #include "fl_srvutil.h"
 
-/* After a miss, the store is asked again no sooner than this: a client
- * with a wrong key must not turn every report into a query. */
-#define MISS_RETRY_NS 1000000000ull
+/* The store is read at most once a second (a client with a wrong key
+ * must not turn every report into a query), again once the copy is
+ * REFRESH_NS old, and a copy older than VALID_NS -- the store could not
+ * be read since -- answers nothing: a revoked key must not live on
+ * because the store is away. */
+#define RETRY_NS 1000000000ull
+#define VALID_NS (FL_PROJECTS_TTL_S * 1000000000ull)
+#define REFRESH_NS (VALID_NS - RETRY_NS)
 
 typedef struct entry {
     char *key;
@@ -23,11 +28,12 @@ typedef struct entry {
 
 struct fl_projects {
     pthread_mutex_t mu;
-    entry *v; /* under mu */
+    entry *v; /* under mu, as everything below */
     size_t n;
     uint64_t loaded_ns; /* when v was read; 0: never, or invalidated */
-    uint64_t tried_ns;  /* the last attempt, successful or not */
-    bool failed;        /* that attempt failed */
+    uint64_t tried_ns;  /* the last read begun; 0: none since invalidated */
+    unsigned gen;       /* invalidations: a read begun before one is stale */
+    bool loading;       /* a thread is reading the store */
 };
 
 fl_projects *fl_projects_new(void)
@@ -38,20 +44,18 @@ fl_projects *fl_projects_new(void)
     return p;
 }
 
-static void clear(fl_projects *p)
+static void free_entries(entry *v, size_t n)
 {
-    for (size_t i = 0; i < p->n; i++)
-        free(p->v[i].key);
-    free(p->v);
-    p->v = NULL;
-    p->n = 0;
+    for (size_t i = 0; i < n; i++)
+        free(v[i].key);
+    free(v);
 }
 
 void fl_projects_free(fl_projects *p)
 {
     if (!p)
         return;
-    clear(p);
+    free_entries(p->v, p->n);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
@@ -61,15 +65,15 @@ void fl_projects_invalidate(fl_projects *p)
     pthread_mutex_lock(&p->mu);
     p->loaded_ns = 0;
     p->tried_ns = 0;
-    p->failed = false;
+    p->gen++;
     pthread_mutex_unlock(&p->mu);
 }
 
-/* Reads every key from the store into p (under mu).  On failure p keeps
- * what it had. */
-static int reload(fl_projects *p, fl_store *s, fl_store_conn *c)
+/* Every key of the store, read on c (no lock held: other lookups go on
+ * with the old copy meanwhile).  0 with *out and *n, or -1. */
+static int read_keys(fl_store *s, fl_store_conn *c, entry **out, size_t *nout)
 {
-    json_t *j = s->list_projects ? s->list_projects(c) : NULL;
+    json_t *j = c && s->list_projects ? s->list_projects(c) : NULL;
     json_t *arr = json_object_get(j, "projects");
     if (!json_is_array(arr)) {
         json_decref(j);
@@ -99,23 +103,12 @@ static int reload(fl_projects *p, fl_store *s, fl_store_conn *c)
     }
     json_decref(j);
     if (!ok) {
-        for (i = 0; i < n; i++)
-            free(v[i].key);
-        free(v);
+        free_entries(v, n);
         return -1;
     }
-    clear(p);
-    p->v = v;
-    p->n = n;
+    *out = v;
+    *nout = n;
     return 0;
-}
-
-static void try_reload(fl_projects *p, fl_store *s, fl_store_conn *c, uint64_t now)
-{
-    p->tried_ns = now;
-    p->failed = reload(p, s, c) != 0;
-    if (!p->failed)
-        p->loaded_ns = now;
 }
 
 /* Every entry is compared whole, so that the time taken says nothing
@@ -136,28 +129,44 @@ static const entry *find(const fl_projects *p, const char *key)
     return hit;
 }
 
-int fl_projects_lookup(fl_projects *p, fl_store *s, fl_store_conn *c, const char *key,
-                       char project[FL_PROJECT_MAX])
+int fl_projects_lookup(fl_projects *p, fl_store *s, fl_projects_conn_fn conn, void *arg,
+                       const char *key, char project[FL_PROJECT_MAX])
 {
     if (!key || !*key)
         return 0;
     pthread_mutex_lock(&p->mu);
     uint64_t now = fl_mono_ns();
-    bool may_try = c && (!p->tried_ns || now - p->tried_ns >= MISS_RETRY_NS);
-    bool stale = !p->loaded_ns || now - p->loaded_ns > FL_PROJECTS_TTL_S * 1000000000ull;
-    bool read_now = false;
-    if (stale && may_try) {
-        read_now = true;
-        try_reload(p, s, c, now);
-    }
+    uint64_t age = p->loaded_ns ? now - p->loaded_ns : UINT64_MAX;
     const entry *e = find(p, key);
-    if (!e && !read_now && may_try) {
-        /* It may have been created on another server since. */
-        try_reload(p, s, c, now);
+    /* Read the store when the copy is due, or for a key it lacks (it may
+     * be new, made on another server) -- once a second at most, and one
+     * thread at a time. */
+    bool read =
+        (age > REFRESH_NS || !e) && !p->loading && (!p->tried_ns || now - p->tried_ns >= RETRY_NS);
+    if (read) {
+        p->loading = true;
+        p->tried_ns = now;
+        unsigned gen = p->gen;
+        pthread_mutex_unlock(&p->mu);
+        entry *v = NULL;
+        size_t n = 0;
+        int rc = read_keys(s, conn ? conn(arg) : NULL, &v, &n);
+        pthread_mutex_lock(&p->mu);
+        p->loading = false;
+        if (rc == 0 && gen == p->gen) {
+            free_entries(p->v, p->n);
+            p->v = v;
+            p->n = n;
+            p->loaded_ns = now;
+        } else {
+            free_entries(v, n); /* failed, or invalidated meanwhile */
+        }
+        age = p->loaded_ns ? fl_mono_ns() - p->loaded_ns : UINT64_MAX;
         e = find(p, key);
     }
-    int rc = e ? 1 : p->failed ? -1 : 0;
-    if (e)
+    /* A copy too old to trust answers neither yes nor no. */
+    int rc = age > VALID_NS ? -1 : e ? 1 : 0;
+    if (rc == 1)
         memcpy(project, e->project, FL_PROJECT_MAX);
     pthread_mutex_unlock(&p->mu);
     return rc;

@@ -425,6 +425,8 @@ projects)
     c=$(code POST /api/v1/projects "${A[@]}" -d "$bad"); [ "$c" = 400 ] || fail "create $bad -> $c"
   done
   c=$(code POST /api/v1/projects/nope/keys "${A[@]}"); [ "$c" = 404 ] || fail "key for a missing project -> $c"
+  c=$(code POST /api/v1/projects//keys "${A[@]}" -d '{"id":"x2"}'); [ "$c" = 404 ] || fail "empty project id in the path -> $c"
+  c=$(code DELETE "/api/v1/projects/mobile/keys/%FF%00" "${A[@]}"); [ "$c" = 404 ] || fail "a key that is not hex -> $c"
   c=$(code POST /api/v1/projects/default/keys "${A[@]}"); [ "$c" = 400 ] || fail "key for default -> $c"
   # One crash in each project (same frames, other crash ids): two groups.
   "$POST" log 31 1 projapp 1.0 >"$work/m.log"
@@ -449,6 +451,19 @@ c = json.load(open(w + "/cm.json"))
 assert c["project"] == "mobile" and c["group_id"] == gm[0]["id"], c.get("project")
 PY
   ok "a crash per project: two groups with one signature, filtered by ?project="
+  # A version-1 log has no crash id (its id is derived from its bytes):
+  # the same file is a crash in each project, and a resend within one
+  # project is still recognised.
+  v1=$DATA/mojocrash-example.crashlog
+  c=$(code POST "/api/v1/crashes?key=$KEY" --data-binary @"$v1"); [ "$c" = 200 ] || fail "v1, default -> $c"
+  i1=$(field id <"$work/body")
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k1" --data-binary @"$v1"); [ "$c" = 200 ] || fail "v1, mobile -> $c"
+  i2=$(field id <"$work/body")
+  grep -q duplicate "$work/body" && fail "v1 in mobile taken for the default project's: $(cat "$work/body")"
+  [ -n "$i1" ] && [ -n "$i2" ] && [ "$i1" != "$i2" ] || fail "v1 ids: '$i1' '$i2'"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k1" --data-binary @"$v1"); [ "$c" = 200 ] || fail "v1 again -> $c"
+  grep -q '"duplicate":true' "$work/body" || fail "v1 resend in mobile not a duplicate: $(cat "$work/body")"
+  ok "a version-1 log is a crash in each project, and once in each"
   # A second key, then the first revoked: the second works, the first 401.
   c=$(code POST /api/v1/projects/mobile/keys "${A[@]}"); [ "$c" = 201 ] || fail "add key -> $c"
   k2=$(field ingest_key <"$work/body"); [ -n "$k2" ] && [ "$k2" != "$k1" ] || fail "second key"
