@@ -1136,6 +1136,13 @@ static void test_chunk_upgrade(void **st)
                      "CREATE TABLE inbox(rid INTEGER PRIMARY KEY, id TEXT NOT NULL, app TEXT, "
                      "version TEXT, received INTEGER NOT NULL, raw_len INTEGER NOT NULL, "
                      "chunk INTEGER NOT NULL, chunk_off INTEGER NOT NULL);"
+                     /* Groups as they were before projects: one of them. */
+                     "CREATE TABLE groups(id TEXT PRIMARY KEY, app TEXT, signature TEXT NOT "
+                     "NULL, frames TEXT, count INTEGER NOT NULL DEFAULT 0, first_seen INTEGER, "
+                     "last_seen INTEGER, affected INTEGER NOT NULL DEFAULT 0, status TEXT NOT "
+                     "NULL DEFAULT 'open', resolved_in TEXT, latest_version TEXT, sample_crash "
+                     "TEXT);"
+                     "INSERT INTO groups(id, app, signature, count) VALUES('g-old', 'a', 's', 1);"
                      "INSERT INTO tasks(crash_id) VALUES('old');",
                      NULL, NULL, NULL),
         SQLITE_OK);
@@ -1181,14 +1188,24 @@ static void test_chunk_upgrade(void **st)
     const char *want = "FAULTLINE 1\nCRASHLOG_VERSION 2\nEND\n";
     expect_raw(&g, "new", want, strlen(want));
     assert_false(ingest(&g, "old", "1.0")); /* known, old row or not */
-    /* Both tables got their email column: none for either crash. */
+    /* Both tables got their email and project columns: none for either
+     * crash, which are the default project's. */
     bool nf = false;
     for (int i = 0; i < 2; i++) {
         json_t *j = s->get_crash(c, i ? "new" : "old", &nf);
         assert_non_null(j);
         assert_true(json_is_null(json_object_get(j, "email")));
+        assert_string_equal(json_string_value(json_object_get(j, "project")), "default");
         json_decref(j);
     }
+    /* And the old group is the default project's. */
+    fl_group_filter gf = {.project = "default", .limit = 10};
+    json_t *gl = s->list_groups(c, &gf);
+    assert_non_null(gl);
+    json_t *g0 = json_array_get(json_object_get(gl, "groups"), 0);
+    assert_string_equal(json_string_value(json_object_get(g0, "id")), "g-old");
+    assert_string_equal(json_string_value(json_object_get(g0, "project")), "default");
+    json_decref(gl);
     s->disconnect(c);
     s->close(s);
     const char *sfx[] = {"", "-wal", "-shm"};
