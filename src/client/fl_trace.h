@@ -31,6 +31,12 @@ extern fl_ring fl_traces, fl_crumbs;
  * offset from the record's start (0: a NULL pointer); then, with
  * FL_KIND_CTX, the calling context. */
 enum { FL_W_STAMP, FL_W_META, FL_W_TIME, FL_W_TID, FL_W_SITE, FL_W_ARGS };
+/* The thread-id word also says which string slots hold a hard-coded
+ * string's address instead of an offset (bit FL_STATIC_SHIFT + i: slot i;
+ * see fl_ro_same_object()).  Thread ids fit in 32 bits. */
+#define FL_STATIC_SHIFT 48
+#define FL_TID(rec) ((rec)[FL_W_TID] & ((1ull << FL_STATIC_SHIFT) - 1))
+#define FL_STATIC(rec, i) ((rec)[FL_W_TID] >> (FL_STATIC_SHIFT + (i)) & 1)
 enum { FL_KIND_TRACE = 1, FL_KIND_CRUMB = 2 };
 /* In a trace record's kind: its last word is the thread's calling context
  * (faultline_context()) at the event -- only when that is not 0, so that
@@ -40,6 +46,24 @@ enum { FL_KIND_TRACE = 1, FL_KIND_CRUMB = 2 };
 #define FL_REC_MAX_WORDS                                                                           \
     (FL_W_ARGS + FAULTLINE_TRACE_MAX_ARGS +                                                        \
      FAULTLINE_TRACE_MAX_ARGS * ((FAULTLINE_TRACE_MAX_STR + 1 + 7) / 8) + 1)
+
+/* The loaded objects' PT_LOAD segments as faultline_install() found them,
+ * sorted by address, so that recording can tell a hard-coded string -- in
+ * a read-only segment of the object that holds the trace site -- and keep
+ * its address rather than a copy (trace.c).  Filled once by
+ * fl_modules_init() and then only read: fl_ro_n is published last.
+ * Before it, and for objects loaded later, strings are copied. */
+typedef struct fl_ro_seg {
+    uint64_t lo, hi;
+    uint32_t obj;
+    bool ro; /* not writable: the object's text and read-only data */
+} fl_ro_seg;
+#define FL_RO_MAX 512
+extern fl_ro_seg fl_ro_segs[FL_RO_MAX];
+extern unsigned fl_ro_n;
+/* s lies in a read-only segment of the object that holds site (and so
+ * lives as long as the site does): its address can stand for it. */
+bool fl_ro_same_object(const void *site, const char *s);
 
 /* The calling thread's calling context (context.c). */
 uint64_t fl_context_now(void);

@@ -14,12 +14,17 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fl_client.h"
 #include "fl_safemem.h"
+#include "fl_trace.h"
 
 fl_modtab fl_mods;
+fl_ro_seg fl_ro_segs[FL_RO_MAX];
+unsigned fl_ro_n;
+static unsigned ro_fill;
 
 #define MAX_SEGS 8
 static struct {
@@ -118,6 +123,13 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
     fl_module *m = &fl_mods.mods[idx];
     memset(m, 0, sizeof *m);
     from_phdrs(m, idx, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
+    for (size_t i = 0; i < info->dlpi_phnum && ro_fill < FL_RO_MAX; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && ph->p_memsz)
+            fl_ro_segs[ro_fill++] = (fl_ro_seg){info->dlpi_addr + ph->p_vaddr,
+                                                info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
+                                                (uint32_t)idx, !(ph->p_flags & PF_W)};
+    }
     const char *name = info->dlpi_name;
     if ((!name || !*name) && idx == 0)
         name = fl_g.exe; /* the main program has no name in the list */
@@ -127,12 +139,25 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+static int by_lo(const void *a, const void *b)
+{
+    const fl_ro_seg *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
 int fl_modules_init(void)
 {
     fl_mods.count = 0;
     fl_mods.pool_used = 1; /* offset 0: "" */
     fl_mods.pool[0] = '\0';
+    /* The segments for trace.c once only: it may be reading them. */
+    bool segs_done = __atomic_load_n(&fl_ro_n, __ATOMIC_ACQUIRE) != 0;
+    ro_fill = segs_done ? FL_RO_MAX : 0;
     dl_iterate_phdr(phdr_cb, NULL);
+    if (!segs_done) {
+        qsort(fl_ro_segs, ro_fill, sizeof *fl_ro_segs, by_lo);
+        __atomic_store_n(&fl_ro_n, ro_fill, __ATOMIC_RELEASE);
+    }
     for (size_t i = 0; i < fl_mods.count; i++)
         for (uint8_t s = 0; s < segs[i].n; s++)
             fl_safemem_add_range(segs[i].lo[s] & ~(uint64_t)4095, segs[i].hi[s]);
@@ -141,6 +166,32 @@ int fl_modules_init(void)
 
 /* fl-lint: signal-safe */
 /* ---- signal-safe from here ---- */
+
+/* The segment that holds addr, or NULL. */
+static const fl_ro_seg *seg_of(uint64_t addr, unsigned n)
+{
+    unsigned lo = 0, hi = n; /* the last segment starting at or below addr */
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (fl_ro_segs[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && addr < fl_ro_segs[lo - 1].hi ? &fl_ro_segs[lo - 1] : NULL;
+}
+
+/* Here, compiled for size: a string argument costs the recorder two
+ * binary searches over a few dozen segments either way. */
+bool fl_ro_same_object(const void *site, const char *s)
+{
+    unsigned n = __atomic_load_n(&fl_ro_n, __ATOMIC_ACQUIRE);
+    const fl_ro_seg *ss = n ? seg_of((uint64_t)(uintptr_t)s, n) : NULL;
+    if (!ss || !ss->ro)
+        return false;
+    const fl_ro_seg *st = seg_of((uint64_t)(uintptr_t)site, n);
+    return st && st->obj == ss->obj;
+}
 
 static fl_module *find_by_bias(uint64_t bias, uint64_t lm, size_t *idx)
 {

@@ -9,9 +9,12 @@
  * ../shared/reference/economizing-trace-operations.txt): FAULTLINE_TRACE
  * stores a pointer to its call site -- format string, file, line and the
  * arguments' types, all fixed at compile time -- the time, the thread id
- * and the argument values; only string arguments are copied, since they
- * may be gone by the time of the dump.  The text is made when the heap is
- * dumped, by the printf-like formatter in trace_dump.c.
+ * and the argument values.  A string argument is kept by address when it
+ * is hard-coded -- it lies in a read-only segment of the object that
+ * holds the trace site, so it lives exactly as long as the site does --
+ * and copied otherwise, since it may be gone by the time of the dump.
+ * The text is made when the heap is dumped, by the printf-like formatter
+ * in trace_dump.c.
  *
  * The heap is a ring of 64-bit words that any thread appends to without a
  * lock: a record's space is claimed by a compare-and-swap on the ring's
@@ -106,7 +109,7 @@ static uint64_t thread_id(void)
  * lens[i] bytes, copied and zero-padded to whole words), then the stamp,
  * which covers the checksum of every word written. */
 static void put(fl_ring *r, int kind, const void *site, unsigned n, uint64_t *slots,
-                const char *const *strs, const size_t *lens, size_t strwords)
+                const char *const *strs, const size_t *lens, size_t strwords, unsigned statics)
 {
     uint64_t ctx = kind == FL_KIND_TRACE ? fl_context_now() : 0;
     if (ctx)
@@ -115,7 +118,8 @@ static void put(fl_ring *r, int kind, const void *site, unsigned n, uint64_t *sl
     uint64_t pos = claim(r, nw);
     uint64_t *w = r->w + (pos & r->mask);
     uint64_t hdr[FL_W_ARGS] = {0, nw | (uint64_t)n << 16 | (uint64_t)kind << 24 | pos << 32,
-                               (uint64_t)fl_clock_ns(CLOCK_REALTIME), thread_id(),
+                               (uint64_t)fl_clock_ns(CLOCK_REALTIME),
+                               thread_id() | (uint64_t)statics << FL_STATIC_SHIFT,
                                (uint64_t)(uintptr_t)site};
     uint64_t sum = 0;
     for (unsigned i = FL_W_META; i < FL_W_ARGS; i++) {
@@ -156,6 +160,7 @@ FL_EXPORT void faultline__trace(const struct faultline_trace_site *site, ...)
     const char *strs[FAULTLINE_TRACE_MAX_ARGS];
     size_t lens[FAULTLINE_TRACE_MAX_ARGS];
     size_t strwords = 0;
+    unsigned statics = 0;
     unsigned n = site->nargs < FAULTLINE_TRACE_MAX_ARGS ? site->nargs : FAULTLINE_TRACE_MAX_ARGS;
     va_list ap;
     va_start(ap, site);
@@ -190,7 +195,10 @@ FL_EXPORT void faultline__trace(const struct faultline_trace_site *site, ...)
         case 's': {
             const char *s = va_arg(ap, const char *);
             slots[i] = 0;
-            if (s) {
+            if (s && fl_ro_same_object(site, s)) {
+                slots[i] = (uint64_t)(uintptr_t)s;
+                statics |= 1u << i;
+            } else if (s) {
                 strs[i] = s;
                 lens[i] = fl_strnlen(s, FAULTLINE_TRACE_MAX_STR);
                 strwords += (lens[i] + 1 + 7) / 8;
@@ -203,7 +211,7 @@ FL_EXPORT void faultline__trace(const struct faultline_trace_site *site, ...)
         }
     }
     va_end(ap);
-    put(&fl_traces, FL_KIND_TRACE, site, n, slots, strs, lens, strwords);
+    put(&fl_traces, FL_KIND_TRACE, site, n, slots, strs, lens, strwords, statics);
 }
 
 FL_EXPORT void faultline_breadcrumb(const char *category, const char *message)
@@ -213,7 +221,7 @@ FL_EXPORT void faultline_breadcrumb(const char *category, const char *message)
                       fl_strnlen(strs[1], FAULTLINE_TRACE_MAX_STR)};
     uint64_t slots[2];
     put(&fl_crumbs, FL_KIND_CRUMB, NULL, 2, slots, strs, lens,
-        (lens[0] + 8) / 8 + (lens[1] + 8) / 8);
+        (lens[0] + 8) / 8 + (lens[1] + 8) / 8, 0);
 }
 
 /* ---- state */
@@ -221,7 +229,9 @@ FL_EXPORT void faultline_breadcrumb(const char *category, const char *message)
 fl_state_slot fl_trace_state[FAULTLINE_STATE_MAX];
 static int state_flag;
 
-FL_EXPORT int faultline_set_state(const char *key, const char *value)
+/* Cold: compiled for size (the library's text budget).  State changes are
+ * rare next to trace events. */
+FL_EXPORT __attribute__((cold)) int faultline_set_state(const char *key, const char *value)
 {
     if (!key || !*key)
         return 0;

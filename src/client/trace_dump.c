@@ -174,13 +174,36 @@ static int emit_trace(void *arg, const char *recp)
         site.types[FAULTLINE_TRACE_MAX_ARGS] = '\0';
         if (nargs > site.nargs)
             nargs = site.nargs;
-        len = fl_trace_format(text, sizeof text, fmt, site.types, nargs, rec + FL_W_ARGS,
-                              (const char *)rec, recbytes);
+        /* Hard-coded strings are read where they are, into a copy of the
+         * record after its own strings, where the formatter finds them by
+         * offset as it finds the copied ones. */
+        uint64_t slots[FAULTLINE_TRACE_MAX_ARGS];
+        char buf[FL_REC_MAX_WORDS * 8 + FAULTLINE_TRACE_MAX_ARGS * (FAULTLINE_TRACE_MAX_STR + 1)];
+        const char *strs = recp;
+        size_t strbytes = recbytes;
+        memcpy(slots, rec + FL_W_ARGS, nargs * sizeof *slots);
+        if (rec[FL_W_TID] >> FL_STATIC_SHIFT) {
+            memcpy(buf, recp, recbytes);
+            size_t used = recbytes;
+            for (unsigned i = 0; i < nargs; i++) {
+                if (!FL_STATIC(rec, i) || site.types[i] != 's')
+                    continue;
+                long n = dump_cstr(e, buf + used, FAULTLINE_TRACE_MAX_STR + 1, slots[i]);
+                if (n < 0)
+                    n = (long)fl_strlcpy(buf + used, "<string unreadable>",
+                                         FAULTLINE_TRACE_MAX_STR + 1);
+                slots[i] = used;
+                used += (size_t)n + 1;
+            }
+            strs = buf;
+            strbytes = used;
+        }
+        len = fl_trace_format(text, sizeof text, fmt, site.types, nargs, slots, strs, strbytes);
     }
     fl_line_start(&e->l, "TRACE");
     fl_line_u64(&e->l, rec[FL_W_TIME]);
     fl_line_char(&e->l, ' ');
-    fl_line_u64(&e->l, rec[FL_W_TID]);
+    fl_line_u64(&e->l, FL_TID(rec));
     fl_line_char(&e->l, ' ');
     fl_line_strn(&e->l, text, len);
     if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
@@ -277,7 +300,7 @@ static int emit_trace_id(void *arg, const char *recp)
     fl_line_start(&e->l, "TRACE_ID");
     fl_line_u64(&e->l, rec[FL_W_TIME]);
     fl_line_char(&e->l, ' ');
-    fl_line_u64(&e->l, rec[FL_W_TID]);
+    fl_line_u64(&e->l, FL_TID(rec));
     fl_line_char(&e->l, ' ');
     if (mod < 0)
         fl_line_char(&e->l, '-');
@@ -289,7 +312,20 @@ static int emit_trace_id(void *arg, const char *recp)
     fl_line_u64(&e->l, nargs);
     for (unsigned i = 0; i < nargs; i++) {
         fl_line_char(&e->l, ' ');
-        fl_line_hex(&e->l, rec[FL_W_ARGS + i]);
+        if (FL_STATIC(rec, i)) {
+            /* A hard-coded string: where it is in its object's file. */
+            uint64_t sv;
+            int sm = module_of(rec[FL_W_ARGS + i], &sv);
+            fl_line_char(&e->l, '@');
+            if (sm < 0)
+                fl_line_char(&e->l, '-');
+            else
+                fl_line_u64(&e->l, (uint64_t)sm);
+            fl_line_char(&e->l, ':');
+            fl_line_hex(&e->l, sv);
+        } else {
+            fl_line_hex(&e->l, rec[FL_W_ARGS + i]);
+        }
     }
     if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
         return -1;

@@ -278,11 +278,44 @@ static object *module_object(decoder *dc, struct module *m)
     return m->obj < 0 ? NULL : &dc->objs[m->obj];
 }
 
-/* The text of one event into out; returns its length. */
-static size_t event_text(decoder *dc, long mod, uint64_t vaddr, unsigned nargs,
-                         const uint64_t *slots, const char *strs, size_t strbytes, char *out,
-                         size_t cap)
+/* The record being assembled: TRACE_ID, then its TRACE_BYTES lines. */
+typedef struct pending {
+    bool have;
+    uint64_t time, tid, vaddr;
+    long mod;
+    unsigned nargs;
+    uint64_t slots[FAULTLINE_TRACE_MAX_ARGS];
+    /* A hard-coded string ("@MOD:VADDR"): where it is in which module. */
+    bool fixed[FAULTLINE_TRACE_MAX_ARGS];
+    long smod[FAULTLINE_TRACE_MAX_ARGS];
+    char *bytes; /* the record's image: header and slots zero, then strings */
+    size_t len, cap;
+} pending;
+
+static int grow(pending *p, size_t need)
 {
+    if (p->len + need <= p->cap)
+        return 0;
+    size_t nc = p->cap ? p->cap : 4096;
+    while (nc < p->len + need)
+        nc *= 2;
+    char *nb = realloc(p->bytes, nc);
+    if (!nb)
+        return -1;
+    p->bytes = nb;
+    p->cap = nc;
+    return 0;
+}
+
+/* The text of one event into out; returns its length.  Hard-coded strings
+ * are read from their modules' files and added to the record's image
+ * (p->bytes), where the formatter finds them by offset. */
+static size_t event_text(decoder *dc, pending *p, char *out, size_t cap)
+{
+    long mod = p->mod;
+    uint64_t vaddr = p->vaddr;
+    unsigned nargs = p->nargs;
+    uint64_t *slots = p->slots;
     dc->events++;
     object *o = mod >= 0 && (size_t)mod < dc->nmods ? module_object(dc, &dc->mods[mod]) : NULL;
     struct faultline_trace_site site;
@@ -302,7 +335,27 @@ static size_t event_text(decoder *dc, long mod, uint64_t vaddr, unsigned nargs,
     site.types[FAULTLINE_TRACE_MAX_ARGS] = '\0';
     if (nargs > site.nargs)
         nargs = site.nargs;
-    return fl_trace_format(out, cap, fmt, site.types, nargs, slots, strs, strbytes);
+    bool missing = false; /* a string: the event is not wholly decoded */
+    for (unsigned i = 0; i < nargs; i++) {
+        if (!p->fixed[i] || site.types[i] != 's')
+            continue;
+        /* As the library reads it: at most FAULTLINE_TRACE_MAX_STR bytes. */
+        char str[FAULTLINE_TRACE_MAX_STR + 1];
+        long sm = p->smod[i];
+        object *so = sm >= 0 && (size_t)sm < dc->nmods ? module_object(dc, &dc->mods[sm]) : NULL;
+        if (!so || string_at(so, slots[i], str, sizeof str)) {
+            snprintf(str, sizeof str, "<string unreadable>");
+            missing = true;
+        }
+        size_t sl = strlen(str) + 1;
+        if (grow(p, sl))
+            return (size_t)snprintf(out, cap, "<out of memory>");
+        memcpy(p->bytes + p->len, str, sl);
+        slots[i] = p->len;
+        p->len += sl;
+    }
+    dc->unresolved += missing;
+    return fl_trace_format(out, cap, fmt, site.types, nargs, slots, p->bytes, p->len);
 }
 
 static int hexval(int c)
@@ -313,25 +366,13 @@ static int hexval(int c)
                                   : -1;
 }
 
-/* The record being assembled: TRACE_ID, then its TRACE_BYTES lines. */
-typedef struct pending {
-    bool have;
-    uint64_t time, tid, vaddr;
-    long mod;
-    unsigned nargs;
-    uint64_t slots[FAULTLINE_TRACE_MAX_ARGS];
-    char *bytes; /* the record's image: header and slots zero, then strings */
-    size_t len, cap;
-} pending;
-
 static int flush_event(decoder *dc, pending *p, FILE *out)
 {
     if (!p->have)
         return 0;
     p->have = false;
     char text[FL_LINE_MAX + 1];
-    size_t n =
-        event_text(dc, p->mod, p->vaddr, p->nargs, p->slots, p->bytes, p->len, text, sizeof text);
+    size_t n = event_text(dc, p, text, sizeof text);
     fl_line l;
     fl_line_start(&l, "TRACE");
     fl_line_u64(&l, p->time);
@@ -345,18 +386,8 @@ static int flush_event(decoder *dc, pending *p, FILE *out)
 static int add_bytes(pending *p, const char *hex)
 {
     size_t n = strlen(hex);
-    if (n % 2)
+    if (n % 2 || grow(p, n / 2))
         return -1;
-    if (p->len + n / 2 > p->cap) {
-        size_t nc = p->cap ? p->cap : 4096;
-        while (nc < p->len + n / 2)
-            nc *= 2;
-        char *nb = realloc(p->bytes, nc);
-        if (!nb)
-            return -1;
-        p->bytes = nb;
-        p->cap = nc;
-    }
     for (size_t i = 0; i < n; i += 2) {
         int hi = hexval(hex[i]), lo = hexval(hex[i + 1]);
         if (hi < 0 || lo < 0)
@@ -366,7 +397,8 @@ static int add_bytes(pending *p, const char *hex)
     return 0;
 }
 
-/* "TRACE_ID time tid mod vaddr nargs slot..." */
+/* "TRACE_ID time tid mod vaddr nargs slot...", a slot "@MOD:VADDR" for a
+ * hard-coded string (MOD "-": its module was not known). */
 static int start_event(pending *p, char *v)
 {
     char *end;
@@ -388,6 +420,23 @@ static int start_event(pending *p, char *v)
     p->nargs = (unsigned)n;
     for (unsigned i = 0; i < p->nargs; i++) {
         char *e2;
+        while (*end == ' ')
+            end++;
+        p->fixed[i] = *end == '@';
+        if (p->fixed[i]) {
+            end++;
+            if (*end == '-') {
+                p->smod[i] = -1;
+                e2 = end + 1;
+            } else {
+                p->smod[i] = strtol(end, &e2, 10);
+                if (e2 == end)
+                    return -1;
+            }
+            if (*e2 != ':')
+                return -1;
+            end = e2 + 1;
+        }
         p->slots[i] = strtoull(end, &e2, 16);
         if (e2 == end)
             return -1;

@@ -562,6 +562,97 @@ static void unloaded_site(void **st)
     free(all);
 }
 
+/* After faultline_install(), a hard-coded string argument -- in a
+ * read-only segment of the object that holds the trace site -- is kept by
+ * address (the reference's pointer to the hard-coded string), so its
+ * record is smaller and the ring holds more events; a string anywhere
+ * else is copied as before.  In a child, since install is for good. */
+static char writable[] = "writable data";
+
+static uint64_t words_of(void (*trace)(const char *), const char *s)
+{
+    uint64_t h0 = __atomic_load_n(&fl_traces.head, __ATOMIC_SEQ_CST);
+    trace(s);
+    return __atomic_load_n(&fl_traces.head, __ATOMIC_SEQ_CST) - h0;
+}
+
+static void trace_s(const char *s)
+{
+    FAULTLINE_TRACE("kept: %s", s);
+}
+
+#define CHILD_CHECK(c)                                                                             \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "hard_coded_strings: line %d: %s\n", __LINE__, #c);                    \
+            _exit(1);                                                                              \
+        }                                                                                          \
+    } while (0)
+
+static void hard_coded_strings(void **st)
+{
+    (void)st;
+    static const char lit[] = "a hard-coded string, forty bytes or more long";
+    static const char *const table[] = {"first", "second entry of a table"};
+    char spool[] = "/tmp/fl-trace-static.XXXXXX";
+    assert_non_null(mkdtemp(spool));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char stack[64];
+        strcpy(stack, lit);
+        /* Before install nothing is known: copied. */
+        uint64_t before = words_of(trace_s, lit);
+        setenv("FAULTLINE_SPOOL", spool, 1);
+        CHILD_CHECK(faultline_install("tracetest", "1.0", NULL));
+        uint64_t fixed = words_of(trace_s, lit), copied = words_of(trace_s, stack);
+        CHILD_CHECK(fixed + (sizeof lit + 7) / 8 == copied);
+        CHILD_CHECK(before == copied);
+        char *got = last_trace_text();
+        CHILD_CHECK(!strcmp(got, "kept: a hard-coded string, forty bytes or more long"));
+        free(got);
+        /* Kept by address, read at the dump. */
+        CHILD_CHECK(words_of(trace_s, table[1]) == fixed);
+        got = last_trace_text();
+        CHILD_CHECK(!strcmp(got, "kept: second entry of a table"));
+        free(got);
+        /* Writable data may change: copied, and the dump shows the value
+         * at the event. */
+        CHILD_CHECK(words_of(trace_s, writable) > fixed);
+        writable[0] = 'W';
+        got = last_trace_text();
+        CHILD_CHECK(!strcmp(got, "kept: writable data"));
+        free(got);
+        /* Another object's read-only string (the C library's): copied, since
+         * it need not live as long as the site. */
+        const char *other = strsignal(SIGSEGV);
+        CHILD_CHECK(words_of(trace_s, other) > fixed);
+        /* Several at once, in the trace-ID dump as "@MOD:ADDR". */
+        FAULTLINE_TRACE("%s=%s %d %s", table[0], lit, 7, stack);
+        got = last_trace_text();
+        CHILD_CHECK(!strcmp(got, "first=a hard-coded string, forty bytes or more long 7 a "
+                                 "hard-coded string, forty bytes or more long"));
+        free(got);
+        int fd = memfd_create("ids", MFD_CLOEXEC);
+        CHILD_CHECK(fd >= 0 && faultline_trace_dump(fd) > 0);
+        char ids[1 << 16];
+        ssize_t n = pread(fd, ids, sizeof ids - 1, 0);
+        CHILD_CHECK(n > 0);
+        ids[n] = '\0';
+        char *last = strrchr(ids, '\n');
+        while (last > ids && strncmp(last + 1, "TRACE_ID ", 9))
+            last = memrchr(ids, '\n', (size_t)(last - ids));
+        CHILD_CHECK(last && last[1] == 'T');
+        CHILD_CHECK(strstr(last, " 4 @0:0x") && strstr(last, " 0x7 0x"));
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    rmdir(spool);
+}
+
 /* A crash writes the recorder into the log: state, breadcrumbs, then the
  * newest trace events, within the crash log's grammar. */
 /* Crashes a child that traced 3,000 events (FAULTLINE_TRACE_EVENTS=events
@@ -644,6 +735,7 @@ int main(void)
         cmocka_unit_test(floats),
         cmocka_unit_test(mismatches),
         cmocka_unit_test(strings_are_copied),
+        cmocka_unit_test(hard_coded_strings),
         cmocka_unit_test(wraps_around),
         cmocka_unit_test(torn_record),
         cmocka_unit_test(concurrent),
