@@ -155,7 +155,10 @@ void faultline_crash_now(int sig);
  * site (format string, file, line and the arguments' types, known at
  * compile time), the time, the thread id and the arguments' values; a
  * string argument (char *) is copied, up to FAULTLINE_TRACE_MAX_STR bytes,
- * as it may be gone by then.  The text is made only when the heap is dumped:
+ * as it may be gone by then -- unless it is hard-coded (after
+ * faultline_install(): in read-only memory of the object that holds the
+ * call site), which is kept by its address.  The text is made only when
+ * the heap is dumped:
  * into the crash log on a crash (the newest events, as TRACE lines), by
  * faultline_trace_dump_text(), or by `faultline decode` from the trace-ID
  * dump of faultline_trace_dump().  fmt must be a string literal with printf's

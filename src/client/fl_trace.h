@@ -64,6 +64,9 @@ extern unsigned fl_ro_n;
 /* s lies in a read-only segment of the object that holds site (and so
  * lives as long as the site does): its address can stand for it. */
 bool fl_ro_same_object(const void *site, const char *s);
+/* At a dump: the object that held the kept string at addr is still
+ * loaded there (its build id is where it was). */
+bool fl_ro_alive(uint64_t addr);
 
 /* The calling thread's calling context (context.c). */
 uint64_t fl_context_now(void);

@@ -25,12 +25,21 @@ fl_modtab fl_mods;
 fl_ro_seg fl_ro_segs[FL_RO_MAX];
 unsigned fl_ro_n;
 static unsigned ro_fill;
+static bool ro_building; /* the first fl_modules_init() */
+/* Per object of fl_ro_segs: where its build id was in memory and what it
+ * was, for fl_ro_alive(). */
+static struct {
+    uint64_t id_addr;
+    uint8_t id[FL_BUILD_ID_MAX];
+    uint8_t id_len;
+} ro_objs[FL_MAX_MODULES];
 
 #define MAX_SEGS 8
 static struct {
     uint64_t lo[MAX_SEGS], hi[MAX_SEGS];
     uint8_t n;
-    bool present; /* seen in the link_map chain during this refresh */
+    bool present;     /* seen in the link_map chain during this refresh */
+    uint64_t id_addr; /* runtime address of the build id's bytes */
 } segs[FL_MAX_MODULES];
 
 static uint32_t pool_add(const char *s)
@@ -44,8 +53,9 @@ static uint32_t pool_add(const char *s)
     return off;
 }
 
-/* Parses NT_GNU_BUILD_ID out of a note segment already copied to buf. */
-static void parse_build_id(const uint8_t *buf, size_t len, fl_module *m)
+/* Parses NT_GNU_BUILD_ID out of a note segment already copied to buf;
+ * returns the offset of its bytes in buf (0: none). */
+static size_t parse_build_id(const uint8_t *buf, size_t len, fl_module *m)
 {
     size_t off = 0;
     for (int guard = 0; guard < 64 && off + sizeof(Elf64_Nhdr) <= len; guard++) {
@@ -54,16 +64,17 @@ static void parse_build_id(const uint8_t *buf, size_t len, fl_module *m)
         size_t name_sz = (nh.n_namesz + 3u) & ~3u, desc_sz = (nh.n_descsz + 3u) & ~3u;
         size_t desc = off + sizeof nh + name_sz;
         if (nh.n_namesz > 64 || nh.n_descsz > 1024 || desc + nh.n_descsz > len)
-            return;
+            return 0;
         if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
             !memcmp(buf + off + sizeof nh, "GNU", 4) && nh.n_descsz > 0) {
             size_t n = nh.n_descsz > FL_BUILD_ID_MAX ? FL_BUILD_ID_MAX : nh.n_descsz;
             memcpy(m->build_id, buf + desc, n);
             m->build_id_len = (uint8_t)n;
-            return;
+            return desc;
         }
         off = desc + desc_sz;
     }
+    return 0;
 }
 
 /* Fills m from an object's program headers (already in our memory). */
@@ -72,6 +83,7 @@ static void from_phdrs(fl_module *m, size_t idx, uint64_t bias, const ElfW(Phdr)
     uint64_t lo = UINT64_MAX, hi = 0, xlo = UINT64_MAX, xhi = 0;
     m->bias = bias;
     segs[idx].n = 0;
+    segs[idx].id_addr = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t a = bias + ph[i].p_vaddr, e = a + ph[i].p_memsz;
         if (ph[i].p_type == PT_LOAD) {
@@ -107,8 +119,9 @@ static void from_phdrs(fl_module *m, size_t idx, uint64_t bias, const ElfW(Phdr)
             continue;
         uint8_t buf[2048];
         size_t len = ph[i].p_memsz < sizeof buf ? ph[i].p_memsz : sizeof buf;
-        if (fl_safe_read(buf, bias + ph[i].p_vaddr, len) == 0)
-            parse_build_id(buf, len, m);
+        size_t at;
+        if (fl_safe_read(buf, bias + ph[i].p_vaddr, len) == 0 && (at = parse_build_id(buf, len, m)))
+            segs[idx].id_addr = bias + ph[i].p_vaddr + at;
     }
 }
 
@@ -123,12 +136,20 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
     fl_module *m = &fl_mods.mods[idx];
     memset(m, 0, sizeof *m);
     from_phdrs(m, idx, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
+    /* Only an object with a build id may keep strings by address: the dump
+     * checks that it is still the one there (fl_ro_alive). */
+    bool keeps = m->build_id_len && segs[idx].id_addr;
     for (size_t i = 0; i < info->dlpi_phnum && ro_fill < FL_RO_MAX; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && ph->p_memsz)
             fl_ro_segs[ro_fill++] = (fl_ro_seg){info->dlpi_addr + ph->p_vaddr,
                                                 info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
-                                                (uint32_t)idx, !(ph->p_flags & PF_W)};
+                                                (uint32_t)idx, keeps && !(ph->p_flags & PF_W)};
+    }
+    if (keeps && ro_building) {
+        ro_objs[idx].id_addr = segs[idx].id_addr;
+        memcpy(ro_objs[idx].id, m->build_id, m->build_id_len);
+        ro_objs[idx].id_len = m->build_id_len;
     }
     const char *name = info->dlpi_name;
     if ((!name || !*name) && idx == 0)
@@ -153,6 +174,7 @@ int fl_modules_init(void)
     /* The segments for trace.c once only: it may be reading them. */
     bool segs_done = __atomic_load_n(&fl_ro_n, __ATOMIC_ACQUIRE) != 0;
     ro_fill = segs_done ? FL_RO_MAX : 0;
+    ro_building = !segs_done;
     dl_iterate_phdr(phdr_cb, NULL);
     if (!segs_done) {
         qsort(fl_ro_segs, ro_fill, sizeof *fl_ro_segs, by_lo);
@@ -179,6 +201,21 @@ static const fl_ro_seg *seg_of(uint64_t addr, unsigned n)
             hi = mid;
     }
     return lo && addr < fl_ro_segs[lo - 1].hi ? &fl_ro_segs[lo - 1] : NULL;
+}
+
+/* An object listed at install may have been dlclose()d since, and
+ * another mapped where it was: a kept string is read only while the
+ * build id in memory at that place is still its object's. */
+bool fl_ro_alive(uint64_t addr)
+{
+    unsigned n = __atomic_load_n(&fl_ro_n, __ATOMIC_ACQUIRE);
+    const fl_ro_seg *sg = n ? seg_of(addr, n) : NULL;
+    if (!sg || !sg->ro)
+        return false;
+    uint8_t id[FL_BUILD_ID_MAX];
+    size_t len = ro_objs[sg->obj].id_len;
+    return len && !fl_safe_read_fresh(id, ro_objs[sg->obj].id_addr, len) &&
+           !memcmp(id, ro_objs[sg->obj].id, len);
 }
 
 /* Here, compiled for size: a string argument costs the recorder two

@@ -119,7 +119,7 @@ static void put(fl_ring *r, int kind, const void *site, unsigned n, uint64_t *sl
     uint64_t *w = r->w + (pos & r->mask);
     uint64_t hdr[FL_W_ARGS] = {0, nw | (uint64_t)n << 16 | (uint64_t)kind << 24 | pos << 32,
                                (uint64_t)fl_clock_ns(CLOCK_REALTIME),
-                               thread_id() | (uint64_t)statics << FL_STATIC_SHIFT,
+                               (thread_id() & 0xffffffffu) | (uint64_t)statics << FL_STATIC_SHIFT,
                                (uint64_t)(uintptr_t)site};
     uint64_t sum = 0;
     for (unsigned i = FL_W_META; i < FL_W_ARGS; i++) {

@@ -22,7 +22,9 @@
 
 /* ---- reading the rings */
 
-typedef int (*line_fn)(void *ctx, const char *line);
+/* rec: a copy of the record, in a buffer of FL_REC_MAX_WORDS words (the
+ * callee may use what the record leaves free). */
+typedef int (*line_fn)(void *ctx, char *rec);
 
 /* The length in words of the complete record at absolute position pos,
  * or 0 when there is none there.  With rec, also copies it, and answers 0
@@ -77,7 +79,7 @@ static long walk(const fl_ring *r, long skip, line_fn fn, void *ctx)
         }
         pos += nw;
         seen++;
-        if (want && fn(ctx, (const char *)rec) < 0)
+        if (want && fn(ctx, (char *)rec) < 0)
             return -1;
     }
     return seen;
@@ -158,7 +160,7 @@ static int emit_context(emit *e, const uint64_t *rec)
     return e->line(e->ctx, fl_line_cstr(&e->l));
 }
 
-static int emit_trace(void *arg, const char *recp)
+static int emit_trace(void *arg, char *recp)
 {
     emit *e = arg;
     const uint64_t *rec = (const uint64_t *)(const void *)recp;
@@ -174,31 +176,27 @@ static int emit_trace(void *arg, const char *recp)
         site.types[FAULTLINE_TRACE_MAX_ARGS] = '\0';
         if (nargs > site.nargs)
             nargs = site.nargs;
-        /* Hard-coded strings are read where they are, into a copy of the
-         * record after its own strings, where the formatter finds them by
-         * offset as it finds the copied ones. */
+        /* Hard-coded strings are read where they are, into the buffer after
+         * the record's own strings, where the formatter finds them by
+         * offset as it finds the copied ones.  There is room: the buffer
+         * has FAULTLINE_TRACE_MAX_STR + 1 bytes and more for every slot,
+         * and a kept string took none of it. */
         uint64_t slots[FAULTLINE_TRACE_MAX_ARGS];
-        char buf[FL_REC_MAX_WORDS * 8 + FAULTLINE_TRACE_MAX_ARGS * (FAULTLINE_TRACE_MAX_STR + 1)];
-        const char *strs = recp;
-        size_t strbytes = recbytes;
+        size_t used = recbytes;
         memcpy(slots, rec + FL_W_ARGS, nargs * sizeof *slots);
-        if (rec[FL_W_TID] >> FL_STATIC_SHIFT) {
-            memcpy(buf, recp, recbytes);
-            size_t used = recbytes;
-            for (unsigned i = 0; i < nargs; i++) {
-                if (!FL_STATIC(rec, i) || site.types[i] != 's')
-                    continue;
-                long n = dump_cstr(e, buf + used, FAULTLINE_TRACE_MAX_STR + 1, slots[i]);
-                if (n < 0)
-                    n = (long)fl_strlcpy(buf + used, "<string unreadable>",
-                                         FAULTLINE_TRACE_MAX_STR + 1);
-                slots[i] = used;
-                used += (size_t)n + 1;
-            }
-            strs = buf;
-            strbytes = used;
+        for (unsigned i = 0; i < nargs; i++) {
+            if (!FL_STATIC(rec, i) || site.types[i] != 's')
+                continue;
+            long n = fl_ro_alive(slots[i])
+                         ? dump_cstr(e, recp + used, FAULTLINE_TRACE_MAX_STR + 1, slots[i])
+                         : -1;
+            if (n < 0)
+                n = (long)fl_strlcpy(recp + used, "<string unreadable>",
+                                     FAULTLINE_TRACE_MAX_STR + 1);
+            slots[i] = used;
+            used += (size_t)n + 1;
         }
-        len = fl_trace_format(text, sizeof text, fmt, site.types, nargs, slots, strs, strbytes);
+        len = fl_trace_format(text, sizeof text, fmt, site.types, nargs, slots, recp, used);
     }
     fl_line_start(&e->l, "TRACE");
     fl_line_u64(&e->l, rec[FL_W_TIME]);
@@ -211,7 +209,7 @@ static int emit_trace(void *arg, const char *recp)
     return emit_context(e, rec);
 }
 
-static int emit_crumb(void *arg, const char *recp)
+static int emit_crumb(void *arg, char *recp)
 {
     emit *e = arg;
     const uint64_t *rec = (const uint64_t *)(const void *)recp;
@@ -287,7 +285,7 @@ static int module_of(uint64_t addr, uint64_t *vaddr)
     return -1;
 }
 
-static int emit_trace_id(void *arg, const char *recp)
+static int emit_trace_id(void *arg, char *recp)
 {
     emit *e = arg;
     const uint64_t *rec = (const uint64_t *)(const void *)recp;
@@ -315,7 +313,9 @@ static int emit_trace_id(void *arg, const char *recp)
         if (FL_STATIC(rec, i)) {
             /* A hard-coded string: where it is in its object's file. */
             uint64_t sv;
-            int sm = module_of(rec[FL_W_ARGS + i], &sv);
+            int sm = fl_ro_alive(rec[FL_W_ARGS + i]) ? module_of(rec[FL_W_ARGS + i], &sv) : -1;
+            if (sm < 0)
+                sv = rec[FL_W_ARGS + i];
             fl_line_char(&e->l, '@');
             if (sm < 0)
                 fl_line_char(&e->l, '-');

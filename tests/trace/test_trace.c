@@ -9,9 +9,11 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <float.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -569,6 +571,28 @@ static void unloaded_site(void **st)
  * else is copied as before.  In a child, since install is for good. */
 static char writable[] = "writable data";
 
+/* The main program's build id bytes, found as the library finds them. */
+static int note_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const void *)p;
+            const char *desc = p + sizeof *nh + ((nh->n_namesz + 3) & ~3u);
+            if (nh->n_type == NT_GNU_BUILD_ID) {
+                *(char **)data = (char *)desc;
+                return 1;
+            }
+            p = desc + ((nh->n_descsz + 3) & ~3u);
+        }
+    }
+    return 1; /* the main program only: it comes first */
+}
+
 static uint64_t words_of(void (*trace)(const char *), const char *s)
 {
     uint64_t h0 = __atomic_load_n(&fl_traces.head, __ATOMIC_SEQ_CST);
@@ -599,6 +623,10 @@ static void hard_coded_strings(void **st)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        /* A ring of our own events, starting at its first word: no record
+         * meets the ring's end (whose skipped words words_of would count),
+         * and the dump holds these events only. */
+        __atomic_store_n(&fl_traces.head, 0, __ATOMIC_SEQ_CST);
         char stack[64];
         strcpy(stack, lit);
         /* Before install nothing is known: copied. */
@@ -610,6 +638,23 @@ static void hard_coded_strings(void **st)
         CHILD_CHECK(before == copied);
         char *got = last_trace_text();
         CHILD_CHECK(!strcmp(got, "kept: a hard-coded string, forty bytes or more long"));
+        free(got);
+        /* The thread id shares its word with the kept-slot bits: the line
+         * shows the id alone. */
+        char *all = dump_text(NULL), want[64];
+        snprintf(want, sizeof want, " %d kept: a hard-coded", (int)gettid());
+        CHILD_CHECK(strstr(all, want));
+        free(all);
+        /* A long one is cut as a copy is (FAULTLINE_TRACE_MAX_STR bytes). */
+        static const char longlit[] =
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+            "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+            "and the rest, past the cut";
+        CHILD_CHECK(words_of(trace_s, longlit) == fixed);
+        got = last_trace_text();
+        CHILD_CHECK(strlen(got) == 6 + FAULTLINE_TRACE_MAX_STR && !strncmp(got + 6, longlit, 256));
         free(got);
         /* Kept by address, read at the dump. */
         CHILD_CHECK(words_of(trace_s, table[1]) == fixed);
@@ -627,6 +672,26 @@ static void hard_coded_strings(void **st)
          * it need not live as long as the site. */
         const char *other = strsignal(SIGSEGV);
         CHILD_CHECK(words_of(trace_s, other) > fixed);
+        /* The program's build id no longer where it was (as if another
+         * object had been mapped there after a dlclose): the kept string
+         * is not read, and the ID dump does not name a module for it. */
+        char *id = NULL;
+        dl_iterate_phdr(note_cb, &id);
+        CHILD_CHECK(id != NULL);
+        /* Its page only; put back readable and executable, which is what
+         * it was or more (a note may share a page with code). */
+        char *page = (char *)((uintptr_t)id & ~(uintptr_t)4095);
+        CHILD_CHECK(!mprotect(page, 4096, PROT_READ | PROT_WRITE));
+        id[0] ^= 0x5a;
+        trace_s(lit);
+        got = last_trace_text();
+        CHILD_CHECK(!strcmp(got, "kept: <string unreadable>"));
+        free(got);
+        id[0] ^= 0x5a;
+        CHILD_CHECK(!mprotect(page, 4096, PROT_READ | PROT_EXEC));
+        got = last_trace_text();
+        CHILD_CHECK(!strcmp(got, "kept: a hard-coded string, forty bytes or more long"));
+        free(got);
         /* Several at once, in the trace-ID dump as "@MOD:ADDR". */
         FAULTLINE_TRACE("%s=%s %d %s", table[0], lit, 7, stack);
         got = last_trace_text();

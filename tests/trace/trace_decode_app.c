@@ -35,6 +35,15 @@ int main(int argc, char **argv)
      * lines. */
     FAULTLINE_TRACE("%s %s %s %s %s %s %s %s", name, name, name, name, name, name, name, name);
     FAULTLINE_TRACE("no arguments, 100%% sure");
+    /* A hard-coded string longer than the recorder keeps: the library and
+     * `decode` cut it at the same byte. */
+    static const char longlit[] = "a hard-coded string longer than 256 bytes: "
+                                  "................................................................"
+                                  "................................................................"
+                                  "................................................................"
+                                  "................................................................"
+                                  " and this part is never shown";
+    FAULTLINE_TRACE("long [%s] %d", longlit, 9);
     int x;
     FAULTLINE_TRACE("ptr %p char %c pct %%", (void *)&x, 'q');
     FAULTLINE_TRACE("limits %d %u %lld %llu %f", INT_MIN, UINT_MAX, LLONG_MIN, ULLONG_MAX, DBL_MAX);
