@@ -304,16 +304,10 @@ static int get_key(const char *env, const char *dir, const char *name, char *out
         if (ok && *out)
             return 0;
     }
-    uint8_t rnd[16];
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || read(fd, rnd, sizeof rnd) != (ssize_t)sizeof rnd) {
-        snprintf(err, errlen, "cannot read /dev/urandom: %s", strerror(errno));
-        if (fd >= 0)
-            close(fd);
+    if (cap < 33 || fl_random_key(out)) {
+        snprintf(err, errlen, "cannot make a key: %s", cap < 33 ? "no room" : strerror(errno));
         return -1;
     }
-    close(fd);
-    fl_hex(rnd, sizeof rnd, out);
     return write_key(path, out, err, errlen);
 }
 

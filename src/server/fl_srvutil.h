@@ -5,6 +5,7 @@
 #ifndef FL_SRVUTIL_H
 #define FL_SRVUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,6 +13,12 @@
 void fl_sha256(const void *buf, size_t len, uint8_t out[32]);
 /* Lowercase hex of the first n bytes of p into out (2n+1 bytes). */
 void fl_hex(const uint8_t *p, size_t n, char *out);
+/* A new key or token: 128 random bits (getrandom) in hex.  0, or -1 with
+ * errno. */
+int fl_random_key(char out[33]);
+/* Equal strings, compared whole whatever differs, so that the time taken
+ * says nothing about how much of a secret was right.  NULL equals nothing. */
+bool fl_secret_eq(const char *a, const char *b);
 
 /* Compare two application versions component by component: runs of digits
  * compare numerically ("1.10" > "1.9"), other runs byte-wise, a missing

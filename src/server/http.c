@@ -28,7 +28,6 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -246,16 +245,6 @@ static enum MHD_Result send_asset(struct MHD_Connection *c, const char *path)
 }
 
 /* Compare secrets without leaking where they differ. */
-static bool secret_eq(const char *a, const char *b)
-{
-    if (!a || !b)
-        return false;
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned char d = la != lb;
-    for (size_t i = 0; i < la && i < lb; i++)
-        d |= (unsigned char)(a[i] ^ b[i]);
-    return d == 0;
-}
 
 static bool admin_ok(fl_http *h, struct MHD_Connection *c)
 {
@@ -265,7 +254,7 @@ static bool admin_ok(fl_http *h, struct MHD_Connection *c)
     a += 7;
     while (*a == ' ')
         a++;
-    return secret_eq(a, h->cfg.admin_token);
+    return fl_secret_eq(a, h->cfg.admin_token);
 }
 
 static fl_store_conn *thread_conn(fl_http *h)
@@ -997,16 +986,6 @@ static enum MHD_Result api_projects(fl_http *h, struct MHD_Connection *c)
     return send_json(c, 200, j, NULL);
 }
 
-/* A new ingest key: 128 random bits in hex, as the generated default. */
-static int new_key(char out[33])
-{
-    uint8_t rnd[16];
-    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-        return -1;
-    fl_hex(rnd, sizeof rnd, out);
-    return 0;
-}
-
 static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, const char *method)
 {
     struct MHD_Connection *c = r->conn;
@@ -1055,7 +1034,7 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
         snprintf(id, sizeof id, "%s", want);
         json_decref(b);
         char k[33];
-        if (new_key(k))
+        if (fl_random_key(k))
             return send_error(c, 500, "no random bytes for a key", NULL);
         int rc = h->store->add_project(sc, id, k, fl_now());
         if (rc == 1)
@@ -1077,7 +1056,7 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
     int rc;
     if (post) {
         char k[33];
-        if (new_key(k))
+        if (fl_random_key(k))
             return send_error(c, 500, "no random bytes for a key", NULL);
         if ((rc = h->store->add_project_key(sc, id, k, fl_now())) == 0) {
             fl_projects_invalidate(h->projects);
@@ -1711,8 +1690,8 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         bool keyless = h->cfg.keyless_ingest && !strcmp(url, "/");
         r->project[0] = '\0';
         /* The default project's key first: the common case costs no lock. */
-        int pr = secret_eq(key, h->cfg.ingest_key) ? 0
-                 : key && *key
+        bool dflt = fl_secret_eq(key, h->cfg.ingest_key);
+        int pr = !dflt && key && *key
                      ? fl_projects_lookup(h->projects, h->store, projects_conn, h, key, r->project)
                      : 0;
         if (pr < 0)
@@ -1720,7 +1699,7 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
                           json_pack("{s:s}", "error",
                                     "cannot check the ingest key now: the store is unavailable"),
                           "5");
-        if (pr == 0 && !keyless && !secret_eq(key, h->cfg.ingest_key))
+        if (!dflt && pr == 0 && !keyless)
             return reject(r, FL_REJ_UNAUTHORIZED, 401,
                           json_pack("{s:s}", "error",
                                     "missing or wrong ingest key (X-Faultline-Key or ?key=)"),

@@ -111,21 +111,14 @@ static int read_keys(fl_store *s, fl_store_conn *c, entry **out, size_t *nout)
     return 0;
 }
 
-/* Every entry is compared whole, so that the time taken says nothing
- * about how much of a key was right. */
+/* Every entry is compared (fl_secret_eq), so that the time taken says
+ * nothing about which key, or how much of it, was right. */
 static const entry *find(const fl_projects *p, const char *key)
 {
     const entry *hit = NULL;
-    size_t lk = strlen(key);
-    for (size_t i = 0; i < p->n; i++) {
-        const char *e = p->v[i].key;
-        size_t le = strlen(e);
-        unsigned char d = le != lk;
-        for (size_t j = 0; j < le && j < lk; j++)
-            d |= (unsigned char)(e[j] ^ key[j]);
-        if (!d)
+    for (size_t i = 0; i < p->n; i++)
+        if (fl_secret_eq(p->v[i].key, key))
             hit = &p->v[i];
-    }
     return hit;
 }
 

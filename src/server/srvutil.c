@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <zlib.h>
@@ -104,6 +105,26 @@ void fl_hex(const uint8_t *p, size_t n, char *out)
         out[2 * i + 1] = d[p[i] & 15];
     }
     out[2 * n] = '\0';
+}
+
+int fl_random_key(char out[33])
+{
+    uint8_t rnd[16];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        return -1;
+    fl_hex(rnd, sizeof rnd, out);
+    return 0;
+}
+
+bool fl_secret_eq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned char d = la != lb;
+    for (size_t i = 0; i < la && i < lb; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
 }
 
 /* ---- versions */
