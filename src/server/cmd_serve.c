@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fl_ctxsrv.h"
 #include "fl_serve.h"
 #include "fl_srvsym.h"
 #include "fl_srvutil.h"
@@ -494,6 +495,7 @@ int fl_cmd_serve(int argc, char **argv)
     fl_http *http = NULL;
     fl_store_conn *mc = NULL;
     fl_srvsym *sym = NULL;
+    fl_ctxsrv *ctxsrv = NULL;
     fl_symfetch *symfetch = NULL;
     fl_symingest *symin = NULL;
     char symdir[4096], processed[4200], cachedir[4096], dicache[4096];
@@ -589,6 +591,9 @@ int fl_cmd_serve(int argc, char **argv)
             snprintf(err, sizeof err, "cannot start the symbols watcher");
             goto out;
         }
+        fl_ctxsrv_config xc = {.sym = sym};
+        if (!(ctxsrv = fl_ctxsrv_new(&xc, err, sizeof err)))
+            goto out;
         fl_http_config hc = {.port = o.port,
                              .threads = o.http_threads,
                              .keyless_ingest = o.keyless,
@@ -607,6 +612,7 @@ int fl_cmd_serve(int argc, char **argv)
                              .max_backlog = o.max_backlog,
                              .symingest = symin,
                              .srvsym = sym,
+                             .ctxsrv = ctxsrv,
                              .max_symbol_file = o.max_symbol_file};
         snprintf(hc.host, sizeof hc.host, "%s", o.host);
         if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
@@ -667,6 +673,7 @@ out:
                 " failed, %" PRIu64 " second copies dropped)\n",
                 FL_M_GET(m.processed), FL_M_GET(m.processing_failed),
                 FL_M_GET(m.dropped_duplicates));
+    fl_ctxsrv_free(ctxsrv); /* after the HTTP threads that ask it */
     fl_srvsym_free(sym);
     fl_symfetch_free(symfetch);
     if (store)

@@ -164,6 +164,7 @@ typedef struct fl_http_config {
     /* Symbols (NULL: the symbol endpoints answer 503). */
     struct fl_symingest *symingest; /* POST/GET /api/v1/symbols, /buildid/ */
     struct fl_srvsym *srvsym;       /* POST /api/v1/symbolicate, /symbolicate */
+    struct fl_ctxsrv *ctxsrv;       /* GET /api/v1/crashes/ID/contexts */
     uint64_t max_symbol_file;       /* largest upload -> 413 */
     const char *data_dir;           /* for /metrics: the room left on its disk */
     /* A worker's listener: /healthz and /metrics only (no writer). */

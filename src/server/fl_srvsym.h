@@ -81,6 +81,20 @@ int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uin
  * OOM. */
 int fl_srvsym_unwind(void *ctx, const fl_crashlog *log, uint64_t **pcs, size_t *n);
 
+/* Where the file of a build id is, through the places lookups use (the
+ * store's shared files first): with `code`, the loadable file itself (an
+ * executable or library with its code, as the calling-context decoder
+ * reads it), else its debug information.  path: where the client loaded
+ * it (may be NULL).  Fills out (cap bytes) and *source (static text:
+ * "upload", "debuginfod", "object"...; may be NULL).  Returns 0, or -1
+ * when no place has it. */
+int fl_srvsym_find_file(fl_srvsym *s, const char *build_id, const char *path, bool code, char *out,
+                        size_t cap, const char **source);
+
+/* Moves whenever forget() or flush() is called: a debug file arrived, so
+ * what was not found before may be found now. */
+uint64_t fl_srvsym_generation(fl_srvsym *s);
+
 typedef struct fl_srvsym_stats {
     uint64_t lookups, opened, built, evicted, located_missing;
     uint64_t broken; /* debug files found whose symcache could not be built */

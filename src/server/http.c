@@ -39,6 +39,7 @@
 #include <microhttpd.h>
 
 #include "fl_crashlog.h"
+#include "fl_ctxsrv.h"
 #include "fl_portal.h"
 #include "fl_projects.h"
 #include "fl_serve.h"
@@ -951,6 +952,47 @@ static bool id_ok(const char *id)
     return true;
 }
 
+/* GET /api/v1/crashes/ID/contexts: the crash's calling contexts as
+ * stacks (fl_ctxsrv.h).  202 while the decoder works on them: ask again
+ * after Retry-After. */
+static enum MHD_Result api_contexts(fl_http *h, struct MHD_Connection *c, const char *id)
+{
+    if (!id_ok(id))
+        return send_error(c, 404, "not found", NULL);
+    if (!h->cfg.ctxsrv)
+        return send_error(c, 503, "no context decoder on this server", "5");
+    char *json = NULL;
+    int rc = fl_ctxsrv_cached(h->cfg.ctxsrv, id, &json);
+    if (rc == FL_CTXSRV_PENDING) {
+        fl_store_conn *sc = thread_conn(h);
+        if (!sc)
+            return send_error(c, 503, "store unavailable", "5");
+        bool nf = false;
+        json_t *j = h->store->get_crash(sc, id, &nf);
+        if (!j)
+            return nf ? send_error(c, 404, "not found", NULL)
+                      : send_error(c, 500, "store error", NULL);
+        json_t *raw = json_object_get(j, "raw");
+        rc = fl_ctxsrv_get(h->cfg.ctxsrv, id, json_string_value(raw) ? json_string_value(raw) : "",
+                           json_string_length(raw), &json);
+        json_decref(j);
+    }
+    switch (rc) {
+    case FL_CTXSRV_DONE:
+        return send_text(c, 200, "application/json", json, NULL);
+    case FL_CTXSRV_PENDING: {
+        json_t *j = json_pack("{s:s,s:s}", "crash_id", id, "status", "pending");
+        return j ? send_json(c, 202, j, "1") : MHD_NO;
+    }
+    case FL_CTXSRV_BUSY:
+        return send_error(c, 503, "the context decoder is busy", "5");
+    case FL_CTXSRV_BADLOG:
+        return send_error(c, 500, "the stored log does not parse", NULL);
+    default:
+        return send_error(c, 500, "out of memory", NULL);
+    }
+}
+
 static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group, const char *id)
 {
     if (!id_ok(id))
@@ -1311,6 +1353,22 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "# TYPE faultline_symcache_build_failures_total counter\n"
           "faultline_symcache_build_failures_total %" PRIu64 "\n",
           ss.lookups, ss.located_missing, ss.opened, ss.built, ss.evicted, ss.broken);
+    }
+    if (h->cfg.ctxsrv) {
+        fl_ctxsrv_stats cx;
+        fl_ctxsrv_get_stats(h->cfg.ctxsrv, &cx);
+        P("# HELP faultline_contexts_total Calling-context values decoded for "
+          "/api/v1/crashes/ID/contexts, by result.\n"
+          "# TYPE faultline_contexts_total counter\n"
+          "faultline_contexts_total{result=\"decoded\"} %" PRIu64 "\n"
+          "faultline_contexts_total{result=\"missed\"} %" PRIu64 "\n"
+          "# HELP faultline_context_graphs_built_total Call graphs built for decoding.\n"
+          "# TYPE faultline_context_graphs_built_total counter\n"
+          "faultline_context_graphs_built_total %" PRIu64 "\n"
+          "# HELP faultline_context_queue Crashes waiting for the context decoder.\n"
+          "# TYPE faultline_context_queue gauge\n"
+          "faultline_context_queue %" PRIu64 "\n",
+          cx.decoded, cx.missed, cx.graphs, cx.queued);
     }
 #undef P
     if (n >= cap) {
@@ -1803,8 +1861,19 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
             return api_groups(h, c);
         if (!strncmp(url, "/api/v1/groups/", 15))
             return api_get(h, c, true, url + 15);
-        if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
+        if (!strncmp(url, "/api/v1/crashes/", 16) && url[16]) {
+            const char *tail = strchr(url + 16, '/');
+            if (tail && !strcmp(tail, "/contexts")) {
+                char id[FL_CRASH_ID_MAX];
+                size_t n = (size_t)(tail - (url + 16));
+                if (n >= sizeof id)
+                    return send_error(c, 404, "not found", NULL);
+                memcpy(id, url + 16, n);
+                id[n] = '\0';
+                return api_contexts(h, c, id);
+            }
             return api_get(h, c, false, url + 16);
+        }
         if (!strcmp(url, "/api/v1/symbols") || !strcmp(url, "/api/v1/symbols/"))
             return api_symbols(h, c);
         if (!strcmp(url, "/api/v1/trends") || !strcmp(url, "/api/v1/trends/"))

@@ -54,6 +54,7 @@ struct fl_srvsym {
     char *upload_root;
     char (*asked)[ID_MAX];
     size_t nasked;
+    uint64_t generation; /* moved by forget() and flush() */
 };
 
 #define MAX_ASKED 4096
@@ -159,6 +160,7 @@ void fl_srvsym_forget(fl_srvsym *s, const char *build_id)
     struct broken *b = broken_locked(s, build_id);
     if (b)
         b->until_ns = 0;
+    s->generation++;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -174,6 +176,7 @@ void fl_srvsym_flush(void *arg)
     for (size_t i = 0; i < MAX_BROKEN; i++)
         s->broken[i].until_ns = 0;
     s->nasked = 0;
+    s->generation++;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -189,6 +192,16 @@ static bool ask_locked(fl_srvsym *s, const char *id)
         s->nasked = 0; /* start over rather than grow */
     snprintf(s->asked[s->nasked++], ID_MAX, "%s", id);
     return true;
+}
+
+/* Asks the store for id's file, the first time since the last flush. */
+static void fetch_once(fl_srvsym *s, const char *id)
+{
+    pthread_mutex_lock(&s->mu);
+    bool ask = ask_locked(s, id);
+    pthread_mutex_unlock(&s->mu);
+    if (ask)
+        s->fetch(s->fetch_ctx, id, s->upload_root);
 }
 
 /* Insert sc for id, evicting the least recently used entry when full.
@@ -238,10 +251,8 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         return -1;
     }
     if (!e) {
-        bool ask = ask_locked(s, build_id);
         pthread_mutex_unlock(&s->mu);
-        if (ask)
-            s->fetch(s->fetch_ctx, build_id, s->upload_root);
+        fetch_once(s, build_id);
         fl_symlocate_result res;
         char err[512];
         if (fl_symlocate_find(s->loc, build_id, path, &res, err, sizeof err)) {
@@ -281,6 +292,32 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         copy_frame(&out[i - skip], &fr[i]);
     pthread_mutex_unlock(&s->mu);
     return (int)(n - skip);
+}
+
+uint64_t fl_srvsym_generation(fl_srvsym *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t g = s->generation;
+    pthread_mutex_unlock(&s->mu);
+    return g;
+}
+
+int fl_srvsym_find_file(fl_srvsym *s, const char *build_id, const char *path, bool code, char *out,
+                        size_t cap, const char **source)
+{
+    if (!s || !build_id || !*build_id || strlen(build_id) >= ID_MAX)
+        return -1;
+    fetch_once(s, build_id);
+    fl_symlocate_result res;
+    char err[512];
+    int rc = code ? fl_symlocate_find_executable(s->loc, build_id, path, &res, err, sizeof err)
+                  : fl_symlocate_find(s->loc, build_id, path, &res, err, sizeof err);
+    if (rc || strlen(res.path) >= cap)
+        return -1;
+    memcpy(out, res.path, strlen(res.path) + 1);
+    if (source)
+        *source = fl_symlocate_source_name(res.source);
+    return 0;
 }
 
 int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uint64_t rel,

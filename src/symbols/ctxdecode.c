@@ -1779,6 +1779,12 @@ unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *
 
 int fl_ctx_elf_has_hooks(Elf *elf)
 {
+    /* Calls them in another file (an undefined symbol), or has them and
+     * is libfaultline or a program with its static archive (which also
+     * define faultline_context).  The C library defines empty hooks of
+     * its own: it calls none, and its 2 MB of code would only slow the
+     * graph down. */
+    bool defines = false, ours = false;
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
     while ((scn = elf_nextscn(elf, scn))) {
@@ -1790,10 +1796,16 @@ int fl_ctx_elf_has_hooks(Elf *elf)
         for (size_t i = 1; i < n; i++) {
             GElf_Sym sym;
             const char *name;
-            if (gelf_getsym(d, (int)i, &sym) && (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
-                !strcmp(name, "__cyg_profile_func_enter"))
-                return 1;
+            if (!gelf_getsym(d, (int)i, &sym) || !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+                continue;
+            if (!strcmp(name, "__cyg_profile_func_enter")) {
+                if (sym.st_shndx == SHN_UNDEF)
+                    return 1;
+                defines = true;
+            } else if (!strcmp(name, "faultline_context") && sym.st_shndx != SHN_UNDEF) {
+                ours = true;
+            }
         }
     }
-    return 0;
+    return defines && ours;
 }

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
@@ -125,11 +126,15 @@ static int inspect(const char *path, char *hex, size_t cap, int *has_dwarf, int 
         *has_symtab = 0;
     if (has_code)
         *has_code = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* A path from a crash log may name a FIFO or a device: O_NONBLOCK so
+     * that opening one cannot hang the caller, and regular files only. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return -1;
     int rc = -1;
-    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    struct stat st;
+    Elf *elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? elf_begin(fd, ELF_C_READ_MMAP, NULL)
+                                                          : NULL;
     if (!elf || elf_kind(elf) != ELF_K_ELF)
         goto out;
     const void *id = NULL;

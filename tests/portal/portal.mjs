@@ -198,6 +198,35 @@ try {
   check((await page.textContent('#crash-raw')) === realApi.raw, 'the raw log differs from the API');
   await page.screenshot({ path: shots + '/crash-symbols.png', fullPage: true });
 
+  // 8c. Calling contexts (ctx_app, built with -finstrument-functions):
+  // "Decoding…" until the server has decoded them, then each value with
+  // its stack, as the API gives it.
+  const ctxGroup = want.find((g) => g.app === 'ctx_app');
+  check(!!ctxGroup, 'no group of the context crash');
+  const ctxId = (await api('/api/v1/groups/' + ctxGroup.id)).sample_crashes[0];
+  await page.goto(url + '/#/crash/' + ctxId);
+  await page.waitForSelector('#contexts .context[data-status]', { timeout: 60000 });
+  const ctxApi = await api('/api/v1/crashes/' + ctxId + '/contexts');
+  check(ctxApi.status === 'done', 'the contexts API says ' + ctxApi.status);
+  const shown = await page.$$eval('#contexts .context', (ds) => ds.map((d) => ({
+    value: d.dataset.value, status: d.dataset.status,
+    functions: [...d.querySelectorAll('tbody tr')].map((tr) => tr.querySelectorAll('td')[1].textContent)})));
+  check(shown.length === ctxApi.contexts.length,
+        `${shown.length} contexts shown, the API has ${ctxApi.contexts.length}`);
+  for (let i = 0; i < shown.length; i++) {
+    const a = ctxApi.contexts[i];
+    check(shown[i].value === a.value && shown[i].status === a.status &&
+          JSON.stringify(shown[i].functions) === JSON.stringify((a.frames || []).map((f) => f.function)),
+          'context ' + i + ' shown as ' + JSON.stringify(shown[i]) + ', the API has ' + JSON.stringify(a));
+  }
+  const crashedCtx = ctxApi.contexts.find((x) => x.crashed);
+  check(crashedCtx && crashedCtx.status === 'decoded' &&
+        crashedCtx.frames.map((f) => f.function.split('.')[0]).join(' ') === 'crash_now crash_middle main',
+        'the crashed thread\'s context is ' + JSON.stringify(crashedCtx));
+  check((await page.textContent('#contexts')).includes('the crashed thread, 1 trace event'),
+        'the crashed thread\'s context does not say where it was seen');
+  await page.screenshot({ path: shots + '/crash-contexts.png', fullPage: true });
+
   // 9. Paging: one group a page, forward and back.
   await page.goto(url + '/#/?limit=1');
   await page.waitForFunction(() => document.querySelectorAll('.group-link').length === 1 &&

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# portal.sh FAULTLINE BUILD_DIR E2E_CRASHER: the web portal in a real
+# portal.sh FAULTLINE BUILD_DIR E2E_CRASHER CTX_APP: the web portal in a real
 # browser.  A server on a free loopback port gets crash logs (two groups of
 # a demo application over two versions and two OSes, one from an
 # application whose name and trace event are markup, one sent with the key
 # of a second project, and a real crash of E2E_CRASHER, which the server
-# symbolicates), then tests/portal/portal.mjs
+# symbolicates, and one of CTX_APP, built with -finstrument-functions,
+# whose calling contexts the server decodes), then tests/portal/portal.mjs
 # drives Debian's Chromium through the portal with playwright-core (npm,
 # installed from tests/portal/package-lock.json into BUILD_DIR).
 set -u
-FL=$1 BUILD=$2 CRASHER=$3
+FL=$1 BUILD=$2 CRASHER=$3 CTXAPP=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/fl-portal.XXXXXX")
 ADMIN=portal-admin-$$ KEY=portal-key-$$
@@ -87,14 +88,22 @@ FAULTLINE_SPOOL=$work/spool ASAN_OPTIONS=handle_segv=0:detect_leaks=0:verify_asa
 [ $? = 139 ] || fail "the crasher did not crash"
 "$FL" submit "$work"/spool/*.crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
     fail "submit: $(cat "$work/submit")"
-# Wait until all seven are processed into their five groups.
+# A crash with calling contexts (the program stays where the log says).
+rm -rf "$work/spool"
+FAULTLINE_SPOOL=$work/spool \
+    ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0:use_sigaltstack=0:allow_user_segv_handler=1:verify_asan_link_order=0 \
+    "$CTXAPP" crash >"$work/ctx.out" 2>&1
+grep -q '^CRASH_CONTEXT 0x' "$work"/spool/*.crashlog || fail "the context crash wrote no CRASH_CONTEXT"
+"$FL" submit "$work"/spool/*.crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
+    fail "submit: $(cat "$work/submit")"
+# Wait until all eight are processed into their six groups.
 for _ in $(seq 100); do
     total=$(admin "$(url /api/v1/groups)" | python3 -c \
         'import json,sys; print(sum(g["count"] for g in json.load(sys.stdin)["groups"]))')
-    [ "$total" = 7 ] && break
+    [ "$total" = 8 ] && break
     sleep 0.1
 done
-[ "$total" = 7 ] || fail "the groups count $total crashes, want 7"
+[ "$total" = 8 ] || fail "the groups count $total crashes, want 8"
 
 # The page a browser gets at /, and its headers.
 curl -s -D "$work/headers" -H 'Accept: text/html' -o "$work/index.html" "$(url /)"

@@ -301,7 +301,8 @@ auth)
   [ -n "$gid" ] || fail "no group"
   # Every read/admin route: 401 without a token and with a wrong one.
   routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
-          "GET /api/v1/crashes/$id" "PATCH /api/v1/groups/$gid" "POST /api/v1/crashes/$id/reprocess"
+          "GET /api/v1/crashes/$id" "GET /api/v1/crashes/$id/contexts" "PATCH /api/v1/groups/$gid"
+          "POST /api/v1/crashes/$id/reprocess"
           "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/trends?app=authapp&days=7"
           "GET /api/v1/projects" "POST /api/v1/projects" "POST /api/v1/projects/p1/keys"
           "DELETE /api/v1/projects/p1/keys/k1")

@@ -296,6 +296,13 @@ async function crash(view, id) {
       (t.name ? ' (' + t.name + ')' : '') + (t.context ? ' — context ' + t.context : '')),
       frames(t.frames || []));
   }
+  // Calling contexts (code built with -finstrument-functions): the server
+  // decodes them into stacks on demand, so they come after the page.
+  if ((c.threads || []).some((t) => t.context) || (c.trace || []).some((e) => e.context)) {
+    const box = el('div', {id: 'contexts', role: 'status'}, el('p', {class: 'muted'}, 'Decoding…'));
+    view.append(el('h2', {}, 'Calling contexts'), box);
+    contexts(box, c.id);
+  }
   if ((c.trace || []).length)
     view.append(el('h2', {}, 'Trace events'), table(['Time (UTC)', 'Thread', 'Event', 'Context'],
       c.trace.map((e) => [clock(e.time_ns, 1e6), String(e.tid), e.text, e.context || ''])));
@@ -315,6 +322,49 @@ async function crash(view, id) {
   if (c.raw)
     view.append(el('details', {}, el('summary', {}, 'Crash log as received (' +
       c.raw.length + ' characters)'), el('pre', {id: 'crash-raw'}, c.raw)));
+}
+
+// Fills box with the crash's decoded calling contexts, asking again while
+// the server says it is still decoding (and the page is still shown).
+async function contexts(box, id) {
+  let r;
+  for (let tries = 0; ; tries++) {
+    try {
+      r = await api('/api/v1/crashes/' + encodeURIComponent(id) + '/contexts');
+    } catch (e) {
+      box.replaceChildren(el('p', {class: 'error'}, 'Could not decode the contexts: ' + e.message));
+      return;
+    }
+    if (r.status !== 'pending' || !box.isConnected) break;
+    if (tries === 120) {
+      box.replaceChildren(el('p', {class: 'error'}, 'Still decoding: reload the page later.'));
+      return;
+    }
+    await new Promise((done) => setTimeout(done, 1000));
+  }
+  if (!box.isConnected) return;
+  box.replaceChildren();
+  for (const x of r.contexts || []) {
+    const where = [];
+    if (x.crashed) where.push('the crashed thread');
+    const others = (x.threads || []).length - (x.crashed ? 1 : 0);
+    if (others > 0) where.push(others === 1 ? '1 other thread' : others + ' other threads');
+    if (x.events) where.push(x.events === 1 ? '1 trace event' : x.events + ' trace events');
+    const div = el('div', {class: 'context', 'data-value': x.value, 'data-status': x.status},
+      el('h3', {}, el('span', {class: 'mono'}, x.value), where.length ? ' — ' + where.join(', ') : ''));
+    if (x.status === 'decoded')
+      div.append(table(['#', 'Function', 'Module', 'Offset'], (x.frames || []).map((f, i) => [
+        String(i), el('span', {class: 'mono'}, f.function || ''), f.module || '',
+        el('span', {class: 'mono'}, f.address || '')])));
+    else
+      div.append(el('p', {class: x.status === 'empty' ? 'muted' : 'error'}, x.message || x.status));
+    box.append(div);
+  }
+  const missing = (r.files || []).filter((f) => f.status === 'missing');
+  if (missing.length && (r.contexts || []).some((x) => x.status !== 'decoded' && x.status !== 'empty'))
+    box.append(el('p', {class: 'muted', id: 'contexts-missing'},
+      'Files not found on the server (upload the executables with faultline symbols add): ' +
+      missing.map((f) => f.module + ' (' + f.build_id + ')').join(', ')));
 }
 
 // Stacked bars: one column per day, a segment per series (largest
