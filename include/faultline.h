@@ -126,7 +126,10 @@ typedef struct faultline_hooks {
  * default 500, max 2000, 0 for none: each costs ~0.4 us in the handler),
  * FAULTLINE_DUMP_SIGNAL (the real-time signal Faultline takes to reach the
  * other threads on a crash and to give threads that already exist an
- * alternate signal stack; default SIGRTMAX-3, 0 turns both off).
+ * alternate signal stack; default SIGRTMAX-3, 0 turns both off),
+ * FAULTLINE_TRACE_SIGNAL (the signal on which the process writes its
+ * flight recorder into the spool, for `faultline dump PID`; default
+ * SIGRTMAX-4, taken only when nothing handles it yet; 0: none).
  *
  * Threads created after install get an alternate signal stack because the
  * library wraps pthread_create(); the wrapper only forwards until install.

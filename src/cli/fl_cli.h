@@ -11,14 +11,17 @@ int fl_cmd_symbolicate(int argc, char **argv); /* src/symbols/cmd_symbols.c */
 int fl_cmd_symbols(int argc, char **argv);     /* src/symbols/cmd_symbols.c */
 int fl_cmd_serve(int argc, char **argv);       /* src/server/cmd_serve.c */
 int fl_cmd_decode(int argc, char **argv);      /* src/symbols/tracedecode.c */
+int fl_cmd_dump(int argc, char **argv);        /* src/symbols/cmd_dump.c */
 
 /* { name, function, one-line summary } */
 #define FL_CLI_COMMANDS                                                                            \
     {"version", fl_cmd_version, "print the version"},                                              \
-    {"serve", fl_cmd_serve, "run the server (HTTP ingest, workers, API)"},                         \
-    {"submit", fl_cmd_submit, "send crash logs to a server (a scriptable reporter)"},              \
-    {"symbolicate", fl_cmd_symbolicate, "symbolicate addresses like llvm-symbolizer --inlines"},   \
-    {"symbols", fl_cmd_symbols, "symbols add FILE...: ingest debug files into the symcache"},     \
-    {"decode", fl_cmd_decode, "turn a trace-ID dump (faultline_trace_dump) into text"},
+        {"serve", fl_cmd_serve, "run the server (HTTP ingest, workers, API)"},                     \
+        {"submit", fl_cmd_submit, "send crash logs to a server (a scriptable reporter)"},          \
+        {"symbolicate", fl_cmd_symbolicate,                                                        \
+         "symbolicate addresses like llvm-symbolizer --inlines"},                                  \
+        {"symbols", fl_cmd_symbols, "symbols add FILE...: ingest debug files into the symcache"},  \
+        {"decode", fl_cmd_decode, "turn a trace-ID dump (faultline_trace_dump) into text"},        \
+        {"dump", fl_cmd_dump, "dump PID: the flight recorder of a running process, as text"},
 
 #endif

@@ -10,6 +10,9 @@
 /* The command: faultline decode [--obj FILE]... [DUMP]. */
 int fl_cmd_decode(int argc, char **argv);
 
+/* The command: faultline dump [options] PID (cmd_dump.c). */
+int fl_cmd_dump(int argc, char **argv);
+
 /* Decodes the dump read from `in` into `out` with no object files and
  * without opening the paths the dump names: every event's line says it
  * could not be decoded, the rest is checked and copied.  The fuzz

@@ -1,7 +1,8 @@
 /* trace_decode_app IDS TEXT [LIB]: traces a bit of everything (and, with
  * LIB, from a dlopen()ed library), then writes the flight recorder both
  * ways: the trace-ID dump to IDS, the text to TEXT.  decode.sh checks that
- * `faultline decode` makes TEXT out of IDS. */
+ * `faultline decode` makes TEXT out of IDS; dump.sh, with DECODE_WAIT set,
+ * that `faultline dump PID` makes TEXT out of the waiting process. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <float.h>
@@ -61,5 +62,13 @@ int main(int argc, char **argv)
     if (ids < 0 || text < 0 || faultline_trace_dump(ids) <= 0 ||
         faultline_trace_dump_text(text) <= 0)
         return 5;
+    /* DECODE_WAIT: then wait, as a hung process would, until killed --
+     * for `faultline dump PID` (tests/trace/dump.sh). */
+    if (getenv("DECODE_WAIT")) {
+        printf("READY\n");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
     return 0;
 }

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# `faultline dump PID`: the flight recorder of a running process.
+# trace_decode_app (DECODE_WAIT) traces, writes its own text dump, then
+# waits like a hung process; the command must print that text byte for
+# byte, leave the process running, and refuse, without sending anything,
+# a process that does not catch the signal (its default action would kill
+# it).  Also: another signal, --ids, --keep, and the trigger turned off.
+# With PRELOAD, an unmodified program run with libfaultline-preload.so.
+# usage: dump.sh FAULTLINE TRACE_DECODE_APP TRACELIB [PRELOAD]
+set -u
+FL=$1 APP=$2 LIB=$3 PRELOAD=${4:-}
+work=$(mktemp -d "${TMPDIR:-/tmp}/fl-dump.XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL [dump]: $*" >&2; exit 1; }
+pass=0
+ok() { pass=$((pass + 1)); echo "ok - $*"; }
+export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+
+# run NAME [VAR=VALUE...]: starts the app waiting, with its spool in
+# $work/NAME; sets P.
+run() {
+    local name=$1
+    shift
+    mkdir -p "$work/$name"
+    env "$@" DECODE_WAIT=1 FAULTLINE_SPOOL="$work/$name/spool" \
+        "$APP" "$work/$name/ids" "$work/$name/text" "$LIB" >"$work/$name/out" 2>&1 &
+    P=$!
+    pids+=("$P")
+    for _ in $(seq 100); do
+        grep -q READY "$work/$name/out" 2>/dev/null && return 0
+        kill -0 "$P" 2>/dev/null || fail "$name: the app exited: $(cat "$work/$name/out")"
+        sleep 0.05
+    done
+    fail "$name: the app did not get ready"
+}
+
+# The default signal: the decoded dump is the app's own text dump.
+run a
+"$FL" dump "$P" >"$work/a/dumped" 2>"$work/a/err" || fail "dump exited $?: $(cat "$work/a/err")"
+cmp -s "$work/a/text" "$work/a/dumped" ||
+    { diff "$work/a/text" "$work/a/dumped" | head; fail "the dump differs from the app's text dump"; }
+grep -q '^TRACE .*step 49 of 50' "$work/a/dumped" || fail "no trace event in the dump"
+grep -q 'from the library 8' "$work/a/dumped" || fail "no event of the dlopen()ed library in the dump"
+ok "faultline dump PID prints the process's flight recorder, byte for byte its text dump"
+kill -0 "$P" 2>/dev/null || fail "the process did not survive the dump"
+[ -z "$(ls "$work/a/spool" | grep -e tracedump -e '\.part$')" ] || fail "dump files left: $(ls "$work/a/spool")"
+ok "the process goes on running; no file is left in its spool"
+# Again, kept, and the raw trace-ID form.
+"$FL" dump --keep --ids "$P" >"$work/a/ids2" 2>"$work/a/err" || fail "dump --ids: $(cat "$work/a/err")"
+head -1 "$work/a/ids2" | grep -q '^FAULTLINE_TRACE_DUMP 1' || fail "--ids printed $(head -2 "$work/a/ids2")"
+kept=$(sed -n 's/^faultline dump: the dump is //p' "$work/a/err")
+[ -f "$kept" ] && cmp -s "$kept" "$work/a/ids2" || fail "--keep: '$kept' is not the dump printed"
+case $(basename "$kept") in trace-"$P"-*.tracedump) ;; *) fail "dump file named $kept" ;; esac
+ok "a second dump; --ids prints it, --keep keeps it in the spool"
+
+# Another signal, chosen by the environment (the command reads it there).
+run b FAULTLINE_TRACE_SIGNAL=12
+"$FL" dump "$P" >"$work/b/dumped" 2>"$work/b/err" || fail "SIGUSR2: $(cat "$work/b/err")"
+cmp -s "$work/b/text" "$work/b/dumped" || fail "SIGUSR2: the dump differs"
+ok "FAULTLINE_TRACE_SIGNAL=12 (SIGUSR2)"
+
+# Turned off: the command says so and sends nothing.
+run c FAULTLINE_TRACE_SIGNAL=0
+"$FL" dump "$P" >/dev/null 2>"$work/c/err"
+[ $? = 2 ] && grep -q 'turned off' "$work/c/err" || fail "trigger off: $(cat "$work/c/err")"
+# Told the wrong signal by hand: it is not caught, so it is not sent.
+"$FL" dump --signal 50 "$P" >/dev/null 2>"$work/c/err"
+[ $? = 2 ] && grep -q 'does not catch signal 50' "$work/c/err" || fail "--signal 50: $(cat "$work/c/err")"
+kill -0 "$P" 2>/dev/null || fail "the process with the trigger off was killed"
+ok "the trigger off, or a signal not caught: refused, and nothing sent"
+
+# A process without libfaultline: refused, and still alive.
+sleep 300 &
+S=$!
+pids+=("$S")
+"$FL" dump --spool "$work" "$S" >/dev/null 2>"$work/err"
+[ $? = 2 ] && grep -q 'does not catch signal' "$work/err" || fail "a process without libfaultline: $(cat "$work/err")"
+kill -0 "$S" 2>/dev/null || fail "faultline dump killed a process without libfaultline"
+ok "a process without libfaultline: refused and left alive"
+
+# An unmodified program with the preload library: it has a (quiet)
+# recorder to dump, and goes on running.
+if [ -n "$PRELOAD" ]; then
+    mkdir -p "$work/p"
+    FAULTLINE_SPOOL=$work/p LD_PRELOAD=$PRELOAD sleep 300 &
+    S=$!
+    pids+=("$S")
+    for _ in $(seq 100); do
+        grep -q "$(basename "$PRELOAD")" /proc/$S/maps 2>/dev/null && [ -d "$work/p" ] && break
+        sleep 0.05
+    done
+    for _ in $(seq 100); do  # the constructor installs the trigger
+        [ $(( 0x$(sed -n 's/^SigCgt:\s*//p' /proc/$S/status) >> 59 & 1 )) = 1 ] && break
+        sleep 0.05
+    done
+    "$FL" dump "$S" >"$work/p.out" 2>"$work/err" || fail "a preloaded program: $(cat "$work/err")"
+    kill -0 "$S" 2>/dev/null || fail "the preloaded program did not survive the dump"
+    ok "an unmodified program run with libfaultline-preload.so"
+fi
+
+# Errors a user can make.
+"$FL" dump 0 >/dev/null 2>"$work/err"; [ $? = 2 ] && grep -q 'not a process id' "$work/err" || fail "pid 0"
+"$FL" dump 999999999 >/dev/null 2>"$work/err"; [ $? = 2 ] || fail "a pid that does not exist"
+"$FL" dump --timeout 0 1 >/dev/null 2>"$work/err"; [ $? = 2 ] || fail "--timeout 0 accepted"
+"$FL" dump >/dev/null 2>&1; [ $? = 2 ] || fail "no pid accepted"
+ok "bad arguments: exit 2"
+echo "$pass passed"
