@@ -225,6 +225,13 @@ try {
         'the crashed thread\'s context is ' + JSON.stringify(crashedCtx));
   check((await page.textContent('#contexts')).includes('the crashed thread, 1 trace event'),
         'the crashed thread\'s context does not say where it was seen');
+  // The trace event recorded in crash_now, and the crashed thread's
+  // heading, carry that stack after their value.
+  const evCtx = await page.textContent('h2:text("Trace events") + table tbody tr td[data-ctx]');
+  check(evCtx === crashedCtx.value + ' (' + crashedCtx.frames.map((f) => f.function).join(' ← ') + ')',
+        'the trace event\'s context reads ' + evCtx);
+  check((await page.textContent('h2 span[data-ctx]')).includes('(' + crashedCtx.frames[0].function + ' ← '),
+        'the crashed thread\'s heading does not show its stack');
   await page.screenshot({ path: shots + '/crash-contexts.png', fullPage: true });
 
   // 9. Paging: one group a page, forward and back.

@@ -293,7 +293,8 @@ async function crash(view, id) {
   }
   for (const t of c.threads || []) {
     view.append(el('h2', {}, (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
-      (t.name ? ' (' + t.name + ')' : '') + (t.context ? ' — context ' + t.context : '')),
+      (t.name ? ' (' + t.name + ')' : ''),
+      t.context ? el('span', {'data-ctx': t.context}, ' — context ' + t.context) : null),
       frames(t.frames || []));
   }
   // Calling contexts (code built with -finstrument-functions): the server
@@ -305,7 +306,8 @@ async function crash(view, id) {
   }
   if ((c.trace || []).length)
     view.append(el('h2', {}, 'Trace events'), table(['Time (UTC)', 'Thread', 'Event', 'Context'],
-      c.trace.map((e) => [clock(e.time_ns, 1e6), String(e.tid), e.text, e.context || ''])));
+      c.trace.map((e) => [clock(e.time_ns, 1e6), String(e.tid), e.text,
+        e.context ? el('td', {'data-ctx': e.context}, e.context) : ''])));
   if ((c.breadcrumbs || []).length)
     view.append(el('h2', {}, 'Breadcrumbs'), table(['Time (UTC)', 'Category', 'Message'],
       c.breadcrumbs.map((b) => [clock(b.time_ms, 1), b.category, b.message])));
@@ -360,6 +362,13 @@ async function contexts(box, id) {
       div.append(el('p', {class: x.status === 'empty' ? 'muted' : 'error'}, x.message || x.status));
     box.append(div);
   }
+  // Where a value appears on the page (thread headings, trace events),
+  // its stack follows it, outermost call last.
+  const stacks = new Map((r.contexts || []).filter((x) => x.status === 'decoded')
+    .map((x) => [x.value, (x.frames || []).map((f) => f.function).join(' ← ')]));
+  for (const e of document.querySelectorAll('[data-ctx]'))
+    if (stacks.has(e.dataset.ctx))
+      e.append(el('span', {class: 'ctx-stack'}, ' (' + stacks.get(e.dataset.ctx) + ')'));
   const missing = (r.files || []).filter((f) => f.status === 'missing');
   if (missing.length && (r.contexts || []).some((x) => x.status !== 'decoded' && x.status !== 'empty'))
     box.append(el('p', {class: 'muted', id: 'contexts-missing'},
