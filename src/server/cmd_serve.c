@@ -33,7 +33,7 @@ typedef struct opts {
     int64_t max_backlog;
     double rate, burst;
     const char *skip_list, *prefix_list;
-    uint64_t max_symbol_file, symcache_lru, republish_after;
+    uint64_t max_symbol_file, symcache_lru, republish_after, context_max_paths;
     bool no_remote_unwind, no_id_filter;
     bool listen_given; /* --listen on the command line */
 } opts;
@@ -81,6 +81,8 @@ static void usage(FILE *f)
             "  --max-symbol-file BYTES  largest debug file upload (default 1073741824) -> 413\n"
             "  --symcache-lru N     open symcaches kept per process (default 32)\n"
             "  --no-remote-unwind   keep the client's stack (no server-side CFI unwind)\n"
+            "  --context-max-paths N  paths a calling context's search may try (default\n"
+            "                       20000000; a crash's searches share twice that)\n"
             "  --no-id-filter       look every new crash id up among those stored instead of\n"
             "                       keeping a filter of them in memory (~10 bits per crash)\n"
             "\n"
@@ -169,6 +171,13 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--max-symbol-file")) {
             if (num(a, TAKE, &o->max_symbol_file))
                 return -1;
+        } else if (!strcmp(a, "--context-max-paths")) {
+            if (num(a, TAKE, &o->context_max_paths))
+                return -1;
+            if (o->context_max_paths == 0 || o->context_max_paths > 10000000000ull) {
+                fprintf(stderr, "faultline serve: --context-max-paths: 1..10000000000\n");
+                return -1;
+            }
         } else if (!strcmp(a, "--symcache-lru")) {
             if (num(a, TAKE, &o->symcache_lru))
                 return -1;
@@ -392,7 +401,8 @@ int fl_cmd_serve(int argc, char **argv)
               .max_memory = 256u << 20,
               .max_backlog = 1000000,
               .max_symbol_file = 1ull << 30,
-              .symcache_lru = 32};
+              .symcache_lru = 32,
+              .context_max_paths = 20000000};
     snprintf(o.host, sizeof o.host, "127.0.0.1");
     int pr = parse_args(&o, argc, argv);
     if (pr)
@@ -591,7 +601,7 @@ int fl_cmd_serve(int argc, char **argv)
             snprintf(err, sizeof err, "cannot start the symbols watcher");
             goto out;
         }
-        fl_ctxsrv_config xc = {.sym = sym};
+        fl_ctxsrv_config xc = {.sym = sym, .max_paths = o.context_max_paths};
         if (!(ctxsrv = fl_ctxsrv_new(&xc, err, sizeof err)))
             goto out;
         fl_http_config hc = {.port = o.port,

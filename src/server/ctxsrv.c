@@ -31,7 +31,16 @@
 
 #define MAX_RESULTS 128 /* crashes whose answer is kept */
 #define MAX_GRAPHS 4    /* call graphs kept (one per build of a program) */
-#define MISS_TTL_NS (60ull * 1000000000ull)
+/* What one crash may cost: a log is written by whoever reaches the ingest
+ * port, and each value not found costs a whole search.  Values past the
+ * first MAX_VALUES are counted, not decoded; all of a crash's searches
+ * share twice the per-value budget; objects past MAX_OBJECTS are not
+ * looked for. */
+#define MAX_VALUES 256
+#define MAX_OBJECTS 256
+/* An answer with a value not decoded is made again after this, or at once
+ * when a debug file arrives (the generation). */
+#define MISS_TTL_NS (600ull * 1000000000ull)
 
 typedef struct result {
     char id[FL_CRASH_ID_MAX];
@@ -59,7 +68,7 @@ struct fl_ctxsrv {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t thread;
-    bool stop;
+    bool stop; /* under mu; read atomically by the decoder between steps */
     job *head, *tail;
     size_t njobs;
     char running[FL_CRASH_ID_MAX]; /* the crash being decoded, or "" */
@@ -67,7 +76,13 @@ struct fl_ctxsrv {
     uint64_t clock, gen;
     fl_ctxsrv_stats st;
     graph graphs[MAX_GRAPHS];
+    uint64_t gclock; /* the graphs' LRU clock: the decoder's alone */
 };
+
+static bool stopping(fl_ctxsrv *cs)
+{
+    return __atomic_load_n(&cs->stop, __ATOMIC_RELAXED);
+}
 
 static uint64_t now_ns(void)
 {
@@ -119,6 +134,11 @@ static result *find_result_locked(fl_ctxsrv *cs, const char *id)
 static void put_result_locked(fl_ctxsrv *cs, const char *id, char *json, bool complete,
                               uint64_t gen)
 {
+    check_generation_locked(cs);
+    if (gen != cs->gen) {
+        free(json); /* made with files from before an upload: make it again */
+        return;
+    }
     result *slot = &cs->res[0];
     for (size_t i = 0; i < MAX_RESULTS; i++) {
         result *r = &cs->res[i];
@@ -161,13 +181,20 @@ typedef struct value {
 typedef struct values {
     value *v;
     size_t n, cap;
+    size_t omitted; /* threads and events whose value is past MAX_VALUES */
 } values;
+
+static value none; /* what add_value() gives for a value past the cap */
 
 static value *add_value(values *vs, uint64_t v)
 {
     for (size_t i = 0; i < vs->n; i++)
         if (vs->v[i].v == v)
             return &vs->v[i];
+    if (vs->n == MAX_VALUES) {
+        vs->omitted++;
+        return &none;
+    }
     if (vs->n == vs->cap) {
         size_t nc = vs->cap ? vs->cap * 2 : 8;
         value *nv = realloc(vs->v, nc * sizeof *nv);
@@ -199,7 +226,7 @@ static int collect(const fl_crashlog *L, values *vs)
         if (!(x = add_value(vs, L->crash_context)))
             return -1;
         x->crashed = true;
-        if (L->has_crash_tid)
+        if (L->has_crash_tid && x != &none)
             json_array_append_new(x->threads, json_integer((json_int_t)L->crash_tid));
     }
     for (size_t i = 0; i < L->nthreads; i++) {
@@ -207,14 +234,16 @@ static int collect(const fl_crashlog *L, values *vs)
             continue;
         if (!(x = add_value(vs, L->threads[i].context)))
             return -1;
-        json_array_append_new(x->threads, json_integer((json_int_t)L->threads[i].tid));
+        if (x != &none)
+            json_array_append_new(x->threads, json_integer((json_int_t)L->threads[i].tid));
     }
     for (size_t i = 0; i < L->ntrace; i++) {
         if (!L->trace[i].has_context)
             continue;
         if (!(x = add_value(vs, L->trace[i].context)))
             return -1;
-        x->events++;
+        if (x != &none)
+            x->events++;
     }
     return 0;
 }
@@ -236,7 +265,7 @@ static void close_file(file *f)
 /* Opens path as ELF with build id `id`; false (closed) otherwise. */
 static bool open_file(file *f, const char *path, const char *id)
 {
-    *f = (file){.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+    *f = (file){.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
     struct stat st;
     if (f->fd < 0 || fstat(f->fd, &st) || !S_ISREG(st.st_mode)) {
         close_file(f);
@@ -280,7 +309,7 @@ static fl_ctxgraph *get_graph(fl_ctxsrv *cs, const char *key, module *mods, size
     for (size_t i = 0; i < MAX_GRAPHS; i++) {
         graph *g = &cs->graphs[i];
         if (g->key && !strcmp(g->key, key)) {
-            g->used = ++cs->clock;
+            g->used = ++cs->gclock;
             return g->g;
         }
         if (!g->key || g->used < slot->used)
@@ -300,7 +329,7 @@ static fl_ctxgraph *get_graph(fl_ctxsrv *cs, const char *key, module *mods, size
     fl_ctxgraph_link(g);
     fl_ctxgraph_free(slot->g);
     free(slot->key);
-    *slot = (graph){.key = k, .g = g, .used = ++cs->clock};
+    *slot = (graph){.key = k, .g = g, .used = ++cs->gclock};
     pthread_mutex_lock(&cs->mu);
     cs->st.graphs++;
     pthread_mutex_unlock(&cs->mu);
@@ -344,14 +373,18 @@ static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, boo
     bool need = false;
     for (size_t i = 0; i < vs.n && !need; i++)
         need = vs.v[i].v != 0;
-    for (size_t i = 0; need && i < L->nobjects; i++) {
+    size_t looked = 0;
+    for (size_t i = 0; need && i < L->nobjects && looked < MAX_OBJECTS; i++) {
         const fl_object *o = &L->objects[i];
+        if (stopping(cs))
+            goto out;
         bool seen = false;
         for (size_t k = 0; k < i && !seen; k++)
             seen = L->objects[k].build_id && o->build_id &&
                    !strcmp(L->objects[k].build_id, o->build_id);
         if (!o->build_id || seen)
             continue;
+        looked++;
         const char *shown = base_name(o->path ? o->path : o->name ? o->name : "?");
         module *m = &mods[nmods];
         *m = (module){.o = o, .code = {.fd = -1}, .syms = {.fd = -1}};
@@ -404,8 +437,14 @@ static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, boo
         g = NULL;
     }
     json_t *arr = json_object_get(out, "contexts");
-    uint64_t decoded = 0, missed = 0;
+    uint64_t decoded = 0, missed = 0, left = 2 * cs->cfg.max_paths;
+    if (vs.omitted) {
+        json_object_set_new(out, "omitted", json_integer((json_int_t)vs.omitted));
+        *complete = false;
+    }
     for (size_t i = 0; i < vs.n; i++) {
+        if (stopping(cs))
+            goto out;
         char hex[24];
         snprintf(hex, sizeof hex, "0x%" PRIx64, vs.v[i].v);
         json_t *c = json_pack("{s:s,s:b,s:O,s:I}", "value", hex, "crashed", vs.v[i].crashed,
@@ -425,9 +464,21 @@ static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, boo
             missed++;
             continue;
         }
-        fl_ctxsearch s = {.max_depth = cs->cfg.max_depth, .budget = cs->cfg.max_paths};
+        if (!left) {
+            json_object_set_new(c, "status", json_string("not_found"));
+            json_object_set_new(c, "message",
+                                json_string("not searched: the crash's other values used up its "
+                                            "search budget"));
+            *complete = false;
+            missed++;
+            continue;
+        }
+        fl_ctxsearch s = {.max_depth = cs->cfg.max_depth,
+                          .budget = left < cs->cfg.max_paths ? left : cs->cfg.max_paths};
         json_t *frames = json_array();
-        if (frames && fl_ctxgraph_search(g, vs.v[i].v, &s, add_frames, frames)) {
+        unsigned found = frames ? fl_ctxgraph_search(g, vs.v[i].v, &s, add_frames, frames) : 0;
+        left -= s.steps < left ? s.steps : left;
+        if (found) {
             json_object_set_new(c, "status", json_string("decoded"));
             json_object_set_new(c, "frames", frames);
             decoded++;
@@ -545,7 +596,7 @@ void fl_ctxsrv_free(fl_ctxsrv *cs)
     if (!cs)
         return;
     pthread_mutex_lock(&cs->mu);
-    cs->stop = true;
+    __atomic_store_n(&cs->stop, true, __ATOMIC_RELAXED);
     pthread_cond_signal(&cs->cv);
     pthread_mutex_unlock(&cs->mu);
     pthread_join(cs->thread, NULL);
@@ -573,8 +624,11 @@ int fl_ctxsrv_cached(fl_ctxsrv *cs, const char *id, char **json)
     result *r = find_result_locked(cs, id);
     if (r)
         *json = strdup(r->json);
+    bool pending = !r && pending_locked(cs, id);
     pthread_mutex_unlock(&cs->mu);
-    return !r ? FL_CTXSRV_PENDING : *json ? FL_CTXSRV_DONE : FL_CTXSRV_NOMEM;
+    if (r)
+        return *json ? FL_CTXSRV_DONE : FL_CTXSRV_NOMEM;
+    return pending ? FL_CTXSRV_PENDING : FL_CTXSRV_UNKNOWN;
 }
 
 int fl_ctxsrv_get(fl_ctxsrv *cs, const char *id, const char *raw, size_t len, char **json)
@@ -583,13 +637,12 @@ int fl_ctxsrv_get(fl_ctxsrv *cs, const char *id, const char *raw, size_t len, ch
     if (strlen(id) >= FL_CRASH_ID_MAX)
         return FL_CTXSRV_BADLOG;
     int rc = fl_ctxsrv_cached(cs, id, json);
-    if (rc != FL_CTXSRV_PENDING)
+    if (rc != FL_CTXSRV_UNKNOWN)
         return rc;
     pthread_mutex_lock(&cs->mu);
-    bool pending = pending_locked(cs, id), full = cs->njobs >= cs->cfg.max_queue;
+    bool full = cs->njobs >= cs->cfg.max_queue;
+    uint64_t gen = cs->gen;
     pthread_mutex_unlock(&cs->mu);
-    if (pending)
-        return FL_CTXSRV_PENDING;
     if (full)
         return FL_CTXSRV_BUSY;
     fl_crashlog *L = NULL;
@@ -608,6 +661,12 @@ int fl_ctxsrv_get(fl_ctxsrv *cs, const char *id, const char *raw, size_t len, ch
             json_pack("{s:s,s:s,s:[],s:[]}", "crash_id", id, "status", "done", "contexts", "files");
         *json = j ? json_dumps(j, JSON_COMPACT) : NULL;
         json_decref(j);
+        char *keep = *json ? strdup(*json) : NULL;
+        if (keep) {
+            pthread_mutex_lock(&cs->mu);
+            put_result_locked(cs, id, keep, true, gen);
+            pthread_mutex_unlock(&cs->mu);
+        }
         return *json ? FL_CTXSRV_DONE : FL_CTXSRV_NOMEM;
     }
     job *j = calloc(1, sizeof *j);

@@ -35,7 +35,8 @@ typedef struct fl_ctxsrv fl_ctxsrv;
 
 typedef struct fl_ctxsrv_config {
     struct fl_srvsym *sym; /* where the files are found (borrowed) */
-    uint64_t max_paths;    /* search budget per value; 0: 20,000,000 paths */
+    uint64_t max_paths;    /* search budget per value, and twice that per
+                            * crash; 0: 20,000,000 paths */
     unsigned max_depth;    /* longest stack tried; 0: 64 */
     unsigned max_queue;    /* crashes waiting for the decoder; 0: 16 */
 } fl_ctxsrv_config;
@@ -47,14 +48,16 @@ void fl_ctxsrv_free(fl_ctxsrv *cs); /* stops the thread; NULL is fine */
 enum {
     FL_CTXSRV_DONE = 0,    /* *json is the answer (caller frees) */
     FL_CTXSRV_PENDING = 1, /* queued or being decoded: ask again */
+    FL_CTXSRV_UNKNOWN = 2, /* fl_ctxsrv_cached: neither known nor queued */
     FL_CTXSRV_BUSY = -1,   /* the queue is full: ask later */
     FL_CTXSRV_BADLOG = -2, /* the stored log does not parse */
     FL_CTXSRV_NOMEM = -3
 };
 
-/* The decoded contexts of crash `id`, from the cache only: FL_CTXSRV_DONE
- * with *json, or FL_CTXSRV_PENDING when not known yet (then call
- * fl_ctxsrv_get with the log). */
+/* The decoded contexts of crash `id`, without its log: FL_CTXSRV_DONE
+ * with *json from the cache, FL_CTXSRV_PENDING while it is queued or
+ * being decoded, FL_CTXSRV_UNKNOWN when neither (then call fl_ctxsrv_get
+ * with the log). */
 int fl_ctxsrv_cached(fl_ctxsrv *cs, const char *id, char **json);
 
 /* The decoded contexts of crash `id`, whose stored log is raw[0..len):
@@ -68,7 +71,10 @@ int fl_ctxsrv_cached(fl_ctxsrv *cs, const char *id, char **json);
  *    "files":[{"module","build_id","status":"used"|"not instrumented"|
  *              "missing","source"}…]}
  * Frames are innermost first; a value is listed once, with every thread
- * and the number of trace events that had it. */
+ * and the number of trace events that had it.  A crash costs at most: its
+ * first 256 distinct values searched, its first 256 objects looked for,
+ * twice cfg.max_paths paths in all ("omitted": threads and events whose
+ * value was past the 256th). */
 int fl_ctxsrv_get(fl_ctxsrv *cs, const char *id, const char *raw, size_t len, char **json);
 
 typedef struct fl_ctxsrv_stats {

@@ -75,6 +75,9 @@ struct fl_http {
     size_t nconns;
 
     fl_projects *projects; /* the other projects' ingest keys */
+    /* The store's symbols version, last read (second of the monotonic
+     * clock) and value (-1: none yet), for symbols_moved(). */
+    int64_t symver_checked, symver_seen;
 
     pthread_mutex_t rate_mu;
     struct bucket {
@@ -952,6 +955,25 @@ static bool id_ok(const char *id)
     return true;
 }
 
+/* A debug file stored by another process (another API server, or the
+ * watched directory of a server sharing this store) moves the store's
+ * symbols version: forget what the symbolizer did not find, so that the
+ * next look finds it.  Workers do this before each batch; a server
+ * without workers does it here, at most once a second. */
+static void symbols_moved(fl_http *h, fl_store_conn *sc)
+{
+    int64_t now = (int64_t)(fl_mono_ns() / 1000000000ull), v = -1;
+    int64_t last = __atomic_load_n(&h->symver_checked, __ATOMIC_RELAXED);
+    if (!sc || !h->cfg.srvsym || now == last ||
+        !__atomic_compare_exchange_n(&h->symver_checked, &last, now, false, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED) ||
+        h->store->symbols_version(sc, &v) || v < 0)
+        return;
+    int64_t seen = __atomic_exchange_n(&h->symver_seen, v, __ATOMIC_RELAXED);
+    if (seen >= 0 && seen != v)
+        fl_srvsym_flush(h->cfg.srvsym);
+}
+
 /* GET /api/v1/crashes/ID/contexts: the crash's calling contexts as
  * stacks (fl_ctxsrv.h).  202 while the decoder works on them: ask again
  * after Retry-After. */
@@ -962,9 +984,10 @@ static enum MHD_Result api_contexts(fl_http *h, struct MHD_Connection *c, const 
     if (!h->cfg.ctxsrv)
         return send_error(c, 503, "no context decoder on this server", "5");
     char *json = NULL;
+    fl_store_conn *sc = thread_conn(h);
+    symbols_moved(h, sc);
     int rc = fl_ctxsrv_cached(h->cfg.ctxsrv, id, &json);
-    if (rc == FL_CTXSRV_PENDING) {
-        fl_store_conn *sc = thread_conn(h);
+    if (rc == FL_CTXSRV_UNKNOWN) {
         if (!sc)
             return send_error(c, 503, "store unavailable", "5");
         bool nf = false;
@@ -2388,6 +2411,8 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
                        fl_metrics *m, char *err, size_t errlen)
 {
     fl_http *h = calloc(1, sizeof *h);
+    if (h)
+        h->symver_seen = -1;
     if (!h || !(h->buckets = calloc(RATE_BUCKETS, sizeof *h->buckets))) {
         free(h);
         snprintf(err, errlen, "out of memory");

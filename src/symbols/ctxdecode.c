@@ -1777,14 +1777,34 @@ unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *
     return s->matches;
 }
 
+/* Whether e is the C library: its DT_SONAME is libc.so.*. */
+static bool is_libc(Elf *e)
+{
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(e, scn)))
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNAMIC && sh.sh_entsize) {
+            Elf_Data *d = elf_getdata(scn, NULL);
+            size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+            for (size_t i = 0; i < n; i++) {
+                GElf_Dyn dyn;
+                const char *name;
+                if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_SONAME &&
+                    (name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val)))
+                    return !strncmp(name, "libc.so", 7);
+            }
+        }
+    return false;
+}
+
 int fl_ctx_elf_has_hooks(Elf *elf)
 {
-    /* Calls them in another file (an undefined symbol), or has them and
-     * is libfaultline or a program with its static archive (which also
-     * define faultline_context).  The C library defines empty hooks of
-     * its own: it calls none, and its 2 MB of code would only slow the
-     * graph down. */
-    bool defines = false, ours = false;
+    /* Calls them in another file (an undefined symbol), or has them:
+     * libfaultline, or a program with its static archive -- stripped, such
+     * a program may not export anything else.  Not the C library, which
+     * defines empty hooks of its own and calls none: its 2 MB of code
+     * would only slow the graph down. */
+    bool defines = false;
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
     while ((scn = elf_nextscn(elf, scn))) {
@@ -1796,16 +1816,13 @@ int fl_ctx_elf_has_hooks(Elf *elf)
         for (size_t i = 1; i < n; i++) {
             GElf_Sym sym;
             const char *name;
-            if (!gelf_getsym(d, (int)i, &sym) || !(name = elf_strptr(elf, sh.sh_link, sym.st_name)))
-                continue;
-            if (!strcmp(name, "__cyg_profile_func_enter")) {
+            if (gelf_getsym(d, (int)i, &sym) && (name = elf_strptr(elf, sh.sh_link, sym.st_name)) &&
+                !strcmp(name, "__cyg_profile_func_enter")) {
                 if (sym.st_shndx == SHN_UNDEF)
                     return 1;
                 defines = true;
-            } else if (!strcmp(name, "faultline_context") && sym.st_shndx != SHN_UNDEF) {
-                ours = true;
             }
         }
     }
-    return defines && ours;
+    return defines && !is_libc(elf);
 }

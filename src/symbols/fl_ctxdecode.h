@@ -76,7 +76,8 @@ unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *
 /* Whether the file names the hooks: calls them in another file (built
  * with -finstrument-functions and linked to libfaultline.so), or has them
  * (libfaultline itself, or a program that linked its static archive) --
- * not the C library, whose empty hooks nothing calls. */
+ * not the C library (DT_SONAME libc.so.*), whose empty hooks nothing
+ * calls. */
 int fl_ctx_elf_has_hooks(Elf *elf);
 
 #endif /* FL_CTXDECODE_H */

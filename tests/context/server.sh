@@ -8,10 +8,14 @@
 #   - The program is gone from its path: the contexts are not decoded and
 #     the answer names the missing file; once the program is uploaded
 #     (POST /api/v1/symbols), the next look decodes them.
-#   - A crash without contexts, an unknown crash, no token.
-# usage: server.sh FAULTLINE CTX_APP CTX_LIB
+#   - A stripped program with the static archive's hooks (CTX_SOLO, which
+#     exports nothing): decoded once its debug file is uploaded.
+#   - A crash without contexts, an unknown crash, no token, a FIFO path.
+#   - A hostile log with 2,000 distinct contexts: bounded work (256
+#     values), an answer, and a server that still stops promptly.
+# usage: server.sh FAULTLINE CTX_APP CTX_SOLO
 set -u
-FL=$1 APP=$2
+FL=$1 APP=$2 SOLO=$3
 work=$(mktemp -d "${TMPDIR:-/tmp}/fl-ctxsrv.XXXXXX")
 ADMIN=ctx-admin-$$ KEY=ctx-key-$$
 cleanup() {
@@ -184,5 +188,66 @@ c=$(contexts "$id5")
 [ "$c" = 200 ] && [ "$(stack crashed)" = "$want_c" ] || fail "a FIFO as the program's path: $c $(cat "$work/body")"
 ok "a FIFO as the program's path is not opened for reading"
 [ "$(metric faultline_context_queue)" = 0 ] || fail "the decoder's queue is not empty"
+
+# ---- a stripped program whose only sign of the hooks is their definition ----
+objcopy --only-keep-debug "$SOLO" "$work/bin/ctx_solo.debug" || fail "objcopy"
+strip -o "$work/bin/ctx_solo" "$SOLO" || fail "strip"
+! nm -D "$work/bin/ctx_solo" | grep -q faultline_context || fail "ctx_solo exports faultline_context"
+crash "$work/bin/ctx_solo"
+want_s=$(sed -n 's/^SOLO_EXPECT //p' "$OUT")
+id6=$(send "$LOG")
+c=$(contexts "$id6")
+[ "$c" = 200 ] && [ "$(stack crashed)" != "$want_s" ] ||
+    fail "the stripped program decoded without its debug file: $c $(cat "$work/body")"
+c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$work/bin/ctx_solo.debug")
+[ "$c" = 201 ] || fail "uploading the debug file -> $c $(cat "$work/body")"
+c=$(contexts "$id6")
+[ "$c" = 200 ] && [ "$(stack crashed)" = "$want_s" ] ||
+    fail "stripped program + uploaded debug file: $c '$(stack crashed)', want '$want_s': $(cat "$work/body")"
+grep -q '"module":"ctx_solo","build_id":"[0-9a-f]*","status":"used","source":"object"' "$work/body" ||
+    fail "the stripped program is not in the graph: $(cat "$work/body")"
+ok "a stripped program with the static archive's hooks, its debug file uploaded"
 stop || fail "the server did not stop cleanly"
+
+# ---- a hostile log: 2,000 distinct contexts ----
+# A small budget per value keeps the test short; the bounds are the same.
+start "$work/data" --context-max-paths 200000
+awk 'BEGIN { srand(7) }
+     /^CRASH_ID / { print "CRASH_ID 00000000-0000-4000-8000-0000000ba5e1"; next }
+     /^END$/ { for (i = 0; i < 2000; i++)
+                 printf "TRACE %d 1 hostile %d\nTRACE_CONTEXT 0x%08x%08x\n", 1795000000000000000 + i, i,
+                        int(rand() * 4294967295), int(rand() * 4294967295) }
+     { print }' "$work/log1.crashlog" >"$work/hostile.crashlog"
+id7=$(send "$work/hostile.crashlog")
+[ "$id7" = 00000000-0000-4000-8000-0000000ba5e1 ] || fail "the hostile log was not accepted: '$id7'"
+c=$(contexts "$id7")
+[ "$c" = 200 ] || fail "the hostile log: $c $(head -c 300 "$work/body")"
+uses=$(grep -c '_CONTEXT 0x' "$work/hostile.crashlog")
+python3 - "$work/body" "$uses" <<'EOF' || fail "the hostile log's answer (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["contexts"]) == 256, len(r["contexts"])
+# Every thread and trace event with a context: listed with its value, or
+# counted among the omitted.
+listed = sum(len(c["threads"]) + c["events"] for c in r["contexts"])
+assert listed + r["omitted"] == int(sys.argv[2]), (listed, r["omitted"], sys.argv[2])
+assert any(c["status"] == "decoded" for c in r["contexts"] if c["crashed"]), "crashed thread"
+EOF
+ok "a hostile log: 256 values decoded or tried, the rest counted, an answer"
+stop || fail "the server did not stop cleanly"
+# Stopping while the decoder works on another, with the default budget
+# (seconds of searching): prompt, at the end of the search under way.
+start "$work/data"
+sed 's/^CRASH_ID .*/CRASH_ID 00000000-0000-4000-8000-0000000ba5e2/' "$work/hostile.crashlog" \
+    >"$work/hostile2.crashlog"
+id8=$(send "$work/hostile2.crashlog")
+c=$(code GET "/api/v1/crashes/$id8/contexts" -H "Authorization: Bearer $ADMIN")
+[ "$c" = 202 ] || fail "the second hostile log -> $c"
+sleep 1
+c=$(code GET "/api/v1/crashes/$id8/contexts" -H "Authorization: Bearer $ADMIN")
+[ "$c" = 202 ] || fail "the decoder was not busy with the second hostile log: $c"
+t0=$(date +%s)
+stop || fail "the server did not stop cleanly while decoding"
+[ $(($(date +%s) - t0)) -le 20 ] || fail "stopping took $(($(date +%s) - t0)) s while decoding"
+ok "the server stops while the decoder works"
 echo "$pass passed"

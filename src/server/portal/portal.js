@@ -331,18 +331,25 @@ async function crash(view, id) {
 async function contexts(box, id) {
   let r;
   for (let tries = 0; ; tries++) {
-    try {
-      r = await api('/api/v1/crashes/' + encodeURIComponent(id) + '/contexts');
+      let wait = 1000;
+      try {
+          r = await api('/api/v1/crashes/' + encodeURIComponent(id) + '/contexts');
     } catch (e) {
-      box.replaceChildren(el('p', {class: 'error'}, 'Could not decode the contexts: ' + e.message));
-      return;
+        // A busy decoder (503) is asked again later; anything else is said.
+        if (e.message !== 'the context decoder is busy') {
+            box.replaceChildren(
+                el('p', {class : 'error'}, 'Could not decode the contexts: ' + e.message));
+            return;
+        }
+        r = {status : 'pending'};
+        wait = 5000;
     }
     if (r.status !== 'pending' || !box.isConnected) break;
     if (tries === 120) {
       box.replaceChildren(el('p', {class: 'error'}, 'Still decoding: reload the page later.'));
       return;
     }
-    await new Promise((done) => setTimeout(done, 1000));
+    await new Promise((done) => setTimeout(done, wait));
   }
   if (!box.isConnected) return;
   box.replaceChildren();
