@@ -127,9 +127,10 @@ typedef struct faultline_hooks {
  * FAULTLINE_DUMP_SIGNAL (the real-time signal Faultline takes to reach the
  * other threads on a crash and to give threads that already exist an
  * alternate signal stack; default SIGRTMAX-3, 0 turns both off),
- * FAULTLINE_TRACE_SIGNAL (the signal on which the process writes its
- * flight recorder into the spool, for `faultline dump PID`; default
- * SIGRTMAX-4, taken only when nothing handles it yet; 0: none).
+ * FAULTLINE_TRACE_SIGNAL (the real-time signal on which the process
+ * writes its flight recorder into the spool when `faultline dump PID`
+ * asks; default SIGRTMAX-4, taken only when nothing handles it yet; 0
+ * or a signal that is not real-time: none).
  *
  * Threads created after install get an alternate signal stack because the
  * library wraps pthread_create(); the wrapper only forwards until install.

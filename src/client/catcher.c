@@ -8,7 +8,7 @@
  * faultline_install() (install.c) in fl_g and fl_mods.
  *
  * How this works.  The signal handler claims the crash for its thread with
- * one compare-and-swap on owner_tid; a second thread that faults meanwhile
+ * one compare-and-swap on fl_crash_owner; a second thread that faults meanwhile
  * parks until the owner has ended the process (or gives up after a bounded
  * wait and ends it itself), so concurrent crashes give exactly one log.  The
  * handler is installed with SA_NODEFER: a fault inside the handler or a hook
@@ -37,7 +37,7 @@ fl_state fl_g;
 fl_crash fl_cur;
 
 static volatile int crash_count;
-static volatile pid_t owner_tid;
+volatile pid_t fl_crash_owner; /* the thread writing a crash log, or 0 */
 static int first_sig;
 static bool from_signal;      /* entered through our signal handler */
 static void *cur_ucontext;    /* for chaining to a previous SA_SIGINFO handler */
@@ -523,7 +523,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 
     for (;;) {
         pid_t expected = 0;
-        if (__atomic_compare_exchange_n(&owner_tid, &expected, self, false, __ATOMIC_SEQ_CST,
+        if (__atomic_compare_exchange_n(&fl_crash_owner, &expected, self, false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST) ||
             expected == self)
             break; /* ours, or a fault inside our own handling (nested) */
@@ -532,7 +532,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
          * too long (the owner is stuck), end the process ourselves. */
         struct timespec ts = {0, 1000000};
         int i;
-        for (i = 0; i < 10000 && __atomic_load_n(&owner_tid, __ATOMIC_SEQ_CST) != 0; i++)
+        for (i = 0; i < 10000 && __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST) != 0; i++)
             nanosleep(&ts, NULL);
         if (i == 10000) {
             struct sigaction sa;
@@ -556,7 +556,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
     }
     fl_catcher_run(sig);
     if (crash_count == 0)
-        __atomic_store_n(&owner_tid, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&fl_crash_owner, 0, __ATOMIC_SEQ_CST);
     errno = saved_errno;
 }
 
@@ -565,7 +565,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 void fl_catcher_entry(int sig)
 {
     pid_t self = fl_gettid(), expected = 0;
-    if (!__atomic_compare_exchange_n(&owner_tid, &expected, self, false, __ATOMIC_SEQ_CST,
+    if (!__atomic_compare_exchange_n(&fl_crash_owner, &expected, self, false, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST) &&
         expected != self)
         return; /* another thread is already crashing */
@@ -576,7 +576,7 @@ void fl_catcher_entry(int sig)
     }
     fl_catcher_run(sig);
     if (crash_count == 0)
-        __atomic_store_n(&owner_tid, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&fl_crash_owner, 0, __ATOMIC_SEQ_CST);
 }
 
 /* fl-lint: install-time */

@@ -133,7 +133,8 @@ int fl_write_line(const char *s);            /* through the new_crashlog_line ho
 #define FL_TRACE_LOG_EVENTS_MAX 2000 /* keeps a log within the server's limits */
 int fl_trace_crashlog(void);
 /* The handler of FAULTLINE_TRACE_SIGNAL: a trace-ID dump into the spool. */
-void fl_trace_signal(int sig);
+void fl_trace_signal(int sig, siginfo_t *si, void *uc);
+extern volatile pid_t fl_crash_owner;        /* catcher.c: the thread in the crash sequence, or 0 */
 int fl_spool_start(const char *app);         /* default start_crashlog */
 int fl_spool_line(const char *s);            /* default new_crashlog_line */
 int fl_spool_end(void);                      /* default end_crashlog */

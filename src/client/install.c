@@ -86,14 +86,15 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
     if (!fl_g.hooks.install_crash_catcher(fl_catcher_entry))
         return 0;
     /* `faultline dump PID`: the flight recorder of a running process, on
-     * a signal (SIGRTMAX-4; 0 disables).  Taken only when nothing handles
-     * it yet, so an application's own handler is never replaced. */
-    static const struct sigaction tsa = {.sa_handler = fl_trace_signal,
-                                         .sa_flags = SA_RESTART | SA_ONSTACK};
+     * a real-time signal (SIGRTMAX-4; 0, or one that is not real-time,
+     * disables).  Taken only when nothing handles it yet, so an
+     * application's own handler is never replaced. */
+    static const struct sigaction tsa = {.sa_sigaction = fl_trace_signal,
+                                         .sa_flags = SA_SIGINFO | SA_RESTART};
     int ts = (int)env_size("FAULTLINE_TRACE_SIGNAL", (size_t)(SIGRTMAX - 4), 64);
     struct sigaction old;
-    if (ts > 0 && ts != fl_g.dump_signal && fl_g.spool[0] && sigaction(ts, NULL, &old) == 0 &&
-        old.sa_handler == SIG_DFL)
+    if (ts >= SIGRTMIN && ts <= SIGRTMAX && ts != fl_g.dump_signal && fl_g.spool[0] &&
+        sigaction(ts, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
         sigaction(ts, &tsa, NULL);
     installed = 1;
     return 1;

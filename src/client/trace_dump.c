@@ -431,18 +431,18 @@ static int line_to_fd(void *ctx, const char *s)
     return 0;
 }
 
-/* Both dumps: ids selects the trace-ID form. */
-static int dump_fd(int fd, bool ids)
+/* Both dumps: ids selects the trace-ID form; c holds the output buffer. */
+static int dump_fd(int fd, bool ids, fdctx *cp)
 {
-    /* On the stack, not static: two threads (or a handler and the code it
+    /* The caller's, not static: two threads (or a handler and the code it
      * interrupted) may dump at once. */
     emit e;
-    fdctx c;
-    c.fd = fd;
-    c.lines = 0;
-    c.len = 0;
+    fdctx *c = cp;
+    c->fd = fd;
+    c->lines = 0;
+    c->len = 0;
     e.line = line_to_fd;
-    e.ctx = &c;
+    e.ctx = c;
     e.ids = ids;
     int saved = errno;
     int rc = 0;
@@ -455,28 +455,30 @@ static int dump_fd(int fd, bool ids)
             fl_modules_refresh();
             __atomic_store_n(&refreshing, 0, __ATOMIC_RELEASE);
         }
-        rc = line_to_fd(&c, "FAULTLINE_TRACE_DUMP 1");
+        rc = line_to_fd(c, "FAULTLINE_TRACE_DUMP 1");
         if (rc == 0)
             rc = emit_modules(&e);
     }
     if (rc == 0)
         rc = dump_all(&e, -1, -1);
     if (rc == 0 && ids)
-        rc = line_to_fd(&c, "END");
-    if (rc == 0 && c.len)
-        rc = flush_fd(&c);
+        rc = line_to_fd(c, "END");
+    if (rc == 0 && c->len)
+        rc = flush_fd(c);
     errno = saved;
-    return rc < 0 ? -1 : c.lines;
+    return rc < 0 ? -1 : c->lines;
 }
 
 FL_EXPORT int faultline_trace_dump(int fd)
 {
-    return dump_fd(fd, true);
+    fdctx c;
+    return dump_fd(fd, true, &c);
 }
 
 FL_EXPORT int faultline_trace_dump_text(int fd)
 {
-    return dump_fd(fd, false);
+    fdctx c;
+    return dump_fd(fd, false, &c);
 }
 
 /* Appends s at p; returns the new end. */
@@ -489,27 +491,36 @@ static char *put(char *p, const char *s)
 
 /* The trace trigger (FAULTLINE_TRACE_SIGNAL, installed by
  * faultline_install): `faultline dump PID` asks a running process for its
- * flight recorder.  The trace-ID dump goes into the spool as
- * trace-PID-NS.tracedump, written as .part and renamed, so that the
- * command never reads half a file.  Nothing is formatted here: a hung
- * process is disturbed as little as a dump can. */
-void fl_trace_signal(int sig)
+ * flight recorder.  It sends the signal with sigqueue()'s SI_QUEUE and a
+ * number of its choosing, which names the file: the trace-ID dump goes
+ * into the spool as trace-N.tracedump (written as .part, then renamed).
+ * The signal from anyone else is ignored, and so is one during a crash
+ * (the crash handler owns the module table then).  One dump at a time,
+ * with static buffers, so that a thread with a small stack is not put at
+ * risk.  Nothing is formatted here: a hung process is disturbed as little
+ * as a dump can. */
+void fl_trace_signal(int sig, siginfo_t *si, void *uc)
 {
+    static int busy;
+    static fdctx out;
+    static char fin[FL_PATH_MAX + 40], tmp[sizeof fin + 8];
     (void)sig;
+    (void)uc;
+    if (si->si_code != SI_QUEUE || fl_crash_owner ||
+        __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+        return;
     int saved = errno;
-    char fin[FL_PATH_MAX + 64], tmp[sizeof fin + 8];
     char *p = put(put(fin, fl_g.spool), "/trace-");
-    p += fl_fmt_u64(p, (uint64_t)getpid());
-    *p++ = '-';
-    p += fl_fmt_u64(p, (uint64_t)fl_clock_ns(CLOCK_REALTIME));
+    p += fl_fmt_u64(p, (uint32_t)si->si_value.sival_int);
     *put(p, ".tracedump") = '\0';
     *put(put(tmp, fin), ".part") = '\0';
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) {
-        int ok = faultline_trace_dump(fd) > 0;
+        int ok = dump_fd(fd, true, &out) > 0;
         /* renameat by number: one import less in a library with a budget */
         if ((close(fd) | !ok) || syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD, fin))
             unlink(tmp);
     }
     errno = saved;
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 }

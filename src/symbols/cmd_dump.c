@@ -6,16 +6,20 @@
  * process that hangs rather than crashes.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,20 +28,23 @@
 static void usage(FILE *f)
 {
     fputs("usage: faultline dump [--spool DIR] [--signal N] [--timeout SECONDS] [--keep] [--ids] "
-          "PID\n"
+          "[--force] PID\n"
           "  Asks the running process PID (a program with libfaultline installed, or run with\n"
           "  LD_PRELOAD=libfaultline-preload.so) for its flight recorder: sends it its trace\n"
           "  signal, waits for the trace-ID dump it writes into its spool, and prints it as\n"
           "  text, decoded with the process's own files (as `faultline decode` does).  The\n"
-          "  process goes on running.\n"
+          "  process goes on running.  A process that does not run libfaultline, or does not\n"
+          "  catch the signal, is sent nothing.\n"
           "  --spool DIR      where the process writes its dumps (default: what it resolves\n"
           "                   from its environment: FAULTLINE_SPOOL, else\n"
           "                   $XDG_STATE_HOME/faultline, else $HOME/.local/state/faultline)\n"
-          "  --signal N       the signal to send (default: the process's\n"
+          "  --signal N       the real-time signal to send (default: the process's\n"
           "                   FAULTLINE_TRACE_SIGNAL, else SIGRTMAX-4)\n"
           "  --timeout S      seconds to wait for the dump (default 5)\n"
           "  --keep           keep the dump file in the spool (its path goes to stderr)\n"
           "  --ids            print the trace-ID dump itself, not decoded\n"
+          "  --force          send even when no libfaultline shows in the process (a stripped\n"
+          "                   program built with the static library)\n"
           "exit status: 0 done; 1 some events could not be decoded; 2 error\n",
           f);
 }
@@ -102,43 +109,77 @@ static int catches(pid_t pid, int sig)
     return rc;
 }
 
-/* Names trace-PID-*.tracedump in dir, as a malloc'd NUL-separated list
- * ending with an empty name (NULL when dir cannot be read). */
-static char *list_dumps(const char *dir, pid_t pid)
+/* Whether the process runs libfaultline: a libfaultline*.so mapped, or
+ * its program defines faultline_install (the static library).  A signal
+ * that something else catches may mean anything to it (systemd takes
+ * SIGRTMIN+26, which is SIGRTMAX-4, to change its log target). */
+static bool runs_libfaultline(pid_t pid)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return NULL;
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "trace-%d-", (int)pid);
-    size_t len = 0, pl = strlen(prefix);
-    char *out = calloc(1, 1);
-    struct dirent *e;
-    while (out && (e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (strncmp(e->d_name, prefix, pl) || n < 10 || strcmp(e->d_name + n - 10, ".tracedump"))
+    char path[64], line[4096];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "r");
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = strstr(line, "/libfaultline") != NULL;
+    if (f)
+        fclose(f);
+    if (found)
+        return true;
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    while (e && !found && (scn = elf_nextscn(e, scn))) {
+        if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+            !sh.sh_entsize)
             continue;
-        char *no = realloc(out, len + n + 2);
-        if (!no) {
-            free(out);
-            out = NULL;
-            break;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
+        for (size_t i = 1; i < n && !found; i++) {
+            GElf_Sym sym;
+            const char *name;
+            found = gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+                    (name = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+                    !strcmp(name, "faultline_install");
         }
-        out = no;
-        memcpy(out + len, e->d_name, n + 1);
-        len += n + 1;
-        out[len] = '\0';
     }
-    closedir(d);
-    return out;
+    if (e)
+        elf_end(e);
+    close(fd);
+    return found;
 }
 
-static bool listed(const char *list, const char *name)
+/* The process's state letter (R, S, D, T, t, Z...), or 0. */
+static char proc_state(pid_t pid)
 {
-    for (const char *p = list; p && *p; p += strlen(p) + 1)
-        if (!strcmp(p, name))
-            return true;
-    return false;
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    char st = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "State:", 6)) {
+            sscanf(line + 6, " %c", &st);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return st;
+}
+
+/* A signal number as libfaultline takes it: real-time; 0: off. */
+static int parse_sig(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || (v != 0 && (v < SIGRTMIN || v > SIGRTMAX)))
+        return -1;
+    *out = (int)v;
+    return 0;
 }
 
 static int copy_out(const char *path)
@@ -148,25 +189,24 @@ static int copy_out(const char *path)
         return 2;
     char buf[8192];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        if (fwrite(buf, 1, n, stdout) != n)
-            break;
+    bool ok = true;
+    while (ok && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        ok = fwrite(buf, 1, n, stdout) == n;
+    ok = ok && !ferror(f);
     fclose(f);
-    return fflush(stdout) == 0 ? 0 : 2;
+    return fflush(stdout) == 0 && ok ? 0 : 2;
 }
 
 int fl_cmd_dump(int argc, char **argv)
 {
-    static const struct option opts[] = {{"spool", required_argument, NULL, 's'},
-                                         {"signal", required_argument, NULL, 'S'},
-                                         {"timeout", required_argument, NULL, 't'},
-                                         {"keep", no_argument, NULL, 'k'},
-                                         {"ids", no_argument, NULL, 'i'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"spool", required_argument, NULL, 's'},   {"signal", required_argument, NULL, 'S'},
+        {"timeout", required_argument, NULL, 't'}, {"keep", no_argument, NULL, 'k'},
+        {"ids", no_argument, NULL, 'i'},           {"force", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},          {0, 0, 0, 0}};
     const char *spool_opt = NULL, *sig_opt = NULL;
     double timeout = 5;
-    bool keep = false, ids = false;
+    bool keep = false, ids = false, force = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -191,6 +231,9 @@ int fl_cmd_dump(int argc, char **argv)
         case 'i':
             ids = true;
             break;
+        case 'f':
+            force = true;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -211,106 +254,159 @@ int fl_cmd_dump(int argc, char **argv)
         return 2;
     }
     pid_t pid = (pid_t)lpid;
-    if (kill(pid, 0) != 0) {
+    /* A pidfd: the signal goes to this process, not to one that took its
+     * number after it exited, and its exit ends the wait. */
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd < 0) {
         fprintf(stderr, "faultline dump: process %d: %s\n", (int)pid, strerror(errno));
         return 2;
     }
     size_t elen = 0;
     char *env = read_environ(pid, &elen);
+    int rc = 2;
+    if (!env && !(spool_opt && sig_opt))
+        fprintf(stderr,
+                "faultline dump: process %d: cannot read its environment (%s): using the "
+                "default signal; give --spool%s\n",
+                (int)pid, strerror(errno), spool_opt ? "" : " (needed)");
+    if (!env && !spool_opt)
+        goto out;
 
-    /* The signal: as libfaultline in that process chose it. */
+    /* The signal, as libfaultline in that process chose it. */
+    int sig = SIGRTMAX - 4, dsig = SIGRTMAX - 3;
     const char *s = sig_opt ? sig_opt : env_get(env, elen, "FAULTLINE_TRACE_SIGNAL");
-    int sig = SIGRTMAX - 4;
-    if (s) {
-        long v = strtol(s, &end, 10);
-        if (!*s || *end || v < 0 || v > SIGRTMAX) {
-            fprintf(stderr, "faultline dump: signal %s: not a signal number\n", s);
-            goto fail;
-        }
-        if (v == 0) {
-            fprintf(stderr,
-                    "faultline dump: process %d has its trace signal turned off "
-                    "(FAULTLINE_TRACE_SIGNAL=0)\n",
-                    (int)pid);
-            goto fail;
-        }
-        sig = (int)v;
+    const char *ds = env_get(env, elen, "FAULTLINE_DUMP_SIGNAL");
+    if (s && parse_sig(s, &sig)) {
+        fprintf(stderr, "faultline dump: signal %s: not a real-time signal (%d to %d)\n", s,
+                SIGRTMIN, SIGRTMAX);
+        goto out;
+    }
+    if (ds && parse_sig(ds, &dsig))
+        dsig = SIGRTMAX - 3;
+    if (sig == 0) {
+        fprintf(stderr,
+                "faultline dump: process %d has its trace signal turned off "
+                "(FAULTLINE_TRACE_SIGNAL=0)\n",
+                (int)pid);
+        goto out;
+    }
+    if (sig == dsig) {
+        fprintf(stderr,
+                "faultline dump: signal %d is also the process's FAULTLINE_DUMP_SIGNAL: "
+                "libfaultline does not take it for dumps\n",
+                sig);
+        goto out;
     }
     /* Never send a signal nobody catches: its default action would kill
-     * the process. */
+     * the process.  Nor one that something other than libfaultline may
+     * catch. */
+    if (!force && !runs_libfaultline(pid)) {
+        fprintf(stderr,
+                "faultline dump: process %d does not run libfaultline (no libfaultline*.so "
+                "mapped, no faultline_install in its program); --force if it is a "
+                "stripped program built with the static library\n",
+                (int)pid);
+        goto out;
+    }
+    char st = proc_state(pid);
+    if (st == 'T' || st == 't' || st == 'Z') {
+        fprintf(stderr, "faultline dump: process %d is %s: it cannot dump now\n", (int)pid,
+                st == 'Z' ? "a zombie" : "stopped");
+        goto out;
+    }
+
+    /* The spool: as the client resolves it, from the process's
+     * environment, seen through its root (a container) and its working
+     * directory (a relative path). */
+    char spool[4200];
+    const char *v, *sub = "";
+    if (spool_opt)
+        v = spool_opt;
+    else if ((v = env_get(env, elen, "FAULTLINE_SPOOL")) && *v)
+        ;
+    else if ((v = env_get(env, elen, "XDG_STATE_HOME")) && *v)
+        sub = "/faultline";
+    else if ((v = env_get(env, elen, "HOME")) && *v)
+        sub = "/.local/state/faultline";
+    else {
+        fprintf(stderr,
+                "faultline dump: cannot tell process %d's spool from its environment: "
+                "give it with --spool DIR\n",
+                (int)pid);
+        goto out;
+    }
+    int n = spool_opt     ? snprintf(spool, sizeof spool, "%s", v)
+            : v[0] == '/' ? snprintf(spool, sizeof spool, "/proc/%d/root%s%s", (int)pid, v, sub)
+                          : snprintf(spool, sizeof spool, "/proc/%d/cwd/%s%s", (int)pid, v, sub);
+    if (n < 0 || (size_t)n >= sizeof spool - 40) {
+        fprintf(stderr, "faultline dump: the spool's path is too long\n");
+        goto out;
+    }
+    struct stat sb;
+    if (stat(spool, &sb) || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "faultline dump: %s: %s (give the spool with --spool DIR)\n", spool,
+                errno ? strerror(errno) : "not a directory");
+        goto out;
+    }
+
+    /* The file the process will write is named by a number only this run
+     * knows: no other run's dump, and no old one, is taken for it. */
+    unsigned cookie = 0;
+    while (!cookie)
+        if (getrandom(&cookie, sizeof cookie, 0) != sizeof cookie)
+            cookie = (unsigned)getpid() ^ (unsigned)time(NULL);
+    cookie &= 0x7fffffff;
+    char found[4300];
+    snprintf(found, sizeof found, "%s/trace-%u.tracedump", spool, cookie);
+
+    /* Checked again right before sending: an exec() in between resets the
+     * handler. */
     int caught = catches(pid, sig);
     if (caught != 1) {
         if (caught < 0)
             fprintf(stderr, "faultline dump: process %d: cannot read its status\n", (int)pid);
         else
             fprintf(stderr,
-                    "faultline dump: process %d does not catch signal %d: it has no libfaultline "
-                    "installed (faultline_install, or LD_PRELOAD=libfaultline-preload.so), or it "
-                    "uses another signal (--signal)\n",
+                    "faultline dump: process %d does not catch signal %d: libfaultline is not "
+                    "installed in it (faultline_install, or LD_PRELOAD=libfaultline-preload.so), "
+                    "or it uses another signal (--signal)\n",
                     (int)pid, sig);
-        goto fail;
+        goto out;
     }
-
-    /* The spool: as the client resolves it, from the process's
-     * environment; a relative one from its working directory. */
-    char spool[4096];
-    const char *v;
-    int n;
-    if (spool_opt)
-        n = snprintf(spool, sizeof spool, "%s", spool_opt);
-    else if ((v = env_get(env, elen, "FAULTLINE_SPOOL")) && *v)
-        n = v[0] == '/' ? snprintf(spool, sizeof spool, "%s", v)
-                        : snprintf(spool, sizeof spool, "/proc/%d/cwd/%s", (int)pid, v);
-    else if ((v = env_get(env, elen, "XDG_STATE_HOME")) && *v)
-        n = snprintf(spool, sizeof spool, "%s/faultline", v);
-    else if ((v = env_get(env, elen, "HOME")) && *v)
-        n = snprintf(spool, sizeof spool, "%s/.local/state/faultline", v);
-    else {
-        fprintf(stderr,
-                "faultline dump: cannot tell process %d's spool from its environment: "
-                "give it with --spool DIR\n",
-                (int)pid);
-        goto fail;
-    }
-    if (n < 0 || (size_t)n >= sizeof spool) {
-        fprintf(stderr, "faultline dump: the spool's path is too long\n");
-        goto fail;
-    }
-    char *before = list_dumps(spool, pid);
-    if (!before) {
-        fprintf(stderr, "faultline dump: %s: %s (give the spool with --spool DIR)\n", spool,
-                strerror(errno));
-        goto fail;
-    }
-    if (kill(pid, sig) != 0) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = sig;
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    si.si_value.sival_int = (int)cookie;
+    if (syscall(SYS_pidfd_send_signal, pfd, sig, &si, 0) != 0) {
         fprintf(stderr, "faultline dump: process %d: %s\n", (int)pid, strerror(errno));
-        free(before);
-        goto fail;
+        goto out;
     }
-    char found[4096 + 300] = "";
-    struct timespec t0, now, nap = {0, 20 * 1000000};
+    struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool have = false, gone = false;
     for (;;) {
-        char *after = list_dumps(spool, pid);
-        for (const char *p = after; p && *p && !found[0]; p += strlen(p) + 1)
-            if (!listed(before, p))
-                snprintf(found, sizeof found, "%s/%s", spool, p);
-        free(after);
+        have = access(found, F_OK) == 0;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double waited = (double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9;
-        if (found[0] || waited > timeout)
+        if (have || gone || waited > timeout)
             break;
-        nanosleep(&nap, NULL);
+        struct pollfd p = {.fd = pfd, .events = POLLIN};
+        gone = poll(&p, 1, 20) == 1; /* readable: the process has exited */
     }
-    free(before);
-    if (!found[0]) {
-        fprintf(stderr,
-                "faultline dump: process %d wrote no dump into %s within %g s (is it stopped, or "
-                "does it handle signal %d itself?)\n",
-                (int)pid, spool, timeout, sig);
-        goto fail;
+    if (!have) {
+        if (gone)
+            fprintf(stderr, "faultline dump: process %d exited before it wrote its dump\n",
+                    (int)pid);
+        else
+            fprintf(stderr,
+                    "faultline dump: process %d wrote no dump into %s within %g s (does it "
+                    "handle signal %d itself?)\n",
+                    (int)pid, spool, timeout, sig);
+        goto out;
     }
-    int rc;
     if (ids) {
         rc = copy_out(found);
     } else {
@@ -318,13 +414,12 @@ int fl_cmd_dump(int argc, char **argv)
         fflush(stdout);
         rc = fl_cmd_decode(2, dargv);
     }
-    if (keep)
+    if (keep || rc == 2)
         fprintf(stderr, "faultline dump: the dump is %s\n", found);
     else
         unlink(found);
+out:
     free(env);
+    close(pfd);
     return rc;
-fail:
-    free(env);
-    return 2;
 }

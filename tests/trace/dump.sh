@@ -4,7 +4,9 @@
 # waits like a hung process; the command must print that text byte for
 # byte, leave the process running, and refuse, without sending anything,
 # a process that does not catch the signal (its default action would kill
-# it).  Also: another signal, --ids, --keep, and the trigger turned off.
+# it).  Also: another signal, --ids, --keep, the trigger off, the signal
+# from anyone else, an application's own handler, a shell that catches the
+# signal, a stopped process, and a program run with the preload library.
 # With PRELOAD, an unmodified program run with libfaultline-preload.so.
 # usage: dump.sh FAULTLINE TRACE_DECODE_APP TRACELIB [PRELOAD]
 set -u
@@ -56,14 +58,41 @@ ok "the process goes on running; no file is left in its spool"
 head -1 "$work/a/ids2" | grep -q '^FAULTLINE_TRACE_DUMP 1' || fail "--ids printed $(head -2 "$work/a/ids2")"
 kept=$(sed -n 's/^faultline dump: the dump is //p' "$work/a/err")
 [ -f "$kept" ] && cmp -s "$kept" "$work/a/ids2" || fail "--keep: '$kept' is not the dump printed"
-case $(basename "$kept") in trace-"$P"-*.tracedump) ;; *) fail "dump file named $kept" ;; esac
+case $(basename "$kept") in trace-[0-9]*.tracedump) ;; *) fail "dump file named $kept" ;; esac
 ok "a second dump; --ids prints it, --keep keeps it in the spool"
 
+# The signal from anyone else (kill, not the command's sigqueue) is
+# ignored: no file, and the process lives on.
+kill -s RTMAX-4 "$P"
+sleep 0.3
+kill -0 "$P" 2>/dev/null || fail "a plain kill of the trace signal killed the process"
+[ -z "$(ls "$work/a/spool" | grep -v "$(basename "$kept")" | grep -e tracedump -e '\.part$')" ] ||
+    fail "a plain kill made a dump: $(ls "$work/a/spool")"
+ok "the signal sent by anyone else is ignored"
+
 # Another signal, chosen by the environment (the command reads it there).
-run b FAULTLINE_TRACE_SIGNAL=12
-"$FL" dump "$P" >"$work/b/dumped" 2>"$work/b/err" || fail "SIGUSR2: $(cat "$work/b/err")"
-cmp -s "$work/b/text" "$work/b/dumped" || fail "SIGUSR2: the dump differs"
-ok "FAULTLINE_TRACE_SIGNAL=12 (SIGUSR2)"
+run b FAULTLINE_TRACE_SIGNAL=50
+"$FL" dump "$P" >"$work/b/dumped" 2>"$work/b/err" || fail "signal 50: $(cat "$work/b/err")"
+cmp -s "$work/b/text" "$work/b/dumped" || fail "signal 50: the dump differs"
+ok "FAULTLINE_TRACE_SIGNAL=50"
+
+# Not a real-time signal: the library does not take it (SIGUSR2 keeps its
+# meaning), and the command says so.
+run u FAULTLINE_TRACE_SIGNAL=12
+[ $(( 0x$(sed -n 's/^SigCgt:\s*//p' /proc/$P/status) >> 11 & 1 )) = 0 ] ||
+    fail "FAULTLINE_TRACE_SIGNAL=12 made the library catch SIGUSR2"
+"$FL" dump "$P" >/dev/null 2>"$work/u/err"
+[ $? = 2 ] && grep -q 'not a real-time signal' "$work/u/err" || fail "signal 12: $(cat "$work/u/err")"
+ok "a signal that is not real-time is not taken"
+
+# The application's own handler, set before install, is left alone: the
+# command sends, the application's handler runs, no dump comes.
+run o DECODE_OWN_SIGNAL=60
+"$FL" dump --timeout 1 "$P" >/dev/null 2>"$work/o/err"
+[ $? = 2 ] && grep -q 'wrote no dump' "$work/o/err" || fail "own handler: $(cat "$work/o/err")"
+grep -q 'OWN HANDLER' "$work/o/out" || fail "the application's own handler did not run"
+kill -0 "$P" 2>/dev/null || fail "the process with its own handler died"
+ok "an application's own handler for the signal is never replaced"
 
 # Turned off: the command says so and sends nothing.
 run c FAULTLINE_TRACE_SIGNAL=0
@@ -75,14 +104,40 @@ run c FAULTLINE_TRACE_SIGNAL=0
 kill -0 "$P" 2>/dev/null || fail "the process with the trigger off was killed"
 ok "the trigger off, or a signal not caught: refused, and nothing sent"
 
-# A process without libfaultline: refused, and still alive.
+# A process without libfaultline: refused, and still alive -- also when
+# it catches the signal itself (as systemd does SIGRTMIN+26 = SIGRTMAX-4).
 sleep 300 &
 S=$!
 pids+=("$S")
 "$FL" dump --spool "$work" "$S" >/dev/null 2>"$work/err"
-[ $? = 2 ] && grep -q 'does not catch signal' "$work/err" || fail "a process without libfaultline: $(cat "$work/err")"
+[ $? = 2 ] && grep -q 'does not run libfaultline' "$work/err" || fail "a process without libfaultline: $(cat "$work/err")"
 kill -0 "$S" 2>/dev/null || fail "faultline dump killed a process without libfaultline"
-ok "a process without libfaultline: refused and left alive"
+bash -c 'trap "echo TRAPPED" RTMAX-4; while :; do sleep 0.1; done' >"$work/trap.out" 2>&1 &
+T=$!
+pids+=("$T")
+for _ in $(seq 100); do
+    [ $(( 0x$(sed -n 's/^SigCgt:\s*//p' /proc/$T/status) >> 59 & 1 )) = 1 ] && break
+    sleep 0.05
+done
+"$FL" dump --spool "$work" "$T" >/dev/null 2>"$work/err"
+[ $? = 2 ] && grep -q 'does not run libfaultline' "$work/err" || fail "a shell catching the signal: $(cat "$work/err")"
+sleep 0.3
+! grep -q TRAPPED "$work/trap.out" || fail "the shell was sent the signal"
+# --force skips only that check; a signal nobody catches is never sent.
+"$FL" dump --force --spool "$work" "$S" >/dev/null 2>"$work/err"
+[ $? = 2 ] && grep -q 'does not catch signal' "$work/err" || fail "--force on sleep: $(cat "$work/err")"
+kill -0 "$S" 2>/dev/null || fail "--force killed a process that does not catch the signal"
+ok "a process without libfaultline, catching the signal or not: refused, nothing sent"
+
+# A stopped process is not sent anything (it would dump only once
+# continued).
+run s
+kill -STOP "$P"
+sleep 0.1
+"$FL" dump "$P" >/dev/null 2>"$work/s/err"
+[ $? = 2 ] && grep -q 'stopped' "$work/s/err" || fail "a stopped process: $(cat "$work/s/err")"
+kill -CONT "$P"
+ok "a stopped process: refused"
 
 # An unmodified program with the preload library: it has a (quiet)
 # recorder to dump, and goes on running.
@@ -99,7 +154,9 @@ if [ -n "$PRELOAD" ]; then
         [ $(( 0x$(sed -n 's/^SigCgt:\s*//p' /proc/$S/status) >> 59 & 1 )) = 1 ] && break
         sleep 0.05
     done
-    "$FL" dump "$S" >"$work/p.out" 2>"$work/err" || fail "a preloaded program: $(cat "$work/err")"
+    "$FL" dump --ids "$S" >"$work/p.out" 2>"$work/err" || fail "a preloaded program: $(cat "$work/err")"
+    head -1 "$work/p.out" | grep -q '^FAULTLINE_TRACE_DUMP 1' || fail "the preloaded program's dump: $(head -3 "$work/p.out")"
+    grep -q '^END$' "$work/p.out" || fail "the preloaded program's dump has no END"
     kill -0 "$S" 2>/dev/null || fail "the preloaded program did not survive the dump"
     ok "an unmodified program run with libfaultline-preload.so"
 fi
