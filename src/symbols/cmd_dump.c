@@ -89,24 +89,31 @@ static const char *env_get(const char *env, size_t len, const char *name)
     return NULL;
 }
 
-/* Whether the process catches sig (its SigCgt mask); -1 when the status
- * cannot be read. */
-static int catches(pid_t pid, int sig)
+/* The value of field `key` ("SigCgt:") of /proc/PID/status into out, or
+ * false when it cannot be read. */
+static bool status_field(pid_t pid, const char *key, char *out, size_t cap)
 {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     FILE *f = fopen(path, "r");
-    if (!f)
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        if ((found = !strncmp(line, key, strlen(key))))
+            snprintf(out, cap, "%s", line + strlen(key) + strspn(line + strlen(key), " \t"));
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Whether the process catches sig (its SigCgt mask); -1 when the status
+ * cannot be read. */
+static int catches(pid_t pid, int sig)
+{
+    char v[64];
+    if (!status_field(pid, "SigCgt:", v, sizeof v))
         return -1;
-    int rc = -1;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "SigCgt:", 7)) {
-            unsigned long long mask = strtoull(line + 7, NULL, 16);
-            rc = sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
-            break;
-        }
-    fclose(f);
-    return rc;
+    unsigned long long mask = strtoull(v, NULL, 16);
+    return sig >= 1 && sig <= 64 && (mask >> (sig - 1) & 1);
 }
 
 /* Whether the process runs libfaultline: a libfaultline*.so mapped, or
@@ -156,18 +163,8 @@ static bool runs_libfaultline(pid_t pid)
 /* The process's state letter (R, S, D, T, t, Z...), or 0. */
 static char proc_state(pid_t pid)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    char st = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "State:", 6)) {
-            sscanf(line + 6, " %c", &st);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return st;
+    char v[64];
+    return status_field(pid, "State:", v, sizeof v) ? v[0] : 0;
 }
 
 /* A signal number as libfaultline takes it: real-time; 0: off. */
