@@ -202,7 +202,9 @@ static bool matches(const fl_group_rules *r, const char *function, const char *m
 /* The function's name without the compiler's clone suffixes, so that one
  * function groups as one across builds and compilers: gcc's
  * "f.constprop.0", "f.isra.0", "f.part.1", "f.cold", "f.lto_priv.0",
- * clang's "f.llvm.123456", and the demangled " [clone .constprop.0]". */
+ * clang's "f.llvm.123456", and the demangled " [clone .constprop.0]";
+ * nor its symbol version ("f@GLIBC_2.2.5", "f@@V2"), which a .symtab
+ * gives and DWARF or .dynsym do not. */
 static void clone_base(const char *fn, char *out, size_t cap)
 {
     static const char *const tags[] = {"constprop", "isra", "part", "cold", "lto_priv",
@@ -219,6 +221,9 @@ static void clone_base(const char *fn, char *out, size_t cap)
         out[n++] = *p++;
     }
     out[n] = '\0';
+    char *at = strchr(out, '@');
+    if (at && at != out)
+        *at = '\0';
     for (;;) {
         char *dot = strrchr(out, '.');
         if (!dot || dot == out)

@@ -89,6 +89,12 @@
 #define MAX_RAW (16u << 20)       /* FL_CRASHLOG_MAX_BYTES */
 #define MAX_PROCESSED (64u << 20) /* processed JSON */
 #define SCHEMA_VERSION 1
+/* Which SCHEMA below made the tables, kept in settings: change it with
+ * every change to SCHEMA.  A server that finds it current runs no DDL at
+ * start, because even CREATE INDEX IF NOT EXISTS locks its table against
+ * writes, and would wait behind any open transaction -- and make every
+ * other server's ingest wait behind it. */
+#define SCHEMA_DDL "2"
 /* Rows per INSERT of an ingest batch (8 parameters each) and ids per
  * published() statement: well under the protocol's 65535 parameters. */
 #define INSERT_ROWS 500
@@ -185,6 +191,8 @@ static const char SCHEMA[] =
     "  n integer NOT NULL, lease_until bigint NOT NULL DEFAULT 0,"
     "  attempts integer NOT NULL DEFAULT 0);"
     "INSERT INTO fl_schema SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM fl_schema);"
+    "INSERT INTO settings VALUES('schema_ddl', '" SCHEMA_DDL "') "
+    "ON CONFLICT (name) DO UPDATE SET value = excluded.value;"
     "COMMIT;";
 
 /* One increment of the trends (app_days, or app_installs when install is
@@ -350,6 +358,24 @@ static const char *p_prepared(pconn *c, const char *sql, int n, char name[16])
     return name;
 }
 
+/* A process stopped inside a transaction (SIGSTOP, a paused VM, a host
+ * cut off: nothing that closes its socket) would keep the transaction's
+ * row locks for good, and every worker applying a crash of the same
+ * groups would wait behind it.  So the server ends such a session after
+ * IDLE_TXN of silence -- its client, if it ever runs again, finds the
+ * connection gone and retries the batch.  Our transactions send one
+ * statement after another, never waiting on anything else in between.  A
+ * value set by the URL (options=-c idle_in_transaction_session_timeout=...),
+ * the role or the database wins.  Best effort: an error leaves the
+ * server's setting. */
+#define IDLE_TXN "30s"
+static void p_session(PGconn *db)
+{
+    PQclear(PQexec(db,
+                   "SELECT set_config('idle_in_transaction_session_timeout', '" IDLE_TXN
+                   "', false) WHERE current_setting('idle_in_transaction_session_timeout') = '0'"));
+}
+
 /* A usable connection: one that broke is re-established here -- but not
  * inside a transaction, whose earlier statements died with it (running
  * the rest on a new connection would commit half of it). */
@@ -371,6 +397,7 @@ static int p_ready(pconn *c)
         p_seterr(c, "cannot reconnect to PostgreSQL: %s", msg);
         return -1;
     }
+    p_session(c->db); /* and so did its settings */
     return 0;
 }
 
@@ -500,6 +527,8 @@ static PGconn *p_connectdb(const char *url)
     PGconn *db = PQconnectdbParams(keys, vals, 1);
     if (db)
         PQsetNoticeProcessor(db, p_quiet, NULL);
+    if (db && PQstatus(db) == CONNECTION_OK)
+        p_session(db);
     return db;
 }
 
@@ -2023,8 +2052,14 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
         PQfinish(db);
         return NULL;
     }
-    PGresult *r = PQexec(db, SCHEMA);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+    /* No DDL when the tables are current (see SCHEMA_DDL); a new
+     * database has no settings table yet, and gets it from SCHEMA. */
+    PGresult *r = PQexec(db, "SELECT value FROM settings WHERE name = 'schema_ddl'");
+    bool current = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
+                   !strcmp(PQgetvalue(r, 0, 0), SCHEMA_DDL);
+    PQclear(r);
+    r = current ? NULL : PQexec(db, SCHEMA);
+    if (!current && PQresultStatus(r) != PGRES_COMMAND_OK) {
         snprintf(msg, sizeof msg, "%s", PQerrorMessage(db));
         p_trim(msg);
         snprintf(err, errlen, "cannot create the schema: %s", msg);

@@ -10,6 +10,9 @@
 #   - a worker killed -9 in the middle of its work loses nothing and
 #     counts nothing twice (the broker gives its unacked tasks back; the
 #     table's lease expires);
+#   - a worker frozen (SIGSTOP) inside a transaction holds up no other
+#     worker, nor a server's start, for longer than the database's
+#     idle_in_transaction_session_timeout;
 #   - an API server killed -9 in the middle of a stream: every report it
 #     answered 200 is stored and counted once;
 #   - amqp: with the broker away, reports are still accepted (stored), and
@@ -188,6 +191,58 @@ C=$(sort -u "$work/ok_c" | wc -l)
 [ "$C" -ge $((N * 99 / 100)) ] || fail "ingest: only $C of $N answered 200"
 counted_once "$PORT_b" "$work/ok_c" $((base + C)) "after the kill"
 ok "a worker killed -9 mid-work: its tasks went to a new worker, each counted once"
+
+# 2b. A worker frozen inside a transaction (SIGSTOP: as a paused VM, a
+# debugger or a host cut off, nothing closes its sockets).  Its row locks
+# would hold every worker that applies a crash of the same groups, and a
+# starting server's DDL would wait behind them (and queue all ingest
+# behind itself).  The database ends such a session after
+# idle_in_transaction_session_timeout, which each server sets on its
+# sessions (30 s: its default, tested here), and a server whose schema is
+# current runs no DDL (it starts at once).  pg: its leased rows go to the
+# new worker (lease 3 s), so everything is processed while it sleeps.  amqp: the broker keeps the messages it delivered to it
+# (at most 2 per worker thread, 16 crashes each) until it runs again or
+# the broker's consumer_timeout; everything else is processed.  Resumed,
+# it finds its connection gone and retries: nothing is counted twice.
+kill -TERM "$PID_w3"; wait "$PID_w3" || fail "exit status of w3"
+cur=$((base + C))
+: >"$work/ok_f"
+"$POST" stream "$PORT_a" "$KEY" $N 8 "$work/ok_f" 16 >/dev/null
+F=$(sort -u "$work/ok_f" | wc -l)
+[ "$F" -ge $((N * 99 / 100)) ] || fail "ingest: only $F of $N answered 200"
+serve wf --role worker --workers 2 --lease 3 --db "$PGURL?application_name=frozen"
+for _ in $(seq 600); do
+  s=$("$POST" sum "$PORT_a" "$ADMIN" streamapp); [ "$s" -ge $((cur + 100)) ] && break; sleep 0.02
+done
+in_txn() {
+  "$PGBIN/psql" "$PGURL" -Atc "SELECT count(*) FROM pg_stat_activity
+    WHERE application_name = 'frozen' AND state = 'idle in transaction'"
+}
+frozen=
+for _ in $(seq 300); do
+  kill -STOP "$PID_wf"; sleep 0.05
+  [ "$(in_txn)" -gt 0 ] && { frozen=1; break; }
+  kill -CONT "$PID_wf"; sleep 0.02
+done
+[ -n "$frozen" ] || fail "could not stop the worker inside a transaction"
+s0=$("$POST" sum "$PORT_a" "$ADMIN" streamapp)
+[ "$s0" -lt $((cur + F)) ] || fail "the worker was stopped after the end of its work ($s0)"
+t0=$SECONDS
+serve w3 --role worker --workers 2
+[ $((SECONDS - t0)) -le 5 ] || fail "a worker took $((SECONDS - t0)) s to start beside a frozen one"
+held=0
+[ "$QUEUE" = amqp ] && held=64
+for _ in $(seq 400); do
+  s=$("$POST" sum "$PORT_a" "$ADMIN" streamapp); [ "$s" -ge $((cur + F - held)) ] && break; sleep 0.2
+done
+[ "$s" -ge $((cur + F - held)) ] && [ "$s" -le $((cur + F)) ] ||
+  fail "with a worker frozen in a transaction: $((s - cur)) of $F processed (want $((F - held)) at least)"
+echo "worker frozen with $((s0 - cur)) of $F counted; $((s - cur)) counted while it slept"
+kill -CONT "$PID_wf"
+counted_once "$PORT_a" "$work/ok_f" $((cur + F)) "after the frozen worker resumed"
+kill -TERM "$PID_wf"; wait "$PID_wf" || fail "exit status of the resumed worker"
+C=$((C + F))
+ok "a worker frozen inside a transaction: the others went on, a new one started, each crash counted once"
 
 # 3. An API server killed -9 in the middle of a stream: each report it
 # answered 200 is stored and counted once.

@@ -140,6 +140,11 @@ static const symtab SYMS[] = {
     /* build D: names that only look like clones stay as they are */
     {"dddd", 0x1000, "parse_config.v2"}, {"dddd", 0x2000, "load_file [clone .cold]"},
     {"dddd", 0x3000, "main"},
+    /* build E: names with the symbol versions of a .symtab (libc's debug
+     * file: "__libc_start_main@GLIBC_2.2.5") */
+    {"eeee", 0x100, "raise@@GLIBC_2.2.5"}, {"eeee", 0x200, "abort@GLIBC_2.2.5"},
+    {"eeee", 0x1000, "parse_config@GLIBC_2.34"}, {"eeee", 0x2000, "load_file@@APP_1.0"},
+    {"eeee", 0x3000, "main"},
 };
 
 static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
@@ -191,6 +196,13 @@ static void test_group_symbols(void **st)
     build cl = {"cccc", 0x555555554000, 0x555555554000, {0x100, 0x200, 0x1000, 0x2000, 0x3000}};
     fl_signature scl;
     sig_of(&cl, 5, fake_sym, r, &scl);
+    assert_string_equal(scl.text, "parse_config | load_file | main");
+    assert_string_equal(scl.group_id, sa.group_id);
+    free(scl.text);
+    /* Symbol versions are not part of a function's name either: a server
+     * with libc's debug file groups as one without it. */
+    build ve = {"eeee", 0x555555554000, 0x555555554000, {0x100, 0x200, 0x1000, 0x2000, 0x3000}};
+    sig_of(&ve, 5, fake_sym, r, &scl);
     assert_string_equal(scl.text, "parse_config | load_file | main");
     assert_string_equal(scl.group_id, sa.group_id);
     free(scl.text);
