@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fl_cli.h"
+#include "fl_exit.h"
 
 typedef struct command {
     const char *name;
@@ -33,7 +34,7 @@ int main(int argc, char **argv)
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+        return argc < 2 ? FL_EXIT_USAGE : FL_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
         printf("faultline %s\n", FL_VERSION_STRING);
@@ -44,5 +45,5 @@ int main(int argc, char **argv)
             return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "faultline: unknown command '%s'\n", argv[1]);
     usage(stderr);
-    return 2;
+    return FL_EXIT_USAGE;
 }

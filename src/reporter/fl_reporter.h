@@ -3,15 +3,14 @@
  *
  * fl_reporter_main() is all of `faultline-report` (docs/reporter.md);
  * fl_cmd_submit() is `faultline submit`.  Both print to stdout/stderr and
- * return the process exit code:
+ * return the process exit code (fl_exit.h): FL_EXIT_OK, every log
+ * delivered or rejected; FL_EXIT_ERROR; FL_EXIT_USAGE (64); FL_EXIT_TEMPFAIL
+ * (75), some logs kept, try again later.
  */
 #ifndef FL_REPORTER_H
 #define FL_REPORTER_H
 
-#define FL_EXIT_OK 0        /* every log delivered or rejected */
-#define FL_EXIT_ERROR 1     /* an error a person must look at */
-#define FL_EXIT_USAGE 64    /* EX_USAGE: bad command line */
-#define FL_EXIT_TEMPFAIL 75 /* EX_TEMPFAIL: some logs kept, try again later */
+#include "fl_exit.h"
 
 /* `faultline-report [options]`; argv[0] is the program name. */
 int fl_reporter_main(int argc, char **argv);

@@ -81,10 +81,11 @@ static void usage(FILE *f)
             "Validates the crash logs in the spool, asks before sending them when a\n"
             "person is at the terminal, uploads them and keeps what could not be sent.\n"
             "\n"
-            "  --spool DIR         spool directory (default $FAULTLINE_SPOOL, else\n"
+            "  -s, --spool DIR     spool directory (default $FAULTLINE_SPOOL, else\n"
             "                      $XDG_STATE_HOME/faultline, else ~/.local/state/faultline)\n"
-            "  --url URL           server URL (default $FAULTLINE_URL)\n"
-            "  --key KEY           ingest key, sent as X-Faultline-Key (default\n"
+            "  -u, --url URL       the server's ingest URL, e.g.\n"
+            "                      http://HOST:8080/api/v1/crashes (default $FAULTLINE_URL)\n"
+            "  -k, --key KEY       ingest key, sent as X-Faultline-Key (default\n"
             "                      $FAULTLINE_INGEST_KEY)\n"
             "  -y, --yes           send without asking\n"
             "  --email ADDR        contact address sent with each report\n"
@@ -96,6 +97,8 @@ static void usage(FILE *f)
             "  --timeout S         seconds for a whole request (default 60)\n"
             "  --lock-wait S       seconds to wait for another reporter (default %d)\n"
             "  --no-gzip           send the request body uncompressed\n"
+            "  -h, --help          this text\n"
+            "  --version           the version\n"
             "\n"
             "Exit: 0 all delivered or rejected, 75 some kept for later, 64 usage,\n"
             "1 other errors.  See faultline-report(1).\n",
@@ -541,7 +544,8 @@ static int parse_args(int argc, char **argv, opts *o)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":s:u:k:yqh", lopts, NULL)) != -1) {
+    int li = -1;
+    while ((c = getopt_long(argc, argv, ":s:u:k:yqh", lopts, &li)) != -1) {
         long *sec = NULL;
         switch (c) {
         case 's': o->spool = optarg; break;
@@ -576,9 +580,12 @@ static int parse_args(int argc, char **argv, opts *o)
             return FL_EXIT_USAGE;
         }
         if (sec && fl_report_parse_seconds(optarg, sec) != 0) {
-            warn("option %s: '%.40s' is not a number of seconds", argv[optind - 1], optarg);
+            /* Every option taking seconds is a long one: li names it. */
+            warn("--%s: '%.40s' is not a number of seconds", li >= 0 ? lopts[li].name : "?",
+                 optarg);
             return FL_EXIT_USAGE;
         }
+        li = -1;
     }
     if (optind < argc) {
         warn("unexpected argument '%s'", argv[optind]);

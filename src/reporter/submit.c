@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fl_crashlog.h"
 #include "fl_upload.h"
@@ -35,11 +36,17 @@ static void usage(FILE *f)
                "\n"
                "Validates each crash log and sends it like faultline-report does; prints one\n"
                "line per file with the server's answer.  Files are never deleted.\n"
-               "  --server URL   ingest URL (default $FAULTLINE_URL)\n"
-               "  --key KEY      ingest key, sent as X-Faultline-Key (default\n"
-               "                 $FAULTLINE_INGEST_KEY)\n"
+               "  -s, --server URL      ingest URL, e.g. http://HOST:8080/api/v1/crashes\n"
+               "                        (default $FAULTLINE_URL; --url is the same option,\n"
+               "                        as faultline-report spells it)\n"
+               "  -k, --key KEY         ingest key, sent as X-Faultline-Key (default\n"
+               "                        $FAULTLINE_INGEST_KEY)\n"
+               "  --email ADDR          contact address sent with each report\n"
+               "  --connect-timeout S   seconds to wait for a connection (default 10)\n"
+               "  --timeout S           seconds for a whole request (default 60)\n"
+               "  --no-gzip             send the request body uncompressed\n"
                "Exit: 0 all accepted, 75 some not delivered (try later), 1 some invalid,\n"
-               "rejected or failed, 64 usage.\n");
+               "unreadable, rejected or failed, 64 usage.\n");
 }
 
 /* Read a whole file of at most FL_CRASHLOG_MAX_BYTES; *data malloc'ed. */
@@ -48,8 +55,16 @@ static int slurp(const char *path, char **data, size_t *len, char *why, size_t w
     *data = NULL;
     *len = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) {
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) != 0) {
         snprintf(why, whycap, "%s", strerror(errno));
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, whycap, "is a directory");
+        fclose(f);
         return -1;
     }
     size_t cap = 64 * 1024, n = 0;
@@ -66,11 +81,12 @@ static int slurp(const char *path, char **data, size_t *len, char *why, size_t w
             buf = nb;
             cap *= 2;
         }
+        errno = 0;
         size_t r = fread(buf + n, 1, cap - n, f);
         n += r;
         if (r == 0) {
             if (ferror(f)) {
-                snprintf(why, whycap, "read error");
+                snprintf(why, whycap, "%s", errno ? strerror(errno) : "read error");
                 break;
             }
             fclose(f);
@@ -107,7 +123,8 @@ int fl_cmd_submit(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":s:k:h", lopts, NULL)) != -1) {
+    int li = -1;
+    while ((c = getopt_long(argc, argv, ":s:k:h", lopts, &li)) != -1) {
         long *sec = NULL;
         switch (c) {
         case 's': cfg.url = optarg; break;
@@ -133,10 +150,12 @@ int fl_cmd_submit(int argc, char **argv)
             return FL_EXIT_USAGE;
         }
         if (sec && fl_report_parse_seconds(optarg, sec) != 0) {
-            fprintf(stderr, "faultline submit: %s: '%.40s' is not a number of seconds\n",
-                    argv[optind - 1], optarg);
+            /* Every option taking seconds is a long one: li names it. */
+            fprintf(stderr, "faultline submit: --%s: '%.40s' is not a number of seconds\n",
+                    li >= 0 ? lopts[li].name : "?", optarg);
             return FL_EXIT_USAGE;
         }
+        li = -1;
     }
     if (optind >= argc) {
         fprintf(stderr, "faultline submit: no crash log given\n");

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fl_ctxsrv.h"
+#include "fl_exit.h"
 #include "fl_serve.h"
 #include "fl_srvsym.h"
 #include "fl_srvutil.h"
@@ -57,29 +58,31 @@ static void usage(FILE *f)
             "                       &certfile=&keyfile= (else the system's CAs)\n"
             "  --role ROLE          all (default), api (HTTP only) or worker (processing\n"
             "                       only; with --listen it answers /healthz and /metrics)\n"
-            "  --workers N          processing threads (default 2)\n"
-            "  --http-threads N     HTTP threads (default 2)\n"
+            "  --workers N          processing threads (default 2, at most 256)\n"
+            "  --http-threads N     HTTP threads (default 2, at most 256)\n"
             "  --keyless-ingest     accept POST / without an ingest key (MojoCrash clients)\n"
             "  --max-body BYTES     largest request body (default 1048576) -> 413\n"
             "  --max-decoded BYTES  largest decompressed body (default 8388608) -> 413\n"
             "  --max-ratio N        largest gzip expansion ratio (default 100) -> 413\n"
             "  --max-header BYTES   memory per connection for the header block (default 16384)\n"
             "  --timeout S          idle connection timeout (default 30)\n"
-            "  --rate-limit N       reports per second per ingest key (default 0: off) -> 429\n"
-            "  --rate-burst N       burst of the rate limit (default 2*N)\n"
+            "  --rate-limit N       reports per second per ingest key, N or N/s (default 0:\n"
+            "                       off) -> 429\n"
+            "  --rate-burst N       burst of the rate limit (default 2*N, at least 1)\n"
             "  --max-pending N      reports waiting for a commit before 503 (default 16384)\n"
             "  --max-memory BYTES   report data all ingest requests may hold at once before\n"
             "                       503 (default 268435456; 0: no limit)\n"
             "  --max-backlog N      unprocessed tasks before 503 (default 1000000)\n"
-            "  --lease S            lease of a claimed task (default 60)\n"
+            "  --lease S            lease of a claimed task (default 60, at most 86400)\n"
             "  --republish-after S  with --queue amqp://: publish again the task of a report\n"
             "                       stored S seconds ago whose task never reached the broker\n"
-            "                       (a server stopped in between, a broker away; default 30)\n"
-            "  --top-frames N       frames in a signature (default 5)\n"
+            "                       (a server stopped in between, a broker away; default 30,\n"
+            "                       1..86400)\n"
+            "  --top-frames N       frames in a signature (default 5, at most 256)\n"
             "  --skip-list FILE     function names skipped in signatures (default DIR/skip.txt)\n"
             "  --prefix-list FILE   name prefixes skipped in signatures (default DIR/prefix.txt)\n"
             "  --max-symbol-file BYTES  largest debug file upload (default 1073741824) -> 413\n"
-            "  --symcache-lru N     open symcaches kept per process (default 32)\n"
+            "  --symcache-lru N     open symcaches kept per process (default 32, 1..1024)\n"
             "  --no-remote-unwind   keep the client's stack (no server-side CFI unwind)\n"
             "  --context-max-paths N  paths a calling context's search may try (default\n"
             "                       20000000; a crash's searches share twice that)\n"
@@ -141,6 +144,8 @@ static int parse_args(opts *o, int argc, char **argv)
             usage(stdout);
             return 1;
         } else if (!strcmp(a, "--listen")) {
+            if (!v)
+                goto missing;
             if (parse_listen(o, TAKE))
                 return -1;
             o->listen_given = true;
@@ -406,12 +411,12 @@ int fl_cmd_serve(int argc, char **argv)
     snprintf(o.host, sizeof o.host, "127.0.0.1");
     int pr = parse_args(&o, argc, argv);
     if (pr)
-        return pr > 0 ? 0 : 2;
+        return pr > 0 ? FL_EXIT_OK : FL_EXIT_USAGE;
     bool run_http = !strcmp(o.role, "all") || !strcmp(o.role, "api");
     bool run_workers = !strcmp(o.role, "all") || !strcmp(o.role, "worker");
     if (!run_http && !run_workers) {
         fprintf(stderr, "faultline serve: --role must be all, api or worker\n");
-        return 2;
+        return FL_EXIT_USAGE;
     }
     if (!o.db && getenv("FAULTLINE_DB") && *getenv("FAULTLINE_DB"))
         o.db = getenv("FAULTLINE_DB");
@@ -425,7 +430,7 @@ int fl_cmd_serve(int argc, char **argv)
         fprintf(stderr,
                 "faultline serve: --queue %.*s%s: unknown queue (embedded, amqp:// or amqps://...)\n",
                 sep ? (int)(sep - o.queue) : 40, o.queue, sep ? "://..." : "");
-        return 2;
+        return FL_EXIT_USAGE;
     }
     /* The embedded queue is a table of the store's database (SQLite's or
      * PostgreSQL's), written in the transactions that store the reports;
@@ -434,7 +439,7 @@ int fl_cmd_serve(int argc, char **argv)
     if (amqp && !pg) {
         fprintf(stderr, "faultline serve: --queue amqp[s]://... needs --db postgres://... (with "
                         "SQLite, the embedded queue is the durable one)\n");
-        return 2;
+        return FL_EXIT_USAGE;
     }
     if (o.burst <= 0)
         o.burst = o.rate * 2 > 1 ? o.rate * 2 : 1;

@@ -41,10 +41,15 @@
 /* An answer with a value not decoded is made again after this, or at once
  * when a debug file arrives (the generation). */
 #define MISS_TTL_NS (600ull * 1000000000ull)
+/* A crash whose decoding ran out of memory is answered so (FL_CTXSRV_NOMEM)
+ * for this long, then tried again: memory may be back by then, and a
+ * client asking every second does not rebuild a large graph each time. */
+#define NOMEM_TTL_NS (60ull * 1000000000ull)
 
 typedef struct result {
     char id[FL_CRASH_ID_MAX];
-    char *json;
+    char *json;          /* the answer; NULL in a nomem result */
+    bool nomem;          /* the decoding ran out of memory */
     uint64_t gen;        /* the symbolizer's generation it was made in */
     uint64_t expires_ns; /* 0: kept until evicted or the generation moves */
     uint64_t used;
@@ -99,6 +104,11 @@ static const char *base_name(const char *p)
 
 /* ---- the result cache (under mu) ---- */
 
+static bool in_use(const result *r)
+{
+    return r->json || r->nomem;
+}
+
 /* Drops every result when a debug file arrived since they were made. */
 static void check_generation_locked(fl_ctxsrv *cs)
 {
@@ -117,7 +127,7 @@ static result *find_result_locked(fl_ctxsrv *cs, const char *id)
     uint64_t now = now_ns();
     for (size_t i = 0; i < MAX_RESULTS; i++) {
         result *r = &cs->res[i];
-        if (!r->json || strcmp(r->id, id))
+        if (!in_use(r) || strcmp(r->id, id))
             continue;
         if (r->gen != cs->gen || (r->expires_ns && r->expires_ns <= now)) {
             free(r->json);
@@ -130,7 +140,8 @@ static result *find_result_locked(fl_ctxsrv *cs, const char *id)
     return NULL;
 }
 
-/* Keeps json (owned) as id's answer, in the least recently used slot. */
+/* Keeps json (owned) as id's answer, in the least recently used slot;
+ * json NULL: the decoding ran out of memory. */
 static void put_result_locked(fl_ctxsrv *cs, const char *id, char *json, bool complete,
                               uint64_t gen)
 {
@@ -142,20 +153,21 @@ static void put_result_locked(fl_ctxsrv *cs, const char *id, char *json, bool co
     result *slot = &cs->res[0];
     for (size_t i = 0; i < MAX_RESULTS; i++) {
         result *r = &cs->res[i];
-        if (r->json && !strcmp(r->id, id)) {
+        if (in_use(r) && !strcmp(r->id, id)) {
             slot = r;
             break;
         }
-        if (!r->json || r->used < slot->used)
+        if (!in_use(r) || r->used < slot->used)
             slot = r;
-        if (!r->json)
+        if (!in_use(r))
             break;
     }
     free(slot->json);
     snprintf(slot->id, sizeof slot->id, "%s", id);
     slot->json = json;
+    slot->nomem = !json;
     slot->gen = gen;
-    slot->expires_ns = complete ? 0 : now_ns() + MISS_TTL_NS;
+    slot->expires_ns = !json ? now_ns() + NOMEM_TTL_NS : complete ? 0 : now_ns() + MISS_TTL_NS;
     slot->used = ++cs->clock;
 }
 
@@ -301,10 +313,12 @@ typedef struct module {
 } module;
 
 /* The graph of the files for key (built now, or kept from an earlier
- * crash).  NULL when it could not be built (err says why). */
+ * crash).  NULL when it could not be built (err says why; *nomem when
+ * memory ran out). */
 static fl_ctxgraph *get_graph(fl_ctxsrv *cs, const char *key, module *mods, size_t n, char *err,
-                              size_t errlen)
+                              size_t errlen, bool *nomem)
 {
+    *nomem = false;
     graph *slot = &cs->graphs[0];
     for (size_t i = 0; i < MAX_GRAPHS; i++) {
         graph *g = &cs->graphs[i];
@@ -319,14 +333,22 @@ static fl_ctxgraph *get_graph(fl_ctxsrv *cs, const char *key, module *mods, size
     char *k = strdup(key);
     if (!g || !k) {
         snprintf(err, errlen, "out of memory");
+        *nomem = true;
         goto fail;
     }
     for (size_t i = 0; i < n; i++) {
         const char *name = mods[i].o->path ? mods[i].o->path : mods[i].o->name;
-        if (fl_ctxgraph_add(g, name ? name : "?", mods[i].code.elf, mods[i].syms.elf, err, errlen))
+        if (fl_ctxgraph_add(g, name ? name : "?", mods[i].code.elf, mods[i].syms.elf, err,
+                            errlen)) {
+            *nomem = fl_ctxgraph_nomem(g);
             goto fail;
+        }
     }
-    fl_ctxgraph_link(g);
+    if (fl_ctxgraph_link(g)) {
+        snprintf(err, errlen, "out of memory");
+        *nomem = true;
+        goto fail;
+    }
     fl_ctxgraph_free(slot->g);
     free(slot->key);
     *slot = (graph){.key = k, .g = g, .used = ++cs->gclock};
@@ -353,8 +375,10 @@ static int add_frames(const fl_ctxframe *fr, size_t n, void *arg)
     return 0;
 }
 
-/* The answer for a crash log (JSON text), or NULL on OOM.  *complete:
- * every value was decoded (or is empty). */
+/* The answer for a crash log (JSON text), or NULL when memory ran out
+ * (building the answer or the call graph) or the server stops.
+ * *complete: every value was decoded (or is empty); a value whose search
+ * alone ran out of memory is answered as not found. */
 static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, bool *complete)
 {
     values vs = {0};
@@ -424,12 +448,16 @@ static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, boo
     }
     fl_ctxgraph *g = NULL;
     char err[512] = "";
-    if (nmods)
-        g = get_graph(cs, key, mods, nmods, err, sizeof err);
-    else if (need)
+    bool nomem = false;
+    if (nmods) {
+        g = get_graph(cs, key, mods, nmods, err, sizeof err, &nomem);
+        if (nomem) /* the crash's answer fails (FL_CTXSRV_NOMEM), not each value */
+            goto out;
+    } else if (need) {
         snprintf(err, sizeof err,
                  "none of the crash's objects built with -finstrument-functions was found: "
                  "upload its executable (POST /api/v1/symbols) or serve it from debuginfod");
+    }
     if (g && !fl_ctxgraph_instrumented(g)) {
         snprintf(err, sizeof err,
                  "no function in the files found was built with "
@@ -476,7 +504,9 @@ static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, boo
         fl_ctxsearch s = {.max_depth = cs->cfg.max_depth,
                           .budget = left < cs->cfg.max_paths ? left : cs->cfg.max_paths};
         json_t *frames = json_array();
-        unsigned found = frames ? fl_ctxgraph_search(g, vs.v[i].v, &s, add_frames, frames) : 0;
+        if (!frames)
+            goto out;
+        unsigned found = fl_ctxgraph_search(g, vs.v[i].v, &s, add_frames, frames);
         left -= s.steps < left ? s.steps : left;
         if (found) {
             json_object_set_new(c, "status", json_string("decoded"));
@@ -486,7 +516,11 @@ static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, boo
         }
         json_decref(frames);
         char msg[256];
-        if (s.complete)
+        if (s.nomem) /* the search freed its tables: the next value may fit */
+            snprintf(msg, sizeof msg,
+                     "the search stopped after %" PRIu64 " paths: the server ran out of memory",
+                     s.steps);
+        else if (s.complete)
             snprintf(msg, sizeof msg,
                      "no stack of the instrumented functions found gives this value (%" PRIu64
                      " paths tried, all up to %u deep): is a library missing?",
@@ -550,7 +584,9 @@ static void *decoder_main(void *arg)
         pthread_mutex_lock(&cs->mu);
         cs->running[0] = '\0';
         cs->st.crashes++;
-        if (json)
+        /* NULL: out of memory (kept as such for a while: asked again at
+         * once, the crash would be queued and fail again), or stopping. */
+        if (json || !stopping(cs))
             put_result_locked(cs, j->id, json, complete, gen);
         fl_crashlog_free(j->log);
         free(j);
@@ -622,7 +658,7 @@ int fl_ctxsrv_cached(fl_ctxsrv *cs, const char *id, char **json)
     pthread_mutex_lock(&cs->mu);
     check_generation_locked(cs);
     result *r = find_result_locked(cs, id);
-    if (r)
+    if (r && r->json)
         *json = strdup(r->json);
     bool pending = !r && pending_locked(cs, id);
     pthread_mutex_unlock(&cs->mu);

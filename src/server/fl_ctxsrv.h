@@ -57,7 +57,9 @@ enum {
 /* The decoded contexts of crash `id`, without its log: FL_CTXSRV_DONE
  * with *json from the cache, FL_CTXSRV_PENDING while it is queued or
  * being decoded, FL_CTXSRV_UNKNOWN when neither (then call fl_ctxsrv_get
- * with the log). */
+ * with the log).  FL_CTXSRV_NOMEM also for a minute after the decoding of
+ * the crash ran out of memory (its call graph, or its answer); a single
+ * value whose search ran out of memory is "not_found" instead. */
 int fl_ctxsrv_cached(fl_ctxsrv *cs, const char *id, char **json);
 
 /* The decoded contexts of crash `id`, whose stored log is raw[0..len):

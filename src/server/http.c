@@ -774,6 +774,11 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
     const char *off = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
     uint64_t v;
+    /* A misspelt status would otherwise match nothing and look like "no
+     * groups". */
+    if (f.status && strcmp(f.status, "open") && strcmp(f.status, "resolved") &&
+        strcmp(f.status, "regressed"))
+        return send_error(c, 400, "status must be open, resolved or regressed", NULL);
     f.limit = 100;
     if (lim) {
         if (fl_parse_u64(lim, &v) || v == 0 || v > 10000)

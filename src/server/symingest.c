@@ -20,7 +20,7 @@
 
 #include "fl_srvutil.h"
 #include "fl_symcache.h"
-#include "fl_symlocate.h"
+#include "fl_symcheck.h"
 #include "fl_symstore.h"
 
 #define DEFAULT_BACKFILL 100000
@@ -187,38 +187,20 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
                       long long size, bool keep_failed, char *build_id, size_t cap, char *err,
                       size_t errlen)
 {
-    uint8_t id[FL_SYM_BUILD_ID_MAX];
-    size_t idlen = 0;
-    uint64_t fp;
     char hex[2 * FL_SYM_BUILD_ID_MAX + 1] = "", why[512] = "", nm[256];
     char dest[PATH_MAX], d2[PATH_MAX];
     safe_name(name, nm, sizeof nm);
     fl_symbol_rec r = {.name = nm, .size = size, .uploaded = fl_now()};
     /* The cheap checks run here (on an HTTP thread for uploads): an ELF
-     * file with a GNU build id and something to symbolize with.  The
-     * symcache is built in the background (prebuild), or by the first
-     * worker that needs it. */
-    int rc = fl_symcache_identify(path, id, &idlen, &fp, why, sizeof why);
-    if (rc == 0 && idlen == 0) {
-        snprintf(why, sizeof why, "no GNU build id (link with -Wl,--build-id)");
-        rc = FL_SYM_ENOTELF;
-    }
-    if (rc == 0) {
-        fl_sym_hex(id, idlen, hex, sizeof hex);
-        char h2[2 * FL_SYM_BUILD_ID_MAX + 1];
-        int dw = 0, st = 0;
-        if (fl_symlocate_read_build_id(path, h2, sizeof h2, &dw, &st)) {
-            snprintf(why, sizeof why, "cannot read the ELF sections");
-            rc = FL_SYM_ENOTELF;
-        } else if (!dw && !st) {
-            snprintf(why, sizeof why, "no debug information: neither DWARF (.debug_info) nor a "
-                                      "symbol table (.symtab); upload the unstripped file or "
-                                      "its .debug file");
-            rc = FL_SYM_ENOTELF;
-        }
-    }
+     * file with a GNU build id and something to symbolize with, the check
+     * `faultline symbols add` runs before it uploads.  The symcache is
+     * built in the background (prebuild), or by the first worker that
+     * needs it. */
+    fl_symcheck_info info;
+    int rc = fl_symcheck_debug_file(path, &info, why, sizeof why);
+    snprintf(hex, sizeof hex, "%s", info.build_id);
     if (rc != 0) {
-        snprintf(err, errlen, "%s", why[0] ? why : fl_sym_strerror(rc));
+        snprintf(err, errlen, "%s", why[0] ? why : fl_symcheck_strerror(rc));
         r.status = "failed";
         r.error = err;
         r.build_id = hex[0] ? hex : NULL;

@@ -18,14 +18,18 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "fl_exit.h"
 #include "fl_symbols_cmd.h"
 #include "fl_symcache.h"
+#include "fl_symcheck.h"
 #include "fl_symstore.h"
 #include "fl_symupload.h"
 
@@ -366,52 +370,122 @@ static void symbolicate_usage(FILE *f)
     fprintf(f, "usage: faultline symbolicate --obj FILE [--cache DIR] [ADDR...]\n"
                "  Prints, for each address (from the arguments, else one per line on\n"
                "  stdin), the function, file:line:column and inlined callers, exactly\n"
-               "  as `llvm-symbolizer --obj=FILE --inlines` does.  The symcache is kept\n"
-               "  in DIR (default $XDG_CACHE_HOME/faultline/symcache).\n");
+               "  as `llvm-symbolizer --obj=FILE --inlines` does.\n"
+               "  --obj FILE   the module (-e, --exe and -obj are the same option, as\n"
+               "               llvm-symbolizer and addr2line spell it)\n"
+               "  --cache DIR  where the symcache is kept (default\n"
+               "               $XDG_CACHE_HOME/faultline/symcache, else\n"
+               "               ~/.cache/faultline/symcache; without a usable one, a\n"
+               "               symcache for this run only in $TMPDIR)\n"
+               "  -i, --inlines  accepted and ignored: inlined callers are always shown\n"
+               "Exit: 0 done (an unreadable FILE answers ?? for every address, as\n"
+               "llvm-symbolizer does), 1 output could not be written, 64 usage.\n");
+}
+
+/* A usage error of `faultline NAME`: the message, then the usage. */
+static int usage_error(void (*usage)(FILE *), const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int usage_error(void (*usage)(FILE *), const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "faultline %s: ", name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    usage(stderr);
+    return FL_EXIT_USAGE;
+}
+
+/* Is a the option (one of names, NULL-terminated), alone or as
+ * "NAME=VALUE"?  OUT: *val, the value: after '=' or the next argument
+ * (NULL when there is none, or it is empty).  Advances *i past a value
+ * taken from the next argument. */
+static int opt_value(const char *a, const char *const *names, int argc, char **argv, int *i,
+                     const char **val)
+{
+    for (; *names; names++) {
+        size_t n = strlen(*names);
+        if (strncmp(a, *names, n) != 0)
+            continue;
+        if (a[n] == '=') {
+            *val = a[n + 1] ? a + n + 1 : NULL;
+            return 1;
+        }
+        if (a[n] == '\0') {
+            *val = *i + 1 < argc ? argv[++*i] : NULL;
+            if (*val && !**val)
+                *val = NULL;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The reason an input file cannot be used, before any ELF reading: "" when
+ * it may be; a directory says so (libelf would only say "invalid file
+ * descriptor"). */
+static void file_problem(const char *path, char *why, size_t cap)
+{
+    struct stat st;
+    why[0] = '\0';
+    if (stat(path, &st) != 0)
+        snprintf(why, cap, "%s", strerror(errno));
+    else if (S_ISDIR(st.st_mode))
+        snprintf(why, cap, "is a directory");
+}
+
+/* err names path, as "PATH: err" unless it already does. */
+static void print_file_error(const char *cmd, const char *path, const char *err)
+{
+    if (strstr(err, path))
+        fprintf(stderr, "faultline %s: %s\n", cmd, err);
+    else
+        fprintf(stderr, "faultline %s: %s: %s\n", cmd, path, err);
 }
 
 int fl_cmd_symbolicate(int argc, char **argv)
 {
+    static const char *const obj_opts[] = {"--obj", "-obj", "--exe", "-e", NULL};
+    static const char *const cache_opts[] = {"--cache", NULL};
     const char *obj = NULL, *cache = NULL;
     int first_addr = argc;
     int i;
     for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             symbolicate_usage(stdout);
             return 0;
-        } else if ((!strcmp(a, "--obj") || !strcmp(a, "-obj") || !strcmp(a, "-e") ||
-                    !strcmp(a, "--exe")) &&
-                   i + 1 < argc) {
-            obj = argv[++i];
-        } else if (!strncmp(a, "--obj=", 6)) {
-            obj = a + 6;
-        } else if (!strcmp(a, "--cache") && i + 1 < argc) {
-            cache = argv[++i];
-        } else if (!strncmp(a, "--cache=", 8)) {
-            cache = a + 8;
+        } else if (opt_value(a, obj_opts, argc, argv, &i, &v)) {
+            if (!v)
+                return usage_error(symbolicate_usage, "symbolicate", "%s needs a value", a);
+            obj = v;
+        } else if (opt_value(a, cache_opts, argc, argv, &i, &v)) {
+            if (!v)
+                return usage_error(symbolicate_usage, "symbolicate", "%s needs a value", a);
+            cache = v;
         } else if (!strcmp(a, "--inlines") || !strcmp(a, "-i")) {
             /* the default and only mode */
         } else if (!strcmp(a, "--")) {
             i++;
             break;
         } else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
-            fprintf(stderr, "faultline symbolicate: unknown option '%s'\n", a);
-            symbolicate_usage(stderr);
-            return 2;
+            return usage_error(symbolicate_usage, "symbolicate", "unknown option '%s'", a);
         } else {
             break;
         }
     }
     first_addr = i;
-    if (!obj) {
-        symbolicate_usage(stderr);
-        return 2;
-    }
+    if (!obj)
+        return usage_error(symbolicate_usage, "symbolicate", "no --obj FILE given");
     char dir[PATH_MAX], err[512];
     fl_symcache *sc = NULL;
     int built = 0, rc = FL_SYM_EINVAL;
-    if (cache_dir_for(cache, dir, sizeof dir) == 0)
+    file_problem(obj, err, sizeof err);
+    int bad_file = err[0] != '\0'; /* reported below; nothing to build from */
+    if (bad_file)
+        rc = FL_SYM_EIO;
+    else if (cache_dir_for(cache, dir, sizeof dir) == 0)
         rc = fl_symstore_get(dir, obj, 0, &sc, &built, NULL, NULL, 0, err, sizeof err);
     else
         snprintf(err, sizeof err, "no cache directory (set HOME or --cache)");
@@ -423,7 +497,8 @@ int fl_cmd_symbolicate(int argc, char **argv)
         if (!tmpdir || !*tmpdir)
             tmpdir = "/tmp";
         int fd = -1;
-        if ((size_t)snprintf(tmp, sizeof tmp, "%s/faultline-XXXXXX", tmpdir) < sizeof tmp &&
+        if (!bad_file &&
+            (size_t)snprintf(tmp, sizeof tmp, "%s/faultline-XXXXXX", tmpdir) < sizeof tmp &&
             (fd = mkstemp(tmp)) >= 0) {
             close(fd);
             if (fl_symcache_build(obj, tmp, NULL, err2, sizeof err2) == 0 &&
@@ -434,7 +509,7 @@ int fl_cmd_symbolicate(int argc, char **argv)
     }
     if (rc != 0) {
         /* Like llvm-symbolizer: report, then answer "??" for every input. */
-        fprintf(stderr, "faultline symbolicate: %s\n", err);
+        print_file_error("symbolicate", obj, err);
         sc = NULL;
     }
     static sym_run run; /* 64 KB of output buffer: not on the stack */
@@ -459,11 +534,26 @@ int fl_cmd_symbolicate(int argc, char **argv)
 
 static void symbols_usage(FILE *f)
 {
-    fprintf(f, "usage: faultline symbols add FILE... [--cache DIR] [--force] [--server URL]\n"
-               "  Ingests ELF files with DWARF (or separate .debug files) into the\n"
-               "  symcache directory, keyed by GNU build id.  With --server, uploads\n"
-               "  them instead (POST URL/api/v1/symbols; FAULTLINE_ADMIN_TOKEN is sent\n"
-               "  as the bearer token).\n");
+    fprintf(f, "usage: faultline symbols add FILE... [--cache DIR] [--force]\n"
+               "       faultline symbols add FILE... --server URL [--token TOKEN]\n"
+               "  Ingests ELF files with DWARF (or separate .debug files) into the symcache\n"
+               "  directory, keyed by GNU build id, one line per file; with --server,\n"
+               "  uploads them to a Faultline server instead.  Each file is checked first as\n"
+               "  the server checks it: a file with neither DWARF nor a .symtab (a fully\n"
+               "  stripped binary) is refused, and so is one without a GNU build id for an\n"
+               "  upload.  Locally, DWARF found through /usr/lib/debug/.build-id or\n"
+               "  .gnu_debuglink counts.\n"
+               "  --cache DIR     the symcache directory (default\n"
+               "                  $XDG_CACHE_HOME/faultline/symcache, else\n"
+               "                  ~/.cache/faultline/symcache)\n"
+               "  --force         build again files already in the cache\n"
+               "  --server URL    upload to this server (POST BASE/api/v1/symbols): its base\n"
+               "                  URL, or a URL of its API such as the ingest URL\n"
+               "                  (.../api/v1/crashes, .../api/v1/symbols or .../)\n"
+               "  --token TOKEN   the server's admin token, sent as the bearer token; needed\n"
+               "                  with --server (default $FAULTLINE_ADMIN_TOKEN, which keeps\n"
+               "                  it out of the process list)\n"
+               "Exit: 0 every file ingested or uploaded, 1 some failed, 64 usage.\n");
 }
 
 static double now_s(void)
@@ -473,102 +563,179 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Upload files[0..n) to server.  Returns the exit status. */
+static int symbols_upload(const char *server, const char *token, char **files, int n)
+{
+    char base[2048];
+    if (fl_symupload_base_url(server, base, sizeof base) != 0)
+        return usage_error(symbols_usage, "symbols add", "--server %s: not a server URL", server);
+    int tty = isatty(2), failed = 0;
+    for (int i = 0; i < n; i++) {
+        char msg[1024];
+        long status = 0;
+        int rc = fl_symupload(base, token, files[i], tty, i + 1, n, &status, msg, sizeof msg);
+        if (rc == 0) {
+            printf("%s\n", msg);
+            fflush(stdout);
+            continue;
+        }
+        failed++;
+        if (status == 401 || status == 403) {
+            /* Every other file would get the same answer. */
+            fprintf(stderr,
+                    "faultline symbols add: %s: the server refused the admin token (HTTP %ld); "
+                    "give the server's admin token with --token TOKEN or FAULTLINE_ADMIN_TOKEN\n",
+                    files[i], status);
+            if (i + 1 < n)
+                fprintf(stderr, "faultline symbols add: %d more file%s not uploaded\n", n - i - 1,
+                        n - i - 1 > 1 ? "s" : "");
+            return FL_EXIT_ERROR;
+        }
+        fprintf(stderr, "faultline symbols add: %s\n", msg);
+    }
+    return failed ? FL_EXIT_ERROR : FL_EXIT_OK;
+}
+
+/* Ingest one file into the symcache directory dir.  0, or -1 when it
+ * failed (said on stderr). */
+static int symbols_add_one(const char *dir, const char *file, int force, int tty, int index,
+                           int count)
+{
+    char err[512], path[PATH_MAX];
+    fl_symcheck_info info;
+    int ck = fl_symcheck_debug_file(file, &info, err, sizeof err);
+    if (ck == FL_SYMCHECK_EFILE || ck == FL_SYMCHECK_ENOTELF) {
+        print_file_error("symbols add", file, err);
+        return -1;
+    }
+    if (tty)
+        fprintf(stderr, "\r[%d/%d] %s ...\033[K", index, count, file);
+    fl_symbuild_stats st;
+    fl_symcache *sc = NULL;
+    int built = 0;
+    double t0 = now_s();
+    int rc =
+        fl_symstore_get(dir, file, force, &sc, &built, &st, path, sizeof path, err, sizeof err);
+    double dt = now_s() - t0;
+    if (tty)
+        fprintf(stderr, "\r\033[K");
+    if (rc != 0) {
+        print_file_error("symbols add", file, err);
+        return -1;
+    }
+    /* The server's refusal, unless the builder found DWARF elsewhere (a
+     * debug file by build id or debuglink) that the server would not.  A
+     * refused file leaves nothing in the cache: its symcache would stand
+     * for the same build id and symbol table with a debug file at hand. */
+    if (!info.has_dwarf && !info.has_symtab && !fl_symcache_has_dwarf(sc)) {
+        print_file_error("symbols add", file, fl_symcheck_strerror(FL_SYMCHECK_ENODEBUG));
+        fl_symcache_close(sc);
+        if (built)
+            unlink(path);
+        return -1;
+    }
+    const uint8_t *id;
+    size_t idlen = fl_symcache_build_id(sc, &id);
+    char hex[2 * FL_SYM_BUILD_ID_MAX + 1];
+    fl_sym_hex(id, idlen, hex, sizeof hex);
+    if (built)
+        printf("%s %s: %s, %llu records, %llu ranges, %llu bytes in %.3f s -> %s\n",
+               idlen ? hex : "-", file, st.has_dwarf ? "DWARF" : "symbol table only",
+               (unsigned long long)st.records, (unsigned long long)st.ranges,
+               (unsigned long long)st.file_bytes, dt, path);
+    else
+        printf("%s %s: already cached -> %s\n", idlen ? hex : "-", file, path);
+    fl_symcache_close(sc);
+    return 0;
+}
+
 int fl_cmd_symbols(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        symbols_usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2)
+        return usage_error(symbols_usage, "symbols", "no subcommand given (add)");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        symbols_usage(stdout);
+        return FL_EXIT_OK;
     }
-    if (strcmp(argv[1], "add") != 0) {
-        fprintf(stderr, "faultline symbols: unknown subcommand '%s'\n", argv[1]);
-        symbols_usage(stderr);
-        return 2;
-    }
-    const char *cache = NULL, *server = NULL;
+    if (strcmp(argv[1], "add") != 0)
+        return usage_error(symbols_usage, "symbols", "unknown subcommand '%s'", argv[1]);
+    static const char *const cache_opts[] = {"--cache", NULL};
+    static const char *const server_opts[] = {"--server", NULL};
+    static const char *const token_opts[] = {"--token", NULL};
+    const char *cache = NULL, *server = NULL, *token = getenv("FAULTLINE_ADMIN_TOKEN");
     int force = 0;
     char **files = calloc((size_t)argc, sizeof *files);
-    int nfiles = 0;
-    if (!files)
-        return 1;
+    int nfiles = 0, rc = FL_EXIT_USAGE;
+    if (!files) {
+        fprintf(stderr, "faultline symbols add: out of memory\n");
+        return FL_EXIT_ERROR;
+    }
+    int only_files = 0;
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--cache") && i + 1 < argc)
-            cache = argv[++i];
-        else if (!strncmp(a, "--cache=", 8))
-            cache = a + 8;
-        else if (!strcmp(a, "--server") && i + 1 < argc)
-            server = argv[++i];
-        else if (!strncmp(a, "--server=", 9))
-            server = a + 9;
-        else if (!strcmp(a, "--force"))
-            force = 1;
-        else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "faultline symbols add: unknown option '%s'\n", a);
-            free(files);
-            return 2;
-        } else
+        const char *a = argv[i], *v = NULL;
+        const char *const *names = NULL;
+        if (only_files || a[0] != '-' || !a[1]) {
             files[nfiles++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            symbols_usage(stdout);
+            rc = FL_EXIT_OK;
+            goto out;
+        } else if (!strcmp(a, "--")) {
+            only_files = 1;
+        } else if (!strcmp(a, "--force")) {
+            force = 1;
+        } else if (opt_value(a, names = cache_opts, argc, argv, &i, &v) ||
+                   opt_value(a, names = server_opts, argc, argv, &i, &v) ||
+                   opt_value(a, names = token_opts, argc, argv, &i, &v)) {
+            if (!v) {
+                usage_error(symbols_usage, "symbols add", "%s needs a value", names[0]);
+                goto out;
+            }
+            if (names == cache_opts)
+                cache = v;
+            else if (names == server_opts)
+                server = v;
+            else
+                token = v;
+        } else {
+            usage_error(symbols_usage, "symbols add", "unknown option '%s'", a);
+            goto out;
+        }
     }
     if (nfiles == 0) {
-        symbols_usage(stderr);
-        free(files);
-        return 2;
+        usage_error(symbols_usage, "symbols add", "no file given");
+        goto out;
     }
     if (server) {
-        int tty = isatty(2), failed = 0;
-        for (int i = 0; i < nfiles; i++) {
-            char msg[1024];
-            int rc = fl_symupload(server, files[i], tty, i + 1, nfiles, msg, sizeof msg);
-            if (rc != 0) {
-                fprintf(stderr, "faultline symbols add: %s\n", msg);
-                failed++;
-            } else {
-                printf("%s\n", msg);
-                fflush(stdout);
-            }
+        /* Before anything is uploaded: without it every upload is refused. */
+        if (!token || !*token) {
+            usage_error(symbols_usage, "symbols add",
+                        "--server needs the server's admin token: give --token TOKEN or set "
+                        "FAULTLINE_ADMIN_TOKEN");
+            goto out;
         }
-        free(files);
-        return failed ? 1 : 0;
+        if (strpbrk(token, "\r\n")) {
+            usage_error(symbols_usage, "symbols add",
+                        "the admin token (--token or FAULTLINE_ADMIN_TOKEN) contains a line break");
+            goto out;
+        }
+        rc = symbols_upload(server, token, files, nfiles);
+        goto out;
     }
     char dir[PATH_MAX];
     if (cache_dir_for(cache, dir, sizeof dir) != 0) {
         fprintf(stderr, "faultline symbols add: no cache directory (set HOME or --cache)\n");
-        free(files);
-        return 2;
+        rc = FL_EXIT_USAGE;
+        goto out;
     }
-    int tty = isatty(2);
-    int failed = 0;
-    for (int i = 0; i < nfiles; i++) {
-        if (tty)
-            fprintf(stderr, "\r[%d/%d] %s ...\033[K", i + 1, nfiles, files[i]);
-        char err[512], path[PATH_MAX];
-        fl_symbuild_stats st;
-        fl_symcache *sc = NULL;
-        int built = 0;
-        double t0 = now_s();
-        int rc = fl_symstore_get(dir, files[i], force, &sc, &built, &st, path, sizeof path, err,
-                                 sizeof err);
-        double dt = now_s() - t0;
-        if (tty)
-            fprintf(stderr, "\r\033[K");
-        if (rc != 0) {
-            fprintf(stderr, "faultline symbols add: %s\n", err);
+    int tty = isatty(2), failed = 0;
+    for (int i = 0; i < nfiles; i++)
+        if (symbols_add_one(dir, files[i], force, tty, i + 1, nfiles) != 0)
             failed++;
-            continue;
-        }
-        const uint8_t *id;
-        size_t idlen = fl_symcache_build_id(sc, &id);
-        char hex[2 * FL_SYM_BUILD_ID_MAX + 1];
-        fl_sym_hex(id, idlen, hex, sizeof hex);
-        if (built)
-            printf("%s %s: %s, %llu records, %llu ranges, %llu bytes in %.3f s -> %s\n",
-                   idlen ? hex : "-", files[i], st.has_dwarf ? "DWARF" : "symbol table only",
-                   (unsigned long long)st.records, (unsigned long long)st.ranges,
-                   (unsigned long long)st.file_bytes, dt, path);
-        else
-            printf("%s %s: already cached -> %s\n", idlen ? hex : "-", files[i], path);
-        fl_symcache_close(sc);
-    }
+    rc = failed ? FL_EXIT_ERROR : FL_EXIT_OK;
+out:
     free(files);
-    return failed ? 1 : 0;
+    return rc;
 }

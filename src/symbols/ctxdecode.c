@@ -92,6 +92,9 @@ struct fl_ctxgraph {
     size_t ncallbacks;
     uint32_t *roots;
     size_t nroots;
+    /* Memory ran out in an add or link: the graph keeps the modules added
+     * before (so it can be freed) but refuses more, and has no nodes. */
+    bool nomem;
 };
 
 /* Why a function may call back code whose address was taken: it calls
@@ -122,45 +125,50 @@ static bool takes_callbacks(const char *name)
     return false;
 }
 
+/* Appends v to arr (n elements, room for cap), growing it.  Evaluates to
+ * false when memory ran out, arr left as it was: the scan of a module
+ * notes it in the graph's nomem and is undone at its end; link stops at
+ * once, as its indices refer to what was pushed. */
 #define PUSH(arr, n, cap, v)                                                                       \
-    do {                                                                                           \
+    ({                                                                                             \
+        bool ok_ = true;                                                                           \
         if ((n) == (cap)) {                                                                        \
             size_t nc_ = (cap) ? 2 * (cap) : 4;                                                    \
             void *np_ = realloc((arr), nc_ * sizeof *(arr));                                       \
-            if (!np_)                                                                              \
-                abort();                                                                           \
-            (arr) = np_;                                                                           \
-            (cap) = nc_;                                                                           \
+            if (np_) {                                                                             \
+                (arr) = np_;                                                                       \
+                (cap) = nc_;                                                                       \
+            } else {                                                                               \
+                ok_ = false;                                                                       \
+            }                                                                                      \
         }                                                                                          \
-        (arr)[(n)++] = (v);                                                                        \
-    } while (0)
+        if (ok_)                                                                                   \
+            (arr)[(n)++] = (v);                                                                    \
+        ok_;                                                                                       \
+    })
 
 fl_ctxgraph *fl_ctxgraph_new(void)
 {
     return calloc(1, sizeof(fl_ctxgraph));
 }
 
-void fl_ctxgraph_free(fl_ctxgraph *g)
+static void free_func(cfunc *f)
 {
-    if (!g)
-        return;
-    for (size_t i = 0; i < g->nfuncs; i++) {
-        cfunc *f = &g->funcs[i];
-        free(f->name);
-        free(f->display);
-        free(f->callees);
-        free(f->inl);
-        for (size_t k = 0; k < f->next; k++)
-            free(f->ext[k]);
-        free(f->ext);
-        free(f->ext_to);
-        free(f->sites);
-        free(f->spans);
-    }
-    for (size_t i = 0; i < g->nmods; i++)
-        free(g->mods[i].name);
-    free(g->mods);
-    free(g->funcs);
+    free(f->name);
+    free(f->display);
+    free(f->callees);
+    free(f->inl);
+    for (size_t k = 0; k < f->next; k++)
+        free(f->ext[k]);
+    free(f->ext);
+    free(f->ext_to);
+    free(f->sites);
+    free(f->spans);
+}
+
+/* The instrumented graph link made, freed: after link ran out of memory. */
+static void free_nodes(fl_ctxgraph *g)
+{
     free(g->nodes);
     free(g->succ_off);
     free(g->succ);
@@ -169,6 +177,22 @@ void fl_ctxgraph_free(fl_ctxgraph *g)
     free(g->node_cb);
     free(g->callbacks);
     free(g->roots);
+    g->nodes = g->succ_off = g->succ = g->weak_off = g->weak = g->callbacks = g->roots = NULL;
+    g->node_cb = NULL;
+    g->nnodes = g->ncallbacks = g->nroots = 0;
+}
+
+void fl_ctxgraph_free(fl_ctxgraph *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->nfuncs; i++)
+        free_func(&g->funcs[i]);
+    for (size_t i = 0; i < g->nmods; i++)
+        free(g->mods[i].name);
+    free(g->mods);
+    free(g->funcs);
+    free_nodes(g);
     free(g);
 }
 
@@ -282,7 +306,8 @@ static void body_note(modscan *m, long k, bool hook)
             return;
         }
     struct load l = {(uint32_t)k, !hook, hook};
-    PUSH(m->body, m->nbody, m->cbody, l);
+    if (!PUSH(m->body, m->nbody, m->cbody, l))
+        m->g->nomem = true;
 }
 
 static bool in_got(const modscan *m, uint64_t addr)
@@ -384,28 +409,31 @@ static int gpr(unsigned r)
 
 enum { R_RDI = 5 };
 
-/* Appends v to the array unless it is there already. */
+/* Appends v to the array unless it is there already.  False when memory
+ * ran out. */
 #define PUSH_ONCE(arr, n, cap, v)                                                                  \
-    do {                                                                                           \
+    ({                                                                                             \
         size_t i_ = 0;                                                                             \
         while (i_ < (n) && (arr)[i_] != (v))                                                       \
             i_++;                                                                                  \
-        if (i_ == (n))                                                                             \
-            PUSH(arr, n, cap, v);                                                                  \
-    } while (0)
+        i_ < (n) || PUSH(arr, n, cap, v);                                                          \
+    })
 
-static void add_callee(cfunc *f, uint32_t c)
+static bool add_callee(cfunc *f, uint32_t c)
 {
-    PUSH_ONCE(f->callees, f->ncallees, f->ccallees, c);
+    return PUSH_ONCE(f->callees, f->ncallees, f->ccallees, c);
 }
 
-static void add_site(cfunc *f, uint64_t at, uint8_t kind, uint32_t ref)
+/* The scan's additions to a function: a failure is noted in the graph's
+ * nomem, and fl_ctxgraph_add undoes the module. */
+static void add_site(modscan *m, cfunc *f, uint64_t at, uint8_t kind, uint32_t ref)
 {
     struct csite s = {at, kind, ref};
-    PUSH(f->sites, f->nsites, f->csites, s);
+    if (!PUSH(f->sites, f->nsites, f->csites, s))
+        m->g->nomem = true;
 }
 
-static void add_span(cfunc *f, uint32_t fn, uint64_t at)
+static void add_span(modscan *m, cfunc *f, uint32_t fn, uint64_t at)
 {
     for (size_t i = 0; i < f->nspans; i++)
         if (f->spans[i].fn == fn) {
@@ -416,19 +444,26 @@ static void add_span(cfunc *f, uint32_t fn, uint64_t at)
             return;
         }
     struct ispan sp = {fn, at, at};
-    PUSH(f->spans, f->nspans, f->cspans, sp);
+    if (!PUSH(f->spans, f->nspans, f->cspans, sp))
+        m->g->nomem = true;
 }
 
-static uint32_t add_ext(cfunc *f, const char *name)
+/* The index of `name` in f's names called through the PLT/GOT, added if
+ * new.  False when memory ran out. */
+static bool add_ext(cfunc *f, const char *name, uint32_t *index)
 {
     for (size_t i = 0; i < f->next; i++)
-        if (!strcmp(f->ext[i], name))
-            return (uint32_t)i;
+        if (!strcmp(f->ext[i], name)) {
+            *index = (uint32_t)i;
+            return true;
+        }
     char *d = strdup(name);
-    if (!d)
-        abort();
-    PUSH(f->ext, f->next, f->cext, d);
-    return (uint32_t)(f->next - 1);
+    if (!d || !PUSH(f->ext, f->next, f->cext, d)) {
+        free(d);
+        return false;
+    }
+    *index = (uint32_t)(f->next - 1);
+    return true;
 }
 
 /* A call (or a jump out of the function) to `target`, or through the
@@ -453,27 +488,33 @@ static void note_call(modscan *m, cfunc *f, uint64_t target, const char *sym, bo
                 return;
             body_note(m, k, true);
             if (&m->g->funcs[k] != f)
-                add_span(f, (uint32_t)k, m->at);
+                add_span(m, f, (uint32_t)k, m->at);
             if (!enter)
                 return;
             if (&m->g->funcs[k] == f)
                 f->instrumented = true;
             else {
                 m->g->funcs[k].instrumented = true;
-                PUSH_ONCE(f->inl, f->ninl, f->cinl, (uint32_t)k);
+                if (!PUSH_ONCE(f->inl, f->ninl, f->cinl, (uint32_t)k))
+                    m->g->nomem = true;
             }
             return;
         }
-        add_site(f, m->at, 1, add_ext(f, sym));
+        uint32_t x;
+        if (add_ext(f, sym, &x))
+            add_site(m, f, m->at, 1, x);
+        else
+            m->g->nomem = true;
         return;
     }
     long k = func_holding(m, target);
     if (k >= 0) {
-        add_callee(f, (uint32_t)k); /* itself too: recursion */
-        add_site(f, m->at, 0, (uint32_t)k);
+        if (!add_callee(f, (uint32_t)k)) /* itself too: recursion */
+            m->g->nomem = true;
+        add_site(m, f, m->at, 0, (uint32_t)k);
     } else {
         f->calls_out = CB_POINTER; /* somewhere we do not know */
-        add_site(f, m->at, 2, 0);
+        add_site(m, f, m->at, 2, 0);
     }
 }
 
@@ -555,11 +596,11 @@ static void scan_x86(modscan *m, uint32_t fi)
                     note_call(m, f, s->value, NULL, false, 0);
                 else if (call) {
                     f->calls_out = CB_POINTER;
-                    add_site(f, in->address, 2, 0);
+                    add_site(m, f, in->address, 2, 0);
                 }
             } else if (call) {
                 f->calls_out = CB_POINTER; /* through a pointer */
-                add_site(f, in->address, 2, 0);
+                add_site(m, f, in->address, 2, 0);
             }
             if (call) /* the caller-saved registers are gone */
                 known &= ~((1u << 0) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 5) | (1u << 8) |
@@ -654,7 +695,7 @@ static void scan_a64(modscan *m, uint32_t fi)
         }
         if (id == ARM64_INS_BLR) {
             f->calls_out = CB_POINTER;
-            add_site(f, in->address, 2, 0);
+            add_site(m, f, in->address, 2, 0);
             known &= ~0x7ffffu;
             continue;
         }
@@ -699,12 +740,12 @@ static void scan_function(modscan *m, uint32_t fi)
 }
 
 /* Relocations: GOT slots by name, and RELATIVE / symbol words that hold
- * a function's address (taken). */
+ * a function's address (taken).  Stops when memory ran out (nomem). */
 static void scan_relocs(modscan *m)
 {
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
-    while ((scn = elf_nextscn(m->elf, scn))) {
+    while (!m->g->nomem && (scn = elf_nextscn(m->elf, scn))) {
         if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
             continue;
         Elf_Scn *symscn = elf_getscn(m->elf, sh.sh_link);
@@ -755,7 +796,10 @@ static void scan_relocs(modscan *m)
                 if (k >= 0)
                     m->g->funcs[k].addr_taken = true;
             }
-            PUSH(m->slots, m->nslots, m->cslots, s);
+            if (!PUSH(m->slots, m->nslots, m->cslots, s)) {
+                m->g->nomem = true;
+                return;
+            }
         }
     }
     if (m->nslots)
@@ -796,7 +840,8 @@ static Elf_Scn *section_of_type(Elf *e, Elf64_Word type)
 }
 
 /* The defined functions of symbol table `scn` of `e`: added to the graph,
- * or (exports) their global ones' addresses put on the exported list. */
+ * or (exports) their global ones' addresses put on the exported list.
+ * Stops when memory ran out (nomem). */
 static void each_function(modscan *m, Elf *e, Elf_Scn *scn, uint32_t module, bool exports)
 {
     GElf_Shdr sh;
@@ -811,8 +856,10 @@ static void each_function(modscan *m, Elf *e, Elf_Scn *scn, uint32_t module, boo
             !s.st_size)
             continue;
         if (exports) {
-            if (bind != STB_LOCAL)
-                PUSH(m->exported, m->nexported, m->cexported, s.st_value);
+            if (bind != STB_LOCAL && !PUSH(m->exported, m->nexported, m->cexported, s.st_value)) {
+                m->g->nomem = true;
+                return;
+            }
             continue;
         }
         const char *name = elf_strptr(e, sh.sh_link, s.st_name);
@@ -821,9 +868,11 @@ static void each_function(modscan *m, Elf *e, Elf_Scn *scn, uint32_t module, boo
         cfunc f = {
             .addr = s.st_value, .size = s.st_size, .module = module, .global = bind != STB_LOCAL};
         f.name = strdup(name);
-        if (!f.name)
-            abort();
-        PUSH(m->g->funcs, m->g->nfuncs, m->g->cfuncs, f);
+        if (!f.name || !PUSH(m->g->funcs, m->g->nfuncs, m->g->cfuncs, f)) {
+            free(f.name);
+            m->g->nomem = true;
+            return;
+        }
     }
 }
 
@@ -843,13 +892,17 @@ static void read_symbols(modscan *m, Elf *syms, uint32_t module, bool shared)
         each_function(m, src, symtab, module, false);
     else if (dynsym)
         each_function(m, m->elf, dynsym, module, false);
-    if (shared && dynsym)
+    if (shared && dynsym && !m->g->nomem)
         each_function(m, m->elf, dynsym, module, true);
 }
 
 int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char *err, size_t errlen)
 {
     GElf_Ehdr eh;
+    if (g->nomem) {
+        snprintf(err, errlen, "%s: not added: the graph is out of memory", name);
+        return -1;
+    }
     if (!gelf_getehdr(elf, &eh) || elf_kind(elf) != ELF_K_ELF) {
         snprintf(err, errlen, "%s: not an ELF file", name);
         return -1;
@@ -875,17 +928,27 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char 
         m.r_glob_dat = R_X86_64_GLOB_DAT;
         m.r_abs64 = R_X86_64_64;
     }
-    if (cs_open(m.a64 ? CS_ARCH_ARM64 : CS_ARCH_X86, m.a64 ? CS_MODE_ARM : CS_MODE_64, &m.cs) !=
-        CS_ERR_OK) {
-        snprintf(err, errlen, "%s: cannot start the disassembler", name);
+    cs_err ce =
+        cs_open(m.a64 ? CS_ARCH_ARM64 : CS_ARCH_X86, m.a64 ? CS_MODE_ARM : CS_MODE_64, &m.cs);
+    if (ce != CS_ERR_OK) {
+        g->nomem = ce == CS_ERR_MEM;
+        if (g->nomem)
+            snprintf(err, errlen, "%s: out of memory", name);
+        else
+            snprintf(err, errlen, "%s: cannot start the disassembler", name);
         return -1;
     }
     cs_option(m.cs, CS_OPT_DETAIL, CS_OPT_ON);
     m.insn = cs_malloc(m.cs);
     uint32_t module = (uint32_t)g->nmods;
     bool shared = eh.e_type == ET_DYN;
-    read_symbols(&m, syms, module, shared);
+    if (!m.insn)
+        g->nomem = true;
+    else
+        read_symbols(&m, syms, module, shared);
     m.count = (uint32_t)(g->nfuncs - m.first);
+    if (g->nomem)
+        goto fail;
     if (!m.count) {
         snprintf(err, errlen,
                  "%s: no function symbols (give the unstripped file, or its "
@@ -934,8 +997,10 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char 
     scan_relocs(&m);
     if (eh.e_type == ET_EXEC)
         scan_data_words(&m);
-    for (uint32_t i = 0; i < m.count; i++)
+    for (uint32_t i = 0; i < m.count && !g->nomem; i++)
         scan_function(&m, m.first + i);
+    if (g->nomem)
+        goto fail;
 
     const void *bid = NULL;
     ssize_t blen = dwelf_elf_gnu_build_id(elf, &bid);
@@ -947,10 +1012,12 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char 
             f->display = fl_sym_demangle(f->name);
     }
     cmodule cm = {.name = strdup(name), .first = m.first, .count = m.count};
-    if (!cm.name)
-        abort();
     size_t cap = g->nmods;
-    PUSH(g->mods, g->nmods, cap, cm);
+    if (!cm.name || !PUSH(g->mods, g->nmods, cap, cm)) {
+        free(cm.name);
+        g->nomem = true;
+        goto fail;
+    }
     free(m.slots);
     free(m.body);
     free(m.exported);
@@ -958,13 +1025,17 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char 
     cs_close(&m.cs);
     return 0;
 fail:
+    /* Undone: the graph is left with the modules added before. */
     for (size_t i = m.first; i < g->nfuncs; i++)
-        free(g->funcs[i].name);
+        free_func(&g->funcs[i]);
     g->nfuncs = m.first;
+    if (g->nomem)
+        snprintf(err, errlen, "%s: out of memory", name);
     free(m.slots);
     free(m.body);
     free(m.exported);
-    cs_free(m.insn, 1);
+    if (m.insn) /* cs_free does not take NULL */
+        cs_free(m.insn, 1);
     cs_close(&m.cs);
     return -1;
 }
@@ -1009,8 +1080,9 @@ struct adj {
  * call.  Instrumented callees, and the instrumented functions a walked
  * function enters (inlined there, or a clone's original), become `to`'s
  * successors; `home` is not walked for those (its own inlined ones are
- * placed by their spans).  vis and add are stamped with `stamp`. */
-static void walk_body(fl_ctxgraph *g, const long *node_of, uint32_t to, struct adj *a,
+ * placed by their spans).  vis and add are stamped with `stamp`.  False
+ * when memory ran out. */
+static bool walk_body(fl_ctxgraph *g, const long *node_of, uint32_t to, struct adj *a,
                       uint32_t *work, size_t top, uint32_t home, uint32_t *vis, uint32_t *add,
                       uint32_t stamp)
 {
@@ -1021,15 +1093,16 @@ static void walk_body(fl_ctxgraph *g, const long *node_of, uint32_t to, struct a
             g->node_cb[to] = uf->calls_out;
         for (size_t k = 0; u != home && k < uf->ninl; k++) {
             uint32_t c = uf->inl[k];
-            if (add[c] != stamp)
-                PUSH(a->v, a->n, a->cap, (uint32_t)node_of[c]);
+            if (add[c] != stamp && !PUSH(a->v, a->n, a->cap, (uint32_t)node_of[c]))
+                return false;
             add[c] = stamp;
         }
         for (size_t k = 0; k < uf->ncallees; k++) {
             uint32_t c = uf->callees[k];
             if (g->funcs[c].instrumented) {
-                if (add[c] != stamp) /* `to` itself too: recursion */
-                    PUSH(a->v, a->n, a->cap, (uint32_t)node_of[c]);
+                /* `to` itself too: recursion */
+                if (add[c] != stamp && !PUSH(a->v, a->n, a->cap, (uint32_t)node_of[c]))
+                    return false;
                 add[c] = stamp;
             } else if (vis[c] != stamp) {
                 vis[c] = stamp;
@@ -1037,14 +1110,15 @@ static void walk_body(fl_ctxgraph *g, const long *node_of, uint32_t to, struct a
             }
         }
     }
+    return true;
 }
 
 /* The instrumented functions inlined into u (its spans): under each sit
  * what u's code calls between that function's first and last hook call
  * (its inlined body, give or take block order), found through
  * transparent functions, and the functions inlined inside that span; its
- * out-of-line copy gives its other edges. */
-static void inline_edges(fl_ctxgraph *g, uint32_t u, const long *node_of, struct adj *adj,
+ * out-of-line copy gives its other edges.  False when memory ran out. */
+static bool inline_edges(fl_ctxgraph *g, uint32_t u, const long *node_of, struct adj *adj,
                          uint32_t *vis, uint32_t *add, uint32_t *walk, uint32_t *work)
 {
     const cfunc *f = &g->funcs[u];
@@ -1068,28 +1142,39 @@ static void inline_edges(fl_ctxgraph *g, uint32_t u, const long *node_of, struct
             if (c < 0)
                 continue;
             if (g->funcs[c].instrumented) {
-                if (add[c] != w)
-                    PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[c]);
+                if (add[c] != w && !PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[c]))
+                    return false;
                 add[c] = w;
             } else if (vis[c] != w) {
                 vis[c] = w;
                 work[top++] = (uint32_t)c;
             }
         }
-        walk_body(g, node_of, in, &adj[in], work, top, UINT32_MAX, vis, add, w);
+        if (!walk_body(g, node_of, in, &adj[in], work, top, UINT32_MAX, vis, add, w))
+            return false;
         for (size_t j = 0; j < f->nspans; j++) /* inlined inside this one */
             if (j != q && f->spans[j].lo > sp->lo && f->spans[j].hi < sp->hi &&
-                node_of[f->spans[j].fn] >= 0)
-                PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[f->spans[j].fn]);
+                node_of[f->spans[j].fn] >= 0 &&
+                !PUSH(adj[in].v, adj[in].n, adj[in].cap, (uint32_t)node_of[f->spans[j].fn]))
+                return false;
     }
+    return true;
 }
 
-void fl_ctxgraph_link(fl_ctxgraph *g)
+int fl_ctxgraph_link(fl_ctxgraph *g)
 {
-    size_t n = g->nfuncs, nidx = 0;
+    if (g->nomem)
+        return -1;
+    /* Everything below that a failure must free, declared before the
+     * first goto.  adj and wadj have nadj entries (the nodes). */
+    size_t n = g->nfuncs, nidx = 0, nadj = 0;
+    long *node_of = NULL;
+    uint32_t *vis = NULL, *add = NULL, *work = NULL, *indeg = NULL;
+    struct adj *adj = NULL, *wadj = NULL, body = {0};
+    int rc = 0;
     byname *idx = malloc((n ? n : 1) * sizeof *idx);
     if (!idx)
-        abort();
+        goto nomem;
     for (size_t i = 0; i < n; i++)
         if (g->funcs[i].global)
             idx[nidx++] = (byname){g->funcs[i].name, (uint32_t)i};
@@ -1097,68 +1182,75 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
     for (size_t i = 0; i < n; i++) {
         cfunc *f = &g->funcs[i];
         if (f->next && !(f->ext_to = malloc(f->next * sizeof *f->ext_to)))
-            abort();
+            goto nomem;
         for (size_t k = 0; k < f->next; k++) {
             long t = resolve(idx, nidx, f->ext[k]);
             if (t < 0)
                 t = takes_callbacks(f->ext[k]) ? -CB_POINTER : -CB_EXTERNAL;
             f->ext_to[k] = t;
-            if (t >= 0)
-                add_callee(f, (uint32_t)t);
-            else if (!f->calls_out || f->calls_out > -t)
+            if (t >= 0) {
+                if (!add_callee(f, (uint32_t)t))
+                    goto nomem;
+            } else if (!f->calls_out || f->calls_out > -t) {
                 f->calls_out = (uint8_t)-t;
+            }
         }
     }
     free(idx);
-    long *node_of = malloc((n ? n : 1) * sizeof *node_of);
+    idx = NULL;
+    node_of = malloc((n ? n : 1) * sizeof *node_of);
     /* Per walk, whether a function was walked through (vis) or added as a
      * successor (add): stamped with the walk's number, so that no walk
      * clears an array as long as the program. */
-    uint32_t *vis = calloc(n ? n : 1, sizeof *vis), *add = calloc(n ? n : 1, sizeof *add);
+    vis = calloc(n ? n : 1, sizeof *vis);
+    add = calloc(n ? n : 1, sizeof *add);
     uint32_t walk = 0;
-    uint32_t *work = malloc((n ? n : 1) * sizeof *work);
+    work = malloc((n ? n : 1) * sizeof *work);
     if (!node_of || !vis || !add || !work)
-        abort();
+        goto nomem;
     size_t cnodes = 0, csucc = 0, croots = 0, ccb = 0;
     for (size_t i = 0; i < n; i++) {
         node_of[i] = -1;
         if (g->funcs[i].instrumented) {
             node_of[i] = (long)g->nnodes;
-            PUSH(g->nodes, g->nnodes, cnodes, (uint32_t)i);
+            if (!PUSH(g->nodes, g->nnodes, cnodes, (uint32_t)i))
+                goto nomem;
         }
     }
     /* Successor lists per node, flattened below. */
-    struct adj *adj = calloc(g->nnodes ? g->nnodes : 1, sizeof *adj);
+    nadj = g->nnodes;
+    adj = calloc(nadj ? nadj : 1, sizeof *adj);
     g->succ_off = malloc((g->nnodes + 1) * sizeof *g->succ_off);
     g->node_cb = calloc(g->nnodes ? g->nnodes : 1, sizeof *g->node_cb);
-    uint32_t *indeg = calloc(g->nnodes ? g->nnodes : 1, sizeof *indeg);
+    indeg = calloc(g->nnodes ? g->nnodes : 1, sizeof *indeg);
     if (!adj || !g->succ_off || !g->node_cb || !indeg)
-        abort();
+        goto nomem;
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         uint32_t fi = g->nodes[ni];
         /* Through transparent functions from fi's body. */
         walk++;
         work[0] = fi;
         vis[fi] = walk;
-        walk_body(g, node_of, (uint32_t)ni, &adj[ni], work, 1, fi, vis, add, walk);
+        if (!walk_body(g, node_of, (uint32_t)ni, &adj[ni], work, 1, fi, vis, add, walk))
+            goto nomem;
     }
     /* Weak edges: an instrumented function inlined into a body may have
      * made any of that body's calls, and may sit under another function
      * inlined there -- the spans below place most calls, but blocks can
      * be moved out of a span.  Kept as edges that cost more, so that the
      * search tries them late instead of never. */
-    struct adj *wadj = calloc(g->nnodes ? g->nnodes : 1, sizeof *wadj);
+    wadj = calloc(nadj ? nadj : 1, sizeof *wadj);
     if (!wadj)
-        abort();
+        goto nomem;
     for (size_t u = 0; u < n; u++) {
         const cfunc *uf = &g->funcs[u];
         if (!uf->ninl)
             continue;
-        struct adj body = {0};
         if (uf->instrumented) {
             const struct adj *a = &adj[node_of[u]];
             for (size_t j = 0; j < a->n; j++)
-                PUSH(body.v, body.n, body.cap, a->v[j]);
+                if (!PUSH(body.v, body.n, body.cap, a->v[j]))
+                    goto nomem;
         } else { /* a clone: its calls, through transparent functions */
             walk++;
             size_t top = 0;
@@ -1168,9 +1260,10 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
                 const cfunc *wf = &g->funcs[work[--top]];
                 for (size_t k = 0; k < wf->ncallees; k++) {
                     uint32_t c = wf->callees[k];
-                    if (g->funcs[c].instrumented)
-                        PUSH(body.v, body.n, body.cap, (uint32_t)node_of[c]);
-                    else if (vis[c] != walk) {
+                    if (g->funcs[c].instrumented) {
+                        if (!PUSH(body.v, body.n, body.cap, (uint32_t)node_of[c]))
+                            goto nomem;
+                    } else if (vis[c] != walk) {
                         vis[c] = walk;
                         work[top++] = c;
                     }
@@ -1178,68 +1271,96 @@ void fl_ctxgraph_link(fl_ctxgraph *g)
             }
         }
         for (size_t k = 0; k < uf->ninl; k++) {
-            uint32_t in = (uint32_t)node_of[uf->inl[k]];
+            struct adj *wa = &wadj[node_of[uf->inl[k]]];
             for (size_t j = 0; j < body.n; j++)
-                PUSH(wadj[in].v, wadj[in].n, wadj[in].cap, body.v[j]);
+                if (!PUSH(wa->v, wa->n, wa->cap, body.v[j]))
+                    goto nomem;
             for (size_t j = 0; j < uf->ninl; j++)
-                if (j != k)
-                    PUSH(wadj[in].v, wadj[in].n, wadj[in].cap, (uint32_t)node_of[uf->inl[j]]);
+                if (j != k && !PUSH(wa->v, wa->n, wa->cap, (uint32_t)node_of[uf->inl[j]]))
+                    goto nomem;
         }
         free(body.v);
+        body = (struct adj){0};
     }
     /* Inlined instrumented functions, in instrumented bodies or not (a
      * clone f.part.0 enters f: f spans all of it). */
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         const cfunc *f = &g->funcs[g->nodes[ni]];
         for (size_t k = 0; k < f->ninl; k++)
-            PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[f->inl[k]]);
+            if (!PUSH(adj[ni].v, adj[ni].n, adj[ni].cap, (uint32_t)node_of[f->inl[k]]))
+                goto nomem;
     }
     for (size_t u = 0; u < n; u++)
-        if (g->funcs[u].nspans)
-            inline_edges(g, (uint32_t)u, node_of, adj, vis, add, &walk, work);
+        if (g->funcs[u].nspans &&
+            !inline_edges(g, (uint32_t)u, node_of, adj, vis, add, &walk, work))
+            goto nomem;
     size_t nsucc = 0, nweak = 0, cweak = 0;
     g->weak_off = malloc((g->nnodes + 1) * sizeof *g->weak_off);
     if (!g->weak_off)
-        abort();
+        goto nomem;
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         g->succ_off[ni] = (uint32_t)nsucc;
         walk++;
         for (size_t k = 0; k < adj[ni].n; k++) {
             uint32_t c = adj[ni].v[k];
-            if (add[c] != walk)
-                PUSH(g->succ, nsucc, csucc, c);
+            if (add[c] != walk && !PUSH(g->succ, nsucc, csucc, c))
+                goto nomem;
             add[c] = walk;
         }
         g->weak_off[ni] = (uint32_t)nweak;
         for (size_t k = 0; k < wadj[ni].n; k++) {
             uint32_t c = wadj[ni].v[k];
-            if (add[c] != walk)
-                PUSH(g->weak, nweak, cweak, c);
+            if (add[c] != walk && !PUSH(g->weak, nweak, cweak, c))
+                goto nomem;
             add[c] = walk;
         }
         free(adj[ni].v);
         free(wadj[ni].v);
+        adj[ni].v = wadj[ni].v = NULL;
     }
     g->succ_off[g->nnodes] = (uint32_t)nsucc;
     g->weak_off[g->nnodes] = (uint32_t)nweak;
-    free(adj);
-    free(wadj);
     for (size_t ni = 0; ni < g->nnodes; ni++)
         for (uint32_t k = g->succ_off[ni]; k < g->succ_off[ni + 1]; k++)
             indeg[g->succ[k]]++;
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         const cfunc *f = &g->funcs[g->nodes[ni]];
         /* main's address is taken (by _start), but nothing calls it back. */
-        if (f->addr_taken && strcmp(f->name, "main"))
-            PUSH(g->callbacks, g->ncallbacks, ccb, (uint32_t)ni);
-        if (!strcmp(f->name, "main") || f->addr_taken || f->exported || !indeg[ni])
-            PUSH(g->roots, g->nroots, croots, (uint32_t)ni);
+        if (f->addr_taken && strcmp(f->name, "main") &&
+            !PUSH(g->callbacks, g->ncallbacks, ccb, (uint32_t)ni))
+            goto nomem;
+        if ((!strcmp(f->name, "main") || f->addr_taken || f->exported || !indeg[ni]) &&
+            !PUSH(g->roots, g->nroots, croots, (uint32_t)ni))
+            goto nomem;
     }
+    goto out;
+nomem:
+    /* Stopped at the first failure: what was built refers to arrays left
+     * half filled.  The graph keeps no nodes (searches find nothing) and
+     * refuses more adds; the functions' own arrays stay, for free. */
+    rc = -1;
+    g->nomem = true;
+    free_nodes(g);
+out:
+    for (size_t i = 0; adj && i < nadj; i++)
+        free(adj[i].v);
+    for (size_t i = 0; wadj && i < nadj; i++)
+        free(wadj[i].v);
+    free(adj);
+    free(wadj);
+    free(body.v);
+    free(idx);
     free(indeg);
     free(node_of);
     free(vis);
     free(add);
     free(work);
+    return rc;
+}
+
+int fl_ctxgraph_nomem(const fl_ctxgraph *g)
+{
+    return g->nomem;
 }
 
 size_t fl_ctxgraph_instrumented(const fl_ctxgraph *g)
@@ -1395,6 +1516,7 @@ typedef struct mitm {
     uint8_t *is_cb, *is_root;
     uint64_t *pairs; /* (a << 32 | b) of every strong and weak edge, sorted */
     size_t npairs;
+    bool nomem; /* memory ran out: the search stops (fl_ctxsearch.nomem) */
 } mitm;
 
 static bool has_edge(const mitm *mm, uint32_t a, uint32_t b)
@@ -1419,7 +1541,8 @@ static int cmp_u64p(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void mitm_init(mitm *mm, const fl_ctxgraph *g, unsigned maxd)
+/* False when memory ran out (then mitm_free what it made). */
+static bool mitm_init(mitm *mm, const fl_ctxgraph *g, unsigned maxd)
 {
     memset(mm, 0, sizeof *mm);
     mm->g = g;
@@ -1435,7 +1558,7 @@ static void mitm_init(mitm *mm, const fl_ctxgraph *g, unsigned maxd)
     mm->cbsrc = malloc(n * sizeof *mm->cbsrc);
     if (!mm->is_cb || !mm->is_root || !mm->pred_off || !mm->pred || !mm->pred_w || !mm->pairs ||
         !mm->cbsrc)
-        abort();
+        return false;
     for (size_t i = 0; i < g->ncallbacks; i++)
         mm->is_cb[g->callbacks[i]] = 1;
     for (size_t i = 0; i < g->nroots; i++)
@@ -1458,7 +1581,7 @@ static void mitm_init(mitm *mm, const fl_ctxgraph *g, unsigned maxd)
         mm->pred_off[b + 1] += mm->pred_off[b];
     uint32_t *fill = malloc((n ? n : 1) * sizeof *fill);
     if (!fill)
-        abort();
+        return false;
     memcpy(fill, mm->pred_off, n * sizeof *fill);
     for (size_t a = 0; a < n; a++) {
         for (uint32_t k = g->succ_off[a]; k < g->succ_off[a + 1]; k++) {
@@ -1473,6 +1596,7 @@ static void mitm_init(mitm *mm, const fl_ctxgraph *g, unsigned maxd)
         }
     }
     free(fill);
+    return true;
 }
 
 static void mitm_free(mitm *mm)
@@ -1491,7 +1615,8 @@ static void mitm_free(mitm *mm)
     free(mm->pairs);
 }
 
-static void fwd_add(mitm *mm, uint64_t ctx, uint32_t node, int32_t parent, unsigned depth)
+/* False when memory ran out. */
+static bool fwd_add(mitm *mm, uint64_t ctx, uint32_t node, int32_t parent, unsigned depth)
 {
     if (mm->nf == mm->capf) {
         size_t nc = mm->capf ? 2 * mm->capf : 4096;
@@ -1507,8 +1632,8 @@ static void fwd_add(mitm *mm, uint64_t ctx, uint32_t node, int32_t parent, unsig
         uint16_t *d = realloc(mm->fdepth, nc * sizeof *d);
         if (d)
             mm->fdepth = d;
-        if (!a || !b || !c || !d)
-            abort();
+        if (!a || !b || !c || !d) /* the ones that grew are kept, as large as capf at least */
+            return false;
         mm->capf = nc;
     }
     mm->fctx[mm->nf] = ctx;
@@ -1516,10 +1641,12 @@ static void fwd_add(mitm *mm, uint64_t ctx, uint32_t node, int32_t parent, unsig
     mm->fparent[mm->nf] = parent;
     mm->fdepth[mm->nf] = (uint16_t)depth;
     mm->nf++;
+    return true;
 }
 
 /* Every path from an entry point of weight up to `limit` into the forward
- * table.  Returns 0, or -1 when more than `cap` paths weigh that little. */
+ * table.  Returns 0, or -1 when more than `cap` paths weigh that little or
+ * memory ran out (mm->nomem). */
 static int fwd_build(mitm *mm, unsigned limit, size_t cap)
 {
     const fl_ctxgraph *g = mm->g;
@@ -1527,13 +1654,19 @@ static int fwd_build(mitm *mm, unsigned limit, size_t cap)
         int32_t entry;
         uint32_t next, weight;
     } *st = malloc((size_t)mm->maxd * sizeof *st);
-    if (!st)
-        abort();
+    if (!st) {
+        mm->nomem = true;
+        return -1;
+    }
     mm->nf = 0;
     int rc = 0;
     for (size_t ri = 0; ri < g->nroots && !rc; ri++) {
         uint32_t root = g->roots[ri];
-        fwd_add(mm, fl_ctx_push(0, g->funcs[g->nodes[root]].id), root, -1, 1);
+        if (!fwd_add(mm, fl_ctx_push(0, g->funcs[g->nodes[root]].id), root, -1, 1)) {
+            mm->nomem = true;
+            rc = -1;
+            break;
+        }
         size_t d = 0;
         st[0] = (struct fstate){(int32_t)(mm->nf - 1), 0, 1};
         for (;;) {
@@ -1556,8 +1689,12 @@ static int fwd_build(mitm *mm, unsigned limit, size_t cap)
                 rc = -1;
                 break;
             }
-            fwd_add(mm, fl_ctx_push(mm->fctx[L->entry], g->funcs[g->nodes[c]].id), c, L->entry,
-                    d + 2);
+            if (!fwd_add(mm, fl_ctx_push(mm->fctx[L->entry], g->funcs[g->nodes[c]].id), c, L->entry,
+                         d + 2)) {
+                mm->nomem = true;
+                rc = -1;
+                break;
+            }
             st[++d] = (struct fstate){(int32_t)(mm->nf - 1), 0, w};
         }
     }
@@ -1569,8 +1706,10 @@ static int fwd_build(mitm *mm, unsigned limit, size_t cap)
         hs <<= 1;
     free(mm->hash);
     mm->hash = calloc(hs, sizeof *mm->hash);
-    if (!mm->hash)
-        abort();
+    if (!mm->hash) {
+        mm->nomem = true;
+        return -1;
+    }
     mm->hmask = hs - 1;
     for (size_t e = 0; e < mm->nf; e++) {
         size_t h = (size_t)(mm->fctx[e] ^ mm->fctx[e] >> 29) & mm->hmask;
@@ -1673,8 +1812,8 @@ static int bwd_search(const mitm *mm, uint64_t value, unsigned limit, fl_ctxsear
 }
 
 /* The forward table as large as `cap` allows, then backward deepening.
- * Returns -1 when the budget ran out, else 0 (a match, or every path up
- * to the depth tried). */
+ * Returns -1 when the budget ran out, else 0 (a match, every path up to
+ * the depth tried, or memory ran out: s->nomem). */
 static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_ctxsearch *s,
                        fl_ctx_match_fn fn, void *arg, fl_ctxframe *frames)
 {
@@ -1684,7 +1823,9 @@ static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_c
     if (s->budget && (s->budget - s->steps) / 4 < cap)
         cap = (size_t)((s->budget - s->steps) / 4);
     mitm mm;
-    mitm_init(&mm, g, maxd);
+    int rc = 0;
+    if (!mitm_init(&mm, g, maxd))
+        goto nomem;
     /* The heaviest forward limit whose paths fit: built up one by one
      * (each pass costs at most cap), the last one that fit rebuilt. */
     unsigned fw = 0;
@@ -1693,6 +1834,8 @@ static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_c
     while (fw < W_EXTERNAL * maxd && (!s->budget || s->steps + 2 * cap <= s->budget)) {
         current = fwd_build(&mm, fw + 1, cap) == 0;
         s->steps += mm.nf;
+        if (mm.nomem)
+            goto nomem;
         if (!current)
             break;
         fw++;
@@ -1703,22 +1846,23 @@ static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_c
         s->steps += mm.nf;
         current = true;
     }
+    if (mm.nomem)
+        goto nomem;
     if (!current) {
         mm.nf = 0; /* not even the entry points fit: an empty table */
         free(mm.hash);
         mm.hash = calloc(1, sizeof *mm.hash);
         if (!mm.hash)
-            abort();
+            goto nomem;
         mm.hmask = 0;
     }
-    int rc = 0;
     long e = fwd_find(&mm, value);
     if (e >= 0) { /* a stack wholly in the table */
         bwd_report(&mm, NULL, 0, e, frames, s, fn, arg);
     } else {
         struct bstate *st = malloc((size_t)maxd * sizeof *st);
         if (!st)
-            abort();
+            goto nomem;
         for (unsigned limit = 1; !s->matches; limit++) {
             int r = bwd_search(&mm, value, limit, s, fn, arg, st, frames);
             if (r < 0)
@@ -1730,6 +1874,10 @@ static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_c
     }
     mitm_free(&mm);
     return rc;
+nomem: /* before any match: none is reported after an allocation */
+    s->nomem = 1;
+    mitm_free(&mm);
+    return 0;
 }
 
 /* Iterative deepening on the weight: every path of weight 1, then 2, and
@@ -1745,12 +1893,23 @@ unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *
     s->matches = 0;
     s->complete = 1;
     s->depth_cut = 0;
+    s->nomem = 0;
+    if (g->nomem) { /* an add or link failed: the graph has nothing */
+        s->nomem = 1;
+        s->complete = 0;
+        return 0;
+    }
     if (!g->nnodes)
         return 0;
     struct level *st = malloc((size_t)maxd * sizeof *st);
     fl_ctxframe *frames = malloc((size_t)maxd * sizeof *frames);
-    if (!st || !frames)
-        abort();
+    if (!st || !frames) {
+        free(st);
+        free(frames);
+        s->nomem = 1;
+        s->complete = 0;
+        return 0;
+    }
     uint64_t budget = s->budget;
     if (budget && s->strategy == FL_CTX_AUTO)
         s->budget = budget / 4 ? budget / 4 : 1;
@@ -1771,7 +1930,7 @@ unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *
             s->steps = budget / 4;
         exhausted = search_mitm(g, value, maxd, s, fn, arg, frames) < 0;
     }
-    s->complete = !exhausted;
+    s->complete = !exhausted && !s->nomem;
     free(st);
     free(frames);
     return s->matches;

@@ -29,16 +29,22 @@ void fl_ctxgraph_free(fl_ctxgraph *g);
  * separate debug file, for a stripped file).  The first one added wins
  * where two define the same exported name, as the dynamic linker's order
  * does: add the executable first.  Returns 0, or -1 with a message in
- * err. */
+ * err; a file that fails is not in the graph.  When memory ran out
+ * ("out of memory" in err, fl_ctxgraph_nomem), the graph refuses any
+ * further add and link, and searches in it find nothing: free it. */
 int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char *err,
                     size_t errlen);
 
 /* Call after the last add: resolves calls between modules and finds the
- * entry points. */
-void fl_ctxgraph_link(fl_ctxgraph *g);
+ * entry points.  Returns 0, or -1 when memory ran out (now or in an add):
+ * the graph then has no instrumented function, and is only good to free. */
+int fl_ctxgraph_link(fl_ctxgraph *g);
+
+/* Whether memory ran out in an add or link of g. */
+int fl_ctxgraph_nomem(const fl_ctxgraph *g);
 
 /* How many instrumented functions the graph has (0: nothing given was
- * built with -finstrument-functions). */
+ * built with -finstrument-functions, or memory ran out). */
 size_t fl_ctxgraph_instrumented(const fl_ctxgraph *g);
 
 /* One stack that gives the value: frames innermost first. */
@@ -64,12 +70,18 @@ typedef struct fl_ctxsearch {
                          * (0: the budget ran out first) */
     int depth_cut;      /* out: some paths go on past max_depth
                          * (recursion, or a deep graph) */
+    int nomem;          /* out: memory ran out (here, or building the
+                         * graph): the search stopped, with no match and
+                         * complete 0 */
 } fl_ctxsearch;
 
 /* Calls `fn` with the stack of instrumented functions (innermost first)
  * whose context is `value`, and stops there: another stack with the same
  * value is as likely as guessing a 64-bit number.  Returns the number of
- * matches (0 or 1). */
+ * matches (0 or 1).  What the search allocates (up to ~40 MB for the
+ * meet-in-the-middle table) is freed before it returns, also when memory
+ * ran out (s->nomem); g is not changed, so searches may run one after
+ * another after such a failure. */
 unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *s,
                             fl_ctx_match_fn fn, void *arg);
 

@@ -119,6 +119,9 @@ int fl_symcache_memoize(fl_symcache *sc);
 size_t fl_symcache_build_id(const fl_symcache *sc, const uint8_t **id);
 /* The symbol-table fingerprint stored in the symcache. */
 uint64_t fl_symcache_fingerprint(const fl_symcache *sc);
+/* 1 when the symcache was built from DWARF, 0 when from the symbol table
+ * only (fl_symbuild_stats.has_dwarf at build time). */
+int fl_symcache_has_dwarf(const fl_symcache *sc);
 
 /* Writes the build id as lowercase hex into buf (cap >= 2*len+1). */
 void fl_sym_hex(const uint8_t *id, size_t len, char *buf, size_t cap);

@@ -1,13 +1,26 @@
 /* fl_symupload.h - upload one debug file to a Faultline server
- * (POST SERVER/api/v1/symbols).  msg (always filled) is the line to show:
- * a success summary or the reason for the failure.  Progress goes to
- * stderr when show_progress.  Returns 0 or a negative FL_SYM_ code. */
+ * (POST BASE/api/v1/symbols). */
 #ifndef FL_SYMUPLOAD_H
 #define FL_SYMUPLOAD_H
 
 #include <stddef.h>
 
-int fl_symupload(const char *server, const char *path, int show_progress, int index, int count,
-                 char *msg, size_t msglen);
+/* The server's base URL from what a user gives `--server`: a base URL, or
+ * one ending in an API path of the server (/api/v1/crashes, the ingest URL
+ * kept in FAULTLINE_URL; /api/v1/symbols; the bare ingest path "/"), with
+ * or without a trailing slash; a query string (?key=...) is dropped.
+ * OUT: out (cap bytes).  Returns 0, or -1 when nothing is left or it does
+ * not fit. */
+int fl_symupload_base_url(const char *server, char *out, size_t cap);
+
+/* Uploads the file at path to base_url (from fl_symupload_base_url) with
+ * token (may be NULL: none) as the bearer token, after the server's
+ * acceptance check (fl_symcheck_debug_file: a file it would refuse is not
+ * sent).  Progress goes to stderr when show_progress ("[index/count]").
+ * OUT: *http_status (0 when no answer came), msg (always filled, one
+ * line, naming the file): a success summary or the reason for the
+ * failure.  Returns 0 or a negative FL_SYM_ code. */
+int fl_symupload(const char *base_url, const char *token, const char *path, int show_progress,
+                 int index, int count, long *http_status, char *msg, size_t msglen);
 
 #endif

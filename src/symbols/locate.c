@@ -12,10 +12,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +20,9 @@
 #include <unistd.h>
 
 #include <elfutils/debuginfod.h>
-#include <elfutils/libdwelf.h>
 
 #include "fl_symcache.h"
+#include "fl_symcheck.h"
 #include "fl_symlocate.h"
 
 #define MISS_SLOTS 1024 /* build ids remembered as missing; oldest replaced */
@@ -108,62 +104,24 @@ static int64_t mono_now(void)
     return (int64_t)ts.tv_sec;
 }
 
-static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
-static void elf_init(void)
-{
-    elf_version(EV_CURRENT);
-}
-
-/* Build id and what the file holds.  has_code: .text has its bytes (not
- * a debug-only file, where it is SHT_NOBITS). */
+/* Build id and what the file holds (fl_symcheck_inspect).  has_code:
+ * .text has its bytes (not a debug-only file, where it is SHT_NOBITS).
+ * Returns -1 when the file is not ELF or has no build id. */
 static int inspect(const char *path, char *hex, size_t cap, int *has_dwarf, int *has_symtab,
                    int *has_code)
 {
-    pthread_once(&elf_once, elf_init);
+    fl_symcheck_info in;
+    int rc = fl_symcheck_inspect(path, &in);
     if (has_dwarf)
-        *has_dwarf = 0;
+        *has_dwarf = rc == 0 && in.has_dwarf;
     if (has_symtab)
-        *has_symtab = 0;
+        *has_symtab = rc == 0 && in.has_symtab;
     if (has_code)
-        *has_code = 0;
-    /* A path from a crash log may name a FIFO or a device: O_NONBLOCK so
-     * that opening one cannot hang the caller, and regular files only. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
+        *has_code = rc == 0 && in.has_code;
+    if (rc != 0 || !in.build_id[0] || cap <= strlen(in.build_id))
         return -1;
-    int rc = -1;
-    struct stat st;
-    Elf *elf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? elf_begin(fd, ELF_C_READ_MMAP, NULL)
-                                                          : NULL;
-    if (!elf || elf_kind(elf) != ELF_K_ELF)
-        goto out;
-    const void *id = NULL;
-    ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
-    if (n <= 0 || n > FL_SYM_BUILD_ID_MAX || cap < 2 * (size_t)n + 1)
-        goto out;
-    fl_sym_hex(id, (size_t)n, hex, cap);
-    size_t shstrndx;
-    if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
-        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-            GElf_Shdr sh;
-            if (!gelf_getshdr(scn, &sh) || sh.sh_size == 0 || sh.sh_type == SHT_NOBITS)
-                continue;
-            const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
-            if (has_code && name && strcmp(name, ".text") == 0)
-                *has_code = 1;
-            if (has_symtab && sh.sh_type == SHT_SYMTAB)
-                *has_symtab = 1;
-            if (has_dwarf && name &&
-                (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0))
-                *has_dwarf = 1;
-        }
-    }
-    rc = 0;
-out:
-    if (elf)
-        elf_end(elf);
-    close(fd);
-    return rc;
+    memcpy(hex, in.build_id, strlen(in.build_id) + 1);
+    return 0;
 }
 
 int fl_symlocate_read_build_id(const char *path, char *hex, size_t cap, int *has_dwarf,

@@ -389,6 +389,11 @@ uint64_t fl_symcache_fingerprint(const fl_symcache *sc)
     return sc->hdr.fingerprint;
 }
 
+int fl_symcache_has_dwarf(const fl_symcache *sc)
+{
+    return (sc->hdr.flags & FL_SC_F_DWARF) != 0;
+}
+
 /* ---- lookup -------------------------------------------------------- */
 
 static const char *str_at(const fl_symcache *sc, uint32_t off)

@@ -1,11 +1,12 @@
 /*
  * symupload.c - `faultline symbols add --server URL`: upload debug files.
  *
- * Contract (docs/http-api.md): POST URL/api/v1/symbols with the file as the
- * body answers 201 {"build_id":"..."}.  The admin token, when
- * FAULTLINE_ADMIN_TOKEN is set, goes in "Authorization: Bearer".  Each file
- * is checked locally first (an ELF file; its build id is printed and
- * compared with the server's answer), then streamed from disk.
+ * Contract (docs/http-api.md): POST BASE/api/v1/symbols with the file as the
+ * body answers 201 {"build_id":"..."}; the admin token goes in
+ * "Authorization: Bearer".  Each file first goes through the server's own
+ * acceptance check (fl_symcheck_debug_file), so a file the server would
+ * refuse is refused here before any byte is sent; its build id is compared
+ * with the server's answer.  The file is streamed from disk.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "fl_symcache.h"
+#include "fl_symcheck.h"
 #include "fl_symupload.h"
 
 #define RESPONSE_CAP 4096 /* bytes of the server's answer we keep */
@@ -53,23 +55,59 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
     return 0;
 }
 
-int fl_symupload(const char *server, const char *path, int show_progress, int index, int count,
-                 char *msg, size_t msglen)
+/* Does s[0..n) end with suffix? */
+static int ends_with(const char *s, size_t n, const char *suffix)
 {
-    uint8_t id[FL_SYM_BUILD_ID_MAX];
-    size_t idlen = 0;
-    uint64_t fp;
-    char err[512], hex[2 * FL_SYM_BUILD_ID_MAX + 1] = "";
-    int rc = fl_symcache_identify(path, id, &idlen, &fp, err, sizeof err);
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+int fl_symupload_base_url(const char *server, char *out, size_t cap)
+{
+    /* The ingest URL people keep in FAULTLINE_URL may carry ?key=KEY. */
+    size_t n = strcspn(server, "?#");
+    while (n > 0 && server[n - 1] == '/')
+        n--;
+    static const char *const api[] = {"/api/v1/crashes", "/api/v1/symbols"};
+    for (size_t i = 0; i < sizeof api / sizeof api[0]; i++) {
+        if (ends_with(server, n, api[i])) {
+            n -= strlen(api[i]);
+            break;
+        }
+    }
+    while (n > 0 && server[n - 1] == '/')
+        n--;
+    if (n == 0 || n >= cap)
+        return -1;
+    memcpy(out, server, n);
+    out[n] = '\0';
+    return 0;
+}
+
+/* The server's answer as one line: trailing blanks and newlines dropped,
+ * inner control characters shown as spaces. */
+static void one_line(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20)
+            s[i] = ' ';
+}
+
+int fl_symupload(const char *base_url, const char *token, const char *path, int show_progress,
+                 int index, int count, long *http_status, char *msg, size_t msglen)
+{
+    *http_status = 0;
+    char why[512];
+    fl_symcheck_info info;
+    int rc = fl_symcheck_debug_file(path, &info, why, sizeof why);
     if (rc != 0) {
-        snprintf(msg, msglen, "%s", err);
-        return rc;
+        snprintf(msg, msglen, "%s: %s", path, why);
+        return rc == FL_SYMCHECK_EFILE ? FL_SYM_EIO : FL_SYM_ENOTELF;
     }
-    if (idlen == 0) {
-        snprintf(msg, msglen, "%s: no GNU build id, the server could not key it", path);
-        return FL_SYM_ENOTELF;
-    }
-    fl_sym_hex(id, idlen, hex, sizeof hex);
+    const char *hex = info.build_id;
     FILE *f = fopen(path, "rb");
     struct stat st;
     if (!f || fstat(fileno(f), &st) != 0) {
@@ -78,11 +116,8 @@ int fl_symupload(const char *server, const char *path, int show_progress, int in
             fclose(f);
         return FL_SYM_EIO;
     }
-    size_t ul = strlen(server);
-    while (ul > 0 && server[ul - 1] == '/')
-        ul--;
     char url[2048];
-    if ((size_t)snprintf(url, sizeof url, "%.*s/api/v1/symbols", (int)ul, server) >= sizeof url) {
+    if ((size_t)snprintf(url, sizeof url, "%s/api/v1/symbols", base_url) >= sizeof url) {
         fclose(f);
         snprintf(msg, msglen, "server URL too long");
         return FL_SYM_EINVAL;
@@ -103,7 +138,6 @@ int fl_symupload(const char *server, const char *path, int show_progress, int in
             sizeof nh)
             h = curl_slist_append(h, nh);
     }
-    const char *token = getenv("FAULTLINE_ADMIN_TOKEN");
     if (token && *token) {
         char auth[1024];
         if ((size_t)snprintf(auth, sizeof auth, "Authorization: Bearer %s", token) < sizeof auth)
@@ -131,6 +165,8 @@ int fl_symupload(const char *server, const char *path, int show_progress, int in
     CURLcode cc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    *http_status = status;
+    one_line(r.buf);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
     fclose(f);

@@ -494,7 +494,7 @@ static void usage(FILE *f)
                "  --max-paths N    stop after trying N paths (default 100000000)\n"
                "\n"
                "Exit: 0 every event or value decoded, 1 some could not be (their lines\n"
-               "say why), 2 usage or an unreadable dump or file.\n");
+               "say why), 2 usage, an unreadable dump or file, or out of memory.\n");
 }
 
 /* Decodes the dump in `in` (named `path` in messages) to `out`.  Returns
@@ -692,7 +692,11 @@ static fl_ctxgraph *ctx_graph(decoder *dc, object *const *objs, size_t n)
             return NULL;
         }
     }
-    fl_ctxgraph_link(g);
+    if (fl_ctxgraph_link(g)) {
+        fprintf(stderr, "faultline decode: out of memory\n");
+        fl_ctxgraph_free(g);
+        return NULL;
+    }
     if (!fl_ctxgraph_instrumented(g)) {
         fprintf(stderr, "faultline decode: no function in the files given was built with "
                         "-finstrument-functions\n");
@@ -702,7 +706,8 @@ static fl_ctxgraph *ctx_graph(decoder *dc, object *const *objs, size_t n)
     return g;
 }
 
-/* Prints the stacks that give v.  Returns 0 when there was one, else 1. */
+/* Prints the stacks that give v.  Returns 0 when there was one, 2 when
+ * memory ran out, else 1. */
 static int ctx_decode_one(const fl_ctxgraph *g, uint64_t v, unsigned max_depth,
                           uint64_t max_paths)
 {
@@ -721,6 +726,12 @@ static int ctx_decode_one(const fl_ctxgraph *g, uint64_t v, unsigned max_depth,
     unsigned k = 0;
     fflush(stdout);
     if (!fl_ctxgraph_search(g, v, &s, print_stack, &k)) {
+        if (s.nomem) {
+            /* The search freed what it took: the next value may fit. */
+            printf("  not decoded: out of memory\n");
+            fprintf(stderr, "faultline decode: out of memory\n");
+            return 2;
+        }
         if (s.complete)
             printf("  no stack found (%" PRIu64 " paths tried: all up to %u deep)\n", s.steps,
                    max_depth);
@@ -735,7 +746,7 @@ static int ctx_decode_one(const fl_ctxgraph *g, uint64_t v, unsigned max_depth,
 }
 
 /* --context: each value with the graph of the objects given.  0: every
- * value gave a stack; 1: some did not; 2: no graph. */
+ * value gave a stack; 1: some did not; 2: no graph, or memory ran out. */
 static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned max_depth,
                            uint64_t max_paths)
 {
@@ -765,8 +776,9 @@ static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned 
     rc = 0;
     for (size_t i = 0; i < nvalues; i++) {
         printf("context 0x%" PRIx64 ":\n", v[i]);
-        if (ctx_decode_one(g, v[i], max_depth, max_paths))
-            rc = 1;
+        int r = ctx_decode_one(g, v[i], max_depth, max_paths);
+        if (r > rc)
+            rc = r;
     }
     rc = flush_stdout(rc);
 out:
@@ -780,7 +792,8 @@ out:
  * for the objects it lists that --obj did not, the file at the path it
  * names when the build id matches.  Of the latter, only those built with
  * -finstrument-functions join the graph (the C library adds nothing but
- * time).  0: every context decoded; 1: some not; 2: none could be. */
+ * time).  0: every context decoded; 1: some not; 2: none could be, or
+ * memory ran out. */
 static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
                            unsigned max_depth, uint64_t max_paths)
 {
@@ -839,8 +852,9 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
                L->crash_thread_name ? " (" : "",
                L->crash_thread_name ? L->crash_thread_name : "",
                L->crash_thread_name ? ")" : "", L->crash_context);
-        if (ctx_decode_one(g, L->crash_context, max_depth, max_paths))
-            rc = 1;
+        int r = ctx_decode_one(g, L->crash_context, max_depth, max_paths);
+        if (r > rc)
+            rc = r;
     }
     for (size_t i = 0; i < L->nthreads; i++) {
         const fl_thread *t = &L->threads[i];
@@ -848,8 +862,9 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
             continue;
         printf("thread %" PRIu64 "%s%s%s: context 0x%" PRIx64 "\n", t->tid, t->name ? " (" : "",
                t->name ? t->name : "", t->name ? ")" : "", t->context);
-        if (ctx_decode_one(g, t->context, max_depth, max_paths))
-            rc = 1;
+        int r = ctx_decode_one(g, t->context, max_depth, max_paths);
+        if (r > rc)
+            rc = r;
     }
     /* The trace events' contexts, each value once, in order of its first
      * event. */
@@ -869,8 +884,9 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
             }
         printf("trace context 0x%" PRIx64 ": %zu event%s, the last \"%s\"\n", ev->context, events,
                events == 1 ? "" : "s", last ? last : "");
-        if (ctx_decode_one(g, ev->context, max_depth, max_paths))
-            rc = 1;
+        int r = ctx_decode_one(g, ev->context, max_depth, max_paths);
+        if (r > rc)
+            rc = r;
     }
     rc = flush_stdout(rc);
 out:

@@ -334,6 +334,13 @@ case_usage() {
     expect_rc 64
     rep --email 'not an address'
     expect_rc 64
+    # A bad value names its option, whichever way it is written.
+    rep --timeout abc
+    expect_rc 64
+    grep -q -- "--timeout: 'abc' is not a number of seconds" "$WORK/rep.err" || fail "--timeout abc: message"
+    rep --lock-wait=x1
+    expect_rc 64
+    grep -q -- "--lock-wait: 'x1' is not a number of seconds" "$WORK/rep.err" || fail "--lock-wait=x1: message"
     "$REPORTER" --version >"$WORK/v.out" || fail "--version"
     grep -qx 'faultline-report 0.1.0' "$WORK/v.out" || fail "version text"
     "$REPORTER" --help >"$WORK/h.out" || fail "--help"
@@ -404,6 +411,22 @@ case_submit_status() {
     "$FAULTLINE" submit "$WORK/a.crashlog" >/dev/null 2>&1 </dev/null
     RC=$?
     expect_rc 64
+    "$FAULTLINE" submit "$WORK/a.crashlog" --server "$URL" --timeout abc >/dev/null 2>"$WORK/s.err"
+    RC=$?
+    expect_rc 64
+    grep -q -- "faultline submit: --timeout: 'abc' is not a number of seconds" "$WORK/s.err" ||
+        fail "submit --timeout abc: message"
+    "$FAULTLINE" submit "$WORK/a.crashlog" --server >/dev/null 2>"$WORK/s.err"
+    RC=$?
+    expect_rc 64
+    grep -q -- "--server needs a value" "$WORK/s.err" || fail "submit --server without a value: message"
+    # A directory is named as one, and nothing is sent.
+    mkdir -p "$WORK/adir"
+    timeout 60 "$FAULTLINE" submit "$WORK/adir" --server "$URL" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 1
+    grep -qx "$WORK/adir: unreadable: is a directory" "$WORK/s.out" || fail "submit DIR: line"
+    [ "$(requests)" = 2 ] || fail "submit DIR sent something"
 }
 
 case_many() {

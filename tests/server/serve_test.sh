@@ -512,6 +512,9 @@ regression)
   [ "$(status)" = regressed ] || fail "1.3 did not reopen: $(status)"
   ok "a crash from 1.3 reopens it as regressed"
   admin "$(url '/api/v1/groups?status=regressed')" | grep -q "$gid" || fail "status filter"
+  # A status that is none of the three is refused, not answered "no groups".
+  c=$(code GET '/api/v1/groups?status=bogus' -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 400 ] && grep -q 'open, resolved or regressed' "$work/body" || fail "status=bogus -> $c $(cat "$work/body")"
   admin "$(url '/api/v1/groups?version=1.1')" | grep -q "$gid" || fail "version filter"
   [ "$(admin "$(url '/api/v1/groups?version=9.9')")" = '{"groups":[]}' ] || fail "version filter (none)"
   # Explicit resolved_in, and 1.10 > 1.9 (numeric, not textual).
@@ -859,15 +862,18 @@ cli)
   timeout 20 "$FL" serve --data "$work/d" --db postgres://nobody@127.0.0.1:1/x >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 1 ] && grep -q 'cannot connect to PostgreSQL' "$work/e" || fail "postgres: rc $rc $(cat "$work/e")"
   "$FL" serve --data "$work/d" --queue amqp://localhost >/dev/null 2>"$work/e"; rc=$?
-  [ $rc = 2 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqp: rc $rc $(cat "$work/e")"
+  [ $rc = 64 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqp: rc $rc $(cat "$work/e")"
   "$FL" serve --data "$work/d" --queue amqps://localhost >/dev/null 2>"$work/e"; rc=$?
-  [ $rc = 2 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqps: rc $rc $(cat "$work/e")"
+  [ $rc = 64 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqps: rc $rc $(cat "$work/e")"
   "$FL" serve --data "$work/d" --queue redis://u:secret@localhost >/dev/null 2>"$work/e"; rc=$?
-  [ $rc = 2 ] && grep -q 'redis://\.\.\.: unknown queue' "$work/e" && ! grep -q secret "$work/e" ||
+  [ $rc = 64 ] && grep -q 'redis://\.\.\.: unknown queue' "$work/e" && ! grep -q secret "$work/e" ||
     fail "redis: rc $rc $(cat "$work/e")"
   FAULTLINE_DB=postgres://nobody@127.0.0.1:1/x timeout 20 "$FL" serve --data "$work/d" >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 1 ] && grep -q 'cannot connect to PostgreSQL' "$work/e" || fail "FAULTLINE_DB: rc $rc $(cat "$work/e")"
-  "$FL" serve --bogus >/dev/null 2>&1 && fail "unknown option accepted"
+  "$FL" serve --bogus >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "unknown option: rc $rc"
+  "$FL" serve --listen foo >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "--listen foo: rc $rc"
+  "$FL" serve --listen >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 64 ] && grep -q -- '--listen needs a value' "$work/e" || fail "--listen without a value: rc $rc $(cat "$work/e")"
   # A data directory whose database is not one: refused, with SQLite's reason.
   mkdir -p "$work/bad" && head -c 65536 /dev/urandom >"$work/bad/faultline.db"
   timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" >/dev/null 2>"$work/e"; rc=$?

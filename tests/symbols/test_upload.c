@@ -5,8 +5,12 @@
  *
  *   test_upload FAULTLINE PROGRAM
  *
- * Checks: the body arrives whole, the bearer token is sent, a 401 and a
- * non-ELF file make the command fail (the latter without any request).
+ * Checks: the body arrives whole, the bearer token is sent (from
+ * FAULTLINE_ADMIN_TOKEN or --token); --server takes the base URL or one of
+ * the API's URLs (the ingest URL too); a 401 fails the command with one
+ * line naming --token and FAULTLINE_ADMIN_TOKEN and stops it; no token, a
+ * missing option value, a non-ELF file, a directory and a fully stripped
+ * binary fail it without any request, naming the file.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "fl_symcache.h"
 
@@ -56,7 +61,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         snprintf(body, sizeof body, "{\"error\":\"not found\"}");
     } else if (!auth_ok) {
         status = 401;
-        snprintf(body, sizeof body, "{\"error\":\"unauthorized\"}");
+        snprintf(body, sizeof body, "{\"error\":\"unauthorized\"}\n"); /* as the server's */
     } else {
         status = 201;
         snprintf(body, sizeof body, "{\"build_id\":\"%s\"}", g_hex);
@@ -77,6 +82,42 @@ static int run(const char *cmd)
 {
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char g_out[8192]; /* what the last run_out() printed, stdout and stderr */
+
+/* Runs cmd with its output into g_out; returns its exit status. */
+static int run_out(const char *cmd, const char *outfile)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s >'%s' 2>&1 </dev/null", cmd, outfile);
+    int rc = run(full);
+    g_out[0] = '\0';
+    FILE *f = fopen(outfile, "r");
+    if (f) {
+        size_t n = fread(g_out, 1, sizeof g_out - 1, f);
+        g_out[n] = '\0';
+        fclose(f);
+    }
+    return rc;
+}
+
+static int g_fails;
+
+static void expect(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "FAIL: %s\n--- output:\n%s---\n", what, g_out);
+        g_fails++;
+    }
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
 }
 
 int main(int argc, char **argv)
@@ -132,16 +173,116 @@ int main(int argc, char **argv)
         fprintf(stderr, "401 should fail the command: rc %d\n", rc);
         fails++;
     }
-    size_t before = g_requests;
+    size_t before0 = g_requests;
     snprintf(cmd, sizeof cmd,
              "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add /etc/hostname --server "
              "http://127.0.0.1:%u >/dev/null 2>&1",
              fl, port);
-    if ((rc = run(cmd)) != 1 || g_requests != before) {
-        fprintf(stderr, "non-ELF file: rc %d, requests %zu -> %zu\n", rc, before, g_requests);
+    if ((rc = run(cmd)) != 1 || g_requests != before0) {
+        fprintf(stderr, "non-ELF file: rc %d, requests %zu -> %zu\n", rc, before0, g_requests);
         fails++;
     }
+    /* --server as the ingest URL (FAULTLINE_URL's, with its key), the
+     * symbols URL or the base with a slash: all go to /api/v1/symbols
+     * (the stand-in answers 404 anywhere else).  --token as the token. */
+    char tmpl[] = "/tmp/fl-test-upload.XXXXXX";
+    const char *tmp = mkdtemp(tmpl);
+    if (!tmp) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char out[600], stripped[600];
+    snprintf(out, sizeof out, "%s/out", tmp);
+    snprintf(stripped, sizeof stripped, "%s/stripped", tmp);
+    static const char *const forms[] = {"/api/v1/crashes", "/api/v1/crashes/?key=k",
+                                        "/api/v1/symbols", "/api/v1/symbols/", "/"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        g_auth_ok = 0;
+        snprintf(cmd, sizeof cmd,
+                 "env -u FAULTLINE_ADMIN_TOKEN '%s' symbols add '%s' --server "
+                 "'http://127.0.0.1:%u%s' %s",
+                 fl, prog, port, forms[i], i % 2 ? "--token=sekrit" : "--token sekrit");
+        rc = run_out(cmd, out);
+        char what[200];
+        snprintf(what, sizeof what, "--server URL%s --token: upload to /api/v1/symbols", forms[i]);
+        expect(rc == 0 && g_auth_ok && strstr(g_out, g_hex), what);
+    }
+
+    /* No token: refused before anything is sent, naming both ways to
+     * give it. */
+    size_t before = g_requests;
+    snprintf(cmd, sizeof cmd,
+             "env -u FAULTLINE_ADMIN_TOKEN '%s' symbols add '%s' --server http://127.0.0.1:%u", fl,
+             prog, port);
+    rc = run_out(cmd, out);
+    expect(rc == 64 && strstr(g_out, "--token") && strstr(g_out, "FAULTLINE_ADMIN_TOKEN") &&
+               g_requests == before,
+           "no token: exit 64 naming --token and FAULTLINE_ADMIN_TOKEN, no request");
+
+    /* A wrong token: one clear line, and the second file is not sent. */
+    snprintf(cmd, sizeof cmd,
+             "FAULTLINE_ADMIN_TOKEN=wrong '%s' symbols add '%s' '%s' --server http://127.0.0.1:%u",
+             fl, prog, prog, port);
+    before = g_requests;
+    rc = run_out(cmd, out);
+    expect(rc == 1 && strstr(g_out, "HTTP 401") && strstr(g_out, "--token") &&
+               strstr(g_out, "FAULTLINE_ADMIN_TOKEN") && !strstr(g_out, "\n\n"),
+           "401: exit 1, one line naming --token and FAULTLINE_ADMIN_TOKEN, no blank line");
+    expect(g_requests == before + 1, "401: the next file is not uploaded");
+    snprintf(cmd, sizeof cmd,
+             "FAULTLINE_ADMIN_TOKEN=wrong '%s' symbols add '%s' --server http://127.0.0.1:%u", fl,
+             prog, port);
+    rc = run_out(cmd, out);
+    expect(rc == 1 && lines(g_out) == 1, "401 with one file: exactly one line");
+
+    /* Files the server would refuse are refused here, naming them, before
+     * any request: not ELF, a directory, a fully stripped binary. */
+    snprintf(cmd, sizeof cmd, "strip --strip-all -o '%s' '%s'", stripped, prog);
+    if (run(cmd) != 0) {
+        fprintf(stderr, "strip failed\n");
+        return 1;
+    }
+    char dirsays[700], stripsays[700];
+    snprintf(dirsays, sizeof dirsays, "%s: is a directory", tmp);
+    snprintf(stripsays, sizeof stripsays, "%s: no debug information: neither DWARF", stripped);
+    const struct {
+        const char *file, *says;
+    } bad[] = {{"/etc/hostname", "/etc/hostname: not a usable ELF file"},
+               {tmp, dirsays},
+               {stripped, stripsays}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        before = g_requests;
+        snprintf(cmd, sizeof cmd,
+                 "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add '%s' --server http://127.0.0.1:%u",
+                 fl, bad[i].file, port);
+        rc = run_out(cmd, out);
+        char what[800];
+        snprintf(what, sizeof what, "exit 1, says '%s', no request", bad[i].says);
+        expect(rc == 1 && strstr(g_out, bad[i].says) && g_requests == before, what);
+    }
+
+    /* The same refusal without --server: the stripped binary has nothing
+     * to symbolize with (its DWARF is nowhere to be found). */
+    snprintf(cmd, sizeof cmd, "'%s' symbols add '%s' --cache '%s/cache'", fl, stripped, tmp);
+    rc = run_out(cmd, out);
+    expect(rc == 1 && strstr(g_out, "no debug information"),
+           "stripped binary, local: exit 1, no debug information");
+
+    /* A missing value is said to be one, not an unknown option. */
+    static const char *const last[] = {"--server", "--token", "--cache"};
+    for (size_t i = 0; i < sizeof last / sizeof last[0]; i++) {
+        snprintf(cmd, sizeof cmd, "'%s' symbols add '%s' %s", fl, prog, last[i]);
+        rc = run_out(cmd, out);
+        char says[64], what[128];
+        snprintf(says, sizeof says, "%s needs a value", last[i]);
+        snprintf(what, sizeof what, "symbols add FILE %s: exit 64, '%s'", last[i], says);
+        expect(rc == 64 && strstr(g_out, says) && !strstr(g_out, "unknown option"), what);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    run(cmd);
+
     MHD_stop_daemon(d);
+    fails += g_fails;
     printf("upload: %s\n", fails ? "FAILED" : "ok");
     return fails ? 1 : 0;
 }

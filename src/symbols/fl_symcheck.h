@@ -1,0 +1,68 @@
+/*
+ * fl_symcheck.h - what an ELF file holds, and whether the server takes it
+ * as a debug file.
+ *
+ * One acceptance check with two callers: the server, for every uploaded or
+ * dropped debug file (src/server/symingest.c), and `faultline symbols add`,
+ * which runs it before building or uploading, so that a file the server
+ * would refuse is refused before a byte is sent, in the server's words.
+ * The locator (locate.c) reads build ids and sections through
+ * fl_symcheck_inspect too.
+ *
+ * Only the ELF header, the notes and the section headers are read: cheap
+ * enough for an HTTP thread.  Threads: any number at once.
+ */
+#ifndef FL_SYMCHECK_H
+#define FL_SYMCHECK_H
+
+#include <stddef.h>
+
+#include "fl_symcache.h"
+
+/* Results of fl_symcheck_debug_file: 0 is acceptable, the rest negative.
+ * The text of FL_SYMCHECK_ENOBUILDID and FL_SYMCHECK_ENODEBUG is the whole
+ * reason the server gives. */
+#define FL_SYMCHECK_ERRORS(X)                                                                      \
+    X(FL_SYMCHECK_OK, 0, "a usable debug file")                                                    \
+    X(FL_SYMCHECK_EFILE, -1, "cannot read the file")                                               \
+    X(FL_SYMCHECK_ENOTELF, -2, "not a usable ELF file")                                            \
+    X(FL_SYMCHECK_ENOBUILDID, -3, "no GNU build id (link with -Wl,--build-id)")                    \
+    X(FL_SYMCHECK_ENODEBUG, -4,                                                                    \
+      "no debug information: neither DWARF (.debug_info) nor a symbol table (.symtab); upload "    \
+      "the unstripped file or its .debug file")
+
+enum {
+#define FL_SYMCHECK_ENUM_(name, value, text) name = value,
+    FL_SYMCHECK_ERRORS(FL_SYMCHECK_ENUM_)
+#undef FL_SYMCHECK_ENUM_
+};
+
+/* Static text for a result code (never NULL). */
+const char *fl_symcheck_strerror(int code);
+
+typedef struct fl_symcheck_info {
+    char build_id[2 * FL_SYM_BUILD_ID_MAX + 1]; /* lowercase hex; "" when none */
+    int has_dwarf;                              /* a .debug_info or .zdebug_info with bytes */
+    int has_symtab;                             /* a .symtab with bytes */
+    int has_code;                               /* a .text with bytes (not a debug-only file) */
+} fl_symcheck_info;
+
+/*
+ * Reads what the ELF file at path holds.  The file is opened O_NONBLOCK
+ * and must be a regular file (a path from a crash log may name a FIFO or
+ * a device).  OUT: *info, zeroed first.  Returns 0 when path is an ELF
+ * file (with or without a build id), else -1.
+ */
+int fl_symcheck_inspect(const char *path, fl_symcheck_info *info);
+
+/*
+ * The server's acceptance check of a debug file: a regular ELF file with a
+ * GNU build id and DWARF or a .symtab.  OUT: *info (as far as it was
+ * read: the sections are looked at even without a build id), why (whylen
+ * may be 0): the reason for a refusal, without the path; for
+ * FL_SYMCHECK_ENOBUILDID and FL_SYMCHECK_ENODEBUG it is
+ * fl_symcheck_strerror(code).  Returns 0 or a negative FL_SYMCHECK_ code.
+ */
+int fl_symcheck_debug_file(const char *path, fl_symcheck_info *info, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * symcheck.c - what an ELF file holds; the server's acceptance check of a
+ * debug file.  See fl_symcheck.h.
+ */
+#define _GNU_SOURCE
+#include "fl_symcheck.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
+
+const char *fl_symcheck_strerror(int code)
+{
+    switch (code) {
+#define FL_SYMCHECK_STR_(name, value, text)                                                        \
+    case value:                                                                                    \
+        return text;
+        FL_SYMCHECK_ERRORS(FL_SYMCHECK_STR_)
+#undef FL_SYMCHECK_STR_
+    }
+    return "unknown error";
+}
+
+static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
+static void elf_init(void)
+{
+    elf_version(EV_CURRENT);
+}
+
+static void say(char *why, size_t whylen, const char *text)
+{
+    if (why && whylen)
+        snprintf(why, whylen, "%s", text);
+}
+
+/* Opens path for reading: a regular file, else -1 with why filled. */
+static int open_regular(const char *path, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        say(why, whylen, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        say(why, whylen, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        say(why, whylen, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The build id and sections of an open ELF file into info. */
+static void read_info(Elf *elf, fl_symcheck_info *info)
+{
+    const void *id = NULL;
+    ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+    if (n > 0 && n <= FL_SYM_BUILD_ID_MAX && id)
+        fl_sym_hex(id, (size_t)n, info->build_id, sizeof info->build_id);
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_size == 0 || sh.sh_type == SHT_NOBITS)
+            continue;
+        const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+        if (name && strcmp(name, ".text") == 0)
+            info->has_code = 1;
+        if (sh.sh_type == SHT_SYMTAB)
+            info->has_symtab = 1;
+        if (name && (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0))
+            info->has_dwarf = 1;
+    }
+}
+
+/* Reads path into info; 0, or a negative FL_SYMCHECK_ code with why. */
+static int check(const char *path, fl_symcheck_info *info, char *why, size_t whylen)
+{
+    pthread_once(&elf_once, elf_init);
+    memset(info, 0, sizeof *info);
+    int fd = open_regular(path, why, whylen);
+    if (fd < 0)
+        return FL_SYMCHECK_EFILE;
+    int rc = 0;
+    Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    GElf_Ehdr eh;
+    if (!elf || elf_kind(elf) != ELF_K_ELF) {
+        if (why && whylen)
+            snprintf(why, whylen, "%s: not an ELF file", fl_symcheck_strerror(FL_SYMCHECK_ENOTELF));
+        rc = FL_SYMCHECK_ENOTELF;
+    } else if (!gelf_getehdr(elf, &eh)) {
+        if (why && whylen)
+            snprintf(why, whylen, "%s: bad ELF header: %s",
+                     fl_symcheck_strerror(FL_SYMCHECK_ENOTELF), elf_errmsg(-1));
+        rc = FL_SYMCHECK_ENOTELF;
+    } else {
+        read_info(elf, info);
+    }
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+int fl_symcheck_inspect(const char *path, fl_symcheck_info *info)
+{
+    return check(path, info, NULL, 0) == 0 ? 0 : -1;
+}
+
+int fl_symcheck_debug_file(const char *path, fl_symcheck_info *info, char *why, size_t whylen)
+{
+    int rc = check(path, info, why, whylen);
+    if (rc == 0 && !info->build_id[0])
+        rc = FL_SYMCHECK_ENOBUILDID;
+    else if (rc == 0 && !info->has_dwarf && !info->has_symtab)
+        rc = FL_SYMCHECK_ENODEBUG;
+    if (rc == FL_SYMCHECK_ENOBUILDID || rc == FL_SYMCHECK_ENODEBUG)
+        say(why, whylen, fl_symcheck_strerror(rc));
+    return rc;
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# cli_usage.sh FAULTLINE
+# Every subcommand (the ones `faultline --help` lists, and `symbols add`)
+# answers --help and -h with its usage on stdout and exit 0; usage errors
+# exit 64 (EX_USAGE, faultline(1)) with a message that says what is wrong;
+# `decode` and `dump` keep their documented 2.
+set -uo pipefail
+FL=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+# The subcommands, from the top-level usage ("  NAME  summary" lines).
+"$FL" --help >"$work/top" 2>"$work/top.err" || fail "faultline --help: exit $?"
+mapfile -t cmds < <(awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}' "$work/top")
+[ "${#cmds[@]}" -ge 7 ] || fail "faultline --help lists ${#cmds[@]} commands: ${cmds[*]}"
+cmds+=("symbols add")
+
+for c in "${cmds[@]}"; do
+  for h in --help -h; do
+    # shellcheck disable=SC2086 # "symbols add" is two words
+    "$FL" $c $h >"$work/out" 2>"$work/err"
+    rc=$?
+    [ $rc = 0 ] || fail "faultline $c $h: exit $rc"
+    head -1 "$work/out" | grep -q "^usage: faultline $c\b" || fail "faultline $c $h: no usage on stdout: $(head -1 "$work/out")"
+    [ -s "$work/err" ] && fail "faultline $c $h: wrote to stderr: $(cat "$work/err")"
+  done
+done
+
+# usage_error WANT_RC WANT_TEXT ARGS...: exit WANT_RC, stderr says WANT_TEXT.
+usage_error() {
+  local want=$1 text=$2
+  shift 2
+  "$FL" "$@" >"$work/out" 2>"$work/err" </dev/null
+  local rc=$?
+  [ $rc = "$want" ] || fail "faultline $*: exit $rc, want $want"
+  grep -qF -- "$text" "$work/err" || fail "faultline $*: stderr lacks '$text': $(head -3 "$work/err")"
+}
+usage_error 64 'usage: faultline <command>'
+usage_error 64 "unknown command 'frob'" frob
+usage_error 64 "unknown option '--frob'" serve --frob
+usage_error 64 '--listen wants ADDR:PORT' serve --listen foo
+usage_error 64 '--data needs a value' serve --data
+usage_error 64 'no subcommand given' symbols
+usage_error 64 "unknown subcommand 'frob'" symbols frob
+usage_error 64 'no file given' symbols add
+usage_error 64 "unknown option '--frob'" symbols add x --frob
+usage_error 64 '--server needs a value' symbols add x --server
+usage_error 64 '--cache needs a value' symbols add x --cache
+usage_error 64 '--token needs a value' symbols add x --token
+usage_error 64 'no --obj FILE given' symbolicate
+usage_error 64 '--obj needs a value' symbolicate --obj
+usage_error 64 '-e needs a value' symbolicate -e
+usage_error 64 '--cache needs a value' symbolicate --obj x --cache
+usage_error 64 "unknown option '--frob'" symbolicate --obj x --frob
+usage_error 64 'no crash log given' submit
+usage_error 64 'option --server needs a value' submit f --server
+usage_error 64 "unexpected argument 'x'" version x
+# Documented otherwise (faultline(1)): decode and dump exit 2.
+usage_error 2 'usage: faultline decode' decode --frob
+usage_error 2 'usage: faultline dump' dump
+
+# The aliases of symbolicate (llvm-symbolizer / addr2line spellings) name
+# the same file as --obj: one unreadable file, one message naming it.
+for o in --obj -obj -e --exe; do
+  "$FL" symbolicate $o "$work" --cache "$work/c" 0x10 >"$work/out" 2>"$work/err"
+  rc=$?
+  [ $rc = 0 ] || fail "symbolicate $o DIR: exit $rc"
+  grep -qx "faultline symbolicate: $work: is a directory" "$work/err" ||
+    fail "symbolicate $o DIR: $(cat "$work/err")"
+  [ "$(head -2 "$work/out")" = $'??\n??:0:0' ] || fail "symbolicate $o DIR: answer $(cat "$work/out")"
+done
+"$FL" symbolicate --obj="$work/none" -i --inlines 0x10 >/dev/null 2>"$work/err" ||
+  fail "symbolicate --obj= -i --inlines: exit $?"
+grep -q "faultline symbolicate: $work/none: " "$work/err" || fail "symbolicate --obj=: $(cat "$work/err")"
+
+# symbols add names each file it cannot use; a directory is said to be one.
+printf 'text\n' >"$work/notelf.txt"
+"$FL" symbols add "$work/notelf.txt" "$work" "$work/none" --cache "$work/c" >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc = 1 ] || fail "symbols add bad files: exit $rc"
+grep -qx "faultline symbols add: $work/notelf.txt: not a usable ELF file: not an ELF file" "$work/err" ||
+  fail "symbols add non-ELF: $(cat "$work/err")"
+grep -qx "faultline symbols add: $work: is a directory" "$work/err" || fail "symbols add DIR: $(cat "$work/err")"
+grep -qx "faultline symbols add: $work/none: No such file or directory" "$work/err" ||
+  fail "symbols add missing file: $(cat "$work/err")"
+
+[ $fails = 0 ] || { echo "cli usage: $fails failure(s)" >&2; exit 1; }
+echo "cli usage: ok (${#cmds[@]} commands)"

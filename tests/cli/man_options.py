@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""man_options.py FAULTLINE FAULTLINE_REPORT MANDIR
+
+Keeps the manual pages and the --help texts in step, both ways:
+
+* every option a command's --help names (--long, and -x / -obj when it
+  starts a word) appears in that command's entry of faultline(1) (its
+  paragraph under COMMANDS), or in the OPTIONS of faultline-report(1);
+* every option a manual page lists as an item (.TP then a line starting
+  with an option) appears in the --help of its command;
+* every command `faultline --help` lists has an entry in faultline(1).
+"""
+import re
+import subprocess
+import sys
+
+FL, REPORT, MANDIR = sys.argv[1:4]
+failures = []
+
+# An option: at the start of the text or after a blank, '[', '(', ',' or
+# '`', then - or --, letters, digits and inner dashes, and not followed by
+# a letter, digit, '-' or '/' (so -Wl,--build-id and -finstrument-functions
+# stay whole words that are not options of ours).
+OPT = re.compile(r"(?:^|(?<=[\s\[(,`]))(--?[a-zA-Z][a-zA-Z0-9]*(?:-[a-zA-Z0-9]+)*)(?![a-zA-Z0-9/-])")
+NOT_OPTIONS = {"-finstrument-functions"}  # a compiler flag decode's --help mentions
+
+
+def options(text):
+    return {o for o in OPT.findall(text) if o not in NOT_OPTIONS}
+
+
+def help_text(argv):
+    r = subprocess.run(argv + ["--help"], capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append("%s --help: exit %d" % (" ".join(argv), r.returncode))
+    return r.stdout
+
+
+def plain(roff):
+    """The text of roff source: escapes undone, requests kept as lines."""
+    t = roff.replace("\\-", "-").replace("\\&", "").replace("\\(lq", '"').replace("\\(rq", '"')
+    return re.sub(r"\\f[BIRP]", "", t)
+
+
+def items(entry):
+    """Options that a page lists as items: the line after each .TP."""
+    out = set()
+    lines = entry.split("\n")
+    for i, line in enumerate(lines[:-1]):
+        if line.strip() == ".TP":
+            nxt = re.sub(r"^\.(BR|BI|B|IR|I)\s+", "", lines[i + 1])
+            if nxt.startswith("-"):
+                out |= options(nxt.replace('"', " "))
+    return out
+
+
+def check(name, help_opts, entry):
+    page_opts = options(entry)
+    for o in sorted(help_opts - page_opts):
+        failures.append("%s: --help names %s, its manual entry does not" % (name, o))
+    for o in sorted(items(entry) - help_opts):
+        failures.append("%s: the manual lists %s, --help does not" % (name, o))
+
+
+# faultline(1): one entry per command under COMMANDS, each starting with
+# ".TP" and ".B NAME".
+page = plain(open(MANDIR + "/faultline.1").read())
+commands_sec = page.split("\n.SH COMMANDS\n", 1)[1].split("\n.SH ", 1)[0]
+entries = {}
+for m in re.finditer(r"^\.TP\n\.B ([a-z][a-z ]*)\n(.*?)(?=^\.TP\n\.B [a-z][a-z ]*\n|\Z)",
+                     commands_sec, re.S | re.M):
+    entries[m.group(1)] = m.group(2)
+
+top = subprocess.run([FL, "--help"], capture_output=True, text=True).stdout
+listed = re.findall(r"^  ([a-z]+) ", top.split("commands:", 1)[1], re.M)
+if len(listed) < 7:
+    failures.append("faultline --help lists %d commands" % len(listed))
+for c in listed:
+    name = "symbols add" if c == "symbols" else c
+    if name not in entries:
+        failures.append("faultline(1) has no entry for %s" % name)
+        continue
+    check("faultline " + name, options(help_text([FL] + name.split())) - {"--help"},
+          entries[name])
+
+# faultline-report(1): its OPTIONS section against faultline-report --help.
+rpage = plain(open(MANDIR + "/faultline-report.1").read())
+ropts = rpage.split("\n.SH OPTIONS\n", 1)[1].split("\n.SH ", 1)[0]
+check("faultline-report", options(help_text([REPORT])), ropts)
+
+for f in failures:
+    print("FAIL:", f)
+print("man options: %s (%d commands)" % ("FAILED" if failures else "ok", len(listed) + 1))
+sys.exit(1 if failures else 0)
