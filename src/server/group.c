@@ -369,10 +369,68 @@ fail:
     return -1;
 }
 
+/* The start-up frames at the bottom of every stack: the C library's way
+ * into main or into a thread's function, and _start.  Their names change
+ * between C library versions (__libc_start_main calls main itself before
+ * glibc 2.34, through __libc_start_call_main since), and without the C
+ * library's symbols they are offsets that move with every build of it:
+ * left in the signature of a shallow stack, the same crash would make a
+ * group per distribution update, and a crash in a thread's function
+ * would carry start_thread and clone3 as offsets. */
+static const char *const startup_names[] = {
+    "_start",        "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
+    "start_thread",  "clone",             "clone3",                 "__clone",
+    "__clone3",      "thread_start",      "libc_start_main",        "libc_start_main_stage2",
+    "_start_c",
+};
+
+/* The C library and the dynamic loader (glibc, musl), by file name. */
+static bool c_library(const char *module)
+{
+    static const char *const libs[] = {"libc.so", "libc-2.", "libpthread.so", "libpthread-",
+                                       "ld-linux", "ld-musl", "libc.musl", "ld64.so"};
+    for (size_t i = 0; module && i < sizeof libs / sizeof *libs; i++)
+        if (!strncmp(module, libs[i], strlen(libs[i])))
+            return true;
+    return false;
+}
+
+static bool startup_frame(const fl_frame *fr)
+{
+    if (fr->function) {
+        for (size_t i = 0; i < sizeof startup_names / sizeof *startup_names; i++)
+            if (!strcmp(fr->function, startup_names[i]))
+                return true;
+        return false;
+    }
+    return c_library(fr->module);
+}
+
+/* How many frames, from the innermost, the signature may take: not main's
+ * callers, nor the start-up frames below a thread's function (unnamed
+ * ones in the C library count as such; so does an unnamed outermost frame
+ * below them, the program's own _start).  All of them, when nothing else
+ * is left. */
+static size_t signature_frames(const fl_frames *f)
+{
+    size_t end = f->n;
+    for (size_t i = f->n; i-- > 0;)
+        if (f->v[i].function && !strcmp(f->v[i].function, "main")) {
+            end = i + 1;
+            break;
+        }
+    if (end == f->n && end >= 2 && !f->v[end - 1].function && startup_frame(&f->v[end - 2]))
+        end--;
+    while (end > 0 && startup_frame(&f->v[end - 1]))
+        end--;
+    return end ? end : f->n;
+}
+
 int fl_signature_compute(const char *project, const char *app, const fl_frames *f,
                          const fl_group_rules *r, fl_signature *out)
 {
     memset(out, 0, sizeof *out);
+    size_t nsig = signature_frames(f);
     size_t cap = 64, len = 0;
     char *s = malloc(cap);
     if (!s)
@@ -382,9 +440,9 @@ int fl_signature_compute(const char *project, const char *app, const fl_frames *
     /* If every frame is noise, fall back to the raw top frames so that such
      * crashes still group by where they were. */
     bool any = false;
-    for (size_t i = 0; i < f->n; i++)
+    for (size_t i = 0; i < nsig; i++)
         any |= !f->v[i].noise;
-    for (size_t i = 0; i < f->n && taken < r->top_n; i++) {
+    for (size_t i = 0; i < nsig && taken < r->top_n; i++) {
         if (any && f->v[i].noise)
             continue;
         const char *nm = f->v[i].name;

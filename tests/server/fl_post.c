@@ -107,7 +107,9 @@ static int get(const char *path, const char *token, char **body)
 static size_t gen_log(char *out, size_t cap, unsigned seed, unsigned i, const char *app,
                       const char *version)
 {
-    /* Four signatures; distinct crash ids; two installs per signature. */
+    /* Four signatures; distinct crash ids; two installs per signature.  The
+     * libc frame sits between the program's (a callback), not below them
+     * as start-up frames do, so it is part of the signature. */
     unsigned sig = i % 4;
     uint64_t base = 0x400000, lib = 0x7f0000000000ull;
     int n = snprintf(out, cap,
@@ -120,7 +122,7 @@ static size_t gen_log(char *out, size_t cap, unsigned seed, unsigned i, const ch
                      "CALLSTACK %" PRIu64 "\nCALLSTACK %" PRIu64 "\nCALLSTACK %" PRIu64 "\n"
                      "CALLSTACK %" PRIu64 "\n",
                      app, version, seed, i, i, sig * 2 + (i / 4) % 2, app, base, lib, lib,
-                     base + 0x1000 + sig * 0x40, base + 0x2000, lib + 0x29d90, base + 0x3000);
+                     base + 0x1000 + sig * 0x40, lib + 0x29d90, base + 0x2000, base + 0x3000);
     /* Pad to about 4 KiB like a real log with some context. */
     for (unsigned k = 0; n > 0 && (size_t)n < cap - 200 && k < 60; k++)
         n += snprintf(out + n, cap - (size_t)n, "ETC_KEY key%u\nETC_VALUE value number %u of %u\n",

@@ -145,13 +145,24 @@ static const symtab SYMS[] = {
     {"eeee", 0x100, "raise@@GLIBC_2.2.5"}, {"eeee", 0x200, "abort@GLIBC_2.2.5"},
     {"eeee", 0x1000, "parse_config@GLIBC_2.34"}, {"eeee", 0x2000, "load_file@@APP_1.0"},
     {"eeee", 0x3000, "main"},
+    /* a program "app" with its _start, and two builds of the C library:
+     * glibc before 2.34 (main called by __libc_start_main) and after */
+    {"ffff", 0x1000, "parse_config"}, {"ffff", 0x3000, "main"}, {"ffff", 0x50, "_start"},
+    {"ffff", 0x6000, "worker_fn"},
+    {"11bc231", 0x21000, "__libc_start_main"}, {"11bc231", 0x9000, "start_thread"},
+    {"11bc231", 0xa000, "clone"}, {"11bc231", 0x500, "strlen"},
+    {"11bc236", 0x271c0, "__libc_start_call_main"}, {"11bc236", 0x27280, "__libc_start_main_impl"},
+    {"11bc236", 0x89000, "start_thread"}, {"11bc236", 0x10a000, "clone3"},
+    {"11bc236", 0x700, "strlen"},
 };
 
 static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
                     fl_sym_frame *out, size_t cap)
 {
-    (void)ctx;
     (void)module;
+    /* ctx "app": a server with the program's symbols and not libc's. */
+    if (ctx && build_id && !strncmp(build_id, "11bc", 4))
+        return 0;
     for (size_t i = 0; i < sizeof SYMS / sizeof *SYMS; i++) {
         /* Frames other than the first are looked up at pc-1. */
         if (build_id && !strcmp(build_id, SYMS[i].build_id) &&
@@ -229,6 +240,93 @@ static void test_group_symbols(void **st)
     free(sd.text);
     free(sa.text);
     fl_group_rules_free(r);
+}
+
+/* The signature of a log with the program at 0x400000 (build ffff) and
+ * the C library at 0x7f0000000000 (build libc_id); frames: 'a' + offset
+ * in the program, 'c' + offset in the C library. */
+static fl_signature sig_with_libc(const char *libc_id, const char *symbols, const char *frames)
+{
+    char text[4096];
+    int len = snprintf(text, sizeof text,
+                       "FAULTLINE 0.1\nCRASHLOG_VERSION 2\nAPPLICATION_NAME app\n"
+                       "OBJECT /opt/app/bin/app/4194304/1048576/4194304\nOBJECT_BUILD_ID ffff\n"
+                       "OBJECT /lib/x86_64-linux-gnu/libc.so.6/139637976727552/2097152/"
+                       "139637976727552\nOBJECT_BUILD_ID %s\n",
+                       libc_id);
+    for (const char *p = frames; *p;) {
+        char kind = *p++;
+        char *e;
+        unsigned long long off = strtoull(p, &e, 16);
+        p = *e ? e + 1 : e;
+        len += snprintf(text + len, sizeof text - (size_t)len, "CALLSTACK %llu\n",
+                        (kind == 'a' ? 0x400000ull : 0x7f0000000000ull) + off);
+    }
+    len += snprintf(text + len, sizeof text - (size_t)len, "END\n");
+    fl_crashlog *L = NULL;
+    fl_crashlog_error err;
+    if (fl_crashlog_parse(text, (size_t)len, &L, &err))
+        fail_msg("parse: line %u: %s", err.line, err.message);
+    fl_group_rules *r = fl_group_rules_new();
+    fl_frames f;
+    fl_signature s;
+    assert_int_equal(
+        fl_frames_build(L, L->callstack, L->ncallstack, r, symbols ? fake_sym : NULL,
+                        symbols && !strcmp(symbols, "app") ? (void *)"app" : NULL, &f),
+        0);
+    assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, &s), 0);
+    fl_frames_free(&f);
+    fl_crashlog_free(L);
+    fl_group_rules_free(r);
+    return s;
+}
+
+/* The C library's start-up frames below main and below a thread's
+ * function are not part of the signature: the same crash groups as one
+ * whatever the build of the C library on the machine that crashed. */
+static void test_group_startup_frames(void **st)
+{
+    (void)st;
+    /* main called by glibc 2.31 and by glibc 2.36, named by their debug
+     * files or not (offsets that differ between the two builds). */
+    const char *old = "a1000 a3000 c21000 a50", *new = "a1000 a3000 c271c0 c27280 a50";
+    fl_signature s1 = sig_with_libc("11bc231", "all", old), s2 = sig_with_libc("11bc236", "app", new),
+                 s3 = sig_with_libc("11bc231", NULL, old), s4 = sig_with_libc("11bc236", NULL, new);
+    assert_string_equal(s1.text, "parse_config | main");
+    assert_string_equal(s1.group_id, s2.group_id);
+    /* The program unnamed too: its own frames by offset, its _start and
+     * the C library's frames left out. */
+    assert_string_equal(s3.text, "app+0x1000 | app+0x3000");
+    assert_string_equal(s3.group_id, s4.group_id);
+    /* The full-stack hash still tells the two apart. */
+    assert_string_not_equal(s1.stack_hash, s2.stack_hash);
+    free(s1.text), free(s2.text), free(s3.text), free(s4.text);
+
+    /* A thread's function: start_thread and clone/clone3 left out. */
+    s1 = sig_with_libc("11bc231", "all", "a1000 a6000 c9000 ca000");
+    s2 = sig_with_libc("11bc236", "app", "a1000 a6000 c89000 c10a000");
+    assert_string_equal(s1.text, "parse_config | worker_fn");
+    assert_string_equal(s2.text, "parse_config | worker_fn");
+    assert_string_equal(s1.group_id, s2.group_id);
+    free(s1.text), free(s2.text);
+
+    /* The C library inside the stack is kept: a crash in strlen is not a
+     * crash in its caller. */
+    s1 = sig_with_libc("11bc231", NULL, "c500 a1000 a3000 c21000 a50");
+    assert_string_equal(s1.text, "libc.so.6+0x500 | app+0x1000 | app+0x3000");
+    free(s1.text);
+    s1 = sig_with_libc("11bc231", "all", "c500 a1000 a3000 c21000 a50");
+    assert_string_equal(s1.text, "strlen | parse_config | main");
+    free(s1.text);
+    /* Nothing but start-up frames: they are all there is to group by. */
+    s1 = sig_with_libc("11bc236", "all", "c89000 c10a000");
+    assert_string_equal(s1.text, "start_thread | clone3");
+    free(s1.text);
+    /* Frames below main that are not the C library's are not its
+     * callers' business either (a static program's start-up). */
+    s1 = sig_with_libc("11bc231", "all", "a1000 a3000 a6000");
+    assert_string_equal(s1.text, "parse_config | main");
+    free(s1.text);
 }
 
 static void test_group_offsets(void **st)
@@ -385,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_gunzip),          cmocka_unit_test(test_group_symbols),
         cmocka_unit_test(test_group_offsets),   cmocka_unit_test(test_skip_lists),
         cmocka_unit_test(test_process_example), cmocka_unit_test(test_project_group_id),
+        cmocka_unit_test(test_group_startup_frames),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
