@@ -35,13 +35,28 @@
  * no more than it will claim next, and other processes' consumers get the
  * rest.
  *
- * No AMQP heartbeat: rabbitmq-c answers heartbeats only while the thread
- * is inside one of its calls, and a worker processing a batch for longer
- * than two heartbeat intervals would be disconnected by the broker, which
- * would requeue the batch it is working on.  TCP keepalive (set on our own
- * socket) finds a vanished broker instead, without our help.  The broker's
- * own consumer_timeout (30 minutes by default) still ends a channel that
- * holds an unacked delivery longer; keep the lease well below it.
+ * Heartbeats (the URL's heartbeat=, A_HEARTBEAT_S by default).  A worker
+ * frozen with its sockets open (SIGSTOP, a debugger, a paused VM, a host
+ * cut off) would otherwise keep its deliveries until the broker's
+ * consumer_timeout (30 minutes); with heartbeats the broker closes its
+ * connection after two to three silent intervals and gives them to others.
+ * But rabbitmq-c sends heartbeats only from inside its own calls, and a
+ * worker symbolicating a batch, or a publisher with nothing to publish,
+ * makes none for minutes.  So a thread of the queue's own (fl-amqp-hb)
+ * does it for them: every quarter interval it sends a heartbeat frame on
+ * each connection whose thread is not inside a call (a per-connection
+ * mutex, which the heartbeat thread only ever try-locks, so a thread never
+ * waits for it for longer than one send and drain), and takes in what has
+ * arrived (deliveries go to the thread's held list, as the thread's own
+ * a_pump would put them).  A thread inside a call needs no help: rabbitmq-c
+ * sends heartbeats while it waits.  A connection the heartbeat thread
+ * finds broken is dropped, and the reason kept for its thread's next call,
+ * which fails with it (and the call after connects again), as if the
+ * thread had found it itself.  A frozen process freezes its heartbeat
+ * thread too -- which is the point.  TCP keepalive (set on our own socket)
+ * also finds a vanished broker.  The broker's own consumer_timeout (30
+ * minutes by default) still ends a channel that holds an unacked delivery
+ * longer; keep the lease well below it.
  */
 #define _GNU_SOURCE
 #include "fl_queue.h"
@@ -57,6 +72,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <amqp.h>
@@ -75,6 +91,7 @@
 #define A_CLAIM_WAIT_MS 200 /* claim() waits this long for a first message */
 #define A_FRAME_MAX 131072  /* rabbitmq-c's default */
 #define A_PREFETCH_MAX 64   /* messages */
+#define A_HEARTBEAT_S 10    /* the interval we ask for; the broker may lower it */
 /* A message body longer than this is not ours (malformed): ids and '\n's. */
 #define A_BODY_MAX (FL_QUEUE_BATCH_MAX * FL_CRASH_ID_MAX)
 /* Task ids: the delivery tag, and the thread's connection number above it,
@@ -97,10 +114,15 @@ typedef struct a_msg {
 
 typedef struct a_queue a_queue;
 
-/* One thread's connection (or the memory of one that failed). */
+/* One thread's connection (or the memory of one that failed).  Its
+ * thread holds io during every call of the engine; the heartbeat thread
+ * try-locks it, so everything below is the thread's or, while the thread
+ * is out of the engine, the heartbeat thread's. */
 typedef struct a_conn {
     struct a_conn *prev, *next; /* in a_queue.conns, under a_queue.mu */
     a_queue *aq;
+    pthread_mutex_t io;
+    char lost[320]; /* why the heartbeat thread dropped the connection */
     amqp_connection_state_t st; /* NULL: not connected */
     uint64_t gen;               /* connections opened by this thread */
     bool consuming;
@@ -126,9 +148,15 @@ struct a_queue {
      * certificate and name: tests only). */
     char *cafile, *certfile, *keyfile;
     bool verify;
+    unsigned heartbeat; /* seconds; 0: none */
     pthread_key_t key;
     pthread_mutex_t mu;
     a_conn *conns;
+    /* The heartbeat thread (when heartbeat > 0). */
+    pthread_t hb;
+    bool hb_running, hb_stop;
+    pthread_mutex_t hb_mu;
+    pthread_cond_t hb_cv; /* CLOCK_MONOTONIC */
 };
 
 /* This thread's last error (error()). */
@@ -412,9 +440,8 @@ static int a_open(a_conn *t)
     struct timeval hs = {A_CONNECT_MS / 1000, 0}, rpc = {A_RPC_S, 0};
     amqp_set_handshake_timeout(t->st, &hs);
     amqp_set_rpc_timeout(t->st, &rpc);
-    /* heartbeat 0: see the top of the file. */
-    r = amqp_login(t->st, aq->info.vhost, 0, A_FRAME_MAX, 0, AMQP_SASL_METHOD_PLAIN, aq->info.user,
-                   aq->info.password);
+    r = amqp_login(t->st, aq->info.vhost, 0, A_FRAME_MAX, (int)aq->heartbeat,
+                   AMQP_SASL_METHOD_PLAIN, aq->info.user, aq->info.password);
     if (r.reply_type != AMQP_RESPONSE_NORMAL) {
         a_reply_text(r, why, sizeof why);
         goto fail;
@@ -443,6 +470,7 @@ fail:
 static void a_conn_free(a_conn *t)
 {
     a_drop(t, true);
+    pthread_mutex_destroy(&t->io);
     free(t);
 }
 
@@ -462,8 +490,11 @@ static void a_thread_end(void *p)
     a_conn_free(t);
 }
 
-/* This thread's connection state; connect: open it when it is not. */
-static a_conn *a_thread(a_queue *aq, bool connect)
+/* This thread's connection state, locked (a_unlock() when the call is
+ * done); connect: open it when it is not.  A connection the heartbeat
+ * thread found broken fails this call with its reason; the next call
+ * connects again. */
+static a_conn *a_lock(a_queue *aq, bool connect)
 {
     a_conn *t = pthread_getspecific(aq->key);
     if (!t) {
@@ -473,7 +504,9 @@ static a_conn *a_thread(a_queue *aq, bool connect)
         }
         t->aq = aq;
         t->held_end = &t->held;
+        pthread_mutex_init(&t->io, NULL);
         if (pthread_setspecific(aq->key, t)) {
+            pthread_mutex_destroy(&t->io);
             free(t);
             a_err("amqp: out of memory");
             return NULL;
@@ -485,9 +518,25 @@ static a_conn *a_thread(a_queue *aq, bool connect)
         aq->conns = t;
         pthread_mutex_unlock(&aq->mu);
     }
-    if (connect && !t->st && a_open(t))
-        return NULL;
+    pthread_mutex_lock(&t->io);
+    if (connect && !t->st) {
+        if (t->lost[0]) {
+            a_err("%s", t->lost);
+            t->lost[0] = '\0';
+            pthread_mutex_unlock(&t->io);
+            return NULL;
+        }
+        if (a_open(t)) {
+            pthread_mutex_unlock(&t->io);
+            return NULL;
+        }
+    }
     return t;
+}
+
+static void a_unlock(a_conn *t)
+{
+    pthread_mutex_unlock(&t->io);
 }
 
 /* ---- the frame loop */
@@ -617,15 +666,8 @@ static int a_drain(a_conn *t)
 
 /* ---- the engine */
 
-static int a_enqueue_many(fl_queue *q, fl_store_conn *c, const char *const *ids, size_t n)
+static int a_enqueue_locked(a_conn *t, const char *const *ids, size_t n)
 {
-    (void)c;
-    a_queue *aq = q->data;
-    if (n == 0)
-        return 0;
-    a_conn *t = a_thread(aq, true);
-    if (!t)
-        return -1;
     /* A connection the broker closed while we were away says so here
      * (and the next call connects again). */
     if (a_drain(t) < 0)
@@ -695,6 +737,19 @@ fail:
     return -1;
 }
 
+static int a_enqueue_many(fl_queue *q, fl_store_conn *c, const char *const *ids, size_t n)
+{
+    (void)c;
+    if (n == 0)
+        return 0;
+    a_conn *t = a_lock(q->data, true);
+    if (!t)
+        return -1;
+    int rc = a_enqueue_locked(t, ids, n);
+    a_unlock(t);
+    return rc;
+}
+
 static int a_enqueue(fl_queue *q, fl_store_conn *c, const char *crash_id)
 {
     return a_enqueue_many(q, c, &crash_id, 1);
@@ -743,15 +798,8 @@ static a_msg *a_first_unclaimed(a_conn *t)
     return NULL;
 }
 
-static int a_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, fl_task *out,
-                   size_t *n)
+static int a_claim_locked(a_conn *t, unsigned lease_s, size_t max, fl_task *out, size_t *n)
 {
-    (void)c;
-    a_queue *aq = q->data;
-    *n = 0;
-    a_conn *t = a_thread(aq, true);
-    if (!t)
-        return -1;
     if (!t->consuming) {
         size_t pf = max / FL_QUEUE_BATCH_MAX;
         pf = pf < 2 ? 2 : pf > A_PREFETCH_MAX ? A_PREFETCH_MAX : pf;
@@ -804,14 +852,21 @@ static int a_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, 
     return 0;
 }
 
-static int a_ack(fl_queue *q, fl_store_conn *c, const fl_task *task)
+static int a_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, fl_task *out,
+                   size_t *n)
 {
     (void)c;
-    if (!task->last)
-        return 0; /* the message goes with its last entry */
-    a_conn *t = a_thread(q->data, false);
+    *n = 0;
+    a_conn *t = a_lock(q->data, true);
     if (!t)
         return -1;
+    int rc = a_claim_locked(t, lease_s, max, out, n);
+    a_unlock(t);
+    return rc;
+}
+
+static int a_ack_locked(a_conn *t, const fl_task *task)
+{
     /* A connection closed by the broker would take the ack silently. */
     if (t->st && a_drain(t) < 0)
         return -1;
@@ -828,12 +883,21 @@ static int a_ack(fl_queue *q, fl_store_conn *c, const fl_task *task)
     return 0;
 }
 
-static int a_release(fl_queue *q, fl_store_conn *c, const fl_task *tasks, size_t n)
+static int a_ack(fl_queue *q, fl_store_conn *c, const fl_task *task)
 {
     (void)c;
-    a_conn *t = a_thread(q->data, false);
+    if (!task->last)
+        return 0; /* the message goes with its last entry */
+    a_conn *t = a_lock(q->data, false);
     if (!t)
         return -1;
+    int rc = a_ack_locked(t, task);
+    a_unlock(t);
+    return rc;
+}
+
+static int a_release_locked(a_conn *t, const fl_task *tasks, size_t n)
+{
     /* Any entry of a message gives the whole message back (it cannot be
      * split); the others of it then find nothing. */
     for (size_t i = 0; i < n && t->st; i++) {
@@ -848,6 +912,17 @@ static int a_release(fl_queue *q, fl_store_conn *c, const fl_task *tasks, size_t
     return 0;
 }
 
+static int a_release(fl_queue *q, fl_store_conn *c, const fl_task *tasks, size_t n)
+{
+    (void)c;
+    a_conn *t = a_lock(q->data, false);
+    if (!t)
+        return -1;
+    int rc = a_release_locked(t, tasks, n);
+    a_unlock(t);
+    return rc;
+}
+
 /* Crashes waiting.  The store counts them when it can (a message holds up
  * to FL_QUEUE_BATCH_MAX); otherwise this is the broker's count of ready
  * MESSAGES (not crashes, and not those delivered and unacked). */
@@ -855,16 +930,20 @@ static int64_t a_depth(fl_queue *q, fl_store_conn *c)
 {
     if (c && c->store && c->store->backlog)
         return c->store->backlog(c);
-    a_conn *t = a_thread(q->data, true);
+    a_conn *t = a_lock(q->data, true);
     if (!t)
         return -1;
+    int64_t d;
     amqp_queue_declare_ok_t *ok = amqp_queue_declare(t->st, A_CHANNEL, amqp_cstring_bytes(A_QUEUE),
                                                      1, 0, 0, 0, amqp_empty_table);
     amqp_rpc_reply_t r = amqp_get_rpc_reply(t->st);
-    if (!ok || r.reply_type != AMQP_RESPONSE_NORMAL)
-        return a_fail_reply(t, "queue.declare", r);
-    int64_t d = ok->message_count;
-    amqp_maybe_release_buffers(t->st);
+    if (!ok || r.reply_type != AMQP_RESPONSE_NORMAL) {
+        d = a_fail_reply(t, "queue.declare", r);
+    } else {
+        d = ok->message_count;
+        amqp_maybe_release_buffers(t->st);
+    }
+    a_unlock(t);
     return d;
 }
 
@@ -883,6 +962,87 @@ static const char *a_error(fl_queue *q)
     return a_errbuf[0] ? a_errbuf : NULL;
 }
 
+/* ---- heartbeats (see the top of the file) */
+
+/* One round: a heartbeat on each connection whose thread is out of the
+ * engine, and what has arrived taken in. */
+static void a_heartbeat_round(a_queue *aq)
+{
+    pthread_mutex_lock(&aq->mu);
+    for (a_conn *t = aq->conns; t; t = t->next) {
+        if (pthread_mutex_trylock(&t->io))
+            continue; /* in a call: rabbitmq-c sends them while it waits */
+        if (t->st && amqp_get_heartbeat(t->st) > 0) {
+            amqp_frame_t f = {.frame_type = AMQP_FRAME_HEARTBEAT, .channel = 0};
+            int rc = amqp_send_frame(t->st, &f);
+            int dr = rc == AMQP_STATUS_OK ? a_drain(t) : a_fail_status(t, "connection lost", rc);
+            if (dr < 0) /* dropped: its thread's next call says why */
+                snprintf(t->lost, sizeof t->lost, "%s", a_errbuf);
+            else
+                amqp_maybe_release_buffers(t->st);
+        }
+        pthread_mutex_unlock(&t->io);
+    }
+    pthread_mutex_unlock(&aq->mu);
+}
+
+static void *a_heartbeat_main(void *arg)
+{
+    a_queue *aq = arg;
+    pthread_setname_np(pthread_self(), "fl-amqp-hb");
+    /* A quarter of the interval: the broker hears from us at least twice
+     * in each of its checks, whatever their phase. */
+    uint64_t tick_ns = (uint64_t)aq->heartbeat * 250000000;
+    pthread_mutex_lock(&aq->hb_mu);
+    while (!aq->hb_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t at = (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec + tick_ns;
+        ts.tv_sec = (time_t)(at / 1000000000);
+        ts.tv_nsec = (long)(at % 1000000000);
+        while (!aq->hb_stop && pthread_cond_timedwait(&aq->hb_cv, &aq->hb_mu, &ts) != ETIMEDOUT)
+            ;
+        if (aq->hb_stop)
+            break;
+        pthread_mutex_unlock(&aq->hb_mu);
+        a_heartbeat_round(aq);
+        pthread_mutex_lock(&aq->hb_mu);
+    }
+    pthread_mutex_unlock(&aq->hb_mu);
+    return NULL;
+}
+
+static int a_heartbeat_start(a_queue *aq)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&aq->hb_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&aq->hb_mu, NULL);
+    if (aq->heartbeat == 0)
+        return 0;
+    if (pthread_create(&aq->hb, NULL, a_heartbeat_main, aq)) {
+        pthread_mutex_destroy(&aq->hb_mu);
+        pthread_cond_destroy(&aq->hb_cv);
+        return -1;
+    }
+    aq->hb_running = true;
+    return 0;
+}
+
+static void a_heartbeat_stop(a_queue *aq)
+{
+    if (aq->hb_running) {
+        pthread_mutex_lock(&aq->hb_mu);
+        aq->hb_stop = true;
+        pthread_cond_signal(&aq->hb_cv);
+        pthread_mutex_unlock(&aq->hb_mu);
+        pthread_join(aq->hb, NULL);
+        aq->hb_running = false;
+    }
+}
+
 /* Every thread's connection closes here, those of threads still alive
  * included: they must not call in any more.  No thread may be ending
  * (running its key destructor) meanwhile. */
@@ -891,6 +1051,7 @@ static void a_close(fl_queue *q)
     if (!q)
         return;
     a_queue *aq = q->data;
+    a_heartbeat_stop(aq);
     pthread_key_delete(aq->key); /* no destructor runs from now on */
     pthread_mutex_lock(&aq->mu);
     a_conn *t = aq->conns;
@@ -902,6 +1063,8 @@ static void a_close(fl_queue *q)
         t = next;
     }
     pthread_mutex_destroy(&aq->mu);
+    pthread_mutex_destroy(&aq->hb_mu);
+    pthread_cond_destroy(&aq->hb_cv);
     free(aq->url);
     free(aq);
 }
@@ -940,6 +1103,8 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
     }
     amqp_default_connection_info(&aq->info);
     aq->verify = true;
+    aq->heartbeat = A_HEARTBEAT_S;
+    bool tls_param = false;
     /* The query first: amqp_parse_url() knows none. */
     char *query = strchr(aq->url, '?');
     if (query)
@@ -971,7 +1136,18 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
             goto fail_url;
         }
         a_unescape(v); /* %XX, as in any URI */
-        if (!strcmp(kv, "cacertfile"))
+        tls_param |= strcmp(kv, "heartbeat") != 0;
+        if (!strcmp(kv, "heartbeat")) {
+            char *end;
+            errno = 0;
+            unsigned long h = strtoul(v, &end, 10);
+            if (*end || errno || v[0] == '-' || h > 3600) {
+                snprintf(err, errlen,
+                         "--queue URL: heartbeat must be a number of seconds, 0 (none) to 3600");
+                goto fail_url;
+            }
+            aq->heartbeat = (unsigned)h;
+        } else if (!strcmp(kv, "cacertfile"))
             aq->cafile = v;
         else if (!strcmp(kv, "certfile"))
             aq->certfile = v;
@@ -981,13 +1157,13 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
             aq->verify = !strcmp(v, "verify_peer");
         else {
             snprintf(err, errlen,
-                     "--queue URL: unknown parameter %.40s (cacertfile, certfile, keyfile, "
-                     "verify=verify_peer|verify_none)",
+                     "--queue URL: unknown parameter %.40s (heartbeat, cacertfile, certfile, "
+                     "keyfile, verify=verify_peer|verify_none)",
                      kv);
             goto fail_url;
         }
     }
-    if (query && !aq->info.ssl) {
+    if (tls_param && !aq->info.ssl) {
         snprintf(err, errlen, "--queue URL: TLS parameters need amqps://");
         goto fail_url;
     }
@@ -1005,6 +1181,12 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
         goto fail_url;
     }
     pthread_mutex_init(&aq->mu, NULL);
+    if (a_heartbeat_start(aq)) {
+        snprintf(err, errlen, "cannot start the heartbeat thread");
+        pthread_key_delete(aq->key);
+        pthread_mutex_destroy(&aq->mu);
+        goto fail_url;
+    }
     fl_queue *q = &aq->q;
     q->engine = "amqp";
     q->in_store_txn = false;
@@ -1021,7 +1203,10 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
     q->data = aq;
     /* Connect now (declaring the queue), so that a wrong URL or an absent
      * broker fails here; this thread keeps the connection. */
-    if (!a_thread(aq, true)) {
+    a_conn *t = a_lock(aq, true);
+    if (t) {
+        a_unlock(t);
+    } else {
         snprintf(err, errlen, "%s", a_errbuf);
         a_close(q);
         return NULL;

@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,13 +39,19 @@
 static const char *url;
 static int port;
 
-static fl_queue *qnew(void)
+static fl_queue *qnew_query(const char *query)
 {
-    char err[512];
-    fl_queue *q = fl_queue_amqp_new(url, err, sizeof err);
+    char err[512], u[512];
+    snprintf(u, sizeof u, "%s%s", url, query);
+    fl_queue *q = fl_queue_amqp_new(u, err, sizeof err);
     if (!q)
         fail_msg("fl_queue_amqp_new: %s", err);
     return q;
+}
+
+static fl_queue *qnew(void)
+{
+    return qnew_query("");
 }
 
 /* ---- a connection of the test's own, to look behind the engine */
@@ -680,6 +688,108 @@ static void test_broker_restart(void **state)
     q->close(q);
 }
 
+/* heartbeat= in the URL: seconds, 0 for none; on amqp:// too, unlike the
+ * TLS parameters. */
+static void test_heartbeat_url(void **state)
+{
+    (void)state;
+    char err[512], u[512];
+    const char *bad[] = {"?heartbeat=abc", "?heartbeat=-1", "?heartbeat=", "?heartbeat=99999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(u, sizeof u, "%s%s", url, bad[i]);
+        assert_null(fl_queue_amqp_new(u, err, sizeof err));
+        printf("%s: %s\n", bad[i], err);
+        assert_non_null(strstr(err, "heartbeat"));
+    }
+    snprintf(u, sizeof u, "%s?heartbeat=5&cacertfile=/nonexistent", url);
+    assert_null(fl_queue_amqp_new(u, err, sizeof err));
+    assert_string_equal(err, "--queue URL: TLS parameters need amqps://");
+    fl_queue *q = qnew_query("?heartbeat=0");
+    assert_int_equal(q->enqueue(q, NULL, "hb-none"), 0);
+    q->close(q);
+    purge();
+}
+
+/* A thread that stays out of the engine for several heartbeat intervals
+ * (a worker symbolicating a batch, a publisher with nothing to publish)
+ * keeps its connection and its deliveries: the queue's heartbeat thread
+ * speaks for it.  Without it the broker would close the connection after
+ * 2-4 s and requeue the message, and the ack would fail. */
+static void test_heartbeat_idle(void **state)
+{
+    (void)state;
+    purge();
+    fl_queue *q = qnew_query("?heartbeat=2");
+    assert_int_equal(q->enqueue(q, NULL, "hb-busy-1"), 0);
+    fl_task t[16];
+    assert_int_equal(claim_until(q, 60, 1, t, 16, true), 1);
+    assert_int_equal(t[0].attempts, 1);
+    sleep(7); /* "processing": no call into the engine */
+    assert_int_equal(q->ack(q, NULL, &t[0]), 0);
+    /* The same connection publishes and consumes on: no error, and the
+     * next message is a first delivery. */
+    assert_int_equal(q->enqueue(q, NULL, "hb-busy-2"), 0);
+    assert_int_equal(claim_until(q, 60, 1, t, 16, false), 1);
+    assert_string_equal(t[0].crash_id, "hb-busy-2");
+    assert_int_equal(t[0].attempts, 1);
+    assert_int_equal(q->depth(q, NULL), 0);
+    q->close(q);
+}
+
+/* A worker frozen with its socket open (SIGSTOP: a debugger, a paused VM)
+ * has its deliveries given to another consumer once the broker misses its
+ * heartbeats, not after the broker's consumer_timeout (30 minutes). */
+static void test_heartbeat_frozen(void **state)
+{
+    (void)state;
+    purge();
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        char err[512], u[512];
+        snprintf(u, sizeof u, "%s?heartbeat=2", url);
+        fl_queue *cq = fl_queue_amqp_new(u, err, sizeof err);
+        if (!cq || cq->enqueue(cq, NULL, "hb-frozen"))
+            _exit(2);
+        fl_task ct[16];
+        size_t n = 0;
+        for (int i = 0; i < 25 && n == 0; i++)
+            if (cq->claim(cq, NULL, 600, 16, ct, &n))
+                _exit(3);
+        if (n != 1 || write(p[1], "c", 1) != 1)
+            _exit(4);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    close(p[1]);
+    char c = 0;
+    assert_int_equal(read(p[0], &c, 1), 1);
+    close(p[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, WUNTRACED), pid);
+    assert_true(WIFSTOPPED(st));
+    fl_queue *q = qnew();
+    fl_task t[16];
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    size_t n = 0;
+    for (int i = 0; i < 100 && n == 0; i++) /* 20 s at most */
+        n = claim(q, 60, 16, t);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("a frozen consumer's message redelivered after %.1f s\n",
+           (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].crash_id, "hb-frozen");
+    assert_int_equal(t[0].attempts, 2);
+    assert_int_equal(q->ack(q, NULL, &t[0]), 0);
+    q->close(q);
+}
+
 int main(void)
 {
     url = getenv("FL_TEST_AMQP_URL");
@@ -701,6 +811,9 @@ int main(void)
         cmocka_unit_test(test_two_consumers),
         cmocka_unit_test(test_close_with_live_threads),
         cmocka_unit_test(test_no_fd_leak),
+        cmocka_unit_test(test_heartbeat_url),
+        cmocka_unit_test(test_heartbeat_idle),
+        cmocka_unit_test(test_heartbeat_frozen),
         cmocka_unit_test(test_broker_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
