@@ -43,6 +43,7 @@ typedef struct opts {
     const char *spool, *url, *key;
     char email[256];
     bool email_given, yes, show, quiet, no_gzip;
+    bool now;          /* --now: logs waiting to retry are due at once */
     long retry_until;  /* seconds; -1: one pass */
     long connect_timeout, timeout, lock_wait;
 } opts;
@@ -74,7 +75,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: " PROG " [--spool DIR] [--url URL] [--key KEY] [--yes] [--email ADDR]\n"
-            "                        [--once | --retry-until SECONDS] [--show] [--quiet]\n"
+            "                        [--once | --retry-until SECONDS] [--now] [--show] [--quiet]\n"
             "                        [--connect-timeout S] [--timeout S] [--lock-wait S]\n"
             "                        [--no-gzip] [--help] [--version]\n"
             "\n"
@@ -91,6 +92,8 @@ static void usage(FILE *f)
             "  --email ADDR        contact address sent with each report\n"
             "  --once              one pass over the spool (the default)\n"
             "  --retry-until S     keep retrying kept logs for up to S seconds\n"
+            "  --now               send logs waiting to retry now, not at their next try\n"
+            "                      (after fixing the URL or the key, or the server)\n"
             "  --show              print each log's full text before sending\n"
             "  -q, --quiet         no per-log lines (problems are still reported)\n"
             "  --connect-timeout S seconds to wait for a connection (default 10)\n"
@@ -399,12 +402,13 @@ static int collect(run *r, item **out, size_t *nout)
         fl_spool_retry_load(r->sp, name, &rs);
         /* A "next" further out than any backoff we write means the clock
          * went back (or the file was edited): then the log is due now. */
-        if (rs.next > now && rs.next - now <= FL_UPLOAD_MAX_RETRY_AFTER + FL_SPOOL_BACKOFF_MAX) {
+        if (!r->o->now && rs.next > now &&
+            rs.next - now <= FL_UPLOAD_MAX_RETRY_AFTER + FL_SPOOL_BACKOFF_MAX) {
             char last[32] = "no answer";
             if (rs.status)
                 snprintf(last, sizeof last, "HTTP %ld", rs.status);
-            say(r, "%s: waiting to retry (last try: %s), next try in %lld s; kept", name, last,
-                (long long)(rs.next - now));
+            say(r, "%s: waiting to retry (last try: %s), next try in %lld s or with --now; kept",
+                name, last, (long long)(rs.next - now));
             r->kept++;
             if ((r->send_all || was_approved(r, name)) && (!r->next_due || rs.next < r->next_due))
                 r->next_due = rs.next;
@@ -521,7 +525,7 @@ static int pass(run *r, bool first)
 
 static int parse_args(int argc, char **argv, opts *o)
 {
-    enum { O_ONCE = 256, O_RETRY, O_SHOW, O_CT, O_TO, O_LOCK, O_NOGZ, O_VERSION, O_EMAIL };
+    enum { O_ONCE = 256, O_RETRY, O_SHOW, O_CT, O_TO, O_LOCK, O_NOGZ, O_VERSION, O_EMAIL, O_NOW };
     static const struct option lopts[] = {
         {"spool", required_argument, NULL, 's'},
         {"url", required_argument, NULL, 'u'},
@@ -530,6 +534,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"email", required_argument, NULL, O_EMAIL},
         {"once", no_argument, NULL, O_ONCE},
         {"retry-until", required_argument, NULL, O_RETRY},
+        {"now", no_argument, NULL, O_NOW},
         {"show", no_argument, NULL, O_SHOW},
         {"quiet", no_argument, NULL, 'q'},
         {"connect-timeout", required_argument, NULL, O_CT},
@@ -563,6 +568,7 @@ static int parse_args(int argc, char **argv, opts *o)
             break;
         case O_ONCE: once = true; break;
         case O_RETRY: sec = &o->retry_until; break;
+        case O_NOW: o->now = true; break;
         case O_SHOW: o->show = true; break;
         case O_CT: sec = &o->connect_timeout; break;
         case O_TO: sec = &o->timeout; break;

@@ -207,7 +207,13 @@ case_status_429() {
     expect_rc 75
     [ "$(requests)" = 1 ] || fail "resent inside the Retry-After window"
     [ "$(nlogs)" = 1 ] || fail "log lost"
-    grep -q 'waiting to retry' "$WORK/rep.err" || fail "no waiting message"
+    grep -q 'waiting to retry.*next try in [0-9]* s or with --now; kept' "$WORK/rep.err" || fail "no waiting message"
+    # --now: due at once, the attempt count kept.
+    rep --url "$URL" --yes --now
+    expect_rc 75
+    [ "$(requests)" = 2 ] || fail "--now did not send the waiting log"
+    grep -qx 'attempts 2' "$r" || fail "--now: attempts not counted on"
+    [ "$(nlogs)" = 1 ] || fail "--now: log lost"
 }
 
 case_status_503_then_200() {

@@ -290,7 +290,8 @@ static void test_group_startup_frames(void **st)
     /* main called by glibc 2.31 and by glibc 2.36, named by their debug
      * files or not (offsets that differ between the two builds). */
     const char *old = "a1000 a3000 c21000 a50", *new = "a1000 a3000 c271c0 c27280 a50";
-    fl_signature s1 = sig_with_libc("11bc231", "all", old), s2 = sig_with_libc("11bc236", "app", new),
+    fl_signature s1 = sig_with_libc("11bc231", "all", old),
+                 s2 = sig_with_libc("11bc236", "app", new),
                  s3 = sig_with_libc("11bc231", NULL, old), s4 = sig_with_libc("11bc236", NULL, new);
     assert_string_equal(s1.text, "parse_config | main");
     assert_string_equal(s1.group_id, s2.group_id);
