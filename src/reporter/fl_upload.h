@@ -62,6 +62,7 @@ typedef struct fl_upload_result {
     long status;        /* HTTP status; 0 when there was no answer */
     long retry_after_s; /* the server's Retry-After in seconds, -1 when absent */
     char id[128];       /* on 2xx: the first accepted id, "" when none was given */
+    bool duplicate;     /* on 2xx: the server had that crash already (a resend) */
     char message[256];  /* the server's reason or the transport error, printable ASCII */
 } fl_upload_result;
 

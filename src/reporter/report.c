@@ -286,8 +286,8 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
             r->errors++;
         }
         r->delivered++;
-        say(r, "%s%s: delivered%s%s%s", prefix, it->name, res.id[0] ? " (id " : "", res.id,
-            res.id[0] ? ")" : "");
+        say(r, "%s%s: delivered%s%s%s%s", prefix, it->name, res.id[0] ? " (id " : "", res.id,
+            res.id[0] ? ")" : "", res.duplicate ? " -- the server had it already" : "");
         return;
     }
     case FL_UPLOAD_REJECTED:

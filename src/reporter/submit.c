@@ -211,7 +211,8 @@ int fl_cmd_submit(int argc, char **argv)
         fl_upload_send(up, &rep, &res);
         switch (res.outcome) {
         case FL_UPLOAD_DELIVERED:
-            printf("%s: accepted %s\n", path, res.id[0] ? res.id : "(no id given)");
+            printf("%s: accepted %s%s\n", path, res.id[0] ? res.id : "(no id given)",
+                   res.duplicate ? " (a duplicate: the server had this crash already)" : "");
             break;
         case FL_UPLOAD_REJECTED:
         case FL_UPLOAD_TOO_LARGE:

@@ -271,6 +271,7 @@ static void read_answer(const answer *a, fl_upload_result *res)
         const char *id = json_string_value(json_object_get(first, "id"));
         if (id)
             printable(res->id, sizeof res->id, id, strlen(id));
+        res->duplicate = json_is_true(json_object_get(first, "duplicate"));
         const char *e = json_string_value(json_object_get(j, "error"));
         if (!e)
             e = json_string_value(json_object_get(j, "message"));

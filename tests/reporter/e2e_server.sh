@@ -129,6 +129,8 @@ timeout 60 "$REPORTER" --spool "$SPOOL" --url "$URL" --key "$KEY" --yes \
     </dev/null >"$WORK/dup.out" 2>"$WORK/dup.err"
 rc=$?
 [ "$rc" = 0 ] || fail "duplicate: exit $rc, want 0 (the server should accept it idempotently)"
+grep -q 'one-again.crashlog: delivered (id .*) -- the server had it already' "$WORK/dup.err" ||
+  fail "duplicate: not said: $(cat "$WORK/dup.err")"
 ID3=$(cat /proc/sys/kernel/random/uuid)
 mklog "$WORK/three.crashlog" "$ID3" 11 4201103
 timeout 60 "$FAULTLINE" submit "$WORK/three.crashlog" --server "$URL" --key "$KEY" >"$WORK/sub.out" 2>&1 ||
@@ -138,4 +140,9 @@ c=$(wait_count 3)
 sleep 1
 c=$(total_count)
 [ "$c" = 3 ] || fail "after a duplicate and a new crash the API shows $c, want 3"
+grep -q 'duplicate' "$WORK/sub.out" && fail "submit: a new crash called a duplicate"
+timeout 60 "$FAULTLINE" submit "$WORK/three.crashlog" --server "$URL" --key "$KEY" >"$WORK/sub2.out" 2>&1 ||
+    fail "submit of a resend failed"
+grep -q "three.crashlog: accepted $ID3 (a duplicate: the server had this crash already)" "$WORK/sub2.out" ||
+  fail "submit: resend not said: $(cat "$WORK/sub2.out")"
 echo "ok [e2e_server]"
