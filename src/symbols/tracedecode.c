@@ -581,6 +581,8 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
         goto bad;
     }
     rc = 0;
+    if (!dc->events) /* said, so that an empty output is not taken for a failure */
+        fprintf(stderr, "faultline decode: %s: no trace events in the dump\n", path);
     if (dc->unresolved) {
         fprintf(stderr,
                 "faultline decode: %lu of %lu events not decoded: give the programs and "

@@ -51,6 +51,12 @@ grep -q '2 of .* events not decoded' "$work/err4" || fail "no count on stderr: $
 head -n 20 "$work/ids" >"$work/cut"
 "$FL" decode --obj "$APP" --obj "$LIB" "$work/cut" >/dev/null 2>"$work/err6"; rc=$?
 [ $rc = 2 ] && grep -q 'cut short' "$work/err6" || fail "a cut dump: exit $rc, $(cat "$work/err6")"
+# An empty recorder: nothing decoded, and stderr says there was nothing.
+grep -v '^TRACE_' "$work/ids" >"$work/ids.empty"
+"$FL" decode --obj "$APP" --obj "$LIB" "$work/ids.empty" >"$work/out8" 2>"$work/err8"; rc=$?
+[ $rc = 0 ] && grep -q 'no trace events in the dump' "$work/err8" ||
+  fail "an empty dump: exit $rc, $(cat "$work/err8")"
+if grep -q 'no trace events' "$work/err1"; then fail "a full dump said it was empty"; fi
 # 6. Dumped before faultline_install(): no module table, so no event can be
 # decoded, and the lines say why.
 DECODE_NO_INSTALL=1 "$APP" "$work/ids0" "$work/text0" "$LIB" || fail "the app without install exited $?"
