@@ -445,6 +445,16 @@ int fl_cmd_serve(int argc, char **argv)
     if (o.burst <= 0)
         o.burst = o.rate * 2 > 1 ? o.rate * 2 : 1;
 
+    /* The address first: a second `make run` must not make a data
+     * directory, keys and a database before it finds the first one
+     * listening there. */
+    if (run_http || o.listen_given) {
+        char lerr[320];
+        if (fl_http_check_listen(o.host, o.port, lerr, sizeof lerr)) {
+            fprintf(stderr, "faultline serve: %s\n", lerr);
+            return 1;
+        }
+    }
     if (mkdir(o.data, 0700) && errno != EEXIST) {
         fprintf(stderr, "faultline serve: cannot create %s: %s\n", o.data, strerror(errno));
         return 1;

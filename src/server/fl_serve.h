@@ -173,6 +173,10 @@ typedef struct fl_http_config {
 
 fl_http *fl_http_start(const fl_http_config *c, fl_store *s, fl_queue *q, fl_writer *w,
                        fl_metrics *m, char *err, size_t errlen);
+/* 0 when HOST:PORT (an IPv4 or IPv6 address) is free to listen on, or PORT
+ * is 0; -1 with err ("cannot listen on ...: the address is in use") when
+ * not.  A check before start-up, which binds again anyway. */
+int fl_http_check_listen(const char *host, unsigned port, char *err, size_t errlen);
 unsigned fl_http_port(fl_http *h);
 /* Stop accepting connections (before the writer is drained). */
 void fl_http_quiesce(fl_http *h);

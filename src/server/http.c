@@ -2412,6 +2412,54 @@ static int port_in_use(const struct sockaddr *sa, socklen_t len)
     return rc;
 }
 
+/* --listen's address into *sa (IPv4) or *sa6; -1 with err when it is
+ * neither. */
+static int listen_addr(const char *host, unsigned port, struct sockaddr_in *sa,
+                       struct sockaddr_in6 *sa6, bool *v6, char *err, size_t errlen)
+{
+    memset(sa, 0, sizeof *sa);
+    memset(sa6, 0, sizeof *sa6);
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons((uint16_t)port);
+    sa6->sin6_family = AF_INET6;
+    sa6->sin6_port = htons((uint16_t)port);
+    *v6 = false;
+    if (inet_pton(AF_INET, host, &sa->sin_addr) == 1)
+        return 0;
+    if (inet_pton(AF_INET6, host, &sa6->sin6_addr) == 1) {
+        *v6 = true;
+        return 0;
+    }
+    snprintf(err, errlen, "--listen: '%s' is not an IPv4 or IPv6 address", host);
+    return -1;
+}
+
+/* 0 when the address is free (or port 0); -1 with err when something
+ * listens there or it cannot be bound. */
+static int check_listen(const char *host, unsigned port, const struct sockaddr_in *sa,
+                        const struct sockaddr_in6 *sa6, bool v6, char *err, size_t errlen)
+{
+    if (port == 0)
+        return 0;
+    int in_use = port_in_use(v6 ? (const struct sockaddr *)sa6 : (const struct sockaddr *)sa,
+                             v6 ? sizeof *sa6 : sizeof *sa);
+    if (!in_use)
+        return 0;
+    snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s", v6 ? "[" : "", host, v6 ? "]" : "",
+             port, in_use > 0 ? "the address is in use" : strerror(errno));
+    return -1;
+}
+
+int fl_http_check_listen(const char *host, unsigned port, char *err, size_t errlen)
+{
+    struct sockaddr_in sa;
+    struct sockaddr_in6 sa6;
+    bool v6;
+    if (listen_addr(host, port, &sa, &sa6, &v6, err, errlen))
+        return -1;
+    return check_listen(host, port, &sa, &sa6, v6, err, errlen);
+}
+
 fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_writer *w,
                        fl_metrics *m, char *err, size_t errlen)
 {
@@ -2439,20 +2487,9 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
 
     struct sockaddr_in sa;
     struct sockaddr_in6 sa6;
-    memset(&sa, 0, sizeof sa);
-    memset(&sa6, 0, sizeof sa6);
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)cfg->port);
-    sa6.sin6_family = AF_INET6;
-    sa6.sin6_port = htons((uint16_t)cfg->port);
-    bool v6 = false;
-    if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
-        if (inet_pton(AF_INET6, cfg->host, &sa6.sin6_addr) != 1) {
-            snprintf(err, errlen, "--listen: '%s' is not an IPv4 or IPv6 address", cfg->host);
-            goto fail;
-        }
-        v6 = true;
-    }
+    bool v6;
+    if (listen_addr(cfg->host, cfg->port, &sa, &sa6, &v6, err, errlen))
+        goto fail;
     /* Not MHD_USE_TURBO: it made no measurable difference to the CPU per
      * report, and it skips the shutdown() before close that lets an early
      * answer (413 before the body) reach a client still sending.
@@ -2477,16 +2514,8 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
      * same user bind the port and silently take a share of the
      * connections: a plain bind first makes sure nobody listens there. */
     bool reuse = h->nloops > 1;
-    if (reuse && cfg->port != 0) {
-        int in_use = port_in_use(v6 ? (struct sockaddr *)&sa6 : (struct sockaddr *)&sa,
-                                 v6 ? sizeof sa6 : sizeof sa);
-        if (in_use) {
-            snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s", v6 ? "[" : "", cfg->host,
-                     v6 ? "]" : "", cfg->port,
-                     in_use > 0 ? "the address is in use" : strerror(errno));
-            goto fail;
-        }
-    }
+    if (reuse && check_listen(cfg->host, cfg->port, &sa, &sa6, v6, err, errlen))
+        goto fail;
     for (unsigned i = 0; i < h->nloops; i++) {
         struct loop *L = &h->loops[i];
         L->h = h;
