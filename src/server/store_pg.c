@@ -367,8 +367,12 @@ static const char *p_prepared(pconn *c, const char *sql, int n, char name[16])
  * statement after another, never waiting on anything else in between.  A
  * value set by the URL (options=-c idle_in_transaction_session_timeout=...),
  * the role or the database wins.  Best effort: an error leaves the
- * server's setting. */
-#define IDLE_TXN "30s"
+ * server's setting.  Short, because the wait adds up: a frozen worker's
+ * second session, its statement waiting for the first one's lock, goes
+ * idle in its own transaction once PostgreSQL ends the first, so a frozen
+ * process with N worker threads holds its groups for up to N times this
+ * (60 s with two threads at 30 s, measured in the scale-out test). */
+#define IDLE_TXN "10s"
 static void p_session(PGconn *db)
 {
     PQclear(PQexec(db,

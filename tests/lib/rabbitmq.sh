@@ -30,10 +30,17 @@ RMQ_BIN=/usr/lib/rabbitmq/bin
 RMQ_NODE= RMQ_PORT= RMQ_DIST= RMQ_EPMD= RMQ_PID= RMQ_EPMD_PID= AMQP_URL=
 RMQ_TLS_PORT= RMQ_TLS_CA= AMQPS_URL=
 
-rmq_free_port() { # a loopback TCP port nobody listens on
-  local p
+# A loopback TCP port nobody listens on, below the kernel's ephemeral range:
+# a port of that range can be given to an outgoing connection (the node's
+# own, to epmd or from rabbitmqctl) between our pick and the node's bind,
+# which then fails with eaddrinuse -- and the retry below uses the same
+# ports (seen here: both attempts of a start failed so, most likely this way).
+rmq_free_port() {
+  local p lo
+  lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+  [ "${lo:-0}" -ge 12000 ] 2>/dev/null || lo=60000
   for _ in $(seq 1 50); do
-    p=$((20000 + (RANDOM * 7 + $$) % 40000))
+    p=$((10000 + (RANDOM * 7 + $$) % (lo - 10000)))
     ss -ltnH "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
   done
   return 1

@@ -198,7 +198,7 @@ ok "a worker killed -9 mid-work: its tasks went to a new worker, each counted on
 # starting server's DDL would wait behind them (and queue all ingest
 # behind itself).  The database ends such a session after
 # idle_in_transaction_session_timeout, which each server sets on its
-# sessions (30 s: its default, tested here), and a server whose schema is
+# sessions (10 s: its default, tested here), and a server whose schema is
 # current runs no DDL (it starts at once).  pg: its leased rows go to the
 # new worker (lease 3 s), so everything is processed while it sleeps.
 # amqp: the broker misses the frozen worker's heartbeats (10 s, the
