@@ -199,12 +199,16 @@ static int parse_args(opts *o, int argc, char **argv)
                 fprintf(stderr, "faultline serve: %s: at most 256\n", a);
                 return -1;
             }
+            if (!strcmp(a, "--lease") && (n == 0 || n > 86400)) {
+                fprintf(stderr, "faultline serve: --lease: 1..86400 seconds\n");
+                return -1;
+            }
             if (!strcmp(a, "--workers"))
                 o->workers = (unsigned)n;
             else if (!strcmp(a, "--http-threads"))
                 o->http_threads = n ? (unsigned)n : 1;
             else if (!strcmp(a, "--lease"))
-                o->lease_s = n ? (unsigned)(n > 86400 ? 86400 : n) : 1;
+                o->lease_s = (unsigned)n;
             else
                 o->top_n = n ? (unsigned)n : 1;
         } else if (!strcmp(a, "--max-body")) {

@@ -217,6 +217,25 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
     return send_json(c, status, json_pack("{s:s}", "error", msg), retry_after);
 }
 
+/* 405, with the methods the path answers to in Allow (RFC 9110 asks for
+ * it) and in the body. */
+static enum MHD_Result send_405(struct MHD_Connection *c, const char *allow)
+{
+    char *s = jdump(json_pack("{s:s,s:s}", "error", "method not allowed", "allow", allow));
+    if (!s)
+        return MHD_NO;
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(s);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Allow", allow);
+    enum MHD_Result rc = MHD_queue_response(c, 405, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
 /* One of the portal's files.  Its page runs only its own script and
  * style, talks only to this server, and cannot be framed. */
 static enum MHD_Result send_asset(struct MHD_Connection *c, const char *path)
@@ -282,8 +301,11 @@ static fl_store_conn *thread_conn(fl_http *h)
     return c;
 }
 
-/* Token bucket per key; true when the request may go on. */
-static bool rate_ok(fl_http *h, const char *key, unsigned cost)
+/* Token bucket per key; true when the request may go on.  owe: take the
+ * cost whatever is left (the bucket may go below zero, and the key then
+ * waits until it has refilled): the reports of a request after its first,
+ * which was let in, so that the limit counts reports, not requests. */
+static bool rate_take(fl_http *h, const char *key, double cost, bool owe)
 {
     if (h->cfg.rate_limit <= 0)
         return true;
@@ -310,11 +332,18 @@ static bool rate_ok(fl_http *h, const char *key, unsigned cost)
         b->tokens = h->cfg.rate_burst;
     b->last_ns = now;
     bool ok = b->tokens >= cost;
-    if (ok)
+    if (ok || owe)
         b->tokens -= cost;
     pthread_mutex_unlock(&h->rate_mu);
     return ok;
 }
+
+static bool rate_ok(fl_http *h, const char *key)
+{
+    return rate_take(h, key, 1, false);
+}
+
+static const char *ingest_key(struct MHD_Connection *c);
 
 /* ---- multipart, through MHD's post processor */
 
@@ -710,7 +739,7 @@ static enum MHD_Result ingest_finish(req *r)
             goto out;
         }
     }
-    if (FL_M_GET(h->m->backlog) > h->cfg.max_backlog) {
+    if (FL_M_GET(h->m->backlog) >= h->cfg.max_backlog) {
         /* The counter is approximate (workers in another process do not
          * decrement it): look at the queue itself before refusing. */
         fl_store_conn *sc = thread_conn(h);
@@ -718,12 +747,16 @@ static enum MHD_Result ingest_finish(req *r)
         if (d >= 0)
             __atomic_store_n(&h->m->backlog, d, __ATOMIC_RELAXED);
     }
-    if (FL_M_GET(h->m->backlog) > h->cfg.max_backlog) {
+    if (FL_M_GET(h->m->backlog) >= h->cfg.max_backlog) { /* at most max_backlog wait */
         ret = reject(r, FL_REJ_UNAVAILABLE, 503,
                      json_pack("{s:s}", "error", "processing backlog full, try again later"),
                      "30");
         goto out;
     }
+    /* The rate limit counts reports: the request's first was taken when it
+     * began, the others are owed. */
+    if (ngood > 1)
+        rate_take(h, ingest_key(r->conn), (double)(ngood - 1), true);
 
     r->w.items = r->items;
     r->w.n = ngood;
@@ -1079,6 +1112,13 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
             if (strncmp(e, "/keys", 5) || (e[5] && e[5] != '/'))
                 return send_error(c, 404, "not found", NULL);
             keys = true;
+            /* Before the key's form: the default key (any string the
+             * environment set) is not a 404 "no such key". */
+            if (!strcmp(id, FL_PROJECT_DEFAULT))
+                return send_error(c, 400,
+                                  "the default project's key is the server's: set it with "
+                                  "FAULTLINE_INGEST_KEY",
+                                  NULL);
             if (e[5] == '/' && e[6]) {
                 /* Keys made here are hex: anything else is no key of ours
                  * (and never reaches the store). */
@@ -1114,13 +1154,10 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
         fl_projects_invalidate(h->projects);
         return send_json(c, 201, json_pack("{s:s,s:s}", "id", id, "ingest_key", k), NULL);
     }
-    if (!keys || (post && key[0]) || (!post && !key[0]))
-        return send_error(c, post ? 404 : 405, post ? "not found" : "method not allowed", NULL);
-    if (!strcmp(id, FL_PROJECT_DEFAULT))
-        return send_error(c, 400,
-                          "the default project's key is the server's: set it with "
-                          "FAULTLINE_INGEST_KEY",
-                          NULL);
+    if (!keys)
+        return id[0] ? send_error(c, 404, "not found", NULL) : send_405(c, "GET, HEAD, POST");
+    if (post == !!key[0]) /* POST .../keys, DELETE .../keys/KEY */
+        return send_405(c, post ? "DELETE" : "POST");
     if (!fl_project_id_ok(id))
         return send_error(c, 404, "no such project", NULL);
     int rc;
@@ -1757,6 +1794,56 @@ static bool is_ingest_path(const char *url)
     return !strcmp(url, "/") || !strcmp(url, "/api/v1/crashes") || !strcmp(url, "/api/v1/crashes/");
 }
 
+/* The methods a path answers to, for a 405's Allow; NULL for a path that
+ * is none of ours (404).  first_call() answers 405 when the path does not
+ * take the request's method -- before the admin token is asked for, so
+ * that an ingest client that used the wrong method is told that, not to
+ * bring a token. */
+static const char *allow_of(const char *url)
+{
+    static const char *const get_only[] = {"/healthz",        "/metrics",        "/portal.js",
+                                           "/portal.css",     "/favicon.ico",    "/api/v1/groups",
+                                           "/api/v1/groups/", "/api/v1/trends",  "/api/v1/trends/"};
+    for (size_t i = 0; i < sizeof get_only / sizeof *get_only; i++)
+        if (!strcmp(url, get_only[i]))
+            return "GET, HEAD";
+    if (!strcmp(url, "/") || !strcmp(url, "/api/v1/symbols") ||
+        !strcmp(url, "/api/v1/symbols/") || !strcmp(url, "/api/v1/projects") ||
+        !strcmp(url, "/api/v1/projects/"))
+        return "GET, HEAD, POST";
+    if (is_ingest_path(url) || !strcmp(url, "/api/v1/symbolicate") ||
+        !strcmp(url, "/symbolicate") || is_reprocess(url))
+        return "POST";
+    if (!strncmp(url, "/buildid/", 9))
+        return "GET, HEAD";
+    if (!strncmp(url, "/api/v1/groups/", 15))
+        return "GET, HEAD, PATCH";
+    if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
+        return "GET, HEAD"; /* the crash, and its /contexts */
+    if (!strncmp(url, "/api/v1/projects/", 17) && url[17]) {
+        const char *k = strchr(url + 17, '/');
+        if (k && !strcmp(k, "/keys"))
+            return "POST";
+        if (k && !strncmp(k, "/keys/", 6) && k[6] && !strchr(k + 6, '/'))
+            return "DELETE";
+    }
+    return NULL;
+}
+
+/* Whether METHOD is in ALLOW ("GET, HEAD, POST"). */
+static bool allows(const char *allow, const char *method)
+{
+    size_t n = strlen(method);
+    for (const char *p = allow; *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == n && !strncmp(p, method, n))
+            return true;
+        p += k;
+        p += strspn(p, ", ");
+    }
+    return false;
+}
+
 static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const char *method)
 {
     struct MHD_Connection *c = r->conn;
@@ -1773,7 +1860,9 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
     if (!strcmp(method, "POST") && is_ingest_path(url)) {
         r->kind = K_INGEST;
         const char *key = ingest_key(c);
-        bool keyless = h->cfg.keyless_ingest && !strcmp(url, "/");
+        /* Keyless means without a key: a key given is checked (a revoked
+         * project key must not land in the default project). */
+        bool keyless = h->cfg.keyless_ingest && !strcmp(url, "/") && !(key && *key);
         r->project[0] = '\0';
         /* The default project's key first: the common case costs no lock. */
         bool dflt = fl_secret_eq(key, h->cfg.ingest_key);
@@ -1790,7 +1879,7 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
                           json_pack("{s:s}", "error",
                                     "missing or wrong ingest key (X-Faultline-Key or ?key=)"),
                           NULL);
-        if (!rate_ok(h, key, 1))
+        if (!rate_ok(h, key))
             return reject(r, FL_REJ_RATE_LIMITED, 429,
                           json_pack("{s:s}", "error", "rate limit exceeded"), "1");
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -1801,6 +1890,14 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
                                     (json_int_t)h->cfg.max_body),
                           NULL);
         return MHD_YES;
+    }
+    /* After ingest, which is most requests: a known path asked with a
+     * method it does not take. */
+    const char *allow = allow_of(url);
+    if (allow && !allows(allow, method)) {
+        r->kind = K_OTHER;
+        r->state = ST_DONE;
+        return send_405(c, allow);
     }
     if (!strcmp(method, "POST") &&
         (!strcmp(url, "/api/v1/symbols") || !strcmp(url, "/api/v1/symbols/"))) {
@@ -1875,16 +1972,16 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
     r->state = ST_DONE;
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     if (!strcmp(url, "/healthz"))
-        return get ? healthz(h, c) : send_error(c, 405, "method not allowed", NULL);
+        return healthz(h, c);
     if (!strcmp(url, "/metrics"))
-        return get ? metrics(h, c) : send_error(c, 405, "method not allowed", NULL);
+        return metrics(h, c);
     if (!strncmp(url, "/buildid/", 9))
-        return get ? buildid(h, c, url + 9) : send_error(c, 405, "method not allowed", NULL);
+        return buildid(h, c, url + 9);
     if (!strncmp(url, "/api/", 5)) {
         if (!admin_ok(h, c))
             return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
         if (!get)
-            return send_error(c, 405, "method not allowed", NULL);
+            return send_error(c, 404, "not found", NULL);
         if (!strcmp(url, "/api/v1/groups") || !strcmp(url, "/api/v1/groups/"))
             return api_groups(h, c);
         if (!strncmp(url, "/api/v1/groups/", 15))

@@ -357,13 +357,12 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     /* The OS breakdown: the pretty name when the log has one, else the
      * version-1 platform name and version. */
     char osb[256];
+    const char *osv = L->os_version ? L->os_version : L->platform_version;
     if (L->os_pretty_name)
         snprintf(osb, sizeof osb, "%s", L->os_pretty_name);
     else if (L->os_name || L->platform_name)
-        snprintf(osb, sizeof osb, "%s %s", L->os_name ? L->os_name : L->platform_name,
-                 L->os_version        ? L->os_version
-                 : L->platform_version ? L->platform_version
-                                       : "");
+        snprintf(osb, sizeof osb, "%s%s%s", L->os_name ? L->os_name : L->platform_name,
+                 osv && *osv ? " " : "", osv ? osv : ""); /* no version: no trailing blank */
     else
         osb[0] = '\0';
     out->os = osb[0] ? strdup(osb) : NULL;

@@ -38,6 +38,10 @@ http)
   [ "$(head -1 <<<"$out")" = 200 ] || fail "MojoCrash request: $out"
   grep -q '"accepted":\[{"id":"[0-9a-f]*"' <<<"$out" || fail "no accepted id: $out"
   ok "MojoCrash example request -> 200"
+  # Keyless ingest takes requests without a key; a wrong key is still 401.
+  "$POST" log 98 1 keyapp 1.0 >"$work/kl.log"
+  c=$(code POST / -H 'X-Faultline-Key: not-a-key' --data-binary @"$work/kl.log"); [ "$c" = 401 ] || fail "wrong key on / (keyless) -> $c"
+  c=$(code POST '/?key=not-a-key' --data-binary @"$work/kl.log"); [ "$c" = 401 ] || fail "wrong ?key on / (keyless) -> $c"
   # Garbage -> 400 with the reader's line and reason.
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary 'hello world')
   [ "$c" = 400 ] || fail "garbage -> $c"
@@ -312,6 +316,26 @@ auth)
     c=$(code "$1" "$2" -H 'Authorization: Bearer nope' -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r wrong token -> $c"
   done
   ok "401 on ${#routes[@]} read/admin routes without or with a wrong token"
+  # A route asked with a method it does not take: 405 and the methods it
+  # does in Allow, with or without a token (an ingest client that used the
+  # wrong method is told that, not to bring the admin token).
+  wrong=("GET /api/v1/crashes|POST" "PUT /api/v1/crashes|POST" "GET /api/v1/symbolicate|POST"
+         "GET /symbolicate|POST" "GET /api/v1/crashes/$id/reprocess|POST" "PUT /|GET, HEAD, POST"
+         "DELETE /healthz|GET, HEAD" "DELETE /api/v1/groups|GET, HEAD"
+         "PUT /api/v1/groups/$gid|GET, HEAD, PATCH" "GET /api/v1/projects/p1/keys|POST"
+         "POST /api/v1/projects/p1/keys/k1|DELETE" "DELETE /api/v1/projects|GET, HEAD, POST"
+         "DELETE /api/v1/projects/p1/keys|POST")
+  for w in "${wrong[@]}"; do
+    set -- ${w%%|*}
+    for auth in "X-Faultline-Key: $KEY" "Authorization: Bearer $ADMIN"; do
+      c=$(code "$1" "$2" -H "$auth" -D "$work/h405")
+      [ "$c" = 405 ] || fail "$1 $2 -> $c, want 405"
+      grep -qix "Allow: ${w#*|}"$'\r' "$work/h405" || fail "$1 $2: Allow: $(grep -i '^Allow' "$work/h405")"
+    done
+  done
+  c=$(code PUT /nope); [ "$c" = 404 ] || fail "PUT /nope -> $c"
+  c=$(code GET /api/v1/nope -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "GET /api/v1/nope -> $c"
+  ok "405 with Allow on ${#wrong[@]} routes asked with the wrong method"
   for r in "GET /api/v1/groups" "GET /api/v1/groups/$gid" "GET /api/v1/crashes/$id" \
            "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/projects"; do
     set -- $r
@@ -372,18 +396,32 @@ ratelimit)
   grep -qi '^Retry-After:' "$work/h4" || fail "429 without Retry-After"
   ok "rate limit ->$codes"
   stop || fail "shutdown rc"
+  # The limit counts reports, not requests: three in one request are let
+  # in together, and the key then owes them (0.2/s: the next is refused).
+  start "$work/d" --rate-limit 0.2 --rate-burst 2
+  for i in 2 3 4; do "$POST" log 8 "$i" rl 1.0 >"$work/r$i.log"; done
+  c=$(code POST / -H "X-Faultline-Key: $KEY" -F "a=@$work/r2.log" -F "b=@$work/r3.log" -F "c=@$work/r4.log")
+  [ "$c" = 200 ] && [ "$(grep -o '"id"' "$work/body" | wc -l)" = 3 ] || fail "3 reports in one request -> $c $(cat "$work/body")"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log")
+  [ "$c" = 429 ] || fail "after 3 reports at --rate-burst 2 -> $c"
+  ok "the rate limit counts a request's reports"
+  stop || fail "shutdown rc"
   ;;
 trends)
   # Per application and day, across groups: crashes, versions, OSes and
   # installations, as the portal's trends show them.
   start "$work/d"
-  post() { # post SEED I APP VERSION [OS_VERSION]
-    "$POST" log "$1" "$2" "$3" "$4" | sed "s/^PLATFORM_VERSION 6.1.0/PLATFORM_VERSION ${5:-6.1.0}/" >"$work/t.log"
+  post() { # post SEED I APP VERSION [OS_VERSION|none]
+    if [ "${5:-}" = none ]; then
+      "$POST" log "$1" "$2" "$3" "$4" | sed "/^PLATFORM_VERSION /d" >"$work/t.log"
+    else
+      "$POST" log "$1" "$2" "$3" "$4" | sed "s/^PLATFORM_VERSION 6.1.0/PLATFORM_VERSION ${5:-6.1.0}/" >"$work/t.log"
+    fi
     c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/t.log"); [ "$c" = 200 ] || fail "post -> $c"
   }
   for i in $(seq 0 9); do post 21 "$i" t1 1.0; done
   for i in $(seq 10 14); do post 21 "$i" t1 2.0 5.10; done
-  for i in $(seq 0 2); do post 22 "$i" t2 9.9; done
+  for i in $(seq 0 2); do post 22 "$i" t2 9.9 none; done
   # Ten versions of one crash each: eight series and "other".
   for i in $(seq 0 9); do post 23 "$i" t3 "3.$i"; done
   [ "$(wait_counts t3 "3 3 2 2")" = "3 3 2 2" ] || fail "t3 not processed"
@@ -391,6 +429,8 @@ trends)
   api "/api/v1/trends?app=t1&days=7" >"$work/t1.json" || fail "trends t1"
   api "/api/v1/trends" >"$work/all.json" || fail "trends all"
   api "/api/v1/trends?app=t3" >"$work/t3.json" || fail "trends t3"
+  [ "$(wait_counts t2 "1 1 1")" = "1 1 1" ] || fail "t2 not processed"
+  api "/api/v1/trends?app=t2" >"$work/t2.json" || fail "trends t2"
   python3 - "$work" <<'PY' || fail "trends: $(cat "$work/t1.json")"
 import json, sys, datetime
 w = sys.argv[1]
@@ -405,6 +445,8 @@ assert len(al["days"]) == 30 and al["app"] is None
 assert al["crashes"][-1] == 28 and al["apps"] == ["t1", "t2", "t3"], (al["crashes"][-1], al["apps"])
 assert len(t3["versions"]) == 9 and t3["versions"][-1].get("other") is True, t3["versions"]
 assert t3["versions"][-1]["total"] == 2 and sum(v["total"] for v in t3["versions"]) == 10
+t2 = json.load(open(w + "/t2.json"))   # no PLATFORM_VERSION: the name alone, no trailing blank
+assert [(o["os"], o["total"]) for o in t2["os"]] == [("linux", 3)], t2["os"]
 PY
   c=$(code GET "/api/v1/trends?days=400" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=400 -> $c"
   c=$(code GET "/api/v1/trends?days=x" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=x -> $c"
@@ -469,6 +511,9 @@ PY
   c=$(code POST /api/v1/projects/mobile/keys "${A[@]}"); [ "$c" = 201 ] || fail "add key -> $c"
   k2=$(field ingest_key <"$work/body"); [ -n "$k2" ] && [ "$k2" != "$k1" ] || fail "second key"
   c=$(code DELETE "/api/v1/projects/default/keys/$k1" "${A[@]}"); [ "$c" = 400 ] || fail "revoke in default -> $c"
+  # The default key itself (not hex here): refused as the default's, not "no such key".
+  c=$(code DELETE "/api/v1/projects/default/keys/$KEY" "${A[@]}")
+  [ "$c" = 400 ] && grep -q FAULTLINE_INGEST_KEY "$work/body" || fail "revoke the default key -> $c $(cat "$work/body")"
   c=$(code DELETE "/api/v1/projects/mobile/keys/$KEY" "${A[@]}"); [ "$c" = 404 ] || fail "revoke another's key -> $c"
   c=$(code DELETE "/api/v1/projects/mobile/keys/$k1" "${A[@]}"); [ "$c" = 200 ] || fail "revoke -> $c"
   "$POST" log 31 2 projapp 1.0 >"$work/m2.log"
@@ -846,10 +891,9 @@ limits)
   [ $((t1 - t0)) -le 5 ] || fail "slow client kept for $((t1 - t0)) s"
   ok "a slow client is disconnected after the timeout"
   "$POST" log 3 1 lim 1.0 >"$work/a.log"; "$POST" log 3 2 lim 1.0 >"$work/b.log"; "$POST" log 3 3 lim 1.0 >"$work/c.log"
-  for f in a b; do
-    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/$f.log"); [ "$c" = 200 ] || fail "$f -> $c"
-  done
-  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/c.log" -D "$work/h")
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "a -> $c"
+  # --max-backlog 1: one task waits, so the next report is refused.
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/b.log" -D "$work/h")
   [ "$c" = 503 ] || fail "backlog full -> $c"
   grep -qi '^Retry-After:' "$work/h" || fail "503 without Retry-After"
   ok "backlog full -> 503 + Retry-After"
