@@ -903,7 +903,9 @@ cli)
   "$FL" serve --help | grep -q -- '--workers' || fail "serve --help"
   # PostgreSQL alone (its own queue table) or with RabbitMQ; RabbitMQ never
   # without it (tests/scaleout runs both for real).  Port 1: refused at once.
-  timeout 20 "$FL" serve --data "$work/d" --db postgres://nobody@127.0.0.1:1/x >/dev/null 2>"$work/e"; rc=$?
+  # (--listen ...:0: the address is checked first, and 8080 may be taken
+  # by a `make run` on this machine.)
+  timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" --db postgres://nobody@127.0.0.1:1/x >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 1 ] && grep -q 'cannot connect to PostgreSQL' "$work/e" || fail "postgres: rc $rc $(cat "$work/e")"
   "$FL" serve --data "$work/d" --queue amqp://localhost >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 64 ] && grep -q 'needs --db postgres://' "$work/e" || fail "amqp: rc $rc $(cat "$work/e")"
@@ -912,9 +914,13 @@ cli)
   "$FL" serve --data "$work/d" --queue redis://u:secret@localhost >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 64 ] && grep -q 'redis://\.\.\.: unknown queue' "$work/e" && ! grep -q secret "$work/e" ||
     fail "redis: rc $rc $(cat "$work/e")"
-  FAULTLINE_DB=postgres://nobody@127.0.0.1:1/x timeout 20 "$FL" serve --data "$work/d" >/dev/null 2>"$work/e"; rc=$?
+  FAULTLINE_DB=postgres://nobody@127.0.0.1:1/x timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 1 ] && grep -q 'cannot connect to PostgreSQL' "$work/e" || fail "FAULTLINE_DB: rc $rc $(cat "$work/e")"
   "$FL" serve --bogus >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "unknown option: rc $rc"
+  for l in 0 86401; do
+    "$FL" serve --lease "$l" >/dev/null 2>"$work/e"; rc=$?
+    [ $rc = 64 ] && grep -q -- '--lease: 1..86400' "$work/e" || fail "--lease $l: rc $rc $(cat "$work/e")"
+  done
   "$FL" serve --listen foo >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "--listen foo: rc $rc"
   "$FL" serve --listen >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 64 ] && grep -q -- '--listen needs a value' "$work/e" || fail "--listen without a value: rc $rc $(cat "$work/e")"
