@@ -512,6 +512,7 @@ void fl_catcher_run(int sig)
         close_interrupted_log(sig);
     }
     fl_g.hooks.die();
+    fl_threads_release(); /* still here (a die hook that returns) */
     __atomic_sub_fetch(&crash_count, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -520,6 +521,14 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved_errno = errno;
     pid_t self = fl_gettid();
+
+    /* A signal the program ignores, sent by another process: still
+     * ignored.  Its own raise() and abort(), and faults, are crashes. */
+    if ((fl_g.ignored >> sig & 1) && si && si->si_code <= 0 &&
+        si->si_pid != getpid()) {
+        errno = saved_errno;
+        return;
+    }
 
     for (;;) {
         pid_t expected = 0;

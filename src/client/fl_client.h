@@ -86,6 +86,7 @@ typedef struct fl_state {
     int dump_signal;          /* real-time signal used to reach other threads */
     struct sigaction prev[65]; /* handlers before ours, by signal number */
     bool have_prev[65];
+    unsigned ignored; /* bit per crash signal the program ignored (SIG_IGN) */
 } fl_state;
 
 extern fl_state fl_g;
@@ -142,6 +143,9 @@ bool fl_spool_is_open(void);
 void fl_spool_abandon(void);                 /* unlink an unfinished log */
 bool fl_spool_take_crash_id(char out[40]);   /* the id chosen at install, once */
 void fl_spool_run_reporter(void);            /* fork+exec FAULTLINE_REPORTER */
+/* Lets the threads fl_threads_capture() parked go on (they give up by
+ * themselves after 2 s): after die(), when the process is still there. */
+void fl_threads_release(void);
 int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
                                      const uint64_t *ctx));
 /* The calling thread's compressed calling context (context.c) into *out;

@@ -28,8 +28,10 @@ int fl_signals_install(void)
     sa.sa_sigaction = fl_on_crash_signal;
     /* SA_NODEFER: a fault inside the handler re-enters it (crash_count 2)
      * instead of the kernel killing us with a half-written log.
-     * SA_ONSTACK: stack overflows are reported too. */
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+     * SA_ONSTACK: stack overflows are reported too.  SA_RESTART: a
+     * kill(1) of a signal the program ignores returns here and must not
+     * break the system call it came in (EINTR). */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++) {
         int sig = crash_signals[i];
@@ -40,6 +42,8 @@ int fl_signals_install(void)
             fl_g.prev[sig] = old;
             fl_g.have_prev[sig] = true;
         }
+        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+            fl_g.ignored |= 1u << sig; /* kill(1) of it stays ignored */
     }
     return fl_threads_init();
 }

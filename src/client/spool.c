@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h> /* rename() only: a system call wrapper */
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,13 @@ static void prepare_tmpfile(const fl_state *st)
      * it into a named file. */
     int fd = open(st->spool, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
     struct stat sb;
+    if (fd >= 0 && fd < 3) {
+        /* Not 0, 1 or 2 of a program started with them closed: it would
+         * read its input from, or write its output into, our file. */
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        close(fd);
+        fd = high;
+    }
     if (fd < 0)
         return; /* the file system cannot: the crash path opens a file */
     if (fstat(fd, &sb) != 0) {
@@ -169,6 +177,14 @@ int fl_spool_init(fl_state *st)
     }
     if (strlen(dir) > FL_PATH_MAX - 64 || mkdir_p(dir) != 0)
         return -1;
+    if (dir[0] != '/') {
+        /* Named by the crash relative to the directory the program is in
+         * by then: absolute now. */
+        char abs[PATH_MAX];
+        if (!realpath(dir, abs) || strlen(abs) > FL_PATH_MAX - 64)
+            return -1;
+        fl_strlcpy(dir, abs, sizeof dir);
+    }
     fl_strlcpy(st->spool, dir, sizeof st->spool);
     load_install_id(st);
 

@@ -274,8 +274,16 @@ int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *
              have && slots[i].have_ctx ? &slots[i].ctx : NULL);
     }
     command = CMD_NONE;
-    __atomic_store_n(&released, 1, __ATOMIC_SEQ_CST);
+    /* The threads stay parked until fl_threads_release(): released now,
+     * one that calls exit() or _exit() would end the process before the
+     * log is finished and named, with its status instead of the signal. */
     return n;
+}
+
+/* fl-lint: signal-safe */
+void fl_threads_release(void)
+{
+    __atomic_store_n(&released, 1, __ATOMIC_SEQ_CST);
 }
 
 /* fl-lint: install-time */

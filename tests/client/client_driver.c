@@ -542,6 +542,10 @@ static const fault_case cases[] = {
     {"name_via_proc", SIGSEGV, "crash_null_read", "main"},
     {"name_by_copy", SIGSEGV, "crash_null_read", "main"},
     {"no_tmpfile", SIGSEGV, "crash_null_read", "main"},
+    {"exit_race", SIGSEGV, "crash_null_read", "main"},
+    {"closed_stdio", SIGSEGV, "crash_null_read", "main"},
+    {"relative_spool", SIGSEGV, "crash_null_read", "main"},
+    {"ignored_kill", SIGSEGV, "crash_null_read", "main"},
 };
 
 static int cmd_matrix(const char *exe, const char *name)

@@ -350,6 +350,16 @@ static void *load_plugin(void)
     return h;
 }
 
+/* exit_race: a thread that ends the whole process as soon as it runs
+ * again; the dump signal cuts its sleep short. */
+static void *exiting_thread(void *arg)
+{
+    (void)arg;
+    usleep(5000000);
+    syscall(SYS_exit_group, 3);
+    return NULL;
+}
+
 static void install(const faultline_hooks *hooks)
 {
     if (!faultline_install("crashme", "1.0", hooks)) {
@@ -472,6 +482,60 @@ int main(int argc, char **argv)
         load_plugin();
         usleep(20000); /* let the threads reach pause() */
         crash_deep_stack();
+        return 3;
+    }
+    if (!strcmp(mode, "exit_race")) {
+        /* Threads parked for the crash log must stay parked until the
+         * process ends with the signal: released early, one of these ends
+         * it with status 3, before the (fsync'ed) log is named. */
+        setenv("FAULTLINE_FSYNC", "1", 1);
+        install(NULL);
+        for (int i = 0; i < 4; i++)
+            start_thread(exiting_thread, NULL);
+        usleep(100000);
+        crash_null_read();
+        return 3;
+    }
+    if (!strcmp(mode, "closed_stdio")) {
+        /* Started with 0, 1 and 2 closed: the library's file must not
+         * take them (the program would read or write it). */
+        close(0);
+        close(1);
+        close(2);
+        install(NULL);
+        if (open("/dev/null", O_RDONLY) != 0)
+            return 7;
+        crash_null_read();
+        return 3;
+    }
+    if (!strcmp(mode, "relative_spool")) {
+        /* FAULTLINE_SPOOL relative to the directory at install; the crash
+         * comes after a chdir() elsewhere. */
+        char sp[4096];
+        snprintf(sp, sizeof sp, "%s", getenv("FAULTLINE_SPOOL"));
+        char *slash = strrchr(sp, '/');
+        if (!slash || chdir(slash == sp ? "/" : (*slash = '\0', sp)) != 0)
+            return 2;
+        setenv("FAULTLINE_SPOOL", slash + 1, 1);
+        install(NULL);
+        if (chdir("/") != 0)
+            return 2;
+        crash_null_read();
+        return 3;
+    }
+    if (!strcmp(mode, "ignored_kill")) {
+        /* SIGSEGV ignored by the program: another process's kill() of it
+         * stays ignored; a real fault is still a crash. */
+        signal(SIGSEGV, SIG_IGN);
+        install(NULL);
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(kill(getppid(), SIGSEGV) == 0 ? 0 : 1);
+        int st;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+            return 4; /* waitpid() broken by the signal (EINTR), or the kill failed */
+        usleep(100000); /* the signal has come, and gone */
+        crash_null_read();
         return 3;
     }
     if (!strcmp(mode, "no_tmpfile")) {
