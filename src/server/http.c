@@ -170,8 +170,11 @@ typedef struct req {
 
 /* ---- small helpers */
 
-static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *ctype,
-                                 char *text, const char *retry_after)
+/* Sends text (taken: freed here) with its Content-Type and one more
+ * header when hname is not NULL. */
+static enum MHD_Result send_text_hdr(struct MHD_Connection *c, unsigned status,
+                                     const char *ctype, char *text, const char *hname,
+                                     const char *hvalue)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
@@ -180,11 +183,17 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", ctype);
-    if (retry_after)
-        MHD_add_response_header(r, "Retry-After", retry_after);
+    if (hname && hvalue)
+        MHD_add_response_header(r, hname, hvalue);
     enum MHD_Result rc = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return rc;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                 char *text, const char *retry_after)
+{
+    return send_text_hdr(c, status, ctype, text, "Retry-After", retry_after);
 }
 
 static char *jdump(json_t *j)
@@ -222,18 +231,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
 static enum MHD_Result send_405(struct MHD_Connection *c, const char *allow)
 {
     char *s = jdump(json_pack("{s:s,s:s}", "error", "method not allowed", "allow", allow));
-    if (!s)
-        return MHD_NO;
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(s), s, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(s);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    MHD_add_response_header(r, "Allow", allow);
-    enum MHD_Result rc = MHD_queue_response(c, 405, r);
-    MHD_destroy_response(r);
-    return rc;
+    return s ? send_text_hdr(c, 405, "application/json", s, "Allow", allow) : MHD_NO;
 }
 
 /* One of the portal's files.  Its page runs only its own script and
