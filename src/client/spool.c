@@ -94,27 +94,36 @@ static void load_install_id(fl_state *st)
         st->install_id[36] = '\0';
         return;
     }
-    /* First run on this spool: create it.  O_EXCL so that two processes
-     * starting at once agree on one id (the loser re-reads). */
-    char id[40];
+    /* First run on this spool: create it.  The id is written to a file of
+     * our own and linked into place, so the name never shows an empty or
+     * half-written file to a process starting at the same moment; of two
+     * creators, link() lets one win and the other reads the winner's id.
+     * A file that is there but holds no id (an older version's creator
+     * killed between create and write) is replaced. */
+    char id[40], tmp[FL_PATH_MAX + 64];
     fl_make_uuid(id);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        id[36] = '\n';
-        ssize_t w = write(fd, id, 37);
-        close(fd);
-        id[36] = '\0';
-        if (w == 37) {
-            memcpy(st->install_id, id, 37);
-            return;
+    id[36] = '\n';
+    if (join(tmp, sizeof tmp, st->spool, "/.installation-id.") == 0) {
+        size_t t = strlen(tmp);
+        memcpy(tmp + t, id, 36);
+        tmp[t + 36] = '\0';
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            if (write(fd, id, 37) == 37) {
+                if (n >= 0)
+                    rename(tmp, path);
+                else
+                    link(tmp, path);
+            }
+            close(fd);
+            unlink(tmp);
         }
     }
-    if (fl_read_small_file(path, buf, sizeof buf) >= 36) {
-        memcpy(st->install_id, buf, 36);
-        st->install_id[36] = '\0';
-    } else {
-        memcpy(st->install_id, id, 37); /* read-only spool: per-process id */
-    }
+    /* Whoever won: the file's id.  None (a read-only spool): our own. */
+    id[36] = '\0';
+    if (fl_read_small_file(path, buf, sizeof buf) >= 36)
+        memcpy(id, buf, 36);
+    memcpy(st->install_id, id, 37);
 }
 
 static void prepare_tmpfile(const fl_state *st)

@@ -13,6 +13,7 @@
  *   client_driver pending CRASHME           faultline_pending_crashlogs()
  *   client_driver reporter CRASHME          FAULTLINE_REPORTER runs
  *   client_driver fork    CRASHME           a crash in a child forked after install
+ *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
  *   client_driver preload VICTIM PRELOAD_SO zero-code integration
  *
@@ -143,6 +144,43 @@ typedef struct run_result {
 
 #define MAX_ENV 16
 
+/* In a forked child: the settings every crash program runs with, then
+ * the extra "K=V" settings (NULL-terminated list; "K=" removes K). */
+static void child_env(const char *const *env)
+{
+    struct rlimit nocore = {0, 0};
+    setrlimit(RLIMIT_CORE, &nocore);
+    setenv("FAULTLINE_SPOOL", spool, 1);
+    setenv("FL_TEST_WORKDIR", workdir, 1);
+    unsetenv("FAULTLINE_REPORTER");
+    unsetenv("FAULTLINE_STACK_BYTES");
+    unsetenv("FAULTLINE_FSYNC");
+    unsetenv("LD_PRELOAD");
+#ifdef FL_TEST_ASAN
+    /* ASan would catch the faults before Faultline does, print its own
+     * report and exit with 1.  Let the signals through; keep the rest. */
+    setenv("ASAN_OPTIONS",
+           "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:"
+           "handle_sigill=0:detect_leaks=0:use_sigaltstack=0:"
+           "allow_user_segv_handler=1:verify_asan_link_order=0",
+           1);
+    setenv("UBSAN_OPTIONS", "handle_segv=0:handle_sigbus=0:handle_abort=0:"
+                            "handle_sigfpe=0:handle_sigill=0", 1);
+#endif
+    for (int i = 0; env && env[i]; i++) {
+        char kv[8192];
+        snprintf(kv, sizeof kv, "%s", env[i]);
+        char *eq = strchr(kv, '=');
+        if (!eq)
+            continue;
+        *eq = '\0';
+        if (eq[1])
+            setenv(kv, eq + 1, 1);
+        else
+            unsetenv(kv);
+    }
+}
+
 /* Runs argv with extra "K=V" settings (NULL-terminated list), stdout
  * captured into r->out, stderr passed through.  "K=" removes K. */
 static void run(char *const argv[], const char *const *env, run_result *r)
@@ -156,37 +194,7 @@ static void run(char *const argv[], const char *const *env, run_result *r)
     if (pid < 0)
         die("fork: %s", strerror(errno));
     if (pid == 0) {
-        struct rlimit nocore = {0, 0};
-        setrlimit(RLIMIT_CORE, &nocore);
-        setenv("FAULTLINE_SPOOL", spool, 1);
-        setenv("FL_TEST_WORKDIR", workdir, 1);
-        unsetenv("FAULTLINE_REPORTER");
-        unsetenv("FAULTLINE_STACK_BYTES");
-        unsetenv("FAULTLINE_FSYNC");
-        unsetenv("LD_PRELOAD");
-#ifdef FL_TEST_ASAN
-        /* ASan would catch the faults before Faultline does, print its own
-         * report and exit with 1.  Let the signals through; keep the rest. */
-        setenv("ASAN_OPTIONS",
-               "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:"
-               "handle_sigill=0:detect_leaks=0:use_sigaltstack=0:"
-               "allow_user_segv_handler=1:verify_asan_link_order=0",
-               1);
-        setenv("UBSAN_OPTIONS", "handle_segv=0:handle_sigbus=0:handle_abort=0:"
-                                "handle_sigfpe=0:handle_sigill=0", 1);
-#endif
-        for (int i = 0; env && env[i]; i++) {
-            char kv[8192];
-            snprintf(kv, sizeof kv, "%s", env[i]);
-            char *eq = strchr(kv, '=');
-            if (!eq)
-                continue;
-            *eq = '\0';
-            if (eq[1])
-                setenv(kv, eq + 1, 1);
-            else
-                unsetenv(kv);
-        }
+        child_env(env);
         dup2(pfd[1], 1);
         close(pfd[0]);
         close(pfd[1]);
@@ -1062,6 +1070,101 @@ static int cmd_reporter(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* The id in the spool's installation-id file, "" if none. */
+static void spool_install_id(char *id, size_t cap)
+{
+    char path[800];
+    path_in(path, sizeof path, spool, "installation-id");
+    char *text = slurp(path);
+    size_t n = text ? strcspn(text, "\n") : 0;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(id, text ? text : "", n); /* text: slurp()'s static buffer */
+    id[n] = '\0';
+}
+
+/* Every log in the spool carries INSTALL_ID want; returns how many. */
+static int check_logs_install_id(const char *want, const char *what)
+{
+    int logs = 0;
+    DIR *d = opendir(spool);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n > 9 && !strcmp(e->d_name + n - 9, ".crashlog")) {
+            char path[1000];
+            path_in(path, sizeof path, spool, e->d_name);
+            fl_crashlog *log = NULL;
+            fl_crashlog_error err;
+            if (fl_crashlog_parse_file(path, &log, &err) == 0) {
+                CHECK(log->install_id && !strcmp(log->install_id, want),
+                      "%s: a log has INSTALL_ID %s, the spool's file %s", what,
+                      log->install_id ? log->install_id : "-", want);
+                logs++;
+                fl_crashlog_free(log);
+            } else {
+                CHECK(0, "%s: %s does not parse: %s", what, path, err.message);
+            }
+        } else if (e->d_name[0] == '.' && strncmp(e->d_name, ".installation-id", 16) == 0) {
+            CHECK(0, "%s: %s left in the spool", what, e->d_name);
+        }
+    }
+    if (d)
+        closedir(d);
+    return logs;
+}
+
+static int cmd_install_id(const char *exe)
+{
+    char *argv[] = {(char *)exe, (char *)"null_read", NULL};
+    char path[800], id[64];
+    path_in(path, sizeof path, spool, "installation-id");
+
+    /* A file left empty (its creator killed between create and write) is
+     * replaced, not taken as a reason for a private id per process. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0)
+        die("cannot create %s", path);
+    close(fd);
+    run_result r;
+    for (int i = 0; i < 2; i++) {
+        run(argv, NULL, &r);
+        check_ended_by(&r, SIGSEGV);
+    }
+    spool_install_id(id, sizeof id);
+    CHECK(strlen(id) == 36, "the empty installation-id was not replaced: '%s'", id);
+    CHECK(check_logs_install_id(id, "empty installation-id") == 2, "expected 2 logs");
+
+    /* Processes starting at once on a fresh spool agree on one id. */
+    enum { ROUNDS = 8, PROCS = 12 };
+    for (int round = 0; round < ROUNDS && !failures; round++) {
+        remove_logs();
+        unlink(path);
+        pid_t kids[PROCS];
+        for (int k = 0; k < PROCS; k++) {
+            kids[k] = fork();
+            if (kids[k] < 0)
+                die("fork: %s", strerror(errno));
+            if (kids[k] == 0) {
+                child_env(NULL);
+                execv(exe, argv);
+                _exit(127);
+            }
+        }
+        for (int k = 0; k < PROCS; k++) {
+            int st;
+            waitpid(kids[k], &st, 0);
+            CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "round %d: a child %s", round,
+                  describe(st));
+        }
+        spool_install_id(id, sizeof id);
+        CHECK(strlen(id) == 36, "round %d: installation-id is '%s'", round, id);
+        int logs = check_logs_install_id(id, "processes starting at once");
+        CHECK(logs == PROCS, "round %d: %d logs of %d crashes", round, logs, PROCS);
+    }
+    return failures ? 1 : 0;
+}
+
 static int cmd_fork(const char *exe)
 {
     /* The program installs, forks, and the child aborts: the child must end
@@ -1188,6 +1291,8 @@ int main(int argc, char **argv)
         rc = cmd_reporter(argv[2]);
     else if (!strcmp(cmd, "fork"))
         rc = cmd_fork(argv[2]);
+    else if (!strcmp(cmd, "install_id"))
+        rc = cmd_install_id(argv[2]);
     else if (!strcmp(cmd, "pid1"))
         rc = cmd_pid1(argv[2]);
     else if (!strcmp(cmd, "preload") && argc == 4)
