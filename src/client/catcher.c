@@ -467,9 +467,10 @@ static int sequence(int sig)
     if (!raw_stack())
         return 0;
     if (!fl_g.custom_catcher && fl_g.dump_signal) {
+        int omitted;
         thread_status = 1;
-        fl_threads_capture(emit_thread);
-        if (!thread_status)
+        fl_threads_capture(emit_thread, &omitted);
+        if (!thread_status || (omitted && !kv_u64("THREADS_OMITTED", (uint64_t)omitted)))
             return 0;
     }
     if (!fl_write_line("") || !fl_trace_crashlog())

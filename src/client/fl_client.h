@@ -146,8 +146,11 @@ void fl_spool_run_reporter(void);            /* fork+exec FAULTLINE_REPORTER */
 /* Lets the threads fl_threads_capture() parked go on (they give up by
  * themselves after 2 s): after die(), when the process is still there. */
 void fl_threads_release(void);
+/* Parks every other thread and emits the first FL_MAX_THREADS of them;
+ * *omitted: how many more there were (parked, not in the log). */
 int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
-                                     const uint64_t *ctx));
+                                     const uint64_t *ctx),
+                       int *omitted);
 /* The calling thread's compressed calling context (context.c) into *out;
  * returns non-zero when instrumented code has run in the process, i.e.
  * when the value means something. */

@@ -26,6 +26,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -124,18 +126,23 @@ static void dump_handler(int sig, siginfo_t *si, void *uc)
             fl_regs_from_ucontext(&slots[i].regs, uc);
             slots[i].have_ctx = fl_context_get(&slots[i].ctx);
             __atomic_store_n(&slots[i].state, 1, __ATOMIC_SEQ_CST);
-            /* Park so our stack stays still while it is read; bounded. */
-            struct timespec ts = {0, 1000000};
-            for (int k = 0; k < 2000 && !__atomic_load_n(&released, __ATOMIC_SEQ_CST); k++)
-                nanosleep(&ts, NULL);
             break;
         }
+        /* Park so our stack stays still while it is read, and so that we
+         * cannot end the process before the log is named; bounded (2 s).
+         * A thread past the log's FL_MAX_THREADS has no slot and parks
+         * too.  On the futex, not in a sleep loop: hundreds of threads
+         * waking every millisecond would take the cores from the crash. */
+        struct timespec ts = {0, 500000000};
+        for (int k = 0; k < 4 && !__atomic_load_n(&released, __ATOMIC_SEQ_CST); k++)
+            syscall(SYS_futex, &released, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
     }
     errno = saved;
 }
 
-/* Lists our threads' ids (other than the caller) through getdents64. */
-static int list_tasks(pid_t *out, int max)
+/* Lists up to max of our threads' ids (other than the caller) through
+ * getdents64; the threads past max are counted in *more and sent sig. */
+static int list_tasks(pid_t *out, int max, int sig, int *more)
 {
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int n = 0;
@@ -158,9 +165,14 @@ static int list_tasks(pid_t *out, int max)
             if (d->reclen == 0)
                 break;
             uint64_t tid;
-            if (d->name[0] != '.' && fl_parse_u64(d->name, &tid) == 0 && (pid_t)tid != self &&
-                n < max)
-                out[n++] = (pid_t)tid;
+            if (d->name[0] != '.' && fl_parse_u64(d->name, &tid) == 0 && (pid_t)tid != self) {
+                if (n < max) {
+                    out[n++] = (pid_t)tid;
+                } else {
+                    ++*more;
+                    syscall(SYS_tgkill, fl_g.pid, (pid_t)tid, sig);
+                }
+            }
             off += d->reclen;
         }
     }
@@ -219,31 +231,34 @@ int fl_threads_init(void)
     /* Threads that existed before install: ask each to set up its own
      * alternate stack, and wait (bounded) for the answers. */
     static pid_t tids[FL_MAX_THREADS];
-    int n = list_tasks(tids, FL_MAX_THREADS);
+    int more = 0;
     acks = 0;
     command = CMD_ALTSTACK;
+    int n = list_tasks(tids, FL_MAX_THREADS, fl_g.dump_signal, &more);
     for (int i = 0; i < n; i++)
         syscall(SYS_tgkill, fl_g.pid, tids[i], fl_g.dump_signal);
-    wait_for(&acks, n, 500 * 1000000LL);
+    wait_for(&acks, n + more, 500 * 1000000LL);
     command = CMD_NONE;
     return 0;
 }
 
 /* fl-lint: signal-safe */
 int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
-                                     const uint64_t *ctx))
+                                     const uint64_t *ctx),
+                       int *omitted)
 {
     pid_t *tids = capture_tids;
-    int n = list_tasks(tids, FL_MAX_THREADS);
     nslots = 0;
     released = 0;
     acks = 0;
+    command = CMD_DUMP; /* before the threads past the log's limit are sent it */
+    *omitted = 0;
+    int n = list_tasks(tids, FL_MAX_THREADS, fl_g.dump_signal, omitted);
     for (int i = 0; i < n; i++) {
         slots[i].tid = tids[i];
         slots[i].state = 0;
     }
     nslots = n;
-    command = CMD_DUMP;
     for (int i = 0; i < n; i++)
         syscall(SYS_tgkill, fl_g.pid, tids[i], fl_g.dump_signal);
 
@@ -284,6 +299,7 @@ int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *
 void fl_threads_release(void)
 {
     __atomic_store_n(&released, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &released, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
 /* fl-lint: install-time */

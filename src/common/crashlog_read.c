@@ -394,6 +394,7 @@ enum key_id {
     K_CRASH_THREAD_NAME,
     K_CRASH_SIGNAL,
     K_HANDLER_FAULT,
+    K_THREADS_OMITTED,
     K_APPLICATION_UPTIME,
     K_CRASH_TIME,
     K_CRASH_CODE,
@@ -503,6 +504,7 @@ static enum key_id key_id(const char *s, size_t n, size_t *kn)
         K("THREAD_CONTEXT", K_THREAD_CONTEXT)
         K("TRACE", K_TRACE)
         K("TRACE_CONTEXT", K_TRACE_CONTEXT)
+        K("THREADS_OMITTED", K_THREADS_OMITTED)
         break;
     default:
         break;
@@ -615,6 +617,8 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
             L->handler_fault = (int)i;
         }
         return 0;
+    case K_THREADS_OMITTED:
+        return num_u64(p, key, v, &L->threads_omitted);
     case K_APPLICATION_UPTIME:
         L->has_uptime = true;
         return num_i64(p, key, v, &L->uptime);

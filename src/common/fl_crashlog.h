@@ -141,6 +141,7 @@ typedef struct fl_crashlog {
     uint64_t crash_context;  /* CRASH_CONTEXT: the crashing thread's calling context */
     bool has_crash_context;
     int handler_fault;       /* HANDLER_FAULT signal, 0 when absent */
+    uint64_t threads_omitted; /* THREADS_OMITTED: threads past the log's limit */
     fl_register *registers;
     size_t nregisters;
     fl_stack_chunk *stack;

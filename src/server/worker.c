@@ -137,6 +137,8 @@ static json_t *metadata_json(const fl_crashlog *L)
     set_str(m, "crash_thread_name", L->crash_thread_name);
     if (L->handler_fault)
         json_object_set_new(m, "handler_fault", json_integer(L->handler_fault));
+    if (L->threads_omitted)
+        json_object_set_new(m, "threads_omitted", json_integer((json_int_t)L->threads_omitted));
     json_object_set_new(m, "etc", kv_json(L->etc, L->netc));
     json_object_set_new(m, "state", kv_json(L->state, L->nstate));
     json_t *regs = json_object();

@@ -554,6 +554,7 @@ static const fault_case cases[] = {
     {"closed_stdio", SIGSEGV, "crash_null_read", "main"},
     {"relative_spool", SIGSEGV, "crash_null_read", "main"},
     {"ignored_kill", SIGSEGV, "crash_null_read", "main"},
+    {"many_threads", SIGSEGV, "crash_null_read", "main"},
 };
 
 static int cmd_matrix(const char *exe, const char *name)
@@ -605,6 +606,12 @@ static int cmd_matrix(const char *exe, const char *name)
         if (c->sig == SIGSEGV && strcmp(name, "rodata_write") && strncmp(name, "stack", 5))
             CHECK(log->has_crash_address && log->crash_address == 0,
                   "CRASH_ADDRESS should be 0 for a NULL access");
+        if (!strcmp(name, "many_threads")) {
+            /* 300 threads: the log keeps 256 and says how many it left out. */
+            CHECK(log->nthreads == 256 && log->threads_omitted == 300 - 256,
+                  "%zu THREADs and THREADS_OMITTED %llu for 300 threads", log->nthreads,
+                  (unsigned long long)log->threads_omitted);
+        }
         if (!strcmp(name, "plugin_crash")) {
             bool found = false;
             for (size_t i = 0; i < log->nobjects; i++)

@@ -360,6 +360,33 @@ static void *exiting_thread(void *arg)
     return NULL;
 }
 
+/* many_threads: more threads than a log keeps (FL_MAX_THREADS, 256), each
+ * ending the process as soon as the crash sequence reaches get_etc --
+ * after the threads were dumped; a thread left out of the log but not
+ * parked would end it with status 3.  They wait in read() on a pipe that
+ * get_etc writes to: no CPU taken while they wait. */
+#define MANY_THREADS 300
+static int etc_pipe[2];
+
+static int etc_mark(faultline_get_etc_callback cb)
+{
+    (void)cb;
+    static const char wake[MANY_THREADS] = {0};
+    if (write(etc_pipe[1], wake, sizeof wake) < 0)
+        return 0;
+    return 1;
+}
+
+static void *reading_thread(void *arg)
+{
+    (void)arg;
+    char c;
+    while (read(etc_pipe[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    syscall(SYS_exit_group, 3);
+    return NULL;
+}
+
 static void install(const faultline_hooks *hooks)
 {
     if (!faultline_install("crashme", "1.0", hooks)) {
@@ -492,6 +519,19 @@ int main(int argc, char **argv)
         install(NULL);
         for (int i = 0; i < 4; i++)
             start_thread(exiting_thread, NULL);
+        usleep(100000);
+        crash_null_read();
+        return 3;
+    }
+    if (!strcmp(mode, "many_threads")) {
+        faultline_hooks h;
+        memset(&h, 0, sizeof h);
+        h.get_etc = etc_mark;
+        install(&h);
+        if (pipe(etc_pipe) != 0)
+            return 2;
+        for (int i = 0; i < MANY_THREADS; i++)
+            start_thread(reading_thread, NULL);
         usleep(100000);
         crash_null_read();
         return 3;

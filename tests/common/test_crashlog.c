@@ -158,6 +158,7 @@ static void rejects(void **state)
     expect_error("MOJOCRASH 1\nCRASHLOG_VERSION 1\nAPPLICATION_NAME x\nCALLSTACK 1", 4, "no END");
     expect_error(with_hdr("CALLSTACK 12x\nEND\n"), 4, "not a number");
     expect_error(with_hdr("CALLSTACK 99999999999999999999999\nEND\n"), 4, "not a number");
+    expect_error(with_hdr("THREADS_OMITTED many\nEND\n"), 4, "not a number");
     expect_error(with_hdr("ETC_VALUE v\nEND\n"), 4, "without a preceding ETC_KEY");
     expect_error(with_hdr("ETC_KEY a\nETC_KEY b\nEND\n"), 5, "ETC_VALUE");
     expect_error(with_hdr("ETC_KEY a\nEND\n"), 5, "ETC_VALUE");
@@ -404,7 +405,7 @@ static void check_like_parse(const char *buf, size_t len)
         N(log_version), N(crash_signal), N(has_crash_signal), N(uptime), N(crash_time);
         N(has_uptime), N(has_crash_time), N(pid), N(crash_tid), N(has_pid), N(has_crash_tid);
         N(crash_code), N(has_crash_code), N(crash_address), N(has_crash_address);
-        N(handler_fault);
+        N(handler_fault), N(threads_omitted);
 #undef N
         assert_null(b->objects), assert_null(b->callstack), assert_null(b->etc);
         assert_null(b->registers), assert_null(b->stack), assert_null(b->threads);
@@ -464,7 +465,7 @@ static void check_mode(void **state)
         "OBJECT_BUILD_ID ABCDef01\nOBJECT_PATH /usr/bin/app\nOBJECT lib x.so/0x7f00/0x1000\n"
         "CALLSTACK 4097\nCALLSTACK 0x7f10\nREGISTER rip 0x1000\nREGISTER rsp 4096\n"
         "STACK 0x10 00ff10Ab\nSTACK 32 cafe\nTHREAD 3 worker one\nTHREAD_FRAME 0x10\n"
-        "THREAD_CONTEXT 0x1\nTHREAD 4\nTRACE 1 2 text of the event\nTRACE_CONTEXT 0xabc\n"
+        "THREAD_CONTEXT 0x1\nTHREAD 4\nTHREADS_OMITTED 9\nTRACE 1 2 text of the event\nTRACE_CONTEXT 0xabc\n"
         "CRASH_CONTEXT 0x5\nBREADCRUMB 1 cat msg\n"
         "STATE_KEY k\nSTATE_VALUE v w\nETC_KEY a\nETC_VALUE b\nFUTURE_KEY some value\n"
         "END\n\n";
@@ -482,6 +483,8 @@ static void check_mode(void **state)
     assert_true(b->threads[0].has_context);
     assert_int_equal(b->threads[0].context, 1);
     assert_false(b->threads[1].has_context);
+    assert_int_equal(b->nthreads, 2); /* THREADS_OMITTED is no thread */
+    assert_int_equal(b->threads_omitted, 9);
     assert_int_equal(b->ntrace, 1);
     assert_true(b->trace[0].has_context);
     assert_int_equal(b->trace[0].context, 0xabc);

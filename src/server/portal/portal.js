@@ -297,6 +297,11 @@ async function crash(view, id) {
       t.context ? el('span', {'data-ctx': t.context}, ' — context ' + t.context) : null),
       frames(t.frames || []));
   }
+  // A process with more threads than a log keeps (256): the rest were
+  // stopped during the dump but are not in it.
+  if (m.threads_omitted)
+    view.append(el('p', {id: 'threads-omitted', class: 'muted'},
+      m.threads_omitted + ' more threads were running; a crash log keeps the first 256.'));
   // Calling contexts (code built with -finstrument-functions): the server
   // decodes them into stacks on demand, so they come after the page.
   if ((c.threads || []).some((t) => t.context) || (c.trace || []).some((e) => e.context)) {
