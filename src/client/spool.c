@@ -36,6 +36,7 @@ static char final_path[FL_PATH_MAX + 64];
 static char wbuf[65536]; /* lines are batched: one write() per 64 KiB */
 static size_t wlen;
 static char *reporter_argv[4];
+static char reporter_log[FL_PATH_MAX + 16]; /* SPOOL/reporter.log */
 static char default_reporter[FL_PATH_MAX];
 
 void fl_spool_default_reporter(const char *path)
@@ -226,6 +227,7 @@ int fl_spool_init(fl_state *st)
         reporter_argv[1] = (char *)"--spool";
         reporter_argv[2] = st->spool;
         reporter_argv[3] = NULL;
+        join(reporter_log, sizeof reporter_log, st->spool, "/reporter.log");
     }
     env = getenv("FAULTLINE_FSYNC");
     st->do_fsync = env && *env == '1';
@@ -439,8 +441,20 @@ void fl_spool_run_reporter(void)
     long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
     if (pid == 0) {
         /* New session: the reporter must outlive the crashing process's
-         * group being signalled. */
+         * group being signalled.  Nothing of the crashed program's
+         * standard descriptors: on its terminal the reporter's question
+         * would race the shell for the keys, and in its pipes our lines
+         * would be its output (and keep them open).  Standard input is
+         * /dev/null, so the reporter asks no one; what it says goes to
+         * SPOOL/reporter.log, of its last run. */
         setsid();
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int out = open(reporter_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (out < 0)
+            out = null;
+        dup2(null, 0);
+        dup2(out, 1);
+        dup2(out, 2);
         execve(reporter_argv[0], reporter_argv, environ);
         _exit(127);
     }

@@ -88,7 +88,9 @@ static void usage(FILE *f)
             "                      http://HOST:8080/api/v1/crashes (default $FAULTLINE_URL)\n"
             "  -k, --key KEY       ingest key, sent as X-Faultline-Key (default\n"
             "                      $FAULTLINE_INGEST_KEY)\n"
-            "  -y, --yes           send without asking\n"
+            "  -y, --yes           send without asking (default: set by\n"
+            "                      $FAULTLINE_REPORT_YES=1, e.g. for the reporter the\n"
+            "                      client library starts after a crash)\n"
             "  --email ADDR        contact address sent with each report\n"
             "  --once              one pass over the spool (the default)\n"
             "  --retry-until S     keep retrying kept logs for up to S seconds\n"
@@ -472,8 +474,8 @@ static int pass(run *r, bool first)
         for (size_t i = 0; i < n; i++)
             waiting += !was_approved(r, items[i].name);
         if (waiting && first)
-            warn("%zu crash report%s not sent: no one at a terminal to ask and no --yes; "
-                 "kept in the spool",
+            warn("%zu crash report%s not sent: no one at a terminal to ask and no --yes "
+                 "(nor FAULTLINE_REPORT_YES=1); kept in the spool",
                  waiting, waiting == 1 ? "" : "s");
     }
     if (r->interactive && !r->send_all && first) {
@@ -614,6 +616,10 @@ int fl_reporter_main(int argc, char **argv)
     opts o = {.retry_until = -1, .lock_wait = DEFAULT_LOCK_WAIT_S};
     o.url = getenv("FAULTLINE_URL");
     o.key = getenv("FAULTLINE_INGEST_KEY");
+    /* Consent given ahead, for the reporter the client library starts after
+     * a crash: it has no terminal, so it can ask no one. */
+    const char *yes = getenv("FAULTLINE_REPORT_YES");
+    o.yes = yes && *yes && strcmp(yes, "0") != 0;
     int prc = parse_args(argc, argv, &o);
     if (prc >= 1000)
         return prc - 1000;

@@ -271,7 +271,8 @@ static void scan_spool(spool_state *s)
     while ((e = readdir(d))) {
         const char *n = e->d_name;
         size_t len = strlen(n);
-        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "installation-id"))
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "installation-id") ||
+            !strcmp(n, "reporter.log"))
             continue;
         if (n[0] == '.' && len > 4 && !strcmp(n + len - 4, ".tmp")) {
             s->tmps++;
@@ -1046,11 +1047,16 @@ static int cmd_reporter(const char *exe)
     FILE *f = fopen(script, "w");
     if (!f)
         die("cannot write %s", script);
-    /* Records its arguments and the logs it can see, then publishes the
-     * marker atomically. */
+    /* Records its arguments, the logs it can see and where its standard
+     * descriptors lead, writes a line to each of stdout and stderr, then
+     * publishes the marker atomically. */
     fprintf(f,
             "#!/bin/sh\n"
-            "{ echo \"args: $*\"; ls \"$2\"; } > '%s.tmp' && mv '%s.tmp' '%s'\n",
+            "in=$(readlink /proc/$$/fd/0) out=$(readlink /proc/$$/fd/1) "
+            "err=$(readlink /proc/$$/fd/2)\n"
+            "echo to-stdout; echo to-stderr >&2\n"
+            "{ echo \"args: $*\"; ls \"$2\"; echo \"fd0 $in\"; echo \"fd1 $out\"; "
+            "echo \"fd2 $err\"; } > '%s.tmp' && mv '%s.tmp' '%s'\n",
             marker, marker, marker);
     fclose(f);
     chmod(script, 0755);
@@ -1071,7 +1077,18 @@ static int cmd_reporter(const char *exe)
         CHECK(!strncmp(text, want, strlen(want)), "reporter arguments: %s", text);
         CHECK(strstr(text, ".crashlog") != NULL,
               "the finished log was not in the spool when the reporter started:\n%s", text);
+        /* Not the crashed program's terminal or pipes (its stdout here is
+         * run()'s pipe): /dev/null in, SPOOL/reporter.log out. */
+        char rlog[800], want_out[1700];
+        path_in(rlog, sizeof rlog, spool, "reporter.log");
+        CHECK(strstr(text, "fd0 /dev/null\n") != NULL, "the reporter's stdin:\n%s", text);
+        snprintf(want_out, sizeof want_out, "fd1 %s\nfd2 %s\n", rlog, rlog);
+        CHECK(strstr(text, want_out) != NULL, "the reporter's stdout/stderr:\n%s", text);
+        char *said = slurp(rlog);
+        CHECK(said && !strcmp(said, "to-stdout\nto-stderr\n"), "reporter.log holds '%s'",
+              said ? said : "(missing)");
     }
+    CHECK(strstr(r.out, "to-stdout") == NULL, "the reporter wrote into the program's stdout");
     fl_crashlog *log = the_one_log(NULL, 0);
     fl_crashlog_free(log);
     return failures ? 1 : 0;

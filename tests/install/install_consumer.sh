@@ -66,7 +66,10 @@ got=$(sed -n 's/^ *#[0-9]* \(.*\) (consumer_context+.*/\1/p' "$tmp/ctx.out" | tr
   { echo "FAIL: context decoded to '$got'"; cat "$tmp/ctx.out"; exit 1; }
 # An unmodified program under the installed preload library with
 # FAULTLINE_URL: the installed faultline-report starts after the crash
-# (found beside the library) and, with no one to ask, keeps the log.
+# (found beside the library), says what it did in SPOOL/reporter.log (not
+# on the program's stderr) and, with no one to ask, keeps the log; with
+# FAULTLINE_REPORT_YES=1 it sends (here: to a closed port, so it keeps the
+# log for a retry).
 # Plain build only: an instrumented library cannot be preloaded into sh.
 if [ "$flavour" = plain ]; then
   set +e
@@ -75,10 +78,18 @@ if [ "$flavour" = plain ]; then
     LD_PRELOAD=./lib/libfaultline-preload.so exec sh -c 'cd /; kill -SEGV $$' </dev/null 2>"$tmp/pre.err")
   rc=$?; set -e
   [ $rc -eq 139 ] || { echo "FAIL: preloaded sh exit $rc, want 139"; exit 1; }
-  for _ in $(seq 100); do grep -q 'no one at a terminal' "$tmp/pre.err" && break; sleep 0.1; done
-  grep -q 'faultline-report.*no one at a terminal to ask' "$tmp/pre.err" ||
+  for _ in $(seq 100); do grep -q 'kept for later' "$tmp/spool-pre/reporter.log" 2>/dev/null && break; sleep 0.1; done
+  grep -q 'faultline-report.*no one at a terminal to ask' "$tmp/spool-pre/reporter.log" ||
     { echo "FAIL: FAULTLINE_URL did not start the installed reporter"; cat "$tmp/pre.err"; exit 1; }
+  ! grep -q 'faultline-report' "$tmp/pre.err" || { echo "FAIL: the reporter wrote on the program's stderr"; exit 1; }
   [ "$(ls "$tmp"/spool-pre/*.crashlog | wc -l)" -eq 1 ] || { echo "FAIL: preload: the log is not kept"; exit 1; }
+  set +e
+  FAULTLINE_SPOOL=$tmp/spool-yes FAULTLINE_URL=http://127.0.0.1:9/api/v1/crashes FAULTLINE_REPORT_YES=1 \
+    LD_PRELOAD=$prefix/lib/libfaultline-preload.so sh -c 'kill -SEGV $$' </dev/null 2>/dev/null
+  set -e
+  for _ in $(seq 100); do ls "$tmp"/spool-yes/*.retry >/dev/null 2>&1 && break; sleep 0.1; done
+  ls "$tmp"/spool-yes/*.crashlog.retry >/dev/null 2>&1 ||
+    { echo "FAIL: FAULTLINE_REPORT_YES=1: no attempt to send"; cat "$tmp/spool-yes/reporter.log"; exit 1; }
   # The reporter inherits LD_PRELOAD but installs no catcher in itself
   # (installing creates the spool directory; a sh under it does).
   set +e
@@ -94,7 +105,7 @@ if [ "$flavour" = plain ]; then
     LD_PRELOAD=$prefix/lib/libfaultline-preload.so sh -c 'kill -SEGV $$' </dev/null 2>"$tmp/off.err"
   set -e
   sleep 1
-  ! grep -q 'faultline-report' "$tmp/off.err" || { echo "FAIL: FAULTLINE_REPORTER= still started one"; exit 1; }
+  [ ! -e "$tmp/spool-off/reporter.log" ] || { echo "FAIL: FAULTLINE_REPORTER= still started one"; exit 1; }
   [ "$(ls "$tmp"/spool-off/*.crashlog | wc -l)" -eq 1 ] || { echo "FAIL: FAULTLINE_REPORTER=: no log"; exit 1; }
 fi
 printf '#include <faultline.h>\nint main(void) { return 0; }\n' >"$tmp/h.c"

@@ -303,6 +303,21 @@ case_no_tty() {
     grep -q 'no one at a terminal to ask and no --yes' "$WORK/rep.err" || fail "did not say so"
 }
 
+case_env_yes() {
+    # FAULTLINE_REPORT_YES=1 is --yes: consent given ahead, for the
+    # reporter the client library starts with no terminal; 0 is not.
+    mklog "$SPOOL/a.crashlog"
+    start_responder 200
+    FAULTLINE_REPORT_YES=0 rep --url "$URL"
+    expect_rc 75
+    [ "$(requests)" = 0 ] || fail "FAULTLINE_REPORT_YES=0 sent without consent"
+    grep -q 'FAULTLINE_REPORT_YES=1' "$WORK/rep.err" || fail "the message does not name the variable"
+    FAULTLINE_REPORT_YES=1 rep --url "$URL"
+    expect_rc 0
+    [ "$(requests)" = 1 ] || fail "FAULTLINE_REPORT_YES=1: $(requests) requests"
+    [ "$(nlogs)" = 0 ] || fail "the log was not deleted after delivery"
+}
+
 case_lock() {
     mklog "$SPOOL/a.crashlog"
     start_responder 200 --delay-ms 1500
