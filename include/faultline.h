@@ -141,9 +141,11 @@ int faultline_install(const char *app, const char *version, const faultline_hook
  * or NULL before a successful faultline_install(). */
 const char *faultline_spool_dir(void);
 
-/* Number of finished crash logs that were already waiting in the spool when
- * faultline_install() ran (crashes of earlier runs not yet reported), or -1
- * before install.  An application can offer to run the reporter when > 0. */
+/* Number of finished crash logs waiting in the spool (crashes of earlier
+ * runs not yet reported), or -1 before install.  Counted at the first call
+ * (reading the spool directory, which install does not do) and the same
+ * number after that.  An application can offer to run the reporter when
+ * > 0. */
 int faultline_pending_crashlogs(void);
 
 /* Run the crash sequence now, as if `sig` had been raised, from ordinary

@@ -82,7 +82,7 @@ typedef struct fl_state {
     size_t trace_events; /* FAULTLINE_TRACE_EVENTS: trace events in a log */
     int64_t install_mono_ns;
     pid_t pid;
-    int pending_logs;
+    int pending_logs;          /* -1 until faultline_pending_crashlogs() counts */
     int dump_signal;          /* real-time signal used to reach other threads */
     struct sigaction prev[65]; /* handlers before ours, by signal number */
     bool have_prev[65];
@@ -108,7 +108,8 @@ extern fl_crash fl_cur;
 
 /* ---- install-time (ordinary context) ---- */
 int fl_sysinfo_init(fl_state *st);           /* uname, os-release, exe, ids */
-int fl_spool_init(fl_state *st);             /* resolve + create spool, count pending */
+int fl_spool_init(fl_state *st);             /* resolve + create spool */
+int fl_spool_count_logs(const char *dir);    /* finished logs in dir */
 /* The reporter to start after a crash when FAULTLINE_REPORTER is unset
  * (the preload library's, beside it); before faultline_install().  Copied. */
 void fl_spool_default_reporter(const char *path);

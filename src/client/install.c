@@ -68,6 +68,7 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
     fl_strlcpy(fl_g.version, version, sizeof fl_g.version);
     fl_hooks_fill(hooks);
     fl_g.custom_catcher = hooks && hooks->install_crash_catcher;
+    fl_g.pending_logs = -1; /* counted when first asked */
 
     fl_sysinfo_init(&fl_g);
     fl_safemem_init();
@@ -144,7 +145,14 @@ FL_EXPORT const char *faultline_spool_dir(void)
 
 FL_EXPORT int faultline_pending_crashlogs(void)
 {
-    return installed ? fl_g.pending_logs : -1;
+    if (!installed)
+        return -1;
+    int n = __atomic_load_n(&fl_g.pending_logs, __ATOMIC_RELAXED);
+    if (n < 0) {
+        n = fl_g.spool[0] ? fl_spool_count_logs(fl_g.spool) : 0;
+        __atomic_store_n(&fl_g.pending_logs, n, __ATOMIC_RELAXED);
+    }
+    return n;
 }
 
 FL_EXPORT void faultline_crash_now(int sig)

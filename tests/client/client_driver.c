@@ -1036,6 +1036,12 @@ static int cmd_pending(const char *exe)
         CHECK(WIFEXITED(r.status) && !strcmp(r.out, exp), "after %d crash(es): pending '%s'",
               want, r.out);
     }
+    /* Counted when first asked: 2 earlier logs + 1 made after install,
+     * then the same number again after one more. */
+    char *late[] = {(char *)exe, (char *)"pending_late", NULL};
+    run(late, NULL, &r);
+    CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !strcmp(r.out, "3 3 \n"),
+          "pending counted at install, or counted again: '%s'", r.out);
     return failures ? 1 : 0;
 }
 
