@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,7 +119,7 @@ typedef struct obuf {
     char buf[1 << 16];
     size_t len;
     int fd;
-    int failed;
+    int failed; /* the errno of the write that failed, 0 while none did */
 } obuf;
 
 static void ob_flush(obuf *o)
@@ -129,7 +130,7 @@ static void ob_flush(obuf *o)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
-            o->failed = 1; /* e.g. EPIPE: keep going quietly, exit code says it */
+            o->failed = n < 0 ? errno : EIO; /* keep going quietly; said at the end */
         else
             off += (size_t)n;
     }
@@ -371,7 +372,7 @@ static void symbolicate_usage(FILE *f)
                "  Prints, for each address (from the arguments, else one per line on\n"
                "  stdin), the function, file:line:column and inlined callers, exactly\n"
                "  as `llvm-symbolizer --obj=FILE --inlines` does.\n"
-               "  --obj FILE   the module (-e, --exe and -obj are the same option, as\n"
+               "  --obj FILE   the module (--exe, -e and -eFILE are the same option, as\n"
                "               llvm-symbolizer and addr2line spell it)\n"
                "  --cache DIR  where the symcache is kept (default\n"
                "               $XDG_CACHE_HOME/faultline/symcache, else\n"
@@ -446,38 +447,54 @@ static void print_file_error(const char *cmd, const char *path, const char *err)
 
 int fl_cmd_symbolicate(int argc, char **argv)
 {
-    static const char *const obj_opts[] = {"--obj", "-obj", "--exe", "-e", NULL};
+    static const char *const obj_opts[] = {"--obj", "--exe", "-e", NULL};
     static const char *const cache_opts[] = {"--cache", NULL};
     const char *obj = NULL, *cache = NULL;
-    int first_addr = argc;
-    int i;
-    for (i = 1; i < argc; i++) {
+    /* Options anywhere, as llvm-symbolizer takes them; the other
+     * arguments are the addresses, in order ("--": all that follow). */
+    int naddrs = 0, only_addrs = 0;
+    char **addrs = calloc((size_t)argc, sizeof *addrs);
+    if (!addrs) {
+        fprintf(stderr, "faultline symbolicate: out of memory\n");
+        return FL_EXIT_ERROR;
+    }
+    for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (only_addrs) {
+            addrs[naddrs++] = argv[i];
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             symbolicate_usage(stdout);
+            free(addrs);
             return 0;
+        } else if (a[0] == '-' && a[1] == 'e' && a[2] && a[2] != '=') {
+            obj = a + 2; /* -eFILE */
         } else if (opt_value(a, obj_opts, argc, argv, &i, &v)) {
-            if (!v)
+            if (!v) {
+                free(addrs);
                 return usage_error(symbolicate_usage, "symbolicate", "%s needs a value", a);
+            }
             obj = v;
         } else if (opt_value(a, cache_opts, argc, argv, &i, &v)) {
-            if (!v)
+            if (!v) {
+                free(addrs);
                 return usage_error(symbolicate_usage, "symbolicate", "%s needs a value", a);
+            }
             cache = v;
         } else if (!strcmp(a, "--inlines") || !strcmp(a, "-i")) {
             /* the default and only mode */
         } else if (!strcmp(a, "--")) {
-            i++;
-            break;
+            only_addrs = 1;
         } else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
+            free(addrs);
             return usage_error(symbolicate_usage, "symbolicate", "unknown option '%s'", a);
         } else {
-            break;
+            addrs[naddrs++] = argv[i];
         }
     }
-    first_addr = i;
-    if (!obj)
+    if (!obj) {
+        free(addrs);
         return usage_error(symbolicate_usage, "symbolicate", "no --obj FILE given");
+    }
     char dir[PATH_MAX], err[512];
     fl_symcache *sc = NULL;
     int built = 0, rc = FL_SYM_EINVAL;
@@ -519,14 +536,19 @@ int fl_cmd_symbolicate(int argc, char **argv)
     run.sc = sc;
     run.inputs = 0;
     fflush(stdout);
-    if (first_addr < argc) {
-        for (i = first_addr; i < argc; i++)
-            handle_input(&run, argv[i]);
+    if (naddrs > 0) {
+        for (int i = 0; i < naddrs; i++)
+            handle_input(&run, addrs[i]);
     } else {
         run_stdin(&run);
     }
+    free(addrs);
     ob_flush(&run.out);
     fl_symcache_close(sc);
+    /* A reader that went away (| head) is no news; a full disk is. */
+    if (run.out.failed && run.out.failed != EPIPE)
+        fprintf(stderr, "faultline symbolicate: writing the output: %s\n",
+                strerror(run.out.failed));
     return run.out.failed ? 1 : 0;
 }
 
@@ -535,7 +557,7 @@ int fl_cmd_symbolicate(int argc, char **argv)
 static void symbols_usage(FILE *f)
 {
     fprintf(f, "usage: faultline symbols add FILE... [--cache DIR] [--force]\n"
-               "       faultline symbols add FILE... --server URL [--token TOKEN]\n"
+               "       faultline symbols add FILE... --server URL [--token TOKEN] [--timeout S]\n"
                "  Ingests ELF files with DWARF (or separate .debug files) into the symcache\n"
                "  directory, keyed by GNU build id, one line per file; with --server,\n"
                "  uploads them to a Faultline server instead.  Each file is checked first as\n"
@@ -553,6 +575,9 @@ static void symbols_usage(FILE *f)
                "  --token TOKEN   the server's admin token, sent as the bearer token; needed\n"
                "                  with --server (default $FAULTLINE_ADMIN_TOKEN, which keeps\n"
                "                  it out of the process list)\n"
+               "  --timeout S     with --server: give up on a file when nothing moves for S\n"
+               "                  seconds, waiting for the server's answer included\n"
+               "                  (default 60; a large file may take longer in all)\n"
                "Exit: 0 every file ingested or uploaded, 1 some failed, 64 usage.\n");
 }
 
@@ -564,16 +589,21 @@ static double now_s(void)
 }
 
 /* Upload files[0..n) to server.  Returns the exit status. */
-static int symbols_upload(const char *server, const char *token, char **files, int n)
+static int symbols_upload(const char *server, const char *token, long stall_s, char **files,
+                          int n)
 {
     char base[2048];
-    if (fl_symupload_base_url(server, base, sizeof base) != 0)
-        return usage_error(symbols_usage, "symbols add", "--server %s: not a server URL", server);
+    if ((strncasecmp(server, "http://", 7) != 0 && strncasecmp(server, "https://", 8) != 0) ||
+        fl_symupload_base_url(server, base, sizeof base) != 0)
+        return usage_error(symbols_usage, "symbols add",
+                           "--server %s: not a server URL (http://HOST:PORT or https://...)",
+                           server);
     int tty = isatty(2), failed = 0;
     for (int i = 0; i < n; i++) {
         char msg[1024];
         long status = 0;
-        int rc = fl_symupload(base, token, files[i], tty, i + 1, n, &status, msg, sizeof msg);
+        int rc = fl_symupload(base, token, files[i], tty, i + 1, n, stall_s, &status, msg,
+                              sizeof msg);
         if (rc == 0) {
             printf("%s\n", msg);
             fflush(stdout);
@@ -662,7 +692,9 @@ int fl_cmd_symbols(int argc, char **argv)
     static const char *const cache_opts[] = {"--cache", NULL};
     static const char *const server_opts[] = {"--server", NULL};
     static const char *const token_opts[] = {"--token", NULL};
+    static const char *const timeout_opts[] = {"--timeout", NULL};
     const char *cache = NULL, *server = NULL, *token = getenv("FAULTLINE_ADMIN_TOKEN");
+    const char *timeout = NULL;
     int force = 0;
     char **files = calloc((size_t)argc, sizeof *files);
     int nfiles = 0, rc = FL_EXIT_USAGE;
@@ -688,7 +720,8 @@ int fl_cmd_symbols(int argc, char **argv)
             force = 1;
         } else if (opt_value(a, names = cache_opts, argc, argv, &i, &v) ||
                    opt_value(a, names = server_opts, argc, argv, &i, &v) ||
-                   opt_value(a, names = token_opts, argc, argv, &i, &v)) {
+                   opt_value(a, names = token_opts, argc, argv, &i, &v) ||
+                   opt_value(a, names = timeout_opts, argc, argv, &i, &v)) {
             if (!v) {
                 usage_error(symbols_usage, "symbols add", "%s needs a value", names[0]);
                 goto out;
@@ -697,6 +730,8 @@ int fl_cmd_symbols(int argc, char **argv)
                 cache = v;
             else if (names == server_opts)
                 server = v;
+            else if (names == timeout_opts)
+                timeout = v;
             else
                 token = v;
         } else {
@@ -706,6 +741,27 @@ int fl_cmd_symbols(int argc, char **argv)
     }
     if (nfiles == 0) {
         usage_error(symbols_usage, "symbols add", "no file given");
+        goto out;
+    }
+    long stall_s = 60;
+    if (timeout) {
+        char *end;
+        errno = 0;
+        long t = strtol(timeout, &end, 10);
+        if (errno || *end || end == timeout || t < 1 || t > 86400) {
+            usage_error(symbols_usage, "symbols add",
+                        "--timeout: '%s' is not a number of seconds (1 to 86400)", timeout);
+            goto out;
+        }
+        stall_s = t;
+    }
+    if (server && (cache || force)) {
+        usage_error(symbols_usage, "symbols add", "%s is for the local cache; not with --server",
+                    cache ? "--cache" : "--force");
+        goto out;
+    }
+    if (!server && timeout) {
+        usage_error(symbols_usage, "symbols add", "--timeout is for uploads (--server)");
         goto out;
     }
     if (server) {
@@ -721,7 +777,7 @@ int fl_cmd_symbols(int argc, char **argv)
                         "the admin token (--token or FAULTLINE_ADMIN_TOKEN) contains a line break");
             goto out;
         }
-        rc = symbols_upload(server, token, files, nfiles);
+        rc = symbols_upload(server, token, stall_s, files, nfiles);
         goto out;
     }
     char dir[PATH_MAX];

@@ -40,6 +40,12 @@ enum {
 /* Static text for a result code (never NULL). */
 const char *fl_symcheck_strerror(int code);
 
+/* Why an ELF file, already opened with libelf (an Elf *, passed as void *
+ * to keep libelf out of this header), cannot be symbolicated whatever its
+ * contents: a relocatable object (.o), or section headers past the end of
+ * the file (truncated or damaged).  NULL when neither. */
+const char *fl_symcheck_elf_problem(void *elf);
+
 typedef struct fl_symcheck_info {
     char build_id[2 * FL_SYM_BUILD_ID_MAX + 1]; /* lowercase hex; "" when none */
     int has_dwarf;                              /* a .debug_info or .zdebug_info with bytes */

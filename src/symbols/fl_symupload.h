@@ -17,10 +17,13 @@ int fl_symupload_base_url(const char *server, char *out, size_t cap);
  * token (may be NULL: none) as the bearer token, after the server's
  * acceptance check (fl_symcheck_debug_file: a file it would refuse is not
  * sent).  Progress goes to stderr when show_progress ("[index/count]").
+ * Gives up when nothing moves for stall_s seconds (no whole-request limit:
+ * a debug file may take long to send).  http:// and https:// only; an
+ * answer that does not name the file's build id is a failure.
  * OUT: *http_status (0 when no answer came), msg (always filled, one
  * line, naming the file): a success summary or the reason for the
  * failure.  Returns 0 or a negative FL_SYM_ code. */
 int fl_symupload(const char *base_url, const char *token, const char *path, int show_progress,
-                 int index, int count, long *http_status, char *msg, size_t msglen);
+                 int index, int count, long stall_s, long *http_status, char *msg, size_t msglen);
 
 #endif

@@ -48,6 +48,7 @@
 #include <zlib.h>
 
 #include "fl_symcache.h"
+#include "fl_symcheck.h"
 #include "symcache_build_int.h"
 #include "symcache_format.h"
 
@@ -703,6 +704,12 @@ static int load_symbols(builder *b, Elf *elf)
             continue;
         const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
         if (!name)
+            continue;
+        /* Mapping symbols of ARM, AArch64 and RISC-V ($x, $d, $a, $t,
+         * "$x.42"): they mark code and data, they name no function, and
+         * llvm-symbolizer passes over them. */
+        if (type == STT_NOTYPE && name[0] == '$' && name[1] && strchr("adtx", name[1]) &&
+            (name[2] == '\0' || name[2] == '.'))
             continue;
         sym_in *e = vec_push(&b->syms);
         if (!e)
@@ -2159,6 +2166,9 @@ static int read_identity(builder *b, Elf *elf)
     GElf_Ehdr eh;
     if (!gelf_getehdr(elf, &eh))
         return berr(b, FL_SYM_ENOTELF, "bad ELF header: %s", elf_errmsg(-1));
+    const char *problem = fl_symcheck_elf_problem(elf);
+    if (problem)
+        return berr(b, FL_SYM_ENOTELF, "%s", problem);
     const void *id = NULL;
     ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
     if (n > 0 && id) {

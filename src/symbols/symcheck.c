@@ -41,6 +41,26 @@ static void say(char *why, size_t whylen, const char *text)
         snprintf(why, whylen, "%s", text);
 }
 
+const char *fl_symcheck_elf_problem(void *arg)
+{
+    Elf *elf = arg;
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(elf, &eh))
+        return "bad ELF header";
+    if (eh.e_type == ET_REL)
+        return "a relocatable object file (.o): its addresses are not final; use the linked "
+               "program or library";
+    /* libelf reads section headers only when asked: a file whose headers
+     * lie past its end would look like one without debug information. */
+    size_t fsize = 0;
+    elf_rawfile(elf, &fsize);
+    uint64_t shnum = eh.e_shnum ? eh.e_shnum : 1; /* 0: the count is in the first header */
+    uint64_t entsize = eh.e_shentsize ? eh.e_shentsize : 1;
+    if (eh.e_shoff != 0 && (eh.e_shoff > fsize || (fsize - eh.e_shoff) / entsize < shnum))
+        return "damaged or truncated: its section headers lie past the end of the file";
+    return NULL;
+}
+
 /* Opens path for reading: a regular file, else -1 with why filled. */
 static int open_regular(const char *path, char *why, size_t whylen)
 {
@@ -106,6 +126,11 @@ static int check(const char *path, fl_symcheck_info *info, char *why, size_t why
         if (why && whylen)
             snprintf(why, whylen, "%s: bad ELF header: %s",
                      fl_symcheck_strerror(FL_SYMCHECK_ENOTELF), elf_errmsg(-1));
+        rc = FL_SYMCHECK_ENOTELF;
+    } else if (fl_symcheck_elf_problem(elf)) {
+        if (why && whylen)
+            snprintf(why, whylen, "%s: %s", fl_symcheck_strerror(FL_SYMCHECK_ENOTELF),
+                     fl_symcheck_elf_problem(elf));
         rc = FL_SYMCHECK_ENOTELF;
     } else {
         read_info(elf, info);

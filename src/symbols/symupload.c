@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
@@ -41,15 +42,34 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 typedef struct progress {
     const char *name;
     int index, count;
+    int show;                 /* print "[i/n] NAME PCT%" on stderr */
+    long stall_s;             /* give up after this long with nothing moving */
+    curl_off_t last_ul, last_dl;
+    struct timespec last_move;
+    int stalled;
 } progress;
 
+/* libcurl's own low-speed limit averages over the last 5 s, so an upload
+ * that went out fast and then waited on a silent server would only be
+ * given up 5 s late; this counts from the last byte that moved. */
 static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow)
 {
     (void)dltotal;
-    (void)dlnow;
-    const progress *p = arg;
-    if (ultotal > 0)
+    progress *p = arg;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (ulnow != p->last_ul || dlnow != p->last_dl || p->last_move.tv_sec == 0) {
+        p->last_ul = ulnow;
+        p->last_dl = dlnow;
+        p->last_move = now;
+    } else if ((now.tv_sec - p->last_move.tv_sec) * 1000 +
+                   (now.tv_nsec - p->last_move.tv_nsec) / 1000000 >=
+               p->stall_s * 1000) {
+        p->stalled = 1;
+        return 1; /* CURLE_ABORTED_BY_CALLBACK */
+    }
+    if (p->show && ultotal > 0)
         fprintf(stderr, "\r[%d/%d] %s %3d%%\033[K", p->index, p->count, p->name,
                 (int)(ulnow * 100 / ultotal));
     return 0;
@@ -97,7 +117,7 @@ static void one_line(char *s)
 }
 
 int fl_symupload(const char *base_url, const char *token, const char *path, int show_progress,
-                 int index, int count, long *http_status, char *msg, size_t msglen)
+                 int index, int count, long stall_s, long *http_status, char *msg, size_t msglen)
 {
     *http_status = 0;
     char why[512];
@@ -146,7 +166,8 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
     static resp r;
     r.len = 0;
     r.buf[0] = '\0';
-    progress pr = {path, index, count};
+    progress pr = {.name = path, .index = index, .count = count, .show = show_progress,
+                   .stall_s = stall_s};
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_POST, 1L);
     curl_easy_setopt(c, CURLOPT_READDATA, f);
@@ -157,11 +178,11 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-    if (show_progress) {
-        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &pr);
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    }
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &pr);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     CURLcode cc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -172,6 +193,11 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
     fclose(f);
     if (show_progress)
         fprintf(stderr, "\r\033[K");
+    if (pr.stalled) {
+        snprintf(msg, msglen, "%s: upload to %s failed: nothing moved for %ld s (--timeout)",
+                 path, url, stall_s);
+        return FL_SYM_EIO;
+    }
     if (cc != CURLE_OK) {
         snprintf(msg, msglen, "%s: upload to %s failed: %s", path, url, curl_easy_strerror(cc));
         return FL_SYM_EIO;
@@ -181,9 +207,13 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
         return FL_SYM_EIO;
     }
     if (!strstr(r.buf, hex)) {
-        snprintf(msg, msglen, "%s %s: uploaded (HTTP %ld), but the server answered another build id: %.200s",
-                 hex, path, status, r.buf);
-        return 0;
+        /* Not a Faultline server's answer for this file (a proxy, another
+         * service at that URL): not counted as uploaded. */
+        snprintf(msg, msglen,
+                 "%s %s: HTTP %ld, but the answer does not name the file's build id (is %s a "
+                 "Faultline server?): %.200s",
+                 hex, path, status, url, r.buf);
+        return FL_SYM_EIO;
     }
     snprintf(msg, msglen, "%s %s: uploaded (HTTP %ld, %lld bytes)", hex, path, status,
              (long long)st.st_size);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fl_symcache.h"
@@ -51,6 +52,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         *size = 0;
         return MHD_YES;
     }
+    /* /other/...: a server that answers for another file; /silent/...:
+     * one that takes 3 s to answer. */
+    int other = !strncmp(url, "/other/", 7), silent = !strncmp(url, "/silent/", 8);
+    if (other)
+        url += 6;
+    if (silent) {
+        url += 7;
+        sleep(3);
+    }
     int ok_path = !strcmp(method, "POST") && !strcmp(url, "/api/v1/symbols");
     const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     int auth_ok = auth && !strcmp(auth, "Bearer sekrit");
@@ -64,7 +74,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         snprintf(body, sizeof body, "{\"error\":\"unauthorized\"}\n"); /* as the server's */
     } else {
         status = 201;
-        snprintf(body, sizeof body, "{\"build_id\":\"%s\"}", g_hex);
+        snprintf(body, sizeof body, "{\"build_id\":\"%s\"}", other ? "deadbeef" : g_hex);
         g_bytes = r->bytes;
         g_auth_ok = 1;
     }
@@ -267,6 +277,44 @@ int main(int argc, char **argv)
     rc = run_out(cmd, out);
     expect(rc == 1 && strstr(g_out, "no debug information"),
            "stripped binary, local: exit 1, no debug information");
+
+    /* An answer that does not name the file's build id is not an upload:
+     * another service at that URL. */
+    snprintf(cmd, sizeof cmd,
+             "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add '%s' --server http://127.0.0.1:%u/other",
+             fl, prog, port);
+    rc = run_out(cmd, out);
+    expect(rc == 1 && strstr(g_out, "does not name the file's build id"),
+           "an answer for another build id: exit 1, said");
+    /* A server that does not answer: given up after --timeout seconds of
+     * nothing moving, not waited for forever. */
+    snprintf(cmd, sizeof cmd,
+             "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add '%s' --server "
+             "http://127.0.0.1:%u/silent --timeout 1",
+             fl, prog, port);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = run_out(cmd, out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    expect(rc == 1 && strstr(g_out, "nothing moved for 1 s") && t1.tv_sec - t0.tv_sec < 3,
+           "a silent server: exit 1 after --timeout 1, said");
+    sleep(3); /* the stand-in's thread is still in its sleep */
+    /* Usage errors, before any request: not an http(s) URL, options of the
+     * local cache with --server, a bad --timeout. */
+    static const char *const misuse[] = {
+        "--server 'not a url'", "--server ftp://127.0.0.1/", "--server file:///etc",
+        "--server http://127.0.0.1:1 --force", "--server http://127.0.0.1:1 --cache /tmp",
+        "--server http://127.0.0.1:1 --timeout 0", "--server http://127.0.0.1:1 --timeout 5x",
+        "--timeout 5"};
+    for (size_t i = 0; i < sizeof misuse / sizeof misuse[0]; i++) {
+        before = g_requests;
+        snprintf(cmd, sizeof cmd, "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add '%s' %s", fl,
+                 prog, misuse[i]);
+        rc = run_out(cmd, out);
+        char what[300];
+        snprintf(what, sizeof what, "symbols add FILE %s: exit 64", misuse[i]);
+        expect(rc == 64 && g_requests == before && lines(g_out) >= 1, what);
+    }
 
     /* A missing value is said to be one, not an unknown option. */
     static const char *const last[] = {"--server", "--token", "--cache"};
