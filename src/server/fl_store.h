@@ -128,6 +128,11 @@ struct fl_store {
      * (e.g. "database or disk is full"); borrowed until the next call on c.
      * Read it before rollback(), which may replace it. */
     const char *(*error)(fl_store_conn *c);
+    /* A write of about the size of an ingest commit, committed and undone
+     * (not in a transaction): does the store take writes again?  The
+     * writer's, while ingest is failing and no report arrives to tell.
+     * 0 when it committed.  NULL: the engine has none. */
+    int (*probe)(fl_store_conn *c);
 
     /* Store a batch of raw reports, each unless its crash id is known
      * (then its duplicate flag is set; a crash id twice in one batch is

@@ -672,6 +672,20 @@ static int trend_add(pconn *c, const fl_processed *p)
 
 static void p_rollback(fl_store_conn *pc);
 
+/* A row of settings written and removed: a database that went read-only
+ * or lost its disk says so. */
+static int p_probe(fl_store_conn *pc)
+{
+    pconn *c = (pconn *)pc;
+    return p_run(c,
+                 "INSERT INTO settings(name, value) VALUES('probe', repeat('x', 8192)) "
+                 "ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value",
+                 NULL) ||
+                   p_run(c, "DELETE FROM settings WHERE name = 'probe'", NULL)
+               ? -1
+               : 0;
+}
+
 static int p_begin(fl_store_conn *pc)
 {
     pconn *c = (pconn *)pc;
@@ -2099,6 +2113,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->rollback = p_rollback;
     p->error = p_error;
     p->insert_crashes = p_insert_crashes;
+    p->probe = p_probe;
     p->processing_started = p_processing_started;
     p->requeue = p_requeue;
     p->processing_ended = p_processing_ended;

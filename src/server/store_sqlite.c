@@ -476,6 +476,25 @@ static const char *s_error(fl_store_conn *pc)
     return sqlite3_errmsg(c->db);
 }
 
+/* 64 KiB into raw_chunks under a rowid no chunk has (they count from 1),
+ * committed, then deleted: as much WAL as three ingest commits. */
+static int s_probe(fl_store_conn *pc)
+{
+    sconn *c = (sconn *)pc;
+    static const char *const steps[] = {
+        "BEGIN IMMEDIATE; INSERT OR REPLACE INTO raw_chunks(id, data) VALUES(-1, zeroblob(65536));"
+        "COMMIT;",
+        "BEGIN IMMEDIATE; DELETE FROM raw_chunks WHERE id = -1; COMMIT;"};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        if (sqlite3_exec(c->db, steps[i], NULL, NULL, NULL) != SQLITE_OK) {
+            if (!sqlite3_get_autocommit(c->db))
+                sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void s_rollback(fl_store_conn *pc)
 {
     sconn *c = (sconn *)pc;
@@ -2138,6 +2157,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->commit = s_commit;
     p->rollback = s_rollback;
     p->error = s_error;
+    p->probe = s_probe;
     p->processing_started = s_processing_started;
     p->processing_ended = s_processing_ended;
     p->requeue = s_requeue;

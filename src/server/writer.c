@@ -260,6 +260,14 @@ static void sweep(fl_writer *w)
     }
 }
 
+#define PROBE_EVERY_S 1
+
+static bool ingest_failing(fl_writer *w)
+{
+    return __atomic_load_n(&w->m->health.path[FL_HEALTH_INGEST].state, __ATOMIC_RELAXED) ==
+           FL_HEALTH_FAILING;
+}
+
 static void *writer_main(void *arg)
 {
     fl_writer *w = arg;
@@ -276,16 +284,24 @@ static void *writer_main(void *arg)
             next_sweep = fl_mono_ns() + every * 1000000000ull;
         }
         pthread_mutex_lock(&w->mu);
+        bool probe = false;
         while (!w->head && !w->stopping) {
-            if (!sweeps) {
+            /* Ingest failing (a full disk) and no report coming to find
+             * out when it works again -- a balancer that believes /healthz
+             * sends none: the writer tries a write of its own every
+             * PROBE_EVERY_S. */
+            bool failing = w->store->probe && ingest_failing(w);
+            if (!sweeps && !failing) {
                 pthread_cond_wait(&w->cv, &w->mu);
                 continue;
             }
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_sec += every;
-            if (pthread_cond_timedwait(&w->cv, &w->mu, &ts))
-                break; /* time to sweep */
+            ts.tv_sec += failing ? PROBE_EVERY_S : every;
+            if (pthread_cond_timedwait(&w->cv, &w->mu, &ts)) {
+                probe = failing;
+                break; /* time to sweep, or to probe */
+            }
         }
         fl_wreq *list = w->head;
         size_t n = w->pending;
@@ -296,6 +312,8 @@ static void *writer_main(void *arg)
         if (!list) {
             if (stop)
                 break;
+            if (probe && w->store->probe(w->conn) == 0)
+                fl_health_ok(&w->m->health, FL_HEALTH_INGEST);
             continue;
         }
         int64_t added = 0;
