@@ -28,6 +28,8 @@
 #include <cmocka.h>
 #include <libpq-fe.h>
 
+#include <sqlite3.h>
+
 #include "fl_queue.h"
 #include "fl_srvutil.h"
 #include "fl_store.h"
@@ -380,6 +382,43 @@ static void test_insert_duplicates(void **st)
 
 /* The raw logs come back byte for byte: small and >1 MiB, text and not,
  * alone, in one batch, and from a caller's frame of several logs. */
+/* The writer's probe while ingest fails: a write that commits when the
+ * store takes writes, fails when it does not, and leaves nothing. */
+static void test_probe(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    assert_non_null(e->s->probe);
+    assert_int_equal(e->s->probe(e->c), 0);
+    assert_int_equal(e->s->probe(e->c), 0); /* again: its row was removed */
+    if (!is_pg(e)) {
+        sqlite3 *db = fl_store_sqlite_db(e->c);
+        assert_int_equal(sqlite3_exec(db, "PRAGMA query_only=1", NULL, NULL, NULL), SQLITE_OK);
+        assert_int_not_equal(e->s->probe(e->c), 0);
+        assert_true(sqlite3_get_autocommit(db)); /* not left in a transaction */
+        assert_int_equal(sqlite3_exec(db, "PRAGMA query_only=0", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_stmt *q;
+        assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM raw_chunks", -1, &q, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        assert_int_equal(sqlite3_column_int(q, 0), 0);
+        sqlite3_finalize(q);
+    }
+    /* The store works as before. */
+    fl_ingest_item it = {0};
+    fl_ingest_item *v[1] = {&it};
+    snprintf(it.crash_id, sizeof it.crash_id, "probe-after");
+    it.app = "app";
+    it.version = "1.0";
+    it.received = T0;
+    it.raw = RAW;
+    it.raw_len = strlen(RAW);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, v, 1), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_false(it.duplicate);
+}
+
 static void test_load_raw(void **st)
 {
     fx *f = *st;
@@ -2083,6 +2122,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_insert_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_load_raw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_apply_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_counters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
