@@ -304,13 +304,33 @@ static int write_key(const char *path, const char *key, char *err, size_t errlen
     return 0;
 }
 
+/* A key clients can send as it is, in a header or a query: printable
+ * ASCII without blanks, and short enough for out (cap).  NULL, or why not. */
+static const char *key_problem(const char *k, size_t cap)
+{
+    if (strlen(k) >= cap)
+        return "too long";
+    for (const unsigned char *p = (const unsigned char *)k; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f)
+            return "a blank, control or non-ASCII character in it";
+    return NULL;
+}
+
 /* The key named by env, else the one stored in dir/name, else a new one,
  * stored there.  On failure err says why. */
 static int get_key(const char *env, const char *dir, const char *name, char *out, size_t cap,
                    char *err, size_t errlen)
 {
     const char *e = getenv(env);
+    const char *why;
     if (e && *e) {
+        /* Cut short or trimmed, it would be another key than the one the
+         * clients were given: every request 401, nothing in the log. */
+        if ((why = key_problem(e, cap))) {
+            snprintf(err, errlen, "%s is not usable as a key: %s (%zu bytes; at most %zu of "
+                     "printable ASCII, no blanks)", env, why, strlen(e), cap - 1);
+            return -1;
+        }
         snprintf(out, cap, "%s", e);
         return 0;
     }
@@ -318,11 +338,19 @@ static int get_key(const char *env, const char *dir, const char *name, char *out
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "r");
     if (f) {
-        bool ok = fgets(out, (int)cap, f) != NULL;
+        char line[1024];
+        bool ok = fgets(line, sizeof line, f) != NULL;
         fclose(f);
-        out[strcspn(out, "\r\n")] = '\0';
-        if (ok && *out)
+        line[strcspn(line, "\r\n")] = '\0';
+        if (ok && *line) {
+            if ((why = key_problem(line, cap))) {
+                snprintf(err, errlen, "%.300s is not usable as a key: %s (at most %zu bytes "
+                         "of printable ASCII, no blanks)", path, why, cap - 1);
+                return -1;
+            }
+            snprintf(out, cap, "%s", line);
             return 0;
+        }
     }
     if (cap < 33 || fl_random_key(out)) {
         snprintf(err, errlen, "cannot make a key: %s", cap < 33 ? "no room" : strerror(errno));
@@ -487,6 +515,15 @@ int fl_cmd_serve(int argc, char **argv)
         fprintf(stderr, "faultline serve: no keys: %s\n", kerr);
         return 1;
     }
+    if (!strcmp(admin, ingest)) {
+        /* Every reporter would hold the admin token. */
+        fprintf(stderr, "faultline serve: the admin token and the ingest key are the same; "
+                        "give FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY different values\n");
+        return 1;
+    }
+    if (strlen(admin) < 16)
+        fprintf(stderr, "faultline serve: warning: the admin token has %zu characters; one of "
+                        "16 or more is harder to guess\n", strlen(admin));
 
     /* One processing process per data directory with role all: it may then
      * forget every lease at start (they belonged to its dead predecessor).

@@ -934,6 +934,17 @@ cli)
   timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 1 ] && grep -q "cannot open the database $work/bad/faultline.db: file is not a database" "$work/e" ||
     fail "garbage database: rc $rc $(cat "$work/e")"
+  # Keys that clients could not send as set (cut short, trimmed), or one
+  # key for both: refused at start, saying why, before anything is made.
+  long=$(head -c 200 /dev/zero | tr '\0' a)
+  for bad in "FAULTLINE_ADMIN_TOKEN=$long" "FAULTLINE_INGEST_KEY=two words" \
+             "FAULTLINE_INGEST_KEY=$ADMIN"; do
+    env "$bad" timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/badkey" >/dev/null 2>"$work/e"; rc=$?
+    [ $rc = 1 ] && grep -q 'not usable as a key\|are the same' "$work/e" ||
+      fail "key ${bad:0:40}: rc $rc $(cat "$work/e")"
+    [ ! -e "$work/badkey/faultline.db" ] || fail "key ${bad:0:40}: a database was made"
+  done
+  ok "unusable keys refused: $(cat "$work/e")"
   # Generated keys are printed, kept in the data dir and reused.
   unset FAULTLINE_ADMIN_TOKEN FAULTLINE_INGEST_KEY
   start "$work/k"
