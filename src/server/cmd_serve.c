@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,14 +204,18 @@ static int parse_args(opts *o, int argc, char **argv)
                 fprintf(stderr, "faultline serve: --lease: 1..86400 seconds\n");
                 return -1;
             }
+            if (n == 0 && (!strcmp(a, "--http-threads") || !strcmp(a, "--top-frames"))) {
+                fprintf(stderr, "faultline serve: %s: 1..256\n", a);
+                return -1;
+            }
             if (!strcmp(a, "--workers"))
                 o->workers = (unsigned)n;
             else if (!strcmp(a, "--http-threads"))
-                o->http_threads = n ? (unsigned)n : 1;
+                o->http_threads = (unsigned)n;
             else if (!strcmp(a, "--lease"))
                 o->lease_s = (unsigned)n;
             else
-                o->top_n = n ? (unsigned)n : 1;
+                o->top_n = (unsigned)n;
         } else if (!strcmp(a, "--max-body")) {
             if (num(a, TAKE, &o->max_body))
                 return -1;
@@ -242,6 +247,11 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--max-backlog")) {
             if (num(a, TAKE, &n))
                 return -1;
+            if (n == 0) {
+                /* Every report would be answered 503, for good. */
+                fprintf(stderr, "faultline serve: --max-backlog: at least 1\n");
+                return -1;
+            }
             o->max_backlog = (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n);
         } else if (!strcmp(a, "--rate-limit") || !strcmp(a, "--rate-burst")) {
             char *end = NULL;
@@ -252,10 +262,14 @@ static int parse_args(opts *o, int argc, char **argv)
                 fprintf(stderr, "faultline serve: %s needs a number\n", a);
                 return -1;
             }
-            if (!strcmp(a, "--rate-limit"))
+            if (!strcmp(a, "--rate-limit")) {
                 o->rate = d;
-            else
+            } else if (d < 1) {
+                fprintf(stderr, "faultline serve: --rate-burst: at least 1\n");
+                return -1;
+            } else {
                 o->burst = d;
+            }
         } else {
             fprintf(stderr, "faultline serve: unknown option '%s'\n", a);
             usage(stderr);
@@ -266,6 +280,44 @@ static int parse_args(opts *o, int argc, char **argv)
         fprintf(stderr, "faultline serve: %s needs a value\n", a);
         return -1;
 #undef TAKE
+    }
+    /* Values that would start a server that cannot work: libmicrohttpd
+     * drops every connection with a header block under 4 KiB, a timeout
+     * of 0 lets idle clients stay for good, a limit of 0 answers every
+     * report 413 or 503. */
+    static const struct {
+        const char *name;
+        size_t off;
+        uint64_t min, max;
+    } range[] = {
+        {"--max-body", offsetof(opts, max_body), 1024, 1ull << 31},
+        {"--max-decoded", offsetof(opts, max_decoded), 1024, 1ull << 34},
+        {"--max-ratio", offsetof(opts, max_ratio), 1, 1000000},
+        {"--max-header", offsetof(opts, max_header), 4096, 1u << 20},
+        {"--timeout", offsetof(opts, timeout_s), 1, 86400},
+        {"--max-pending", offsetof(opts, max_pending), 1, 1ull << 30},
+        {"--max-symbol-file", offsetof(opts, max_symbol_file), 1, 1ull << 40},
+    };
+    for (size_t i = 0; i < sizeof range / sizeof range[0]; i++) {
+        uint64_t v = *(const uint64_t *)((const char *)o + range[i].off);
+        if (v < range[i].min || v > range[i].max) {
+            fprintf(stderr, "faultline serve: %s: %" PRIu64 "..%" PRIu64 "\n", range[i].name,
+                    range[i].min, range[i].max);
+            return -1;
+        }
+    }
+    const char *sq = o->db && strncmp(o->db, "postgres://", 11) &&
+                             strncmp(o->db, "postgresql://", 13)
+                         ? o->db + (strncmp(o->db, "sqlite:", 7) ? 0 : 7)
+                         : NULL;
+    if (sq && (!*sq || !strcmp(sq, ":memory:") || *sq == '?' || strstr(sq, "mode=memory"))) {
+        /* SQLite would give each connection a private database of its own:
+         * the writer and the workers would never see each other's data. */
+        fprintf(stderr,
+                "faultline serve: --db '%s': SQLite needs a file's path (an in-memory "
+                "database would be a different one for each connection)\n",
+                o->db);
+        return -1;
     }
     return 0;
 }

@@ -926,6 +926,14 @@ cli)
     "$FL" serve --lease "$l" >/dev/null 2>"$work/e"; rc=$?
     [ $rc = 64 ] && grep -q -- '--lease: 1..86400' "$work/e" || fail "--lease $l: rc $rc $(cat "$work/e")"
   done
+  # Values that would start a server that cannot work are refused.
+  for o in "--db sqlite:" "--db :memory:" "--max-header 10" "--max-header 99999999999" \
+           "--max-backlog 0" "--http-threads 0" "--top-frames 0" "--rate-burst 0" \
+           "--max-pending 0" "--timeout 0" "--max-body 0"; do
+    "$FL" serve --listen 127.0.0.1:0 --data "$work/range" $o >/dev/null 2>"$work/e"; rc=$?
+    [ $rc = 64 ] && grep -q -- "${o%% *}" "$work/e" || fail "$o: rc $rc $(cat "$work/e")"
+  done
+  [ ! -e "$work/range" ] || fail "a refused start made its data directory"
   "$FL" serve --listen foo >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "--listen foo: rc $rc"
   "$FL" serve --listen >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 64 ] && grep -q -- '--listen needs a value' "$work/e" || fail "--listen without a value: rc $rc $(cat "$work/e")"
