@@ -72,6 +72,7 @@ typedef struct fl_frame {
     uint64_t rel;     /* module-relative address (valid when module) */
     bool inlined;
     bool noise; /* dropped from the signature by the lists */
+    bool in_signature; /* set by fl_signature_compute: its name is in the signature */
     char *name; /* normalized name used in signatures */
 } fl_frame;
 
@@ -93,9 +94,9 @@ typedef struct fl_signature {
 } fl_signature;
 
 /* Compute the signature of an already built frame list, and its group id
- * in project (NULL, "" or FL_PROJECT_DEFAULT: the default one) and app.
- * 0 or -1 (OOM). */
-int fl_signature_compute(const char *project, const char *app, const fl_frames *f,
+ * in project (NULL, "" or FL_PROJECT_DEFAULT: the default one) and app;
+ * marks the frames whose names it took (in_signature).  0 or -1 (OOM). */
+int fl_signature_compute(const char *project, const char *app, fl_frames *f,
                          const fl_group_rules *r, fl_signature *out);
 
 #endif

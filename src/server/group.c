@@ -426,10 +426,12 @@ static size_t signature_frames(const fl_frames *f)
     return end ? end : f->n;
 }
 
-int fl_signature_compute(const char *project, const char *app, const fl_frames *f,
+int fl_signature_compute(const char *project, const char *app, fl_frames *f,
                          const fl_group_rules *r, fl_signature *out)
 {
     memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < f->n; i++)
+        f->v[i].in_signature = false;
     size_t nsig = signature_frames(f);
     size_t cap = 64, len = 0;
     char *s = malloc(cap);
@@ -458,6 +460,7 @@ int fl_signature_compute(const char *project, const char *app, const fl_frames *
             s = ns;
         }
         len += (size_t)snprintf(s + len, cap - len, "%s%s", taken ? " | " : "", nm);
+        f->v[i].in_signature = true;
         taken++;
     }
     if (!taken) {

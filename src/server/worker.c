@@ -81,7 +81,7 @@ static json_t *frames_json(const fl_frames *f)
         json_object_set_new(o, "offset", fr->module ? hex_json(fr->rel) : json_null());
         json_object_set_new(o, "inlined", json_boolean(fr->inlined));
         json_object_set_new(o, "name", json_string(fr->name));
-        json_object_set_new(o, "in_signature", json_boolean(!fr->noise));
+        json_object_set_new(o, "in_signature", json_boolean(fr->in_signature));
         if (fr->raw_function)
             json_object_set_new(o, "raw_function", json_string(fr->raw_function));
         json_array_append_new(a, o);

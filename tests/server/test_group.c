@@ -245,6 +245,10 @@ static void test_group_symbols(void **st)
 /* The signature of a log with the program at 0x400000 (build ffff) and
  * the C library at 0x7f0000000000 (build libc_id); frames: 'a' + offset
  * in the program, 'c' + offset in the C library. */
+/* The last sig_with_libc()'s frames, '1' for each one marked in_signature
+ * and '0' for the others. */
+static char g_marks[64];
+
 static fl_signature sig_with_libc(const char *libc_id, const char *symbols, const char *frames)
 {
     char text[4096];
@@ -275,6 +279,10 @@ static fl_signature sig_with_libc(const char *libc_id, const char *symbols, cons
                         symbols && !strcmp(symbols, "app") ? (void *)"app" : NULL, &f),
         0);
     assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, &s), 0);
+    size_t k = 0;
+    for (; k < f.n && k + 1 < sizeof g_marks; k++)
+        g_marks[k] = f.v[k].in_signature ? '1' : '0';
+    g_marks[k] = '\0';
     fl_frames_free(&f);
     fl_crashlog_free(L);
     fl_group_rules_free(r);
@@ -290,6 +298,11 @@ static void test_group_startup_frames(void **st)
     /* main called by glibc 2.31 and by glibc 2.36, named by their debug
      * files or not (offsets that differ between the two builds). */
     const char *old = "a1000 a3000 c21000 a50", *new = "a1000 a3000 c271c0 c27280 a50";
+    /* The frames the signature takes are marked: not __libc_start_main
+     * and _start (the API's in_signature). */
+    fl_signature m = sig_with_libc("11bc231", "all", old);
+    assert_string_equal(g_marks, "1100");
+    free(m.text);
     fl_signature s1 = sig_with_libc("11bc231", "all", old),
                  s2 = sig_with_libc("11bc236", "app", new),
                  s3 = sig_with_libc("11bc231", NULL, old), s4 = sig_with_libc("11bc236", NULL, new);
@@ -318,6 +331,7 @@ static void test_group_startup_frames(void **st)
     free(s1.text);
     s1 = sig_with_libc("11bc231", "all", "c500 a1000 a3000 c21000 a50");
     assert_string_equal(s1.text, "strlen | parse_config | main");
+    assert_string_equal(g_marks, "11100");
     free(s1.text);
     /* Nothing but start-up frames: they are all there is to group by. */
     s1 = sig_with_libc("11bc236", "all", "c89000 c10a000");
