@@ -948,13 +948,20 @@ static int p_requeue(fl_store_conn *pc, const char *id)
         return 1;
     if (state == 0)
         return 2;
-    if (state == 1)
+    if (state == 1) {
         /* As symbols_arrived(): load_raw() then hands it out again, and
-         * reapply() moves it to its new group if the signature changed. */
-        return p_run(c,
-                     "UPDATE crashes SET resym=true, published=false, waiting_since=" NOW_S
-                     " WHERE id=$1",
-                     &a);
+         * reapply() moves it to its new group if the signature changed.
+         * One already marked is queued to be processed again already. */
+        r = p_exec(c,
+                   "UPDATE crashes SET resym=true, published=false, waiting_since=" NOW_S
+                   " WHERE id=$1 AND NOT resym",
+                   &a, 0);
+        if (!r)
+            return -1;
+        int64_t changed = p_changes(r);
+        PQclear(r);
+        return changed ? 0 : 2;
+    }
     /* Failed: processed as if new, counted in its group then.  What the
      * watch of a report that stopped the server knew goes too. */
     if (p_run(c, "UPDATE crashes SET state=0, published=false, waiting_since=" NOW_S " WHERE id=$1",

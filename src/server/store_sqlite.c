@@ -1736,10 +1736,12 @@ static int s_requeue(fl_store_conn *pc, const char *id)
     if (state == 1) {
         /* As symbols_arrived(): load_raw() then hands it out again, and
          * reapply() moves it to its new group if the signature changed. */
-        if (!(s = fl_store_sqlite_stmt(pc, "UPDATE crashes SET resym=1 WHERE id=?1")))
+        if (!(s = fl_store_sqlite_stmt(pc, "UPDATE crashes SET resym=1 WHERE id=?1 AND resym=0")))
             return -1;
         sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-        return done(s);
+        if (done(s))
+            return -1;
+        return sqlite3_changes(c->db) ? 0 : 2; /* queued to be processed again already */
     }
     /* Failed: processed as if new, counted in its group then.  What the
      * watch of a report that stopped the server knew goes too. */

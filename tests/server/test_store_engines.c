@@ -875,7 +875,7 @@ static void test_symbols(void **st)
 }
 
 /* requeue(): unknown 1, pending 2, failed -> processed as new (its watch
- * forgotten), processed -> marked for reapply. */
+ * forgotten), processed -> marked for reapply, marked already 2. */
 static void test_requeue(void **st)
 {
     fx *f = *st;
@@ -905,6 +905,7 @@ static void test_requeue(void **st)
     assert_int_equal(load(e, "q1"), 2);
     assert_int_equal(e->s->begin(e->c), 0);
     assert_int_equal(e->s->requeue(e->c, "q1"), 0);
+    assert_int_equal(e->s->requeue(e->c, "q1"), 2); /* marked already: in the queue */
     assert_int_equal(e->s->commit(e->c), 0);
     assert_int_equal(load(e, "q1"), 3);
     assert_int_equal(count_of(e, "g9"), 1);
