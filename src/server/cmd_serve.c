@@ -74,7 +74,7 @@ static void usage(FILE *f)
             "  --max-pending N      reports waiting for a commit before 503 (default 16384)\n"
             "  --max-memory BYTES   report data all ingest requests may hold at once before\n"
             "                       503 (default 268435456; 0: no limit)\n"
-            "  --max-backlog N      unprocessed tasks before 503 (default 1000000)\n"
+            "  --max-backlog N      unprocessed crashes before 503 (default 1000000)\n"
             "  --lease S            lease of a claimed task (default 60, at most 86400)\n"
             "  --republish-after S  with --queue amqp://: publish again the task of a report\n"
             "                       stored S seconds ago whose task never reached the broker\n"

@@ -1354,7 +1354,7 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# TYPE faultline_ingest_id_filter_bytes gauge\n"
       "faultline_ingest_id_filter_bytes %zu\n",
       ki.lookups, ki.ready ? 1 : 0, ki.from_snapshot ? 1 : 0, ki.ids, ki.bytes);
-    P("# HELP faultline_queue_depth Tasks waiting for (or leased by) a worker.\n"
+    P("# HELP faultline_queue_depth Crashes waiting for (or leased by) a worker.\n"
       "# TYPE faultline_queue_depth gauge\n"
       "faultline_queue_depth %" PRId64 "\n",
       depth);
