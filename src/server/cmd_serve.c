@@ -643,9 +643,14 @@ int fl_cmd_serve(int argc, char **argv)
             goto out;
         }
     }
-    if (!(rules = fl_group_rules_new()) || fl_group_rules_write_defaults(skip, prefix) ||
+    /* The default lists are written into DIR on the first start; a list
+     * named by --skip-list/--prefix-list must be there (a typo would
+     * otherwise make a file wherever the server may write). */
+    if (!(rules = fl_group_rules_new()) ||
+        fl_group_rules_write_defaults(o.skip_list ? NULL : skip, o.prefix_list ? NULL : prefix) ||
         fl_group_rules_load(rules, skip, prefix)) {
-        snprintf(err, sizeof err, "cannot read the skip/prefix lists (%.200s, %.200s)", skip, prefix);
+        snprintf(err, sizeof err, "cannot read the skip/prefix lists (%.200s, %.200s): %s", skip,
+                 prefix, rules ? strerror(errno) : "out of memory");
         goto out;
     }
     fl_group_rules_set_top_n(rules, o.top_n);

@@ -52,8 +52,9 @@ typedef struct fl_group_rules fl_group_rules;
 fl_group_rules *fl_group_rules_new(void);
 /* Replace the skip list and/or the prefix list by the contents of files
  * (one entry per line, '#' comments; an entry "module:NAME" matches the
- * module's base name instead of the function).  A NULL path or a missing
- * file keeps the defaults.  Returns 0, or -1 when a file cannot be read. */
+ * module's base name instead of the function).  A NULL path keeps the
+ * defaults.  Returns 0, or -1 (errno) when a file cannot be read -- a
+ * missing one too. */
 int fl_group_rules_load(fl_group_rules *r, const char *skip_path, const char *prefix_path);
 /* Write the default lists to these paths unless the files exist. */
 int fl_group_rules_write_defaults(const char *skip_path, const char *prefix_path);

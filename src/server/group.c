@@ -104,7 +104,7 @@ static int load_list(list *l, const char *path)
         return 0;
     FILE *f = fopen(path, "r");
     if (!f)
-        return errno == ENOENT ? 0 : -1;
+        return -1; /* a missing file too: not silently the built-in list */
     list nl = {0};
     char line[512];
     int rc = 0;

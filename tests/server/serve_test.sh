@@ -624,7 +624,10 @@ reload)
   hup_says 'SIGHUP: cannot read .*skip.txt.*Is a directory.*the grouping rules in use stay'
   post_as 3
   got=$(wait_counts hupapp 3); [ "$got" = 3 ] || fail "after a failed reload: $got"
-  rmdir "$work/d/skip.txt" && mv "$work/skip.txt" "$work/d/skip.txt"
+  rmdir "$work/d/skip.txt"
+  # A deleted list is not silently the built-in one.
+  hup_says 'SIGHUP: cannot read .*skip.txt.*No such file.*the grouping rules in use stay'
+  mv "$work/skip.txt" "$work/d/skip.txt"
   echo 'module:libc.so.6' >>"$work/d/skip.txt"
   hup_says 'SIGHUP: grouping rules read again from'
   post_as 4
@@ -632,6 +635,13 @@ reload)
   kill -0 "$PID" || fail "the server stopped"
   ok "SIGHUP: a bad list kept the rules (3 in one group); the new list split the next one off"
   stop || fail "shutdown rc"
+  # A list named on the command line must be there: not made by the server.
+  timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" --skip-list "$work/nosuch.txt" \
+    >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 1 ] && grep -q 'cannot read the skip/prefix lists.*No such file' "$work/e" ||
+    fail "--skip-list missing: rc $rc $(cat "$work/e")"
+  [ ! -e "$work/nosuch.txt" ] || fail "the server made the missing list"
+  ok "a missing --skip-list: $(cat "$work/e")"
   ;;
 poison)
   # A report whose processing stops the server (FAULTLINE_TEST_CRASH_ON
