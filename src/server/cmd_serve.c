@@ -323,6 +323,18 @@ static int parse_args(opts *o, int argc, char **argv)
     return 0;
 }
 
+/* A database file that is not there yet, or starts as SQLite's do. */
+static bool sqlite_file_ok(const char *path)
+{
+    char head[16];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOENT;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == 0 || (n == sizeof head && !memcmp(head, "SQLite format 3", 16));
+}
+
 /* Writes key into path (mode 0600): beside it first, then renamed, so
  * that a crash (or a full disk) midway leaves no empty or partial key
  * behind.  On failure err says why. */
@@ -540,8 +552,13 @@ int fl_cmd_serve(int argc, char **argv)
             return 1;
         }
     }
+    struct stat dst;
     if (mkdir(o.data, 0700) && errno != EEXIST) {
         fprintf(stderr, "faultline serve: cannot create %s: %s\n", o.data, strerror(errno));
+        return 1;
+    }
+    if (stat(o.data, &dst) != 0 || !S_ISDIR(dst.st_mode)) {
+        fprintf(stderr, "faultline serve: --data %s: not a directory\n", o.data);
         return 1;
     }
     char dbpath[4096], skip[4096], prefix[4096], lockp[4096];
@@ -549,6 +566,13 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(dbpath, sizeof dbpath, "%s", !strncmp(o.db, "sqlite:", 7) ? o.db + 7 : o.db);
     else
         snprintf(dbpath, sizeof dbpath, "%s/faultline.db", o.data);
+    if (!pg && !sqlite_file_ok(dbpath)) {
+        /* Before keys, lists and symbols are written into a directory
+         * that may be another program's. */
+        fprintf(stderr, "faultline serve: %s is not an SQLite database; move it away or give "
+                        "another --data\n", dbpath);
+        return 1;
+    }
     snprintf(skip, sizeof skip, "%s", o.skip_list ? o.skip_list : "");
     snprintf(prefix, sizeof prefix, "%s", o.prefix_list ? o.prefix_list : "");
     if (!o.skip_list)

@@ -950,8 +950,17 @@ cli)
   # A data directory whose database is not one: refused, with SQLite's reason.
   mkdir -p "$work/bad" && head -c 65536 /dev/urandom >"$work/bad/faultline.db"
   timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" >/dev/null 2>"$work/e"; rc=$?
-  [ $rc = 1 ] && grep -q "cannot open the database $work/bad/faultline.db: file is not a database" "$work/e" ||
+  [ $rc = 1 ] && grep -q "$work/bad/faultline.db is not an SQLite database" "$work/e" ||
     fail "garbage database: rc $rc $(cat "$work/e")"
+  [ "$(ls "$work/bad")" = faultline.db ] || fail "garbage database: files made beside it: $(ls "$work/bad")"
+  # A damaged one (SQLite's header, garbage after): refused with SQLite's reason.
+  { printf 'SQLite format 3\0'; head -c 65536 /dev/urandom; } >"$work/bad/faultline.db"
+  timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 1 ] && grep -q "cannot open the database $work/bad/faultline.db" "$work/e" ||
+    fail "damaged database: rc $rc $(cat "$work/e")"
+  # --data naming a file.
+  timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/bad/faultline.db" >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 1 ] && grep -q "not a directory" "$work/e" || fail "--data FILE: rc $rc $(cat "$work/e")"
   # Keys that clients could not send as set (cut short, trimmed), or one
   # key for both: refused at start, saying why, before anything is made.
   long=$(head -c 200 /dev/zero | tr '\0' a)
