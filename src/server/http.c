@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2555,6 +2556,53 @@ int fl_http_check_listen(const char *host, unsigned port, char *err, size_t errl
     return check_listen(host, port, &sa, &sa6, v6, err, errlen);
 }
 
+/* libmicrohttpd's own messages (a request it answered 431 or 400 by
+ * itself, a connection it dropped, descriptors run out): one line a second
+ * at most, named as ours, the rest counted -- any client could otherwise
+ * write a line per request into the log, without a key. */
+static struct {
+    pthread_mutex_t mu;
+    uint64_t last_ns;
+    unsigned long dropped;
+} mhd_log_state = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+
+static void mhd_log_init(void)
+{
+    pthread_mutex_lock(&mhd_log_state.mu);
+    mhd_log_state.last_ns = 0;
+    mhd_log_state.dropped = 0;
+    pthread_mutex_unlock(&mhd_log_state.mu);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    uint64_t now = fl_mono_ns();
+    pthread_mutex_lock(&mhd_log_state.mu);
+    if (mhd_log_state.last_ns && now - mhd_log_state.last_ns < 1000000000ull) {
+        mhd_log_state.dropped++;
+        pthread_mutex_unlock(&mhd_log_state.mu);
+        return;
+    }
+    unsigned long dropped = mhd_log_state.dropped;
+    mhd_log_state.dropped = 0;
+    mhd_log_state.last_ns = now;
+    pthread_mutex_unlock(&mhd_log_state.mu);
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' '))
+        msg[--n] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)msg[i] < 0x20)
+            msg[i] = ' ';
+    if (dropped)
+        fprintf(stderr, "faultline serve: http: %s [%lu more messages since the last line]\n",
+                msg, dropped);
+    else
+        fprintf(stderr, "faultline serve: http: %s\n", msg);
+}
+
 fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_writer *w,
                        fl_metrics *m, char *err, size_t errlen)
 {
@@ -2592,6 +2640,7 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
      * that it can hand a pass's reports to the writer together and wait for
      * the writer's answers (see "the HTTP loops"). */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    mhd_log_init();
     h->nloops = cfg->threads ? cfg->threads : 1;
     if (!(h->loops = calloc(h->nloops, sizeof *h->loops)) ||
         (h->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
@@ -2625,6 +2674,7 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
             sa.sin_port = sa6.sin6_port = htons(bi ? bi->port : (uint16_t)cfg->port);
         }
         struct MHD_OptionItem ops[] = {
+            {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL}, /* first, MHD asks */
             {MHD_OPTION_SOCK_ADDR, 0, v6 ? (void *)&sa6 : (void *)&sa},
             {MHD_OPTION_LISTENING_ADDRESS_REUSE, reuse ? 1 : 0, NULL},
             {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->timeout_s, NULL},
