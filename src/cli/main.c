@@ -5,6 +5,7 @@
  * src/reporter, ...) as `int fl_cmd_<name>(int argc, char **argv)`, where
  * argv[0] is the subcommand's name; this file only dispatches.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,20 +30,46 @@ static void usage(FILE *out)
     fprintf(out, "\n'faultline <command> --help' shows a command's options.\n");
 }
 
+/* What went to stdout must have been written: a full disk or a closed
+ * descriptor is said and fails the command (a reader that went away, as
+ * `| head` does, is no news). */
+static int checked(int rc)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (errno != EPIPE)
+            fprintf(stderr, "faultline: writing the output: %s\n", strerror(errno));
+        return rc ? rc : FL_EXIT_ERROR;
+    }
+    return rc;
+}
+
+static const command *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(name, commands[i].name))
+            return &commands[i];
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "help") && find(argv[2])) {
+        /* faultline help COMMAND: the command's own help. */
+        char *hargv[] = {argv[2], (char *)"--help", NULL};
+        return checked(find(argv[2])->run(2, hargv));
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? FL_EXIT_USAGE : FL_EXIT_OK;
+        return checked(argc < 2 ? FL_EXIT_USAGE : FL_EXIT_OK);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("faultline %s\n", FL_VERSION_STRING);
-        return 0;
+        return checked(0);
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].run(argc - 1, argv + 1);
+    const command *c = find(argv[1]);
+    if (c)
+        return checked(c->run(argc - 1, argv + 1));
     fprintf(stderr, "faultline: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return FL_EXIT_USAGE;

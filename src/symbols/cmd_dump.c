@@ -273,7 +273,9 @@ int fl_cmd_dump(int argc, char **argv)
     int sig = SIGRTMAX - 4, dsig = SIGRTMAX - 3;
     const char *s = sig_opt ? sig_opt : env_get(env, elen, "FAULTLINE_TRACE_SIGNAL");
     const char *ds = env_get(env, elen, "FAULTLINE_DUMP_SIGNAL");
-    if (s && parse_sig(s, &sig)) {
+    if (s && (parse_sig(s, &sig) || (sig_opt && sig == 0))) {
+        /* 0 in the process's environment turns dumps off; as --signal it
+         * is only a wrong value. */
         fprintf(stderr, "faultline dump: signal %s: not a real-time signal (%d to %d)\n", s,
                 SIGRTMIN, SIGRTMAX);
         goto out;

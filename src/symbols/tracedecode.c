@@ -493,8 +493,9 @@ static void usage(FILE *f)
                "  --max-depth N    longest stack tried (default 64)\n"
                "  --max-paths N    stop after trying N paths (default 100000000)\n"
                "\n"
-               "Exit: 0 every event or value decoded, 1 some could not be (their lines\n"
-               "say why), 2 usage, an unreadable dump or file, or out of memory.\n");
+               "Exit: 0 every event or value decoded (or a crash log with none to\n"
+               "decode, which is said), 1 some could not be (their lines say why), 2\n"
+               "usage, an unreadable dump or file, or out of memory.\n");
 }
 
 /* Decodes the dump in `in` (named `path` in messages) to `out`.  Returns
@@ -794,8 +795,8 @@ out:
  * for the objects it lists that --obj did not, the file at the path it
  * names when the build id matches.  Of the latter, only those built with
  * -finstrument-functions join the graph (the C library adds nothing but
- * time).  0: every context decoded; 1: some not; 2: none could be, or
- * memory ran out. */
+ * time).  0: every context decoded, or there were none; 1: some not; 2:
+ * none could be, or memory ran out. */
 static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
                            unsigned max_depth, uint64_t max_paths)
 {
@@ -805,9 +806,10 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
     for (size_t i = 0; i < L->ntrace; i++)
         nctx += L->trace[i].has_context;
     if (!nctx) {
-        fprintf(stderr, "faultline decode: %s: the crash log has no calling contexts (the "
-                        "program was not built with -finstrument-functions)\n", path);
-        return 2;
+        fprintf(stderr, "faultline decode: %s: nothing to decode: the crash log has no calling "
+                        "contexts (the program was not built with -finstrument-functions)\n",
+                path);
+        return 0;
     }
     /* Indices into dc->objs, which grows as files are found. */
     size_t given = dc->nobjs, cap = L->nobjects + given + 1;
@@ -822,6 +824,11 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
     for (size_t i = 0; i < L->nobjects; i++) {
         const fl_object *o = &L->objects[i];
         if (!o->build_id || strlen(o->build_id) >= sizeof dc->mods[0].id)
+            continue;
+        /* The vdso ("linux-vdso.so.1", no file): never instrumented, and
+         * not worth a debuginfod query (90 s each against one that does
+         * not answer). */
+        if (o->path && o->path[0] != '/')
             continue;
         struct module m = {.path = o->path};
         memcpy(m.id, o->build_id, strlen(o->build_id) + 1);

@@ -63,7 +63,7 @@ usage_error 2 'usage: faultline dump' dump
 
 # The aliases of symbolicate (llvm-symbolizer / addr2line spellings) name
 # the same file as --obj: one unreadable file, one message naming it.
-for o in --obj -obj -e --exe; do
+for o in --obj -e --exe; do
   "$FL" symbolicate $o "$work" --cache "$work/c" 0x10 >"$work/out" 2>"$work/err"
   rc=$?
   [ $rc = 0 ] || fail "symbolicate $o DIR: exit $rc"
@@ -85,6 +85,18 @@ grep -qx "faultline symbols add: $work/notelf.txt: not a usable ELF file: not an
 grep -qx "faultline symbols add: $work: is a directory" "$work/err" || fail "symbols add DIR: $(cat "$work/err")"
 grep -qx "faultline symbols add: $work/none: No such file or directory" "$work/err" ||
   fail "symbols add missing file: $(cat "$work/err")"
+
+# faultline help COMMAND is the command's own help.
+for c in "${cmds[@]}"; do
+  [ "$c" = "symbols add" ] && continue
+  "$FL" help "$c" >"$work/h1" 2>&1 && "$FL" "$c" --help >"$work/h2" 2>&1 && cmp -s "$work/h1" "$work/h2" ||
+    fail "faultline help $c is not faultline $c --help"
+done
+# Output that cannot be written: said, and not exit 0.
+for a in --version --help "help symbolicate"; do
+  "$FL" $a >/dev/full 2>"$work/err" && fail "faultline $a >/dev/full: exit 0"
+  grep -q 'No space left' "$work/err" || fail "faultline $a >/dev/full: $(cat "$work/err")"
+done
 
 [ $fails = 0 ] || { echo "cli usage: $fails failure(s)" >&2; exit 1; }
 echo "cli usage: ok (${#cmds[@]} commands)"

@@ -109,6 +109,15 @@ else
         bad "the last trace event's context '$tctx' is not the crash's"
     printf '%s\n' "$out" | grep -q "^trace context $tctx: 1 event" && ok ||
         { bad "decode of the crash log lists no trace context $tctx"; printf '%s\n' "$out"; }
+    # The vdso (no file) is never looked for on a debuginfod server.
+    vdso_id=$(grep -A1 '^OBJECT linux-vdso' "$log" | sed -n 's/^OBJECT_BUILD_ID //p')
+    DEBUGINFOD_URLS=http://127.0.0.1:9 DEBUGINFOD_VERBOSE=1 "$FL" decode "$log" >/dev/null 2>"$tmp/dv"
+    [ -n "$vdso_id" ] && ! grep -q "$vdso_id" "$tmp/dv" && ok ||
+        bad "decode asked debuginfod for the vdso ($vdso_id): $(grep -m2 "$vdso_id" "$tmp/dv")"
+    # A log without calling contexts: nothing to decode, said, exit 0.
+    grep -v 'CONTEXT' "$log" >"$tmp/noctx.crashlog"
+    "$FL" decode "$tmp/noctx.crashlog" >"$tmp/o" 2>&1
+    [ $? -eq 0 ] && grep -q 'nothing to decode' "$tmp/o" && ok || bad "a log without contexts: $(cat "$tmp/o")"
     # The same with the files given (the log's paths are then not needed).
     out=$("$FL" decode --obj "$APP" --obj "$LIB" "$log" 2>&1)
     [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n '/^crashed thread/,/^thread /p' | names)" = "$want_c" ] &&

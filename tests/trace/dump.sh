@@ -165,6 +165,8 @@ fi
 "$FL" dump 0 >/dev/null 2>"$work/err"; [ $? = 2 ] && grep -q 'not a process id' "$work/err" || fail "pid 0"
 "$FL" dump 999999999 >/dev/null 2>"$work/err"; [ $? = 2 ] || fail "a pid that does not exist"
 "$FL" dump --timeout 0 1 >/dev/null 2>"$work/err"; [ $? = 2 ] || fail "--timeout 0 accepted"
+"$FL" dump --signal 0 $$ >/dev/null 2>"$work/err"; [ $? = 2 ] && grep -q 'not a real-time signal' "$work/err" ||
+  fail "--signal 0: $(cat "$work/err")"
 "$FL" dump >/dev/null 2>&1; [ $? = 2 ] || fail "no pid accepted"
 ok "bad arguments: exit 2"
 echo "$pass passed"
