@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "faultline.h"
@@ -982,24 +983,86 @@ int fl_cmd_decode(int argc, char **argv)
         goto out;
     }
     const char *path = optind < argc ? argv[optind] : "-";
-    if (strcmp(path, "-")) {
-        /* A crash log: decode its calling contexts. */
-        fl_crashlog *L = NULL;
-        fl_crashlog_error perr;
-        if (fl_crashlog_parse_file(path, &L, &perr) == 0) {
-            rc = decode_crashlog(&dc, L, path, (unsigned)max_depth, max_paths);
-            fl_crashlog_free(L);
-            goto out;
-        }
+    /* The input whole (a crash log is read whole anyway; a dump is a few
+     * MB at most): a crash log, or else a trace-ID dump, from a file or
+     * from standard input alike. */
+    struct stat st;
+    if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "faultline decode: %s: is a directory\n", path);
+        goto out;
     }
     FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!in) {
         fprintf(stderr, "faultline decode: %s: %s\n", path, strerror(errno));
         goto out;
     }
-    rc = decode_stream(&dc, in, path, stdout);
+    size_t len = 0, cap = 0;
+    char *text = NULL;
+    for (;;) {
+        if (cap - len < 65536) {
+            char *nt = cap < (64u << 20) ? realloc(text, cap ? cap * 2 : 65536) : NULL;
+            if (!nt) {
+                fprintf(stderr, "faultline decode: %s: %s\n", path,
+                        cap < (64u << 20) ? "out of memory" : "larger than 64 MiB");
+                free(text);
+                if (in != stdin)
+                    fclose(in);
+                goto out;
+            }
+            text = nt;
+            cap = cap ? cap * 2 : 65536;
+        }
+        size_t n = fread(text + len, 1, cap - len, in);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    bool read_err = ferror(in);
     if (in != stdin)
         fclose(in);
+    if (read_err) {
+        fprintf(stderr, "faultline decode: %s: cannot read it\n", path);
+        free(text);
+        goto out;
+    }
+    /* The first line that is not blank or a comment, as the reader has it. */
+    size_t lead = 0;
+    for (;;) {
+        while (lead < len && (text[lead] == ' ' || text[lead] == '\t' || text[lead] == '\n' ||
+                              text[lead] == '\r'))
+            lead++;
+        if (lead >= len || text[lead] != '#')
+            break;
+        while (lead < len && text[lead] != '\n')
+            lead++;
+    }
+    if (len - lead >= 10 &&
+        (!memcmp(text + lead, "FAULTLINE ", 10) || !memcmp(text + lead, "MOJOCRASH ", 10))) {
+        /* A crash log: decode its calling contexts; one that does not
+         * parse is said to be a bad crash log, with the reader's reason. */
+        fl_crashlog *L = NULL;
+        fl_crashlog_error perr;
+        if (fl_crashlog_parse(text, len, &L, &perr) == 0) {
+            rc = decode_crashlog(&dc, L, path, (unsigned)max_depth, max_paths);
+            fl_crashlog_free(L);
+        } else {
+            fprintf(stderr, "faultline decode: %s: not a valid crash log: line %u: %s\n", path,
+                    perr.line, perr.message);
+        }
+        free(text);
+        goto out;
+    }
+    FILE *mem = fmemopen(text, len ? len : 1, "r");
+    if (!mem) {
+        fprintf(stderr, "faultline decode: %s: %s\n", path, strerror(errno));
+        free(text);
+        goto out;
+    }
+    if (len == 0)
+        fgetc(mem); /* fmemopen needs a size of 1 or more: read it past */
+    rc = decode_stream(&dc, mem, path, stdout);
+    fclose(mem);
+    free(text);
 out:
     free(values);
     if (dc.dbg)

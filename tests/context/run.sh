@@ -118,6 +118,17 @@ else
     grep -v 'CONTEXT' "$log" >"$tmp/noctx.crashlog"
     "$FL" decode "$tmp/noctx.crashlog" >"$tmp/o" 2>&1
     [ $? -eq 0 ] && grep -q 'nothing to decode' "$tmp/o" && ok || bad "a log without contexts: $(cat "$tmp/o")"
+    # On standard input, the same.
+    "$FL" decode <"$log" >"$tmp/stdin.out" 2>&1
+    [ $? -eq 0 ] && [ "$(sed -n '/^crashed thread/,/^thread /p' "$tmp/stdin.out" | names)" = "$want_c" ] &&
+        ok || bad "crash log on stdin: $(head -3 "$tmp/stdin.out")"
+    # One that does not parse: the reader's reason, not "not a trace-ID dump".
+    sed 's/^CRASH_CONTEXT .*/CRASH_CONTEXT zzzz/' "$log" >"$tmp/bad.crashlog"
+    "$FL" decode "$tmp/bad.crashlog" >"$tmp/o" 2>&1
+    [ $? -eq 2 ] && grep -q "not a valid crash log: line [0-9]*: CRASH_CONTEXT: 'zzzz' is not a number" "$tmp/o" &&
+        ok || bad "a bad crash log: $(cat "$tmp/o")"
+    "$FL" decode "$tmp" >"$tmp/o" 2>&1
+    [ $? -eq 2 ] && grep -q 'is a directory' "$tmp/o" && ok || bad "a directory: $(cat "$tmp/o")"
     # The same with the files given (the log's paths are then not needed).
     out=$("$FL" decode --obj "$APP" --obj "$LIB" "$log" 2>&1)
     [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | sed -n '/^crashed thread/,/^thread /p' | names)" = "$want_c" ] &&
