@@ -674,7 +674,7 @@ static Elf *symbols_for(decoder *dc, const object *o, object *opened)
  * their symbols to the stripped file with their build id.  NULL (said
  * why) when one cannot be read or none was built with
  * -finstrument-functions. */
-static fl_ctxgraph *ctx_graph(decoder *dc, object *const *objs, size_t n)
+static fl_ctxgraph *ctx_graph(decoder *dc, object *const *objs, size_t n, const char *log)
 {
     fl_ctxgraph *g = fl_ctxgraph_new();
     if (!g) {
@@ -702,8 +702,14 @@ static fl_ctxgraph *ctx_graph(decoder *dc, object *const *objs, size_t n)
         return NULL;
     }
     if (!fl_ctxgraph_instrumented(g)) {
-        fprintf(stderr, "faultline decode: no function in the files given was built with "
-                        "-finstrument-functions\n");
+        if (log) /* the files were the log's, found at its paths or by build id */
+            fprintf(stderr, "faultline decode: %s: none of the crash log's objects that were "
+                            "found was built with -finstrument-functions: is the program "
+                            "itself missing? give it (and its libraries) with --obj\n",
+                    log);
+        else
+            fprintf(stderr, "faultline decode: no function in the files given was built with "
+                            "-finstrument-functions\n");
         fl_ctxgraph_free(g);
         return NULL;
     }
@@ -775,7 +781,7 @@ static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned 
     }
     for (size_t i = 0; i < dc->nobjs; i++)
         objs[i] = &dc->objs[i];
-    if (!(g = ctx_graph(dc, objs, dc->nobjs)))
+    if (!(g = ctx_graph(dc, objs, dc->nobjs, NULL)))
         goto out;
     rc = 0;
     for (size_t i = 0; i < nvalues; i++) {
@@ -854,7 +860,7 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
                         "give the program and its libraries with --obj\n", path);
         goto out;
     }
-    if (!(g = ctx_graph(dc, objs, n)))
+    if (!(g = ctx_graph(dc, objs, n, given ? NULL : path)))
         goto out;
     rc = 0;
     if (L->has_crash_context) {

@@ -127,6 +127,11 @@ else
     "$FL" decode "$tmp/bad.crashlog" >"$tmp/o" 2>&1
     [ $? -eq 2 ] && grep -q "not a valid crash log: line [0-9]*: CRASH_CONTEXT: 'zzzz' is not a number" "$tmp/o" &&
         ok || bad "a bad crash log: $(cat "$tmp/o")"
+    # The program and its library gone from where the log says they were:
+    # said so, not "no function in the files given" (none were given).
+    sed "s|^OBJECT_PATH $(dirname "$APP")/|OBJECT_PATH $tmp/gone/|" "$log" >"$tmp/gone.crashlog"
+    DEBUGINFOD_URLS= "$FL" decode "$tmp/gone.crashlog" >"$tmp/o" 2>&1
+    [ $? -eq 2 ] && grep -q 'is the program itself missing' "$tmp/o" && ok || bad "program missing: $(cat "$tmp/o")"
     "$FL" decode "$tmp" >"$tmp/o" 2>&1
     [ $? -eq 2 ] && grep -q 'is a directory' "$tmp/o" && ok || bad "a directory: $(cat "$tmp/o")"
     # The same with the files given (the log's paths are then not needed).
