@@ -131,7 +131,8 @@ else
     # said so, not "no function in the files given" (none were given).
     sed "s|^OBJECT_PATH $(dirname "$APP")/|OBJECT_PATH $tmp/gone/|" "$log" >"$tmp/gone.crashlog"
     DEBUGINFOD_URLS= "$FL" decode "$tmp/gone.crashlog" >"$tmp/o" 2>&1
-    [ $? -eq 2 ] && grep -q 'is the program itself missing' "$tmp/o" && ok || bad "program missing: $(cat "$tmp/o")"
+    [ $? -eq 2 ] && grep -q "is the program itself missing\|none of the crash log's objects was found" "$tmp/o" &&
+        ok || bad "program missing: $(cat "$tmp/o")"
     "$FL" decode "$tmp" >"$tmp/o" 2>&1
     [ $? -eq 2 ] && grep -q 'is a directory' "$tmp/o" && ok || bad "a directory: $(cat "$tmp/o")"
     # The same with the files given (the log's paths are then not needed).
