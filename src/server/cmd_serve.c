@@ -561,7 +561,7 @@ int fl_cmd_serve(int argc, char **argv)
         fprintf(stderr, "faultline serve: --data %s: not a directory\n", o.data);
         return 1;
     }
-    char dbpath[4096], skip[4096], prefix[4096], lockp[4096];
+    char dbpath[4096], skip[4096], prefix[4096], lockp[4200];
     if (o.db)
         snprintf(dbpath, sizeof dbpath, "%s", !strncmp(o.db, "sqlite:", 7) ? o.db + 7 : o.db);
     else
@@ -579,7 +579,9 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(skip, sizeof skip, "%s/skip.txt", o.data);
     if (!o.prefix_list)
         snprintf(prefix, sizeof prefix, "%s/prefix.txt", o.data);
-    snprintf(lockp, sizeof lockp, "%s/serve.lock", o.data);
+    /* Beside the database, not in DIR: two servers with data directories
+     * of their own may name one database with --db. */
+    snprintf(lockp, sizeof lockp, "%s.lock", dbpath);
 
     /* A file size limit (ulimit -f) then fails the write, which is reported
      * like a full disk, instead of killing the server. */
@@ -602,7 +604,7 @@ int fl_cmd_serve(int argc, char **argv)
         fprintf(stderr, "faultline serve: warning: the admin token has %zu characters; one of "
                         "16 or more is harder to guess\n", strlen(admin));
 
-    /* One processing process per data directory with role all: it may then
+    /* One processing process per database with role all: it may then
      * forget every lease at start (they belonged to its dead predecessor).
      * A broker gives a dead consumer's tasks back by itself, and servers
      * sharing PostgreSQL are meant to run side by side. */
@@ -610,7 +612,8 @@ int fl_cmd_serve(int argc, char **argv)
     if (run_workers && run_http && !pg) {
         lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB)) {
-            fprintf(stderr, "faultline serve: %s is in use by another server\n", o.data);
+            fprintf(stderr, "faultline serve: %s is in use by another server (%s)\n", dbpath,
+                    lockfd < 0 ? strerror(errno) : "its lock is held");
             if (lockfd >= 0)
                 close(lockfd);
             return 1;

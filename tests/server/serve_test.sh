@@ -998,6 +998,10 @@ cli)
   # A second server on the same data directory is refused.
   "$FL" serve --listen 127.0.0.1:0 --data "$work/k" >/dev/null 2>"$work/e2" && fail "second server started"
   grep -q 'in use' "$work/e2" || fail "second server: $(cat "$work/e2")"
+  # And one with a data directory of its own naming the same database.
+  timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/k3" --db "sqlite:$work/k/faultline.db" \
+    >/dev/null 2>"$work/e2" && fail "second server on the same --db started"
+  grep -q "$work/k/faultline.db is in use" "$work/e2" || fail "second server, same --db: $(cat "$work/e2")"
   # So is a second server on the same port, with a data directory of its
   # own: the loops' SO_REUSEPORT sockets must not let it take a share of
   # the connections.
