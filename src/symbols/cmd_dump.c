@@ -120,22 +120,23 @@ static int catches(pid_t pid, int sig)
  * its program defines faultline_install (the static library).  A signal
  * that something else catches may mean anything to it (systemd takes
  * SIGRTMIN+26, which is SIGRTMAX-4, to change its log target). */
-static bool runs_libfaultline(pid_t pid)
+static int runs_libfaultline(pid_t pid)
 {
     char path[64], line[4096];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     FILE *f = fopen(path, "r");
+    if (!f)
+        return -1; /* cannot tell: errno says why */
     bool found = false;
-    while (f && !found && fgets(line, sizeof line, f))
+    while (!found && fgets(line, sizeof line, f))
         found = strstr(line, "/libfaultline") != NULL;
-    if (f)
-        fclose(f);
+    fclose(f);
     if (found)
-        return true;
+        return 1;
     snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return false;
+        return -1;
     elf_version(EV_CURRENT);
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     Elf_Scn *scn = NULL;
@@ -157,7 +158,27 @@ static bool runs_libfaultline(pid_t pid)
     if (e)
         elf_end(e);
     close(fd);
-    return found;
+    return found ? 1 : 0;
+}
+
+/* The process's spool as the client resolves it, from its environment,
+ * seen through its root (a container) and its working directory (a
+ * relative path), into out.  0; -1 when the environment does not tell; 1
+ * when the path does not fit. */
+static int spool_from_env(const char *env, size_t elen, pid_t pid, char *out, size_t cap)
+{
+    const char *v, *sub = "";
+    if ((v = env_get(env, elen, "FAULTLINE_SPOOL")) && *v)
+        ;
+    else if ((v = env_get(env, elen, "XDG_STATE_HOME")) && *v)
+        sub = "/faultline";
+    else if ((v = env_get(env, elen, "HOME")) && *v)
+        sub = "/.local/state/faultline";
+    else
+        return -1;
+    int n = v[0] == '/' ? snprintf(out, cap, "/proc/%d/root%s%s", (int)pid, v, sub)
+                        : snprintf(out, cap, "/proc/%d/cwd/%s%s", (int)pid, v, sub);
+    return n < 0 || (size_t)n >= cap - 40 ? 1 : 0;
 }
 
 /* The process's state letter (R, S, D, T, t, Z...), or 0. */
@@ -299,7 +320,15 @@ int fl_cmd_dump(int argc, char **argv)
     /* Never send a signal nobody catches: its default action would kill
      * the process.  Nor one that something other than libfaultline may
      * catch. */
-    if (!force && !runs_libfaultline(pid)) {
+    int runs = force ? 1 : runs_libfaultline(pid);
+    if (runs < 0) {
+        fprintf(stderr,
+                "faultline dump: cannot tell whether process %d runs libfaultline: its memory "
+                "map cannot be read (%s; run as its user or as root, or --force)\n",
+                (int)pid, strerror(errno));
+        goto out;
+    }
+    if (!runs) {
         fprintf(stderr,
                 "faultline dump: process %d does not run libfaultline (no libfaultline*.so "
                 "mapped, no faultline_install in its program); --force if it is a "
@@ -318,33 +347,36 @@ int fl_cmd_dump(int argc, char **argv)
      * environment, seen through its root (a container) and its working
      * directory (a relative path). */
     char spool[4200];
-    const char *v, *sub = "";
-    if (spool_opt)
-        v = spool_opt;
-    else if ((v = env_get(env, elen, "FAULTLINE_SPOOL")) && *v)
-        ;
-    else if ((v = env_get(env, elen, "XDG_STATE_HOME")) && *v)
-        sub = "/faultline";
-    else if ((v = env_get(env, elen, "HOME")) && *v)
-        sub = "/.local/state/faultline";
-    else {
-        fprintf(stderr,
-                "faultline dump: cannot tell process %d's spool from its environment: "
-                "give it with --spool DIR\n",
+    char envspool[4200];
+    int has_env_spool = env ? spool_from_env(env, elen, pid, envspool, sizeof envspool) : -1;
+    int n = spool_opt ? snprintf(spool, sizeof spool, "%s", spool_opt)
+            : has_env_spool == 0 ? snprintf(spool, sizeof spool, "%s", envspool)
+                                 : -1;
+    if (!spool_opt && has_env_spool != 0) {
+        fprintf(stderr, has_env_spool > 0 ? "faultline dump: the spool's path is too long\n"
+                                          : "faultline dump: cannot tell process %d's spool from "
+                                            "its environment: give it with --spool DIR\n",
                 (int)pid);
         goto out;
     }
-    int n = spool_opt     ? snprintf(spool, sizeof spool, "%s", v)
-            : v[0] == '/' ? snprintf(spool, sizeof spool, "/proc/%d/root%s%s", (int)pid, v, sub)
-                          : snprintf(spool, sizeof spool, "/proc/%d/cwd/%s%s", (int)pid, v, sub);
     if (n < 0 || (size_t)n >= sizeof spool - 40) {
         fprintf(stderr, "faultline dump: the spool's path is too long\n");
         goto out;
     }
-    struct stat sb;
+    struct stat sb, eb;
     if (stat(spool, &sb) || !S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "faultline dump: %s: %s (give the spool with --spool DIR)\n", spool,
                 errno ? strerror(errno) : "not a directory");
+        goto out;
+    }
+    /* The process writes into its own spool whatever --spool says: another
+     * directory would be waited on in vain, and the dump left behind. */
+    if (spool_opt && has_env_spool == 0 && stat(envspool, &eb) == 0 &&
+        (eb.st_dev != sb.st_dev || eb.st_ino != sb.st_ino)) {
+        fprintf(stderr,
+                "faultline dump: process %d writes its dumps into %s (its environment's "
+                "spool), not into %s\n",
+                (int)pid, envspool, spool_opt);
         goto out;
     }
 

@@ -58,6 +58,22 @@ ok "the process goes on running; no file is left in its spool"
 head -1 "$work/a/ids2" | grep -q '^FAULTLINE_TRACE_DUMP 1' || fail "--ids printed $(head -2 "$work/a/ids2")"
 kept=$(sed -n 's/^faultline dump: the dump is //p' "$work/a/err")
 [ -f "$kept" ] && cmp -s "$kept" "$work/a/ids2" || fail "--keep: '$kept' is not the dump printed"
+# --spool naming another directory than the one the process writes into:
+# said, nothing sent (the dump would be waited for there in vain).
+mkdir -p "$work/elsewhere"
+"$FL" dump --spool "$work/elsewhere" "$P" >/dev/null 2>"$work/err"
+[ $? = 2 ] && grep -q "writes its dumps into .*$work/a/spool" "$work/err" ||
+    fail "--spool elsewhere: $(cat "$work/err")"
+[ -z "$(ls "$work/a/spool" | grep -e tracedump -e '\.part$' | grep -v "$(basename "$kept")")" ] ||
+    fail "--spool elsewhere: a dump was written: $(ls "$work/a/spool")"
+ok "--spool naming another directory: refused, nothing sent"
+# Another user's process (as root: run as nobody): what cannot be read is
+# said to be so, not "does not run libfaultline".
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && runuser -u nobody -- "$FL" --version >/dev/null 2>&1; then
+    runuser -u nobody -- "$FL" dump --spool "$work/a/spool" "$P" >/dev/null 2>"$work/err"
+    [ $? = 2 ] && grep -q 'memory map cannot be read' "$work/err" || fail "as another user: $(cat "$work/err")"
+    ok "another user's process: its memory map cannot be read, said"
+fi
 case $(basename "$kept") in trace-[0-9]*.tracedump) ;; *) fail "dump file named $kept" ;; esac
 ok "a second dump; --ids prints it, --keep keeps it in the spool"
 
