@@ -227,7 +227,8 @@ int fl_cmd_dump(int argc, char **argv)
     bool keep = false, ids = false, force = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    opterr = 0; /* our own words, named "faultline dump" */
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
         case 's':
@@ -256,6 +257,8 @@ int fl_cmd_dump(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
+            fprintf(stderr, "faultline dump: %s '%s'\n",
+                    c == ':' ? "a value is missing after" : "unknown option", argv[optind - 1]);
             usage(stderr);
             return 2;
         }

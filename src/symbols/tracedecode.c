@@ -929,7 +929,8 @@ int fl_cmd_decode(int argc, char **argv)
     unsigned long long max_paths = 100000000ull;
     elf_version(EV_CURRENT);
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    opterr = 0; /* our own words, named "faultline decode" */
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             rc = 0;
@@ -960,6 +961,8 @@ int fl_cmd_decode(int argc, char **argv)
             continue;
         }
         if (c != 'o') {
+            fprintf(stderr, "faultline decode: %s '%s'\n",
+                    c == ':' ? "a value is missing after" : "unknown option", argv[optind - 1]);
             usage(stderr);
             goto out;
         }
@@ -978,6 +981,7 @@ int fl_cmd_decode(int argc, char **argv)
     }
     if (nvalues) {
         if (optind < argc) {
+            fprintf(stderr, "faultline decode: --context takes no file ('%s')\n", argv[optind]);
             usage(stderr);
             goto out;
         }
@@ -985,6 +989,7 @@ int fl_cmd_decode(int argc, char **argv)
         goto out;
     }
     if (argc - optind > 1) {
+        fprintf(stderr, "faultline decode: one file at a time (%d given)\n", argc - optind);
         usage(stderr);
         goto out;
     }

@@ -59,7 +59,13 @@ usage_error 64 'option --server needs a value' submit f --server
 usage_error 64 "unexpected argument 'x'" version x
 # Documented otherwise (faultline(1)): decode and dump exit 2.
 usage_error 2 'usage: faultline decode' decode --frob
+usage_error 2 "faultline decode: unknown option '--frob'" decode --frob
+usage_error 2 "faultline decode: a value is missing after '--obj'" decode --obj
+usage_error 2 'faultline decode: one file at a time (2 given)' decode a b
+usage_error 2 "faultline decode: --context takes no file ('x')" decode --context 1 x
 usage_error 2 'usage: faultline dump' dump
+usage_error 2 "faultline dump: unknown option '--bogus'" dump --bogus 1
+usage_error 2 "faultline dump: a value is missing after '--spool'" dump --spool
 
 # The aliases of symbolicate (llvm-symbolizer / addr2line spellings) name
 # the same file as --obj: one unreadable file, one message naming it.
