@@ -82,7 +82,7 @@ typedef struct fl_state {
     size_t trace_events; /* FAULTLINE_TRACE_EVENTS: trace events in a log */
     int64_t install_mono_ns;
     pid_t pid;
-    int pending_logs;          /* -1 until faultline_pending_crashlogs() counts */
+    int pending_logs;         /* -1 until faultline_pending_crashlogs() counts */
     int dump_signal;          /* real-time signal used to reach other threads */
     struct sigaction prev[65]; /* handlers before ours, by signal number */
     bool have_prev[65];

@@ -1015,8 +1015,9 @@ enum {
 /* Cold: DWARF expressions describe PLT entries and signal frames, rarely
  * an ordinary frame, so this is compiled for size (1.6 KB of the library's
  * text budget; bench_unwind: 60,640 instructions per unwind against 59,182). */
-__attribute__((cold)) static bool eval_expr(const walk *w, const fl_regs *regs, uint64_t addr, uint64_t len,
-                      bool push_cfa, uint64_t cfa, uint64_t *out)
+__attribute__((cold)) static bool eval_expr(const walk *w, const fl_regs *regs, uint64_t addr,
+                                            uint64_t len, bool push_cfa, uint64_t cfa,
+                                            uint64_t *out)
 {
     uint64_t st[EXPR_STACK];
     int sp = 0;

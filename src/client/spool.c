@@ -171,7 +171,7 @@ static void prepare_tmpfile(const fl_state *st)
 }
 
 /* The finished logs in the spool.  Counted when the application first
- * asks, not at install: a spool of 20,000 logs takes ~11 ms to read, and
+ * asks, not at install: a spool of 20,000 logs takes ~9 ms to read, and
  * under the preload library every process would pay for it at start. */
 int fl_spool_count_logs(const char *dir)
 {
