@@ -395,6 +395,15 @@ static void install(const faultline_hooks *hooks)
     }
 }
 
+/* install() with the default hooks but get_etc. */
+static void install_etc(int (*get_etc)(faultline_get_etc_callback))
+{
+    faultline_hooks h;
+    memset(&h, 0, sizeof h);
+    h.get_etc = get_etc;
+    install(&h);
+}
+
 /* Makes linkat() fail with EPERM, as a seccomp policy or an older kernel
  * would: only calls with AT_EMPTY_PATH (all = false), or every call.  The
  * spool must then name the log through /proc/self/fd, or by copying it.
@@ -488,10 +497,7 @@ int main(int argc, char **argv)
         return 3;
     }
     if (!strcmp(mode, "hook_fault")) {
-        faultline_hooks h;
-        memset(&h, 0, sizeof h);
-        h.get_etc = faulting_get_etc;
-        install(&h);
+        install_etc(faulting_get_etc);
         crash_abort();
         return 3;
     }
@@ -500,10 +506,7 @@ int main(int argc, char **argv)
         /* One thread from before install, two after, a library loaded
          * after install, application keys, and a deep stack. */
         start_thread(idle_thread, NULL);
-        faultline_hooks h;
-        memset(&h, 0, sizeof h);
-        h.get_etc = strcmp(mode, "nomalloc_selftest") ? etc_keys : etc_keys_malloc;
-        install(&h);
+        install_etc(strcmp(mode, "nomalloc_selftest") ? etc_keys : etc_keys_malloc);
         start_thread(idle_thread, NULL);
         start_thread(idle_thread, NULL);
         load_plugin();
@@ -524,10 +527,7 @@ int main(int argc, char **argv)
         return 3;
     }
     if (!strcmp(mode, "many_threads")) {
-        faultline_hooks h;
-        memset(&h, 0, sizeof h);
-        h.get_etc = etc_mark;
-        install(&h);
+        install_etc(etc_mark);
         if (pipe(etc_pipe) != 0)
             return 2;
         for (int i = 0; i < MANY_THREADS; i++)
