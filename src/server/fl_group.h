@@ -80,6 +80,7 @@ typedef struct fl_frame {
 typedef struct fl_frames {
     fl_frame *v;
     size_t n;
+    int signal; /* the log's CRASH_SIGNAL, 0 when it has none */
 } fl_frames;
 
 /* Turn addresses into frames (symbolizing when sym != NULL).  Returns 0 or
@@ -94,9 +95,13 @@ typedef struct fl_signature {
     char stack_hash[33]; /* hex hash of every frame's name */
 } fl_signature;
 
-/* Compute the signature of an already built frame list, and its group id
- * in project (NULL, "" or FL_PROJECT_DEFAULT: the default one) and app;
- * marks the frames whose names it took (in_signature).  0 or -1 (OOM). */
+/* Compute the signature of an already built frame list (the crashing
+ * thread's), and its group id in project (NULL, "" or FL_PROJECT_DEFAULT:
+ * the default one) and app; marks the frames whose names it took
+ * (in_signature), and as noise the system libraries' frames that do not
+ * place the crash (an abort's way down through the C++ runtime; unnamed
+ * frames of the C library or the C++ runtime under the first significant
+ * frame).  0 or -1 (OOM). */
 int fl_signature_compute(const char *project, const char *app, fl_frames *f,
                          const fl_group_rules *r, fl_signature *out);
 

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,14 @@ static const char *const default_skip[] = {
     "__assert_perror_fail", "pthread_kill", "__pthread_kill_implementation",
     "__pthread_kill_internal", "__restore_rt", "__kernel_rt_sigreturn",
     "__stack_chk_fail", "__fortify_fail", "__chk_fail", "__libc_message",
-    "malloc_printerr",
+    "malloc_printerr", "__clang_call_terminate",
 };
+/* "std::__throw_" and "std::__1::__throw_": the C++ library's helpers
+ * that throw its exceptions (std::__throw_out_of_range_fmt), inlined into
+ * the application by libc++. */
 static const char *const default_prefix[] = {
     "faultline", "fl_", "__GI_", "MOJOCRASH_", "mojocrash_", "module:libfaultline",
+    "std::__throw_", "std::__1::__throw_",
 };
 
 static void list_free(list *l)
@@ -202,7 +207,9 @@ static bool matches(const fl_group_rules *r, const char *function, const char *m
 /* The function's name without the compiler's clone suffixes, so that one
  * function groups as one across builds and compilers: gcc's
  * "f.constprop.0", "f.isra.0", "f.part.1", "f.cold", "f.lto_priv.0",
- * clang's "f.llvm.123456", and the demangled " [clone .constprop.0]";
+ * clang's "f.llvm.123456", and on demangled C++ names GNU's
+ * " [clone .constprop.0]" and LLVM's " (.cold)", the form our symbolizer
+ * prints (a -O2 build splits f(int)'s cold path into "f(int) (.cold)");
  * nor its symbol version ("f@GLIBC_2.2.5", "f@@V2"), which a .symtab
  * gives and DWARF or .dynsym do not. */
 static void clone_base(const char *fn, char *out, size_t cap)
@@ -221,6 +228,21 @@ static void clone_base(const char *fn, char *out, size_t cap)
         out[n++] = *p++;
     }
     out[n] = '\0';
+    /* " (.suffix)" groups at the end: a parameter list never starts with
+     * a dot, so nothing else ends that way. */
+    for (;;) {
+        size_t l = strlen(out);
+        char *open = l > 4 && out[l - 1] == ')' ? strstr(out, " (.") : NULL;
+        while (open) {
+            char *next = strstr(open + 1, " (.");
+            if (!next)
+                break;
+            open = next;
+        }
+        if (!open || strchr(open + 3, '(') || strchr(open + 3, ')') != out + l - 1)
+            break;
+        *open = '\0';
+    }
     char *at = strchr(out, '@');
     if (at && at != out)
         *at = '\0';
@@ -297,6 +319,7 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
     size_t cap = 0;
     out->v = NULL;
     out->n = 0;
+    out->signal = log->has_crash_signal ? log->crash_signal : 0;
     fl_sym_frame *sf = sym ? malloc(MAX_INLINE * sizeof *sf) : NULL;
     if (sym && !sf)
         return -1;
@@ -406,6 +429,59 @@ static bool startup_frame(const fl_frame *fr)
     return c_library(fr->module);
 }
 
+/* The C++ runtime and the unwinder it throws with (GNU's and LLVM's). */
+static bool cxx_runtime(const char *module)
+{
+    static const char *const libs[] = {"libstdc++.so", "libc++.so", "libc++abi.so", "libgcc_s.so",
+                                       "libunwind.so"};
+    for (size_t i = 0; module && i < sizeof libs / sizeof *libs; i++)
+        if (!strncmp(module, libs[i], strlen(libs[i])))
+            return true;
+    return false;
+}
+
+static bool is_abort(const fl_frame *fr)
+{
+    return fr->function && (!strcmp(fr->function, "abort") || !strcmp(fr->function, "__GI_abort"));
+}
+
+/* The system libraries' frames that say nothing of where a crash was:
+ *  - An abort (SIGABRT, or an abort frame among the noise at the top)
+ *    comes down from the code that gave up through the C library and,
+ *    for an uncaught C++ exception, the C++ runtime: std::terminate,
+ *    __cxa_throw, std::__throw_out_of_range_fmt, the personality routine.
+ *    Those frames say how the process ended, not where, and five of them
+ *    filled the signature of every uncaught exception of an application,
+ *    whatever threw it.  So at the top of an abort the C++ runtime's
+ *    frames, and the C library's unnamed ones, are noise down to the
+ *    first frame of other code.  The C library's named frames stay:
+ *    "_int_free | free | f" is not "f" calling assert().
+ *  - Under the first significant frame, an unnamed frame of the C library
+ *    or the C++ runtime (no debug file for it, the common case for
+ *    libstdc++) is an offset that moves with every build of the library:
+ *    a qsort between a comparison function and its caller would make a
+ *    group per distribution update of the machines that crash.  The
+ *    first significant frame stays, named or not: a crash in strlen is
+ *    not a crash in its caller. */
+static void mark_runtime_noise(fl_frames *f, size_t nsig)
+{
+    bool aborted = f->signal == SIGABRT, top = true;
+    for (size_t i = 0; i < nsig; i++) {
+        fl_frame *fr = &f->v[i];
+        if (fr->noise) {
+            aborted |= is_abort(fr);
+            continue;
+        }
+        bool cxx = cxx_runtime(fr->module);
+        bool unnamed = !fr->function && (cxx || c_library(fr->module));
+        if (top ? aborted && (cxx || unnamed) : unnamed) {
+            fr->noise = true;
+            continue;
+        }
+        top = false;
+    }
+}
+
 /* How many frames, from the innermost, the signature may take: not main's
  * callers, nor the start-up frames below a thread's function (unnamed
  * ones in the C library count as such; so does an unnamed outermost frame
@@ -433,6 +509,7 @@ int fl_signature_compute(const char *project, const char *app, fl_frames *f,
     for (size_t i = 0; i < f->n; i++)
         f->v[i].in_signature = false;
     size_t nsig = signature_frames(f);
+    mark_runtime_noise(f, nsig);
     size_t cap = 64, len = 0;
     char *s = malloc(cap);
     if (!s)

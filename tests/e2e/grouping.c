@@ -2,10 +2,20 @@
  * (gcc -O2 and clang -O1 with padding that moves every address), so the
  * same crash has different addresses in the two builds.
  *   grouping a  -> main > path_a > step_a > crash_site
- *   grouping b  -> main > path_b > step_b > crash_site */
+ *   grouping b  -> main > path_b > step_b > crash_site
+ * Compiled as C++ (g++ and clang++), crash_site's std::vector::at throws
+ * std::out_of_range, which nothing catches: the process ends in
+ * std::terminate and abort, and the signature must still start at the
+ * code that threw, not at libstdc++'s frames (std::terminate,
+ * __cxa_throw, std::__throw_out_of_range_fmt), which every uncaught
+ * exception of the program shares -- unnamed offsets when the server has
+ * no debug file for libstdc++. */
 #include <faultline.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __cplusplus
+#include <vector>
+#endif
 
 #define NOINLINE __attribute__((noinline))
 #define BARRIER() __asm__ volatile("" ::: "memory")
@@ -20,11 +30,23 @@ NOINLINE int padding(int x)
 }
 #endif
 
+#ifdef __cplusplus
+static volatile int seven = 7;
+#define CRASH_ARG (&seven)
+NOINLINE static void crash_site(volatile int *p)
+{
+    std::vector<int> v(3);
+    v.at((size_t)*p) = 1; /* *p is 7: out of range */
+    BARRIER();
+}
+#else
+#define CRASH_ARG NULL
 NOINLINE static void crash_site(volatile int *p)
 {
     *p = 1;
     BARRIER();
 }
+#endif
 
 NOINLINE static void step_a(volatile int *p)
 {
@@ -62,8 +84,8 @@ int main(int argc, char **argv)
     if (!faultline_install("groupapp", v ? v : "1.0", NULL))
         return 3;
     if (argc > 1 && !strcmp(argv[1], "a"))
-        path_a(NULL);
+        path_a(CRASH_ARG);
     if (argc > 1 && !strcmp(argv[1], "b"))
-        path_b(NULL);
+        path_b(CRASH_ARG);
     return 0;
 }

@@ -2,8 +2,11 @@
 # Grouping with real symbols: the same crash built by gcc -O2 and by
 # clang -O1 (other addresses) lands in one group; a crash that shares only
 # the top frame (same crash site, other callers) lands in another.
+# With a fifth argument "c++", grouping.c is built as C++ (g++ and
+# clang++), and the crash is an uncaught exception instead of a
+# segmentation fault.
 set -u
-SRC=$1 LIBA=$2 INCLUDE=$3 FAULTLINE=$4
+SRC=$1 LIBA=$2 INCLUDE=$3 FAULTLINE=$4 LANGUAGE=${5:-c}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-grp.XXXXXX")
 ADMIN=grp-admin-$$ KEY=grp-key-$$
 cleanup() {
@@ -20,12 +23,15 @@ export ASAN_OPTIONS=handle_segv=0:detect_leaks=0
 unset FAULTLINE_URL FAULTLINE_REPORTER
 
 # Two builds of the same program.
-gcc   -O2 -g -I"$INCLUDE" "$SRC" "$LIBA" -o "$WORK/v1" -lpthread -ldl || fail "gcc build"
-clang -O1 -g -DPAD -I"$INCLUDE" "$SRC" "$LIBA" -o "$WORK/v2" -lpthread -ldl || fail "clang build"
+GCC=gcc CLANG=clang DEATH=139 DIED="SIGSEGV" X=c
+[ "$LANGUAGE" = c++ ] && GCC=g++ CLANG=clang++ DEATH=134 DIED="SIGABRT (an uncaught exception)" X=c++
+$GCC   -O2 -g -I"$INCLUDE" -x $X "$SRC" -x none "$LIBA" -o "$WORK/v1" -lpthread -ldl || fail "$GCC build"
+$CLANG -O1 -g -DPAD -I"$INCLUDE" -x $X "$SRC" -x none "$LIBA" -o "$WORK/v2" -lpthread -ldl ||
+    fail "$CLANG build"
 
 crash() { # spool version exe mode
     FAULTLINE_SPOOL=$1 GROUPING_VERSION=$2 "$3" "$4" 2>/dev/null
-    [ $? = 139 ] || fail "$3 $4 did not die of SIGSEGV"
+    [ $? = "$DEATH" ] || fail "$3 $4 did not die of $DIED"
 }
 crash "$WORK/spool" 1.0 "$WORK/v1" a
 crash "$WORK/spool" 1.1 "$WORK/v2" a
@@ -65,11 +71,17 @@ def walk(o):
     elif isinstance(o, list):
         for v in o: walk(v)
 walk(g)
-names = [f.get("function") for f in frames]
+# C++ names come with their parameters: "crash_site(int volatile*)".
+names = [(f.get("function") or "").split("(")[0] for f in frames]
 assert "crash_site" in names, names
 site = frames[names.index("crash_site")]
 assert (site.get("file") or "").endswith("grouping.c"), site
 assert int(site.get("line") or 0) > 0, site
 assert "step_a" in names and "path_a" in names, names
+# Named from the code that crashed (for C++, that threw), not from the
+# runtime it went through.
+sig = g.get("signature") or ""
+assert sig.split(" | ")[0].split("(")[0] in ("crash_site", "std::vector<int, std::allocator<int> >::_M_range_check"), sig
+assert "libstdc++" not in sig and "abort" not in sig and "terminate" not in sig, sig
 PY
-echo "ok [grouping]: gcc -O2 and clang -O1 builds of one crash -> one group; other path -> another"
+echo "ok [grouping]: $GCC -O2 and $CLANG -O1 builds of one crash -> one group; other path -> another"

@@ -602,8 +602,9 @@ kill9)
   ;;
 reload)
   # SIGHUP reads the skip and prefix lists again: the same stack groups
-  # apart once its libc frame is skipped.  A list that cannot be read
-  # leaves the rules in use, and the server running.
+  # apart once its program's frames are skipped (the signature is then
+  # its one libc frame, left out before under the program's).  A list
+  # that cannot be read leaves the rules in use, and the server running.
   start "$work/d" --workers 1
   "$POST" log 77 1 hupapp 1.0 >"$work/a.log"
   post_as() {
@@ -628,7 +629,7 @@ reload)
   # A deleted list is not silently the built-in one.
   hup_says 'SIGHUP: cannot read .*skip.txt.*No such file.*the grouping rules in use stay'
   mv "$work/skip.txt" "$work/d/skip.txt"
-  echo 'module:libc.so.6' >>"$work/d/skip.txt"
+  echo 'module:hupapp' >>"$work/d/skip.txt"
   hup_says 'SIGHUP: grouping rules read again from'
   post_as 4
   got=$(wait_counts hupapp "3 1"); [ "$got" = "3 1" ] || fail "after the reload: $got"
