@@ -122,7 +122,9 @@ ok "the trigger off, or a signal not caught: refused, and nothing sent"
 
 # A process without libfaultline: refused, and still alive -- also when
 # it catches the signal itself (as systemd does SIGRTMIN+26 = SIGRTMAX-4).
-sleep 300 &
+# Its spool is $work, as if it ran libfaultline: else, once the user's
+# default spool exists, --force below stops at the spool check instead.
+FAULTLINE_SPOOL=$work sleep 300 &
 S=$!
 pids+=("$S")
 "$FL" dump --spool "$work" "$S" >/dev/null 2>"$work/err"
