@@ -16,6 +16,8 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "fl_client.h"
 #include "fl_safemem.h"
@@ -51,6 +53,31 @@ static uint32_t pool_add(const char *s)
     memcpy(fl_mods.pool + off, s, n + 1);
     fl_mods.pool_used += n + 1;
     return off;
+}
+
+/* An object's path for OBJECT_PATH.  The dynamic linker keeps a relative
+ * name as it found it (dlopen("./plugin.so"), LD_LIBRARY_PATH=lib): that
+ * is made absolute with the working directory of now -- the one it was
+ * loaded from unless the program changed directory since; whoever reads
+ * the file compares its build id first.  Signal-safe (the getcwd system
+ * call, not libc's, which may allocate). */
+static uint32_t pool_add_path(const char *s)
+{
+    char buf[FL_PATH_MAX];
+    const char *slash = s;
+    while (*slash && *slash != '/')
+        slash++;
+    long n;
+    if (*s == '/' || !*slash || (n = syscall(SYS_getcwd, buf, sizeof buf)) < 2)
+        return pool_add(s);
+    while (s[0] == '.' && s[1] == '/')
+        s += 2;
+    size_t len = fl_strlen(s);
+    buf[n - 1] = '/'; /* over the NUL; "/" itself gives "//name" */
+    if ((size_t)n + len >= sizeof buf)
+        return pool_add(s);
+    memcpy(buf + n, s, len + 1);
+    return pool_add(buf);
 }
 
 /* Parses NT_GNU_BUILD_ID out of a note segment already copied to buf;
@@ -154,7 +181,7 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
     const char *name = info->dlpi_name;
     if ((!name || !*name) && idx == 0)
         name = fl_g.exe; /* the main program has no name in the list */
-    m->path_off = pool_add(name ? name : "");
+    m->path_off = pool_add_path(name ? name : "");
     if (m->end > m->start)
         fl_mods.count++;
     return 0;
@@ -273,7 +300,7 @@ static void add_from_memory(uint64_t bias, uint64_t lm, uint64_t name_addr)
         name[n++] = c;
     }
     name[n] = '\0';
-    m->path_off = pool_add(name);
+    m->path_off = pool_add_path(name);
     segs[idx].present = true;
     fl_mods.count++;
 }

@@ -988,6 +988,38 @@ static int cmd_dlclose(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* dlopen("./plugin.so") leaves the name relative in the dynamic linker's
+ * list: OBJECT_PATH is still the full path, so that a server on the same
+ * machine (or `faultline decode`) can open the file. */
+static int cmd_relative_plugin(const char *exe)
+{
+    char dir[1200], want[PATH_MAX + 64], env_plugin[1200];
+    snprintf(dir, sizeof dir, "%s", FL_TEST_PLUGIN);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        die("FL_TEST_PLUGIN %s is not a path", FL_TEST_PLUGIN);
+    *slash = '\0';
+    if (chdir(dir) != 0 || !getcwd(want, PATH_MAX))
+        die("chdir %s: %s", dir, strerror(errno));
+    snprintf(want + strlen(want), sizeof want - strlen(want), "/%s", slash + 1);
+    snprintf(env_plugin, sizeof env_plugin, "FL_TEST_PLUGIN=./%s", slash + 1);
+    const char *env[] = {env_plugin, NULL};
+    char *argv[] = {(char *)exe, (char *)"plugin_crash", NULL};
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        const fl_object *o = object_named(log, slash + 1);
+        CHECK(o != NULL, "the plugin dlopen()ed as ./%s is not among the OBJECTs", slash + 1);
+        CHECK(!o || !strcmp(o->path, want), "OBJECT_PATH %s, expected %s", o ? o->path : "",
+              want);
+        check_frame(log, "plugin_crash_here");
+        fl_crashlog_free(log);
+    }
+    return failures ? 1 : 0;
+}
+
 static int cmd_spool_gone(const char *exe)
 {
     char *argv[] = {(char *)exe, (char *)"spool_gone", NULL};
@@ -1311,6 +1343,8 @@ int main(int argc, char **argv)
         rc = cmd_efbig(argv[2]);
     else if (!strcmp(cmd, "dlclose"))
         rc = cmd_dlclose(argv[2]);
+    else if (!strcmp(cmd, "relative_plugin"))
+        rc = cmd_relative_plugin(argv[2]);
     else if (!strcmp(cmd, "spool_gone"))
         rc = cmd_spool_gone(argv[2]);
     else if (!strcmp(cmd, "tmpfs"))
