@@ -323,6 +323,19 @@ static void *trampoline(void *p)
     return t.fn(t.arg);
 }
 
+#ifdef __GLIBC__
+/* The C library's own name of pthread_create in its static archive, where
+ * pthread_create is weak.  A static program has no RTLD_NEXT: it reaches
+ * glibc's implementation here -- when it is linked in, which the reference
+ * alone (weak, as libc.so does not export the name) does not do: a -static
+ * link needs -Wl,-u,__pthread_create_2_1 (docs/client.md; in a dynamic
+ * link that option is an error with this hidden reference).  Hidden: the
+ * shared libraries, which never run in a static program, resolve it to
+ * NULL when they are linked, at no cost in dynamic symbols. */
+extern int __pthread_create_2_1(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
+        __attribute__((weak, visibility("hidden")));
+#endif
+
 /* Interposes the C library's pthread_create (the dynamic linker finds ours
  * first in a program linked with libfaultline or when it is preloaded).
  * Until faultline_install() ran it only forwards. */
@@ -332,6 +345,10 @@ FL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
     static pthread_create_fn real;
     if (!real) {
         real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+#ifdef __GLIBC__
+        if (!real)
+            real = __pthread_create_2_1;
+#endif
         if (!real)
             return EAGAIN;
     }
