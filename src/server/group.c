@@ -421,8 +421,11 @@ static bool c_library(const char *module)
 static bool startup_frame(const fl_frame *fr)
 {
     if (fr->function) {
+        /* glibc's debug file names the outermost frame of a thread by its
+         * internal alias, "__GI___clone3". */
+        const char *fn = fr->function + (strncmp(fr->function, "__GI_", 5) ? 0 : 5);
         for (size_t i = 0; i < sizeof startup_names / sizeof *startup_names; i++)
-            if (!strcmp(fr->function, startup_names[i]))
+            if (!strcmp(fn, startup_names[i]))
                 return true;
         return false;
     }
@@ -521,10 +524,18 @@ int fl_signature_compute(const char *project, const char *app, fl_frames *f,
     bool any = false;
     for (size_t i = 0; i < nsig; i++)
         any |= !f->v[i].noise;
+    /* A frame that repeats the one taken before it (recursion: a stack
+     * overflow, glibc's msort_with_tmp under qsort) is not taken again:
+     * else the depth of the recursion, which the data sets, would be part
+     * of the signature. */
+    const char *prev = NULL;
     for (size_t i = 0; i < nsig && taken < r->top_n; i++) {
         if (any && f->v[i].noise)
             continue;
         const char *nm = f->v[i].name;
+        if (prev && !strcmp(prev, nm))
+            continue;
+        prev = nm;
         size_t need = len + strlen(nm) + 4;
         if (need > cap) {
             while (cap < need)

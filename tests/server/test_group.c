@@ -164,6 +164,10 @@ static const symtab SYMS[] = {
     {"c0de", 0x5000, "f(int) (.cold) const"}, /* not a clone suffix: not at the end */
     {"11bc236", 0x8eebc, "__pthread_kill_implementation"}, {"11bc236", 0x3cfb2, "raise"},
     {"11bc236", 0x27472, "abort"},
+    /* glibc 2.36's debug file as it is: a thread's way in by its alias */
+    {"11bc237", 0x89000, "start_thread"}, {"11bc237", 0x10a000, "__GI___clone3"},
+    {"11bc237", 0x4d000, "msort_with_tmp"}, {"11bc237", 0x4d500, "qsort_r"},
+    {"ffff", 0x7000, "recurse"},
 };
 
 static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
@@ -445,6 +449,19 @@ static void test_group_cxx_abort(void **st)
     fl_signature s3 = sig_with("", "c0de", "11bc231", "app", "a1000 c5f0a0 a2000 a3000");
     assert_string_equal(s3.group_id, s2.group_id);
     free(s3.text);
+    free(s2.text);
+    /* A thread's way in named by glibc's debug file: __GI___clone3. */
+    s2 = sig_with_libc("11bc237", "all", "a1000 a6000 c89000 c10a000");
+    assert_string_equal(s2.text, "parse_config | worker_fn");
+    free(s2.text);
+    /* Recursion: its depth is not part of the signature. */
+    s2 = sig_with_libc("11bc237", "all", "a1000 c4d000 c4d000 c4d500 a3000");
+    s3 = sig_with_libc("11bc237", "all", "a1000 c4d000 c4d000 c4d000 c4d000 c4d000 c4d500 a3000");
+    assert_string_equal(s2.text, "parse_config | msort_with_tmp | qsort_r | main");
+    assert_string_equal(s3.group_id, s2.group_id);
+    free(s2.text), free(s3.text);
+    s2 = sig_with_libc("11bc237", "all", "a7000 a7000 a7000 a7000 a7000 a7000 a7000 a7000");
+    assert_string_equal(s2.text, "recurse");
     free(s2.text);
     /* A name with a " (.x)" inside, not at its end, is not a clone's. */
     s2 = sig_with("", "c0de", "11bc236", "all", "a5000 a3000");
