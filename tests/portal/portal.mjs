@@ -43,6 +43,7 @@ try {
   check((await page.textContent('#login-error')).includes('Wrong admin token'),
         'a wrong token is not refused: ' + await page.textContent('#login-error'));
   check(await page.locator('.group-link').count() === 0, 'groups shown without a login');
+  check(!await page.locator('#nav').isVisible(), 'the navigation (and Log out) shown without a login');
 
   // 2. The right token: the groups, largest first, with their counts.
   await page.fill('#token', admin);
@@ -342,6 +343,7 @@ try {
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');
   check(await page.locator('.group-link').count() === 0, 'groups still shown after logging out');
+  check(!await page.locator('#nav').isVisible(), 'the navigation still shown after logging out');
 
   check(problems.length === 0, problems.join('; '));
   console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
