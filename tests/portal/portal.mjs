@@ -8,6 +8,13 @@ const [url, admin, shots] = process.argv.slice(2);
 const fail = (msg) => { console.error('FAIL [portal]: ' + msg); process.exitCode = 1; throw new Error(msg); };
 const check = (cond, msg) => { if (!cond) fail(msg); };
 
+// The page is no wider than the window (a long name wraps, it does not
+// push the other columns off the screen).
+async function fits(page, what) {
+  const [w, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+  check(w <= inner, `${what} is ${w} pixels wide, the window ${inner}`);
+}
+
 async function api(path, options = {}) {
   const r = await fetch(url + path, { ...options, headers: { Authorization: 'Bearer ' + admin } });
   return r.json();
@@ -73,6 +80,22 @@ try {
         'the hostile application name is not shown as text');
   check(await page.evaluate(() => window.__pwned === undefined), 'a crash log ran script');
   check(await page.locator('main img').count() === 0, 'a crash log made an element');
+
+  // 3b. A name of 1000 characters without a blank (portal.sh's "long-x…"
+  // application, its version and OS): every page of it fits the window.
+  const long = want.find((g) => g.app.startsWith('long-'));
+  check(!!long, 'no group of the long names');
+  await fits(page, 'the groups page');
+  const longCrash = (await api('/api/v1/groups/' + long.id)).sample_crashes[0];
+  await page.goto(url + '/#/group/' + long.id);
+  await page.waitForSelector('#signature');
+  await fits(page, 'the group page of the long names');
+  await page.goto(url + '/#/crash/' + longCrash);
+  await page.waitForFunction((id) => document.querySelector('#crash-title span')?.textContent === id, longCrash);
+  await fits(page, 'the crash page of the long names');
+  await page.screenshot({ path: shots + '/long.png', fullPage: true });
+  await page.goto(url + '/#/');
+  await page.waitForSelector('.group-link');
 
   // 4. Filter by application.
   await page.fill('#f-app', 'demo');
@@ -332,6 +355,7 @@ try {
         'the hostile application is not an option, as text');
   check(await page.evaluate(() => window.__pwned === undefined), 'the trends page ran script');
   await page.screenshot({ path: shots + '/trends.png', fullPage: true });
+  await fits(page, 'the trends page (the long application name is an option)');
   await page.selectOption('#t-app', 'demo');
   // The old page's selector says demo at once; the new page has its total.
   await page.waitForFunction(() => location.hash.includes('app=demo'));

@@ -3,11 +3,12 @@
 # browser.  A server on a free loopback port gets crash logs (two groups of
 # a demo application over two versions and two OSes, one from an
 # application whose name and trace event are markup, one sent with the key
-# of a second project, and a real crash of E2E_CRASHER, which the server
-# symbolicates, and one of CTX_APP, built with -finstrument-functions,
-# whose calling contexts the server decodes), then tests/portal/portal.mjs
-# drives Debian's Chromium through the portal with playwright-core (npm,
-# installed from tests/portal/package-lock.json into BUILD_DIR).
+# of a second project, one whose names are wider than a window, a real
+# crash of E2E_CRASHER, which the server symbolicates, and one of CTX_APP,
+# built with -finstrument-functions, whose calling contexts the server
+# decodes), then tests/portal/portal.mjs drives Debian's Chromium through
+# the portal with playwright-core (npm, installed from
+# tests/portal/package-lock.json into BUILD_DIR).
 set -u
 FL=$1 BUILD=$2 CRASHER=$3 CTXAPP=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -69,7 +70,10 @@ mklog 00000000-0000-4000-8000-000000000004 demo 1.1 "Ubuntu 24.04 LTS" $B
 mklog 00000000-0000-4000-8000-000000000005 '<img src=x onerror="window.__pwned=1">' 2.0 \
     '<b>bold</b> OS' $A
 mklog 00000000-0000-4000-8000-000000000006 pocket 3.0 "Debian GNU/Linux 12 (bookworm)" $A
-"$FL" submit "$work"/log[1-4].crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
+# Names far wider than a window, without a blank to wrap at.
+mklog 00000000-0000-4000-8000-000000000007 "long-$(printf 'x%.0s' $(seq 1000))" \
+    "9.$(printf '9%.0s' $(seq 300))" "OS-$(printf 'o%.0s' $(seq 500))" $B
+"$FL" submit "$work"/log[1-47].crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
     fail "submit: $(cat "$work/submit")"
 # The hostile one as faultline-report sends it, with the user's address
 # (an address the server keeps: it has an '@' and no control character).
@@ -98,14 +102,14 @@ FAULTLINE_SPOOL=$work/spool \
 grep -q '^CRASH_CONTEXT 0x' "$work"/spool/*.crashlog || fail "the context crash wrote no CRASH_CONTEXT"
 "$FL" submit "$work"/spool/*.crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
     fail "submit: $(cat "$work/submit")"
-# Wait until all eight are processed into their six groups.
+# Wait until all nine are processed into their seven groups.
 for _ in $(seq 100); do
     total=$(admin "$(url /api/v1/groups)" | python3 -c \
         'import json,sys; print(sum(g["count"] for g in json.load(sys.stdin)["groups"]))')
-    [ "$total" = 8 ] && break
+    [ "$total" = 9 ] && break
     sleep 0.1
 done
-[ "$total" = 8 ] || fail "the groups count $total crashes, want 8"
+[ "$total" = 9 ] || fail "the groups count $total crashes, want 9"
 
 # The page a browser gets at /, and its headers.
 curl -s -D "$work/headers" -H 'Accept: text/html' -o "$work/index.html" "$(url /)"
