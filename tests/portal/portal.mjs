@@ -162,6 +162,10 @@ try {
   check(await page.locator('tbody tr').count() > 0, 'no frames on the crash page');
   check(await page.textContent('#crash-project') === 'default',
         'the crash page shows project ' + await page.textContent('#crash-project'));
+  // A value is not drawn like the grey label above it.
+  const looks = await page.$eval('#crash-project', (e) => [e, e.previousElementSibling].map((x) =>
+    getComputedStyle(x).color + ' ' + getComputedStyle(x).fontSize));
+  check(looks[0] !== looks[1], 'the project is drawn like its label: ' + looks[0]);
   await page.screenshot({ path: shots + '/crash.png', fullPage: true });
 
   // 7. The hostile crash's page: its trace event is text as well.
