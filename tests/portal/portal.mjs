@@ -277,6 +277,24 @@ try {
   await page.waitForFunction(() => document.getElementById('group-total')?.textContent === 'groups 1–1');
   check(await page.textContent('.group-link') === want[0].signature, 'back on page 1, another group');
 
+  // 9a. A page whose answer comes late does not draw into the next one: a
+  // group is opened, and left for the symbols before its answer arrives.
+  let release;
+  const held = new Promise((done) => { release = done; });
+  await page.route('**/api/v1/groups/' + want[0].id, async (r) => { await held; await r.continue(); });
+  await page.evaluate((id) => { location.hash = '#/group/' + id; }, want[0].id);
+  await page.waitForTimeout(100);
+  await page.evaluate(() => { location.hash = '#/symbols'; });
+  await page.waitForFunction(() => document.querySelector('#view h1')?.textContent === 'Symbol files');
+  const late = page.waitForResponse((r) => r.url().endsWith('/api/v1/groups/' + want[0].id));
+  release();
+  await late;
+  await page.waitForTimeout(300);
+  const headings = await page.$$eval('#view h1', (hs) => hs.map((h) => h.textContent));
+  check(JSON.stringify(headings) === '["Symbol files"]',
+        'the late group page drew into the symbols page: ' + JSON.stringify(headings));
+  await page.unroute('**/api/v1/groups/' + want[0].id);
+
   // 9b. Projects: the filter lists every project; "mobile" shows its one
   // group (a crash sent with its key), whose pages say "mobile".
   const projects = (await api('/api/v1/projects')).projects.map((p) => p.id);

@@ -480,8 +480,11 @@ async function symbols(view) {
 // ---- routing
 
 async function route() {
-  const view = $('view');
-  view.replaceChildren();
+  // Each page draws into a container of its own, so that one whose answer
+  // comes after the next page was asked for (a slow server, the back
+  // button pressed twice) draws into a container no longer shown.
+  const view = el('div');
+  $('view').replaceChildren(view);
   if (!token)
     return show();
   const [path, query] = (location.hash.slice(1) || '/').split('?');
