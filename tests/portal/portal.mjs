@@ -44,6 +44,15 @@ try {
   // 1. Behind a login: a wrong token is refused and shows nothing.
   await page.goto(url + '/');
   await page.waitForSelector('#login:not([hidden])');
+  // A server that does not answer is said, not an uncaught error.
+  await page.route('**/api/v1/groups?limit=1', (r) => r.abort('connectionrefused'));
+  await page.fill('#token', admin);
+  await page.click('#login button[type=submit]');
+  await page.waitForFunction(() => document.getElementById('login-error').textContent !== '');
+  check((await page.textContent('#login-error')).includes('the server did not answer'),
+        'a server away at login reads: ' + await page.textContent('#login-error'));
+  check(!await page.locator('#nav').isVisible(), 'logged in without an answer');
+  await page.unroute('**/api/v1/groups?limit=1');
   await page.fill('#token', 'not-the-token');
   await page.click('#login button[type=submit]');
   await page.waitForFunction(() => document.getElementById('login-error').textContent !== '');
@@ -136,6 +145,15 @@ try {
   check(await page.locator('table').nth(2).locator('tbody tr').count() === detail.frames.length,
         'the representative stack is not shown frame by frame');
   await page.screenshot({ path: shots + '/group.png', fullPage: true });
+  // Resolving while the server does not answer says so and changes nothing.
+  await page.route('**/api/v1/groups/' + big.id, (r) =>
+    r.request().method() === 'PATCH' ? r.abort('connectionrefused') : r.continue());
+  await page.click('#resolve');
+  await page.waitForFunction(() => (document.getElementById('status-error')?.textContent || '') !== '');
+  check((await page.textContent('#status-error')).includes('the server did not answer'),
+        'resolving without a server reads: ' + await page.textContent('#status-error'));
+  check((await page.textContent('#status')).includes('open'), 'the status changed without the server');
+  await page.unroute('**/api/v1/groups/' + big.id);
   await page.click('#resolve');
   await page.waitForSelector('#reopen');
   check((await page.textContent('#status')).includes('resolved'), 'the page does not say resolved');

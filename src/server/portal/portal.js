@@ -19,9 +19,19 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 
+// fetch() with the token; a server that does not answer (stopped, the
+// network gone) is said in words, not as fetch's "Failed to fetch".
+async function request(path, options) {
+  try {
+    return await fetch(path, Object.assign({}, options,
+      {headers: Object.assign({Authorization: 'Bearer ' + token}, (options || {}).headers)}));
+  } catch (e) {
+    throw new Error('the server did not answer (' + e.message + ')');
+  }
+}
+
 async function api(path, options) {
-  const r = await fetch(path, Object.assign({}, options,
-    {headers: Object.assign({Authorization: 'Bearer ' + token}, (options || {}).headers)}));
+  const r = await request(path, options);
   if (r.status === 401) {
     logout('The admin token was refused.');
     throw new Error('unauthorized');
@@ -203,14 +213,25 @@ function frames(list) {
 
 async function group(view, id) {
   const g = await api('/api/v1/groups/' + encodeURIComponent(id));
-  const set = async (s) => {
-    await api('/api/v1/groups/' + encodeURIComponent(id), {method: 'PATCH',
-      body: JSON.stringify({status: s})});
-    route();
-  };
   const action = g.status === 'resolved'
     ? el('button', {class: 'action', id: 'reopen'}, 'Reopen')
     : el('button', {class: 'action', id: 'resolve'}, 'Resolve');
+  // A change the server did not make is said beside the button.
+  const said = el('span', {id: 'status-error', class: 'error', role: 'alert'});
+  const set = async (s) => {
+    action.disabled = true;
+    said.textContent = '';
+    try {
+      await api('/api/v1/groups/' + encodeURIComponent(id), {method: 'PATCH',
+        body: JSON.stringify({status: s})});
+    } catch (e) {
+      if (e.message !== 'unauthorized')
+        said.textContent = ' Not changed: ' + e.message;
+      action.disabled = false;
+      return;
+    }
+    route();
+  };
   action.addEventListener('click', () => set(g.status === 'resolved' ? 'open' : 'resolved'));
   view.append(el('h1', {class: 'mono', id: 'signature'}, g.signature),
     el('div', {class: 'stats'},
@@ -224,7 +245,7 @@ async function group(view, id) {
         g.resolved_in ? ' in ' + g.resolved_in : ''),
       el('div', {}, el('span', {}, 'first seen'), day(g.first_seen)),
       el('div', {}, el('span', {}, 'last seen'), day(g.last_seen)),
-      el('div', {}, action)),
+      el('div', {}, action, said)),
     el('h2', {}, 'Crashes per day'), chart(g.days || []),
     el('div', {class: 'cols'},
       el('div', {}, el('h2', {}, 'Versions'),
@@ -522,7 +543,14 @@ document.addEventListener('DOMContentLoaded', () => {
   $('login').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     token = $('token').value.trim();
-    const r = await fetch('/api/v1/groups?limit=1', {headers: {Authorization: 'Bearer ' + token}});
+    let r;
+    try {
+      r = await request('/api/v1/groups?limit=1');
+    } catch (e) {
+      token = '';
+      $('login-error').textContent = 'Not logged in: ' + e.message + '.';
+      return;
+    }
     if (r.status !== 200) {
       token = '';
       $('login-error').textContent = r.status === 401 ? 'Wrong admin token.' : 'The server answered ' + r.status + '.';
