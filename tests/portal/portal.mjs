@@ -403,6 +403,26 @@ try {
   const demo = await trendsMatch('demo');
   check(demo.crashes.reduce((a, b) => a + b, 0) === 4, 'demo has 4 crashes');
 
+  // 10b. The resolved demo group (resolved in its latest version, 1.1)
+  // crashes in 1.2: regressed, and the page does not say it regressed in 1.1.
+  const resolvedIn = (await api('/api/v1/groups/' + big.id)).resolved_in;
+  check(resolvedIn === '1.1', 'the demo group was resolved in ' + resolvedIn);
+  const r12 = await fetch(url + '/api/v1/crashes', { method: 'POST',
+    headers: { 'X-Faultline-Key': process.env.FAULTLINE_INGEST_KEY, 'Content-Type': 'text/plain' },
+    body: 'FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME demo\nAPPLICATION_VERSION 1.2\n' +
+          'CRASH_SIGNAL 11\nCRASH_ID 00000000-0000-4000-8000-000000000012\n' +
+          'OBJECT /usr/bin/demo/4194304/1048576/0\nCALLSTACK 4198464\nCALLSTACK 4202496\n' +
+          'CALLSTACK 4206592\nEND\n' });
+  check(r12.status === 200, 'posting the 1.2 crash: ' + r12.status);
+  for (let i = 0; i < 100 && (await api('/api/v1/groups/' + big.id)).status !== 'regressed'; i++)
+    await new Promise((done) => setTimeout(done, 100));
+  check((await api('/api/v1/groups/' + big.id)).status === 'regressed', 'the demo group did not regress');
+  await page.goto(url + '/#/group/' + big.id);
+  await page.waitForFunction(() => document.getElementById('status')?.textContent === 'regressed');
+  const regressed = await page.$eval('#status', (e) => e.parentElement.textContent);
+  check(regressed.includes('resolved in 1.1') && !regressed.includes('regressed in'),
+        'a regressed group reads: ' + regressed);
+
   // 11. Log out: the data is gone and the login is back.
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');

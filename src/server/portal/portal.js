@@ -241,8 +241,11 @@ async function group(view, id) {
         el('a', {href: '#/?project=' + encodeURIComponent(g.project), id: 'group-project'},
           g.project)) : null,
       el('div', {}, el('span', {}, 'application'), g.app),
+      // A regressed group keeps the version it was resolved in: it
+      // crashed again in a newer one, not in that one.
       el('div', {}, el('span', {}, 'status'), el('b', {id: 'status'}, status(g.status)),
-        g.resolved_in ? ' in ' + g.resolved_in : ''),
+        g.resolved_in ? (g.status === 'regressed' ? ' (resolved in ' + g.resolved_in + ')'
+          : ' in ' + g.resolved_in) : ''),
       el('div', {}, el('span', {}, 'first seen'), day(g.first_seen)),
       el('div', {}, el('span', {}, 'last seen'), day(g.last_seen)),
       el('div', {}, action, said)),
