@@ -81,6 +81,12 @@ try {
           `row ${i}: project ${rows[i][col('Project')]}, want ${want[i].project}`);
   }
   check(Number(rows[0][0]) >= Number(rows[rows.length - 1][0]), 'not sorted by count');
+  // Each filter has a name a screen reader says (a select has no placeholder).
+  for (const [role, name, id] of [['textbox', 'Application', 'f-app'], ['textbox', 'Version', 'f-version'],
+    ['combobox', 'Status', 'f-status'], ['combobox', 'Project', 'f-project']]) {
+    const named = page.getByRole(role, { name, exact: true });
+    check(await named.count() === 1 && await named.getAttribute('id') === id, 'no ' + role + ' named ' + name);
+  }
   await page.screenshot({ path: shots + '/groups.png', fullPage: true });
 
   // 3. Hostile strings from a crash log are text, never markup or script.
@@ -396,6 +402,11 @@ try {
   check(await page.evaluate(() => window.__pwned === undefined), 'the trends page ran script');
   await page.screenshot({ path: shots + '/trends.png', fullPage: true });
   await fits(page, 'the trends page (the long application name is an option)');
+  for (const [name, id] of [['Application', 't-app'], ['Period', 't-days']]) {
+    const named = page.getByRole('combobox', { name, exact: true });
+    check(await named.count() === 1 && await named.getAttribute('id') === id,
+          'no selector named ' + name + ' on the trends page');
+  }
   await page.selectOption('#t-app', 'demo');
   // The old page's selector says demo at once; the new page has its total.
   await page.waitForFunction(() => location.hash.includes('app=demo'));

@@ -96,17 +96,18 @@ async function groups(view, params) {
   const [data, prj] = await Promise.all([api('/api/v1/groups?' + q),
     api('/api/v1/projects').catch(() => ({projects: []}))]);
   const projects = (prj.projects || []).map((p) => p.id);
-  const app = el('input', {id: 'f-app', placeholder: 'application', value: params.get('app') || ''});
+  // The filters have no visible label: their names are for screen readers.
+  const app = el('input', {id: 'f-app', 'aria-label': 'Application', placeholder: 'application', value: params.get('app') || ''});
   // Groups with crashes of this version (of any application, or the one
   // above).
-  const ver = el('input', {id: 'f-version', placeholder: 'version',
+  const ver = el('input', {id: 'f-version', 'aria-label': 'Version', placeholder: 'version',
     value: params.get('version') || ''});
-  const st = el('select', {id: 'f-status'}, ...['', 'open', 'resolved', 'regressed'].map(
+  const st = el('select', {id: 'f-status', 'aria-label': 'Status'}, ...['', 'open', 'resolved', 'regressed'].map(
     (s) => el('option', {value: s}, s || 'any status')));
   st.value = params.get('status') || '';
   // Groups of one project (every ingest key belongs to one).
   const want = params.get('project') || '';
-  const pr = el('select', {id: 'f-project'}, el('option', {value: ''}, 'all projects'),
+  const pr = el('select', {id: 'f-project', 'aria-label': 'Project'}, el('option', {value: ''}, 'all projects'),
     ...projects.map((p) => el('option', {value: p}, p)),
     want && !projects.includes(want) ? el('option', {value: want}, want) : null);
   pr.value = want;
@@ -458,10 +459,10 @@ async function trends(view, params) {
   const days = ['7', '30', '90'].includes(params.get('days')) ? params.get('days') : '30';
   q.set('days', days);
   const t = await api('/api/v1/trends?' + q);
-  const app = el('select', {id: 't-app'}, el('option', {value: ''}, 'all applications'),
+  const app = el('select', {id: 't-app', 'aria-label': 'Application'}, el('option', {value: ''}, 'all applications'),
     ...(t.apps || []).map((a) => el('option', {value: a}, a)));
   app.value = params.get('app') || '';
-  const span = el('select', {id: 't-days'}, ...['7', '30', '90'].map(
+  const span = el('select', {id: 't-days', 'aria-label': 'Period'}, ...['7', '30', '90'].map(
     (d) => el('option', {value: d}, 'last ' + d + ' days')));
   span.value = days;
   const go = () => {
