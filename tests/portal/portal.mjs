@@ -407,6 +407,24 @@ try {
     check(await named.count() === 1 && await named.getAttribute('id') === id,
           'no selector named ' + name + ' on the trends page');
   }
+  check(await page.textContent('#t-version-count') === String(all.versions.length),
+        'versions: ' + await page.textContent('#t-version-count') + ', the API has ' + all.versions.length);
+  // Past 8 versions the API sums the rest into one "other" entry, which
+  // is not one version: an answer with 12 versions, as the API gives it.
+  const twelve = { ...all, versions: [...Array(8).keys()].map((i) =>
+    ({ version: '1.' + i, total: 1, counts: all.days.map((_, k) => k === all.days.length - 1 ? 1 : 0) }))
+    .concat([{ version: 'other', other: true, total: 4,
+               counts: all.days.map((_, k) => k === all.days.length - 1 ? 4 : 0) }]) };
+  await page.route('**/api/v1/trends?*', (r) => r.fulfill({ json: twelve }));
+  await page.evaluate(() => { location.hash = '#/trends?days=30&mock=1'; });
+  await page.waitForFunction(() => location.hash.includes('mock') &&
+    document.querySelectorAll('#t-version-legend tbody tr').length === 9);
+  check(await page.textContent('#t-version-count') === 'more than 8',
+        '8 versions and "other" read as ' + await page.textContent('#t-version-count') + ' versions');
+  await page.unroute('**/api/v1/trends?*');
+  await page.evaluate(() => { location.hash = '#/trends'; });
+  await page.waitForFunction(() => !location.hash.includes('mock') &&
+    document.querySelectorAll('#t-version-legend tbody tr').length !== 9);
   await page.selectOption('#t-app', 'demo');
   // The old page's selector says demo at once; the new page has its total.
   await page.waitForFunction(() => location.hash.includes('app=demo'));

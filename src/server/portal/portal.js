@@ -483,7 +483,10 @@ async function trends(view, params) {
       el('div', {}, el('span', {}, 'crashes'), el('b', {id: 't-total'}, total)),
       el('div', {}, el('span', {}, 'installations on the worst day'),
         el('b', {id: 't-installs'}, Math.max(0, ...t.installations))),
-      el('div', {}, el('span', {}, 'versions'), el('b', {}, t.versions.length))),
+      // Past 8 versions the rest are one "other" entry of the API.
+      el('div', {}, el('span', {}, 'versions'), el('b', {id: 't-version-count'},
+        t.versions.some((s) => s.other) ? 'more than ' + (t.versions.length - 1)
+          : t.versions.length))),
     el('h2', {}, 'Crashes per day, by version'),
     stacked('t-versions', t.days, versions), legend('t-version-legend', 'Version', versions),
     el('h2', {}, 'Crashes per day, by operating system'),
