@@ -300,6 +300,15 @@ try {
   await page.click('#prev');
   await page.waitForFunction(() => document.getElementById('group-total')?.textContent === 'groups 1–1');
   check(await page.textContent('.group-link') === want[0].signature, 'back on page 1, another group');
+  // A filter keeps the page size (and starts at the first page).
+  await page.click('#next');
+  await page.waitForFunction(() => document.getElementById('group-total')?.textContent === 'groups 2–2');
+  await page.selectOption('#f-status', 'open');
+  await page.waitForFunction(() => location.hash.includes('status=open'));
+  check(/[?&]limit=1(&|$)/.test(await page.evaluate(() => location.hash)) &&
+        !(await page.evaluate(() => location.hash)).includes('offset'),
+        'a filter changed the page size or kept the page: ' + await page.evaluate(() => location.hash));
+  await page.waitForFunction(() => document.getElementById('group-total')?.textContent === 'groups 1–1');
 
   // 9a. A page whose answer comes late does not draw into the next one: a
   // group is opened, and left for the symbols before its answer arrives.

@@ -117,6 +117,8 @@ async function groups(view, params) {
     if (ver.value) p.set('version', ver.value);
     if (st.value) p.set('status', st.value);
     if (pr.value) p.set('project', pr.value);
+    // A new filter starts at the first page, of the same size.
+    if (params.get('limit')) p.set('limit', params.get('limit'));
     location.hash = '#/?' + p;
   };
   app.addEventListener('change', apply);
