@@ -430,6 +430,18 @@ try {
     document.querySelectorAll('#t-version-legend tbody tr').length === 9);
   check(await page.textContent('#t-version-count') === 'more than 8',
         '8 versions and "other" read as ' + await page.textContent('#t-version-count') + ' versions');
+  // Days without a crash: no bar, and the caption does not say "at most 1".
+  const none = { ...all, crashes: all.days.map(() => 0), installations: all.days.map(() => 0),
+                 versions: [], os: [] };
+  await page.unroute('**/api/v1/trends?*');
+  await page.route('**/api/v1/trends?*', (r) => r.fulfill({ json: none }));
+  await page.evaluate(() => { location.hash = '#/trends?days=30&mock=2'; });
+  await page.waitForFunction(() => location.hash.includes('mock=2') &&
+    document.getElementById('t-total')?.textContent === '0');
+  for (const svg of ['#t-versions', '#t-os', '#t-inst'])
+    check((await page.textContent(svg + ' text')).endsWith('(none)') &&
+          await page.locator(svg + ' rect').count() === 0,
+          'days without crashes are captioned ' + await page.textContent(svg + ' text'));
   await page.unroute('**/api/v1/trends?*');
   await page.evaluate(() => { location.hash = '#/trends'; });
   await page.waitForFunction(() => !location.hash.includes('mock') &&

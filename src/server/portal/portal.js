@@ -425,7 +425,8 @@ function stacked(id, days, series) {
   const svg = svgBox('chart stacked', w, h);
   svg.setAttribute('id', id);
   const totals = days.map((_, i) => series.reduce((a, s) => a + s.counts[i], 0));
-  const max = Math.max(1, ...totals);
+  const most = Math.max(0, ...totals);
+  const max = Math.max(1, most);
   const bw = Math.max(2, Math.floor((w - 10) / days.length) - 1);
   days.forEach((d, i) => {
     let y = h;
@@ -439,7 +440,8 @@ function stacked(id, days, series) {
         {fill: COLORS[k % COLORS.length], 'data-day': d, 'data-series': s.label, 'data-count': n});
     });
   });
-  svgCaption(svg, h, days[0] + ' – ' + days[days.length - 1] + ' (at most ' + max + ' a day)');
+  svgCaption(svg, h, days[0] + ' – ' + days[days.length - 1] +
+    (most ? ' (at most ' + most + ' a day)' : ' (none)'));
   return svg;
 }
 
