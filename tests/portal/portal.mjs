@@ -202,8 +202,10 @@ try {
   }, badGroup.sample_crashes[0]);
   check((await page.textContent('main')).includes('<script>window.__pwned=2</script>'),
         'the hostile trace event is not shown as text');
-  check((await page.textContent('main')).includes('<b>bold</b> OS'),
-        'the hostile OS name is not shown as text');
+  check((await page.textContent('main')).includes('<b>bold</b> OS \u27e8U+202E\u27e9RTL'),
+        'the hostile OS name is not shown as text, its right-to-left override by its code point');
+  check(!(await page.textContent('main')).includes('\u202e'),
+        'a right-to-left override from a crash log is on the page, turning the text after it around');
   check((await page.textContent('#crash-email')) === '<img src=x onerror="window.__pwned=3">@example.org',
         'the address the user gave is not shown as text');
   check(/300 more threads/.test(await page.textContent('#threads-omitted')),

@@ -67,8 +67,10 @@ mklog 00000000-0000-4000-8000-000000000001 demo 1.0 "Debian GNU/Linux 12 (bookwo
 mklog 00000000-0000-4000-8000-000000000002 demo 1.0 "Debian GNU/Linux 12 (bookworm)" $A
 mklog 00000000-0000-4000-8000-000000000003 demo 1.1 "Ubuntu 24.04 LTS" $A
 mklog 00000000-0000-4000-8000-000000000004 demo 1.1 "Ubuntu 24.04 LTS" $B
+# Its OS name ends in a right-to-left override (U+202E), which would turn
+# the text after it around.
 mklog 00000000-0000-4000-8000-000000000005 '<img src=x onerror="window.__pwned=1">' 2.0 \
-    '<b>bold</b> OS' $A
+    "<b>bold</b> OS $(printf '\342\200\256')RTL" $A
 mklog 00000000-0000-4000-8000-000000000006 pocket 3.0 "Debian GNU/Linux 12 (bookworm)" $A
 # Names far wider than a window, without a blank to wrap at.
 mklog 00000000-0000-4000-8000-000000000007 "long-$(printf 'x%.0s' $(seq 1000))" \

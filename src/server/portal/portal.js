@@ -9,13 +9,24 @@
 const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem('faultline-token') || '';
 
-// el('td', {class: 'num'}, 'text', child...) -> element
+// Unicode's direction controls (the embeddings and overrides U+202A-E,
+// the isolates U+2066-9, the marks U+200E, U+200F, U+061C) in a value
+// would turn the text after them around, the page's own included: one
+// U+202E in a module's name read a signature's frames backwards across
+// their " | ".  They are shown by their code point instead.
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+function visible(s) {
+  return String(s).replace(BIDI, (c) =>
+    '\u27e8U+' + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0') + '\u27e9');
+}
+
+// el('td', {class: 'num'}, 'text', child...) -> element; text through visible().
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {}))
     if (v !== null && v !== undefined) e.setAttribute(k, v);
   for (const k of kids)
-    if (k !== null && k !== undefined) e.append(k instanceof Node ? k : String(k));
+    if (k !== null && k !== undefined) e.append(k instanceof Node ? k : visible(k));
   return e;
 }
 
@@ -170,7 +181,7 @@ function svgBar(svg, x, y, width, height, tip, more) {
   for (const [k, v] of Object.entries(Object.assign({x, y, width, height}, more || {})))
     r.setAttribute(k, v);
   const t = document.createElementNS(SVG, 'title');
-  t.textContent = tip;
+  t.textContent = visible(tip);
   r.append(t);
   svg.append(r);
 }
@@ -180,7 +191,7 @@ function svgCaption(svg, h, text) {
   label.setAttribute('x', 5);
   label.setAttribute('y', h + 15);
   label.setAttribute('font-size', '11');
-  label.textContent = text;
+  label.textContent = visible(text);
   svg.append(label);
 }
 
