@@ -311,6 +311,11 @@ try {
         !(await page.evaluate(() => location.hash)).includes('offset'),
         'a filter changed the page size or kept the page: ' + await page.evaluate(() => location.hash));
   await page.waitForFunction(() => document.getElementById('group-total')?.textContent === 'groups 1–1');
+  // The last page has no "next" (it led to an empty page).
+  await page.goto(url + '/#/?limit=1&offset=' + (want.length - 1));
+  await page.waitForFunction((n) => document.getElementById('group-total')?.textContent === `groups ${n}–${n}`,
+    want.length);
+  check(await page.locator('#next').count() === 0, 'a next link on the last page');
 
   // 9a. A page whose answer comes late does not draw into the next one: a
   // group is opened, and left for the symbols before its answer arrives.

@@ -100,12 +100,16 @@ async function groups(view, params) {
   // A page at a time; the hash keeps the page (and a page size, ?limit=).
   const limit = Math.min(Math.max(parseInt(params.get('limit') || '100', 10) || 100, 1), 1000);
   const offset = Math.max(parseInt(params.get('offset') || '0', 10) || 0, 0);
-  q.set('limit', String(limit));
+  // One more than a page: whether there is a next page, so that "next"
+  // never leads to an empty one.
+  q.set('limit', String(limit + 1));
   q.set('offset', String(offset));
   // The projects for the filter; without them (a store that cannot list
   // them) the groups still show.
   const [data, prj] = await Promise.all([api('/api/v1/groups?' + q),
     api('/api/v1/projects').catch(() => ({projects: []}))]);
+  const more = data.groups.length > limit;
+  data.groups = data.groups.slice(0, limit);
   const projects = (prj.projects || []).map((p) => p.id);
   // The filters have no visible label: their names are for screen readers.
   const app = el('input', {id: 'f-app', 'aria-label': 'Application', placeholder: 'application', value: params.get('app') || ''});
@@ -146,8 +150,7 @@ async function groups(view, params) {
     el('div', {class: 'filters'}, app, ver, st, pr,
       el('span', {class: 'muted', id: 'group-total'}, 'groups ' + shown),
       offset > 0 ? el('a', {href: page(offset - limit), id: 'prev'}, '← previous') : null,
-      data.groups.length === limit ? el('a', {href: page(offset + limit), id: 'next'}, 'next →')
-        : null));
+      more ? el('a', {href: page(offset + limit), id: 'next'}, 'next →') : null));
   if (!data.groups.length) {
     view.append(el('p', {class: 'muted'}, offset ? 'No more groups.' : 'No crashes yet.'));
     return;
