@@ -290,6 +290,17 @@ try {
         'the crashed thread\'s heading does not show its stack');
   await page.screenshot({ path: shots + '/crash-contexts.png', fullPage: true });
 
+  // 8b. A crash not processed yet (an API server without workers): said,
+  // without empty signal and OS fields.
+  await page.route('**/api/v1/crashes/pending-one', (r) => r.fulfill({ json: {
+    id: 'pending-one', project: 'default', state: 'pending', received: '2026-11-27T00:00:00Z',
+    raw: 'FAULTLINE 0.1.0\nEND\n' } }));
+  await page.goto(url + '/#/crash/pending-one');
+  await page.waitForSelector('#crash-pending');
+  const stats = await page.textContent('.stats');
+  check(!/signal|OS/.test(stats), 'a pending crash shows empty fields: ' + stats);
+  await page.unroute('**/api/v1/crashes/pending-one');
+
   // 9. Paging: one group a page, forward and back.
   await page.goto(url + '/#/?limit=1');
   await page.waitForFunction(() => document.querySelectorAll('.group-link').length === 1 &&

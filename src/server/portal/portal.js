@@ -288,17 +288,22 @@ async function crash(view, id) {
       el('div', {}, el('span', {}, 'application'), (c.app || '') + ' ' + (c.version || '')),
       el('div', {}, el('span', {}, 'state'), c.state),
       el('div', {}, el('span', {}, 'received'), day(c.received)),
-      el('div', {}, el('span', {}, 'signal'), m.signal_name || m.signal || '',
-        m.signal_code !== undefined ? ' (code ' + m.signal_code + ')' : ''),
+      m.signal_name || m.signal ? el('div', {}, el('span', {}, 'signal'), m.signal_name || m.signal,
+        m.signal_code !== undefined ? ' (code ' + m.signal_code + ')' : '') : null,
       m.fault_address ? el('div', {}, el('span', {}, 'fault address'),
         el('span', {id: 'crash-fault', class: 'mono'}, m.fault_address)) : null,
       m.crash_time ? el('div', {}, el('span', {}, 'crashed'), day(m.crash_time)) : null,
-      el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform || ''),
+      m.os_pretty_name || m.platform ? el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform)
+        : null,
       // What the user typed into faultline-report --email (text, never markup).
       c.email ? el('div', {}, el('span', {}, 'reported by'),
         el('span', {id: 'crash-email', class: 'mono'}, c.email)) : null,
       c.group_id ? el('div', {}, el('span', {}, 'group'),
         el('a', {href: '#/group/' + encodeURIComponent(c.group_id)}, 'open the group')) : null));
+  // Stored, not read yet: only the raw log below is there.
+  if (c.state === 'pending')
+    view.append(el('p', {class: 'muted', id: 'crash-pending'},
+      'Waiting for a worker: its signal, stack and groups show once it is processed.'));
   // Process it again: a failed crash once the server is fixed, or a
   // processed one to regroup it (new symbols, new skip lists).
   const again = el('button', {class: 'action', id: 'reprocess'},
