@@ -30,10 +30,13 @@ try {
   const problems = [];
   page.on('dialog', (d) => { problems.push('a dialog opened: ' + d.message()); d.dismiss(); });
   page.on('pageerror', (e) => problems.push('script error: ' + e.message));
-  // Script errors count; a refused request (the wrong token below) is the
-  // browser's network log, not the page's fault.
+  // Script errors count, and the browser's advice on the page's markup
+  // ("[DOM] …", e.g. a password form without a user name); a refused
+  // request (the wrong token below) is the browser's network log, not the
+  // page's fault.
   page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().startsWith('Failed to load resource'))
+    if ((m.type() === 'error' && !m.text().startsWith('Failed to load resource')) ||
+        m.text().startsWith('[DOM]'))
       problems.push('console: ' + m.text());
   });
   page.on('response', (r) => {
