@@ -1591,7 +1591,25 @@ static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     for (int i = 0; i < PQntuples(r); i++)
         json_array_append_new(arr, group_row(r, i));
     PQclear(r);
-    return json_pack("{s:o}", "groups", arr);
+    /* How many the filter matches (the portal's "1-100 of N"). */
+    p_args b = {0};
+    p_text(&b, f->app);
+    p_text(&b, f->version);
+    p_text(&b, f->status);
+    p_text(&b, f->project);
+    r = p_exec(c,
+               "SELECT count(*) FROM groups g WHERE ($1::text IS NULL OR app=$1::text) AND "
+               "($3::text IS NULL OR status=$3::text) AND ($4::text IS NULL OR "
+               "coalesce(project, '" FL_PROJECT_DEFAULT "')=$4::text) AND ($2::text IS NULL OR "
+               "EXISTS(SELECT 1 FROM group_versions v WHERE v.group_id=g.id AND v.version=$2::text))",
+               &b, 0);
+    if (!r) {
+        json_decref(arr);
+        return NULL;
+    }
+    json_int_t total = PQntuples(r) == 1 ? (json_int_t)r_i64(r, 0, 0) : 0;
+    PQclear(r);
+    return json_pack("{s:o,s:I}", "groups", arr, "total", total);
 }
 
 /* Rows of (key, count) into an array of {name: key, "count": n}; NULL on

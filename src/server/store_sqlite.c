@@ -1444,33 +1444,48 @@ static json_t *group_row(sqlite3_stmt *s)
     return g;
 }
 
+#define GROUPS_WHERE                                                                       \
+    " FROM groups g WHERE (?1 IS NULL OR app=?1) AND (?3 IS NULL OR status=?3) AND (?2 IS NULL " \
+    "OR EXISTS(SELECT 1 FROM group_versions v WHERE v.group_id=g.id AND v.version=?2)) AND "  \
+    "(?6 IS NULL OR coalesce(project, '" FL_PROJECT_DEFAULT "')=?6)"
+
 static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
 {
     sconn *c = (sconn *)pc;
-    sqlite3_stmt *s = NULL;
-    const char *sql =
-        "SELECT " GROUP_COLS " FROM groups g WHERE (?1 IS NULL OR app=?1) AND (?3 IS NULL OR "
-        "status=?3) AND (?2 IS NULL OR EXISTS(SELECT 1 FROM group_versions v WHERE "
-        "v.group_id=g.id AND v.version=?2)) AND (?6 IS NULL OR coalesce(project, "
-        "'" FL_PROJECT_DEFAULT "')=?6) ORDER BY count DESC, id LIMIT ?4 OFFSET ?5";
-    if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL))
-        return NULL;
-    bind_text(s, 1, f->app);
-    bind_text(s, 2, f->version);
-    bind_text(s, 3, f->status);
-    sqlite3_bind_int(s, 4, (int)f->limit);
-    sqlite3_bind_int(s, 5, (int)f->offset);
-    bind_text(s, 6, f->project);
+    /* The page, then how many groups the filter matches (the portal's
+     * "1-100 of N"; the groups table holds one row per signature, so the
+     * count is cheap next to the page). */
+    static const char *const sql[2] = {
+        "SELECT " GROUP_COLS GROUPS_WHERE " ORDER BY count DESC, id LIMIT ?4 OFFSET ?5",
+        "SELECT count(*)" GROUPS_WHERE}; /* ?4 and ?5 unused: bound all the same */
     json_t *arr = json_array();
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        json_array_append_new(arr, group_row(s));
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        json_decref(arr);
-        return NULL;
+    json_int_t total = 0;
+    for (int q = 0; q < 2; q++) {
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(c->db, sql[q], -1, &s, NULL)) {
+            json_decref(arr);
+            return NULL;
+        }
+        bind_text(s, 1, f->app);
+        bind_text(s, 2, f->version);
+        bind_text(s, 3, f->status);
+        sqlite3_bind_int(s, 4, (int)f->limit);
+        sqlite3_bind_int(s, 5, (int)f->offset);
+        bind_text(s, 6, f->project);
+        int rc;
+        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+            if (q == 0)
+                json_array_append_new(arr, group_row(s));
+            else
+                total = (json_int_t)sqlite3_column_int64(s, 0);
+        }
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE) {
+            json_decref(arr);
+            return NULL;
+        }
     }
-    return json_pack("{s:o}", "groups", arr);
+    return json_pack("{s:o,s:I}", "groups", arr, "total", total);
 }
 
 /* Rows of (key, count) into an array of {name: key, "count": n}. */

@@ -938,11 +938,15 @@ static void test_processing_watch(void **st)
     assert_int_equal(before, 1);
 }
 
-/* The ids of a list_groups answer, space-separated. */
+/* The ids of a list_groups answer, space-separated; its "total" in
+ * g_total. */
+static json_int_t g_total;
 static void listed(eng *e, const fl_group_filter *flt, char *out, size_t cap)
 {
     json_t *l = e->s->list_groups(e->c, flt);
     assert_non_null(l);
+    assert_true(json_is_integer(json_object_get(l, "total")));
+    g_total = json_integer_value(json_object_get(l, "total"));
     json_t *v;
     size_t i;
     out[0] = '\0';
@@ -985,9 +989,11 @@ static void test_list_groups(void **st)
     fl_group_filter flt = {.limit = 50};
     listed(e, &flt, got, sizeof got);
     assert_string_equal(got, "B C a Z");
+    assert_int_equal(g_total, 4);
     flt.app = "other";
     listed(e, &flt, got, sizeof got);
     assert_string_equal(got, "B C");
+    assert_int_equal(g_total, 2);
     flt.app = NULL;
     flt.version = "2.0";
     listed(e, &flt, got, sizeof got);
@@ -1000,18 +1006,27 @@ static void test_list_groups(void **st)
     flt.app = "app";
     listed(e, &flt, got, sizeof got);
     assert_string_equal(got, "a Z");
+    assert_int_equal(g_total, 2);
+    flt.version = "3.0"; /* with the version filter too */
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "Z");
+    assert_int_equal(g_total, 1);
+    /* The total is every group the filter matches, whatever the page. */
     fl_group_filter page = {.limit = 2, .offset = 1};
     listed(e, &page, got, sizeof got);
     assert_string_equal(got, "C a");
+    assert_int_equal(g_total, 4);
     page.offset = 10;
     listed(e, &page, got, sizeof got);
     assert_string_equal(got, "");
+    assert_int_equal(g_total, 4);
     json_t *l = e->s->list_groups(e->c, &(fl_group_filter){.limit = 1});
     json_t *want = json_loads(
         "{\"groups\":[{\"id\":\"B\",\"project\":\"default\",\"app\":\"other\",\"signature\":\"B\","
         "\"count\":3,"
         "\"first_seen\":\"2023-11-14T22:13:20Z\",\"last_seen\":\"2023-11-14T22:13:20Z\","
-        "\"status\":\"open\",\"affected\":0,\"resolved_in\":null,\"latest_version\":\"2.0\"}]}",
+        "\"status\":\"open\",\"affected\":0,\"resolved_in\":null,\"latest_version\":\"2.0\"}],"
+        "\"total\":4}",
         0, NULL);
     assert_true(json_equal(l, want));
     json_decref(want);

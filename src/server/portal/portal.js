@@ -148,7 +148,8 @@ async function groups(view, params) {
   const shown = data.groups.length ? (offset + 1) + '–' + (offset + data.groups.length) : '0';
   view.append(el('h1', {}, 'Crash groups'),
     el('div', {class: 'filters'}, app, ver, st, pr,
-      el('span', {class: 'muted', id: 'group-total'}, 'groups ' + shown),
+      el('span', {class: 'muted', id: 'group-total'}, 'groups ' + shown +
+        (data.total !== undefined ? ' of ' + data.total : '')),
       offset > 0 ? el('a', {href: page(offset - limit), id: 'prev'}, '← previous') : null,
       more ? el('a', {href: page(offset + limit), id: 'next'}, 'next →') : null));
   if (!data.groups.length) {
@@ -573,6 +574,7 @@ document.addEventListener('DOMContentLoaded', () => {
   $('login').addEventListener('submit', async (ev) => {
     ev.preventDefault();
     token = $('token').value.trim();
+    $('login-error').textContent = ''; /* the last try's, until this one is answered */
     let r;
     try {
       r = await request('/api/v1/groups?limit=1');
