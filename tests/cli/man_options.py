@@ -8,7 +8,10 @@ Keeps the manual pages and the --help texts in step, both ways:
   paragraph under COMMANDS), or in the OPTIONS of faultline-report(1);
 * every option a manual page lists as an item (.TP then a line starting
   with an option) appears in the --help of its command;
-* every command `faultline --help` lists has an entry in faultline(1).
+* every command `faultline --help` lists has an entry in faultline(1);
+* every option a command's usage lines (the "usage:" lines at the top of
+  its --help) name appears in the SYNOPSIS of its manual page, but
+  --help and --version, which a SYNOPSIS leaves out by custom.
 """
 import re
 import subprocess
@@ -54,6 +57,46 @@ def items(entry):
     return out
 
 
+def usage_lines(text):
+    """The usage lines of a --help text: "usage: ..." and the lines
+    continuing it (indented), up to the first blank or other line."""
+    out, on = [], False
+    for line in text.split("\n"):
+        if line.startswith("usage:"):
+            on = True
+        elif not (on and line.startswith(" ") and line.strip().startswith(("[", "-", "faultline"))):
+            on = False
+        if on:
+            out.append(line)
+    return "\n".join(out)
+
+
+def synopsis(page):
+    """The options of each form in a manual page's SYNOPSIS (forms are
+    separated by .br), by command: "faultline-report", "faultline
+    serve", "faultline symbols add"...; a command with two forms gets
+    the options of both."""
+    syn = page.split("\n.SH SYNOPSIS\n", 1)[1].split("\n.SH ", 1)[0]
+    out = {}
+    for form in syn.split("\n.br\n"):
+        first = re.sub(r"^\.(BR|BI|B|IR|I|RB|RI)\s+", "", form.strip().split("\n")[0])
+        words = []
+        for w in first.replace('"', " ").split():
+            if not re.match(r"^[a-z][a-z-]*$", w):
+                break
+            words.append(w)
+        out.setdefault(" ".join(words), set()).update(options(form.replace('"', " ")))
+    return out
+
+
+def check_synopsis(name, help_txt, forms):
+    if name not in forms:
+        failures.append("%s: not in the manual's SYNOPSIS" % name)
+        return
+    for o in sorted(options(usage_lines(help_txt)) - forms[name] - {"--help", "--version", "-h"}):
+        failures.append("%s: its usage names %s, the manual's SYNOPSIS does not" % (name, o))
+
+
 def check(name, help_opts, entry):
     page_opts = options(entry)
     for o in sorted(help_opts - page_opts):
@@ -80,13 +123,16 @@ for c in listed:
     if name not in entries:
         failures.append("faultline(1) has no entry for %s" % name)
         continue
-    check("faultline " + name, options(help_text([FL] + name.split())) - {"--help"},
-          entries[name])
+    htxt = help_text([FL] + name.split())
+    check("faultline " + name, options(htxt) - {"--help"}, entries[name])
+    check_synopsis("faultline " + name, htxt, synopsis(page))
 
 # faultline-report(1): its OPTIONS section against faultline-report --help.
 rpage = plain(open(MANDIR + "/faultline-report.1").read())
 ropts = rpage.split("\n.SH OPTIONS\n", 1)[1].split("\n.SH ", 1)[0]
-check("faultline-report", options(help_text([REPORT])), ropts)
+rhelp = help_text([REPORT])
+check("faultline-report", options(rhelp), ropts)
+check_synopsis("faultline-report", rhelp, synopsis(rpage))
 
 for f in failures:
     print("FAIL:", f)
