@@ -54,6 +54,8 @@ usage_error 64 '--obj needs a value' symbolicate --obj
 usage_error 64 '-e needs a value' symbolicate -e
 usage_error 64 '--cache needs a value' symbolicate --obj x --cache
 usage_error 64 "unknown option '--frob'" symbolicate --obj x --frob
+# llvm-symbolizer's single-dash -obj is not taken (docs/symbols.md says so).
+usage_error 64 "unknown option '-obj'" symbolicate -obj x 0x10
 usage_error 64 'no crash log given' submit
 usage_error 64 'option --server needs a value' submit f --server
 usage_error 64 "unexpected argument 'x'" version x
