@@ -183,6 +183,13 @@ PY
     grep -qx "$t" <<<"$comms" || fail "no thread named $t: $(tr '\n' ' ' <<<"$comms")"
   done
   ok "thread names"
+  # The portal's Content-Security-Policy is the one docs/http-api.md quotes.
+  doc_csp=$(grep -o "\`default-src [^\`]*\`" "$(dirname "$0")/../../docs/http-api.md" | tr -d '\`')
+  got_csp=$(curl -s -D - -o /dev/null -H 'Accept: text/html' "$(url /)" |
+    sed -n 's/^[Cc]ontent-[Ss]ecurity-[Pp]olicy: //p' | tr -d '\r')
+  [ -n "$got_csp" ] && [ "$got_csp" = "$doc_csp" ] ||
+    fail "the portal's CSP is '$got_csp'; docs/http-api.md says '$doc_csp'"
+  ok "the portal's CSP is the documented one"
   stop || fail "shutdown rc"
   # A clean stop leaves the filter for the next start, which takes it at its
   # first report instead of reading every stored id again.
