@@ -6,7 +6,7 @@
 #define FL_VERSION_STRING "0.1.0"
 
 int fl_cmd_version(int argc, char **argv);
-int fl_cmd_submit(int argc, char **argv); /* src/reporter/submit.c */
+int fl_cmd_submit(int argc, char **argv);      /* src/reporter/submit.c */
 int fl_cmd_symbolicate(int argc, char **argv); /* src/symbols/cmd_symbols.c */
 int fl_cmd_symbols(int argc, char **argv);     /* src/symbols/cmd_symbols.c */
 int fl_cmd_serve(int argc, char **argv);       /* src/server/cmd_serve.c */
@@ -20,8 +20,10 @@ int fl_cmd_dump(int argc, char **argv);        /* src/symbols/cmd_dump.c */
         {"submit", fl_cmd_submit, "send crash logs to a server (a scriptable reporter)"},          \
         {"symbolicate", fl_cmd_symbolicate,                                                        \
          "symbolicate addresses like llvm-symbolizer --inlines"},                                  \
-        {"symbols", fl_cmd_symbols, "symbols add FILE...: ingest debug files into the symcache"},  \
-        {"decode", fl_cmd_decode, "turn a trace-ID dump (faultline_trace_dump) into text"},        \
+        {"symbols", fl_cmd_symbols,                                                                \
+         "symbols add FILE...: ingest debug files (locally or to a server)"},                      \
+        {"decode", fl_cmd_decode,                                                                  \
+         "turn trace-ID dumps into text and calling contexts into stacks"},                        \
         {"dump", fl_cmd_dump, "dump PID: the flight recorder of a running process, as text"},
 
 #endif
