@@ -53,10 +53,16 @@ static const command *find(const char *name)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 3 && !strcmp(argv[1], "help") && find(argv[2])) {
+    if (argc >= 3 && !strcmp(argv[1], "help")) {
         /* faultline help COMMAND: the command's own help. */
+        const command *c = find(argv[2]);
+        if (!c) {
+            fprintf(stderr, "faultline: unknown command '%s'\n", argv[2]);
+            usage(stderr);
+            return FL_EXIT_USAGE;
+        }
         char *hargv[] = {argv[2], (char *)"--help", NULL};
-        return checked(find(argv[2])->run(2, hargv));
+        return checked(c->run(2, hargv));
     }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {

@@ -39,6 +39,7 @@ usage_error() {
 }
 usage_error 64 'usage: faultline <command>'
 usage_error 64 "unknown command 'frob'" frob
+usage_error 64 "unknown command 'frob'" help frob
 usage_error 64 "unknown option '--frob'" serve --frob
 usage_error 64 '--listen wants ADDR:PORT' serve --listen foo
 usage_error 64 '--data needs a value' serve --data
