@@ -45,7 +45,8 @@ static void usage(FILE *f)
           "  --ids            print the trace-ID dump itself, not decoded\n"
           "  --force          send even when no libfaultline shows in the process (a stripped\n"
           "                   program built with the static library)\n"
-          "exit status: 0 done; 1 some events could not be decoded; 2 error\n",
+          "exit status: 0 done; 1 some events could not be decoded (the dump is kept, for\n"
+          "faultline decode --obj); 2 error\n",
           f);
 }
 
@@ -444,11 +445,13 @@ int fl_cmd_dump(int argc, char **argv)
     if (ids) {
         rc = copy_out(found);
     } else {
-        char *dargv[] = {(char *)"decode", found, NULL};
+        char *dargv[] = {(char *)"dump", found, NULL}; /* its messages then say "dump" */
         fflush(stdout);
         rc = fl_cmd_decode(2, dargv);
     }
-    if (keep || rc == 2)
+    /* Kept too when some events could not be decoded: for faultline decode
+     * --obj, with the files the process had. */
+    if (keep || rc != 0)
         fprintf(stderr, "faultline dump: the dump is %s\n", found);
     else
         unlink(found);

@@ -29,6 +29,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +43,19 @@
 #include "fl_ctxdecode.h"
 #include "fl_tracedecode.h"
 #include "fl_tracefmt.h"
+
+/* The command the messages name: "decode", or "dump" when `faultline dump`
+ * decodes what it fetched (fl_cmd_decode's argv[0]). */
+static const char *g_cmd = "decode";
+
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "faultline %s: ", g_cmd);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 
 /* An object file, open for reading sites. */
 typedef struct object {
@@ -516,8 +530,8 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
             line[--len] = '\0';
         if (!header) {
             if (strcmp(line, "FAULTLINE_TRACE_DUMP 1")) {
-                fprintf(stderr,
-                        "faultline decode: %s: not a trace-ID dump (it starts "
+                say(
+                        "%s: not a trace-ID dump (it starts "
                         "\"FAULTLINE_TRACE_DUMP 1\"; faultline_trace_dump() writes one)\n",
                         path);
                 goto bad;
@@ -530,7 +544,7 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
         size_t klen = sp ? (size_t)(sp - line) : (size_t)len;
         if (klen == 11 && !strncmp(line, "TRACE_BYTES", 11)) {
             if (!p.have || add_bytes(&p, v)) {
-                fprintf(stderr, "faultline decode: %s:%lu: bad TRACE_BYTES line\n", path, lineno);
+                say("%s:%lu: bad TRACE_BYTES line\n", path, lineno);
                 goto bad;
             }
             continue;
@@ -539,7 +553,7 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
             goto bad;
         if (klen == 8 && !strncmp(line, "TRACE_ID", 8)) {
             if (start_event(&p, v)) {
-                fprintf(stderr, "faultline decode: %s:%lu: bad TRACE_ID line\n", path, lineno);
+                say("%s:%lu: bad TRACE_ID line\n", path, lineno);
                 goto bad;
             }
         } else if (klen == 6 && !strncmp(line, "MODULE", 6)) {
@@ -547,7 +561,7 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
             unsigned long idx = strtoul(v, &end, 10);
             char id[2 * 64 + 1] = "", *mpath = NULL;
             if (sscanf(end, " %128s", id) != 1 || idx > 100000) {
-                fprintf(stderr, "faultline decode: %s:%lu: bad MODULE line\n", path, lineno);
+                say("%s:%lu: bad MODULE line\n", path, lineno);
                 goto bad;
             }
             char *rest = strstr(end, id) + strlen(id);
@@ -574,21 +588,26 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
     if (flush_event(dc, &p, out))
         goto bad;
     if (!header || !ended) {
-        fprintf(stderr, "faultline decode: %s: %s\n", path,
+        say("%s: %s\n", path,
                 header ? "cut short (no END line)" : "empty");
         goto bad;
     }
     if (fflush(out)) {
-        fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
+        say("writing: %s\n", strerror(errno));
         goto bad;
     }
     rc = 0;
     if (!dc->events) /* said, so that an empty output is not taken for a failure */
-        fprintf(stderr, "faultline decode: %s: no trace events in the dump\n", path);
+        say("%s: no trace events in the dump\n", path);
     if (dc->unresolved) {
-        fprintf(stderr,
-                "faultline decode: %lu of %lu events not decoded: give the programs and "
-                "libraries they came from with --obj\n",
+        if (!strcmp(g_cmd, "dump")) /* the process's files, by the paths it loaded them from */
+            say("%lu of %lu events not decoded: the files they came from are gone or "
+                "changed since the process loaded them; decode the dump with faultline "
+                "decode --obj FILE\n",
+                dc->unresolved, dc->events);
+        else
+            say("%lu of %lu events not decoded: give the programs and libraries they came "
+                "from with --obj\n",
                 dc->unresolved, dc->events);
         rc = 1;
     }
@@ -629,7 +648,7 @@ static int flush_stdout(int rc)
 {
     if (fflush(stdout) == 0)
         return rc;
-    fprintf(stderr, "faultline decode: writing: %s\n", strerror(errno));
+    say("writing: %s\n", strerror(errno));
     return 2;
 }
 
@@ -678,7 +697,7 @@ static fl_ctxgraph *ctx_graph(decoder *dc, object *const *objs, size_t n, const 
 {
     fl_ctxgraph *g = fl_ctxgraph_new();
     if (!g) {
-        fprintf(stderr, "faultline decode: out of memory\n");
+        say("out of memory\n");
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
@@ -691,24 +710,24 @@ static fl_ctxgraph *ctx_graph(decoder *dc, object *const *objs, size_t n, const 
         if (dbg.elf || dbg.fd >= 0)
             close_object(&dbg);
         if (rc) {
-            fprintf(stderr, "faultline decode: %s\n", err);
+            say("%s\n", err);
             fl_ctxgraph_free(g);
             return NULL;
         }
     }
     if (fl_ctxgraph_link(g)) {
-        fprintf(stderr, "faultline decode: out of memory\n");
+        say("out of memory\n");
         fl_ctxgraph_free(g);
         return NULL;
     }
     if (!fl_ctxgraph_instrumented(g)) {
         if (log) /* the files were the log's, found at its paths or by build id */
-            fprintf(stderr, "faultline decode: %s: none of the crash log's objects that were "
+            say("%s: none of the crash log's objects that were "
                             "found was built with -finstrument-functions: is the program "
                             "itself missing? give it (and its libraries) with --obj\n",
                     log);
         else
-            fprintf(stderr, "faultline decode: no function in the files given was built with "
+            say("no function in the files given was built with "
                             "-finstrument-functions\n");
         fl_ctxgraph_free(g);
         return NULL;
@@ -739,7 +758,7 @@ static int ctx_decode_one(const fl_ctxgraph *g, uint64_t v, unsigned max_depth,
         if (s.nomem) {
             /* The search freed what it took: the next value may fit. */
             printf("  not decoded: out of memory\n");
-            fprintf(stderr, "faultline decode: out of memory\n");
+            say("out of memory\n");
             return 2;
         }
         if (s.complete)
@@ -761,7 +780,7 @@ static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned 
                            uint64_t max_paths)
 {
     if (!dc->nobjs) {
-        fprintf(stderr, "faultline decode: --context needs the program's files: --obj FILE\n");
+        say("--context needs the program's files: --obj FILE\n");
         return 2;
     }
     uint64_t *v = calloc(nvalues, sizeof *v);
@@ -775,7 +794,7 @@ static int decode_contexts(decoder *dc, char **values, size_t nvalues, unsigned 
         errno = 0;
         v[i] = strtoull(values[i], &end, 16);
         if (!*values[i] || *end || errno || values[i][0] == '-') {
-            fprintf(stderr, "faultline decode: --context %s: not a hex value\n", values[i]);
+            say("--context %s: not a hex value\n", values[i]);
             goto out;
         }
     }
@@ -813,7 +832,7 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
     for (size_t i = 0; i < L->ntrace; i++)
         nctx += L->trace[i].has_context;
     if (!nctx) {
-        fprintf(stderr, "faultline decode: %s: nothing to decode: the crash log has no calling "
+        say("%s: nothing to decode: the crash log has no calling "
                         "contexts (the program was not built with -finstrument-functions)\n",
                 path);
         return 0;
@@ -856,7 +875,7 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
     for (size_t k = 0; k < n; k++)
         objs[k] = &dc->objs[pick[k]];
     if (!n) {
-        fprintf(stderr, "faultline decode: %s: none of the crash log's objects was found: "
+        say("%s: none of the crash log's objects was found: "
                         "give the program and its libraries with --obj\n", path);
         goto out;
     }
@@ -921,6 +940,7 @@ int fl_cmd_decode(int argc, char **argv)
                                          {"max-paths", required_argument, NULL, 'p'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0, 0, 0, 0}};
+    g_cmd = argc > 0 && !strcmp(argv[0], "dump") ? "dump" : "decode";
     decoder dc = {0};
     int rc = 2, c;
     char **values = NULL;
@@ -949,7 +969,7 @@ int fl_cmd_decode(int argc, char **argv)
             errno = 0;
             unsigned long long n = strtoull(optarg, &end, 10);
             if (!*optarg || *end || errno || !n || (c == 'd' && n > 4096)) {
-                fprintf(stderr, "faultline decode: --%s %s: not a number%s\n",
+                say("--%s %s: not a number%s\n",
                         c == 'd' ? "max-depth" : "max-paths", optarg,
                         c == 'd' ? " from 1 to 4096" : " above 0");
                 goto out;
@@ -961,7 +981,7 @@ int fl_cmd_decode(int argc, char **argv)
             continue;
         }
         if (c != 'o') {
-            fprintf(stderr, "faultline decode: %s '%s'\n",
+            say("%s '%s'\n",
                     c == ':' ? "a value is missing after" : "unknown option", argv[optind - 1]);
             usage(stderr);
             goto out;
@@ -969,19 +989,19 @@ int fl_cmd_decode(int argc, char **argv)
         object *no = realloc(dc.objs, (dc.nobjs + 1) * sizeof *no);
         char err[512];
         if (!no) {
-            fprintf(stderr, "faultline decode: out of memory\n");
+            say("out of memory\n");
             goto out;
         }
         dc.objs = no;
         if (open_object(&dc.objs[dc.nobjs], optarg, err, sizeof err)) {
-            fprintf(stderr, "faultline decode: %s\n", err);
+            say("%s\n", err);
             goto out;
         }
         dc.nobjs++;
     }
     if (nvalues) {
         if (optind < argc) {
-            fprintf(stderr, "faultline decode: --context takes no file ('%s')\n", argv[optind]);
+            say("--context takes no file ('%s')\n", argv[optind]);
             usage(stderr);
             goto out;
         }
@@ -989,7 +1009,7 @@ int fl_cmd_decode(int argc, char **argv)
         goto out;
     }
     if (argc - optind > 1) {
-        fprintf(stderr, "faultline decode: one file at a time (%d given)\n", argc - optind);
+        say("one file at a time (%d given)\n", argc - optind);
         usage(stderr);
         goto out;
     }
@@ -999,12 +1019,12 @@ int fl_cmd_decode(int argc, char **argv)
      * from standard input alike. */
     struct stat st;
     if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "faultline decode: %s: is a directory\n", path);
+        say("%s: is a directory\n", path);
         goto out;
     }
     FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!in) {
-        fprintf(stderr, "faultline decode: %s: %s\n", path, strerror(errno));
+        say("%s: %s\n", path, strerror(errno));
         goto out;
     }
     size_t len = 0, cap = 0;
@@ -1013,7 +1033,7 @@ int fl_cmd_decode(int argc, char **argv)
         if (cap - len < 65536) {
             char *nt = cap < (64u << 20) ? realloc(text, cap ? cap * 2 : 65536) : NULL;
             if (!nt) {
-                fprintf(stderr, "faultline decode: %s: %s\n", path,
+                say("%s: %s\n", path,
                         cap < (64u << 20) ? "out of memory" : "larger than 64 MiB");
                 free(text);
                 if (in != stdin)
@@ -1032,7 +1052,7 @@ int fl_cmd_decode(int argc, char **argv)
     if (in != stdin)
         fclose(in);
     if (read_err) {
-        fprintf(stderr, "faultline decode: %s: cannot read it\n", path);
+        say("%s: cannot read it\n", path);
         free(text);
         goto out;
     }
@@ -1057,7 +1077,7 @@ int fl_cmd_decode(int argc, char **argv)
             rc = decode_crashlog(&dc, L, path, (unsigned)max_depth, max_paths);
             fl_crashlog_free(L);
         } else {
-            fprintf(stderr, "faultline decode: %s: not a valid crash log: line %u: %s\n", path,
+            say("%s: not a valid crash log: line %u: %s\n", path,
                     perr.line, perr.message);
         }
         free(text);
@@ -1065,7 +1085,7 @@ int fl_cmd_decode(int argc, char **argv)
     }
     FILE *mem = fmemopen(text, len ? len : 1, "r");
     if (!mem) {
-        fprintf(stderr, "faultline decode: %s: %s\n", path, strerror(errno));
+        say("%s: %s\n", path, strerror(errno));
         free(text);
         goto out;
     }

@@ -58,6 +58,25 @@ ok "the process goes on running; no file is left in its spool"
 head -1 "$work/a/ids2" | grep -q '^FAULTLINE_TRACE_DUMP 1' || fail "--ids printed $(head -2 "$work/a/ids2")"
 kept=$(sed -n 's/^faultline dump: the dump is //p' "$work/a/err")
 [ -f "$kept" ] && cmp -s "$kept" "$work/a/ids2" || fail "--keep: '$kept' is not the dump printed"
+# What decoding the fetched dump has to say is said by `faultline dump`,
+# not "faultline decode": a library the process loaded, deleted since,
+# leaves its events undecoded.
+cp "$LIB" "$work/gone.so"
+lib_saved=$LIB LIB=$work/gone.so pa=$P
+run gone
+LIB=$lib_saved
+rm "$work/gone.so"
+"$FL" dump "$P" >/dev/null 2>"$work/gone/err"
+rc=$? P=$pa
+[ $rc = 1 ] && grep -q '^faultline dump: .* events not decoded: the files they came from are gone' \
+    "$work/gone/err" && ! grep -q '^faultline decode:' "$work/gone/err" ||
+    fail "a library gone: rc $rc: $(cat "$work/gone/err")"
+# The dump is kept, for faultline decode --obj.
+gone=$(sed -n 's/^faultline dump: the dump is //p' "$work/gone/err")
+[ -f "$gone" ] && head -1 "$gone" | grep -q '^FAULTLINE_TRACE_DUMP 1' || fail "a library gone: no dump kept: $(cat "$work/gone/err")"
+"$FL" decode --obj "$LIB" "$gone" >"$work/gone/decoded" 2>"$work/gone/err2" ||
+    fail "decoding the kept dump with --obj: $(cat "$work/gone/err2")"
+ok "what the decoding says is said by faultline dump; the dump is kept for decode --obj"
 # --spool naming another directory than the one the process writes into:
 # said, nothing sent (the dump would be waited for there in vain).
 mkdir -p "$work/elsewhere"
