@@ -45,8 +45,11 @@ run: build
 	@mkdir -p $(DATA)
 	$(BUILD)/src/cli/faultline serve --listen $(LISTEN) --data $(DATA)
 
+# ldconfig (as root): the loader finds the new libfaultline.so in a
+# prefix its configuration names (/usr/local/lib) without LD_LIBRARY_PATH.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+	@if [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 
 bench:
 	@bash scripts/deps.sh --bench
