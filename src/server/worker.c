@@ -622,6 +622,27 @@ static bool pause_ms(fl_workers *w, unsigned ms)
     return go_on;
 }
 
+/* Processing failing (the store was away, its disk full) and no task
+ * coming to find out when it works again -- an idle worker, a queue whose
+ * tasks went to other workers: /healthz would say 503 until the next
+ * crash arrived, long after the store came back.  So an idle worker tries
+ * the store's test write, at most every PROBE_EVERY_S (*next: when next). */
+#define PROBE_EVERY_S 1
+
+static void probe_if_failing(fl_workers *w, fl_store_conn *conn, uint64_t *next)
+{
+    if (!w->store->probe ||
+        __atomic_load_n(&w->m->health.path[FL_HEALTH_PROCESSING].state, __ATOMIC_RELAXED) !=
+            FL_HEALTH_FAILING)
+        return;
+    uint64_t now = fl_mono_ns();
+    if (now < *next)
+        return;
+    *next = now + PROBE_EVERY_S * 1000000000ull;
+    if (w->store->probe(conn) == 0)
+        fl_health_ok(&w->m->health, FL_HEALTH_PROCESSING);
+}
+
 static void *worker_main(void *arg)
 {
     fl_workers *w = arg;
@@ -635,6 +656,7 @@ static void *worker_main(void *arg)
     fl_task *tasks = calloc(bmax, sizeof *tasks);
     slot *sl = calloc(bmax, sizeof *sl);
     int64_t last_symver = -1;
+    uint64_t next_probe = 0;
     if (!conn || !tasks || !sl)
         goto out;
     for (;;) {
@@ -648,6 +670,8 @@ static void *worker_main(void *arg)
         int cr = w->queue->claim(w->queue, conn, w->cfg.lease_s, bmax, tasks, &n);
         if (cr)
             fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, queue_error(w, conn));
+        if (!cr && n == 0)
+            probe_if_failing(w, conn, &next_probe);
         if (!cr && n == 0 && w->queue->claim_waits)
             continue; /* claim() waited for tasks itself */
         if (cr || n == 0) {
