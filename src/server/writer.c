@@ -83,6 +83,63 @@ static void free_ids(char **ids, size_t n)
     free(ids);
 }
 
+/* The publisher's log: a broker away makes every commit's publish fail,
+ * and ingest goes on answering 200, so nothing else would tell the
+ * operator of an API server.  The first failure of an outage is said at
+ * once with what happens to those tasks, then its count every
+ * PUBLISH_LOG_S, and its end.  Publisher thread only. */
+#define PUBLISH_LOG_S 10
+
+typedef struct publog {
+    bool failing;
+    uint64_t failed, unlogged; /* tasks, this outage / since the last line */
+    uint64_t since_ns, logged_ns;
+} publog;
+
+static void publog_fail(fl_writer *w, publog *pl, size_t n)
+{
+    FILE *log = w->m->health.log;
+    const char *why = w->queue->error ? w->queue->error(w->queue) : NULL;
+    uint64_t now = fl_mono_ns();
+    pl->failed += n;
+    pl->unlogged += n;
+    if (!log)
+        return;
+    if (!pl->failing) {
+        pl->failing = true;
+        pl->since_ns = now;
+        fprintf(log,
+                "faultline serve: queue: cannot publish tasks: %s; their reports are stored "
+                "(answered 200) and published again by the sweep once they have waited %u s "
+                "(--republish-after) and the broker takes them\n",
+                why ? why : "unknown error", w->republish_after);
+    } else if (now - pl->logged_ns >= PUBLISH_LOG_S * 1000000000ull) {
+        fprintf(log, "faultline serve: queue: %llu more tasks not published in %.0f s (%s)\n",
+                (unsigned long long)pl->unlogged, (now - pl->logged_ns) / 1e9,
+                why ? why : "unknown error");
+    } else {
+        return;
+    }
+    fflush(log);
+    pl->unlogged = 0;
+    pl->logged_ns = now;
+}
+
+static void publog_ok(fl_writer *w, publog *pl)
+{
+    FILE *log = w->m->health.log;
+    if (!pl->failing)
+        return;
+    if (log) {
+        fprintf(log,
+                "faultline serve: queue: publishing works again (%llu tasks not published over "
+                "%.0f s: the sweep publishes them)\n",
+                (unsigned long long)pl->failed, (fl_mono_ns() - pl->since_ns) / 1e9);
+        fflush(log);
+    }
+    memset(pl, 0, sizeof *pl);
+}
+
 /* The publisher thread.  With a broker, a report is durable -- and
  * answered 200 -- once its transaction commits; waiting for the broker's
  * confirm of its task on the writer's thread as well held every answer
@@ -96,6 +153,7 @@ static void *publisher_main(void *arg)
 {
     fl_writer *w = arg;
     pthread_setname_np(pthread_self(), "fl-publish");
+    publog pl = {0};
     pthread_mutex_lock(&w->mu);
     for (;;) {
         while (!w->ntopub && !w->pub_stop)
@@ -108,6 +166,10 @@ static void *publisher_main(void *arg)
         w->ntopub = w->topub_cap = 0;
         pthread_mutex_unlock(&w->mu);
         bool ok = !w->queue->enqueue_many(w->queue, NULL, (const char *const *)ids, n);
+        if (ok)
+            publog_ok(w, &pl);
+        else
+            publog_fail(w, &pl, n);
         pthread_mutex_lock(&w->mu);
         if (ok) {
             push_ids(&w->pubdone, &w->npubdone, &w->pubdone_cap, (const char *const *)ids, n);

@@ -4,6 +4,9 @@
 #   - a worker whose processing failed while the database was away turns
 #     /healthz 200 again by itself once the database is back, with no
 #     crash arriving to tell it (its own test write, as the writer's);
+#   - an API server whose publishes fail (broker away) says so in its log
+#     -- once, then a count every 10 s, then that it works again -- while
+#     ingest goes on answering 200, and every report is counted once.
 set -uo pipefail
 FL=$1 POST=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +29,9 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$here/../lib/postgres.sh"
+. "$here/../lib/rabbitmq.sh"
 pg_start
+rmq_start
 
 serve() { # serve NAME ARGS...: pid in PID_NAME, port in PORT_NAME
   local name=$1; shift
@@ -65,5 +70,31 @@ grep -q 'storage: processing works again' "$work/wq.err" || fail "the worker did
 ok "an idle worker's /healthz: 503 with the database away, 200 $((SECONDS - t0)) s after it is back"
 kill -TERM "$PID_wq"; wait "$PID_wq" || fail "exit status of wq"
 
+# 2. The broker away: the API server's log says its publishes fail and
+# what becomes of them, without a line per report, and when they work
+# again; every report answered 200 is counted once.
+serve a --role api --db "$PGURL" --queue "$AMQP_URL" --republish-after 2
+serve w --role worker --workers 2 --db "$PGURL" --queue "$AMQP_URL"
+rmq_stop
+: >"$work/ok1"
+FL_POST_DELAY_US=5000 "$POST" stream "$PORT_a" "$KEY" 200 2 "$work/ok1" 21 >/dev/null
+n1=$(sort -u "$work/ok1" | wc -l)
+[ "$n1" -ge 198 ] || fail "broker away: only $n1 of 200 accepted"
+grep -q 'queue: cannot publish tasks: cannot connect to amqp://127.0.0.1:[0-9]*: connection refused; their reports are stored (answered 200) and published again by the sweep' \
+  "$work/a.err" || fail "no log line about the publishes that failed: $(cat "$work/a.err")"
+[ "$(grep -c 'queue: ' "$work/a.err")" -le 3 ] || fail "the log floods: $(grep -c 'queue: ' "$work/a.err") lines"
+rmq_start
+: >"$work/ok2"
+"$POST" stream "$PORT_a" "$KEY" 20 1 "$work/ok2" 22 >/dev/null
+for _ in $(seq 100); do grep -q 'queue: publishing works again' "$work/a.err" && break; sleep 0.1; done
+grep -q 'queue: publishing works again ([0-9]* tasks not published over [0-9]* s' "$work/a.err" ||
+  fail "no log line once publishing works again: $(cat "$work/a.err")"
+T=$(sort -u "$work/ok1" "$work/ok2" | wc -l)
+"$POST" wait "$PORT_a" "$ADMIN" "$T" 60 streamapp >"$work/sum" || fail "processed: $(cat "$work/sum") of $T"
+sleep 1
+[ "$("$POST" sum "$PORT_a" "$ADMIN" streamapp)" = "$T" ] || fail "counted twice"
+"$POST" check "$PORT_a" "$ADMIN" <(sort -u "$work/ok1" "$work/ok2") >/dev/null || fail "a report answered 200 is missing"
+ok "broker away: the API server logged it ($(grep -c 'queue: ' "$work/a.err") lines), all $T reports counted once"
+for p in "$PID_a" "$PID_w"; do kill -TERM "$p"; wait "$p" || fail "exit status of $p"; done
 PIDS=()
 echo "PASS: outage"
