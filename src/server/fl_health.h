@@ -35,7 +35,7 @@ typedef struct fl_health_path {
     uint64_t unlogged;  /* failures since the last line */
     int64_t since;      /* wall time of the episode's first failure */
     uint64_t logged_ns; /* monotonic time of the last line, 0: none */
-    char why[256];      /* the last failure's reason */
+    char why[512];      /* the last failure's reason, on one line */
 } fl_health_path;
 
 typedef struct fl_health {
@@ -55,7 +55,7 @@ typedef struct fl_health_state {
     uint64_t failures; /* ever */
     uint64_t run;      /* in this episode */
     int64_t since;     /* wall time of the episode's first failure */
-    char why[256];
+    char why[512];
 } fl_health_state;
 
 void fl_health_get(fl_health *h, int path, fl_health_state *out);

@@ -49,6 +49,28 @@ static bool may_log(const fl_health *h, const fl_health_path *p, uint64_t now, u
  * So a store that fails and recovers by turns logs two lines a second at
  * most, and the log never ends on "failed" once the store works again.
  */
+/* why into out on one line: libpq's messages run over several
+ * ("connection refused\n\tIs the server running...\n"), which made one
+ * event several lines of the log and put control characters into
+ * /healthz.  Each run of line breaks, tabs and blanks becomes one blank;
+ * none at the ends. */
+static void one_line(char *out, size_t cap, const char *why)
+{
+    size_t o = 0;
+    bool blank = false;
+    for (; *why && o + 1 < cap; why++) {
+        if (*why == '\n' || *why == '\r' || *why == '\t' || *why == ' ') {
+            blank = o > 0;
+            continue;
+        }
+        if (blank && o + 2 < cap)
+            out[o++] = ' ';
+        blank = false;
+        out[o++] = *why;
+    }
+    out[o] = '\0';
+}
+
 void fl_health_fail(fl_health *h, int path, const char *why)
 {
     if (!h || path < 0 || path >= FL_HEALTH_COUNT)
@@ -58,7 +80,7 @@ void fl_health_fail(fl_health *h, int path, const char *why)
     pthread_mutex_lock(&p->mu);
     p->failures++;
     p->unlogged++;
-    snprintf(p->why, sizeof p->why, "%s", why && *why ? why : "unknown error");
+    one_line(p->why, sizeof p->why, why && *why ? why : "unknown error");
     if (p->state == FL_HEALTH_OK) {
         p->since = fl_now();
         p->run = 0;

@@ -64,6 +64,22 @@ static void test_states(void **st)
     assert_int_equal(s.failures, 2); /* ever */
     assert_int_equal(s.run, 0);      /* no log: the episode ends at once */
 
+    /* libpq's reasons run over lines: one line, and not cut at 256. */
+    char longwhy[600];
+    snprintf(longwhy, sizeof longwhy,
+             "connection to server at \"127.0.0.1\", port 5 failed: Connection refused\n"
+             "\tIs the server running on that host and accepting TCP/IP connections?\n"
+             "%300s(the connection to PostgreSQL is lost: the next call outside a transaction "
+             "reconnects)\n",
+             "");
+    fl_health_fail(&h, FL_HEALTH_INGEST, longwhy);
+    fl_health_get(&h, FL_HEALTH_INGEST, &s);
+    assert_null(strpbrk(s.why, "\n\r\t"));
+    assert_non_null(strstr(s.why, "Connection refused Is the server running"));
+    assert_non_null(strstr(s.why, "connections? (the connection"));
+    assert_non_null(strstr(s.why, "transaction reconnects)"));
+    fl_health_ok(&h, FL_HEALTH_INGEST);
+
     /* Out-of-range paths are ignored, not a crash. */
     fl_health_fail(&h, FL_HEALTH_COUNT, "x");
     fl_health_ok(&h, -1);
