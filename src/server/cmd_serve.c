@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fl_ctxsrv.h"
@@ -431,6 +432,61 @@ static int get_key(const char *env, const char *dir, const char *name, char *out
  * says what the server uses).  A key fixed by env is offered as well and
  * wins for this server; one that differs from the shared key is worth a
  * warning, since clients of the one get 401 from servers of the other. */
+/* Whether err says the store or the broker is not up (yet): nothing
+ * listens, no route, a timeout, PostgreSQL still starting -- as when every
+ * service of a machine starts at once.  A refusal (a wrong password, no
+ * such database or vhost, a certificate) is not. */
+static bool not_up_yet(const char *err)
+{
+    static const char *const signs[] = {
+        "connection refused", "no route to host", "network is unreachable", "timeout expired",
+        "timed out", "the database system is starting up", "the database system is shutting down",
+        "the database system is in recovery mode", "connection reset"};
+    for (size_t i = 0; i < sizeof signs / sizeof *signs; i++)
+        if (strcasestr(err, signs[i]))
+            return true;
+    return false;
+}
+
+/* At start, a store or broker not up yet is waited for rather than a
+ * reason to exit (a supervisor would only start the server again and
+ * again): said at once, then every 30 s, and tried every second until
+ * it answers, SIGINT or SIGTERM.  open() returns NULL with err set.
+ * NULL with err set to the last failure or, stopped, to "". */
+static void *wait_up(void *(*open)(const char *, char *, size_t), const char *what,
+                     const char *url, const sigset_t *sigs, char *err, size_t errlen)
+{
+    time_t first = time(NULL), said = 0;
+    for (;;) {
+        void *x = open(url, err, errlen);
+        if (x || !not_up_yet(err))
+            return x;
+        time_t now = time(NULL);
+        if (!said || now - said >= 30) {
+            fprintf(stderr, "faultline serve: %s; waiting for %s (%lld s so far; tried every second)\n",
+                    err, what, (long long)(now - first));
+            said = now;
+        }
+        struct timespec ts = {1, 0};
+        int sig = sigtimedwait(sigs, NULL, &ts);
+        if (sig == SIGINT || sig == SIGTERM) {
+            fprintf(stderr, "faultline serve: stopped while waiting for %s\n", what);
+            *err = '\0';
+            return NULL;
+        }
+    }
+}
+
+static void *open_pg(const char *url, char *err, size_t errlen)
+{
+    return fl_store_pg_open(url, err, errlen);
+}
+
+static void *open_amqp(const char *url, char *err, size_t errlen)
+{
+    return fl_queue_amqp_new(url, err, errlen);
+}
+
 static int share_key(fl_store *st, fl_store_conn *c, const char *env, const char *dir,
                      const char *name, char *key, size_t cap, char *err, size_t errlen)
 {
@@ -652,11 +708,15 @@ int fl_cmd_serve(int argc, char **argv)
     snprintf(dicache, sizeof dicache, "%s/debuginfod-cache", o.data);
 
     if (pg) {
-        if (!(store = fl_store_pg_open(o.db, err, sizeof err)))
+        if (!(store = wait_up(open_pg, "PostgreSQL", o.db, &sigs, err, sizeof err))) {
+            rc = *err ? 1 : 0;
             goto out;
-        if (amqp)
-            queue = fl_queue_amqp_new(o.queue, err, sizeof err);
-        else if (!(queue = fl_queue_pg_new()))
+        }
+        if (amqp && !(queue = wait_up(open_amqp, "RabbitMQ", o.queue, &sigs, err, sizeof err))) {
+            rc = *err ? 1 : 0;
+            goto out;
+        }
+        if (!amqp && !(queue = fl_queue_pg_new()))
             snprintf(err, sizeof err, "out of memory");
         if (!queue)
             goto out;

@@ -265,11 +265,24 @@ static void p_bin(p_args *a, const void *p, size_t len)
     a->fmt[a->n++] = 1;
 }
 
+/* libpq's message on one line: it runs over several ("Connection
+ * refused\n\tIs the server running...\n"); each run of line breaks, tabs
+ * and blanks becomes one blank, none at the end. */
 static void p_trim(char *s)
 {
-    size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\r'))
-        s[--n] = '\0';
+    size_t o = 0;
+    bool blank = false;
+    for (size_t i = 0; s[i]; i++) {
+        if (s[i] == '\n' || s[i] == '\r' || s[i] == '\t' || s[i] == ' ') {
+            blank = o > 0;
+            continue;
+        }
+        if (blank)
+            s[o++] = ' ';
+        blank = false;
+        s[o++] = s[i];
+    }
+    s[o] = '\0';
 }
 
 static void p_seterr(pconn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -6,7 +6,9 @@
 #     crash arriving to tell it (its own test write, as the writer's);
 #   - an API server whose publishes fail (broker away) says so in its log
 #     -- once, then a count every 10 s, then that it works again -- while
-#     ingest goes on answering 200, and every report is counted once.
+#     ingest goes on answering 200, and every report is counted once;
+#   - a server started while PostgreSQL or RabbitMQ is away waits for it
+#     (saying so) instead of exiting.
 set -uo pipefail
 FL=$1 POST=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,6 +55,25 @@ serve() { # serve NAME ARGS...: pid in PID_NAME, port in PORT_NAME
   fail "$name did not start"
 }
 healthz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz"; }
+# early NAME WHAT ARGS...: a server started while WHAT (PostgreSQL,
+# RabbitMQ) is away waits for it, says so, and does not exit.
+early() {
+  local name=$1 what=$2; shift 2
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/$name" "$@" >"$work/$name.out" 2>>"$work/$name.err" &
+  local pid=$!
+  PIDS+=("$pid")
+  printf -v "PID_$name" %s "$pid"
+  for _ in $(seq 100); do grep -q "waiting for $what" "$work/$name.err" && break; sleep 0.1; done
+  grep -q "; waiting for $what (0 s so far; tried every second)" "$work/$name.err" ||
+    fail "$name started with $what away: $(cat "$work/$name.err")"
+  sleep 1.5
+  kill -0 "$pid" 2>/dev/null || fail "$name exited while $what was away: $(cat "$work/$name.err")"
+}
+# up NAME: the server early() started runs (its worker said so).
+up() {
+  for _ in $(seq 150); do grep -q 'worker running' "$work/$1.out" && return 0; sleep 0.1; done
+  fail "$1 did not start once the service was back: $(tail -3 "$work/$1.err")"
+}
 
 # 1. An idle worker (the queue in PostgreSQL: its claims fail while the
 # database is away) turns healthy again once it is back.
@@ -62,7 +83,11 @@ pg_stop
 h=
 for _ in $(seq 100); do h=$(healthz "$PORT_wq"); [ "$h" = 503 ] && break; sleep 0.1; done
 [ "$h" = 503 ] || fail "worker /healthz with the database away: $h"
+early wl PostgreSQL --role worker --workers 1 --db "$PGURL"
 pg_ctl_start "$pgport" || fail "PostgreSQL did not start again"
+up wl
+ok "a worker started while the database was away waited for it, then ran"
+kill -TERM "$PID_wl"; wait "$PID_wl" || fail "exit status of wl"
 t0=$SECONDS
 for _ in $(seq 100); do h=$(healthz "$PORT_wq"); [ "$h" = 200 ] && break; sleep 0.1; done
 [ "$h" = 200 ] || fail "worker /healthz still $h 10 s after the database came back (no crash arrived)"
@@ -83,7 +108,10 @@ n1=$(sort -u "$work/ok1" | wc -l)
 grep -q 'queue: cannot publish tasks: cannot connect to amqp://127.0.0.1:[0-9]*: connection refused; their reports are stored (answered 200) and published again by the sweep' \
   "$work/a.err" || fail "no log line about the publishes that failed: $(cat "$work/a.err")"
 [ "$(grep -c 'queue: ' "$work/a.err")" -le 3 ] || fail "the log floods: $(grep -c 'queue: ' "$work/a.err") lines"
+early wb RabbitMQ --role worker --workers 1 --db "$PGURL" --queue "$AMQP_URL"
 rmq_start
+up wb
+ok "a worker started while the broker was away waited for it, then ran"
 : >"$work/ok2"
 "$POST" stream "$PORT_a" "$KEY" 20 1 "$work/ok2" 22 >/dev/null
 for _ in $(seq 100); do grep -q 'queue: publishing works again' "$work/a.err" && break; sleep 0.1; done
@@ -95,6 +123,6 @@ sleep 1
 [ "$("$POST" sum "$PORT_a" "$ADMIN" streamapp)" = "$T" ] || fail "counted twice"
 "$POST" check "$PORT_a" "$ADMIN" <(sort -u "$work/ok1" "$work/ok2") >/dev/null || fail "a report answered 200 is missing"
 ok "broker away: the API server logged it ($(grep -c 'queue: ' "$work/a.err") lines), all $T reports counted once"
-for p in "$PID_a" "$PID_w"; do kill -TERM "$p"; wait "$p" || fail "exit status of $p"; done
+for p in "$PID_a" "$PID_w" "$PID_wb"; do kill -TERM "$p"; wait "$p" || fail "exit status of $p"; done
 PIDS=()
 echo "PASS: outage"
