@@ -180,12 +180,14 @@ static void approve(run *r, const char *name)
 }
 
 /* Read one answer line from the person; returns its first letter
- * lowercased, or 'q' at end of input. */
+ * lowercased, or 'q' at end of input (Ctrl-D), where line is empty: an
+ * answer nobody typed (fgets leaves the buffer as it was). */
 static int ask(const char *prompt, char *line, size_t cap)
 {
     fputs(prompt, stderr);
     fflush(stderr);
     if (!fgets(line, (int)cap, stdin)) {
+        line[0] = '\0';
         fputc('\n', stderr);
         return 'q';
     }

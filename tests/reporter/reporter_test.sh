@@ -484,5 +484,22 @@ case_interactive() {
     grep -q '\[1/2\] a.crashlog: delivered' "$WORK/tty.out" || fail "no progress line"
 }
 
+case_interactive_eof() {
+    # Ctrl-D (end of input) at the email question skips the address: the
+    # log the person said yes to is sent with none, without complaining
+    # about an address nobody typed.
+    command -v script >/dev/null || { echo "SKIP: script(1) not installed" >&2; exit 77; }
+    mklog "$SPOOL/a.crashlog"
+    start_responder 200
+    printf 'y\n' |
+        timeout 60 script -qec "'$REPORTER' --spool '$SPOOL' --url '$URL'" /dev/null >"$WORK/tty.out" 2>&1
+    RC=$?
+    expect_rc 0
+    [ "$(requests)" = 1 ] || fail "want 1 request, got $(requests)"
+    grep -qx 'email=' "$REC/req-1.fields" || fail "an email was sent that nobody typed"
+    ! grep -q 'does not look like an email address' "$WORK/tty.out" || fail "complained about an untyped address"
+    [ "$(grep -c 'Your email address' "$WORK/tty.out")" = 1 ] || fail "asked for the email again after end of input"
+}
+
 "case_$CASE"
 echo "ok [$CASE]"
