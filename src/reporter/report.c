@@ -61,6 +61,14 @@ typedef struct run {
     size_t napproved;
     unsigned delivered, rejected, kept, errors;
     int64_t next_due;  /* earliest retry time of a kept log we may send, 0: none */
+    /* Set in a pass when the server did not answer or said it is busy
+     * (429, 502, 503, 504): the rest of the pass is kept until then
+     * without a request, instead of waiting out a timeout per log or
+     * sending to a server that asked us to back off. */
+    int64_t hold_until;
+    long hold_status;  /* 0: no answer */
+    char hold_why[160];
+    unsigned held;
 } run;
 
 typedef struct item {
@@ -321,6 +329,16 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         r->kept++;
         if (!r->next_due || it->rs.next < r->next_due)
             r->next_due = it->rs.next;
+        if (!res.status || res.status == 429 || res.status == 502 || res.status == 503 ||
+            res.status == 504) {
+            r->hold_until = it->rs.next;
+            r->hold_status = res.status;
+            if (res.status)
+                snprintf(r->hold_why, sizeof r->hold_why, "the server answered HTTP %ld",
+                         res.status);
+            else
+                snprintf(r->hold_why, sizeof r->hold_why, "the server did not answer");
+        }
         return;
     }
     case FL_UPLOAD_FAILED:
@@ -332,6 +350,22 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         r->errors++;
         return;
     }
+}
+
+/* The server is away or busy (r->hold_until): keep an approved log for
+ * the same time without a request.  Its attempt count stays, as it was not
+ * tried; the retry file makes later runs wait for the server too. */
+static void hold(run *r, item *it)
+{
+    it->rs.next = r->hold_until;
+    it->rs.status = r->hold_status;
+    int rc = fl_spool_retry_save(r->sp, it->name, &it->rs);
+    if (rc)
+        warn("%s: cannot write its retry file: %s", it->name, strerror(-rc));
+    r->kept++;
+    r->held++;
+    if (!r->next_due || it->rs.next < r->next_due)
+        r->next_due = it->rs.next;
 }
 
 static void items_free(item *v, size_t n)
@@ -408,11 +442,13 @@ static int collect(run *r, item **out, size_t *nout)
          * went back (or the file was edited): then the log is due now. */
         if (!r->o->now && rs.next > now &&
             rs.next - now <= FL_UPLOAD_MAX_RETRY_AFTER + FL_SPOOL_BACKOFF_MAX) {
-            char last[32] = "no answer";
+            char last[64] = "no answer";
             if (rs.status)
                 snprintf(last, sizeof last, "HTTP %ld", rs.status);
-            say(r, "%s: waiting to retry (last try: %s), next try in %lld s or with --now; kept",
-                name, last, (long long)(rs.next - now));
+            /* attempts 0: held back untried when the server was away */
+            say(r, "%s: waiting to retry (%s: %s), next try in %lld s or with --now; kept", name,
+                rs.attempts ? "last try" : "not tried yet, the server's last answer", last,
+                (long long)(rs.next - now));
             r->kept++;
             if ((r->send_all || was_approved(r, name)) && (!r->next_due || rs.next < r->next_due))
                 r->next_due = rs.next;
@@ -455,6 +491,8 @@ static int pass(run *r, bool first)
     item *items;
     size_t n;
     r->next_due = 0;
+    r->hold_until = 0;
+    r->held = 0;
     if (collect(r, &items, &n) != 0)
         return 0;
     if (!n) {
@@ -504,6 +542,10 @@ static int pass(run *r, bool first)
             continue;
         }
         approve(r, it->name);
+        if (r->hold_until) {
+            hold(r, it);
+            continue;
+        }
         if (r->interactive && !r->o->yes) /* --yes: no questions at all */
             ask_email(r);
         if (!r->up) {
@@ -522,6 +564,12 @@ static int pass(run *r, bool first)
             }
         }
         send_one(r, it, i, n);
+    }
+    if (r->held) {
+        int64_t now = (int64_t)time(NULL);
+        warn("%u more crash report%s not tried: %s; kept, next try in %lld s", r->held,
+             r->held == 1 ? "" : "s", r->hold_why,
+             (long long)(r->hold_until > now ? r->hold_until - now : 0));
     }
     items_free(items, n);
     return 0;
