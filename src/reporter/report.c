@@ -156,15 +156,20 @@ static void note(run *r, const char *name, const char *what)
         warn("cannot write rejected.log: %s", strerror(-rc));
 }
 
-static void drop(run *r, const char *name, const char *why)
+/* Delete a log that is not to be sent, noting why in rejected.log.
+ * Returns false (having said so) when it could not be deleted: then the
+ * caller must not say it was, and the log counts as kept. */
+static bool drop(run *r, const char *name, const char *why)
 {
     int rc = fl_spool_remove(r->sp, name);
     if (rc) {
-        warn("%s: cannot delete: %s", name, strerror(-rc));
+        warn("%s: %s, but it cannot be deleted: %s; kept", name, why, strerror(-rc));
         r->errors++;
-        return;
+        r->kept++;
+        return false;
     }
     note(r, name, why);
+    return true;
 }
 
 static bool was_approved(const run *r, const char *name)
@@ -307,9 +312,10 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         snprintf(why, sizeof why, "%s the server (HTTP %ld): %s",
                  res.outcome == FL_UPLOAD_REJECTED ? "rejected by" : "too large for", res.status,
                  res.message);
-        warn("%s%s: %s; deleted, it will not be sent again", prefix, it->name, why);
-        drop(r, it->name, why);
-        r->rejected++;
+        if (drop(r, it->name, why)) {
+            warn("%s%s: %s; deleted, it will not be sent again", prefix, it->name, why);
+            r->rejected++;
+        }
         return;
     case FL_UPLOAD_RETRY: {
         int64_t now = (int64_t)time(NULL);
@@ -411,9 +417,10 @@ static int collect(run *r, item **out, size_t *nout)
             const char *why = rc == -ELOOP   ? "not a crash log: a symbolic link"
                               : rc == -EFBIG ? "not a crash log: too large"
                                              : "not a crash log: not a regular file";
-            warn("%s: %s; deleted", name, why);
-            drop(r, name, why);
-            r->rejected++;
+            if (drop(r, name, why)) {
+                warn("%s: %s; deleted", name, why);
+                r->rejected++;
+            }
             continue;
         }
         if (rc) {
@@ -430,9 +437,10 @@ static int collect(run *r, item **out, size_t *nout)
                 snprintf(why, sizeof why, "invalid crash log: line %u: %s", err.line, err.message);
             else
                 snprintf(why, sizeof why, "invalid crash log: %s", err.message);
-            warn("%s: %s; deleted", name, why);
-            drop(r, name, why);
-            r->rejected++;
+            if (drop(r, name, why)) {
+                warn("%s: %s; deleted", name, why);
+                r->rejected++;
+            }
             free(data);
             continue;
         }
@@ -536,9 +544,10 @@ static int pass(run *r, bool first)
             continue;
         }
         if (c == 'n') {
-            drop(r, it->name, "declined by the user");
-            say(r, "%s: not sent (declined); deleted", it->name);
-            r->rejected++;
+            if (drop(r, it->name, "declined by the user")) {
+                say(r, "%s: not sent (declined); deleted", it->name);
+                r->rejected++;
+            }
             continue;
         }
         approve(r, it->name);

@@ -153,6 +153,24 @@ case_garbage() {
     [ -f "$SPOOL/.tmp-12345.partial" ] || fail "touched the client's temp file"
 }
 
+case_undeletable() {
+    # Something under a log's name that cannot be deleted (a directory) is
+    # not said to be deleted nor noted as such; the run says why it stays
+    # and ends with 1, and the good log is still sent.
+    mklog "$SPOOL/a-good.crashlog"
+    mkdir "$SPOOL/b-dir.crashlog"
+    start_responder 200
+    rep --url "$URL" --yes
+    expect_rc 1
+    [ "$(requests)" = 1 ] || fail "the good log was not sent"
+    [ -d "$SPOOL/b-dir.crashlog" ] || fail "the directory is gone"
+    ! grep -q 'b-dir.crashlog: .*; deleted' "$WORK/rep.err" || fail "said deleted"
+    grep -q 'b-dir.crashlog: not a crash log: not a regular file, but it cannot be deleted: Is a directory; kept' \
+        "$WORK/rep.err" || fail "no line saying why it stays"
+    ! grep -q 'b-dir.crashlog' "$SPOOL/rejected.log" 2>/dev/null || fail "noted as deleted in rejected.log"
+    grep -q '1 delivered, 0 rejected or deleted, 1 kept for later' "$WORK/rep.err" || fail "summary"
+}
+
 case_garbage_only() {
     printf 'junk' >"$SPOOL/x.crashlog"
     mklog "$WORK/full"
