@@ -277,7 +277,9 @@ static void read_answer(const answer *a, fl_upload_result *res)
             e = json_string_value(json_object_get(j, "message"));
         if (e && res->status / 100 != 2)
             printable(res->message, sizeof res->message, e, strlen(e));
-    } else if (res->status / 100 != 2) {
+    } else if (res->status / 100 != 2 && a->body.p[0] != '<') {
+        /* An HTML error page (a proxy's, a web server's) has no reason in
+         * its first line, only "<html>": the status then says more. */
         printable(res->message, sizeof res->message, a->body.p, a->body.len);
     }
     json_decref(j);
@@ -444,8 +446,21 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     res->outcome = classify_status(res->status);
     res->retry_after_s = ans.retry_after;
     read_answer(&ans, res);
+    char *loc = NULL;
+    if (res->status / 100 == 3) {
+        /* Not followed (a redirected POST may turn into a GET): say where
+         * it points, so the person can fix the URL. */
+        char where[200] = "";
+        if (curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc)
+            printable(where, sizeof where, loc, strlen(loc));
+        if (where[0])
+            snprintf(res->message, sizeof res->message,
+                     "redirected to %s; use that URL (--url or FAULTLINE_URL)", where);
+        else
+            snprintf(res->message, sizeof res->message, "a redirect, not followed");
+    }
     if (!res->message[0] && res->outcome != FL_UPLOAD_DELIVERED)
-        snprintf(res->message, sizeof res->message, "HTTP %ld", res->status);
+        snprintf(res->message, sizeof res->message, "no reason given");
 
 out:
     curl_slist_free_all(hdrs);

@@ -335,6 +335,23 @@ case_server_busy() {
     [ "$(nlogs)" = 0 ] || fail "--retry-until: not all delivered"
 }
 
+case_redirect() {
+    # A redirect is not followed; the person is told where it points.  An
+    # HTML error page is not quoted as the reason ("<html>").
+    mklog "$SPOOL/a.crashlog"
+    start_responder 301,502
+    rep --url "$URL" --yes
+    expect_rc 1
+    [ "$(nlogs)" = 1 ] || fail "301: log not kept"
+    [ ! -e "$SPOOL/a.crashlog.retry" ] || fail "301: retry file written"
+    grep -q 'a.crashlog: failed (HTTP 301: redirected to http://redirect.example/api/v1/crashes; use that URL (--url or FAULTLINE_URL)); kept' \
+        "$WORK/rep.err" || fail "301: does not say where it points"
+    rep --url "$URL" --yes
+    expect_rc 75
+    grep -q 'a.crashlog: not delivered (HTTP 502: no reason given); kept' "$WORK/rep.err" ||
+        fail "502 with an HTML page: message"
+}
+
 case_timeout() {
     mklog "$SPOOL/a.crashlog"
     start_responder hang

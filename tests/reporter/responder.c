@@ -21,7 +21,9 @@
  *   req-N.fields    "name=value" for every part without a filename
  *   count           N, rewritten after each request is recorded
  * Then it answers: 200 {"accepted":[{"id":"test-N"}]}, 4xx/5xx with
- * {"error":"scripted N"} (Retry-After on 429/503 when --retry-after is set),
+ * {"error":"scripted N"} (Retry-After on 429/503 when --retry-after is set;
+ * 3xx and 502 answer an HTML page as web servers and proxies do, 3xx with
+ * Location: http://redirect.example/api/v1/crashes),
  * or "hang": no answer until the process ends.
  */
 #define _GNU_SOURCE /* memmem, open_memstream */
@@ -199,13 +201,18 @@ static enum MHD_Result answer(struct MHD_Connection *c, int n)
             pause(); /* "hang": the process ends us */
     }
     char body[128];
+    bool html = st / 100 == 3 || st == 502;
     if (st / 100 == 2)
         snprintf(body, sizeof body, "{\"accepted\":[{\"id\":\"test-%d\"}]}", n);
+    else if (html)
+        snprintf(body, sizeof body, "<html>\r\n<head><title>%d</title></head>\r\n</html>\r\n", st);
     else
         snprintf(body, sizeof body, "{\"error\":\"scripted %d\"}", st);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Content-Type", html ? "text/html" : "application/json");
+    if (st / 100 == 3)
+        MHD_add_response_header(r, "Location", "http://redirect.example/api/v1/crashes");
     if ((st == 429 || st == 503) && retry_after >= 0) {
         char ra[32];
         snprintf(ra, sizeof ra, "%ld", retry_after);
