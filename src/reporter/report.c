@@ -715,7 +715,8 @@ int fl_reporter_main(int argc, char **argv)
         return FL_EXIT_TEMPFAIL;
     }
     if (rc) {
-        warn("cannot lock %s/.reporter.lock: %s", dir, strerror(-rc));
+        warn("cannot lock %s/.reporter.lock: %s; nothing sent, the crash logs are left as they are",
+             dir, strerror(-rc));
         fl_spool_close(r.sp);
         return FL_EXIT_ERROR;
     }

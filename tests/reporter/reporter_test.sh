@@ -171,6 +171,23 @@ case_undeletable() {
     grep -q '1 delivered, 0 rejected or deleted, 1 kept for later' "$WORK/rep.err" || fail "summary"
 }
 
+case_lock_unwritable() {
+    # A spool the user may read but not write into (a read-only file
+    # system; here another user's directory): the lock cannot be made, and
+    # the message says that nothing was sent and nothing touched.
+    [ "$(id -u)" = 0 ] && command -v runuser >/dev/null || exit 77
+    runuser -u nobody -- "$REPORTER" --version >/dev/null 2>&1 || exit 77
+    mklog "$SPOOL/a.crashlog"
+    chmod 755 "$WORK" "$SPOOL"
+    start_responder 200
+    runuser -u nobody -- "$REPORTER" --spool "$SPOOL" --url "$URL" --yes >"$WORK/rep.out" 2>"$WORK/rep.err"
+    local rc=$?
+    [ $rc = 1 ] || fail "exit $rc, want 1"
+    grep -q "cannot lock $SPOOL/.reporter.lock: Permission denied; nothing sent, the crash logs are left as they are" \
+        "$WORK/rep.err" || fail "the message does not say what became of the logs"
+    [ "$(requests)" = 0 ] && [ -f "$SPOOL/a.crashlog" ] || fail "a log was sent or lost"
+}
+
 case_garbage_only() {
     printf 'junk' >"$SPOOL/x.crashlog"
     mklog "$WORK/full"
