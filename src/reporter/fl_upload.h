@@ -40,6 +40,8 @@ typedef struct fl_upload_config {
     long connect_timeout_s;  /* <= 0: 10 */
     long timeout_s;          /* whole request; <= 0: 60 */
     bool no_gzip;            /* send the body uncompressed */
+    const char *cacert;      /* CA certificates (PEM) to check an https server
+                                with, instead of the system's; NULL: the system's */
 } fl_upload_config;
 
 /* One log to send; everything borrowed for the call. */

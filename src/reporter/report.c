@@ -40,7 +40,7 @@
 #define DEFAULT_LOCK_WAIT_S 10
 
 typedef struct opts {
-    const char *spool, *url, *key;
+    const char *spool, *url, *key, *cacert;
     char email[256];
     bool email_given, yes, show, quiet, no_gzip;
     bool now;          /* --now: logs waiting to retry are due at once */
@@ -85,7 +85,7 @@ static void usage(FILE *f)
             "usage: " PROG " [--spool DIR] [--url URL] [--key KEY] [--yes] [--email ADDR]\n"
             "                        [--once | --retry-until SECONDS] [--now] [--show] [--quiet]\n"
             "                        [--connect-timeout S] [--timeout S] [--lock-wait S]\n"
-            "                        [--no-gzip] [--help] [--version]\n"
+            "                        [--no-gzip] [--cacert FILE] [--help] [--version]\n"
             "\n"
             "Validates the crash logs in the spool, asks before sending them when a\n"
             "person is at the terminal, uploads them and keeps what could not be sent.\n"
@@ -110,6 +110,9 @@ static void usage(FILE *f)
             "  --timeout S         seconds for a whole request (default 60)\n"
             "  --lock-wait S       seconds to wait for another reporter (default %d)\n"
             "  --no-gzip           send the request body uncompressed\n"
+            "  --cacert FILE       check an https server's certificate against the CA\n"
+            "                      certificates (PEM) in FILE, not the system's (default\n"
+            "                      $FAULTLINE_CACERT)\n"
             "  -h, --help          this text\n"
             "  --version           the version\n"
             "\n"
@@ -562,6 +565,7 @@ static int pass(run *r, bool first)
                 .url = r->o->url,
                 .key = r->o->key,
                 .connect_timeout_s = r->o->connect_timeout,
+                .cacert = r->o->cacert,
                 .timeout_s = r->o->timeout,
                 .no_gzip = r->o->no_gzip,
             };
@@ -586,7 +590,9 @@ static int pass(run *r, bool first)
 
 static int parse_args(int argc, char **argv, opts *o)
 {
-    enum { O_ONCE = 256, O_RETRY, O_SHOW, O_CT, O_TO, O_LOCK, O_NOGZ, O_VERSION, O_EMAIL, O_NOW };
+    enum {
+        O_ONCE = 256, O_RETRY, O_SHOW, O_CT, O_TO, O_LOCK, O_NOGZ, O_VERSION, O_EMAIL, O_NOW, O_CA
+    };
     static const struct option lopts[] = {
         {"spool", required_argument, NULL, 's'},
         {"url", required_argument, NULL, 'u'},
@@ -602,6 +608,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"timeout", required_argument, NULL, O_TO},
         {"lock-wait", required_argument, NULL, O_LOCK},
         {"no-gzip", no_argument, NULL, O_NOGZ},
+        {"cacert", required_argument, NULL, O_CA},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
@@ -635,6 +642,7 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_TO: sec = &o->timeout; break;
         case O_LOCK: sec = &o->lock_wait; break;
         case O_NOGZ: o->no_gzip = true; break;
+        case O_CA: o->cacert = optarg; break;
         case 'h': usage(stdout); return FL_EXIT_OK + 1000;
         case O_VERSION: printf(PROG " " FL_REPORTER_VERSION "\n"); return FL_EXIT_OK + 1000;
         case ':':
@@ -667,6 +675,13 @@ static int parse_args(int argc, char **argv, opts *o)
         warn("the ingest key contains control characters");
         return FL_EXIT_USAGE;
     }
+    if (o->cacert && !*o->cacert)
+        o->cacert = NULL;
+    const char *bad = o->cacert ? fl_report_file_problem(o->cacert) : NULL;
+    if (bad) {
+        warn("--cacert %.200s: %s", o->cacert, bad);
+        return FL_EXIT_USAGE;
+    }
     return -1;
 }
 
@@ -675,6 +690,7 @@ int fl_reporter_main(int argc, char **argv)
     opts o = {.retry_until = -1, .lock_wait = DEFAULT_LOCK_WAIT_S};
     o.url = getenv("FAULTLINE_URL");
     o.key = getenv("FAULTLINE_INGEST_KEY");
+    o.cacert = getenv("FAULTLINE_CACERT");
     /* Consent given ahead, for the reporter the client library starts after
      * a crash: it has no terminal, so it can ask no one. */
     const char *yes = getenv("FAULTLINE_REPORT_YES");

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fl_crashlog.h"
 #include "fl_upload.h"
@@ -33,6 +34,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: faultline submit FILE... --server URL [--key KEY] [--email ADDR]\n"
                "                        [--connect-timeout S] [--timeout S] [--no-gzip]\n"
+               "                        [--cacert FILE]\n"
                "\n"
                "Validates each crash log and sends it like faultline-report does; prints one\n"
                "line per file with the server's answer.  Files are never deleted.\n"
@@ -45,6 +47,8 @@ static void usage(FILE *f)
                "  --connect-timeout S   seconds to wait for a connection (default 10)\n"
                "  --timeout S           seconds for a whole request (default 60)\n"
                "  --no-gzip             send the request body uncompressed\n"
+               "  --cacert FILE         check an https server's certificate against the CA\n"
+               "                        certificates (PEM) in FILE (default $FAULTLINE_CACERT)\n"
                "Exit: 0 all accepted, 75 some not delivered (try later), 1 some invalid,\n"
                "unreadable, rejected or failed, 64 usage.\n");
 }
@@ -106,7 +110,7 @@ static int slurp(const char *path, char **data, size_t *len, char *why, size_t w
 
 int fl_cmd_submit(int argc, char **argv)
 {
-    enum { O_CT = 256, O_TO, O_NOGZ, O_EMAIL };
+    enum { O_CT = 256, O_TO, O_NOGZ, O_EMAIL, O_CA };
     static const struct option lopts[] = {
         {"server", required_argument, NULL, 's'},
         {"url", required_argument, NULL, 's'},
@@ -115,10 +119,13 @@ int fl_cmd_submit(int argc, char **argv)
         {"connect-timeout", required_argument, NULL, O_CT},
         {"timeout", required_argument, NULL, O_TO},
         {"no-gzip", no_argument, NULL, O_NOGZ},
+        {"cacert", required_argument, NULL, O_CA},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    fl_upload_config cfg = {.url = getenv("FAULTLINE_URL"), .key = getenv("FAULTLINE_INGEST_KEY")};
+    fl_upload_config cfg = {.url = getenv("FAULTLINE_URL"),
+                            .key = getenv("FAULTLINE_INGEST_KEY"),
+                            .cacert = getenv("FAULTLINE_CACERT")};
     const char *email = "";
     optind = 1;
     opterr = 0;
@@ -139,6 +146,7 @@ int fl_cmd_submit(int argc, char **argv)
         case O_CT: sec = &cfg.connect_timeout_s; break;
         case O_TO: sec = &cfg.timeout_s; break;
         case O_NOGZ: cfg.no_gzip = true; break;
+        case O_CA: cfg.cacert = optarg; break;
         case 'h': usage(stdout); return FL_EXIT_OK;
         case ':':
             fprintf(stderr, "faultline submit: option %s needs a value\n", argv[optind - 1]);
@@ -168,6 +176,13 @@ int fl_cmd_submit(int argc, char **argv)
     }
     if (!fl_report_header_ok(cfg.key)) {
         fprintf(stderr, "faultline submit: the ingest key contains control characters\n");
+        return FL_EXIT_USAGE;
+    }
+    if (cfg.cacert && !*cfg.cacert)
+        cfg.cacert = NULL;
+    const char *cabad = cfg.cacert ? fl_report_file_problem(cfg.cacert) : NULL;
+    if (cabad) {
+        fprintf(stderr, "faultline submit: --cacert %.200s: %s\n", cfg.cacert, cabad);
         return FL_EXIT_USAGE;
     }
     fl_upload *up = fl_upload_new(&cfg);

@@ -427,6 +427,8 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     curl_easy_setopt(c, CURLOPT_TIMEOUT, up->cfg.timeout_s);
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* a redirected POST is a setup error */
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (up->cfg.cacert) /* a server with a certificate of a private CA */
+        curl_easy_setopt(c, CURLOPT_CAINFO, up->cfg.cacert);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
@@ -440,6 +442,14 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
         res->outcome = classify_curl(cc);
         printable(res->message, sizeof res->message, errbuf[0] ? errbuf : curl_easy_strerror(cc),
                   strlen(errbuf[0] ? errbuf : curl_easy_strerror(cc)));
+        /* A certificate that does not verify does not mend itself: say
+         * how to name the CA that signed it. */
+        if (cc == CURLE_PEER_FAILED_VERIFICATION && !up->cfg.cacert) {
+            size_t ml = strlen(res->message);
+            snprintf(res->message + ml, sizeof res->message - ml,
+                     " (a server with a certificate of a private CA: --cacert FILE or "
+                     "FAULTLINE_CACERT)");
+        }
         goto out;
     }
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->status);

@@ -188,6 +188,60 @@ case_lock_unwritable() {
     [ "$(requests)" = 0 ] && [ -f "$SPOOL/a.crashlog" ] || fail "a log was sent or lost"
 }
 
+case_cacert() {
+    # An https server whose certificate a private CA signed (here: itself):
+    # without its CA the log is kept and the message names --cacert; with
+    # --cacert, or FAULTLINE_CACERT for the reporter the library starts,
+    # it is delivered -- by faultline submit too.
+    command -v openssl >/dev/null && command -v python3 >/dev/null || exit 77
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null || fail "openssl"
+    cat >"$WORK/https.py" <<'PY'
+import http.server, ssl, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(sys.argv[4], "a") as f: f.write("req\n")
+        b = b'{"accepted":[{"id":"tls-1"}]}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+c.load_cert_chain(sys.argv[1], sys.argv[2])
+s.socket = c.wrap_socket(s.socket, server_side=True)
+with open(sys.argv[3] + ".tmp", "w") as f: f.write(str(s.server_address[1]))
+import os; os.rename(sys.argv[3] + ".tmp", sys.argv[3])
+s.serve_forever()
+PY
+    python3 "$WORK/https.py" "$WORK/cert.pem" "$WORK/key.pem" "$WORK/port" "$WORK/hits" 2>"$WORK/https.err" &
+    RPID=$!
+    for _ in $(seq 1 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+    [ -s "$WORK/port" ] || fail "the https responder did not start"
+    URL="https://127.0.0.1:$(cat "$WORK/port")/api/v1/crashes"
+    mklog "$SPOOL/a.crashlog"
+    rep --url "$URL" --yes
+    expect_rc 75
+    grep -q 'a server with a certificate of a private CA: --cacert FILE or FAULTLINE_CACERT' "$WORK/rep.err" ||
+        fail "the failure does not name --cacert"
+    [ "$(nlogs)" = 1 ] || fail "the log was not kept"
+    FAULTLINE_CACERT=$WORK/cert.pem rep --url "$URL" --yes --now
+    expect_rc 0
+    grep -q 'delivered (id tls-1)' "$WORK/rep.err" || fail "not delivered with FAULTLINE_CACERT"
+    [ "$(nlogs)" = 0 ] || fail "the delivered log is still there"
+    mklog "$WORK/b.crashlog"
+    "$FAULTLINE" submit "$WORK/b.crashlog" --server "$URL" --cacert "$WORK/cert.pem" >"$WORK/sub.out" 2>&1 ||
+        fail "submit --cacert: $(cat "$WORK/sub.out")"
+    [ "$(wc -l <"$WORK/hits")" = 2 ] || fail "want 2 requests, got $(wc -l <"$WORK/hits")"
+    rep --url "$URL" --yes --cacert "$WORK"
+    expect_rc 64
+    grep -q -- "--cacert $WORK: not a file" "$WORK/rep.err" || fail "a directory as --cacert"
+}
+
 case_garbage_only() {
     printf 'junk' >"$SPOOL/x.crashlog"
     mklog "$WORK/full"
