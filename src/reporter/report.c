@@ -69,6 +69,10 @@ typedef struct run {
     long hold_status;  /* 0: no answer */
     char hold_why[160];
     unsigned held;
+    /* Set in a pass when the server refused a log for what every log
+     * shares (401/403/404, a redirect: the key, the URL): the rest is
+     * kept without a request, which would only be refused the same way. */
+    bool refused;
 } run;
 
 typedef struct item {
@@ -327,14 +331,20 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         long wait = fl_spool_backoff(it->rs.attempts, res.retry_after_s);
         it->rs.next = now + wait;
         int rc = fl_spool_retry_save(r->sp, it->name, &it->rs);
+        /* Without its retry file (a full disk) the next run sends it at
+         * once: said so, not "next try in N s". */
+        char next[200];
         if (rc)
-            warn("%s: cannot write its retry file: %s", it->name, strerror(-rc));
-        if (res.status)
-            warn("%s%s: not delivered (HTTP %ld: %s); kept, next try in %ld s", prefix, it->name,
-                 res.status, res.message, wait);
+            snprintf(next, sizeof next,
+                     "its retry time cannot be written (%s): the next run tries it at once",
+                     strerror(-rc));
         else
-            warn("%s%s: not delivered (%s); kept, next try in %ld s", prefix, it->name,
-                 res.message, wait);
+            snprintf(next, sizeof next, "next try in %ld s", wait);
+        if (res.status)
+            warn("%s%s: not delivered (HTTP %ld: %s); kept, %s", prefix, it->name, res.status,
+                 res.message, next);
+        else
+            warn("%s%s: not delivered (%s); kept, %s", prefix, it->name, res.message, next);
         r->kept++;
         if (!r->next_due || it->rs.next < r->next_due)
             r->next_due = it->rs.next;
@@ -357,6 +367,12 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
             warn("%s%s: failed (%s); kept", prefix, it->name, res.message);
         r->kept++;
         r->errors++;
+        if (res.status == 401 || res.status == 403 || res.status == 404 || res.status / 100 == 3) {
+            r->refused = true;
+            snprintf(r->hold_why, sizeof r->hold_why,
+                     "the server answered HTTP %ld to the one before, as it would to them",
+                     res.status);
+        }
         return;
     }
 }
@@ -504,6 +520,7 @@ static int pass(run *r, bool first)
     r->next_due = 0;
     r->hold_until = 0;
     r->held = 0;
+    r->refused = false;
     if (collect(r, &items, &n) != 0)
         return 0;
     if (!n) {
@@ -558,6 +575,11 @@ static int pass(run *r, bool first)
             hold(r, it);
             continue;
         }
+        if (r->refused) {
+            r->kept++;
+            r->held++;
+            continue;
+        }
         if (r->interactive && !r->o->yes) /* --yes: no questions at all */
             ask_email(r);
         if (!r->up) {
@@ -578,7 +600,10 @@ static int pass(run *r, bool first)
         }
         send_one(r, it, i, n);
     }
-    if (r->held) {
+    if (r->held && r->refused) {
+        warn("%u more crash report%s not tried: %s; kept", r->held, r->held == 1 ? "" : "s",
+             r->hold_why);
+    } else if (r->held) {
         int64_t now = (int64_t)time(NULL);
         warn("%u more crash report%s not tried: %s; kept, next try in %lld s", r->held,
              r->held == 1 ? "" : "s", r->hold_why,

@@ -266,6 +266,22 @@ case_status_400() {
     [ "$(requests)" = 1 ] || fail "400: resent"
 }
 
+case_status_401() {
+    # A wrong key (or URL) would be refused for every log: one request,
+    # the rest kept untried with one line, exit 1; fixed, all are sent.
+    mklog "$SPOOL/a.crashlog"; mklog "$SPOOL/b.crashlog"; mklog "$SPOOL/c.crashlog"
+    start_responder 401,200
+    rep --url "$URL" --yes
+    expect_rc 1
+    [ "$(requests)" = 1 ] || fail "want 1 request, got $(requests)"
+    [ "$(nlogs)" = 3 ] || fail "a log was not kept"
+    grep -q '2 more crash reports not tried: the server answered HTTP 401 to the one before, as it would to them; kept' \
+        "$WORK/rep.err" || fail "no line for the logs not tried"
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(nlogs)" = 0 ] || fail "not all sent once the server took them"
+}
+
 case_status_413() {
     mklog "$SPOOL/a.crashlog"
     start_responder 413
