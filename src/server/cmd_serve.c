@@ -781,7 +781,8 @@ int fl_cmd_serve(int argc, char **argv)
         fl_workers_config wc = {.n = o.workers, .lease_s = o.lease_s, .batch = 32, .rules = rules,
                                 .symbolize = fl_srvsym_symbolize, .symbolize_ctx = sym,
                                 .unwind = fl_srvsym_unwind,
-                                .symbols_changed = fl_srvsym_flush};
+                                .symbols_changed = fl_srvsym_flush,
+                                .has_dwarf = fl_srvsym_has_dwarf};
         if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))
             goto out;
     }

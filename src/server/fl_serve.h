@@ -109,6 +109,13 @@ typedef struct fl_workers_config {
      * debug file was ingested, possibly by another process) before a batch
      * is processed: drop cached symbols (fl_srvsym_flush).  May be NULL. */
     void (*symbols_changed)(void *ctx);
+    /* Called with symbolize_ctx and a build id right after a module's
+     * first lookup found symbols: 0 when they came from an ELF symbol
+     * table only (names, no files or lines, no inlined frames), else 1.
+     * Such a module is recorded as lacking symbols for the backfill, so
+     * that its DWARF, uploaded later, re-processes the crash (fl_srvsym_
+     * has_dwarf).  May be NULL (every module found counts as complete). */
+    int (*has_dwarf)(void *ctx, const char *build_id);
 } fl_workers_config;
 
 fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_workers_config *c,

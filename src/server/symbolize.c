@@ -294,6 +294,18 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
     return (int)(n - skip);
 }
 
+int fl_srvsym_has_dwarf(void *ctx, const char *build_id)
+{
+    fl_srvsym *s = ctx;
+    if (!s || !build_id)
+        return 1;
+    pthread_mutex_lock(&s->mu);
+    entry *e = find_locked(s, build_id);
+    int r = !e || fl_symcache_has_dwarf(e->sc);
+    pthread_mutex_unlock(&s->mu);
+    return r;
+}
+
 uint64_t fl_srvsym_generation(fl_srvsym *s)
 {
     pthread_mutex_lock(&s->mu);

@@ -194,6 +194,7 @@ typedef struct symwrap {
     struct symmod {
         const char *module, *build_id; /* borrowed from the log */
         bool found;
+        bool lines; /* found with DWARF, not only a symbol table */
     } m[MAX_SYM_MODULES];
     size_t n;
 } symwrap;
@@ -221,6 +222,8 @@ static int wrap_symbolize(void *ctx, const char *module, const char *build_id, u
         m->module = module;
         m->build_id = build_id;
         m->found = n >= 0;
+        m->lines = m->found && (!w->c->has_dwarf || !build_id ||
+                                w->c->has_dwarf(w->c->symbolize_ctx, build_id));
     }
     return n;
 }
@@ -242,7 +245,10 @@ static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
         found += m->found;
         json_array_append_new(mods, json_pack("{s:s?,s:s?,s:b}", "module", base_of(m->module),
                                               "build_id", m->build_id, "symbols", m->found));
-        if (!m->found && m->build_id) {
+        /* Names from a symbol table only: its DWARF, when it comes, gives
+         * files, lines and inlined frames, and with them maybe another
+         * signature, so the crash waits for it like one without symbols. */
+        if ((!m->found || !m->lines) && m->build_id) {
             char **nv = realloc(out->missing, (out->nmissing + 1) * sizeof *nv);
             if (nv) {
                 out->missing = nv;

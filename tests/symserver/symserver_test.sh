@@ -3,7 +3,7 @@
 # port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug
-# CASE: upload | libc | backfill | watch | debuginfod | symbolicate | roles
+# CASE: upload | libc | backfill | symtab | watch | debuginfod | symbolicate | roles
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -263,6 +263,52 @@ symbolicate)
   [ "$c" = 400 ] || fail "malformed XML -> $c"
   grep -q '<error code="malformed">' "$work/body" || fail "malformed: $(cat "$work/body")"
   ok "XXE -> 400 doctype, malformed -> 400"
+  stop || fail "shutdown rc"
+  ;;
+symtab)
+  # Names first, DWARF later: a symbol-table-only file of the build id
+  # (what `strip --strip-debug` leaves) names the frames but gives no
+  # inlined frame; the DWARF uploaded after it must re-process the crash
+  # and move it to the group later crashes of the bug go to.
+  start "$work/d"
+  objcopy --strip-debug "$DEBUG" "$work/symtab-only.debug" || fail "objcopy --strip-debug"
+  crash deep
+  submit
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: symtab-only' \
+      --data-binary @"$work/symtab-only.debug")
+  [ "$c" = 201 ] || fail "symtab-only upload -> $c $(cat "$work/body")"
+  NAMES='"signature":"symsrv_fault | symsrv_middle | symsrv_outer | main"'
+  FULL='"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"'
+  for _ in $(seq 200); do
+    GID=$(admin "$(url "/api/v1/crashes/$CID")" | field group_id)
+    admin "$(url "/api/v1/groups/$GID")" | grep -q "$NAMES" && break
+    sleep 0.1
+  done
+  admin "$(url "/api/v1/groups/$GID")" >"$work/g0.json"
+  grep -q "$NAMES" "$work/g0.json" || fail "with the symbol table: $(grep -o '"signature":"[^"]*"' "$work/g0.json")"
+  old=$GID
+  ok "symbol table only: $(grep -o '"signature":"[^"]*"' "$work/g0.json")"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: symsrv_crash.debug' \
+      --data-binary @"$DEBUG")
+  [ "$c" = 201 ] || fail "DWARF upload -> $c $(cat "$work/body")"
+  for _ in $(seq 200); do
+    new=$(admin "$(url "/api/v1/crashes/$CID")" | field group_id)
+    [ "$new" != "$old" ] && break
+    sleep 0.1
+  done
+  [ "$new" != "$old" ] || fail "the DWARF did not re-process the crash named from the symbol table only"
+  admin "$(url "/api/v1/groups/$new")" >"$work/g1.json"
+  grep -q "$FULL" "$work/g1.json" || fail "after the DWARF: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
+  grep -Eq "$FAULT_RE" "$work/g1.json" || fail "no file/line after the DWARF"
+  c=$(code GET "/api/v1/groups/$old" -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "the names-only group is still there ($c)"
+  admin "$(url /api/v1/groups)" >"$work/all.json"
+  [ "$(grep -o '"count":[0-9]*' "$work/all.json")" = '"count":1' ] || fail "counts: $(cat "$work/all.json")"
+  ok "after the DWARF: $(grep -o '"signature":"[^"]*"' "$work/g1.json"), one group, count 1"
+  # A later crash of the same bug joins that group.
+  crash deep
+  submit
+  [ "$GID" = "$new" ] || fail "a later crash went to $GID, not $new"
+  ok "a later crash joins it"
   stop || fail "shutdown rc"
   ;;
 roles)
