@@ -16,6 +16,7 @@
  * backlog (503 + Retry-After).
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1628,12 +1629,18 @@ static bool parse_addr(json_t *a, uint64_t *out)
         return true;
     }
     const char *s = json_string_value(a);
-    if (!s || !*s)
+    if (!s)
+        return false;
+    /* strtoull alone would skip blanks and take a sign (" -5" is then
+     * 2^64-5): digits only, after the optional 0x. */
+    bool hex = !strncasecmp(s, "0x", 2);
+    const char *d = hex ? s + 2 : s;
+    if (!(hex ? isxdigit((unsigned char)*d) : isdigit((unsigned char)*d)))
         return false;
     char *end = NULL;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, !strncasecmp(s, "0x", 2) ? 16 : 10);
-    if (errno || *end || s[0] == '-')
+    unsigned long long v = strtoull(d, &end, hex ? 16 : 10);
+    if (errno || *end)
         return false;
     *out = v;
     return true;

@@ -238,6 +238,16 @@ symbolicate)
   ok "JSON: $(head -c 300 "$work/body")"
   c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -d '{"build_id":"abcd","addresses":["0x10"]}')
   [ "$c" = 404 ] || fail "unknown build id -> $c"
+  # Only "0xHEX", decimal digits or integers: strtoull alone would take
+  # " -5" as 2^64-5 (named _end), and a blank or a sign before the digits.
+  for a in '" -5"' '"  12"' '"+7"' '"0x-1"' '"-0x1"' '""' '-1' '"0x"' '"1 "'; do
+    c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -d "{\"build_id\":\"$BID\",\"addresses\":[$a]}")
+    [ "$c" = 400 ] || fail "address $a -> $c $(head -c 300 "$work/body")"
+  done
+  c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -d "{\"build_id\":\"$BID\",\"addresses\":[\"0X$addr\",$((16#$addr)),\"$((16#$addr))\"]}")
+  [ "$c" = 200 ] || fail "0X/integer/decimal -> $c"
+  [ "$(grep -o '"function":"symsrv_middle"' "$work/body" | wc -l)" = 3 ] || fail "0X/integer/decimal: $(cat "$work/body")"
+  ok "addresses with a blank or a sign -> 400; 0X, integer and decimal string name the same function"
   c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -d '{"addresses":3}')
   [ "$c" = 400 ] || fail "bad JSON -> $c"
   c=$(code POST /api/v1/symbolicate -d "{\"build_id\":\"$BID\",\"addresses\":[]}")
