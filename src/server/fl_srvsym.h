@@ -65,8 +65,8 @@ void fl_srvsym_flush(void *s);
 /* Symbolize module-relative address rel of the module with build_id
  * (path: where the client loaded it, may be NULL).  Fills out[0..cap)
  * innermost first, strings copied.  Returns the number of frames, 0 when
- * the module has no symbols (or no build id), -1 when the address is
- * covered by nothing in a module that has symbols. */
+ * the module has symbols but nothing covers the address, -1 when the
+ * module has no symbols (none found, a broken file, no build id). */
 int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint64_t rel,
                      fl_sym_frame *out, size_t cap);
 
