@@ -289,6 +289,22 @@ typedef struct seen {
     struct timespec mtime;
 } seen;
 
+/* A writer that pauses (a slow copy, a network file system) leaves a file
+ * unchanged for a poll half written: an ELF file's section headers come
+ * last, so it looks truncated.  Such a file, modified within
+ * PARTIAL_WAIT_S, is left where it is and looked at again, rather than
+ * failed for good while it goes on growing. */
+#define PARTIAL_WAIT_S 60
+
+static bool still_written(const char *path, const struct stat *st)
+{
+    if (time(NULL) - st->st_mtim.tv_sec >= PARTIAL_WAIT_S)
+        return false;
+    fl_symcheck_info info;
+    char why[256] = "";
+    return fl_symcheck_debug_file(path, &info, why, sizeof why) != 0 && strstr(why, "truncated");
+}
+
 static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *nprev)
 {
     seen cur[MAX_WATCHED];
@@ -313,7 +329,7 @@ static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *
                         prev[i].mtime.tv_nsec == st.st_mtim.tv_nsec;
                 break;
             }
-        if (still) {
+        if (still && !still_written(p, &st)) {
             /* Unchanged for a whole poll: the writer is done with it. */
             char id[160], err[512];
             fl_symingest_file(g, conn, p, de->d_name, (long long)st.st_size, true, id, sizeof id,

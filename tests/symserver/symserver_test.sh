@@ -205,6 +205,17 @@ watch)
   admin "$(url "/api/v1/groups/$new")" >"$work/g1.json"
   grep -Eq "$FAULT_RE" "$work/g1.json" || fail "no regroup after the watched file"
   ok "crash regrouped with symbols from the watched directory"
+  # A writer that pauses for more than a poll: the half-written file looks
+  # truncated, and is looked at again rather than failed for good.
+  head -c 50000 "$DEBUG" >"$inc/slow.debug"
+  sleep 2.5
+  [ -f "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] ||
+    fail "a file still being written was taken: $(cat "$work/d/symbols/failed/slow.debug.error" 2>/dev/null)"
+  tail -c +50001 "$DEBUG" >>"$inc/slow.debug"
+  for _ in $(seq 100); do [ -e "$inc/slow.debug" ] || break; sleep 0.1; done
+  [ ! -e "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] && [ -e "$work/d/symbols/processed/slow.debug" ] ||
+    fail "the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
+  ok "a file written with a pause is taken once complete"
   stop || fail "shutdown rc"
   ;;
 debuginfod)
