@@ -26,15 +26,9 @@ command -v wrk >/dev/null || { echo "bench/server/scaleout: wrk missing (scripts
 [ -x "$FL" ] || { echo "bench/server/scaleout: $FL not built"; exit 1; }
 work=$(mktemp -d /tmp/fl-bench-scaleout.XXXXXX)
 chmod 755 "$work"
-PIDS=()
 fail() { echo "bench/server/scaleout: $*" >&2; exit 1; }
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-  type rmq_stop_all >/dev/null 2>&1 && rmq_stop_all
-  type pg_stop >/dev/null 2>&1 && pg_stop
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. "$here/../../tests/lib/cluster.sh"
+trap cluster_cleanup EXIT
 export FAULTLINE_ADMIN_TOKEN=bench-admin FAULTLINE_INGEST_KEY=bench-key
 . "$here/lib.sh"
 . "$here/../../tests/lib/postgres.sh"

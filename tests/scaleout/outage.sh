@@ -16,44 +16,13 @@ work=$(mktemp -d /tmp/fl-outage.XXXXXX)
 chmod 755 "$work" # PostgreSQL runs as postgres and keeps its cluster here
 ADMIN=test-admin-token KEY=test-ingest-key
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
-PIDS=()
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$work"/*.err; do [ -s "$f" ] && { echo "--- $f" >&2; tail -5 "$f" >&2; }; done
-  exit 1
-}
-ok() { echo "ok: $*"; }
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-  type rmq_stop_all >/dev/null 2>&1 && rmq_stop_all
-  type pg_stop >/dev/null 2>&1 && pg_stop
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. "$here/../lib/cluster.sh"
+trap cluster_cleanup EXIT
 . "$here/../lib/postgres.sh"
 . "$here/../lib/rabbitmq.sh"
 pg_start
 rmq_start
 
-serve() { # serve NAME ARGS...: pid in PID_NAME, port in PORT_NAME
-  local name=$1; shift
-  : >"$work/$name.out"
-  "$FL" serve --listen 127.0.0.1:0 --data "$work/$name" "$@" >"$work/$name.out" 2>>"$work/$name.err" &
-  local pid=$!
-  PIDS+=("$pid")
-  printf -v "PID_$name" %s "$pid"
-  for _ in $(seq 150); do
-    if grep -q 'worker running' "$work/$name.out" 2>/dev/null &&
-      grep -q 'listening on' "$work/$name.out" 2>/dev/null ||
-      grep -q 'portal: open' "$work/$name.out" 2>/dev/null; then
-      printf -v "PORT_$name" %s "$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/$name.out" | grep -o '[0-9]*$')"
-      return 0
-    fi
-    kill -0 "$pid" 2>/dev/null || fail "$name exited at start: $(cat "$work/$name.err")"
-    sleep 0.1
-  done
-  fail "$name did not start"
-}
 healthz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/healthz"; }
 # early NAME WHAT ARGS...: a server started while WHAT (PostgreSQL,
 # RabbitMQ) is away waits for it, says so, and does not exit.

@@ -32,21 +32,8 @@ work=$(mktemp -d /tmp/fl-scaleout.XXXXXX)
 chmod 755 "$work" # PostgreSQL runs as postgres and keeps its cluster here
 ADMIN=test-admin-token KEY=test-ingest-key
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
-PIDS=()
-fail() {
-  echo "FAIL: $*" >&2
-  for f in "$work"/*.err; do [ -s "$f" ] && { echo "--- $f" >&2; tail -5 "$f" >&2; }; done
-  exit 1
-}
-ok() { echo "ok: $*"; }
-cleanup() {
-  # Only ours: a bare `wait` would also wait for the broker's processes.
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-  type rmq_stop_all >/dev/null 2>&1 && rmq_stop_all
-  type pg_stop >/dev/null 2>&1 && pg_stop
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. "$here/../lib/cluster.sh"
+trap cluster_cleanup EXIT
 
 . "$here/../lib/postgres.sh"
 . "$here/../lib/rabbitmq.sh"
@@ -63,30 +50,6 @@ else
   QNAME=postgres
 fi
 
-# serve NAME ARGS...: a server in the background; its pid in $PID_<NAME>,
-# its port (API roles) in $PORT_<NAME>.
-serve() {
-  local name=$1 p=; shift
-  # Emptied here, not by the background job's redirection: a restarted
-  # server's wait below must not read the port its predecessor printed
-  # before the job has forked (seen under CI load).
-  : >"$work/$name.out"
-  "$FL" serve --listen 127.0.0.1:0 --data "$work/$name" "${ENGINES[@]}" "$@" \
-    >"$work/$name.out" 2>>"$work/$name.err" &
-  local pid=$!
-  PIDS+=("$pid")
-  printf -v "PID_$name" %s "$pid"
-  for _ in $(seq 150); do
-    if grep -q 'worker running\|listening on' "$work/$name.out" 2>/dev/null; then
-      p=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/$name.out" | grep -o '[0-9]*$')
-      printf -v "PORT_$name" %s "$p"
-      return 0
-    fi
-    kill -0 "$pid" 2>/dev/null || fail "$name exited at start: $(cat "$work/$name.err")"
-    sleep 0.1
-  done
-  fail "$name did not start"
-}
 # counted_once PORT OK_FILE TOTAL WHAT: the app's count reaches TOTAL,
 # stays there (nothing counted twice), and every id in OK_FILE (answered
 # 200) is stored.
