@@ -1,7 +1,8 @@
 # Shared by the scale-out tests (tests/scaleout/) and
 # bench/server/scaleout.sh: the `faultline serve` processes of a cluster,
 # started in the background, and everything taken down at exit.  Source it
-# after setting FL and work (and defining fail(), to have another); ENGINES holds the
+# after setting FL (and defining fail(), to have another), then call
+# cluster_init, or set work and trap cluster_cleanup; ENGINES holds the
 # --db/--queue options every server started by serve() gets (none by
 # default).
 PIDS=()
@@ -17,6 +18,18 @@ if ! type fail >/dev/null 2>&1; then
   }
 fi
 ok() { echo "ok: $*"; }
+
+# cluster_init NAME: a test's private directory /tmp/NAME.XXXXXX in $work
+# (open to PostgreSQL, which runs as postgres and keeps its cluster
+# there), its keys in $ADMIN and $KEY (exported for the servers), and
+# cluster_cleanup at exit.
+cluster_init() {
+  work=$(mktemp -d "/tmp/$1.XXXXXX")
+  chmod 755 "$work"
+  ADMIN=test-admin-token KEY=test-ingest-key
+  export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+  trap cluster_cleanup EXIT
+}
 
 # cluster_cleanup: our servers (only ours: a bare `wait` would also wait
 # for the broker's processes), then RabbitMQ and PostgreSQL, then $work.

@@ -86,6 +86,15 @@ rep() {
     RC=$?
 }
 
+# rep_tty INPUT: the reporter at a terminal (a pty from script(1)) on
+# $SPOOL and $URL, INPUT typed (printf format); sets RC, output in tty.out.
+rep_tty() {
+    command -v script >/dev/null || { echo "SKIP: script(1) not installed" >&2; exit 77; }
+    printf "$1" |
+        timeout 60 script -qec "'$REPORTER' --spool '$SPOOL' --url '$URL'" /dev/null >"$WORK/tty.out" 2>&1
+    RC=$?
+}
+
 nlogs() { find "$SPOOL" -maxdepth 1 -name '*.crashlog' | wc -l; }
 
 expect_rc() { [ "$RC" = "$1" ] || fail "exit code $RC, want $1"; }
@@ -636,13 +645,10 @@ case_many() {
 case_interactive() {
     # A person at a terminal (a pty from script(1)): view, yes, an email,
     # then no for the second log.
-    command -v script >/dev/null || { echo "SKIP: script(1) not installed" >&2; exit 77; }
     mklog "$SPOOL/a.crashlog"
     mklog "$SPOOL/b.crashlog"
     start_responder 200
-    printf 'v\ny\nme@example.org\nn\n' |
-        timeout 60 script -qec "'$REPORTER' --spool '$SPOOL' --url '$URL'" /dev/null >"$WORK/tty.out" 2>&1
-    RC=$?
+    rep_tty 'v\ny\nme@example.org\nn\n'
     expect_rc 0
     [ "$(requests)" = 1 ] || fail "want 1 request, got $(requests)"
     grep -qx 'email=me@example.org' "$REC/req-1.fields" || fail "typed email not sent"
@@ -659,12 +665,9 @@ case_interactive_eof() {
     # Ctrl-D (end of input) at the email question skips the address: the
     # log the person said yes to is sent with none, without complaining
     # about an address nobody typed.
-    command -v script >/dev/null || { echo "SKIP: script(1) not installed" >&2; exit 77; }
     mklog "$SPOOL/a.crashlog"
     start_responder 200
-    printf 'y\n' |
-        timeout 60 script -qec "'$REPORTER' --spool '$SPOOL' --url '$URL'" /dev/null >"$WORK/tty.out" 2>&1
-    RC=$?
+    rep_tty 'y\n'
     expect_rc 0
     [ "$(requests)" = 1 ] || fail "want 1 request, got $(requests)"
     grep -qx 'email=' "$REC/req-1.fields" || fail "an email was sent that nobody typed"

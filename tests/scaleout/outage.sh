@@ -12,12 +12,8 @@
 set -uo pipefail
 FL=$1 POST=$2
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d /tmp/fl-outage.XXXXXX)
-chmod 755 "$work" # PostgreSQL runs as postgres and keeps its cluster here
-ADMIN=test-admin-token KEY=test-ingest-key
-export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
 . "$here/../lib/cluster.sh"
-trap cluster_cleanup EXIT
+cluster_init fl-outage
 . "$here/../lib/postgres.sh"
 . "$here/../lib/rabbitmq.sh"
 pg_start

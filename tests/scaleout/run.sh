@@ -28,12 +28,8 @@
 set -uo pipefail
 FL=$1 POST=$2 CRASHER=$3 QUEUE=${4:-amqp} CTXAPP=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d /tmp/fl-scaleout.XXXXXX)
-chmod 755 "$work" # PostgreSQL runs as postgres and keeps its cluster here
-ADMIN=test-admin-token KEY=test-ingest-key
-export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
 . "$here/../lib/cluster.sh"
-trap cluster_cleanup EXIT
+cluster_init fl-scaleout
 
 . "$here/../lib/postgres.sh"
 . "$here/../lib/rabbitmq.sh"

@@ -54,6 +54,26 @@ BID=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$DEBUG") | cut -d' ' -f3)
 # A frame of symsrv_fault with file and line, as compact JSON shows it.
 FAULT_RE='"function":"symsrv_fault","file":"[^"]*symsrv_crash\.c","line":[0-9]+'
 
+# moved OLD WHAT: after an upload, with nobody asking, crash $CID leaves
+# group OLD; its new group ($new, in g1.json) names symsrv_fault with file
+# and line, OLD is gone (404), and the new one is the only group, of
+# count 1 (counts moved exactly).
+moved() {
+  local old=$1 what=$2 c
+  for _ in $(seq 200); do
+    new=$(admin "$(url "/api/v1/crashes/$CID")" | field group_id)
+    [ "$new" != "$old" ] && break
+    sleep 0.1
+  done
+  [ "$new" != "$old" ] || fail "$what: the crash was not re-processed into another group"
+  admin "$(url "/api/v1/groups/$new")" >"$work/g1.json"
+  grep -Eq "$FAULT_RE" "$work/g1.json" || fail "$what: no symsrv_fault with its file and line: $(head -c 1500 "$work/g1.json")"
+  c=$(code GET "/api/v1/groups/$old" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 404 ] || fail "$what: the emptied group is still there ($c): $(cat "$work/body")"
+  admin "$(url /api/v1/groups)" >"$work/all.json"
+  [ "$(grep -o '"count":[0-9]*' "$work/all.json")" = '"count":1' ] || fail "$what: counts: $(cat "$work/all.json")"
+}
+
 case $case_ in
 upload)
   # One open symcache at a time: the app and libc evict each other.
@@ -149,19 +169,7 @@ backfill)
   [ "$c" = 201 ] || fail "upload -> $c $(cat "$work/body")"
   grep -q "\"build_id\":\"$BID\"" "$work/body" || fail "upload answered $(cat "$work/body")"
   # Nobody asks: the crash is re-processed and regrouped.
-  for _ in $(seq 200); do
-    admin "$(url "/api/v1/crashes/$CID")" >"$work/crash.json"
-    new=$(field group_id <"$work/crash.json")
-    [ "$new" != "$old" ] && break
-    sleep 0.1
-  done
-  [ "$new" != "$old" ] || fail "the crash was not regrouped"
-  admin "$(url "/api/v1/groups/$new")" >"$work/g1.json"
-  grep -Eq "$FAULT_RE" "$work/g1.json" || fail "new group lacks symsrv_fault: $(head -c 1500 "$work/g1.json")"
-  grep -q '"count":1' "$work/g1.json" || fail "new group count: $(head -c 300 "$work/g1.json")"
-  c=$(code GET "/api/v1/groups/$old" -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "the emptied group is still there ($c): $(cat "$work/body")"
-  admin "$(url /api/v1/groups)" >"$work/all.json"
-  [ "$(grep -o '"count":[0-9]*' "$work/all.json")" = '"count":1' ] || fail "counts: $(cat "$work/all.json")"
+  moved "$old" "after the upload"
   ok "after the upload: $(grep -o '"signature":"[^"]*"' "$work/g1.json"), one group, count 1"
   # A second crash of the same kind now joins that group directly.
   crash deep
@@ -312,18 +320,8 @@ symtab)
   c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: symsrv_crash.debug' \
       --data-binary @"$DEBUG")
   [ "$c" = 201 ] || fail "DWARF upload -> $c $(cat "$work/body")"
-  for _ in $(seq 200); do
-    new=$(admin "$(url "/api/v1/crashes/$CID")" | field group_id)
-    [ "$new" != "$old" ] && break
-    sleep 0.1
-  done
-  [ "$new" != "$old" ] || fail "the DWARF did not re-process the crash named from the symbol table only"
-  admin "$(url "/api/v1/groups/$new")" >"$work/g1.json"
+  moved "$old" "the DWARF after a symbol table only"
   grep -q "$FULL" "$work/g1.json" || fail "after the DWARF: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
-  grep -Eq "$FAULT_RE" "$work/g1.json" || fail "no file/line after the DWARF"
-  c=$(code GET "/api/v1/groups/$old" -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "the names-only group is still there ($c)"
-  admin "$(url /api/v1/groups)" >"$work/all.json"
-  [ "$(grep -o '"count":[0-9]*' "$work/all.json")" = '"count":1' ] || fail "counts: $(cat "$work/all.json")"
   ok "after the DWARF: $(grep -o '"signature":"[^"]*"' "$work/g1.json"), one group, count 1"
   # A later crash of the same bug joins that group.
   crash deep
