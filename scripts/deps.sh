@@ -6,7 +6,7 @@ set -euo pipefail
 
 PKGS=(
   build-essential cmake pkg-config clang llvm lld
-  libelf-dev libdw-dev libdebuginfod-dev elfutils debuginfod
+  libelf-dev libdw-dev libdebuginfod-dev elfutils debuginfod dwz
   libsqlite3-dev libpq-dev librabbitmq-dev libssl-dev libmicrohttpd-dev
   libcurl4-openssl-dev libjansson-dev libxml2-dev libpcre2-dev
   zlib1g-dev libzstd-dev libcmocka-dev libcapstone-dev

@@ -782,7 +782,7 @@ int fl_cmd_serve(int argc, char **argv)
                                 .symbolize = fl_srvsym_symbolize, .symbolize_ctx = sym,
                                 .unwind = fl_srvsym_unwind,
                                 .symbols_changed = fl_srvsym_flush,
-                                .has_dwarf = fl_srvsym_has_dwarf};
+                                .symbols_gap = fl_srvsym_gap};
         if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))
             goto out;
     }

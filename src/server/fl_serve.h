@@ -110,12 +110,16 @@ typedef struct fl_workers_config {
      * is processed: drop cached symbols (fl_srvsym_flush).  May be NULL. */
     void (*symbols_changed)(void *ctx);
     /* Called with symbolize_ctx and a build id right after a module's
-     * first lookup found symbols: 0 when they came from an ELF symbol
-     * table only (names, no files or lines, no inlined frames), else 1.
-     * Such a module is recorded as lacking symbols for the backfill, so
-     * that its DWARF, uploaded later, re-processes the crash (fl_srvsym_
-     * has_dwarf).  May be NULL (every module found counts as complete). */
-    int (*has_dwarf)(void *ctx, const char *build_id);
+     * first lookup found symbols: what would complete them.  0: nothing,
+     * they are complete.  1: they came from an ELF symbol table only
+     * (names, no files or lines, no inlined frames): the module's DWARF
+     * would.  2: its DWARF links to a dwz file that was not found (what
+     * dwz moved there, names and inlined functions, is missing): that
+     * file would; its build id is put in wait (cap bytes).  Either way the
+     * crash is recorded as lacking that build id for the backfill, so that
+     * the file, uploaded later, re-processes it (fl_srvsym_gap).  May be
+     * NULL (every module found counts as complete). */
+    int (*symbols_gap)(void *ctx, const char *build_id, char *wait, size_t cap);
 } fl_workers_config;
 
 fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_workers_config *c,

@@ -70,12 +70,13 @@ void fl_srvsym_flush(void *s);
 int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint64_t rel,
                      fl_sym_frame *out, size_t cap);
 
-/* Whether the open symcache of build_id was built from DWARF: 0 when it
- * holds only an ELF symbol table, 1 when it has DWARF or is not open
- * (evicted by another thread since the lookup: unknown counts as DWARF,
- * so that a crash is never re-processed for nothing).  ctx: the
- * fl_srvsym; the has_dwarf hook of fl_workers_config. */
-int fl_srvsym_has_dwarf(void *ctx, const char *build_id);
+/* What the open symcache of build_id lacks (the symbols_gap hook of
+ * fl_workers_config; ctx: the fl_srvsym): 0 nothing, 1 DWARF (it holds
+ * only an ELF symbol table), 2 its DWARF's dwz file, whose build id goes
+ * into wait (cap bytes).  A symcache not open (evicted by another thread
+ * since the lookup) answers 0: unknown counts as complete, so that a
+ * crash is never re-processed for nothing. */
+int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap);
 
 /* fl_symbolize_fn for fl_workers_config (ctx: the fl_srvsym). */
 int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uint64_t rel,

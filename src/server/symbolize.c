@@ -25,7 +25,8 @@
 typedef struct entry {
     char build_id[ID_MAX];
     fl_symcache *sc;
-    uint64_t used; /* LRU clock */
+    uint64_t used;         /* LRU clock */
+    char alt_wait[ID_MAX]; /* the dwz file the DWARF lacked, or "" */
 } entry;
 
 struct fl_srvsym {
@@ -204,9 +205,25 @@ static void fetch_once(fl_srvsym *s, const char *id)
         s->fetch(s->fetch_ctx, id, s->upload_root);
 }
 
+/* fl_symbuild_opts.find_alt: a dwz file is looked for where debug files
+ * are, the store's shared files and debuginfod included. */
+static int find_alt(void *ctx, const char *build_id, const char *name, char *path, size_t cap)
+{
+    (void)name; /* a path on the machine that built it */
+    fl_srvsym *s = ctx;
+    fetch_once(s, build_id);
+    fl_symlocate_result res;
+    char err[512];
+    if (fl_symlocate_find(s->loc, build_id, NULL, &res, err, sizeof err) || strlen(res.path) >= cap)
+        return -1;
+    memcpy(path, res.path, strlen(res.path) + 1);
+    return 0;
+}
+
 /* Insert sc for id, evicting the least recently used entry when full.
- * Takes ownership of sc (closes it when another thread was first). */
-static entry *insert_locked(fl_srvsym *s, const char *id, fl_symcache *sc)
+ * Takes ownership of sc (closes it when another thread was first).
+ * alt_wait: the build id of the dwz file sc was built without, or "". */
+static entry *insert_locked(fl_srvsym *s, const char *id, fl_symcache *sc, const char *alt_wait)
 {
     entry *e = find_locked(s, id);
     if (e) {
@@ -224,6 +241,7 @@ static entry *insert_locked(fl_srvsym *s, const char *id, fl_symcache *sc)
         s->st.evicted++;
     }
     snprintf(e->build_id, sizeof e->build_id, "%s", id);
+    snprintf(e->alt_wait, sizeof e->alt_wait, "%s", alt_wait);
     e->sc = sc;
     return e;
 }
@@ -263,7 +281,9 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         }
         fl_symcache *sc = NULL;
         int built = 0;
-        if (fl_symstore_get(s->cache_dir, res.path, 0, &sc, &built, NULL, NULL, 0, err,
+        fl_symbuild_opts opts = {.find_alt = find_alt, .ctx = s};
+        char alt[ID_MAX] = "";
+        if (fl_symstore_get(s->cache_dir, res.path, &opts, 0, &sc, &built, NULL, NULL, 0, err,
                             sizeof err)) {
             pthread_mutex_lock(&s->mu);
             struct broken *b = &s->broken[s->nbroken_next++ % MAX_BROKEN];
@@ -273,10 +293,13 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
             pthread_mutex_unlock(&s->mu);
             return -1;
         }
+        if (fl_symcache_alt_missing(sc) &&
+            fl_symcache_altlink(res.path, NULL, alt, sizeof alt, NULL, 0) != 1)
+            alt[0] = '\0';
         pthread_mutex_lock(&s->mu);
         s->st.opened++;
         s->st.built += built != 0;
-        e = insert_locked(s, build_id, sc);
+        e = insert_locked(s, build_id, sc, alt);
     }
     e->used = ++s->clock;
     size_t n = fl_symcache_lookup(e->sc, rel, fr, MAX_INLINE_LOOKUP);
@@ -294,14 +317,22 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
     return (int)(n - skip);
 }
 
-int fl_srvsym_has_dwarf(void *ctx, const char *build_id)
+int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap)
 {
     fl_srvsym *s = ctx;
+    if (cap)
+        wait[0] = '\0';
     if (!s || !build_id)
-        return 1;
+        return 0;
     pthread_mutex_lock(&s->mu);
     entry *e = find_locked(s, build_id);
-    int r = !e || fl_symcache_has_dwarf(e->sc);
+    int r = 0;
+    if (e && !fl_symcache_has_dwarf(e->sc)) {
+        r = 1;
+    } else if (e && fl_symcache_alt_missing(e->sc)) {
+        r = 2;
+        snprintf(wait, cap, "%s", e->alt_wait);
+    }
     pthread_mutex_unlock(&s->mu);
     return r;
 }

@@ -194,7 +194,8 @@ typedef struct symwrap {
     struct symmod {
         const char *module, *build_id; /* borrowed from the log */
         bool found;
-        bool lines; /* found with DWARF, not only a symbol table */
+        int gap;               /* fl_workers_config.symbols_gap's answer */
+        char wait[2 * 64 + 1]; /* the dwz file's build id, for gap 2 */
     } m[MAX_SYM_MODULES];
     size_t n;
 } symwrap;
@@ -222,8 +223,11 @@ static int wrap_symbolize(void *ctx, const char *module, const char *build_id, u
         m->module = module;
         m->build_id = build_id;
         m->found = n >= 0;
-        m->lines = m->found && (!w->c->has_dwarf || !build_id ||
-                                w->c->has_dwarf(w->c->symbolize_ctx, build_id));
+        m->gap = m->found && w->c->symbols_gap && build_id
+                     ? w->c->symbols_gap(w->c->symbolize_ctx, build_id, m->wait, sizeof m->wait)
+                     : 0;
+        if (m->gap == 2 && !m->wait[0])
+            m->gap = 1;
     }
     return n;
 }
@@ -234,31 +238,44 @@ static const char *base_of(const char *p)
     return s ? s + 1 : p;
 }
 
+static void add_missing(fl_processed_buf *out, const char *id)
+{
+    char **nv = realloc(out->missing, (out->nmissing + 1) * sizeof *nv);
+    if (nv) {
+        out->missing = nv;
+        if ((nv[out->nmissing] = strdup(id)))
+            out->nmissing++;
+    }
+}
+
 /* "symbols": {"status": complete|partial|missing|off, "modules": [...]},
  * and the build ids to backfill into out. */
 static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
 {
     json_t *mods = json_array();
-    size_t found = 0;
+    size_t found = 0, whole = 0;
     for (size_t i = 0; i < w->n; i++) {
         const struct symmod *m = &w->m[i];
+        /* A module whose dwz file is missing lacks names and inlined
+         * frames: partial, not complete. */
         found += m->found;
-        json_array_append_new(mods, json_pack("{s:s?,s:s?,s:b}", "module", base_of(m->module),
-                                              "build_id", m->build_id, "symbols", m->found));
+        whole += m->found && m->gap != 2;
+        json_t *j = json_pack("{s:s?,s:s?,s:b}", "module", base_of(m->module), "build_id",
+                              m->build_id, "symbols", m->found);
+        if (m->gap == 2)
+            json_object_set_new(j, "dwz_missing", json_string(m->wait));
+        json_array_append_new(mods, j);
         /* Names from a symbol table only: its DWARF, when it comes, gives
          * files, lines and inlined frames, and with them maybe another
-         * signature, so the crash waits for it like one without symbols. */
-        if ((!m->found || !m->lines) && m->build_id) {
-            char **nv = realloc(out->missing, (out->nmissing + 1) * sizeof *nv);
-            if (nv) {
-                out->missing = nv;
-                if ((nv[out->nmissing] = strdup(m->build_id)))
-                    out->nmissing++;
-            }
-        }
+         * signature, so the crash waits for it like one without symbols.
+         * DWARF without its dwz file waits for that file. */
+        if (m->build_id && (!m->found || m->gap == 1))
+            add_missing(out, m->build_id);
+        else if (m->gap == 2)
+            add_missing(out, m->wait);
     }
     const char *st = !on                ? "off"
-                     : found == w->n    ? "complete"
+                     : whole == w->n    ? "complete"
                      : found == 0       ? "missing"
                                         : "partial";
     return json_pack("{s:s,s:o}", "status", st, "modules", mods);

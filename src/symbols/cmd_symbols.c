@@ -34,6 +34,8 @@
 #include "fl_symstore.h"
 #include "fl_symupload.h"
 
+static void warn_no_alt(const char *cmd, const char *file, const char *hex);
+
 #define MAX_FRAMES 256
 #define LLVM_INPUT_MAX 1024 /* llvm-symbolizer's fgets buffer */
 
@@ -503,7 +505,7 @@ int fl_cmd_symbolicate(int argc, char **argv)
     if (bad_file)
         rc = FL_SYM_EIO;
     else if (cache_dir_for(cache, dir, sizeof dir) == 0)
-        rc = fl_symstore_get(dir, obj, 0, &sc, &built, NULL, NULL, 0, err, sizeof err);
+        rc = fl_symstore_get(dir, obj, NULL, 0, &sc, &built, NULL, NULL, 0, err, sizeof err);
     else
         snprintf(err, sizeof err, "no cache directory (set HOME or --cache)");
     if (rc != 0) {
@@ -529,6 +531,10 @@ int fl_cmd_symbolicate(int argc, char **argv)
         print_file_error("symbolicate", obj, err);
         sc = NULL;
     }
+    char alt[2 * FL_SYM_BUILD_ID_MAX + 1];
+    if (sc && fl_symcache_alt_missing(sc) &&
+        fl_symcache_altlink(obj, NULL, alt, sizeof alt, NULL, 0) == 1)
+        warn_no_alt("symbolicate", obj, alt);
     static sym_run run; /* 64 KB of output buffer: not on the stack */
     run.out.len = 0;
     run.out.fd = 1;
@@ -588,6 +594,56 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int symbols_upload_all(const char *base, const char *token, long stall_s, char **files,
+                              int n);
+
+/* Warns that file's DWARF links to a dwz file found nowhere here. */
+static void warn_no_alt(const char *cmd, const char *file, const char *hex)
+{
+    fprintf(stderr,
+            "faultline %s: warning: %s: its DWARF links to a dwz file (build id %s) that is "
+            "not found: the names and inlined functions dwz moved into it are missing until it "
+            "is where the link names it or at /usr/lib/debug/.build-id/%.2s/%s.debug (for a "
+            "server: uploaded too)\n",
+            cmd, file, hex, hex, hex + 2);
+}
+
+/* The dwz files the DWARF of files[0..n) link to (dwz -m moves what
+ * several debug files share into one file they all link to): found here,
+ * they are appended to the files to upload, once each, so that the server
+ * gets everything the names need.  *n grows; returns the new array (files
+ * kept when out of memory). */
+static char **with_alt_files(char **files, int *n, char ***owned, int *nowned)
+{
+    char **all = calloc((size_t)*n * 2 + 1, sizeof *all);
+    char **mine = calloc((size_t)*n + 1, sizeof *mine);
+    if (!all || !mine) {
+        free(all);
+        free(mine);
+        return files;
+    }
+    int m = *n, k = 0;
+    memcpy(all, files, (size_t)*n * sizeof *all);
+    for (int i = 0; i < *n; i++) {
+        char hex[2 * FL_SYM_BUILD_ID_MAX + 1], where[PATH_MAX];
+        if (fl_symcache_altlink(files[i], NULL, hex, sizeof hex, where, sizeof where) != 1)
+            continue;
+        if (!where[0]) {
+            warn_no_alt("symbols add", files[i], hex);
+            continue;
+        }
+        int dup = 0;
+        for (int j = 0; j < m && !dup; j++)
+            dup = !strcmp(all[j], where);
+        if (!dup && (mine[k] = strdup(where)))
+            all[m++] = mine[k++];
+    }
+    *n = m;
+    *owned = mine;
+    *nowned = k;
+    return all;
+}
+
 /* Upload files[0..n) to server.  Returns the exit status. */
 static int symbols_upload(const char *server, const char *token, long stall_s, char **files,
                           int n)
@@ -598,6 +654,22 @@ static int symbols_upload(const char *server, const char *token, long stall_s, c
         return usage_error(symbols_usage, "symbols add",
                            "--server %s: not a server URL (http://HOST:PORT or https://...)",
                            server);
+    char **owned = NULL;
+    int nowned = 0;
+    char **given = files;
+    files = with_alt_files(files, &n, &owned, &nowned);
+    int rc = symbols_upload_all(base, token, stall_s, files, n);
+    for (int i = 0; i < nowned; i++)
+        free(owned[i]);
+    free(owned);
+    if (files != given)
+        free(files);
+    return rc;
+}
+
+static int symbols_upload_all(const char *base, const char *token, long stall_s, char **files,
+                              int n)
+{
     int tty = isatty(2), failed = 0;
     for (int i = 0; i < n; i++) {
         char msg[1024];
@@ -644,8 +716,8 @@ static int symbols_add_one(const char *dir, const char *file, int force, int tty
     fl_symcache *sc = NULL;
     int built = 0;
     double t0 = now_s();
-    int rc =
-        fl_symstore_get(dir, file, force, &sc, &built, &st, path, sizeof path, err, sizeof err);
+    int rc = fl_symstore_get(dir, file, NULL, force, &sc, &built, &st, path, sizeof path, err,
+                             sizeof err);
     double dt = now_s() - t0;
     if (tty)
         fprintf(stderr, "\r\033[K");
@@ -675,6 +747,11 @@ static int symbols_add_one(const char *dir, const char *file, int force, int tty
                (unsigned long long)st.file_bytes, dt, path);
     else
         printf("%s %s: already cached -> %s\n", idlen ? hex : "-", file, path);
+    if (fl_symcache_alt_missing(sc)) {
+        char alt[2 * FL_SYM_BUILD_ID_MAX + 1];
+        if (fl_symcache_altlink(file, NULL, alt, sizeof alt, NULL, 0) == 1)
+            warn_no_alt("symbols add", file, alt);
+    }
     fl_symcache_close(sc);
     return 0;
 }

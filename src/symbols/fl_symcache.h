@@ -69,7 +69,26 @@ typedef struct fl_symbuild_stats {
     uint64_t file_bytes;  /* size of the symcache written */
     int has_dwarf;        /* 0: built from the ELF symbol table only */
     char debug_path[1024]; /* the file the DWARF came from ("" if none) */
+    /* The DWARF's dwz file (.gnu_debugaltlink): its build id in hex (""
+     * when the DWARF has none), where it was found ("" when it was not:
+     * then alt_missing is 1, and the names, types and inlined functions
+     * dwz moved into it are missing from the symcache). */
+    char alt_build_id[2 * FL_SYM_BUILD_ID_MAX + 1];
+    char alt_path[1024];
+    int alt_missing;
 } fl_symbuild_stats;
+
+/* Where the builder finds a dwz file (the target of .gnu_debugaltlink,
+ * which holds the DWARF that dwz -m moved out of several debug files).
+ * find_alt, when set, is asked first with the file's build id (lowercase
+ * hex) and the name the link gives; it fills path (cap bytes) and returns
+ * 0, or returns -1.  Then libdw's own places: the name itself (relative to
+ * the debug file) and /usr/lib/debug/.build-id/.  A file found must carry
+ * the build id the link asks for. */
+typedef struct fl_symbuild_opts {
+    int (*find_alt)(void *ctx, const char *build_id_hex, const char *name, char *path, size_t cap);
+    void *ctx;
+} fl_symbuild_opts;
 
 /* What a module is, read cheaply (no DWARF): its GNU build id and a
  * fingerprint of the symbol table llvm-symbolizer would use for it.  Two
@@ -86,6 +105,18 @@ int fl_symcache_identify(const char *elf_path, uint8_t *build_id, size_t *build_
  * err (if errlen > 0) says why.  Returns 0 or a negative FL_SYM_ code. */
 int fl_symcache_build(const char *elf_path, const char *out_path, fl_symbuild_stats *stats,
                       char *err, size_t errlen);
+/* The same, with a dwz-file finder (opts may be NULL). */
+int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_symbuild_opts *opts,
+                           fl_symbuild_stats *stats, char *err, size_t errlen);
+
+/* The dwz file the DWARF of the module at elf_path (or of its debug file,
+ * found as the builder finds it) links to: build id into hex (cap >=
+ * 2 * FL_SYM_BUILD_ID_MAX + 1), and, when path is not NULL, where it is
+ * found now through opts and libdw's places (path "" when nowhere).
+ * Returns 1 when there is such a link, 0 when there is none, or a
+ * negative FL_SYM_ code. */
+int fl_symcache_altlink(const char *elf_path, const fl_symbuild_opts *opts, char *hex, size_t cap,
+                        char *path, size_t path_cap);
 
 /* Map and validate the symcache at path.  *out is set on success and must
  * be released with fl_symcache_close().  Returns 0 or a negative code. */
@@ -122,6 +153,9 @@ uint64_t fl_symcache_fingerprint(const fl_symcache *sc);
 /* 1 when the symcache was built from DWARF, 0 when from the symbol table
  * only (fl_symbuild_stats.has_dwarf at build time). */
 int fl_symcache_has_dwarf(const fl_symcache *sc);
+/* 1 when the DWARF linked to a dwz file that was not found at build time
+ * (fl_symbuild_stats.alt_missing): what dwz moved there is missing. */
+int fl_symcache_alt_missing(const fl_symcache *sc);
 
 /* Writes the build id as lowercase hex into buf (cap >= 2*len+1). */
 void fl_sym_hex(const uint8_t *id, size_t len, char *buf, size_t cap);

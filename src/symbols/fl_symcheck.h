@@ -42,8 +42,9 @@ const char *fl_symcheck_strerror(int code);
 
 /* Why an ELF file, already opened with libelf (an Elf *, passed as void *
  * to keep libelf out of this header), cannot be symbolicated whatever its
- * contents: a relocatable object (.o), or section headers past the end of
- * the file (truncated or damaged).  NULL when neither. */
+ * contents: a relocatable object (.o; not the relocatable file dwz -m
+ * writes, which holds DWARF shared by debug files), or section headers
+ * past the end of the file (truncated or damaged).  NULL when neither. */
 const char *fl_symcheck_elf_problem(void *elf);
 
 typedef struct fl_symcheck_info {

@@ -22,12 +22,14 @@ int fl_symstore_default_dir(char *buf, size_t cap);
 int fl_symstore_mkdirs(const char *dir);
 
 /* The symcache for the module at elf_path: opened from dir when a valid
- * one is there, else built into dir first.  force: rebuild even if cached.
+ * one is there, else built into dir first (opts, may be NULL: where dwz
+ * files are found; a cached symcache built without its dwz file is
+ * rebuilt when the file can be found now).  force: rebuild even if cached.
  * OUT: *out (close with fl_symcache_close), *built (1 if it was built now),
  * stats (when built; may be NULL), path_out (the symcache's path; may be
  * NULL).  Returns 0 or a negative FL_SYM_ code with err filled. */
-int fl_symstore_get(const char *dir, const char *elf_path, int force, fl_symcache **out,
-                    int *built, fl_symbuild_stats *stats, char *path_out, size_t path_cap,
-                    char *err, size_t errlen);
+int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opts *opts, int force,
+                    fl_symcache **out, int *built, fl_symbuild_stats *stats, char *path_out,
+                    size_t path_cap, char *err, size_t errlen);
 
 #endif

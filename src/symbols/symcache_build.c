@@ -312,6 +312,11 @@ typedef struct builder {
     uint8_t build_id[FL_SYM_BUILD_ID_MAX];
     size_t build_id_len;
     int has_dwarf;
+    /* the DWARF's dwz file */
+    const fl_symbuild_opts *opts;
+    int alt_missing;
+    char alt_id[2 * FL_SYM_BUILD_ID_MAX + 1];
+    char alt_path[1024];
 } builder;
 
 #define FILE_UNSET 0xFFFFFFFEu
@@ -2008,6 +2013,8 @@ static int serialize(builder *b, void **out, size_t *outlen)
     h.build_id_len = (uint32_t)b->build_id_len;
     memcpy(h.build_id, b->build_id, b->build_id_len);
     h.flags = b->has_dwarf ? FL_SC_F_DWARF : 0;
+    if (b->has_dwarf && b->alt_missing)
+        h.flags |= FL_SC_F_ALT_MISSING;
     h.base_addr = base;
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
     h.ranges_count = b->out.len;
@@ -2125,12 +2132,110 @@ static void builder_init(builder *b, char *err, size_t errlen)
     vec_init(&b->out, sizeof(fl_sc_range));
 }
 
-static int build_dwarf(builder *b, Elf *delf)
+/* ---- dwz files ------------------------------------------------------
+ *
+ * dwz -m moves DWARF that several debug files share (types, inline
+ * functions of common headers, strings) into one file and leaves in each
+ * a .gnu_debugaltlink: the file's name and build id.  Attributes of forms
+ * DW_FORM_GNU_ref_alt / GNU_strp_alt point into it, so without it the
+ * names and inlined frames that went there are missing.  libdw reads the
+ * file once dwarf_setalt gives it, or finds it itself (dwarf_getalt) in
+ * the few places it knows; the server knows more (its uploads,
+ * debuginfod), hence the find_alt hook. */
+
+typedef struct alt_file {
+    int fd;
+    Elf *elf;
+    Dwarf *dbg;
+} alt_file;
+
+static void alt_close(alt_file *a)
+{
+    if (a->dbg)
+        dwarf_end(a->dbg);
+    if (a->elf)
+        elf_end(a->elf);
+    if (a->fd >= 0)
+        close(a->fd);
+    a->dbg = NULL;
+    a->elf = NULL;
+    a->fd = -1;
+}
+
+/* Opens path as the dwz file of build id (id, n). */
+static int alt_open(alt_file *a, const char *path, const void *id, size_t n)
+{
+    const void *got = NULL;
+    if ((a->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
+        !(a->elf = elf_begin(a->fd, ELF_C_READ_MMAP, NULL)) ||
+        dwelf_elf_gnu_build_id(a->elf, &got) != (ssize_t)n || !got || memcmp(got, id, n) != 0 ||
+        !(a->dbg = dwarf_begin_elf(a->elf, DWARF_C_READ, NULL))) {
+        alt_close(a);
+        return -1;
+    }
+    return 0;
+}
+
+enum { ALT_NONE, ALT_LINKED, ALT_MISSING };
+
+/* Gives dbg (read from dwarf_path, may be NULL) its dwz file, opened into
+ * a (close it after dbg).  Fills hex with the link's build id and path
+ * with where the file was found.  Returns an ALT_ value. */
+static int link_alt(Dwarf *dbg, const char *dwarf_path, const fl_symbuild_opts *opts, alt_file *a,
+                    char *hex, size_t cap, char *path, size_t pcap)
+{
+    const char *name = NULL;
+    const void *id = NULL;
+    hex[0] = path[0] = '\0';
+    ssize_t n = dwelf_dwarf_gnu_debugaltlink(dbg, &name, &id);
+    if (n == 0)
+        return ALT_NONE;
+    if (n < 0 || !id || !name || (size_t)n > FL_SYM_BUILD_ID_MAX)
+        return ALT_MISSING; /* a malformed link: nothing can be found */
+    fl_sym_hex(id, (size_t)n, hex, cap);
+    char cand[PATH_MAX];
+    if (opts && opts->find_alt && opts->find_alt(opts->ctx, hex, name, cand, sizeof cand) == 0 &&
+        alt_open(a, cand, id, (size_t)n) == 0)
+        goto found;
+    /* libdw's places, with the path known: the name (relative to the
+     * debug file's directory), then the build-id tree. */
+    if (name[0] == '/') {
+        if (!fmt_trunc(snprintf(cand, sizeof cand, "%s", name), sizeof cand) &&
+            alt_open(a, cand, id, (size_t)n) == 0)
+            goto found;
+    } else if (dwarf_path) {
+        const char *slash = strrchr(dwarf_path, '/');
+        int dl = slash ? (int)(slash - dwarf_path + 1) : 0;
+        if (!fmt_trunc(snprintf(cand, sizeof cand, "%.*s%s", dl, dwarf_path, name), sizeof cand) &&
+            alt_open(a, cand, id, (size_t)n) == 0)
+            goto found;
+    }
+    if (n >= 2 &&
+        !fmt_trunc(
+            snprintf(cand, sizeof cand, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2),
+            sizeof cand) &&
+        alt_open(a, cand, id, (size_t)n) == 0)
+        goto found;
+    if (dwarf_getalt(dbg)) { /* a place of libdw's we do not know */
+        set_out(path, pcap, name);
+        return ALT_LINKED;
+    }
+    return ALT_MISSING;
+found:
+    dwarf_setalt(dbg, a->dbg);
+    set_out(path, pcap, cand);
+    return ALT_LINKED;
+}
+
+static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
 {
     Dwarf *dbg = dwarf_begin_elf(delf, DWARF_C_READ, NULL);
     if (!dbg)
         return 0; /* no DWARF: symbol table only */
     b->has_dwarf = 1;
+    alt_file alt = {.fd = -1};
+    b->alt_missing = link_alt(dbg, dwarf_path, b->opts, &alt, b->alt_id, sizeof b->alt_id,
+                              b->alt_path, sizeof b->alt_path) == ALT_MISSING;
     Dwarf_Off off = 0, next;
     size_t hsize;
     Dwarf_Half version;
@@ -2156,6 +2261,7 @@ static int build_dwarf(builder *b, Elf *delf)
     free(b->file_ids);
     b->file_ids = NULL;
     dwarf_end(dbg);
+    alt_close(&alt); /* after dbg, which borrowed it */
     return b->rc;
 }
 
@@ -2177,6 +2283,37 @@ static int read_identity(builder *b, Elf *elf)
     }
     b->fingerprint = symtab_fingerprint(elf);
     return 0;
+}
+
+/* The debug file of the module elf (at elf_path) the builder reads DWARF
+ * from, opened: NULL ("" in debug_path) when there is none or it is no
+ * ELF file, as llvm would not use it either: the file itself then. */
+static Elf *open_debug_file(const builder *b, Elf *elf, const char *elf_path, char *debug_path,
+                            size_t cap, int *dfd)
+{
+    Elf *delf = NULL;
+    find_debug_file(elf, elf_path, b->build_id, b->build_id_len, debug_path, cap);
+    if (debug_path[0] && (*dfd = open(debug_path, O_RDONLY | O_CLOEXEC)) >= 0)
+        delf = elf_begin(*dfd, ELF_C_READ_MMAP, NULL);
+    if (!delf || elf_kind(delf) != ELF_K_ELF) {
+        debug_path[0] = '\0';
+        if (delf)
+            elf_end(delf);
+        delf = NULL;
+    }
+    return delf;
+}
+
+static void close_files(Elf *elf, int fd, Elf *delf, int dfd)
+{
+    if (delf)
+        elf_end(delf);
+    if (dfd >= 0)
+        close(dfd);
+    if (elf)
+        elf_end(elf);
+    if (fd >= 0)
+        close(fd);
 }
 
 /* ---- entry points ----------------------------------------------------- */
@@ -2220,7 +2357,8 @@ int fl_symcache_build_mem(const void *image, size_t size, void **out, size_t *ou
         free(copy);
         return berr(&b, FL_SYM_ENOTELF, "%s", elf_errmsg(-1));
     }
-    if (read_identity(&b, elf) == 0 && load_symbols(&b, elf) == 0 && build_dwarf(&b, elf) == 0)
+    if (read_identity(&b, elf) == 0 && load_symbols(&b, elf) == 0 &&
+        build_dwarf(&b, elf, NULL) == 0)
         serialize(&b, out, outlen);
     if (stats && b.rc == 0) {
         memset(stats, 0, sizeof *stats);
@@ -2242,8 +2380,15 @@ int fl_symcache_build_mem(const void *image, size_t size, void **out, size_t *ou
 int fl_symcache_build(const char *elf_path, const char *out_path, fl_symbuild_stats *stats,
                       char *err, size_t errlen)
 {
+    return fl_symcache_build_with(elf_path, out_path, NULL, stats, err, errlen);
+}
+
+int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_symbuild_opts *opts,
+                           fl_symbuild_stats *stats, char *err, size_t errlen)
+{
     builder b;
     builder_init(&b, err, errlen);
+    b.opts = opts;
     if (!elf_path || !out_path)
         return berr(&b, FL_SYM_EINVAL, "null path");
     elf_version(EV_CURRENT);
@@ -2267,20 +2412,8 @@ int fl_symcache_build(const char *elf_path, const char *out_path, fl_symbuild_st
     }
     if (read_identity(&b, elf) || load_symbols(&b, elf))
         goto done;
-    find_debug_file(elf, elf_path, b.build_id, b.build_id_len, debug_path, sizeof debug_path);
-    if (debug_path[0]) {
-        dfd = open(debug_path, O_RDONLY | O_CLOEXEC);
-        if (dfd >= 0)
-            delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
-        if (!delf || elf_kind(delf) != ELF_K_ELF) {
-            /* llvm would fail to use it too; fall back to the file. */
-            debug_path[0] = '\0';
-            if (delf)
-                elf_end(delf);
-            delf = NULL;
-        }
-    }
-    if (build_dwarf(&b, delf ? delf : elf))
+    delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
+    if (build_dwarf(&b, delf ? delf : elf, delf ? debug_path : elf_path))
         goto done;
     if (!b.has_dwarf)
         debug_path[0] = '\0';
@@ -2332,6 +2465,9 @@ int fl_symcache_build(const char *elf_path, const char *out_path, fl_symbuild_st
         stats->file_bytes = len;
         stats->has_dwarf = b.has_dwarf;
         set_out(stats->debug_path, sizeof stats->debug_path, debug_path);
+        set_out(stats->alt_build_id, sizeof stats->alt_build_id, b.alt_id);
+        set_out(stats->alt_path, sizeof stats->alt_path, b.alt_path);
+        stats->alt_missing = b.alt_missing;
     }
 done:
     if (ofd >= 0)
@@ -2339,15 +2475,52 @@ done:
     if (tmp[0])
         unlink(tmp);
     free(buf);
-    if (delf)
-        elf_end(delf);
-    if (dfd >= 0)
-        close(dfd);
-    if (elf)
-        elf_end(elf);
-    if (fd >= 0)
-        close(fd);
+    close_files(elf, fd, delf, dfd);
     int rc = b.rc;
+    builder_free(&b);
+    return rc;
+}
+
+int fl_symcache_altlink(const char *elf_path, const fl_symbuild_opts *opts, char *hex, size_t cap,
+                        char *path, size_t path_cap)
+{
+    builder b;
+    builder_init(&b, NULL, 0);
+    if (cap)
+        hex[0] = '\0';
+    if (path && path_cap)
+        path[0] = '\0';
+    elf_version(EV_CURRENT);
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC), dfd = -1, rc = FL_SYM_EIO;
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL, *delf = NULL;
+    char debug_path[1024] = "", where[1024];
+    if (elf && read_identity(&b, elf) == 0) {
+        delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
+        Dwarf *dbg = dwarf_begin_elf(delf ? delf : elf, DWARF_C_READ, NULL);
+        rc = 0;
+        if (dbg) {
+            const char *name;
+            const void *id;
+            ssize_t n = dwelf_dwarf_gnu_debugaltlink(dbg, &name, &id);
+            if (n > 0 && (size_t)n <= FL_SYM_BUILD_ID_MAX && 2 * (size_t)n < cap) {
+                fl_sym_hex(id, (size_t)n, hex, cap);
+                rc = 1;
+                if (path) {
+                    alt_file a = {.fd = -1};
+                    char h2[2 * FL_SYM_BUILD_ID_MAX + 1];
+                    if (link_alt(dbg, delf ? debug_path : elf_path, opts, &a, h2, sizeof h2, where,
+                                 sizeof where) == ALT_LINKED)
+                        set_out(path, path_cap, where);
+                    dwarf_end(dbg);
+                    dbg = NULL;
+                    alt_close(&a);
+                }
+            }
+            if (dbg)
+                dwarf_end(dbg);
+        }
+    }
+    close_files(elf, fd, delf, dfd);
     builder_free(&b);
     return rc;
 }

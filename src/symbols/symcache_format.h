@@ -124,7 +124,8 @@ typedef struct fl_sc_header {
     uint8_t reserved[FL_SC_HEADER_SIZE - 240 - FL_SC_R_N - FL_SC_S_N - FL_SC_B_N];
 } fl_sc_header;
 
-#define FL_SC_F_DWARF 1u /* built from DWARF (else symbol table only) */
+#define FL_SC_F_DWARF 1u       /* built from DWARF (else symbol table only) */
+#define FL_SC_F_ALT_MISSING 2u /* the DWARF's dwz file was not found */
 
 /* One decoded range entry (also the builder's in-memory form). */
 typedef struct fl_sc_range {

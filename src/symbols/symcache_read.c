@@ -394,6 +394,11 @@ int fl_symcache_has_dwarf(const fl_symcache *sc)
     return (sc->hdr.flags & FL_SC_F_DWARF) != 0;
 }
 
+int fl_symcache_alt_missing(const fl_symcache *sc)
+{
+    return (sc->hdr.flags & FL_SC_F_ALT_MISSING) != 0;
+}
+
 /* ---- lookup -------------------------------------------------------- */
 
 static const char *str_at(const fl_symcache *sc, uint32_t off)

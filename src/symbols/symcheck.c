@@ -41,13 +41,34 @@ static void say(char *why, size_t whylen, const char *text)
         snprintf(why, whylen, "%s", text);
 }
 
+/* Whether a relocatable file is what dwz -m writes (the DWARF several
+ * debug files share, which they link to): nothing loadable and nothing to
+ * relocate, unlike a compiler's .o. */
+static int is_dwz_file(Elf *elf)
+{
+    int dwarf = 0;
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return 0;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh))
+            return 0;
+        if (sh.sh_type == SHT_REL || sh.sh_type == SHT_RELA || (sh.sh_flags & SHF_ALLOC))
+            return 0;
+        const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+        dwarf |= name && !strcmp(name, ".debug_info") && sh.sh_size > 0;
+    }
+    return dwarf;
+}
+
 const char *fl_symcheck_elf_problem(void *arg)
 {
     Elf *elf = arg;
     GElf_Ehdr eh;
     if (!gelf_getehdr(elf, &eh))
         return "bad ELF header";
-    if (eh.e_type == ET_REL)
+    if (eh.e_type == ET_REL && !is_dwz_file(elf))
         return "a relocatable object file (.o): its addresses are not final; use the linked "
                "program or library";
     /* libelf reads section headers only when asked: a file whose headers

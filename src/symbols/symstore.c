@@ -63,9 +63,19 @@ static fl_symcache *try_open(const char *path, const uint8_t *id, size_t idlen, 
     return sc;
 }
 
-int fl_symstore_get(const char *dir, const char *elf_path, int force, fl_symcache **out,
-                    int *built, fl_symbuild_stats *stats, char *path_out, size_t path_cap,
-                    char *err, size_t errlen)
+/* A symcache built while its dwz file was nowhere is rebuilt once the file
+ * can be found: checking costs opening the debug file's section headers. */
+static int alt_arrived(fl_symcache *sc, const char *elf_path, const fl_symbuild_opts *opts)
+{
+    char hex[2 * FL_SYM_BUILD_ID_MAX + 1], where[PATH_MAX];
+    return fl_symcache_alt_missing(sc) &&
+           fl_symcache_altlink(elf_path, opts, hex, sizeof hex, where, sizeof where) == 1 &&
+           where[0];
+}
+
+int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opts *opts, int force,
+                    fl_symcache **out, int *built, fl_symbuild_stats *stats, char *path_out,
+                    size_t path_cap, char *err, size_t errlen)
 {
     uint8_t id[FL_SYM_BUILD_ID_MAX];
     size_t idlen = 0;
@@ -108,6 +118,10 @@ int fl_symstore_get(const char *dir, const char *elf_path, int force, fl_symcach
         } else if ((sc = try_open(variant, id, idlen, fp)) != NULL) {
             chosen = variant;
         }
+        if (sc && alt_arrived(sc, elf_path, opts)) {
+            fl_symcache_close(sc);
+            sc = NULL;
+        }
         if (sc) {
             *out = sc;
             if (path_out && path_cap)
@@ -131,7 +145,7 @@ int fl_symstore_get(const char *dir, const char *elf_path, int force, fl_symcach
             snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return FL_SYM_EIO;
     }
-    rc = fl_symcache_build(elf_path, chosen, stats, err, errlen);
+    rc = fl_symcache_build_with(elf_path, chosen, opts, stats, err, errlen);
     if (rc)
         return rc;
     rc = fl_symcache_open(chosen, out, err, errlen);

@@ -454,13 +454,13 @@ static void test_store(void **state)
     path_in_work(dir, sizeof dir, "store/a/b");
     fl_symcache *sc = NULL;
     int built = 0;
-    assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, path, sizeof path, err,
-                                     sizeof err),
+    assert_int_equal(fl_symstore_get(dir, g_prog, NULL, 0, &sc, &built, NULL, path, sizeof path,
+                                     err, sizeof err),
                      0);
     assert_int_equal(built, 1);
     fl_symcache_close(sc);
-    assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, path2, sizeof path2, err,
-                                     sizeof err),
+    assert_int_equal(fl_symstore_get(dir, g_prog, NULL, 0, &sc, &built, NULL, path2, sizeof path2,
+                                     err, sizeof err),
                      0);
     assert_int_equal(built, 0);
     assert_string_equal(path, path2);
@@ -479,8 +479,8 @@ static void test_store(void **state)
         spit(path, buf, len);
         free(buf);
         assert_int_equal(fl_symcache_open(path, &sc, err, sizeof err), FL_SYM_EVERSION);
-        assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, path2, sizeof path2,
-                                         err, sizeof err),
+        assert_int_equal(fl_symstore_get(dir, g_prog, NULL, 0, &sc, &built, NULL, path2,
+                                         sizeof path2, err, sizeof err),
                          0);
         assert_int_equal(built, 1);
         fl_symcache_close(sc);
@@ -489,8 +489,8 @@ static void test_store(void **state)
     }
     /* Damage it: the next get() notices and rebuilds. */
     truncate(path, 100);
-    assert_int_equal(fl_symstore_get(dir, g_prog, 0, &sc, &built, NULL, NULL, 0, err, sizeof err),
-                     0);
+    assert_int_equal(
+        fl_symstore_get(dir, g_prog, NULL, 0, &sc, &built, NULL, NULL, 0, err, sizeof err), 0);
     assert_int_equal(built, 1);
     fl_symcache_close(sc);
     assert_string_equal(fl_sym_strerror(FL_SYM_ECORRUPT), "corrupt or truncated symcache");

@@ -3,7 +3,7 @@
 # port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug
-# CASE: upload | libc | backfill | symtab | watch | debuginfod | symbolicate | roles
+# CASE: upload | libc | backfill | symtab | dwz | dwz_debuginfod | watch | debuginfod | symbolicate | roles
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -328,6 +328,77 @@ symtab)
   submit
   [ "$GID" = "$new" ] || fail "a later crash went to $GID, not $new"
   ok "a later crash joins it"
+  stop || fail "shutdown rc"
+  ;;
+dwz)
+  # dwz -m moves what several debug files share into one file they link
+  # to (.gnu_debugaltlink); here symsrv_store's name and inline abstract
+  # went there.  Without that file the inlined frame has no name and the
+  # crash is partial, waiting for it; the file, uploaded later (found
+  # next to the debug file by `symbols add`), re-processes the crash.
+  command -v dwz >/dev/null || fail "dwz is not installed (scripts/deps.sh installs it)"
+  mkdir -p "$work/dbg" "$work/alt" "$work/other"
+  cp "$DEBUG" "$work/dbg/d1.debug"; cp "$DEBUG" "$work/other/d2.debug"
+  # The link names the file relative to the debug file: ../alt/common.dwz.
+  dwz -m "$work/hidden.dwz" -M ../alt/common.dwz "$work/dbg/d1.debug" "$work/other/d2.debug" \
+    || fail "dwz -m"
+  readelf -S "$work/dbg/d1.debug" | grep -q gnu_debugaltlink || fail "dwz left no .gnu_debugaltlink"
+  ALT=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$work/hidden.dwz" 2>/dev/null) | cut -d' ' -f3)
+  [ -n "$ALT" ] || fail "no build id in the dwz file"
+  start "$work/d"
+  "$FL" symbols add "$work/dbg/d1.debug" --server "$(url '')" >"$work/add.out" 2>&1 \
+    || fail "symbols add: $(cat "$work/add.out")"
+  grep -q "warning: .*d1.debug: its DWARF links to a dwz file (build id $ALT) that is not found" "$work/add.out" \
+    || fail "no warning about the missing dwz file: $(cat "$work/add.out")"
+  grep -c "$BID" "$work/add.out" | grep -qx 1 || fail "upload of d1.debug: $(cat "$work/add.out")"
+  ok "symbols add without the dwz file: $(grep -o 'warning: [^:]*' "$work/add.out")"
+  crash deep
+  submit
+  grep -q '"symbols":{"status":"partial"' "$work/crash.json" || fail "status: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q "\"build_id\":\"$BID\",\"symbols\":true,\"dwz_missing\":\"$ALT\"" "$work/crash.json" \
+    || fail "no dwz_missing: $(grep -o '"modules":\[[^]]*]' "$work/crash.json")"
+  grep -Eq "$FAULT_RE" "$work/crash.json" || fail "symsrv_fault is named from the debug file itself"
+  grep -q '"function":"symsrv_store"' "$work/crash.json" && fail "symsrv_store named without the dwz file"
+  old=$GID
+  ok "without the dwz file: partial, dwz_missing $ALT, $(grep -o '"signature":"[^"]*"' "$work/crash.json")"
+  # The file where the link names it: symbols add uploads it with d1.debug.
+  mv "$work/hidden.dwz" "$work/alt/common.dwz"
+  "$FL" symbols add "$work/dbg/d1.debug" --server "$(url '')" >"$work/add2.out" 2>&1 \
+    || fail "symbols add with the dwz file: $(cat "$work/add2.out")"
+  grep -q "$ALT" "$work/add2.out" || fail "the dwz file was not uploaded: $(cat "$work/add2.out")"
+  grep -q warning "$work/add2.out" && fail "a warning with the dwz file at hand: $(cat "$work/add2.out")"
+  ok "symbols add uploaded the dwz file too: $(grep "$ALT" "$work/add2.out")"
+  moved "$old" "the dwz file after its debug file"
+  grep -q '"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"' "$work/g1.json" \
+    || fail "after the dwz file: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
+  admin "$(url "/api/v1/crashes/$CID")" >"$work/crash.json"
+  grep -q '"symbols":{"status":"complete"' "$work/crash.json" || fail "status after: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q dwz_missing "$work/crash.json" && fail "dwz_missing after the upload"
+  ok "after the dwz file: $(grep -o '"signature":"[^"]*"' "$work/g1.json"), complete, one group, count 1"
+  stop || fail "shutdown rc"
+  ;;
+dwz_debuginfod)
+  # Nothing uploaded: a real debuginfod serves the dwz'd debug file and
+  # its dwz file, and the server asks it for both.
+  command -v dwz >/dev/null || fail "dwz is not installed (scripts/deps.sh installs it)"
+  . "$(dirname "$0")/../lib/debuginfod.sh"
+  trap 'debuginfod_stop; cleanup' EXIT
+  mkdir -p "$work/dsrv" "$work/other"
+  cp "$DEBUG" "$work/dsrv/d1.debug"; cp "$DEBUG" "$work/other/d2.debug"
+  dwz -m "$work/dsrv/common.dwz" -M /nonexistent/faultline-test/common.dwz \
+    "$work/dsrv/d1.debug" "$work/other/d2.debug" || fail "dwz -m"
+  ALT=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$work/dsrv/common.dwz" 2>/dev/null) | cut -d' ' -f3)
+  debuginfod_start "$work/dsrv" 0 2
+  export DEBUGINFOD_URLS="http://127.0.0.1:$DPORT" DEBUGINFOD_CACHE_PATH="$work/dicache"
+  start "$work/d"
+  crash deep
+  submit
+  grep -q '"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"' "$work/crash.json" \
+    || fail "signature: $(grep -o '"signature":"[^"]*"' "$work/crash.json")"
+  grep -q '"symbols":{"status":"complete"' "$work/crash.json" || fail "status: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q dwz_missing "$work/crash.json" && fail "dwz_missing with debuginfod serving the file"
+  grep -q "/buildid/$ALT/debuginfo" "$work/debuginfod.log" || fail "debuginfod was not asked for the dwz file $ALT"
+  ok "debuginfod served the debug file and its dwz file $ALT: $(grep -o '"signature":"[^"]*"' "$work/crash.json"), complete"
   stop || fail "shutdown rc"
   ;;
 roles)

@@ -21,7 +21,7 @@ svc_module *svc_resolver_module(svc_resolver *r, const char *build_id, const cha
     int built = 0;
     char err[256];
     if (fl_symstore_mkdirs(r->cache_dir) != 0 ||
-        fl_symstore_get(r->cache_dir, m->where.path, 0, &m->sc, &built, NULL, NULL, 0, err,
+        fl_symstore_get(r->cache_dir, m->where.path, NULL, 0, &m->sc, &built, NULL, NULL, 0, err,
                         sizeof err) != 0) {
         char why[sizeof m->why];
         snprintf(why, sizeof why, "symcache of %.200s: %s", m->where.path, err);

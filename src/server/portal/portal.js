@@ -329,14 +329,17 @@ async function crash(view, id) {
   const sy = c.symbols;
   if (sy) {
     const meaning = {complete: 'complete: every module with frames had symbols',
-      partial: 'partial: some modules had no symbols', missing: 'missing: no module had symbols',
+      partial: 'partial: some modules had no symbols, or lacked their dwz file',
+      missing: 'missing: no module had symbols',
       off: 'off: this server does not symbolicate'};
     view.append(el('h2', {}, 'Symbols'),
       el('p', {}, el('span', {id: 'crash-symbols', class: 'sym-' + sy.status},
         meaning[sy.status] || String(sy.status)),
       c.stack_source ? ' — stack unwound on the ' + c.stack_source : ''),
       table(['Module', 'Build id', 'Symbols'], (sy.modules || []).map((m) =>
-        [m.module || '', el('td', {class: 'mono'}, m.build_id || ''), m.symbols ? 'yes' : 'missing'])));
+        [m.module || '', el('td', {class: 'mono'}, m.build_id || ''),
+          !m.symbols ? 'missing'
+            : m.dwz_missing ? 'yes, without its dwz file ' + m.dwz_missing + ' (upload it)' : 'yes'])));
   }
   for (const t of c.threads || []) {
     view.append(el('h2', {}, (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
