@@ -72,7 +72,9 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
 
 /* What the open symcache of build_id lacks (the symbols_gap hook of
  * fl_workers_config; ctx: the fl_srvsym): 0 nothing, 1 DWARF (it holds
- * only an ELF symbol table), 2 its DWARF's dwz file, whose build id goes
+ * only an ELF symbol table, or split units whose .dwo files were not
+ * found: a debug file with whole DWARF would do), 2 its DWARF's dwz
+ * file, whose build id goes
  * into wait (cap bytes).  A symcache not open (evicted by another thread
  * since the lookup) answers 0: unknown counts as complete, so that a
  * crash is never re-processed for nothing. */

@@ -327,8 +327,8 @@ int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap)
     pthread_mutex_lock(&s->mu);
     entry *e = find_locked(s, build_id);
     int r = 0;
-    if (e && !fl_symcache_has_dwarf(e->sc)) {
-        r = 1;
+    if (e && (!fl_symcache_has_dwarf(e->sc) || fl_symcache_dwo_missing(e->sc))) {
+        r = 1; /* a debug file with whole DWARF, uploaded later, would do */
     } else if (e && fl_symcache_alt_missing(e->sc)) {
         r = 2;
         snprintf(wait, cap, "%s", e->alt_wait);

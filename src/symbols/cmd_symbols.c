@@ -35,6 +35,7 @@
 #include "fl_symupload.h"
 
 static void warn_no_alt(const char *cmd, const char *file, const char *hex);
+static void warn_missing_files(const char *cmd, const char *file, const fl_symcache *sc);
 
 #define MAX_FRAMES 256
 #define LLVM_INPUT_MAX 1024 /* llvm-symbolizer's fgets buffer */
@@ -531,10 +532,8 @@ int fl_cmd_symbolicate(int argc, char **argv)
         print_file_error("symbolicate", obj, err);
         sc = NULL;
     }
-    char alt[2 * FL_SYM_BUILD_ID_MAX + 1];
-    if (sc && fl_symcache_alt_missing(sc) &&
-        fl_symcache_altlink(obj, NULL, alt, sizeof alt, NULL, 0) == 1)
-        warn_no_alt("symbolicate", obj, alt);
+    if (sc)
+        warn_missing_files("symbolicate", obj, sc);
     static sym_run run; /* 64 KB of output buffer: not on the stack */
     run.out.len = 0;
     run.out.fd = 1;
@@ -608,6 +607,24 @@ static void warn_no_alt(const char *cmd, const char *file, const char *hex)
             cmd, file, hex, hex, hex + 2);
 }
 
+/* Warns about the files the DWARF of sc (built from file) refers to that
+ * were not found when it was built: its dwz file, its .dwo files. */
+static void warn_missing_files(const char *cmd, const char *file, const fl_symcache *sc)
+{
+    char alt[2 * FL_SYM_BUILD_ID_MAX + 1];
+    if (fl_symcache_alt_missing(sc) &&
+        fl_symcache_altlink(file, NULL, alt, sizeof alt, NULL, 0) == 1)
+        warn_no_alt(cmd, file, alt);
+    size_t units = 0, missing = 0;
+    if (fl_symcache_dwo_missing(sc) && fl_symcache_split_units(file, &units, &missing) == 0 &&
+        missing)
+        fprintf(stderr,
+                "faultline %s: warning: %s: the .dwo files of %zu of its %zu split-DWARF units "
+                "are not found (DW_AT_dwo_name, relative to DW_AT_comp_dir): their functions and "
+                "inlined frames are missing, as in llvm-symbolizer\n",
+                cmd, file, missing, units);
+}
+
 /* The dwz files the DWARF of files[0..n) link to (dwz -m moves what
  * several debug files share into one file they all link to): found here,
  * they are appended to the files to upload, once each, so that the server
@@ -626,6 +643,15 @@ static char **with_alt_files(char **files, int *n, char ***owned, int *nowned)
     memcpy(all, files, (size_t)*n * sizeof *all);
     for (int i = 0; i < *n; i++) {
         char hex[2 * FL_SYM_BUILD_ID_MAX + 1], where[PATH_MAX];
+        size_t units = 0, missing = 0;
+        if (fl_symcache_split_units(files[i], &units, &missing) == 0 && units)
+            fprintf(stderr,
+                    "faultline symbols add: warning: %s: %zu of its units are split DWARF "
+                    "(-gsplit-dwarf): the server reads the file uploaded, not their .dwo files "
+                    "(unless they are at the same paths on its machine), so those units' frames "
+                    "get lines and symbol-table names but no inlined frames; upload a debug file "
+                    "built without -gsplit-dwarf\n",
+                    files[i], units);
         if (fl_symcache_altlink(files[i], NULL, hex, sizeof hex, where, sizeof where) != 1)
             continue;
         if (!where[0]) {
@@ -747,11 +773,7 @@ static int symbols_add_one(const char *dir, const char *file, int force, int tty
                (unsigned long long)st.file_bytes, dt, path);
     else
         printf("%s %s: already cached -> %s\n", idlen ? hex : "-", file, path);
-    if (fl_symcache_alt_missing(sc)) {
-        char alt[2 * FL_SYM_BUILD_ID_MAX + 1];
-        if (fl_symcache_altlink(file, NULL, alt, sizeof alt, NULL, 0) == 1)
-            warn_no_alt("symbols add", file, alt);
-    }
+    warn_missing_files("symbols add", file, sc);
     fl_symcache_close(sc);
     return 0;
 }

@@ -76,6 +76,11 @@ typedef struct fl_symbuild_stats {
     char alt_build_id[2 * FL_SYM_BUILD_ID_MAX + 1];
     char alt_path[1024];
     int alt_missing;
+    /* Split DWARF (-gsplit-dwarf): skeleton units, and those whose .dwo
+     * file (DW_AT_dwo_name, relative to DW_AT_comp_dir) was not found:
+     * their functions and inlined frames are missing, their lines are
+     * there (the line table stays in the skeleton's file). */
+    size_t dwo_units, dwo_missing;
 } fl_symbuild_stats;
 
 /* Where the builder finds a dwz file (the target of .gnu_debugaltlink,
@@ -156,6 +161,13 @@ int fl_symcache_has_dwarf(const fl_symcache *sc);
 /* 1 when the DWARF linked to a dwz file that was not found at build time
  * (fl_symbuild_stats.alt_missing): what dwz moved there is missing. */
 int fl_symcache_alt_missing(const fl_symcache *sc);
+/* 1 when a split unit's .dwo file was not found at build time. */
+int fl_symcache_dwo_missing(const fl_symcache *sc);
+
+/* The split-DWARF skeleton units of the module at elf_path (or of its
+ * debug file) and how many of their .dwo files are not found now.
+ * Returns 0 or a negative FL_SYM_ code. */
+int fl_symcache_split_units(const char *elf_path, size_t *units, size_t *missing);
 
 /* Writes the build id as lowercase hex into buf (cap >= 2*len+1). */
 void fl_sym_hex(const uint8_t *id, size_t len, char *buf, size_t cap);

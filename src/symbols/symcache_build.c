@@ -281,6 +281,15 @@ typedef struct sym_in {
     int has_file;
 } sym_in;
 
+/* A unit's file table and the path ids its entries got so far. */
+typedef struct ftab {
+    Dwarf_Files *files;
+    size_t nfiles;
+    const char *const *dirs;
+    size_t ndirs;
+    uint32_t *ids; /* per file index: string id, FL_SC_NONE, or FILE_UNSET */
+} ftab;
+
 typedef struct builder {
     char *err;
     size_t errlen;
@@ -293,14 +302,11 @@ typedef struct builder {
     vec map;     /* map_ent, current CU only */
     vec syms;    /* sym_in */
     vec out;     /* fl_sc_range */
-    /* current CU */
-    Dwarf_Files *files;
-    size_t nfiles;
-    const char *const *dirs;
-    size_t ndirs;
+    /* current CU: the file table of its DIEs (DW_AT_call_file) and, for
+     * split DWARF, the one of its line table (the skeleton's) */
+    ftab dies_ft, lines_ft;
     const char *comp_dir;
     int version;
-    uint32_t *file_ids; /* per file index: string id, FL_SC_NONE, or unset */
     /* DIE walk stack */
     struct stack_ent {
         Dwarf_Die die;
@@ -312,6 +318,8 @@ typedef struct builder {
     uint8_t build_id[FL_SYM_BUILD_ID_MAX];
     size_t build_id_len;
     int has_dwarf;
+    /* split DWARF: skeleton units, and those whose .dwo was not found */
+    size_t dwo_units, dwo_missing;
     /* the DWARF's dwz file */
     const fl_symbuild_opts *opts;
     int alt_missing;
@@ -576,22 +584,22 @@ static int path_append(char *path, size_t cap, const char *comp)
  * recovered by matching the unit's directory list as a prefix (if several
  * match, any relative candidate gives the same llvm path, and so does any
  * absolute one). */
-static uint32_t file_id(builder *b, uint64_t idx)
+static uint32_t file_id(builder *b, ftab *t, uint64_t idx)
 {
-    if (!b->files || idx >= b->nfiles)
+    if (!t->files || idx >= t->nfiles)
         return FL_SC_NONE;
     /* DWARF < 5: entry 0 is libdw's placeholder; llvm counts from 1. */
     if (b->version < 5 && idx == 0)
         return FL_SC_NONE;
-    if (b->file_ids[idx] != FILE_UNSET)
-        return b->file_ids[idx];
+    if (t->ids[idx] != FILE_UNSET)
+        return t->ids[idx];
     uint32_t id = FL_SC_NONE;
-    const char *full = dwarf_filesrc(b->files, idx, NULL, NULL);
+    const char *full = dwarf_filesrc(t->files, idx, NULL, NULL);
     if (full) {
         size_t best = 0;
         long bestk = -1;
-        for (size_t k = 0; k < b->ndirs; k++) {
-            const char *d = b->dirs[k];
+        for (size_t k = 0; k < t->ndirs; k++) {
+            const char *d = t->dirs[k];
             if (!d || !*d)
                 continue;
             size_t dl = strlen(d);
@@ -603,7 +611,7 @@ static uint32_t file_id(builder *b, uint64_t idx)
         const char *name = bestk >= 0 ? full + best + 1 : full;
         const char *incdir = "";
         if (bestk > 0 || (bestk == 0 && b->version >= 5))
-            incdir = b->dirs[bestk];
+            incdir = t->dirs[bestk];
         char path[PATH_MAX * 2];
         path[0] = '\0';
         int ok = 0;
@@ -621,8 +629,34 @@ static uint32_t file_id(builder *b, uint64_t idx)
         if (ok)
             id = intern(b, path);
     }
-    b->file_ids[idx] = id;
+    t->ids[idx] = id;
     return id;
+}
+
+static void ftab_reset(ftab *t)
+{
+    free(t->ids);
+    memset(t, 0, sizeof *t);
+}
+
+/* Reads the file table of unit die into t (empty when it has none). */
+static int ftab_load(builder *b, ftab *t, Dwarf_Die *die)
+{
+    ftab_reset(t);
+    if (dwarf_getsrcfiles(die, &t->files, &t->nfiles) != 0 || t->nfiles >= CAP_ENTRIES) {
+        t->files = NULL;
+        t->nfiles = 0;
+        return 0;
+    }
+    if (dwarf_getsrcdirs(t->files, &t->dirs, &t->ndirs) != 0) {
+        t->dirs = NULL;
+        t->ndirs = 0;
+    }
+    if (!(t->ids = sc_malloc((t->nfiles ? t->nfiles : 1) * sizeof *t->ids)))
+        return berr(b, FL_SYM_ENOMEM, "file table");
+    for (size_t i = 0; i < t->nfiles; i++)
+        t->ids[i] = FILE_UNSET;
+    return 0;
 }
 
 /* ---- ELF symbol table ------------------------------------------------ */
@@ -798,8 +832,10 @@ static int cu_lines(builder *b, Dwarf_Die *cudie)
         Dwarf_Files *files;
         size_t idx;
         uint32_t fid = FL_SC_NONE;
-        if (dwarf_line_file(l, &files, &idx) == 0 && files == b->files)
-            fid = file_id(b, idx);
+        if (dwarf_line_file(l, &files, &idx) == 0)
+            fid = files == b->dies_ft.files    ? file_id(b, &b->dies_ft, idx)
+                  : files == b->lines_ft.files ? file_id(b, &b->lines_ft, idx)
+                                               : FL_SC_NONE;
         if (b->rc)
             return b->rc;
         if (fid == FL_SC_NONE)
@@ -945,7 +981,7 @@ static uint32_t stack_record(builder *b, size_t i)
     uint32_t name_id = name ? intern_name(b, name) : FL_SC_NONE;
     uint32_t call_file = FL_SC_NONE, call_line = 0, call_col = 0;
     if (parent != FL_SC_NONE) {
-        call_file = file_id(b, die_udata(&s->die, DW_AT_call_file));
+        call_file = file_id(b, &b->dies_ft, die_udata(&s->die, DW_AT_call_file));
         call_line = die_udata(&s->die, DW_AT_call_line);
         call_col = die_udata(&s->die, DW_AT_call_column);
     }
@@ -1031,7 +1067,11 @@ static int cu_functions(builder *b, Dwarf_Die *cudie)
     return 0;
 }
 
-static int process_cu(builder *b, Dwarf_Off off, Dwarf_Off next, Dwarf_Die *cudie, int version)
+/* cudie: the unit in .debug_info (its ranges say which addresses are its);
+ * die: where its DIEs are -- the same, or for split DWARF the unit of its
+ * .dwo file (libdw reads lines and addresses through the skeleton). */
+static int process_cu(builder *b, Dwarf_Off off, Dwarf_Off next, Dwarf_Die *cudie, Dwarf_Die *die,
+                      int version)
 {
     cu_info *cu = vec_push(&b->cus);
     if (!cu)
@@ -1043,28 +1083,15 @@ static int process_cu(builder *b, Dwarf_Off off, Dwarf_Off next, Dwarf_Die *cudi
     b->version = version;
     b->comp_dir = NULL;
     Dwarf_Attribute a;
-    if (dwarf_attr(cudie, DW_AT_comp_dir, &a))
+    if (dwarf_attr_integrate(die, DW_AT_comp_dir, &a))
         b->comp_dir = dwarf_formstring(&a);
-    b->files = NULL;
-    b->nfiles = 0;
-    b->dirs = NULL;
-    b->ndirs = 0;
-    free(b->file_ids);
-    b->file_ids = NULL;
-    if (dwarf_getsrcfiles(cudie, &b->files, &b->nfiles) == 0 && b->nfiles < CAP_ENTRIES) {
-        if (dwarf_getsrcdirs(b->files, &b->dirs, &b->ndirs) != 0) {
-            b->dirs = NULL;
-            b->ndirs = 0;
-        }
-        b->file_ids = sc_malloc((b->nfiles ? b->nfiles : 1) * sizeof *b->file_ids);
-        if (!b->file_ids)
-            return berr(b, FL_SYM_ENOMEM, "file table");
-        for (size_t i = 0; i < b->nfiles; i++)
-            b->file_ids[i] = FILE_UNSET;
-    } else {
-        b->files = NULL;
-        b->nfiles = 0;
-    }
+    Dwarf_Die *skeleton = cudie;
+    cudie = die;
+    /* A split unit's DIEs name files of its .dwo's table; its lines come
+     * from the skeleton's, as llvm reads them. */
+    if (ftab_load(b, &b->dies_ft, die) ||
+        (die != skeleton ? ftab_load(b, &b->lines_ft, skeleton) : (ftab_reset(&b->lines_ft), 0)))
+        return b->rc;
     if (cu_lines(b, cudie))
         return b->rc;
     cu = &VEC_AT(b->cus, cu_info, b->cus.len - 1);
@@ -2015,6 +2042,8 @@ static int serialize(builder *b, void **out, size_t *outlen)
     h.flags = b->has_dwarf ? FL_SC_F_DWARF : 0;
     if (b->has_dwarf && b->alt_missing)
         h.flags |= FL_SC_F_ALT_MISSING;
+    if (b->has_dwarf && b->dwo_missing)
+        h.flags |= FL_SC_F_DWO_MISSING;
     h.base_addr = base;
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
     h.ranges_count = b->out.len;
@@ -2112,8 +2141,8 @@ static void builder_free(builder *b)
     vec_free(&b->map);
     vec_free(&b->syms);
     vec_free(&b->out);
-    free(b->file_ids);
-    b->file_ids = NULL;
+    ftab_reset(&b->dies_ft);
+    ftab_reset(&b->lines_ft);
 }
 
 static void builder_init(builder *b, char *err, size_t errlen)
@@ -2246,8 +2275,21 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
         Dwarf_Die cudie;
         if (dwarf_offdie(dbg, off + hsize, &cudie)) {
             int tag = dwarf_tag(&cudie);
-            if (tag == DW_TAG_compile_unit || tag == DW_TAG_partial_unit) {
-                if (process_cu(b, off, next, &cudie, version))
+            /* Split DWARF (-gsplit-dwarf): the skeleton here, the DIEs in
+             * the .dwo file libdw finds from DW_AT_dwo_name + comp_dir. */
+            Dwarf_Die split;
+            memset(&split, 0, sizeof split);
+            uint8_t type = 0;
+            bool skel = dwarf_cu_info(cudie.cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
+                        type == DW_UT_skeleton;
+            b->dwo_units += skel;
+            if (skel && !split.cu) {
+                b->dwo_missing++; /* llvm reads the skeleton alone then: so do we */
+                skel = false;
+            }
+            if (tag == DW_TAG_compile_unit || tag == DW_TAG_partial_unit ||
+                tag == DW_TAG_skeleton_unit) {
+                if (process_cu(b, off, next, &cudie, skel ? &split : &cudie, version))
                     break;
             }
         }
@@ -2258,8 +2300,8 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
     if (b->rc == 0 && build_aranges(b, dbg, &aranges) == 0)
         merge_ranges(b, &aranges);
     vec_free(&aranges);
-    free(b->file_ids);
-    b->file_ids = NULL;
+    ftab_reset(&b->dies_ft);
+    ftab_reset(&b->lines_ft);
     dwarf_end(dbg);
     alt_close(&alt); /* after dbg, which borrowed it */
     return b->rc;
@@ -2468,6 +2510,8 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
         set_out(stats->alt_build_id, sizeof stats->alt_build_id, b.alt_id);
         set_out(stats->alt_path, sizeof stats->alt_path, b.alt_path);
         stats->alt_missing = b.alt_missing;
+        stats->dwo_units = b.dwo_units;
+        stats->dwo_missing = b.dwo_missing;
     }
 done:
     if (ofd >= 0)
@@ -2519,6 +2563,39 @@ int fl_symcache_altlink(const char *elf_path, const fl_symbuild_opts *opts, char
             if (dbg)
                 dwarf_end(dbg);
         }
+    }
+    close_files(elf, fd, delf, dfd);
+    builder_free(&b);
+    return rc;
+}
+
+int fl_symcache_split_units(const char *elf_path, size_t *units, size_t *missing)
+{
+    builder b;
+    builder_init(&b, NULL, 0);
+    *units = *missing = 0;
+    elf_version(EV_CURRENT);
+    int fd = open(elf_path, O_RDONLY | O_CLOEXEC), dfd = -1, rc = FL_SYM_EIO;
+    Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL, *delf = NULL;
+    char debug_path[1024] = "";
+    if (elf && read_identity(&b, elf) == 0) {
+        delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
+        Dwarf *dbg = dwarf_begin_elf(delf ? delf : elf, DWARF_C_READ, NULL);
+        Dwarf_CU *cu = NULL, *next;
+        uint8_t type;
+        Dwarf_Die cudie, split;
+        size_t guard = 0;
+        while (dbg && ++guard < (1u << 24) &&
+               dwarf_get_units(dbg, cu, &next, NULL, &type, &cudie, &split) == 0) {
+            if (type == DW_UT_skeleton) {
+                (*units)++;
+                *missing += split.cu == NULL;
+            }
+            cu = next;
+        }
+        if (dbg)
+            dwarf_end(dbg);
+        rc = 0;
     }
     close_files(elf, fd, delf, dfd);
     builder_free(&b);

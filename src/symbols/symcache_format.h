@@ -126,6 +126,7 @@ typedef struct fl_sc_header {
 
 #define FL_SC_F_DWARF 1u       /* built from DWARF (else symbol table only) */
 #define FL_SC_F_ALT_MISSING 2u /* the DWARF's dwz file was not found */
+#define FL_SC_F_DWO_MISSING 4u /* a split unit's .dwo file was not found */
 
 /* One decoded range entry (also the builder's in-memory form). */
 typedef struct fl_sc_range {

@@ -399,6 +399,11 @@ int fl_symcache_alt_missing(const fl_symcache *sc)
     return (sc->hdr.flags & FL_SC_F_ALT_MISSING) != 0;
 }
 
+int fl_symcache_dwo_missing(const fl_symcache *sc)
+{
+    return (sc->hdr.flags & FL_SC_F_DWO_MISSING) != 0;
+}
+
 /* ---- lookup -------------------------------------------------------- */
 
 static const char *str_at(const fl_symcache *sc, uint32_t off)

@@ -63,14 +63,18 @@ static fl_symcache *try_open(const char *path, const uint8_t *id, size_t idlen, 
     return sc;
 }
 
-/* A symcache built while its dwz file was nowhere is rebuilt once the file
- * can be found: checking costs opening the debug file's section headers. */
-static int alt_arrived(fl_symcache *sc, const char *elf_path, const fl_symbuild_opts *opts)
+/* A symcache built while its dwz file or its .dwo files were nowhere is
+ * rebuilt once they can all be found: checking costs reading the debug
+ * file's section headers (and its unit headers for .dwo files). */
+static int files_arrived(fl_symcache *sc, const char *elf_path, const fl_symbuild_opts *opts)
 {
     char hex[2 * FL_SYM_BUILD_ID_MAX + 1], where[PATH_MAX];
-    return fl_symcache_alt_missing(sc) &&
-           fl_symcache_altlink(elf_path, opts, hex, sizeof hex, where, sizeof where) == 1 &&
-           where[0];
+    size_t units = 0, missing = 0;
+    if (fl_symcache_alt_missing(sc) &&
+        fl_symcache_altlink(elf_path, opts, hex, sizeof hex, where, sizeof where) == 1 && where[0])
+        return 1;
+    return fl_symcache_dwo_missing(sc) &&
+           fl_symcache_split_units(elf_path, &units, &missing) == 0 && units && !missing;
 }
 
 int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opts *opts, int force,
@@ -118,7 +122,7 @@ int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opt
         } else if ((sc = try_open(variant, id, idlen, fp)) != NULL) {
             chosen = variant;
         }
-        if (sc && alt_arrived(sc, elf_path, opts)) {
+        if (sc && files_arrived(sc, elf_path, opts)) {
             fl_symcache_close(sc);
             sc = NULL;
         }

@@ -26,7 +26,7 @@ ALT=$(readelf -n "$work/alt/common.dwz" 2>/dev/null | awk '/Build ID/ {print $3}
 ok "$n references into the dwz file $ALT"
 
 # Every address of .text.
-read -r lo size < <(readelf -SW "$PROG" | awk '$2 == ".text" {print $4, $6}')
+read -r lo size < <(readelf -SW "$PROG" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit } }')
 [ -n "$lo" ] || fail "no .text in $PROG"
 awk -v lo=$((16#$lo)) -v n=$((16#$size)) 'BEGIN { for (i = 0; i < n; i++) printf "0x%x\n", lo + i }' \
   >"$work/addrs"
