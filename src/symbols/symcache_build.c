@@ -2191,11 +2191,14 @@ static void alt_close(alt_file *a)
     a->fd = -1;
 }
 
-/* Opens path as the dwz file of build id (id, n). */
+/* Opens path as the dwz file of build id (id, n).  The name comes from the
+ * debug file: not blocking on a FIFO, nothing but a regular file. */
 static int alt_open(alt_file *a, const char *path, const void *id, size_t n)
 {
     const void *got = NULL;
-    if ((a->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
+    struct stat st;
+    if ((a->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0 || fstat(a->fd, &st) != 0 ||
+        !S_ISREG(st.st_mode) ||
         !(a->elf = elf_begin(a->fd, ELF_C_READ_MMAP, NULL)) ||
         dwelf_elf_gnu_build_id(a->elf, &got) != (ssize_t)n || !got || memcmp(got, id, n) != 0 ||
         !(a->dbg = dwarf_begin_elf(a->elf, DWARF_C_READ, NULL))) {
@@ -2245,10 +2248,6 @@ static int link_alt(Dwarf *dbg, const char *dwarf_path, const fl_symbuild_opts *
             sizeof cand) &&
         alt_open(a, cand, id, (size_t)n) == 0)
         goto found;
-    if (dwarf_getalt(dbg)) { /* a place of libdw's we do not know */
-        set_out(path, pcap, name);
-        return ALT_LINKED;
-    }
     return ALT_MISSING;
 found:
     dwarf_setalt(dbg, a->dbg);
