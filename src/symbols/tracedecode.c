@@ -174,7 +174,10 @@ static int read_at(object *o, uint64_t addr, void *dst, size_t n)
 {
     for (Elf_Scn *scn = NULL; (scn = elf_nextscn(o->elf, scn));) {
         GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || addr < sh.sh_addr ||
+        /* .tbss takes no room in the image: its addresses are those of the
+         * sections after it (.data.rel.ro, where the sites are). */
+        if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+            ((sh.sh_flags & SHF_TLS) && sh.sh_type == SHT_NOBITS) || addr < sh.sh_addr ||
             addr + n > sh.sh_addr + sh.sh_size || addr + n < addr)
             continue;
         if (sh.sh_type == SHT_NOBITS) {

@@ -24,8 +24,14 @@ static void own_handler(int sig)
         _exit(9);
 }
 
+/* Thread-local data: its .tbss section takes no room in the image, so
+ * its addresses are those of the sections after it (.data.rel.ro, where
+ * the trace sites are) -- `decode` must not read a site there as zeros. */
+__thread char decode_tls_scratch[1 << 16];
+
 int main(int argc, char **argv)
 {
+    decode_tls_scratch[argc] = 1;
     if (argc < 3)
         return 64;
     if (getenv("DECODE_OWN_SIGNAL"))
