@@ -100,6 +100,10 @@ typedef struct emit {
      * (fl_safe_read's own cache and ranges could still trust its pages). */
     uint64_t pages[32];
     unsigned npages, next;
+    /* A site's format, copied here for the formatter: as long as a line
+     * (`faultline decode` reads as much), not on the stack of a thread
+     * that dumps. */
+    char fmt[FL_LINE_MAX];
 } emit;
 
 static bool page_ok(emit *e, uint64_t page)
@@ -170,10 +174,10 @@ static int emit_trace(void *arg, char *recp)
     unsigned nargs = (unsigned)(rec[FL_W_META] >> 16 & 0xff);
     size_t recbytes = (rec[FL_W_META] & 0xffff) * 8;
     struct faultline_trace_site site;
-    char fmt[512], text[FL_LINE_MAX];
+    char *fmt = e->fmt, text[FL_LINE_MAX];
     size_t len;
     if (dump_read(e, &site, rec[FL_W_SITE], sizeof site) ||
-        dump_cstr(e, fmt, sizeof fmt, (uint64_t)(uintptr_t)site.fmt) < 0) {
+        dump_cstr(e, fmt, sizeof e->fmt, (uint64_t)(uintptr_t)site.fmt) < 0) {
         len = fl_strlcpy(text, "<trace site unreadable>", sizeof text);
     } else {
         site.types[FAULTLINE_TRACE_MAX_ARGS] = '\0';
@@ -402,6 +406,7 @@ typedef struct fdctx {
     int lines;
     size_t len;
     char buf[8192];
+    emit e;
 } fdctx;
 
 static int flush_fd(fdctx *c)
@@ -436,14 +441,14 @@ static int dump_fd(int fd, bool ids, fdctx *cp)
 {
     /* The caller's, not static: two threads (or a handler and the code it
      * interrupted) may dump at once. */
-    emit e;
     fdctx *c = cp;
+    emit *e = &c->e;
     c->fd = fd;
     c->lines = 0;
     c->len = 0;
-    e.line = line_to_fd;
-    e.ctx = c;
-    e.ids = ids;
+    e->line = line_to_fd;
+    e->ctx = c;
+    e->ids = ids;
     int saved = errno;
     int rc = 0;
     if (ids) {
@@ -457,10 +462,10 @@ static int dump_fd(int fd, bool ids, fdctx *cp)
         }
         rc = line_to_fd(c, "FAULTLINE_TRACE_DUMP 1");
         if (rc == 0)
-            rc = emit_modules(&e);
+            rc = emit_modules(e);
     }
     if (rc == 0)
-        rc = dump_all(&e, -1, -1);
+        rc = dump_all(e, -1, -1);
     if (rc == 0 && ids)
         rc = line_to_fd(c, "END");
     if (rc == 0 && c->len)

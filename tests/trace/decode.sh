@@ -19,6 +19,7 @@ grep -q '^TRACE_ID .* @0:0x[0-9a-f]*' "$work/ids" || fail "no hard-coded string 
 grep -q ' long \[a hard-coded string longer than 256 bytes: \.*\] 9$' "$work/text" ||
   fail "the long hard-coded string: $(grep ' long ' "$work/text")"
 if grep -q 'never shown' "$work/text"; then fail "a kept string past 256 bytes"; fi
+grep -q ' long format \.* end 10$' "$work/text" || fail "a format longer than 512 bytes was cut"
 [ "$(grep -c '^TRACE_BYTES ' "$work/ids")" -ge 3 ] || fail "the long strings should span TRACE_BYTES lines"
 if grep -q 'step 1 of 50' "$work/ids"; then fail "the dump holds formatted text"; fi
 grep -q ' step 1 of 50, -1 feedfacf \[ok      \] 0.143 1e+10 -3.333333e-01$' "$work/text" ||

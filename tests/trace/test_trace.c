@@ -126,6 +126,11 @@ static void strings_and_pointers(void **st)
     SAME("%p", (void *)NULL);
     char utf8[] = "caf\xc3\xa9 \xe2\x82\xac";
     SAME("%s|%.4s", utf8, utf8);
+    /* A format longer than 512 bytes is formatted whole: its conversions
+     * past that byte were once left out without a word. */
+#define X64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+    SAME(X64 X64 X64 X64 X64 X64 X64 X64 X64 X64 " [%d] [%s]", 42, s);
+#undef X64
 }
 
 static void floats(void **st)

@@ -63,6 +63,10 @@ int main(int argc, char **argv)
                                   "................................................................"
                                   " and this part is never shown";
     FAULTLINE_TRACE("long [%s] %d", longlit, 9);
+    /* A format longer than 512 bytes: both ways give all of it. */
+#define DOTS "................................................................"
+    FAULTLINE_TRACE("long format " DOTS DOTS DOTS DOTS DOTS DOTS DOTS DOTS DOTS " end %d", 10);
+#undef DOTS
     int x;
     FAULTLINE_TRACE("ptr %p char %c pct %%", (void *)&x, 'q');
     FAULTLINE_TRACE("limits %d %u %lld %llu %f", INT_MIN, UINT_MAX, LLONG_MIN, ULLONG_MAX, DBL_MAX);
