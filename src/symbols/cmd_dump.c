@@ -285,7 +285,7 @@ int fl_cmd_dump(int argc, char **argv)
     }
     size_t elen = 0;
     char *env = read_environ(pid, &elen);
-    int rc = 2;
+    int rc = 2, dfd = -1;
     if (!env && !(spool_opt && sig_opt))
         fprintf(stderr,
                 "faultline dump: process %d: cannot read its environment (%s): using the "
@@ -391,8 +391,27 @@ int fl_cmd_dump(int argc, char **argv)
         if (getrandom(&cookie, sizeof cookie, 0) != sizeof cookie)
             cookie = (unsigned)getpid() ^ (unsigned)time(NULL);
     cookie &= 0x7fffffff;
+    /* The spool held open: a path through /proc/PID/root or cwd goes away
+     * when the process exits, and a dump it wrote just before must still
+     * be found, printed and removed.  Named by its path from here when
+     * that leads to the same directory (no container), else through the
+     * descriptor. */
+    dfd = open(spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        fprintf(stderr, "faultline dump: %s: %s\n", spool, strerror(errno));
+        goto out;
+    }
+    char dir[sizeof spool];
+    snprintf(dir, sizeof dir, "/proc/self/fd/%d", dfd);
+    char real[sizeof spool];
+    ssize_t rl = readlink(dir, real, sizeof real - 41);
+    if (rl > 0 && real[0] == '/') {
+        real[rl] = '\0';
+        if (stat(real, &eb) == 0 && eb.st_dev == sb.st_dev && eb.st_ino == sb.st_ino)
+            memcpy(dir, real, (size_t)rl + 1);
+    }
     char found[4300];
-    snprintf(found, sizeof found, "%s/trace-%u.tracedump", spool, cookie);
+    snprintf(found, sizeof found, "%s/trace-%u.tracedump", dir, cookie);
 
     /* Checked again right before sending: an exec() in between resets the
      * handler. */
@@ -457,6 +476,8 @@ int fl_cmd_dump(int argc, char **argv)
         unlink(found);
 out:
     free(env);
+    if (dfd >= 0)
+        close(dfd);
     close(pfd);
     return rc;
 }

@@ -30,7 +30,7 @@ run() {
     local name=$1
     shift
     mkdir -p "$work/$name"
-    env "$@" DECODE_WAIT=1 FAULTLINE_SPOOL="$work/$name/spool" \
+    env DECODE_WAIT=1 "$@" FAULTLINE_SPOOL="$work/$name/spool" \
         "$APP" "$work/$name/ids" "$work/$name/text" "$LIB" >"$work/$name/out" 2>&1 &
     P=$!
     pids+=("$P")
@@ -95,6 +95,18 @@ if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && runuser -u nobody -- "
 fi
 case $(basename "$kept") in trace-[0-9]*.tracedump) ;; *) fail "dump file named $kept" ;; esac
 ok "a second dump; --ids prints it, --keep keeps it in the spool"
+
+# A process that exits right after it wrote its dump (its pause() ends
+# with the signal): the dump is found all the same -- not through
+# /proc/PID/root, gone with the process -- printed, and removed.
+pa=$P
+run x DECODE_WAIT=once
+"$FL" dump "$P" >"$work/x/dumped" 2>"$work/x/err" || fail "a process that exits: $(cat "$work/x/err")"
+cmp -s "$work/x/text" "$work/x/dumped" || fail "a process that exits: the dump differs"
+[ -z "$(ls "$work/x/spool" | grep -e tracedump -e '\.part$')" ] ||
+    fail "a process that exits: left in its spool: $(ls "$work/x/spool")"
+ok "a process that exits right after its dump: printed, and not left behind"
+P=$pa
 
 # The signal from anyone else (kill, not the command's sigqueue) is
 # ignored: no file, and the process lives on.

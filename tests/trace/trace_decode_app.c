@@ -85,12 +85,15 @@ int main(int argc, char **argv)
         faultline_trace_dump_text(text) <= 0)
         return 5;
     /* DECODE_WAIT: then wait, as a hung process would, until killed --
-     * for `faultline dump PID` (tests/trace/dump.sh). */
+     * for `faultline dump PID` (tests/trace/dump.sh).  DECODE_WAIT=once:
+     * exit when the first signal (the dump's) ends the wait. */
     if (getenv("DECODE_WAIT")) {
+        int once = !strcmp(getenv("DECODE_WAIT"), "once");
         printf("READY\n");
         fflush(stdout);
-        for (;;)
+        do
             pause();
+        while (!once);
     }
     return 0;
 }
