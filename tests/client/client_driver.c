@@ -556,6 +556,8 @@ static const fault_case cases[] = {
     {"relative_spool", SIGSEGV, "crash_null_read", "main"},
     {"ignored_kill", SIGSEGV, "crash_null_read", "main"},
     {"many_threads", SIGSEGV, "crash_null_read", "main"},
+    {"blocked_main", SIGSEGV, "crash_null_read", "main"},
+    {"blocked_thread", SIGSEGV, "crash_thread_fault", "blocked_fault_thread"},
 };
 
 static int cmd_matrix(const char *exe, const char *name)

@@ -276,6 +276,15 @@ static void *fault_thread(void *arg)
     return NULL;
 }
 
+/* blocked_thread: a thread that inherited a mask blocking every signal,
+ * as from a program that leaves signals to one sigwait() thread. */
+static void *blocked_fault_thread(void *arg)
+{
+    (void)arg;
+    crash_thread_fault();
+    return NULL;
+}
+
 static void start_thread(void *(*fn)(void *), void *arg)
 {
     pthread_t t;
@@ -495,6 +504,24 @@ int main(int argc, char **argv)
         install(NULL);
         crash_null_read();
         return 3;
+    }
+    if (!strcmp(mode, "blocked_main") || !strcmp(mode, "blocked_thread")) {
+        /* Every signal blocked -- before install on the main thread, after
+         * it (through pthread_sigmask) for a thread that inherits the
+         * mask.  A fault the kernel finds blocked kills the process
+         * without running any handler. */
+        sigset_t all;
+        sigfillset(&all);
+        if (!strcmp(mode, "blocked_main")) {
+            sigprocmask(SIG_BLOCK, &all, NULL);
+            install(NULL);
+            crash_null_read();
+            return 3;
+        }
+        install(NULL);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        start_thread(blocked_fault_thread, NULL);
+        wait_forever();
     }
     if (!strcmp(mode, "hook_fault")) {
         install_etc(faulting_get_etc);
