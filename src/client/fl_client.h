@@ -8,6 +8,8 @@
  *                        a crash from the dynamic linker's list (signal-safe part)
  *   spool.c              default log hooks (unnamed file + linkat): SIGNAL-SAFE,
  *                        plus the install-time spool set-up
+ *   interpose.c          sigprocmask, pthread_sigmask, thrd_create: ours
+ *                        (ordinary context)
  *   threads.c            alternate signal stacks for every thread, and the
  *                        capture of other threads' registers on a crash
  *   sysinfo.c            uname, os-release, ids: read at install time
@@ -87,6 +89,7 @@ typedef struct fl_state {
     struct sigaction prev[65]; /* handlers before ours, by signal number */
     bool have_prev[65];
     unsigned ignored; /* bit per crash signal the program ignored (SIG_IGN) */
+    bool faults_open; /* sigprocmask() no longer blocks FL_FAULT_SIGS (interpose.c) */
 } fl_state;
 
 extern fl_state fl_g;
@@ -157,6 +160,12 @@ int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *
  * when the value means something. */
 int fl_context_get(uint64_t *out);
 void fl_ensure_altstack(void);               /* this thread */
+/* The signals a fault raises, as bits of the kernel's signal mask word. */
+#define FL_FAULT_SIGS                                                                     \
+    (1ull << (SIGSEGV - 1) | 1ull << (SIGBUS - 1) | 1ull << (SIGILL - 1) |                \
+     1ull << (SIGFPE - 1) | 1ull << (SIGTRAP - 1) | 1ull << (SIGSYS - 1))
+/* rt_sigprocmask as the wrappers do it (interpose.c); returns 0 or -1. */
+long fl_set_sigmask(int how, const sigset_t *set, sigset_t *old);
 size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max);
 const char *fl_signal_name(int sig);
 void fl_die_default(void);

@@ -199,49 +199,11 @@ static void wait_for(volatile int *counter, int want, int64_t budget_ns)
         nanosleep(&ts, NULL);
 }
 
-/* ---- the crash signals stay unblocked ----
- *
- * A fault the kernel finds blocked (or ignored) is not delivered: the
- * process is killed at once, with no handler run.  Blocking every signal
- * (sigfillset) in all threads but one that sigwait()s is a common way to
- * write a server, and it would lose every crash of those threads.  So once
- * installed, sigprocmask() and pthread_sigmask() -- ours interpose on the
- * C library's, as pthread_create does -- never block the signals a fault
- * raises (POSIX leaves blocking them undefined), and install and every
- * thread we start unblock them.  Like glibc's own, they never block its
- * two internal signals, 32 and 33 (thread cancellation, setxid). */
-#define FAULT_SIGS                                                                        \
-    (1ull << (SIGSEGV - 1) | 1ull << (SIGBUS - 1) | 1ull << (SIGILL - 1) |                \
-     1ull << (SIGFPE - 1) | 1ull << (SIGTRAP - 1) | 1ull << (SIGSYS - 1))
-
-static long set_mask(int how, const sigset_t *set, sigset_t *old)
-{
-    uint64_t w;
-    if (set) {
-        memcpy(&w, set, sizeof w);
-        w &= ~(3ull << 31);
-        if (installed && how != SIG_UNBLOCK)
-            w &= ~FAULT_SIGS;
-    }
-    return syscall(SYS_rt_sigprocmask, how, set ? &w : NULL, old, sizeof w);
-}
-
-FL_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-    return (int)set_mask(how, set, old);
-}
-
-FL_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
-{
-    int e = errno, rc = set_mask(how, set, old) ? errno : 0;
-    errno = e;
-    return rc;
-}
-
+/* The fault signals unblocked in this thread (interpose.c). */
 static void unblock_faults(void)
 {
-    static const uint64_t faults = FAULT_SIGS;
-    set_mask(SIG_UNBLOCK, (const sigset_t *)&faults, NULL);
+    static const uint64_t faults = FL_FAULT_SIGS;
+    fl_set_sigmask(SIG_UNBLOCK, (const sigset_t *)&faults, NULL);
 }
 
 /* fl-lint: install-time */
@@ -269,6 +231,7 @@ int fl_threads_init(void)
     fl_prefault(capture_tids, sizeof capture_tids);
     fl_prefault(slots, sizeof slots[0] * 16);
     installed = true;
+    fl_g.faults_open = true;
     unblock_faults();
     if (fl_g.dump_signal <= 0)
         return 0;

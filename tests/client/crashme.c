@@ -42,6 +42,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "faultline.h"
@@ -266,6 +267,12 @@ static void *overflow_thread(void *arg)
         pthread_barrier_wait(&barrier); /* wait until main installed */
     crash_stack_overflow(0);
     return NULL;
+}
+
+static int overflow_c11_thread(void *arg)
+{
+    (void)arg;
+    return crash_stack_overflow(0);
 }
 
 static void *fault_thread(void *arg)
@@ -692,6 +699,13 @@ int main(int argc, char **argv)
         crash_stack_overflow(0);
     else if (!strcmp(mode, "stack_overflow_thread_after")) {
         start_thread(overflow_thread, NULL);
+        wait_forever();
+    } else if (!strcmp(mode, "stack_overflow_c11_thread")) {
+        /* A C11 thread: glibc's thrd_create calls its own pthread_create,
+         * not the one the library interposes. */
+        thrd_t t;
+        if (thrd_create(&t, overflow_c11_thread, NULL) != thrd_success)
+            return 2;
         wait_forever();
     } else if (!strcmp(mode, "abort"))
         crash_abort();
