@@ -245,6 +245,13 @@ try {
         'the real crash shows symbols ' + symClass + ', the API says ' + realApi.symbols.status);
   check((await page.textContent('main')).includes('parse_record'),
         'the real crash has no symbolicated frame (parse_record) on its page');
+  // Its debug file came without its dwz file: the table names that file.
+  const dwzMod = realApi.symbols.modules.find((m) => m.dwz_missing);
+  check(!!dwzMod && symClass === 'sym-partial', 'the real crash lacks no dwz file: ' +
+        JSON.stringify(realApi.symbols));
+  if (dwzMod)
+    check((await page.textContent('main')).includes('yes, without its dwz file ' + dwzMod.dwz_missing),
+          'the symbols table does not name the missing dwz file ' + dwzMod.dwz_missing);
   const modules = realApi.symbols.modules.length;
   check(await page.locator('h2:text("Symbols") + p + table tbody tr').count() === modules,
         `the symbols table does not list the ${modules} modules`);

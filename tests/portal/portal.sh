@@ -90,7 +90,16 @@ PKEY=$(field ingest_key <"$work/body")
 [ -n "$PKEY" ] || fail "no ingest key for the new project: $(cat "$work/body")"
 "$FL" submit "$work/log6.crashlog" --server "$(url /)" --key "$PKEY" >"$work/submit" 2>&1 ||
     fail "submit with the project's key: $(cat "$work/submit")"
-# A real crash: its frames get names from the program's own symbols.
+# A real crash: its frames get names from a debug file of the program
+# uploaded without the dwz file its DWARF links to (dwz -m of two copies),
+# so the crash page says which file it lacks.
+command -v dwz >/dev/null || fail "dwz is not installed (scripts/deps.sh installs it)"
+objcopy --only-keep-debug "$CRASHER" "$work/crasher.debug" || fail "objcopy"
+cp "$work/crasher.debug" "$work/crasher2.debug"
+dwz -m "$work/crasher.dwz" -M /nonexistent/faultline-portal-test.dwz \
+    "$work/crasher.debug" "$work/crasher2.debug" || fail "dwz -m"
+c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$work/crasher.debug")
+[ "$c" = 201 ] || fail "upload of the crasher's debug file: $c $(cat "$work/body")"
 FAULTLINE_SPOOL=$work/spool ASAN_OPTIONS=handle_segv=0:detect_leaks=0:verify_asan_link_order=0 \
     "$CRASHER" null 2>/dev/null
 [ $? = 139 ] || fail "the crasher did not crash"
