@@ -296,6 +296,10 @@ static object *module_object(decoder *dc, struct module *m)
     return m->obj < 0 ? NULL : &dc->objs[m->obj];
 }
 
+/* The last line of a dump cut in the middle of a line: say so, not that
+ * the line is bad. */
+#define CUT_LINE "%s:%lu: cut short (the dump ends inside this line)\n"
+
 /* The record being assembled: TRACE_ID, then its TRACE_BYTES lines. */
 typedef struct pending {
     bool have;
@@ -526,9 +530,10 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
     size_t lcap = 0;
     ssize_t len;
     unsigned long lineno = 0;
-    bool header = false, ended = false;
+    bool header = false, ended = false, cut = false;
     while (!ended && (len = getline(&line, &lcap, in)) >= 0) {
         lineno++;
+        cut = len > 0 && line[len - 1] != '\n';
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (!header) {
@@ -547,7 +552,7 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
         size_t klen = sp ? (size_t)(sp - line) : (size_t)len;
         if (klen == 11 && !strncmp(line, "TRACE_BYTES", 11)) {
             if (!p.have || add_bytes(&p, v)) {
-                say("%s:%lu: bad TRACE_BYTES line\n", path, lineno);
+                say(cut ? CUT_LINE : "%s:%lu: bad TRACE_BYTES line\n", path, lineno);
                 goto bad;
             }
             continue;
@@ -556,7 +561,7 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
             goto bad;
         if (klen == 8 && !strncmp(line, "TRACE_ID", 8)) {
             if (start_event(&p, v)) {
-                say("%s:%lu: bad TRACE_ID line\n", path, lineno);
+                say(cut ? CUT_LINE : "%s:%lu: bad TRACE_ID line\n", path, lineno);
                 goto bad;
             }
         } else if (klen == 6 && !strncmp(line, "MODULE", 6)) {
@@ -564,7 +569,7 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
             unsigned long idx = strtoul(v, &end, 10);
             char id[2 * 64 + 1] = "", *mpath = NULL;
             if (sscanf(end, " %128s", id) != 1 || idx > 100000) {
-                say("%s:%lu: bad MODULE line\n", path, lineno);
+                say(cut ? CUT_LINE : "%s:%lu: bad MODULE line\n", path, lineno);
                 goto bad;
             }
             char *rest = strstr(end, id) + strlen(id);
@@ -590,6 +595,10 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
     }
     if (flush_event(dc, &p, out))
         goto bad;
+    if (header && !ended && cut) {
+        say(CUT_LINE, path, lineno);
+        goto bad;
+    }
     if (!header || !ended) {
         say("%s: %s\n", path,
                 header ? "cut short (no END line)" : "empty");
@@ -1094,8 +1103,20 @@ int fl_cmd_decode(int argc, char **argv)
     }
     if (len == 0)
         fgetc(mem); /* fmemopen needs a size of 1 or more: read it past */
+    size_t given = dc.nobjs;
     rc = decode_stream(&dc, mem, path, stdout);
     fclose(mem);
+    /* An --obj that is none of the dump's modules was of no use: a wrong
+     * build of the program, most likely. */
+    for (size_t i = 0; i < given && rc != 2; i++) {
+        bool used = false;
+        for (size_t m = 0; m < dc.nmods && !used; m++)
+            used = !strcmp(dc.mods[m].id, dc.objs[i].id);
+        if (!used)
+            say("warning: --obj %s: its build id %s is none of the dump's modules (another "
+                "build?); not used\n",
+                dc.objs[i].path, dc.objs[i].id[0] ? dc.objs[i].id : "(none)");
+    }
     free(text);
 out:
     free(values);

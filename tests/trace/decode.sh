@@ -52,6 +52,28 @@ grep -q '2 of .* events not decoded' "$work/err4" || fail "no count on stderr: $
 head -n 20 "$work/ids" >"$work/cut"
 "$FL" decode --obj "$APP" --obj "$LIB" "$work/cut" >/dev/null 2>"$work/err6"; rc=$?
 [ $rc = 2 ] && grep -q 'cut short' "$work/err6" || fail "a cut dump: exit $rc, $(cat "$work/err6")"
+# Cut inside a TRACE_BYTES line, where it still parses and where it no
+# longer does (an odd number of hex digits): "cut short", not "bad line".
+n=$(grep -n '^TRACE_BYTES ' "$work/ids" | head -1 | cut -d: -f1)
+for c in 16 15; do
+  { head -n $((n - 1)) "$work/ids"; sed -n "${n}p" "$work/ids" | head -c $c; } >"$work/cut2"
+  "$FL" decode --obj "$APP" --obj "$LIB" "$work/cut2" >/dev/null 2>"$work/err6b"; rc=$?
+  [ $rc = 2 ] && grep -q "cut2:$n: cut short (the dump ends inside this line)" "$work/err6b" ||
+    fail "a dump cut inside a line after $c bytes: exit $rc, $(cat "$work/err6b")"
+done
+# An --obj of another build is of no use, and said so (the rest decodes).
+cp "$LIB" "$work/other.so" && objcopy --remove-section .note.gnu.build-id "$work/other.so" &&
+  objcopy --add-section .note.gnu.build-id=<(printf '\004\000\000\000\024\000\000\000\003\000\000\000GNU\000%s' \
+    "$(head -c 20 /dev/zero | tr '\0' 'x')") --set-section-flags .note.gnu.build-id=alloc,readonly \
+    "$work/other.so" 2>/dev/null
+oid=$(readelf -n "$work/other.so" 2>/dev/null | awk '/Build ID/ {print $3}')
+[ -n "$oid" ] || fail "could not give the copy another build id"
+"$FL" decode --obj "$APP" --obj "$LIB" --obj "$work/other.so" "$work/ids" >"$work/out7" 2>"$work/err7" ||
+  fail "decode with an extra --obj exited $?: $(cat "$work/err7")"
+cmp -s "$work/text" "$work/out7" || fail "an extra --obj changed the output"
+grep -q "warning: --obj $work/other.so: its build id $oid is none of the dump's modules" "$work/err7" ||
+  fail "no warning for an --obj of another build: $(cat "$work/err7")"
+if grep -q warning "$work/err1"; then fail "a warning with the right files: $(cat "$work/err1")"; fi
 # An empty recorder: nothing decoded, and stderr says there was nothing.
 grep -v '^TRACE_' "$work/ids" >"$work/ids.empty"
 "$FL" decode --obj "$APP" --obj "$LIB" "$work/ids.empty" >"$work/out8" 2>"$work/err8"; rc=$?
