@@ -14,8 +14,8 @@
  *    address the program takes;
  *  - which functions' addresses are taken: loaded by lea/mov other than as
  *    the hooks' argument, in RELATIVE or symbol relocations, or as words
- *    of a fixed-address executable's data; and a library's exports that
- *    nothing calls, which dlsym() hands out.
+ *    of a fixed-address executable's data; and a library's exports, which
+ *    dlsym() hands out.
  * Functions that are not instrumented are transparent, as at run time:
  * an instrumented caller's successors are found through them.
  *
@@ -1327,12 +1327,9 @@ int fl_ctxgraph_link(fl_ctxgraph *g)
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         const cfunc *f = &g->funcs[g->nodes[ni]];
         /* main's address is taken (by _start), but nothing calls it back.
-         * A library's export that nothing calls may be called through the
-         * pointer dlsym() gave: a plugin's entry, for one, is reached no
-         * other way.  (Every export would be too many: each call through
-         * a pointer could reach each of a C++ library's methods.) */
-        bool dlsym_target = f->exported && f->module > 0 && !indeg[ni];
-        if ((f->addr_taken || dlsym_target) && strcmp(f->name, "main") &&
+         * A library's exports may be called through the pointer dlsym()
+         * gave: a plugin's functions, for one, are reached no other way. */
+        if ((f->addr_taken || (f->exported && f->module > 0)) && strcmp(f->name, "main") &&
             !PUSH(g->callbacks, g->ncallbacks, ccb, (uint32_t)ni))
             goto nomem;
         if ((!strcmp(f->name, "main") || f->addr_taken || f->exported || !indeg[ni]) &&
