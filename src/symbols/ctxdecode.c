@@ -14,8 +14,7 @@
  *    address the program takes;
  *  - which functions' addresses are taken: loaded by lea/mov other than as
  *    the hooks' argument, in RELATIVE or symbol relocations, or as words
- *    of a fixed-address executable's data; and a library's exports, which
- *    dlsym() hands out.
+ *    of a fixed-address executable's data.
  * Functions that are not instrumented are transparent, as at run time:
  * an instrumented caller's successors are found through them.
  *
@@ -1326,10 +1325,8 @@ int fl_ctxgraph_link(fl_ctxgraph *g)
             indeg[g->succ[k]]++;
     for (size_t ni = 0; ni < g->nnodes; ni++) {
         const cfunc *f = &g->funcs[g->nodes[ni]];
-        /* main's address is taken (by _start), but nothing calls it back.
-         * A library's exports may be called through the pointer dlsym()
-         * gave: a plugin's functions, for one, are reached no other way. */
-        if ((f->addr_taken || (f->exported && f->module > 0)) && strcmp(f->name, "main") &&
+        /* main's address is taken (by _start), but nothing calls it back. */
+        if (f->addr_taken && strcmp(f->name, "main") &&
             !PUSH(g->callbacks, g->ncallbacks, ccb, (uint32_t)ni))
             goto nomem;
         if ((!strcmp(f->name, "main") || f->addr_taken || f->exported || !indeg[ni]) &&

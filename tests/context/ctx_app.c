@@ -8,7 +8,6 @@
  * another, for the crash log's CRASH_CONTEXT and THREAD_CONTEXT.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -167,18 +166,6 @@ NOINLINE static void has_inline(void)
     BARRIER();
 }
 
-/* CTX_PLUGIN=FILE: a plugin's entry, called through dlsym()'s pointer. */
-NOINLINE static int call_plugin(const char *file)
-{
-    void *h = dlopen(file, RTLD_NOW);
-    void (*entry)(void) = h ? (void (*)(void))dlsym(h, "ctx_plugin_entry") : NULL;
-    if (!entry)
-        return -1;
-    entry();
-    BARRIER();
-    return 0;
-}
-
 NOINLINE static void *thread_body(void *arg)
 {
     (void)arg;
@@ -250,8 +237,6 @@ int main(int argc, char **argv)
     cold_caller(42);
     signal(SIGUSR1, on_signal);
     raise_it();
-    if (getenv("CTX_PLUGIN") && call_plugin(getenv("CTX_PLUGIN")))
-        return 8;
     pthread_t t;
     if (pthread_create(&t, NULL, thread_body, NULL) || pthread_join(t, NULL))
         return 5;

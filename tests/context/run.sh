@@ -4,16 +4,10 @@
 # in stacks its structure fixes; `faultline decode --context` must turn each
 # value back into exactly that stack from the files alone.  Then a crash:
 # the log's CRASH_CONTEXT and THREAD_CONTEXT, decoded from the paths the log
-# names.  And the errors a user can make.  With CTX_PLUGIN, the program
-# also calls into a plugin through the pointer dlsym() gives.
-# usage: run.sh FAULTLINE CTX_APP CTX_LIB [CTX_PLUGIN]
+# names.  And the errors a user can make.
+# usage: run.sh FAULTLINE CTX_APP CTX_LIB
 set -u
-FL=$1 APP=$2 LIB=$3 PLUGIN=${4:-}
-OBJS=(--obj "$APP" --obj "$LIB")
-if [ -n "$PLUGIN" ]; then
-    OBJS+=(--obj "$PLUGIN")
-    export CTX_PLUGIN=$PLUGIN
-fi
+FL=$1 APP=$2 LIB=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 pass=0
@@ -35,7 +29,6 @@ app "$tmp" >"$tmp/run1" || bad "ctx_app exited $?"
 app >"$tmp/run2" || bad "ctx_app (second run) exited $?"
 n=$(grep -c '^CTX ' "$tmp/run1")
 [ "$n" -ge 10 ] && ok || bad "expected at least 10 reports, got $n"
-if [ -n "$PLUGIN" ]; then grep -q '^CTX plugin ' "$tmp/run1" && ok || bad "no report from the plugin"; fi
 
 # The same build gives the same value for the same stack in every run
 # (the program is position-independent: its load address differs).
@@ -53,7 +46,7 @@ xy=$(awk '$2=="xy"{print $3}' "$tmp/run1") yx=$(awk '$2=="yx"{print $3}' "$tmp/r
 
 # Each value back into its stack, exactly one.
 while read -r _ label value expect; do
-    out=$("$FL" decode --context "$value" "${OBJS[@]}" 2>&1)
+    out=$("$FL" decode --context "$value" --obj "$APP" --obj "$LIB" 2>&1)
     rc=$?
     got=$(printf '%s\n' "$out" | names)
     stacks=$(printf '%s\n' "$out" | grep -c '^  stack ')
@@ -78,7 +71,7 @@ got=$(grep -A1 ' in leaf_a 1$' "$tmp/trace.txt" | sed -n 's/^TRACE_CONTEXT 0x//p
 # entry points, and meeting in the middle (unfolding from the top).
 for how in deepening mitm; do
     while read -r _ label value expect; do
-        got=$(FAULTLINE_DECODE_SEARCH=$how "$FL" decode --context "$value" "${OBJS[@]}" 2>&1 | names)
+        got=$(FAULTLINE_DECODE_SEARCH=$how "$FL" decode --context "$value" --obj "$APP" --obj "$LIB" 2>&1 | names)
         [ "$got" = "$expect" ] && ok || bad "$how: $label: 0x$value decoded to '$got', expected '$expect'"
     done < <(grep '^CTX ' "$tmp/run1")
 done
@@ -86,7 +79,7 @@ done
 # All values at once, in one run of decode.
 args=()
 for v in $(awk '/^CTX /{print $3}' "$tmp/run1"); do args+=(--context "$v"); done
-out=$("$FL" decode "${args[@]}" "${OBJS[@]}" 2>&1)
+out=$("$FL" decode "${args[@]}" --obj "$APP" --obj "$LIB" 2>&1)
 [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c '^  stack 1:')" -eq "$n" ] && ok ||
     bad "decoding all $n values at once"
 
