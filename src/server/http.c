@@ -104,6 +104,7 @@ struct loop {
     int efd;              /* eventfd: the writer answered some */
     int ep;               /* what the loop waits on (loop_epoll) */
     int signalled;        /* efd written since the loop last looked */
+    bool at_limit;        /* an accept failed for want of descriptors (mhd_log) */
     /* compress_list(): the run being compressed, and the frame before it
      * is copied out at its size. */
     fl_ingest_item **run;
@@ -2146,9 +2147,12 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
     (void)cls;
     (void)c;
     (void)socket_context;
-    if (tl_loop)
+    if (tl_loop) {
         __atomic_add_fetch(&tl_loop->conns, toe == MHD_CONNECTION_NOTIFY_STARTED ? 1u : -1u,
                            __ATOMIC_RELAXED);
+        if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+            tl_loop->at_limit = false; /* accepting again */
+    }
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -2421,6 +2425,14 @@ static void *loop_main(void *arg)
         }
         if (quiesced && (ms < 0 || ms > 50))
             ms = 50;
+        /* Out of descriptors, libmicrohttpd takes its listening socket out
+         * of its epoll set; it puts it back at the start of a pass once a
+         * connection has closed -- the pass after the one that closed it.
+         * Waiting on the sockets alone, an idle loop would never make that
+         * pass and never accept again.  So pass every 100 ms until a
+         * connection is accepted. */
+        if (L->at_limit && (ms < 0 || ms > 100))
+            ms = 100;
         struct epoll_event ev[3];
         int k = epoll_wait(ep, ev, 3, ms);
         if (k < 0 && errno != EINTR)
@@ -2584,6 +2596,10 @@ static void mhd_log_init(void)
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
+    /* Said on the loop's thread when accept() fails (EMFILE, ENFILE,
+     * ENOBUFS): see loop_main. */
+    if (tl_loop && !strncmp(fmt, "Error accepting connection", 26))
+        tl_loop->at_limit = true;
     uint64_t now = fl_mono_ns();
     pthread_mutex_lock(&mhd_log_state.mu);
     if (mhd_log_state.last_ns && now - mhd_log_state.last_ns < 1000000000ull) {

@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects
+#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -896,6 +896,38 @@ shutdown)
     kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
   done
   ok "8 stops in the middle of a busy stream, clean exits"
+  ;;
+fdlimit)
+  # The server runs out of file descriptors (a low `ulimit -n`, many
+  # clients at once): libmicrohttpd stops accepting while it is at the
+  # limit, and must take connections again once clients have gone.  It
+  # once put its listening socket back only at its next pass, which an
+  # idle loop never made: the server stayed deaf for good.
+  command -v prlimit >/dev/null || { echo "SKIP: prlimit missing"; exit 77; }
+  start "$work/d" --workers 1 --http-threads 1
+  prlimit --pid "$PID" --nofile=64:64 || fail "prlimit"
+  # 120 idle connections: more than the descriptors left.
+  python3 - "$PORT" 120 <<'PY' || fail "could not hold the connections"
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+time.sleep(2)  # the server accepts what it can and meets the limit
+for s in held:
+    s.close()
+PY
+  for _ in $(seq 50); do grep -q 'http: .*accept.*Too many open files' "$work/err" && break; sleep 0.1; done
+  grep -q 'http: .*accept.*Too many open files' "$work/err" ||
+    fail "the limit was not reached: $(tail -3 "$work/err")"
+  # The clients are gone: the server must answer again (curl's own
+  # timeout only bounds a hang; an answer comes at once).
+  c=$(curl -s -m 20 -o "$work/body" -w '%{http_code}' "$(url /healthz)")
+  [ "$c" = 200 ] || fail "after running out of descriptors: /healthz -> $c"
+  : >"$work/ok1"
+  "$POST" stream "$PORT" "$KEY" 200 4 "$work/ok1" 31 >"$work/s1"
+  [ "$(sort -u "$work/ok1" | wc -l)" = 200 ] || fail "ingest after the limit: $(cat "$work/s1")"
+  "$POST" wait "$PORT" "$ADMIN" 200 25 streamapp >"$work/sum" || fail "sum $(cat "$work/sum") != 200"
+  ok "out of descriptors, then clients gone: answers again, 200 reports counted"
+  stop || fail "shutdown rc"
   ;;
 limits)
   # Header block cap, slow clients, and 503 when the backlog is full.
