@@ -65,7 +65,10 @@ const char *fl_symingest_processed_dir(const fl_symingest *g);
  * called it (shown by GET /api/v1/symbols).  size is its size.  conn: the
  * caller's store connection.  OUT: build_id (cap >= 129) on success.
  * Returns 0; 1 when the file is unusable (err says why, the failure is
- * recorded); -1 on an internal error (err says why).
+ * recorded); 2 when the store could not record it (a full disk, a locked
+ * database: err has the store's reason; try again later -- with
+ * keep_failed the file is back at path for that); -1 on an internal error
+ * (err says why).
  */
 int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, const char *name,
                       long long size, bool keep_failed, char *build_id, size_t cap, char *err,

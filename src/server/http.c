@@ -1550,6 +1550,11 @@ static enum MHD_Result sym_upload_finish(fl_http *h, req *r)
         return send_json(c, 400, json_pack("{s:s,s:s}", "error", "not a usable debug file",
                                            "reason", err),
                          NULL);
+    if (rc == 2) /* the file is fine, the store is not: send it again */
+        return send_json(c, 503,
+                         json_pack("{s:s,s:s}", "error", "storage unavailable, try again later",
+                                   "reason", err),
+                         "5");
     if (rc)
         return send_error(c, 500, err, NULL);
     return send_json(c, 201, json_pack("{s:s,s:I}", "build_id", id, "size",

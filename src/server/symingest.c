@@ -34,6 +34,7 @@ struct fl_symingest {
     fl_symingest_config cfg;
     pthread_t th;
     bool running, stopping;
+    bool watch_failing; /* the store refused the last watched file (watcher only) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* Stored files whose symcache the watcher thread builds ahead of the
@@ -150,15 +151,18 @@ static void record(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r)
 
 /* The backfill: mark and re-queue the crashes that lacked these symbols,
  * and record the file, in one transaction. */
-static int arrived(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r, size_t *nq)
+static int arrived(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r, size_t *nq,
+                   char *err, size_t errlen)
 {
     fl_store *s = g->cfg.store;
     fl_queue *q = g->cfg.queue;
     char **ids = NULL;
     size_t n = 0;
     *nq = 0;
-    if (s->begin(conn))
+    if (s->begin(conn)) {
+        snprintf(err, errlen, "%s", s->error(conn));
         return -1;
+    }
     if (s->add_symbol(conn, r) ||
         s->symbols_arrived(conn, r->build_id, g->cfg.backfill_max, &ids, &n))
         goto fail;
@@ -176,6 +180,7 @@ static int arrived(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r,
     *nq = n;
     return 0;
 fail:
+    snprintf(err, errlen, "%s", s->error(conn)); /* before the rollback clears it */
     s->rollback(conn);
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
@@ -230,6 +235,29 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
         unlink(path);
         return -1;
     }
+    /* A watched file put back after the store refused it (below) is a
+     * second link to dest, and rename() leaves both names of one file. */
+    struct stat sp, sd;
+    if (!lstat(path, &sp) && !lstat(dest, &sd) && sp.st_ino == sd.st_ino && sp.st_dev == sd.st_dev)
+        unlink(path);
+    fl_srvsym_forget(g->cfg.sym, hex);
+    r.build_id = hex;
+    r.status = "ok";
+    r.kind = kind;
+    r.path = dest;
+    size_t nq = 0;
+    if (arrived(g, conn, &r, &nq, err, errlen)) {
+        /* A full disk, a database locked for longer than we wait: the
+         * file is in processed/ (a worker may use it), but unrecorded, and
+         * the crashes that lacked it are not re-queued.  A watched file
+         * goes back to incoming/ (a link: an older copy of the build id
+         * stays usable meanwhile) for a later poll to try again; an
+         * uploader is told to send it again. */
+        if (keep_failed && link(dest, path) && rename(dest, path)) {
+            /* nothing to try again with: at least it is in processed/ */
+        }
+        return 2;
+    }
     if (keep_failed && strcmp(nm, hex)) {
         /* processed/<name> shows the operator where the file went. */
         snprintf(d2, sizeof d2, "%s/%s", g->processed, nm);
@@ -239,16 +267,6 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
         if (symlink(rel, d2)) {
             /* cosmetic only */
         }
-    }
-    fl_srvsym_forget(g->cfg.sym, hex);
-    r.build_id = hex;
-    r.status = "ok";
-    r.kind = kind;
-    r.path = dest;
-    size_t nq = 0;
-    if (arrived(g, conn, &r, &nq)) {
-        snprintf(err, errlen, "stored, but the store failed to record it");
-        return -1;
     }
     if (nq && g->cfg.notify)
         g->cfg.notify(g->cfg.notify_arg);
@@ -332,9 +350,19 @@ static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *
         if (still && !still_written(p, &st)) {
             /* Unchanged for a whole poll: the writer is done with it. */
             char id[160], err[512];
-            fl_symingest_file(g, conn, p, de->d_name, (long long)st.st_size, true, id, sizeof id,
-                              err, sizeof err);
-            continue;
+            int rc = fl_symingest_file(g, conn, p, de->d_name, (long long)st.st_size, true, id,
+                                       sizeof id, err, sizeof err);
+            if (rc == 2 && !g->watch_failing)
+                fprintf(stderr,
+                        "faultline serve: symbols: cannot record incoming/%s: %s; it stays in "
+                        "incoming/ and is tried again every second\n",
+                        de->d_name, err);
+            if (rc != 2 && g->watch_failing)
+                fprintf(stderr, "faultline serve: symbols: recording debug files works again\n");
+            g->watch_failing = rc == 2;
+            if (rc != 2)
+                continue;
+            /* Back in incoming/: seen, so the next poll tries again. */
         }
         seen *s = &cur[ncur++];
         snprintf(s->name, sizeof s->name, "%s", de->d_name);

@@ -3,7 +3,7 @@
 # port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug
-# CASE: upload | libc | backfill | symtab | dwz | dwz_debuginfod | watch | debuginfod | symbolicate | roles
+# CASE: upload | libc | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -224,6 +224,47 @@ watch)
   [ ! -e "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] && [ -e "$work/d/symbols/processed/slow.debug" ] ||
     fail "the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
   ok "a file written with a pause is taken once complete"
+  stop || fail "shutdown rc"
+  ;;
+storefail)
+  # The store cannot record a debug file for a while (a full disk, a
+  # database locked for longer than a transaction waits; here a trigger
+  # refuses the symbols row).  An upload is answered 503 + Retry-After,
+  # not 500, and a watched file stays in incoming/ -- it was once moved
+  # to processed/ unrecorded, and the crashes that lacked it were never
+  # re-processed.  Once the store takes writes, both go through.
+  sql() { python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$work/d/faultline.db" "$1"; }
+  start "$work/d"
+  crash deep
+  submit
+  old=$GID
+  sql "CREATE TRIGGER refuse BEFORE INSERT ON symbols
+       BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;" || fail "trigger"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: up.debug' \
+        --data-binary @"$DEBUG" -D "$work/h")
+  [ "$c" = 503 ] && grep -qi '^Retry-After: ' "$work/h" ||
+    fail "upload while the store refuses -> $c $(cat "$work/body")"
+  grep -q 'database or disk is full' "$work/body" || fail "no reason: $(cat "$work/body")"
+  ok "upload while the store refuses -> 503 + Retry-After $(cat "$work/body")"
+  inc="$work/d/symbols/incoming"
+  cp "$DEBUG" "$inc/app.debug"
+  for _ in $(seq 100); do grep -q 'symbols: cannot record' "$work/err" && break; sleep 0.1; done
+  grep -q 'symbols: cannot record incoming/app.debug: database or disk is full' "$work/err" ||
+    fail "log: $(tail -3 "$work/err")"
+  [ -f "$inc/app.debug" ] || fail "the watched file left incoming/ unrecorded: $(ls -R "$work/d/symbols")"
+  ok "watched file kept in incoming/: $(grep -m1 'symbols: cannot record' "$work/err")"
+  sql "DROP TRIGGER refuse;" || fail "drop trigger"
+  for _ in $(seq 100); do [ -e "$inc/app.debug" ] || break; sleep 0.1; done
+  [ ! -e "$inc/app.debug" ] || fail "incoming/app.debug not taken once the store works"
+  admin "$(url /api/v1/symbols)" >"$work/syms.json"
+  grep -q "\"build_id\":\"$BID\",\"name\":\"app.debug\",\"size\":[0-9]*,\"status\":\"ok\"" "$work/syms.json" ||
+    fail "app.debug not listed: $(cat "$work/syms.json")"
+  moved "$old" "the watched file, once recorded"
+  ok "once the store works: recorded, and the crash re-processed ($(grep -o '"signature":"[^"]*"' "$work/g1.json"))"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: up.debug' --data-binary @"$DEBUG")
+  [ "$c" = 201 ] || fail "upload again -> $c $(cat "$work/body")"
+  ok "the upload sent again -> 201"
   stop || fail "shutdown rc"
   ;;
 debuginfod)
