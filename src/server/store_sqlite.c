@@ -46,6 +46,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 #include <zstd.h>
 
@@ -250,6 +252,9 @@ typedef struct sconn {
 typedef struct sstore {
     fl_store pub;
     char *path;
+    /* The database file opened at start (see s_commit). */
+    dev_t dev;
+    ino_t ino;
     /* The checkpointer: copies the WAL back into the database in the
      * background, so that no committing thread (the ingest writer above
      * all) pays for it. */
@@ -460,9 +465,32 @@ static int s_begin(fl_store_conn *pc)
     return s ? done(s) : -1;
 }
 
+/* Is the database file still at its path?  Moved or removed under a
+ * running server (the data directory too), it is still open and takes
+ * every write, which then goes wherever the file went, or nowhere once the
+ * process ends: a report answered 200 would be lost.  SQLite itself looks
+ * (SQLITE_READONLY_DBMOVED) only with a rollback journal, not in WAL mode.
+ * A stat() that fails otherwise (EACCES, EIO) tells nothing: then the file
+ * is taken to be there. */
+static bool db_moved(const sstore *s)
+{
+    struct stat st;
+    if (stat(s->path, &st))
+        return errno == ENOENT || errno == ENOTDIR;
+    return st.st_dev != s->dev || st.st_ino != s->ino;
+}
+
 static int s_commit(fl_store_conn *pc)
 {
-    sqlite3_stmt *s = stmt((sconn *)pc, S_COMMIT);
+    sconn *c = (sconn *)pc;
+    if (db_moved((const sstore *)pc->store)) {
+        snprintf(c->err, sizeof c->err,
+                 "the database file %s was removed or replaced while the server ran (put it "
+                 "back, or restart the server)",
+                 ((const sstore *)pc->store)->path);
+        return -1;
+    }
+    sqlite3_stmt *s = stmt(c, S_COMMIT);
     return s ? done(s) : -1;
 }
 
@@ -2097,8 +2125,10 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     pthread_once(&once, sqlite_setup);
     sqlite3 *db = NULL;
     char why[256];
-    if (open_db(path, &db, why, sizeof why)) {
-        snprintf(err, errlen, "cannot open the database %s: %s", path, why);
+    struct stat dbst;
+    if (open_db(path, &db, why, sizeof why) || stat(path, &dbst)) {
+        snprintf(err, errlen, "cannot open the database %s: %s", path, db ? strerror(errno) : why);
+        sqlite3_close(db);
         return NULL;
     }
     char *msg = NULL;
@@ -2164,6 +2194,8 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     pthread_cond_init(&s->cv, NULL);
     pthread_mutex_init(&s->fmu, NULL);
     s->known_est = est;
+    s->dev = dbst.st_dev;
+    s->ino = dbst.st_ino;
     if (pthread_create(&s->ckpt, NULL, ckpt_main, s) == 0)
         s->ckpt_running = true;
     fl_store *p = &s->pub;

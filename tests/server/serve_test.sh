@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit
+#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -927,6 +927,40 @@ PY
   [ "$(sort -u "$work/ok1" | wc -l)" = 200 ] || fail "ingest after the limit: $(cat "$work/s1")"
   "$POST" wait "$PORT" "$ADMIN" 200 25 streamapp >"$work/sum" || fail "sum $(cat "$work/sum") != 200"
   ok "out of descriptors, then clients gone: answers again, 200 reports counted"
+  stop || fail "shutdown rc"
+  ;;
+dbmoved)
+  # The data directory is moved away (or removed) under a running server.
+  # SQLite keeps writing to the files it has open, so a report would be
+  # answered 200 and be gone with the directory.  The server refuses such
+  # commits (503 + Retry-After, /healthz says why), and takes reports
+  # again once the database is back where it was.
+  N=50
+  start "$work/d" --workers 1
+  : >"$work/ok1"
+  "$POST" stream "$PORT" "$KEY" $N 2 "$work/ok1" 51 >"$work/s1"
+  [ "$(sort -u "$work/ok1" | wc -l)" = $N ] || fail "before: $(cat "$work/s1")"
+  mv "$work/d" "$work/away" || fail "mv"
+  "$POST" log 52 1 movedapp 1.0 >"$work/m.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/m.log" -D "$work/h")
+  [ "$c" = 503 ] && grep -qi '^Retry-After: ' "$work/h" ||
+    fail "a report while the database is away -> $c $(cat "$work/body")"
+  c=$(code GET /healthz)
+  [ "$c" = 503 ] && grep -q 'removed or replaced' "$work/body" || fail "healthz -> $c $(cat "$work/body")"
+  ok "database moved away: report -> 503, healthz $(cat "$work/body")"
+  mv "$work/away" "$work/d" || fail "mv back"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/m.log")
+  [ "$c" = 200 ] || fail "a report once the database is back -> $c $(cat "$work/body")"
+  "$POST" wait "$PORT" "$ADMIN" $N 25 streamapp >"$work/sum" || fail "sum $(cat "$work/sum") != $N"
+  "$POST" wait "$PORT" "$ADMIN" 1 25 movedapp >"$work/sum" || fail "movedapp: $(cat "$work/sum")"
+  "$POST" check "$PORT" "$ADMIN" "$work/ok1" || fail "a report answered 200 is missing"
+  ok "database back: the report is taken, all $N + 1 counted"
+  rm -rf "$work/d"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/m.log" -D "$work/h")
+  "$POST" log 53 1 movedapp 1.0 >"$work/m2.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/m2.log")
+  [ "$c" = 503 ] || fail "a report after the data directory was removed -> $c $(cat "$work/body")"
+  ok "data directory removed: report -> 503"
   stop || fail "shutdown rc"
   ;;
 limits)
