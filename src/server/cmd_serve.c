@@ -667,11 +667,18 @@ int fl_cmd_serve(int argc, char **argv)
     int lockfd = -1;
     if (run_workers && run_http && !pg) {
         lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB)) {
-            fprintf(stderr, "faultline serve: %s is in use by another server (%s)\n", dbpath,
-                    lockfd < 0 ? strerror(errno) : "its lock is held");
-            if (lockfd >= 0)
-                close(lockfd);
+        if (lockfd < 0) {
+            /* A read-only or full file system, a directory not ours. */
+            fprintf(stderr, "faultline serve: cannot open %s: %s\n", lockp, strerror(errno));
+            return 1;
+        }
+        if (flock(lockfd, LOCK_EX | LOCK_NB)) {
+            if (errno == EWOULDBLOCK)
+                fprintf(stderr, "faultline serve: %s is in use by another server (its lock is "
+                                "held)\n", dbpath);
+            else
+                fprintf(stderr, "faultline serve: cannot lock %s: %s\n", lockp, strerror(errno));
+            close(lockfd);
             return 1;
         }
     }

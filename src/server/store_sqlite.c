@@ -2127,7 +2127,20 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     char why[256];
     struct stat dbst;
     if (open_db(path, &db, why, sizeof why) || stat(path, &dbst)) {
-        snprintf(err, errlen, "cannot open the database %s: %s", path, db ? strerror(errno) : why);
+        if (db)
+            snprintf(why, sizeof why, "%s", strerror(errno));
+        /* "unable to open database file" does not say why; WAL mode needs
+         * to create files beside the database. */
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        if (access(slash ? (dir[0] ? dir : "/") : ".", W_OK) == 0)
+            snprintf(err, errlen, "cannot open the database %s: %s", path, why);
+        else
+            snprintf(err, errlen, "cannot open the database %s: %s (its directory: %s)", path,
+                     why, strerror(errno));
         sqlite3_close(db);
         return NULL;
     }

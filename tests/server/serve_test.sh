@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved
+#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -962,6 +962,26 @@ dbmoved)
   [ "$c" = 503 ] || fail "a report after the data directory was removed -> $c $(cat "$work/body")"
   ok "data directory removed: report -> 503"
   stop || fail "shutdown rc"
+  ;;
+readonly)
+  # A data directory on a read-only file system (a remount after errors,
+  # a mistaken mount option): the start fails with the reason, not with a
+  # wrong one ("in use by another server").
+  [ "$(id -u)" = 0 ] || { echo "SKIP: needs root for a read-only bind mount"; exit 77; }
+  start "$work/d" --workers 0
+  stop || fail "shutdown rc"
+  mkdir "$work/ro"
+  mount --bind "$work/d" "$work/ro" || { echo "SKIP: cannot bind-mount"; exit 77; }
+  trap 'umount "$work/ro"; cleanup' EXIT
+  mount -o remount,bind,ro "$work/ro" || fail "remount read-only"
+  for role in all api; do
+    timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/ro" --role $role >"$work/out" 2>"$work/e"
+    rc=$?
+    [ $rc != 0 ] && [ $rc != 124 ] || fail "role $role started on a read-only directory (rc $rc)"
+    grep -q 'Read-only file system' "$work/e" && ! grep -q 'in use by another' "$work/e" ||
+      fail "role $role: $(cat "$work/e")"
+    ok "role $role, read-only data directory: $(cat "$work/e")"
+  done
   ;;
 limits)
   # Header block cap, slow clients, and 503 when the backlog is full.
