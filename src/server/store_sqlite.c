@@ -330,7 +330,8 @@ static int done(sqlite3_stmt *s)
 
 /* Waiting for the write lock: sqlite3_busy_timeout() sleeps up to 100 ms
  * at a time, far longer than a group commit holds the lock; poll every
- * 200 us instead, for at most about 30 s. */
+ * 200 us instead, 150,000 times: 30 s of sleeps, about 39 s measured (a
+ * nanosleep of 200 us takes longer). */
 static int busy_wait(void *arg, int count)
 {
     (void)arg;
