@@ -33,6 +33,7 @@ typedef struct opts {
     unsigned workers, http_threads, lease_s, top_n;
     bool keyless;
     uint64_t max_body, max_decoded, max_ratio, max_header, timeout_s, max_pending, max_memory;
+    uint64_t request_timeout_s;
     int64_t max_backlog;
     double rate, burst;
     const char *skip_list, *prefix_list;
@@ -70,6 +71,9 @@ static void usage(FILE *f)
             "  --max-header BYTES   memory per connection for the header block (default 16384,\n"
             "                       4096..1048576)\n"
             "  --timeout S          idle connection timeout (default 30, 1..86400)\n"
+            "  --request-timeout S  a request's headers and a report's body must arrive whole\n"
+            "                       within S seconds, however steadily they trickle in\n"
+            "                       (default 60, 0: off, ..86400); symbol uploads are exempt\n"
             "  --rate-limit N       reports per second per ingest key, N or N/s (default 0:\n"
             "                       off) -> 429\n"
             "  --rate-burst N       burst of the rate limit (default 2*N, at least 1)\n"
@@ -233,6 +237,9 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--timeout")) {
             if (num(a, TAKE, &o->timeout_s))
                 return -1;
+        } else if (!strcmp(a, "--request-timeout")) {
+            if (num(a, TAKE, &o->request_timeout_s))
+                return -1;
         } else if (!strcmp(a, "--max-pending")) {
             if (num(a, TAKE, &o->max_pending))
                 return -1;
@@ -297,6 +304,7 @@ static int parse_args(opts *o, int argc, char **argv)
         {"--max-ratio", offsetof(opts, max_ratio), 1, 1000000},
         {"--max-header", offsetof(opts, max_header), 4096, 1u << 20},
         {"--timeout", offsetof(opts, timeout_s), 1, 86400},
+        {"--request-timeout", offsetof(opts, request_timeout_s), 0, 86400},
         {"--max-pending", offsetof(opts, max_pending), 1, 1ull << 30},
         {"--max-symbol-file", offsetof(opts, max_symbol_file), 1, 1ull << 40},
     };
@@ -556,6 +564,7 @@ int fl_cmd_serve(int argc, char **argv)
               .max_ratio = 100,
               .max_header = 16384,
               .timeout_s = 30,
+              .request_timeout_s = 60,
               .max_pending = 16384,
               .max_memory = 256u << 20,
               .max_backlog = 1000000,
@@ -824,6 +833,7 @@ int fl_cmd_serve(int argc, char **argv)
                              .max_ratio = (unsigned)o.max_ratio,
                              .max_header = (size_t)o.max_header,
                              .timeout_s = (unsigned)o.timeout_s,
+                             .request_timeout_s = (unsigned)o.request_timeout_s,
                              .rate_limit = o.rate,
                              .rate_burst = o.burst,
                              .max_pending = (size_t)o.max_pending,

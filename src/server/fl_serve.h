@@ -37,6 +37,7 @@ enum {
     FL_REJ_RATE_LIMITED,
     FL_REJ_UNAVAILABLE,
     FL_REJ_BAD_REQUEST,
+    FL_REJ_TOO_SLOW, /* a request not whole within --request-timeout */
     FL_REJ_COUNT
 };
 
@@ -165,6 +166,10 @@ typedef struct fl_http_config {
     unsigned max_ratio;
     size_t max_header; /* per-connection memory for headers */
     unsigned timeout_s;
+    /* A request (headers, and an ingest request's body) must arrive whole
+     * within this many seconds of its first byte, however steadily it
+     * trickles in; 0: no limit.  Symbol uploads are not held to it. */
+    unsigned request_timeout_s;
     double rate_limit; /* reports per second per key; 0: off */
     double rate_burst;
     size_t max_pending;  /* writer backlog before 503 */

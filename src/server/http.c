@@ -115,8 +115,23 @@ struct loop {
      * ones (spare_req, req_free). */
     struct req *spare[32];
     unsigned nspare;
+    /* Connections held to --request-timeout (slow_scan), and when to look
+     * at them next. */
+    struct cctx *conns_head;
+    uint64_t next_scan_ns;
 };
 static __thread struct loop *tl_loop;
+
+/* A connection, for the request deadline: libmicrohttpd closes a
+ * connection idle for --timeout, but not one that sends a byte now and
+ * then, and 8,192 of those would hold every connection slot. */
+typedef struct cctx {
+    struct cctx *prev, *next;
+    struct loop *loop;
+    int fd;
+    uint64_t since_ns; /* when its current request began (or could have) */
+    bool exempt;       /* received whole and with us, or a symbol upload */
+} cctx;
 enum { PHASE_RUN, PHASE_QUIESCE, PHASE_STOP };
 
 enum { K_OTHER, K_INGEST, K_PATCH, K_REPROCESS, K_SYMUP, K_SYMJSON, K_SYMXML, K_PROJECT };
@@ -1265,6 +1280,7 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
         [FL_REJ_MALFORMED] = "malformed",       [FL_REJ_TOO_LARGE] = "too_large",
         [FL_REJ_UNAUTHORIZED] = "unauthorized", [FL_REJ_RATE_LIMITED] = "rate_limited",
         [FL_REJ_UNAVAILABLE] = "unavailable",   [FL_REJ_BAD_REQUEST] = "bad_request",
+        [FL_REJ_TOO_SLOW] = "too_slow",
     };
     int64_t depth = -1;
     fl_store_conn *sc = thread_conn(h);
@@ -2041,6 +2057,34 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
     return send_error(c, 404, "not found", NULL);
 }
 
+/* The request on c is no longer held to --request-timeout. */
+static void conn_exempt(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    cctx *x = ci ? ci->socket_context : NULL;
+    if (x)
+        x->exempt = true;
+}
+
+/* Shuts the connections whose request has not arrived whole within
+ * --request-timeout; libmicrohttpd then sees the socket end and closes
+ * it.  Twice a second at most. */
+static void slow_scan(struct loop *L)
+{
+    unsigned limit = L->h->cfg.request_timeout_s;
+    uint64_t now = fl_mono_ns();
+    if (!limit || now < L->next_scan_ns)
+        return;
+    L->next_scan_ns = now + 500000000ull;
+    for (cctx *x = L->conns_head; x; x = x->next)
+        if (!x->exempt && now - x->since_ns > (uint64_t)limit * 1000000000ull) {
+            x->exempt = true; /* once */
+            shutdown(x->fd, SHUT_RDWR);
+            FL_M_ADD(L->h->m->rejected[FL_REJ_TOO_SLOW], 1);
+        }
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload_data,
                                size_t *upload_data_size, void **con_cls)
@@ -2055,7 +2099,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         r->fd = -1;
         *con_cls = r;
         FL_M_ADD(h->m->requests, 1);
-        return first_call(h, r, url, method);
+        enum MHD_Result res = first_call(h, r, url, method);
+        /* Its headers are in: only a report's body is still held to the
+         * request deadline (a symbol upload may rightly take minutes). */
+        if (r->kind != K_INGEST)
+            conn_exempt(c);
+        return res;
     }
     /* A request with the writer is called again on every pass of its loop
      * until the writer has answered: the state is the writer's to change. */
@@ -2110,6 +2159,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         r->body[r->len] = '\0';
         return MHD_YES;
     }
+    conn_exempt(c); /* received whole: the time from here on is ours */
     if (r->state == ST_DONE) {
         /* Answered by the writer: send it (none: out of memory, so close
          * the connection rather than leave the client waiting). */
@@ -2150,8 +2200,30 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_conte
                         enum MHD_ConnectionNotificationCode toe)
 {
     (void)cls;
-    (void)c;
-    (void)socket_context;
+    cctx *x = *socket_context;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED && tl_loop && !x) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci && (x = calloc(1, sizeof *x))) {
+            x->loop = tl_loop;
+            x->fd = ci->connect_fd;
+            x->since_ns = fl_mono_ns();
+            x->next = tl_loop->conns_head;
+            if (x->next)
+                x->next->prev = x;
+            tl_loop->conns_head = x;
+            *socket_context = x;
+        }
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && x) {
+        if (x->prev)
+            x->prev->next = x->next;
+        else
+            x->loop->conns_head = x->next;
+        if (x->next)
+            x->next->prev = x->prev;
+        free(x);
+        *socket_context = NULL;
+    }
     if (tl_loop) {
         __atomic_add_fetch(&tl_loop->conns, toe == MHD_CONNECTION_NOTIFY_STARTED ? 1u : -1u,
                            __ATOMIC_RELAXED);
@@ -2164,8 +2236,15 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
-    (void)c;
     (void)toe;
+    /* The next request on this connection starts its clock now. */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    cctx *x = ci ? ci->socket_context : NULL;
+    if (x) {
+        x->since_ns = fl_mono_ns();
+        x->exempt = false;
+    }
     req *r = *con_cls;
     if (!r)
         return;
@@ -2384,6 +2463,7 @@ static void *loop_main(void *arg)
     bool quiesced = false;
     for (;;) {
         MHD_run(L->d);
+        slow_scan(L);
         if (L->head)
             hand_over(L, false);
         int phase = __atomic_load_n(&h->phase, __ATOMIC_ACQUIRE);
@@ -2430,6 +2510,8 @@ static void *loop_main(void *arg)
         }
         if (quiesced && (ms < 0 || ms > 50))
             ms = 50;
+        if (L->conns_head && h->cfg.request_timeout_s && (ms < 0 || ms > 500))
+            ms = 500; /* slow_scan */
         /* Out of descriptors, libmicrohttpd takes its listening socket out
          * of its epoll set; it puts it back at the start of a pass once a
          * connection has closed -- the pass after the one that closed it.

@@ -897,6 +897,71 @@ shutdown)
   done
   ok "8 stops in the middle of a busy stream, clean exits"
   ;;
+slowloris)
+  # A client that is never idle long enough for --timeout but never
+  # finishes its request: headers a line a second, or a report's body ten
+  # bytes a second.  --request-timeout closes both; a report sent at once
+  # still gets its 200, and a symbol upload trickling past the deadline is
+  # not cut (it may rightly take minutes).
+  start "$work/d" --workers 0 --timeout 2 --request-timeout 3
+  python3 - "$PORT" "$KEY" "$ADMIN" <<'PY' >"$work/slow.out" || fail "slow clients: $(cat "$work/slow.out")"
+import socket, sys, time
+port, key = int(sys.argv[1]), sys.argv[2]
+
+def trickle(first, pieces, gap, limit):
+    """Send first, then each piece gap seconds apart; return the seconds
+    after which the server closed the connection, or None if it did not
+    within limit."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(gap)
+    s.sendall(first)
+    t0 = time.monotonic()
+    for p in pieces:
+        if time.monotonic() - t0 > limit:
+            return None
+        try:
+            if s.recv(4096) == b"":
+                return time.monotonic() - t0
+        except socket.timeout:
+            pass
+        except OSError:
+            return time.monotonic() - t0
+        try:
+            s.sendall(p)
+        except OSError:
+            return time.monotonic() - t0
+    return None
+
+hdr = trickle(b"POST /api/v1/crashes HTTP/1.1\r\n",
+              [b"X-Slow-%d: x\r\n" % i for i in range(60)], 1.0, 30)
+print("headers a line a second: closed after", hdr)
+body = trickle(b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key.encode()
+               + b"\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n",
+               [b"x" * 10] * 60, 1.0, 30)
+print("a body ten bytes a second: closed after", body)
+# A symbol upload at the same pace for 5 s (past the 3 s deadline), then
+# finished: answered (400: it is no ELF file), not cut.
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(b"POST /api/v1/symbols HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + sys.argv[3].encode()
+          + b"\r\nContent-Length: 60\r\n\r\n")
+for i in range(5):
+    time.sleep(1)
+    s.sendall(b"y" * 10)
+s.sendall(b"y" * 10)
+s.settimeout(10)
+answer = s.recv(4096)
+print("a symbol upload over 6 s:", answer.split(b"\r\n")[0].decode(errors="replace"))
+ok = hdr is not None and body is not None and answer.startswith(b"HTTP/1.1 ")
+sys.exit(0 if ok else 1)
+PY
+  ok "$(tr '\n' ';' <"$work/slow.out")"
+  curl -s "$(url /metrics)" | grep -Eq '^faultline_reports_rejected_total\{reason="too_slow"\} [2-9]' ||
+    fail "too_slow not counted: $(curl -s "$(url /metrics)" | grep too_slow)"
+  "$POST" log 3 1 slow 1.0 >"$work/a.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "a report -> $c"
+  ok "a report sent at once -> 200; the slow ones counted as too_slow"
+  stop || fail "shutdown rc"
+  ;;
 fdlimit)
   # The server runs out of file descriptors (a low `ulimit -n`, many
   # clients at once): libmicrohttpd stops accepting while it is at the
