@@ -73,7 +73,7 @@ static void usage(FILE *f)
             "  --timeout S          idle connection timeout (default 30, 1..86400)\n"
             "  --request-timeout S  a request's headers and a report's body must arrive whole\n"
             "                       within S seconds, however steadily they trickle in\n"
-            "                       (default 60, 0: off, ..86400); symbol uploads are exempt\n"
+            "                       (default 120, 0: off, ..86400); symbol uploads are exempt\n"
             "  --rate-limit N       reports per second per ingest key, N or N/s (default 0:\n"
             "                       off) -> 429\n"
             "  --rate-burst N       burst of the rate limit (default 2*N, at least 1)\n"
@@ -564,7 +564,7 @@ int fl_cmd_serve(int argc, char **argv)
               .max_ratio = 100,
               .max_header = 16384,
               .timeout_s = 30,
-              .request_timeout_s = 60,
+              .request_timeout_s = 120,
               .max_pending = 16384,
               .max_memory = 256u << 20,
               .max_backlog = 1000000,
