@@ -1086,7 +1086,9 @@ limits)
   stop || fail "shutdown rc"
   ;;
 cli)
-  "$FL" serve --help | grep -q -- '--workers' || fail "serve --help"
+  # Into a file, not a pipe: grep -q leaves at the first match, and the
+  # rest of the text would meet a closed pipe (SIGPIPE, under pipefail).
+  "$FL" serve --help >"$work/help" && grep -q -- '--workers' "$work/help" || fail "serve --help"
   # PostgreSQL alone (its own queue table) or with RabbitMQ; RabbitMQ never
   # without it (tests/scaleout runs both for real).  Port 1: refused at once.
   # (--listen ...:0: the address is checked first, and 8080 may be taken
