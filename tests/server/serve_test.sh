@@ -955,8 +955,10 @@ ok = hdr is not None and body is not None and answer.startswith(b"HTTP/1.1 ")
 sys.exit(0 if ok else 1)
 PY
   ok "$(tr '\n' ';' <"$work/slow.out")"
-  curl -s "$(url /metrics)" | grep -Eq '^faultline_reports_rejected_total\{reason="too_slow"\} [2-9]' ||
-    fail "too_slow not counted: $(curl -s "$(url /metrics)" | grep too_slow)"
+  # Into a file: grep -q leaving early would fail curl's write (pipefail).
+  curl -s "$(url /metrics)" >"$work/metrics"
+  grep -Eq '^faultline_reports_rejected_total\{reason="too_slow"\} [2-9]' "$work/metrics" ||
+    fail "too_slow not counted: $(grep too_slow "$work/metrics")"
   "$POST" log 3 1 slow 1.0 >"$work/a.log"
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "a report -> $c"
   ok "a report sent at once -> 200; the slow ones counted as too_slow"
