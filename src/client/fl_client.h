@@ -52,6 +52,8 @@ typedef struct fl_module {
     uint64_t bias;             /* load bias (dlpi_addr / l_addr) */
     uint64_t exec_start, exec_end; /* executable segment(s), runtime */
     uint64_t eh_frame_hdr;     /* runtime address of PT_GNU_EH_FRAME, or 0 */
+    uint64_t eh_frame;         /* runtime .eh_frame for a linear scan when
+                                * there is no header (static programs), or 0 */
     uint64_t link_map;         /* identity in the dynamic linker's list, or 0 */
     uint32_t path_off;         /* offset of the path in the path pool */
     uint8_t build_id[FL_BUILD_ID_MAX];

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,46 @@ static void from_phdrs(fl_module *m, size_t idx, uint64_t bias, const ElfW(Phdr)
     }
 }
 
+#ifdef FL_STATIC_ARCHIVE
+/* Where the file at `path` puts its loaded .eh_frame (plus `bias`), or 0.
+ * gcc asks the linker for .eh_frame_hdr, the unwinder's sorted table,
+ * in every link but a -static one, so a static program has only
+ * .eh_frame, which no program header names: the section headers do,
+ * in the file.  Read here, at install; the crash handler then scans the
+ * section linearly.  Only in libfaultline.a -- a program using the shared
+ * or the preload library is dynamic and has its table -- so the two
+ * libraries' text budget does not pay for it. */
+static uint64_t eh_frame_from_file(const char *path, uint64_t bias)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    uint64_t found = 0;
+    ElfW(Ehdr) eh;
+    ElfW(Shdr) names, sh;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+        !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_shentsize == sizeof sh &&
+        eh.e_shstrndx < eh.e_shnum &&
+        pread(fd, &names, sizeof names, (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof sh)) ==
+            (ssize_t)sizeof names) {
+        for (unsigned i = 1; i < eh.e_shnum && i < 65536 && !found; i++) {
+            char name[sizeof ".eh_frame"];
+            if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + i * sizeof sh)) !=
+                (ssize_t)sizeof sh)
+                break;
+            if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_ALLOC) && sh.sh_size &&
+                sh.sh_name < names.sh_size &&
+                pread(fd, name, sizeof name, (off_t)(names.sh_offset + sh.sh_name)) ==
+                    (ssize_t)sizeof name &&
+                !memcmp(name, ".eh_frame", sizeof name))
+                found = bias + sh.sh_addr;
+        }
+    }
+    close(fd);
+    return found;
+}
+#endif
+
 /* fl-lint: install-time */
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -182,6 +223,13 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
     if ((!name || !*name) && idx == 0)
         name = fl_g.exe; /* the main program has no name in the list */
     m->path_off = pool_add_path(name ? name : "");
+#ifdef FL_STATIC_ARCHIVE
+    /* The vdso has its table; the program is the file /proc/self/exe
+     * names even when it was started by a relative path. */
+    if (!m->eh_frame_hdr && m->end > m->start)
+        m->eh_frame =
+            eh_frame_from_file(idx == 0 ? "/proc/self/exe" : fl_mods.pool + m->path_off, m->bias);
+#endif
     if (m->end > m->start)
         fl_mods.count++;
     return 0;
@@ -363,7 +411,7 @@ size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max)
         out[n].start = m->start;
         out[n].end = m->end;
         out[n].eh_frame_hdr = m->eh_frame_hdr;
-        out[n].eh_frame = 0;
+        out[n].eh_frame = m->eh_frame;
         n++;
     }
     return n;

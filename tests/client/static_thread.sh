@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # static_thread.sh PROGRAM: a -static program linked with Faultline::client_static
-# starts a thread, and the stack overflow in it is reported.
+# starts a thread, and the stack overflow in it is reported, with both
+# threads' stacks unwound in full: a -static link has no .eh_frame_hdr, so
+# the library finds .eh_frame from the program's section headers.
 set -euo pipefail
 prog=$1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -11,3 +13,21 @@ pid=$(awk '$1 == "PROCESS_ID" {print $2}' "$log")
 tid=$(awk '$1 == "CRASH_THREAD" {print $2}' "$log")
 [ -n "$tid" ] && [ "$tid" != "$pid" ] || { echo "FAIL: CRASH_THREAD $tid is not a thread of $pid"; exit 1; }
 echo "ok: thread $tid of static process $pid reported"
+
+# The crashing thread: the recursion, frame after frame, down from the
+# fault (the walk stops at its frame limit, far below worker()).
+awk '$1 == "CALLSTACK" {printf "0x%x\n", $2}' "$log" >"$tmp/crash.pcs"
+n=$(wc -l <"$tmp/crash.pcs")
+addr2line -f -e "$prog" <"$tmp/crash.pcs" | awk 'NR % 2' >"$tmp/crash.fns"
+r=$(grep -c '^recurse$' "$tmp/crash.fns" || true)
+[ "$n" -ge 100 ] && [ "$r" -ge 99 ] ||
+    { echo "FAIL: the crashing thread has $n frames, $r in recurse (want >= 100, all but one)"; cat "$tmp/crash.fns" | head; exit 1; }
+echo "ok: the crashing thread unwound through $r frames of recurse"
+
+# The main thread, waiting in pthread_join: through libc's frames to main
+# and on to _start.
+awk '$1 == "THREAD_FRAME" {print $2}' "$log" >"$tmp/main.pcs"
+addr2line -f -e "$prog" <"$tmp/main.pcs" | awk 'NR % 2' >"$tmp/main.fns"
+grep -qx main "$tmp/main.fns" && grep -qx _start "$tmp/main.fns" ||
+    { echo "FAIL: the main thread's stack does not reach main and _start:"; cat "$tmp/main.fns"; exit 1; }
+echo "ok: the main thread's stack: $(tr '\n' ' ' <"$tmp/main.fns")"
