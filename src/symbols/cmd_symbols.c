@@ -563,6 +563,7 @@ static void symbols_usage(FILE *f)
 {
     fprintf(f, "usage: faultline symbols add FILE... [--cache DIR] [--force]\n"
                "       faultline symbols add FILE... --server URL [--token TOKEN] [--timeout S]\n"
+               "                                     [--retries N]\n"
                "  Ingests ELF files with DWARF (or separate .debug files) into the symcache\n"
                "  directory, keyed by GNU build id, one line per file; with --server,\n"
                "  uploads them to a Faultline server instead.  Each file is checked first as\n"
@@ -583,7 +584,15 @@ static void symbols_usage(FILE *f)
                "  --timeout S     with --server: give up on a file when nothing moves for S\n"
                "                  seconds, waiting for the server's answer included\n"
                "                  (default 60; a large file may take longer in all)\n"
-               "Exit: 0 every file ingested or uploaded, 1 some failed, 64 usage.\n");
+               "  --retries N     with --server: after a temporary failure (no connection,\n"
+               "                  a reset or stalled upload, HTTP 429/502/503/504), send the\n"
+               "                  file again up to N more times, waiting as the server's\n"
+               "                  Retry-After asks (at most 300 s), else 2, 4, 8, 16, 32 s\n"
+               "                  (default 5; 0: once only)\n"
+               "Exit: 0 every file ingested or uploaded, 1 some failed, 64 usage, 75 (with\n"
+               "--server) the server stayed unavailable through a file's retries: that\n"
+               "file and the rest were not sent (and none failed for good before them);\n"
+               "run the command again later.\n");
 }
 
 static double now_s(void)
@@ -593,8 +602,14 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int symbols_upload_all(const char *base, const char *token, long stall_s, char **files,
-                              int n);
+/* How `symbols add --server` sends. */
+typedef struct upload_opts {
+    const char *token;
+    long stall_s; /* --timeout */
+    int retries;  /* --retries: further tries after a temporary failure */
+} upload_opts;
+
+static int symbols_upload_all(const char *base, const upload_opts *o, char **files, int n);
 
 /* Warns that file's DWARF links to a dwz file found nowhere here. */
 static void warn_no_alt(const char *cmd, const char *file, const char *hex)
@@ -671,8 +686,7 @@ static char **with_alt_files(char **files, int *n, char ***owned, int *nowned)
 }
 
 /* Upload files[0..n) to server.  Returns the exit status. */
-static int symbols_upload(const char *server, const char *token, long stall_s, char **files,
-                          int n)
+static int symbols_upload(const char *server, const upload_opts *o, char **files, int n)
 {
     char base[2048];
     if ((strncasecmp(server, "http://", 7) != 0 && strncasecmp(server, "https://", 8) != 0) ||
@@ -684,7 +698,7 @@ static int symbols_upload(const char *server, const char *token, long stall_s, c
     int nowned = 0;
     char **given = files;
     files = with_alt_files(files, &n, &owned, &nowned);
-    int rc = symbols_upload_all(base, token, stall_s, files, n);
+    int rc = symbols_upload_all(base, o, files, n);
     for (int i = 0; i < nowned; i++)
         free(owned[i]);
     free(owned);
@@ -693,33 +707,72 @@ static int symbols_upload(const char *server, const char *token, long stall_s, c
     return rc;
 }
 
-static int symbols_upload_all(const char *base, const char *token, long stall_s, char **files,
-                              int n)
+/* Waits s seconds (a signal ends the wait early; the next try follows). */
+static void pause_s(long s)
+{
+    struct timespec ts = {s, 0};
+    nanosleep(&ts, NULL);
+}
+
+/* Sends files[i] until it is uploaded, fails for good, or its temporary
+ * failures have used up o->retries further tries: waiting what the
+ * server's Retry-After asks (at most 5 minutes), else 2, 4, 8... seconds
+ * (at most a minute) -- a server restarting, or whose database is busy,
+ * does not fail a build's upload step.  OUT: *status, *temporary of the
+ * last try, msg.  Returns fl_symupload's code of the last try. */
+static int upload_with_retries(const char *base, const upload_opts *o, char **files, int i, int n,
+                               int tty, fl_symupload_result *res, char *msg, size_t msglen)
+{
+    for (int attempt = 0;; attempt++) {
+        int rc =
+            fl_symupload(base, o->token, files[i], tty, i + 1, n, o->stall_s, res, msg, msglen);
+        if (rc == 0 || !res->temporary || attempt >= o->retries)
+            return rc;
+        long wait = res->retry_after >= 0 ? (res->retry_after > 300 ? 300 : res->retry_after)
+                    : attempt < 5         ? 2L << attempt
+                                          : 60;
+        if (wait < 1)
+            wait = 1;
+        fprintf(stderr, "faultline symbols add: %s; trying again in %ld s (try %d of %d)\n", msg,
+                wait, attempt + 2, o->retries + 1);
+        pause_s(wait);
+    }
+}
+
+static int symbols_upload_all(const char *base, const upload_opts *o, char **files, int n)
 {
     int tty = isatty(2), failed = 0;
     for (int i = 0; i < n; i++) {
         char msg[1024];
-        long status = 0;
-        int rc = fl_symupload(base, token, files[i], tty, i + 1, n, stall_s, &status, msg,
-                              sizeof msg);
+        fl_symupload_result res;
+        int rc = upload_with_retries(base, o, files, i, n, tty, &res, msg, sizeof msg);
         if (rc == 0) {
             printf("%s\n", msg);
             fflush(stdout);
             continue;
         }
-        failed++;
-        if (status == 401 || status == 403) {
+        if (res.http_status == 401 || res.http_status == 403) {
             /* Every other file would get the same answer. */
             fprintf(stderr,
                     "faultline symbols add: %s: the server refused the admin token (HTTP %ld); "
                     "give the server's admin token with --token TOKEN or FAULTLINE_ADMIN_TOKEN\n",
-                    files[i], status);
+                    files[i], res.http_status);
             if (i + 1 < n)
                 fprintf(stderr, "faultline symbols add: %d more file%s not uploaded\n", n - i - 1,
                         n - i - 1 > 1 ? "s" : "");
             return FL_EXIT_ERROR;
         }
         fprintf(stderr, "faultline symbols add: %s\n", msg);
+        if (res.temporary) {
+            /* Still away or busy after the retries: the next files would
+             * wait as long for the same answer. */
+            fprintf(stderr,
+                    "faultline symbols add: the server is unavailable; %d file%s not uploaded: "
+                    "run the command again later\n",
+                    n - i, n - i > 1 ? "s" : "");
+            return failed ? FL_EXIT_ERROR : FL_EXIT_TEMPFAIL;
+        }
+        failed++;
     }
     return failed ? FL_EXIT_ERROR : FL_EXIT_OK;
 }
@@ -792,8 +845,9 @@ int fl_cmd_symbols(int argc, char **argv)
     static const char *const server_opts[] = {"--server", NULL};
     static const char *const token_opts[] = {"--token", NULL};
     static const char *const timeout_opts[] = {"--timeout", NULL};
+    static const char *const retries_opts[] = {"--retries", NULL};
     const char *cache = NULL, *server = NULL, *token = getenv("FAULTLINE_ADMIN_TOKEN");
-    const char *timeout = NULL;
+    const char *timeout = NULL, *retries = NULL;
     int force = 0;
     char **files = calloc((size_t)argc, sizeof *files);
     int nfiles = 0, rc = FL_EXIT_USAGE;
@@ -820,7 +874,8 @@ int fl_cmd_symbols(int argc, char **argv)
         } else if (opt_value(a, names = cache_opts, argc, argv, &i, &v) ||
                    opt_value(a, names = server_opts, argc, argv, &i, &v) ||
                    opt_value(a, names = token_opts, argc, argv, &i, &v) ||
-                   opt_value(a, names = timeout_opts, argc, argv, &i, &v)) {
+                   opt_value(a, names = timeout_opts, argc, argv, &i, &v) ||
+                   opt_value(a, names = retries_opts, argc, argv, &i, &v)) {
             if (!v) {
                 usage_error(symbols_usage, "symbols add", "%s needs a value", names[0]);
                 goto out;
@@ -831,6 +886,8 @@ int fl_cmd_symbols(int argc, char **argv)
                 server = v;
             else if (names == timeout_opts)
                 timeout = v;
+            else if (names == retries_opts)
+                retries = v;
             else
                 token = v;
         } else {
@@ -854,13 +911,26 @@ int fl_cmd_symbols(int argc, char **argv)
         }
         stall_s = t;
     }
+    int nretries = 5;
+    if (retries) {
+        char *end;
+        errno = 0;
+        long t = strtol(retries, &end, 10);
+        if (errno || *end || end == retries || t < 0 || t > 100) {
+            usage_error(symbols_usage, "symbols add",
+                        "--retries: '%s' is not a number of tries (0 to 100)", retries);
+            goto out;
+        }
+        nretries = (int)t;
+    }
     if (server && (cache || force)) {
         usage_error(symbols_usage, "symbols add", "%s is for the local cache; not with --server",
                     cache ? "--cache" : "--force");
         goto out;
     }
-    if (!server && timeout) {
-        usage_error(symbols_usage, "symbols add", "--timeout is for uploads (--server)");
+    if (!server && (timeout || retries)) {
+        usage_error(symbols_usage, "symbols add", "%s is for uploads (--server)",
+                    timeout ? "--timeout" : "--retries");
         goto out;
     }
     if (server) {
@@ -876,7 +946,8 @@ int fl_cmd_symbols(int argc, char **argv)
                         "the admin token (--token or FAULTLINE_ADMIN_TOKEN) contains a line break");
             goto out;
         }
-        rc = symbols_upload(server, token, stall_s, files, nfiles);
+        upload_opts o = {token, stall_s, nretries};
+        rc = symbols_upload(server, &o, files, nfiles);
         goto out;
     }
     char dir[PATH_MAX];

@@ -116,10 +116,38 @@ static void one_line(char *s)
             s[i] = ' ';
 }
 
-int fl_symupload(const char *base_url, const char *token, const char *path, int show_progress,
-                 int index, int count, long stall_s, long *http_status, char *msg, size_t msglen)
+/* Seconds from a Retry-After value: delay-seconds or an HTTP-date; -1
+ * when it is neither. */
+static long retry_after_s(const char *v)
 {
-    *http_status = 0;
+    if (*v >= '0' && *v <= '9') {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end && *end != ' ')
+            return -1;
+        return errno || n > 86400 ? 86400 : (long)n;
+    }
+    time_t when = curl_getdate(v, NULL), now = time(NULL);
+    if (when == (time_t)-1)
+        return -1;
+    return when <= now ? 0 : when - now > 86400 ? 86400 : (long)(when - now);
+}
+
+/* Failures that say nothing about the file or the request: the server is
+ * away, restarting or busy. */
+static int temporary_curl(CURLcode cc)
+{
+    return cc == CURLE_COULDNT_CONNECT || cc == CURLE_OPERATION_TIMEDOUT ||
+           cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING ||
+           cc == CURLE_PARTIAL_FILE;
+}
+
+int fl_symupload(const char *base_url, const char *token, const char *path, int show_progress,
+                 int index, int count, long stall_s, fl_symupload_result *res, char *msg,
+                 size_t msglen)
+{
+    *res = (fl_symupload_result){0, -1, 0};
     char why[512];
     fl_symcheck_info info;
     int rc = fl_symcheck_debug_file(path, &info, why, sizeof why);
@@ -186,7 +214,10 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
     CURLcode cc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    *http_status = status;
+    res->http_status = status;
+    struct curl_header *ra = NULL;
+    if (status && curl_easy_header(c, "Retry-After", 0, CURLH_HEADER, -1, &ra) == CURLHE_OK)
+        res->retry_after = retry_after_s(ra->value);
     one_line(r.buf);
     curl_slist_free_all(h);
     curl_easy_cleanup(c);
@@ -196,14 +227,17 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
     if (pr.stalled) {
         snprintf(msg, msglen, "%s: upload to %s failed: nothing moved for %ld s (--timeout)",
                  path, url, stall_s);
+        res->temporary = 1;
         return FL_SYM_EIO;
     }
     if (cc != CURLE_OK) {
         snprintf(msg, msglen, "%s: upload to %s failed: %s", path, url, curl_easy_strerror(cc));
+        res->temporary = temporary_curl(cc);
         return FL_SYM_EIO;
     }
     if (status != 200 && status != 201) {
         snprintf(msg, msglen, "%s: server answered HTTP %ld: %.200s", path, status, r.buf);
+        res->temporary = status == 429 || status == 502 || status == 503 || status == 504;
         return FL_SYM_EIO;
     }
     if (!strstr(r.buf, hex)) {

@@ -287,25 +287,35 @@ int main(int argc, char **argv)
     expect(rc == 1 && strstr(g_out, "does not name the file's build id"),
            "an answer for another build id: exit 1, said");
     /* A server that does not answer: given up after --timeout seconds of
-     * nothing moving, not waited for forever. */
+     * nothing moving, not waited for forever; a temporary failure (75),
+     * tried once with --retries 0. */
     snprintf(cmd, sizeof cmd,
              "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add '%s' --server "
-             "http://127.0.0.1:%u/silent --timeout 1",
+             "http://127.0.0.1:%u/silent --timeout 1 --retries 0",
              fl, prog, port);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = run_out(cmd, out);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    expect(rc == 1 && strstr(g_out, "nothing moved for 1 s") && t1.tv_sec - t0.tv_sec < 3,
-           "a silent server: exit 1 after --timeout 1, said");
+    expect(rc == 75 && strstr(g_out, "nothing moved for 1 s") &&
+               strstr(g_out, "the server is unavailable") && !strstr(g_out, "trying again") &&
+               t1.tv_sec - t0.tv_sec < 3,
+           "a silent server: exit 75 after --timeout 1 and no retry, said");
     sleep(3); /* the stand-in's thread is still in its sleep */
     /* Usage errors, before any request: not an http(s) URL, options of the
      * local cache with --server, a bad --timeout. */
-    static const char *const misuse[] = {
-        "--server 'not a url'", "--server ftp://127.0.0.1/", "--server file:///etc",
-        "--server http://127.0.0.1:1 --force", "--server http://127.0.0.1:1 --cache /tmp",
-        "--server http://127.0.0.1:1 --timeout 0", "--server http://127.0.0.1:1 --timeout 5x",
-        "--timeout 5"};
+    static const char *const misuse[] = {"--server 'not a url'",
+                                         "--server ftp://127.0.0.1/",
+                                         "--server file:///etc",
+                                         "--server http://127.0.0.1:1 --force",
+                                         "--server http://127.0.0.1:1 --cache /tmp",
+                                         "--server http://127.0.0.1:1 --timeout 0",
+                                         "--server http://127.0.0.1:1 --timeout 5x",
+                                         "--timeout 5",
+                                         "--server http://127.0.0.1:1 --retries -1",
+                                         "--server http://127.0.0.1:1 --retries 101",
+                                         "--server http://127.0.0.1:1 --retries x",
+                                         "--retries 1"};
     for (size_t i = 0; i < sizeof misuse / sizeof misuse[0]; i++) {
         before = g_requests;
         snprintf(cmd, sizeof cmd, "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add '%s' %s", fl,
@@ -317,7 +327,7 @@ int main(int argc, char **argv)
     }
 
     /* A missing value is said to be one, not an unknown option. */
-    static const char *const last[] = {"--server", "--token", "--cache"};
+    static const char *const last[] = {"--server", "--token", "--cache", "--retries"};
     for (size_t i = 0; i < sizeof last / sizeof last[0]; i++) {
         snprintf(cmd, sizeof cmd, "'%s' symbols add '%s' %s", fl, prog, last[i]);
         rc = run_out(cmd, out);

@@ -254,7 +254,23 @@ c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$wo
     fail "log: $(tail -3 "$work/err")"
   [ -f "$inc/app.debug" ] || fail "the watched file left incoming/ unrecorded: $(ls -R "$work/d/symbols")"
   ok "watched file kept in incoming/: $(grep -m1 'symbols: cannot record' "$work/err")"
+  # The uploader tries again as Retry-After says, and tells a build script
+  # that the failure is temporary (75), not that the file is bad (1).
+  "$FL" symbols add "$DEBUG" --server "$(url '')" --retries 1 >"$work/add.out" 2>"$work/add.err"
+  rc=$?
+  [ $rc = 75 ] || fail "symbols add while the store refuses: exit $rc, want 75: $(cat "$work/add.err")"
+  grep -q 'HTTP 503.*; trying again in 5 s (try 2 of 2)' "$work/add.err" &&
+    grep -q 'the server is unavailable; 1 file not uploaded' "$work/add.err" ||
+    fail "symbols add's retry: $(cat "$work/add.err")"
+  ok "symbols add while the store refuses: tried twice, 5 s apart (Retry-After), exit 75"
+  "$FL" symbols add "$DEBUG" --server "$(url '')" >"$work/add2.out" 2>"$work/add2.err" &
+  add=$!
+  for _ in $(seq 100); do grep -q 'trying again' "$work/add2.err" && break; sleep 0.1; done
   sql "DROP TRIGGER refuse;" || fail "drop trigger"
+  wait $add; rc=$?
+  [ $rc = 0 ] && grep -q "^$BID .*: uploaded (HTTP 201" "$work/add2.out" ||
+    fail "symbols add across the refusal: exit $rc: $(cat "$work/add2.out" "$work/add2.err")"
+  ok "symbols add started while the store refused: uploaded on its retry ($(grep -c 'trying again' "$work/add2.err") wait)"
   for _ in $(seq 100); do [ -e "$inc/app.debug" ] || break; sleep 0.1; done
   [ ! -e "$inc/app.debug" ] || fail "incoming/app.debug not taken once the store works"
   admin "$(url /api/v1/symbols)" >"$work/syms.json"
@@ -266,6 +282,13 @@ c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$wo
   [ "$c" = 201 ] || fail "upload again -> $c $(cat "$work/body")"
   ok "the upload sent again -> 201"
   stop || fail "shutdown rc"
+  # No server at all: the same, after 2 s.
+  "$FL" symbols add "$DEBUG" "$DEBUG" --server "$(url '')" --retries 1 >"$work/add3.out" 2>"$work/add3.err"
+  rc=$?
+  [ $rc = 75 ] && grep -q 'trying again in 2 s (try 2 of 2)' "$work/add3.err" &&
+    grep -q 'the server is unavailable; 2 files not uploaded' "$work/add3.err" ||
+    fail "symbols add, server stopped: exit $rc: $(cat "$work/add3.err")"
+  ok "symbols add with the server stopped: one retry after 2 s, exit 75, 2 files not uploaded"
   ;;
 debuginfod)
   start "$work/d"
