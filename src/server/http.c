@@ -1551,8 +1551,8 @@ static enum MHD_Result sym_upload_finish(fl_http *h, req *r)
                          json_pack("{s:s,s:I}", "error", "debug file too large", "limit",
                                    (json_int_t)h->cfg.max_symbol_file),
                          NULL);
-    if (r->werr || fsync(r->fd))
-        return send_error(c, 507, "cannot write the file (disk full?)", NULL);
+    if (r->werr || fsync(r->fd)) /* space may come back: say when to try again */
+        return send_error(c, 507, "cannot write the file (disk full?)", "30");
     close(r->fd);
     r->fd = -1;
     fl_store_conn *sc = thread_conn(h);

@@ -20,7 +20,8 @@ typedef struct fl_symupload_result {
                        * day), -1 when it had none */
     int temporary;    /* the failure may pass by itself (server away or
                        * busy: refused connection, reset, stall, 429,
-                       * 502, 503, 504), so sending again later may work */
+                       * 502, 503, 504; out of space, 507), so sending
+                       * again later may work */
 } fl_symupload_result;
 
 /* Uploads the file at path to base_url (from fl_symupload_base_url) with

@@ -237,7 +237,8 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
     }
     if (status != 200 && status != 201) {
         snprintf(msg, msglen, "%s: server answered HTTP %ld: %.200s", path, status, r.buf);
-        res->temporary = status == 429 || status == 502 || status == 503 || status == 504;
+        res->temporary = status == 429 || status == 502 || status == 503 || status == 504 ||
+                         status == 507;
         return FL_SYM_EIO;
     }
     if (!strstr(r.buf, hex)) {

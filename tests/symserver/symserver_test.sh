@@ -281,6 +281,23 @@ c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$wo
   c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: up.debug' --data-binary @"$DEBUG")
   [ "$c" = 201 ] || fail "upload again -> $c $(cat "$work/body")"
   ok "the upload sent again -> 201"
+  # No room for the upload (a 64 KiB file system under symbols/tmp/):
+  # 507 with Retry-After, a temporary failure to the uploader.
+  if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$work/d/symbols/tmp" 2>/dev/null; then
+    c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$DEBUG" -D "$work/h")
+    "$FL" symbols add "$DEBUG" --server "$(url '')" --retries 0 >"$work/add4.out" 2>"$work/add4.err"
+    rc=$?
+    for _ in $(seq 20); do left=$(ls "$work/d/symbols/tmp" | wc -l); [ "$left" = 0 ] && break; sleep 0.1; done
+    umount "$work/d/symbols/tmp"
+    [ "$c" = 507 ] && grep -qi '^Retry-After: 30' "$work/h" ||
+      fail "upload to a full disk -> $c $(cat "$work/body") $(cat "$work/h")"
+    [ $rc = 75 ] && grep -q 'HTTP 507' "$work/add4.err" ||
+      fail "symbols add to a full disk: exit $rc: $(cat "$work/add4.err")"
+    [ "$left" = 0 ] || fail "$left partial uploads left in symbols/tmp"
+    ok "upload to a full disk -> 507 + Retry-After: 30; symbols add exits 75; nothing left in tmp/"
+  else
+    echo "skip: the full-disk upload needs root to mount a tmpfs"
+  fi
   stop || fail "shutdown rc"
   # No server at all: the same, after 2 s.
   "$FL" symbols add "$DEBUG" "$DEBUG" --server "$(url '')" --retries 1 >"$work/add3.out" 2>"$work/add3.err"
