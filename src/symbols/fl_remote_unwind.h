@@ -16,7 +16,9 @@
  * OBJECT_BUILD_ID (the file at OBJECT_PATH when its build id matches, an
  * upload, debuginfod's executable), or without a locator the file at
  * OBJECT_PATH when its build id matches; a module without a usable file
- * has no CFI, and a walk that reaches it ends there.
+ * has no CFI, and a walk that reaches it ends there.  Only the objects
+ * that rip or a word of the STACK points into are looked for (no other
+ * can hold a pc of the walk), at most FL_RU_MAX_MODULES of them.
  *
  * x86-64 only (the REGISTER names are the DWARF order rax rdx rcx rbx rsi
  * rdi rbp rsp r8..r15 rip); elsewhere fl_remote_unwind returns
@@ -53,6 +55,10 @@ const char *fl_remote_unwind_strerror(int code);
 
 #define FL_RU_MAX_FRAMES 256
 #define FL_RU_MAX_RANGES 512
+/* Module files one unwind opens at most: those of the OBJECTs that rip or
+ * a word of the STACK points into, in log order; the others are treated
+ * as modules without a file. */
+#define FL_RU_MAX_MODULES 128
 
 /* An executable address range [lo, hi) of a module, absolute. */
 typedef struct fl_ru_range {

@@ -70,6 +70,12 @@ static const char *const dwarf_names[17] = {"rax", "rdx", "rcx", "rbx", "rsi", "
                                             "rbp", "rsp", "r8",  "r9",  "r10", "r11",
                                             "r12", "r13", "r14", "r15", "rip"};
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int chunk_cmp(const void *a, const void *b)
 {
     const fl_stack_chunk *x = *(const fl_stack_chunk *const *)a;
@@ -271,6 +277,50 @@ static int scan_segments(int fd, uint64_t bias, ru_module *mod, fl_ru_stack *out
     return rc;
 }
 
+/* The values the walk can meet as pcs: rip, and the 8-byte words of the
+ * STACK chunks (a return address is read from the stack), sorted. */
+static uint64_t *code_candidates(const ru_ctx *c, size_t *n)
+{
+    size_t cap = 1;
+    for (size_t i = 0; i < c->nchunks; i++)
+        cap += c->chunks[i]->len / 8 + 1;
+    uint64_t *v = malloc(cap * sizeof *v);
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    v[k++] = c->regs[16];
+    for (size_t i = 0; i < c->nchunks; i++) {
+        const fl_stack_chunk *ch = c->chunks[i];
+        /* Slots at 8-aligned addresses, as the ABI keeps them. */
+        for (size_t off = (8 - ch->addr % 8) % 8; off + 8 <= ch->len; off += 8) {
+            uint64_t w = 0;
+            for (int b = 7; b >= 0; b--)
+                w = (w << 8) | ch->data[off + (size_t)b];
+            v[k++] = w;
+        }
+    }
+    qsort(v, k, sizeof *v, u64_cmp);
+    *n = k;
+    return v;
+}
+
+/* Whether a candidate pc lies in the OBJECT's [base, base + size); one of
+ * unknown size may hold any. */
+static bool object_reached(const fl_object *o, const uint64_t *v, size_t n)
+{
+    if (o->size == 0)
+        return true;
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first value >= base */
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < o->base)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && v[lo] - o->base < o->size;
+}
+
 static void add_object_range(fl_ru_stack *out, const fl_object *o)
 {
     if (out->nexec < FL_RU_MAX_RANGES && o->size > 0) {
@@ -292,6 +342,8 @@ int fl_remote_unwind(const fl_crashlog *log, fl_symlocate *loc, fl_ru_stack *out
     } while (0)
     int rc = 0;
     Dwfl *dwfl = NULL;
+    uint64_t *cand = NULL;
+    size_t ncand = 0;
     ru_ctx c;
     memset(&c, 0, sizeof c);
     if (errlen)
@@ -328,8 +380,9 @@ int fl_remote_unwind(const fl_crashlog *log, fl_symlocate *loc, fl_ru_stack *out
         qsort(c.chunks, c.nchunks, sizeof *c.chunks, chunk_cmp);
     }
     if (log->nobjects) {
-        c.mods = calloc(log->nobjects, sizeof *c.mods);
-        if (!c.mods)
+        c.mods = calloc(log->nobjects < FL_RU_MAX_MODULES ? log->nobjects : FL_RU_MAX_MODULES,
+                        sizeof *c.mods);
+        if (!c.mods || !(cand = code_candidates(&c, &ncand)))
             FAIL(FL_RU_ENOMEM, "out of memory");
     }
 
@@ -341,7 +394,14 @@ int fl_remote_unwind(const fl_crashlog *log, fl_symlocate *loc, fl_ru_stack *out
         const fl_object *o = &log->objects[i];
         uint64_t bias = o->has_bias ? o->bias : o->base;
         char path[PATH_MAX];
-        if (module_file(o, loc, path, sizeof path) != 0) {
+        /* Each module with a file holds two descriptors (ours and
+         * libdwfl's) until the walk ends, and a log comes from whoever
+         * reaches the ingest port: thousands of OBJECTs naming a file of
+         * the server once took every descriptor of the process.  Only an
+         * object that rip or a stack word points into can hold a pc of
+         * the walk, and at most FL_RU_MAX_MODULES get a file. */
+        if (c.nmods == FL_RU_MAX_MODULES || !object_reached(o, cand, ncand) ||
+            module_file(o, loc, path, sizeof path) != 0) {
             add_object_range(out, o);
             continue;
         }
@@ -389,6 +449,7 @@ done:
         dwfl_end(dwfl);
     for (size_t i = 0; i < c.nmods; i++)
         close(c.mods[i].fd);
+    free(cand);
     free(c.mods);
     free(c.chunks);
     return rc;

@@ -398,6 +398,50 @@ static void test_remote_unwind_and_pick(void **state)
     fl_symlocate_free(loc);
 }
 
+/* A log names as many OBJECTs as its sender likes.  Each module with a
+ * file held two descriptors until the walk ended: 2000 OBJECTs naming the
+ * crashing program took 4000, every descriptor of a server run with the
+ * usual limit.  Now only objects that rip or a stack word points into get
+ * a file, at most FL_RU_MAX_MODULES of them, and the walk is the same. */
+static void test_remote_unwind_hostile_objects(void **state)
+{
+    fl_symlocate *loc = new_locator(NULL, NULL, 1);
+    static fl_ru_stack st, st2;
+    char err[256];
+    assert_int_equal(fl_remote_unwind(crash_log, loc, &st, err, sizeof err), 0);
+    const fl_object *o = NULL;
+    for (size_t i = 0; i < crash_log->nobjects && !o; i++)
+        if (crash_log->objects[i].build_id && crash_log->objects[i].path &&
+            crash_log->callstack[0] - crash_log->objects[i].base < crash_log->objects[i].size)
+            o = &crash_log->objects[i];
+    assert_non_null(o);
+    const char *end = strstr(crash_text, "\nEND");
+    assert_non_null(end);
+    size_t head = (size_t)(end - crash_text) + 1, cap = crash_len + 3000 * 400;
+    char *text = malloc(cap), *p = text;
+    memcpy(p, crash_text, head);
+    p += head;
+    for (int i = 0; i < 3000; i++) {
+        /* 2000 far from anything the stack holds, 1000 over the program
+         * itself (each one reached). */
+        uint64_t base = i < 2000 ? 0x100000000000ull + (uint64_t)i * 0x1000000 : o->base;
+        p += sprintf(p, "OBJECT x%d/%llu/%llu/%llu\nOBJECT_BUILD_ID %s\nOBJECT_PATH %s\n", i,
+                     (unsigned long long)base, (unsigned long long)o->size,
+                     (unsigned long long)(o->has_bias ? o->bias : o->base), o->build_id, o->path);
+    }
+    p += sprintf(p, "END\n");
+    fl_crashlog *big = NULL;
+    assert_int_equal(fl_crashlog_parse(text, (size_t)(p - text), &big, NULL), 0);
+    assert_int_equal(big->nobjects, crash_log->nobjects + 3000);
+    assert_int_equal(fl_remote_unwind(big, loc, &st2, err, sizeof err), 0);
+    assert_true(st2.modules_with_file <= FL_RU_MAX_MODULES);
+    assert_int_equal(st2.nframes, st.nframes);
+    assert_memory_equal(st2.pcs, st.pcs, st.nframes * sizeof st.pcs[0]);
+    fl_crashlog_free(big);
+    free(text);
+    fl_symlocate_free(loc);
+}
+
 /* ---------------------------------------------------------------- */
 /* XML                                                                */
 
@@ -635,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_locate_debuginfod_order_and_misses),
         cmocka_unit_test(test_locate_threads),
         cmocka_unit_test(test_remote_unwind_and_pick),
+        cmocka_unit_test(test_remote_unwind_hostile_objects),
         cmocka_unit_test(test_xml_annotates_crashlog),
         cmocka_unit_test(test_xml_text_backtrace_and_images),
         cmocka_unit_test(test_xml_xxe_refused),
