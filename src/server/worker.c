@@ -185,6 +185,75 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+/* ---- what one crash may cost */
+
+/* A log comes from whoever reaches the ingest port (the key ships with the
+ * application), and nothing in its format bounds its lists: a report of
+ * 800 KB gzip (8 MiB of log) with 180,000 OBJECTs and as many frames kept
+ * a worker busy for 38 s (each frame looks for its object among all of
+ * them), and one of 300,000 frames took 4 s and 500 MB.  libfaultline
+ * writes at most 1024 objects, 256 frames, 256 threads of 64 frames, 500
+ * trace events and 100 breadcrumbs; the caps leave room above that and
+ * keep the innermost frames and the newest events. */
+#define PROC_MAX_OBJECTS 1024
+#define PROC_MAX_FRAMES 1024
+#define PROC_MAX_THREADS 256
+#define PROC_MAX_THREAD_FRAMES 128
+#define PROC_MAX_TRACE 2048
+#define PROC_MAX_BREADCRUMBS 1024
+
+/* Cuts L's lists to the caps; what was cut goes into *omitted (a JSON
+ * object, NULL when nothing was). */
+static void cap_log(fl_crashlog *L, json_t **omitted)
+{
+    size_t objects = 0, frames = 0, threads = 0, trace = 0, crumbs = 0;
+    *omitted = NULL;
+    if (L->nobjects > PROC_MAX_OBJECTS) {
+        objects = L->nobjects - PROC_MAX_OBJECTS;
+        L->nobjects = PROC_MAX_OBJECTS;
+    }
+    if (L->ncallstack > PROC_MAX_FRAMES) {
+        frames += L->ncallstack - PROC_MAX_FRAMES;
+        L->ncallstack = PROC_MAX_FRAMES;
+    }
+    if (L->nthreads > PROC_MAX_THREADS) {
+        threads = L->nthreads - PROC_MAX_THREADS;
+        for (size_t i = PROC_MAX_THREADS; i < L->nthreads; i++)
+            free(L->threads[i].frames); /* fl_crashlog_free frees the first nthreads */
+        L->nthreads = PROC_MAX_THREADS;
+    }
+    for (size_t i = 0; i < L->nthreads; i++)
+        if (L->threads[i].nframes > PROC_MAX_THREAD_FRAMES) {
+            frames += L->threads[i].nframes - PROC_MAX_THREAD_FRAMES;
+            L->threads[i].nframes = PROC_MAX_THREAD_FRAMES;
+        }
+    if (L->ntrace > PROC_MAX_TRACE) { /* the newest are last */
+        trace = L->ntrace - PROC_MAX_TRACE;
+        memmove(L->trace, L->trace + trace, PROC_MAX_TRACE * sizeof *L->trace);
+        L->ntrace = PROC_MAX_TRACE;
+    }
+    if (L->nbreadcrumbs > PROC_MAX_BREADCRUMBS) {
+        crumbs = L->nbreadcrumbs - PROC_MAX_BREADCRUMBS;
+        memmove(L->breadcrumbs, L->breadcrumbs + crumbs,
+                PROC_MAX_BREADCRUMBS * sizeof *L->breadcrumbs);
+        L->nbreadcrumbs = PROC_MAX_BREADCRUMBS;
+    }
+    if (!objects && !frames && !threads && !trace && !crumbs)
+        return;
+    *omitted = json_object();
+    const struct {
+        const char *k;
+        size_t n;
+    } cut[] = {{"objects", objects},
+               {"frames", frames},
+               {"threads", threads},
+               {"trace", trace},
+               {"breadcrumbs", crumbs}};
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++)
+        if (cut[i].n)
+            json_object_set_new(*omitted, cut[i].k, json_integer((json_int_t)cut[i].n));
+}
+
 /* ---- symbol status: which modules had symbols, asked once per crash */
 
 #define MAX_SYM_MODULES 256
@@ -289,6 +358,8 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     fl_crashlog_error err;
     if (fl_crashlog_parse(raw, len, &L, &err))
         return -1;
+    json_t *omitted = NULL;
+    cap_log(L, &omitted);
     int rc = -1;
     json_t *doc = NULL;
     char *text = NULL;
@@ -318,7 +389,12 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
 
     doc = json_object();
     json_object_set_new(doc, "signature", json_string(sig.text));
-    json_object_set_new(doc, "metadata", metadata_json(L));
+    json_t *meta = metadata_json(L);
+    if (omitted) {
+        json_object_set_new(meta, "omitted", omitted);
+        omitted = NULL;
+    }
+    json_object_set_new(doc, "metadata", meta);
     json_t *threads = json_array();
     json_t *t0 = json_object();
     if (L->has_crash_tid)
@@ -415,6 +491,7 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
 out:
     if (rc)
         fl_processed_release(out);
+    json_decref(omitted);
     free(upcs);
     free(sw);
     free(text);

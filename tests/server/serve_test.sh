@@ -3,7 +3,8 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly
+#       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
+#       hostile
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -1237,6 +1238,53 @@ workerkill)
   metric_has '^faultline_queue_depth 0$' || fail "queue not empty"
   kill -TERM $wpid; wait $wpid || fail "worker exit status"
   ok "worker killed mid-batch: every crash counted exactly once after re-lease"
+  stop || fail "shutdown rc"
+  ;;
+hostile)
+  # A log's lists are as long as its sender makes them, and the ingest key
+  # is public.  180,000 OBJECTs and as many frames (8 MiB, ~820 KB gzip)
+  # kept a worker busy for 38 s -- each frame looked for its object among
+  # all of them --, so a report every few seconds stopped processing for
+  # everyone (this one, with 160,000, took 30 s).  The worker now keeps the first 1024 objects and frames
+  # (metadata.omitted says what it left out) and takes well under a second.
+  start "$work/d" --workers 1
+  python3 - "$work/quad.log" <<'PY'
+import random, sys
+random.seed(1)
+n = 160000
+L = ["FAULTLINE 1", "CRASHLOG_VERSION 2", "APPLICATION_NAME quad", "APPLICATION_VERSION 1.0",
+     "CRASH_ID 0badc0de-0000-4000-8000-000000000001", "CRASH_SIGNAL 11"]
+L += ["OBJECT o/%d/1" % (i * 16) for i in range(n)]
+L += ["CALLSTACK %d" % (0x7f0000000000 + random.randrange(256) * 7) for _ in range(n)]
+for t in range(300):  # more threads, and longer ones, than a log keeps
+    L += ["THREAD %d" % (t + 1), "THREAD_FRAME 4096"] + ["THREAD_FRAME 8192"] * 150
+L += ["TRACE %d 1 event %d" % (i, i) for i in range(3000)]
+L.append("END")
+open(sys.argv[1], "w").write("\n".join(L) + "\n")
+PY
+  gzip -9 "$work/quad.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Encoding: gzip' --data-binary @"$work/quad.log.gz")
+  [ "$c" = 200 ] || fail "hostile log -> $c $(cat "$work/body")"
+  t0=$SECONDS
+  while [ $((SECONDS - t0)) -lt 15 ]; do
+    admin "$(url /api/v1/crashes/0badc0de-0000-4000-8000-000000000001)" >"$work/c.json"
+    grep -q '"state":"processed"' "$work/c.json" && break
+    sleep 0.1
+  done
+  grep -q '"state":"processed"' "$work/c.json" || fail "not processed within 15 s"
+  python3 - "$work/c.json" <<'PY' || fail "the capped crash: $(head -c 300 "$work/c.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+om = d["metadata"]["omitted"]
+n = 160000
+assert om == {"objects": n - 1024, "frames": n - 1024 + 256 * (151 - 128),
+              "threads": 300 - 256, "trace": 3000 - 2048}, om
+assert len(d["metadata"]["objects"]) == 1024
+assert len(d["threads"]) == 257 and len(d["threads"][0]["frames"]) == 1024
+assert all(len(t["frames"]) == 128 for t in d["threads"][1:])
+assert len(d["trace"]) == 2048 and d["trace"][-1]["text"] == "event 2999"
+PY
+  ok "160,000 objects and frames: processed in $((SECONDS - t0)) s, the lists capped"
   stop || fail "shutdown rc"
   ;;
 *) fail "unknown case $case_" ;;
