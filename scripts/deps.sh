@@ -11,7 +11,7 @@ PKGS=(
   libcurl4-openssl-dev libjansson-dev libxml2-dev libpcre2-dev
   zlib1g-dev libzstd-dev libcmocka-dev libcapstone-dev
   postgresql rabbitmq-server
-  libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2 openssl
+  libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2 openssl faketime
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
   chromium nodejs
 )

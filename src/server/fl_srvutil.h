@@ -5,6 +5,7 @@
 #ifndef FL_SRVUTIL_H
 #define FL_SRVUTIL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,6 +62,18 @@ struct json_t *fl_json_text(const char *s, size_t n);
 /* Wall-clock seconds and monotonic nanoseconds. */
 int64_t fl_now(void);
 uint64_t fl_mono_ns(void);
+/* Timed waits that measure CLOCK_MONOTONIC.  A condition variable's
+ * timed wait measures CLOCK_REALTIME unless told otherwise, and an
+ * absolute wall-clock deadline moves with the clock: stepped back by two
+ * hours (NTP after a suspend or a migration, a clock corrected by hand),
+ * a wait of 500 ms in progress lasts two hours and 500 ms.  Every periodic
+ * wait of the server -- workers polling the queue, the writer's probe and
+ * sweep, checkpoints, the watched directory -- goes through these.
+ * fl_cond_init_mono: pthread_cond_init's answer.  fl_cond_wait_ms: with mu
+ * held, waits for cv at most ms milliseconds; 0 when signalled (or woken
+ * spuriously), ETIMEDOUT when the time is up. */
+int fl_cond_init_mono(pthread_cond_t *cv);
+int fl_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms);
 /* "YYYY-MM-DDTHH:MM:SSZ" (out >= 21 bytes) and "YYYY-MM-DD" (out >= 11). */
 void fl_iso_time(int64_t t, char *out);
 void fl_iso_day(int64_t t, char *out);

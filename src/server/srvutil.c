@@ -384,6 +384,26 @@ uint64_t fl_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int fl_cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    int rc = pthread_condattr_init(&ca);
+    if (rc)
+        return rc;
+    if (!(rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC)))
+        rc = pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return rc;
+}
+
+int fl_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms)
+{
+    uint64_t at = fl_mono_ns() + ms * 1000000u;
+    struct timespec ts = {.tv_sec = (time_t)(at / 1000000000u),
+                          .tv_nsec = (long)(at % 1000000000u)};
+    return pthread_cond_timedwait(cv, mu, &ts);
+}
+
 void fl_iso_time(int64_t t, char *out)
 {
     time_t tt = (time_t)t;

@@ -1893,14 +1893,7 @@ static void *ckpt_main(void *arg)
         return NULL;
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        fl_cond_wait_ms(&s->cv, &s->mu, 200);
         pthread_mutex_unlock(&s->mu);
         /* PASSIVE never blocks readers or writers.  But the WAL only
          * starts over when a writer finds it entirely copied back, which a
@@ -2205,7 +2198,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     pthread_mutex_init(&s->mu, NULL);
-    pthread_cond_init(&s->cv, NULL);
+    fl_cond_init_mono(&s->cv);
     pthread_mutex_init(&s->fmu, NULL);
     s->known_est = est;
     s->dev = dbst.st_dev;

@@ -86,7 +86,7 @@ int fl_symingest_new(const fl_symingest_config *cfg, fl_symingest **out, char *e
         return -1;
     }
     pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cv, NULL);
+    fl_cond_init_mono(&g->cv);
     *out = g;
     return 0;
 }
@@ -392,10 +392,7 @@ static void *watch_main(void *arg)
             break;
         if (g->nprebuild)
             continue;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
-        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+        fl_cond_wait_ms(&g->cv, &g->mu, 1000);
     }
     pthread_mutex_unlock(&g->mu);
     free(prev);

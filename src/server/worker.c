@@ -706,17 +706,8 @@ static const char *queue_error(fl_workers *w, fl_store_conn *conn)
 static bool pause_ms(fl_workers *w, unsigned ms)
 {
     pthread_mutex_lock(&w->mu);
-    if (!w->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += ms / 1000;
-        ts.tv_nsec += (long)(ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-    }
+    if (!w->stopping)
+        fl_cond_wait_ms(&w->cv, &w->mu, ms);
     bool go_on = !w->stopping;
     pthread_mutex_unlock(&w->mu);
     return go_on;
@@ -778,16 +769,8 @@ static void *worker_main(void *arg)
             /* Nothing to do: sleep until notified, or poll every 500 ms for
              * tasks whose lease expired. */
             pthread_mutex_lock(&w->mu);
-            if (!w->stopping && w->wakeups == seen) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                ts.tv_nsec += 500000000;
-                if (ts.tv_nsec >= 1000000000) {
-                    ts.tv_sec++;
-                    ts.tv_nsec -= 1000000000;
-                }
-                pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-            }
+            if (!w->stopping && w->wakeups == seen)
+                fl_cond_wait_ms(&w->cv, &w->mu, 500);
             pthread_mutex_unlock(&w->mu);
             continue;
         }
@@ -876,7 +859,7 @@ fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_w
     w->crash_on = co && *co ? co : NULL;
     pthread_mutex_init(&w->mu, NULL);
     pthread_rwlock_init(&w->rules_lock, NULL);
-    pthread_cond_init(&w->cv, NULL);
+    fl_cond_init_mono(&w->cv);
     for (unsigned i = 0; i < (c->n ? c->n : 1); i++) {
         if (pthread_create(&w->th[i], NULL, worker_main, w)) {
             snprintf(err, errlen, "cannot start worker thread %u", i);

@@ -357,10 +357,7 @@ static void *writer_main(void *arg)
                 pthread_cond_wait(&w->cv, &w->mu);
                 continue;
             }
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_sec += failing ? PROBE_EVERY_S : every;
-            if (pthread_cond_timedwait(&w->cv, &w->mu, &ts)) {
+            if (fl_cond_wait_ms(&w->cv, &w->mu, (failing ? PROBE_EVERY_S : every) * 1000ull)) {
                 probe = failing;
                 break; /* time to sweep, or to probe */
             }
@@ -418,7 +415,7 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
     w->notify = notify;
     w->notify_arg = notify_arg;
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
+    fl_cond_init_mono(&w->cv);
     pthread_cond_init(&w->pub_cv, NULL);
     if (!(w->conn = s->connect(s))) {
         snprintf(err, errlen, "writer: cannot connect to the store");

@@ -4,7 +4,7 @@
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
-#       hostile
+#       hostile | clockstep (FL_CLOCK_SHIM: the shim's path)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -19,6 +19,26 @@ ok() { echo "ok: $*"; }
 metric_has() { local m; m=$(curl -s "$(url /metrics)") && grep -q "$1" <<<"$m"; }
 
 . "$(dirname "$0")/../lib/server.sh"
+
+# The clock tests move the wall clock of the server's processes with
+# libfaketime (Debian's faketime package), and not their monotonic clock
+# (DONT_FAKE_MONOTONIC=1): what an NTP step does to a real machine.
+faketime_lib() {
+  local f
+  for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+    [ -f "$f" ] && { echo "$f"; return 0; }
+  done
+  return 1
+}
+# clock_wrapper OUT LIBS...: a script at OUT that runs $FL with LIBS
+# preloaded -- after the sanitizer runtime when $FL has one, since ASan
+# insists on coming first.
+clock_wrapper() {
+  local out=$1 asan; shift
+  asan=$(ldd "$FL" | awk '/libasan/ {print $3}')
+  printf '#!/bin/sh\nLD_PRELOAD="%s" exec "%s" "$@"\n' "${asan:+$asan }$*" "$FL" >"$out"
+  chmod +x "$out"
+}
 
 # stored_only N CONC OUT SEED: N reports stored in $work/d by a server
 # without workers (their ids in OUT), which is then stopped: a backlog for
@@ -1213,6 +1233,45 @@ cli)
   kill -TERM $wpid; wait $wpid || fail "worker exit status"
   stop || fail "shutdown rc"
   ok "keys, lock, --role api + --role worker"
+  ;;
+clockstep)
+  # The wall clock stepped back two hours (NTP after a suspend or a
+  # migration, a clock corrected by hand) while the server idles.  Every
+  # periodic wait used to end at a wall-clock deadline, which the step put
+  # two hours further away: a worker process (--role worker, which polls
+  # the queue every 500 ms, no commit of another process waking it)
+  # processed nothing for two hours, and the watched directory, the
+  # checkpoints and the writer's probe waited as long.  The shim makes a
+  # step of libfaketime's clock reach a wait in progress, as a real step
+  # does (tests/server/clockstep_shim.c says why libfaketime alone does not).
+  ft=$(faketime_lib) || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }
+  [ -f "${FL_CLOCK_SHIM:-}" ] || fail "FL_CLOCK_SHIM: no such file: ${FL_CLOCK_SHIM:-}"
+  export FAKETIME_TIMESTAMP_FILE=$work/clock FAKETIME_NO_CACHE=1 DONT_FAKE_MONOTONIC=1
+  echo +0 >"$work/clock"
+  clock_wrapper "$work/fl-clock" "$FL_CLOCK_SHIM" "$ft"
+  FL_REAL=$FL FL=$work/fl-clock
+  start "$work/d" --role api
+  "$FL" serve --role worker --workers 1 --data "$work/d" >/dev/null 2>>"$work/err" &
+  wpid=$!
+  "$POST" log 31 1 clockapp 1.0 >"$work/c1.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/c1.log"); [ "$c" = 200 ] || fail "report 1 -> $c"
+  "$POST" wait "$PORT" "$ADMIN" 1 20 clockapp >"$work/sum" || fail "report 1 not processed: $(cat "$work/sum")"
+  sleep 1 # both processes idle, in their waits
+  echo -2h >"$work/clock"
+  "$POST" log 31 2 clockapp 1.0 >"$work/c2.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/c2.log"); [ "$c" = 200 ] || fail "report 2 -> $c"
+  mkdir -p "$work/d/symbols/incoming"
+  echo 'not a debug file' >"$work/d/symbols/incoming/notelf"
+  t0=$(date +%s)
+  "$POST" wait "$PORT" "$ADMIN" 2 10 clockapp >"$work/sum" ||
+    fail "the worker processed nothing for 10 s after the wall clock went back 2 h (sum $(cat "$work/sum"))"
+  for _ in $(seq 50); do [ -f "$work/d/symbols/failed/notelf" ] && break; sleep 0.2; done
+  [ -f "$work/d/symbols/failed/notelf" ] ||
+    fail "the watched directory was not looked at for 10 s after the wall clock went back 2 h"
+  ok "wall clock 2 h back: the worker processed the next report within $(($(date +%s) - t0)) s, the watched directory was polled"
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  stop || fail "shutdown rc"
+  FL=$FL_REAL
   ;;
 workerkill)
   # A worker process killed -9 in the middle of its batches: its leased
