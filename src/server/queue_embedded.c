@@ -9,9 +9,24 @@
  * enqueue() runs in the ingest transaction (a report is never stored
  * without its task) and ack() in the worker's apply() transaction (the
  * count update and the task completion commit together).
+ *
+ * Leases are seconds of CLOCK_MONOTONIC, not of the wall clock.  Every
+ * process using this queue runs on the machine that holds the database
+ * (SQLite's WAL needs memory shared between them), so they share that
+ * clock, and nothing steps it.  Wall-clock leases did not survive a step:
+ * forward by hours (NTP after a suspend or a migration), every lease held
+ * expired at once and another worker took tasks still being processed;
+ * back by hours, the tasks of a worker that died, or that gave its batch up
+ * (a full disk), stayed leased for those hours too.  A monotonic clock
+ * starts again at each boot, so the database notes the boot its leases
+ * were taken in (queue_clock), and a process's first claim in another boot
+ * forgets them all: their workers ended with that boot.  (Nor does the
+ * clock count a suspend, which froze the workers as well.)
  */
 #include "fl_queue.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +38,83 @@ static const char SQL_ENQUEUE[] = "INSERT INTO tasks(crash_id) VALUES(?1)";
 static const char SQL_ENQUEUE_N[] = "INSERT INTO tasks(crash_id, n) VALUES(?1, ?2)";
 static const char SQL_ACK[] = "DELETE FROM tasks WHERE id=?1";
 static const char SQL_RELEASE[] = "UPDATE tasks SET lease_until=0 WHERE lease_until>?1";
+
+/* --lease's largest value: a lease further ahead than this was not taken
+ * on this clock (an older server's wall-clock lease). */
+#define LEASE_MAX_S 86400
+
+typedef struct e_queue {
+    fl_queue q;
+    atomic_bool clock_checked; /* check_clock() done in this process */
+} e_queue;
+
+static int64_t lease_now(void)
+{
+    return (int64_t)(fl_mono_ns() / 1000000000u);
+}
+
+/* This boot's id ("" when it cannot be read). */
+static void boot_id(char out[64])
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f)
+        return;
+    if (!fgets(out, 64, f))
+        out[0] = '\0';
+    fclose(f);
+    out[strcspn(out, "\n")] = '\0';
+}
+
+/* Before a process's first claim: leases taken in another boot, or on
+ * another clock, are forgotten (see the top of the file).  Own
+ * transaction.  0 or -1. */
+static int check_clock(fl_store_conn *c, sqlite3 *db)
+{
+    char boot[64];
+    boot_id(boot);
+    if (c->store->begin(c))
+        return -1;
+    sqlite3_stmt *s = NULL;
+    bool same = false;
+    if (sqlite3_prepare_v2(db, "SELECT boot FROM queue_clock WHERE id=1", -1, &s, NULL))
+        goto fail;
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        const char *was = (const char *)sqlite3_column_text(s, 0);
+        same = boot[0] && was && !strcmp(was, boot);
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        goto fail;
+    /* Another boot (or one that cannot be told): every lease; this boot:
+     * only those no lease of this clock reaches. */
+    if (sqlite3_prepare_v2(db, "UPDATE tasks SET lease_until=0 WHERE lease_until>?1", -1, &s, NULL))
+        goto fail;
+    sqlite3_bind_int64(s, 1, same ? lease_now() + LEASE_MAX_S : 0);
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc != SQLITE_DONE)
+        goto fail;
+    if (!same) {
+        if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO queue_clock(id, boot) VALUES(1, ?1)", -1,
+                               &s, NULL))
+            goto fail;
+        sqlite3_bind_text(s, 1, boot, -1, SQLITE_STATIC);
+        rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE)
+            goto fail;
+    }
+    if (c->store->commit(c))
+        goto fail;
+    return 0;
+fail:
+    c->store->rollback(c);
+    return -1;
+}
 
 /* Run one of the statements above (cached by the connection). */
 static int run(fl_store_conn *c, const char *sql, const char *text, int64_t i1)
@@ -84,11 +176,17 @@ static int e_ack(fl_queue *q, fl_store_conn *c, const fl_task *t)
 static int e_claim(fl_queue *q, fl_store_conn *c, unsigned lease_s, size_t max, fl_task *out,
                    size_t *n)
 {
+    e_queue *eq = (e_queue *)q;
     sqlite3 *db = fl_store_sqlite_db(c);
     *n = 0;
     if (!db)
         return -1;
-    int64_t now = fl_now();
+    if (!atomic_load(&eq->clock_checked)) {
+        if (check_clock(c, db))
+            return -1;
+        atomic_store(&eq->clock_checked, true);
+    }
+    int64_t now = lease_now();
     sqlite3_stmt *s = NULL;
     /* Whole rows only, as many as fit in max entries: the running sum of
      * n over the first rows in claim order (at most max rows can fit). */
@@ -139,9 +237,10 @@ static void e_close(fl_queue *q)
 
 fl_queue *fl_queue_embedded_new(void)
 {
-    fl_queue *q = calloc(1, sizeof *q);
-    if (!q)
+    e_queue *eq = calloc(1, sizeof *eq);
+    if (!eq)
         return NULL;
+    fl_queue *q = &eq->q;
     q->engine = "embedded";
     q->in_store_txn = true;
     q->enqueue = e_enqueue;

@@ -88,6 +88,9 @@ static const char SCHEMA[] =
     "  id INTEGER PRIMARY KEY, crash_id TEXT NOT NULL, lease_until INTEGER NOT NULL DEFAULT 0,"
     "  attempts INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS tasks_lease ON tasks(lease_until, id);"
+    /* The boot whose CLOCK_MONOTONIC tasks.lease_until counts (queue_embedded.c). */
+    "CREATE TABLE IF NOT EXISTS queue_clock(id INTEGER PRIMARY KEY CHECK(id = 1), boot TEXT NOT "
+    "NULL);"
     "CREATE TABLE IF NOT EXISTS groups("
     "  id TEXT PRIMARY KEY, app TEXT, signature TEXT NOT NULL, frames TEXT,"
     "  count INTEGER NOT NULL DEFAULT 0, first_seen INTEGER, last_seen INTEGER,"

@@ -4,7 +4,7 @@
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
-#       hostile | clockstep (FL_CLOCK_SHIM: the shim's path)
+#       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -1272,6 +1272,68 @@ clockstep)
   kill -TERM $wpid; wait $wpid || fail "worker exit status"
   stop || fail "shutdown rc"
   FL=$FL_REAL
+  ;;
+leaseclock)
+  # A worker died holding a lease, and the wall clock was stepped back two
+  # hours before the next worker started.  Leases were wall-clock times, so
+  # its tasks stayed leased for the two hours too (and a step forward
+  # expired the leases of live workers, whose tasks a second worker then
+  # took).  They are monotonic seconds now, of the boot noted in the
+  # database: the next worker takes the tasks once --lease has passed.
+  ft=$(faketime_lib) || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }
+  N=10
+  start "$work/d" --role api
+  : >"$work/ok"
+  "$POST" stream "$PORT" "$KEY" $N 4 "$work/ok" 21 >/dev/null
+  [ "$(sort -u "$work/ok" | wc -l)" = $N ] || fail "ingest: $(wc -l <"$work/ok") of $N"
+  bad=$("$POST" log 21 3 | sed -n 's/^CRASH_ID //p')
+  grep -qx "$bad" "$work/ok" || fail "no such crash id: $bad"
+  ulimit -c 0
+  FAULTLINE_TEST_CRASH_ON=$bad "$FL" serve --role worker --workers 1 --lease 2 --data "$work/d" \
+    >/dev/null 2>>"$work/err"
+  [ $? -ge 128 ] || fail "the worker did not die on $bad"
+  [ "$("$POST" sum "$PORT" "$ADMIN" streamapp)" = 0 ] || fail "counted before the worker died"
+  clock_wrapper "$work/fl-back" "$ft"
+  FAKETIME=-2h DONT_FAKE_MONOTONIC=1 "$work/fl-back" serve --role worker --workers 1 --lease 2 \
+    --data "$work/d" >/dev/null 2>>"$work/err" &
+  wpid=$!
+  "$POST" wait "$PORT" "$ADMIN" $N 15 streamapp >"$work/sum" ||
+    fail "the dead worker's tasks stayed leased with the clock 2 h back: sum $(cat "$work/sum") of $N"
+  ok "wall clock 2 h back: the dead worker's leased tasks taken again after --lease"
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  # Leases noted in another boot (their workers ended with it), and a
+  # wall-clock lease of an older server, are forgotten by a worker's first
+  # claim rather than waited for.
+  "$POST" stream "$PORT" "$KEY" $N 4 "$work/ok2" 22 >/dev/null
+  python3 - "$work/d/faultline.db" <<'PY' || fail "cannot lease the tasks by hand"
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], timeout=10)
+ids = [r[0] for r in db.execute("SELECT id FROM tasks ORDER BY id")]
+assert len(ids) >= 2, ids
+mono = int(time.clock_gettime(time.CLOCK_MONOTONIC))
+db.execute("UPDATE tasks SET lease_until=? WHERE id=?", (mono + 3600, ids[0]))
+db.execute("UPDATE tasks SET lease_until=? WHERE id=?", (int(time.time()) + 3600, ids[1]))
+db.execute("UPDATE queue_clock SET boot='another boot'")
+db.commit()
+PY
+  "$FL" serve --role worker --workers 1 --lease 2 --data "$work/d" >/dev/null 2>>"$work/err" &
+  wpid=$!
+  "$POST" wait "$PORT" "$ADMIN" $((2 * N)) 10 streamapp >"$work/sum" ||
+    fail "leases of another boot were waited for: sum $(cat "$work/sum") of $((2 * N))"
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  python3 - "$work/d/faultline.db" <<'PY' || fail "cannot lease a task by hand"
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], timeout=10)
+db.execute("INSERT INTO tasks(crash_id, n, lease_until) VALUES('no-such-crash', 1, ?)", (int(time.time()) + 3600,))
+db.commit()
+PY
+  "$FL" serve --role worker --workers 1 --lease 2 --data "$work/d" >/dev/null 2>>"$work/err" &
+  wpid=$!
+  for _ in $(seq 50); do metric_has '^faultline_queue_depth 0$' && break; sleep 0.2; done
+  metric_has '^faultline_queue_depth 0$' || fail "a wall-clock lease of an older server was waited for"
+  ok "leases of another boot, and an older server's wall-clock lease, forgotten at the first claim"
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  stop || fail "shutdown rc"
   ;;
 workerkill)
   # A worker process killed -9 in the middle of its batches: its leased
