@@ -464,15 +464,18 @@ static bool not_up_yet(const char *err)
 static void *wait_up(void *(*open)(const char *, char *, size_t), const char *what,
                      const char *url, const sigset_t *sigs, char *err, size_t errlen)
 {
-    time_t first = time(NULL), said = 0;
+    /* Monotonic: a step of the wall clock back by hours would hold the
+     * next line back as long, and say a negative time so far. */
+    uint64_t first = fl_mono_ns(), said = 0;
     for (;;) {
         void *x = open(url, err, errlen);
         if (x || !not_up_yet(err))
             return x;
-        time_t now = time(NULL);
-        if (!said || now - said >= 30) {
-            fprintf(stderr, "faultline serve: %s; waiting for %s (%lld s so far; tried every second)\n",
-                    err, what, (long long)(now - first));
+        uint64_t now = fl_mono_ns();
+        if (!said || now - said >= 30000000000ull) {
+            fprintf(stderr,
+                    "faultline serve: %s; waiting for %s (%.0f s so far; tried every second)\n",
+                    err, what, (now - first) / 1e9);
             said = now;
         }
         struct timespec ts = {1, 0};

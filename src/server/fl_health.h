@@ -33,7 +33,9 @@ typedef struct fl_health_path {
     uint64_t failures;  /* ever, for /metrics */
     uint64_t run;       /* failures in this episode */
     uint64_t unlogged;  /* failures since the last line */
-    int64_t since;      /* wall time of the episode's first failure */
+    int64_t since;      /* wall time of the episode's first failure (shown) */
+    uint64_t since_ns;  /* monotonic time of it (its length: a step of the
+                         * wall clock would make that hours, or negative) */
     uint64_t logged_ns; /* monotonic time of the last line, 0: none */
     char why[512];      /* the last failure's reason, on one line */
 } fl_health_path;

@@ -83,6 +83,7 @@ void fl_health_fail(fl_health *h, int path, const char *why)
     one_line(p->why, sizeof p->why, why && *why ? why : "unknown error");
     if (p->state == FL_HEALTH_OK) {
         p->since = fl_now();
+        p->since_ns = now;
         p->run = 0;
         p->announced = false;
         __atomic_store_n(&p->state, FL_HEALTH_FAILING, __ATOMIC_RELEASE);
@@ -124,9 +125,9 @@ void fl_health_ok(fl_health *h, int path)
     if (p->state == FL_HEALTH_FAILING) {
         if (p->announced && h->log) {
             fprintf(h->log,
-                    "faultline serve: storage: %s works again (after %llu failure%s over %lld s)\n",
+                    "faultline serve: storage: %s works again (after %llu failure%s over %.0f s)\n",
                     NAMES[path], (unsigned long long)p->run, p->run == 1 ? "" : "s",
-                    (long long)(fl_now() - p->since));
+                    (fl_mono_ns() - p->since_ns) / 1e9);
             fflush(h->log);
             p->unlogged = 0;
             p->logged_ns = fl_mono_ns();

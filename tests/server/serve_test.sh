@@ -4,7 +4,7 @@
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
-#       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock
+#       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -1334,6 +1334,52 @@ PY
   ok "leases of another boot, and an older server's wall-clock lease, forgotten at the first claim"
   kill -TERM $wpid; wait $wpid || fail "worker exit status"
   stop || fail "shutdown rc"
+  ;;
+healthclock)
+  # How long something lasted, in the log, was a difference of wall-clock
+  # times: with the clock stepped back two hours meanwhile, a store that
+  # failed for seconds "works again (after 1 failure over -7199 s)", and a
+  # server waiting for PostgreSQL said "-7170 s so far" -- or rather said
+  # nothing more for two hours, its line being due every 30 s by that clock.
+  ft=$(faketime_lib) || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }
+  command -v prlimit >/dev/null || { echo "SKIP: prlimit missing"; exit 77; }
+  export FAKETIME_TIMESTAMP_FILE=$work/clock FAKETIME_NO_CACHE=1 DONT_FAKE_MONOTONIC=1
+  echo +0 >"$work/clock"
+  clock_wrapper "$work/fl-clock" "$ft"
+  FL_REAL=$FL FL=$work/fl-clock
+  start "$work/d" --workers 0
+  prlimit --pid "$PID" --fsize=4096: || fail "prlimit"
+  "$POST" stream "$PORT" "$KEY" 1 1 "$work/ok_none" 6 >/dev/null
+  [ ! -s "$work/ok_none" ] || fail "a report was stored past a 4 KiB limit"
+  grep -q 'storage: ingest failed' "$work/err" || fail "no failure logged: $(tail -3 "$work/err")"
+  echo -2h >"$work/clock"
+  prlimit --pid "$PID" --fsize=unlimited || fail "prlimit"
+  "$POST" stream "$PORT" "$KEY" 1 1 "$work/ok1" 7 >/dev/null
+  [ -s "$work/ok1" ] || fail "not stored once the limit was lifted"
+  for _ in $(seq 50); do grep -q 'storage: ingest works again' "$work/err" && break; sleep 0.1; done
+  line=$(grep 'storage: ingest works again' "$work/err")
+  over=$(sed -n 's/.* over \(-\?[0-9]*\) s)$/\1/p' <<<"$line")
+  [ -n "$over" ] && [ "$over" -ge 0 ] && [ "$over" -lt 60 ] ||
+    fail "the failure's length with the clock stepped back 2 h: $line"
+  ok "store failing across a step of 2 h back: $line"
+  stop || fail "shutdown rc"
+  # A PostgreSQL that is not up yet: the server says so every 30 s.
+  echo +0 >"$work/clock"
+  pgport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/w" --db "postgres://nobody@127.0.0.1:$pgport/none" \
+    >/dev/null 2>"$work/werr" &
+  PID=$!
+  for _ in $(seq 50); do grep -q 'waiting for PostgreSQL' "$work/werr" && break; sleep 0.1; done
+  grep -q 'waiting for PostgreSQL (0 s so far' "$work/werr" || fail "no waiting line: $(cat "$work/werr")"
+  echo -2h >"$work/clock"
+  for _ in $(seq 400); do [ "$(grep -c 'waiting for PostgreSQL' "$work/werr")" -ge 2 ] && break; sleep 0.1; done
+  line=$(grep 'waiting for PostgreSQL' "$work/werr" | sed -n 2p)
+  sofar=$(sed -n 's/.*waiting for PostgreSQL (\(-\?[0-9]*\) s so far.*/\1/p' <<<"$line")
+  [ -n "$sofar" ] && [ "$sofar" -ge 29 ] && [ "$sofar" -le 40 ] ||
+    fail "waiting for PostgreSQL across a step of 2 h back, 40 s on: ${line:-no second line}"
+  ok "waiting for PostgreSQL across a step of 2 h back: ${line##*; }"
+  kill -TERM "$PID"; wait "$PID"; PID=
+  FL=$FL_REAL
   ;;
 workerkill)
   # A worker process killed -9 in the middle of its batches: its leased
