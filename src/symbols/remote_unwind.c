@@ -405,7 +405,7 @@ int fl_remote_unwind(const fl_crashlog *log, fl_symlocate *loc, fl_ru_stack *out
             add_object_range(out, o);
             continue;
         }
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0) {
             add_object_range(out, o);
             continue;

@@ -2192,12 +2192,15 @@ static void alt_close(alt_file *a)
 }
 
 /* Opens path as the dwz file of build id (id, n).  The name comes from the
- * debug file: not blocking on a FIFO, nothing but a regular file. */
+ * debug file: nothing but a regular file is opened (a FIFO's writer would
+ * be let go, a device may act on open). */
 static int alt_open(alt_file *a, const char *path, const void *id, size_t n)
 {
     const void *got = NULL;
     struct stat st;
-    if ((a->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0 || fstat(a->fd, &st) != 0 ||
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (a->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0 ||
+        fstat(a->fd, &st) != 0 ||
         !S_ISREG(st.st_mode) ||
         !(a->elf = elf_begin(a->fd, ELF_C_READ_MMAP, NULL)) ||
         dwelf_elf_gnu_build_id(a->elf, &got) != (ssize_t)n || !got || memcmp(got, id, n) != 0 ||

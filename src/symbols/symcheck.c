@@ -82,22 +82,30 @@ const char *fl_symcheck_elf_problem(void *arg)
     return NULL;
 }
 
-/* Opens path for reading: a regular file, else -1 with why filled. */
+/* Opens path for reading: a regular file, else -1 with why filled.  The
+ * path may come from a crash log (OBJECT_PATH), so anything else is not
+ * even opened: opening a FIFO lets its blocked writer go on, a terminal
+ * may become the controlling one, some devices act on open (a watchdog
+ * starts).  The check is made again on the descriptor, in case the path
+ * changed in between. */
 static int open_regular(const char *path, char *why, size_t whylen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        say(why, whylen, strerror(errno));
-        return -1;
-    }
     struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (stat(path, &st) != 0) {
         say(why, whylen, strerror(errno));
-        close(fd);
         return -1;
     }
     if (!S_ISREG(st.st_mode)) {
         say(why, whylen, S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        say(why, whylen, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        say(why, whylen, "not a regular file");
         close(fd);
         return -1;
     }

@@ -1452,6 +1452,43 @@ assert all(len(t["frames"]) == 128 for t in d["threads"][1:])
 assert len(d["trace"]) == 2048 and d["trace"][-1]["text"] == "event 2999"
 PY
   ok "160,000 objects and frames: processed in $((SECONDS - t0)) s, the lists capped"
+  # OBJECT_PATH names a file of the server the worker may read (a build id
+  # must match): it must not even open anything but a regular file.  A
+  # FIFO shows an open -- it lets the writer blocked on its other end go
+  # on (so would a device that acts on open, a watchdog say).
+  mkfifo "$work/fifo"
+  ( exec 3>"$work/fifo"; : >"$work/fifo-opened" ) &
+  writer=$!
+  cat >"$work/fifo.log" <<EOF
+FAULTLINE 1
+CRASHLOG_VERSION 2
+APPLICATION_NAME fifo
+APPLICATION_VERSION 1.0
+CRASH_ID 0badc0de-0000-4000-8000-000000000002
+CRASH_SIGNAL 11
+OBJECT fifo/4194304/65536/0
+OBJECT_BUILD_ID 0123456789abcdef0123456789abcdef01234567
+OBJECT_PATH $work/fifo
+REGISTER rip 0x400100
+REGISTER rsp 0x7ffc00000000
+STACK 0x7ffc00000000 0000400000000000
+CALLSTACK 4194560
+CALLSTACK 4194600
+END
+EOF
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/fifo.log")
+  [ "$c" = 200 ] || fail "fifo log -> $c $(cat "$work/body")"
+  for _ in $(seq 100); do
+    admin "$(url /api/v1/crashes/0badc0de-0000-4000-8000-000000000002)" >"$work/c.json"
+    grep -q '"state":"processed"' "$work/c.json" && break
+    sleep 0.1
+  done
+  grep -q '"state":"processed"' "$work/c.json" || fail "the FIFO log was not processed"
+  sleep 0.2
+  opened=no; [ -e "$work/fifo-opened" ] && opened=yes
+  kill -9 "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
+  [ $opened = no ] || fail "the worker opened the FIFO an OBJECT_PATH named"
+  ok "an OBJECT_PATH naming a FIFO: processed, the FIFO never opened"
   stop || fail "shutdown rc"
   ;;
 *) fail "unknown case $case_" ;;
