@@ -797,11 +797,16 @@ int fl_cmd_serve(int argc, char **argv)
     if (run_workers && o.workers) {
         /* Frames are symbolized through fl_srvsym (fl_symbolize_fn in
          * fl_group.h), and the crashing thread re-unwound on the server. */
-        fl_workers_config wc = {.n = o.workers, .lease_s = o.lease_s, .batch = 32, .rules = rules,
-                                .symbolize = fl_srvsym_symbolize, .symbolize_ctx = sym,
+        fl_workers_config wc = {.n = o.workers,
+                                .lease_s = o.lease_s,
+                                .batch = 32,
+                                .rules = rules,
+                                .symbolize = fl_srvsym_symbolize,
+                                .symbolize_ctx = sym,
                                 .unwind = fl_srvsym_unwind,
                                 .symbols_changed = fl_srvsym_flush,
-                                .symbols_gap = fl_srvsym_gap};
+                                .symbols_gap = fl_srvsym_gap,
+                                .crash_begin = fl_srvsym_crash_begin};
         if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))
             goto out;
     }

@@ -121,6 +121,10 @@ typedef struct fl_workers_config {
      * the file, uploaded later, re-processes it (fl_srvsym_gap).  May be
      * NULL (every module found counts as complete). */
     int (*symbols_gap)(void *ctx, const char *build_id, char *wait, size_t cap);
+    /* Called with symbolize_ctx before each crash is processed, on the
+     * thread that processes it: starts the crash's budget of debuginfod
+     * requests (fl_srvsym_crash_begin).  May be NULL. */
+    void (*crash_begin)(void *ctx);
 } fl_workers_config;
 
 fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_workers_config *c,

@@ -80,6 +80,14 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
  * crash is never re-processed for nothing. */
 int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap);
 
+/* The crash_begin hook of fl_workers_config (ctx: the fl_srvsym): the
+ * calling thread's next crash may make debuginfod requests until
+ * FL_SRVSYM_CRASH_MISSES of them found nothing or they took
+ * FL_SRVSYM_CRASH_SECONDS (fl_symlocate_budget says why). */
+#define FL_SRVSYM_CRASH_MISSES 8
+#define FL_SRVSYM_CRASH_SECONDS 30
+void fl_srvsym_crash_begin(void *ctx);
+
 /* fl_symbolize_fn for fl_workers_config (ctx: the fl_srvsym). */
 int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uint64_t rel,
                         fl_sym_frame *out, size_t cap);

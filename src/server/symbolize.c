@@ -317,6 +317,12 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
     return (int)(n - skip);
 }
 
+void fl_srvsym_crash_begin(void *ctx)
+{
+    (void)ctx;
+    fl_symlocate_budget(FL_SRVSYM_CRASH_MISSES, FL_SRVSYM_CRASH_SECONDS);
+}
+
 int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap)
 {
     fl_srvsym *s = ctx;

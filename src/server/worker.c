@@ -358,6 +358,8 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     fl_crashlog_error err;
     if (fl_crashlog_parse(raw, len, &L, &err))
         return -1;
+    if (c->crash_begin)
+        c->crash_begin(c->symbolize_ctx);
     json_t *omitted = NULL;
     cap_log(L, &omitted);
     int rc = -1;

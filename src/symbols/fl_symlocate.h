@@ -152,7 +152,20 @@ typedef struct fl_symlocate_stats {
     uint64_t debuginfod_queries;  /* real requests made through libdebuginfod */
     uint64_t debuginfod_misses;
     uint64_t miss_cache_hits;     /* requests avoided by the miss cache */
+    uint64_t budget_skips;        /* requests not made: the thread's budget
+                                   * (fl_symlocate_budget) was spent */
 } fl_symlocate_stats;
+
+/* Starts a budget of debuginfod requests for the calling thread, until the
+ * next call: once `misses` requests have found nothing (or failed) or
+ * `seconds` have gone by in requests, the thread makes no more and its
+ * lookups go on without debuginfod.  A server processes crash logs from
+ * whoever reaches its ingest port: without a budget, one log naming a
+ * thousand build ids no debuginfod server has made a thousand requests
+ * (each up to the timeout) and kept a worker for minutes.  Found files do
+ * not count: a genuine crash's modules are mostly there.  A skipped
+ * request is not remembered as a miss.  (0, 0): no budget (the default). */
+void fl_symlocate_budget(unsigned misses, unsigned seconds);
 
 void fl_symlocate_get_stats(fl_symlocate *loc, fl_symlocate_stats *out);
 

@@ -13,6 +13,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,6 +310,28 @@ static int try_upload_root(const char *root, const char *id, fl_symlocate_result
     return -1;
 }
 
+/* The calling thread's budget (fl_symlocate_budget). */
+static __thread struct {
+    bool on;
+    unsigned misses_left;
+    uint64_t spent_ns, limit_ns;
+} budget;
+
+void fl_symlocate_budget(unsigned misses, unsigned seconds)
+{
+    budget.on = misses || seconds;
+    budget.misses_left = misses;
+    budget.spent_ns = 0;
+    budget.limit_ns = (uint64_t)seconds * 1000000000u;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
                           fl_symlocate_result *res, char *why, size_t whylen)
 {
@@ -318,10 +342,13 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
         snprintf(why, whylen, "debuginfod: no DEBUGINFOD_URLS");
         return -1;
     }
+    bool spent = budget.on && (budget.misses_left == 0 || budget.spent_ns >= budget.limit_ns);
     pthread_mutex_lock(&loc->lock);
     int cached = miss_lookup_locked(loc, key, mono_now());
     if (cached)
         loc->stats.miss_cache_hits++;
+    else if (spent)
+        loc->stats.budget_skips++;
     else
         loc->stats.debuginfod_queries++;
     pthread_mutex_unlock(&loc->lock);
@@ -329,6 +356,11 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
         snprintf(why, whylen, "debuginfod: recent miss (cached)");
         return -1;
     }
+    if (spent) {
+        snprintf(why, whylen, "debuginfod: not asked, this crash's requests are spent");
+        return -1;
+    }
+    uint64_t t0 = mono_ns();
     /* One client per query: a debuginfod_client is not thread-safe and
      * creating one is cheap next to an HTTP request. */
     debuginfod_client *c = debuginfod_begin();
@@ -340,6 +372,11 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
     int fd = executable ? debuginfod_find_executable(c, (const unsigned char *)id, 0, &path)
                         : debuginfod_find_debuginfo(c, (const unsigned char *)id, 0, &path);
     debuginfod_end(c);
+    if (budget.on) {
+        budget.spent_ns += mono_ns() - t0;
+        if (fd < 0 && budget.misses_left)
+            budget.misses_left--;
+    }
     if (fd < 0) {
         snprintf(why, whylen, "debuginfod: %s", strerror(-fd));
         bump(loc, &loc->stats.debuginfod_misses);
@@ -351,6 +388,8 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
                              executable ? NEED_CODE : NEED_SYMBOLS)
                   : -1;
     if (rc != 0) {
+        if (budget.on && budget.misses_left)
+            budget.misses_left--;
         snprintf(why, whylen, "debuginfod: answer did not match the build id");
         bump(loc, &loc->stats.debuginfod_misses);
         miss_remember(loc, key);

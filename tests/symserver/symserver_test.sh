@@ -3,7 +3,8 @@
 # port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug
-# CASE: upload | libc | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles
+# CASE: upload | libc | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
+#       debuginfod_budget
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -480,6 +481,59 @@ dwz_debuginfod)
   grep -q dwz_missing "$work/crash.json" && fail "dwz_missing with debuginfod serving the file"
   grep -q "/buildid/$ALT/debuginfo" "$work/debuginfod.log" || fail "debuginfod was not asked for the dwz file $ALT"
   ok "debuginfod served the debug file and its dwz file $ALT: $(grep -o '"signature":"[^"]*"' "$work/crash.json"), complete"
+  stop || fail "shutdown rc"
+  ;;
+debuginfod_budget)
+  # A log names 40 modules with build ids no debuginfod server has (the
+  # ingest key is public: anyone can send one).  Each id was one request
+  # -- each up to the timeout -- so one small report kept a worker for
+  # minutes and sent a flood to the debuginfod server.  A crash may now
+  # make requests until 8 found nothing (or 30 s went by in them).
+  . "$(dirname "$0")/../lib/debuginfod.sh"
+  trap 'debuginfod_stop; cleanup' EXIT
+  mkdir -p "$work/dsrv"
+  cp "$DEBUG" "$work/dsrv/"  # a file of another build id: it has scanned
+  debuginfod_start "$work/dsrv" 0 1
+  export DEBUGINFOD_URLS="http://127.0.0.1:$DPORT" DEBUGINFOD_CACHE_PATH="$work/dicache"
+  start "$work/d"
+  python3 - "$work/many" <<'PY'
+import random, sys
+for n in (1, 2):
+    random.seed(n)
+    L = ["FAULTLINE 1", "CRASHLOG_VERSION 2", "APPLICATION_NAME many", "APPLICATION_VERSION 1.0",
+         "CRASH_ID 0badc0de-0000-4000-8000-0000000000b%d" % n, "CRASH_SIGNAL 11"]
+    for i in range(40):
+        base = 0x10000000 + i * 0x100000
+        L += ["OBJECT lib%d.so/%d/65536/%d" % (i, base, base),
+              "OBJECT_BUILD_ID %040x" % random.getrandbits(160)]
+    L += ["CALLSTACK %d" % (0x10000000 + i * 0x100000 + 0x100) for i in range(40)]
+    L.append("END")
+    open(sys.argv[1] + "%d.log" % n, "w").write("\n".join(L) + "\n")
+PY
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/many1.log")
+  [ "$c" = 200 ] || fail "submit -> $c $(cat "$work/body")"
+  for _ in $(seq 300); do
+    admin "$(url /api/v1/crashes/0badc0de-0000-4000-8000-0000000000b1)" >"$work/crash.json"
+    grep -q '"state":"processed"' "$work/crash.json" && break
+    sleep 0.1
+  done
+  grep -q '"state":"processed"' "$work/crash.json" || fail "not processed"
+  asked=$(grep -c 'GET /buildid/' "$work/debuginfod.log" || true)
+  [ "$asked" -ge 1 ] && [ "$asked" -le 8 ] ||
+    fail "debuginfod was asked $asked times for one crash, want 1..8"
+  ok "40 unknown build ids in one crash: $asked debuginfod requests, then no more"
+  # The next crash has a budget of its own (40 other build ids).
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/many2.log")
+  [ "$c" = 200 ] || fail "submit 2 -> $c"
+  for _ in $(seq 300); do
+    admin "$(url /api/v1/crashes/0badc0de-0000-4000-8000-0000000000b2)" >"$work/crash.json"
+    grep -q '"state":"processed"' "$work/crash.json" && break
+    sleep 0.1
+  done
+  asked2=$(grep -c 'GET /buildid/' "$work/debuginfod.log" || true)
+  [ "$asked2" -gt "$asked" ] && [ "$asked2" -le $((asked + 8)) ] ||
+    fail "after the second crash debuginfod was asked $asked2 times in all, want $((asked + 1))..$((asked + 8))"
+  ok "the next crash: $((asked2 - asked)) requests of its own"
   stop || fail "shutdown rc"
   ;;
 roles)
