@@ -376,8 +376,18 @@ static int basics(int sig)
     return 1;
 }
 
+/* Unreadable pages skipped before the raw stack starts: a stack overflow
+ * leaves the stack pointer in the guard page (one page for a pthread,
+ * glibc's default guard size) or just below the main stack, its red zone
+ * below it.  Each costs a system call, and only when the start is not
+ * readable. */
+#define RAW_STACK_SKIP_PAGES 16
+
 /* Raw stack memory from the stack pointer up, so the server can redo the
- * unwind with full CFI.  Unreadable pages end it (the top of the stack). */
+ * unwind with full CFI.  Unreadable pages at the start are skipped (a
+ * stack overflow: the first readable page above holds the frames that
+ * overflowed); after that, an unreadable page ends it (the top of the
+ * stack). */
 static int raw_stack(void)
 {
     uint8_t *page = stack_page;
@@ -386,12 +396,19 @@ static int raw_stack(void)
     uint64_t sp = fl_cur.regs.r[FL_REG_SP];
     uint64_t from = sp >= 128 ? (sp - 128) & ~(uint64_t)63 : 0; /* x86-64 red zone */
     uint64_t to = from + fl_g.stack_bytes;
+    int skip = RAW_STACK_SKIP_PAGES;
     for (uint64_t a = from; a < to;) {
         uint64_t chunk = 4096 - (a & 4095);
         if (chunk > to - a)
             chunk = to - a;
-        if (fl_safe_read(page, a, chunk) != 0)
-            break;
+        if (fl_safe_read(page, a, chunk) != 0) {
+            if (a != from || skip-- == 0 || to + chunk < to)
+                break;
+            from = a + chunk; /* still nothing read: the same bytes from higher up */
+            to += chunk;
+            a = from;
+            continue;
+        }
         for (uint64_t o = 0; o < chunk; o += 64) {
             uint64_t k = chunk - o < 64 ? chunk - o : 64;
             fl_line_start(&line, "STACK");

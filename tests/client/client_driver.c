@@ -526,6 +526,8 @@ typedef struct fault_case {
                          * follows frame pointers does not at -O2 without them */
 } fault_case;
 
+static size_t stack_bytes(const fl_crashlog *log);
+
 static const fault_case cases[] = {
     {"null_read", SIGSEGV, "crash_null_read", "main"},
     {"null_write", SIGSEGV, "crash_null_write", "main"},
@@ -610,6 +612,13 @@ static int cmd_matrix(const char *exe, const char *name)
         if (c->sig == SIGSEGV && strcmp(name, "rodata_write") && strncmp(name, "stack", 5))
             CHECK(log->has_crash_address && log->crash_address == 0,
                   "CRASH_ADDRESS should be 0 for a NULL access");
+        if (!strncmp(name, "stack_overflow", 14)) {
+            /* The stack pointer (and its red zone below) is in the guard
+             * page: the raw stack starts at the first readable page above
+             * it, and is still all there for the server's own unwind. */
+            CHECK(stack_bytes(log) == 32768,
+                  "%zu bytes of STACK on a stack overflow, expected 32768", stack_bytes(log));
+        }
         if (!strcmp(name, "many_threads")) {
             /* 300 threads: the log keeps 256 and says how many it left out. */
             CHECK(log->nthreads == 256 && log->threads_omitted == 300 - 256,
