@@ -5,12 +5,15 @@
  * milliseconds: read the module's build id and symbol-table fingerprint
  * (a few pages of the ELF file), mmap the symcache, verify it.
  */
+#define _GNU_SOURCE /* F_OFD_SETLKW */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fl_symstore.h"
 #include "symcache_format.h"
@@ -77,6 +80,61 @@ static int files_arrived(fl_symcache *sc, const char *elf_path, const fl_symbuil
            fl_symcache_split_units(elf_path, &units, &missing) == 0 && units && !missing;
 }
 
+/* The cached symcache of this module under primary or variant, when it is
+ * valid and need not be rebuilt; NULL otherwise.  *chosen: its path. */
+static fl_symcache *open_cached(const char *primary, const char *variant, const uint8_t *id,
+                                size_t idlen, uint64_t fp, const char *elf_path,
+                                const fl_symbuild_opts *opts, const char **chosen)
+{
+    fl_symcache *sc = try_open(primary, id, idlen, fp);
+    *chosen = primary;
+    if (!sc) {
+        sc = try_open(variant, id, idlen, fp);
+        *chosen = variant;
+    }
+    if (sc && files_arrived(sc, elf_path, opts)) {
+        fl_symcache_close(sc);
+        sc = NULL;
+    }
+    return sc;
+}
+
+/* Builds of one symcache are made one at a time, by the threads of a
+ * process and by the processes sharing the directory.  A build holds the
+ * module's whole debug information in memory (about three times the size
+ * of a large debug file) and takes seconds to minutes of CPU; on a server,
+ * the upload thread and every worker ask for the symcache of a file just
+ * uploaded at the same moment (its crashes are re-queued with it), and
+ * each built its own copy: three builds' memory for one.  The ones that
+ * wait open what the first one built.  The lock is an open file
+ * description lock (threads of one process do not share it, as they share
+ * a POSIX record lock) on one byte of DIR/.lock picked by the key: two
+ * keys on the same byte only wait for each other.  Returns the descriptor
+ * holding the lock (close it to release), or -1: build without it. */
+static int lock_key(const char *dir, const char *key)
+{
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof p, "%s/.lock", dir) >= sizeof p)
+        return -1;
+    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)(fl_sc_hash64(key, strlen(key)) & 0x3fffffff);
+    fl.l_len = 1;
+    int rc;
+    while ((rc = fcntl(fd, F_OFD_SETLKW, &fl)) != 0 && errno == EINTR)
+        ;
+    if (rc != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opts *opts, int force,
                     fl_symcache **out, int *built, fl_symbuild_stats *stats, char *path_out,
                     size_t path_cap, char *err, size_t errlen)
@@ -115,23 +173,29 @@ int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opt
         return FL_SYM_EINVAL;
     }
     const char *chosen = NULL;
-    if (!force) {
-        fl_symcache *sc = try_open(primary, id, idlen, fp);
-        if (sc) {
-            chosen = primary;
-        } else if ((sc = try_open(variant, id, idlen, fp)) != NULL) {
-            chosen = variant;
-        }
-        if (sc && files_arrived(sc, elf_path, opts)) {
-            fl_symcache_close(sc);
-            sc = NULL;
-        }
-        if (sc) {
-            *out = sc;
-            if (path_out && path_cap)
-                snprintf(path_out, path_cap, "%s", chosen);
-            return 0;
-        }
+    fl_symcache *sc =
+        force ? NULL : open_cached(primary, variant, id, idlen, fp, elf_path, opts, &chosen);
+    if (sc) {
+        *out = sc;
+        if (path_out && path_cap)
+            snprintf(path_out, path_cap, "%s", chosen);
+        return 0;
+    }
+    if (fl_symstore_mkdirs(dir) != 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return FL_SYM_EIO;
+    }
+    /* One build at a time (lock_key); whoever waited for another may find
+     * its symcache made now. */
+    int lock = lock_key(dir, key);
+    if (lock >= 0 && !force &&
+        (sc = open_cached(primary, variant, id, idlen, fp, elf_path, opts, &chosen)) != NULL) {
+        close(lock);
+        *out = sc;
+        if (path_out && path_cap)
+            snprintf(path_out, path_cap, "%s", chosen);
+        return 0;
     }
     /* Build.  The primary name goes to whoever comes first; a valid
      * symcache of the other variant already there keeps it. */
@@ -144,15 +208,11 @@ int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opt
             chosen = variant;
         fl_symcache_close(other);
     }
-    if (fl_symstore_mkdirs(dir) != 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-        return FL_SYM_EIO;
-    }
     rc = fl_symcache_build_with(elf_path, chosen, opts, stats, err, errlen);
-    if (rc)
-        return rc;
-    rc = fl_symcache_open(chosen, out, err, errlen);
+    if (rc == 0)
+        rc = fl_symcache_open(chosen, out, err, errlen);
+    if (lock >= 0)
+        close(lock);
     if (rc)
         return rc;
     *built = 1;

@@ -496,6 +496,51 @@ static void test_store(void **state)
     assert_string_equal(fl_sym_strerror(FL_SYM_ECORRUPT), "corrupt or truncated symcache");
 }
 
+/* Threads asking a cache directory for the same module at once (a
+ * server's workers and its upload thread, when an upload re-queues its
+ * crashes): one builds, the others wait and open its symcache -- four
+ * builds at once held four copies of a large module's debug information. */
+struct store_job {
+    pthread_barrier_t *start;
+    const char *dir;
+    int rc, built;
+};
+
+static void *store_worker(void *arg)
+{
+    struct store_job *j = arg;
+    fl_symcache *sc = NULL;
+    char err[256];
+    pthread_barrier_wait(j->start);
+    j->rc =
+        fl_symstore_get(j->dir, g_prog, NULL, 0, &sc, &j->built, NULL, NULL, 0, err, sizeof err);
+    fl_symcache_close(sc);
+    return NULL;
+}
+
+static void test_store_concurrent(void **state)
+{
+    (void)state;
+    char dir[512];
+    path_in_work(dir, sizeof dir, "store-concurrent");
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, 4);
+    struct store_job jobs[4];
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (struct store_job){&start, dir, -1, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, store_worker, &jobs[i]), 0);
+    }
+    int built = 0;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(jobs[i].rc, 0);
+        built += jobs[i].built;
+    }
+    pthread_barrier_destroy(&start);
+    assert_int_equal(built, 1);
+}
+
 /* The fuzz seeds must be symcaches of the current format, or the fuzzer
  * starts from nothing but header rejections. */
 static void test_seed_corpus_current(void **state)
@@ -540,6 +585,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forged_checksum),
         cmocka_unit_test(test_bad_elf),
         cmocka_unit_test(test_store),
+        cmocka_unit_test(test_store_concurrent),
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_seed_corpus_current),
     };
