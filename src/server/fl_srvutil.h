@@ -21,6 +21,14 @@ int fl_random_key(char out[33]);
  * says nothing about how much of a secret was right.  NULL equals nothing. */
 bool fl_secret_eq(const char *a, const char *b);
 
+/* Hands the heap freed since to the system (glibc's malloc_trim).  Called
+ * after a symcache build: a large debug file's build allocates hundreds of
+ * megabytes and frees them, but a thread's heap shrinks only down to its
+ * highest block still in use, so a server kept some 200 MB of freed memory
+ * resident for good after one 300 MB upload.  Costs a walk of the heaps:
+ * for the rare builds only. */
+void fl_release_heap(void);
+
 /* Compare two application versions component by component: runs of digits
  * compare numerically ("1.10" > "1.9"), other runs byte-wise, a missing
  * component is smaller ("1.2" < "1.2.1").  NULL sorts first.  Returns <0, 0

@@ -6,6 +6,9 @@
 #include "fl_store.h"
 
 #include <ctype.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,4 +446,11 @@ json_t *fl_json_text(const char *s, size_t n)
     json_t *j = json_stringn_nocheck(t, (size_t)(w - t));
     free(t);
     return j;
+}
+
+void fl_release_heap(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "fl_remote_unwind.h"
+#include "fl_srvutil.h"
 #include "fl_symlocate.h"
 #include "fl_symstore.h"
 
@@ -283,8 +284,11 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         int built = 0;
         fl_symbuild_opts opts = {.find_alt = find_alt, .ctx = s};
         char alt[ID_MAX] = "";
-        if (fl_symstore_get(s->cache_dir, res.path, &opts, 0, &sc, &built, NULL, NULL, 0, err,
-                            sizeof err)) {
+        int rc = fl_symstore_get(s->cache_dir, res.path, &opts, 0, &sc, &built, NULL, NULL, 0, err,
+                                 sizeof err);
+        if (rc != 0 || built)
+            fl_release_heap(); /* what the build freed */
+        if (rc) {
             pthread_mutex_lock(&s->mu);
             struct broken *b = &s->broken[s->nbroken_next++ % MAX_BROKEN];
             snprintf(b->build_id, sizeof b->build_id, "%s", build_id);

@@ -294,8 +294,11 @@ static void prebuild(fl_symingest *g)
         fl_symcache *sc = NULL;
         int built = 0;
         char err[256];
-        if (fl_symstore_get(g->cache, p, NULL, 0, &sc, &built, NULL, NULL, 0, err, sizeof err) == 0)
+        int rc = fl_symstore_get(g->cache, p, NULL, 0, &sc, &built, NULL, NULL, 0, err, sizeof err);
+        if (rc == 0)
             fl_symcache_close(sc);
+        if (rc != 0 || built)
+            fl_release_heap(); /* what the build freed */
     }
 }
 
