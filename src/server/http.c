@@ -214,6 +214,11 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
     return send_text_hdr(c, status, ctype, text, "Retry-After", retry_after);
 }
 
+/* An answer this large (a crash with thousands of modules and threads:
+ * a 7.7 MB document, 58 MB of JSON tree) hands its freed tree back to the
+ * system, which a thread's heap keeps otherwise (fl_release_heap). */
+#define RELEASE_AFTER_ANSWER (1u << 20)
+
 static char *jdump(json_t *j)
 {
     char *s = json_dumps(j, JSON_COMPACT);
@@ -221,6 +226,8 @@ static char *jdump(json_t *j)
     if (!s)
         return NULL;
     size_t n = strlen(s);
+    if (n > RELEASE_AFTER_ANSWER)
+        fl_release_heap();
     char *t = realloc(s, n + 2);
     if (!t)
         return s;

@@ -350,6 +350,12 @@ static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
     return json_pack("{s:s,s:o}", "status", st, "modules", mods);
 }
 
+/* A log this large (thousands of modules, hundreds of threads) takes tens
+ * of megabytes of parsed log and JSON to process: handed back to the
+ * system afterwards, which a worker's heap keeps otherwise
+ * (fl_release_heap). */
+#define RELEASE_AFTER_LOG (256u << 10)
+
 int fl_process_log(const char *crash_id, const char *project, const char *raw, size_t len,
                    int64_t received, const fl_workers_config *c, fl_processed_buf *out)
 {
@@ -501,6 +507,8 @@ out:
     free(sig.text);
     fl_frames_free(&crash);
     fl_crashlog_free(L);
+    if (len > RELEASE_AFTER_LOG)
+        fl_release_heap();
     return rc;
 }
 
