@@ -164,7 +164,8 @@ typedef struct fl_symlocate_stats {
  * thousand build ids no debuginfod server has made a thousand requests
  * (each up to the timeout) and kept a worker for minutes.  Found files do
  * not count: a genuine crash's modules are mostly there.  A skipped
- * request is not remembered as a miss.  (0, 0): no budget (the default). */
+ * request is not remembered as a miss.  A 0 is no limit of that kind;
+ * (0, 0): no budget (the default). */
 void fl_symlocate_budget(unsigned misses, unsigned seconds);
 
 void fl_symlocate_get_stats(fl_symlocate *loc, fl_symlocate_stats *out);

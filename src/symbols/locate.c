@@ -313,13 +313,15 @@ static int try_upload_root(const char *root, const char *id, fl_symlocate_result
 /* The calling thread's budget (fl_symlocate_budget). */
 static __thread struct {
     bool on;
-    unsigned misses_left;
-    uint64_t spent_ns, limit_ns;
+    unsigned misses_left; /* when misses_limited */
+    bool misses_limited;
+    uint64_t spent_ns, limit_ns; /* limit_ns 0: no limit */
 } budget;
 
 void fl_symlocate_budget(unsigned misses, unsigned seconds)
 {
     budget.on = misses || seconds;
+    budget.misses_limited = misses != 0;
     budget.misses_left = misses;
     budget.spent_ns = 0;
     budget.limit_ns = (uint64_t)seconds * 1000000000u;
@@ -342,7 +344,8 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
         snprintf(why, whylen, "debuginfod: no DEBUGINFOD_URLS");
         return -1;
     }
-    bool spent = budget.on && (budget.misses_left == 0 || budget.spent_ns >= budget.limit_ns);
+    bool spent = budget.on && ((budget.misses_limited && budget.misses_left == 0) ||
+                               (budget.limit_ns && budget.spent_ns >= budget.limit_ns));
     pthread_mutex_lock(&loc->lock);
     int cached = miss_lookup_locked(loc, key, mono_now());
     if (cached)
