@@ -68,7 +68,10 @@ typedef struct fl_retry_state {
 } fl_retry_state;
 
 /* Load a log's retry state: 0 and *st filled, or -ENOENT (never failed:
- * *st zeroed).  A damaged retry file reads as -ENOENT. */
+ * *st zeroed).  A damaged retry file reads as -ENOENT.  A file written at
+ * a wall-clock time later than now (the clock was set back since: NTP
+ * after a suspend, a corrected clock) has its wait counted from now, so
+ * that a step back does not add itself to the wait. */
 int fl_spool_retry_load(fl_spool *sp, const char *name, fl_retry_state *st);
 /* Write it atomically (temp file + rename). */
 int fl_spool_retry_save(fl_spool *sp, const char *name, const fl_retry_state *st);

@@ -762,7 +762,11 @@ int fl_reporter_main(int argc, char **argv)
         return FL_EXIT_ERROR;
     }
 
-    int64_t deadline = o.retry_until >= 0 ? (int64_t)time(NULL) + o.retry_until : 0;
+    /* --retry-until counts on the monotonic clock: a step of the wall
+     * clock neither ends the run early nor keeps it going for the step. */
+    struct timespec mono;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    int64_t mono_deadline = o.retry_until >= 0 ? (int64_t)mono.tv_sec + o.retry_until : 0;
     bool usage_problem = false;
     for (bool first = true;; first = false) {
         r.kept = 0; /* delivered and rejected add up over passes, kept is the last word */
@@ -774,7 +778,8 @@ int fl_reporter_main(int argc, char **argv)
         if (o.retry_until < 0 || !r.kept || r.errors != errors_before || !r.next_due)
             break;
         int64_t now = (int64_t)time(NULL);
-        if (r.next_due > deadline)
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        if (r.next_due - now > mono_deadline - (int64_t)mono.tv_sec)
             break;
         if (r.next_due > now) {
             say(&r, "waiting %lld s for the next retry", (long long)(r.next_due - now));

@@ -270,6 +270,7 @@ int fl_spool_retry_load(fl_spool *sp, const char *name, fl_retry_state *st)
     /* "key value" lines; unknown keys are ignored so that later versions
      * may add some. */
     bool have_next = false;
+    int64_t written = 0; /* 0: a file of a version that did not say */
     for (char *save = NULL, *ln = strtok_r(text, "\n", &save); ln; ln = strtok_r(NULL, "\n", &save)) {
         char *sp_ = strchr(ln, ' ');
         if (!sp_)
@@ -285,11 +286,16 @@ int fl_spool_retry_load(fl_spool *sp, const char *name, fl_retry_state *st)
             have_next = true;
         } else if (!strcmp(ln, "status") && fl_parse_u64(v, &u) == 0 && u < 1000)
             st->status = (long)u;
+        else if (!strcmp(ln, "written") && fl_parse_i64(v, &i) == 0)
+            written = i;
     }
     if (!have_next) {
         memset(st, 0, sizeof *st);
         return -ENOENT;
     }
+    int64_t now = (int64_t)time(NULL);
+    if (written > now) /* the clock went back: the wait that was left, from now */
+        st->next = st->next > written ? now + (st->next - written) : now;
     return 0;
 }
 
@@ -330,9 +336,9 @@ int fl_spool_retry_save(fl_spool *sp, const char *name, const fl_retry_state *st
     char rn[NAME_MAX + 8];
     if (bad_name(name) || retry_name(rn, sizeof rn, name))
         return -EINVAL;
-    char text[128];
-    int n = snprintf(text, sizeof text, "attempts %u\nnext %lld\nstatus %ld\n", st->attempts,
-                     (long long)st->next, st->status);
+    char text[160];
+    int n = snprintf(text, sizeof text, "attempts %u\nnext %lld\nstatus %ld\nwritten %lld\n",
+                     st->attempts, (long long)st->next, st->status, (long long)time(NULL));
     return write_atomic(sp, rn, text, (size_t)n);
 }
 

@@ -330,6 +330,32 @@ case_status_429() {
     [ "$(nlogs)" = 1 ] || fail "--now: log lost"
 }
 
+# The wall clock set back (NTP after a suspend, a corrected clock) after a
+# 429 with Retry-After 120: the next run waits what was left of the 120 s,
+# not two hours more.  libfaketime moves the reporter's wall clock only.
+case_clock_step_back() {
+    local ft f
+    for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+        [ -f "$f" ] && ft=$f
+    done
+    [ -n "${ft:-}" ] || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }
+    local asan
+    asan=$(ldd "$REPORTER" | awk '/libasan/ {print $3}')
+    mklog "$SPOOL/a.crashlog"
+    start_responder 429 --retry-after 120
+    rep --url "$URL" --yes
+    expect_rc 75
+    grep -q '^written [0-9]*$' "$SPOOL/a.crashlog.retry" || fail "the retry file does not say when it was written"
+    LD_PRELOAD="${asan:+$asan }$ft" FAKETIME=-2h DONT_FAKE_MONOTONIC=1 rep --url "$URL" --yes
+    expect_rc 75
+    local left
+    left=$(sed -n 's/.*waiting to retry.*next try in \([0-9]*\) s.*/\1/p' "$WORK/rep.err")
+    [ -n "$left" ] && [ "$left" -le 120 ] ||
+        fail "with the clock 2 h back the next try is in ${left:-?} s, want at most 120"
+    [ "$(requests)" = 1 ] || fail "sent again inside the Retry-After window"
+    echo "ok: clock 2 h back: next try in $left s"
+}
+
 case_status_503_then_200() {
     mklog "$SPOOL/a.crashlog"
     start_responder 503,503,200 --retry-after 1
