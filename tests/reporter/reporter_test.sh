@@ -339,14 +339,15 @@ case_clock_step_back() {
         [ -f "$f" ] && ft=$f
     done
     [ -n "${ft:-}" ] || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }
-    local asan
-    asan=$(ldd "$REPORTER" | awk '/libasan/ {print $3}')
+    # libfaketime's start-up and ASan's deadlock (even --help hangs): the
+    # plain build runs this case.
+    ldd "$REPORTER" | grep -q libasan && { echo "SKIP: libfaketime hangs an ASan build"; exit 77; }
     mklog "$SPOOL/a.crashlog"
     start_responder 429 --retry-after 120
     rep --url "$URL" --yes
     expect_rc 75
     grep -q '^written [0-9]*$' "$SPOOL/a.crashlog.retry" || fail "the retry file does not say when it was written"
-    LD_PRELOAD="${asan:+$asan }$ft" FAKETIME=-2h DONT_FAKE_MONOTONIC=1 rep --url "$URL" --yes
+    LD_PRELOAD=$ft FAKETIME=-2h DONT_FAKE_MONOTONIC=1 rep --url "$URL" --yes
     expect_rc 75
     local left
     left=$(sed -n 's/.*waiting to retry.*next try in \([0-9]*\) s.*/\1/p' "$WORK/rep.err")
