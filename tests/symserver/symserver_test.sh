@@ -415,7 +415,7 @@ symtab)
   FULL='"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"'
   for _ in $(seq 200); do
     GID=$(admin "$(url "/api/v1/crashes/$CID")" | field group_id)
-    admin "$(url "/api/v1/groups/$GID")" | grep -q "$NAMES" && break
+    grep -q "$NAMES" <<<"$(admin "$(url "/api/v1/groups/$GID")")" && break
     sleep 0.1
   done
   admin "$(url "/api/v1/groups/$GID")" >"$work/g0.json"
