@@ -308,18 +308,22 @@ typedef struct seen {
     char name[256];
     off_t size;
     struct timespec mtime;
+    uint64_t since_ns; /* fl_mono_ns() when this size and mtime were first seen */
 } seen;
 
 /* A writer that pauses (a slow copy, a network file system) leaves a file
  * unchanged for a poll half written: an ELF file's section headers come
- * last, so it looks truncated.  Such a file, modified within
+ * last, so it looks truncated.  Such a file, unchanged for less than
  * PARTIAL_WAIT_S, is left where it is and looked at again, rather than
- * failed for good while it goes on growing. */
+ * failed for good while it goes on growing.  Measured on the monotonic
+ * clock from when this poll first saw it so, not from its mtime: the wall
+ * clock stepped forward made a paused writer's file look a minute old and
+ * failed it, stepped back kept a truncated one for the step. */
 #define PARTIAL_WAIT_S 60
 
-static bool still_written(const char *path, const struct stat *st)
+static bool still_written(const char *path, uint64_t unchanged_ns)
 {
-    if (time(NULL) - st->st_mtim.tv_sec >= PARTIAL_WAIT_S)
+    if (unchanged_ns >= (uint64_t)PARTIAL_WAIT_S * 1000000000u)
         return false;
     fl_symcheck_info info;
     char why[256] = "";
@@ -343,14 +347,17 @@ static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *
         if (lstat(p, &st) || !S_ISREG(st.st_mode))
             continue;
         bool still = false;
+        uint64_t now = fl_mono_ns(), since = now;
         for (size_t i = 0; i < *nprev; i++)
             if (!strcmp(prev[i].name, de->d_name)) {
                 still = prev[i].size == st.st_size &&
                         prev[i].mtime.tv_sec == st.st_mtim.tv_sec &&
                         prev[i].mtime.tv_nsec == st.st_mtim.tv_nsec;
+                if (still)
+                    since = prev[i].since_ns;
                 break;
             }
-        if (still && !still_written(p, &st)) {
+        if (still && !still_written(p, now - since)) {
             /* Unchanged for a whole poll: the writer is done with it. */
             char id[160], err[512];
             int rc = fl_symingest_file(g, conn, p, de->d_name, (long long)st.st_size, true, id,
@@ -371,6 +378,7 @@ static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *
         snprintf(s->name, sizeof s->name, "%s", de->d_name);
         s->size = st.st_size;
         s->mtime = st.st_mtim;
+        s->since_ns = since;
     }
     closedir(d);
     memcpy(prev, cur, ncur * sizeof *cur);

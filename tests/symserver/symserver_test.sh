@@ -4,7 +4,7 @@
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
-#       debuginfod_budget
+#       debuginfod_budget | watch_clock
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -248,6 +248,40 @@ watch)
   [ ! -e "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] && [ -e "$work/d/symbols/processed/slow.debug" ] ||
     fail "the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
   ok "a file written with a pause is taken once complete"
+  stop || fail "shutdown rc"
+  ;;
+watch_clock)
+  # The same paused writer with the server's wall clock 2 h ahead of the
+  # file's (an NTP step after the file was made): the file's mtime looked
+  # two hours old, so the half-written file was failed for good at once.
+  # How long a file stayed unchanged is measured on the monotonic clock.
+  ft=
+  for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+    [ -f "$f" ] && ft=$f
+  done
+  [ -n "$ft" ] || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }
+  # The shim (tests/server/clockstep_shim.c) keeps libfaketime 0.9.10 from
+  # ending every wait on a monotonic condition variable at once, which
+  # made the watcher poll without pause.  NO_FAKE_STAT: a step does not
+  # move the times the file system keeps (libfaketime shifts them too).
+  [ -f "${FL_CLOCK_SHIM:-}" ] || fail "FL_CLOCK_SHIM: no such file: ${FL_CLOCK_SHIM:-}"
+  asan=$(ldd "$FL" | awk '/libasan/ {print $3}')
+  printf '#!/bin/sh\nLD_PRELOAD="%s" FAKETIME=+2h DONT_FAKE_MONOTONIC=1 NO_FAKE_STAT=1 exec "%s" "$@"\n' \
+    "${asan:+$asan }$FL_CLOCK_SHIM $ft" "$FL" >"$work/fl-ahead"
+  chmod +x "$work/fl-ahead"
+  real=$FL FL=$work/fl-ahead
+  start "$work/d"
+  FL=$real
+  inc="$work/d/symbols/incoming"
+  head -c 50000 "$DEBUG" >"$inc/slow.debug"
+  sleep 2.5
+  [ -f "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] ||
+    fail "clock 2 h ahead: a file still being written was taken: $(cat "$work/d/symbols/failed/slow.debug.error" 2>/dev/null)"
+  tail -c +50001 "$DEBUG" >>"$inc/slow.debug"
+  for _ in $(seq 100); do [ -e "$inc/slow.debug" ] || break; sleep 0.1; done
+  [ -e "$work/d/symbols/processed/slow.debug" ] ||
+    fail "clock 2 h ahead, the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
+  ok "server's clock 2 h ahead: a file written with a pause is taken once complete"
   stop || fail "shutdown rc"
   ;;
 storefail)
