@@ -2141,11 +2141,19 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         sqlite3_close(db);
         return NULL;
     }
+    /* The schema is made and upgraded in one write transaction.  Processes
+     * that start together on one database (--role api and --role worker
+     * after an upgrade) would otherwise both find a column missing and
+     * both add it, and the second stopped on "duplicate column name"; this
+     * way the second waits for the first (busy_wait) and finds the columns
+     * there. */
     char *msg = NULL;
-    if (sqlite3_exec(db, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(err, errlen, "cannot create the schema in %s: %s", path, msg ? msg : "?");
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot create the schema in %s: %s", path,
+                 msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
-        sqlite3_close(db);
+        sqlite3_close(db); /* rolls back */
         return NULL;
     }
     /* Databases from before the backfill lack crashes.resym/install_id,
@@ -2181,6 +2189,11 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
             sqlite3_close(db);
             return NULL;
         }
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot upgrade the schema in %s: %s", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return NULL;
     }
     /* How many ids the filter will hold to begin with: the largest rowids
      * (no fewer than the rows, read off the end of each table). */

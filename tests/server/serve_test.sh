@@ -4,7 +4,8 @@
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
-#       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock
+#       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
+#       upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -1535,6 +1536,106 @@ EOF
   kill -9 "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
   [ $opened = no ] || fail "the worker opened the FIFO an OBJECT_PATH named"
   ok "an OBJECT_PATH naming a FIFO: processed, the FIFO never opened"
+  stop || fail "shutdown rc"
+  ;;
+upgrade)
+  # Today's server on a data directory an older version wrote: FL_UPGRADE_FROM
+  # names a fixture of tests/data/upgrade (an SQL dump; see its README): 8
+  # crashes processed in 6 groups, the largest streamapp group resolved, two
+  # of the crashes from an old libfaultline (symbolicated, when that version
+  # took uploads, from the debug file it lists), and 4 reports queued and
+  # never processed (fl_post seed 2), plus a resend of a processed crash.
+  from=${FL_UPGRADE_FROM:?FL_UPGRADE_FROM names a fixture of tests/data/upgrade}
+  wpid=
+  trap '[ -n "$wpid" ] && kill -9 $wpid 2>/dev/null; cleanup' EXIT
+  [ -f "$DATA/upgrade/$from.sql" ] || fail "no fixture $DATA/upgrade/$from.sql"
+  # load: a fresh copy of the old database in $work/d, in WAL mode as the
+  # old server left it, its tasks leased by the old server's wall clock (as
+  # a server killed -9 leaves them).  Prints the groups and the old-client
+  # crashes it holds.
+  load() {
+    rm -rf "$work/d" && mkdir "$work/d"
+    python3 - "$DATA/upgrade/$from.sql" "$work/d/faultline.db" <<'PY'
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[2])
+db.executescript(open(sys.argv[1]).read())
+db.execute("PRAGMA journal_mode=WAL")
+db.execute("UPDATE tasks SET lease_until=?", (int(time.time()) + 3600,))
+db.commit()
+for r in db.execute("SELECT id, count, status, coalesce(resolved_in, '-') FROM groups ORDER BY id"):
+    print("group", *r)
+for r in db.execute("SELECT id FROM crashes WHERE app='symsrv' ORDER BY id"):
+    print("client", r[0])
+symbols = db.execute("SELECT count(*) FROM sqlite_master WHERE name='symbols'").fetchone()[0]
+print("symbols", symbols)
+PY
+  }
+  # The API and the worker process start at once, as a service manager
+  # starts them after the upgrade: both must come up (each used to find a
+  # column missing and add it, and the second stopped on "duplicate column
+  # name" -- 19 starts in 20).  Five tries on fresh copies.
+  for try in 1 2 3 4 5; do
+    load >"$work/before" || fail "cannot load the fixture $from"
+    "$FL" serve --role worker --workers 2 --listen 127.0.0.1:0 --data "$work/d" >"$work/wout" \
+      2>>"$work/err" &
+    wpid=$!
+    start "$work/d" --role api
+    for _ in $(seq 100); do grep -q 'listening on' "$work/wout" && break; sleep 0.1; done
+    grep -q 'listening on' "$work/wout" && kill -0 $wpid 2>/dev/null ||
+      fail "try $try: the worker process did not start beside the API process"
+    [ $try = 5 ] && break
+    kill -TERM $wpid; wait $wpid || fail "worker exit status"
+    stop || fail "shutdown rc"
+  done
+  ok "$from: API and worker processes started together on it, five times"
+  "$POST" wait "$PORT" "$ADMIN" 12 20 >"$work/sum" ||
+    fail "the queued reports were not processed: sum $(cat "$work/sum") of 8 + 4"
+  for i in 0 1 2 3; do
+    id=$("$POST" log 2 $i | sed -n 's/^CRASH_ID //p')
+    api "/api/v1/crashes/$id" >"$work/c.json" || fail "queued crash $id: not found"
+    grep -q '"state":"processed"' "$work/c.json" || fail "queued crash $id: $(cat "$work/c.json")"
+  done
+  ok "$from: the 4 queued reports processed (wall-clock leases of the old server forgotten), the resend not counted"
+  api /api/v1/groups >"$work/groups.json" || fail "groups"
+  python3 - "$work/before" "$work/groups.json" <<'PY' || fail "groups changed: $(cat "$work/groups.json")"
+import json, sys
+now = {g["id"]: g for g in json.load(open(sys.argv[2]))["groups"]}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] != "group":
+        continue
+    g = now.get(f[1])
+    assert g, "group %s is gone" % f[1]
+    assert g["count"] >= int(f[2]), (f, g)
+    assert g["status"] == f[3] and (g["resolved_in"] or "-") == f[4], (f, g)
+PY
+  grep -q '"status":"resolved"' "$work/groups.json" || fail "no resolved group"
+  ok "$from: every group kept with its count, status and resolved-in version"
+  with_symbols=$(awk '$1 == "symbols" {print $2}' "$work/before")
+  for id in $(awk '$1 == "client" {print $2}' "$work/before"); do
+    api "/api/v1/crashes/$id" >"$work/c.json" || fail "old client crash $id: not found"
+    grep -q '"state":"processed"' "$work/c.json" || fail "old client crash $id: $(cat "$work/c.json")"
+    if [ "$with_symbols" = 1 ]; then
+      grep -q '"function":"symsrv_' "$work/c.json" || fail "old client crash $id: frames lost their names"
+    fi
+  done
+  if [ "$with_symbols" = 1 ]; then
+    api /api/v1/symbols | grep -q '"name":"crash.debug"' || fail "the upload is not listed"
+  fi
+  ok "$from: the old client's crashes and their frames, the uploads listed"
+  "$POST" log 3 0 >"$work/new.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/new.log")
+  [ "$c" = 200 ] || fail "a new report -> $c $(cat "$work/body")"
+  "$POST" wait "$PORT" "$ADMIN" 13 20 >"$work/sum" || fail "the new report: sum $(cat "$work/sum")"
+  api "/api/v1/trends?app=streamapp" >/dev/null || fail "trends"
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  stop || fail "shutdown rc"
+  # And once more as one --role all server: nothing counted twice.
+  start "$work/d"
+  sleep 1
+  [ "$("$POST" sum "$PORT" "$ADMIN")" = 13 ] || fail "after a restart: sum $("$POST" sum "$PORT" "$ADMIN")"
+  metric_has '^faultline_queue_depth 0$' || fail "tasks left in the queue"
+  ok "$from: a new report counted; a restart counts nothing again"
   stop || fail "shutdown rc"
   ;;
 *) fail "unknown case $case_" ;;
