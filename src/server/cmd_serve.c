@@ -676,7 +676,7 @@ int fl_cmd_serve(int argc, char **argv)
      * forget every lease at start (they belonged to its dead predecessor).
      * A broker gives a dead consumer's tasks back by itself, and servers
      * sharing PostgreSQL are meant to run side by side. */
-    int lockfd = -1;
+    int lockfd = -1, oldlockfd = -1;
     if (run_workers && run_http && !pg) {
         lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (lockfd < 0) {
@@ -690,6 +690,27 @@ int fl_cmd_serve(int argc, char **argv)
                                 "held)\n", dbpath);
             else
                 fprintf(stderr, "faultline serve: cannot lock %s: %s\n", lockp, strerror(errno));
+            close(lockfd);
+            return 1;
+        }
+        /* Versions before the lock moved beside the database held
+         * DIR/serve.lock instead, and would run beside this server on the
+         * same database: each forgets the other's leases at start and
+         * takes wall-clock leases this one reads as far ahead, so both
+         * took the same reports (measured: crashes counted in a group but
+         * left unprocessed, and one signature in two groups, by which
+         * version took the report).  Where that file exists (an older
+         * version served this directory, and may be started again by
+         * mistake), hold it too. */
+        char oldp[4200];
+        snprintf(oldp, sizeof oldp, "%s/serve.lock", o.data);
+        oldlockfd = open(oldp, O_RDWR | O_CLOEXEC);
+        if (oldlockfd >= 0 && flock(oldlockfd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
+            fprintf(stderr,
+                    "faultline serve: %s is in use by a server of an older version "
+                    "(it holds %s); stop it first\n",
+                    o.data, oldp);
+            close(oldlockfd);
             close(lockfd);
             return 1;
         }
@@ -923,6 +944,8 @@ out:
     fl_group_rules_free(rules);
     if (lockfd >= 0)
         close(lockfd);
+    if (oldlockfd >= 0)
+        close(oldlockfd);
     fl_health_destroy(&m.health);
     return rc;
 }

@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -1636,6 +1636,41 @@ PY
   [ "$("$POST" sum "$PORT" "$ADMIN")" = 13 ] || fail "after a restart: sum $("$POST" sum "$PORT" "$ADMIN")"
   metric_has '^faultline_queue_depth 0$' || fail "tasks left in the queue"
   ok "$from: a new report counted; a restart counts nothing again"
+  stop || fail "shutdown rc"
+  ;;
+oldlock)
+  # Versions before faultline.db.lock held DIR/serve.lock, and an old --role
+  # all server ran beside a new one on the same database: crashes counted
+  # but left unprocessed, one signature split over two groups.  Where
+  # DIR/serve.lock exists, a --role all server holds it too.  A python
+  # process stands for the old server (it took the same flock(2) lock).
+  start "$work/d" --workers 0
+  stop || fail "shutdown rc"
+  [ -e "$work/d/serve.lock" ] && fail "serve.lock made in a directory no older version served"
+  : >"$work/d/serve.lock"
+  python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1])
+fcntl.flock(f, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)' "$work/d/serve.lock" >"$work/holder" &
+  holder=$!
+  for _ in $(seq 50); do grep -q locked "$work/holder" && break; sleep 0.1; done
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/d" >"$work/out" 2>"$work/e" &
+  p=$!
+  for _ in $(seq 50); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $p 2>/dev/null; then
+    kill -9 $p; kill $holder
+    fail "a server started beside an older one holding DIR/serve.lock"
+  fi
+  wait $p && fail "exit status 0"
+  grep -q 'in use by a server of an older version' "$work/e" || fail "message: $(cat "$work/e")"
+  ok "an older server holding serve.lock: $(cat "$work/e")"
+  kill $holder; wait $holder 2>/dev/null
+  start "$work/d"
+  python3 -c 'import fcntl, sys
+fcntl.flock(open(sys.argv[1]), fcntl.LOCK_EX | fcntl.LOCK_NB)' "$work/d/serve.lock" 2>/dev/null &&
+    fail "a running server does not hold serve.lock"
+  ok "a running server holds serve.lock, so an older one is refused"
   stop || fail "shutdown rc"
   ;;
 *) fail "unknown case $case_" ;;
