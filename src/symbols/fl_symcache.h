@@ -155,6 +155,9 @@ int fl_symcache_memoize(fl_symcache *sc);
 size_t fl_symcache_build_id(const fl_symcache *sc, const uint8_t **id);
 /* The symbol-table fingerprint stored in the symcache. */
 uint64_t fl_symcache_fingerprint(const fl_symcache *sc);
+/* The revision of the builder that wrote the symcache (FL_SC_BUILDER in
+ * symcache_format.h; 0 for builders before revisions were kept). */
+unsigned fl_symcache_builder(const fl_symcache *sc);
 /* 1 when the symcache was built from DWARF, 0 when from the symbol table
  * only (fl_symbuild_stats.has_dwarf at build time). */
 int fl_symcache_has_dwarf(const fl_symcache *sc);

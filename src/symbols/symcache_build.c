@@ -2036,6 +2036,7 @@ static int serialize(builder *b, void **out, size_t *outlen)
     memcpy(h.magic, FL_SC_MAGIC, 8);
     h.version = FL_SC_VERSION;
     h.header_size = FL_SC_HEADER_SIZE;
+    h.builder = FL_SC_BUILDER;
     h.fingerprint = b->fingerprint;
     h.build_id_len = (uint32_t)b->build_id_len;
     memcpy(h.build_id, b->build_id, b->build_id_len);

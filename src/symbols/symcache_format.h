@@ -57,6 +57,14 @@
 #define FL_SC_VERSION 3u
 #define FL_SC_VERSION_STR "3"
 #define FL_SC_HEADER_SIZE 256u
+/* The builder's revision, kept in each file (fl_sc_header.builder).  Raise
+ * it when the builder answers differently for the same input without a
+ * change of layout: a cache directory rebuilds a symcache of an older
+ * revision, which would otherwise be used for good -- a file built before
+ * split DWARF or dwz files were followed answers "??" for their functions
+ * and carries no flag saying so.  1: split DWARF, dwz files, no ARM mapping
+ * symbols ($x, $d), relocatable objects refused. */
+#define FL_SC_BUILDER 1u
 #define FL_SC_NONE 0xFFFFFFFFu /* "no string / no record" */
 
 /* Limits the builder enforces and the reader relies on. */
@@ -121,7 +129,7 @@ typedef struct fl_sc_header {
     uint8_t rec_w[FL_SC_R_N]; /* bit widths, each <= 32 */
     uint8_t sym_w[FL_SC_S_N];
     uint8_t blk_w[FL_SC_B_N];
-    uint8_t reserved[FL_SC_HEADER_SIZE - 240 - FL_SC_R_N - FL_SC_S_N - FL_SC_B_N];
+    uint16_t builder; /* FL_SC_BUILDER of the build; 0 before it was kept */
 } fl_sc_header;
 
 #define FL_SC_F_DWARF 1u       /* built from DWARF (else symbol table only) */
@@ -148,6 +156,8 @@ typedef struct fl_sc_record {
 } fl_sc_record;
 
 _Static_assert(sizeof(fl_sc_header) == FL_SC_HEADER_SIZE, "header size");
+/* Where files of builders before FL_SC_BUILDER kept two zero bytes. */
+_Static_assert(offsetof(fl_sc_header, builder) == FL_SC_HEADER_SIZE - 2, "builder offset");
 
 /* 64-bit checksum of a byte range (an xxh64-style 4-lane hash: fast
  * enough that verifying a multi-megabyte file costs well under 1 ms). */

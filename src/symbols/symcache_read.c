@@ -389,6 +389,11 @@ uint64_t fl_symcache_fingerprint(const fl_symcache *sc)
     return sc->hdr.fingerprint;
 }
 
+unsigned fl_symcache_builder(const fl_symcache *sc)
+{
+    return sc->hdr.builder;
+}
+
 int fl_symcache_has_dwarf(const fl_symcache *sc)
 {
     return (sc->hdr.flags & FL_SC_F_DWARF) != 0;

@@ -51,7 +51,10 @@ int fl_symstore_mkdirs(const char *dir)
     return 0;
 }
 
-/* Opens path if it is a valid symcache of this module; NULL otherwise. */
+/* Opens path if it is a valid symcache of this module, written by a
+ * builder as good as this one; NULL otherwise.  An older builder's file
+ * has the same layout and passes every check, but may answer worse than
+ * a build now would (see FL_SC_BUILDER): it is rebuilt once. */
 static fl_symcache *try_open(const char *path, const uint8_t *id, size_t idlen, uint64_t fp)
 {
     fl_symcache *sc = NULL;
@@ -59,7 +62,8 @@ static fl_symcache *try_open(const char *path, const uint8_t *id, size_t idlen, 
         return NULL;
     const uint8_t *cid;
     size_t clen = fl_symcache_build_id(sc, &cid);
-    if (clen != idlen || memcmp(cid, id, idlen) != 0 || fl_symcache_fingerprint(sc) != fp) {
+    if (clen != idlen || memcmp(cid, id, idlen) != 0 || fl_symcache_fingerprint(sc) != fp ||
+        fl_symcache_builder(sc) < FL_SC_BUILDER) {
         fl_symcache_close(sc);
         return NULL;
     }

@@ -487,6 +487,38 @@ static void test_store(void **state)
         assert_int_equal(fl_symcache_open(path, &sc, err, sizeof err), 0);
         fl_symcache_close(sc);
     }
+    /* A file of the current format by an older builder (its builder field
+     * 0, as every file before FL_SC_BUILDER, valid checksum) opens, but
+     * get() rebuilds it: such a file from before split DWARF answered "??"
+     * for a split program's functions, with no flag to say so, for good. */
+    {
+        size_t len;
+        uint8_t *buf = slurp(path, &len);
+        fl_sc_header h;
+        memcpy(&h, buf, sizeof h);
+        assert_int_equal(h.builder, FL_SC_BUILDER);
+        h.builder = 0;
+        h.checksum = 0;
+        memcpy(buf, &h, sizeof h);
+        h.checksum = fl_sc_file_checksum(buf, len);
+        memcpy(buf, &h, sizeof h);
+        spit(path, buf, len);
+        free(buf);
+        assert_int_equal(fl_symcache_open(path, &sc, err, sizeof err), 0);
+        assert_int_equal(fl_symcache_builder(sc), 0);
+        fl_symcache_close(sc);
+        assert_int_equal(fl_symstore_get(dir, g_prog, NULL, 0, &sc, &built, NULL, path2,
+                                         sizeof path2, err, sizeof err),
+                         0);
+        assert_int_equal(built, 1);
+        assert_string_equal(path, path2);
+        assert_int_equal(fl_symcache_builder(sc), FL_SC_BUILDER);
+        fl_symcache_close(sc);
+        assert_int_equal(
+            fl_symstore_get(dir, g_prog, NULL, 0, &sc, &built, NULL, NULL, 0, err, sizeof err), 0);
+        assert_int_equal(built, 0);
+        fl_symcache_close(sc);
+    }
     /* Damage it: the next get() notices and rebuilds. */
     truncate(path, 100);
     assert_int_equal(
