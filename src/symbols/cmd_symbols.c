@@ -831,6 +831,18 @@ static int symbols_add_one(const char *dir, const char *file, int force, int tty
     return 0;
 }
 
+/* A decimal number in lo..hi, the whole of s: 0 and *out, else -1. */
+static int long_in(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int fl_cmd_symbols(int argc, char **argv)
 {
     if (argc < 2)
@@ -899,29 +911,16 @@ int fl_cmd_symbols(int argc, char **argv)
         usage_error(symbols_usage, "symbols add", "no file given");
         goto out;
     }
-    long stall_s = 60;
-    if (timeout) {
-        char *end;
-        errno = 0;
-        long t = strtol(timeout, &end, 10);
-        if (errno || *end || end == timeout || t < 1 || t > 86400) {
-            usage_error(symbols_usage, "symbols add",
-                        "--timeout: '%s' is not a number of seconds (1 to 86400)", timeout);
-            goto out;
-        }
-        stall_s = t;
+    long stall_s = 60, nretries = 5;
+    if (timeout && long_in(timeout, 1, 86400, &stall_s)) {
+        usage_error(symbols_usage, "symbols add",
+                    "--timeout: '%s' is not a number of seconds (1 to 86400)", timeout);
+        goto out;
     }
-    int nretries = 5;
-    if (retries) {
-        char *end;
-        errno = 0;
-        long t = strtol(retries, &end, 10);
-        if (errno || *end || end == retries || t < 0 || t > 100) {
-            usage_error(symbols_usage, "symbols add",
-                        "--retries: '%s' is not a number of tries (0 to 100)", retries);
-            goto out;
-        }
-        nretries = (int)t;
+    if (retries && long_in(retries, 0, 100, &nretries)) {
+        usage_error(symbols_usage, "symbols add",
+                    "--retries: '%s' is not a number of tries (0 to 100)", retries);
+        goto out;
     }
     if (server && (cache || force)) {
         usage_error(symbols_usage, "symbols add", "%s is for the local cache; not with --server",
@@ -946,7 +945,7 @@ int fl_cmd_symbols(int argc, char **argv)
                         "the admin token (--token or FAULTLINE_ADMIN_TOKEN) contains a line break");
             goto out;
         }
-        upload_opts o = {token, stall_s, nretries};
+        upload_opts o = {token, stall_s, (int)nretries};
         rc = symbols_upload(server, &o, files, nfiles);
         goto out;
     }

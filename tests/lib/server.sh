@@ -30,6 +30,18 @@ code() { local m=$1 p=$2; shift 2; curl -s -o "$work/body" -w '%{http_code}' -X 
 admin() { curl -s -H "Authorization: Bearer $ADMIN" "$@"; }
 field() { grep -o "\"$1\":\"[^\"]*\"" | head -1 | cut -d'"' -f4; }
 
+# wait_processed ID OUT [TRIES]: poll crash ID (every 0.1 s, TRIES times,
+# default 100) until it is processed; its JSON in OUT.  Fails otherwise.
+wait_processed() {
+  local id=$1 out=$2 n=${3:-100}
+  for _ in $(seq "$n"); do
+    admin "$(url "/api/v1/crashes/$id")" >"$out"
+    grep -q '"state":"processed"' "$out" && return 0
+    sleep 0.1
+  done
+  fail "crash $id not processed: $(head -c 300 "$out")"
+}
+
 # api PATH: GET an admin route (fails on an HTTP error).
 api() { curl -fsS -m 5 -H "Authorization: Bearer $ADMIN" "$(url "$1")"; }
 # group_counts APP: the app's group counts, largest first ("3 2").

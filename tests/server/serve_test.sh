@@ -1525,12 +1525,7 @@ END
 EOF
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/fifo.log")
   [ "$c" = 200 ] || fail "fifo log -> $c $(cat "$work/body")"
-  for _ in $(seq 100); do
-    admin "$(url /api/v1/crashes/0badc0de-0000-4000-8000-000000000002)" >"$work/c.json"
-    grep -q '"state":"processed"' "$work/c.json" && break
-    sleep 0.1
-  done
-  grep -q '"state":"processed"' "$work/c.json" || fail "the FIFO log was not processed"
+  wait_processed 0badc0de-0000-4000-8000-000000000002 "$work/c.json"
   sleep 0.2
   opened=no; [ -e "$work/fifo-opened" ] && opened=yes
   kill -9 "$writer" 2>/dev/null; wait "$writer" 2>/dev/null

@@ -49,6 +49,20 @@ submit() {
   done
   fail "crash $CID not processed"
 }
+# paused_write WHAT: $DEBUG written into the watched directory in two
+# parts, 2.5 s apart; the half-written file must stay there, and the whole
+# one must be taken.  WHAT prefixes the failure messages.
+paused_write() {
+  local inc="$work/d/symbols/incoming"
+  head -c 50000 "$DEBUG" >"$inc/slow.debug"
+  sleep 2.5
+  [ -f "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] ||
+    fail "$1a file still being written was taken: $(cat "$work/d/symbols/failed/slow.debug.error" 2>/dev/null)"
+  tail -c +50001 "$DEBUG" >>"$inc/slow.debug"
+  for _ in $(seq 100); do [ -e "$inc/slow.debug" ] || break; sleep 0.1; done
+  [ ! -e "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] && [ -e "$work/d/symbols/processed/slow.debug" ] ||
+    fail "$1the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
+}
 # The build id of the debug file (what the server must answer).
 BID=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$DEBUG") | cut -d' ' -f3)
 [ -n "$BID" ] || fail "no build id in $DEBUG"
@@ -239,14 +253,7 @@ watch)
   ok "crash regrouped with symbols from the watched directory"
   # A writer that pauses for more than a poll: the half-written file looks
   # truncated, and is looked at again rather than failed for good.
-  head -c 50000 "$DEBUG" >"$inc/slow.debug"
-  sleep 2.5
-  [ -f "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] ||
-    fail "a file still being written was taken: $(cat "$work/d/symbols/failed/slow.debug.error" 2>/dev/null)"
-  tail -c +50001 "$DEBUG" >>"$inc/slow.debug"
-  for _ in $(seq 100); do [ -e "$inc/slow.debug" ] || break; sleep 0.1; done
-  [ ! -e "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] && [ -e "$work/d/symbols/processed/slow.debug" ] ||
-    fail "the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
+  paused_write ""
   ok "a file written with a pause is taken once complete"
   stop || fail "shutdown rc"
   ;;
@@ -272,15 +279,7 @@ watch_clock)
   real=$FL FL=$work/fl-ahead
   start "$work/d"
   FL=$real
-  inc="$work/d/symbols/incoming"
-  head -c 50000 "$DEBUG" >"$inc/slow.debug"
-  sleep 2.5
-  [ -f "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] ||
-    fail "clock 2 h ahead: a file still being written was taken: $(cat "$work/d/symbols/failed/slow.debug.error" 2>/dev/null)"
-  tail -c +50001 "$DEBUG" >>"$inc/slow.debug"
-  for _ in $(seq 100); do [ -e "$inc/slow.debug" ] || break; sleep 0.1; done
-  [ -e "$work/d/symbols/processed/slow.debug" ] ||
-    fail "clock 2 h ahead, the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
+  paused_write "clock 2 h ahead: "
   ok "server's clock 2 h ahead: a file written with a pause is taken once complete"
   stop || fail "shutdown rc"
   ;;
@@ -569,12 +568,7 @@ for n in (1, 2):
 PY
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/many1.log")
   [ "$c" = 200 ] || fail "submit -> $c $(cat "$work/body")"
-  for _ in $(seq 300); do
-    admin "$(url /api/v1/crashes/0badc0de-0000-4000-8000-0000000000b1)" >"$work/crash.json"
-    grep -q '"state":"processed"' "$work/crash.json" && break
-    sleep 0.1
-  done
-  grep -q '"state":"processed"' "$work/crash.json" || fail "not processed"
+  wait_processed 0badc0de-0000-4000-8000-0000000000b1 "$work/crash.json" 300
   asked=$(grep -c 'GET /buildid/' "$work/debuginfod.log" || true)
   [ "$asked" -ge 1 ] && [ "$asked" -le 8 ] ||
     fail "debuginfod was asked $asked times for one crash, want 1..8"
@@ -582,11 +576,7 @@ PY
   # The next crash has a budget of its own (40 other build ids).
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/many2.log")
   [ "$c" = 200 ] || fail "submit 2 -> $c"
-  for _ in $(seq 300); do
-    admin "$(url /api/v1/crashes/0badc0de-0000-4000-8000-0000000000b2)" >"$work/crash.json"
-    grep -q '"state":"processed"' "$work/crash.json" && break
-    sleep 0.1
-  done
+  wait_processed 0badc0de-0000-4000-8000-0000000000b2 "$work/crash.json" 300
   asked2=$(grep -c 'GET /buildid/' "$work/debuginfod.log" || true)
   [ "$asked2" -gt "$asked" ] && [ "$asked2" -le $((asked + 8)) ] ||
     fail "after the second crash debuginfod was asked $asked2 times in all, want $((asked + 1))..$((asked + 8))"
