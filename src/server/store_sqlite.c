@@ -2123,6 +2123,16 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     sqlite3 *db = NULL;
     char why[256];
     struct stat dbst;
+    /* A new database is made private (0600) before SQLite opens it:
+     * SQLite would create it with the process's umask (0644 under the
+     * usual 022), readable by every user of the machine, and it holds what
+     * the 0600 key files guard -- the projects' ingest keys -- and the
+     * crash logs with their users' email addresses.  The -wal and -shm
+     * files take the database's mode.  An existing database keeps the mode
+     * its owner gave it. */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
     if (open_db(path, &db, why, sizeof why) || stat(path, &dbst)) {
         if (db)
             snprintf(why, sizeof why, "%s", strerror(errno));

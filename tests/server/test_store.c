@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1215,6 +1216,41 @@ static void test_chunk_upgrade(void **st)
     }
 }
 
+/* A new database, and the -wal and -shm files beside it, are the owner's
+ * alone (0600) whatever the umask: the database holds the projects'
+ * ingest keys, which DIR/ingest_key guards with 0600 too, and the users'
+ * crash logs.  Under umask 022 SQLite made them 0644. */
+static void test_private_mode(void **st)
+{
+    fx *f = *st;
+    char path[160], p[180], err[256];
+    snprintf(path, sizeof path, "%s/private.db", f->dir);
+    mode_t old = umask(022);
+    fl_store *s = fl_store_sqlite_open(path, err, sizeof err);
+    umask(old);
+    assert_non_null(s);
+    fl_store_conn *c = s->connect(s);
+    assert_non_null(c);
+    fx g = *f;
+    g.s = s;
+    g.c = c;
+    assert_true(ingest(&g, "private", "1.0")); /* a commit: -wal and -shm exist */
+    const char *sfx[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        struct stat sb;
+        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
+        assert_int_equal(stat(p, &sb), 0);
+        if ((sb.st_mode & 0777) != 0600)
+            fail_msg("%s has mode %03o, not 600", p, (unsigned)(sb.st_mode & 0777));
+    }
+    s->disconnect(c);
+    s->close(s);
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
+        unlink(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1239,6 +1275,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_private_mode, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
