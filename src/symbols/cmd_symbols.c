@@ -563,7 +563,7 @@ static void symbols_usage(FILE *f)
 {
     fprintf(f, "usage: faultline symbols add FILE... [--cache DIR] [--force]\n"
                "       faultline symbols add FILE... --server URL [--token TOKEN] [--timeout S]\n"
-               "                                     [--retries N]\n"
+               "                                     [--retries N] [--cacert FILE]\n"
                "  Ingests ELF files with DWARF (or separate .debug files) into the symcache\n"
                "  directory, keyed by GNU build id, one line per file; with --server,\n"
                "  uploads them to a Faultline server instead.  Each file is checked first as\n"
@@ -589,6 +589,9 @@ static void symbols_usage(FILE *f)
                "                  507), send the file again up to N more times, waiting as\n"
                "                  the server's Retry-After asks (at most 300 s), else 2, 4,\n"
                "                  8, 16, 32 s (default 5; 0: once only)\n"
+               "  --cacert FILE   with --server: check an https server's certificate\n"
+               "                  against the CA certificates (PEM) in FILE, as for a TLS\n"
+               "                  proxy with a private CA (default $FAULTLINE_CACERT)\n"
                "Exit: 0 every file ingested or uploaded, 1 some failed, 64 usage, 75 (with\n"
                "--server) the server stayed unavailable through a file's retries: that\n"
                "file and the rest were not sent (and none failed for good before them);\n"
@@ -602,10 +605,25 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Why path cannot serve as a file to read (NULL when it can): what
+ * faultline-report says of its --cacert. */
+static const char *readable_file_problem(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return strerror(errno);
+    if (!S_ISREG(st.st_mode))
+        return "not a file";
+    if (access(path, R_OK))
+        return strerror(errno);
+    return NULL;
+}
+
 /* How `symbols add --server` sends. */
 typedef struct upload_opts {
     const char *token;
-    long stall_s; /* --timeout */
+    const char *cacert; /* --cacert: CA certificates (PEM), NULL: the system's */
+    long stall_s;       /* --timeout */
     int retries;  /* --retries: further tries after a temporary failure */
 } upload_opts;
 
@@ -724,8 +742,8 @@ static int upload_with_retries(const char *base, const upload_opts *o, char **fi
                                int tty, fl_symupload_result *res, char *msg, size_t msglen)
 {
     for (int attempt = 0;; attempt++) {
-        int rc =
-            fl_symupload(base, o->token, files[i], tty, i + 1, n, o->stall_s, res, msg, msglen);
+        int rc = fl_symupload(base, o->token, o->cacert, files[i], tty, i + 1, n, o->stall_s, res,
+                              msg, msglen);
         if (rc == 0 || !res->temporary || attempt >= o->retries)
             return rc;
         long wait = res->retry_after >= 0 ? (res->retry_after > 300 ? 300 : res->retry_after)
@@ -858,8 +876,10 @@ int fl_cmd_symbols(int argc, char **argv)
     static const char *const token_opts[] = {"--token", NULL};
     static const char *const timeout_opts[] = {"--timeout", NULL};
     static const char *const retries_opts[] = {"--retries", NULL};
+    static const char *const cacert_opts[] = {"--cacert", NULL};
     const char *cache = NULL, *server = NULL, *token = getenv("FAULTLINE_ADMIN_TOKEN");
-    const char *timeout = NULL, *retries = NULL;
+    const char *timeout = NULL, *retries = NULL, *cacert = getenv("FAULTLINE_CACERT");
+    int cacert_given = 0;
     int force = 0;
     char **files = calloc((size_t)argc, sizeof *files);
     int nfiles = 0, rc = FL_EXIT_USAGE;
@@ -887,7 +907,8 @@ int fl_cmd_symbols(int argc, char **argv)
                    opt_value(a, names = server_opts, argc, argv, &i, &v) ||
                    opt_value(a, names = token_opts, argc, argv, &i, &v) ||
                    opt_value(a, names = timeout_opts, argc, argv, &i, &v) ||
-                   opt_value(a, names = retries_opts, argc, argv, &i, &v)) {
+                   opt_value(a, names = retries_opts, argc, argv, &i, &v) ||
+                   opt_value(a, names = cacert_opts, argc, argv, &i, &v)) {
             if (!v) {
                 usage_error(symbols_usage, "symbols add", "%s needs a value", names[0]);
                 goto out;
@@ -900,7 +921,10 @@ int fl_cmd_symbols(int argc, char **argv)
                 timeout = v;
             else if (names == retries_opts)
                 retries = v;
-            else
+            else if (names == cacert_opts) {
+                cacert = v;
+                cacert_given = 1;
+            } else
                 token = v;
         } else {
             usage_error(symbols_usage, "symbols add", "unknown option '%s'", a);
@@ -927,11 +951,15 @@ int fl_cmd_symbols(int argc, char **argv)
                     cache ? "--cache" : "--force");
         goto out;
     }
-    if (!server && (timeout || retries)) {
+    if (!server && (timeout || retries || cacert_given)) {
         usage_error(symbols_usage, "symbols add", "%s is for uploads (--server)",
-                    timeout ? "--timeout" : "--retries");
+                    timeout   ? "--timeout"
+                    : retries ? "--retries"
+                              : "--cacert");
         goto out;
     }
+    if (cacert && !*cacert) /* an empty FAULTLINE_CACERT counts as unset */
+        cacert = NULL;
     if (server) {
         /* Before anything is uploaded: without it every upload is refused. */
         if (!token || !*token) {
@@ -945,7 +973,14 @@ int fl_cmd_symbols(int argc, char **argv)
                         "the admin token (--token or FAULTLINE_ADMIN_TOKEN) contains a line break");
             goto out;
         }
-        upload_opts o = {token, stall_s, (int)nretries};
+        /* Before anything is uploaded, as faultline-report checks it: a
+         * wrong path would otherwise fail every file as a TLS error. */
+        const char *cabad = cacert ? readable_file_problem(cacert) : NULL;
+        if (cabad) {
+            usage_error(symbols_usage, "symbols add", "--cacert %.200s: %s", cacert, cabad);
+            goto out;
+        }
+        upload_opts o = {token, cacert, stall_s, (int)nretries};
         rc = symbols_upload(server, &o, files, nfiles);
         goto out;
     }

@@ -25,7 +25,9 @@ typedef struct fl_symupload_result {
 } fl_symupload_result;
 
 /* Uploads the file at path to base_url (from fl_symupload_base_url) with
- * token (may be NULL: none) as the bearer token, after the server's
+ * token (may be NULL: none) as the bearer token, checking an https
+ * server's certificate against the CA certificates (PEM) in cacert (NULL:
+ * the system's), after the server's
  * acceptance check (fl_symcheck_debug_file: a file it would refuse is not
  * sent).  Progress goes to stderr when show_progress ("[index/count]").
  * Gives up when nothing moves for stall_s seconds (no whole-request limit:
@@ -35,8 +37,8 @@ typedef struct fl_symupload_result {
  * OUT: *res, msg (always filled, one line, naming the file): a success
  * summary or the reason for the failure.  Returns 0 or a negative
  * FL_SYM_ code. */
-int fl_symupload(const char *base_url, const char *token, const char *path, int show_progress,
-                 int index, int count, long stall_s, fl_symupload_result *res, char *msg,
-                 size_t msglen);
+int fl_symupload(const char *base_url, const char *token, const char *cacert, const char *path,
+                 int show_progress, int index, int count, long stall_s, fl_symupload_result *res,
+                 char *msg, size_t msglen);
 
 #endif

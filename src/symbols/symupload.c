@@ -143,9 +143,9 @@ static int temporary_curl(CURLcode cc)
            cc == CURLE_PARTIAL_FILE;
 }
 
-int fl_symupload(const char *base_url, const char *token, const char *path, int show_progress,
-                 int index, int count, long stall_s, fl_symupload_result *res, char *msg,
-                 size_t msglen)
+int fl_symupload(const char *base_url, const char *token, const char *cacert, const char *path,
+                 int show_progress, int index, int count, long stall_s, fl_symupload_result *res,
+                 char *msg, size_t msglen)
 {
     *res = (fl_symupload_result){0, -1, 0};
     char why[512];
@@ -211,6 +211,10 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &pr);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    /* A server behind a TLS proxy whose certificate a private CA signed,
+     * as faultline-report and submit take it. */
+    if (cacert)
+        curl_easy_setopt(c, CURLOPT_CAINFO, cacert);
     CURLcode cc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -231,7 +235,13 @@ int fl_symupload(const char *base_url, const char *token, const char *path, int 
         return FL_SYM_EIO;
     }
     if (cc != CURLE_OK) {
-        snprintf(msg, msglen, "%s: upload to %s failed: %s", path, url, curl_easy_strerror(cc));
+        /* A certificate that does not verify does not mend itself: say
+         * how to name the CA that signed it. */
+        snprintf(msg, msglen, "%s: upload to %s failed: %s%s", path, url, curl_easy_strerror(cc),
+                 cc == CURLE_PEER_FAILED_VERIFICATION && !cacert
+                     ? " (a server with a certificate of a private CA: --cacert FILE or "
+                       "FAULTLINE_CACERT)"
+                     : "");
         res->temporary = temporary_curl(cc);
         return FL_SYM_EIO;
     }
