@@ -54,6 +54,11 @@
 #define MAX_JSON_BODY 65536   /* PATCH bodies */
 #define MAX_SYMBOLICATE_BODY (1u << 20) /* POST /api/v1/symbolicate */
 #define MAX_SYMBOLICATE_ADDRS 10000
+/* A report whose Content-Length is over --max-body, sent without
+ * "Expect: 100-continue", is read and dropped up to this size before it is
+ * answered 413 (see first_call); a larger one is answered at once.  More
+ * than any Faultline client sends: a crash log is at most 16 MiB. */
+#define MAX_DRAINED_BODY (64u << 20)
 #define SYM_INLINE 16 /* frames per address in /api/v1/symbolicate */
 #define RATE_BUCKETS 1024     /* distinct keys tracked by the rate limiter */
 
@@ -1919,11 +1924,25 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
                           json_pack("{s:s}", "error", "rate limit exceeded"), "1");
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         uint64_t n;
-        if (cl && !fl_parse_u64(cl, &n) && n > h->cfg.max_body)
-            return reject(r, FL_REJ_TOO_LARGE, 413,
-                          json_pack("{s:s,s:I}", "error", "request body too large", "limit",
-                                    (json_int_t)h->cfg.max_body),
-                          NULL);
+        if (cl && !fl_parse_u64(cl, &n) && n > h->cfg.max_body) {
+            /* Answered before the body only when the client waits for a
+             * go-ahead (Expect: 100-continue) and so sends none.  A client
+             * already sending it -- a reverse proxy such as nginx always
+             * is, whatever its client asked -- would have the connection
+             * closed under it with the body unread, the kernel resets it,
+             * and the proxy turns the 413 into a 502: a reporter then
+             * keeps the log and tries it again every pass (and, taking a
+             * 502 for a busy server, none of the logs after it).  So the
+             * body is read and dropped (too_big) and answered 413 once
+             * whole, within --request-timeout. */
+            const char *ex = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+            if ((ex && !strcasecmp(ex, "100-continue")) || n > MAX_DRAINED_BODY)
+                return reject(r, FL_REJ_TOO_LARGE, 413,
+                              json_pack("{s:s,s:I}", "error", "request body too large", "limit",
+                                        (json_int_t)h->cfg.max_body),
+                              NULL);
+            r->too_big = true;
+        }
         return MHD_YES;
     }
     /* After ingest, which is most requests: a known path asked with a
