@@ -839,10 +839,14 @@ int fl_cmd_serve(int argc, char **argv)
                   store, queue, &m, (size_t)o.max_pending, (unsigned)o.republish_after,
                   workers ? fl_workers_notify : NULL, workers, err, sizeof err)))
             goto out;
-        fl_symingest_config ic = {.symbols_dir = symdir, .cache_dir = cachedir, .store = store,
-                                  .queue = queue, .sym = sym,
+        fl_symingest_config ic = {.symbols_dir = symdir,
+                                  .cache_dir = cachedir,
+                                  .store = store,
+                                  .queue = queue,
+                                  .sym = sym,
                                   .notify = workers ? fl_workers_notify : NULL,
-                                  .notify_arg = workers};
+                                  .notify_arg = workers,
+                                  .upload_idle_s = (unsigned)o.timeout_s};
         if (fl_symingest_new(&ic, &symin, err, sizeof err))
             goto out;
         if (fl_symingest_watch(symin)) {

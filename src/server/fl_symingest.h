@@ -3,7 +3,8 @@
  * /api/v1/symbols) and the watched directory DATA/symbols/incoming/.
  *
  * Layout under DATA/symbols/:
- *   tmp/        uploads being received (removed or moved when done)
+ *   tmp/        uploads being received (removed or moved when done; the
+ *               part a killed server left is removed by the watcher)
  *   incoming/   dropped here by operators or scripts; polled every second,
  *               a file is taken once its size and mtime held still for one
  *               poll
@@ -46,6 +47,9 @@ typedef struct fl_symingest_config {
     void (*notify)(void *arg);     /* wake the workers; may be NULL */
     void *notify_arg;
     size_t backfill_max;           /* crashes re-queued per build id; 0: 100000 */
+    unsigned upload_idle_s;        /* an upload idle this long is cut (--timeout); 0: 30.
+                                    * Sets how often the watcher removes the parts
+                                    * of uploads a killed server left in tmp/ */
 } fl_symingest_config;
 
 /* Creates the directories.  OUT: *out.  0, or -1 with err filled. */

@@ -26,6 +26,7 @@
 #define DEFAULT_BACKFILL 100000
 #define MAX_WATCHED 256 /* files of incoming/ remembered between polls */
 #define MAX_PREBUILD 64 /* symcaches waiting to be built in the background */
+#define MAX_TMP_SEEN 64 /* files of tmp/ remembered between sweeps */
 
 struct fl_symingest {
     char dir[PATH_MAX / 2], cache[PATH_MAX / 2];
@@ -385,18 +386,75 @@ static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *
     *nprev = ncur;
 }
 
+/* An upload is received into tmp/upload.XXXXXX and moved or removed when
+ * it ends -- unless the server is killed meanwhile (kill -9, a report that
+ * crashes it, a power cut): its part stayed there for good, up to
+ * --max-symbol-file (1 GiB) for each upload cut so.  A file of tmp/ whose
+ * size and mtime did not change from one sweep to the next is not being
+ * received by any server: a connection idle for --timeout is closed and
+ * its file removed, so sweeps are twice that apart, plus a minute for the
+ * check and the store's record of a complete upload (which may wait for a
+ * locked database).  Compared by what was seen, not by the mtime's age:
+ * a step of the wall clock would make a file just written look old. */
+static void sweep_tmp(fl_symingest *g, seen *prev, size_t *nprev)
+{
+    seen cur[MAX_TMP_SEEN];
+    size_t ncur = 0;
+    DIR *d = opendir(g->tmp);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)) && ncur < MAX_TMP_SEEN) {
+        if (strncmp(de->d_name, "upload.", 7) || strlen(de->d_name) >= sizeof cur[0].name)
+            continue;
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", g->tmp, de->d_name);
+        if (lstat(p, &st) || !S_ISREG(st.st_mode))
+            continue;
+        bool still = false;
+        for (size_t i = 0; i < *nprev && !still; i++)
+            still = !strcmp(prev[i].name, de->d_name) && prev[i].size == st.st_size &&
+                    prev[i].mtime.tv_sec == st.st_mtim.tv_sec &&
+                    prev[i].mtime.tv_nsec == st.st_mtim.tv_nsec;
+        if (still && unlink(p) == 0) {
+            fprintf(stderr,
+                    "faultline serve: symbols: removed tmp/%s (%lld bytes): an upload that "
+                    "ended with its server\n",
+                    de->d_name, (long long)st.st_size);
+            continue;
+        }
+        seen *c = &cur[ncur++];
+        snprintf(c->name, sizeof c->name, "%s", de->d_name);
+        c->size = st.st_size;
+        c->mtime = st.st_mtim;
+    }
+    closedir(d);
+    memcpy(prev, cur, ncur * sizeof *cur);
+    *nprev = ncur;
+}
+
 static void *watch_main(void *arg)
 {
     fl_symingest *g = arg;
     pthread_setname_np(pthread_self(), "fl-symwatch");
     fl_store_conn *conn = g->cfg.store->connect(g->cfg.store);
     seen *prev = calloc(MAX_WATCHED, sizeof *prev);
-    size_t nprev = 0;
+    seen *tmp_prev = calloc(MAX_TMP_SEEN, sizeof *tmp_prev);
+    size_t nprev = 0, ntmp = 0;
+    uint64_t sweep_every = (2 * (uint64_t)(g->cfg.upload_idle_s ? g->cfg.upload_idle_s : 30) + 60) *
+                           1000000000ull,
+             swept = 0;
     pthread_mutex_lock(&g->mu);
     while (!g->stopping) {
         pthread_mutex_unlock(&g->mu);
         if (conn && prev)
             poll_once(g, conn, prev, &nprev);
+        uint64_t now = fl_mono_ns();
+        if (tmp_prev && (!swept || now - swept >= sweep_every)) {
+            sweep_tmp(g, tmp_prev, &ntmp);
+            swept = now;
+        }
         prebuild(g);
         pthread_mutex_lock(&g->mu);
         if (g->stopping)
@@ -407,6 +465,7 @@ static void *watch_main(void *arg)
     }
     pthread_mutex_unlock(&g->mu);
     free(prev);
+    free(tmp_prev);
     g->cfg.store->disconnect(conn);
     return NULL;
 }

@@ -2,7 +2,7 @@
 # End-to-end tests of `faultline serve`: real processes on 127.0.0.1, a free
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
-# CASE: http | ipv6 | stall | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
+# CASE: http | ipv6 | stall | symtmp | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
 #       oldlock | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
@@ -625,6 +625,40 @@ regression)
   "$POST" wait "$PORT" "$ADMIN" 4 20 regapp >/dev/null || fail "not processed"
   [ "$(status)" = regressed ] || fail "1.10 did not reopen a group resolved in 1.9"
   ok "1.10 > 1.9"
+  stop || fail "shutdown rc"
+  ;;
+symtmp)
+  # An upload cut by a server killed with it left its part in
+  # DIR/symbols/tmp/ for good (up to --max-symbol-file each).  The watcher
+  # removes a part that did not change between two sweeps, 2 x --timeout
+  # + 60 s apart (70 s here), and leaves an upload still arriving alone.
+  # (--timeout 5: curl's --limit-rate sends in bursts up to ~2 s apart.)
+  start "$work/d" --workers 0 --timeout 5
+  sz=$(stat -c %s "$FL")
+  curl -s -o /dev/null --limit-rate 50K -H "Authorization: Bearer $ADMIN" \
+    --data-binary @"$FL" "$(url /api/v1/symbols)" &
+  cpid=$!
+  for _ in $(seq 50); do ls "$work/d/symbols/tmp/" | grep -q '^upload\.' && break; sleep 0.1; done
+  part=$(ls "$work/d/symbols/tmp/" | grep '^upload\.') || fail "no upload in tmp/"
+  kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=
+  wait $cpid
+  [ -f "$work/d/symbols/tmp/$part" ] || fail "the killed server's part is not in tmp/"
+  start "$work/d" --workers 0 --timeout 5
+  # An upload that goes on through both sweeps: ~90 s at a steady rate.
+  rate=$((sz / 90 + 1))
+  curl -s -o "$work/up" -w '%{http_code}' --limit-rate "$rate" -H "Authorization: Bearer $ADMIN" \
+    -H 'X-Faultline-Name: slow' --data-binary @"$FL" "$(url /api/v1/symbols)" >"$work/upcode" &
+  cpid=$!
+  for _ in $(seq 850); do [ -f "$work/d/symbols/tmp/$part" ] || break; sleep 0.1; done
+  [ -f "$work/d/symbols/tmp/$part" ] && fail "the killed server's part still in tmp/ after 85 s"
+  kill -0 $cpid 2>/dev/null || fail "the slow upload ended before the sweep: $(cat "$work/upcode")"
+  grep -q "symbols: removed tmp/$part ([0-9]* bytes): an upload that ended with its server" "$work/err" ||
+    fail "no log line for the removed part: $(tail -3 "$work/err")"
+  ok "the part a killed server left in tmp/ is removed, and logged"
+  wait $cpid
+  [ "$(cat "$work/upcode")" = 201 ] || fail "the slow upload: $(cat "$work/upcode") $(cat "$work/up")"
+  [ -z "$(ls "$work/d/symbols/tmp/")" ] || fail "tmp/ not empty: $(ls "$work/d/symbols/tmp/")"
+  ok "an upload arriving for ~90 s, through the sweeps, is stored (201)"
   stop || fail "shutdown rc"
   ;;
 kill9)
