@@ -395,7 +395,13 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     snprintf(line, sizeof line, "Content-Type: multipart/form-data; boundary=%s", bnd);
     hr |= add_header(&hdrs, line);
     hr |= add_header(&hdrs, "Accept: application/json, text/plain");
-    hr |= add_header(&hdrs, "Expect:"); /* no 100-continue round trip */
+    /* A small body goes at once (no 100-continue round trip).  A large
+     * one waits for the server's go-ahead: a server that would refuse it
+     * (over --max-body, 1 MiB by default) says 413 before it is sent,
+     * where otherwise it reads the whole body first to answer -- which on
+     * a slow link outlasts its --request-timeout, and the request is cut
+     * with no answer, so the log would be kept and sent again every run. */
+    hr |= add_header(&hdrs, sendlen > (1u << 20) ? "Expect: 100-continue" : "Expect:");
     if (!up->cfg.no_gzip)
         hr |= add_header(&hdrs, "Content-Encoding: gzip");
     if (up->cfg.key && *up->cfg.key) {

@@ -2,7 +2,7 @@
 # End-to-end tests of `faultline serve`: real processes on 127.0.0.1, a free
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
-# CASE: http | ipv6 | stall | symtmp | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
+# CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
 #       oldlock | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
@@ -625,6 +625,60 @@ regression)
   "$POST" wait "$PORT" "$ADMIN" 4 20 regapp >/dev/null || fail "not processed"
   [ "$(status)" = regressed ] || fail "1.10 did not reopen a group resolved in 1.9"
   ok "1.10 > 1.9"
+  stop || fail "shutdown rc"
+  ;;
+slowlink413)
+  # faultline-report (FL_REPORTER) with a log over --max-body, through a
+  # link of ~100 KB/s (a relay here): the server answers 413 before the
+  # body to a client that waits for it (Expect: 100-continue), else only
+  # once the body is whole -- which on a slow link takes longer than
+  # --request-timeout, and the request was cut, the log kept and sent
+  # again on every run.  The reporter asks first for a large body.
+  [ -n "${FL_REPORTER:-}" ] || exit 77
+  start "$work/d" --workers 0 --request-timeout 3
+  python3 - "$PORT" "$work/relay.port" >"$work/relay.err" 2>&1 <<'PY' &
+import os, socket, sys, threading, time
+up = int(sys.argv[1])
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(8)
+open(sys.argv[2] + ".tmp", "w").write(str(ls.getsockname()[1]))
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+def pump(a, b, slow):
+    try:
+        while True:
+            d = a.recv(10000 if slow else 65536)
+            if not d:
+                break
+            b.sendall(d)
+            if slow:
+                time.sleep(0.1)  # ~100 KB/s towards the server
+    except OSError:
+        pass
+    for s in (a, b):
+        try: s.shutdown(socket.SHUT_RDWR)
+        except OSError: pass
+while True:
+    c, _ = ls.accept()
+    s = socket.create_connection(("127.0.0.1", up))
+    threading.Thread(target=pump, args=(c, s, True), daemon=True).start()
+    threading.Thread(target=pump, args=(s, c, False), daemon=True).start()
+PY
+  rpid=$!
+  for _ in $(seq 50); do [ -s "$work/relay.port" ] && break; sleep 0.1; done
+  [ -s "$work/relay.port" ] || fail "the relay did not start: $(cat "$work/relay.err")"
+  mkdir "$work/spool"
+  # 2 MiB of base64 (~1.5 MiB gzipped): over the 1 MiB --max-body.
+  { "$POST" log 5 1 slow 1.0 | grep -v '^END$'
+    head -c 1572864 /dev/urandom | base64 -w 76 | awk '{print "ETC_KEY pad" NR; print "ETC_VALUE " $0}'
+    echo END; } >"$work/spool/big.crashlog"
+  "$POST" log 5 2 slow 1.0 >"$work/spool/small.crashlog"
+  t0=$(date +%s)
+  timeout 120 "$FL_REPORTER" --spool "$work/spool" --url "http://127.0.0.1:$(cat "$work/relay.port")/api/v1/crashes" \
+    --key "$KEY" --yes --timeout 60 >"$work/rep.out" 2>&1; rc=$?
+  kill "$rpid" 2>/dev/null
+  [ $rc = 0 ] && grep -q 'big.crashlog: too large for the server (HTTP 413)' "$work/rep.out" &&
+    grep -q 'small.crashlog: delivered' "$work/rep.out" ||
+    fail "a log over --max-body on a slow link: rc $rc $(cat "$work/rep.out")"
+  ok "a log over --max-body on a slow link: 413 in $(($(date +%s) - t0)) s, deleted; the next delivered"
   stop || fail "shutdown rc"
   ;;
 symtmp)
