@@ -502,7 +502,8 @@ static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, boo
             continue;
         }
         fl_ctxsearch s = {.max_depth = cs->cfg.max_depth,
-                          .budget = left < cs->cfg.max_paths ? left : cs->cfg.max_paths};
+                          .budget = left < cs->cfg.max_paths ? left : cs->cfg.max_paths,
+                          .cancel = &cs->stop};
         json_t *frames = json_array();
         if (!frames)
             goto out;

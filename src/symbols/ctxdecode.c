@@ -1416,6 +1416,20 @@ static int succ_at(const fl_ctxgraph *g, uint32_t node, uint32_t i, uint32_t *c,
     return 1;
 }
 
+/* Whoever runs the search asked it to stop (fl_ctxsearch.cancel). */
+static bool cancelled(const fl_ctxsearch *s)
+{
+    return s->cancel && __atomic_load_n(s->cancel, __ATOMIC_RELAXED);
+}
+
+/* Counts a step: true when the budget is spent or, every 4096 steps, the
+ * search was asked to stop. */
+static inline bool spent(fl_ctxsearch *s)
+{
+    ++s->steps;
+    return (s->budget && s->steps > s->budget) || ((s->steps & 4095) == 0 && cancelled(s));
+}
+
 struct level {
     uint32_t node;
     uint32_t next;   /* the successor to try next: direct ones, then callbacks */
@@ -1441,7 +1455,7 @@ static int search_weight(const fl_ctxgraph *g, uint64_t value, unsigned limit, u
         for (;;) {
             struct level *L = &st[d];
             if (L->next == 0) { /* just entered */
-                if (s->budget && ++s->steps > s->budget)
+                if (spent(s))
                     return -1;
                 if (L->weight == limit && L->ctx == value) {
                     for (size_t k = 0; k <= d; k++) {
@@ -1774,7 +1788,7 @@ static int bwd_search(const mitm *mm, uint64_t value, unsigned limit, fl_ctxsear
         for (;;) {
             struct bstate *L = &st[d];
             if (L->next == 0) { /* just entered */
-                if (s->budget && ++s->steps > s->budget)
+                if (spent(s))
                     return -1;
                 if (L->below == 0 && mm->is_root[L->node])
                     return bwd_report(mm, st, d + 1, -1, frames, s, fn, arg) ? -1 : 0;
@@ -1831,7 +1845,8 @@ static int search_mitm(const fl_ctxgraph *g, uint64_t value, unsigned maxd, fl_c
     unsigned fw = 0;
     bool current = false;
     /* Each pass may cost cap; leave room for the rebuild. */
-    while (fw < W_EXTERNAL * maxd && (!s->budget || s->steps + 2 * cap <= s->budget)) {
+    while (fw < W_EXTERNAL * maxd && (!s->budget || s->steps + 2 * cap <= s->budget) &&
+           !cancelled(s)) {
         current = fwd_build(&mm, fw + 1, cap) == 0;
         s->steps += mm.nf;
         if (mm.nomem)
@@ -1930,7 +1945,7 @@ unsigned fl_ctxgraph_search(const fl_ctxgraph *g, uint64_t value, fl_ctxsearch *
             s->steps = budget / 4;
         exhausted = search_mitm(g, value, maxd, s, fn, arg, frames) < 0;
     }
-    s->complete = !exhausted && !s->nomem;
+    s->complete = !exhausted && !s->nomem && !cancelled(s);
     free(st);
     free(frames);
     return s->matches;

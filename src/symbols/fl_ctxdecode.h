@@ -16,6 +16,7 @@
 #define FL_CTXDECODE_H
 
 #include <libelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,6 +74,10 @@ typedef struct fl_ctxsearch {
     int nomem;          /* out: memory ran out (here, or building the
                          * graph): the search stopped, with no match and
                          * complete 0 */
+    const bool *cancel; /* NULL, or read (atomically) every 4096 steps:
+                         * true stops the search as a spent budget does --
+                         * a server stopping does not wait for a search
+                         * that takes long on a loaded machine */
 } fl_ctxsearch;
 
 /* Calls `fn` with the stack of instrumented functions (innermost first)

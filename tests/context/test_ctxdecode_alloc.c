@@ -428,6 +428,28 @@ static void test_search_mitm_budget(void **state)
     search_failures("mitm, budget out", &g_deep, s, false);
 }
 
+/* A search asked to stop (fl_ctxsearch.cancel: a server stopping) ends
+ * within 4096 steps of the flag, in each strategy, where its budget would
+ * have let it try a hundred million paths for a value no stack has. */
+static void test_search_cancel(void **state)
+{
+    (void)state;
+    fl_ctxgraph *g = build(0);
+    assert_non_null(g);
+    static const int strategies[] = {FL_CTX_AUTO, FL_CTX_DEEPENING, FL_CTX_MITM};
+    bool stop = true;
+    for (size_t i = 0; i < sizeof strategies / sizeof strategies[0]; i++) {
+        fl_ctxsearch s = {
+            .max_depth = 32, .budget = 100000000, .strategy = strategies[i], .cancel = &stop};
+        found f = {0};
+        assert_int_equal(fl_ctxgraph_search(g, 0x0123456789abcdefull, &s, on_match, &f), 0);
+        assert_false(s.complete);
+        assert_false(s.nomem);
+        assert_true(s.steps <= 2 * 4096);
+    }
+    fl_ctxgraph_free(g);
+}
+
 /* The value and clean answer of t, from a graph built with nothing
  * failing: the stack, clone suffixes aside. */
 static void prepare(const fl_ctxgraph *g, target *t)
@@ -479,7 +501,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_failures),     cmocka_unit_test(test_search_deepening),
         cmocka_unit_test(test_search_mitm),        cmocka_unit_test(test_search_mitm_backward),
-        cmocka_unit_test(test_search_mitm_budget),
+        cmocka_unit_test(test_search_mitm_budget), cmocka_unit_test(test_search_cancel),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     for (size_t i = 0; i < NFILES; i++) {
