@@ -6,14 +6,44 @@
  * starts with the zstd magic goes to fl_unzstd instead (a raw-log chunk
  * is one or more frames, read back from the database): it must refuse or
  * decode within its limit, and a decoded chunk goes on to processing.
+ *
+ * Names: a symbolizer that takes them from the log, so that mutations
+ * reach what the worker does with the names debug files give (clone
+ * suffixes, symbol versions, the C++ runtime's and the C library's frames,
+ * main): an OBJECT_PATH holding '|' is that module's frames for every
+ * address, innermost first; one starting with '-' is a module without
+ * symbols; any other is unknown.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fl_group.h"
 #include "fl_serve.h"
 #include "fl_srvutil.h"
+
+static int names_from_log(void *ctx, const char *module, const char *build_id, uint64_t rel,
+                          fl_sym_frame *out, size_t cap)
+{
+    (void)ctx;
+    if (module[0] == '-')
+        return -1;
+    if (!strchr(module, '|'))
+        return 0;
+    size_t n = 0;
+    for (const char *p = module; *p && n < cap; n++) {
+        size_t l = strcspn(p, "|");
+        fl_sym_frame *f = &out[n];
+        snprintf(f->function, sizeof f->function, "%.*s", (int)l, p);
+        snprintf(f->file, sizeof f->file, "%s", build_id ? build_id : "");
+        f->line = (unsigned)(rel & 0xffff);
+        f->column = (unsigned)n;
+        p += l + (p[l] == '|');
+        f->inlined = *p != '\0';
+    }
+    return (int)n;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         text = decoded;
     }
-    fl_workers_config c = {.rules = rules};
+    fl_workers_config c = {.rules = rules, .symbolize = names_from_log};
     fl_processed_buf b;
     if (fl_process_log("fuzz", NULL, text, len, 0, &c, &b) == 0) {
         (void)fl_vercmp(b.p.version, "1.10.0-rc1");
