@@ -402,6 +402,15 @@ static void ofmt_float(obuf *o, spec sp, double v)
     ofield(o, &sp, pre, pl, buf, n, 0);
 }
 
+/* A width or precision with one more digit d.  Both are cut to 1024
+ * afterwards, so past that the number only has to stay above it: a format
+ * string with twenty digits there must not overflow a long (undefined
+ * behaviour, in the crash handler too). */
+static long digit(long v, char d)
+{
+    return v > 1024 ? v : v * 10 + (d - '0');
+}
+
 /* The text of one record: fmt applied to its slots. */
 static void format_record(obuf *o, const char *fmt, const char *types, unsigned nargs,
                           const uint64_t *slots, const char *strs, size_t strbytes)
@@ -443,7 +452,7 @@ static void format_record(obuf *o, const char *fmt, const char *types, unsigned 
             f++;
         } else {
             while (*f >= '0' && *f <= '9')
-                sp.width = sp.width * 10 + (*f++ - '0');
+                sp.width = digit(sp.width, *f++);
         }
         if (*f == '.') {
             f++;
@@ -455,7 +464,7 @@ static void format_record(obuf *o, const char *fmt, const char *types, unsigned 
                 f++;
             } else {
                 while (*f >= '0' && *f <= '9')
-                    sp.prec = sp.prec * 10 + (*f++ - '0');
+                    sp.prec = digit(sp.prec, *f++);
             }
         }
         if (sp.width > 1024)

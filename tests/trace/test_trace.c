@@ -218,6 +218,31 @@ static void mismatches(void **st)
     free(got);
 }
 
+/* A width or precision of more digits than a long holds is cut to 1024
+ * like any over 1024: the digits once overflowed a long (undefined; a
+ * negative result dropped the width, or made the precision none).
+ * Found by fuzz_trace_format (fuzz/corpus/trace_format/width-overflow). */
+static void huge_width_and_precision(void **st)
+{
+    (void)st;
+    static const struct faultline_trace_site huge = {
+        "[%9999999999999999999d] [%.9999999999999999999d] [%-9999999999999999999.2s]",
+        "x.c",
+        4,
+        3,
+        {'i', 'i', 's', 0}};
+    static const struct faultline_trace_site cut = {
+        "[%1024d] [%.1024d] [%-1024.2s]", "x.c", 5, 3, {'i', 'i', 's', 0}};
+    faultline__trace(&huge, huge.fmt, 5, 6, "xyz");
+    char *got = last_trace_text();
+    faultline__trace(&cut, cut.fmt, 5, 6, "xyz");
+    char *want = last_trace_text();
+    assert_string_equal(got, want);
+    assert_true(strlen(want) > 1024);
+    free(got);
+    free(want);
+}
+
 static void strings_are_copied(void **st)
 {
     (void)st;
@@ -804,6 +829,7 @@ int main(void)
         cmocka_unit_test(strings_and_pointers),
         cmocka_unit_test(floats),
         cmocka_unit_test(mismatches),
+        cmocka_unit_test(huge_width_and_precision),
         cmocka_unit_test(strings_are_copied),
         cmocka_unit_test(hard_coded_strings),
         cmocka_unit_test(wraps_around),
