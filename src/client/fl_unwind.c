@@ -724,9 +724,17 @@ enum {
 };
 enum { CFA_REG_OFF = 0, CFA_EXPR = 1 };
 
+/* RULE_OFFSET and RULE_VAL_OFFSET keep the operand as the CFI has it and
+ * multiply it by the data alignment factor when applied, in wrapping
+ * 64-bit arithmetic like the addresses it is added to: the operands come
+ * from .eh_frame bytes that may be corrupt, and their product as an
+ * int64_t could overflow, undefined behaviour in the crash handler (found
+ * by fuzz_unwind, fuzz/corpus/unwind/factored-offset-overflow).  One
+ * multiplication there instead of one per opcode here also keeps the
+ * unwinder inside the library's text budget. */
 typedef struct rule {
     uint8_t kind;
-    int64_t val;   /* offset, register number, or expression length */
+    int64_t val;   /* factored offset, register number, or expression length */
     uint64_t expr; /* address of the expression block */
 } rule;
 
@@ -811,7 +819,7 @@ static bool run_cfa(const walk *w, const cie_info *ci, uint64_t start, uint64_t 
             break;
         case CFA_offset:
             reg = op & 0x3f;
-            set_rule(rw, reg, RULE_OFFSET, (int64_t)cur_uleb(&c) * ci->data_align, 0);
+            set_rule(rw, reg, RULE_OFFSET, (int64_t)cur_uleb(&c), 0);
             break;
         case CFA_restore:
             reg = op & 0x3f;
@@ -847,23 +855,23 @@ static bool run_cfa(const walk *w, const cie_info *ci, uint64_t start, uint64_t 
                 break;
             case CFA_offset_extended:
                 reg = cur_uleb(&c);
-                set_rule(rw, reg, RULE_OFFSET, (int64_t)cur_uleb(&c) * ci->data_align, 0);
+                set_rule(rw, reg, RULE_OFFSET, (int64_t)cur_uleb(&c), 0);
                 break;
             case CFA_offset_extended_sf:
                 reg = cur_uleb(&c);
-                set_rule(rw, reg, RULE_OFFSET, cur_sleb(&c) * ci->data_align, 0);
+                set_rule(rw, reg, RULE_OFFSET, cur_sleb(&c), 0);
                 break;
             case CFA_GNU_negative_offset_extended:
                 reg = cur_uleb(&c);
-                set_rule(rw, reg, RULE_OFFSET, -(int64_t)cur_uleb(&c) * ci->data_align, 0);
+                set_rule(rw, reg, RULE_OFFSET, (int64_t)(0 - cur_uleb(&c)), 0);
                 break;
             case CFA_val_offset:
                 reg = cur_uleb(&c);
-                set_rule(rw, reg, RULE_VAL_OFFSET, (int64_t)cur_uleb(&c) * ci->data_align, 0);
+                set_rule(rw, reg, RULE_VAL_OFFSET, (int64_t)cur_uleb(&c), 0);
                 break;
             case CFA_val_offset_sf:
                 reg = cur_uleb(&c);
-                set_rule(rw, reg, RULE_VAL_OFFSET, cur_sleb(&c) * ci->data_align, 0);
+                set_rule(rw, reg, RULE_VAL_OFFSET, cur_sleb(&c), 0);
                 break;
             case CFA_restore_extended:
                 reg = cur_uleb(&c);
@@ -894,25 +902,25 @@ static bool run_cfa(const walk *w, const cie_info *ci, uint64_t start, uint64_t 
                 *rw = stack[--depth];
                 break;
             }
+            /* def_cfa and def_cfa_sf are def_cfa_register followed by
+             * def_cfa_offset(_sf): one copy of each step, which keeps the
+             * unwinder inside the library's text budget. */
             case CFA_def_cfa:
-                rw->cfa_kind = CFA_REG_OFF;
-                rw->cfa_reg = cur_uleb(&c);
-                rw->cfa_off = (int64_t)cur_uleb(&c);
-                break;
             case CFA_def_cfa_sf:
-                rw->cfa_kind = CFA_REG_OFF;
-                rw->cfa_reg = cur_uleb(&c);
-                rw->cfa_off = cur_sleb(&c) * ci->data_align;
-                break;
             case CFA_def_cfa_register:
                 rw->cfa_kind = CFA_REG_OFF;
                 rw->cfa_reg = cur_uleb(&c);
-                break;
+                if (op == CFA_def_cfa_register)
+                    break;
+                if (op == CFA_def_cfa_sf)
+                    goto offset_sf;
+                /* fall through */
             case CFA_def_cfa_offset:
                 rw->cfa_off = (int64_t)cur_uleb(&c);
                 break;
             case CFA_def_cfa_offset_sf:
-                rw->cfa_off = cur_sleb(&c) * ci->data_align;
+            offset_sf:
+                rw->cfa_off = (int64_t)((uint64_t)cur_sleb(&c) * (uint64_t)ci->data_align);
                 break;
             case CFA_def_cfa_expression: {
                 uint64_t len = cur_uleb(&c);
@@ -1331,10 +1339,10 @@ static step_result cfi_step(const walk *w, const fl_unwind_module *m, const fl_r
             ok = false;
             break;
         case RULE_OFFSET:
-            ok = rd_u64(w, cfa + (uint64_t)r->val, &v) == 0;
+            ok = rd_u64(w, cfa + (uint64_t)r->val * (uint64_t)ci->data_align, &v) == 0;
             break;
         case RULE_VAL_OFFSET:
-            v = cfa + (uint64_t)r->val;
+            v = cfa + (uint64_t)r->val * (uint64_t)ci->data_align;
             break;
         case RULE_REG:
             ok = r->val >= 0 && r->val < FL_REGS_N && (cur_regs->valid & (1ull << r->val));

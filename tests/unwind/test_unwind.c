@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -134,6 +135,70 @@ static void test_synthetic_corrupt(void **state)
                 assert_true(n >= 1 && n <= 32);
             }
         }
+    }
+}
+
+/* Factored offsets (operand * data alignment -8) that do not fit in 64
+ * bits: each rule kind that multiplies, and the CFA.  They were computed
+ * as int64_t products (undefined on overflow; found by fuzz_unwind,
+ * fuzz/corpus/unwind/factored-offset-overflow) and wrap now, like the
+ * addresses they are added to; the walk reads nothing there and ends. */
+static size_t put_leb(unsigned char *p, uint64_t v, int sign)
+{
+    size_t n = 0;
+    for (;;) {
+        unsigned char b = v & 0x7f;
+        v = sign ? (uint64_t)((int64_t)v >> 7) : v >> 7;
+        bool done = sign ? (v == 0 && !(b & 0x40)) || (v == UINT64_MAX && (b & 0x40)) : v == 0;
+        p[n++] = done ? b : (b | 0x80);
+        if (done)
+            return n;
+    }
+}
+
+static void test_factored_offset_overflow(void **state)
+{
+    (void)state;
+    static const uint64_t big[] = {0x1020304050607080ull, UINT64_MAX / 3, 1ull << 62,
+                                   (uint64_t)INT64_MIN};
+    for (size_t k = 0; k < sizeof big / sizeof *big; k++) {
+        unsigned char f[128];
+        size_t n = 0;
+        f[n++] = 0x05, f[n++] = 3; /* offset_extended rbx */
+        n += put_leb(f + n, big[k], 0);
+        f[n++] = 0x11, f[n++] = 12; /* offset_extended_sf r12 */
+        n += put_leb(f + n, big[k], 1);
+        f[n++] = 0x2f, f[n++] = 15; /* GNU_negative_offset_extended r15 */
+        n += put_leb(f + n, big[k], 0);
+        f[n++] = 0x14, f[n++] = 14; /* val_offset r14 */
+        n += put_leb(f + n, big[k], 0);
+        f[n++] = 0x15, f[n++] = 13; /* val_offset_sf r13 */
+        n += put_leb(f + n, big[k], 1);
+        f[n++] = 0x80 | 16; /* offset ra: the return address far away */
+        n += put_leb(f + n, big[k], 0);
+        f[n++] = 0x12, f[n++] = 7; /* def_cfa_sf rsp */
+        n += put_leb(f + n, big[k], 1);
+        f[n++] = 0x13; /* def_cfa_offset_sf */
+        n += put_leb(f + n, big[k], 1);
+        ci_init(&g_img);
+        size_t cie = ci_cie(&g_img, 0, ci_x86_init, sizeof ci_x86_init);
+        ci_fde(&g_img, cie, TEXT_BASE + 0x100, 0x100, f, n);
+        ci_finish(&g_img);
+        memset(g_stk, 0, sizeof g_stk);
+        fl_regs regs;
+        memset(&regs, 0, sizeof regs);
+        for (int i = 0; i < FL_REGS_N; i++)
+            regs.r[i] = STK_BASE + 8u * (unsigned)i;
+        regs.r[FL_REG_SP] = STK_BASE;
+        regs.r[FL_REG_PC] = TEXT_BASE + 0x180;
+        regs.valid = (1ull << FL_REGS_N) - 1;
+        fl_unwind_module m = {TEXT_BASE, TEXT_BASE + 0x1000, IMG_BASE, 0};
+        fake_mem fm = {g_img.b, g_img.n, g_stk, STK_CAP};
+        fl_unwind_mem mem = {fake_read, &fm};
+        uint64_t pcs[16];
+        size_t got = fl_unwind_ex(&regs, &m, 1, &mem, pcs, NULL, 16);
+        assert_true(got >= 1 && got <= 16);
+        assert_true(pcs[0] == TEXT_BASE + 0x180);
     }
 }
 
@@ -362,12 +427,18 @@ static void test_corrupt_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_synthetic_hdr),        cmocka_unit_test(test_synthetic_scan),
-        cmocka_unit_test(test_synthetic_max_frames), cmocka_unit_test(test_synthetic_corrupt),
-        cmocka_unit_test(test_self_unwind),          cmocka_unit_test(test_through_signal_frame),
-        cmocka_unit_test(test_random_regs),          cmocka_unit_test(test_random_stack),
-        cmocka_unit_test(test_unmapped_stack),       cmocka_unit_test(test_pc_zero_guess),
+        cmocka_unit_test(test_synthetic_hdr),
+        cmocka_unit_test(test_synthetic_scan),
+        cmocka_unit_test(test_synthetic_max_frames),
+        cmocka_unit_test(test_synthetic_corrupt),
+        cmocka_unit_test(test_self_unwind),
+        cmocka_unit_test(test_through_signal_frame),
+        cmocka_unit_test(test_random_regs),
+        cmocka_unit_test(test_random_stack),
+        cmocka_unit_test(test_unmapped_stack),
+        cmocka_unit_test(test_pc_zero_guess),
         cmocka_unit_test(test_corrupt_table),
+        cmocka_unit_test(test_factored_offset_overflow),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
 }
