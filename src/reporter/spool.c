@@ -294,7 +294,8 @@ int fl_spool_retry_load(fl_spool *sp, const char *name, fl_retry_state *st)
         return -ENOENT;
     }
     int64_t now = (int64_t)time(NULL);
-    if (written > now) /* the clock went back: the wait that was left, from now */
+    if (written > now) /* the clock went back: the whole wait, from now (the time that
+                        * passed since it was written is not known) */
         st->next = st->next > written ? now + (st->next - written) : now;
     return 0;
 }

@@ -331,7 +331,7 @@ case_status_429() {
 }
 
 # The wall clock set back (NTP after a suspend, a corrected clock) after a
-# 429 with Retry-After 120: the next run waits what was left of the 120 s,
+# 429 with Retry-After 120: the next run waits at most the 120 s again,
 # not two hours more.  libfaketime moves the reporter's wall clock only.
 case_clock_step_back() {
     local ft f
