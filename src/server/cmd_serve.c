@@ -39,6 +39,7 @@ typedef struct opts {
     const char *skip_list, *prefix_list;
     uint64_t max_symbol_file, symcache_lru, republish_after, context_max_paths;
     bool no_remote_unwind, no_id_filter;
+    int64_t retention_s; /* 0: crashes are kept for good */
     bool listen_given; /* --listen on the command line */
 } opts;
 
@@ -96,6 +97,9 @@ static void usage(FILE *f)
             "                       20000000; a crash's searches share twice that)\n"
             "  --no-id-filter       look every new crash id up among those stored instead of\n"
             "                       keeping a filter of them in memory (~10 bits per crash)\n"
+            "  --retention D        remove crashes received more than D ago: N days, or N\n"
+            "                       followed by d, h, m or s (default 0: keep them for good);\n"
+            "                       groups keep their counts\n"
             "\n"
             "Symbols: uploads and DIR/symbols/incoming/ land in DIR/symbols/processed/,\n"
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
@@ -113,6 +117,35 @@ static int num(const char *opt, const char *v, uint64_t *out)
         fprintf(stderr, "faultline serve: %s needs a number\n", opt);
         return -1;
     }
+    return 0;
+}
+
+/* --retention: N days, or N with a unit (d, h, m, s), into seconds. */
+static int parse_retention(const char *v, int64_t *out)
+{
+    static const struct {
+        char unit;
+        uint64_t s;
+    } units[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
+    char digits[24];
+    size_t n = v ? strspn(v, "0123456789") : 0;
+    uint64_t x, mul = 0;
+    if (n && n < sizeof digits && !v[n])
+        mul = 86400;
+    for (size_t i = 0; n && n < sizeof digits && i < sizeof units / sizeof *units; i++)
+        if (v[n] == units[i].unit && !v[n + 1])
+            mul = units[i].s;
+    if (mul) {
+        memcpy(digits, v, n);
+        digits[n] = '\0';
+    }
+    /* At most 100 years: beyond, keeping for good says it better. */
+    if (!mul || fl_parse_u64(digits, &x) || x > 36500ull * 86400 / mul) {
+        fprintf(stderr, "faultline serve: --retention wants N days, or N followed by d, h, m or "
+                        "s (e.g. 90d, 12h); 0 keeps crashes for good\n");
+        return -1;
+    }
+    *out = (int64_t)(x * mul);
     return 0;
 }
 
@@ -239,6 +272,11 @@ static int parse_args(opts *o, int argc, char **argv)
                 return -1;
         } else if (!strcmp(a, "--request-timeout")) {
             if (num(a, TAKE, &o->request_timeout_s))
+                return -1;
+        } else if (!strcmp(a, "--retention")) {
+            if (!v)
+                goto missing;
+            if (parse_retention(TAKE, &o->retention_s))
                 return -1;
         } else if (!strcmp(a, "--max-pending")) {
             if (num(a, TAKE, &o->max_pending))
@@ -735,6 +773,7 @@ int fl_cmd_serve(int argc, char **argv)
     fl_group_rules *rules = NULL;
     fl_writer *writer = NULL;
     fl_workers *workers = NULL;
+    fl_retention *retention = NULL;
     fl_http *http = NULL;
     fl_store_conn *mc = NULL;
     fl_srvsym *sym = NULL;
@@ -831,6 +870,14 @@ int fl_cmd_serve(int argc, char **argv)
         if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))
             goto out;
     }
+    if (o.retention_s) {
+        if (!(retention = fl_retention_start(store, &m, o.retention_s, stderr, err, sizeof err)))
+            goto out;
+        fprintf(stderr,
+                "faultline: crashes are removed %" PRId64 " s after they were received "
+                "(--retention)\n",
+                o.retention_s);
+    }
     /* An IPv6 address goes in brackets in a URL. */
     char url_host[sizeof o.host + 2];
     snprintf(url_host, sizeof url_host, strchr(o.host, ':') ? "[%s]" : "%s", o.host);
@@ -924,6 +971,7 @@ int fl_cmd_serve(int argc, char **argv)
 out:
     if (*err)
         fprintf(stderr, "faultline serve: %s\n", err);
+    fl_retention_stop(retention);
     fl_http_quiesce(http);
     fl_writer_stop(writer); /* commits and answers what it holds */
     fl_http_stop(http);

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "fl_group.h"
 #include "fl_health.h"
@@ -50,6 +51,8 @@ typedef struct fl_metrics {
     uint64_t loop_compressed; /* reports whose raw log an HTTP thread compressed */
     uint64_t processed, processing_failed;
     uint64_t dropped_duplicates; /* second copies dropped by the workers */
+    uint64_t deleted_retention;  /* crashes removed by --retention (retention.c) */
+    uint64_t deleted_request;    /* crashes deleted through the API */
     uint64_t processing_ns; /* worker time per crash, summed */
     uint64_t requests;
     uint64_t republished;    /* tasks published by the sweep (queue.c) */
@@ -155,6 +158,18 @@ typedef struct fl_processed_buf {
 int fl_process_log(const char *crash_id, const char *project, const char *raw, size_t len,
                    int64_t received, const fl_workers_config *c, fl_processed_buf *out);
 void fl_processed_release(fl_processed_buf *b);
+
+/* ---- retention (retention.c) */
+
+typedef struct fl_retention fl_retention;
+
+/* Remove the crashes received more than keep_s seconds ago (the store's
+ * expire()), a first pass within 5 s and then every keep_s/24 seconds (1 s
+ * to 1 h), logging to log (may be NULL) how many went and when the store
+ * fails or works again.  NULL with err when it cannot start. */
+fl_retention *fl_retention_start(fl_store *s, fl_metrics *m, int64_t keep_s, FILE *log, char *err,
+                                 size_t errlen);
+void fl_retention_stop(fl_retention *r); /* NULL is fine */
 
 /* ---- HTTP */
 

@@ -163,7 +163,7 @@ struct fl_store {
      * re-processes it (reapply).  Returns 0 -- the caller then enqueues id
      * in the same transaction --, 1 when there is no such crash, 2 when it
      * is not processed yet.  In a transaction. */
-    int (*requeue)(fl_store_conn *c, const char *id);
+    int (*requeue)(fl_store_conn *c, const char *id); /* 3: the crash was deleted */
     int (*processing_ended)(fl_store_conn *c, const char *ref);
     /* project (may be NULL, as id): the report's project id, "" for the
      * default one. */
@@ -180,6 +180,22 @@ struct fl_store {
      * the caller's transaction.  A crash not marked is left alone
      * (returns 0), so a task delivered twice moves the crash once. */
     int (*reapply)(fl_store_conn *c, const fl_processed *p);
+
+    /* ---- deleting crashes */
+    /* Delete crash id at an operator's request (its user asked, say): its
+     * raw log, processed crash and e-mail address go, and a row of the id
+     * stays, state "deleted", so that a resend is neither stored nor
+     * counted again.  Its group keeps its counts (they say what happened,
+     * not what is kept).  A crash not processed yet never is.  Returns 0,
+     * 1 when there is no such crash, 2 when it was deleted already.  In a
+     * transaction. */
+    int (*delete_crash)(fl_store_conn *c, const char *id);
+    /* Retention: remove up to max processed (or failed) crashes received
+     * before `before` (seconds since the epoch), oldest first, rows and
+     * all; their groups keep their counts.  *n says how many went.  A
+     * crash waiting to be processed (again) stays until it is.  In a
+     * transaction; the caller commits and repeats while *n == max. */
+    int (*expire)(fl_store_conn *c, int64_t before, size_t max, size_t *n);
 
     /* ---- symbols */
     /* Record an ingested debug file.  Outside or inside a transaction. */

@@ -139,7 +139,7 @@ typedef struct cctx {
 } cctx;
 enum { PHASE_RUN, PHASE_QUIESCE, PHASE_STOP };
 
-enum { K_OTHER, K_INGEST, K_PATCH, K_REPROCESS, K_SYMUP, K_SYMJSON, K_SYMXML, K_PROJECT };
+enum { K_OTHER, K_INGEST, K_PATCH, K_REPROCESS, K_SYMUP, K_SYMJSON, K_SYMXML, K_PROJECT, K_DELETE };
 /* ST_WAIT: with the writer, which then owns the request's state; ST_ORPHAN:
  * its connection closed meanwhile, and the writer frees it when done. */
 enum { ST_RECV, ST_WAIT, ST_DONE, ST_ORPHAN };
@@ -1040,6 +1040,22 @@ static void symbols_moved(fl_http *h, fl_store_conn *sc)
         fl_srvsym_flush(h->cfg.srvsym);
 }
 
+/* A crash get_crash() found deleted (fl_store.h's delete_crash): 410. */
+static bool deleted(const json_t *crash)
+{
+    const char *st = json_string_value(json_object_get(crash, "state"));
+    return st && !strcmp(st, "deleted");
+}
+
+/* The body of that 410 (takes crash). */
+static json_t *deleted_error(json_t *crash, const char *id)
+{
+    json_t *j = json_pack("{s:s,s:s,s:O?}", "error", "the crash was deleted", "id", id, "received",
+                          json_object_get(crash, "received"));
+    json_decref(crash);
+    return j;
+}
+
 /* GET /api/v1/crashes/ID/contexts: the crash's calling contexts as
  * stacks (fl_ctxsrv.h).  202 while the decoder works on them: ask again
  * after Retry-After. */
@@ -1061,6 +1077,8 @@ static enum MHD_Result api_contexts(fl_http *h, struct MHD_Connection *c, const 
         if (!j)
             return nf ? send_error(c, 404, "not found", NULL)
                       : send_error(c, 500, "store error", NULL);
+        if (deleted(j))
+            return send_json(c, 410, deleted_error(j, id), NULL);
         json_t *raw = json_object_get(j, "raw");
         rc = fl_ctxsrv_get(h->cfg.ctxsrv, id, json_string_value(raw) ? json_string_value(raw) : "",
                            json_string_length(raw), &json);
@@ -1093,7 +1111,32 @@ static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group,
     json_t *j = group ? h->store->get_group(sc, id, &nf) : h->store->get_crash(sc, id, &nf);
     if (!j)
         return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
+    if (!group && deleted(j))
+        return send_json(c, 410, deleted_error(j, id), NULL);
     return send_json(c, 200, j, NULL);
+}
+
+/* DELETE /api/v1/crashes/ID: the crash's logs and e-mail address go (its
+ * group keeps its counts); a second DELETE answers the same. */
+static enum MHD_Result api_delete_crash(fl_http *h, struct MHD_Connection *c, const char *id)
+{
+    if (!id_ok(id))
+        return send_error(c, 404, "not found", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc || h->store->begin(sc))
+        return send_error(c, 503, "store unavailable", "5");
+    int r = h->store->delete_crash(sc, id);
+    if (r == 0 && h->store->commit(sc))
+        r = -1;
+    if (r != 0)
+        h->store->rollback(sc);
+    if (r == 1)
+        return send_error(c, 404, "no such crash", NULL);
+    if (r < 0)
+        return send_error(c, 503, "store unavailable", "5");
+    if (r == 0)
+        FL_M_ADD(h->m->deleted_request, 1);
+    return send_json(c, 200, json_pack("{s:s,s:s}", "id", id, "state", "deleted"), NULL);
 }
 
 /* ---- projects: GET/POST /api/v1/projects, POST /api/v1/projects/ID/keys,
@@ -1275,6 +1318,7 @@ static enum MHD_Result api_reprocess(fl_http *h, struct MHD_Connection *c, const
         h->store->rollback(sc);
         return r == 1   ? send_error(c, 404, "no such crash", NULL)
                : r == 2 ? send_error(c, 409, "not processed yet: it is in the queue already", NULL)
+               : r == 3 ? send_error(c, 410, "the crash was deleted", NULL)
                         : send_error(c, 503, "store unavailable", "5");
     }
     /* A broker that refuses now: the crash is marked, and the sweep
@@ -1398,8 +1442,14 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# HELP faultline_crashes_duplicate_total Reports dropped by workers: a crash id "
       "already counted (resent before the first copy was processed).\n"
       "# TYPE faultline_crashes_duplicate_total counter\n"
-      "faultline_crashes_duplicate_total %" PRIu64 "\n",
-      FL_M_GET(m->processed), FL_M_GET(m->processing_failed), FL_M_GET(m->dropped_duplicates));
+      "faultline_crashes_duplicate_total %" PRIu64 "\n"
+      "# HELP faultline_crashes_deleted_total Crashes deleted by this process: by "
+      "--retention (rows and all), or at a request (DELETE /api/v1/crashes/ID).\n"
+      "# TYPE faultline_crashes_deleted_total counter\n"
+      "faultline_crashes_deleted_total{reason=\"retention\"} %" PRIu64 "\n"
+      "faultline_crashes_deleted_total{reason=\"request\"} %" PRIu64 "\n",
+      FL_M_GET(m->processed), FL_M_GET(m->processing_failed), FL_M_GET(m->dropped_duplicates),
+      FL_M_GET(m->deleted_retention), FL_M_GET(m->deleted_request));
     uint64_t cnt = FL_M_GET(m->processed) + FL_M_GET(m->processing_failed);
     P("# HELP faultline_processing_seconds Worker time per crash.\n"
       "# TYPE faultline_processing_seconds summary\n"
@@ -1859,7 +1909,7 @@ static const char *allow_of(const char *url)
     if (!strncmp(url, "/api/v1/groups/", 15))
         return "GET, HEAD, PATCH";
     if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
-        return "GET, HEAD"; /* the crash, and its /contexts */
+        return strchr(url + 16, '/') ? "GET, HEAD" /* its /contexts */ : "GET, HEAD, DELETE";
     if (!strncmp(url, "/api/v1/projects/", 17) && url[17]) {
         const char *k = strchr(url + 17, '/');
         if (k && !strcmp(k, "/keys"))
@@ -1972,6 +2022,15 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
             return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
         }
         r->kind = K_REPROCESS;
+        return MHD_YES;
+    }
+    if (!strcmp(method, "DELETE") && !strncmp(url, "/api/v1/crashes/", 16) && url[16] &&
+        !strchr(url + 16, '/')) {
+        if (!admin_ok(h, c)) {
+            r->state = ST_DONE;
+            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+        }
+        r->kind = K_DELETE;
         return MHD_YES;
     }
     if ((!strcmp(method, "POST") || !strcmp(method, "DELETE")) &&
@@ -2152,7 +2211,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        size_t limit = r->kind == K_PATCH || r->kind == K_REPROCESS || r->kind == K_PROJECT
+        size_t limit = r->kind == K_PATCH || r->kind == K_REPROCESS || r->kind == K_PROJECT ||
+                               r->kind == K_DELETE
                            ? MAX_JSON_BODY
                        : r->kind == K_SYMJSON ? MAX_SYMBOLICATE_BODY
                        : r->kind == K_SYMXML  ? FL_XMLSYM_MAX_REQUEST
@@ -2210,6 +2270,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (r->kind == K_REPROCESS) {
         r->state = ST_DONE;
         return api_reprocess(h, c, url);
+    }
+    if (r->kind == K_DELETE) {
+        r->state = ST_DONE;
+        return api_delete_crash(h, c, url + 16);
     }
     if (r->kind == K_SYMUP)
         return sym_upload_finish(h, r);

@@ -94,7 +94,7 @@
  * start, because even CREATE INDEX IF NOT EXISTS locks its table against
  * writes, and would wait behind any open transaction -- and make every
  * other server's ingest wait behind it. */
-#define SCHEMA_DDL "2"
+#define SCHEMA_DDL "3"
 /* Rows per INSERT of an ingest batch (8 parameters each) and ids per
  * published() statement: well under the protocol's 65535 parameters. */
 #define INSERT_ROWS 500
@@ -143,6 +143,8 @@ static const char SCHEMA[] =
     "WHERE state = 0 OR resym;"
     "CREATE INDEX IF NOT EXISTS crashes_unpublished ON crashes(waiting_since) "
     "WHERE NOT published AND (state = 0 OR resym);"
+    /* Retention (expire()) finds the oldest processed crashes by it. */
+    "CREATE INDEX IF NOT EXISTS crashes_expiry ON crashes(received) WHERE state IN (1,2);"
     "CREATE TABLE IF NOT EXISTS groups("
     "  id text COLLATE \"C\" PRIMARY KEY, app text, signature text NOT NULL, frames text,"
     "  count bigint NOT NULL DEFAULT 0, first_seen bigint, last_seen bigint,"
@@ -961,6 +963,8 @@ static int p_requeue(fl_store_conn *pc, const char *id)
         return 1;
     if (state == 0)
         return 2;
+    if (state == 3)
+        return 3;
     if (state == 1) {
         /* As symbols_arrived(): load_raw() then hands it out again, and
          * reapply() moves it to its new group if the signature changed.
@@ -981,6 +985,92 @@ static int p_requeue(fl_store_conn *pc, const char *id)
               &a))
         return -1;
     return p_processing_ended(pc, id);
+}
+
+/* ---- deleting crashes (fl_store.h) */
+
+/* After crash id of group gid went: the group's representative crash, if
+ * it was that one, becomes its oldest left (NULL when none is). */
+static int sample_moved(pconn *c, const char *gid, const char *id)
+{
+    p_args a = {0};
+    p_text(&a, gid);
+    p_text(&a, id);
+    return p_run(c,
+                 "UPDATE groups SET sample_crash=(SELECT id FROM crashes WHERE group_id=$1 ORDER "
+                 "BY rid LIMIT 1) WHERE id=$1 AND sample_crash=$2",
+                 &a);
+}
+
+/* What goes with a crash wherever it went: its build ids waiting for
+ * symbols, the watch of its processing. */
+static int crash_forget(pconn *c, const char *id)
+{
+    p_args a = {0};
+    p_text(&a, id);
+    return p_run(c, "DELETE FROM crash_missing WHERE crash_id=$1", &a) ||
+                   p_run(c, "DELETE FROM processing WHERE ref=$1", &a)
+               ? -1
+               : 0;
+}
+
+static int p_delete_crash(fl_store_conn *pc, const char *id)
+{
+    pconn *c = (pconn *)pc;
+    p_args a = {0};
+    p_text(&a, id);
+    PGresult *r = p_exec(c, "SELECT state, group_id FROM crashes WHERE id=$1 FOR UPDATE", &a, 0);
+    if (!r)
+        return -1;
+    if (PQntuples(r) != 1) {
+        PQclear(r);
+        return 1;
+    }
+    int state = (int)r_i64(r, 0, 0);
+    char gid[64];
+    snprintf(gid, sizeof gid, "%s", r_str(r, 0, 1) ? r_str(r, 0, 1) : "");
+    PQclear(r);
+    if (state == 3)
+        return 2;
+    /* Not waiting for anything any more (state 3, resym off): out of the
+     * queue's indexes; a task still naming it finds it done (load_raw). */
+    if (p_run(c,
+              "UPDATE crashes SET state=3, resym=false, published=true, raw=''::bytea, "
+              "raw_len=0, processed=NULL, email=NULL, install_id=NULL, group_id=NULL, "
+              "stack_hash=NULL WHERE id=$1",
+              &a) ||
+        crash_forget(c, id))
+        return -1;
+    return gid[0] ? sample_moved(c, gid, id) : 0;
+}
+
+static int p_expire(fl_store_conn *pc, int64_t before, size_t max, size_t *n)
+{
+    pconn *c = (pconn *)pc;
+    *n = 0;
+    p_args a = {0};
+    p_int(&a, before);
+    p_int(&a, (int64_t)max);
+    /* SKIP LOCKED: another server's pass, or a worker re-processing one of
+     * them, takes the rows it holds; this pass the others. */
+    PGresult *r =
+        p_exec(c,
+               "DELETE FROM crashes WHERE id IN (SELECT id FROM crashes WHERE state IN "
+               "(1,2) AND received < $1 AND NOT resym ORDER BY received LIMIT $2 FOR UPDATE SKIP "
+               "LOCKED) RETURNING id, group_id",
+               &a, 0);
+    if (!r)
+        return -1;
+    int rc = 0;
+    int rows = PQntuples(r);
+    for (int i = 0; i < rows && !rc; i++) {
+        const char *id = r_str(r, i, 0), *gid = r_str(r, i, 1);
+        rc = crash_forget(c, id) || (gid && sample_moved(c, gid, id)) ? -1 : 0;
+    }
+    PQclear(r);
+    if (!rc)
+        *n = (size_t)rows;
+    return rc;
 }
 
 /* A PostgreSQL array literal of build ids (hex: nothing to quote), for
@@ -1712,6 +1802,17 @@ static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_t *out = NULL;
     char *raw = NULL, *proc = NULL;
     size_t rl, pl;
+    if (r_i64(r, 0, 1) == 3) { /* deleted: what is left of it, as store_sqlite.c */
+        const char *pj = r_str(r, 0, 9);
+        out = json_object();
+        json_object_set_new(out, "id", json_string(id));
+        json_object_set_new(out, "project", json_string(pj ? pj : FL_PROJECT_DEFAULT));
+        json_object_set_new(out, "state", json_string("deleted"));
+        json_object_set_new(out, "received", r_time_json(r, 0, 5));
+        json_object_set_new(out, "app", r_text_json(r, 0, 6));
+        json_object_set_new(out, "version", r_text_json(r, 0, 7));
+        goto out;
+    }
     if (fl_unzstd(PQgetvalue(r, 0, 0), (size_t)PQgetlength(r, 0, 0), MAX_RAW, &raw, &rl)) {
         p_seterr(c, "the stored log of %s is damaged", id);
         goto out;
@@ -2167,6 +2268,8 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->symbols_arrived = p_symbols_arrived;
     p->list_groups = p_list_groups;
     p->get_group = p_get_group;
+    p->delete_crash = p_delete_crash;
+    p->expire = p_expire;
     p->get_crash = p_get_crash;
     p->set_status = p_set_status;
     p->stats = p_stats;

@@ -136,6 +136,15 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS project_keys(key TEXT PRIMARY KEY, project TEXT NOT NULL,"
     "  created INTEGER NOT NULL);";
 
+/* Made after the columns they index exist (a database from before them
+ * gets the columns first: see fl_store_sqlite_open).  Retention finds old
+ * crashes by crashes_expiry, and a chunk of raw logs is dropped once
+ * crashes_chunk finds no crash in it.  The first start on a database from
+ * before them builds both (a read of the crashes table). */
+static const char INDEXES[] =
+    "CREATE INDEX IF NOT EXISTS crashes_expiry ON crashes(received) WHERE state IN (1,2);"
+    "CREATE INDEX IF NOT EXISTS crashes_chunk ON crashes(chunk) WHERE chunk IS NOT NULL;";
+
 enum {
     S_BEGIN,
     S_COMMIT,
@@ -171,6 +180,10 @@ enum {
     S_IDEL,
     S_TDAY,
     S_TINST,
+    S_EXPSEL,
+    S_EXPDEL,
+    S_SAMPLE,
+    S_CHUNKDROP,
     S_COUNT
 };
 
@@ -225,13 +238,31 @@ static const char *const SQL[S_COUNT] = {
     [S_IDEL] = "DELETE FROM inbox WHERE rid=?1",
     [S_TDAY] = "INSERT INTO app_days VALUES(?1,?2,?3,?4,1) ON CONFLICT DO UPDATE SET count=count+1",
     [S_TINST] = "INSERT INTO app_installs VALUES(?1,?2,?3) ON CONFLICT DO NOTHING",
+    /* Retention (s_expire) and deletion (s_delete_crash), through the
+     * indexes of INDEXES. */
+    [S_EXPSEL] = "SELECT rid, id, chunk, group_id FROM crashes WHERE state IN (1,2) AND "
+                 "received < ?1 AND resym=0 ORDER BY received LIMIT ?2",
+    [S_EXPDEL] = "DELETE FROM crashes WHERE rid=?1",
+    /* A group whose representative crash went shows its oldest left. */
+    [S_SAMPLE] = "UPDATE groups SET sample_crash=(SELECT id FROM crashes WHERE group_id=?1 ORDER "
+                 "BY rid LIMIT 1) WHERE id=?1 AND sample_crash=?2",
+    /* A chunk goes once no crash and no inbox row points into it.  The
+     * inbox is not indexed by chunk, but it is appended in the order
+     * chunks are made (one writer; a chunk and its rows in one
+     * transaction), so its first row has its smallest chunk.  The newest
+     * chunk stays: its id would be taken again by the next one, and a
+     * connection may hold the old one decompressed under that id. */
+    [S_CHUNKDROP] =
+        "DELETE FROM raw_chunks WHERE id=?1 AND id < (SELECT max(id) FROM raw_chunks) "
+        "AND NOT EXISTS (SELECT 1 FROM crashes WHERE chunk=?1) AND ?1 < "
+        "coalesce((SELECT chunk FROM inbox WHERE rid=(SELECT min(rid) FROM inbox)), ?1 + 1)",
 };
 
 /* Not in SQL[]: fl_store_sqlite_full_scans() checks those, and this one
  * walks the inbox on purpose (see S_IFIND). */
 static const char SQL_IFIND[] = "SELECT rid FROM inbox WHERE id=?1 ORDER BY rid LIMIT 1";
 
-#define EXTRA_STMTS 24
+#define EXTRA_STMTS 48
 
 typedef struct sconn {
     fl_store_conn pub;
@@ -1612,6 +1643,16 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_t *out = NULL;
     char *raw = NULL, *proc = NULL;
     size_t rl, pl;
+    if (sqlite3_column_int(s, 1) == 3) { /* deleted: what is left of it */
+        out = json_object();
+        json_object_set_new(out, "id", json_string(id));
+        json_object_set_new(out, "project", text_json(s, 12));
+        json_object_set_new(out, "state", json_string("deleted"));
+        json_object_set_new(out, "received", time_json(s, 5));
+        json_object_set_new(out, "app", text_json(s, 6));
+        json_object_set_new(out, "version", text_json(s, 7));
+        goto out;
+    }
     if (row_raw(c, sqlite3_column_type(s, 8) == SQLITE_NULL, sqlite3_column_int64(s, 8),
                 (uint64_t)sqlite3_column_int64(s, 9), (uint64_t)sqlite3_column_int64(s, 10),
                 sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0), &raw, &rl))
@@ -1780,6 +1821,8 @@ static int s_requeue(fl_store_conn *pc, const char *id)
     }
     if (state == 0)
         return 2;
+    if (state == 3)
+        return 3;
     if (state == 1) {
         /* As symbols_arrived(): load_raw() then hands it out again, and
          * reapply() moves it to its new group if the signature changed. */
@@ -1798,6 +1841,226 @@ static int s_requeue(fl_store_conn *pc, const char *id)
     if (done(s))
         return -1;
     return s_processing_ended(pc, id);
+}
+
+/* ---- deleting crashes (fl_store.h) */
+
+/* Runs sql (a literal: cached by its address) with text a and, when not
+ * NULL, text b. */
+static int run_texts(sconn *c, const char *sql, const char *a, const char *b)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(&c->pub, sql);
+    if (!s)
+        return -1;
+    bind_static(s, 1, a);
+    if (b)
+        bind_static(s, 2, b);
+    return done(s);
+}
+
+/* Drops chunk id when nothing points into it any more (S_CHUNKDROP). */
+static int chunk_drop(sconn *c, int64_t chunk)
+{
+    sqlite3_stmt *s = stmt(c, S_CHUNKDROP);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, chunk);
+    if (done(s))
+        return -1;
+    if (sqlite3_changes(c->db) && chunk == c->chunk_id) {
+        free(c->chunk);
+        c->chunk = NULL;
+        c->chunk_id = 0;
+    }
+    return 0;
+}
+
+/* Overwrites len bytes at off of chunk's logs with zeros, leaving the
+ * other logs where their rows say they are: what a deleted crash's raw
+ * log held is then gone from the database, not only unreachable. */
+static int chunk_blank(sconn *c, int64_t chunk, uint64_t off, uint64_t len)
+{
+    sqlite3_stmt *s = stmt(c, S_CHUNKGET);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, chunk);
+    int st = sqlite3_step(s);
+    if (st != SQLITE_ROW) {
+        sqlite3_reset(s);
+        return st == SQLITE_DONE ? 0 : -1; /* gone already: nothing to blank */
+    }
+    char *text = NULL;
+    size_t tl = 0;
+    int r = fl_unzstd(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0),
+                      MAX_RAW + CHUNK_MAX, &text, &tl);
+    sqlite3_reset(s);
+    if (r) { /* damaged (no log of it can be read): not kept either */
+        if (!(s = fl_store_sqlite_stmt(&c->pub, "DELETE FROM raw_chunks WHERE id=?1")))
+            return -1;
+        sqlite3_bind_int64(s, 1, chunk);
+        return done(s);
+    }
+    if (off <= tl && len <= tl - off)
+        memset(text + off, 0, len);
+    void *z = NULL;
+    size_t zl = 0;
+    r = fl_zstd(text, tl, FL_RAW_ZSTD_LEVEL, &z, &zl);
+    free(text);
+    if (r)
+        return -1;
+    r = -1;
+    if ((s = fl_store_sqlite_stmt(&c->pub, "UPDATE raw_chunks SET data=?2 WHERE id=?1"))) {
+        sqlite3_bind_int64(s, 1, chunk);
+        sqlite3_bind_blob(s, 2, z, (int)zl, SQLITE_STATIC);
+        r = done(s);
+    }
+    free(z);
+    if (chunk == c->chunk_id) {
+        free(c->chunk);
+        c->chunk = NULL;
+        c->chunk_id = 0;
+    }
+    return r;
+}
+
+static int delete_crash(sconn *c, const char *id);
+
+/* With secure_delete, the pages the deletion frees are zeroed too, not
+ * only left for reuse with the old bytes in them. */
+static int s_delete_crash(fl_store_conn *pc, const char *id)
+{
+    sconn *c = (sconn *)pc;
+    if (sqlite3_exec(c->db, "PRAGMA secure_delete=ON", NULL, NULL, NULL) != SQLITE_OK)
+        return -1;
+    int r = delete_crash(c, id);
+    sqlite3_exec(c->db, "PRAGMA secure_delete=OFF", NULL, NULL, NULL);
+    return r;
+}
+
+static int delete_crash(sconn *c, const char *id)
+{
+    fl_store_conn *pc = &c->pub;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        pc, "SELECT rid, state, chunk, chunk_off, raw_len, group_id FROM crashes WHERE id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        int64_t rid = sqlite3_column_int64(s, 0);
+        int state = sqlite3_column_int(s, 1);
+        bool has_chunk = sqlite3_column_type(s, 2) != SQLITE_NULL;
+        int64_t chunk = sqlite3_column_int64(s, 2);
+        uint64_t off = (uint64_t)sqlite3_column_int64(s, 3);
+        uint64_t len = (uint64_t)sqlite3_column_int64(s, 4);
+        const unsigned char *g = sqlite3_column_text(s, 5);
+        char gid[64];
+        snprintf(gid, sizeof gid, "%s", g ? (const char *)g : "");
+        sqlite3_reset(s);
+        if (state == 3)
+            return 2;
+        if (has_chunk && chunk_blank(c, chunk, off, len))
+            return -1;
+        if (!(s = fl_store_sqlite_stmt(
+                  pc, "UPDATE crashes SET state=3, resym=0, raw=X'', raw_len=0, chunk=NULL, "
+                      "chunk_off=NULL, processed=NULL, email=NULL, install_id=NULL, "
+                      "group_id=NULL, stack_hash=NULL WHERE rid=?1")))
+            return -1;
+        sqlite3_bind_int64(s, 1, rid);
+        if (done(s) || run_texts(c, "DELETE FROM crash_missing WHERE crash_id=?1", id, NULL) ||
+            run_texts(c, "DELETE FROM processing WHERE ref=?1", id, NULL))
+            return -1;
+        if (gid[0] && run1(c, S_SAMPLE, gid, id))
+            return -1;
+        return has_chunk ? chunk_drop(c, chunk) : 0;
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return -1;
+    /* Not processed yet: a row of the id in crashes (so that its task, and
+     * any resend, finds it taken) and every copy in the inbox gone. */
+    if (!(s = fl_store_sqlite_stmt(
+              pc, "INSERT INTO crashes(id, app, version, received, raw, raw_len, state, project) "
+                  "SELECT id, app, version, received, X'', 0, 3, project FROM inbox WHERE id=?1 "
+                  "ORDER BY rid LIMIT 1")))
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    if (done(s))
+        return -1;
+    if (!sqlite3_changes(c->db))
+        return 1;
+    for (;;) {
+        if (!(s = fl_store_sqlite_stmt(
+                  pc, "SELECT rid, chunk, chunk_off, raw_len FROM inbox WHERE id=?1 LIMIT 1")))
+            return -1;
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
+            sqlite3_reset(s);
+            return rc == SQLITE_DONE ? 0 : -1;
+        }
+        int64_t rid = sqlite3_column_int64(s, 0), chunk = sqlite3_column_int64(s, 1);
+        uint64_t off = (uint64_t)sqlite3_column_int64(s, 2);
+        uint64_t len = (uint64_t)sqlite3_column_int64(s, 3);
+        sqlite3_reset(s);
+        char ref[FL_CRASH_ID_MAX];
+        ref_of(ref, rid);
+        if (chunk_blank(c, chunk, off, len) || !(s = stmt(c, S_IDEL)))
+            return -1;
+        sqlite3_bind_int64(s, 1, rid);
+        if (done(s) || run_texts(c, "DELETE FROM processing WHERE ref=?1", ref, NULL) ||
+            chunk_drop(c, chunk))
+            return -1;
+    }
+}
+
+static int s_expire(fl_store_conn *pc, int64_t before, size_t max, size_t *n)
+{
+    sconn *c = (sconn *)pc;
+    *n = 0;
+    sqlite3_stmt *s = stmt(c, S_EXPSEL);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, before);
+    sqlite3_bind_int64(s, 2, (int64_t)max);
+    /* Read first (the rows are deleted below, under the cursor). */
+    struct gone {
+        int64_t rid, chunk;
+        char id[FL_CRASH_ID_MAX], gid[64];
+    } *g = calloc(max ? max : 1, sizeof *g);
+    if (!g) {
+        sqlite3_reset(s);
+        return -1;
+    }
+    size_t k = 0;
+    int rc;
+    while (k < max && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        const unsigned char *id = sqlite3_column_text(s, 1), *gid = sqlite3_column_text(s, 3);
+        g[k].rid = sqlite3_column_int64(s, 0);
+        g[k].chunk = sqlite3_column_type(s, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(s, 2);
+        snprintf(g[k].id, sizeof g[k].id, "%s", id ? (const char *)id : "");
+        snprintf(g[k].gid, sizeof g[k].gid, "%s", gid ? (const char *)gid : "");
+        k++;
+    }
+    sqlite3_reset(s);
+    int r = k < max && rc != SQLITE_DONE ? -1 : 0;
+    for (size_t i = 0; i < k && !r; i++) {
+        if (!(s = stmt(c, S_EXPDEL))) {
+            r = -1;
+            break;
+        }
+        sqlite3_bind_int64(s, 1, g[i].rid);
+        r = done(s) || run1(c, S_MISSDEL, g[i].id, NULL) ||
+            (g[i].gid[0] && run1(c, S_SAMPLE, g[i].gid, g[i].id));
+    }
+    /* Each chunk once (a batch's crashes share theirs, and arrive in
+     * order: neighbours). */
+    for (size_t i = 0; i < k && !r; i++)
+        if (g[i].chunk && (i == 0 || g[i].chunk != g[i - 1].chunk))
+            r = chunk_drop(c, g[i].chunk);
+    free(g);
+    if (!r)
+        *n = k;
+    return r ? -1 : 0;
 }
 
 static int s_processing_ended(fl_store_conn *pc, const char *ref)
@@ -2200,7 +2463,8 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
             return NULL;
         }
     }
-    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    if (sqlite3_exec(db, INDEXES, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot upgrade the schema in %s: %s", path, sqlite3_errmsg(db));
         sqlite3_close(db);
         return NULL;
@@ -2243,6 +2507,8 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->processing_started = s_processing_started;
     p->processing_ended = s_processing_ended;
     p->requeue = s_requeue;
+    p->delete_crash = s_delete_crash;
+    p->expire = s_expire;
     p->insert_crashes = s_insert_crashes;
     p->load_raw = s_load_raw;
     p->add_project = s_add_project;

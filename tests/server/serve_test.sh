@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -362,7 +362,7 @@ auth)
   # Every read/admin route: 401 without a token and with a wrong one.
   routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
           "GET /api/v1/crashes/$id" "GET /api/v1/crashes/$id/contexts" "PATCH /api/v1/groups/$gid"
-          "POST /api/v1/crashes/$id/reprocess"
+          "POST /api/v1/crashes/$id/reprocess" "DELETE /api/v1/crashes/$id"
           "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/trends?app=authapp&days=7"
           "GET /api/v1/projects" "POST /api/v1/projects" "POST /api/v1/projects/p1/keys"
           "DELETE /api/v1/projects/p1/keys/k1")
@@ -380,7 +380,8 @@ auth)
          "DELETE /healthz|GET, HEAD" "DELETE /api/v1/groups|GET, HEAD"
          "PUT /api/v1/groups/$gid|GET, HEAD, PATCH" "GET /api/v1/projects/p1/keys|POST"
          "POST /api/v1/projects/p1/keys/k1|DELETE" "DELETE /api/v1/projects|GET, HEAD, POST"
-         "DELETE /api/v1/projects/p1/keys|POST")
+         "DELETE /api/v1/projects/p1/keys|POST" "PUT /api/v1/crashes/$id|GET, HEAD, DELETE"
+         "DELETE /api/v1/crashes/$id/contexts|GET, HEAD")
   for w in "${wrong[@]}"; do
     set -- ${w%%|*}
     for auth in "X-Faultline-Key: $KEY" "Authorization: Bearer $ADMIN"; do
@@ -410,6 +411,66 @@ auth)
     grep -q "$k" "$work/group.json" || fail "group JSON lacks $k"
   done
   ok "crash and group JSON"
+  stop || fail "shutdown rc"
+  ;;
+retention)
+  # DELETE /api/v1/crashes/ID, and --retention removing crashes as they age.
+  for bad in 5x -1 1.5d d 99999999999d; do
+    "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --retention "$bad" >/dev/null 2>"$work/e" &&
+      fail "--retention $bad started"
+    grep -q -- '--retention wants N days' "$work/e" || fail "--retention $bad: $(cat "$work/e")"
+  done
+  start "$work/d" --retention 4s
+  grep -q 'removed 4 s after' "$work/err" || fail "retention not announced: $(cat "$work/err")"
+  t0=$(date +%s) ids=()
+  for i in 1 2 3; do
+    "$POST" log 11 "$i" retapp 1.0 >"$work/r$i.log"
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/r$i.log")
+    [ "$c" = 200 ] || fail "ingest $i -> $c"
+    ids+=("$(field id <"$work/body")")
+  done
+  "$POST" wait "$PORT" "$ADMIN" 3 20 retapp >/dev/null || fail "3 crashes not counted"
+  # Deleted at a request: 410 from then on, for every route that reads it.
+  c=$(code DELETE "/api/v1/crashes/${ids[0]}"); [ "$c" = 401 ] || fail "DELETE without token -> $c"
+  c=$(code DELETE "/api/v1/crashes/${ids[0]}" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 200 ] && grep -q '"state":"deleted"' "$work/body" || fail "DELETE -> $c $(cat "$work/body")"
+  c=$(code GET "/api/v1/crashes/${ids[0]}" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 410 ] && grep -q '"error":"the crash was deleted"' "$work/body" || fail "GET deleted -> $c $(cat "$work/body")"
+  grep -q 'ETC_VALUE\|"raw"' "$work/body" && fail "the deleted crash still shows its log"
+  c=$(code GET "/api/v1/crashes/${ids[0]}/contexts" -H "Authorization: Bearer $ADMIN"); [ "$c" = 410 ] || fail "contexts of a deleted crash -> $c"
+  c=$(code POST "/api/v1/crashes/${ids[0]}/reprocess" -H "Authorization: Bearer $ADMIN"); [ "$c" = 410 ] || fail "reprocess a deleted crash -> $c"
+  c=$(code DELETE "/api/v1/crashes/${ids[0]}" -H "Authorization: Bearer $ADMIN"); [ "$c" = 200 ] || fail "DELETE again -> $c"
+  c=$(code DELETE /api/v1/crashes/no-such-crash -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "DELETE unknown -> $c"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/r1.log")
+  [ "$c" = 200 ] && grep -q '"duplicate":true' "$work/body" || fail "resend of a deleted crash -> $c $(cat "$work/body")"
+  [ "$("$POST" sum "$PORT" "$ADMIN" retapp)" = 3 ] || fail "the group lost the deleted crash's count"
+  metric_has '^faultline_crashes_deleted_total{reason="request"} 1$' || fail "request metric"
+  ok "DELETE: 200 (twice), then 410 on GET, contexts and reprocess; 404 unknown; resend flagged; counts kept"
+  # Retention: the two others go 4 s after they arrived (passes every 1 s).
+  for _ in $(seq 100); do
+    c=$(code GET "/api/v1/crashes/${ids[2]}" -H "Authorization: Bearer $ADMIN")
+    [ "$c" = 404 ] && break
+    sleep 0.2
+  done
+  gone=$(date +%s)
+  [ "$c" = 404 ] || fail "crash not removed by retention: $c"
+  [ $((gone - t0)) -ge 4 ] || fail "removed $((gone - t0)) s after ingest, before its retention"
+  c=$(code GET "/api/v1/crashes/${ids[1]}" -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "the second crash stayed: $c"
+  metric_has '^faultline_crashes_deleted_total{reason="retention"} 2$' || fail "retention metric: $(curl -s "$(url /metrics)" | grep deleted_total)"
+  # One pass or two (a slow machine): the lines add up to the two.
+  logged=$(sed -n 's/.*retention: removed \([0-9]*\) crash.* received before .*/\1/p' "$work/err" | awk '{n += $1} END {print n + 0}')
+  [ "$logged" = 2 ] || fail "the log says $logged removed: $(cat "$work/err")"
+  [ "$("$POST" sum "$PORT" "$ADMIN" retapp)" = 3 ] || fail "retention changed the counts"
+  gid=$(admin "$(url '/api/v1/groups?app=retapp')" | field id)
+  c=$(code GET "/api/v1/groups/$gid" -H "Authorization: Bearer $ADMIN"); [ "$c" = 200 ] || fail "group after retention -> $c"
+  grep -q '"sample_crashes":\[\]' "$work/body" || fail "samples left: $(cat "$work/body")"
+  # A new crash is stored and counted as ever, and goes in its turn.
+  "$POST" log 11 9 retapp 1.0 >"$work/r9.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/r9.log"); [ "$c" = 200 ] || fail "new -> $c"
+  id9=$(field id <"$work/body")
+  wait_processed "$id9" "$work/c9"
+  [ "$("$POST" sum "$PORT" "$ADMIN" retapp)" = 4 ] || fail "new crash not counted"
+  ok "--retention 4s: crashes removed $((gone - t0)) s after they arrived, groups' counts kept, metric and log"
   stop || fail "shutdown rc"
   ;;
 dedup)

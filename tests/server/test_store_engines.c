@@ -911,6 +911,254 @@ static void test_requeue(void **st)
     assert_int_equal(count_of(e, "g9"), 1);
 }
 
+/* ---- deleting crashes */
+
+/* Ingest crash id with a raw log that names it (its "secret"), received at
+ * rcv; its task's name into ref. */
+static void ingest_secret(eng *e, const char *id, int64_t rcv, char ref[FL_CRASH_ID_MAX])
+{
+    char raw[128];
+    snprintf(raw, sizeof raw,
+             "FAULTLINE 1\nCRASHLOG_VERSION 2\nETC_KEY s\nETC_VALUE SECRET-%s\nEND\n", id);
+    fl_ingest_item it = {.app = "app",
+                         .version = "1.0",
+                         .received = rcv,
+                         .raw = raw,
+                         .raw_len = strlen(raw),
+                         .email = "user@example.org"};
+    fl_ingest_item *one = &it;
+    snprintf(it.crash_id, sizeof it.crash_id, "%s", id);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, &one, 1), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_false(it.duplicate);
+    snprintf(ref, FL_CRASH_ID_MAX, "%s", it.ref[0] ? it.ref : id);
+}
+
+/* Whether the database still holds `needle` in a raw log anywhere (SQLite:
+ * every chunk decompressed; PostgreSQL: every row's raw). */
+static bool db_holds(fx *f, const char *needle)
+{
+    bool found = false;
+    if (is_pg(&f->e)) {
+        PGconn *db = PQconnectdb(f->url);
+        assert_int_equal(PQstatus(db), CONNECTION_OK);
+        PGresult *r = PQexecParams(db, "SELECT raw FROM crashes", 0, NULL, NULL, NULL, NULL, 1);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        for (int i = 0; i < PQntuples(r) && !found; i++) {
+            char *t = NULL;
+            size_t tl = 0;
+            if (PQgetlength(r, i, 0) &&
+                !fl_unzstd(PQgetvalue(r, i, 0), (size_t)PQgetlength(r, i, 0), 1 << 20, &t, &tl))
+                found = memmem(t, tl, needle, strlen(needle)) != NULL;
+            free(t);
+        }
+        PQclear(r);
+        PQfinish(db);
+        return found;
+    }
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    sqlite3_stmt *s = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT data FROM raw_chunks", -1, &s, NULL),
+                     SQLITE_OK);
+    while (!found && sqlite3_step(s) == SQLITE_ROW) {
+        char *t = NULL;
+        size_t tl = 0;
+        assert_int_equal(fl_unzstd(sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0),
+                                   1 << 20, &t, &tl),
+                         0);
+        found = memmem(t, tl, needle, strlen(needle)) != NULL;
+        free(t);
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return found;
+}
+
+static int64_t sqlite_count(fx *f, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *s = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return n;
+}
+
+static int delete_c(eng *e, const char *id)
+{
+    assert_int_equal(e->s->begin(e->c), 0);
+    int r = e->s->delete_crash(e->c, id);
+    assert_int_equal(e->s->commit(e->c), 0);
+    return r;
+}
+
+static const char *state_of(eng *e, const char *id, char *out, size_t cap)
+{
+    bool nf = false;
+    json_t *c = e->s->get_crash(e->c, id, &nf);
+    snprintf(out, cap, "%s", c ? str_of(c, "state") : nf ? "(none)" : "(error)");
+    if (c && !strcmp(out, "deleted")) /* nothing of its content left */
+        assert_true(!json_object_get(c, "raw") && !json_object_get(c, "email") &&
+                    !json_object_get(c, "threads"));
+    json_decref(c);
+    return out;
+}
+
+/* delete_crash(): processed and pending crashes, their logs gone from the
+ * database, the group's counts kept, a resend not counted, and what the
+ * other calls make of a deleted crash. */
+static void test_delete_crash(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char r1[FL_CRASH_ID_MAX], r2[FL_CRASH_ID_MAX], r3[FL_CRASH_ID_MAX], st_[32];
+    ingest_secret(e, "d1", T0, r1);
+    ingest_secret(e, "d2", T0, r2);
+    ingest_secret(e, "d3", T0, r3);
+    assert_int_equal(load(e, r2), 0);
+    crash k2 = {.id = "d2",
+                .ref = r2,
+                .group = "gd",
+                .version = "1.0",
+                .missing = "abab",
+                .processed = "{\"threads\":[]}"};
+    crash k3 = {
+        .id = "d3", .ref = r3, .group = "gd", .version = "1.0", .processed = "{\"threads\":[]}"};
+    assert_int_equal(apply_c(e, &k2, false), 0);
+    assert_int_equal(apply_c(e, &k3, false), 0);
+    assert_int_equal(count_of(e, "gd"), 2);
+    json_t *g = group_of(e, "gd");
+    assert_string_equal(str_of(g, "representative_crash"), "d2");
+    json_decref(g);
+    assert_true(db_holds(f, "SECRET-d2"));
+
+    assert_int_equal(delete_c(e, "nope"), 1);
+    assert_int_equal(delete_c(e, "d2"), 0);
+    assert_string_equal(state_of(e, "d2", st_, sizeof st_), "deleted");
+    assert_false(db_holds(f, "SECRET-d2"));
+    assert_true(db_holds(f, "SECRET-d3")); /* its neighbour in the database is whole */
+    bool nf;
+    json_t *c3 = e->s->get_crash(e->c, "d3", &nf);
+    assert_non_null(strstr(str_of(c3, "raw"), "SECRET-d3"));
+    json_decref(c3);
+    assert_int_equal(count_of(e, "gd"), 2); /* counts say what happened */
+    g = group_of(e, "gd");
+    assert_string_equal(str_of(g, "representative_crash"), "d3");
+    json_t *samples = json_object_get(g, "sample_crashes");
+    assert_int_equal(json_array_size(samples), 1);
+    assert_string_equal(json_string_value(json_array_get(samples, 0)), "d3");
+    json_decref(g);
+    assert_int_equal(delete_c(e, "d2"), 2);
+    assert_int_equal(load(e, "d2"), 2);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "d2"), 3);
+    char **ids = NULL;
+    size_t n = 9;
+    assert_int_equal(e->s->symbols_arrived(e->c, "abab", 10, &ids, &n), 0);
+    assert_int_equal(n, 0); /* its missing symbols were forgotten */
+    free_ids(ids, n);
+    assert_int_equal(e->s->commit(e->c), 0);
+    /* A resend is neither stored again nor counted. */
+    assert_false(ingest_at(e, "d2", "1.0", T0, NULL));
+    assert_int_equal(count_of(e, "gd"), 2);
+
+    /* Pending: never processed, its task finds nothing to do. */
+    assert_int_equal(delete_c(e, "d1"), 0);
+    assert_string_equal(state_of(e, "d1", st_, sizeof st_), "deleted");
+    assert_false(db_holds(f, "SECRET-d1"));
+    int l = load(e, r1);
+    assert_true(l == 1 || l == 2);
+    crash k1 = {.id = "d1", .ref = r1, .group = "gd1", .version = "1.0"};
+    apply_c(e, &k1, false);
+    assert_int_equal(count_of(e, "gd1"), -1);
+    char ref[FL_CRASH_ID_MAX] = "";
+    if (ingest_at(e, "d1", "1.0", T0, ref)) /* stored by an engine that looks later */
+        apply_c(e, &(crash){.id = "d1", .ref = ref, .group = "gd1", .version = "1.0"}, false);
+    assert_int_equal(count_of(e, "gd1"), -1);
+    assert_string_equal(state_of(e, "d1", st_, sizeof st_), "deleted");
+    assert_int_equal(delete_c(e, "d1"), 2);
+}
+
+/* expire(): the oldest processed and failed crashes first, rows and all,
+ * in batches; groups keep their counts; a crash waiting to be processed
+ * stays; the raw logs' space goes with the last crash that used it. */
+static void test_expire(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char r[6][FL_CRASH_ID_MAX], st_[32];
+    const char *ids[6] = {"x0", "x1", "x2", "x3", "x4", "x5"};
+    for (int i = 0; i < 6; i++)
+        ingest_secret(e, ids[i], T0 + (i ? i - 1 : 0) * DAY, r[i]);
+    /* x0 failed; x1..x3 processed into gx; x4, x5 pending, x5 the newest. */
+    assert_int_equal(apply_c(e, &(crash){.id = "x0", .ref = r[0], .failed = true}, false), 0);
+    for (int i = 1; i <= 3; i++) {
+        crash k = {.id = ids[i],
+                   .ref = r[i],
+                   .group = "gx",
+                   .version = "1.0",
+                   .missing = "cdcd",
+                   .received = T0 + (i - 1) * DAY,
+                   .processed = "{\"threads\":[]}"};
+        assert_int_equal(apply_c(e, &k, false), 0);
+    }
+    size_t n = 9;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->expire(e->c, T0 + 2 * DAY, 1, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->expire(e->c, T0 + 2 * DAY, 10, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 2); /* x0 and x1 (received at T0), x2 (T0 + 1 day) */
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(state_of(e, ids[i], st_, sizeof st_), "(none)");
+    assert_string_equal(state_of(e, "x3", st_, sizeof st_), "processed");
+    assert_int_equal(count_of(e, "gx"), 3);
+    json_t *g = group_of(e, "gx");
+    assert_string_equal(str_of(g, "representative_crash"), "x3");
+    json_decref(g);
+    assert_false(db_holds(f, "SECRET-x1"));
+    assert_true(db_holds(f, "SECRET-x3"));
+    char **left = NULL;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "cdcd", 10, &left, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1); /* x3 only */
+    assert_string_equal(left[0], "x3");
+    free_ids(left, n);
+
+    /* Everything is older now; the pending ones stay (x3 is marked for
+     * re-processing: it stays too, until it is processed again). */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->expire(e->c, T0 + 100 * DAY, 10, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 0);
+    crash k3 = {.id = "x3", .group = "gx", .version = "1.0", .received = T0 + 2 * DAY};
+    assert_int_equal(apply_c(e, &k3, true), 0);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->expire(e->c, T0 + 100 * DAY, 10, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(count_of(e, "gx"), 3);
+    g = group_of(e, "gx");
+    assert_true(json_is_null(json_object_get(g, "representative_crash")));
+    json_decref(g);
+    assert_int_equal(load(e, r[4]), 0);
+    assert_int_equal(load(e, r[5]), 0);
+    assert_true(db_holds(f, "SECRET-x4"));
+    assert_false(db_holds(f, "SECRET-x3"));
+    if (!is_pg(e)) /* the chunks of x0..x3 are gone; x4's and x5's stay */
+        assert_int_equal(sqlite_count(f, "SELECT count(*) FROM raw_chunks"), 2);
+    /* Forgotten: a resend after its retention is a new crash. */
+    assert_true(ingest_at(e, "x1", "1.0", T0 + 101 * DAY, NULL));
+}
+
 /* Watched processing: each start counted durably until processing_ended()
  * commits; a rollback keeps the count. */
 static void test_processing_watch(void **st)
@@ -2146,6 +2394,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_symbols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_projects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_project_crashes, setup, teardown),

@@ -321,8 +321,27 @@ async function crash(view, id) {
       again.disabled = false;
     }
   });
-  if (c.state === 'processed' || c.state === 'failed')
-    view.append(el('p', {}, again, said));
+  // Delete it (its user asked, say): its log and the address its user gave
+  // go for good; its group keeps the count.  The page then says so.
+  const del = el('button', {class : 'action', id : 'delete'}, 'Delete');
+  const delSaid = el('span', {id : 'delete-result', role : 'status'});
+  del.addEventListener('click', async () => {
+      if (!confirm('Delete crash ' + c.id + '? Its log and the e-mail address it came with ' +
+                   'are removed for good; its group keeps its count.'))
+          return;
+      del.disabled = true;
+      try {
+          await api('/api/v1/crashes/' + encodeURIComponent(c.id), {method : 'DELETE'});
+      } catch (e) {
+          if (e.message !== 'unauthorized')
+              delSaid.textContent = ' Not deleted: ' + e.message;
+          del.disabled = false;
+          return;
+      }
+      route();
+  });
+  view.append(el('p', {}, c.state === 'processed' || c.state === 'failed' ? again : null,
+                 c.state === 'processed' || c.state === 'failed' ? said : null, ' ', del, delSaid));
   // Symbol status: whether each module's debug file was there when the
   // crash was processed (an upload re-symbolicates it), and which side
   // unwound the crashing thread.

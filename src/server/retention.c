@@ -1,0 +1,155 @@
+/*
+ * retention.c - `serve --retention D`: crashes received more than D ago are
+ * removed, in the background.
+ *
+ * A pass removes every processed (or failed) crash received before now - D
+ * through the store's expire(), in transactions of RET_BATCH crashes so
+ * that ingest, which shares the database's one writer with it, waits a few
+ * milliseconds at most; groups keep their counts, per-day series and
+ * breakdowns, which are small and are the history.  Passes run D/24 apart
+ * (at least a second, at most an hour), so a crash outlives its retention
+ * by that much at most.  Servers sharing a database may all run it: the
+ * engines let concurrent passes take disjoint rows.
+ *
+ * Once a crash is gone, a resend of it would be stored and counted again:
+ * the id is forgotten with the rest.  A reporter resends only a log whose
+ * answer it never got, within its retries (hours, not days), so any D of a
+ * day or more keeps exactly-once in practice; docs/operations.md says so.
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fl_serve.h"
+#include "fl_srvutil.h"
+
+#define RET_BATCH 500
+
+struct fl_retention {
+    fl_store *store;
+    fl_metrics *m;
+    FILE *log;
+    int64_t keep_s;
+    uint64_t every_ms;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+};
+
+static bool stopping(fl_retention *r)
+{
+    pthread_mutex_lock(&r->mu);
+    bool s = r->stop;
+    pthread_mutex_unlock(&r->mu);
+    return s;
+}
+
+/* One pass: 0, or -1 when the store failed (why into err). */
+static int pass(fl_retention *r, fl_store_conn *c, size_t *removed, char *err, size_t errlen)
+{
+    int64_t before = fl_now() - r->keep_s;
+    *removed = 0;
+    for (;;) {
+        size_t n = 0;
+        if (r->store->begin(c) || r->store->expire(c, before, RET_BATCH, &n) ||
+            r->store->commit(c)) {
+            snprintf(err, errlen, "%s", r->store->error(c));
+            r->store->rollback(c);
+            return -1;
+        }
+        *removed += n;
+        FL_M_ADD(r->m->deleted_retention, n);
+        if (n < RET_BATCH || stopping(r))
+            return 0;
+    }
+}
+
+static void *retention_main(void *arg)
+{
+    fl_retention *r = arg;
+    fl_store_conn *c = NULL;
+    bool failing = false;
+    /* The first pass soon after the start (a server stopped for a while
+     * has a backlog of old crashes), then one every every_ms. */
+    uint64_t wait_ms = r->every_ms < 5000 ? r->every_ms : 5000;
+    for (;;) {
+        pthread_mutex_lock(&r->mu);
+        if (!r->stop)
+            fl_cond_wait_ms(&r->cv, &r->mu, wait_ms);
+        wait_ms = r->every_ms;
+        bool stop = r->stop;
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
+            break;
+        char err[256] = "cannot connect to the store";
+        size_t removed = 0;
+        int rc = -1;
+        if (c || (c = r->store->connect(r->store)))
+            rc = pass(r, c, &removed, err, sizeof err);
+        if (rc && !failing && r->log)
+            fprintf(r->log, "faultline serve: retention: %s (trying again in %llu s)\n", err,
+                    (unsigned long long)(r->every_ms / 1000));
+        if (!rc && failing && r->log)
+            fprintf(r->log, "faultline serve: retention: working again\n");
+        failing = rc != 0;
+        if (removed && r->log) {
+            char t[32];
+            fl_iso_time(fl_now() - r->keep_s, t);
+            fprintf(r->log, "faultline serve: retention: removed %zu crash%s received before %s\n",
+                    removed, removed == 1 ? "" : "es", t);
+        }
+    }
+    if (c)
+        r->store->disconnect(c);
+    return NULL;
+}
+
+fl_retention *fl_retention_start(fl_store *s, fl_metrics *m, int64_t keep_s, FILE *log, char *err,
+                                 size_t errlen)
+{
+    if (!s->expire) {
+        snprintf(err, errlen, "the %s store cannot remove crashes", s->engine);
+        return NULL;
+    }
+    fl_retention *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    r->store = s;
+    r->m = m;
+    r->log = log;
+    r->keep_s = keep_s;
+    int64_t every = keep_s / 24;
+    r->every_ms = (uint64_t)(every < 1 ? 1 : every > 3600 ? 3600 : every) * 1000u;
+    pthread_mutex_init(&r->mu, NULL);
+    int e = fl_cond_init_mono(&r->cv);
+    if (!e && (e = pthread_create(&r->th, NULL, retention_main, r)))
+        pthread_cond_destroy(&r->cv);
+    if (e) {
+        snprintf(err, errlen, "cannot start the retention thread: %s", strerror(e));
+        pthread_mutex_destroy(&r->mu);
+        free(r);
+        return NULL;
+    }
+    pthread_setname_np(r->th, "fl-retention");
+    return r;
+}
+
+void fl_retention_stop(fl_retention *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->stop = true;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->th, NULL);
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
