@@ -118,6 +118,10 @@ typedef struct fl_srvsym_stats {
     uint64_t broken; /* debug files found whose symcache could not be built */
 } fl_srvsym_stats;
 void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out);
+/* Count a symcache built for this process outside lookups (the ingest's
+ * background build of an upload's symcache) in stats.built, so that the
+ * metric counts every build, not only the workers'.  NULL is fine. */
+void fl_srvsym_count_built(fl_srvsym *s);
 
 /* Debug files shared through a store (fl_store.fetch_symbol): the fetch
  * callback of fl_srvsym_config, with a store connection per calling

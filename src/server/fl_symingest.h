@@ -43,7 +43,8 @@ typedef struct fl_symingest_config {
     const char *cache_dir;   /* DATA/symcache */
     fl_store *store;
     fl_queue *queue;
-    fl_srvsym *sym;                /* may be NULL: told to forget a build id */
+    fl_srvsym *sym;                /* may be NULL: told to forget a build id, and counts
+                                    * the symcaches built in the background */
     void (*notify)(void *arg);     /* wake the workers; may be NULL */
     void *notify_arg;
     size_t backfill_max;           /* crashes re-queued per build id; 0: 100000 */

@@ -406,6 +406,15 @@ int fl_srvsym_unwind(void *ctx, const fl_crashlog *log, uint64_t **pcs, size_t *
     return rc;
 }
 
+void fl_srvsym_count_built(fl_srvsym *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->st.built++;
+    pthread_mutex_unlock(&s->mu);
+}
+
 void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out)
 {
     pthread_mutex_lock(&s->mu);

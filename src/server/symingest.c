@@ -298,6 +298,8 @@ static void prebuild(fl_symingest *g)
         int rc = fl_symstore_get(g->cache, p, NULL, 0, &sc, &built, NULL, NULL, 0, err, sizeof err);
         if (rc == 0)
             fl_symcache_close(sc);
+        if (rc == 0 && built) /* faultline_symcache_built_total counts every build */
+            fl_srvsym_count_built(g->cfg.sym);
         if (rc != 0 || built)
             fl_release_heap(); /* what the build freed */
     }

@@ -110,6 +110,19 @@ upload)
   grep -q "$BID" "$work/add.out" || fail "symbols add output lacks $BID: $(cat "$work/add.out")"
   grep -q 'another build id' "$work/add.out" && fail "server answered another build id"
   ok "faultline symbols add --server -> $(tail -1 "$work/add.out")"
+  # Its symcache is built by the API process's background thread, before
+  # any crash asks for it: that build is counted like a worker's (only
+  # worker builds were, and the metric stayed 0 here).  Nothing else has
+  # been built yet, so the count is exactly 1.
+  for _ in $(seq 200); do
+    curl -s "$(url /metrics)" >"$work/metrics"
+    grep -q '^faultline_symcache_built_total 0$' "$work/metrics" || break
+    sleep 0.1
+  done
+  grep -q '^faultline_symcache_built_total 1$' "$work/metrics" \
+    || fail "the upload's background build is not counted: $(grep symcache "$work/metrics")"
+  [ -f "$work/d/symcache/$BID.symcache" ] || fail "counted, but no symcache: $(ls "$work/d/symcache")"
+  ok "the upload's background build counted: $(grep '^faultline_symcache_built_total' "$work/metrics")"
   admin "$(url /api/v1/symbols)" >"$work/syms.json"
   grep -q "\"build_id\":\"$BID\",\"name\":\"symsrv_crash.debug\",\"size\":$(stat -c %s "$DEBUG"),\"status\":\"ok\"" "$work/syms.json" \
     || fail "GET /api/v1/symbols: $(cat "$work/syms.json")"
