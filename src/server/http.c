@@ -1561,11 +1561,28 @@ static enum MHD_Result sym_upload_start(fl_http *h, req *r)
         return send_error(c, 503, "symbol ingestion is not running in this process", "30");
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     uint64_t n;
-    if (cl && !fl_parse_u64(cl, &n) && n > h->cfg.max_symbol_file)
-        return send_json(c, 413,
-                         json_pack("{s:s,s:I}", "error", "debug file too large", "limit",
-                                   (json_int_t)h->cfg.max_symbol_file),
-                         NULL);
+    if (cl && !fl_parse_u64(cl, &n) && n > h->cfg.max_symbol_file) {
+        /* As for a report over --max-body (first_call): answered before
+         * the body only to a client that waits for a go-ahead (Expect:
+         * 100-continue; `symbols add` asks so for a file over 1 MiB).  One
+         * already sending it -- a reverse proxy always is -- would have
+         * the connection reset under it, and nginx would turn the 413
+         * into a 502, which `symbols add` takes for a server away and
+         * tries again.  So the body is read and dropped as it comes
+         * (sym_upload_chunk: no file, no memory) and answered 413 whole.
+         * Without a cap on what is drained, unlike a report's: the sender
+         * has shown the admin token, and a debug file may rightly be
+         * larger than any cap but the operator's own. */
+        const char *ex = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+        if (ex && !strcasecmp(ex, "100-continue"))
+            return send_json(c, 413,
+                             json_pack("{s:s,s:I}", "error", "debug file too large", "limit",
+                                       (json_int_t)h->cfg.max_symbol_file),
+                             NULL);
+        r->too_big = true;
+        r->state = ST_RECV;
+        return MHD_YES;
+    }
     snprintf(r->tmppath, sizeof r->tmppath, "%.*s/upload.XXXXXX", PATH_MAX - 32,
              fl_symingest_tmpdir(h->cfg.symingest));
     r->fd = mkostemp(r->tmppath, O_CLOEXEC);
@@ -1584,7 +1601,7 @@ static enum MHD_Result sym_upload_start(fl_http *h, req *r)
 static void sym_upload_chunk(fl_http *h, req *r, const char *data, size_t n)
 {
     if (r->too_big || r->werr)
-        return; /* keep reading (and dropping) to answer */
+        return; /* keep reading (and dropping) to answer (no file when too_big from the start) */
     if (r->written + n > h->cfg.max_symbol_file) {
         r->too_big = true;
         if (ftruncate(r->fd, 0)) {

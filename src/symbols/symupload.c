@@ -177,7 +177,13 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
         return FL_SYM_ENOMEM;
     }
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
-    h = curl_slist_append(h, "Expect:");
+    /* A file over 1 MiB waits for the server's go-ahead (as faultline-report
+     * sends a large report): a server that would refuse it (over its
+     * --max-symbol-file) answers 413 before a byte of it is sent, rather
+     * than after reading it all.  A smaller one goes at once, without the
+     * round trip (libcurl would ask for one past 1 MiB by itself; said
+     * here either way so as not to depend on its version). */
+    h = curl_slist_append(h, st.st_size > (1 << 20) ? "Expect: 100-continue" : "Expect:");
     {
         /* The file's name, shown by GET /api/v1/symbols. */
         const char *base = strrchr(path, '/');
@@ -243,6 +249,26 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
                        "FAULTLINE_CACERT)"
                      : "");
         res->temporary = temporary_curl(cc);
+        return FL_SYM_EIO;
+    }
+    if (status == 413) {
+        /* Too large stays too large: failed for good, not tried again.
+         * Faultline's own answer gives its limit; a proxy's (nginx's
+         * client_max_body_size) does not. */
+        const char *lim = strstr(r.buf, "\"limit\":");
+        unsigned long long limit = lim ? strtoull(lim + 8, NULL, 10) : 0;
+        if (limit)
+            snprintf(msg, msglen,
+                     "%s: too large for the server (HTTP 413): %lld bytes, over the %llu bytes "
+                     "its --max-symbol-file allows; not uploaded (raise `faultline serve "
+                     "--max-symbol-file`)",
+                     path, (long long)st.st_size, limit);
+        else
+            snprintf(msg, msglen,
+                     "%s: too large for the server (HTTP 413): %lld bytes, over its "
+                     "--max-symbol-file or a proxy's body limit (nginx: client_max_body_size); "
+                     "not uploaded: %.200s",
+                     path, (long long)st.st_size, r.buf);
         return FL_SYM_EIO;
     }
     if (status != 200 && status != 201) {
