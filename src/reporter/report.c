@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fl_crashlog.h"
+#include "fl_file.h"
 #include "fl_spool.h"
 #include "fl_upload.h"
 #include "report_util.h"
@@ -702,7 +703,7 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if (o->cacert && !*o->cacert)
         o->cacert = NULL;
-    const char *bad = o->cacert ? fl_report_file_problem(o->cacert) : NULL;
+    const char *bad = o->cacert ? fl_file_problem(o->cacert) : NULL;
     if (bad) {
         warn("--cacert %.200s: %s", o->cacert, bad);
         return FL_EXIT_USAGE;

@@ -1,14 +1,11 @@
 #define _GNU_SOURCE /* sigabbrev_np */
 #include "report_util.h"
 
-#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t cap)
 {
@@ -72,16 +69,4 @@ bool fl_report_header_ok(const char *s)
         if ((unsigned char)*s < 0x20 || *s == 0x7f)
             return false;
     return true;
-}
-
-const char *fl_report_file_problem(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st))
-        return strerror(errno);
-    if (!S_ISREG(st.st_mode))
-        return "not a file";
-    if (access(path, R_OK))
-        return strerror(errno);
-    return NULL;
 }

@@ -24,8 +24,4 @@ bool fl_report_email_ok(const char *s);
 /* A header value (ingest key) must not carry control characters. */
 bool fl_report_header_ok(const char *s);
 
-/* Why path is no file to read (--cacert), or NULL when it is one.  A
- * static string or strerror()'s. */
-const char *fl_report_file_problem(const char *path);
-
 #endif

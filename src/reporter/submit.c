@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fl_crashlog.h"
+#include "fl_file.h"
 #include "fl_upload.h"
 #include "report_util.h"
 
@@ -180,7 +181,7 @@ int fl_cmd_submit(int argc, char **argv)
     }
     if (cfg.cacert && !*cfg.cacert)
         cfg.cacert = NULL;
-    const char *cabad = cfg.cacert ? fl_report_file_problem(cfg.cacert) : NULL;
+    const char *cabad = cfg.cacert ? fl_file_problem(cfg.cacert) : NULL;
     if (cabad) {
         fprintf(stderr, "faultline submit: --cacert %.200s: %s\n", cfg.cacert, cabad);
         return FL_EXIT_USAGE;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "fl_exit.h"
+#include "fl_file.h"
 #include "fl_symbols_cmd.h"
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
@@ -607,20 +608,6 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Why path cannot serve as a file to read (NULL when it can): what
- * faultline-report says of its --cacert. */
-static const char *readable_file_problem(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st))
-        return strerror(errno);
-    if (!S_ISREG(st.st_mode))
-        return "not a file";
-    if (access(path, R_OK))
-        return strerror(errno);
-    return NULL;
-}
-
 /* How `symbols add --server` sends. */
 typedef struct upload_opts {
     const char *token;
@@ -977,7 +964,7 @@ int fl_cmd_symbols(int argc, char **argv)
         }
         /* Before anything is uploaded, as faultline-report checks it: a
          * wrong path would otherwise fail every file as a TLS error. */
-        const char *cabad = cacert ? readable_file_problem(cacert) : NULL;
+        const char *cabad = cacert ? fl_file_problem(cacert) : NULL;
         if (cabad) {
             usage_error(symbols_usage, "symbols add", "--cacert %.200s: %s", cacert, cabad);
             goto out;
