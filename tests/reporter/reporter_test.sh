@@ -31,6 +31,7 @@ fail() {
     done
     exit 1
 }
+. "$(dirname "$0")/../lib/https.sh"
 
 # mklog FILE [CRASH_ID] [APP] [VERSION]: a complete Faultline (version 2) log.
 mklog() {
@@ -203,35 +204,9 @@ case_cacert() {
     # --cacert, or FAULTLINE_CACERT for the reporter the library starts,
     # it is delivered -- by faultline submit too.
     command -v openssl >/dev/null && command -v python3 >/dev/null || exit 77
-    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
-        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null || fail "openssl"
-    cat >"$WORK/https.py" <<'PY'
-import http.server, ssl, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        with open(sys.argv[4], "a") as f: f.write("req\n")
-        b = b'{"accepted":[{"id":"tls-1"}]}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-    def log_message(self, *a): pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
-c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-c.load_cert_chain(sys.argv[1], sys.argv[2])
-s.socket = c.wrap_socket(s.socket, server_side=True)
-with open(sys.argv[3] + ".tmp", "w") as f: f.write(str(s.server_address[1]))
-import os; os.rename(sys.argv[3] + ".tmp", sys.argv[3])
-s.serve_forever()
-PY
-    python3 "$WORK/https.py" "$WORK/cert.pem" "$WORK/key.pem" "$WORK/port" "$WORK/hits" 2>"$WORK/https.err" &
-    RPID=$!
-    for _ in $(seq 1 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-    [ -s "$WORK/port" ] || fail "the https responder did not start"
-    URL="https://127.0.0.1:$(cat "$WORK/port")/api/v1/crashes"
+    https_start "$WORK" 200 '{"accepted":[{"id":"tls-1"}]}'
+    RPID=$HTTPS_PID
+    URL="$HTTPS_BASE/api/v1/crashes"
     mklog "$SPOOL/a.crashlog"
     rep --url "$URL" --yes
     expect_rc 75

@@ -13,41 +13,15 @@ RPID=
 trap '[ -n "$RPID" ] && kill "$RPID" 2>/dev/null; rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
+. "$(dirname "$0")/../lib/https.sh"
 
 hex=$(readelf -n "$FILE" | awk '/Build ID:/ {print $3; exit}')
 [ -n "$hex" ] || fail "no build id in $FILE"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
-  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null || fail "openssl"
 # A stand-in for the proxy and the server behind it: reads the upload and
 # answers as faultline serve does, naming the build id.
-cat >"$work/https.py" <<'PY'
-import http.server, ssl, sys, os
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        with open(sys.argv[4], "a") as f: f.write(self.path + "\n")
-        b = ('{"build_id":"%s","status":"ok"}' % sys.argv[5]).encode()
-        self.send_response(201)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-    def log_message(self, *a): pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
-c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-c.load_cert_chain(sys.argv[1], sys.argv[2])
-s.socket = c.wrap_socket(s.socket, server_side=True)
-with open(sys.argv[3] + ".tmp", "w") as f: f.write(str(s.server_address[1]))
-os.rename(sys.argv[3] + ".tmp", sys.argv[3])
-s.serve_forever()
-PY
-: >"$work/hits"
-python3 "$work/https.py" "$work/cert.pem" "$work/key.pem" "$work/port" "$work/hits" "$hex" 2>"$work/https.err" &
-RPID=$!
-for _ in $(seq 1 100); do [ -s "$work/port" ] && break; sleep 0.1; done
-[ -s "$work/port" ] || fail "the https stand-in did not start"
-URL="https://127.0.0.1:$(cat "$work/port")"
+https_start "$work" 201 "{\"build_id\":\"$hex\",\"status\":\"ok\"}"
+RPID=$HTTPS_PID
+URL=$HTTPS_BASE
 export FAULTLINE_ADMIN_TOKEN=test-admin-token
 unset FAULTLINE_CACERT
 
