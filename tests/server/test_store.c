@@ -44,18 +44,25 @@ static int setup(void **st)
     return f->c ? 0 : -1;
 }
 
+/* Removes a closed database's files: the -wal and -shm files, and the
+ * snapshot of its crash ids a clean close may leave. */
+static void remove_db(const char *path)
+{
+    char p[160];
+    const char *sfx[] = {"", "-wal", "-shm", ".ids", ".ids.tmp"};
+    for (int i = 0; i < 5; i++) {
+        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
+        unlink(p);
+    }
+}
+
 static int teardown(void **st)
 {
     fx *f = *st;
     f->s->disconnect(f->c);
     f->q->close(f->q);
     f->s->close(f->s);
-    char p[160];
-    const char *sfx[] = {"", "-wal", "-shm", ".ids", ".ids.tmp"};
-    for (int i = 0; i < 5; i++) {
-        snprintf(p, sizeof p, "%s%s", f->path, sfx[i]);
-        unlink(p);
-    }
+    remove_db(f->path);
     rmdir(f->dir);
     free(f);
     return 0;
@@ -231,6 +238,20 @@ static void test_leases(void **st)
     assert_int_equal(f->q->depth(f->q, f->c), 1);
 }
 
+/* Crash id of version into group "gr"; then the group's status, latest
+ * version and number of versions are these. */
+static void crash_in_gr(fx *f, const char *id, const char *version, const char *status,
+                        const char *latest, size_t nversions)
+{
+    ingest(f, id, version);
+    apply(f, id, "gr", version, NULL);
+    json_t *g = group(f, "gr");
+    assert_string_equal(json_string_value(json_object_get(g, "status")), status);
+    assert_string_equal(json_string_value(json_object_get(g, "latest_version")), latest);
+    assert_int_equal(json_array_size(json_object_get(g, "versions")), nversions);
+    json_decref(g);
+}
+
 static void test_regression(void **st)
 {
     fx *f = *st;
@@ -241,19 +262,10 @@ static void test_regression(void **st)
     json_t *g = group(f, "gr");
     assert_string_equal(json_string_value(json_object_get(g, "resolved_in")), "1.2");
     json_decref(g);
-    ingest(f, "r2", "1.1");
-    apply(f, "r2", "gr", "1.1", NULL);
-    g = group(f, "gr");
-    assert_string_equal(json_string_value(json_object_get(g, "status")), "resolved");
-    assert_string_equal(json_string_value(json_object_get(g, "latest_version")), "1.2");
-    json_decref(g);
-    ingest(f, "r3", "1.10");
-    apply(f, "r3", "gr", "1.10", NULL);
-    g = group(f, "gr");
-    assert_string_equal(json_string_value(json_object_get(g, "status")), "regressed");
-    assert_string_equal(json_string_value(json_object_get(g, "latest_version")), "1.10");
-    assert_int_equal(json_array_size(json_object_get(g, "versions")), 3);
-    json_decref(g);
+    /* An older version than the fix stays resolved; a newer one (compared
+     * as versions: 1.10 > 1.2) regresses the group. */
+    crash_in_gr(f, "r2", "1.1", "resolved", "1.2", 2);
+    crash_in_gr(f, "r3", "1.10", "regressed", "1.10", 3);
     fl_group_filter flt = {.status = "regressed", .limit = 10};
     json_t *l = f->s->list_groups(f->c, &flt);
     assert_int_equal(json_array_size(json_object_get(l, "groups")), 1);
@@ -1117,6 +1129,28 @@ static void test_requeue(void **st)
 /* A database from before chunks: its crashes keep their own zstd frame in
  * crashes.raw, the columns are added when the store opens it, and both
  * kinds of rows read. */
+/* The fixture on another database, at path (the queue shared): for the
+ * tests of a database made otherwise.  close_other() closes it and removes
+ * its files, as teardown() does the fixture's. */
+static fx open_other(const fx *f, const char *path)
+{
+    char err[256];
+    fx g = *f;
+    snprintf(g.path, sizeof g.path, "%s", path);
+    if (!(g.s = fl_store_sqlite_open(path, err, sizeof err)))
+        fail_msg("%s: %s", path, err);
+    g.c = g.s->connect(g.s);
+    assert_non_null(g.c);
+    return g;
+}
+
+static void close_other(fx *g)
+{
+    g->s->disconnect(g->c);
+    g->s->close(g->s);
+    remove_db(g->path);
+}
+
 static void test_chunk_upgrade(void **st)
 {
     fx *f = *st;
@@ -1164,14 +1198,9 @@ static void test_chunk_upgrade(void **st)
     sqlite3_close(db);
     free(z);
 
-    char err[256];
-    fl_store *s = fl_store_sqlite_open(path, err, sizeof err);
-    assert_non_null(s);
-    fl_store_conn *c = s->connect(s);
-    assert_non_null(c);
-    fx g = *f;
-    g.s = s;
-    g.c = c;
+    fx g = open_other(f, path);
+    fl_store *s = g.s;
+    fl_store_conn *c = g.c;
     expect_raw(&g, "old", old, strlen(old));
     /* Its pending task, from before tasks.n: one crash, claimed and done. */
     assert_int_equal(f->q->depth(f->q, c), 1);
@@ -1207,13 +1236,7 @@ static void test_chunk_upgrade(void **st)
     assert_string_equal(json_string_value(json_object_get(g0, "id")), "g-old");
     assert_string_equal(json_string_value(json_object_get(g0, "project")), "default");
     json_decref(gl);
-    s->disconnect(c);
-    s->close(s);
-    const char *sfx[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/old.db%s", f->dir, sfx[i]);
-        unlink(path);
-    }
+    close_other(&g);
 }
 
 /* A new database, and the -wal and -shm files beside it, are the owner's
@@ -1223,17 +1246,11 @@ static void test_chunk_upgrade(void **st)
 static void test_private_mode(void **st)
 {
     fx *f = *st;
-    char path[160], p[180], err[256];
+    char path[160], p[180];
     snprintf(path, sizeof path, "%s/private.db", f->dir);
     mode_t old = umask(022);
-    fl_store *s = fl_store_sqlite_open(path, err, sizeof err);
+    fx g = open_other(f, path);
     umask(old);
-    assert_non_null(s);
-    fl_store_conn *c = s->connect(s);
-    assert_non_null(c);
-    fx g = *f;
-    g.s = s;
-    g.c = c;
     assert_true(ingest(&g, "private", "1.0")); /* a commit: -wal and -shm exist */
     const char *sfx[] = {"", "-wal", "-shm"};
     for (int i = 0; i < 3; i++) {
@@ -1243,12 +1260,7 @@ static void test_private_mode(void **st)
         if ((sb.st_mode & 0777) != 0600)
             fail_msg("%s has mode %03o, not 600", p, (unsigned)(sb.st_mode & 0777));
     }
-    s->disconnect(c);
-    s->close(s);
-    for (int i = 0; i < 3; i++) {
-        snprintf(p, sizeof p, "%s%s", path, sfx[i]);
-        unlink(p);
-    }
+    close_other(&g);
 }
 
 int main(void)
