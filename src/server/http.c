@@ -160,6 +160,7 @@ typedef struct req {
     size_t len, cap;
     bool too_big;
     bool busy;      /* over --max-memory: read on, drop, answer 503 */
+    int late;       /* an ingest refused at its headers, answered after its body (LATE_*) */
     size_t charged; /* bytes counted in h->held for this request */
     /* a symbol upload, streamed to a file */
     int fd;
@@ -547,6 +548,58 @@ static enum MHD_Result reject_busy(req *r)
                   "1");
 }
 
+/* An ingest request refused at its headers (no key, over the rate, the
+ * store away) is answered after its body, read and dropped, unless the
+ * client waits for a go-ahead (Expect: 100-continue) and so sends none:
+ * closed under a client still sending -- a reverse proxy always is -- the
+ * connection is reset, and the proxy answers its client 502 instead.
+ * faultline-report then takes a wrong key for a server away, keeps every
+ * log and says nothing of the key.  A body over MAX_DRAINED_BODY is not
+ * read. */
+enum { LATE_NONE, LATE_UNAUTHORIZED, LATE_RATE_LIMITED, LATE_UNAVAILABLE };
+
+static bool answer_after_body(struct MHD_Connection *c)
+{
+    const char *ex = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Expect");
+    if (ex && !strcasecmp(ex, "100-continue"))
+        return false;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    uint64_t n = 0;
+    if (cl && !fl_parse_u64(cl, &n))
+        return n > 0 && n <= MAX_DRAINED_BODY;
+    return te && strcasecmp(te, "identity");
+}
+
+static enum MHD_Result reject_ingest(req *r, int late)
+{
+    switch (late) {
+    case LATE_UNAVAILABLE:
+        return reject(r, FL_REJ_UNAVAILABLE, 503,
+                      json_pack("{s:s}", "error",
+                                "cannot check the ingest key now: the store is unavailable"),
+                      "5");
+    case LATE_UNAUTHORIZED:
+        return reject(
+            r, FL_REJ_UNAUTHORIZED, 401,
+            json_pack("{s:s}", "error", "missing or wrong ingest key (X-Faultline-Key or ?key=)"),
+            NULL);
+    default:
+        return reject(r, FL_REJ_RATE_LIMITED, 429,
+                      json_pack("{s:s}", "error", "rate limit exceeded"), "1");
+    }
+}
+
+/* Refuse an ingest request now, or after its body (answer_after_body). */
+static enum MHD_Result refuse_ingest(req *r, int late)
+{
+    if (!answer_after_body(r->conn))
+        return reject_ingest(r, late);
+    r->late = late;
+    r->too_big = true; /* read on and drop */
+    return MHD_YES;
+}
+
 /* The "email" field the reporter sends (what the user typed, maybe
  * nothing): kept with the crash when it looks like an address -- at most
  * 254 bytes, an '@', valid UTF-8 and no control characters (it reaches
@@ -579,6 +632,8 @@ static enum MHD_Result ingest_finish(req *r)
 {
     fl_http *h = r->h;
     struct MHD_Connection *c = r->conn;
+    if (r->late)
+        return reject_ingest(r, r->late);
     if (r->too_big)
         return reject(r, FL_REJ_TOO_LARGE, 413,
                       json_pack("{s:s,s:I}", "error", "request body too large", "limit",
@@ -1551,14 +1606,30 @@ static const char *upload_name(struct MHD_Connection *c)
     return n && *n ? n : "upload";
 }
 
+/* An upload refused at its headers (LATE_UNAUTHORIZED, LATE_UNAVAILABLE). */
+static enum MHD_Result sym_refusal(struct MHD_Connection *c, int late)
+{
+    return late == LATE_UNAUTHORIZED
+               ? send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL)
+               : send_error(c, 503, "symbol ingestion is not running in this process", "30");
+}
+
 static enum MHD_Result sym_upload_start(fl_http *h, req *r)
 {
     struct MHD_Connection *c = r->conn;
     r->state = ST_DONE; /* until the file is open */
-    if (!admin_ok(h, c))
-        return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
-    if (!h->cfg.symingest)
-        return send_error(c, 503, "symbol ingestion is not running in this process", "30");
+    int late = !admin_ok(h, c) ? LATE_UNAUTHORIZED : !h->cfg.symingest ? LATE_UNAVAILABLE : 0;
+    if (late) {
+        /* After the body, as ingest's refusals (answer_after_body): a
+         * wrong token behind a proxy became a 502, which `symbols add`
+         * retried as a server away instead of saying the token is wrong. */
+        if (!answer_after_body(c))
+            return sym_refusal(c, late);
+        r->late = late;
+        r->too_big = true; /* read on and drop (sym_upload_chunk) */
+        r->state = ST_RECV;
+        return MHD_YES;
+    }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     uint64_t n;
     if (cl && !fl_parse_u64(cl, &n) && n > h->cfg.max_symbol_file) {
@@ -1625,6 +1696,8 @@ static enum MHD_Result sym_upload_finish(fl_http *h, req *r)
 {
     struct MHD_Connection *c = r->conn;
     r->state = ST_DONE;
+    if (r->late)
+        return sym_refusal(c, r->late);
     if (r->too_big)
         return send_json(c, 413,
                          json_pack("{s:s,s:I}", "error", "debug file too large", "limit",
@@ -1977,18 +2050,11 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
                      ? fl_projects_lookup(h->projects, h->store, projects_conn, h, key, r->project)
                      : 0;
         if (pr < 0)
-            return reject(r, FL_REJ_UNAVAILABLE, 503,
-                          json_pack("{s:s}", "error",
-                                    "cannot check the ingest key now: the store is unavailable"),
-                          "5");
+            return refuse_ingest(r, LATE_UNAVAILABLE);
         if (!dflt && pr == 0 && !keyless)
-            return reject(r, FL_REJ_UNAUTHORIZED, 401,
-                          json_pack("{s:s}", "error",
-                                    "missing or wrong ingest key (X-Faultline-Key or ?key=)"),
-                          NULL);
+            return refuse_ingest(r, LATE_UNAUTHORIZED);
         if (!rate_ok(h, key))
-            return reject(r, FL_REJ_RATE_LIMITED, 429,
-                          json_pack("{s:s}", "error", "rate limit exceeded"), "1");
+            return refuse_ingest(r, LATE_RATE_LIMITED);
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         uint64_t n;
         if (cl && !fl_parse_u64(cl, &n) && n > h->cfg.max_body) {
@@ -2203,8 +2269,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         FL_M_ADD(h->m->requests, 1);
         enum MHD_Result res = first_call(h, r, url, method);
         /* Its headers are in: only a report's body is still held to the
-         * request deadline (a symbol upload may rightly take minutes). */
-        if (r->kind != K_INGEST)
+         * request deadline (a symbol upload may rightly take minutes), and
+         * the body of any request refused already, dropped as it comes. */
+        if (r->kind != K_INGEST && !r->late)
             conn_exempt(c);
         return res;
     }

@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
-# A request over a size limit sent as a reverse proxy sends it: headers
+# A request the server refuses, sent as a reverse proxy sends it: headers
 # and the whole body at once, without "Expect: 100-continue" (nginx never
-# forwards it).  A 413 answered before the body, with the connection
-# closed on it unread, reached nginx as a reset and its client as a 502,
-# which the clients take for a server away and try again.  Sent twice on
-# one connection: each must be answered 413 naming the limit, after its
-# body.
-#   whole413.py PORT PATH HEADER BODY LIMIT
+# forwards it).  An answer before the body, with the connection closed on
+# it unread, reached nginx as a reset and its client as a 502, which the
+# clients take for a server away and try again (an oversized report or
+# upload, a wrong ingest key).  Sent twice on one connection: each must be
+# answered STATUS, with TEXT in the answer, after its body.
+#   whole_twice.py PORT PATH HEADER BODY STATUS TEXT
 # HEADER: one "Name: value" line (the key or token); BODY: @FILE, or a
-# number of bytes of "x".  Prints "413 twice", else exits non-zero with
+# number of bytes of "x".  Prints "STATUS twice", else exits non-zero with
 # what came back.
 import socket
 import sys
 
-port, path, header, body, limit = sys.argv[1:6]
+port, path, header, body, status, text = sys.argv[1:7]
 if body.startswith("@"):
     with open(body[1:], "rb") as f:
         data = f.read()
@@ -32,6 +32,6 @@ for i in range(2):
             break
         a += d
     head = a.split(b"\r\n", 1)[0]
-    if not head.startswith(b"HTTP/1.1 413") or b'"limit":' + limit.encode() not in a:
+    if not head.startswith(b"HTTP/1.1 " + status.encode()) or text.encode() not in a:
         sys.exit("answer %d: %r" % (i, a[:300]))
-print("413 twice")
+print(status + " twice")
