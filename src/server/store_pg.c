@@ -2212,9 +2212,20 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     /* No DDL when the tables are current (see SCHEMA_DDL); a new
      * database has no settings table yet, and gets it from SCHEMA. */
     PGresult *r = PQexec(db, "SELECT value FROM settings WHERE name = 'schema_ddl'");
-    bool current = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
-                   !strcmp(PQgetvalue(r, 0, 0), SCHEMA_DDL);
+    bool found = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+    bool current = found && !strcmp(PQgetvalue(r, 0, 0), SCHEMA_DDL);
+    long ddl = found ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
     PQclear(r);
+    /* A database a newer server upgraded: this one would write to tables
+     * whose rules it does not know (and set the mark back). */
+    if (ddl > strtol(SCHEMA_DDL, NULL, 10)) {
+        snprintf(err, errlen,
+                 "the database was upgraded by a newer faultline (schema %ld; this one knows up "
+                 "to %s): run that version, or restore a backup made before the upgrade",
+                 ddl, SCHEMA_DDL);
+        PQfinish(db);
+        return NULL;
+    }
     r = current ? NULL : PQexec(db, SCHEMA);
     if (!current && PQresultStatus(r) != PGRES_COMMAND_OK) {
         snprintf(msg, sizeof msg, "%s", PQerrorMessage(db));

@@ -59,6 +59,13 @@
 #define CHUNK_KEEP (1u << 20)     /* a decompressed chunk up to this size stays cached */
 #define MAX_PROCESSED (64u << 20) /* processed JSON */
 #define WAL_RESTART_FRAMES 16384  /* 64 MiB of 4 KiB pages */
+/* The schema's generation, in the database's user_version: raised with
+ * every change to SCHEMA, INDEXES or the columns added at open.  A server
+ * refuses a database of a later generation -- an older binary started on
+ * a database a newer one upgraded -- rather than write to tables it does
+ * not know the rules of (0: before the generation was kept; 1: retention's
+ * indexes). */
+#define SCHEMA_GEN 1
 
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS crashes("
@@ -2421,8 +2428,22 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
      * way the second waits for the first (busy_wait) and finds the columns
      * there. */
     char *msg = NULL;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
+    int gen = -1;
+    sqlite3_stmt *gs = NULL;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) == SQLITE_OK &&
+        !sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &gs, NULL) &&
+        sqlite3_step(gs) == SQLITE_ROW)
+        gen = sqlite3_column_int(gs, 0);
+    sqlite3_finalize(gs);
+    if (gen > SCHEMA_GEN) {
+        snprintf(err, errlen,
+                 "%s was upgraded by a newer faultline (schema generation %d; this one knows "
+                 "up to %d): run that version, or restore a backup made before the upgrade",
+                 path, gen, SCHEMA_GEN);
+        sqlite3_close(db); /* rolls back */
+        return NULL;
+    }
+    if (gen < 0 || sqlite3_exec(db, SCHEMA, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf(err, errlen, "cannot create the schema in %s: %s", path,
                  msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
@@ -2463,7 +2484,10 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
             return NULL;
         }
     }
+    char setgen[40];
+    snprintf(setgen, sizeof setgen, "PRAGMA user_version=%d", SCHEMA_GEN);
     if (sqlite3_exec(db, INDEXES, NULL, NULL, NULL) != SQLITE_OK ||
+        (gen < SCHEMA_GEN && sqlite3_exec(db, setgen, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot upgrade the schema in %s: %s", path, sqlite3_errmsg(db));
         sqlite3_close(db);

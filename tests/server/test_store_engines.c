@@ -2339,6 +2339,44 @@ typedef struct opener {
     char err[256];
 } opener;
 
+/* A database a newer server upgraded is refused, with what to do, and
+ * left as it is; the same generation opens. */
+static void test_newer_schema(void **st)
+{
+    fx *f = *st;
+    char err[256] = "";
+    fl_store *s2;
+    if (f->url) {
+        PGconn *db = PQconnectdb(f->url);
+        assert_int_equal(PQstatus(db), CONNECTION_OK);
+        PQclear(PQexec(db, "UPDATE settings SET value = '99' WHERE name = 'schema_ddl'"));
+        s2 = fl_store_pg_open(f->url, err, sizeof err);
+        PGresult *r = PQexec(db, "SELECT value FROM settings WHERE name = 'schema_ddl'");
+        assert_string_equal(PQgetvalue(r, 0, 0), "99");
+        PQclear(r);
+        PQfinish(db);
+    } else {
+        close_eng(&f->e);
+        sqlite3 *db = NULL;
+        assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        s2 = fl_store_sqlite_open(f->path, err, sizeof err);
+        assert_int_equal(sqlite_count(f, "PRAGMA user_version"), 99);
+    }
+    assert_null(s2);
+    assert_non_null(strstr(err, "upgraded by a newer faultline"));
+    assert_non_null(strstr(err, "restore a backup"));
+    if (!f->url) { /* the current generation is written at open, and opens */
+        sqlite3 *db = NULL;
+        assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db, "PRAGMA user_version=0", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        assert_int_equal(open_sqlite(f, &f->e), 0);
+        assert_true(sqlite_count(f, "PRAGMA user_version") >= 1);
+    }
+}
+
 static void *open_main(void *arg)
 {
     opener *o = arg;
@@ -2396,6 +2434,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_projects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_project_crashes, setup, teardown),
