@@ -40,6 +40,7 @@ typedef struct opts {
     uint64_t max_symbol_file, symcache_lru, republish_after, context_max_paths;
     bool no_remote_unwind, no_id_filter;
     int64_t retention_s; /* 0: crashes are kept for good */
+    const char *notify_url;
     bool listen_given; /* --listen on the command line */
 } opts;
 
@@ -100,6 +101,9 @@ static void usage(FILE *f)
             "  --retention D        remove crashes received more than D ago: N days, or N\n"
             "                       followed by d, h, m or s (default 0: keep them for good);\n"
             "                       groups keep their counts\n"
+            "  --notify-url URL     POST each new crash group and each regression to URL as\n"
+            "                       JSON (with a \"text\" line for Slack-style webhooks); give\n"
+            "                       it to the processes that process crashes\n"
             "\n"
             "Symbols: uploads and DIR/symbols/incoming/ land in DIR/symbols/processed/,\n"
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
@@ -273,6 +277,9 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--request-timeout")) {
             if (num(a, TAKE, &o->request_timeout_s))
                 return -1;
+        } else if (!strcmp(a, "--notify-url")) {
+            if (!(o->notify_url = TAKE))
+                goto missing;
         } else if (!strcmp(a, "--retention")) {
             if (!v)
                 goto missing;
@@ -774,6 +781,7 @@ int fl_cmd_serve(int argc, char **argv)
     fl_writer *writer = NULL;
     fl_workers *workers = NULL;
     fl_retention *retention = NULL;
+    fl_notifier *notifier = NULL;
     fl_http *http = NULL;
     fl_store_conn *mc = NULL;
     fl_srvsym *sym = NULL;
@@ -854,6 +862,11 @@ int fl_cmd_serve(int argc, char **argv)
         queue->release_all(queue, mc);
     m.backlog = queue->depth(queue, mc);
 
+    if (o.notify_url) {
+        store->notify = true; /* before the workers apply anything */
+        if (!(notifier = fl_notifier_start(store, &m, o.notify_url, stderr, err, sizeof err)))
+            goto out;
+    }
     if (run_workers && o.workers) {
         /* Frames are symbolized through fl_srvsym (fl_symbolize_fn in
          * fl_group.h), and the crashing thread re-unwound on the server. */
@@ -972,6 +985,7 @@ out:
     if (*err)
         fprintf(stderr, "faultline serve: %s\n", err);
     fl_retention_stop(retention);
+    fl_notifier_stop(notifier);
     fl_http_quiesce(http);
     fl_writer_stop(writer); /* commits and answers what it holds */
     fl_http_stop(http);

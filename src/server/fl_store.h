@@ -104,6 +104,20 @@ typedef struct fl_group_filter {
     unsigned limit, offset;
 } fl_group_filter;
 
+/* An event for `serve --notify-url` (notify.c), kept in the store until
+ * it is sent: a group's first crash ("new_group"), or a crash that made a
+ * resolved group regress ("regressed"). */
+#define FL_NOTICE_NEW_GROUP "new_group"
+#define FL_NOTICE_REGRESSED "regressed"
+typedef struct fl_notice {
+    int64_t id;
+    char kind[16];
+    char group_id[64];
+    char crash_id[FL_CRASH_ID_MAX]; /* the crash that made it */
+    int64_t created;                /* seconds since the epoch */
+    unsigned attempts;              /* this one included */
+} fl_notice;
+
 typedef struct fl_store_stats {
     int64_t crashes, processed, groups;
 } fl_store_stats;
@@ -196,6 +210,23 @@ struct fl_store {
      * crash waiting to be processed (again) stays until it is.  In a
      * transaction; the caller commits and repeats while *n == max. */
     int (*expire)(fl_store_conn *c, int64_t before, size_t max, size_t *n);
+
+    /* ---- notifications (notify.c)
+     * With notify set (before the first apply()), apply() and reapply()
+     * record an fl_notice in their transaction when a crash creates its
+     * group or makes a resolved one regress. */
+    bool notify;
+    /* Take up to max notices due at now (next try reached; or set more
+     * than max_wait_s ahead, which only a clock set back does), oldest
+     * first: each one's attempts go up and its next try moves to now +
+     * lease_s, so that another sender leaves it alone meanwhile.  Own
+     * transaction. */
+    int (*notices_claim)(fl_store_conn *c, int64_t now, unsigned lease_s, int64_t max_wait_s,
+                         size_t max, fl_notice *out, size_t *n);
+    /* Sent, or given up: forget notice id.  Outside a transaction. */
+    int (*notice_done)(fl_store_conn *c, int64_t id);
+    /* Failed: try notice id again at next_try.  Outside a transaction. */
+    int (*notice_later)(fl_store_conn *c, int64_t id, int64_t next_try);
 
     /* ---- symbols */
     /* Record an ingested debug file.  Outside or inside a transaction. */

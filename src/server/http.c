@@ -1505,6 +1505,14 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "faultline_crashes_deleted_total{reason=\"request\"} %" PRIu64 "\n",
       FL_M_GET(m->processed), FL_M_GET(m->processing_failed), FL_M_GET(m->dropped_duplicates),
       FL_M_GET(m->deleted_retention), FL_M_GET(m->deleted_request));
+    P("# HELP faultline_notifications_total Notices of new groups and regressions POSTed to "
+      "--notify-url by this process: sent (2xx), failed (tried again later), dropped (refused "
+      "with a 4xx, or not delivered for a day).\n"
+      "# TYPE faultline_notifications_total counter\n"
+      "faultline_notifications_total{result=\"sent\"} %" PRIu64 "\n"
+      "faultline_notifications_total{result=\"failed\"} %" PRIu64 "\n"
+      "faultline_notifications_total{result=\"dropped\"} %" PRIu64 "\n",
+      FL_M_GET(m->notify_sent), FL_M_GET(m->notify_failed), FL_M_GET(m->notify_dropped));
     uint64_t cnt = FL_M_GET(m->processed) + FL_M_GET(m->processing_failed);
     P("# HELP faultline_processing_seconds Worker time per crash.\n"
       "# TYPE faultline_processing_seconds summary\n"

@@ -64,8 +64,8 @@
  * refuses a database of a later generation -- an older binary started on
  * a database a newer one upgraded -- rather than write to tables it does
  * not know the rules of (0: before the generation was kept; 1: retention's
- * indexes). */
-#define SCHEMA_GEN 1
+ * indexes; 2: notices). */
+#define SCHEMA_GEN 2
 
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS crashes("
@@ -141,7 +141,12 @@ static const char SCHEMA[] =
      * a NULL project in crashes, inbox and groups is the default one. */
     "CREATE TABLE IF NOT EXISTS projects(id TEXT PRIMARY KEY, created INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS project_keys(key TEXT PRIMARY KEY, project TEXT NOT NULL,"
-    "  created INTEGER NOT NULL);";
+    "  created INTEGER NOT NULL);"
+    /* Events waiting for `serve --notify-url` (fl_notice). */
+    "CREATE TABLE IF NOT EXISTS notices(id INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+    "  group_id TEXT NOT NULL, crash_id TEXT, created INTEGER NOT NULL,"
+    "  attempts INTEGER NOT NULL DEFAULT 0, next_try INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX IF NOT EXISTS notices_due ON notices(next_try);";
 
 /* Made after the columns they index exist (a database from before them
  * gets the columns first: see fl_store_sqlite_open).  Retention finds old
@@ -1105,6 +1110,22 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
     return group_add(c, p);
 }
 
+/* A notice of kind about p's group, when the store keeps them. */
+static int notice_add(sconn *c, const char *kind, const fl_processed *p)
+{
+    if (!c->pub.store->notify)
+        return 0;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        &c->pub, "INSERT INTO notices(kind, group_id, crash_id, created) VALUES(?1,?2,?3,?4)");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, p->group_id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, p->crash_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 4, fl_now());
+    return done(s);
+}
+
 /* One more crash in p's group (created when new): counters, per-day,
  * per-version, per-OS counts, affected installs and the regression rule. */
 static int group_add(sconn *c, const fl_processed *p)
@@ -1120,6 +1141,8 @@ static int group_add(sconn *c, const fl_processed *p)
     sqlite3_bind_text(s, 6, p->crash_id, -1, SQLITE_STATIC);
     bind_text(s, 7, proj_col(p->project));
     if (done(s))
+        return -1;
+    if (sqlite3_changes(c->db) == 1 && notice_add(c, FL_NOTICE_NEW_GROUP, p))
         return -1;
 
     if (!(s = stmt(c, S_GGET)))
@@ -1145,6 +1168,8 @@ static int group_add(sconn *c, const fl_processed *p)
     char status[16];
     snprintf(status, sizeof status, "%s", regressed ? "regressed" : st_ ? st_ : "open");
     sqlite3_reset(s);
+    if (regressed && notice_add(c, FL_NOTICE_REGRESSED, p))
+        return -1;
 
     if (!(s = stmt(c, S_GUPD)))
         return -1;
@@ -2070,6 +2095,68 @@ static int s_expire(fl_store_conn *pc, int64_t before, size_t max, size_t *n)
     return r ? -1 : 0;
 }
 
+/* ---- notifications (fl_store.h) */
+
+static int s_notices_claim(fl_store_conn *pc, int64_t now, unsigned lease_s, int64_t max_wait_s,
+                           size_t max, fl_notice *out, size_t *n)
+{
+    sconn *c = (sconn *)pc;
+    *n = 0;
+    if (s_begin(pc))
+        return -1;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        pc, "UPDATE notices SET attempts=attempts+1, next_try=?2 WHERE id IN (SELECT id FROM "
+            "notices WHERE next_try<=?1 OR next_try>?4 ORDER BY id LIMIT ?3) RETURNING id, kind, "
+            "group_id, crash_id, created, attempts");
+    if (!s) {
+        s_rollback(pc);
+        return -1;
+    }
+    sqlite3_bind_int64(s, 1, now);
+    sqlite3_bind_int64(s, 2, now + lease_s);
+    sqlite3_bind_int64(s, 3, (int64_t)max);
+    sqlite3_bind_int64(s, 4, now + max_wait_s);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW && *n < max) {
+        fl_notice *t = &out[(*n)++];
+        const unsigned char *k = sqlite3_column_text(s, 1), *g = sqlite3_column_text(s, 2),
+                            *cr = sqlite3_column_text(s, 3);
+        t->id = sqlite3_column_int64(s, 0);
+        snprintf(t->kind, sizeof t->kind, "%s", k ? (const char *)k : "");
+        snprintf(t->group_id, sizeof t->group_id, "%s", g ? (const char *)g : "");
+        snprintf(t->crash_id, sizeof t->crash_id, "%s", cr ? (const char *)cr : "");
+        t->created = sqlite3_column_int64(s, 4);
+        t->attempts = (unsigned)sqlite3_column_int(s, 5);
+    }
+    sqlite3_reset(s);
+    if ((rc != SQLITE_DONE && rc != SQLITE_ROW) || s_commit(pc)) {
+        snprintf(c->err, sizeof c->err, "%s", sqlite3_errmsg(c->db));
+        s_rollback(pc);
+        *n = 0;
+        return -1;
+    }
+    return 0;
+}
+
+static int s_notice_done(fl_store_conn *pc, int64_t id)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "DELETE FROM notices WHERE id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, id);
+    return done(s);
+}
+
+static int s_notice_later(fl_store_conn *pc, int64_t id, int64_t next_try)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "UPDATE notices SET next_try=?2 WHERE id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_int64(s, 2, next_try);
+    return done(s);
+}
+
 static int s_processing_ended(fl_store_conn *pc, const char *ref)
 {
     sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "DELETE FROM processing WHERE ref=?1");
@@ -2533,6 +2620,9 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->requeue = s_requeue;
     p->delete_crash = s_delete_crash;
     p->expire = s_expire;
+    p->notices_claim = s_notices_claim;
+    p->notice_done = s_notice_done;
+    p->notice_later = s_notice_later;
     p->insert_crashes = s_insert_crashes;
     p->load_raw = s_load_raw;
     p->add_project = s_add_project;

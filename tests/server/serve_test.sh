@@ -5,13 +5,14 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
 ADMIN=test-admin-token KEY=test-ingest-key
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
-cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; rm -rf "$work"; }
+HPID=
+cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; [ -n "$HPID" ] && kill "$HPID" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$work/err" ] && tail -5 "$work/err" >&2; exit 1; }
 ok() { echo "ok: $*"; }
@@ -457,6 +458,76 @@ retention)
   wait_processed "$id9" "$work/c9"
   [ "$("$POST" sum "$PORT" "$ADMIN" retapp)" = 4 ] || fail "new crash not counted"
   ok "--retention 4s: crashes removed $((gone - t0)) s after they arrived, groups' counts kept, metric and log"
+  stop || fail "shutdown rc"
+  ;;
+notify)
+  # --notify-url: new groups and regressions POSTed as JSON to a receiver
+  # that refuses (500) its first request, so that the retry shows too.
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --notify-url ftp://x >/dev/null 2>"$work/e" &&
+    fail "--notify-url ftp:// started"
+  grep -q 'http:// or https://' "$work/e" || fail "--notify-url ftp://: $(cat "$work/e")"
+  cat >"$work/hook.py" <<'EOF'
+import http.server, sys
+out, portfile = sys.argv[1], sys.argv[2]
+seen = [0]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        seen[0] += 1
+        ok = seen[0] > 1
+        with open(out, "ab") as f:
+            f.write(b"%d %s %s\n" % (200 if ok else 500, self.headers["Content-Type"].encode(), body))
+        self.send_response(200 if ok else 500)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(portfile, "w").write(str(srv.server_port))
+srv.serve_forever()
+EOF
+  python3 "$work/hook.py" "$work/hook.out" "$work/hook.port" >/dev/null 2>&1 &
+  HPID=$!
+  for _ in $(seq 50); do [ -s "$work/hook.port" ] && break; sleep 0.1; done
+  start "$work/d" --notify-url "http://127.0.0.1:$(cat "$work/hook.port")/hook"
+  "$POST" log 12 1 notifyapp 1.0 >"$work/n1.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/n1.log"); [ "$c" = 200 ] || fail "ingest -> $c"
+  id1=$(field id <"$work/body")
+  for _ in $(seq 150); do grep -q '^200 ' "$work/hook.out" 2>/dev/null && break; sleep 0.1; done
+  grep -q '^500 ' "$work/hook.out" || fail "the first try was not made: $(cat "$work/hook.out" 2>&1)"
+  line=$(grep '^200 ' "$work/hook.out" | head -1)
+  [ -n "$line" ] || fail "new group not delivered after a 500: $(cat "$work/hook.out" 2>&1; tail -3 "$work/err")"
+  grep -q 'notify: cannot send to .*HTTP 500' "$work/err" || fail "the failure was not logged: $(cat "$work/err")"
+  grep -q 'notify: .* answers again' "$work/err" || fail "the recovery was not logged"
+  python3 - "$line" "$id1" <<'EOF' || fail "new_group body: $line"
+import json, sys
+status, ctype, body = sys.argv[1].split(" ", 2)
+j = json.loads(body)
+assert ctype == "application/json", ctype
+assert j["event"] == "new_group" and j["crash_id"] == sys.argv[2], j
+assert j["group"]["app"] == "notifyapp" and j["group"]["count"] == 1 and j["group"]["status"] == "open", j
+assert j["text"].startswith("New crash group in notifyapp: ") and j["group"]["signature"] in j["text"], j
+assert "days" not in j["group"] and j["time"].endswith("Z"), j
+EOF
+  gid=$(admin "$(url '/api/v1/groups?app=notifyapp')" | field id)
+  # A second crash of the group says nothing; resolved in 1.0, a crash of
+  # 1.1 makes it regress, and that is sent.
+  "$POST" log 12 1 notifyapp 1.0 | sed 's/^CRASH_ID .*/CRASH_ID 11111111-2222-4333-8444-555555555555/' >"$work/n2.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/n2.log"); [ "$c" = 200 ] || fail "second -> $c"
+  "$POST" wait "$PORT" "$ADMIN" 2 20 notifyapp >/dev/null || fail "second crash not counted"
+  c=$(code PATCH "/api/v1/groups/$gid" -H "Authorization: Bearer $ADMIN" -d '{"status":"resolved","resolved_in":"1.0"}')
+  [ "$c" = 200 ] || fail "resolve -> $c"
+  "$POST" log 12 1 notifyapp 1.1 | sed 's/^CRASH_ID .*/CRASH_ID 11111111-2222-4333-8444-666666666666/' >"$work/n3.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/n3.log"); [ "$c" = 200 ] || fail "1.1 -> $c"
+  for _ in $(seq 150); do grep -q '"event":"regressed"' "$work/hook.out" && break; sleep 0.1; done
+  grep -q '"event":"regressed".*"crash_id":"11111111-2222-4333-8444-666666666666"' "$work/hook.out" ||
+    fail "regression not delivered: $(cat "$work/hook.out")"
+  grep -q 'regressed in notifyapp (resolved in 1.0, latest 1.1)' "$work/hook.out" || fail "regression text: $(grep regressed "$work/hook.out")"
+  [ "$(grep -c '^200 ' "$work/hook.out")" = 2 ] || fail "sent $(grep -c '^200 ' "$work/hook.out") times, want 2 (new group, regression)"
+  metric_has '^faultline_notifications_total{result="sent"} 2$' || fail "sent metric: $(curl -s "$(url /metrics)" | grep notifications)"
+  metric_has '^faultline_notifications_total{result="failed"} 1$' || fail "failed metric"
+  ok "--notify-url: new group (after a 500, retried) and regression POSTed as JSON, nothing for the second crash"
   stop || fail "shutdown rc"
   ;;
 dedup)

@@ -2339,6 +2339,62 @@ typedef struct opener {
     char err[256];
 } opener;
 
+/* Notices: one when a crash creates its group and one when it makes a
+ * resolved group regress, only with notify on; claimed, leased, retried
+ * and forgotten. */
+static void test_notices(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    fl_notice t[8];
+    size_t n = 9;
+    int64_t now = fl_now();
+    char ref[FL_CRASH_ID_MAX];
+    assert_true(ingest_at(e, "n0", "1.0", T0, ref));
+    apply_c(e, &(crash){.id = "n0", .ref = ref, .group = "gq", .version = "1.0"}, false);
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 0); /* notify off */
+    e->s->notify = true;
+    assert_true(ingest_at(e, "n1", "1.0", T0, ref));
+    apply_c(e, &(crash){.id = "n1", .ref = ref, .group = "gn", .version = "1.0"}, false);
+    assert_true(ingest_at(e, "n2", "1.0", T0, ref));
+    apply_c(e, &(crash){.id = "n2", .ref = ref, .group = "gn", .version = "1.0"}, false);
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].kind, FL_NOTICE_NEW_GROUP);
+    assert_string_equal(t[0].group_id, "gn");
+    assert_string_equal(t[0].crash_id, "n1");
+    assert_int_equal(t[0].attempts, 1);
+    assert_true(t[0].created >= now - 5 && t[0].created <= now + 5);
+    int64_t id = t[0].id;
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 0); /* leased */
+    assert_int_equal(e->s->notices_claim(e->c, now + 61, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 1); /* the lease ran out: attempt 2 */
+    assert_int_equal(t[0].attempts, 2);
+    assert_int_equal(e->s->notice_later(e->c, id, now + 100000), 0);
+    assert_int_equal(e->s->notices_claim(e->c, now + 61, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 1); /* further ahead than any wait: a clock set back */
+    assert_int_equal(e->s->notice_later(e->c, id, now + 30), 0);
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(e->s->notice_done(e->c, id), 0);
+    assert_int_equal(e->s->notices_claim(e->c, now + 100, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 0);
+
+    /* Resolved in 1.0: a crash of 0.9 leaves it so, one of 1.1 regresses it. */
+    assert_int_equal(e->s->set_status(e->c, "gn", "resolved", "1.0"), 0);
+    assert_true(ingest_at(e, "n3", "0.9", T0, ref));
+    apply_c(e, &(crash){.id = "n3", .ref = ref, .group = "gn", .version = "0.9"}, false);
+    assert_true(ingest_at(e, "n4", "1.1", T0, ref));
+    apply_c(e, &(crash){.id = "n4", .ref = ref, .group = "gn", .version = "1.1"}, false);
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].kind, FL_NOTICE_REGRESSED);
+    assert_string_equal(t[0].crash_id, "n4");
+    e->s->notify = false;
+}
+
 /* A database a newer server upgraded is refused, with what to do, and
  * left as it is; the same generation opens. */
 static void test_newer_schema(void **st)
@@ -2435,6 +2491,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_notices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_projects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_project_crashes, setup, teardown),
