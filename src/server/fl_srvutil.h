@@ -82,6 +82,22 @@ uint64_t fl_mono_ns(void);
  * spuriously), ETIMEDOUT when the time is up. */
 int fl_cond_init_mono(pthread_cond_t *cv);
 int fl_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms);
+/* A background thread that wakes now and then until it is stopped (the
+ * retention passes, the notification sender).  fl_ticker_start: 0, or an
+ * errno (nothing to stop then).  fl_ticker_wait: on the ticker's thread,
+ * sleeps up to ms (monotonic) or until stopped; false when it is to stop.
+ * fl_ticker_stopping: whether it is, without waiting.  fl_ticker_stop:
+ * tells it, joins it. */
+typedef struct fl_ticker {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+} fl_ticker;
+int fl_ticker_start(fl_ticker *t, void *(*fn)(void *), void *arg, const char *name);
+bool fl_ticker_wait(fl_ticker *t, uint64_t ms);
+bool fl_ticker_stopping(fl_ticker *t);
+void fl_ticker_stop(fl_ticker *t);
 /* "YYYY-MM-DDTHH:MM:SSZ" (out >= 21 bytes) and "YYYY-MM-DD" (out >= 11). */
 void fl_iso_time(int64_t t, char *out);
 void fl_iso_day(int64_t t, char *out);

@@ -14,8 +14,6 @@
  * other 4xx) is logged and dropped, and so is an event not delivered for
  * a day -- a notice that old is news no longer.
  */
-#define _GNU_SOURCE /* pthread_setname_np */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,10 +36,7 @@ struct fl_notifier {
     FILE *log;
     char *url;
     CURL *curl;
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop;
+    fl_ticker t;
     bool failing; /* the last send failed: said once, until one works */
 };
 
@@ -197,28 +192,16 @@ static void *notify_main(void *arg)
     fl_notifier *nf = arg;
     fl_store_conn *c = NULL;
     fl_notice t[NOTIFY_BATCH];
-    for (;;) {
-        pthread_mutex_lock(&nf->mu);
-        if (!nf->stop)
-            fl_cond_wait_ms(&nf->cv, &nf->mu, 1000);
-        bool stop = nf->stop;
-        pthread_mutex_unlock(&nf->mu);
-        if (stop)
-            break;
+    while (fl_ticker_wait(&nf->t, 1000)) {
         size_t n = 0;
         if (!c && !(c = nf->store->connect(nf->store)))
             continue;
         if (nf->store->notices_claim(c, fl_now(), NOTIFY_LEASE_S,
                                      NOTIFY_MAX_WAIT_S + NOTIFY_LEASE_S, NOTIFY_BATCH, t, &n))
             continue; /* the store is failing: the workers say so */
-        for (size_t i = 0; i < n; i++) {
-            pthread_mutex_lock(&nf->mu);
-            stop = nf->stop;
-            pthread_mutex_unlock(&nf->mu);
-            if (stop) /* the rest are leased: sent when the lease ends */
-                break;
+        /* Stopping: the rest are leased, sent when the lease ends. */
+        for (size_t i = 0; i < n && !fl_ticker_stopping(&nf->t); i++)
             send_one(nf, c, &t[i]);
-        }
     }
     if (c)
         nf->store->disconnect(c);
@@ -252,19 +235,14 @@ fl_notifier *fl_notifier_start(fl_store *s, fl_metrics *m, const char *url, FILE
     nf->store = s;
     nf->m = m;
     nf->log = log;
-    pthread_mutex_init(&nf->mu, NULL);
-    int e = fl_cond_init_mono(&nf->cv);
-    if (!e && (e = pthread_create(&nf->th, NULL, notify_main, nf)))
-        pthread_cond_destroy(&nf->cv);
+    int e = fl_ticker_start(&nf->t, notify_main, nf, "fl-notify");
     if (e) {
         snprintf(err, errlen, "cannot start the notification thread: %s", strerror(e));
-        pthread_mutex_destroy(&nf->mu);
         curl_easy_cleanup(nf->curl);
         free(nf->url);
         free(nf);
         return NULL;
     }
-    pthread_setname_np(nf->th, "fl-notify");
     return nf;
 }
 
@@ -272,13 +250,7 @@ void fl_notifier_stop(fl_notifier *nf)
 {
     if (!nf)
         return;
-    pthread_mutex_lock(&nf->mu);
-    nf->stop = true;
-    pthread_cond_signal(&nf->cv);
-    pthread_mutex_unlock(&nf->mu);
-    pthread_join(nf->th, NULL);
-    pthread_cond_destroy(&nf->cv);
-    pthread_mutex_destroy(&nf->mu);
+    fl_ticker_stop(&nf->t);
     curl_easy_cleanup(nf->curl);
     free(nf->url);
     free(nf);

@@ -16,9 +16,6 @@
  * answer it never got, within its retries (hours, not days), so any D of a
  * day or more keeps exactly-once in practice; docs/operations.md says so.
  */
-#define _GNU_SOURCE /* pthread_setname_np */
-#include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,19 +31,8 @@ struct fl_retention {
     FILE *log;
     int64_t keep_s;
     uint64_t every_ms;
-    pthread_t th;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool stop;
+    fl_ticker t;
 };
-
-static bool stopping(fl_retention *r)
-{
-    pthread_mutex_lock(&r->mu);
-    bool s = r->stop;
-    pthread_mutex_unlock(&r->mu);
-    return s;
-}
 
 /* One pass: 0, or -1 when the store failed (why into err). */
 static int pass(fl_retention *r, fl_store_conn *c, size_t *removed, char *err, size_t errlen)
@@ -63,7 +49,7 @@ static int pass(fl_retention *r, fl_store_conn *c, size_t *removed, char *err, s
         }
         *removed += n;
         FL_M_ADD(r->m->deleted_retention, n);
-        if (n < RET_BATCH || stopping(r))
+        if (n < RET_BATCH || fl_ticker_stopping(&r->t))
             return 0;
     }
 }
@@ -76,15 +62,8 @@ static void *retention_main(void *arg)
     /* The first pass soon after the start (a server stopped for a while
      * has a backlog of old crashes), then one every every_ms. */
     uint64_t wait_ms = r->every_ms < 5000 ? r->every_ms : 5000;
-    for (;;) {
-        pthread_mutex_lock(&r->mu);
-        if (!r->stop)
-            fl_cond_wait_ms(&r->cv, &r->mu, wait_ms);
+    while (fl_ticker_wait(&r->t, wait_ms)) {
         wait_ms = r->every_ms;
-        bool stop = r->stop;
-        pthread_mutex_unlock(&r->mu);
-        if (stop)
-            break;
         char err[256] = "cannot connect to the store";
         size_t removed = 0;
         int rc = -1;
@@ -126,17 +105,12 @@ fl_retention *fl_retention_start(fl_store *s, fl_metrics *m, int64_t keep_s, FIL
     r->keep_s = keep_s;
     int64_t every = keep_s / 24;
     r->every_ms = (uint64_t)(every < 1 ? 1 : every > 3600 ? 3600 : every) * 1000u;
-    pthread_mutex_init(&r->mu, NULL);
-    int e = fl_cond_init_mono(&r->cv);
-    if (!e && (e = pthread_create(&r->th, NULL, retention_main, r)))
-        pthread_cond_destroy(&r->cv);
+    int e = fl_ticker_start(&r->t, retention_main, r, "fl-retention");
     if (e) {
         snprintf(err, errlen, "cannot start the retention thread: %s", strerror(e));
-        pthread_mutex_destroy(&r->mu);
         free(r);
         return NULL;
     }
-    pthread_setname_np(r->th, "fl-retention");
     return r;
 }
 
@@ -144,12 +118,6 @@ void fl_retention_stop(fl_retention *r)
 {
     if (!r)
         return;
-    pthread_mutex_lock(&r->mu);
-    r->stop = true;
-    pthread_cond_signal(&r->cv);
-    pthread_mutex_unlock(&r->mu);
-    pthread_join(r->th, NULL);
-    pthread_cond_destroy(&r->cv);
-    pthread_mutex_destroy(&r->mu);
+    fl_ticker_stop(&r->t);
     free(r);
 }

@@ -1,6 +1,8 @@
 /*
- * srvutil.c - hashing, version comparison, capped decompression, time.
+ * srvutil.c - hashing, version comparison, capped decompression, time,
+ * background tickers.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "fl_crashlog.h"
 #include "fl_srvutil.h"
 #include "fl_store.h"
@@ -405,6 +407,50 @@ int fl_cond_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t ms)
     struct timespec ts = {.tv_sec = (time_t)(at / 1000000000u),
                           .tv_nsec = (long)(at % 1000000000u)};
     return pthread_cond_timedwait(cv, mu, &ts);
+}
+
+int fl_ticker_start(fl_ticker *t, void *(*fn)(void *), void *arg, const char *name)
+{
+    t->stop = false;
+    pthread_mutex_init(&t->mu, NULL);
+    int e = fl_cond_init_mono(&t->cv);
+    if (!e && (e = pthread_create(&t->th, NULL, fn, arg)))
+        pthread_cond_destroy(&t->cv);
+    if (e) {
+        pthread_mutex_destroy(&t->mu);
+        return e;
+    }
+    pthread_setname_np(t->th, name);
+    return 0;
+}
+
+bool fl_ticker_wait(fl_ticker *t, uint64_t ms)
+{
+    pthread_mutex_lock(&t->mu);
+    if (!t->stop)
+        fl_cond_wait_ms(&t->cv, &t->mu, ms);
+    bool go = !t->stop;
+    pthread_mutex_unlock(&t->mu);
+    return go;
+}
+
+bool fl_ticker_stopping(fl_ticker *t)
+{
+    pthread_mutex_lock(&t->mu);
+    bool s = t->stop;
+    pthread_mutex_unlock(&t->mu);
+    return s;
+}
+
+void fl_ticker_stop(fl_ticker *t)
+{
+    pthread_mutex_lock(&t->mu);
+    t->stop = true;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->th, NULL);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
 }
 
 void fl_iso_time(int64_t t, char *out)
