@@ -16,7 +16,6 @@
  * backlog (503 + Retry-After).
  */
 #define _GNU_SOURCE
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1810,22 +1809,11 @@ static bool parse_addr(json_t *a, uint64_t *out)
         *out = (uint64_t)json_integer_value(a);
         return true;
     }
+    /* "0x" and hex digits, or decimal digits, and nothing else: strtoull
+     * would skip blanks, take a sign (" -5" is then 2^64-5) and, in base
+     * 16, a second "0x" ("0x0x10" was 16). */
     const char *s = json_string_value(a);
-    if (!s)
-        return false;
-    /* strtoull alone would skip blanks and take a sign (" -5" is then
-     * 2^64-5): digits only, after the optional 0x. */
-    bool hex = !strncasecmp(s, "0x", 2);
-    const char *d = hex ? s + 2 : s;
-    if (!(hex ? isxdigit((unsigned char)*d) : isdigit((unsigned char)*d)))
-        return false;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(d, &end, hex ? 16 : 10);
-    if (errno || *end)
-        return false;
-    *out = v;
-    return true;
+    return s && !fl_parse_u64(s, out);
 }
 
 static json_t *frame_obj(const fl_sym_frame *f, const char *module, uint64_t addr)

@@ -482,8 +482,11 @@ symbolicate)
   c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -d '{"build_id":"abcd","addresses":["0x10"]}')
   [ "$c" = 404 ] || fail "unknown build id -> $c"
   # Only "0xHEX", decimal digits or integers: strtoull alone would take
-  # " -5" as 2^64-5 (named _end), and a blank or a sign before the digits.
-  for a in '" -5"' '"  12"' '"+7"' '"0x-1"' '"-0x1"' '""' '-1' '"0x"' '"1 "'; do
+  # " -5" as 2^64-5 (named _end), a blank or a sign before the digits, and
+  # a second 0x after the first ("0x0x10" was 0x10).
+  for a in '" -5"' '"  12"' '"+7"' '"0x-1"' '"-0x1"' '""' '-1' '"0x"' '"1 "' "\"0x0x$addr\"" \
+           "\"0X0x$addr\"" "\"0x0X$addr\"" '"0x1g"' '"12a"' '"0x10000000000000000"' \
+           '"18446744073709551616"'; do
     c=$(code POST /api/v1/symbolicate -H "Authorization: Bearer $ADMIN" -d "{\"build_id\":\"$BID\",\"addresses\":[$a]}")
     [ "$c" = 400 ] || fail "address $a -> $c $(head -c 300 "$work/body")"
   done
