@@ -41,6 +41,7 @@
 
 #include "fl_crashlog.h"
 #include "fl_ctxsrv.h"
+#include "fl_http_drive.h"
 #include "fl_portal.h"
 #include "fl_projects.h"
 #include "fl_serve.h"
@@ -2621,6 +2622,78 @@ static void hand_over(struct loop *L, bool refuse)
  * database must not cost the client its answer, as with suspend before),
  * and if its client goes away meanwhile, the writer frees it (ST_ORPHAN). */
 
+/* One pass of a loop's daemon: read and answer what the sockets have,
+ * then hand the reports completed in the pass to the writer. */
+static void loop_pass(struct loop *L)
+{
+    MHD_run(L->d);
+    slow_scan(L);
+    if (L->head)
+        hand_over(L, false);
+}
+
+/* How long the loop may wait for an event after a pass: -1 for as long as
+ * it takes; *ready when libmicrohttpd has work to do at once and the loop
+ * must not wait at all. */
+static int loop_timeout(struct loop *L, bool quiesced, bool *ready)
+{
+    fl_http *h = L->h;
+    MHD_UNSIGNED_LONG_LONG to = 0;
+    int ms = -1;
+    *ready = false;
+    if (MHD_get_timeout(L->d, &to) == MHD_YES)
+        ms = to > INT_MAX ? INT_MAX : (int)to;
+    if (ms == 0) {
+        /* libmicrohttpd has work without a socket event.  Requests with
+         * the writer always count as such (they stay on its ready list);
+         * when there are none, the work is real: do it now.  Otherwise
+         * wait for the writer's answer or the sockets: other ready work
+         * then waits at most one commit. */
+        if (L->waiting == 0) {
+            *ready = true;
+            return 0;
+        }
+        ms = -1;
+    }
+    if (quiesced && (ms < 0 || ms > 50))
+        ms = 50;
+    if (L->conns_head && h->cfg.request_timeout_s && (ms < 0 || ms > 500))
+        ms = 500; /* slow_scan */
+    /* Out of descriptors, libmicrohttpd takes its listening socket out
+     * of its epoll set; it puts it back at the start of a pass once a
+     * connection has closed -- the pass after the one that closed it.
+     * Waiting on the sockets alone, an idle loop would never make that
+     * pass and never accept again.  So pass every 100 ms until a
+     * connection is accepted. */
+    if (L->at_limit && (ms < 0 || ms > 100))
+        ms = 100;
+    return ms;
+}
+
+/* Waits up to ms (-1: no limit) for the sockets, the writer or the stop
+ * eventfd.  -1 when the wait failed. */
+static int loop_sleep(struct loop *L, int ms)
+{
+    struct epoll_event ev[3];
+    int k = epoll_wait(L->ep, ev, 3, ms);
+    if (k < 0 && errno != EINTR)
+        return -1;
+    bool woken = false;
+    for (int i = 0; i < k; i++)
+        woken |= ev[i].data.u32 == 1;
+    if (woken) {
+        /* Read first, then re-arm: a done() between the two sees the
+         * flag still set and does not write, and its request is seen
+         * by the next pass anyway (the exchange orders it).  The other
+         * order could swallow a write and leave the flag set for good. */
+        uint64_t v;
+        ssize_t rd = read(L->efd, &v, sizeof v);
+        (void)rd;
+        __atomic_exchange_n(&L->signalled, 0, __ATOMIC_ACQ_REL);
+    }
+    return 0;
+}
+
 static void *loop_main(void *arg)
 {
     struct loop *L = arg;
@@ -2629,13 +2702,9 @@ static void *loop_main(void *arg)
     char name[16];
     snprintf(name, sizeof name, "fl-http-%u", (unsigned)(L - h->loops));
     pthread_setname_np(pthread_self(), name); /* for top -H, perf, gdb */
-    int ep = L->ep;
     bool quiesced = false;
     for (;;) {
-        MHD_run(L->d);
-        slow_scan(L);
-        if (L->head)
-            hand_over(L, false);
+        loop_pass(L);
         int phase = __atomic_load_n(&h->phase, __ATOMIC_ACQUIRE);
         if (phase == PHASE_STOP) {
             /* The writer has stopped and answered everything it had: send
@@ -2662,51 +2731,14 @@ static void *loop_main(void *arg)
             quiesced = true;
             /* The eventfd stays readable: from now on look at the phase
              * every 50 ms instead. */
-            epoll_ctl(ep, EPOLL_CTL_DEL, h->stop_fd, NULL);
+            epoll_ctl(L->ep, EPOLL_CTL_DEL, h->stop_fd, NULL);
         }
-        MHD_UNSIGNED_LONG_LONG to = 0;
-        int ms = -1;
-        if (MHD_get_timeout(L->d, &to) == MHD_YES)
-            ms = to > INT_MAX ? INT_MAX : (int)to;
-        if (ms == 0) {
-            /* libmicrohttpd has work without a socket event.  Requests with
-             * the writer always count as such (they stay on its ready
-             * list); when there are none, the work is real: do it now.
-             * Otherwise wait for the writer's answer or the sockets: other
-             * ready work then waits at most one commit. */
-            if (L->waiting == 0)
-                continue;
-            ms = -1;
-        }
-        if (quiesced && (ms < 0 || ms > 50))
-            ms = 50;
-        if (L->conns_head && h->cfg.request_timeout_s && (ms < 0 || ms > 500))
-            ms = 500; /* slow_scan */
-        /* Out of descriptors, libmicrohttpd takes its listening socket out
-         * of its epoll set; it puts it back at the start of a pass once a
-         * connection has closed -- the pass after the one that closed it.
-         * Waiting on the sockets alone, an idle loop would never make that
-         * pass and never accept again.  So pass every 100 ms until a
-         * connection is accepted. */
-        if (L->at_limit && (ms < 0 || ms > 100))
-            ms = 100;
-        struct epoll_event ev[3];
-        int k = epoll_wait(ep, ev, 3, ms);
-        if (k < 0 && errno != EINTR)
+        bool ready;
+        int ms = loop_timeout(L, quiesced, &ready);
+        if (ready)
+            continue;
+        if (loop_sleep(L, ms))
             break;
-        bool woken = false;
-        for (int i = 0; i < k; i++)
-            woken |= ev[i].data.u32 == 1;
-        if (woken) {
-            /* Read first, then re-arm: a done() between the two sees the
-             * flag still set and does not write, and its request is seen
-             * by the next pass anyway (the exchange orders it).  The other
-             * order could swallow a write and leave the flag set for good. */
-            uint64_t v;
-            ssize_t rd = read(L->efd, &v, sizeof v);
-            (void)rd;
-            __atomic_exchange_n(&L->signalled, 0, __ATOMIC_ACQ_REL);
-        }
     }
     return NULL;
 }
@@ -2883,8 +2915,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
         fprintf(stderr, "faultline serve: http: %s\n", msg);
 }
 
-fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_writer *w,
-                       fl_metrics *m, char *err, size_t errlen)
+/* fl_http_start(), or with driven (fl_http_drive.h) one loop without a
+ * thread or a listening socket, run by its caller. */
+static fl_http *http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_writer *w,
+                           fl_metrics *m, bool driven, char *err, size_t errlen)
 {
     fl_http *h = calloc(1, sizeof *h);
     if (h)
@@ -2910,8 +2944,10 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
 
     struct sockaddr_in sa;
     struct sockaddr_in6 sa6;
-    bool v6;
-    if (listen_addr(cfg->host, cfg->port, &sa, &sa6, &v6, err, errlen))
+    bool v6 = false;
+    if (driven)
+        listen_addr("127.0.0.1", 0, &sa, &sa6, &v6, err, errlen); /* not used */
+    else if (listen_addr(cfg->host, cfg->port, &sa, &sa6, &v6, err, errlen))
         goto fail;
     /* Not MHD_USE_TURBO: it made no measurable difference to the CPU per
      * report, and it skips the shutdown() before close that lets an early
@@ -2919,9 +2955,10 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
      * No internal thread: each loop runs its daemon itself (loop_main), so
      * that it can hand a pass's reports to the writer together and wait for
      * the writer's answers (see "the HTTP loops"). */
-    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0) |
+                     (driven ? MHD_USE_NO_LISTEN_SOCKET : 0);
     mhd_log_init();
-    h->nloops = cfg->threads ? cfg->threads : 1;
+    h->nloops = cfg->threads && !driven ? cfg->threads : 1;
     if (!(h->loops = calloc(h->nloops, sizeof *h->loops)) ||
         (h->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
         snprintf(err, errlen, "out of memory");
@@ -2953,18 +2990,27 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
                 MHD_get_daemon_info(h->loops[0].d, MHD_DAEMON_INFO_BIND_PORT);
             sa.sin_port = sa6.sin6_port = htons(bi ? bi->port : (uint16_t)cfg->port);
         }
-        struct MHD_OptionItem ops[] = {
-            {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, NULL}, /* first, MHD asks */
-            {MHD_OPTION_SOCK_ADDR, 0, v6 ? (void *)&sa6 : (void *)&sa},
-            {MHD_OPTION_LISTENING_ADDRESS_REUSE, reuse ? 1 : 0, NULL},
-            {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->timeout_s, NULL},
-            {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)cfg->max_header, NULL},
-            {MHD_OPTION_CONNECTION_LIMIT, 4096, NULL},
-            {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL},
-            {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, h},
-            {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conn_notify, NULL},
-            {MHD_OPTION_END, 0, NULL},
-        };
+        /* Without a listening socket (driven), no options of one. */
+        struct MHD_OptionItem ops[10];
+        size_t k = 0;
+        ops[k++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log,
+                                           NULL}; /* first, MHD asks */
+        if (!driven) {
+            ops[k++] =
+                (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, v6 ? (void *)&sa6 : (void *)&sa};
+            ops[k++] =
+                (struct MHD_OptionItem){MHD_OPTION_LISTENING_ADDRESS_REUSE, reuse ? 1 : 0, NULL};
+            ops[k++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, NULL};
+        }
+        ops[k++] =
+            (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->timeout_s, NULL};
+        ops[k++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                           (intptr_t)cfg->max_header, NULL};
+        ops[k++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 4096, NULL};
+        ops[k++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, h};
+        ops[k++] =
+            (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conn_notify, NULL};
+        ops[k++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
         L->d = MHD_start_daemon(flags, ntohs(sa.sin_port), NULL, NULL, handler, h,
                                 MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
         if (!L->d) {
@@ -2977,15 +3023,16 @@ fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_w
             goto fail;
         }
     }
-    for (unsigned i = 0; i < h->nloops; i++) {
+    for (unsigned i = 0; i < h->nloops && !driven; i++) {
         if (pthread_create(&h->loops[i].th, NULL, loop_main, &h->loops[i])) {
             snprintf(err, errlen, "cannot start the HTTP threads");
             goto fail;
         }
         h->loops[i].started = true;
     }
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->loops[0].d, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = di ? di->port : cfg->port;
+    const union MHD_DaemonInfo *di =
+        driven ? NULL : MHD_get_daemon_info(h->loops[0].d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = di ? di->port : driven ? 0 : cfg->port;
     return h;
 fail:
     stop_loops(h);
@@ -2996,6 +3043,59 @@ fail:
     free(h->buckets);
     free(h);
     return NULL;
+}
+
+fl_http *fl_http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_writer *w,
+                       fl_metrics *m, char *err, size_t errlen)
+{
+    return http_start(cfg, s, q, w, m, false, err, errlen);
+}
+
+/* ---- driven by the caller (fl_http_drive.h) */
+
+fl_http *fl_http_drive_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, fl_writer *w,
+                             fl_metrics *m, char *err, size_t errlen)
+{
+    return http_start(cfg, s, q, w, m, true, err, errlen);
+}
+
+int fl_http_drive_add(fl_http *h, int fd)
+{
+    /* libmicrohttpd wants the peer's address; nothing here reads it. */
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+    if (getpeername(fd, (struct sockaddr *)&sa, &len)) {
+        close(fd);
+        return -1;
+    }
+    tl_loop = &h->loops[0];
+    /* libmicrohttpd closes fd when it fails. */
+    return MHD_add_connection(h->loops[0].d, fd, (const struct sockaddr *)&sa, len) == MHD_YES ? 0
+                                                                                               : -1;
+}
+
+int fl_http_drive_run(fl_http *h, int wait_ms)
+{
+    struct loop *L = &h->loops[0];
+    tl_loop = L;
+    loop_pass(L);
+    bool ready;
+    int ms = loop_timeout(L, false, &ready);
+    if (ready)
+        return 1;
+    if (!L->waiting)
+        return 0;
+    if (ms < 0 || ms > wait_ms)
+        ms = wait_ms;
+    return loop_sleep(L, ms) ? -1 : 1;
+}
+
+unsigned fl_http_connections(fl_http *h)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < h->nloops; i++)
+        n += __atomic_load_n(&h->loops[i].conns, __ATOMIC_RELAXED);
+    return n;
 }
 
 unsigned fl_http_port(fl_http *h)
