@@ -349,7 +349,8 @@ static void check_route(const rq *r, unsigned st)
         die("an unknown path not answered 404", what);
 }
 
-/* Every id of an ingest 200 is stored, and its log passes the reader. */
+/* Every id of an ingest 200 is stored (or deleted since, by a later request
+ * of the input), and its log passes the reader. */
 static void check_accepted(const char *body, size_t n)
 {
     json_error_t je;
@@ -365,8 +366,17 @@ static void check_accepted(const char *body, size_t n)
         size_t len = 0;
         int64_t received;
         int rc = G.store->load_raw(G.sc, id, &raw, &len, &received, cid, project);
-        if (rc != 0)
+        if (rc != 0) {
+            /* Unless a later request of the input deleted it. */
+            bool nf = false;
+            json_t *c = G.store->get_crash(G.sc, id, &nf);
+            const char *st = json_string_value(json_object_get(c, "state"));
+            bool deleted = st && !strcmp(st, "deleted");
+            json_decref(c);
+            if (deleted)
+                continue;
             die("an accepted report is not in the store", id);
+        }
         fl_crashlog *log = NULL;
         fl_crashlog_error err;
         memset(&err, 0, sizeof err);
@@ -417,8 +427,8 @@ static void check_answer(const char *a, size_t len, const rq *reqs, size_t nreq)
             p = hend + 4;
             continue;
         }
-        if (!IN(st, 200, 201, 202, 204, 400, 401, 404, 405, 409, 413, 414, 415, 429, 431, 501, 503,
-                505))
+        if (!IN(st, 200, 201, 202, 204, 400, 401, 404, 405, 409, 410, 413, 414, 415, 429, 431, 501,
+                503, 505))
             die("a status the docs do not give", p);
         if (!r)
             return; /* a request we could not follow: where its answer ends is not ours to say */
