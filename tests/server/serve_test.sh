@@ -1020,7 +1020,8 @@ PY
   ;;
 memory)
   # --max-memory: the report data all requests hold at once is bounded.
-  # Three ~600 KB reports uploaded slowly at the same time under a 1 MB
+  # Three ~600 KB reports uploaded slowly at the same time (6 s each, so
+  # that they overlap on a loaded machine too) under a 1 MB
   # budget: those that would pass it are answered 503 + Retry-After (their
   # clients resend) while the others are stored; the budget is let go when
   # they end, and the same report then goes through.
@@ -1032,7 +1033,7 @@ sys.stdout.write(t.replace("\nEND\n", "\n" + pad + "END\n"))' >"$work/big$i.log"
   done
   [ "$(wc -c <"$work/big1.log")" -gt 600000 ] || fail "big log: $(wc -c <"$work/big1.log") bytes"
   for i in 1 2 3; do
-    curl -s -o "$work/b$i" -D "$work/h$i" -w '%{http_code}' --limit-rate 200k \
+    curl -s -o "$work/b$i" -D "$work/h$i" -w '%{http_code}' --limit-rate 100k \
       -H "X-Faultline-Key: $KEY" -H 'Content-Type: text/plain' --data-binary @"$work/big$i.log" \
       "$(url /api/v1/crashes)" >"$work/c$i" &
     pids="${pids:-} $!"
