@@ -260,6 +260,11 @@ struct fl_store {
     json_t *(*list_groups)(fl_store_conn *c, const fl_group_filter *f);
     json_t *(*get_group)(fl_store_conn *c, const char *id, bool *notfound);
     json_t *(*get_crash)(fl_store_conn *c, const char *id, bool *notfound);
+    /* Group id's crashes kept (neither removed nor deleted), newest first,
+     * limit of them from offset: {"crashes":[{"id","received","version",
+     * "installation"}...],"total":N}. */
+    json_t *(*group_crashes)(fl_store_conn *c, const char *id, unsigned limit, unsigned offset,
+                             bool *notfound);
     /* Set a group's status ("open", "resolved"); resolving records
      * resolved_in, or the latest version seen when resolved_in is NULL.
      * Returns 1 when the group does not exist. */

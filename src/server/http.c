@@ -1175,6 +1175,31 @@ static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group,
     return send_json(c, 200, j, NULL);
 }
 
+/* GET /api/v1/groups/ID/crashes?limit=N&offset=M: the crashes kept of a
+ * group, newest first. */
+static enum MHD_Result api_group_crashes(fl_http *h, struct MHD_Connection *c, const char *id)
+{
+    if (!id_ok(id))
+        return send_error(c, 404, "not found", NULL);
+    const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+    const char *off = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
+    uint64_t limit = 50, offset = 0;
+    if (lim && (fl_parse_u64(lim, &limit) || limit == 0 || limit > 1000))
+        return send_error(c, 400, "limit must be 1..1000", NULL);
+    if (off && (fl_parse_u64(off, &offset) || offset > 100000000))
+        return send_error(c, 400, "bad offset", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    bool nf = false;
+    json_t *j = h->store->group_crashes(sc, id, (unsigned)limit, (unsigned)offset, &nf);
+    if (!j)
+        return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
+    json_object_set_new(j, "limit", json_integer((json_int_t)limit));
+    json_object_set_new(j, "offset", json_integer((json_int_t)offset));
+    return send_json(c, 200, j, NULL);
+}
+
 /* DELETE /api/v1/crashes/ID: the crash's logs and e-mail address go (its
  * group keeps its counts); a second DELETE answers the same. */
 static enum MHD_Result api_delete_crash(fl_http *h, struct MHD_Connection *c, const char *id)
@@ -1998,7 +2023,7 @@ static const char *allow_of(const char *url)
     if (!strncmp(url, "/buildid/", 9))
         return "GET, HEAD";
     if (!strncmp(url, "/api/v1/groups/", 15))
-        return "GET, HEAD, PATCH";
+        return strchr(url + 15, '/') ? "GET, HEAD" /* its /crashes */ : "GET, HEAD, PATCH";
     if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
         return strchr(url + 16, '/') ? "GET, HEAD" /* its /contexts */ : "GET, HEAD, DELETE";
     if (!strncmp(url, "/api/v1/projects/", 17) && url[17]) {
@@ -2181,8 +2206,19 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
             return send_error(c, 404, "not found", NULL);
         if (!strcmp(url, "/api/v1/groups") || !strcmp(url, "/api/v1/groups/"))
             return api_groups(h, c);
-        if (!strncmp(url, "/api/v1/groups/", 15))
+        if (!strncmp(url, "/api/v1/groups/", 15)) {
+            const char *tail = strchr(url + 15, '/');
+            if (tail && !strcmp(tail, "/crashes")) {
+                char id[64];
+                size_t n = (size_t)(tail - (url + 15));
+                if (n >= sizeof id)
+                    return send_error(c, 404, "not found", NULL);
+                memcpy(id, url + 15, n);
+                id[n] = '\0';
+                return api_group_crashes(h, c, id);
+            }
             return api_get(h, c, true, url + 15);
+        }
         if (!strncmp(url, "/api/v1/crashes/", 16) && url[16]) {
             const char *tail = strchr(url + 16, '/');
             if (tail && !strcmp(tail, "/contexts")) {

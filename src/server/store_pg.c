@@ -1855,6 +1855,43 @@ fail:
     return NULL;
 }
 
+static json_t *p_group_crashes(fl_store_conn *pc, const char *id, unsigned limit, unsigned offset,
+                               bool *notfound)
+{
+    pconn *c = (pconn *)pc;
+    *notfound = false;
+    p_args a = {0};
+    p_text(&a, id);
+    PGresult *r = p_exec(c,
+                         "SELECT (SELECT count(*) FROM groups WHERE id=$1), (SELECT count(*) FROM "
+                         "crashes WHERE group_id=$1)",
+                         &a, 0);
+    if (!r)
+        return NULL;
+    bool exists = r_i64(r, 0, 0) > 0;
+    int64_t total = r_i64(r, 0, 1);
+    PQclear(r);
+    if (!exists) {
+        *notfound = true;
+        return NULL;
+    }
+    p_int(&a, limit);
+    p_int(&a, offset);
+    if (!(r = p_exec(c,
+                     "SELECT id, received, version, install_id FROM crashes WHERE group_id=$1 "
+                     "ORDER BY rid DESC LIMIT $2 OFFSET $3",
+                     &a, 0)))
+        return NULL;
+    json_t *arr = json_array();
+    for (int i = 0; i < PQntuples(r); i++)
+        json_array_append_new(arr,
+                              json_pack("{s:o,s:o,s:o,s:o}", "id", r_text_json(r, i, 0), "received",
+                                        r_time_json(r, i, 1), "version", r_text_json(r, i, 2),
+                                        "installation", r_text_json(r, i, 3)));
+    PQclear(r);
+    return json_pack("{s:o,s:I}", "crashes", arr, "total", (json_int_t)total);
+}
+
 static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
 {
     pconn *c = (pconn *)pc;
@@ -2354,6 +2391,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->get_group = p_get_group;
     p->delete_crash = p_delete_crash;
     p->expire = p_expire;
+    p->group_crashes = p_group_crashes;
     p->notices_claim = p_notices_claim;
     p->notice_done = p_notice_done;
     p->notice_later = p_notice_later;

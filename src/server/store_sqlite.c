@@ -1717,6 +1717,49 @@ out:
     return out;
 }
 
+static json_t *s_group_crashes(fl_store_conn *pc, const char *id, unsigned limit, unsigned offset,
+                               bool *notfound)
+{
+    sconn *c = (sconn *)pc;
+    *notfound = false;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT (SELECT count(*) FROM groups WHERE id=?1), (SELECT count(*) "
+                           "FROM crashes WHERE group_id=?1)",
+                           -1, &s, NULL))
+        return NULL;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    bool exists = rc == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0;
+    int64_t total = rc == SQLITE_ROW ? sqlite3_column_int64(s, 1) : 0;
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW)
+        return NULL;
+    if (!exists) {
+        *notfound = true;
+        return NULL;
+    }
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT id, received, version, install_id FROM crashes WHERE "
+                           "group_id=?1 ORDER BY rid DESC LIMIT ?2 OFFSET ?3",
+                           -1, &s, NULL))
+        return NULL;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, limit);
+    sqlite3_bind_int64(s, 3, offset);
+    json_t *arr = json_array();
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o}", "id", text_json(s, 0), "received",
+                                             time_json(s, 1), "version", text_json(s, 2),
+                                             "installation", text_json(s, 3)));
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE) {
+        json_decref(arr);
+        return NULL;
+    }
+    return json_pack("{s:o,s:I}", "crashes", arr, "total", (json_int_t)total);
+}
+
 /* ---- projects (fl_store.h) */
 
 /* Runs sql with text parameters v[0..n) (NULL: SQL NULL) and int64 last;
@@ -2620,6 +2663,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->requeue = s_requeue;
     p->delete_crash = s_delete_crash;
     p->expire = s_expire;
+    p->group_crashes = s_group_crashes;
     p->notices_claim = s_notices_claim;
     p->notice_done = s_notice_done;
     p->notice_later = s_notice_later;

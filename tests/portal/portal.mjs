@@ -526,6 +526,43 @@ try {
   check(gone.status === 410, 'a deleted crash answers ' + gone.status);
   check((await api('/api/v1/groups/' + big.id)).count === countBefore, 'deleting changed the group count');
 
+  // 10d. A group's crashes, a page of 20 at a time, newest first: 23 crashes
+  // of one stack, then the older page.
+  for (let i = 0; i < 23; i++) {
+    const r = await fetch(url + '/api/v1/crashes', { method: 'POST',
+      headers: { 'X-Faultline-Key': process.env.FAULTLINE_INGEST_KEY, 'Content-Type': 'text/plain' },
+      body: 'FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME pager\nAPPLICATION_VERSION 1.' + i +
+            '\nCRASH_SIGNAL 11\nCRASH_ID 00000000-0000-4000-8000-0000000a' + String(i).padStart(4, '0') +
+            '\nINSTALL_ID 00000000000000' + String(i).padStart(2, '0') + '\nOBJECT /usr/bin/pager/4194304/1048576/0\nCALLSTACK 4198464\nEND\n' });
+    check(r.status === 200, 'posting pager crash ' + i + ': ' + r.status);
+  }
+  let pager;
+  for (let i = 0; i < 100; i++) {
+    pager = (await api('/api/v1/groups?app=pager')).groups[0];
+    if (pager && pager.count === 23) break;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  check(pager && pager.count === 23, 'the pager group has ' + (pager && pager.count) + ' crashes');
+  const byApi = await api('/api/v1/groups/' + pager.id + '/crashes?limit=23');
+  check(byApi.total === 23 && byApi.crashes.length === 23, 'the API lists ' + byApi.crashes.length);
+  await page.goto(url + '/#/group/' + pager.id);
+  await page.waitForSelector('#crashes-older');
+  const pageIds = async () => page.$$eval('a.crash-link', (as) => as.map((a) => a.textContent));
+  let ids = await pageIds();
+  check(ids.length === 20 && ids.join() === byApi.crashes.slice(0, 20).map((c) => c.id).join(),
+        'the first page of crashes: ' + ids.join());
+  check((await page.textContent('#crashes-shown')).includes('1–20 of 23'),
+        'the first page says ' + await page.textContent('#crashes-shown'));
+  check(await page.locator('#crashes-newer').count() === 0, 'a newer page before the first');
+  await page.click('#crashes-older');
+  await page.waitForSelector('#crashes-newer');
+  ids = await pageIds();
+  check(ids.join() === byApi.crashes.slice(20).map((c) => c.id).join(), 'the older page: ' + ids.join());
+  check(await page.locator('#crashes-older').count() === 0, 'an older page after the last');
+  check(/^0{14}\d\d$/.test(byApi.crashes[20].installation) &&
+        (await page.textContent('main')).includes(byApi.crashes[20].installation),
+        'the installation is not shown: ' + JSON.stringify(byApi.crashes.slice(20)));
+
   // 11. Log out: the data is gone and the login is back.
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');
@@ -534,7 +571,7 @@ try {
 
   check(problems.length === 0, problems.join('; '));
   console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
-              'paging, projects, trends, delete, logout');
+              'paging, projects, trends, delete, a group\'s crashes by page, logout');
 } finally {
   await browser.close();
 }

@@ -1053,6 +1053,14 @@ static void test_delete_crash(void **st)
     assert_int_equal(json_array_size(samples), 1);
     assert_string_equal(json_string_value(json_array_get(samples, 0)), "d3");
     json_decref(g);
+    json_t *gc = e->s->group_crashes(e->c, "gd", 10, 0, &nf);
+    assert_int_equal(json_integer_value(json_object_get(gc, "total")), 1);
+    json_t *first = json_array_get(json_object_get(gc, "crashes"), 0);
+    assert_string_equal(str_of(first, "id"), "d3");
+    assert_string_equal(str_of(first, "version"), "1.0");
+    json_decref(gc);
+    assert_null(e->s->group_crashes(e->c, "no-such-group", 10, 0, &nf));
+    assert_true(nf);
     assert_int_equal(delete_c(e, "d2"), 2);
     assert_int_equal(load(e, "d2"), 2);
     assert_int_equal(e->s->begin(e->c), 0);

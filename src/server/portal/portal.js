@@ -229,54 +229,100 @@ function frames(list) {
     f.module || '', el('span', {class: 'mono'}, f.address || '')]));
 }
 
-async function group(view, id) {
-  const g = await api('/api/v1/groups/' + encodeURIComponent(id));
-  const action = g.status === 'resolved'
-    ? el('button', {class: 'action', id: 'reopen'}, 'Reopen')
-    : el('button', {class: 'action', id: 'resolve'}, 'Resolve');
-  // A change the server did not make is said beside the button.
-  const said = el('span', {id: 'status-error', class: 'error', role: 'alert'});
-  const set = async (s) => {
-    action.disabled = true;
-    said.textContent = '';
-    try {
-      await api('/api/v1/groups/' + encodeURIComponent(id), {method: 'PATCH',
-        body: JSON.stringify({status: s})});
-    } catch (e) {
-      if (e.message !== 'unauthorized')
-        said.textContent = ' Not changed: ' + e.message;
-      action.disabled = false;
-      return;
-    }
-    route();
-  };
-  action.addEventListener('click', () => set(g.status === 'resolved' ? 'open' : 'resolved'));
-  view.append(el('h1', {class: 'mono', id: 'signature'}, g.signature),
-    el('div', {class: 'stats'},
-      el('div', {}, el('span', {}, 'crashes'), el('b', {id: 'count'}, g.count)),
-      el('div', {}, el('span', {}, 'installations'), el('b', {}, g.affected)),
-      g.project ? el('div', {}, el('span', {}, 'project'),
-        el('a', {href: '#/?project=' + encodeURIComponent(g.project), id: 'group-project'},
-          g.project)) : null,
-      el('div', {}, el('span', {}, 'application'), g.app),
-      // A regressed group keeps the version it was resolved in: it
-      // crashed again in a newer one, not in that one.
-      el('div', {}, el('span', {}, 'status'), el('b', {id: 'status'}, status(g.status)),
-        g.resolved_in ? (g.status === 'regressed' ? ' (resolved in ' + g.resolved_in + ')'
-          : ' in ' + g.resolved_in) : ''),
-      el('div', {}, el('span', {}, 'first seen'), day(g.first_seen)),
-      el('div', {}, el('span', {}, 'last seen'), day(g.last_seen)),
-      el('div', {}, action, said)),
-    el('h2', {}, 'Crashes per day'), chart(g.days || []),
-    el('div', {class: 'cols'},
-      el('div', {}, el('h2', {}, 'Versions'),
-        table(['Version', 'Crashes#'], (g.versions || []).map((v) => [v.version, num(v.count)]))),
-      el('div', {}, el('h2', {}, 'Operating systems'),
-        table(['OS', 'Crashes#'], (g.os || []).map((o) => [o.os, num(o.count)])))),
-    el('h2', {}, 'Stack of a representative crash'), frames(g.frames || []),
-    el('h2', {}, 'Recent crashes'),
-    el('ul', {}, ...(g.sample_crashes || []).map((c) =>
-      el('li', {}, el('a', {href: '#/crash/' + encodeURIComponent(c), class: 'mono crash-link'}, c)))));
+const CRASHES_PAGE = 20;
+
+async function group(view, id, params)
+{
+    // The group, and a page of its crashes (newest first; ?offset= in the
+    // hash pages through them).
+    const offset = Math.max(parseInt(params.get('offset') || '0', 10) || 0, 0);
+    const [g, list] = await Promise.all([
+        api('/api/v1/groups/' + encodeURIComponent(id)),
+        api('/api/v1/groups/' + encodeURIComponent(id) + '/crashes?limit=' + CRASHES_PAGE +
+            '&offset=' + offset)
+    ]);
+    const crashes = list.crashes || [];
+    const at = (o) => '#/group/' + encodeURIComponent(id) + (o > 0 ? '?offset=' + o : '');
+    const action = g.status === 'resolved'
+                       ? el('button', {class : 'action', id : 'reopen'}, 'Reopen')
+                       : el('button', {class : 'action', id : 'resolve'}, 'Resolve');
+    // A change the server did not make is said beside the button.
+    const said = el('span', {id : 'status-error', class : 'error', role : 'alert'});
+    const set = async (s) => {
+        action.disabled = true;
+        said.textContent = '';
+        try {
+            await api('/api/v1/groups/' + encodeURIComponent(id),
+                      {method : 'PATCH', body : JSON.stringify({status : s})});
+        } catch (e) {
+            if (e.message !== 'unauthorized')
+                said.textContent = ' Not changed: ' + e.message;
+            action.disabled = false;
+            return;
+        }
+        route();
+    };
+    action.addEventListener('click', () => set(g.status === 'resolved' ? 'open' : 'resolved'));
+    view.append(
+        el('h1', {class : 'mono', id : 'signature'}, g.signature),
+        el('div', {class : 'stats'},
+           el('div', {}, el('span', {}, 'crashes'), el('b', {id : 'count'}, g.count)),
+           el('div', {}, el('span', {}, 'installations'), el('b', {}, g.affected)),
+           g.project
+               ? el('div', {}, el('span', {}, 'project'),
+                    el('a',
+                       {href : '#/?project=' + encodeURIComponent(g.project), id : 'group-project'},
+                       g.project))
+               : null,
+           el('div', {}, el('span', {}, 'application'), g.app),
+           // A regressed group keeps the version it was resolved in: it
+           // crashed again in a newer one, not in that one.
+           el('div', {}, el('span', {}, 'status'), el('b', {id : 'status'}, status(g.status)),
+              g.resolved_in ? (g.status === 'regressed' ? ' (resolved in ' + g.resolved_in + ')'
+                                                        : ' in ' + g.resolved_in)
+                            : ''),
+           el('div', {}, el('span', {}, 'first seen'), day(g.first_seen)),
+           el('div', {}, el('span', {}, 'last seen'), day(g.last_seen)),
+           el('div', {}, action, said)),
+        el('h2', {}, 'Crashes per day'), chart(g.days || []),
+        el('div', {class : 'cols'},
+           el('div', {}, el('h2', {}, 'Versions'),
+              table([ 'Version', 'Crashes#' ],
+                    (g.versions || []).map((v) => [v.version, num(v.count)]))),
+           el('div', {}, el('h2', {}, 'Operating systems'),
+              table([ 'OS', 'Crashes#' ], (g.os || []).map((o) => [o.os, num(o.count)])))),
+        el('h2', {}, 'Stack of a representative crash'), frames(g.frames || []),
+        el('h2', {}, 'Crashes'),
+        el('div', {class : 'filters'},
+           el('span', {class : 'muted', id : 'crashes-shown'},
+              crashes.length
+                  ? 'newest first: ' + (offset + 1) + '–' + (offset + crashes.length) + ' of ' +
+                        list.total + ' kept'
+                  : 'none kept' + (g.count ? ' (removed by the retention, or deleted)' : '')),
+           offset > 0 ? el('a', {href : at(offset - CRASHES_PAGE), id : 'crashes-newer'}, '← newer')
+                      : null,
+           offset + crashes.length < list.total
+               ? el('a', {href : at(offset + CRASHES_PAGE), id : 'crashes-older'}, 'older →')
+               : null),
+        crashes.length
+            ? table(
+                  [ 'Crash', 'Received', 'Version', 'Installation' ],
+                  crashes.map(
+                      (c) =>
+                          [el(
+                               'td',
+                               {},
+                               el('a', {
+                                   href :
+                                       '#/crash/' +
+                                           encodeURIComponent(c.id),
+                                   class :
+                                       'mono crash-link'
+                               },
+                                  c.id)),
+                           day(c.received), c.version || '',
+                           el('td', {class : 'mono'}, c.installation || '')]))
+            : null);
 }
 
 async function crash(view, id) {
@@ -566,7 +612,7 @@ async function route() {
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   try {
     if (parts[0] === 'group' && parts[1])
-      await group(view, parts[1]);
+        await group(view, parts[1], params);
     else if (parts[0] === 'crash' && parts[1])
       await crash(view, parts[1]);
     else if (parts[0] === 'symbols')
