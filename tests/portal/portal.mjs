@@ -526,6 +526,14 @@ try {
   check(gone.status === 410, 'a deleted crash answers ' + gone.status);
   check((await api('/api/v1/groups/' + big.id)).count === countBefore, 'deleting changed the group count');
 
+  // 10c'. A crash id a user reported, typed into the header's search box.
+  const typed = '00000000-0000-4000-8000-000000000006';
+  await page.fill('#goto-crash', '  ' + typed + ' ');
+  await page.press('#goto-crash', 'Enter');
+  await page.waitForFunction((id) => document.querySelector('#crash-title span')?.textContent === id, typed);
+  check((await page.inputValue('#goto-crash')) === '', 'the search box kept the id');
+  check(page.url().endsWith('#/crash/' + typed), 'the search went to ' + page.url());
+
   // 10d. A group's crashes, a page of 20 at a time, newest first: 23 crashes
   // of one stack, then the older page.
   for (let i = 0; i < 23; i++) {

@@ -661,6 +661,13 @@ document.addEventListener('DOMContentLoaded', () => {
     show();
   });
   $('logout').addEventListener('click', () => logout());
+  $('goto').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const id = $('goto-crash').value.trim();
+    if (id)
+      location.hash = '#/crash/' + encodeURIComponent(id);
+    $('goto-crash').value = '';
+  });
   window.addEventListener('hashchange', route);
   show();
 });
