@@ -1346,12 +1346,18 @@ static int group_remove(pconn *c, const char *gid, const fl_processed *p)
         if (run_gid(c, gone[i], gid, NULL))
             return -1;
     if (left > 0) {
-        /* The crash has already moved: what remains decides. */
-        if (run_gid(c,
-                    "UPDATE groups SET first_seen=(SELECT min(received) FROM crashes WHERE "
-                    "group_id=$1), last_seen=(SELECT max(received) FROM crashes WHERE "
-                    "group_id=$1) WHERE id=$1",
-                    gid, NULL))
+        /* The crash has already moved: what remains decides, as in
+         * store_sqlite.c (only for a time the crash set; kept when no
+         * crash is left, the retention having removed them). */
+        p_args sa = {0};
+        p_text(&sa, gid);
+        p_int(&sa, p->received);
+        if (p_run(c,
+                  "UPDATE groups SET first_seen=CASE WHEN first_seen=$2 THEN coalesce((SELECT "
+                  "min(received) FROM crashes WHERE group_id=$1), first_seen) ELSE first_seen "
+                  "END, last_seen=CASE WHEN last_seen=$2 THEN coalesce((SELECT max(received) "
+                  "FROM crashes WHERE group_id=$1), last_seen) ELSE last_seen END WHERE id=$1",
+                  &sa))
             return -1;
         if (p->install_id) {
             p_args i = {0};

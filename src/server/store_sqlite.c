@@ -1250,10 +1250,15 @@ static int group_remove(sconn *c, const char *gid, const fl_processed *p)
             return -1;
     }
     if (left > 0) {
-        /* The crash has already moved: what remains decides. */
+        /* The crash has already moved: what remains decides -- when the
+         * crash was the first (last) one; the retention may have removed
+         * older (newer) ones, which still happened, and an empty group
+         * keeps its times. */
         static const char seen[] =
-            "UPDATE groups SET first_seen=(SELECT min(received) FROM crashes WHERE group_id=?1),"
-            " last_seen=(SELECT max(received) FROM crashes WHERE group_id=?1) WHERE id=?1";
+            "UPDATE groups SET first_seen=CASE WHEN first_seen=?2 THEN coalesce((SELECT "
+            "min(received) FROM crashes WHERE group_id=?1), first_seen) ELSE first_seen END,"
+            " last_seen=CASE WHEN last_seen=?2 THEN coalesce((SELECT max(received) FROM crashes "
+            "WHERE group_id=?1), last_seen) ELSE last_seen END WHERE id=?1";
         static const char other[] =
             "SELECT 1 FROM crashes WHERE group_id=?1 AND install_id=?2 LIMIT 1";
         static const char drop[] = "DELETE FROM group_installs WHERE group_id=?1 AND install_id=?2";
@@ -1261,6 +1266,7 @@ static int group_remove(sconn *c, const char *gid, const fl_processed *p)
         if (!(s = fl_store_sqlite_stmt(&c->pub, seen)))
             return -1;
         sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, p->received);
         if (done(s))
             return -1;
         if (p->install_id) {

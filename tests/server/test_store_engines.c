@@ -1167,6 +1167,37 @@ static void test_expire(void **st)
     assert_true(ingest_at(e, "x1", "1.0", T0 + 101 * DAY, NULL));
 }
 
+/* A crash re-processed into another group after the retention removed the
+ * other crashes of its first one: that group keeps its first and last
+ * seen (they happened), rather than taking them from no crash at all. */
+static void test_expire_then_move(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char r1[FL_CRASH_ID_MAX], r2[FL_CRASH_ID_MAX];
+    assert_true(ingest_at(e, "y1", "1.0", T0, r1));
+    assert_true(ingest_at(e, "y2", "1.0", T0 + DAY, r2));
+    apply_c(e, &(crash){.id = "y1", .ref = r1, .group = "gz", .version = "1.0", .received = T0},
+            false);
+    apply_c(e,
+            &(crash){.id = "y2", .ref = r2, .group = "gz", .version = "1.0", .received = T0 + DAY},
+            false);
+    size_t n = 0;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->expire(e->c, T0 + DAY / 2, 10, &n), 0);
+    assert_int_equal(e->s->requeue(e->c, "y2"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1);
+    crash k = {.id = "y2", .group = "gw", .version = "1.0", .received = T0 + DAY};
+    assert_int_equal(apply_c(e, &k, true), 0);
+    assert_int_equal(count_of(e, "gw"), 1);
+    assert_int_equal(count_of(e, "gz"), 1); /* y1's, removed but counted */
+    json_t *g = group_of(e, "gz");
+    assert_string_equal(str_of(g, "first_seen"), "2023-11-14T22:13:20Z");
+    assert_string_equal(str_of(g, "last_seen"), "2023-11-15T22:13:20Z");
+    json_decref(g);
+}
+
 /* Watched processing: each start counted durably until processing_ended()
  * commits; a rollback keeps the count. */
 static void test_processing_watch(void **st)
@@ -2498,6 +2529,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expire_then_move, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_notices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
