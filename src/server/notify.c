@@ -11,8 +11,9 @@
  * forgetting the notice sends it again.  A failed send (no connection, a
  * timeout, 5xx, 408, 429) is tried again after 2, 4, 8 ... seconds (an
  * hour at most; Retry-After when the receiver gives one); a refusal (any
- * other 4xx) is logged and dropped, and so is an event not delivered for
- * a day -- a notice that old is news no longer.
+ * other 4xx, or a redirect, which is not followed) is logged and dropped,
+ * and so is an event not delivered for a day -- a notice that old is news
+ * no longer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,8 +161,10 @@ static void send_one(fl_notifier *nf, fl_store_conn *c, const fl_notice *t)
         nf->store->notice_done(c, t->id);
         return;
     }
-    if (status >= 400 && status < 500 && status != 408 && status != 429) {
-        /* Refused: sent again, it would be again. */
+    if ((status >= 300 && status < 400) ||
+        (status >= 400 && status < 500 && status != 408 && status != 429)) {
+        /* Refused (or sent elsewhere: --notify-url should name where):
+         * sent again, it would be again. */
         FL_M_ADD(nf->m->notify_dropped, 1);
         if (nf->log)
             fprintf(nf->log, "faultline serve: notify: %s refused %s of group %s (HTTP %ld): %s\n",

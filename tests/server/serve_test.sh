@@ -484,10 +484,14 @@ class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         seen[0] += 1
-        ok = seen[0] > 1
+        code = 200 if seen[0] > 1 else 500
+        try:  # a status to answer from now on, when the test writes one
+            code = int(open(out + ".mode").read())
+        except (OSError, ValueError):
+            pass
         with open(out, "ab") as f:
-            f.write(b"%d %s %s\n" % (200 if ok else 500, self.headers["Content-Type"].encode(), body))
-        self.send_response(200 if ok else 500)
+            f.write(b"%d %s %s\n" % (code, self.headers["Content-Type"].encode(), body))
+        self.send_response(code)
         self.send_header("Content-Length", "2")
         self.end_headers()
         self.wfile.write(b"ok")
@@ -537,7 +541,17 @@ EOF
   [ "$(grep -c '^200 ' "$work/hook.out")" = 2 ] || fail "sent $(grep -c '^200 ' "$work/hook.out") times, want 2 (new group, regression)"
   metric_has '^faultline_notifications_total{result="sent"} 2$' || fail "sent metric: $(curl -s "$(url /metrics)" | grep notifications)"
   metric_has '^faultline_notifications_total{result="failed"} 1$' || fail "failed metric"
-  ok "--notify-url: new group (after a 500, retried) and regression POSTed as JSON, nothing for the second crash"
+  # A refusal (404: the webhook was removed) is logged and dropped, not
+  # tried again.
+  echo 404 >"$work/hook.out.mode"
+  "$POST" log 12 2 notifyapp2 1.0 >"$work/n4.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/n4.log"); [ "$c" = 200 ] || fail "other app -> $c"
+  for _ in $(seq 150); do metric_has '^faultline_notifications_total{result="dropped"} 1$' && break; sleep 0.1; done
+  metric_has '^faultline_notifications_total{result="dropped"} 1$' || fail "dropped metric: $(curl -s "$(url /metrics)" | grep notifications)"
+  grep -q 'notify: .* refused new_group of group .* (HTTP 404)' "$work/err" || fail "the refusal was not logged: $(tail -3 "$work/err")"
+  sleep 2.5
+  [ "$(grep -c '^404 ' "$work/hook.out")" = 1 ] || fail "a refused event was sent again: $(grep -c '^404 ' "$work/hook.out") times"
+  ok "--notify-url: new group (after a 500, retried) and regression POSTed as JSON, nothing for the second crash; a 404 dropped"
   stop || fail "shutdown rc"
   ;;
 dedup)
