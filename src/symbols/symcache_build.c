@@ -257,10 +257,11 @@ typedef struct map_ent { /* llvm's AddrDieMap entry */
 
 typedef struct cu_info {
     Dwarf_Off off, next_off; /* unit header offset and the next one's */
-    Dwarf_Die die;
+    Dwarf_Off die_off;       /* its unit DIE */
+    Dwarf_Die die;           /* only valid until the first unit is read */
+    int version;
     int in_aranges;
-    size_t line_first, line_count; /* into builder.lines */
-    size_t dbp_first, dbp_count;   /* into builder.dbps */
+    size_t ar_first, ar_count; /* its intervals: builder.ar_by_cu[first..] */
 } cu_info;
 
 typedef struct endpoint {
@@ -272,7 +273,14 @@ typedef struct endpoint {
 typedef struct arange {
     uint64_t lo, hi;
     uint32_t cu;
+    size_t seg_off, seg_end; /* its range entries in builder.segs */
 } arange;
+
+/* A growable byte buffer (range segments, encoded range entries). */
+typedef struct bytes {
+    uint8_t *p;
+    size_t len, cap;
+} bytes;
 
 typedef struct sym_in {
     uint64_t addr, size;
@@ -295,13 +303,16 @@ typedef struct builder {
     size_t errlen;
     int rc;
     strtab strs;
-    vec records; /* fl_sc_record */
-    vec cus;     /* cu_info */
-    vec lines;   /* line_bp, per CU slices */
-    vec dbps;    /* die_bp, per CU slices */
-    vec map;     /* map_ent, current CU only */
-    vec syms;    /* sym_in */
-    vec out;     /* fl_sc_range */
+    vec records;        /* fl_sc_record */
+    vec cus;            /* cu_info */
+    vec aranges;        /* arange: step 1's intervals, in address order */
+    uint32_t *ar_by_cu; /* arange indices by unit, then address */
+    bytes segs;         /* every interval's range entries, varint-coded */
+    size_t nranges;     /* range entries, once encoded */
+    vec lines;          /* line_bp, current CU only */
+    vec dbps;           /* die_bp, current CU only */
+    vec map;            /* map_ent, current CU only */
+    vec syms;           /* sym_in */
     /* current CU: the file table of its DIEs (DW_AT_call_file) and, for
      * split DWARF, the one of its line table (the skeleton's) */
     ftab dies_ft, lines_ft;
@@ -788,8 +799,7 @@ static int load_symbols(builder *b, Elf *elf)
 static int push_line(builder *b, uint64_t addr, uint32_t file, uint32_t line, uint32_t col)
 {
     vec *v = &b->lines;
-    cu_info *cu = &VEC_AT(b->cus, cu_info, b->cus.len - 1);
-    if (v->len > cu->line_first) {
+    if (v->len > 0) {
         line_bp *last = &VEC_AT(*v, line_bp, v->len - 1);
         if (last->addr == addr) { /* the later row at an address wins */
             last->file = file;
@@ -1043,8 +1053,6 @@ static int cu_functions(builder *b, Dwarf_Die *cudie)
     b->depth = 0;
     if (walk_die(b, cudie))
         return b->rc;
-    cu_info *cu = &VEC_AT(b->cus, cu_info, b->cus.len - 1);
-    cu->dbp_first = b->dbps.len;
     map_ent *e = b->map.data;
     for (size_t i = 0; i < b->map.len; i++) {
         uint64_t end = e[i].hi;
@@ -1063,24 +1071,19 @@ static int cu_functions(builder *b, Dwarf_Die *cudie)
             d->record = FL_SC_NONE;
         }
     }
-    cu->dbp_count = b->dbps.len - cu->dbp_first;
     return 0;
 }
+
+static int cu_segments(builder *b, const cu_info *c);
 
 /* cudie: the unit in .debug_info (its ranges say which addresses are its);
  * die: where its DIEs are -- the same, or for split DWARF the unit of its
  * .dwo file (libdw reads lines and addresses through the skeleton). */
-static int process_cu(builder *b, Dwarf_Off off, Dwarf_Off next, Dwarf_Die *cudie, Dwarf_Die *die,
-                      int version)
+static int process_cu(builder *b, const cu_info *cu, Dwarf_Die *cudie, Dwarf_Die *die)
 {
-    cu_info *cu = vec_push(&b->cus);
-    if (!cu)
-        return berr(b, FL_SYM_ENOMEM, "units");
-    cu->off = off;
-    cu->next_off = next;
-    cu->die = *cudie;
-    cu->line_first = b->lines.len;
-    b->version = version;
+    b->lines.len = 0;
+    b->dbps.len = 0;
+    b->version = cu->version;
     b->comp_dir = NULL;
     Dwarf_Attribute a;
     if (dwarf_attr_integrate(die, DW_AT_comp_dir, &a))
@@ -1092,11 +1095,9 @@ static int process_cu(builder *b, Dwarf_Off off, Dwarf_Off next, Dwarf_Die *cudi
     if (ftab_load(b, &b->dies_ft, die) ||
         (die != skeleton ? ftab_load(b, &b->lines_ft, skeleton) : (ftab_reset(&b->lines_ft), 0)))
         return b->rc;
-    if (cu_lines(b, cudie))
+    if (cu_lines(b, cudie) || cu_functions(b, cudie))
         return b->rc;
-    cu = &VEC_AT(b->cus, cu_info, b->cus.len - 1);
-    cu->line_count = b->lines.len - cu->line_first;
-    return cu_functions(b, cudie);
+    return cu_segments(b, cu);
 }
 
 /* ---- step 1: which unit owns an address ----------------------------- */
@@ -1278,42 +1279,193 @@ fail:
     return b->rc;
 }
 
-/* ---- merge per-unit answers into the range table --------------------- */
-
-static int emit(builder *b, uint64_t addr, uint32_t rec, const line_bp *l)
+/* Fills ar_by_cu: each unit's intervals (ar_first, ar_count), in address
+ * order. */
+static int index_aranges(builder *b)
 {
-    vec *o = &b->out;
-    fl_sc_range r = {addr, rec, l ? l->file : FL_SC_NONE, l ? l->line : 0, l ? l->column : 0};
-    if (r.file == FL_SC_NONE)
-        r.line = r.column = 0;
-    if (o->len) {
-        fl_sc_range *last = &VEC_AT(*o, fl_sc_range, o->len - 1);
-        if (last->addr == addr) {
-            *last = r;
-            if (o->len >= 2) {
-                fl_sc_range *p = last - 1;
-                if (p->record == r.record && p->file == r.file && p->line == r.line &&
-                    p->column == r.column)
-                    o->len--;
-            }
-            return 0;
-        }
-        if (last->record == r.record && last->file == r.file && last->line == r.line &&
-            last->column == r.column)
-            return 0;
+    size_t n = b->aranges.len;
+    cu_info *c = b->cus.data;
+    const arange *a = b->aranges.data;
+    if (!(b->ar_by_cu = sc_malloc((n ? n : 1) * sizeof *b->ar_by_cu)))
+        return berr(b, FL_SYM_ENOMEM, "aranges");
+    for (size_t k = 0; k < n; k++)
+        c[a[k].cu].ar_count++;
+    size_t pos = 0;
+    for (size_t i = 0; i < b->cus.len; i++) {
+        c[i].ar_first = pos;
+        pos += c[i].ar_count;
+        c[i].ar_count = 0;
     }
-    fl_sc_range *n = vec_push(o);
-    if (!n)
-        return berr(b, FL_SYM_ENOMEM, "range table");
-    *n = r;
+    for (size_t k = 0; k < n; k++)
+        b->ar_by_cu[c[a[k].cu].ar_first + c[a[k].cu].ar_count++] = (uint32_t)k;
     return 0;
 }
 
-/* Index of the last breakpoint with addr <= a in [first, first+count), or
- * first-1 (as SIZE_MAX wrap) when none. */
-#define LAST_LE(arr, first, count, a, out)                                                         \
+/* ---- per-unit answers -> range segments -> the range table ------------
+ *
+ * Step 1 gives every address interval its unit before any unit is read.
+ * Once a unit's line rows and function ranges are known, its intervals'
+ * range entries are computed and appended to builder.segs, varint-coded
+ * (a few bytes an entry instead of 24), and the unit's rows and ranges are
+ * dropped; only the segments stay.  The range table is those segments
+ * replayed in address order (range_stream), so the builder never holds
+ * every unit's rows nor the whole table decoded.
+ *
+ * Both the per-interval and the whole-table sequences go through the same
+ * reduction (rwin_put): a later entry at the same address replaces the
+ * earlier one, and an entry equal to the one before it is dropped.  That
+ * reduction is a function of the stream's last-written value per address,
+ * so reducing each interval first and then their concatenation gives the
+ * same table as reducing the concatenation of the raw entries. */
+
+static int same_row(const fl_sc_range *a, const fl_sc_range *b)
+{
+    return a->record == b->record && a->file == b->file && a->line == b->line &&
+           a->column == b->column;
+}
+
+/* The tail of the reduced sequence: only its last two entries can still
+ * change (the last replaced, then dropped as equal to the one before). */
+typedef struct rwin {
+    fl_sc_range prev, last;
+    int has_prev, has_last;
+} rwin;
+
+/* Adds r; returns 1 when an entry became final (copied to *out). */
+static int rwin_put(rwin *w, fl_sc_range r, fl_sc_range *out)
+{
+    if (r.file == FL_SC_NONE)
+        r.line = r.column = 0;
+    if (w->has_last) {
+        if (w->last.addr == r.addr) {
+            w->last = r;
+            if (w->has_prev && same_row(&w->prev, &r)) {
+                /* prev is final now: no later entry has its address */
+                w->last = w->prev;
+                w->has_prev = 0;
+            }
+            return 0;
+        }
+        if (same_row(&w->last, &r))
+            return 0;
+    }
+    int done = w->has_prev;
+    if (done)
+        *out = w->prev;
+    w->prev = w->last;
+    w->has_prev = w->has_last;
+    w->last = r;
+    w->has_last = 1;
+    return done;
+}
+
+static int bytes_put(bytes *o, uint8_t c)
+{
+    if (o->len == o->cap) {
+        size_t nc = o->cap ? o->cap * 2 : 65536;
+        if (nc > ((size_t)1 << 34))
+            return -1;
+        uint8_t *np = sc_realloc(o->p, nc);
+        if (!np)
+            return -1;
+        o->p = np;
+        o->cap = nc;
+    }
+    o->p[o->len++] = c;
+    return 0;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static int put_varint(bytes *o, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        if (bytes_put(o, (uint8_t)(v | 0x80)))
+            return -1;
+    return bytes_put(o, (uint8_t)v);
+}
+
+/* Only reads what put_varint wrote (segments are the builder's own). */
+static uint64_t get_varint(const uint8_t **p)
+{
+    uint64_t v = 0;
+    for (unsigned sh = 0;; sh += 7) {
+        uint8_t c = *(*p)++;
+        v |= (uint64_t)(c & 0x7f) << sh;
+        if (!(c & 0x80))
+            return v;
+    }
+}
+
+/* The previous entry of a segment; a segment starts at its interval's lo
+ * with record, file (both + 1, so FL_SC_NONE is 0) and line 0. */
+typedef struct segcur {
+    uint64_t addr;
+    uint32_t rec1, file1, line;
+} segcur;
+
+static int seg_put(bytes *o, segcur *c, const fl_sc_range *r)
+{
+    uint32_t rec1 = r->record + 1u, file1 = r->file + 1u;
+    if (put_varint(o, r->addr - c->addr) ||
+        put_varint(o, zigzag((int64_t)rec1 - (int64_t)c->rec1)) ||
+        put_varint(o, zigzag((int64_t)file1 - (int64_t)c->file1)) ||
+        put_varint(o, zigzag((int64_t)r->line - (int64_t)c->line)) || put_varint(o, r->column))
+        return -1;
+    c->addr = r->addr;
+    c->rec1 = rec1;
+    c->file1 = file1;
+    c->line = r->line;
+    return 0;
+}
+
+static void seg_get(const uint8_t **p, segcur *c, fl_sc_range *r)
+{
+    c->addr += get_varint(p);
+    c->rec1 = (uint32_t)((int64_t)c->rec1 + unzigzag(get_varint(p)));
+    c->file1 = (uint32_t)((int64_t)c->file1 + unzigzag(get_varint(p)));
+    c->line = (uint32_t)((int64_t)c->line + unzigzag(get_varint(p)));
+    r->addr = c->addr;
+    r->record = c->rec1 - 1u;
+    r->file = c->file1 - 1u;
+    r->line = c->line;
+    r->column = (uint32_t)get_varint(p);
+}
+
+typedef struct segw {
+    rwin w;
+    segcur cur;
+} segw;
+
+/* Adds one entry of an interval to its segment. */
+static int emit(builder *b, segw *s, uint64_t addr, uint32_t rec, const line_bp *l)
+{
+    fl_sc_range r = {addr, rec, l ? l->file : FL_SC_NONE, l ? l->line : 0, l ? l->column : 0}, done;
+    if (rwin_put(&s->w, r, &done) && seg_put(&b->segs, &s->cur, &done))
+        return berr(b, FL_SYM_ENOMEM, "range table");
+    return 0;
+}
+
+static int emit_end(builder *b, segw *s)
+{
+    if ((s->w.has_prev && seg_put(&b->segs, &s->cur, &s->w.prev)) ||
+        (s->w.has_last && seg_put(&b->segs, &s->cur, &s->w.last)))
+        return berr(b, FL_SYM_ENOMEM, "range table");
+    return 0;
+}
+
+/* Index of the first breakpoint with addr > a in arr[0..count). */
+#define FIRST_GT(arr, count, a, out)                                                               \
     do {                                                                                           \
-        size_t lo_ = (first), hi_ = (first) + (count);                                             \
+        size_t lo_ = 0, hi_ = (count);                                                             \
         while (lo_ < hi_) {                                                                        \
             size_t mid_ = lo_ + (hi_ - lo_) / 2;                                                   \
             if ((arr)[mid_].addr <= (a))                                                           \
@@ -1324,21 +1476,26 @@ static int emit(builder *b, uint64_t addr, uint32_t rec, const line_bp *l)
         (out) = lo_;                                                                               \
     } while (0)
 
-static int merge_ranges(builder *b, vec *aranges)
+/* The range entries of the current unit's intervals, from its line rows
+ * (b->lines) and function ranges (b->dbps). */
+static int cu_segments(builder *b, const cu_info *c)
 {
     const line_bp *L = b->lines.data;
     const die_bp *D = b->dbps.data;
-    for (size_t k = 0; k < aranges->len; k++) {
-        arange *a = &VEC_AT(*aranges, arange, k);
-        cu_info *c = &VEC_AT(b->cus, cu_info, a->cu);
+    size_t lend = b->lines.len, dend = b->dbps.len;
+    for (size_t k = 0; k < c->ar_count; k++) {
+        arange *a = &VEC_AT(b->aranges, arange, b->ar_by_cu[c->ar_first + k]);
+        segw s;
+        memset(&s, 0, sizeof s);
+        s.cur.addr = a->lo;
+        a->seg_off = b->segs.len;
         size_t li, di;
-        LAST_LE(L, c->line_first, c->line_count, a->lo, li);
-        LAST_LE(D, c->dbp_first, c->dbp_count, a->lo, di);
-        size_t lend = c->line_first + c->line_count, dend = c->dbp_first + c->dbp_count;
+        FIRST_GT(L, lend, a->lo, li);
+        FIRST_GT(D, dend, a->lo, di);
         /* li/di: first breakpoint > lo; the one before is in effect. */
-        const line_bp *cl = li > c->line_first ? &L[li - 1] : NULL;
-        uint32_t cr = di > c->dbp_first ? D[di - 1].record : FL_SC_NONE;
-        if (emit(b, a->lo, cr, cl))
+        const line_bp *cl = li > 0 ? &L[li - 1] : NULL;
+        uint32_t cr = di > 0 ? D[di - 1].record : FL_SC_NONE;
+        if (emit(b, &s, a->lo, cr, cl))
             return b->rc;
         for (;;) {
             uint64_t na = UINT64_MAX;
@@ -1352,12 +1509,36 @@ static int merge_ranges(builder *b, vec *aranges)
                 cl = &L[li++];
             while (di < dend && D[di].addr == na)
                 cr = D[di++].record;
-            if (emit(b, na, cr, cl))
+            if (emit(b, &s, na, cr, cl))
                 return b->rc;
         }
-        if (emit(b, a->hi, FL_SC_NONE, NULL))
+        if (emit(b, &s, a->hi, FL_SC_NONE, NULL) || emit_end(b, &s))
             return b->rc;
+        a->seg_end = b->segs.len;
     }
+    return 0;
+}
+
+/* Calls fn on every entry of the range table, in address order. */
+typedef int (*range_sink)(builder *b, void *ctx, const fl_sc_range *r);
+
+static int range_stream(builder *b, range_sink fn, void *ctx)
+{
+    rwin w;
+    memset(&w, 0, sizeof w);
+    fl_sc_range r, done;
+    for (size_t k = 0; k < b->aranges.len; k++) {
+        const arange *a = &VEC_AT(b->aranges, arange, k);
+        const uint8_t *p = b->segs.p + a->seg_off, *end = b->segs.p + a->seg_end;
+        segcur cur = {a->lo, 0, 0, 0};
+        while (p < end) {
+            seg_get(&p, &cur, &r);
+            if (rwin_put(&w, r, &done) && fn(b, ctx, &done))
+                return b->rc;
+        }
+    }
+    if ((w.has_prev && fn(b, ctx, &w.prev)) || (w.has_last && fn(b, ctx, &w.last)))
+        return b->rc;
     return 0;
 }
 
@@ -1454,28 +1635,6 @@ static void find_debug_file(Elf *elf, const char *elf_path, const uint8_t *id, s
 
 /* ---- write ---------------------------------------------------------- */
 
-/* A growable byte buffer for the encoded range entries. */
-typedef struct bytes {
-    uint8_t *p;
-    size_t len, cap;
-} bytes;
-
-static int bytes_put(bytes *o, uint8_t c)
-{
-    if (o->len == o->cap) {
-        size_t nc = o->cap ? o->cap * 2 : 65536;
-        if (nc > ((size_t)1 << 34))
-            return -1;
-        uint8_t *np = sc_realloc(o->p, nc);
-        if (!np)
-            return -1;
-        o->p = np;
-        o->cap = nc;
-    }
-    o->p[o->len++] = c;
-    return 0;
-}
-
 /* File strings -> dense file indices for the range entries (small deltas
  * where string offsets would need two or three bytes). */
 typedef struct file_map {
@@ -1528,10 +1687,7 @@ static uint32_t file_index(builder *b, file_map *m, uint32_t str)
     return (uint32_t)m->n++;
 }
 
-/* Encodes b->out into block addresses, block states and rdata (see
- * symcache_format.h); file strings become indices into fm->files.
- * Two passes over the same code: the first counts the Huffman symbols,
- * the second writes them with the codes built from those counts. */
+/* The range entry encoder's state (encode_ranges). */
 typedef struct enc {
     bytes *o;
     bytes tmp;       /* stream 1 of the current block */
@@ -1593,11 +1749,6 @@ static void put_esc(enc *e, int st, uint64_t v)
     } else {
         put_bits(e, st, v, n);
     }
-}
-
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
 
 /* Huffman code lengths for freq[0..n) limited to FL_SC_HUFF_BITS: build
@@ -1693,107 +1844,123 @@ typedef struct blockst { /* bstate[] entry, see symcache_format.h */
     uint64_t f[FL_SC_B_N];
 } blockst;
 
-static void encode_pass(enc *e, const fl_sc_range *r, const uint32_t *fidx, size_t n,
-                        blockst *bs)
+/* One pass of the encoder over the range table (range_stream): the
+ * first counts the Huffman symbols (and gives the files their indices,
+ * checks the order and counts the entries), the second writes. */
+typedef struct encpass {
+    enc *e;
+    file_map *fm;
+    uint64_t base;
+    blockst *bs;      /* second pass */
+    uint32_t *baddrs; /* second pass */
+    size_t i;
+    uint64_t addr, rec, file, line, col; /* the previous entry */
+} encpass;
+
+static int encode_one(builder *b, void *ctx, const fl_sc_range *r)
 {
-    uint64_t addr = 0, rec = 0, file = 0, line = 0, col = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r1 = r[i].record == FL_SC_NONE ? 0 : (uint64_t)r[i].record + 1;
-        uint64_t f1 = fidx[i] == FL_SC_NONE ? 0 : (uint64_t)fidx[i] + 1;
-        if (i % FL_SC_BLOCK == 0) {
-            if (e->writing) {
-                if (i > 0)
-                    bs[i / FL_SC_BLOCK - 1].f[FL_SC_B_SPLIT] =
-                        end_block(e, bs[i / FL_SC_BLOCK - 1].f[FL_SC_B_OFF]);
-                blockst *B = &bs[i / FL_SC_BLOCK];
-                B->f[FL_SC_B_OFF] = e->o->len;
-                B->f[FL_SC_B_REC] = r1;
-                B->f[FL_SC_B_FILE] = f1;
-                B->f[FL_SC_B_LINE] = r[i].line;
-            }
-            addr = r[i].addr;
-            rec = r1;
-            file = f1;
-            line = r[i].line;
-            col = 0;
-        } else {
-            uint64_t d = r[i].addr - addr;
-            put_sym(e, 0, FL_SC_HUFF_AD, d <= FL_SC_AD_MAX ? (unsigned)d : 0);
-            if (d > FL_SC_AD_MAX || d == 0)
-                put_esc(e, 0, d);
-        }
-        uint64_t lz = zigzag((int64_t)r[i].line - (int64_t)line);
-        unsigned head = lz < FL_SC_HEAD_LESC ? (unsigned)lz : FL_SC_HEAD_LESC;
-        if (f1 != file)
-            head |= FL_SC_H_FILE;
-        if (r1 != rec)
-            head |= FL_SC_H_REC;
-        if (i % FL_SC_BLOCK != 0)
-            put_sym(e, 1, FL_SC_HUFF_HEAD, head);
-        if (r1 != rec) {
-            uint64_t rz = zigzag((int64_t)r1 - (int64_t)rec);
-            put_sym(e, 1, FL_SC_HUFF_REC, rz < FL_SC_SMALL_ESC ? (unsigned)rz : FL_SC_SMALL_ESC);
-            if (rz >= FL_SC_SMALL_ESC)
-                put_esc(e, 1, rz);
-        }
-        if (f1 != file) {
-            uint64_t fz = zigzag((int64_t)f1 - (int64_t)file);
-            put_sym(e, 1, FL_SC_HUFF_FILE, fz < FL_SC_FILE_ESC ? (unsigned)fz : FL_SC_FILE_ESC);
-            if (fz >= FL_SC_FILE_ESC)
-                put_esc(e, 1, fz);
-        }
-        if (lz >= FL_SC_HEAD_LESC) /* never for a block's first entry: lz is 0 */
-            put_esc(e, 1, lz);
-        if (r[i].column != col) {
-            uint64_t c = r[i].column;
-            put_sym(e, 0, FL_SC_HUFF_COL, c < FL_SC_COL_ESC ? (unsigned)c : FL_SC_COL_ESC);
-            if (c >= FL_SC_COL_ESC)
-                put_esc(e, 0, c);
-        } else {
-            put_sym(e, 0, FL_SC_HUFF_COL, FL_SC_COL_SAME);
-        }
-        addr = r[i].addr;
-        rec = r1;
-        file = f1;
-        line = r[i].line;
-        col = r[i].column;
+    encpass *p = ctx;
+    enc *e = p->e;
+    size_t i = p->i++;
+    uint32_t fidx = file_index(b, p->fm, r->file);
+    if (b->rc)
+        return b->rc;
+    if (!e->writing) {
+        if (r->addr < p->base || (i > 0 && r->addr < p->addr))
+            return berr(b, FL_SYM_EDWARF, "ranges out of order");
+        if (r->addr - p->base > 0xFFFFFFFFu)
+            return berr(b, FL_SYM_ETOOBIG, "module spans more than 4 GiB");
     }
-    if (e->writing && n > 0)
-        bs[(n - 1) / FL_SC_BLOCK].f[FL_SC_B_SPLIT] =
-            end_block(e, bs[(n - 1) / FL_SC_BLOCK].f[FL_SC_B_OFF]);
+    uint64_t r1 = r->record == FL_SC_NONE ? 0 : (uint64_t)r->record + 1;
+    uint64_t f1 = fidx == FL_SC_NONE ? 0 : (uint64_t)fidx + 1;
+    blockst *bs = p->bs;
+    if (i % FL_SC_BLOCK == 0) {
+        if (e->writing) {
+            if (i > 0)
+                bs[i / FL_SC_BLOCK - 1].f[FL_SC_B_SPLIT] =
+                    end_block(e, bs[i / FL_SC_BLOCK - 1].f[FL_SC_B_OFF]);
+            blockst *B = &bs[i / FL_SC_BLOCK];
+            B->f[FL_SC_B_OFF] = e->o->len;
+            B->f[FL_SC_B_REC] = r1;
+            B->f[FL_SC_B_FILE] = f1;
+            B->f[FL_SC_B_LINE] = r->line;
+            p->baddrs[i / FL_SC_BLOCK] = (uint32_t)(r->addr - p->base);
+        }
+        p->addr = r->addr;
+        p->rec = r1;
+        p->file = f1;
+        p->line = r->line;
+        p->col = 0;
+    } else {
+        uint64_t d = r->addr - p->addr;
+        put_sym(e, 0, FL_SC_HUFF_AD, d <= FL_SC_AD_MAX ? (unsigned)d : 0);
+        if (d > FL_SC_AD_MAX || d == 0)
+            put_esc(e, 0, d);
+    }
+    uint64_t lz = zigzag((int64_t)r->line - (int64_t)p->line);
+    unsigned head = lz < FL_SC_HEAD_LESC ? (unsigned)lz : FL_SC_HEAD_LESC;
+    if (f1 != p->file)
+        head |= FL_SC_H_FILE;
+    if (r1 != p->rec)
+        head |= FL_SC_H_REC;
+    if (i % FL_SC_BLOCK != 0)
+        put_sym(e, 1, FL_SC_HUFF_HEAD, head);
+    if (r1 != p->rec) {
+        uint64_t rz = zigzag((int64_t)r1 - (int64_t)p->rec);
+        put_sym(e, 1, FL_SC_HUFF_REC, rz < FL_SC_SMALL_ESC ? (unsigned)rz : FL_SC_SMALL_ESC);
+        if (rz >= FL_SC_SMALL_ESC)
+            put_esc(e, 1, rz);
+    }
+    if (f1 != p->file) {
+        uint64_t fz = zigzag((int64_t)f1 - (int64_t)p->file);
+        put_sym(e, 1, FL_SC_HUFF_FILE, fz < FL_SC_FILE_ESC ? (unsigned)fz : FL_SC_FILE_ESC);
+        if (fz >= FL_SC_FILE_ESC)
+            put_esc(e, 1, fz);
+    }
+    if (lz >= FL_SC_HEAD_LESC) /* never for a block's first entry: lz is 0 */
+        put_esc(e, 1, lz);
+    if (r->column != p->col) {
+        uint64_t c = r->column;
+        put_sym(e, 0, FL_SC_HUFF_COL, c < FL_SC_COL_ESC ? (unsigned)c : FL_SC_COL_ESC);
+        if (c >= FL_SC_COL_ESC)
+            put_esc(e, 0, c);
+    } else {
+        put_sym(e, 0, FL_SC_HUFF_COL, FL_SC_COL_SAME);
+    }
+    p->addr = r->addr;
+    p->rec = r1;
+    p->file = f1;
+    p->line = r->line;
+    p->col = r->column;
+    return 0;
 }
 
+/* Encodes the range table into block addresses, block states and rdata
+ * (see symcache_format.h); file strings become indices into fm->files.
+ * Two passes over the table: the first counts the Huffman symbols, the
+ * second writes them with the codes built from those counts. */
 static int encode_ranges(builder *b, uint64_t base, uint32_t **baddrs_out, blockst **bs_out,
                          size_t *nblocks_out, bytes *rd, file_map *fm,
                          uint8_t huff[FL_SC_HUFF_SIZE])
 {
-    size_t n = b->out.len, nb = (n + FL_SC_BLOCK - 1) / FL_SC_BLOCK;
-    uint32_t *baddrs = sc_calloc(nb ? nb : 1, sizeof *baddrs);
-    blockst *bst = sc_calloc(nb ? nb : 1, sizeof *bst);
-    uint32_t *fidx = sc_calloc(n ? n : 1, sizeof *fidx);
+    uint32_t *baddrs = NULL;
+    blockst *bst = NULL;
     enc *e = sc_calloc(1, sizeof *e);
-    if (!baddrs || !bst || !fidx || !e) {
+    if (!e) {
         berr(b, FL_SYM_ENOMEM, "blocks");
         goto fail;
     }
-    const fl_sc_range *r = b->out.data;
-    for (size_t i = 0; i < n; i++) {
-        fidx[i] = file_index(b, fm, r[i].file);
-        if (b->rc)
-            goto fail;
-        if (r[i].addr < base || (i > 0 && r[i].addr < r[i - 1].addr)) {
-            berr(b, FL_SYM_EDWARF, "ranges out of order");
-            goto fail;
-        }
-        if (r[i].addr - base > 0xFFFFFFFFu) {
-            berr(b, FL_SYM_ETOOBIG, "module spans more than 4 GiB");
-            goto fail;
-        }
-        if (i % FL_SC_BLOCK == 0)
-            baddrs[i / FL_SC_BLOCK] = (uint32_t)(r[i].addr - base);
-    }
     e->o = rd;
-    encode_pass(e, r, fidx, n, bst);
+    encpass p = {.e = e, .fm = fm, .base = base};
+    if (range_stream(b, encode_one, &p))
+        goto fail;
+    size_t n = p.i, nb = (n + FL_SC_BLOCK - 1) / FL_SC_BLOCK;
+    baddrs = sc_calloc(nb ? nb : 1, sizeof *baddrs);
+    bst = sc_calloc(nb ? nb : 1, sizeof *bst);
+    if (!baddrs || !bst) {
+        berr(b, FL_SYM_ENOMEM, "blocks");
+        goto fail;
+    }
     for (int a = 0; a < FL_SC_HUFF_N; a++) {
         static const unsigned nsyms[] = FL_SC_HUFF_ALPHA_SYMS, at[] = FL_SC_HUFF_ALPHA_AT;
         huff_lengths(e->freq[a], nsyms[a], e->len[a]);
@@ -1802,7 +1969,21 @@ static int encode_ranges(builder *b, uint64_t base, uint32_t **baddrs_out, block
             huff[at[a] + k / 2] = (uint8_t)(e->len[a][k] | e->len[a][k + 1] << 4);
     }
     e->writing = 1;
-    encode_pass(e, r, fidx, n, bst);
+    memset(&p, 0, sizeof p);
+    p.e = e;
+    p.fm = fm;
+    p.base = base;
+    p.bs = bst;
+    p.baddrs = baddrs;
+    if (range_stream(b, encode_one, &p))
+        goto fail;
+    if (p.i != n) {
+        berr(b, FL_SYM_EDWARF, "range table changed between passes");
+        goto fail;
+    }
+    if (n > 0)
+        bst[(n - 1) / FL_SC_BLOCK].f[FL_SC_B_SPLIT] =
+            end_block(e, bst[(n - 1) / FL_SC_BLOCK].f[FL_SC_B_OFF]);
     for (int k = 0; k < 8; k++) /* padding: the reader loads 64 bits at a time */
         e->bad |= bytes_put(rd, 0);
     if (e->bad) {
@@ -1813,9 +1994,9 @@ static int encode_ranges(builder *b, uint64_t base, uint32_t **baddrs_out, block
         berr(b, FL_SYM_ETOOBIG, "range data over 4 GiB");
         goto fail;
     }
-    free(fidx);
     free(e->tmp.p);
     free(e);
+    b->nranges = n;
     *baddrs_out = baddrs;
     *bs_out = bst;
     *nblocks_out = nb;
@@ -1823,7 +2004,6 @@ static int encode_ranges(builder *b, uint64_t base, uint32_t **baddrs_out, block
 fail:
     free(baddrs);
     free(bst);
-    free(fidx);
     if (e)
         free(e->tmp.p);
     free(e);
@@ -1996,8 +2176,8 @@ static int serialize(builder *b, void **out, size_t *outlen)
     memset(&h, 0, sizeof h);
     /* Addresses are stored as 32-bit offsets from the lowest one. */
     uint64_t base = UINT64_MAX;
-    if (b->out.len)
-        base = VEC_AT(b->out, fl_sc_range, 0).addr;
+    if (b->aranges.len) /* the table's first entry is at the first interval's start */
+        base = VEC_AT(b->aranges, arange, 0).lo;
     if (nsym && VEC_AT(b->syms, sym_in, 0).addr < base)
         base = VEC_AT(b->syms, sym_in, 0).addr;
     if (base == UINT64_MAX)
@@ -2015,6 +2195,8 @@ static int serialize(builder *b, void **out, size_t *outlen)
     }
     if (b->rc || encode_ranges(b, base, &baddrs, &bst, &nblocks, &rd, &fm, huff))
         goto done;
+    free(b->segs.p); /* encoded: the output takes its place */
+    memset(&b->segs, 0, sizeof b->segs);
     tail_merge(b, &fm); /* every string reference is known by now */
     for (int f = 0; f < FL_SC_R_N; f++) {
         uint64_t mx = 0;
@@ -2047,7 +2229,7 @@ static int serialize(builder *b, void **out, size_t *outlen)
         h.flags |= FL_SC_F_DWO_MISSING;
     h.base_addr = base;
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
-    h.ranges_count = b->out.len;
+    h.ranges_count = b->nranges;
     h.baddrs_off = off;
     h.blocks_count = nblocks;
     off = ALIGN8(off + nblocks * sizeof(uint32_t));
@@ -2137,11 +2319,15 @@ static void builder_free(builder *b)
     strtab_free(&b->strs);
     vec_free(&b->records);
     vec_free(&b->cus);
+    vec_free(&b->aranges);
+    free(b->ar_by_cu);
+    b->ar_by_cu = NULL;
+    free(b->segs.p);
+    memset(&b->segs, 0, sizeof b->segs);
     vec_free(&b->lines);
     vec_free(&b->dbps);
     vec_free(&b->map);
     vec_free(&b->syms);
-    vec_free(&b->out);
     ftab_reset(&b->dies_ft);
     ftab_reset(&b->lines_ft);
 }
@@ -2155,11 +2341,11 @@ static void builder_init(builder *b, char *err, size_t errlen)
         err[0] = '\0';
     vec_init(&b->records, sizeof(fl_sc_record));
     vec_init(&b->cus, sizeof(cu_info));
+    vec_init(&b->aranges, sizeof(arange));
     vec_init(&b->lines, sizeof(line_bp));
     vec_init(&b->dbps, sizeof(die_bp));
     vec_init(&b->map, sizeof(map_ent));
     vec_init(&b->syms, sizeof(sym_in));
-    vec_init(&b->out, sizeof(fl_sc_range));
 }
 
 /* ---- dwz files ------------------------------------------------------
@@ -2268,6 +2454,8 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
     alt_file alt = {.fd = -1};
     b->alt_missing = link_alt(dbg, dwarf_path, b->opts, &alt, b->alt_id, sizeof b->alt_id,
                               b->alt_path, sizeof b->alt_path) == ALT_MISSING;
+    /* The units, then which addresses are whose (step 1), before any is
+     * read, so that each unit's answer can be computed as it is read. */
     Dwarf_Off off = 0, next;
     size_t hsize;
     Dwarf_Half version;
@@ -2278,31 +2466,46 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
         Dwarf_Die cudie;
         if (dwarf_offdie(dbg, off + hsize, &cudie)) {
             int tag = dwarf_tag(&cudie);
-            /* Split DWARF (-gsplit-dwarf): the skeleton here, the DIEs in
-             * the .dwo file libdw finds from DW_AT_dwo_name + comp_dir. */
-            Dwarf_Die split;
-            memset(&split, 0, sizeof split);
-            uint8_t type = 0;
-            bool skel = dwarf_cu_info(cudie.cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
-                        type == DW_UT_skeleton;
-            b->dwo_units += skel;
-            if (skel && !split.cu) {
-                b->dwo_missing++; /* llvm reads the skeleton alone then: so do we */
-                skel = false;
-            }
             if (tag == DW_TAG_compile_unit || tag == DW_TAG_partial_unit ||
                 tag == DW_TAG_skeleton_unit) {
-                if (process_cu(b, off, next, &cudie, skel ? &split : &cudie, version))
+                cu_info *cu = vec_push(&b->cus);
+                if (!cu) {
+                    berr(b, FL_SYM_ENOMEM, "units");
                     break;
+                }
+                cu->off = off;
+                cu->next_off = next;
+                cu->die_off = off + hsize;
+                cu->die = cudie;
+                cu->version = version;
             }
         }
         off = next;
     }
-    vec aranges;
-    vec_init(&aranges, sizeof(arange));
-    if (b->rc == 0 && build_aranges(b, dbg, &aranges) == 0)
-        merge_ranges(b, &aranges);
-    vec_free(&aranges);
+    if (b->rc == 0 && build_aranges(b, dbg, &b->aranges) == 0)
+        index_aranges(b);
+    for (size_t i = 0; i < b->cus.len && b->rc == 0; i++) {
+        const cu_info *cu = &VEC_AT(b->cus, cu_info, i);
+        Dwarf_Die cudie;
+        if (!dwarf_offdie(dbg, cu->die_off, &cudie)) {
+            berr(b, FL_SYM_EDWARF, "unit at %#llx: %s", (unsigned long long)cu->off,
+                 dwarf_errmsg(-1));
+            break;
+        }
+        /* Split DWARF (-gsplit-dwarf): the skeleton here, the DIEs in the
+         * .dwo file libdw finds from DW_AT_dwo_name + comp_dir. */
+        Dwarf_Die split;
+        memset(&split, 0, sizeof split);
+        uint8_t type = 0;
+        bool skel = dwarf_cu_info(cudie.cu, NULL, &type, NULL, &split, NULL, NULL, NULL) == 0 &&
+                    type == DW_UT_skeleton;
+        b->dwo_units += skel;
+        if (skel && !split.cu) {
+            b->dwo_missing++; /* llvm reads the skeleton alone then: so do we */
+            skel = false;
+        }
+        process_cu(b, cu, &cudie, skel ? &split : &cudie);
+    }
     ftab_reset(&b->dies_ft);
     ftab_reset(&b->lines_ft);
     dwarf_end(dbg);
@@ -2409,7 +2612,7 @@ int fl_symcache_build_mem(const void *image, size_t size, void **out, size_t *ou
         memset(stats, 0, sizeof *stats);
         stats->compile_units = b.cus.len;
         stats->records = b.records.len;
-        stats->ranges = b.out.len;
+        stats->ranges = b.nranges;
         stats->symbols = b.syms.len;
         stats->string_bytes = b.strs.len;
         stats->file_bytes = *outlen;
@@ -2504,7 +2707,7 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
         memset(stats, 0, sizeof *stats);
         stats->compile_units = b.cus.len;
         stats->records = b.records.len;
-        stats->ranges = b.out.len;
+        stats->ranges = b.nranges;
         stats->symbols = b.syms.len;
         stats->string_bytes = b.strs.len;
         stats->file_bytes = len;
