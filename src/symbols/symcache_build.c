@@ -309,6 +309,7 @@ typedef struct builder {
     uint32_t *ar_by_cu; /* arange indices by unit, then address */
     bytes segs;         /* every interval's range entries, varint-coded */
     size_t nranges;     /* range entries, once encoded */
+    size_t rows_held;   /* line rows libdw holds for us (see recycle_dwarf) */
     vec lines;          /* line_bp, current CU only */
     vec dbps;           /* die_bp, current CU only */
     vec map;            /* map_ent, current CU only */
@@ -824,6 +825,7 @@ static int cu_lines(builder *b, Dwarf_Die *cudie)
     size_t n;
     if (dwarf_getsrclines(cudie, &lines, &n) != 0)
         return 0; /* no line table: llvm has none either */
+    b->rows_held += n;
     for (size_t i = 0; i < n; i++) {
         Dwarf_Line *l = dwarf_onesrcline(lines, i);
         Dwarf_Addr addr;
@@ -2445,6 +2447,38 @@ found:
     return ALT_LINKED;
 }
 
+/* libdw keeps every unit's line table (~50 bytes a row, more than the
+ * DWARF it came from), abbreviations and split units until dwarf_end, and
+ * offers no way to drop one unit's.  Once the units read hold this many
+ * rows, the builder ends the Dwarf handle and opens a new one on the same
+ * Elf (whose sections, decompressed or mapped, stay as they are): what it
+ * keeps of a unit (records, strings, range segments) does not point into
+ * libdw.  A new handle re-reads the headers of the units before the next
+ * one (libdw finds a unit by walking them), so the budget grows with the
+ * number of units read to keep that cost small against the rows'. */
+#define LIBDW_ROWS_HELD (1u << 15)
+#define LIBDW_ROWS_PER_UNIT 8u
+
+static long g_rows_held = -1; /* test hook: fl_symcache_test_dwarf_rows */
+
+void fl_symcache_test_dwarf_rows(long rows)
+{
+    g_rows_held = rows;
+}
+
+static int recycle_dwarf(builder *b, Dwarf **dbg, Elf *delf, const alt_file *alt)
+{
+    ftab_reset(&b->dies_ft); /* they point into the old handle */
+    ftab_reset(&b->lines_ft);
+    dwarf_end(*dbg);
+    b->rows_held = 0;
+    if (!(*dbg = dwarf_begin_elf(delf, DWARF_C_READ, NULL)))
+        return berr(b, FL_SYM_ENOMEM, "reopening DWARF: %s", dwarf_errmsg(-1));
+    if (alt->dbg)
+        dwarf_setalt(*dbg, alt->dbg);
+    return 0;
+}
+
 static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
 {
     Dwarf *dbg = dwarf_begin_elf(delf, DWARF_C_READ, NULL);
@@ -2485,6 +2519,10 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
     if (b->rc == 0 && build_aranges(b, dbg, &b->aranges) == 0)
         index_aranges(b);
     for (size_t i = 0; i < b->cus.len && b->rc == 0; i++) {
+        size_t budget = g_rows_held >= 0 ? (size_t)g_rows_held
+                                         : LIBDW_ROWS_HELD + (size_t)LIBDW_ROWS_PER_UNIT * i;
+        if (b->rows_held >= budget && recycle_dwarf(b, &dbg, delf, &alt))
+            break;
         const cu_info *cu = &VEC_AT(b->cus, cu_info, i);
         Dwarf_Die cudie;
         if (!dwarf_offdie(dbg, cu->die_off, &cudie)) {
@@ -2508,7 +2546,8 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
     }
     ftab_reset(&b->dies_ft);
     ftab_reset(&b->lines_ft);
-    dwarf_end(dbg);
+    if (dbg)
+        dwarf_end(dbg);
     alt_close(&alt); /* after dbg, which borrowed it */
     return b->rc;
 }

@@ -17,6 +17,12 @@ int fl_symcache_build_mem(const void *elf_image, size_t size, void **out, size_t
 void fl_symcache_test_fail_alloc(long n);
 int fl_symcache_test_alloc_failed(void);
 
+/* Test hook: the builder ends and reopens its Dwarf handle before a unit
+ * once the units read since hold this many line rows (0: before every
+ * unit); -1: its own budget.  The output must not change.  Not
+ * thread-safe. */
+void fl_symcache_test_dwarf_rows(long rows);
+
 /* The C++ demangler's reading of an Itanium "_Z" name (malloc'd), or NULL
  * when raw is not one or the C++ runtime is not there. */
 char *fl_sym_demangle(const char *raw);

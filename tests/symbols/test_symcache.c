@@ -445,6 +445,29 @@ static void test_alloc_failures(void **state)
     free(prog);
 }
 
+/* The builder drops libdw's data as it goes (a new Dwarf handle once the
+ * units read hold enough line rows): doing so before every unit gives the
+ * same bytes as the whole file read through one handle. */
+static void test_dwarf_handle_recycled(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *prog = slurp(g_prog, &len);
+    char err[256];
+    void *a = NULL, *b = NULL;
+    size_t alen = 0, blen = 0;
+    fl_symcache_test_dwarf_rows(1L << 30);
+    assert_int_equal(fl_symcache_build_mem(prog, len, &a, &alen, NULL, err, sizeof err), 0);
+    fl_symcache_test_dwarf_rows(0);
+    assert_int_equal(fl_symcache_build_mem(prog, len, &b, &blen, NULL, err, sizeof err), 0);
+    fl_symcache_test_dwarf_rows(-1);
+    assert_int_equal(alen, blen);
+    assert_memory_equal(a, b, alen);
+    free(a);
+    free(b);
+    free(prog);
+}
+
 /* The cache directory: a second get() opens instead of building, a
  * damaged cache file is rebuilt. */
 static void test_store(void **state)
@@ -619,6 +642,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_store),
         cmocka_unit_test(test_store_concurrent),
         cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_dwarf_handle_recycled),
         cmocka_unit_test(test_seed_corpus_current),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
