@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -334,6 +335,9 @@ typedef struct builder {
     size_t dwo_units, dwo_missing;
     /* the DWARF's dwz file */
     const fl_symbuild_opts *opts;
+    /* the DWARF file's read-only mapping by libelf, or NULL */
+    void *dmap;
+    size_t dmap_len;
     int alt_missing;
     char alt_id[2 * FL_SYM_BUILD_ID_MAX + 1];
     char alt_path[1024];
@@ -2466,11 +2470,56 @@ void fl_symcache_test_dwarf_rows(long rows)
     g_rows_held = rows;
 }
 
+/* The pages of the DWARF file's mapping the builder has read count in its
+ * RSS (up to the whole file: 300 MB for a large program) until unmapped.
+ * libelf maps a file opened with ELF_C_READ_MMAP read-only, so none of
+ * those pages was ever written: dropping them loses nothing, and what is
+ * read again comes back from the page cache. */
+static void drop_mapped(builder *b)
+{
+    if (b->dmap)
+        madvise(b->dmap, b->dmap_len, MADV_DONTNEED);
+}
+
+/* Sets b->dmap to elf's image when libelf mapped it from its file
+ * read-only (/proc/self/maps says so: libelf reads a file into memory
+ * when it cannot map it, and memory is not to be dropped). */
+static void find_mapped(builder *b, Elf *elf)
+{
+    size_t size = 0;
+    char *raw = elf_rawfile(elf, &size);
+    long page = sysconf(_SC_PAGESIZE);
+    b->dmap = NULL;
+    b->dmap_len = 0;
+    if (!raw || size == 0 || page <= 0 || (uintptr_t)raw % (uintptr_t)page)
+        return;
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, off, ino;
+        char perms[8];
+        unsigned maj, min;
+        if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu", &lo, &hi, perms, &off, &maj, &min,
+                   &ino) != 7 ||
+            lo != (uintptr_t)raw)
+            continue;
+        if (ino != 0 && perms[0] == 'r' && perms[1] == '-' && off == 0 && hi > lo) {
+            b->dmap = raw;
+            b->dmap_len = (size_t)(hi - lo) < size ? (size_t)(hi - lo) : size;
+        }
+        break;
+    }
+    fclose(f);
+}
+
 static int recycle_dwarf(builder *b, Dwarf **dbg, Elf *delf, const alt_file *alt)
 {
     ftab_reset(&b->dies_ft); /* they point into the old handle */
     ftab_reset(&b->lines_ft);
     dwarf_end(*dbg);
+    drop_mapped(b);
     b->rows_held = 0;
     if (!(*dbg = dwarf_begin_elf(delf, DWARF_C_READ, NULL)))
         return berr(b, FL_SYM_ENOMEM, "reopening DWARF: %s", dwarf_errmsg(-1));
@@ -2549,6 +2598,7 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
     if (dbg)
         dwarf_end(dbg);
     alt_close(&alt); /* after dbg, which borrowed it */
+    drop_mapped(b);
     return b->rc;
 }
 
@@ -2700,6 +2750,7 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
     if (read_identity(&b, elf) || load_symbols(&b, elf))
         goto done;
     delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
+    find_mapped(&b, delf ? delf : elf);
     if (build_dwarf(&b, delf ? delf : elf, delf ? debug_path : elf_path))
         goto done;
     if (!b.has_dwarf)
