@@ -2,8 +2,10 @@
 # bench/symbols/run.sh BUILD_DIR
 # faultline symbolicate against llvm-symbolizer, addr2line and eu-addr2line
 # on N (default 200000) random addresses inside libc's functions, using
-# libc6-dbg's debug file; symcache build time and size against
-# llvm-gsymutil --convert.  Medians of RUNS (default 3) runs, wall clock.
+# libc6-dbg's debug file; symcache build time, peak RSS and size against
+# llvm-gsymutil --convert, for libc's debug file and, with BENCH_SYM_BIG=FILE,
+# for FILE too (a large program: bench/symbols/bigprog.sh makes one).
+# Medians of RUNS (default 3) runs, wall clock.
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
 N=${BENCH_SYM_N:-200000}
@@ -65,19 +67,39 @@ first_us=$("$sb" first "$cache"/"$id".symcache "$first" 101)
 echo "in-process lookup (no output): $lib_ns ns/address; memoized, as symbolicate does for a batch: $memo_ns ns/address"
 echo "first address of a build id (open + validate + lookup, in process, warm page cache): $first_us µs"
 
-# Symcache build against llvm-gsymutil.
-IN=/dev/null
-bt=$(median_s "$fl" symbols add "$D" --cache "$work/c2" --force)
-bs=$(stat -c %s "$work/c2/$id.symcache")
+# Symcache build against llvm-gsymutil: time and peak RSS (symbench run:
+# the child's ru_maxrss), medians of RUNS runs each.
+# convert NAME CMD...: prints "seconds MB" (medians).
+convert() {
+    local ts=() ms=() out
+    for ((r = 0; r < RUNS; r++)); do
+        out=$("$sb" run "$@") || return 1
+        ts+=("${out% *}")
+        ms+=("${out#* }")
+    done
+    med() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+    echo "$(med "${ts[@]}") $(awk -v k="$(med "${ms[@]}")" 'BEGIN {printf "%.1f", k / 1024}')"
+}
 gs=$(command -v llvm-gsymutil || ls /usr/lib/llvm-*/bin/llvm-gsymutil 2>/dev/null | head -1)
-echo
-printf '%-34s %10s %12s\n' "debug info converter" "time (s)" "size (KB)"
-printf '%-34s %10s %12s\n' "faultline symcache (+cols, inlines)" "$bt" "$((bs / 1024))"
-if [ -n "$gs" ]; then
-    gt=$(median_s "$gs" --convert "$D" --out-file "$work/libc.gsym")
-    gsz=$(stat -c %s "$work/libc.gsym")
-    printf '%-34s %10s %12s\n' "llvm-gsymutil --convert (gsym)" "$gt" "$((gsz / 1024))"
-    awk -v a="$bt" -v b="$gt" -v c="$bs" -v d="$gsz" 'BEGIN {printf "ratio faultline/gsymutil: time %.2f, size %.2f\n", a / b, c / d}'
-else
-    echo "llvm-gsymutil not found: no gsym comparison"
-fi
+convert_table() { # convert_table FILE LABEL
+    local f=$1 fl_r fl_sz gs_r gs_sz
+    echo
+    echo "debug info converter on $2 ($(stat -c %s "$f" | awk '{printf "%.1f", $1 / 1048576}') MB), median of $RUNS runs"
+    printf '%-36s %10s %14s %12s\n' "converter" "time (s)" "peak RSS (MB)" "size (KB)"
+    rm -rf "$work/c2"
+    fl_r=$(convert "$fl" symbols add "$f" --cache "$work/c2" --force) || { echo "faultline symbols add failed on $f"; return; }
+    fl_sz=$(stat -c %s "$work"/c2/*.symcache)
+    printf '%-36s %10s %14s %12s\n' "faultline symcache (+cols, inlines)" "${fl_r% *}" "${fl_r#* }" "$((fl_sz / 1024))"
+    if [ -n "$gs" ]; then
+        gs_r=$(convert "$gs" --convert "$f" --out-file "$work/out.gsym") || { echo "llvm-gsymutil failed on $f"; return; }
+        gs_sz=$(stat -c %s "$work/out.gsym")
+        printf '%-36s %10s %14s %12s\n' "llvm-gsymutil --convert (gsym)" "${gs_r% *}" "${gs_r#* }" "$((gs_sz / 1024))"
+        awk -v a="${fl_r% *}" -v b="${gs_r% *}" -v m="${fl_r#* }" -v n="${gs_r#* }" -v c="$fl_sz" -v d="$gs_sz" \
+            'BEGIN {printf "ratio faultline/gsymutil: time %.2f, peak RSS %.2f, size %.2f\n", a / b, m / n, c / d}'
+    else
+        echo "llvm-gsymutil not found: no gsym comparison"
+    fi
+}
+convert_table "$D" "libc's debug file"
+[ -n "${BENCH_SYM_BIG:-}" ] && convert_table "$BENCH_SYM_BIG" "$(basename "$BENCH_SYM_BIG")"
+exit 0

@@ -7,6 +7,8 @@
  *                                      in-process lookups only (ns/address);
  *                                      memo: after fl_symcache_memoize()
  *   symbench check SYMCACHE ADDRFILE   memoized lookups answer as plain ones
+ *   symbench run CMD [ARG...]          runs CMD (output to /dev/null), prints
+ *                                      "wall-seconds peak-RSS-KB" (ru_maxrss)
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,8 +87,36 @@ static int gen(const char *obj, size_t count, unsigned long long seed)
     return 0;
 }
 
+/* Peak RSS of a command, as /usr/bin/time -f %M gives it, without needing
+ * GNU time: the child's ru_maxrss from wait4. */
+static int run(char **argv)
+{
+    double t0 = now_us();
+    pid_t pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid == 0) {
+        int fd = open("/dev/null", O_RDWR);
+        if (fd >= 0) {
+            dup2(fd, 0);
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    if (wait4(pid, &status, 0, &ru) != pid)
+        return 1;
+    printf("%.4f %ld\n", (now_us() - t0) / 1e6, ru.ru_maxrss);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 3 && !strcmp(argv[1], "run"))
+        return run(argv + 2);
     if (argc >= 5 && !strcmp(argv[1], "gen"))
         return gen(argv[2], strtoul(argv[3], NULL, 10), strtoull(argv[4], NULL, 10));
     if (argc >= 5 && !strcmp(argv[1], "first")) {
@@ -166,6 +198,6 @@ int main(int argc, char **argv)
         free(a);
         return sink == SIZE_MAX; /* reads sink: the lookups cannot be elided */
     }
-    fprintf(stderr, "usage: symbench gen|first|lookup ...\n");
+    fprintf(stderr, "usage: symbench gen|first|lookup|check|run ...\n");
     return 2;
 }
