@@ -1412,38 +1412,59 @@ static uint64_t get_varint(const uint8_t **p)
 }
 
 /* The previous entry of a segment; a segment starts at its interval's lo
- * with record, file (both + 1, so FL_SC_NONE is 0) and line 0. */
+ * with record, file (both + 1, so FL_SC_NONE is 0), line and column 0. */
 typedef struct segcur {
     uint64_t addr;
-    uint32_t rec1, file1, line;
+    uint32_t rec1, file1, line, column;
 } segcur;
+
+/* An entry is a head byte -- bit 0: record changed, 1: file changed,
+ * 2: column changed, 3-7: zigzag line delta (31: escaped) -- then the
+ * address delta and what changed, as varints: 3-4 bytes for most. */
+#define SEG_REC 1u
+#define SEG_FILE 2u
+#define SEG_COL 4u
+#define SEG_LINE_ESC 31u
 
 static int seg_put(bytes *o, segcur *c, const fl_sc_range *r)
 {
     uint32_t rec1 = r->record + 1u, file1 = r->file + 1u;
-    if (put_varint(o, r->addr - c->addr) ||
-        put_varint(o, zigzag((int64_t)rec1 - (int64_t)c->rec1)) ||
-        put_varint(o, zigzag((int64_t)file1 - (int64_t)c->file1)) ||
-        put_varint(o, zigzag((int64_t)r->line - (int64_t)c->line)) || put_varint(o, r->column))
+    uint64_t lz = zigzag((int64_t)r->line - (int64_t)c->line);
+    unsigned head = (lz < SEG_LINE_ESC ? (unsigned)lz : SEG_LINE_ESC) << 3;
+    head |= (rec1 != c->rec1 ? SEG_REC : 0) | (file1 != c->file1 ? SEG_FILE : 0) |
+            (r->column != c->column ? SEG_COL : 0);
+    if (bytes_put(o, (uint8_t)head) || put_varint(o, r->addr - c->addr) ||
+        ((head & SEG_REC) && put_varint(o, zigzag((int64_t)rec1 - (int64_t)c->rec1))) ||
+        ((head & SEG_FILE) && put_varint(o, zigzag((int64_t)file1 - (int64_t)c->file1))) ||
+        (lz >= SEG_LINE_ESC && put_varint(o, lz)) || ((head & SEG_COL) && put_varint(o, r->column)))
         return -1;
     c->addr = r->addr;
     c->rec1 = rec1;
     c->file1 = file1;
     c->line = r->line;
+    c->column = r->column;
     return 0;
 }
 
 static void seg_get(const uint8_t **p, segcur *c, fl_sc_range *r)
 {
+    unsigned head = *(*p)++;
     c->addr += get_varint(p);
-    c->rec1 = (uint32_t)((int64_t)c->rec1 + unzigzag(get_varint(p)));
-    c->file1 = (uint32_t)((int64_t)c->file1 + unzigzag(get_varint(p)));
-    c->line = (uint32_t)((int64_t)c->line + unzigzag(get_varint(p)));
+    if (head & SEG_REC)
+        c->rec1 = (uint32_t)((int64_t)c->rec1 + unzigzag(get_varint(p)));
+    if (head & SEG_FILE)
+        c->file1 = (uint32_t)((int64_t)c->file1 + unzigzag(get_varint(p)));
+    uint64_t lz = head >> 3;
+    if (lz == SEG_LINE_ESC)
+        lz = get_varint(p);
+    c->line = (uint32_t)((int64_t)c->line + unzigzag(lz));
+    if (head & SEG_COL)
+        c->column = (uint32_t)get_varint(p);
     r->addr = c->addr;
     r->record = c->rec1 - 1u;
     r->file = c->file1 - 1u;
     r->line = c->line;
-    r->column = (uint32_t)get_varint(p);
+    r->column = c->column;
 }
 
 typedef struct segw {
@@ -1536,7 +1557,7 @@ static int range_stream(builder *b, range_sink fn, void *ctx)
     for (size_t k = 0; k < b->aranges.len; k++) {
         const arange *a = &VEC_AT(b->aranges, arange, k);
         const uint8_t *p = b->segs.p + a->seg_off, *end = b->segs.p + a->seg_end;
-        segcur cur = {a->lo, 0, 0, 0};
+        segcur cur = {a->lo, 0, 0, 0, 0};
         while (p < end) {
             seg_get(&p, &cur, &r);
             if (rwin_put(&w, r, &done) && fn(b, ctx, &done))
