@@ -2288,17 +2288,22 @@ static int serialize(builder *b, void **out, size_t *outlen)
     h.strings_size = b->strs.len;
     off = ALIGN8(off + b->strs.len);
     h.file_size = off;
-    buf = sc_calloc(1, off);
+    /* The output grows out of the range data, most of it, instead of
+     * being allocated next to it and the data copied: one less copy of
+     * the largest table at the builder's peak. */
+    buf = sc_realloc(rd.p, off);
     if (!buf) {
         berr(b, FL_SYM_ENOMEM, "output");
         goto done;
     }
+    rd.p = NULL;
+    memmove(buf + h.rdata_off, buf, rd.len);
+    memset(buf, 0, h.rdata_off);
+    memset(buf + h.rdata_off + rd.len, 0, off - h.rdata_off - rd.len);
     if (nblocks) {
         memcpy(buf + h.baddrs_off, baddrs, nblocks * sizeof(uint32_t));
     }
     memcpy(buf + h.huff_off, huff, FL_SC_HUFF_SIZE);
-    if (rd.len)
-        memcpy(buf + h.rdata_off, rd.p, rd.len);
     if (fm.n)
         memcpy(buf + h.files_off, fm.files, fm.n * sizeof(uint32_t));
     uint64_t pos = 0;
