@@ -277,11 +277,58 @@ typedef struct arange {
     size_t seg_off, seg_end; /* its range entries in builder.segs */
 } arange;
 
-/* A growable byte buffer (range segments, encoded range entries). */
+/* A growable byte buffer (records, range segments, encoded range
+ * entries). */
 typedef struct bytes {
     uint8_t *p;
     size_t len, cap;
 } bytes;
+
+static int bytes_put(bytes *o, uint8_t c)
+{
+    if (o->len == o->cap) {
+        size_t nc = o->cap ? o->cap * 2 : 65536;
+        if (nc > ((size_t)1 << 34))
+            return -1;
+        uint8_t *np = sc_realloc(o->p, nc);
+        if (!np)
+            return -1;
+        o->p = np;
+        o->cap = nc;
+    }
+    o->p[o->len++] = c;
+    return 0;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static int put_varint(bytes *o, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        if (bytes_put(o, (uint8_t)(v | 0x80)))
+            return -1;
+    return bytes_put(o, (uint8_t)v);
+}
+
+/* Only reads what put_varint wrote (segments are the builder's own). */
+static uint64_t get_varint(const uint8_t **p)
+{
+    uint64_t v = 0;
+    for (unsigned sh = 0;; sh += 7) {
+        uint8_t c = *(*p)++;
+        v |= (uint64_t)(c & 0x7f) << sh;
+        if (!(c & 0x80))
+            return v;
+    }
+}
 
 typedef struct sym_in {
     uint64_t addr, size;
@@ -304,7 +351,9 @@ typedef struct builder {
     size_t errlen;
     int rc;
     strtab strs;
-    vec records;        /* fl_sc_record */
+    bytes recs; /* function records, varint-coded (rec_put) */
+    size_t nrecs;
+    uint32_t recs_file1; /* the last record's call file + 1 */
     vec cus;            /* cu_info */
     vec aranges;        /* arange: step 1's intervals, in address order */
     uint32_t *ar_by_cu; /* arange indices by unit, then address */
@@ -965,6 +1014,42 @@ static uint32_t die_udata(Dwarf_Die *die, int attr)
     return (uint32_t)w;
 }
 
+/* Records are only ever read in order (serialize), so they are kept
+ * varint-coded: name + 1, distance to the parent (0: none), call file + 1
+ * as a delta from the record before's, call line, call column -- ~8
+ * bytes where fl_sc_record takes 20. */
+static int rec_put(builder *b, const fl_sc_record *r)
+{
+    bytes *o = &b->recs;
+    uint32_t file1 = r->call_file + 1u;
+    if (put_varint(o, (uint32_t)(r->name + 1u)) ||
+        put_varint(o, r->parent == FL_SC_NONE ? 0 : b->nrecs - r->parent) ||
+        put_varint(o, zigzag((int64_t)file1 - (int64_t)b->recs_file1)) ||
+        put_varint(o, r->call_line) || put_varint(o, r->call_column))
+        return -1;
+    b->recs_file1 = file1;
+    return 0;
+}
+
+typedef struct rec_cursor {
+    const uint8_t *p;
+    size_t i;
+    uint32_t file1;
+} rec_cursor;
+
+/* The next record; its parent as an index (FL_SC_NONE: none). */
+static void rec_get(rec_cursor *c, fl_sc_record *r)
+{
+    r->name = (uint32_t)get_varint(&c->p) - 1u;
+    uint64_t d = get_varint(&c->p);
+    r->parent = d ? (uint32_t)(c->i - d) : FL_SC_NONE;
+    c->file1 = (uint32_t)((int64_t)c->file1 + unzigzag(get_varint(&c->p)));
+    r->call_file = c->file1 - 1u;
+    r->call_line = (uint32_t)get_varint(&c->p);
+    r->call_column = (uint32_t)get_varint(&c->p);
+    c->i++;
+}
+
 /* The record of stack entry i, created (with its ancestors) on first use
  * so only functions that own an address are stored.  A parent is always
  * created before its child: parent index < child index. */
@@ -985,7 +1070,7 @@ static uint32_t stack_record(builder *b, size_t i)
             }
         }
     }
-    if (b->records.len >= FL_SC_NONE - 1) {
+    if (b->nrecs >= FL_SC_NONE - 1) {
         berr(b, FL_SYM_ETOOBIG, "too many functions");
         return FL_SC_NONE;
     }
@@ -1003,17 +1088,12 @@ static uint32_t stack_record(builder *b, size_t i)
     }
     if (b->rc)
         return FL_SC_NONE;
-    fl_sc_record *r = vec_push(&b->records);
-    if (!r) {
+    fl_sc_record r = {name_id, parent, call_file, call_line, call_col};
+    if (b->nrecs >= CAP_ENTRIES || rec_put(b, &r)) {
         berr(b, FL_SYM_ENOMEM, "records");
         return FL_SC_NONE;
     }
-    r->name = name_id;
-    r->parent = parent;
-    r->call_file = call_file;
-    r->call_line = call_line;
-    r->call_column = call_col;
-    s->record = (uint32_t)(b->records.len - 1);
+    s->record = (uint32_t)b->nrecs++;
     return s->record;
 }
 
@@ -1365,52 +1445,6 @@ static int rwin_put(rwin *w, fl_sc_range r, fl_sc_range *out)
     return done;
 }
 
-static int bytes_put(bytes *o, uint8_t c)
-{
-    if (o->len == o->cap) {
-        size_t nc = o->cap ? o->cap * 2 : 65536;
-        if (nc > ((size_t)1 << 34))
-            return -1;
-        uint8_t *np = sc_realloc(o->p, nc);
-        if (!np)
-            return -1;
-        o->p = np;
-        o->cap = nc;
-    }
-    o->p[o->len++] = c;
-    return 0;
-}
-
-static uint64_t zigzag(int64_t v)
-{
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-}
-
-static int put_varint(bytes *o, uint64_t v)
-{
-    for (; v >= 0x80; v >>= 7)
-        if (bytes_put(o, (uint8_t)(v | 0x80)))
-            return -1;
-    return bytes_put(o, (uint8_t)v);
-}
-
-/* Only reads what put_varint wrote (segments are the builder's own). */
-static uint64_t get_varint(const uint8_t **p)
-{
-    uint64_t v = 0;
-    for (unsigned sh = 0;; sh += 7) {
-        uint8_t c = *(*p)++;
-        v |= (uint64_t)(c & 0x7f) << sh;
-        if (!(c & 0x80))
-            return v;
-    }
-}
-
 /* The previous entry of a segment; a segment starts at its interval's lo
  * with record, file (both + 1, so FL_SC_NONE is 0), line and column 0. */
 typedef struct segcur {
@@ -1675,6 +1709,14 @@ static uint32_t file_index(builder *b, file_map *m, uint32_t str)
 {
     if (str == FL_SC_NONE)
         return FL_SC_NONE;
+    /* A file already known is only looked up (the encoder's and the
+     * record packer's second passes): no allocation, so no failure. */
+    if (m->cap) {
+        for (size_t j = ((str + 1u) * 2654435761u) & (m->cap - 1); m->keys[j];
+             j = (j + 1) & (m->cap - 1))
+            if (m->keys[j] == str + 1u)
+                return m->vals[j];
+    }
     if ((m->n + 1) * 2 > m->cap) {
         size_t nc = m->cap ? m->cap * 2 : 1024;
         uint32_t *nk = sc_calloc(nc, sizeof *nk), *nv = sc_calloc(nc, sizeof *nv);
@@ -2116,11 +2158,36 @@ static int tstr_cmp_rev(const void *a, const void *b)
     return i > 0 ? 1 : (j > 0 ? -1 : 0);
 }
 
-/* Rebuilds b->strs.buf with tails merged and rewrites every reference
- * (record and symbol names, the file table).  On failure (memory) the
- * table stays as it was, which is still correct. */
-static void tail_merge(builder *b, file_map *fm)
+/* Old string offset -> new one after tail_merge (ts in old-offset order);
+ * no ts: the offsets stay. */
+typedef struct str_remap {
+    tstr *ts;
+    size_t n;
+} str_remap;
+
+static uint32_t remap_str(const str_remap *m, uint32_t v)
 {
+    if (!m->ts || v == FL_SC_NONE)
+        return v;
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->ts[mid].old < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n && m->ts[lo].old == v ? m->ts[lo].neu : FL_SC_NONE;
+}
+
+/* Rebuilds b->strs.buf with tails merged and rewrites the symbol names
+ * and the file table; record names (read in order when packed) are
+ * remapped through *rm then (the caller frees rm->ts).  On failure
+ * (memory) the table stays as it was, which is still correct. */
+static void tail_merge(builder *b, file_map *fm, str_remap *rm)
+{
+    rm->ts = NULL;
+    rm->n = 0;
     strtab *t = &b->strs;
     size_t n = 0;
     for (size_t i = 0; i < t->len; i++)
@@ -2155,28 +2222,13 @@ static void tail_merge(builder *b, file_map *fm)
         }
     }
     /* ts[] is in old-offset order: remap by binary search. */
-#define REMAP(v)                                                                                   \
-    do {                                                                                           \
-        if ((v) != FL_SC_NONE) {                                                                   \
-            size_t lo_ = 0, hi_ = n;                                                               \
-            while (lo_ < hi_) {                                                                    \
-                size_t mid_ = lo_ + (hi_ - lo_) / 2;                                               \
-                if (ts[mid_].old < (v))                                                            \
-                    lo_ = mid_ + 1;                                                                \
-                else                                                                               \
-                    hi_ = mid_;                                                                    \
-            }                                                                                      \
-            (v) = lo_ < n && ts[lo_].old == (v) ? ts[lo_].neu : FL_SC_NONE;                        \
-        }                                                                                          \
-    } while (0)
-    fl_sc_record *R = b->records.data;
-    for (size_t i = 0; i < b->records.len; i++)
-        REMAP(R[i].name);
+    str_remap m = {ts, n};
     for (size_t i = 0; i < b->syms.len; i++)
-        REMAP(VEC_AT(b->syms, sym_in, i).name);
+        VEC_AT(b->syms, sym_in, i).name = remap_str(&m, VEC_AT(b->syms, sym_in, i).name);
     for (size_t i = 0; i < fm->n; i++)
-        REMAP(fm->files[i]);
-#undef REMAP
+        fm->files[i] = remap_str(&m, fm->files[i]);
+    *rm = m;
+    ts = NULL;
     free(t->buf);
     t->buf = nb;
     t->len = nlen;
@@ -2188,9 +2240,23 @@ out:
     free(nb);
 }
 
+/* Record i as packed: name after tail merging, call file as its index. */
+static void rec_packed(builder *b, rec_cursor *c, file_map *fm, const str_remap *rm,
+                       uint64_t v[FL_SC_R_N])
+{
+    size_t i = c->i;
+    fl_sc_record r;
+    rec_get(c, &r);
+    r.name = remap_str(rm, r.name);
+    r.call_file = file_index(b, fm, r.call_file); /* known: a lookup */
+    for (int f = 0; f < FL_SC_R_N; f++)
+        v[f] = rec_field(&r, i, f);
+}
+
 static int serialize(builder *b, void **out, size_t *outlen)
 {
-    size_t nsym = b->syms.len, nrec = b->records.len;
+    size_t nsym = b->syms.len, nrec = b->nrecs;
+    str_remap rm = {NULL, 0};
     uint32_t *baddrs = NULL;
     blockst *bst = NULL;
     size_t nblocks = 0;
@@ -2211,9 +2277,12 @@ static int serialize(builder *b, void **out, size_t *outlen)
         base = 0;
     /* Call files and symbol files become file indices too (narrower
      * fields than string offsets). */
-    fl_sc_record *R = b->records.data;
-    for (size_t i = 0; i < nrec && !b->rc; i++)
-        R[i].call_file = file_index(b, &fm, R[i].call_file);
+    rec_cursor rc = {b->recs.p, 0, 0};
+    for (size_t i = 0; i < nrec && !b->rc; i++) {
+        fl_sc_record r;
+        rec_get(&rc, &r);
+        file_index(b, &fm, r.call_file);
+    }
     for (size_t i = 0; i < nsym && !b->rc; i++) {
         sym_in *s = &VEC_AT(b->syms, sym_in, i);
         s->file = file_index(b, &fm, s->file);
@@ -2224,15 +2293,16 @@ static int serialize(builder *b, void **out, size_t *outlen)
         goto done;
     free(b->segs.p); /* encoded: the output takes its place */
     memset(&b->segs, 0, sizeof b->segs);
-    tail_merge(b, &fm); /* every string reference is known by now */
-    for (int f = 0; f < FL_SC_R_N; f++) {
-        uint64_t mx = 0;
-        for (size_t i = 0; i < nrec; i++) {
-            uint64_t v = rec_field(&R[i], i, f);
-            mx = v > mx ? v : mx;
-        }
-        h.rec_w[f] = (uint8_t)bit_width(mx);
+    tail_merge(b, &fm, &rm); /* every string reference is known by now */
+    uint64_t rmax[FL_SC_R_N] = {0}, rv[FL_SC_R_N];
+    rec_cursor rw = {b->recs.p, 0, 0};
+    for (size_t i = 0; i < nrec; i++) {
+        rec_packed(b, &rw, &fm, &rm, rv);
+        for (int f = 0; f < FL_SC_R_N; f++)
+            rmax[f] = rv[f] > rmax[f] ? rv[f] : rmax[f];
     }
+    for (int f = 0; f < FL_SC_R_N; f++)
+        h.rec_w[f] = (uint8_t)bit_width(rmax[f]);
     for (int f = 0; f < FL_SC_S_N; f++) {
         uint64_t mx = 0;
         for (size_t i = 0; i < nsym; i++) {
@@ -2313,11 +2383,14 @@ static int serialize(builder *b, void **out, size_t *outlen)
             pos += h.blk_w[f];
         }
     pos = 0;
-    for (size_t i = 0; i < nrec; i++)
+    rec_cursor rp = {b->recs.p, 0, 0};
+    for (size_t i = 0; i < nrec; i++) {
+        rec_packed(b, &rp, &fm, &rm, rv);
         for (int f = 0; f < FL_SC_R_N; f++) {
-            pack_put(buf + h.records_off, pos, rec_field(&R[i], i, f), h.rec_w[f]);
+            pack_put(buf + h.records_off, pos, rv[f], h.rec_w[f]);
             pos += h.rec_w[f];
         }
+    }
     pos = 0;
     for (size_t i = 0; i < nsym; i++)
         for (int f = 0; f < FL_SC_S_N; f++) {
@@ -2343,13 +2416,15 @@ done:
     free(fm.keys);
     free(fm.vals);
     free(fm.files);
+    free(rm.ts);
     return b->rc;
 }
 
 static void builder_free(builder *b)
 {
     strtab_free(&b->strs);
-    vec_free(&b->records);
+    free(b->recs.p);
+    memset(&b->recs, 0, sizeof b->recs);
     vec_free(&b->cus);
     vec_free(&b->aranges);
     free(b->ar_by_cu);
@@ -2371,7 +2446,6 @@ static void builder_init(builder *b, char *err, size_t errlen)
     b->errlen = errlen;
     if (err && errlen)
         err[0] = '\0';
-    vec_init(&b->records, sizeof(fl_sc_record));
     vec_init(&b->cus, sizeof(cu_info));
     vec_init(&b->aranges, sizeof(arange));
     vec_init(&b->lines, sizeof(line_bp));
@@ -2726,7 +2800,7 @@ int fl_symcache_build_mem(const void *image, size_t size, void **out, size_t *ou
     if (stats && b.rc == 0) {
         memset(stats, 0, sizeof *stats);
         stats->compile_units = b.cus.len;
-        stats->records = b.records.len;
+        stats->records = b.nrecs;
         stats->ranges = b.nranges;
         stats->symbols = b.syms.len;
         stats->string_bytes = b.strs.len;
@@ -2822,7 +2896,7 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
     if (stats) {
         memset(stats, 0, sizeof *stats);
         stats->compile_units = b.cus.len;
-        stats->records = b.records.len;
+        stats->records = b.nrecs;
         stats->ranges = b.nranges;
         stats->symbols = b.syms.len;
         stats->string_bytes = b.strs.len;
