@@ -365,18 +365,18 @@ typedef struct builder {
     bytes recs; /* function records, varint-coded (rec_put) */
     size_t nrecs;
     uint32_t recs_file1; /* the last record's call file + 1 */
-    vec cus;            /* cu_info */
-    vec aranges;        /* arange: step 1's intervals, in address order */
-    uint32_t *ar_by_cu; /* arange indices by unit, then address */
-    bytes segs;         /* every interval's range entries, varint-coded */
-    size_t nranges;     /* range entries, once encoded */
-    size_t rows_held;   /* line rows libdw holds for us (see recycle_dwarf) */
-    vec lines;          /* line_bp, current CU only */
-    vec dbps;           /* die_bp, current CU only */
-    map_chunk **mch;    /* the address map, current CU only: chunks in */
-    size_t nmch, pmch;  /* key order [0, nmch), spare ones up to pmch */
+    vec cus;             /* cu_info */
+    vec aranges;         /* arange: step 1's intervals, in address order */
+    uint32_t *ar_by_cu;  /* arange indices by unit, then address */
+    bytes segs;          /* every interval's range entries, varint-coded */
+    size_t nranges;      /* range entries, once encoded */
+    size_t rows_held;    /* line rows libdw holds for us (see recycle_dwarf) */
+    vec lines;           /* line_bp, current CU only */
+    vec dbps;            /* die_bp, current CU only */
+    map_chunk **mch;     /* the address map, current CU only: chunks in */
+    size_t nmch, pmch;   /* key order [0, nmch), spare ones up to pmch */
     size_t capmch;
-    vec syms;           /* sym_in */
+    vec syms; /* sym_in */
     /* current CU: the file table of its DIEs (DW_AT_call_file) and, for
      * split DWARF, the one of its line table (the skeleton's) */
     ftab dies_ft, lines_ft;
