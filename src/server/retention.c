@@ -24,6 +24,7 @@
 #include "fl_srvutil.h"
 
 #define RET_BATCH 500
+#define RET_PAUSE_MS 2
 
 struct fl_retention {
     fl_store *store;
@@ -34,10 +35,14 @@ struct fl_retention {
     fl_ticker t;
 };
 
-/* One pass: 0, or -1 when the store failed (why into err). */
-static int pass(fl_retention *r, fl_store_conn *c, size_t *removed, char *err, size_t errlen)
+/* One pass: 0, or -1 when the store failed (why into err).  Between two
+ * batches a pause: SQLite's writers wait for each other by polling (every
+ * 200 us, busy_wait in store_sqlite.c), and a pass that began its next
+ * transaction the moment it committed one would keep ingest's writer out
+ * for as long as a first pass over millions of old crashes lasts. */
+static int pass(fl_retention *r, fl_store_conn *c, int64_t before, size_t *removed, char *err,
+                size_t errlen)
 {
-    int64_t before = fl_now() - r->keep_s;
     *removed = 0;
     for (;;) {
         size_t n = 0;
@@ -49,7 +54,7 @@ static int pass(fl_retention *r, fl_store_conn *c, size_t *removed, char *err, s
         }
         *removed += n;
         FL_M_ADD(r->m->deleted_retention, n);
-        if (n < RET_BATCH || fl_ticker_stopping(&r->t))
+        if (n < RET_BATCH || !fl_ticker_wait(&r->t, RET_PAUSE_MS))
             return 0;
     }
 }
@@ -67,8 +72,9 @@ static void *retention_main(void *arg)
         char err[256] = "cannot connect to the store";
         size_t removed = 0;
         int rc = -1;
+        int64_t before = fl_now() - r->keep_s;
         if (c || (c = r->store->connect(r->store)))
-            rc = pass(r, c, &removed, err, sizeof err);
+            rc = pass(r, c, before, &removed, err, sizeof err);
         if (rc && !failing && r->log)
             fprintf(r->log, "faultline serve: retention: %s (trying again in %llu s)\n", err,
                     (unsigned long long)(r->every_ms / 1000));
@@ -77,7 +83,7 @@ static void *retention_main(void *arg)
         failing = rc != 0;
         if (removed && r->log) {
             char t[32];
-            fl_iso_time(fl_now() - r->keep_s, t);
+            fl_iso_time(before, t);
             fprintf(r->log, "faultline serve: retention: removed %zu crash%s received before %s\n",
                     removed, removed == 1 ? "" : "es", t);
         }
