@@ -38,8 +38,9 @@ struct fl_retention {
 /* One pass: 0, or -1 when the store failed (why into err).  Between two
  * batches a pause: SQLite's writers wait for each other by polling (every
  * 200 us, busy_wait in store_sqlite.c), and a pass that began its next
- * transaction the moment it committed one would keep ingest's writer out
- * for as long as a first pass over millions of old crashes lasts. */
+ * transaction the moment it committed one could keep ingest's writer out
+ * of the gap -- not seen on a pass over 100,000 crashes (~2 s), but a
+ * first pass over millions lasts minutes. */
 static int pass(fl_retention *r, fl_store_conn *c, int64_t before, size_t *removed, char *err,
                 size_t errlen)
 {
