@@ -99,8 +99,16 @@ typedef struct fl_symbol_rec {
     int64_t uploaded;     /* seconds since the epoch */
 } fl_symbol_rec;
 
+/* Orders of list_groups(): by count (largest first), by last crash or
+ * by first crash (newest first); ties by id. */
+typedef enum { FL_SORT_COUNT, FL_SORT_LAST_SEEN, FL_SORT_FIRST_SEEN } fl_group_sort;
+
 typedef struct fl_group_filter {
     const char *project, *app, *version, *status; /* NULL: any */
+    /* Groups whose signature contains q, ASCII letters compared without
+     * case (a function or module name); NULL: any. */
+    const char *q;
+    fl_group_sort sort;
     unsigned limit, offset;
 } fl_group_filter;
 
@@ -270,6 +278,17 @@ struct fl_store {
      * Returns 1 when the group does not exist. */
     int (*set_status)(fl_store_conn *c, const char *id, const char *status,
                       const char *resolved_in);
+    /* Merge group `from` into group `into` (an operator's call: two
+     * signatures of one bug).  into takes from's counts, per-day, version
+     * and OS counts, installations, crashes and pending notices, and keeps
+     * its own status; from stays as a row that forwards (merged_into), so
+     * that its signature's later crashes are counted in into, and every
+     * read or change of from's id (get_group, group_crashes, set_status,
+     * merge_group) acts on into.  Groups merged into from forward to into.
+     * Returns 0, 1 when into does not exist, 2 when from does not, 3 when
+     * they belong to different projects or applications, 4 when they are
+     * one group already.  In a transaction. */
+    int (*merge_group)(fl_store_conn *c, const char *into, const char *from);
     int (*stats)(fl_store_conn *c, fl_store_stats *out);
 
     /* ---- projects other than the default (see FL_PROJECT_MAX).  Outside

@@ -143,7 +143,18 @@ typedef struct cctx {
 } cctx;
 enum { PHASE_RUN, PHASE_QUIESCE, PHASE_STOP };
 
-enum { K_OTHER, K_INGEST, K_PATCH, K_REPROCESS, K_SYMUP, K_SYMJSON, K_SYMXML, K_PROJECT, K_DELETE };
+enum {
+    K_OTHER,
+    K_INGEST,
+    K_PATCH,
+    K_REPROCESS,
+    K_SYMUP,
+    K_SYMJSON,
+    K_SYMXML,
+    K_PROJECT,
+    K_DELETE,
+    K_MERGE
+};
 /* ST_WAIT: with the writer, which then owns the request's state; ST_ORPHAN:
  * its connection closed meanwhile, and the writer frees it when done. */
 enum { ST_RECV, ST_WAIT, ST_DONE, ST_ORPHAN };
@@ -891,6 +902,18 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
     f.app = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "app");
     f.version = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
     f.status = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "status");
+    f.q = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "q");
+    if (f.q && !*f.q)
+        f.q = NULL; /* the portal's empty search box */
+    if (f.q && strlen(f.q) > 200)
+        return send_error(c, 400, "q is longer than 200 bytes", NULL);
+    const char *sort = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort");
+    if (sort && !strcmp(sort, "last_seen"))
+        f.sort = FL_SORT_LAST_SEEN;
+    else if (sort && !strcmp(sort, "first_seen"))
+        f.sort = FL_SORT_FIRST_SEEN;
+    else if (sort && strcmp(sort, "count"))
+        return send_error(c, 400, "sort must be count, last_seen or first_seen", NULL);
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
     const char *off = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
     uint64_t v;
@@ -1366,6 +1389,82 @@ static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
         return send_error(c, 500, "store error", NULL);
     bool nf;
     json_t *g = h->store->get_group(sc, id, &nf);
+    return g ? send_json(c, 200, g, NULL) : send_error(c, 500, "store error", NULL);
+}
+
+/* "/api/v1/groups/ID/merge" */
+#define MERGE_PREFIX "/api/v1/groups/"
+#define MERGE_SUFFIX "/merge"
+#define MERGE_MAX 100 /* groups merged by one request */
+static bool is_merge(const char *url)
+{
+    size_t n = strlen(url), p = sizeof MERGE_PREFIX - 1, s = sizeof MERGE_SUFFIX - 1;
+    return n > p + s && !strncmp(url, MERGE_PREFIX, p) && !strcmp(url + n - s, MERGE_SUFFIX);
+}
+
+/* POST /api/v1/groups/ID/merge {"groups":[ID...]}: the groups listed are
+ * merged into ID, all or none (one transaction); 200 with the group. */
+static enum MHD_Result api_merge_groups(fl_http *h, req *r, const char *url)
+{
+    struct MHD_Connection *c = r->conn;
+    if (r->too_big)
+        return send_error(c, 413, "body too large", NULL);
+    char into[FL_CRASH_ID_MAX];
+    size_t n = strlen(url) - (sizeof MERGE_PREFIX - 1) - (sizeof MERGE_SUFFIX - 1);
+    if (n >= sizeof into)
+        return send_error(c, 404, "no such group", NULL);
+    memcpy(into, url + sizeof MERGE_PREFIX - 1, n);
+    into[n] = '\0';
+    if (!id_ok(into))
+        return send_error(c, 404, "no such group", NULL);
+    json_t *b = json_loadb(r->body ? r->body : "", r->len, 0, NULL);
+    json_t *from = json_object_get(b, "groups");
+    size_t nf = json_array_size(from);
+    bool good = json_is_array(from) && nf > 0 && nf <= MERGE_MAX;
+    for (size_t i = 0; good && i < nf; i++)
+        good = json_is_string(json_array_get(from, i));
+    if (!good) {
+        json_decref(b);
+        return send_error(c, 400,
+                          "expected {\"groups\":[\"ID\",...]}: 1 to 100 ids of groups to merge "
+                          "into this one",
+                          NULL);
+    }
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc || h->store->begin(sc)) {
+        json_decref(b);
+        return send_error(c, 503, "store unavailable", "5");
+    }
+    int rc = 0;
+    char msg[160] = "";
+    for (size_t i = 0; !rc && i < nf; i++) {
+        const char *id = json_string_value(json_array_get(from, i));
+        rc = id_ok(id) ? h->store->merge_group(sc, into, id) : 2;
+        if (rc == 4) {
+            rc = 0; /* merged already, or itself: nothing to do */
+            continue;
+        }
+        if (rc == 2 || rc == 3)
+            snprintf(msg, sizeof msg, "%s %.*s",
+                     rc == 2 ? "no such group:"
+                             : "not the same project and application as this group:",
+                     64, id);
+    }
+    json_decref(b);
+    if (!rc && h->store->commit(sc))
+        rc = -1;
+    if (rc) {
+        h->store->rollback(sc);
+        if (rc == 1)
+            return send_error(c, 404, "no such group", NULL);
+        if (rc == 2)
+            return send_error(c, 404, msg, NULL);
+        if (rc == 3)
+            return send_error(c, 409, msg, NULL);
+        return send_error(c, 503, "store unavailable", "5");
+    }
+    bool nfound;
+    json_t *g = h->store->get_group(sc, into, &nfound);
     return g ? send_json(c, 200, g, NULL) : send_error(c, 500, "store error", NULL);
 }
 
@@ -2151,6 +2250,14 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         r->kind = K_PROJECT;
         return MHD_YES;
     }
+    if (!strcmp(method, "POST") && is_merge(url)) {
+        if (!admin_ok(h, c)) {
+            r->state = ST_DONE;
+            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+        }
+        r->kind = K_MERGE;
+        return MHD_YES;
+    }
     if (!strcmp(method, "PATCH") && !strncmp(url, "/api/v1/groups/", 15)) {
         if (!admin_ok(h, c)) {
             r->state = ST_DONE;
@@ -2370,7 +2477,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         size_t n = *upload_data_size;
         *upload_data_size = 0;
         size_t limit = r->kind == K_PATCH || r->kind == K_REPROCESS || r->kind == K_PROJECT ||
-                               r->kind == K_DELETE
+                               r->kind == K_DELETE || r->kind == K_MERGE
                            ? MAX_JSON_BODY
                        : r->kind == K_SYMJSON ? MAX_SYMBOLICATE_BODY
                        : r->kind == K_SYMXML  ? FL_XMLSYM_MAX_REQUEST
@@ -2424,6 +2531,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (r->kind == K_PROJECT) {
         r->state = ST_DONE;
         return api_project_change(h, r, url, method);
+    }
+    if (r->kind == K_MERGE) {
+        r->state = ST_DONE;
+        return api_merge_groups(h, r, url);
     }
     if (r->kind == K_REPROCESS) {
         r->state = ST_DONE;

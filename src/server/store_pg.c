@@ -94,7 +94,7 @@
  * start, because even CREATE INDEX IF NOT EXISTS locks its table against
  * writes, and would wait behind any open transaction -- and make every
  * other server's ingest wait behind it. */
-#define SCHEMA_DDL "4"
+#define SCHEMA_DDL "5"
 /* Rows per INSERT of an ingest batch (8 parameters each) and ids per
  * published() statement: well under the protocol's 65535 parameters. */
 #define INSERT_ROWS 500
@@ -149,10 +149,17 @@ static const char SCHEMA[] =
     "  id text COLLATE \"C\" PRIMARY KEY, app text, signature text NOT NULL, frames text,"
     "  count bigint NOT NULL DEFAULT 0, first_seen bigint, last_seen bigint,"
     "  affected bigint NOT NULL DEFAULT 0, status text NOT NULL DEFAULT 'open',"
-    "  resolved_in text, latest_version text, sample_crash text, project text COLLATE \"C\");"
+    "  resolved_in text, latest_version text, sample_crash text, project text COLLATE \"C\","
+    "  merged_into text COLLATE \"C\");"
     "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'groups'::regclass"
     "  AND attname = 'project' AND NOT attisdropped) THEN"
     "  ALTER TABLE groups ADD COLUMN project text COLLATE \"C\"; END IF; END $$;"
+    /* And from before merges (merge_group). */
+    "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'groups'::regclass"
+    "  AND attname = 'merged_into' AND NOT attisdropped) THEN"
+    "  ALTER TABLE groups ADD COLUMN merged_into text COLLATE \"C\"; END IF; END $$;"
+    "CREATE INDEX IF NOT EXISTS groups_merged ON groups(merged_into) WHERE merged_into IS NOT "
+    "NULL;"
     "CREATE INDEX IF NOT EXISTS groups_count ON groups(count DESC, id);"
     "CREATE TABLE IF NOT EXISTS group_days(group_id text COLLATE \"C\", day text COLLATE \"C\","
     "  count bigint NOT NULL, PRIMARY KEY(group_id, day));"
@@ -1188,7 +1195,13 @@ static int notice_add(pconn *c, const char *kind, const fl_processed *p)
 
 /* One more crash in p's group (created when new): counters, per-day,
  * per-version, per-OS counts, affected installs and the regression rule. */
+static int group_add_at(pconn *c, const fl_processed *p, int depth);
 static int group_add(pconn *c, const fl_processed *p)
+{
+    return group_add_at(c, p, 0);
+}
+
+static int group_add_at(pconn *c, const fl_processed *p, int depth)
 {
     /* Created when new, and locked either way, in one round trip: the
      * regression rule reads the status and writes it back, under the row's
@@ -1208,7 +1221,7 @@ static int group_add(pconn *c, const fl_processed *p)
                          "INSERT INTO groups AS g(id, app, signature, frames, first_seen, "
                          "last_seen, sample_crash, project) VALUES($1,$2,$3,$4,$5,$5,$6,$7) "
                          "ON CONFLICT (id) DO UPDATE SET id=g.id RETURNING status, resolved_in, "
-                         "latest_version, xmax = 0",
+                         "latest_version, xmax = 0, merged_into",
                          &a, 0);
     if (!r)
         return -1;
@@ -1216,6 +1229,28 @@ static int group_add(pconn *c, const fl_processed *p)
         PQclear(r);
         p_seterr(c, "group %s vanished while a crash was added to it", p->group_id);
         return -1;
+    }
+    const char *mi = r_str(r, 0, 4);
+    if (mi) {
+        /* The signature's group was merged into another: the crash counts
+         * there.  Found under the row's lock, so a merge committed while
+         * this waited is seen.  (Holding this row, the worker now locks
+         * the other out of the batch's order: a rare deadlock, retried.) */
+        char into[64];
+        snprintf(into, sizeof into, "%s", mi);
+        PQclear(r);
+        if (depth >= 4) {
+            p_seterr(c, "group %s forwards through more than 4 merges", p->group_id);
+            return -1;
+        }
+        p_args m = {0};
+        p_text(&m, p->crash_id);
+        p_text(&m, into);
+        if (p_run(c, "UPDATE crashes SET group_id=$2 WHERE id=$1", &m))
+            return -1;
+        fl_processed q = *p;
+        q.group_id = into;
+        return group_add_at(c, &q, depth + 1);
     }
     const char *st = r_str(r, 0, 0);
     bool resolved = st && !strcmp(st, "resolved");
@@ -1379,8 +1414,10 @@ static int group_remove(pconn *c, const char *gid, const fl_processed *p)
                 return -1;
         }
     }
+    /* A group that goes takes the groups merged into it along. */
     if (left == 0 && (run_gid(c, "DELETE FROM groups WHERE id=$1", gid, NULL) ||
-                      run_gid(c, "DELETE FROM group_installs WHERE group_id=$1", gid, NULL)))
+                      run_gid(c, "DELETE FROM group_installs WHERE group_id=$1", gid, NULL) ||
+                      run_gid(c, "DELETE FROM groups WHERE merged_into=$1", gid, NULL)))
         return -1;
     return 0;
 }
@@ -1420,9 +1457,37 @@ static int p_reapply(fl_store_conn *pc, const fl_processed *p)
     return rc;
 }
 
+/* The group id stands for, into out: itself, or the group it was merged
+ * into.  0, 1 when there is no such group, -1 on error. */
+static int group_resolve(pconn *c, const char *id, char out[64])
+{
+    p_args a = {0};
+    p_text(&a, id);
+    PGresult *r = p_exec(c, "SELECT coalesce(merged_into, id) FROM groups WHERE id=$1", &a, 0);
+    if (!r)
+        return -1;
+    int rc = PQntuples(r) == 1 ? 0 : 1;
+    if (!rc)
+        snprintf(out, 64, "%s", r_str(r, 0, 0));
+    PQclear(r);
+    return rc;
+}
+
 /* reapply() of a crash marked and locked, from group old ("" for none). */
 static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
 {
+    /* Moved to where its signature's group was merged, if it was (a merge
+     * after this read is seen by group_add, under the group's lock). */
+    char into[64];
+    fl_processed q;
+    int rr = group_resolve(c, p->group_id, into);
+    if (rr < 0)
+        return -1;
+    if (rr == 0 && strcmp(into, p->group_id)) {
+        q = *p;
+        q.group_id = into;
+        p = &q;
+    }
     p_args a = {0};
     p_text(&a, p->crash_id);
     p_text(&a, p->group_id);
@@ -1746,6 +1811,16 @@ static json_t *group_row(const PGresult *r, int i)
     return g;
 }
 
+/* NULL is the default project's (rows from before projects, and new
+ * ones: proj_col()), and so is a row naming it.  strpos(lower()) rather
+ * than LIKE: no wildcard in q to escape. */
+#define PG_GROUPS_WHERE                                                                            \
+    " FROM groups g WHERE merged_into IS NULL AND ($1::text IS NULL OR app=$1::text) AND "         \
+    "($3::text IS NULL OR status=$3::text) AND ($4::text IS NULL OR coalesce(project, "            \
+    "'" FL_PROJECT_DEFAULT "')=$4::text) AND ($2::text IS NULL OR EXISTS(SELECT 1 FROM "           \
+    "group_versions v WHERE v.group_id=g.id AND v.version=$2::text)) AND ($5::text IS NULL "       \
+    "OR strpos(lower(signature), lower($5::text)) > 0)"
+
 static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
 {
     pconn *c = (pconn *)pc;
@@ -1753,43 +1828,29 @@ static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     p_text(&a, f->app);
     p_text(&a, f->version);
     p_text(&a, f->status);
+    p_text(&a, f->project);
+    p_text(&a, f->q);
+    /* How many the filter matches (the portal's "1-100 of N"). */
+    PGresult *r = p_exec(c, "SELECT count(*)" PG_GROUPS_WHERE, &a, 0);
+    if (!r)
+        return NULL;
+    json_int_t total = PQntuples(r) == 1 ? (json_int_t)r_i64(r, 0, 0) : 0;
+    PQclear(r);
+    static const char *const page[] = {
+        [FL_SORT_COUNT] =
+            "SELECT " GROUP_COLS PG_GROUPS_WHERE " ORDER BY count DESC, id LIMIT $6 OFFSET $7",
+        [FL_SORT_LAST_SEEN] = "SELECT " GROUP_COLS PG_GROUPS_WHERE
+                              " ORDER BY last_seen DESC NULLS LAST, id LIMIT $6 OFFSET $7",
+        [FL_SORT_FIRST_SEEN] = "SELECT " GROUP_COLS PG_GROUPS_WHERE
+                               " ORDER BY first_seen DESC NULLS LAST, id LIMIT $6 OFFSET $7",
+    };
     p_int(&a, f->limit);
     p_int(&a, f->offset);
-    p_text(&a, f->project);
-    /* NULL is the default project's (rows from before projects, and new
-     * ones: proj_col()), and so is a row naming it. */
-    PGresult *r =
-        p_exec(c,
-               "SELECT " GROUP_COLS " FROM groups g WHERE ($1::text IS NULL OR "
-               "app=$1::text) AND ($3::text IS NULL OR status=$3::text) AND "
-               "($6::text IS NULL OR coalesce(project, '" FL_PROJECT_DEFAULT "')=$6::text) AND "
-               "($2::text IS NULL OR EXISTS(SELECT 1 FROM group_versions v WHERE "
-               "v.group_id=g.id AND v.version=$2::text)) ORDER BY count DESC, id "
-               "LIMIT $4 OFFSET $5",
-               &a, 0);
-    if (!r)
+    if (!(r = p_exec(c, page[f->sort <= FL_SORT_FIRST_SEEN ? f->sort : FL_SORT_COUNT], &a, 0)))
         return NULL;
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(r); i++)
         json_array_append_new(arr, group_row(r, i));
-    PQclear(r);
-    /* How many the filter matches (the portal's "1-100 of N"). */
-    p_args b = {0};
-    p_text(&b, f->app);
-    p_text(&b, f->version);
-    p_text(&b, f->status);
-    p_text(&b, f->project);
-    r = p_exec(c,
-               "SELECT count(*) FROM groups g WHERE ($1::text IS NULL OR app=$1::text) AND "
-               "($3::text IS NULL OR status=$3::text) AND ($4::text IS NULL OR "
-               "coalesce(project, '" FL_PROJECT_DEFAULT "')=$4::text) AND ($2::text IS NULL OR "
-               "EXISTS(SELECT 1 FROM group_versions v WHERE v.group_id=g.id AND v.version=$2::text))",
-               &b, 0);
-    if (!r) {
-        json_decref(arr);
-        return NULL;
-    }
-    json_int_t total = PQntuples(r) == 1 ? (json_int_t)r_i64(r, 0, 0) : 0;
     PQclear(r);
     return json_pack("{s:o,s:I}", "groups", arr, "total", total);
 }
@@ -1811,10 +1872,16 @@ static json_t *counts(pconn *c, const char *sql, const char *id, const char *nam
     return arr;
 }
 
-static json_t *p_get_group(fl_store_conn *pc, const char *id, bool *notfound)
+static json_t *p_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
 {
     pconn *c = (pconn *)pc;
     *notfound = false;
+    char id[64];
+    int rr = group_resolve(c, asked, id);
+    if (rr) {
+        *notfound = rr == 1;
+        return NULL;
+    }
     p_args a = {0};
     p_text(&a, id);
     PGresult *r =
@@ -1855,17 +1922,32 @@ static json_t *p_get_group(fl_store_conn *pc, const char *id, bool *notfound)
         json_array_append_new(samples, r_text_json(r, i, 0));
     PQclear(r);
     json_object_set_new(g, "sample_crashes", samples);
+    if (!(r = p_exec(c, "SELECT id, signature FROM groups WHERE merged_into=$1 ORDER BY id", &a,
+                     0)))
+        goto fail;
+    json_t *merged = json_array();
+    for (int i = 0; i < PQntuples(r); i++)
+        json_array_append_new(merged, json_pack("{s:o,s:o}", "id", r_text_json(r, i, 0),
+                                                "signature", r_text_json(r, i, 1)));
+    PQclear(r);
+    json_object_set_new(g, "merged", merged);
     return g;
 fail:
     json_decref(g);
     return NULL;
 }
 
-static json_t *p_group_crashes(fl_store_conn *pc, const char *id, unsigned limit, unsigned offset,
-                               bool *notfound)
+static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, unsigned limit,
+                               unsigned offset, bool *notfound)
 {
     pconn *c = (pconn *)pc;
     *notfound = false;
+    char id[64];
+    int rr = group_resolve(c, asked, id);
+    if (rr) {
+        *notfound = rr == 1;
+        return NULL;
+    }
     p_args a = {0};
     p_text(&a, id);
     PGresult *r = p_exec(c,
@@ -1966,10 +2048,14 @@ out:
     return out;
 }
 
-static int p_set_status(fl_store_conn *pc, const char *id, const char *status,
+static int p_set_status(fl_store_conn *pc, const char *asked, const char *status,
                         const char *resolved_in)
 {
     pconn *c = (pconn *)pc;
+    char id[64];
+    int rr = group_resolve(c, asked, id);
+    if (rr)
+        return rr;
     p_args a = {0};
     p_text(&a, id);
     PGresult *r;
@@ -1988,6 +2074,95 @@ static int p_set_status(fl_store_conn *pc, const char *id, const char *status,
     int64_t n = p_changes(r);
     PQclear(r);
     return n == 1 ? 0 : 1;
+}
+
+/* merge_group (fl_store.h).  Both rows are locked in id order, as the
+ * workers lock groups, and read again under the lock: a merge or a crash
+ * that committed meanwhile is seen. */
+static int p_merge_group(fl_store_conn *pc, const char *into_id, const char *from_id)
+{
+    pconn *c = (pconn *)pc;
+    char into[64], from[64];
+    int rr = group_resolve(c, into_id, into);
+    if (rr)
+        return rr;
+    if ((rr = group_resolve(c, from_id, from)))
+        return rr < 0 ? rr : 2;
+    if (!strcmp(into, from))
+        return 4;
+    p_args a = {0};
+    p_text(&a, into);
+    p_text(&a, from);
+    PGresult *r = p_exec(c,
+                         "SELECT id, merged_into, app, coalesce(project, '" FL_PROJECT_DEFAULT
+                         "'), latest_version FROM groups WHERE id IN ($1, $2) ORDER BY id FOR "
+                         "UPDATE",
+                         &a, 0);
+    if (!r)
+        return -1;
+    int ti = -1, fi = -1;
+    for (int i = 0; i < PQntuples(r); i++)
+        if (!strcmp(r_str(r, i, 0), into))
+            ti = i;
+        else
+            fi = i;
+    if (ti < 0 || fi < 0 || r_str(r, ti, 1) || r_str(r, fi, 1)) {
+        /* Emptied and removed, or merged, while this resolved the ids. */
+        rr = ti < 0 ? 1 : fi < 0 ? 2 : -1;
+        if (rr < 0)
+            p_seterr(c, "group %s or %s was merged meanwhile: try again", into, from);
+        PQclear(r);
+        return rr;
+    }
+    const char *ta = r_str(r, ti, 2), *fa = r_str(r, fi, 2);
+    const char *tl = r_str(r, ti, 4), *fl = r_str(r, fi, 4);
+    bool same = !strcmp(r_str(r, ti, 3), r_str(r, fi, 3)) && !ta == !fa && (!ta || !strcmp(ta, fa));
+    bool newer = fl && (!tl || fl_vercmp(fl, tl) > 0);
+    PQclear(r);
+    if (!same)
+        return 3;
+    /* As in store_sqlite.c: counters, breakdowns added up, installations
+     * united and counted again, crashes and notices moved, from made a
+     * row that forwards, with those that forwarded to it. */
+    p_args n = a;
+    p_text(&n, newer ? "true" : "false");
+    if (p_run(c,
+              "UPDATE groups t SET count=t.count+f.count, first_seen=LEAST(t.first_seen, "
+              "f.first_seen), last_seen=GREATEST(t.last_seen, f.last_seen), "
+              "latest_version=CASE WHEN $3::boolean THEN f.latest_version ELSE t.latest_version "
+              "END FROM groups f WHERE t.id=$1 AND f.id=$2",
+              &n))
+        return -1;
+    static const char *const both[] = {
+        "INSERT INTO group_days AS t SELECT $1, day, count FROM group_days WHERE group_id=$2"
+        " ON CONFLICT (group_id, day) DO UPDATE SET count=t.count+excluded.count",
+        "INSERT INTO group_versions AS t SELECT $1, version, count FROM group_versions WHERE"
+        " group_id=$2 ON CONFLICT (group_id, version) DO UPDATE SET count=t.count+excluded.count",
+        "INSERT INTO group_os AS t SELECT $1, os, count FROM group_os WHERE group_id=$2"
+        " ON CONFLICT (group_id, os) DO UPDATE SET count=t.count+excluded.count",
+        "INSERT INTO group_installs SELECT $1, install_id FROM group_installs WHERE group_id=$2"
+        " ON CONFLICT DO NOTHING",
+        "UPDATE crashes SET group_id=$1 WHERE group_id=$2",
+        "UPDATE notices SET group_id=$1 WHERE group_id=$2",
+        "UPDATE groups SET merged_into=$1 WHERE merged_into=$2",
+        "UPDATE groups SET merged_into=$1, count=0, affected=0 WHERE id=$2",
+    };
+    for (size_t i = 0; i < sizeof both / sizeof *both; i++)
+        if (p_run(c, both[i], &a))
+            return -1;
+    static const char *const of_from[] = {
+        "DELETE FROM group_days WHERE group_id=$1",
+        "DELETE FROM group_versions WHERE group_id=$1",
+        "DELETE FROM group_os WHERE group_id=$1",
+        "DELETE FROM group_installs WHERE group_id=$1",
+    };
+    for (size_t i = 0; i < sizeof of_from / sizeof *of_from; i++)
+        if (run_gid(c, of_from[i], from, NULL))
+            return -1;
+    return run_gid(c,
+                   "UPDATE groups SET affected=(SELECT count(*) FROM group_installs WHERE "
+                   "group_id=$1) WHERE id=$1",
+                   into, NULL);
 }
 
 /* Exact counts, where SQLite reads the largest rowid: a scan of each
@@ -2044,7 +2219,7 @@ static int p_stats(fl_store_conn *pc, fl_store_stats *out)
     memset(out, 0, sizeof *out);
     PGresult *r = p_exec((pconn *)pc,
                          "SELECT (SELECT count(*) FROM crashes), (SELECT count(*) FROM crashes "
-                         "WHERE state=1), (SELECT count(*) FROM groups)",
+                         "WHERE state=1), (SELECT count(*) FROM groups WHERE merged_into IS NULL)",
                          NULL, 0);
     if (!r)
         return -1;
@@ -2403,6 +2578,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->notice_later = p_notice_later;
     p->get_crash = p_get_crash;
     p->set_status = p_set_status;
+    p->merge_group = p_merge_group;
     p->stats = p_stats;
     p->add_project = p_add_project;
     p->add_project_key = p_add_project_key;

@@ -64,8 +64,8 @@
  * refuses a database of a later generation -- an older binary started on
  * a database a newer one upgraded -- rather than write to tables it does
  * not know the rules of (0: before the generation was kept; 1: retention's
- * indexes; 2: notices). */
-#define SCHEMA_GEN 2
+ * indexes; 2: notices; 3: merged groups). */
+#define SCHEMA_GEN 3
 
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS crashes("
@@ -102,7 +102,7 @@ static const char SCHEMA[] =
     "  id TEXT PRIMARY KEY, app TEXT, signature TEXT NOT NULL, frames TEXT,"
     "  count INTEGER NOT NULL DEFAULT 0, first_seen INTEGER, last_seen INTEGER,"
     "  affected INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL DEFAULT 'open',"
-    "  resolved_in TEXT, latest_version TEXT, sample_crash TEXT, project TEXT);"
+    "  resolved_in TEXT, latest_version TEXT, sample_crash TEXT, project TEXT, merged_into TEXT);"
     "CREATE INDEX IF NOT EXISTS groups_count ON groups(count DESC);"
     "CREATE TABLE IF NOT EXISTS group_days(group_id TEXT, day TEXT, count INTEGER,"
     "  PRIMARY KEY(group_id, day)) WITHOUT ROWID;"
@@ -155,7 +155,10 @@ static const char SCHEMA[] =
  * before them builds both (a read of the crashes table). */
 static const char INDEXES[] =
     "CREATE INDEX IF NOT EXISTS crashes_expiry ON crashes(received) WHERE state IN (1,2);"
-    "CREATE INDEX IF NOT EXISTS crashes_chunk ON crashes(chunk) WHERE chunk IS NOT NULL;";
+    "CREATE INDEX IF NOT EXISTS crashes_chunk ON crashes(chunk) WHERE chunk IS NOT NULL;"
+    /* The groups merged into a group (merge_group): few, so partial. */
+    "CREATE INDEX IF NOT EXISTS groups_merged ON groups(merged_into) WHERE merged_into IS NOT "
+    "NULL;";
 
 enum {
     S_BEGIN,
@@ -196,6 +199,7 @@ enum {
     S_EXPDEL,
     S_SAMPLE,
     S_CHUNKDROP,
+    S_GRES,
     S_COUNT
 };
 
@@ -268,6 +272,9 @@ static const char *const SQL[S_COUNT] = {
         "DELETE FROM raw_chunks WHERE id=?1 AND id < (SELECT max(id) FROM raw_chunks) "
         "AND NOT EXISTS (SELECT 1 FROM crashes WHERE chunk=?1) AND ?1 < "
         "coalesce((SELECT chunk FROM inbox WHERE rid=(SELECT min(rid) FROM inbox)), ?1 + 1)",
+    /* The group a group id stands for: itself, or the one it was merged
+     * into (merge_group). */
+    [S_GRES] = "SELECT coalesce(merged_into, id) FROM groups WHERE id=?1",
 };
 
 /* Not in SQL[]: fl_store_sqlite_full_scans() checks those, and this one
@@ -1057,12 +1064,53 @@ static int crash_state(sconn *c, const char *id, int *state)
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* The group id stands for, into out: itself, or the group it was merged
+ * into.  0, 1 when there is no such group, -1 on error. */
+static int group_resolve(sconn *c, const char *id, char out[64])
+{
+    sqlite3_stmt *s = stmt(c, S_GRES);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    int r = rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
+    if (r == 0)
+        snprintf(out, 64, "%s", (const char *)sqlite3_column_text(s, 0));
+    sqlite3_reset(s);
+    return r;
+}
+
+/* p, or a copy in *q that names the group p's group was merged into. */
+static const fl_processed *merged_target(sconn *c, const fl_processed *p, fl_processed *q,
+                                         char into[64], int *err)
+{
+    *err = 0;
+    if (p->failed || !p->group_id)
+        return p;
+    int r = group_resolve(c, p->group_id, into);
+    if (r < 0)
+        *err = -1;
+    if (r || !strcmp(into, p->group_id))
+        return p;
+    *q = *p;
+    q->group_id = into;
+    return q;
+}
+
 static int s_apply(fl_store_conn *pc, const fl_processed *p)
 {
     sconn *c = (sconn *)pc;
     const char *ref = p->ref ? p->ref : p->crash_id;
     sqlite3_stmt *s;
     int state = -1;
+    /* A signature whose group was merged into another is counted there
+     * (one writer at a time: no merge can come between). */
+    fl_processed q;
+    char into[64];
+    int err;
+    p = merged_target(c, p, &q, into, &err);
+    if (err)
+        return -1;
     if (ref[0] != '#' && crash_state(c, p->crash_id, &state))
         return -1;
     if (state < 0) {
@@ -1238,9 +1286,12 @@ static int group_remove(sconn *c, const char *gid, const fl_processed *p)
         "DELETE FROM group_versions WHERE group_id=?1 AND count<=0",
         "DELETE FROM group_os WHERE group_id=?1 AND count<=0",
     };
+    /* A group that goes takes the groups merged into it along: their
+     * signatures' next crashes start groups of their own again. */
     static const char *const all[] = {
         "DELETE FROM groups WHERE id=?1",
         "DELETE FROM group_installs WHERE group_id=?1",
+        "DELETE FROM groups WHERE merged_into=?1",
     };
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++) {
         if (!(s = fl_store_sqlite_stmt(&c->pub, gone[i])))
@@ -1314,6 +1365,12 @@ static int s_reapply(fl_store_conn *pc, const fl_processed *p)
     sconn *c = (sconn *)pc;
     if (p->failed)
         return 0; /* keep what the first processing found */
+    fl_processed q;
+    char into[64];
+    int err;
+    p = merged_target(c, p, &q, into, &err);
+    if (err)
+        return -1;
     sqlite3_stmt *s = stmt(c, S_RSTATE);
     if (!s)
         return -1;
@@ -1545,10 +1602,12 @@ static json_t *group_row(sqlite3_stmt *s)
     return g;
 }
 
-#define GROUPS_WHERE                                                                       \
-    " FROM groups g WHERE (?1 IS NULL OR app=?1) AND (?3 IS NULL OR status=?3) AND (?2 IS NULL " \
-    "OR EXISTS(SELECT 1 FROM group_versions v WHERE v.group_id=g.id AND v.version=?2)) AND "  \
-    "(?6 IS NULL OR coalesce(project, '" FL_PROJECT_DEFAULT "')=?6)"
+/* instr(lower()) rather than LIKE: no wildcard in q to escape. */
+#define GROUPS_WHERE                                                                               \
+    " FROM groups g WHERE merged_into IS NULL AND (?1 IS NULL OR app=?1) AND (?3 IS NULL OR "      \
+    "status=?3) AND (?2 IS NULL OR EXISTS(SELECT 1 FROM group_versions v WHERE "                   \
+    "v.group_id=g.id AND v.version=?2)) AND (?6 IS NULL OR coalesce(project, '" FL_PROJECT_DEFAULT \
+    "')=?6) AND (?7 IS NULL OR instr(lower(signature), lower(?7)) > 0)"
 
 static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
 {
@@ -1556,9 +1615,16 @@ static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     /* The page, then how many groups the filter matches (the portal's
      * "1-100 of N"; the groups table holds one row per signature, so the
      * count is cheap next to the page). */
-    static const char *const sql[2] = {
-        "SELECT " GROUP_COLS GROUPS_WHERE " ORDER BY count DESC, id LIMIT ?4 OFFSET ?5",
-        "SELECT count(*)" GROUPS_WHERE}; /* ?4 and ?5 unused: bound all the same */
+    static const char *const page[] = {
+        [FL_SORT_COUNT] =
+            "SELECT " GROUP_COLS GROUPS_WHERE " ORDER BY count DESC, id LIMIT ?4 OFFSET ?5",
+        [FL_SORT_LAST_SEEN] =
+            "SELECT " GROUP_COLS GROUPS_WHERE " ORDER BY last_seen DESC, id LIMIT ?4 OFFSET ?5",
+        [FL_SORT_FIRST_SEEN] =
+            "SELECT " GROUP_COLS GROUPS_WHERE " ORDER BY first_seen DESC, id LIMIT ?4 OFFSET ?5",
+    };
+    const char *const sql[2] = {page[f->sort <= FL_SORT_FIRST_SEEN ? f->sort : FL_SORT_COUNT],
+                                "SELECT count(*)" GROUPS_WHERE}; /* ?4, ?5: bound all the same */
     json_t *arr = json_array();
     json_int_t total = 0;
     for (int q = 0; q < 2; q++) {
@@ -1573,6 +1639,7 @@ static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
         sqlite3_bind_int(s, 4, (int)f->limit);
         sqlite3_bind_int(s, 5, (int)f->offset);
         bind_text(s, 6, f->project);
+        bind_text(s, 7, f->q);
         int rc;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
             if (q == 0)
@@ -1604,10 +1671,16 @@ static json_t *counts(sqlite3 *db, const char *sql, const char *id, const char *
     return a;
 }
 
-static json_t *s_get_group(fl_store_conn *pc, const char *id, bool *notfound)
+static json_t *s_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
 {
     sconn *c = (sconn *)pc;
     *notfound = false;
+    char id[64];
+    int r = group_resolve(c, asked, id);
+    if (r) {
+        *notfound = r == 1;
+        return NULL;
+    }
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(c->db, "SELECT " GROUP_COLS ", frames, sample_crash FROM groups WHERE id=?1",
                            -1, &s, NULL))
@@ -1647,6 +1720,17 @@ static json_t *s_get_group(fl_store_conn *pc, const char *id, bool *notfound)
         sqlite3_finalize(s);
     }
     json_object_set_new(g, "sample_crashes", samples);
+    json_t *merged = json_array();
+    if (!sqlite3_prepare_v2(c->db,
+                            "SELECT id, signature FROM groups WHERE merged_into=?1 ORDER BY id", -1,
+                            &s, NULL)) {
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        while (sqlite3_step(s) == SQLITE_ROW)
+            json_array_append_new(merged, json_pack("{s:o,s:o}", "id", text_json(s, 0), "signature",
+                                                    text_json(s, 1)));
+        sqlite3_finalize(s);
+    }
+    json_object_set_new(g, "merged", merged);
     return g;
 }
 
@@ -1723,11 +1807,17 @@ out:
     return out;
 }
 
-static json_t *s_group_crashes(fl_store_conn *pc, const char *id, unsigned limit, unsigned offset,
-                               bool *notfound)
+static json_t *s_group_crashes(fl_store_conn *pc, const char *asked, unsigned limit,
+                               unsigned offset, bool *notfound)
 {
     sconn *c = (sconn *)pc;
     *notfound = false;
+    char id[64];
+    int r = group_resolve(c, asked, id);
+    if (r) {
+        *notfound = r == 1;
+        return NULL;
+    }
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(c->db,
                            "SELECT (SELECT count(*) FROM groups WHERE id=?1), (SELECT count(*) "
@@ -1852,6 +1942,11 @@ static int s_set_status(fl_store_conn *pc, const char *id, const char *status,
 {
     sconn *c = (sconn *)pc;
     sqlite3_stmt *s = NULL;
+    char gid[64];
+    int r = group_resolve(c, id, gid);
+    if (r)
+        return r;
+    id = gid;
     const char *sql =
         !strcmp(status, "resolved")
             ? "UPDATE groups SET status='resolved', resolved_in=coalesce(?2, latest_version) "
@@ -1868,6 +1963,100 @@ static int s_set_status(fl_store_conn *pc, const char *id, const char *status,
     if (rc != SQLITE_DONE)
         return -1;
     return sqlite3_changes(c->db) == 1 ? 0 : 1;
+}
+
+/* The row of group id (after group_resolve) that merge_group needs. */
+typedef struct merge_row {
+    char app[256], project[FL_PROJECT_MAX], latest[128];
+    bool has_app, has_latest;
+} merge_row;
+
+static int merge_row_get(sconn *c, const char *id, merge_row *m)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        &c->pub, "SELECT app, coalesce(project, '" FL_PROJECT_DEFAULT "'), latest_version FROM "
+                 "groups WHERE id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        const char *a = (const char *)sqlite3_column_text(s, 0);
+        const char *l = (const char *)sqlite3_column_text(s, 2);
+        m->has_app = a != NULL;
+        m->has_latest = l != NULL;
+        snprintf(m->app, sizeof m->app, "%s", a ? a : "");
+        snprintf(m->project, sizeof m->project, "%s", (const char *)sqlite3_column_text(s, 1));
+        snprintf(m->latest, sizeof m->latest, "%s", l ? l : "");
+    }
+    sqlite3_reset(s);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static int s_merge_group(fl_store_conn *pc, const char *into_id, const char *from_id)
+{
+    sconn *c = (sconn *)pc;
+    char into[64], from[64];
+    int r = group_resolve(c, into_id, into);
+    if (r)
+        return r;
+    if ((r = group_resolve(c, from_id, from)))
+        return r < 0 ? r : 2;
+    if (!strcmp(into, from))
+        return 4;
+    merge_row t, f;
+    if (merge_row_get(c, into, &t) || merge_row_get(c, from, &f))
+        return -1;
+    /* An application's groups only: the API filters and the trends are
+     * per project and application. */
+    if (strcmp(t.project, f.project) || t.has_app != f.has_app || strcmp(t.app, f.app))
+        return 3;
+    bool newer = f.has_latest && (!t.has_latest || fl_vercmp(f.latest, t.latest) > 0);
+    /* Counters first (from's row still has them), then the breakdowns
+     * added up, the installations united (affected: counted again, exact),
+     * from's crashes and pending notices moved, and from made a row that
+     * forwards -- with those that forwarded to it. */
+    static const char *const steps[] = {
+        "UPDATE groups SET count=count+(SELECT count FROM groups WHERE id=?2),"
+        " first_seen=coalesce(min(first_seen,(SELECT first_seen FROM groups WHERE id=?2)),"
+        " first_seen,(SELECT first_seen FROM groups WHERE id=?2)),"
+        " last_seen=coalesce(max(last_seen,(SELECT last_seen FROM groups WHERE id=?2)),"
+        " last_seen,(SELECT last_seen FROM groups WHERE id=?2)),"
+        " latest_version=CASE WHEN ?3 THEN (SELECT latest_version FROM groups WHERE id=?2)"
+        " ELSE latest_version END WHERE id=?1",
+        "INSERT INTO group_days SELECT ?1, day, count FROM group_days WHERE group_id=?2"
+        " ON CONFLICT DO UPDATE SET count=count+excluded.count",
+        "INSERT INTO group_versions SELECT ?1, version, count FROM group_versions WHERE "
+        "group_id=?2 ON CONFLICT DO UPDATE SET count=count+excluded.count",
+        "INSERT INTO group_os SELECT ?1, os, count FROM group_os WHERE group_id=?2"
+        " ON CONFLICT DO UPDATE SET count=count+excluded.count",
+        "INSERT INTO group_installs SELECT ?1, install_id FROM group_installs WHERE "
+        "group_id=?2 ON CONFLICT DO NOTHING",
+        "UPDATE groups SET affected=(SELECT count(*) FROM group_installs WHERE group_id=?1)"
+        " WHERE id=?1",
+        "UPDATE crashes SET group_id=?1 WHERE group_id=?2",
+        "UPDATE notices SET group_id=?1 WHERE group_id=?2",
+        "DELETE FROM group_days WHERE group_id=?2",
+        "DELETE FROM group_versions WHERE group_id=?2",
+        "DELETE FROM group_os WHERE group_id=?2",
+        "DELETE FROM group_installs WHERE group_id=?2",
+        "UPDATE groups SET merged_into=?1 WHERE merged_into=?2",
+        "UPDATE groups SET merged_into=?1, count=0, affected=0 WHERE id=?2",
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(c->db, steps[i], -1, &s, NULL))
+            return -1;
+        sqlite3_bind_text(s, 1, into, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 2, from, -1, SQLITE_STATIC);
+        if (sqlite3_bind_parameter_count(s) >= 3)
+            sqlite3_bind_int(s, 3, newer);
+        int rc = sqlite3_step(s);
+        sqlite3_finalize(s);
+        if (rc != SQLITE_DONE)
+            return -1;
+    }
+    return 0;
 }
 
 static int s_processing_started(fl_store_conn *pc, const char *ref, unsigned *before)
@@ -2282,7 +2471,7 @@ static int s_stats(fl_store_conn *pc, fl_store_stats *out)
     memset(out, 0, sizeof *out);
     if (sqlite3_prepare_v2(c->db,
                            "SELECT (SELECT coalesce(max(rid), 0) FROM crashes) + (SELECT count(*) "
-                           "FROM inbox), (SELECT count(*) FROM groups)",
+                           "FROM inbox), (SELECT count(*) FROM groups WHERE merged_into IS NULL)",
                            -1, &s, NULL))
         return -1;
     if (sqlite3_step(s) == SQLITE_ROW) {
@@ -2590,7 +2779,8 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
      * those from before raw-log chunks crashes.chunk/chunk_off, those from
      * before batch tasks tasks.n, those from before e-mail addresses
      * crashes.email and inbox.email, those from before projects the
-     * project columns (NULL there: the default project). */
+     * project columns (NULL there: the default project), those from
+     * before merges groups.merged_into. */
     static const char *const cols[][3] = {
         {"crashes", "resym", "ALTER TABLE crashes ADD COLUMN resym INTEGER NOT NULL DEFAULT 0"},
         {"crashes", "install_id", "ALTER TABLE crashes ADD COLUMN install_id TEXT"},
@@ -2602,6 +2792,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         {"crashes", "project", "ALTER TABLE crashes ADD COLUMN project TEXT"},
         {"inbox", "project", "ALTER TABLE inbox ADD COLUMN project TEXT"},
         {"groups", "project", "ALTER TABLE groups ADD COLUMN project TEXT"},
+        {"groups", "merged_into", "ALTER TABLE groups ADD COLUMN merged_into TEXT"},
     };
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
         sqlite3_stmt *ti = NULL;
@@ -2691,6 +2882,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->get_group = s_get_group;
     p->get_crash = s_get_crash;
     p->set_status = s_set_status;
+    p->merge_group = s_merge_group;
     p->stats = s_stats;
     p->trends = s_trends;
     p->close = s_close;

@@ -1326,6 +1326,242 @@ static void test_list_groups(void **st)
         assert_int_equal(s.processed, 8); /* SQLite's stats leave it 0 */
 }
 
+/* Merging: the counts, breakdowns and installations add up, the crashes
+ * and a pending notice move, the merged id forwards (reads, status, later
+ * crashes of its signature, which can regress the group), merges chain,
+ * and groups of another application or project are refused. */
+static void test_merge_groups(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    struct {
+        const char *id, *group, *version, *os, *install;
+        int64_t t;
+    } in[] = {
+        {"m1", "gm1", "1.0", "linux", "i1", T0},
+        {"m2", "gm1", "1.1", "mac", "i2", T0 + DAY},
+        {"m3", "gm2", "1.2", "linux", "i1", T0 + 2 * DAY},
+        {"m4", "gm2", "1.0", "linux", "i3", T0},
+    };
+    char ref[FL_CRASH_ID_MAX];
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        if (i == 2)
+            e->s->notify = true; /* gm2's new-group notice waits */
+        assert_true(ingest_at(e, in[i].id, in[i].version, in[i].t, ref));
+        crash k = {.id = in[i].id,
+                   .ref = ref,
+                   .group = in[i].group,
+                   .version = in[i].version,
+                   .os = in[i].os,
+                   .install = in[i].install,
+                   .received = in[i].t};
+        assert_int_equal(apply_c(e, &k, false), 0);
+    }
+    e->s->notify = false;
+    assert_int_equal(e->s->set_status(e->c, "gm1", "resolved", "1.1"), 0);
+
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "nope", "gm2"), 1);
+    assert_int_equal(e->s->merge_group(e->c, "gm1", "nope"), 2);
+    assert_int_equal(e->s->merge_group(e->c, "gm1", "gm1"), 4);
+    assert_int_equal(e->s->merge_group(e->c, "gm1", "gm2"), 0);
+    assert_int_equal(e->s->merge_group(e->c, "gm2", "gm1"), 4); /* one group now */
+    assert_int_equal(e->s->commit(e->c), 0);
+
+    assert_int_equal(count_of(e, "gm1"), 4);
+    json_t *g = group_of(e, "gm1");
+    assert_int_equal(json_integer_value(json_object_get(g, "affected")), 3); /* i1 once */
+    assert_string_equal(str_of(g, "first_seen"), "2023-11-14T22:13:20Z");
+    assert_string_equal(str_of(g, "last_seen"), "2023-11-16T22:13:20Z");
+    assert_string_equal(str_of(g, "latest_version"), "1.2");
+    assert_string_equal(str_of(g, "status"), "resolved"); /* its own */
+    assert_string_equal(str_of(g, "representative_crash"), "m1");
+    json_t *want = json_loads("[{\"day\":\"2023-11-14\",\"count\":2},"
+                              "{\"day\":\"2023-11-15\",\"count\":1},"
+                              "{\"day\":\"2023-11-16\",\"count\":1}]",
+                              0, NULL);
+    assert_true(json_equal(json_object_get(g, "days"), want));
+    json_decref(want);
+    want = json_loads("[{\"os\":\"linux\",\"count\":3},{\"os\":\"mac\",\"count\":1}]", 0, NULL);
+    assert_true(json_equal(json_object_get(g, "os"), want));
+    json_decref(want);
+    assert_int_equal(json_array_size(json_object_get(g, "versions")), 3);
+    want = json_loads("[{\"id\":\"gm2\",\"signature\":\"gm2\"}]", 0, NULL);
+    assert_true(json_equal(json_object_get(g, "merged"), want));
+    json_decref(want);
+    json_decref(g);
+
+    /* The merged id reads as the group it went into. */
+    g = group_of(e, "gm2");
+    assert_string_equal(str_of(g, "id"), "gm1");
+    json_decref(g);
+    bool nf;
+    json_t *l = e->s->group_crashes(e->c, "gm2", 10, 0, &nf);
+    assert_non_null(l);
+    assert_int_equal(json_integer_value(json_object_get(l, "total")), 4);
+    json_decref(l);
+    json_t *cr = e->s->get_crash(e->c, "m3", &nf);
+    assert_string_equal(str_of(cr, "group_id"), "gm1");
+    json_decref(cr);
+    fl_group_filter flt = {.limit = 50};
+    char got[256];
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gm1");
+    assert_int_equal(g_total, 1);
+    fl_store_stats ss;
+    assert_int_equal(e->s->stats(e->c, &ss), 0);
+    assert_int_equal(ss.groups, 1);
+    /* gm2's pending notice now names gm1. */
+    fl_notice t[4];
+    size_t n = 0;
+    assert_int_equal(e->s->notices_claim(e->c, fl_now(), 60, 7200, 4, t, &n), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(t[0].group_id, "gm1");
+    assert_int_equal(e->s->notice_done(e->c, t[0].id), 0);
+
+    /* A later crash of gm2's signature counts in gm1, and 1.3 > 1.1
+     * regresses it; a status set through gm2 is gm1's. */
+    assert_true(ingest_at(e, "m5", "1.3", T0 + 3 * DAY, ref));
+    crash k5 = {.id = "m5",
+                .ref = ref,
+                .group = "gm2",
+                .version = "1.3",
+                .os = "linux",
+                .install = "i4",
+                .received = T0 + 3 * DAY};
+    assert_int_equal(apply_c(e, &k5, false), 0);
+    assert_int_equal(count_of(e, "gm1"), 5);
+    assert_int_equal(int_of(e, "gm1", "affected"), 4);
+    g = group_of(e, "gm1");
+    assert_string_equal(str_of(g, "status"), "regressed");
+    assert_string_equal(str_of(g, "last_seen"), "2023-11-17T22:13:20Z");
+    json_decref(g);
+    cr = e->s->get_crash(e->c, "m5", &nf);
+    assert_string_equal(str_of(cr, "group_id"), "gm1");
+    json_decref(cr);
+    assert_int_equal(e->s->set_status(e->c, "gm2", "resolved", NULL), 0);
+    g = group_of(e, "gm1");
+    assert_string_equal(str_of(g, "status"), "resolved");
+    json_decref(g);
+
+    /* Re-processed into its merged signature: stays, counted once. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->requeue(e->c, "m3"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    crash k3 = {.id = "m3",
+                .group = "gm2",
+                .version = "1.2",
+                .os = "linux",
+                .install = "i1",
+                .received = T0 + 2 * DAY};
+    assert_int_equal(apply_c(e, &k3, true), 0);
+    assert_int_equal(count_of(e, "gm1"), 5);
+
+    /* Another application's group, another project's: refused. */
+    assert_true(ingest_at(e, "m6", "1.0", T0, ref));
+    fl_processed p = {.crash_id = "m6",
+                      .ref = ref,
+                      .group_id = "go",
+                      .signature = "go",
+                      .stack_hash = "h",
+                      .app = "other",
+                      .version = "1.0",
+                      .received = T0,
+                      .frames_json = "[]"};
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->apply(e->c, &p), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_true(ingest_in(e, "pj", "m7", "1.0", T0, ref));
+    assert_int_equal(
+        apply_c(e, &(crash){.id = "m7", .ref = ref, .group = "gp", .project = "pj"}, false), 0);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "gm1", "go"), 3);
+    assert_int_equal(e->s->merge_group(e->c, "gm1", "gp"), 3);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(count_of(e, "go"), 1);
+
+    /* Merged again, into a third group: gm2 forwards there too. */
+    assert_true(ingest_at(e, "m8", "1.0", T0, ref));
+    assert_int_equal(apply_c(e, &(crash){.id = "m8", .ref = ref, .group = "gm3"}, false), 0);
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "gm3", "gm2"), 0); /* gm2 stands for gm1 */
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(count_of(e, "gm3"), 6);
+    g = group_of(e, "gm2");
+    assert_string_equal(str_of(g, "id"), "gm3");
+    want = json_loads("[{\"id\":\"gm1\",\"signature\":\"gm1\"},{\"id\":\"gm2\",\"signature\":"
+                      "\"gm2\"}]",
+                      0, NULL);
+    assert_true(json_equal(json_object_get(g, "merged"), want));
+    json_decref(want);
+    json_decref(g);
+    assert_true(ingest_at(e, "m9", "1.0", T0, ref));
+    assert_int_equal(apply_c(e, &(crash){.id = "m9", .ref = ref, .group = "gm2"}, false), 0);
+    assert_int_equal(count_of(e, "gm3"), 7);
+}
+
+/* The search (q: part of the signature, letters without case) and the
+ * orders by last and by first crash. */
+static void test_list_sorted(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    struct {
+        const char *id, *group, *sig;
+        int64_t t;
+    } in[] = {
+        {"s1", "x", "main | Parse_Header", T0 + 2 * DAY},
+        {"s2", "y", "main | read_body", T0},
+        {"s3", "y", "main | read_body", T0 + 3 * DAY},
+        {"s4", "z", "libfoo.so+0x10 | main", T0 + DAY},
+    };
+    char ref[FL_CRASH_ID_MAX];
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        assert_true(ingest_at(e, in[i].id, "1.0", in[i].t, ref));
+        fl_processed p = {.crash_id = in[i].id,
+                          .ref = ref,
+                          .group_id = in[i].group,
+                          .signature = in[i].sig,
+                          .stack_hash = "h",
+                          .app = "app",
+                          .version = "1.0",
+                          .received = in[i].t,
+                          .frames_json = "[]"};
+        assert_int_equal(e->s->begin(e->c), 0);
+        assert_int_equal(e->s->apply(e->c, &p), 0);
+        assert_int_equal(e->s->commit(e->c), 0);
+    }
+    char got[256];
+    fl_group_filter flt = {.limit = 50};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "y x z");
+    flt.sort = FL_SORT_LAST_SEEN;
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "y x z");
+    flt.sort = FL_SORT_FIRST_SEEN;
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "x z y");
+    flt.limit = 1;
+    flt.offset = 1;
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "z");
+    assert_int_equal(g_total, 3);
+    flt = (fl_group_filter){.limit = 50, .q = "parse_h"};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "x");
+    assert_int_equal(g_total, 1);
+    flt.q = "MAIN";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "y x z");
+    flt.q = "%"; /* no wildcard */
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "");
+    assert_int_equal(g_total, 0);
+    flt.q = "libfoo.so+0x";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "z");
+}
+
 /* ---- projects */
 
 static void projects_are(eng *e, const char *want_text)
@@ -2533,6 +2769,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_notices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merge_groups, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_sorted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_projects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_project_crashes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_published, setup, teardown),
