@@ -2117,7 +2117,7 @@ static const char *allow_of(const char *url)
         !strcmp(url, "/api/v1/projects/"))
         return "GET, HEAD, POST";
     if (is_ingest_path(url) || !strcmp(url, "/api/v1/symbolicate") ||
-        !strcmp(url, "/symbolicate") || is_reprocess(url))
+        !strcmp(url, "/symbolicate") || is_reprocess(url) || is_merge(url))
         return "POST";
     if (!strncmp(url, "/buildid/", 9))
         return "GET, HEAD";

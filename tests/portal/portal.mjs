@@ -86,16 +86,18 @@ try {
   const col = (name) => { const i = head.indexOf(name); check(i >= 0, 'no column ' + name); return i; };
   check(rows.length === want.length, `${rows.length} rows, the API has ${want.length} groups`);
   for (let i = 0; i < want.length; i++) {
-    check(rows[i][0] === String(want[i].count), `row ${i}: count ${rows[i][0]}, want ${want[i].count}`);
-    check(rows[i][1] === want[i].signature, `row ${i}: signature ${rows[i][1]}`);
+    check(rows[i][col('Crashes')] === String(want[i].count),
+          `row ${i}: count ${rows[i][col('Crashes')]}, want ${want[i].count}`);
+    check(rows[i][col('Signature')] === want[i].signature, `row ${i}: signature ${rows[i][col('Signature')]}`);
     check(rows[i][col('Status')] === want[i].status, `row ${i}: status ${rows[i][col('Status')]}`);
     check(rows[i][col('Project')] === want[i].project,
           `row ${i}: project ${rows[i][col('Project')]}, want ${want[i].project}`);
   }
-  check(Number(rows[0][0]) >= Number(rows[rows.length - 1][0]), 'not sorted by count');
+  check(Number(rows[0][col('Crashes')]) >= Number(rows[rows.length - 1][col('Crashes')]), 'not sorted by count');
   // Each filter has a name a screen reader says (a select has no placeholder).
   for (const [role, name, id] of [['textbox', 'Application', 'f-app'], ['textbox', 'Version', 'f-version'],
-    ['combobox', 'Status', 'f-status'], ['combobox', 'Project', 'f-project']]) {
+    ['combobox', 'Status', 'f-status'], ['combobox', 'Project', 'f-project'],
+    ['textbox', 'Signature contains', 'f-q'], ['combobox', 'Order', 'f-sort']]) {
     const named = page.getByRole(role, { name, exact: true });
     check(await named.count() === 1 && await named.getAttribute('id') === id, 'no ' + role + ' named ' + name);
   }
@@ -571,6 +573,67 @@ try {
         (await page.textContent('main')).includes(byApi.crashes[20].installation),
         'the installation is not shown: ' + JSON.stringify(byApi.crashes.slice(20)));
 
+  // 10e. Two stacks of one bug, ticked in the list and merged (the browser
+  // asks first): the group counts both and names the merged signature, a
+  // later crash of that stack counts there; the search finds the group
+  // by part of its signature in another case, and the orders.
+  const merged = (i, stack) => fetch(url + '/api/v1/crashes', { method: 'POST',
+    headers: { 'X-Faultline-Key': process.env.FAULTLINE_INGEST_KEY, 'Content-Type': 'text/plain' },
+    body: 'FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME merger\nAPPLICATION_VERSION 2.0' +
+          '\nCRASH_SIGNAL 11\nCRASH_ID 00000000-0000-4000-8000-0000000b000' + i +
+          '\nOBJECT /usr/bin/merger/4194304/1048576/0\n' + stack.split(' ').map((a) => 'CALLSTACK ' + a + '\n').join('') + 'END\n' });
+  check((await merged(1, '4198464 4198000')).status === 200 && (await merged(2, '4198600 4198100')).status === 200,
+        'posting the merger crashes');
+  let two = [];
+  for (let i = 0; i < 100 && two.length < 2; i++) {
+    two = (await api('/api/v1/groups?app=merger')).groups;
+    if (two.length < 2) await new Promise((done) => setTimeout(done, 100));
+  }
+  check(two.length === 2, 'the merger crashes made ' + two.length + ' groups');
+  await page.goto(url + '/#/?app=merger');
+  await page.waitForFunction(() => document.querySelectorAll('.group-link').length === 2);
+  check(await page.locator('#merge').isDisabled(), 'Merge is enabled with nothing ticked');
+  await page.locator('.pick').nth(0).check();
+  check(await page.locator('#merge').isDisabled(), 'Merge is enabled with one group ticked');
+  await page.locator('.pick').nth(1).check();
+  asked = '';
+  expectDialog = (d) => { asked = d.message(); d.accept(); };
+  await page.click('#merge');
+  await page.waitForSelector('#merged li');
+  const into = (await api('/api/v1/groups?app=merger')).groups;
+  check(into.length === 1 && into[0].count === 2, 'after the merge: ' + JSON.stringify(into));
+  check(asked.startsWith('Merge 1 group into "') && page.url().endsWith('#/group/' + into[0].id),
+        'the merge asked "' + asked + '" and went to ' + page.url());
+  const other = two.find((g) => g.id !== into[0].id);
+  check((await page.textContent('#merged li')) === other.signature && (await page.textContent('#count')) === '2',
+        'the merged group page: ' + await page.textContent('#merged'));
+  check((await merged(3, '4198600 4198100')).status === 200, 'posting the third merger crash');
+  let after;
+  for (let i = 0; i < 100; i++) {
+    after = await api('/api/v1/groups/' + other.id);
+    if (after.count === 3) break;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  check(after.id === into[0].id && after.count === 3, 'a later crash of the merged stack: ' + JSON.stringify(after));
+  const part = into[0].signature.slice(0, 12).toUpperCase();
+  await page.goto(url + '/#/');
+  await page.waitForSelector('.group-link');
+  await page.fill('#f-q', part);
+  await page.press('#f-q', 'Enter');
+  await page.waitForFunction(() => location.hash.includes('q='));
+  await page.waitForFunction((id) => {
+    const links = document.querySelectorAll('.group-link');
+    return links.length >= 1 && [...links].some((a) => a.getAttribute('href') === '#/group/' + id);
+  }, into[0].id);
+  const found = (await api('/api/v1/groups?q=' + encodeURIComponent(part))).groups;
+  check(await page.locator('.group-link').count() === found.length, 'the search shows what the API finds');
+  await page.fill('#f-q', '');
+  await page.selectOption('#f-sort', 'first_seen');
+  await page.waitForFunction(() => location.hash.includes('sort=first_seen') && !location.hash.includes('q='));
+  const newest = (await api('/api/v1/groups?sort=first_seen&limit=1')).groups[0];
+  await page.waitForFunction((id) => document.querySelector('.group-link')?.getAttribute('href') === '#/group/' + id,
+    newest.id);
+
   // 11. Log out: the data is gone and the login is back.
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');
@@ -579,7 +642,7 @@ try {
 
   check(problems.length === 0, problems.join('; '));
   console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
-              'paging, projects, trends, delete, a group\'s crashes by page, logout');
+              'paging, projects, trends, delete, a group\'s crashes by page, merge, search, order, logout');
 } finally {
   await browser.close();
 }

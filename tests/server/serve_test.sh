@@ -739,6 +739,54 @@ PY
   ok "projects and keys survive a restart"
   stop || fail "shutdown rc"
   ;;
+merge)
+  # POST /api/v1/groups/ID/merge: two signatures of one bug made one
+  # group; later crashes of the merged signature counted there; the search
+  # and the orders of GET /api/v1/groups.
+  start "$work/d"
+  send() { "$POST" log 11 "$1" "$2" 1.0 >"$work/m.log"
+           c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/m.log")
+           [ "$c" = 200 ] || fail "send $1 -> $c"; field id <"$work/body"; }
+  group_of() { wait_processed "$1" "$work/c.json"; field group_id <"$work/c.json"; }
+  # Crash ids 1 and 5 share a signature (i % 4); 0 has another.
+  a=$(send 0 mergeapp); b=$(send 1 mergeapp); b2=$(send 5 mergeapp); o=$(send 2 otherapp)
+  ga=$(group_of "$a"); gb=$(group_of "$b"); go=$(group_of "$o")
+  [ "$(group_of "$b2")" = "$gb" ] && [ -n "$ga" ] && [ "$ga" != "$gb" ] || fail "groups: $ga $gb"
+  merge() { code POST "/api/v1/groups/$1/merge" -H "Authorization: Bearer $ADMIN" -d "$2"; }
+  c=$(merge "$ga" "{\"groups\":[\"$gb\"]}")
+  [ "$c" = 200 ] && grep -q "\"id\":\"$ga\"" "$work/body" && grep -q '"count":3' "$work/body" &&
+    grep -q "\"merged\":\[{\"id\":\"$gb\"" "$work/body" || fail "merge -> $c $(cat "$work/body")"
+  [ "$(admin "$(url "/api/v1/groups/$gb")" | field id)" = "$ga" ] || fail "the merged id does not forward"
+  admin "$(url '/api/v1/groups?app=mergeapp')" | grep -q '"total":1}' || fail "listed: $(admin "$(url '/api/v1/groups?app=mergeapp')")"
+  [ "$(group_of "$b")" = "$ga" ] || fail "crash $b not moved"
+  ok "merged: one group of 3 crashes, the merged id forwards"
+  b3=$(send 9 mergeapp)
+  [ "$(group_of "$b3")" = "$ga" ] || fail "a later crash of the merged signature: $(group_of "$b3")"
+  admin "$(url "/api/v1/groups/$ga")" | grep -q '"count":4' || fail "count after: $(admin "$(url "/api/v1/groups/$ga")")"
+  ok "a later crash of the merged signature is counted in the group"
+  c=$(merge "$ga" "{\"groups\":[\"$go\"]}")
+  [ "$c" = 409 ] && grep -q 'not the same project and application' "$work/body" || fail "other app -> $c $(cat "$work/body")"
+  c=$(merge "$ga" '{"groups":["0123456789abcdef0123456789abcdef"]}')
+  [ "$c" = 404 ] && grep -q 'no such group: 0123' "$work/body" || fail "unknown -> $c $(cat "$work/body")"
+  c=$(merge 0123456789abcdef0123456789abcdef "{\"groups\":[\"$go\"]}"); [ "$c" = 404 ] || fail "unknown target -> $c"
+  for bad in '' '{}' '{"groups":[]}' '{"groups":"x"}' '{"groups":[1]}'; do
+    c=$(merge "$ga" "$bad"); [ "$c" = 400 ] || fail "body '$bad' -> $c"
+  done
+  c=$(code POST "/api/v1/groups/$ga/merge" -d "{\"groups\":[\"$go\"]}"); [ "$c" = 401 ] || fail "no token -> $c"
+  c=$(merge "$ga" "{\"groups\":[\"$gb\",\"$ga\"]}"); [ "$c" = 200 ] || fail "merged again -> $c"
+  ok "merge refusals: 409 another application, 404 unknown, 400 bad body, 401 without the token; a repeat is a no-op"
+  # q: part of a signature, any case; sort.
+  sig=$(admin "$(url "/api/v1/groups/$go")" | field signature)
+  part=$(printf '%s' "${sig:0:8}" | tr 'a-z' 'A-Z')
+  admin "$(url "/api/v1/groups?q=$part")" | grep -q "\"id\":\"$go\"" || fail "q=$part: $(admin "$(url "/api/v1/groups?q=$part")")"
+  [ "$(admin "$(url '/api/v1/groups?q=no-such-frame')")" = '{"groups":[],"total":0}' ] || fail "q matched"
+  first=$(admin "$(url '/api/v1/groups?sort=first_seen&limit=1')" | field id)
+  [ "$first" = "$ga" ] || [ "$first" = "$go" ] || fail "sort=first_seen: $first"
+  c=$(code GET '/api/v1/groups?sort=bogus' -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 400 ] && grep -q 'count, last_seen or first_seen' "$work/body" || fail "sort=bogus -> $c"
+  ok "groups found by part of their signature (any case); sort by first/last crash; a bad sort refused"
+  stop || fail "shutdown rc"
+  ;;
 regression)
   start "$work/d"
   send() { "$POST" log 11 "$1" regapp "$2" >"$work/r.log"

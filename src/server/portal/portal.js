@@ -95,8 +95,9 @@ function num(n) {
 
 async function groups(view, params) {
   const q = new URLSearchParams();
-  for (const k of ['app', 'version', 'status', 'project'])
-    if (params.get(k)) q.set(k, params.get(k));
+  for (const k of ['app', 'version', 'status', 'project', 'q', 'sort'])
+      if (params.get(k))
+          q.set(k, params.get(k));
   // A page at a time; the hash keeps the page (and a page size, ?limit=).
   const limit = Math.min(Math.max(parseInt(params.get('limit') || '100', 10) || 100, 1), 1000);
   const offset = Math.max(parseInt(params.get('offset') || '0', 10) || 0, 0);
@@ -126,12 +127,28 @@ async function groups(view, params) {
     ...projects.map((p) => el('option', {value: p}, p)),
     want && !projects.includes(want) ? el('option', {value: want}, want) : null);
   pr.value = want;
+  // Part of a signature: a function or module name, any case.
+  const find = el('input', {
+      id : 'f-q',
+      'aria-label' : 'Signature contains',
+      placeholder : 'function or module',
+      value : params.get('q') || ''
+  });
+  const sort = el('select', {id : 'f-sort', 'aria-label' : 'Order'},
+                  el('option', {value : ''}, 'most crashes'),
+                  el('option', {value : 'last_seen'}, 'latest crash'),
+                  el('option', {value : 'first_seen'}, 'newest group'));
+  sort.value = params.get('sort') || '';
   const apply = () => {
     const p = new URLSearchParams();
     if (app.value) p.set('app', app.value);
     if (ver.value) p.set('version', ver.value);
     if (st.value) p.set('status', st.value);
     if (pr.value) p.set('project', pr.value);
+    if (find.value.trim())
+        p.set('q', find.value.trim());
+    if (sort.value)
+        p.set('sort', sort.value);
     // A new filter starts at the first page, of the same size.
     if (params.get('limit')) p.set('limit', params.get('limit'));
     location.hash = '#/?' + p;
@@ -140,31 +157,77 @@ async function groups(view, params) {
   ver.addEventListener('change', apply);
   st.addEventListener('change', apply);
   pr.addEventListener('change', apply);
+  find.addEventListener('change', apply);
+  sort.addEventListener('change', apply);
   const page = (o) => {
     const p = new URLSearchParams(params);
     p.set('offset', String(Math.max(o, 0)));
     return '#/?' + p;
   };
   const shown = data.groups.length ? (offset + 1) + '–' + (offset + data.groups.length) : '0';
-  view.append(el('h1', {}, 'Crash groups'),
-    el('div', {class: 'filters'}, app, ver, st, pr,
-      el('span', {class: 'muted', id: 'group-total'}, 'groups ' + shown +
-        (data.total !== undefined ? ' of ' + data.total : '')),
-      offset > 0 ? el('a', {href: page(offset - limit), id: 'prev'}, '← previous') : null,
-      more ? el('a', {href: page(offset + limit), id: 'next'}, 'next →') : null));
+  view.append(
+      el('h1', {}, 'Crash groups'),
+      el('div', {class : 'filters'}, app, ver, st, pr, find, sort,
+         el('span', {class : 'muted', id : 'group-total'},
+            'groups ' + shown + (data.total !== undefined ? ' of ' + data.total : '')),
+         offset > 0 ? el('a', {href : page(offset - limit), id : 'prev'}, '← previous') : null,
+         more ? el('a', {href : page(offset + limit), id : 'next'}, 'next →') : null));
   if (!data.groups.length) {
     view.append(el('p', {class: 'muted'}, offset ? 'No more groups.' : 'No crashes yet.'));
     return;
   }
   // A Project column once there is more than the default project.
   const many = projects.length > 1;
-  view.append(table(['Crashes#', 'Signature', ...(many ? ['Project'] : []), 'Application',
-                     'Latest version', 'Installations#', 'Status', 'First seen', 'Last seen'],
-    data.groups.map((g) => [num(g.count),
-      el('a', {href: '#/group/' + encodeURIComponent(g.id), class: 'mono group-link'}, g.signature),
-      ...(many ? [g.project || ''] : []),
-      g.app, g.latest_version || '', num(g.affected), status(g.status), day(g.first_seen),
-      day(g.last_seen)])));
+  // Groups ticked are merged into the one of them with the most crashes
+  // (two signatures of one bug: the same application's only).
+  const picked = new Set();
+  const merge = el('button', {class : 'action', id : 'merge', disabled : ''}, 'Merge selected');
+  const said = el('span', {id : 'merge-error', class : 'error', role : 'alert'});
+  const tick = (g) => {
+      const box =
+          el('input', {type : 'checkbox', class : 'pick', 'aria-label' : 'Select ' + g.signature});
+      box.addEventListener('change', () => {
+          if (box.checked)
+              picked.add(g);
+          else
+              picked.delete(g);
+          merge.disabled = picked.size < 2;
+      });
+      return el('td', {}, box);
+  };
+  merge.addEventListener('click', async () => {
+      const list = [...picked ].sort((a, b) => b.count - a.count);
+      const into = list[0];
+      if (!confirm('Merge ' + (list.length - 1) + ' group' + (list.length > 2 ? 's' : '') +
+                   ' into "' + visible(into.signature) +
+                   '"? Their crashes, and the later ones of their signatures, count there.'))
+          return;
+      merge.disabled = true;
+      said.textContent = '';
+      try {
+          await api(
+              '/api/v1/groups/' + encodeURIComponent(into.id) + '/merge',
+              {method : 'POST', body : JSON.stringify({groups : list.slice(1).map((g) => g.id)})});
+      } catch (e) {
+          if (e.message !== 'unauthorized')
+              said.textContent = ' Not merged: ' + e.message;
+          merge.disabled = false;
+          return;
+      }
+      location.hash = '#/group/' + encodeURIComponent(into.id);
+  });
+  view.append(el('div', {class : 'filters'}, merge, said));
+  view.append(table(
+      [
+          '', 'Crashes#', 'Signature', ...(many ? [ 'Project' ] : []), 'Application',
+          'Latest version', 'Installations#', 'Status', 'First seen', 'Last seen'
+      ],
+      data.groups.map(
+          (g) => [tick(g), num(g.count),
+                  el('a', {href : '#/group/' + encodeURIComponent(g.id), class : 'mono group-link'},
+                     g.signature),
+                  ...(many ? [ g.project || '' ] : []), g.app, g.latest_version || '',
+                  num(g.affected), status(g.status), day(g.first_seen), day(g.last_seen)])));
 }
 
 // Charts: an SVG of width w with a plot h high and a caption below.
@@ -291,6 +354,10 @@ async function group(view, id, params)
                     (g.versions || []).map((v) => [v.version, num(v.count)]))),
            el('div', {}, el('h2', {}, 'Operating systems'),
               table([ 'OS', 'Crashes#' ], (g.os || []).map((o) => [o.os, num(o.count)])))),
+        (g.merged || []).length
+            ? el('div', {id : 'merged'}, el('h2', {}, 'Merged into this group'),
+                 el('ul', {}, ...g.merged.map((m) => el('li', {class : 'mono'}, m.signature))))
+            : null,
         el('h2', {}, 'Stack of a representative crash'), frames(g.frames || []),
         el('h2', {}, 'Crashes'),
         el('div', {class : 'filters'},
