@@ -289,6 +289,15 @@ struct fl_store {
      * they belong to different projects or applications, 4 when they are
      * one group already.  In a transaction. */
     int (*merge_group)(fl_store_conn *c, const char *into, const char *from);
+    /* Undo a merge: group id, merged into another, stands for itself
+     * again, and the crashes of its signature counted in that group are
+     * marked for re-processing (reapply() then moves each back, counters
+     * and all); their ids are returned (*ids: caller frees each and the
+     * array) for the caller to enqueue in the same transaction, and the
+     * group it was merged into in `from` (64 bytes).  Crashes the
+     * retention removed stay counted where they were.  Returns 0, 1 when
+     * there is no such group, 2 when it is not merged.  In a transaction. */
+    int (*unmerge_group)(fl_store_conn *c, const char *id, char *from, char ***ids, size_t *n);
     int (*stats)(fl_store_conn *c, fl_store_stats *out);
 
     /* ---- projects other than the default (see FL_PROJECT_MAX).  Outside

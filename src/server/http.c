@@ -153,7 +153,8 @@ enum {
     K_SYMXML,
     K_PROJECT,
     K_DELETE,
-    K_MERGE
+    K_MERGE,
+    K_UNMERGE
 };
 /* ST_WAIT: with the writer, which then owns the request's state; ST_ORPHAN:
  * its connection closed meanwhile, and the writer frees it when done. */
@@ -1468,6 +1469,59 @@ static enum MHD_Result api_merge_groups(fl_http *h, req *r, const char *url)
     return g ? send_json(c, 200, g, NULL) : send_error(c, 500, "store error", NULL);
 }
 
+/* "/api/v1/groups/ID/unmerge" */
+#define UNMERGE_SUFFIX "/unmerge"
+static bool is_unmerge(const char *url)
+{
+    size_t n = strlen(url), p = sizeof MERGE_PREFIX - 1, s = sizeof UNMERGE_SUFFIX - 1;
+    return n > p + s && !strncmp(url, MERGE_PREFIX, p) && !strcmp(url + n - s, UNMERGE_SUFFIX);
+}
+
+/* POST /api/v1/groups/ID/unmerge: group ID, merged into another, stands
+ * for itself again; its signature's crashes there are queued to be
+ * processed again, which moves them back.  202 once they are queued. */
+static enum MHD_Result api_unmerge_group(fl_http *h, struct MHD_Connection *c, const char *url)
+{
+    char id[FL_CRASH_ID_MAX], from[64] = "";
+    size_t n = strlen(url) - (sizeof MERGE_PREFIX - 1) - (sizeof UNMERGE_SUFFIX - 1);
+    if (n >= sizeof id)
+        return send_error(c, 404, "no such group", NULL);
+    memcpy(id, url + sizeof MERGE_PREFIX - 1, n);
+    id[n] = '\0';
+    if (!id_ok(id))
+        return send_error(c, 404, "no such group", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc || h->store->begin(sc))
+        return send_error(c, 503, "store unavailable", "5");
+    char **ids = NULL;
+    size_t nids = 0;
+    int r = h->store->unmerge_group(sc, id, from, &ids, &nids);
+    for (size_t i = 0; r == 0 && h->queue->in_store_txn && i < nids; i++)
+        if (h->queue->enqueue(h->queue, sc, ids[i]))
+            r = -1;
+    if (r == 0 && h->store->commit(sc))
+        r = -1;
+    if (r != 0) {
+        h->store->rollback(sc);
+        for (size_t i = 0; i < nids; i++)
+            free(ids[i]);
+        free(ids);
+        return r == 1   ? send_error(c, 404, "no such group", NULL)
+               : r == 2 ? send_error(c, 409, "that group is not merged into another", NULL)
+                        : send_error(c, 503, "store unavailable", "5");
+    }
+    /* A broker that refuses now: the crashes are marked, and the sweep
+     * publishes their tasks once it is back. */
+    fl_queue_publish(h->queue, sc, (const char *const *)ids, nids);
+    FL_M_ADD(h->m->backlog, (int64_t)nids);
+    for (size_t i = 0; i < nids; i++)
+        free(ids[i]);
+    free(ids);
+    return send_json(c, 202,
+                     json_pack("{s:s,s:s,s:I}", "id", id, "from", from, "queued", (json_int_t)nids),
+                     NULL);
+}
+
 /* "/api/v1/crashes/ID/reprocess" */
 #define REPROCESS_PREFIX "/api/v1/crashes/"
 #define REPROCESS_SUFFIX "/reprocess"
@@ -2117,7 +2171,7 @@ static const char *allow_of(const char *url)
         !strcmp(url, "/api/v1/projects/"))
         return "GET, HEAD, POST";
     if (is_ingest_path(url) || !strcmp(url, "/api/v1/symbolicate") ||
-        !strcmp(url, "/symbolicate") || is_reprocess(url) || is_merge(url))
+        !strcmp(url, "/symbolicate") || is_reprocess(url) || is_merge(url) || is_unmerge(url))
         return "POST";
     if (!strncmp(url, "/buildid/", 9))
         return "GET, HEAD";
@@ -2250,12 +2304,12 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         r->kind = K_PROJECT;
         return MHD_YES;
     }
-    if (!strcmp(method, "POST") && is_merge(url)) {
+    if (!strcmp(method, "POST") && (is_merge(url) || is_unmerge(url))) {
         if (!admin_ok(h, c)) {
             r->state = ST_DONE;
             return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
         }
-        r->kind = K_MERGE;
+        r->kind = is_merge(url) ? K_MERGE : K_UNMERGE;
         return MHD_YES;
     }
     if (!strcmp(method, "PATCH") && !strncmp(url, "/api/v1/groups/", 15)) {
@@ -2477,7 +2531,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         size_t n = *upload_data_size;
         *upload_data_size = 0;
         size_t limit = r->kind == K_PATCH || r->kind == K_REPROCESS || r->kind == K_PROJECT ||
-                               r->kind == K_DELETE || r->kind == K_MERGE
+                               r->kind == K_DELETE || r->kind == K_MERGE || r->kind == K_UNMERGE
                            ? MAX_JSON_BODY
                        : r->kind == K_SYMJSON ? MAX_SYMBOLICATE_BODY
                        : r->kind == K_SYMXML  ? FL_XMLSYM_MAX_REQUEST
@@ -2535,6 +2589,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (r->kind == K_MERGE) {
         r->state = ST_DONE;
         return api_merge_groups(h, r, url);
+    }
+    if (r->kind == K_UNMERGE) {
+        r->state = ST_DONE;
+        return api_unmerge_group(h, c, url);
     }
     if (r->kind == K_REPROCESS) {
         r->state = ST_DONE;

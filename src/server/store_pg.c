@@ -151,6 +151,11 @@ static const char SCHEMA[] =
     "  affected bigint NOT NULL DEFAULT 0, status text NOT NULL DEFAULT 'open',"
     "  resolved_in text, latest_version text, sample_crash text, project text COLLATE \"C\","
     "  merged_into text COLLATE \"C\");"
+    /* The group a crash's signature gave, when a merge counts it in another
+     * (unmerge_group). */
+    "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'crashes'::regclass"
+    "  AND attname = 'sig_group' AND NOT attisdropped) THEN"
+    "  ALTER TABLE crashes ADD COLUMN sig_group text COLLATE \"C\"; END IF; END $$;"
     "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'groups'::regclass"
     "  AND attname = 'project' AND NOT attisdropped) THEN"
     "  ALTER TABLE groups ADD COLUMN project text COLLATE \"C\"; END IF; END $$;"
@@ -1246,7 +1251,10 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth)
         p_args m = {0};
         p_text(&m, p->crash_id);
         p_text(&m, into);
-        if (p_run(c, "UPDATE crashes SET group_id=$2 WHERE id=$1", &m))
+        p_text(&m, p->group_id);
+        if (p_run(c,
+                  "UPDATE crashes SET group_id=$2, sig_group=coalesce(sig_group, $3) WHERE id=$1",
+                  &m))
             return -1;
         fl_processed q = *p;
         q.group_id = into;
@@ -1317,7 +1325,8 @@ static int p_apply(fl_store_conn *pc, const fl_processed *p)
     p_text(&a, p->failed ? NULL : p->install_id);
     PGresult *r = p_exec(c,
                          "UPDATE crashes SET state=$2, group_id=$3, stack_hash=$4, processed=$5,"
-                         " install_id=$6, rid=nextval('crashes_rid_seq') WHERE id=$1 AND state=0"
+                         " install_id=$6, sig_group=NULL, rid=nextval('crashes_rid_seq') WHERE "
+                         "id=$1 AND state=0"
                          " RETURNING id",
                          &a, 0);
     if (!r)
@@ -1480,10 +1489,12 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
      * after this read is seen by group_add, under the group's lock). */
     char into[64];
     fl_processed q;
+    const char *sig = NULL; /* the group the signature gave, when merged */
     int rr = group_resolve(c, p->group_id, into);
     if (rr < 0)
         return -1;
     if (rr == 0 && strcmp(into, p->group_id)) {
+        sig = p->group_id;
         q = *p;
         q.group_id = into;
         p = &q;
@@ -1493,9 +1504,10 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
     p_text(&a, p->group_id);
     p_text(&a, p->stack_hash);
     p_bin(&a, p->zprocessed, p->zprocessed_len);
+    p_text(&a, sig);
     if (p_run(c,
-              "UPDATE crashes SET resym=false, group_id=$2, stack_hash=$3, processed=$4 "
-              "WHERE id=$1",
+              "UPDATE crashes SET resym=false, group_id=$2, stack_hash=$3, processed=$4, "
+              "sig_group=$5 WHERE id=$1",
               &a) ||
         record_missing(c, p))
         return -1;
@@ -2142,7 +2154,8 @@ static int p_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
         " ON CONFLICT (group_id, os) DO UPDATE SET count=t.count+excluded.count",
         "INSERT INTO group_installs SELECT $1, install_id FROM group_installs WHERE group_id=$2"
         " ON CONFLICT DO NOTHING",
-        "UPDATE crashes SET group_id=$1 WHERE group_id=$2",
+        "UPDATE crashes SET group_id=$1, sig_group=coalesce(sig_group, group_id) WHERE "
+        "group_id=$2",
         "UPDATE notices SET group_id=$1 WHERE group_id=$2",
         "UPDATE groups SET merged_into=$1 WHERE merged_into=$2",
         "UPDATE groups SET merged_into=$1, count=0, affected=0 WHERE id=$2",
@@ -2163,6 +2176,36 @@ static int p_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
                    "UPDATE groups SET affected=(SELECT count(*) FROM group_installs WHERE "
                    "group_id=$1) WHERE id=$1",
                    into, NULL);
+}
+
+static int p_unmerge_group(fl_store_conn *pc, const char *id, char *from, char ***ids, size_t *n)
+{
+    pconn *c = (pconn *)pc;
+    *ids = NULL;
+    *n = 0;
+    p_args a = {0};
+    p_text(&a, id);
+    PGresult *r = p_exec(c, "SELECT merged_into FROM groups WHERE id=$1 FOR UPDATE", &a, 0);
+    if (!r)
+        return -1;
+    int rc = PQntuples(r) != 1 ? 1 : !r_str(r, 0, 0) ? 2 : 0;
+    if (!rc)
+        snprintf(from, 64, "%s", r_str(r, 0, 0));
+    PQclear(r);
+    if (rc)
+        return rc;
+    if (p_run(c, "UPDATE groups SET merged_into=NULL WHERE id=$1", &a))
+        return -1;
+    /* Marked as requeue() marks one crash: processed again, and moved. */
+    p_text(&a, from);
+    if (!(r = p_exec(c,
+                     "UPDATE crashes SET resym=true, published=false, waiting_since=" NOW_S
+                     " WHERE group_id=$2 AND sig_group=$1 AND state=1 AND NOT resym RETURNING id",
+                     &a, 0)))
+        return -1;
+    rc = take_ids(c, r, ids, n);
+    PQclear(r);
+    return rc;
 }
 
 /* Exact counts, where SQLite reads the largest rowid: a scan of each
@@ -2579,6 +2622,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->get_crash = p_get_crash;
     p->set_status = p_set_status;
     p->merge_group = p_merge_group;
+    p->unmerge_group = p_unmerge_group;
     p->stats = p_stats;
     p->add_project = p_add_project;
     p->add_project_key = p_add_project_key;

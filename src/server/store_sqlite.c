@@ -72,7 +72,7 @@ static const char SCHEMA[] =
     "  rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, app TEXT, version TEXT,"
     "  received INTEGER NOT NULL, raw BLOB NOT NULL, raw_len INTEGER NOT NULL,"
     "  state INTEGER NOT NULL DEFAULT 0, group_id TEXT, stack_hash TEXT, processed BLOB,"
-    "  email TEXT, project TEXT);"
+    "  email TEXT, project TEXT, sig_group TEXT);"
     /* Partial: a crash gets its group when processed, and ingest then
      * has one index less to write. */
     "DROP INDEX IF EXISTS crashes_group;"
@@ -213,7 +213,7 @@ static const char *const SQL[S_COUNT] = {
                "crashes WHERE id=?1",
     [S_STATE] = "SELECT state FROM crashes WHERE id=?1",
     [S_MARK] = "UPDATE crashes SET state=?2, group_id=?3, stack_hash=?4, processed=?5, "
-               "install_id=?6 WHERE id=?1",
+               "install_id=?6, sig_group=?7 WHERE id=?1",
     [S_GNEW] = "INSERT INTO groups(id, app, signature, frames, first_seen, last_seen, sample_crash,"
                " project) VALUES(?1,?2,?3,?4,?5,?5,?6,?7) ON CONFLICT(id) DO NOTHING",
     [S_GGET] = "SELECT status, resolved_in, latest_version FROM groups WHERE id=?1",
@@ -230,7 +230,8 @@ static const char *const SQL[S_COUNT] = {
     [S_MISS] = "INSERT INTO crash_missing VALUES(?1,?2) ON CONFLICT DO NOTHING",
     [S_MISSDEL] = "DELETE FROM crash_missing WHERE crash_id=?1",
     [S_RSTATE] = "SELECT state, resym, group_id FROM crashes WHERE id=?1",
-    [S_REMARK] = "UPDATE crashes SET resym=0, group_id=?2, stack_hash=?3, processed=?4 WHERE id=?1",
+    [S_REMARK] = "UPDATE crashes SET resym=0, group_id=?2, stack_hash=?3, processed=?4, "
+                 "sig_group=?5 WHERE id=?1",
     [S_GDEC] = "UPDATE groups SET count=count-1, sample_crash=CASE WHEN sample_crash=?2 THEN "
                "(SELECT id FROM crashes WHERE group_id=?1 ORDER BY rid LIMIT 1) ELSE sample_crash "
                "END WHERE id=?1 RETURNING count",
@@ -1108,9 +1109,12 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
     fl_processed q;
     char into[64];
     int err;
+    const char *sig = p->group_id;
     p = merged_target(c, p, &q, into, &err);
     if (err)
         return -1;
+    if (p != &q)
+        sig = NULL; /* else the group it would have had, for unmerge_group */
     if (ref[0] != '#' && crash_state(c, p->crash_id, &state))
         return -1;
     if (state < 0) {
@@ -1149,6 +1153,7 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
     if (p->zprocessed)
         sqlite3_bind_blob(s, 5, p->zprocessed, (int)p->zprocessed_len, SQLITE_STATIC);
     bind_text(s, 6, p->failed ? NULL : p->install_id);
+    bind_text(s, 7, sig);
     if (done(s))
         return -1;
     if (p->failed)
@@ -1368,9 +1373,12 @@ static int s_reapply(fl_store_conn *pc, const fl_processed *p)
     fl_processed q;
     char into[64];
     int err;
+    const char *sig = p->group_id;
     p = merged_target(c, p, &q, into, &err);
     if (err)
         return -1;
+    if (p != &q)
+        sig = NULL; /* else the group it would have had, for unmerge_group */
     sqlite3_stmt *s = stmt(c, S_RSTATE);
     if (!s)
         return -1;
@@ -1395,6 +1403,7 @@ static int s_reapply(fl_store_conn *pc, const fl_processed *p)
     sqlite3_bind_text(s, 3, p->stack_hash, -1, SQLITE_STATIC);
     if (p->zprocessed)
         sqlite3_bind_blob(s, 4, p->zprocessed, (int)p->zprocessed_len, SQLITE_STATIC);
+    bind_text(s, 5, sig);
     if (done(s) || record_missing(c, p))
         return -1;
     if (!strcmp(old, p->group_id)) {
@@ -2034,7 +2043,8 @@ static int s_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
         "group_id=?2 ON CONFLICT DO NOTHING",
         "UPDATE groups SET affected=(SELECT count(*) FROM group_installs WHERE group_id=?1)"
         " WHERE id=?1",
-        "UPDATE crashes SET group_id=?1 WHERE group_id=?2",
+        "UPDATE crashes SET group_id=?1, sig_group=coalesce(sig_group, group_id) WHERE "
+        "group_id=?2",
         "UPDATE notices SET group_id=?1 WHERE group_id=?2",
         "DELETE FROM group_days WHERE group_id=?2",
         "DELETE FROM group_versions WHERE group_id=?2",
@@ -2055,6 +2065,59 @@ static int s_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
         sqlite3_finalize(s);
         if (rc != SQLITE_DONE)
             return -1;
+    }
+    return 0;
+}
+
+static int run_texts(sconn *c, const char *sql, const char *a, const char *b);
+
+static int s_unmerge_group(fl_store_conn *pc, const char *id, char *from, char ***ids, size_t *n)
+{
+    sconn *c = (sconn *)pc;
+    *ids = NULL;
+    *n = 0;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "SELECT merged_into FROM groups WHERE id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    const char *mi = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+    if (mi)
+        snprintf(from, 64, "%s", mi);
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? 1 : -1;
+    if (!mi)
+        return 2;
+    if (run_texts(c, "UPDATE groups SET merged_into=NULL WHERE id=?1", id, NULL))
+        return -1;
+    /* Marked as requeue() marks one crash: processed again, and moved. */
+    if (!(s = fl_store_sqlite_stmt(pc, "UPDATE crashes SET resym=1 WHERE group_id=?1 AND "
+                                       "sig_group=?2 AND state=1 AND resym=0 RETURNING id")))
+        return -1;
+    sqlite3_bind_text(s, 1, from, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
+    size_t cap = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **nv = realloc(*ids, cap * sizeof *nv);
+            if (!nv)
+                break;
+            *ids = nv;
+        }
+        if (!((*ids)[*n] = strdup((const char *)sqlite3_column_text(s, 0))))
+            break;
+        (*n)++;
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE) {
+        for (size_t i = 0; i < *n; i++)
+            free((*ids)[i]);
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+        return -1;
     }
     return 0;
 }
@@ -2780,7 +2843,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
      * before batch tasks tasks.n, those from before e-mail addresses
      * crashes.email and inbox.email, those from before projects the
      * project columns (NULL there: the default project), those from
-     * before merges groups.merged_into. */
+     * before merges groups.merged_into and crashes.sig_group. */
     static const char *const cols[][3] = {
         {"crashes", "resym", "ALTER TABLE crashes ADD COLUMN resym INTEGER NOT NULL DEFAULT 0"},
         {"crashes", "install_id", "ALTER TABLE crashes ADD COLUMN install_id TEXT"},
@@ -2793,6 +2856,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         {"inbox", "project", "ALTER TABLE inbox ADD COLUMN project TEXT"},
         {"groups", "project", "ALTER TABLE groups ADD COLUMN project TEXT"},
         {"groups", "merged_into", "ALTER TABLE groups ADD COLUMN merged_into TEXT"},
+        {"crashes", "sig_group", "ALTER TABLE crashes ADD COLUMN sig_group TEXT"},
     };
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
         sqlite3_stmt *ti = NULL;
@@ -2883,6 +2947,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->get_crash = s_get_crash;
     p->set_status = s_set_status;
     p->merge_group = s_merge_group;
+    p->unmerge_group = s_unmerge_group;
     p->stats = s_stats;
     p->trends = s_trends;
     p->close = s_close;

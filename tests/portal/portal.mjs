@@ -605,7 +605,7 @@ try {
   check(asked.startsWith('Merge 1 group into "') && page.url().endsWith('#/group/' + into[0].id),
         'the merge asked "' + asked + '" and went to ' + page.url());
   const other = two.find((g) => g.id !== into[0].id);
-  check((await page.textContent('#merged li')) === other.signature && (await page.textContent('#count')) === '2',
+  check((await page.textContent('#merged li .mono')) === other.signature && (await page.textContent('#count')) === '2',
         'the merged group page: ' + await page.textContent('#merged'));
   check((await merged(3, '4198600 4198100')).status === 200, 'posting the third merger crash');
   let after;
@@ -615,6 +615,25 @@ try {
     await new Promise((done) => setTimeout(done, 100));
   }
   check(after.id === into[0].id && after.count === 3, 'a later crash of the merged stack: ' + JSON.stringify(after));
+  // Unmerged from the group's page (asked first): two groups again, the
+  // later crash with its own stack.
+  await page.goto(url + '/#/group/' + into[0].id);
+  await page.waitForSelector('#merged button.unmerge');
+  asked = '';
+  expectDialog = (d) => { asked = d.message(); d.accept(); };
+  await page.click('#merged button.unmerge');
+  await page.waitForFunction(() => !document.querySelector('#merged') && document.getElementById('count')?.textContent !== '');
+  check(asked.startsWith('Unmerge "' + other.signature + '"'), 'the unmerge asked: ' + asked);
+  let back;
+  for (let i = 0; i < 100; i++) {
+    back = await api('/api/v1/groups/' + other.id);
+    if (back.id === other.id && back.count === 2) break;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  check(back.id === other.id && back.count === 2 && (await api('/api/v1/groups/' + into[0].id)).count === 1,
+        'after the unmerge: ' + JSON.stringify(back));
+  // Merged again for the search below (one group of three).
+  await api('/api/v1/groups/' + into[0].id + '/merge', { method: 'POST', body: JSON.stringify({ groups: [other.id] }) });
   const part = into[0].signature.slice(0, 12).toUpperCase();
   await page.goto(url + '/#/');
   await page.waitForSelector('.group-link');

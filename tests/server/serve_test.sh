@@ -775,13 +775,36 @@ merge)
   c=$(code POST "/api/v1/groups/$ga/merge" -d "{\"groups\":[\"$go\"]}"); [ "$c" = 401 ] || fail "no token -> $c"
   c=$(merge "$ga" "{\"groups\":[\"$gb\",\"$ga\"]}"); [ "$c" = 200 ] || fail "merged again -> $c"
   ok "merge refusals: 409 another application, 404 unknown, 400 bad body, 401 without the token; a repeat is a no-op"
+  # Unmerged: gb's crashes (b, b2 and the later b3) are processed again and
+  # go back.
+  c=$(code POST "/api/v1/groups/$gb/unmerge" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 202 ] && grep -q "\"from\":\"$ga\"" "$work/body" && grep -q '"queued":3' "$work/body" ||
+    fail "unmerge -> $c $(cat "$work/body")"
+  for _ in $(seq 100); do
+    admin "$(url "/api/v1/groups/$gb")" | grep -q '"count":3' && break; sleep 0.1
+  done
+  admin "$(url "/api/v1/groups/$gb")" | grep -q "\"id\":\"$gb\".*\"count\":3" || fail "after unmerge: $(admin "$(url "/api/v1/groups/$gb")")"
+  admin "$(url "/api/v1/groups/$ga")" | grep -q '"count":1,' || fail "left after unmerge: $(admin "$(url "/api/v1/groups/$ga")")"
+  [ "$(group_of "$b3")" = "$gb" ] || fail "crash $b3 not moved back"
+  c=$(code POST "/api/v1/groups/$gb/unmerge" -H "Authorization: Bearer $ADMIN"); [ "$c" = 409 ] || fail "unmerge again -> $c"
+  c=$(code POST "/api/v1/groups/0123456789abcdef0123456789abcdef/unmerge" -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "unmerge unknown -> $c"
+  c=$(code POST "/api/v1/groups/$gb/unmerge"); [ "$c" = 401 ] || fail "unmerge without the token -> $c"
+  ok "unmerged: its 3 crashes processed again and back in their own group; 409 when not merged"
   # q: part of a signature, any case; sort.
   sig=$(admin "$(url "/api/v1/groups/$go")" | field signature)
   part=$(printf '%s' "${sig:0:8}" | tr 'a-z' 'A-Z')
   admin "$(url "/api/v1/groups?q=$part")" | grep -q "\"id\":\"$go\"" || fail "q=$part: $(admin "$(url "/api/v1/groups?q=$part")")"
   [ "$(admin "$(url '/api/v1/groups?q=no-such-frame')")" = '{"groups":[],"total":0}' ] || fail "q matched"
-  first=$(admin "$(url '/api/v1/groups?sort=first_seen&limit=1')" | field id)
-  [ "$first" = "$ga" ] || [ "$first" = "$go" ] || fail "sort=first_seen: $first"
+  for k in first_seen last_seen count; do
+    admin "$(url "/api/v1/groups?sort=$k")" | python3 -c '
+import json, sys
+k = sys.argv[1]
+g = json.load(sys.stdin)["groups"]
+v = [(x[k], x["id"]) for x in g]
+assert len(g) == 3, g
+assert all(a[0] > b[0] or (a[0] == b[0] and a[1] < b[1]) for a, b in zip(v, v[1:])), v' "$k" ||
+      fail "sort=$k: $(admin "$(url "/api/v1/groups?sort=$k")")"
+  done
   c=$(code GET '/api/v1/groups?sort=bogus' -H "Authorization: Bearer $ADMIN")
   [ "$c" = 400 ] && grep -q 'count, last_seen or first_seen' "$work/body" || fail "sort=bogus -> $c"
   ok "groups found by part of their signature (any case); sort by first/last crash; a bad sort refused"

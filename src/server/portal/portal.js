@@ -326,6 +326,30 @@ async function group(view, id, params)
         route();
     };
     action.addEventListener('click', () => set(g.status === 'resolved' ? 'open' : 'resolved'));
+    // A group merged into this one by mistake: its crashes are processed
+    // again, and go back to it as they are.
+    const unsaid = el('span', {id : 'unmerge-error', class : 'error', role : 'alert'});
+    const unmerge = (m) => {
+        const b = el('button', {class : 'action unmerge'}, 'Unmerge');
+        b.addEventListener('click', async () => {
+            if (!confirm('Unmerge "' + visible(m.signature) +
+                         '"? Its crashes are processed again and go back to their own group.'))
+                return;
+            b.disabled = true;
+            unsaid.textContent = '';
+            try {
+                await api('/api/v1/groups/' + encodeURIComponent(m.id) + '/unmerge',
+                          {method : 'POST'});
+            } catch (e) {
+                if (e.message !== 'unauthorized')
+                    unsaid.textContent = ' Not unmerged: ' + e.message;
+                b.disabled = false;
+                return;
+            }
+            route();
+        });
+        return b;
+    };
     view.append(
         el('h1', {class : 'mono', id : 'signature'}, g.signature),
         el('div', {class : 'stats'},
@@ -356,7 +380,10 @@ async function group(view, id, params)
               table([ 'OS', 'Crashes#' ], (g.os || []).map((o) => [o.os, num(o.count)])))),
         (g.merged || []).length
             ? el('div', {id : 'merged'}, el('h2', {}, 'Merged into this group'),
-                 el('ul', {}, ...g.merged.map((m) => el('li', {class : 'mono'}, m.signature))))
+                 el('ul', {},
+                    ...g.merged.map((m) => el('li', {}, el('span', {class : 'mono'}, m.signature),
+                                              ' ', unmerge(m)))),
+                 unsaid)
             : null,
         el('h2', {}, 'Stack of a representative crash'), frames(g.frames || []),
         el('h2', {}, 'Crashes'),
