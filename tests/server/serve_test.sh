@@ -350,6 +350,7 @@ auth)
   routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
           "GET /api/v1/crashes/$id" "GET /api/v1/crashes/$id/contexts" "PATCH /api/v1/groups/$gid"
           "POST /api/v1/crashes/$id/reprocess" "DELETE /api/v1/crashes/$id" "GET /api/v1/groups/$gid/crashes"
+          "POST /api/v1/groups/$gid/merge" "POST /api/v1/groups/$gid/unmerge"
           "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/trends?app=authapp&days=7"
           "GET /api/v1/projects" "POST /api/v1/projects" "POST /api/v1/projects/p1/keys"
           "DELETE /api/v1/projects/p1/keys/k1")
@@ -368,7 +369,8 @@ auth)
          "PUT /api/v1/groups/$gid|GET, HEAD, PATCH" "GET /api/v1/projects/p1/keys|POST"
          "POST /api/v1/projects/p1/keys/k1|DELETE" "DELETE /api/v1/projects|GET, HEAD, POST"
          "DELETE /api/v1/projects/p1/keys|POST" "PUT /api/v1/crashes/$id|GET, HEAD, DELETE"
-         "DELETE /api/v1/crashes/$id/contexts|GET, HEAD" "PATCH /api/v1/groups/$gid/crashes|GET, HEAD")
+         "DELETE /api/v1/crashes/$id/contexts|GET, HEAD" "PATCH /api/v1/groups/$gid/crashes|GET, HEAD"
+         "GET /api/v1/groups/$gid/merge|POST" "PUT /api/v1/groups/$gid/unmerge|POST")
   for w in "${wrong[@]}"; do
     set -- ${w%%|*}
     for auth in "X-Faultline-Key: $KEY" "Authorization: Bearer $ADMIN"; do
