@@ -921,8 +921,8 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
     /* A misspelt status would otherwise match nothing and look like "no
      * groups". */
     if (f.status && strcmp(f.status, "open") && strcmp(f.status, "resolved") &&
-        strcmp(f.status, "regressed"))
-        return send_error(c, 400, "status must be open, resolved or regressed", NULL);
+        strcmp(f.status, "regressed") && strcmp(f.status, "ignored"))
+        return send_error(c, 400, "status must be open, resolved, regressed or ignored", NULL);
     f.limit = 100;
     if (lim) {
         if (fl_parse_u64(lim, &v) || v == 0 || v > 10000)
@@ -1371,10 +1371,16 @@ static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
     const char *status = json_string_value(json_object_get(b, "status"));
     json_t *ri = json_object_get(b, "resolved_in");
     const char *resolved_in = json_string_value(ri);
-    if (!status || (strcmp(status, "resolved") && strcmp(status, "open")) ||
-        (ri && !resolved_in) || (resolved_in && (!*resolved_in || strlen(resolved_in) > 100))) {
+    /* Ignored: noise an operator chose not to hear of -- never regressed,
+     * so never notified (group_add() regresses resolved groups only). */
+    if (!status ||
+        (strcmp(status, "resolved") && strcmp(status, "open") && strcmp(status, "ignored")) ||
+        (resolved_in && strcmp(status, "resolved")) || (ri && !resolved_in) ||
+        (resolved_in && (!*resolved_in || strlen(resolved_in) > 100))) {
         json_decref(b);
-        return send_error(c, 400, "expected {\"status\":\"resolved\"|\"open\"[,\"resolved_in\":\"VERSION\"]}",
+        return send_error(c, 400,
+                          "expected {\"status\":\"resolved\"[,\"resolved_in\":\"VERSION\"]}, "
+                          "{\"status\":\"open\"} or {\"status\":\"ignored\"}",
                           NULL);
     }
     fl_store_conn *sc = thread_conn(h);

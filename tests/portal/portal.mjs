@@ -653,6 +653,18 @@ try {
   await page.waitForFunction((id) => document.querySelector('.group-link')?.getAttribute('href') === '#/group/' + id,
     newest.id);
 
+  // 10f. Ignore a group from its page, then reopen it.
+  await page.goto(url + '/#/group/' + into[0].id);
+  await page.waitForSelector('#ignore');
+  await page.click('#ignore');
+  await page.waitForSelector('#reopen');
+  check((await page.textContent('#status')).includes('ignored') && !await page.locator('#ignore').count(),
+        'the page after Ignore says ' + await page.textContent('#status'));
+  check((await api('/api/v1/groups/' + into[0].id)).status === 'ignored', 'the server did not ignore it');
+  await page.click('#reopen');
+  await page.waitForSelector('#ignore');
+  check((await api('/api/v1/groups/' + into[0].id)).status === 'open', 'the server did not reopen it');
+
   // 11. Log out: the data is gone and the login is back.
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');
@@ -661,7 +673,7 @@ try {
 
   check(problems.length === 0, problems.join('; '));
   console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
-              'paging, projects, trends, delete, a group\'s crashes by page, merge, search, order, logout');
+              'paging, projects, trends, delete, a group\'s crashes by page, merge, unmerge, search, order, ignore, logout');
 } finally {
   await browser.close();
 }

@@ -835,7 +835,7 @@ regression)
   grep -q "$gid" <<<"$(admin "$(url '/api/v1/groups?status=regressed')")" || fail "status filter"
   # A status that is none of the three is refused, not answered "no groups".
   c=$(code GET '/api/v1/groups?status=bogus' -H "Authorization: Bearer $ADMIN")
-  [ "$c" = 400 ] && grep -q 'open, resolved or regressed' "$work/body" || fail "status=bogus -> $c $(cat "$work/body")"
+  [ "$c" = 400 ] && grep -q 'open, resolved, regressed or ignored' "$work/body" || fail "status=bogus -> $c $(cat "$work/body")"
   grep -q "$gid" <<<"$(admin "$(url '/api/v1/groups?version=1.1')")" || fail "version filter"
   [ "$(admin "$(url '/api/v1/groups?version=9.9')")" = '{"groups":[],"total":0}' ] || fail "version filter (none)"
   # Explicit resolved_in, and 1.10 > 1.9 (numeric, not textual).
@@ -845,6 +845,17 @@ regression)
   "$POST" wait "$PORT" "$ADMIN" 4 20 regapp >/dev/null || fail "not processed"
   [ "$(status)" = regressed ] || fail "1.10 did not reopen a group resolved in 1.9"
   ok "1.10 > 1.9"
+  # Ignored: a crash of a newer version leaves it ignored; resolved_in goes
+  # with "resolved" only.
+  c=$(code PATCH "/api/v1/groups/$gid" -H "Authorization: Bearer $ADMIN" -d '{"status":"ignored","resolved_in":"2.0"}')
+  [ "$c" = 400 ] || fail "ignored with resolved_in -> $c"
+  c=$(code PATCH "/api/v1/groups/$gid" -H "Authorization: Bearer $ADMIN" -d '{"status":"ignored"}')
+  [ "$c" = 200 ] && grep -q '"status":"ignored"' "$work/body" && grep -q '"resolved_in":null' "$work/body" || fail "PATCH ignored -> $c $(cat "$work/body")"
+  send 16 2.0
+  "$POST" wait "$PORT" "$ADMIN" 5 20 regapp >/dev/null || fail "not processed"
+  [ "$(status)" = ignored ] || fail "2.0 changed an ignored group: $(status)"
+  grep -q "$gid" <<<"$(admin "$(url '/api/v1/groups?status=ignored')")" || fail "status=ignored filter"
+  ok "an ignored group stays ignored whatever the version"
   stop || fail "shutdown rc"
   ;;
 slowlink413)

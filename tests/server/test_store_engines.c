@@ -597,6 +597,9 @@ static void test_group_counters(void **st)
     json_decref(g);
 }
 
+static json_int_t g_total;
+static void listed(eng *e, const fl_group_filter *flt, char *out, size_t cap);
+
 /* Resolved in 1.2: a crash from 1.1 keeps it resolved, one from 1.3
  * reopens it as regressed. */
 static void test_regression(void **st)
@@ -639,6 +642,24 @@ static void test_regression(void **st)
     assert_string_equal(str_of(g, "status"), "open");
     assert_true(json_is_null(json_object_get(g, "resolved_in")));
     json_decref(g);
+    /* Ignored: a crash of any version leaves it so, and makes no notice. */
+    assert_int_equal(e->s->set_status(e->c, "gr", "ignored", NULL), 0);
+    e->s->notify = true;
+    ingest(e, "r5", "9.9");
+    apply_s(e, "r5", "gr", "9.9", NULL);
+    e->s->notify = false;
+    g = group_of(e, "gr");
+    assert_string_equal(str_of(g, "status"), "ignored");
+    assert_string_equal(str_of(g, "latest_version"), "9.9");
+    assert_int_equal(json_integer_value(json_object_get(g, "count")), 5);
+    json_decref(g);
+    fl_notice t[2];
+    size_t n = 9;
+    assert_int_equal(e->s->notices_claim(e->c, fl_now() + 10, 60, 7200, 2, t, &n), 0);
+    assert_int_equal(n, 0);
+    char got[64];
+    listed(e, &(fl_group_filter){.limit = 5, .status = "ignored"}, got, sizeof got);
+    assert_string_equal(got, "gr");
 }
 
 /* Symbols arrive: the crashes that lacked them are marked, reapplied into
@@ -1227,7 +1248,6 @@ static void test_processing_watch(void **st)
 
 /* The ids of a list_groups answer, space-separated; its "total" in
  * g_total. */
-static json_int_t g_total;
 static void listed(eng *e, const fl_group_filter *flt, char *out, size_t cap)
 {
     json_t *l = e->s->list_groups(e->c, flt);

@@ -118,8 +118,9 @@ async function groups(view, params) {
   // above).
   const ver = el('input', {id: 'f-version', 'aria-label': 'Version', placeholder: 'version',
     value: params.get('version') || ''});
-  const st = el('select', {id: 'f-status', 'aria-label': 'Status'}, ...['', 'open', 'resolved', 'regressed'].map(
-    (s) => el('option', {value: s}, s || 'any status')));
+  const st = el('select', {id : 'f-status', 'aria-label' : 'Status'},
+                ...['', 'open', 'resolved', 'regressed', 'ignored'].map(
+                    (s) => el('option', {value : s}, s || 'any status')));
   st.value = params.get('status') || '';
   // Groups of one project (every ingest key belongs to one).
   const want = params.get('project') || '';
@@ -306,13 +307,19 @@ async function group(view, id, params)
     ]);
     const crashes = list.crashes || [];
     const at = (o) => '#/group/' + encodeURIComponent(id) + (o > 0 ? '?offset=' + o : '');
-    const action = g.status === 'resolved'
+    const action = g.status === 'resolved' || g.status === 'ignored'
                        ? el('button', {class : 'action', id : 'reopen'}, 'Reopen')
                        : el('button', {class : 'action', id : 'resolve'}, 'Resolve');
+    // Noise (a known third-party bug): kept and counted, never regressed
+    // or notified.
+    const ignore =
+        g.status === 'ignored' ? null : el('button', {class : 'action', id : 'ignore'}, 'Ignore');
     // A change the server did not make is said beside the button.
     const said = el('span', {id : 'status-error', class : 'error', role : 'alert'});
     const set = async (s) => {
         action.disabled = true;
+        if (ignore)
+            ignore.disabled = true;
         said.textContent = '';
         try {
             await api('/api/v1/groups/' + encodeURIComponent(id),
@@ -321,11 +328,17 @@ async function group(view, id, params)
             if (e.message !== 'unauthorized')
                 said.textContent = ' Not changed: ' + e.message;
             action.disabled = false;
+            if (ignore)
+                ignore.disabled = false;
             return;
         }
         route();
     };
-    action.addEventListener('click', () => set(g.status === 'resolved' ? 'open' : 'resolved'));
+    action.addEventListener(
+        'click',
+        () => set(g.status === 'resolved' || g.status === 'ignored' ? 'open' : 'resolved'));
+    if (ignore)
+        ignore.addEventListener('click', () => set('ignored'));
     // A group merged into this one by mistake: its crashes are processed
     // again, and go back to it as they are.
     const unsaid = el('span', {id : 'unmerge-error', class : 'error', role : 'alert'});
@@ -370,7 +383,7 @@ async function group(view, id, params)
                             : ''),
            el('div', {}, el('span', {}, 'first seen'), day(g.first_seen)),
            el('div', {}, el('span', {}, 'last seen'), day(g.last_seen)),
-           el('div', {}, action, said)),
+           el('div', {}, action, ignore ? ' ' : null, ignore, said)),
         el('h2', {}, 'Crashes per day'), chart(g.days || []),
         el('div', {class : 'cols'},
            el('div', {}, el('h2', {}, 'Versions'),
