@@ -2349,6 +2349,71 @@ static void test_concurrency(void **st)
     printf("# concurrency: %d retried transactions\n", retries);
 }
 
+/* A merge while the threads above ingest and apply: whenever it lands
+ * (before, among or after the crashes of the group merged), every crash
+ * counts once, in the group merged into or in the untouched one. */
+static void test_merge_concurrent(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    pthread_t th[C_THREADS];
+    cthread t[C_THREADS] = {0};
+    /* The groups exist before the threads start: a merge needs both. */
+    for (int g = 0; g < 2; g++) {
+        char id[16], gid[8];
+        snprintf(id, sizeof id, "pre%d", g);
+        snprintf(gid, sizeof gid, "cg%d", g);
+        assert_true(ingest(e, id, "1.0"));
+        apply_s(e, id, gid, "1.0", "i9");
+    }
+    for (int i = 0; i < C_THREADS; i++) {
+        t[i].s = e->s;
+        t[i].seed = i + 11;
+        assert_int_equal(pthread_create(&th[i], NULL, cthread_main, &t[i]), 0);
+    }
+    /* Once some of cg0's crashes are counted (the rest to come).  Its
+     * count alone: a read of a group is several statements, not a
+     * snapshot, while writers commit (PostgreSQL). */
+    for (int i = 0; i < 10000 && int_of(e, "cg0", "count") < 20; i++)
+        usleep(500);
+    int merge_retries = 0;
+    for (;;) {
+        int rc = e->s->begin(e->c);
+        if (rc == 0)
+            rc = e->s->merge_group(e->c, "cg0", "cg1");
+        if (rc == 0 && e->s->commit(e->c) == 0)
+            break;
+        assert_true(rc <= 0);
+        const char *why = e->s->error(e->c);
+        if (!retryable(why) && !strstr(why ? why : "", "meanwhile"))
+            fail_msg("merge: %s", why ? why : "?");
+        e->s->rollback(e->c);
+        assert_true(++merge_retries < 200);
+        usleep(1000);
+    }
+    int64_t at_merge = int_of(e, "cg0", "count"); /* how far the threads were */
+    for (int i = 0; i < C_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        if (t[i].err[0])
+            fail_msg("thread %d: %s", i, t[i].err);
+    }
+    int64_t want[3] = {1, 1, 0};
+    for (int n = 0; n < C_IDS; n++)
+        want[n % C_GROUPS]++;
+    assert_int_equal(count_of(e, "cg0"), want[0] + want[1]);
+    assert_int_equal(count_of(e, "cg2"), want[2]);
+    assert_int_equal(int_of(e, "cg0", "affected"), 6); /* i0..i4 and i9 */
+    json_t *g = group_of(e, "cg1");
+    assert_string_equal(str_of(g, "id"), "cg0");
+    json_decref(g);
+    bool nf;
+    json_t *l = e->s->group_crashes(e->c, "cg0", 1000, 0, &nf);
+    assert_int_equal(json_integer_value(json_object_get(l, "total")), want[0] + want[1]);
+    json_decref(l);
+    printf("# merge among writers: %d retried merges, %lld crashes in the group then\n",
+           merge_retries, (long long)at_merge);
+}
+
 /* PostgreSQL only: the per-call statements a large table would make slow
  * use the partial indexes (their predicates must match the queries'). */
 static void test_pg_plans(void **st)
@@ -2910,6 +2975,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_same_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrency, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merge_concurrent, setup, teardown),
         cmocka_unit_test(test_queue_split),
         cmocka_unit_test_setup_teardown(test_queue_in_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_concurrent_claims, setup, teardown),
