@@ -156,6 +156,10 @@ enum {
     K_MERGE,
     K_UNMERGE
 };
+/* An admin route asked without the admin token, its body dropped
+ * (refuse_admin): apart, so that a route added to the list above needs no
+ * renumbering here. */
+enum { K_REFUSED = -1 };
 /* ST_WAIT: with the writer, which then owns the request's state; ST_ORPHAN:
  * its connection closed meanwhile, and the writer frees it when done. */
 enum { ST_RECV, ST_WAIT, ST_DONE, ST_ORPHAN };
@@ -176,7 +180,7 @@ typedef struct req {
     size_t len, cap;
     bool too_big;
     bool busy;      /* over --max-memory: read on, drop, answer 503 */
-    int late;       /* an ingest refused at its headers, answered after its body (LATE_*) */
+    int late;       /* refused at its headers, answered after its body (LATE_*) */
     size_t charged; /* bytes counted in h->held for this request */
     /* a symbol upload, streamed to a file */
     int fd;
@@ -2195,6 +2199,23 @@ static const char *allow_of(const char *url)
     return NULL;
 }
 
+/* An admin route asked without the admin token: answered 401 after its
+ * body, read and dropped, as ingest's refusals are (answer_after_body says
+ * why: behind a reverse proxy an answer before the body became a 502), up
+ * to MAX_DRAINED_BODY -- an admin route takes less -- and within
+ * --request-timeout (r->late).  A client that waits for a go-ahead, or
+ * says its body is larger, is answered at once. */
+static enum MHD_Result refuse_admin(req *r)
+{
+    if (!answer_after_body(r->conn)) {
+        r->state = ST_DONE;
+        return send_error(r->conn, 401, "admin token required (Authorization: Bearer ...)", NULL);
+    }
+    r->kind = K_REFUSED;
+    r->late = LATE_UNAUTHORIZED;
+    return MHD_YES;
+}
+
 /* Whether METHOD is in ALLOW ("GET, HEAD, POST"). */
 static bool allows(const char *allow, const char *method)
 {
@@ -2277,55 +2298,46 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         return sym_upload_start(h, r);
     }
     if (!strcmp(method, "POST") && (!strcmp(url, "/api/v1/symbolicate") || !strcmp(url, "/symbolicate"))) {
-        if (!admin_ok(h, c)) {
-            r->state = ST_DONE;
-            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
-        }
+        if (!admin_ok(h, c))
+            return refuse_admin(r);
         r->kind = url[1] == 'a' ? K_SYMJSON : K_SYMXML;
         return MHD_YES;
     }
     if (!strcmp(method, "POST") && is_reprocess(url)) {
-        if (!admin_ok(h, c)) {
-            r->state = ST_DONE;
-            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
-        }
+        if (!admin_ok(h, c))
+            return refuse_admin(r);
         r->kind = K_REPROCESS;
         return MHD_YES;
     }
     if (!strcmp(method, "DELETE") && !strncmp(url, "/api/v1/crashes/", 16) && url[16] &&
         !strchr(url + 16, '/')) {
-        if (!admin_ok(h, c)) {
-            r->state = ST_DONE;
-            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
-        }
+        if (!admin_ok(h, c))
+            return refuse_admin(r);
         r->kind = K_DELETE;
         return MHD_YES;
     }
     if ((!strcmp(method, "POST") || !strcmp(method, "DELETE")) &&
         !strncmp(url, "/api/v1/projects", 16) && (!url[16] || url[16] == '/')) {
-        if (!admin_ok(h, c)) {
-            r->state = ST_DONE;
-            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
-        }
+        if (!admin_ok(h, c))
+            return refuse_admin(r);
         r->kind = K_PROJECT;
         return MHD_YES;
     }
     if (!strcmp(method, "POST") && (is_merge(url) || is_unmerge(url))) {
-        if (!admin_ok(h, c)) {
-            r->state = ST_DONE;
-            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
-        }
+        if (!admin_ok(h, c))
+            return refuse_admin(r);
         r->kind = is_merge(url) ? K_MERGE : K_UNMERGE;
         return MHD_YES;
     }
     if (!strcmp(method, "PATCH") && !strncmp(url, "/api/v1/groups/", 15)) {
-        if (!admin_ok(h, c)) {
-            r->state = ST_DONE;
-            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
-        }
+        if (!admin_ok(h, c))
+            return refuse_admin(r);
         r->kind = K_PATCH;
         return MHD_YES;
     }
+    /* The other admin routes, and a path under /api/ that names none. */
+    if (!strncmp(url, "/api/", 5) && !admin_ok(h, c))
+        return refuse_admin(r);
     r->kind = K_OTHER;
     return MHD_YES;
 }
@@ -2494,6 +2506,21 @@ static void slow_scan(struct loop *L)
     }
 }
 
+/* A K_REFUSED request's body: counted (in written) and dropped, then
+ * answered 401.  A chunked body gives no length to refuse it by at its
+ * headers: past MAX_DRAINED_BODY the connection is closed. */
+static enum MHD_Result refused_body(req *r, size_t *size)
+{
+    if (*size) {
+        r->written += *size;
+        *size = 0;
+        return r->written > MAX_DRAINED_BODY ? MHD_NO : MHD_YES;
+    }
+    conn_exempt(r->conn); /* received whole */
+    r->state = ST_DONE;
+    return send_error(r->conn, 401, "admin token required (Authorization: Bearer ...)", NULL);
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload_data,
                                size_t *upload_data_size, void **con_cls)
@@ -2527,6 +2554,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     if (r->kind == K_OTHER)
         return route_other(h, r, url, method);
+    if (r->kind == K_REFUSED)
+        return refused_body(r, upload_data_size);
 
     if (*upload_data_size && r->kind == K_SYMUP) {
         sym_upload_chunk(h, r, upload_data, *upload_data_size);

@@ -6,20 +6,21 @@
 # clients take for a server away and try again (an oversized report or
 # upload, a wrong ingest key).  Sent twice on one connection: each must be
 # answered STATUS, with TEXT in the answer, after its body.
-#   whole_twice.py PORT PATH HEADER BODY STATUS TEXT
+#   whole_twice.py PORT PATH HEADER BODY STATUS TEXT [METHOD]
 # HEADER: one "Name: value" line (the key or token); BODY: @FILE, or a
-# number of bytes of "x".  Prints "STATUS twice", else exits non-zero with
-# what came back.
+# number of bytes of "x"; METHOD: POST unless given.  Prints "STATUS
+# twice", else exits non-zero with what came back.
 import socket
 import sys
 
 port, path, header, body, status, text = sys.argv[1:7]
+method = sys.argv[7] if len(sys.argv) > 7 else "POST"
 if body.startswith("@"):
     with open(body[1:], "rb") as f:
         data = f.read()
 else:
     data = b"x" * int(body)
-req = (b"POST " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + header.encode() +
+req = (method.encode() + b" " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + header.encode() +
        b"\r\nContent-Length: " + str(len(data)).encode() + b"\r\n\r\n" + data)
 s = socket.create_connection(("127.0.0.1", int(port)))
 s.settimeout(60)
