@@ -2864,6 +2864,40 @@ static void test_notices(void **st)
     assert_int_equal(n, 1);
     assert_string_equal(t[0].kind, FL_NOTICE_REGRESSED);
     assert_string_equal(t[0].crash_id, "n4");
+
+    /* A digest's claim (notify.c): a storm's notices taken at once, oldest
+     * first, put back together after a failed send and taken again
+     * together, then forgotten. */
+    enum { STORM = 40 };
+    fl_notice *many = calloc(2 * STORM, sizeof *many);
+    assert_non_null(many);
+    for (int i = 0; i < STORM; i++) {
+        char cid[16], g[16];
+        snprintf(cid, sizeof cid, "m%02d", i);
+        snprintf(g, sizeof g, "gm%02d", i);
+        assert_true(ingest_at(e, cid, "1.0", T0, ref));
+        apply_c(e, &(crash){.id = cid, .ref = ref, .group = g, .version = "1.0"}, false);
+    }
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 2 * STORM, many, &n), 0);
+    assert_int_equal(n, STORM);
+    for (int i = 0; i < STORM; i++) {
+        char cid[16];
+        snprintf(cid, sizeof cid, "m%02d", i);
+        assert_string_equal(many[i].crash_id, cid);
+        assert_true(!i || many[i].id > many[i - 1].id);
+        assert_int_equal(e->s->notice_later(e->c, many[i].id, now + 2), 0);
+    }
+    assert_int_equal(e->s->notices_claim(e->c, now + 1, 60, 7200, 2 * STORM, many, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(e->s->notices_claim(e->c, now + 2, 60, 7200, 2 * STORM, many, &n), 0);
+    assert_int_equal(n, STORM);
+    for (int i = 0; i < STORM; i++) {
+        assert_int_equal(many[i].attempts, 2);
+        assert_int_equal(e->s->notice_done(e->c, many[i].id), 0);
+    }
+    assert_int_equal(e->s->notices_claim(e->c, now + 100, 60, 7200, 2 * STORM, many, &n), 0);
+    assert_int_equal(n, 1); /* n4's regression alone, its lease over */
+    free(many);
     e->s->notify = false;
 }
 
