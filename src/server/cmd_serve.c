@@ -41,6 +41,7 @@ typedef struct opts {
     bool no_remote_unwind, no_id_filter;
     int64_t retention_s; /* 0: crashes are kept for good */
     const char *notify_url;
+    unsigned notify_digest, notify_period_s; /* --notify-digest N/PERIOD */
     bool listen_given; /* --listen on the command line */
 } opts;
 
@@ -104,6 +105,10 @@ static void usage(FILE *f)
             "  --notify-url URL     POST each new crash group and each regression to URL as\n"
             "                       JSON (with a \"text\" line for Slack-style webhooks); give\n"
             "                       it to the processes that process crashes\n"
+            "  --notify-digest N[/P]  at most N events a period P (default 5/1m; P: N\n"
+            "                       followed by s, m or h) are POSTed one by one; the others\n"
+            "                       wait for the period's end and go as one digest, one a\n"
+            "                       period while a storm lasts (0: every event alone)\n"
             "\n"
             "Symbols: uploads and DIR/symbols/incoming/ land in DIR/symbols/processed/,\n"
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
@@ -150,6 +155,49 @@ static int parse_retention(const char *v, int64_t *out)
         return -1;
     }
     *out = (int64_t)(x * mul);
+    return 0;
+}
+
+/* --notify-digest N[/PERIOD]: PERIOD is N followed by s, m or h (bare:
+ * seconds), at most a day. */
+static int parse_digest(const char *v, opts *o)
+{
+    static const struct {
+        char unit;
+        uint64_t s;
+    } units[] = {{'h', 3600}, {'m', 60}, {'s', 1}};
+    char num_s[24], per_s[24];
+    const char *slash = v ? strchr(v, '/') : NULL;
+    size_t n = slash ? (size_t)(slash - v) : v ? strlen(v) : 0;
+    uint64_t x, p = 60, mul = 1;
+    bool ok = n && n < sizeof num_s;
+    if (ok) {
+        memcpy(num_s, v, n);
+        num_s[n] = '\0';
+        ok = !fl_parse_u64(num_s, &x) && x <= 10000;
+    }
+    if (ok && slash) {
+        size_t k = strspn(slash + 1, "0123456789");
+        ok = k && k < sizeof per_s;
+        for (size_t i = 0; ok && slash[1 + k] && i < sizeof units / sizeof *units; i++)
+            if (slash[1 + k] == units[i].unit)
+                mul = units[i].s;
+        ok = ok && (!slash[1 + k] || (mul != 1 || slash[1 + k] == 's')) &&
+             (!slash[1 + k] || !slash[2 + k]);
+        if (ok) {
+            memcpy(per_s, slash + 1, k);
+            per_s[k] = '\0';
+            ok = !fl_parse_u64(per_s, &p) && p && p <= 86400 / mul;
+            p *= mul;
+        }
+    }
+    if (!ok) {
+        fprintf(stderr, "faultline serve: --notify-digest wants N (0..10000) or N/PERIOD, the "
+                        "period 1 s to a day (e.g. 5/1m, 10/30s)\n");
+        return -1;
+    }
+    o->notify_digest = (unsigned)x;
+    o->notify_period_s = (unsigned)p;
     return 0;
 }
 
@@ -280,6 +328,11 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--notify-url")) {
             if (!(o->notify_url = TAKE))
                 goto missing;
+        } else if (!strcmp(a, "--notify-digest")) {
+            if (!v)
+                goto missing;
+            if (parse_digest(TAKE, o))
+                return -1;
         } else if (!strcmp(a, "--retention")) {
             if (!v)
                 goto missing;
@@ -607,6 +660,8 @@ int fl_cmd_serve(int argc, char **argv)
               .lease_s = 60,
               .republish_after = 30,
               .top_n = 5,
+              .notify_digest = 5,
+              .notify_period_s = 60,
               .max_body = 1u << 20,
               .max_decoded = 8u << 20,
               .max_ratio = 100,
@@ -864,7 +919,8 @@ int fl_cmd_serve(int argc, char **argv)
 
     if (o.notify_url) {
         store->notify = true; /* before the workers apply anything */
-        if (!(notifier = fl_notifier_start(store, &m, o.notify_url, stderr, err, sizeof err)))
+        if (!(notifier = fl_notifier_start(store, &m, o.notify_url, o.notify_digest,
+                                           o.notify_period_s, stderr, err, sizeof err)))
             goto out;
     }
     if (run_workers && o.workers) {

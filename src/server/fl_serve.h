@@ -53,7 +53,8 @@ typedef struct fl_metrics {
     uint64_t dropped_duplicates; /* second copies dropped by the workers */
     uint64_t deleted_retention;  /* crashes removed by --retention (retention.c) */
     uint64_t deleted_request;    /* crashes deleted through the API */
-    uint64_t notify_sent, notify_failed, notify_dropped; /* --notify-url (notify.c) */
+    uint64_t notify_sent, notify_failed, notify_dropped; /* --notify-url events (notify.c) */
+    uint64_t notify_digests_sent, notify_digests_failed, notify_digests_dropped; /* messages */
     uint64_t processing_ns; /* worker time per crash, summed */
     uint64_t requests;
     uint64_t republished;    /* tasks published by the sweep (queue.c) */
@@ -179,10 +180,13 @@ typedef struct fl_notifier fl_notifier;
 /* POST the store's notices (fl_notice: new groups, regressions) to url
  * as JSON, from a thread of its own, retrying with backoff; logs to log
  * (may be NULL) a refusal, the first failure of a run and the end of it.
- * Set s->notify before the workers start for them to be recorded.  NULL
- * with err when it cannot start (url not http:// or https://). */
-fl_notifier *fl_notifier_start(fl_store *s, fl_metrics *m, const char *url, FILE *log, char *err,
-                               size_t errlen);
+ * At most digest_n events every period_s seconds go one by one, the
+ * others as one digest at the period's end (digest_n 0: every event
+ * alone).  Set s->notify before the workers start for them to be
+ * recorded.  NULL with err when it cannot start (url not http:// or
+ * https://). */
+fl_notifier *fl_notifier_start(fl_store *s, fl_metrics *m, const char *url, unsigned digest_n,
+                               unsigned period_s, FILE *log, char *err, size_t errlen);
 void fl_notifier_stop(fl_notifier *n); /* NULL is fine */
 
 /* ---- HTTP */

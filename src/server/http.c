@@ -1698,13 +1698,22 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       FL_M_GET(m->processed), FL_M_GET(m->processing_failed), FL_M_GET(m->dropped_duplicates),
       FL_M_GET(m->deleted_retention), FL_M_GET(m->deleted_request));
     P("# HELP faultline_notifications_total Notices of new groups and regressions POSTed to "
-      "--notify-url by this process: sent (2xx), failed (tried again later), dropped (refused "
-      "with a 4xx, or not delivered for a day).\n"
+      "--notify-url by this process, alone or in a digest: sent (2xx), failed (tried again "
+      "later), dropped (refused with a 4xx, or not delivered for a day).\n"
       "# TYPE faultline_notifications_total counter\n"
       "faultline_notifications_total{result=\"sent\"} %" PRIu64 "\n"
       "faultline_notifications_total{result=\"failed\"} %" PRIu64 "\n"
       "faultline_notifications_total{result=\"dropped\"} %" PRIu64 "\n",
       FL_M_GET(m->notify_sent), FL_M_GET(m->notify_failed), FL_M_GET(m->notify_dropped));
+    P("# HELP faultline_notification_digests_total Digests POSTed to --notify-url by this "
+      "process (one message for the events of a storm, each also counted in "
+      "faultline_notifications_total): sent, failed, dropped as there.\n"
+      "# TYPE faultline_notification_digests_total counter\n"
+      "faultline_notification_digests_total{result=\"sent\"} %" PRIu64 "\n"
+      "faultline_notification_digests_total{result=\"failed\"} %" PRIu64 "\n"
+      "faultline_notification_digests_total{result=\"dropped\"} %" PRIu64 "\n",
+      FL_M_GET(m->notify_digests_sent), FL_M_GET(m->notify_digests_failed),
+      FL_M_GET(m->notify_digests_dropped));
     uint64_t cnt = FL_M_GET(m->processed) + FL_M_GET(m->processing_failed);
     P("# HELP faultline_processing_seconds Worker time per crash.\n"
       "# TYPE faultline_processing_seconds summary\n"

@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | notifydigest | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -590,6 +590,99 @@ EOF
   sleep 2.5
   [ "$(grep -c '^404 ' "$work/hook.out")" = 1 ] || fail "a refused event was sent again: $(grep -c '^404 ' "$work/hook.out") times"
   ok "--notify-url: new group (after a 500, retried) and regression POSTed as JSON, nothing for the second crash; a 404 dropped"
+  stop || fail "shutdown rc"
+  ;;
+notifydigest)
+  # --notify-digest 3/3s: a few new groups go one by one; a storm (20 new
+  # groups at once: a backlog processed at a start) goes as 3 one by one,
+  # then one digest at the period's end -- refused once (500) and sent
+  # again after its backoff.
+  for bad in x 5/0s 5/2d 10001 5/3x; do
+    "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --notify-url http://127.0.0.1:9/ --notify-digest "$bad" >/dev/null 2>"$work/e" &&
+      fail "--notify-digest $bad started"
+    grep -q -- '--notify-digest wants' "$work/e" || fail "--notify-digest $bad: $(cat "$work/e")"
+  done
+  cat >"$work/hook.py" <<'EOF'
+import http.server, sys
+out, portfile = sys.argv[1], sys.argv[2]
+digests = [0]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        code = 200
+        if b'"event":"digest"' in body:
+            digests[0] += 1
+            code = 500 if digests[0] == 1 else 200
+        with open(out, "ab") as f:
+            f.write(b"%d %s\n" % (code, body))
+        self.send_response(code)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(portfile, "w").write(str(srv.server_port))
+srv.serve_forever()
+EOF
+  python3 "$work/hook.py" "$work/hook.out" "$work/hook.port" >/dev/null 2>&1 &
+  HPID=$!
+  for _ in $(seq 50); do [ -s "$work/hook.port" ] && break; sleep 0.1; done
+  hook="http://127.0.0.1:$(cat "$work/hook.port")/hook"
+  # A few: two new groups, each its own message.
+  start "$work/d" --notify-url "$hook" --notify-digest 3/3s
+  for i in 0 1; do
+    "$POST" log 300 $i fewapp 1.0 >"$work/f.log"
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/f.log"); [ "$c" = 200 ] || fail "ingest -> $c"
+  done
+  for _ in $(seq 150); do [ "$(grep -c '^200 ' "$work/hook.out" 2>/dev/null)" = 2 ] && break; sleep 0.1; done
+  [ "$(grep -c '^200 {"event":"new_group"' "$work/hook.out")" = 2 ] || fail "a few: $(cat "$work/hook.out")"
+  stop || fail "shutdown rc"
+  # A storm: 20 new groups (5 applications, 4 signatures each) stored
+  # without workers, processed at the next start.
+  start "$work/d" --workers 0
+  for a in 0 1 2 3 4; do
+    for i in 0 1 2 3; do
+      "$POST" log $((200 + a)) $i "storm$a" 1.0 >"$work/s.log"
+      c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/s.log"); [ "$c" = 200 ] || fail "storm ingest -> $c"
+    done
+  done
+  stop || fail "shutdown rc"
+  : >"$work/hook.out"
+  start "$work/d" --notify-url "$hook" --notify-digest 3/3s
+  cat >"$work/check.py" <<'EOF'
+import json, sys
+lines = [l.split(" ", 1) for l in open(sys.argv[1]).read().splitlines()]
+msgs = [(int(c), json.loads(b)) for c, b in lines]
+delivered = sum(1 if j["event"] != "digest" else j["events"] for c, j in msgs if c == 200)
+if delivered < 20:
+    sys.exit(3)  # not yet
+assert delivered == 20, delivered
+assert [j["event"] for c, j in msgs[:3]] == ["new_group"] * 3 and all(c == 200 for c, j in msgs[:3]), msgs[:3]
+c, d = msgs[3]
+assert c == 500 and d["event"] == "digest", msgs[3]
+sent = [j for c, j in msgs[4:] if c == 200]
+assert sent and sent[0]["event"] == "digest", msgs[4:]
+d = sent[0]
+assert d["events"] >= 2 and d["counts"] == {"new_group": d["events"], "regressed": 0}, d
+assert sum(a["new_group"] for a in d["apps"]) == d["events"], d["apps"]
+assert all(a["app"].startswith("storm") and a["project"] == "default" for a in d["apps"]), d["apps"]
+assert [a["new_group"] for a in d["apps"]] == sorted((a["new_group"] for a in d["apps"]), reverse=True), d["apps"]
+assert 1 <= len(d["groups"]) <= 5 and all(g["event"] == "new_group" and g["group"]["id"] and "frames" not in g["group"] for g in d["groups"]), d["groups"]
+assert d["text"].startswith("Digest of %d crash events since " % d["events"]), d["text"]
+assert ("%d new crash groups" % d["events"]) in d["text"] and "Largest: " in d["text"], d["text"]
+assert d["groups"][0]["group"]["id"] in d["text"] and d["groups"][0]["group"]["signature"] in d["text"], d["text"]
+ids = {json.dumps(j["group"]["id"]) for c, j in msgs[:3]}
+assert not ids & {json.dumps(g["group"]["id"]) for g in d["groups"]}, "a group both alone and in the digest"
+print(len(msgs), "messages,", d["events"], "events in the digest")
+EOF
+  for _ in $(seq 300); do python3 "$work/check.py" "$work/hook.out" >"$work/check.out" 2>&1; rc=$?; [ $rc = 3 ] || break; sleep 0.1; done
+  [ $rc = 0 ] || fail "storm: $(cat "$work/check.out"; cut -c1-300 "$work/hook.out")"
+  metric_has '^faultline_notifications_total{result="sent"} 20$' || fail "sent metric: $(curl -s "$(url /metrics)" | grep notif)"
+  metric_has '^faultline_notification_digests_total{result="sent"} 1$' || fail "digests sent metric: $(curl -s "$(url /metrics)" | grep notif)"
+  metric_has '^faultline_notification_digests_total{result="failed"} 1$' || fail "digests failed metric"
+  grep -q 'notify: cannot send to .*HTTP 500' "$work/err" || fail "the failed digest was not logged: $(tail -3 "$work/err")"
+  ok "--notify-digest 3/3s: 2 new groups sent alone; a storm of 20 sent as 3 alone and a digest ($(cat "$work/check.out")), retried after a 500"
   stop || fail "shutdown rc"
   ;;
 dedup)
