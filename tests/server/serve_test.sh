@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | notifydigest | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | notifydigest (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -596,7 +596,14 @@ notifydigest)
   # --notify-digest 3/3s: a few new groups go one by one; a storm (20 new
   # groups at once: a backlog processed at a start) goes as 3 one by one,
   # then one digest at the period's end -- refused once (500) and sent
-  # again after its backoff.
+  # again after its backoff.  FL_TEST_PG=1: on a throwaway PostgreSQL.
+  DB=()
+  if [ -n "${FL_TEST_PG:-}" ]; then
+    . "$(dirname "$0")/../lib/postgres.sh"
+    trap 'pg_stop; cleanup' EXIT
+    pg_start
+    DB=(--db "$PGURL")
+  fi
   for bad in x 5/0s 5/2d 10001 5/3x; do
     "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --notify-url http://127.0.0.1:9/ --notify-digest "$bad" >/dev/null 2>"$work/e" &&
       fail "--notify-digest $bad started"
@@ -630,7 +637,7 @@ EOF
   for _ in $(seq 50); do [ -s "$work/hook.port" ] && break; sleep 0.1; done
   hook="http://127.0.0.1:$(cat "$work/hook.port")/hook"
   # A few: two new groups, each its own message.
-  start "$work/d" --notify-url "$hook" --notify-digest 3/3s
+  start "$work/d" "${DB[@]}" --notify-url "$hook" --notify-digest 3/3s
   for i in 0 1; do
     "$POST" log 300 $i fewapp 1.0 >"$work/f.log"
     c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/f.log"); [ "$c" = 200 ] || fail "ingest -> $c"
@@ -640,7 +647,7 @@ EOF
   stop || fail "shutdown rc"
   # A storm: 20 new groups (5 applications, 4 signatures each) stored
   # without workers, processed at the next start.
-  start "$work/d" --workers 0
+  start "$work/d" "${DB[@]}" --workers 0
   for a in 0 1 2 3 4; do
     for i in 0 1 2 3; do
       "$POST" log $((200 + a)) $i "storm$a" 1.0 >"$work/s.log"
@@ -649,7 +656,7 @@ EOF
   done
   stop || fail "shutdown rc"
   : >"$work/hook.out"
-  start "$work/d" --notify-url "$hook" --notify-digest 3/3s
+  start "$work/d" "${DB[@]}" --notify-url "$hook" --notify-digest 3/3s
   cat >"$work/check.py" <<'EOF'
 import json, sys
 lines = [l.split(" ", 1) for l in open(sys.argv[1]).read().splitlines()]
@@ -682,7 +689,8 @@ EOF
   metric_has '^faultline_notification_digests_total{result="sent"} 1$' || fail "digests sent metric: $(curl -s "$(url /metrics)" | grep notif)"
   metric_has '^faultline_notification_digests_total{result="failed"} 1$' || fail "digests failed metric"
   grep -q 'notify: cannot send to .*HTTP 500' "$work/err" || fail "the failed digest was not logged: $(tail -3 "$work/err")"
-  ok "--notify-digest 3/3s: 2 new groups sent alone; a storm of 20 sent as 3 alone and a digest ($(cat "$work/check.out")), retried after a 500"
+  [ -z "${FL_TEST_PG:-}" ] || [ ! -e "$work/d/faultline.db" ] || fail "FL_TEST_PG: the server used SQLite"
+  ok "--notify-digest 3/3s${FL_TEST_PG:+ (PostgreSQL)}: 2 new groups sent alone; a storm of 20 sent as 3 alone and a digest ($(cat "$work/check.out")), retried after a 500"
   stop || fail "shutdown rc"
   ;;
 dedup)
