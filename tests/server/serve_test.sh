@@ -366,7 +366,8 @@ auth)
   # before the body and the connection closed under it: a 502 behind nginx).
   bodied=("PATCH /api/v1/groups/$gid" "POST /api/v1/symbolicate" "POST /symbolicate"
           "POST /api/v1/projects" "POST /api/v1/projects/p1/keys" "POST /api/v1/crashes/$id/reprocess"
-          "DELETE /api/v1/crashes/$id" "DELETE /api/v1/projects/p1/keys/k1" "POST /api/v1/no-such-route")
+          "DELETE /api/v1/crashes/$id" "DELETE /api/v1/projects/p1/keys/k1" "POST /api/v1/no-such-route"
+          "POST /api/v1/groups/$gid/merge" "POST /api/v1/groups/$gid/unmerge")
   for r in "${bodied[@]}"; do
     set -- $r
     python3 "$(dirname "$0")/../lib/whole_twice.py" "$PORT" "$2" "Authorization: Bearer nope" 300000 401 \
