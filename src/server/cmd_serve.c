@@ -106,9 +106,10 @@ static void usage(FILE *f)
             "                       JSON (with a \"text\" line for Slack-style webhooks); give\n"
             "                       it to the processes that process crashes\n"
             "  --notify-digest N[/P]  at most N events a period P (default 5/1m; P: N\n"
-            "                       followed by s, m or h) are POSTed one by one; the others\n"
-            "                       wait for the period's end and go as one digest, one a\n"
-            "                       period while a storm lasts (0: every event alone)\n"
+            "                       seconds, or N followed by s, m or h) are POSTed one by\n"
+            "                       one; the others wait for the period's end and go as one\n"
+            "                       digest, one a period while a storm lasts (0: every event\n"
+            "                       alone); needs --notify-url\n"
             "\n"
             "Symbols: uploads and DIR/symbols/incoming/ land in DIR/symbols/processed/,\n"
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
@@ -228,6 +229,7 @@ static int parse_listen(opts *o, const char *v)
 
 static int parse_args(opts *o, int argc, char **argv)
 {
+    bool digest_given = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -333,6 +335,7 @@ static int parse_args(opts *o, int argc, char **argv)
                 goto missing;
             if (parse_digest(TAKE, o))
                 return -1;
+            digest_given = true;
         } else if (!strcmp(a, "--retention")) {
             if (!v)
                 goto missing;
@@ -387,6 +390,11 @@ static int parse_args(opts *o, int argc, char **argv)
         fprintf(stderr, "faultline serve: %s needs a value\n", a);
         return -1;
 #undef TAKE
+    }
+    if (digest_given && !o->notify_url) {
+        /* Said, rather than a setting that silently does nothing. */
+        fprintf(stderr, "faultline serve: --notify-digest needs --notify-url\n");
+        return -1;
     }
     /* Values that would start a server that cannot work: libmicrohttpd
      * drops every connection with a header block under 4 KiB, a timeout

@@ -77,6 +77,31 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     return k;
 }
 
+/* The "text" line as Slack reads it: '&', '<' and '>' escaped, as its
+ * message format asks.  Names come from crash logs, which anyone with
+ * the ingest key writes: an application named "<!channel>" would
+ * otherwise notify a whole channel, and "<https://x|y>" show a link.
+ * The JSON's other fields keep the names as they are.  Caller frees;
+ * NULL on OOM. */
+static char *slack_text(const char *in)
+{
+    size_t n = 0;
+    for (const char *p = in; *p; p++)
+        n += *p == '&' ? 5 : *p == '<' || *p == '>' ? 4 : 1;
+    char *out = malloc(n + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *p = in; *p; p++) {
+        const char *e = *p == '&' ? "&amp;" : *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : NULL;
+        if (e)
+            o = stpcpy(o, e);
+        else
+            *o++ = *p;
+    }
+    *o = '\0';
+    return out;
+}
+
 /* What is POSTed for notice t: the event, a line of text and the group as
  * GET /api/v1/groups lists it.  NULL when the group is gone (or on OOM). */
 static char *body_of(fl_notifier *nf, fl_store_conn *c, const fl_notice *t)
@@ -108,8 +133,13 @@ static char *body_of(fl_notifier *nf, fl_store_conn *c, const fl_notice *t)
                  other ? ")" : "", sig ? sig : "");
     char when[32];
     fl_iso_time(t->created, when);
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:o}", "event", t->kind, "text", text, "crash_id",
-                          t->crash_id, "time", when, "group", g);
+    char *st = slack_text(text);
+    json_t *j = st ? json_pack("{s:s,s:s,s:s,s:s,s:o}", "event", t->kind, "text", st, "crash_id",
+                               t->crash_id, "time", when, "group", g)
+                   : NULL;
+    if (!st)
+        json_decref(g);
+    free(st);
     char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     return s;
@@ -405,10 +435,14 @@ static char *digest_of(fl_notifier *nf, fl_store_conn *c, const fl_notice *t, si
     }
     char now[32];
     fl_iso_time(fl_now(), now);
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:O,s:O}", "event", "digest", "text",
-                          text, "time", now, "since", when, "events", (json_int_t)n, "counts",
-                          FL_NOTICE_NEW_GROUP, (json_int_t)kinds[0], FL_NOTICE_REGRESSED,
-                          (json_int_t)kinds[1], "apps", list, "groups", groups);
+    char *st = slack_text(text);
+    json_t *j =
+        !st ? NULL
+            : json_pack("{s:s,s:s,s:s,s:s,s:I,s:{s:I,s:I},s:O,s:O}", "event", "digest", "text", st,
+                        "time", now, "since", when, "events", (json_int_t)n, "counts",
+                        FL_NOTICE_NEW_GROUP, (json_int_t)kinds[0], FL_NOTICE_REGRESSED,
+                        (json_int_t)kinds[1], "apps", list, "groups", groups);
+    free(st);
     out = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
 done:

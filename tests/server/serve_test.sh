@@ -590,8 +590,24 @@ EOF
   grep -q 'notify: .* refused new_group of group .* (HTTP 404)' "$work/err" || fail "the refusal was not logged: $(tail -3 "$work/err")"
   sleep 2.5
   [ "$(grep -c '^404 ' "$work/hook.out")" = 1 ] || fail "a refused event was sent again: $(grep -c '^404 ' "$work/hook.out") times"
-  ok "--notify-url: new group (after a 500, retried) and regression POSTed as JSON, nothing for the second crash; a 404 dropped"
+  # An application named with Slack's markup: escaped in "text" (no
+  # channel-wide mention, no link), as it is in "group".
+  echo 200 >"$work/hook.out.mode"
+  "$POST" log 12 3 '<!channel> & <https://evil.example|x>' 1.0 >"$work/n5.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/n5.log"); [ "$c" = 200 ] || fail "markup app -> $c"
+  for _ in $(seq 150); do grep -q 'evil.example' "$work/hook.out" && break; sleep 0.1; done
+  python3 - "$(grep 'evil.example' "$work/hook.out" | head -1)" <<'EOF' || fail "Slack markup: $(grep evil "$work/hook.out")"
+import json, sys
+j = json.loads(sys.argv[1].split(" ", 2)[2])
+assert j["group"]["app"] == "<!channel> & <https://evil.example|x>", j["group"]["app"]
+assert "New crash group in &lt;!channel&gt; &amp; &lt;https://evil.example|x&gt;: " in j["text"], j["text"]
+assert "<" not in j["text"] and ">" not in j["text"], j["text"]
+EOF
+  ok "--notify-url: new group (after a 500, retried) and regression POSTed as JSON, nothing for the second crash; a 404 dropped; Slack's markup escaped in the text"
   stop || fail "shutdown rc"
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --notify-digest 3 >/dev/null 2>"$work/e" &&
+    fail "--notify-digest without --notify-url started"
+  grep -q 'needs --notify-url' "$work/e" || fail "--notify-digest alone: $(cat "$work/e")"
   ;;
 notifydigest)
   # --notify-digest 3/3s: a few new groups go one by one; a storm (20 new
