@@ -534,6 +534,16 @@ static int pass(run *r, bool first)
         items_free(items, n);
         return -1;
     }
+    /* A --url was checked with the options; FAULTLINE_URL is checked once
+     * there is something to send to it, as its absence is. */
+    const char *url_bad = r->o->url ? fl_report_url_problem(r->o->url) : NULL;
+    if ((r->send_all || r->interactive) && url_bad) {
+        warn("FAULTLINE_URL '%.200s': %s (e.g. http://HOST:8080/api/v1/crashes); logs kept",
+             r->o->url, url_bad);
+        r->kept += (unsigned)n;
+        items_free(items, n);
+        return -1;
+    }
     if (first && r->o->show)
         for (size_t i = 0; i < n; i++)
             show_full(&items[i]);
@@ -644,11 +654,18 @@ static int parse_args(int argc, char **argv, opts *o)
     opterr = 0;
     int c;
     int li = -1;
+    const char *bad;
     while ((c = getopt_long(argc, argv, ":s:u:k:yqh", lopts, &li)) != -1) {
         long *sec = NULL;
         switch (c) {
         case 's': o->spool = optarg; break;
-        case 'u': o->url = optarg; break;
+        case 'u':
+            if (*optarg && (bad = fl_report_url_problem(optarg))) {
+                warn("--url '%.200s': %s (e.g. http://HOST:8080/api/v1/crashes)", optarg, bad);
+                return FL_EXIT_USAGE;
+            }
+            o->url = optarg;
+            break;
         case 'k': o->key = optarg; break;
         case 'y': o->yes = true; break;
         case 'q': o->quiet = true; break;
@@ -672,12 +689,10 @@ static int parse_args(int argc, char **argv, opts *o)
         case 'h': usage(stdout); return FL_EXIT_OK + 1000;
         case O_VERSION: printf(PROG " " FL_REPORTER_VERSION "\n"); return FL_EXIT_OK + 1000;
         case ':':
-            warn("option %s needs a value", argv[optind - 1]);
-            usage(stderr);
+            warn("option %s needs a value; see " PROG " --help", argv[optind - 1]);
             return FL_EXIT_USAGE;
         default:
-            warn("unknown option '%s'", argv[optind - 1]);
-            usage(stderr);
+            warn("unknown option '%s'; see " PROG " --help", argv[optind - 1]);
             return FL_EXIT_USAGE;
         }
         if (sec && fl_report_parse_seconds(optarg, sec) != 0) {
@@ -689,8 +704,7 @@ static int parse_args(int argc, char **argv, opts *o)
         li = -1;
     }
     if (optind < argc) {
-        warn("unexpected argument '%s'", argv[optind]);
-        usage(stderr);
+        warn("unexpected argument '%s'; see " PROG " --help", argv[optind]);
         return FL_EXIT_USAGE;
     }
     if (once && o->retry_until >= 0) {
@@ -703,7 +717,7 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if (o->cacert && !*o->cacert)
         o->cacert = NULL;
-    const char *bad = o->cacert ? fl_file_problem(o->cacert) : NULL;
+    bad = o->cacert ? fl_file_problem(o->cacert) : NULL;
     if (bad) {
         warn("--cacert %.200s: %s", o->cacert, bad);
         return FL_EXIT_USAGE;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t cap)
@@ -69,4 +70,15 @@ bool fl_report_header_ok(const char *s)
         if ((unsigned char)*s < 0x20 || *s == 0x7f)
             return false;
     return true;
+}
+
+const char *fl_report_url_problem(const char *url)
+{
+    size_t skip = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
+    if (!skip)
+        return strstr(url, "://") ? "only http:// and https:// are supported"
+                                  : "no http:// or https:// in front";
+    if (!url[skip] || strchr("/?#:", url[skip]))
+        return "no host after the scheme";
+    return NULL;
 }

@@ -24,4 +24,11 @@ bool fl_report_email_ok(const char *s);
 /* A header value (ingest key) must not carry control characters. */
 bool fl_report_header_ok(const char *s);
 
+/* Why url cannot be a server's URL, or NULL when it can: it must start
+ * with http:// or https:// and name a host.  libcurl would otherwise guess
+ * a scheme for "HOST:PORT" (ftp:// for a host named ftp.*) or try a
+ * typo's first word as a host name, and the reporter would keep every log
+ * as if the server were away. */
+const char *fl_report_url_problem(const char *url);
+
 #endif

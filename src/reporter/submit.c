@@ -128,6 +128,7 @@ int fl_cmd_submit(int argc, char **argv)
                             .key = getenv("FAULTLINE_INGEST_KEY"),
                             .cacert = getenv("FAULTLINE_CACERT")};
     const char *email = "";
+    bool url_given = false;
     optind = 1;
     opterr = 0;
     int c;
@@ -135,7 +136,10 @@ int fl_cmd_submit(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":s:k:h", lopts, &li)) != -1) {
         long *sec = NULL;
         switch (c) {
-        case 's': cfg.url = optarg; break;
+        case 's':
+            cfg.url = optarg;
+            url_given = true;
+            break;
         case 'k': cfg.key = optarg; break;
         case O_EMAIL:
             if (!fl_report_email_ok(optarg)) {
@@ -150,12 +154,14 @@ int fl_cmd_submit(int argc, char **argv)
         case O_CA: cfg.cacert = optarg; break;
         case 'h': usage(stdout); return FL_EXIT_OK;
         case ':':
-            fprintf(stderr, "faultline submit: option %s needs a value\n", argv[optind - 1]);
-            usage(stderr);
+            fprintf(stderr,
+                    "faultline submit: option %s needs a value; see faultline submit "
+                    "--help\n",
+                    argv[optind - 1]);
             return FL_EXIT_USAGE;
         default:
-            fprintf(stderr, "faultline submit: unknown option '%s'\n", argv[optind - 1]);
-            usage(stderr);
+            fprintf(stderr, "faultline submit: unknown option '%s'; see faultline submit --help\n",
+                    argv[optind - 1]);
             return FL_EXIT_USAGE;
         }
         if (sec && fl_report_parse_seconds(optarg, sec) != 0) {
@@ -167,12 +173,18 @@ int fl_cmd_submit(int argc, char **argv)
         li = -1;
     }
     if (optind >= argc) {
-        fprintf(stderr, "faultline submit: no crash log given\n");
-        usage(stderr);
+        fprintf(stderr, "faultline submit: no crash log given; see faultline submit --help\n");
         return FL_EXIT_USAGE;
     }
     if (!cfg.url || !*cfg.url) {
         fprintf(stderr, "faultline submit: no server: use --server URL or set FAULTLINE_URL\n");
+        return FL_EXIT_USAGE;
+    }
+    const char *urlbad = fl_report_url_problem(cfg.url);
+    if (urlbad) {
+        fprintf(stderr,
+                "faultline submit: %s '%.200s': %s (e.g. http://HOST:8080/api/v1/crashes)\n",
+                url_given ? "--server" : "FAULTLINE_URL", cfg.url, urlbad);
         return FL_EXIT_USAGE;
     }
     if (!fl_report_header_ok(cfg.key)) {

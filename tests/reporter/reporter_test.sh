@@ -536,6 +536,21 @@ case_usage() {
     expect_rc 64
     rep --email 'not an address'
     expect_rc 64
+    # A usage error is one line that says what is wrong and where help is,
+    # not the whole --help text.
+    rep --bogus
+    grep -qx "faultline-report: unknown option '--bogus'; see faultline-report --help" "$WORK/rep.err" ||
+        fail "--bogus: $(cat "$WORK/rep.err")"
+    [ "$(wc -l <"$WORK/rep.err")" = 1 ] || fail "--bogus: more than one line on stderr"
+    rep extra
+    expect_rc 64
+    grep -qx "faultline-report: unexpected argument 'extra'; see faultline-report --help" "$WORK/rep.err" ||
+        fail "extra: $(cat "$WORK/rep.err")"
+    "$REPORTER" --url </dev/null >/dev/null 2>"$WORK/rep.err"
+    RC=$?
+    expect_rc 64
+    grep -qx "faultline-report: option --url needs a value; see faultline-report --help" "$WORK/rep.err" ||
+        fail "--url without value: $(cat "$WORK/rep.err")"
     # A bad value names its option, whichever way it is written.
     rep --timeout abc
     expect_rc 64
@@ -556,6 +571,48 @@ case_usage() {
     # An empty or missing spool is not an error.
     rep --spool "$WORK/does-not-exist" --yes --url http://127.0.0.1:9/
     expect_rc 0
+}
+
+case_url_scheme() {
+    # A URL that is not http:// or https://HOST is said at once (64), with
+    # nothing sent and the logs kept: libcurl would guess a scheme for
+    # HOST:PORT and a typo would be kept for a retry as if the server were
+    # away.
+    mklog "$SPOOL/a.crashlog"
+    start_responder 200
+    local hostport=${URL#http://}
+    hostport=${hostport%%/*}
+    rep --url "$hostport" --yes
+    expect_rc 64
+    grep -qx "faultline-report: --url '$hostport': no http:// or https:// in front (e.g. http://HOST:8080/api/v1/crashes)" \
+        "$WORK/rep.err" || fail "--url HOST:PORT: $(cat "$WORK/rep.err")"
+    [ "$(wc -l <"$WORK/rep.err")" = 1 ] || fail "--url HOST:PORT: more than one line: $(cat "$WORK/rep.err")"
+    rep --url "ftp://$hostport/" --yes
+    expect_rc 64
+    grep -q "only http:// and https:// are supported" "$WORK/rep.err" || fail "--url ftp://: $(cat "$WORK/rep.err")"
+    # From the environment: checked once there is something to send.
+    FAULTLINE_URL="$hostport" rep --yes
+    expect_rc 64
+    grep -q "FAULTLINE_URL '$hostport': no http:// or https:// in front" "$WORK/rep.err" ||
+        fail "FAULTLINE_URL HOST:PORT: $(cat "$WORK/rep.err")"
+    [ "$(requests)" = 0 ] || fail "a request was sent to a URL without a scheme"
+    [ "$(nlogs)" = 1 ] && [ ! -e "$SPOOL/a.crashlog.retry" ] || fail "log not kept as it was"
+    # submit too.
+    timeout 60 "$FAULTLINE" submit "$SPOOL/a.crashlog" --server "$hostport" >"$WORK/s.out" 2>"$WORK/s.err"
+    RC=$?
+    expect_rc 64
+    grep -qx "faultline submit: --server '$hostport': no http:// or https:// in front (e.g. http://HOST:8080/api/v1/crashes)" \
+        "$WORK/s.err" || fail "submit --server HOST:PORT: $(cat "$WORK/s.err")"
+    FAULTLINE_URL="file:///etc" timeout 60 "$FAULTLINE" submit "$SPOOL/a.crashlog" >"$WORK/s.out" 2>"$WORK/s.err"
+    RC=$?
+    expect_rc 64
+    grep -q "faultline submit: FAULTLINE_URL 'file:///etc': only http:// and https://" "$WORK/s.err" ||
+        fail "submit FAULTLINE_URL file://: $(cat "$WORK/s.err")"
+    [ "$(requests)" = 0 ] || fail "submit sent a request to a URL without a scheme"
+    # And the right URL still works.
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(requests)" = 1 ] || fail "not sent to $URL"
 }
 
 case_env_defaults() {

@@ -209,6 +209,20 @@ static void helpers(void **state)
     assert_int_equal(fl_report_parse_seconds("soon", &s), -1);
     assert_int_equal(fl_report_parse_seconds("99999999999", &s), -1);
 
+    /* A server URL: http:// or https:// and a host, nothing libcurl would
+     * have to guess. */
+    assert_null(fl_report_url_problem("http://127.0.0.1:8080"));
+    assert_null(fl_report_url_problem("HTTPS://crash.example.org/api/v1/crashes?key=k"));
+    assert_null(fl_report_url_problem("http://[::1]:8080/"));
+    assert_string_equal(fl_report_url_problem("127.0.0.1:8080"), "no http:// or https:// in front");
+    assert_string_equal(fl_report_url_problem("http//host"), "no http:// or https:// in front");
+    assert_string_equal(fl_report_url_problem("ftp://host/"),
+                        "only http:// and https:// are supported");
+    assert_string_equal(fl_report_url_problem("file:///etc"),
+                        "only http:// and https:// are supported");
+    assert_string_equal(fl_report_url_problem("http://"), "no host after the scheme");
+    assert_string_equal(fl_report_url_problem("https:///path"), "no host after the scheme");
+
     const char *text = "MOJOCRASH 0.0.1\nCRASHLOG_VERSION 1\nAPPLICATION_NAME TestApp\n"
                        "APPLICATION_VERSION 1.0\nCRASH_SIGNAL 11\nCRASH_TIME 1199350192\n"
                        "CALLSTACK 1\nCALLSTACK 2\nEND\n";
