@@ -381,8 +381,10 @@ static int parse_args(opts *o, int argc, char **argv)
                 o->burst = d;
             }
         } else {
-            fprintf(stderr, "faultline serve: unknown option '%s'\n", a);
-            usage(stderr);
+            /* One line that says what is wrong: the whole usage after it
+             * would scroll it off the screen. */
+            fprintf(stderr, "faultline serve: %s '%s'; see faultline serve --help\n",
+                    a[0] == '-' ? "unknown option" : "unexpected argument", a);
             return -1;
         }
         continue;
@@ -724,7 +726,10 @@ int fl_cmd_serve(int argc, char **argv)
     if (run_http || o.listen_given) {
         char lerr[320];
         if (fl_http_check_listen(o.host, o.port, lerr, sizeof lerr)) {
-            fprintf(stderr, "faultline serve: %s\n", lerr);
+            fprintf(stderr,
+                    "faultline serve: %s; give another --listen ADDR:PORT (port 0: any "
+                    "free one)\n",
+                    lerr);
             return 1;
         }
     }

@@ -40,7 +40,9 @@ usage_error() {
 usage_error 64 'usage: faultline <command>'
 usage_error 64 "unknown command 'frob'" frob
 usage_error 64 "unknown command 'frob'" help frob
-usage_error 64 "unknown option '--frob'" serve --frob
+usage_error 64 "unknown option '--frob'; see faultline serve --help" serve --frob
+usage_error 64 "unexpected argument 'extra'; see faultline serve --help" serve extra
+usage_error 64 "unknown option '--frob'; see faultline submit --help" submit f --frob
 usage_error 64 '--listen wants ADDR:PORT' serve --listen foo
 usage_error 64 '--data needs a value' serve --data
 usage_error 64 'no subcommand given' symbols
@@ -69,6 +71,16 @@ usage_error 2 "faultline decode: --context takes no file ('x')" decode --context
 usage_error 2 'usage: faultline dump' dump
 usage_error 2 "faultline dump: unknown option '--bogus'" dump --bogus 1
 usage_error 2 "faultline dump: a value is missing after '--spool'" dump --spool
+
+# A usage error of serve, submit and the reporter is the one line that
+# says what is wrong, not that line followed by the whole --help text,
+# which would scroll it away.
+for args in "serve --frob" "serve extra" "serve --data" "serve --workers x" "submit f --frob" \
+            "submit f --server"; do
+  # shellcheck disable=SC2086 # words on purpose
+  "$FL" $args >/dev/null 2>"$work/err" </dev/null
+  [ "$(wc -l <"$work/err")" = 1 ] || fail "faultline $args: $(wc -l <"$work/err") lines on stderr: $(head -3 "$work/err")"
+done
 
 # The aliases of symbolicate (llvm-symbolizer / addr2line spellings) name
 # the same file as --obj: one unreadable file, one message naming it.

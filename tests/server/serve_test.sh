@@ -1750,6 +1750,7 @@ cli)
   timeout 10 "$FL" serve --listen "127.0.0.1:$PORT" --data "$work/k2" >/dev/null 2>"$work/e2"
   rc=$?; [ $rc != 0 ] && [ $rc != 124 ] || fail "second server on port $PORT: not refused (rc $rc)"
   grep -q 'in use' "$work/e2" || fail "second server on the port: $(cat "$work/e2")"
+  grep -q 'give another --listen ADDR:PORT' "$work/e2" || fail "port in use: no way out said: $(cat "$work/e2")"
   # ... before it made a data directory, keys or a database.
   [ ! -e "$work/k2" ] || fail "a server refused the port made its data directory: $(ls -A "$work/k2")"
   ok "a second server on the same data directory or port is refused"
