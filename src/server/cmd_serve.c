@@ -1022,6 +1022,10 @@ int fl_cmd_serve(int argc, char **argv)
                url_host, fl_http_port(http));
         printf("faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups\n",
                admin, url_host, fl_http_port(http));
+        /* What a new user types next: send a crash log. */
+        printf("faultline: send crash logs with  faultline-report --url "
+               "http://%s:%u/api/v1/crashes --key %s\n",
+               url_host, fl_http_port(http), ingest);
     } else {
         /* Only when asked: a worker beside an API server on one machine
          * would otherwise take the API's default port. */

@@ -1732,6 +1732,8 @@ cli)
   tok=$(grep -o 'admin token: [0-9a-f]*' "$work/out" | cut -d' ' -f3)
   key=$(grep -o 'ingest key:  [0-9a-f]*' "$work/out" | cut -d' ' -f4)
   [ ${#tok} = 32 ] && [ ${#key} = 32 ] || fail "keys not printed: $(cat "$work/out")"
+  grep -qx "faultline: send crash logs with  faultline-report --url http://127.0.0.1:$PORT/api/v1/crashes --key $key" \
+    "$work/out" || fail "no reporter line: $(cat "$work/out")"
   [ "$(stat -c %a "$work/k/admin_token")" = 600 ] || fail "admin_token mode"
   c=$(code GET /api/v1/groups -H "Authorization: Bearer $tok"); [ "$c" = 200 ] || fail "generated token -> $c"
   stop || fail "shutdown rc"
