@@ -743,6 +743,14 @@ int fl_cmd_serve(int argc, char **argv)
         fprintf(stderr, "faultline serve: --data %s: not a directory\n", o.data);
         return 1;
     }
+    /* With the default database, the lock and SQLite's -wal and -shm
+     * files are made in it (and keys, on a first start): said here, rather
+     * than as the first of them that fails.  A store elsewhere may do with
+     * a directory prepared ahead. */
+    if (!o.db && access(o.data, W_OK | X_OK) != 0) {
+        fprintf(stderr, "faultline serve: --data %s: not writable (%s)\n", o.data, strerror(errno));
+        return 1;
+    }
     char dbpath[4096], skip[4096], prefix[4096], lockp[4200];
     if (o.db)
         snprintf(dbpath, sizeof dbpath, "%s", !strncmp(o.db, "sqlite:", 7) ? o.db + 7 : o.db);

@@ -1614,7 +1614,8 @@ readonly)
     timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/ro" --role $role >"$work/out" 2>"$work/e"
     rc=$?
     [ $rc != 0 ] && [ $rc != 124 ] || fail "role $role started on a read-only directory (rc $rc)"
-    grep -q 'Read-only file system' "$work/e" && ! grep -q 'in use by another' "$work/e" ||
+    grep -qx "faultline serve: --data $work/ro: not writable (Read-only file system)" "$work/e" &&
+      ! grep -q 'in use by another' "$work/e" ||
       fail "role $role: $(cat "$work/e")"
     ok "role $role, read-only data directory: $(cat "$work/e")"
   done
