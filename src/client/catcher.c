@@ -220,8 +220,10 @@ static int def_objects(faultline_get_objects_callback cb)
         }
         if (*path && !kv_str("OBJECT_PATH", path))
             return 0;
+        if (m->path_cut && !kv_u64("OBJECT_PATH_CUT", m->path_cut))
+            return 0;
     }
-    return 1;
+    return !fl_mods.omitted || kv_u64("OBJECTS_OMITTED", fl_mods.omitted);
 }
 
 static int def_etc(faultline_get_etc_callback cb)

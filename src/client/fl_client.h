@@ -56,15 +56,19 @@ typedef struct fl_module {
                                 * there is no header (static programs), or 0 */
     uint64_t link_map;         /* identity in the dynamic linker's list, or 0 */
     uint32_t path_off;         /* offset of the path in the path pool */
+    uint16_t path_cut;         /* bytes left out at the path's start (OBJECT_PATH_CUT) */
     uint8_t build_id[FL_BUILD_ID_MAX];
     uint8_t build_id_len;
 } fl_module;
 
 /* The loaded-object table.  Written at install (and by the crash handler
- * when the dynamic linker knows objects the table does not). */
+ * when the dynamic linker knows objects the table does not).  Paths are
+ * kept to FL_PATH_MAX - 1 bytes (their end: path_cut says how much of
+ * their start is gone), within the pool's FL_MODPATH_POOL bytes. */
 typedef struct fl_modtab {
     fl_module mods[FL_MAX_MODULES];
     size_t count;
+    size_t omitted; /* objects loaded past FL_MAX_MODULES (OBJECTS_OMITTED) */
     char pool[FL_MODPATH_POOL];
     size_t pool_used;
 } fl_modtab;

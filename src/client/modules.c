@@ -45,40 +45,59 @@ static struct {
     uint64_t id_addr; /* runtime address of the build id's bytes */
 } segs[FL_MAX_MODULES];
 
-static uint32_t pool_add(const char *s)
+/* Puts an object's path, the bytes of a then those of b, into the pool
+ * as m's.  A path is kept to FL_PATH_MAX - 1 bytes and to the room the
+ * pool has left; a longer one keeps its end, from a '/' when it can --
+ * the file name, which names the module in the OBJECT line -- and
+ * m->path_cut counts the bytes left out before it (precut of them before
+ * a), for OBJECT_PATH_CUT: a cut path is never passed off as whole. */
+static void pool_put(fl_module *m, const char *a, size_t alen, const char *b, size_t blen,
+                     size_t precut)
 {
-    size_t n = fl_strlen(s);
-    if (fl_mods.pool_used + n + 1 > sizeof fl_mods.pool)
-        return 0; /* offset 0 is the empty string */
-    uint32_t off = (uint32_t)fl_mods.pool_used;
-    memcpy(fl_mods.pool + off, s, n + 1);
-    fl_mods.pool_used += n + 1;
-    return off;
+    size_t total = alen + blen, room = sizeof fl_mods.pool - fl_mods.pool_used;
+    size_t keep = total < FL_PATH_MAX - 1 ? total : FL_PATH_MAX - 1;
+    if (keep >= room)
+        keep = room ? room - 1 : 0;
+    size_t cut = total - keep;
+#define AT(i) ((i) < alen ? a[i] : b[(i)-alen])
+    for (size_t i = cut; (precut || cut) && i + 1 < total; i++)
+        if (AT(i) == '/') {
+            cut = i;
+            break;
+        }
+    m->path_cut = (uint16_t)(precut + cut);
+    m->path_off = 0; /* offset 0 is the empty string */
+    if (cut == total)
+        return;
+    char *d = fl_mods.pool + fl_mods.pool_used;
+    m->path_off = (uint32_t)fl_mods.pool_used;
+    for (size_t i = cut; i < total; i++)
+        *d++ = AT(i);
+#undef AT
+    *d = '\0';
+    fl_mods.pool_used += total - cut + 1;
 }
 
-/* An object's path for OBJECT_PATH.  The dynamic linker keeps a relative
- * name as it found it (dlopen("./plugin.so"), LD_LIBRARY_PATH=lib): that
- * is made absolute with the working directory of now -- the one it was
- * loaded from unless the program changed directory since; whoever reads
- * the file compares its build id first.  Signal-safe (the getcwd system
- * call, not libc's, which may allocate). */
-static uint32_t pool_add_path(const char *s)
+/* An object's path for OBJECT_PATH: s, len bytes, whose first precut
+ * bytes are already left out (first: its first byte).  The dynamic linker
+ * keeps a relative name as it found it (dlopen("./plugin.so"),
+ * LD_LIBRARY_PATH=lib): that is made absolute with the working directory
+ * of now -- the one it was loaded from unless the program changed
+ * directory since; whoever reads the file compares its build id first.
+ * Signal-safe (the getcwd system call, not libc's, which may allocate). */
+static void pool_add_path(fl_module *m, const char *s, size_t len, size_t precut, char first)
 {
-    char buf[FL_PATH_MAX];
-    const char *slash = s;
-    while (*slash && *slash != '/')
-        slash++;
-    long n;
-    if (*s == '/' || !*slash || (n = syscall(SYS_getcwd, buf, sizeof buf)) < 2)
-        return pool_add(s);
-    while (s[0] == '.' && s[1] == '/')
-        s += 2;
-    size_t len = fl_strlen(s);
-    buf[n - 1] = '/'; /* over the NUL; "/" itself gives "//name" */
-    if ((size_t)n + len >= sizeof buf)
-        return pool_add(s);
-    memcpy(buf + n, s, len + 1);
-    return pool_add(buf);
+    char cwd[FL_PATH_MAX];
+    long n = 0;
+    if (first != '/' && (precut || memchr(s, '/', len)) &&
+        (n = syscall(SYS_getcwd, cwd, sizeof cwd)) >= 2) {
+        while (!precut && len > 2 && s[0] == '.' && s[1] == '/')
+            s += 2, len -= 2;
+        cwd[n - 1] = '/'; /* over the NUL; "/" itself gives "//name" */
+    } else {
+        n = 0;
+    }
+    pool_put(m, cwd, (size_t)n, s, len, precut);
 }
 
 /* Parses NT_GNU_BUILD_ID out of a note segment already copied to buf;
@@ -198,8 +217,10 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     (void)data;
-    if (fl_mods.count >= FL_MAX_MODULES)
-        return 1;
+    if (fl_mods.count >= FL_MAX_MODULES) {
+        fl_mods.omitted++; /* OBJECTS_OMITTED */
+        return 0;
+    }
     size_t idx = fl_mods.count;
     fl_module *m = &fl_mods.mods[idx];
     memset(m, 0, sizeof *m);
@@ -222,7 +243,9 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
     const char *name = info->dlpi_name;
     if ((!name || !*name) && idx == 0)
         name = fl_g.exe; /* the main program has no name in the list */
-    m->path_off = pool_add_path(name ? name : "");
+    if (!name)
+        name = "";
+    pool_add_path(m, name, fl_strlen(name), 0, *name);
 #ifdef FL_STATIC_ARCHIVE
     /* The vdso has its table; the program is the file /proc/self/exe
      * names even when it was started by a relative path. */
@@ -244,6 +267,7 @@ static int by_lo(const void *a, const void *b)
 int fl_modules_init(void)
 {
     fl_mods.count = 0;
+    fl_mods.omitted = 0;
     fl_mods.pool_used = 1; /* offset 0: "" */
     fl_mods.pool[0] = '\0';
     /* The segments for trace.c once only: it may be reading them. */
@@ -320,8 +344,10 @@ static fl_module *find_by_bias(uint64_t bias, uint64_t lm, size_t *idx)
 /* A library loaded after install: read its ELF header from memory. */
 static void add_from_memory(uint64_t bias, uint64_t lm, uint64_t name_addr)
 {
-    if (fl_mods.count >= FL_MAX_MODULES)
+    if (fl_mods.count >= FL_MAX_MODULES) {
+        fl_mods.omitted++;
         return;
+    }
     ElfW(Ehdr) eh;
     /* A shared object's first PT_LOAD is at vaddr 0, so the header sits at
      * the bias.  Prelinked objects that break this are skipped. */
@@ -338,69 +364,88 @@ static void add_from_memory(uint64_t bias, uint64_t lm, uint64_t name_addr)
     if (m->end <= m->start)
         return;
     m->link_map = lm;
-    char name[FL_PATH_MAX];
-    size_t n = 0;
-    /* Read the name byte-block by byte-block: it may end near a page end. */
-    while (name_addr && n + 1 < sizeof name) {
+    /* The name's length, a byte at a time: it may end near a page end.
+     * Then its end, which pool_put would keep of a longer one. */
+    char name[FL_PATH_MAX], first = 0;
+    size_t n = 0, from;
+    while (name_addr && n < 4 * FL_PATH_MAX) {
         char c;
         if (fl_safe_read(&c, name_addr + n, 1) != 0 || c == '\0')
             break;
-        name[n++] = c;
+        if (!n)
+            first = c;
+        n++;
     }
-    name[n] = '\0';
-    m->path_off = pool_add_path(name);
+    from = n > sizeof name - 1 ? n - (sizeof name - 1) : 0;
+    if (fl_safe_read(name, name_addr + from, n - from) != 0)
+        n = from = 0;
+    pool_add_path(m, name, n - from, from, first);
     segs[idx].present = true;
     fl_mods.count++;
 }
 
-void fl_modules_refresh(void)
+/* One walk of the dynamic linker's list: marks the objects of the table
+ * that are still there and adds the new ones while there is room (the
+ * rest are counted in fl_mods.omitted).  Returns false when there is no
+ * list (a static program). */
+static bool walk_link_map(void)
 {
     for (size_t i = 0; i < fl_mods.count; i++)
         segs[i].present = false;
+    fl_mods.omitted = 0;
 
-    /* Walk the dynamic linker's list.  _r_debug is the documented debugger
-     * interface; reading it needs no lock (a dlopen racing with us can at
-     * worst make us miss or half-read one entry, which fl_safe_read turns
-     * into a skipped object). */
+    /* _r_debug is the documented debugger interface; reading it needs no
+     * lock (a dlopen racing with us can at worst make us miss or half-read
+     * one entry, which fl_safe_read turns into a skipped object). */
     uint64_t lm = 0;
-    bool walked = false;
-    if (fl_safe_read_u64((uint64_t)(uintptr_t)&_r_debug.r_map, &lm) == 0) {
-        walked = lm != 0;
-        for (int guard = 0; lm && guard < 4096; guard++) {
-            struct link_map l;
-            if (fl_safe_read(&l, lm, sizeof l) != 0)
-                break;
-            size_t idx;
-            if (find_by_bias(l.l_addr, lm, &idx) || (guard == 0 && fl_mods.count > 0 &&
-                                                    (idx = 0, true))) {
-                segs[idx].present = true;
-            } else {
-                add_from_memory(l.l_addr, lm, (uint64_t)(uintptr_t)l.l_name);
-            }
-            lm = (uint64_t)(uintptr_t)l.l_next;
+    if (fl_safe_read_u64((uint64_t)(uintptr_t)&_r_debug.r_map, &lm) != 0 || !lm)
+        return false;
+    for (int guard = 0; lm && guard < 4096; guard++) {
+        struct link_map l;
+        if (fl_safe_read(&l, lm, sizeof l) != 0)
+            break;
+        size_t idx;
+        if (find_by_bias(l.l_addr, lm, &idx) ||
+            (guard == 0 && fl_mods.count > 0 && (idx = 0, true))) {
+            segs[idx].present = true;
+        } else {
+            add_from_memory(l.l_addr, lm, (uint64_t)(uintptr_t)l.l_name);
         }
+        lm = (uint64_t)(uintptr_t)l.l_next;
     }
-    if (!walked)
-        return; /* static program or no list: trust the install-time table */
+    return true;
+}
 
-    /* Objects that are gone (dlclose): stop trusting their memory.  The
-     * vdso is not in the link_map list of every libc; it never goes away. */
-    size_t out = 0;
-    for (size_t i = 0; i < fl_mods.count; i++) {
-        const char *path = fl_mods.pool + fl_mods.mods[i].path_off;
-        bool vdso = !memcmp(path, "linux-vdso", 10) || !memcmp(path, "linux-gate", 10);
-        if (!segs[i].present && !vdso) {
-            for (uint8_t s = 0; s < segs[i].n; s++)
-                fl_safemem_remove_range(segs[i].lo[s] & ~(uint64_t)4095, segs[i].hi[s]);
-            continue;
+void fl_modules_refresh(void)
+{
+    /* Twice at most: the objects dlclose()d since install leave the table
+     * after a walk, and their room may then take objects that the walk
+     * had to leave out. */
+    for (int pass = 0; pass < 2; pass++) {
+        if (!walk_link_map())
+            return; /* static program or no list: trust the install-time table */
+
+        /* Objects that are gone (dlclose): stop trusting their memory.  The
+         * vdso is not in the link_map list of every libc; it never goes away. */
+        size_t out = 0, before = fl_mods.count;
+        for (size_t i = 0; i < fl_mods.count; i++) {
+            const char *path = fl_mods.pool + fl_mods.mods[i].path_off;
+            bool vdso = !memcmp(path, "linux-vdso", 10) || !memcmp(path, "linux-gate", 10);
+            if (!segs[i].present && !vdso) {
+                for (uint8_t s = 0; s < segs[i].n; s++)
+                    fl_safemem_remove_range(segs[i].lo[s] & ~(uint64_t)4095, segs[i].hi[s]);
+                continue;
+            }
+            if (out != i) {
+                fl_mods.mods[out] = fl_mods.mods[i];
+                segs[out] = segs[i];
+            }
+            out++;
         }
-        if (out != i) {
-            fl_mods.mods[out] = fl_mods.mods[i];
-            segs[out] = segs[i];
-        }
-        out++;
+        fl_mods.count = out;
+        if (!fl_mods.omitted || out == before)
+            return;
     }
-    fl_mods.count = out;
 }
 
 size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max)

@@ -395,6 +395,7 @@ enum key_id {
     K_CRASH_SIGNAL,
     K_HANDLER_FAULT,
     K_THREADS_OMITTED,
+    K_OBJECTS_OMITTED,
     K_APPLICATION_UPTIME,
     K_CRASH_TIME,
     K_CRASH_CODE,
@@ -407,6 +408,7 @@ enum key_id {
     K_OBJECT,
     K_OBJECT_BUILD_ID,
     K_OBJECT_PATH,
+    K_OBJECT_PATH_CUT,
     K_ETC_KEY,
     K_ETC_VALUE,
     K_STATE_KEY,
@@ -481,6 +483,8 @@ static enum key_id key_id(const char *s, size_t n, size_t *kn)
         K("OBJECT", K_OBJECT)
         K("OBJECT_BUILD_ID", K_OBJECT_BUILD_ID)
         K("OBJECT_PATH", K_OBJECT_PATH)
+        K("OBJECT_PATH_CUT", K_OBJECT_PATH_CUT)
+        K("OBJECTS_OMITTED", K_OBJECTS_OMITTED)
         K("OS_NAME", K_OS_NAME)
         K("OS_VERSION", K_OS_VERSION)
         K("OS_PRETTY_NAME", K_OS_PRETTY_NAME)
@@ -619,6 +623,8 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
         return 0;
     case K_THREADS_OMITTED:
         return num_u64(p, key, v, &L->threads_omitted);
+    case K_OBJECTS_OMITTED:
+        return num_u64(p, key, v, &L->objects_omitted);
     case K_APPLICATION_UPTIME:
         L->has_uptime = true;
         return num_i64(p, key, v, &L->uptime);
@@ -664,6 +670,10 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
     case K_OBJECT_PATH: {
         fl_object *o = last_object(p, key);
         return o ? set_str(p, &o->path, v) : -1;
+    }
+    case K_OBJECT_PATH_CUT: {
+        fl_object *o = last_object(p, key);
+        return o ? num_u64(p, key, v, &o->path_cut) : -1;
     }
     case K_ETC_KEY:
         return pair_key(p, &p->etc, v, vn);

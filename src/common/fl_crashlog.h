@@ -66,6 +66,8 @@ typedef struct fl_object {
     bool has_bias;
     char *build_id;    /* OBJECT_BUILD_ID, lowercase hex, or NULL */
     char *path;        /* OBJECT_PATH, or NULL */
+    uint64_t path_cut; /* OBJECT_PATH_CUT: bytes of the path left out before
+                        * OBJECT_PATH (and the name), which is its end; 0: whole */
 } fl_object;
 
 typedef struct fl_kv {
@@ -142,6 +144,7 @@ typedef struct fl_crashlog {
     bool has_crash_context;
     int handler_fault;       /* HANDLER_FAULT signal, 0 when absent */
     uint64_t threads_omitted; /* THREADS_OMITTED: threads past the log's limit */
+    uint64_t objects_omitted; /* OBJECTS_OMITTED: loaded objects past the log's limit */
     fl_register *registers;
     size_t nregisters;
     fl_stack_chunk *stack;

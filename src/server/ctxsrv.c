@@ -413,8 +413,9 @@ static char *decode_log(fl_ctxsrv *cs, const char *id, const fl_crashlog *L, boo
         module *m = &mods[nmods];
         *m = (module){.o = o, .code = {.fd = -1}, .syms = {.fd = -1}};
         const char *status = "missing";
-        if (!fl_srvsym_find_file(cs->cfg.sym, o->build_id, o->path, true, m->path, sizeof m->path,
-                                 &m->source) &&
+        /* A path cut at its start (OBJECT_PATH_CUT) names no file. */
+        if (!fl_srvsym_find_file(cs->cfg.sym, o->build_id, o->path_cut ? NULL : o->path, true,
+                                 m->path, sizeof m->path, &m->source) &&
             open_file(&m->code, m->path, o->build_id)) {
             if (!fl_ctx_elf_has_hooks(m->code.elf)) {
                 status = "not instrumented";

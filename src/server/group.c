@@ -344,7 +344,9 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
             /* A return address points after the call; look up pc-1 for every
              * frame but the innermost so that the line is the call's. */
             uint64_t q = (i > 0 && rel > 0) ? rel - 1 : rel;
-            ns = sym(symctx, obj->path ? obj->path : obj->name, obj->build_id, q, sf, MAX_INLINE);
+            /* A path cut at its start (OBJECT_PATH_CUT) names no file. */
+            const char *file = obj->path && !obj->path_cut ? obj->path : obj->name;
+            ns = sym(symctx, file, obj->build_id, q, sf, MAX_INLINE);
             if (ns < 0 || ns > MAX_INLINE)
                 ns = 0;
         }

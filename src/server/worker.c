@@ -139,6 +139,8 @@ static json_t *metadata_json(const fl_crashlog *L)
         json_object_set_new(m, "handler_fault", json_integer(L->handler_fault));
     if (L->threads_omitted)
         json_object_set_new(m, "threads_omitted", json_integer((json_int_t)L->threads_omitted));
+    if (L->objects_omitted)
+        json_object_set_new(m, "objects_omitted", json_integer((json_int_t)L->objects_omitted));
     json_object_set_new(m, "etc", kv_json(L->etc, L->netc));
     json_object_set_new(m, "state", kv_json(L->state, L->nstate));
     json_t *regs = json_object();
@@ -155,6 +157,8 @@ static json_t *metadata_json(const fl_crashlog *L)
             json_object_set_new(j, "bias", hex_json(o->bias));
         set_str(j, "build_id", o->build_id);
         set_str(j, "path", o->path);
+        if (o->path_cut)
+            json_object_set_new(j, "path_cut", json_integer((json_int_t)o->path_cut));
         json_array_append_new(objs, j);
     }
     json_object_set_new(m, "objects", objs);

@@ -224,18 +224,19 @@ static int module_file(const fl_object *o, fl_symlocate *loc, char *path, size_t
 {
     if (!o->build_id)
         return -1;
+    const char *opath = o->path_cut ? NULL : o->path; /* a cut path names no file */
     if (loc) {
         fl_symlocate_result r;
-        if (fl_symlocate_find_executable(loc, o->build_id, o->path, &r, NULL, 0) != 0)
+        if (fl_symlocate_find_executable(loc, o->build_id, opath, &r, NULL, 0) != 0)
             return -1;
         snprintf(path, cap, "%s", r.path);
         return 0;
     }
     char id[2 * FL_SYM_BUILD_ID_MAX + 1];
-    if (o->path && o->path[0] == '/' &&
-        fl_symlocate_read_build_id(o->path, id, sizeof id, NULL, NULL) == 0 &&
+    if (opath && opath[0] == '/' &&
+        fl_symlocate_read_build_id(opath, id, sizeof id, NULL, NULL) == 0 &&
         strcasecmp(id, o->build_id) == 0) {
-        snprintf(path, cap, "%s", o->path);
+        snprintf(path, cap, "%s", opath);
         return 0;
     }
     return -1;

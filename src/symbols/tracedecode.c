@@ -868,7 +868,7 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
          * not answer). */
         if (o->path && o->path[0] != '/')
             continue;
-        struct module m = {.path = o->path};
+        struct module m = {.path = o->path_cut ? NULL : o->path}; /* a cut path names no file */
         memcpy(m.id, o->build_id, strlen(o->build_id) + 1);
         /* An --obj file with its build id, else the file at its path with
          * that build id, else the executable debuginfod has for it. */

@@ -698,8 +698,14 @@ static int collect_modules(const char *report, size_t len, match *mt, modtab *t)
     if (fl_crashlog_parse(report, len, &log, NULL) == 0) {
         for (size_t i = 0; i < log->nobjects; i++) {
             const fl_object *o = &log->objects[i];
-            fl_xmlsym_module m = {o->name, o->base, o->size, o->bias, o->has_bias, o->build_id,
-                                  o->path};
+            /* A path cut at its start (OBJECT_PATH_CUT) names no file. */
+            fl_xmlsym_module m = {o->name,
+                                  o->base,
+                                  o->size,
+                                  o->bias,
+                                  o->has_bias,
+                                  o->build_id,
+                                  o->path_cut ? NULL : o->path};
             if (modtab_add(t, &m)) {
                 fl_crashlog_free(log);
                 return FL_XMLSYM_ENOMEM;

@@ -10,6 +10,8 @@
  *   client_driver tmpfs   CRASHME           a full file system leaves no log
  *   client_driver spool_gone CRASHME        the spool was deleted after install
  *   client_driver dlclose CRASHME           an unloaded library is not reported
+ *   client_driver many_objects CRASHME      more loaded objects than a log keeps
+ *   client_driver long_path CRASHME         a library path longer than a log keeps
  *   client_driver pending CRASHME           faultline_pending_crashlogs()
  *   client_driver reporter CRASHME          FAULTLINE_REPORTER runs
  *   client_driver fork    CRASHME           a crash in a child forked after install
@@ -50,6 +52,9 @@
 
 #ifndef FL_TEST_PLUGIN
 #define FL_TEST_PLUGIN ""
+#endif
+#ifndef FL_TEST_CC
+#define FL_TEST_CC "cc"
 #endif
 
 /* A crash must be over within this (the handler's own budget is far
@@ -1000,6 +1005,174 @@ static int cmd_dlclose(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* Runs argv to its end; true when it exited with 0. */
+static bool run_tool(char *const argv[])
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        execvp(argv[0], argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int st;
+    return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char buf[65536];
+    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+    ssize_t n = 0;
+    while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n)
+            n = -1;
+    if (in < 0 || out < 0 || n < 0 || close(out) != 0)
+        die("copy %s to %s: %s", from, to, strerror(errno));
+    close(in);
+}
+
+/* dir/o0.so .. o<n-1>.so: one small library, built once by the compiler
+ * that built the tests, copied: each copy is another file, which the
+ * dynamic linker loads again. */
+static void make_objects(const char *dir, int n)
+{
+    char src[PATH_MAX], so[PATH_MAX], to[PATH_MAX + 16];
+    if (mkdir(dir, 0700) != 0)
+        die("mkdir %s: %s", dir, strerror(errno));
+    if (snprintf(src, sizeof src, "%s/o.c", dir) >= (int)sizeof src ||
+        snprintf(so, sizeof so, "%s/o.so", dir) >= (int)sizeof so)
+        die("%s: too long", dir);
+    FILE *f = fopen(src, "w");
+    if (!f || fputs("int fl_test_object(int x) { return x + 1; }\n", f) < 0 || fclose(f) != 0)
+        die("write %s", src);
+    char *cc[] = {(char *)FL_TEST_CC,
+                  (char *)"-shared",
+                  (char *)"-fPIC",
+                  (char *)"-O1",
+                  (char *)"-Wl,--build-id",
+                  (char *)"-o",
+                  so,
+                  src,
+                  NULL};
+    if (!run_tool(cc))
+        die("%s could not build %s", FL_TEST_CC, so);
+    for (int i = 0; i < n; i++) {
+        snprintf(to, sizeof to, "%s/o%d.so", dir, i);
+        copy_file(so, to);
+    }
+}
+
+/* A program with more loaded objects than a log keeps (1024) says how
+ * many it left out (OBJECTS_OMITTED), so that frames in no object are
+ * explained; the table made at install is full, and the crash finds the
+ * rest in the dynamic linker's list.  Unloaded objects give their room
+ * to the ones left out. */
+static int cmd_many_objects(const char *exe)
+{
+    static const struct {
+        const char *before, *after, *unload;
+    } runs[] = {{"1040", "20", "0"}, {"1040", "0", "40"}};
+    char dir[1024], env_dir[1100];
+    path_in(dir, sizeof dir, workdir, "objects");
+    make_objects(dir, 1060);
+    snprintf(env_dir, sizeof env_dir, "FL_TEST_OBJDIR=%s", dir);
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        char before[64], after[64], unload[64];
+        snprintf(before, sizeof before, "FL_TEST_OBJS_BEFORE=%s", runs[k].before);
+        snprintf(after, sizeof after, "FL_TEST_OBJS_AFTER=%s", runs[k].after);
+        snprintf(unload, sizeof unload, "FL_TEST_OBJS_CLOSE=%s", runs[k].unload);
+        const char *env[] = {env_dir, before, after, unload, NULL};
+        char *argv[] = {(char *)exe, (char *)"many_objects", NULL};
+        run_result r;
+        run(argv, env, &r);
+        /* Not check_ended_by: loading a thousand libraries is no part of
+         * the crash, and may take longer than its deadline. */
+        CHECK(!r.timed_out && WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV,
+              "run %zu: expected SIGSEGV, got %s", k, describe(r.status));
+        int loaded = atoi(r.out);
+        fl_crashlog *log = the_one_log(NULL, 0);
+        if (log) {
+            if (k == 0) {
+                CHECK(log->nobjects == 1024, "run 0: %zu OBJECTs, expected 1024", log->nobjects);
+                CHECK(log->objects_omitted > 0 &&
+                          log->nobjects + log->objects_omitted == (uint64_t)loaded,
+                      "run 0: %zu OBJECTs and OBJECTS_OMITTED %llu, %d objects loaded",
+                      log->nobjects, (unsigned long long)log->objects_omitted, loaded);
+            } else {
+                CHECK(loaded <= 1024 && log->nobjects == (size_t)loaded &&
+                          log->objects_omitted == 0,
+                      "run 1: %zu OBJECTs and OBJECTS_OMITTED %llu, %d objects loaded (after "
+                      "40 dlclose()s all fit)",
+                      log->nobjects, (unsigned long long)log->objects_omitted, loaded);
+            }
+            check_frame(log, "crash_null_read");
+            fl_crashlog_free(log);
+        }
+        remove_logs();
+    }
+    return failures ? 1 : 0;
+}
+
+/* A library whose path is longer than a log keeps (1023 bytes): its
+ * OBJECT_PATH is the path's end, from a '/', with OBJECT_PATH_CUT saying
+ * how many bytes are left out before it, and the OBJECT's name is still
+ * the file's.  Loaded after install (its name read by the crash handler
+ * from the dynamic linker's list) and before it (from dl_iterate_phdr). */
+static int cmd_long_path(const char *exe)
+{
+    char dir[2048], lib[2200], env_plugin[2300];
+    const char *base = strrchr(FL_TEST_PLUGIN, '/');
+    if (!base)
+        die("FL_TEST_PLUGIN %s is not a path", FL_TEST_PLUGIN);
+    snprintf(dir, sizeof dir, "%s", workdir);
+    for (int i = 0; i < 6; i++) {
+        size_t n = strlen(dir);
+        dir[n++] = '/';
+        memset(dir + n, 'a' + i, 200);
+        dir[n + 200] = '\0';
+        if (mkdir(dir, 0700) != 0)
+            die("mkdir %s: %s", dir, strerror(errno));
+    }
+    snprintf(lib, sizeof lib, "%s%s", dir, base);
+    copy_file(FL_TEST_PLUGIN, lib);
+    snprintf(env_plugin, sizeof env_plugin, "FL_TEST_PLUGIN=%s", lib);
+    const char *modes[] = {"plugin_crash", "plugin_crash_early"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *env[] = {env_plugin, NULL};
+        char *argv[] = {(char *)exe, (char *)modes[k], NULL};
+        run_result r;
+        run(argv, env, &r);
+        check_ended_by(&r, SIGSEGV);
+        fl_crashlog *log = the_one_log(NULL, 0);
+        const fl_object *o = NULL;
+        for (size_t i = 0; log && i < log->nobjects && !o; i++)
+            if (log->objects[i].name && !strcmp(log->objects[i].name, base + 1))
+                o = &log->objects[i];
+        if (log) {
+            CHECK(o != NULL, "%s: no OBJECT named %s", modes[k], base + 1);
+            size_t len = strlen(lib);
+            CHECK(!o ||
+                      (o->path && o->path[0] == '/' && strlen(o->path) <= 1023 && o->path_cut > 0 &&
+                       o->path_cut + strlen(o->path) == len && !strcmp(o->path, lib + o->path_cut)),
+                  "%s: OBJECT_PATH %s, OBJECT_PATH_CUT %llu; expected the end of %s (%zu bytes)",
+                  modes[k], o && o->path ? o->path : "-",
+                  o ? (unsigned long long)o->path_cut : 0ull, lib, len);
+            uint64_t pc = log->ncallstack ? log->callstack[0] : 0;
+            CHECK(o && pc >= o->base && pc - o->base < o->size,
+                  "%s: the faulting pc 0x%llx is not in the library's OBJECT", modes[k],
+                  (unsigned long long)pc);
+            for (size_t i = 0; i < log->nobjects; i++)
+                CHECK(log->objects[i].path_cut == 0 || &log->objects[i] == o,
+                      "%s: OBJECT_PATH_CUT on %s too", modes[k], log->objects[i].name);
+            fl_crashlog_free(log);
+        }
+        remove_logs();
+    }
+    return failures ? 1 : 0;
+}
+
 /* dlopen("./plugin.so") leaves the name relative in the dynamic linker's
  * list: OBJECT_PATH is still the full path, so that a server on the same
  * machine (or `faultline decode`) can open the file. */
@@ -1357,6 +1530,10 @@ int main(int argc, char **argv)
         rc = cmd_dlclose(argv[2]);
     else if (!strcmp(cmd, "relative_plugin"))
         rc = cmd_relative_plugin(argv[2]);
+    else if (!strcmp(cmd, "many_objects"))
+        rc = cmd_many_objects(argv[2]);
+    else if (!strcmp(cmd, "long_path"))
+        rc = cmd_long_path(argv[2]);
     else if (!strcmp(cmd, "spool_gone"))
         rc = cmd_spool_gone(argv[2]);
     else if (!strcmp(cmd, "tmpfs"))

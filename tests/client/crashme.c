@@ -17,7 +17,12 @@
  * Environment read here (besides Faultline's own):
  *   FL_TEST_WORKDIR   scratch directory (the SIGBUS file lives there)
  *   FL_TEST_MARKER    file the application's own signal handler creates
- *   FL_TEST_PLUGIN    shared object dlopen()ed after install
+ *   FL_TEST_PLUGIN    shared object dlopen()ed after install (before it in
+ *                     plugin_crash_early)
+ *   FL_TEST_OBJDIR    many_objects: the shared objects o0.so, o1.so, ...;
+ *   FL_TEST_OBJS_BEFORE, FL_TEST_OBJS_AFTER, FL_TEST_OBJS_CLOSE
+ *                     how many of them to dlopen() before install and after
+ *                     it, and how many of the first to dlclose() again
  */
 #undef NDEBUG /* the assert case needs assert() even in release builds */
 #define _GNU_SOURCE
@@ -26,21 +31,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <threads.h>
 #include <unistd.h>
@@ -366,6 +372,37 @@ static void *load_plugin(void)
     return h;
 }
 
+static int env_int(const char *name)
+{
+    const char *e = getenv(name);
+    return e ? atoi(e) : 0;
+}
+
+static void *load_object(int i)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/o%d.so", getenv("FL_TEST_OBJDIR"), i);
+    void *h = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "crashme: dlopen(%s): %s\n", p, dlerror());
+        exit(2);
+    }
+    return h;
+}
+
+/* Counts the loaded objects as the crash log would list them: those with
+ * a loaded segment. */
+static int count_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_memsz) {
+            ++*(int *)data;
+            break;
+        }
+    return 0;
+}
+
 /* exit_race: a thread that ends the whole process as soon as it runs
  * again; the dump signal cuts its sleep short. */
 static void *exiting_thread(void *arg)
@@ -659,6 +696,41 @@ int main(int argc, char **argv)
         }
         printf("\n");
         return 0;
+    }
+    if (!strcmp(mode, "many_objects")) {
+        /* More objects than a log keeps (1024): loaded before install, so
+         * that its table is full, and after it, found by the crash; some
+         * unloaded again, whose room the crash gives to the others.
+         * Prints how many are loaded at the crash. */
+        static void *h[2048];
+        int before = env_int("FL_TEST_OBJS_BEFORE"), after = env_int("FL_TEST_OBJS_AFTER");
+        int unload = env_int("FL_TEST_OBJS_CLOSE");
+        if (before < 0 || after < 0 || before + after > 2048 || unload < 0 || unload > before)
+            return 2;
+        for (int i = 0; i < before; i++)
+            h[i] = load_object(i);
+        install(NULL);
+        for (int i = before; i < before + after; i++)
+            h[i] = load_object(i);
+        for (int i = 0; i < unload; i++)
+            if (dlclose(h[i]) != 0)
+                return 2;
+        int n = 0;
+        dl_iterate_phdr(count_object, &n);
+        printf("%d\n", n);
+        fflush(stdout);
+        crash_null_read();
+        return 3;
+    }
+    if (!strcmp(mode, "plugin_crash_early")) {
+        /* plugin_crash with the library in the table made at install. */
+        void *h = load_plugin();
+        install(NULL);
+        void (*fn)(void) = (void (*)(void))dlsym(h, "plugin_crash_here");
+        if (!fn)
+            return 2;
+        fn();
+        return 3;
     }
     if (!strcmp(mode, "dlclose")) {
         /* A library known at install and gone at the crash must not be

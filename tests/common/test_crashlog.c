@@ -159,6 +159,9 @@ static void rejects(void **state)
     expect_error(with_hdr("CALLSTACK 12x\nEND\n"), 4, "not a number");
     expect_error(with_hdr("CALLSTACK 99999999999999999999999\nEND\n"), 4, "not a number");
     expect_error(with_hdr("THREADS_OMITTED many\nEND\n"), 4, "not a number");
+    expect_error(with_hdr("OBJECTS_OMITTED -3\nEND\n"), 4, "not a number");
+    expect_error(with_hdr("OBJECT_PATH_CUT 12\nEND\n"), 4, "before any OBJECT");
+    expect_error(with_hdr("OBJECT a/1/2/3\nOBJECT_PATH_CUT x\nEND\n"), 5, "not a number");
     expect_error(with_hdr("ETC_VALUE v\nEND\n"), 4, "without a preceding ETC_KEY");
     expect_error(with_hdr("ETC_KEY a\nETC_KEY b\nEND\n"), 5, "ETC_VALUE");
     expect_error(with_hdr("ETC_KEY a\nEND\n"), 5, "ETC_VALUE");
@@ -405,7 +408,7 @@ static void check_like_parse(const char *buf, size_t len)
         N(log_version), N(crash_signal), N(has_crash_signal), N(uptime), N(crash_time);
         N(has_uptime), N(has_crash_time), N(pid), N(crash_tid), N(has_pid), N(has_crash_tid);
         N(crash_code), N(has_crash_code), N(crash_address), N(has_crash_address);
-        N(handler_fault), N(threads_omitted);
+        N(handler_fault), N(threads_omitted), N(objects_omitted);
 #undef N
         assert_null(b->objects), assert_null(b->callstack), assert_null(b->etc);
         assert_null(b->registers), assert_null(b->stack), assert_null(b->threads);
@@ -463,9 +466,11 @@ static void check_mode(void **state)
         "PROCESS_ID 42\nCRASH_THREAD 43\nCRASH_ID 0a1b2c3d-0000-4000-8000-000000000001\n"
         "INSTALL_ID 00112233445566778899AABBCCDDEEFF\nOBJECT /usr/bin/app/4096/8192/4096\n"
         "OBJECT_BUILD_ID ABCDef01\nOBJECT_PATH /usr/bin/app\nOBJECT lib x.so/0x7f00/0x1000\n"
+        "OBJECT_PATH /deep/lib x.so\nOBJECT_PATH_CUT 1100\nOBJECTS_OMITTED 17\n"
         "CALLSTACK 4097\nCALLSTACK 0x7f10\nREGISTER rip 0x1000\nREGISTER rsp 4096\n"
         "STACK 0x10 00ff10Ab\nSTACK 32 cafe\nTHREAD 3 worker one\nTHREAD_FRAME 0x10\n"
-        "THREAD_CONTEXT 0x1\nTHREAD 4\nTHREADS_OMITTED 9\nTRACE 1 2 text of the event\nTRACE_CONTEXT 0xabc\n"
+        "THREAD_CONTEXT 0x1\nTHREAD 4\nTHREADS_OMITTED 9\nTRACE 1 2 text of the "
+        "event\nTRACE_CONTEXT 0xabc\n"
         "CRASH_CONTEXT 0x5\nBREADCRUMB 1 cat msg\n"
         "STATE_KEY k\nSTATE_VALUE v w\nETC_KEY a\nETC_VALUE b\nFUTURE_KEY some value\n"
         "END\n\n";
@@ -485,6 +490,12 @@ static void check_mode(void **state)
     assert_false(b->threads[1].has_context);
     assert_int_equal(b->nthreads, 2); /* THREADS_OMITTED is no thread */
     assert_int_equal(b->threads_omitted, 9);
+    /* More objects than a log keeps, and a path cut at its start. */
+    assert_int_equal(b->nobjects, 2); /* OBJECTS_OMITTED is no object */
+    assert_int_equal(b->objects_omitted, 17);
+    assert_int_equal(b->objects[0].path_cut, 0);
+    assert_string_equal(b->objects[1].path, "/deep/lib x.so");
+    assert_int_equal(b->objects[1].path_cut, 1100);
     assert_int_equal(b->ntrace, 1);
     assert_true(b->trace[0].has_context);
     assert_int_equal(b->trace[0].context, 0xabc);

@@ -224,6 +224,8 @@ try {
         'the address the user gave is not shown as text');
   check(/300 more threads/.test(await page.textContent('#threads-omitted')),
         'the threads a log left out are not mentioned: ' + await page.textContent('#threads-omitted'));
+  check(/40 more objects/.test(await page.textContent('#objects-omitted')),
+        'the objects a log left out are not mentioned: ' + await page.textContent('#objects-omitted'));
   check(await page.locator('main img').count() === 0, 'an e-mail address made an <img> element');
   check(await page.locator('main b').count() === 0, 'a crash log made a <b> element');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');

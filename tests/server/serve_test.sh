@@ -2089,6 +2089,43 @@ EOF
   kill -9 "$writer" 2>/dev/null; wait "$writer" 2>/dev/null
   [ $opened = no ] || fail "the worker opened the FIFO an OBJECT_PATH named"
   ok "an OBJECT_PATH naming a FIFO: processed, the FIFO never opened"
+  # A path the client cut at its start (OBJECT_PATH_CUT: longer than it
+  # keeps) is shown as cut and never taken for a file, even one with the
+  # right build id there; the objects a log left out are counted.  The
+  # same log without the cut then resolves from that file, which shows
+  # the path would have been used.
+  bid=$(readelf -n "$POST" | sed -n 's/.*Build ID: *//p')
+  mainaddr=$(nm "$POST" | awk '$3 == "main" {print $1}')
+  [ -n "$bid" ] && [ -n "$mainaddr" ] || fail "no build id or main in $POST"
+  cutlog() { # cutlog ID [CUT_LINES]
+    printf 'FAULTLINE 1\nCRASHLOG_VERSION 2\nAPPLICATION_NAME cutpath\nAPPLICATION_VERSION 1.0\n'
+    printf 'CRASH_ID %s\nCRASH_SIGNAL 11\n' "$1"
+    printf 'OBJECT fl_post/%d/16777216/%d\nOBJECT_BUILD_ID %s\nOBJECT_PATH %s\n' \
+      $((0x555500000000)) $((0x555500000000)) "$bid" "$POST"
+    printf '%b' "${2:-}"
+    printf 'CALLSTACK %d\nEND\n' $((0x555500000000 + 0x$mainaddr))
+  }
+  cutlog 0badc0de-0000-4000-8000-000000000003 'OBJECT_PATH_CUT 1200\nOBJECTS_OMITTED 40\n' >"$work/cut.log"
+  cutlog 0badc0de-0000-4000-8000-000000000004 >"$work/whole.log"
+  for f in cut whole; do
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/$f.log")
+    [ "$c" = 200 ] || fail "$f log -> $c $(cat "$work/body")"
+    wait_processed 0badc0de-0000-4000-8000-00000000000$([ $f = cut ] && echo 3 || echo 4) "$work/$f.json"
+  done
+  python3 - "$work/cut.json" "$work/whole.json" <<'PY' || fail "cut path: $(head -c 600 "$work/cut.json")"
+import json, sys
+cut, whole = (json.load(open(f)) for f in sys.argv[1:])
+m = cut["metadata"]
+assert m["objects_omitted"] == 40, m.get("objects_omitted")
+assert m["objects"][0]["path_cut"] == 1200, m["objects"][0]
+assert "objects_omitted" not in whole["metadata"], whole["metadata"]
+assert "path_cut" not in whole["metadata"]["objects"][0], whole["metadata"]["objects"][0]
+f = cut["threads"][0]["frames"][0]
+assert f["module"] == "fl_post" and not f.get("function"), f
+f = whole["threads"][0]["frames"][0]
+assert f["function"] == "main", f
+PY
+  ok "OBJECT_PATH_CUT: shown as path_cut, the path not used for symbols; OBJECTS_OMITTED: objects_omitted"
   stop || fail "shutdown rc"
   ;;
 upgrade)

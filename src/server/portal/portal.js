@@ -524,6 +524,13 @@ async function crash(view, id) {
   if (m.threads_omitted)
     view.append(el('p', {id: 'threads-omitted', class: 'muted'},
       m.threads_omitted + ' more threads were running; a crash log keeps the first 256.'));
+  // More loaded objects than a log keeps (1,024): frames in the others
+  // show no module.
+  if (m.objects_omitted)
+      view.append(el('p', {id : 'objects-omitted', class : 'muted'},
+                     m.objects_omitted +
+                         ' more objects were loaded; a crash log keeps the first 1,024, ' +
+                         'so frames in the others show no module.'));
   // Calling contexts (code built with -finstrument-functions): the server
   // decodes them into stacks on demand, so they come after the page.
   if ((c.threads || []).some((t) => t.context) || (c.trace || []).some((e) => e.context)) {
