@@ -8,7 +8,8 @@
  * that already exist get one by being sent the dump signal (their handler
  * maps and installs it); threads created later get one because we wrap
  * pthread_create() and set it up before the thread's own function runs,
- * freeing it again when the thread exits.
+ * freeing it again when the thread exits; so do the threads the C library
+ * starts for SIGEV_THREAD timers, through our timer_create().
  *
  * On a crash, fl_threads_capture() sends the same dump signal to every other
  * thread; each one copies its registers into a slot, acknowledges, and parks
@@ -345,6 +346,131 @@ static void *trampoline(void *p)
 extern int __pthread_create_2_1(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
         __attribute__((weak, visibility("hidden")));
 #endif
+
+/* ---- SIGEV_THREAD timers (ordinary context) ----
+ *
+ * The C library runs a SIGEV_THREAD timer's function on a thread it
+ * starts itself, with its own pthread_create, past ours: that thread had
+ * no alternate stack, and a stack overflow there ended the process
+ * without a log.  So timer_create() is ours too: the C library gets a
+ * trampoline that sets the stack up, then calls the application's
+ * function.  The function and its value wait in a slot, named in the
+ * sigval by index and generation, so that a notification still on its
+ * way when timer_delete() frees the slot finds it gone and does nothing
+ * (the timer is deleted), never another timer's.  Past TIMER_SLOTS live
+ * timers of this kind, a timer is created as before, without. */
+#define TIMER_SLOTS 64
+
+typedef int (*timer_create_fn)(clockid_t, struct sigevent *, timer_t *);
+typedef int (*timer_delete_fn)(timer_t);
+
+static struct {
+    void (*fn)(union sigval);
+    union sigval value;
+    timer_t id;
+    uintptr_t gen; /* 0: free */
+} tslots[TIMER_SLOTS];
+static uintptr_t tgen;
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+
+static void timer_trampoline(union sigval v)
+{
+    uintptr_t key = (uintptr_t)v.sival_ptr, i = key % TIMER_SLOTS;
+    pthread_mutex_lock(&tlock);
+    bool live = tslots[i].gen == key / TIMER_SLOTS;
+    void (*fn)(union sigval) = tslots[i].fn;
+    union sigval value = tslots[i].value;
+    pthread_mutex_unlock(&tlock);
+    if (!live)
+        return;
+    unblock_faults();
+    void *stack = ensure_altstack();
+    if (stack)
+        pthread_setspecific(stack_key, stack); /* freed when the thread exits */
+    fn(value);
+}
+
+#ifdef __GLIBC__
+/* The C library's own names in its static archive (as __pthread_create_2_1
+ * below): a -static program that creates timers links with
+ * -Wl,-u,___timer_create,-u,___timer_delete (docs/client.md). */
+extern int ___timer_create(clockid_t, struct sigevent *, timer_t *)
+    __attribute__((weak, visibility("hidden")));
+extern int ___timer_delete(timer_t) __attribute__((weak, visibility("hidden")));
+#endif
+
+static void *real_fn(void *cached, const char *name, void *fallback)
+{
+    if (!cached)
+        cached = dlsym(RTLD_NEXT, name);
+    return cached ? cached : fallback;
+}
+
+FL_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
+{
+    static timer_create_fn real;
+    real = (timer_create_fn)real_fn((void *)real, "timer_create",
+#ifdef __GLIBC__
+                                    (void *)___timer_create
+#else
+                                    NULL
+#endif
+    );
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    if (!installed || !sev || sev->sigev_notify != SIGEV_THREAD || !sev->sigev_notify_function)
+        return real(clock, sev, id);
+    size_t i = 0;
+    pthread_mutex_lock(&tlock);
+    while (i < TIMER_SLOTS && tslots[i].gen)
+        i++;
+    uintptr_t gen = 0;
+    if (i < TIMER_SLOTS) {
+        gen = ++tgen;
+        tslots[i].fn = sev->sigev_notify_function;
+        tslots[i].value = sev->sigev_value;
+        tslots[i].gen = gen;
+    }
+    pthread_mutex_unlock(&tlock);
+    if (!gen)
+        return real(clock, sev, id);
+    struct sigevent ours = *sev;
+    ours.sigev_notify_function = timer_trampoline;
+    ours.sigev_value.sival_ptr = (void *)(gen * TIMER_SLOTS + i);
+    int rc = real(clock, &ours, id);
+    pthread_mutex_lock(&tlock);
+    if (rc == 0)
+        tslots[i].id = *id;
+    else
+        tslots[i].gen = 0;
+    pthread_mutex_unlock(&tlock);
+    return rc;
+}
+
+FL_EXPORT int timer_delete(timer_t id)
+{
+    static timer_delete_fn real;
+    real = (timer_delete_fn)real_fn((void *)real, "timer_delete",
+#ifdef __GLIBC__
+                                    (void *)___timer_delete
+#else
+                                    NULL
+#endif
+    );
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    int rc = real(id);
+    pthread_mutex_lock(&tlock);
+    for (size_t i = 0; rc == 0 && i < TIMER_SLOTS; i++)
+        if (tslots[i].gen && tslots[i].id == id)
+            tslots[i].gen = 0;
+    pthread_mutex_unlock(&tlock);
+    return rc;
+}
 
 /* Interposes the C library's pthread_create (the dynamic linker finds ours
  * first in a program linked with libfaultline or when it is preloaded).

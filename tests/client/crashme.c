@@ -281,6 +281,45 @@ static int overflow_c11_thread(void *arg)
     return crash_stack_overflow(0);
 }
 
+/* A SIGEV_THREAD timer's function: on a thread the C library starts
+ * itself, not through pthread_create. */
+static void overflow_timer(union sigval v)
+{
+    (void)v;
+    crash_stack_overflow(0);
+}
+
+static int timer_marker;
+
+/* Its value arrives as given, and the thread has an alternate stack. */
+NOINLINE void timer_fault(union sigval v)
+{
+    stack_t ss;
+    if (v.sival_ptr != &timer_marker || sigaltstack(NULL, &ss) != 0 || (ss.ss_flags & SS_DISABLE)) {
+        fprintf(stderr, "crashme: timer thread: value %p (want %p), alternate stack %s\n",
+                v.sival_ptr, (void *)&timer_marker, (ss.ss_flags & SS_DISABLE) ? "none" : "there");
+        _exit(4);
+    }
+    crash_null_read();
+    KEEP_FRAME();
+}
+
+/* A SIGEV_THREAD timer calling fn(value) in a millisecond. */
+static void start_timer(void (*fn)(union sigval), void *value)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD;
+    sev.sigev_notify_function = fn;
+    sev.sigev_value.sival_ptr = value;
+    timer_t t;
+    struct itimerspec its = {{0, 0}, {0, 1000000}};
+    if (timer_create(CLOCK_MONOTONIC, &sev, &t) != 0 || timer_settime(t, 0, &its, NULL) != 0) {
+        fprintf(stderr, "crashme: timer: %s\n", strerror(errno));
+        exit(2);
+    }
+}
+
 static void *fault_thread(void *arg)
 {
     (void)arg;
@@ -778,6 +817,23 @@ int main(int argc, char **argv)
         thrd_t t;
         if (thrd_create(&t, overflow_c11_thread, NULL) != thrd_success)
             return 2;
+        wait_forever();
+    } else if (!strcmp(mode, "stack_overflow_timer_thread")) {
+        start_timer(overflow_timer, NULL);
+        wait_forever();
+    } else if (!strcmp(mode, "timer_thread")) {
+        /* More timers created and deleted than the library keeps at once
+         * (64): deleting one frees its room. */
+        for (int i = 0; i < 200; i++) {
+            struct sigevent sev;
+            memset(&sev, 0, sizeof sev);
+            sev.sigev_notify = SIGEV_THREAD;
+            sev.sigev_notify_function = timer_fault;
+            timer_t t;
+            if (timer_create(CLOCK_MONOTONIC, &sev, &t) != 0 || timer_delete(t) != 0)
+                return 2;
+        }
+        start_timer(timer_fault, &timer_marker);
         wait_forever();
     } else if (!strcmp(mode, "abort"))
         crash_abort();

@@ -1,10 +1,15 @@
 /* A fully static program (-static) with libfaultline.a: its threads are
  * created (the pthread_create wrapper reaches the C library's own), and a
- * crash in one of them is caught on its alternate stack. */
+ * crash in one of them is caught on its alternate stack; so is one in a
+ * SIGEV_THREAD timer's thread ("timer": the timer_create wrapper reaches
+ * the C library's own too). */
 #include <faultline.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static volatile int depth_sink;
 
@@ -21,10 +26,31 @@ static void *worker(void *arg)
     return arg ? (void *)(long)recurse(0) : NULL;
 }
 
+static void timer_fn(union sigval v)
+{
+    (void)v;
+    recurse(0);
+}
+
 int main(int argc, char **argv)
 {
     if (!faultline_install("static_thread", "1", NULL))
         return 2;
+    if (argc > 1 && !strcmp(argv[1], "timer")) {
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_THREAD;
+        sev.sigev_notify_function = timer_fn;
+        timer_t tm;
+        struct itimerspec its = {{0, 0}, {0, 1000000}};
+        if (timer_create(CLOCK_MONOTONIC, &sev, &tm) != 0 ||
+            timer_settime(tm, 0, &its, NULL) != 0) {
+            perror("timer");
+            return 1;
+        }
+        sleep(5);
+        return 0;
+    }
     pthread_t t;
     int rc = pthread_create(&t, NULL, worker, argc > 1 && !strcmp(argv[1], "crash") ? &t : NULL);
     if (rc != 0) {

@@ -31,3 +31,11 @@ addr2line -f -e "$prog" <"$tmp/main.pcs" | awk 'NR % 2' >"$tmp/main.fns"
 grep -qx main "$tmp/main.fns" && grep -qx _start "$tmp/main.fns" ||
     { echo "FAIL: the main thread's stack does not reach main and _start:"; cat "$tmp/main.fns"; exit 1; }
 echo "ok: the main thread's stack: $(tr '\n' ' ' <"$tmp/main.fns")"
+
+# A stack overflow on a SIGEV_THREAD timer's thread, which the C library
+# starts itself.
+rm -rf "$tmp/spool"
+set +e; FAULTLINE_SPOOL=$tmp/spool "$prog" timer 2>"$tmp/err"; rc=$?; set -e
+[ $rc -eq 139 ] || { echo "FAIL: timer: exit $rc, want 139 (SIGSEGV in the timer's thread)"; cat "$tmp/err"; exit 1; }
+[ "$(ls "$tmp"/spool/*.crashlog | wc -l)" = 1 ] || { echo "FAIL: timer: no crash log"; exit 1; }
+echo "ok: a stack overflow on a timer's thread reported"
