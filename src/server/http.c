@@ -1403,6 +1403,18 @@ static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
     return g ? send_json(c, 200, g, NULL) : send_error(c, 500, "store error", NULL);
 }
 
+/* The ID of a "PREFIX ID SUFFIX" path into out (cap bytes): false when it
+ * does not fit or is no id (id_ok). */
+static bool path_id(const char *url, size_t prefix, size_t suffix, char *out, size_t cap)
+{
+    size_t n = strlen(url) - prefix - suffix;
+    if (n >= cap)
+        return false;
+    memcpy(out, url + prefix, n);
+    out[n] = '\0';
+    return id_ok(out);
+}
+
 /* "/api/v1/groups/ID/merge" */
 #define MERGE_PREFIX "/api/v1/groups/"
 #define MERGE_SUFFIX "/merge"
@@ -1421,12 +1433,7 @@ static enum MHD_Result api_merge_groups(fl_http *h, req *r, const char *url)
     if (r->too_big)
         return send_error(c, 413, "body too large", NULL);
     char into[FL_CRASH_ID_MAX];
-    size_t n = strlen(url) - (sizeof MERGE_PREFIX - 1) - (sizeof MERGE_SUFFIX - 1);
-    if (n >= sizeof into)
-        return send_error(c, 404, "no such group", NULL);
-    memcpy(into, url + sizeof MERGE_PREFIX - 1, n);
-    into[n] = '\0';
-    if (!id_ok(into))
+    if (!path_id(url, sizeof MERGE_PREFIX - 1, sizeof MERGE_SUFFIX - 1, into, sizeof into))
         return send_error(c, 404, "no such group", NULL);
     json_t *b = json_loadb(r->body ? r->body : "", r->len, 0, NULL);
     json_t *from = json_object_get(b, "groups");
@@ -1493,12 +1500,7 @@ static bool is_unmerge(const char *url)
 static enum MHD_Result api_unmerge_group(fl_http *h, struct MHD_Connection *c, const char *url)
 {
     char id[FL_CRASH_ID_MAX], from[64] = "";
-    size_t n = strlen(url) - (sizeof MERGE_PREFIX - 1) - (sizeof UNMERGE_SUFFIX - 1);
-    if (n >= sizeof id)
-        return send_error(c, 404, "no such group", NULL);
-    memcpy(id, url + sizeof MERGE_PREFIX - 1, n);
-    id[n] = '\0';
-    if (!id_ok(id))
+    if (!path_id(url, sizeof MERGE_PREFIX - 1, sizeof UNMERGE_SUFFIX - 1, id, sizeof id))
         return send_error(c, 404, "no such group", NULL);
     fl_store_conn *sc = thread_conn(h);
     if (!sc || h->store->begin(sc))
@@ -1546,12 +1548,7 @@ static bool is_reprocess(const char *url)
 static enum MHD_Result api_reprocess(fl_http *h, struct MHD_Connection *c, const char *url)
 {
     char id[FL_CRASH_ID_MAX];
-    size_t n = strlen(url) - (sizeof REPROCESS_PREFIX - 1) - (sizeof REPROCESS_SUFFIX - 1);
-    if (n >= sizeof id)
-        return send_error(c, 404, "not found", NULL);
-    memcpy(id, url + sizeof REPROCESS_PREFIX - 1, n);
-    id[n] = '\0';
-    if (!id_ok(id))
+    if (!path_id(url, sizeof REPROCESS_PREFIX - 1, sizeof REPROCESS_SUFFIX - 1, id, sizeof id))
         return send_error(c, 404, "not found", NULL);
     fl_store_conn *sc = thread_conn(h);
     if (!sc || h->store->begin(sc))

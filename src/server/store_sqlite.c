@@ -1532,6 +1532,38 @@ static int s_late_symbols(fl_store_conn *pc, const fl_processed *p, int64_t seen
     return done(s);
 }
 
+/* Steps s to its end, its rows' first column into *ids (caller frees
+ * each and the array), *n of them; 0, or -1 (nothing returned) when a step
+ * or memory failed.  The caller resets or finalizes s. */
+static int take_ids(sqlite3_stmt *s, char ***ids, size_t *n)
+{
+    int rc;
+    size_t cap = 0;
+    *ids = NULL;
+    *n = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char **nv = realloc(*ids, nc * sizeof *nv);
+            if (!nv)
+                break;
+            *ids = nv;
+            cap = nc;
+        }
+        if (!((*ids)[*n] = strdup((const char *)sqlite3_column_text(s, 0))))
+            break;
+        (*n)++;
+    }
+    if (rc == SQLITE_DONE)
+        return 0;
+    for (size_t i = 0; i < *n; i++)
+        free((*ids)[i]);
+    free(*ids);
+    *ids = NULL;
+    *n = 0;
+    return -1;
+}
+
 static int s_symbols_arrived(fl_store_conn *pc, const char *build_id, size_t max, char ***ids,
                              size_t *n)
 {
@@ -1546,31 +1578,9 @@ static int s_symbols_arrived(fl_store_conn *pc, const char *build_id, size_t max
         return -1;
     sqlite3_bind_text(s, 1, build_id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (sqlite3_int64)max);
-    int rc;
-    size_t cap = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **nv = realloc(*ids, nc * sizeof *nv);
-            if (!nv)
-                break;
-            *ids = nv;
-            cap = nc;
-        }
-        if (!((*ids)[*n] = strdup((const char *)sqlite3_column_text(s, 0))))
-            break;
-        (*n)++;
-    }
+    int rc = take_ids(s, ids, n);
     sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        for (size_t i = 0; i < *n; i++)
-            free((*ids)[i]);
-        free(*ids);
-        *ids = NULL;
-        *n = 0;
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* ---- reads */
@@ -2097,29 +2107,9 @@ static int s_unmerge_group(fl_store_conn *pc, const char *id, char *from, char *
         return -1;
     sqlite3_bind_text(s, 1, from, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
-    size_t cap = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **nv = realloc(*ids, cap * sizeof *nv);
-            if (!nv)
-                break;
-            *ids = nv;
-        }
-        if (!((*ids)[*n] = strdup((const char *)sqlite3_column_text(s, 0))))
-            break;
-        (*n)++;
-    }
+    rc = take_ids(s, ids, n);
     sqlite3_reset(s);
-    if (rc != SQLITE_DONE) {
-        for (size_t i = 0; i < *n; i++)
-            free((*ids)[i]);
-        free(*ids);
-        *ids = NULL;
-        *n = 0;
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 static int s_processing_started(fl_store_conn *pc, const char *ref, unsigned *before)
