@@ -1,5 +1,6 @@
 # Thin wrapper around CMake + CTest.  See README.md.
-#   make run                 install deps, build, start the server on 127.0.0.1:8080 (data in ./var)
+#   make run                 install deps, build, start the server on 127.0.0.1:8080 (data in ./var;
+#                            LISTEN=ADDR:PORT and DATA=DIR change them)
 #   make test                install deps, build plain + ASan/UBSan, run every test in both
 #   make install PREFIX=DIR  install the client library, headers and programs under DIR
 #   make bench               run the benchmarks of bench/ and print their tables
@@ -13,6 +14,9 @@ FUZZ_SECONDS ?= 60
 LISTEN       ?= 127.0.0.1:8080
 DATA         ?= ./var
 CMAKE_FLAGS  ?=
+# The makes cmake --build runs inherit it: no "Entering directory" lines
+# before the server's own (a Ninja build ignores it).
+MAKEFLAGS    += --no-print-directory
 
 .PHONY: all deps build build-asan test test-plain test-asan run install bench fuzz lint clean
 
