@@ -181,6 +181,7 @@ typedef struct req {
     bool too_big;
     bool busy;      /* over --max-memory: read on, drop, answer 503 */
     int late;       /* refused at its headers, answered after its body (LATE_*) */
+    const char *allow; /* K_OTHER: a method the path does not take, answered 405 after the body */
     size_t charged; /* bytes counted in h->held for this request */
     /* a symbol upload, streamed to a file */
     int fd;
@@ -577,6 +578,15 @@ static enum MHD_Result reject_busy(req *r)
  * log and says nothing of the key.  A body over MAX_DRAINED_BODY is not
  * read. */
 enum { LATE_NONE, LATE_UNAUTHORIZED, LATE_RATE_LIMITED, LATE_UNAVAILABLE };
+
+/* Whether the request on c has a body to come (a length above 0, or
+ * chunked). */
+static bool has_body(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    return (cl && strcmp(cl, "0")) || (te && strcasecmp(te, "identity"));
+}
 
 static bool answer_after_body(struct MHD_Connection *c)
 {
@@ -2295,6 +2305,13 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
     const char *allow = allow_of(url);
     if (allow && !allows(allow, method)) {
         r->kind = K_OTHER;
+        if (answer_after_body(c)) {
+            /* Its body first, as the refusals of ingest and the admin
+             * routes: answered before it, behind a proxy the 405 becomes
+             * a 502. */
+            r->allow = allow;
+            return MHD_YES;
+        }
         r->state = ST_DONE;
         return send_405(c, allow);
     }
@@ -2543,9 +2560,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         FL_M_ADD(h->m->requests, 1);
         enum MHD_Result res = first_call(h, r, url, method);
         /* Its headers are in: only a report's body is still held to the
-         * request deadline (a symbol upload may rightly take minutes), and
-         * the body of any request refused already, dropped as it comes. */
-        if (r->kind != K_INGEST && !r->late)
+         * request deadline (a symbol upload may rightly take minutes), the
+         * body of any request refused already, and one sent to a path that
+         * reads none, all dropped as they come: a client trickling a body
+         * nobody reads would otherwise hold its connection for good. */
+        if (r->kind != K_INGEST && !r->late && !(r->kind == K_OTHER && has_body(c)))
             conn_exempt(c);
         return res;
     }
@@ -2554,12 +2573,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == ST_WAIT)
         return MHD_YES;
     if ((r->state == ST_DONE && !r->resumed) || (r->kind == K_OTHER && *upload_data_size)) {
-        /* An early answer was queued, or a body nobody reads: drop it. */
+        /* An early answer was queued, or a body nobody reads: drop it, up
+         * to MAX_DRAINED_BODY (then the connection is closed). */
+        r->written += *upload_data_size;
         *upload_data_size = 0;
-        return MHD_YES;
+        return r->kind == K_OTHER && r->written > MAX_DRAINED_BODY ? MHD_NO : MHD_YES;
     }
-    if (r->kind == K_OTHER)
+    if (r->kind == K_OTHER) {
+        conn_exempt(c); /* received whole */
+        if (r->allow) {
+            r->state = ST_DONE;
+            return send_405(c, r->allow);
+        }
         return route_other(h, r, url, method);
+    }
     if (r->kind == K_REFUSED)
         return refused_body(r, upload_data_size);
 

@@ -1508,6 +1508,11 @@ body = trickle(b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " 
                + b"\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n",
                [b"x" * 10] * 60, 1.0, 30)
 print("a body ten bytes a second: closed after", body)
+# A body no route reads (an unknown path, a method the path does not
+# take): held to the same deadline, not drained for good.
+other = trickle(b"POST /no-such-path HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
+                [b"x" * 10] * 60, 1.0, 30)
+print("a body to no route ten bytes a second: closed after", other)
 # A symbol upload at the same pace for 5 s (past the 3 s deadline), then
 # finished: answered (400: it is no ELF file), not cut.
 s = socket.create_connection(("127.0.0.1", port))
@@ -1520,7 +1525,7 @@ s.sendall(b"y" * 10)
 s.settimeout(10)
 answer = s.recv(4096)
 print("a symbol upload over 6 s:", answer.split(b"\r\n")[0].decode(errors="replace"))
-ok = hdr is not None and body is not None and answer.startswith(b"HTTP/1.1 ")
+ok = hdr is not None and body is not None and other is not None and answer.startswith(b"HTTP/1.1 ")
 sys.exit(0 if ok else 1)
 PY
   ok "$(tr '\n' ';' <"$work/slow.out")"
@@ -1531,6 +1536,14 @@ PY
   "$POST" log 3 1 slow 1.0 >"$work/a.log"
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "a report -> $c"
   ok "a report sent at once -> 200; the slow ones counted as too_slow"
+  # A body nobody reads is drained up to 64 MiB, then the connection is
+  # closed; a shorter one is answered after it (405 for a method the path
+  # does not take, as a proxy sends it).
+  got=$(head -c 100000000 /dev/zero | curl -s -o /dev/null -w '%{size_upload}' -X POST --data-binary @- "$(url /no-such-path)")
+  [ "$got" -lt 100000000 ] || fail "a 100 MB body to no route was drained whole"
+  python3 "$(dirname "$0")/../lib/whole_twice.py" "$PORT" /api/v1/crashes "X-Any: 1" 300000 405 \
+    'method not allowed' PUT >"$work/put405" 2>&1 || fail "PUT with a body, as a proxy sends it: $(cat "$work/put405")"
+  ok "a body to no route: cut at 64 MiB; 405 after the body"
   stop || fail "shutdown rc"
   ;;
 fdlimit)
