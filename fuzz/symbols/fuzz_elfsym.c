@@ -1,12 +1,14 @@
 /*
  * fuzz_elfsym - the ELF/DWARF ingestion path (libelf + libdw + the
- * builder) on arbitrary bytes, and the reader on whatever it produces.
+ * builder) on arbitrary bytes, and the reader on whatever it produces;
+ * and the server's check of a split DWARF object (.dwo file: its DWO id).
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fl_symcache.h"
+#include "fl_symcheck.h"
 #include "symcache_build_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -23,5 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fl_symcache_close(sc);
     }
     free(out);
+    char dwo[17];
+    if (fl_symcheck_dwo_mem(data, size, dwo, sizeof dwo) == 1 && strlen(dwo) != 16)
+        abort(); /* a DWO id is 16 hex digits */
     return 0;
 }

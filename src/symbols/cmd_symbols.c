@@ -571,7 +571,11 @@ static void symbols_usage(FILE *f)
                "  the server checks it: a file with neither DWARF nor a .symtab (a fully\n"
                "  stripped binary) is refused, and so is one without a GNU build id for an\n"
                "  upload.  Locally, DWARF found through /usr/lib/debug/.build-id or\n"
-               "  .gnu_debuglink counts.\n"
+               "  .gnu_debuglink counts.  With --server, a split-DWARF program's .dwo\n"
+               "  files (-gsplit-dwarf) go too, found as libdw finds them (DW_AT_dwo_name\n"
+               "  relative to the file's directory, then to DW_AT_comp_dir), and so do\n"
+               "  the dwz files its DWARF links to; a .dwo file given is uploaded by its\n"
+               "  DWO id.\n"
                "  --cache DIR     the symcache directory (default\n"
                "                  $XDG_CACHE_HOME/faultline/symcache, else\n"
                "                  ~/.cache/faultline/symcache)\n"
@@ -647,49 +651,106 @@ static void warn_missing_files(const char *cmd, const char *file, const fl_symca
                 cmd, file, missing, units);
 }
 
-/* The dwz files the DWARF of files[0..n) link to (dwz -m moves what
- * several debug files share into one file they all link to): found here,
- * they are appended to the files to upload, once each, so that the server
- * gets everything the names need.  *n grows; returns the new array (files
- * kept when out of memory). */
-static char **with_alt_files(char **files, int *n, char ***owned, int *nowned)
+/* The list of files to upload, growing: borrowed names and owned ones. */
+typedef struct upload_list {
+    char **all; /* the files, in upload order */
+    int n, cap;
+    char **owned; /* those the list allocated */
+    int nowned;
+} upload_list;
+
+/* Appends file (own: a copy is made and kept; a file found, not given,
+ * which goes once however many given files name it). */
+static int list_add(upload_list *l, const char *file, int own)
 {
-    char **all = calloc((size_t)*n * 2 + 1, sizeof *all);
-    char **mine = calloc((size_t)*n + 1, sizeof *mine);
-    if (!all || !mine) {
-        free(all);
-        free(mine);
-        return files;
+    for (int j = 0; own && j < l->n; j++)
+        if (!strcmp(l->all[j], file))
+            return 0;
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 16;
+        char **na = realloc(l->all, (size_t)nc * sizeof *na);
+        char **no = na ? realloc(l->owned, (size_t)nc * sizeof *no) : NULL;
+        if (na)
+            l->all = na;
+        if (!no)
+            return -1;
+        l->owned = no;
+        l->cap = nc;
     }
-    int m = *n, k = 0;
-    memcpy(all, files, (size_t)*n * sizeof *all);
-    for (int i = 0; i < *n; i++) {
+    char *f = own ? strdup(file) : (char *)file;
+    if (!f)
+        return -1;
+    if (own)
+        l->owned[l->nowned++] = f;
+    l->all[l->n++] = f;
+    return 0;
+}
+
+static void list_free(upload_list *l)
+{
+    for (int i = 0; i < l->nowned; i++)
+        free(l->owned[i]);
+    free(l->owned);
+    free(l->all);
+}
+
+/* The .dwo files of file's split-DWARF units (-gsplit-dwarf leaves each
+ * unit's DIEs there), found where libdw finds them on this machine (the
+ * skeleton's DW_AT_dwo_name relative to the directory of the file, then
+ * to its DW_AT_comp_dir), go into l before file itself: the server keeps
+ * them by DWO id, and has them when the file's symcache is first built.
+ * Those found nowhere are named in a warning. */
+static int add_dwo_files(upload_list *l, const char *file)
+{
+    fl_dwo_unit *u = NULL;
+    size_t n = 0, missing = 0;
+    if (fl_symcache_dwo_list(file, NULL, &u, &n) != 0)
+        return 0; /* the upload's own check says what is wrong with file */
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (u[i].path)
+            rc = list_add(l, u[i].path, 1);
+        else
+            missing++;
+    }
+    if (missing) {
+        fprintf(stderr,
+                "faultline symbols add: warning: %s: the .dwo files of %zu of its %zu "
+                "split-DWARF units are not found (DW_AT_dwo_name, relative to the file's "
+                "directory, then to DW_AT_comp_dir), so not uploaded: their functions and "
+                "inlined frames will be missing on the server; not found:",
+                file, missing, n);
+        size_t shown = 0;
+        for (size_t i = 0; i < n && shown < 5; i++)
+            if (!u[i].path) {
+                fprintf(stderr, "%s %s (DWO id %s)", shown ? "," : "", u[i].name, u[i].dwo_id);
+                shown++;
+            }
+        fprintf(stderr, "%s\n", missing > shown ? ", ..." : "");
+    }
+    fl_symcache_dwo_free(u, n);
+    return rc;
+}
+
+/* The files to upload for files[0..n): each one's .dwo files, then the
+ * file; then the dwz files their DWARF links to (dwz -m moves what several
+ * debug files share into one file they all link to), once each, so that
+ * the server gets everything the names need.  0, or -1 out of memory. */
+static int upload_files(upload_list *l, char **files, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (add_dwo_files(l, files[i]) || list_add(l, files[i], 0))
+            return -1;
+    for (int i = 0; i < n; i++) {
         char hex[2 * FL_SYM_BUILD_ID_MAX + 1], where[PATH_MAX];
-        size_t units = 0, missing = 0;
-        if (fl_symcache_split_units(files[i], &units, &missing) == 0 && units)
-            fprintf(stderr,
-                    "faultline symbols add: warning: %s: %zu of its units are split DWARF "
-                    "(-gsplit-dwarf): the server reads the file uploaded, not their .dwo files "
-                    "(unless they are at the same paths on its machine), so those units' frames "
-                    "get lines and symbol-table names but no inlined frames; upload a debug file "
-                    "built without -gsplit-dwarf\n",
-                    files[i], units);
         if (fl_symcache_altlink(files[i], NULL, hex, sizeof hex, where, sizeof where) != 1)
             continue;
-        if (!where[0]) {
+        if (!where[0])
             warn_no_alt("symbols add", files[i], hex);
-            continue;
-        }
-        int dup = 0;
-        for (int j = 0; j < m && !dup; j++)
-            dup = !strcmp(all[j], where);
-        if (!dup && (mine[k] = strdup(where)))
-            all[m++] = mine[k++];
+        else if (list_add(l, where, 1))
+            return -1;
     }
-    *n = m;
-    *owned = mine;
-    *nowned = k;
-    return all;
+    return 0;
 }
 
 /* Upload files[0..n) to server.  Returns the exit status. */
@@ -701,16 +762,15 @@ static int symbols_upload(const char *server, const upload_opts *o, char **files
         return usage_error(symbols_usage, "symbols add",
                            "--server %s: not a server URL (http://HOST:PORT or https://...)",
                            server);
-    char **owned = NULL;
-    int nowned = 0;
-    char **given = files;
-    files = with_alt_files(files, &n, &owned, &nowned);
-    int rc = symbols_upload_all(base, o, files, n);
-    for (int i = 0; i < nowned; i++)
-        free(owned[i]);
-    free(owned);
-    if (files != given)
-        free(files);
+    upload_list l = {0};
+    int rc;
+    if (upload_files(&l, files, n)) {
+        fprintf(stderr, "faultline symbols add: out of memory\n");
+        rc = FL_EXIT_ERROR;
+    } else {
+        rc = symbols_upload_all(base, o, l.all, l.n);
+    }
+    list_free(&l);
     return rc;
 }
 
@@ -789,9 +849,23 @@ static int symbols_upload_all(const char *base, const upload_opts *o, char **fil
 static int symbols_add_one(const char *dir, const char *file, int force, int tty, int index,
                            int count)
 {
-    char err[512], path[PATH_MAX];
+    char err[512], path[PATH_MAX], dwo[17];
     fl_symcheck_info info;
-    int ck = fl_symcheck_debug_file(file, &info, err, sizeof err);
+    int ck = fl_symcheck_dwo_file(file, dwo, sizeof dwo, err, sizeof err);
+    if (ck == 1) {
+        /* Read where its program names it (the builder follows
+         * DW_AT_dwo_name): it has no addresses of its own to cache. */
+        printf("%s %s: a split DWARF object (.dwo, DWO id %s): read where its program names it; "
+               "nothing to cache (upload it with --server)\n",
+               dwo, file, dwo);
+        return 0;
+    }
+    if (ck == 0)
+        ck = fl_symcheck_debug_file(file, &info, err, sizeof err);
+    if (ck == FL_SYMCHECK_EDWO) {
+        print_file_error("symbols add", file, err);
+        return -1;
+    }
     if (ck == FL_SYMCHECK_EFILE || ck == FL_SYMCHECK_ENOTELF) {
         print_file_error("symbols add", file, err);
         return -1;

@@ -93,7 +93,23 @@ typedef struct fl_symbuild_stats {
 typedef struct fl_symbuild_opts {
     int (*find_alt)(void *ctx, const char *build_id_hex, const char *name, char *path, size_t cap);
     void *ctx;
+    /* Where the builder finds a split unit's .dwo file that is not where
+     * libdw looks (DW_AT_dwo_name relative to the debug file's directory,
+     * then to DW_AT_comp_dir; an absolute name as it is): asked with the
+     * unit's DWO id (16 lowercase hex digits) and that name; fills path
+     * (cap bytes) and returns 0, or returns -1.  A file found must be a
+     * .dwo file with that DWO id.  May be NULL (libdw's places only). */
+    int (*find_dwo)(void *ctx, const char *dwo_id_hex, const char *name, char *path, size_t cap);
 } fl_symbuild_opts;
+
+/* One split-DWARF skeleton unit of a module and where its .dwo file is. */
+enum { FL_DWO_NOWHERE = 0, FL_DWO_FOUND_LIBDW = 1, FL_DWO_FOUND_FINDER = 2 };
+typedef struct fl_dwo_unit {
+    char dwo_id[17]; /* the DWO id, lowercase hex */
+    char *name;      /* DW_AT_dwo_name (DW_AT_GNU_dwo_name) as the compiler wrote it */
+    char *path;      /* where its .dwo file is now (absolute), NULL when nowhere */
+    int found;       /* FL_DWO_*: where libdw looks, or through find_dwo */
+} fl_dwo_unit;
 
 /* What a module is, read cheaply (no DWARF): its GNU build id and a
  * fingerprint of the symbol table llvm-symbolizer would use for it.  Two
@@ -167,10 +183,25 @@ int fl_symcache_alt_missing(const fl_symcache *sc);
 /* 1 when a split unit's .dwo file was not found at build time. */
 int fl_symcache_dwo_missing(const fl_symcache *sc);
 
+/* 1 + how many split units' .dwo files were found nowhere at build time
+ * (the header's flags bits 16-31, saturating at 65535); 0 when none was
+ * missing, and in a flagged file of a builder that did not count them. */
+unsigned fl_symcache_dwo_missing_count(const fl_symcache *sc);
+
 /* The split-DWARF skeleton units of the module at elf_path (or of its
- * debug file) and how many of their .dwo files are not found now.
- * Returns 0 or a negative FL_SYM_ code. */
+ * debug file) and how many of their .dwo files are not found now where
+ * libdw looks.  Returns 0 or a negative FL_SYM_ code. */
 int fl_symcache_split_units(const char *elf_path, size_t *units, size_t *missing);
+
+/* The split-DWARF skeleton units of the module at elf_path (or of its
+ * debug file, found as the builder finds it), in unit order, each with
+ * where its .dwo file is now: where libdw looks, else through
+ * opts->find_dwo (opts may be NULL).  A file counts only when it is a
+ * .dwo file with the unit's DWO id.  OUT: *units (NULL when none; free
+ * with fl_symcache_dwo_free), *n.  Returns 0 or a negative FL_SYM_ code. */
+int fl_symcache_dwo_list(const char *elf_path, const fl_symbuild_opts *opts, fl_dwo_unit **units,
+                         size_t *n);
+void fl_symcache_dwo_free(fl_dwo_unit *units, size_t n); /* NULL is fine */
 
 /* Writes the build id as lowercase hex into buf (cap >= 2*len+1). */
 void fl_sym_hex(const uint8_t *id, size_t len, char *buf, size_t cap);

@@ -29,7 +29,8 @@
     X(FL_SYMCHECK_ENOBUILDID, -3, "no GNU build id (link with -Wl,--build-id)")                    \
     X(FL_SYMCHECK_ENODEBUG, -4,                                                                    \
       "no debug information: neither DWARF (.debug_info) nor a symbol table (.symtab); upload "    \
-      "the unstripped file or its .debug file")
+      "the unstripped file or its .debug file")                                                    \
+    X(FL_SYMCHECK_EDWO, -5, "not a usable split DWARF object (.dwo)")
 
 enum {
 #define FL_SYMCHECK_ENUM_(name, value, text) name = value,
@@ -71,5 +72,22 @@ int fl_symcheck_inspect(const char *path, fl_symcheck_info *info);
  * fl_symcheck_strerror(code).  Returns 0 or a negative FL_SYMCHECK_ code.
  */
 int fl_symcheck_debug_file(const char *path, fl_symcheck_info *info, char *why, size_t whylen);
+
+/*
+ * Whether the file at path is a split DWARF object: the .dwo file that
+ * -gsplit-dwarf writes next to each object file, which holds that unit's
+ * DIEs.  It has no build id; its key is its DWO id (the DWARF 5 split
+ * unit header's dwo_id, or GNU DWARF 4's DW_AT_GNU_dwo_id), which the
+ * program's skeleton unit names too.  Opened as fl_symcheck_inspect does.
+ * Returns 1 with the DWO id in dwo_id (16 lowercase hex digits; cap >=
+ * 17), 0 when the file is no .dwo file (no .debug_info.dwo section: the
+ * caller goes on with fl_symcheck_debug_file), FL_SYMCHECK_EFILE, or
+ * FL_SYMCHECK_EDWO when it is one but unusable (damaged, truncated, a .dwp
+ * package, no or several split units); why (whylen may be 0): the reason,
+ * without the path.
+ */
+int fl_symcheck_dwo_file(const char *path, char *dwo_id, size_t cap, char *why, size_t whylen);
+/* The same on an image in memory (for fuzzing); no reason given. */
+int fl_symcheck_dwo_mem(const void *image, size_t size, char *dwo_id, size_t cap);
 
 #endif

@@ -50,6 +50,7 @@
 
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
+#include "fl_symdwo.h"
 #include "symcache_build_int.h"
 #include "symcache_format.h"
 
@@ -393,8 +394,10 @@ typedef struct builder {
     uint8_t build_id[FL_SYM_BUILD_ID_MAX];
     size_t build_id_len;
     int has_dwarf;
-    /* split DWARF: skeleton units, and those whose .dwo was not found */
-    size_t dwo_units, dwo_missing;
+    /* split DWARF: skeleton units, and those whose .dwo was not found;
+     * with a find_dwo, those whose .dwo is found nowhere (dwo_view) */
+    size_t dwo_units, dwo_missing, dwo_nowhere;
+    int dwo_scanned;
     /* the DWARF's dwz file */
     const fl_symbuild_opts *opts;
     /* the DWARF file's read-only mapping by libelf, or NULL */
@@ -2394,8 +2397,16 @@ static int serialize(builder *b, void **out, size_t *outlen)
     h.flags = b->has_dwarf ? FL_SC_F_DWARF : 0;
     if (b->has_dwarf && b->alt_missing)
         h.flags |= FL_SC_F_ALT_MISSING;
-    if (b->has_dwarf && b->dwo_missing)
-        h.flags |= FL_SC_F_DWO_MISSING;
+    if (b->has_dwarf && b->dwo_missing) {
+        /* How many units had their .dwo file nowhere, + 1: a later check
+         * rebuilds when fewer do (fl_symcache_dwo_missing_count).  Not
+         * the units read without it: one whose file is found but that
+         * the private view could not point at (dwo.c) would make that
+         * check rebuild for good. */
+        size_t nowhere = b->dwo_scanned ? b->dwo_nowhere : b->dwo_missing;
+        h.flags |= FL_SC_F_DWO_MISSING | (uint32_t)(nowhere < 0xfffe ? nowhere + 1 : 0xffff)
+                                             << FL_SC_F_DWO_COUNT_SHIFT;
+    }
     h.base_addr = base;
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
     h.ranges_count = b->nranges;
@@ -2828,6 +2839,30 @@ static void close_files(Elf *elf, int fd, Elf *delf, int dfd)
         close(fd);
 }
 
+/* When some split unit's .dwo file is found only through opts->find_dwo
+ * (a server's uploads), a private view of the DWARF file in which libdw
+ * finds every unit's file (dwo.c); v->elf stays NULL otherwise. */
+static int dwo_view(builder *b, Elf *delf, const char *dwarf_path, const char *out_path,
+                    fl_dwo_view *v)
+{
+    Dwarf *dbg = dwarf_begin_elf(delf, DWARF_C_READ, NULL);
+    if (!dbg)
+        return 0; /* no DWARF: nothing to point anywhere */
+    fl_dwo_unit *units = NULL;
+    size_t n = 0;
+    int rc = fl_dwo_scan(dbg, dwarf_path, b->opts, &units, &n);
+    dwarf_end(dbg);
+    b->dwo_scanned = rc == 0;
+    for (size_t i = 0; i < n; i++)
+        b->dwo_nowhere += units[i].found == FL_DWO_NOWHERE;
+    if (rc == 0)
+        rc = fl_dwo_view_begin(v, dwarf_path, units, n, out_path, b->err, b->errlen);
+    fl_symcache_dwo_free(units, n);
+    if (rc)
+        return berr(b, rc, "split DWARF");
+    return 0;
+}
+
 /* ---- entry points ----------------------------------------------------- */
 
 int fl_symcache_identify(const char *elf_path, uint8_t *build_id, size_t *build_id_len,
@@ -2911,6 +2946,7 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
     char debug_path[1024] = "";
     char tmp[PATH_MAX];
     tmp[0] = '\0';
+    fl_dwo_view view = {.fd = -1};
 
     fd = open(elf_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -2925,8 +2961,15 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
     if (read_identity(&b, elf) || load_symbols(&b, elf))
         goto done;
     delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
-    find_mapped(&b, delf ? delf : elf);
-    if (build_dwarf(&b, delf ? delf : elf, delf ? debug_path : elf_path))
+    Elf *dw_elf = delf ? delf : elf;
+    if (opts && opts->find_dwo &&
+        dwo_view(&b, dw_elf, delf ? debug_path : elf_path, out_path, &view))
+        goto done;
+    if (view.elf)
+        dw_elf = view.elf; /* the same DWARF, its .dwo names pointed at the files found */
+    find_mapped(&b, dw_elf);
+    /* The debug file's own path still: a dwz link is relative to it. */
+    if (build_dwarf(&b, dw_elf, delf ? debug_path : elf_path))
         goto done;
     if (!b.has_dwarf)
         debug_path[0] = '\0';
@@ -2990,6 +3033,7 @@ done:
     if (tmp[0])
         unlink(tmp);
     free(buf);
+    fl_dwo_view_end(&view);
     close_files(elf, fd, delf, dfd);
     int rc = b.rc;
     builder_free(&b);
@@ -3040,11 +3084,13 @@ int fl_symcache_altlink(const char *elf_path, const fl_symbuild_opts *opts, char
     return rc;
 }
 
-int fl_symcache_split_units(const char *elf_path, size_t *units, size_t *missing)
+int fl_symcache_dwo_list(const char *elf_path, const fl_symbuild_opts *opts, fl_dwo_unit **units,
+                         size_t *n)
 {
     builder b;
     builder_init(&b, NULL, 0);
-    *units = *missing = 0;
+    *units = NULL;
+    *n = 0;
     elf_version(EV_CURRENT);
     int fd = open(elf_path, O_RDONLY | O_CLOEXEC), dfd = -1, rc = FL_SYM_EIO;
     Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL, *delf = NULL;
@@ -3052,23 +3098,24 @@ int fl_symcache_split_units(const char *elf_path, size_t *units, size_t *missing
     if (elf && read_identity(&b, elf) == 0) {
         delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
         Dwarf *dbg = dwarf_begin_elf(delf ? delf : elf, DWARF_C_READ, NULL);
-        Dwarf_CU *cu = NULL, *next;
-        uint8_t type;
-        Dwarf_Die cudie, split;
-        size_t guard = 0;
-        while (dbg && ++guard < (1u << 24) &&
-               dwarf_get_units(dbg, cu, &next, NULL, &type, &cudie, &split) == 0) {
-            if (type == DW_UT_skeleton) {
-                (*units)++;
-                *missing += split.cu == NULL;
-            }
-            cu = next;
-        }
+        rc = fl_dwo_scan(dbg, delf ? debug_path : elf_path, opts, units, n);
         if (dbg)
             dwarf_end(dbg);
-        rc = 0;
     }
     close_files(elf, fd, delf, dfd);
     builder_free(&b);
+    return rc;
+}
+
+int fl_symcache_split_units(const char *elf_path, size_t *units, size_t *missing)
+{
+    fl_dwo_unit *u = NULL;
+    size_t n = 0;
+    *units = *missing = 0;
+    int rc = fl_symcache_dwo_list(elf_path, NULL, &u, &n);
+    for (size_t i = 0; i < n; i++)
+        *missing += u[i].found == FL_DWO_NOWHERE;
+    *units = n;
+    fl_symcache_dwo_free(u, n);
     return rc;
 }

@@ -135,6 +135,10 @@ typedef struct fl_sc_header {
 #define FL_SC_F_DWARF 1u       /* built from DWARF (else symbol table only) */
 #define FL_SC_F_ALT_MISSING 2u /* the DWARF's dwz file was not found */
 #define FL_SC_F_DWO_MISSING 4u /* a split unit's .dwo file was not found */
+/* Bits 16-31 (with FL_SC_F_DWO_MISSING): 1 + how many split units' .dwo
+ * files were found nowhere (saturating; 0 in files of builders before it
+ * was kept). */
+#define FL_SC_F_DWO_COUNT_SHIFT 16
 
 /* One decoded range entry (also the builder's in-memory form). */
 typedef struct fl_sc_range {

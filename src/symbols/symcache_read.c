@@ -409,6 +409,11 @@ int fl_symcache_dwo_missing(const fl_symcache *sc)
     return (sc->hdr.flags & FL_SC_F_DWO_MISSING) != 0;
 }
 
+unsigned fl_symcache_dwo_missing_count(const fl_symcache *sc)
+{
+    return fl_symcache_dwo_missing(sc) ? sc->hdr.flags >> FL_SC_F_DWO_COUNT_SHIFT : 0;
+}
+
 /* ---- lookup -------------------------------------------------------- */
 
 static const char *str_at(const fl_symcache *sc, uint32_t off)

@@ -11,11 +11,15 @@
 #include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
+#include <inttypes.h>
+
+#include "fl_symdwo.h"
 
 const char *fl_symcheck_strerror(int code)
 {
@@ -68,17 +72,18 @@ const char *fl_symcheck_elf_problem(void *arg)
     GElf_Ehdr eh;
     if (!gelf_getehdr(elf, &eh))
         return "bad ELF header";
-    if (eh.e_type == ET_REL && !is_dwz_file(elf))
-        return "a relocatable object file (.o): its addresses are not final; use the linked "
-               "program or library";
     /* libelf reads section headers only when asked: a file whose headers
-     * lie past its end would look like one without debug information. */
+     * lie past its end would look like one without debug information (and
+     * a truncated .dwo file, like a compiler's .o). */
     size_t fsize = 0;
     elf_rawfile(elf, &fsize);
     uint64_t shnum = eh.e_shnum ? eh.e_shnum : 1; /* 0: the count is in the first header */
     uint64_t entsize = eh.e_shentsize ? eh.e_shentsize : 1;
     if (eh.e_shoff != 0 && (eh.e_shoff > fsize || (fsize - eh.e_shoff) / entsize < shnum))
         return "damaged or truncated: its section headers lie past the end of the file";
+    if (eh.e_type == ET_REL && !is_dwz_file(elf))
+        return "a relocatable object file (.o): its addresses are not final; use the linked "
+               "program or library";
     return NULL;
 }
 
@@ -184,5 +189,54 @@ int fl_symcheck_debug_file(const char *path, fl_symcheck_info *info, char *why, 
         rc = FL_SYMCHECK_ENODEBUG;
     if (rc == FL_SYMCHECK_ENOBUILDID || rc == FL_SYMCHECK_ENODEBUG)
         say(why, whylen, fl_symcheck_strerror(rc));
+    return rc;
+}
+
+static int dwo_of(Elf *elf, size_t size, char *dwo_id, size_t cap, char *why, size_t whylen)
+{
+    uint64_t id = 0;
+    char w[400] = "";
+    int r = elf ? fl_dwo_read(elf, size, &id, w, sizeof w) : 0;
+    if (r == 1)
+        snprintf(dwo_id, cap, "%016" PRIx64, id);
+    if (r >= 0)
+        return r;
+    if (why && whylen)
+        snprintf(why, whylen, "%s: %s", fl_symcheck_strerror(FL_SYMCHECK_EDWO), w);
+    return FL_SYMCHECK_EDWO;
+}
+
+int fl_symcheck_dwo_file(const char *path, char *dwo_id, size_t cap, char *why, size_t whylen)
+{
+    pthread_once(&elf_once, elf_init);
+    if (cap)
+        dwo_id[0] = '\0';
+    int fd = open_regular(path, why, whylen);
+    if (fd < 0)
+        return FL_SYMCHECK_EFILE;
+    struct stat st;
+    Elf *elf = fstat(fd, &st) == 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+    int rc = dwo_of(elf, elf ? (size_t)st.st_size : 0, dwo_id, cap, why, whylen);
+    if (elf)
+        elf_end(elf);
+    close(fd);
+    return rc;
+}
+
+int fl_symcheck_dwo_mem(const void *image, size_t size, char *dwo_id, size_t cap)
+{
+    pthread_once(&elf_once, elf_init);
+    if (cap)
+        dwo_id[0] = '\0';
+    /* elf_memory wants a writable image: a copy. */
+    char *copy = malloc(size ? size : 1);
+    if (!copy)
+        return FL_SYMCHECK_EFILE;
+    memcpy(copy, image, size);
+    Elf *elf = elf_memory(copy, size);
+    int rc = dwo_of(elf, size, dwo_id, cap, NULL, 0);
+    if (elf)
+        elf_end(elf);
+    free(copy);
     return rc;
 }

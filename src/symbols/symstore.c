@@ -70,9 +70,10 @@ static fl_symcache *try_open(const char *path, const uint8_t *id, size_t idlen, 
     return sc;
 }
 
-/* A symcache built while its dwz file or its .dwo files were nowhere is
- * rebuilt once they can all be found: checking costs reading the debug
- * file's section headers (and its unit headers for .dwo files). */
+/* A symcache built while its dwz file or some .dwo files were nowhere is
+ * rebuilt once they can be found: checking costs reading the debug
+ * file's section headers (and its unit headers, and the headers of the
+ * .dwo files found, for split DWARF). */
 static int files_arrived(fl_symcache *sc, const char *elf_path, const fl_symbuild_opts *opts)
 {
     char hex[2 * FL_SYM_BUILD_ID_MAX + 1], where[PATH_MAX];
@@ -80,8 +81,19 @@ static int files_arrived(fl_symcache *sc, const char *elf_path, const fl_symbuil
     if (fl_symcache_alt_missing(sc) &&
         fl_symcache_altlink(elf_path, opts, hex, sizeof hex, where, sizeof where) == 1 && where[0])
         return 1;
-    return fl_symcache_dwo_missing(sc) &&
-           fl_symcache_split_units(elf_path, &units, &missing) == 0 && units && !missing;
+    if (!fl_symcache_dwo_missing(sc))
+        return 0;
+    /* Rebuilt as soon as one more unit's .dwo is found (through opts too:
+     * a server's uploads), not only once all are: one lost for good must
+     * not keep the others out. */
+    fl_dwo_unit *u = NULL;
+    if (fl_symcache_dwo_list(elf_path, opts, &u, &units) != 0)
+        return 0;
+    for (size_t i = 0; i < units; i++)
+        missing += u[i].found == FL_DWO_NOWHERE;
+    fl_symcache_dwo_free(u, units);
+    unsigned then = fl_symcache_dwo_missing_count(sc);
+    return units && (then ? missing + 1 < then : missing == 0);
 }
 
 /* The cached symcache of this module under primary or variant, when it is

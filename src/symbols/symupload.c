@@ -148,14 +148,19 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
                  char *msg, size_t msglen)
 {
     *res = (fl_symupload_result){0, -1, 0};
-    char why[512];
+    char why[512], dwo[17];
     fl_symcheck_info info;
-    int rc = fl_symcheck_debug_file(path, &info, why, sizeof why);
-    if (rc != 0) {
+    /* A .dwo file is keyed by its DWO id, which the answer names instead
+     * of a build id ({"dwo_id":"..."}). */
+    int rc = fl_symcheck_dwo_file(path, dwo, sizeof dwo, why, sizeof why);
+    if (rc == 0)
+        rc = fl_symcheck_debug_file(path, &info, why, sizeof why);
+    if (rc < 0) {
         snprintf(msg, msglen, "%s: %s", path, why);
         return rc == FL_SYMCHECK_EFILE ? FL_SYM_EIO : FL_SYM_ENOTELF;
     }
-    const char *hex = info.build_id;
+    int is_dwo = rc == 1;
+    const char *hex = is_dwo ? dwo : info.build_id;
     FILE *f = fopen(path, "rb");
     struct stat st;
     if (!f || fstat(fileno(f), &st) != 0) {
@@ -281,9 +286,9 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
         /* Not a Faultline server's answer for this file (a proxy, another
          * service at that URL): not counted as uploaded. */
         snprintf(msg, msglen,
-                 "%s %s: HTTP %ld, but the answer does not name the file's build id (is %s a "
+                 "%s %s: HTTP %ld, but the answer does not name the file's %s (is %s a "
                  "Faultline server?): %.200s",
-                 hex, path, status, url, r.buf);
+                 hex, path, status, is_dwo ? "DWO id" : "build id", url, r.buf);
         return FL_SYM_EIO;
     }
     snprintf(msg, msglen, "%s %s: uploaded (HTTP %ld, %lld bytes)", hex, path, status,

@@ -10,7 +10,10 @@
 #  - without its .dwo: exactly llvm-symbolizer's answers (lines, no
 #    functions from the .dwo), and a warning naming the count;
 #  - the .dwo back: the cached symcache is rebuilt, the answers are again
-#    those of the first check.
+#    those of the first check;
+#  - symbols add --server sends the .dwo files (found as libdw finds them)
+#    before the program, and names in a warning one found nowhere;
+#  - symbols add of a .dwo file names its DWO id.
 set -uo pipefail
 FL=$(realpath "$1") SRC=$(realpath "$2") CC=$3
 shift 3
@@ -61,11 +64,30 @@ mv hidden.dwo "$dwo"
 cmp -s ref again || fail "the cached symcache was not rebuilt: $(diff ref again | head)"
 [ -s again.err ] && fail "stderr: $(cat again.err)"
 ok "the .dwo back: the cached symcache is rebuilt"
-# An upload: the server gets the file, not its .dwo files; say so before
-# sending (port 9 on loopback: refused, nothing is sent anywhere).
-"$FL" symbols add split --server http://127.0.0.1:9 --token t --timeout 5 >up.out 2>&1 \
+# An upload sends the .dwo files too, found as libdw finds them, before
+# the program (port 9 on loopback: refused, nothing is sent anywhere; the
+# first file tried names what goes first).
+"$FL" symbols add split --server http://127.0.0.1:9 --token t --timeout 5 --retries 0 >up.out 2>&1 \
   && fail "an upload to a closed port succeeded"
-grep -q "warning: split: 1 of its units are split DWARF (-gsplit-dwarf): the server reads the file uploaded, not their .dwo files" up.out \
-  || fail "symbols add --server: no warning: $(cat up.out)"
-ok "symbols add --server warns that the .dwo files stay behind"
+grep -q "symbols add: $(realpath "$dwo"): upload to http://127.0.0.1:9/api/v1/symbols failed" up.out \
+  || fail "symbols add --server did not send the .dwo first: $(cat up.out)"
+grep -q "2 files not uploaded" up.out || fail "symbols add --server: not the .dwo and the program: $(cat up.out)"
+grep -q warning up.out && fail "a warning with the .dwo at hand: $(cat up.out)"
+id=$(readelf --debug-dump=info split 2>/dev/null | grep -m1 -o 'DWO ID: *0x[0-9a-f]*\|GNU_dwo_id *: 0x[0-9a-f]*' | grep -o '0x[0-9a-f]*')
+[ -n "$id" ] || fail "no DWO id in the skeleton"
+id=$(printf %016x "$id")
+mv "$dwo" hidden.dwo
+"$FL" symbols add split --server http://127.0.0.1:9 --token t --timeout 5 --retries 0 >up2.out 2>&1
+grep -q "warning: split: the .dwo files of 1 of its 1 split-DWARF units are not found .*so not uploaded.*(DWO id $id)" up2.out \
+  || fail "symbols add --server without the .dwo: no warning: $(cat up2.out)"
+grep -q "1 file not uploaded" up2.out || fail "without the .dwo: $(cat up2.out)"
+ok "symbols add --server sends the .dwo file before the program; one found nowhere is named in a warning"
+# The .dwo file itself: recognised by its DWO id; locally there is nothing
+# to cache (the program's symcache reads it where it is named).
+"$FL" symbols add --cache c3 hidden.dwo >dwo.out 2>&1 || fail "symbols add of the .dwo: $(cat dwo.out)"
+grep -q "^$id hidden.dwo: a split DWARF object (.dwo, DWO id $id)" dwo.out || fail "symbols add of the .dwo: $(cat dwo.out)"
+head -c 400 hidden.dwo >cut.dwo
+"$FL" symbols add --cache c3 cut.dwo >cut.out 2>&1 && fail "a truncated .dwo was taken: $(cat cut.out)"
+grep -q "cut.dwo: .*truncated" cut.out || fail "a truncated .dwo: $(cat cut.out)"
+ok "symbols add of a .dwo file: its DWO id; a truncated one refused"
 echo PASS

@@ -1,0 +1,420 @@
+/*
+ * dwo.c - split DWARF's .dwo files: what one is, where a program's are,
+ * and how libdw is made to read ones it would not find.
+ *
+ * A program built with -gsplit-dwarf keeps a skeleton unit per object
+ * file (its address ranges and line table) and the DIEs -- functions,
+ * inlined calls -- go to a .dwo file per object, written next to it at
+ * build time.  The skeleton names it (DW_AT_dwo_name, GNU DWARF 4's
+ * DW_AT_GNU_dwo_name) and both carry the same 64-bit DWO id.  A .dwo file
+ * has no build id: the DWO id is its key.
+ *
+ * libdw (elfutils 0.188) opens a skeleton's .dwo by itself, the first
+ * time the unit's split DIE is asked for: the name relative to the
+ * directory of the file it read the skeleton from (the real path of its
+ * descriptor, from /proc/self/fd), then relative to DW_AT_comp_dir, an
+ * absolute name as it is; it takes the file when its split unit has the
+ * skeleton's id.  It has no call to hand it a unit's file.  A server gets
+ * the .dwo files as uploads, stored by id, nowhere near those paths.  So
+ * fl_dwo_view_begin builds a private view of the DWARF file in which
+ * libdw's first place holds the right file for every unit:
+ *
+ *  - the DWARF file is hard-linked (copied when it is on another file
+ *    system) into a private directory, and opened from there: libdw's
+ *    "directory of the skeleton's file" is then that directory (a
+ *    symbolic link would not do, libdw resolves the descriptor's path);
+ *  - the file is mapped copy-on-write (ELF_C_READ_MMAP_PRIVATE), and each
+ *    unit's DW_AT_dwo_name string is overwritten in memory -- never on
+ *    disk -- with a short relative name, the unit's index ("0", "1", ...),
+ *    which is at most as long as any name a compiler writes;
+ *  - that name in the private directory is a symbolic link to the unit's
+ *    .dwo file (where libdw would have found it, or the upload).
+ *
+ * Renaming every unit, not only those that moved, keeps the ones libdw
+ * found near the original file (the directory changed).  Names relative
+ * with "../" or absolute ones (-o /abs/path) are covered alike.  A name
+ * string that two units share (the linker merges equal strings) serves
+ * only the first; the other counts as missing.  The builder's other
+ * strings do not live in the skeleton's .debug_str (names are in the .dwo
+ * files, file names in the line tables), so rewriting a dwo name there
+ * changes nothing else the symcache holds.  The directory goes when the
+ * build ends; one a killed build left stays in the cache directory, which
+ * is safe to delete.
+ */
+#define _GNU_SOURCE
+#include "fl_symdwo.h"
+
+#include <dirent.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_UNITS (1u << 20)
+
+static void say(char *why, size_t whylen, const char *fmt, const char *arg)
+{
+    if (why && whylen)
+        snprintf(why, whylen, fmt, arg);
+}
+
+int fl_dwo_read(Elf *elf, size_t size, uint64_t *id, char *why, size_t whylen)
+{
+    GElf_Ehdr eh;
+    size_t shstrndx;
+    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+        return 0;
+    uint64_t shnum = eh.e_shnum ? eh.e_shnum : 1, entsize = eh.e_shentsize ? eh.e_shentsize : 1;
+    if (eh.e_shoff != 0 && (eh.e_shoff > size || (size - eh.e_shoff) / entsize < shnum))
+        return 0; /* no section to read: the debug-file check says why */
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return 0;
+    bool info = false, index = false;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh))
+            return 0;
+        const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+        if (!name)
+            continue;
+        if (!strcmp(name, ".debug_info.dwo") && sh.sh_type != SHT_NOBITS && sh.sh_size > 0)
+            info = true;
+        index |= !strcmp(name, ".debug_cu_index");
+    }
+    if (!info)
+        return 0;
+    if (index) {
+        say(why, whylen, "%s",
+            "a .dwp package (the .dwo files of several units in one) is not read; upload the "
+            ".dwo files");
+        return -1;
+    }
+    Dwarf *d = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+    if (!d) {
+        say(why, whylen, "damaged split DWARF: %s", dwarf_errmsg(-1));
+        return -1;
+    }
+    Dwarf_CU *cu = NULL, *next = NULL;
+    uint8_t type = 0;
+    Dwarf_Die cudie;
+    size_t nsplit = 0, guard = 0;
+    int r, rc = 1;
+    while ((r = dwarf_get_units(d, cu, &next, NULL, &type, &cudie, NULL)) == 0 &&
+           ++guard < MAX_UNITS) {
+        cu = next;
+        if (type != DW_UT_split_compile)
+            continue;
+        uint64_t uid = 0;
+        if (dwarf_cu_info(cu, NULL, NULL, NULL, NULL, &uid, NULL, NULL) != 0 ||
+            dwarf_tag(&cudie) != DW_TAG_compile_unit) {
+            say(why, whylen, "damaged split DWARF: %s", "a split unit's DIE cannot be read");
+            rc = -1;
+            break;
+        }
+        if (nsplit++ && uid != *id) {
+            say(why, whylen, "%s",
+                "several split units with different DWO ids in one file (a .dwp package?); "
+                "upload the .dwo file of each unit");
+            rc = -1;
+            break;
+        }
+        *id = uid;
+    }
+    if (rc == 1 && r < 0) {
+        say(why, whylen, "damaged split DWARF: %s", dwarf_errmsg(-1));
+        rc = -1;
+    } else if (rc == 1 && nsplit == 0) {
+        say(why, whylen, "%s",
+            "not a usable split DWARF object: no split compile unit (DWO id) in .debug_info.dwo");
+        rc = -1;
+    }
+    dwarf_end(d);
+    return rc;
+}
+
+/* The .dwo file at path, when it is a regular file (a name comes from a
+ * debug file: a FIFO there must not hold the build) whose DWO id is id. */
+static bool dwo_at(const char *path, uint64_t id)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return false;
+    bool ok = false;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        uint64_t got = 0;
+        ok = e && fl_dwo_read(e, (size_t)st.st_size, &got, NULL, 0) == 1 && got == id;
+        if (e)
+            elf_end(e);
+    }
+    close(fd);
+    return ok;
+}
+
+/* libdw's __libdw_filepath: file as it is when absolute, else under dir
+ * when dir is absolute, else under debugdir (+ dir).  malloc'ed, or NULL
+ * when there is no such path. */
+static char *filepath(const char *debugdir, const char *dir, const char *file)
+{
+    char *p = NULL;
+    if (!file || !*file)
+        return NULL;
+    if (file[0] == '/')
+        return strdup(file);
+    if (dir && dir[0] == '/')
+        return asprintf(&p, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", file) < 0 ? NULL
+                                                                                             : p;
+    if (!debugdir)
+        return NULL;
+    if (dir && *dir)
+        return asprintf(&p, "%s/%s%s%s", debugdir, dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+                        file) < 0
+                   ? NULL
+                   : p;
+    return asprintf(&p, "%s/%s", debugdir, file) < 0 ? NULL : p;
+}
+
+/* The directory libdw takes for the file at path: that of its real path. */
+static char *debugdir_of(const char *path)
+{
+    char *real = path ? realpath(path, NULL) : NULL;
+    char *slash = real ? strrchr(real, '/') : NULL;
+    if (!slash) {
+        free(real);
+        return NULL;
+    }
+    if (slash == real)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    return real;
+}
+
+static const char *attr_string(Dwarf_Die *die, unsigned name, unsigned gnu_name)
+{
+    Dwarf_Attribute a;
+    if (dwarf_attr(die, name, &a) || (gnu_name && dwarf_attr(die, gnu_name, &a)))
+        return dwarf_formstring(&a);
+    return NULL;
+}
+
+void fl_symcache_dwo_free(fl_dwo_unit *units, size_t n)
+{
+    for (size_t i = 0; units && i < n; i++) {
+        free(units[i].name);
+        free(units[i].path);
+    }
+    free(units);
+}
+
+int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const fl_symbuild_opts *opts,
+                fl_dwo_unit **units, size_t *n)
+{
+    *units = NULL;
+    *n = 0;
+    if (!dbg)
+        return 0;
+    char *debugdir = debugdir_of(dwarf_path);
+    fl_dwo_unit *v = NULL;
+    size_t len = 0, cap = 0, guard = 0;
+    Dwarf_CU *cu = NULL, *next = NULL;
+    uint8_t type = 0;
+    Dwarf_Die cudie;
+    int rc = 0;
+    /* No split DIE asked for: libdw would go and look for the file. */
+    while (dwarf_get_units(dbg, cu, &next, NULL, &type, &cudie, NULL) == 0 && ++guard < MAX_UNITS) {
+        cu = next;
+        uint64_t id = 0;
+        if (type != DW_UT_skeleton ||
+            dwarf_cu_info(cu, NULL, NULL, NULL, NULL, &id, NULL, NULL) != 0)
+            continue;
+        if (len == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            fl_dwo_unit *nv = realloc(v, nc * sizeof *nv);
+            if (!nv) {
+                rc = FL_SYM_ENOMEM;
+                break;
+            }
+            v = nv;
+            cap = nc;
+        }
+        fl_dwo_unit *u = &v[len];
+        memset(u, 0, sizeof *u);
+        snprintf(u->dwo_id, sizeof u->dwo_id, "%016" PRIx64, id);
+        const char *name = attr_string(&cudie, DW_AT_dwo_name, DW_AT_GNU_dwo_name);
+        const char *comp_dir = attr_string(&cudie, DW_AT_comp_dir, 0);
+        if (!(u->name = strdup(name ? name : ""))) {
+            rc = FL_SYM_ENOMEM;
+            break;
+        }
+        len++;
+        /* libdw's places, in its order. */
+        for (int k = 0; k < 2 && !u->path && name; k++) {
+            char *p = filepath(debugdir, k ? comp_dir : NULL, name);
+            if (p && dwo_at(p, id)) {
+                u->path = realpath(p, NULL);
+                u->found = u->path ? FL_DWO_FOUND_LIBDW : FL_DWO_NOWHERE;
+            }
+            free(p);
+            if (!k && !comp_dir)
+                break;
+        }
+        char where[PATH_MAX];
+        if (!u->path && opts && opts->find_dwo &&
+            opts->find_dwo(opts->ctx, u->dwo_id, u->name, where, sizeof where) == 0 &&
+            dwo_at(where, id) && (u->path = realpath(where, NULL)))
+            u->found = FL_DWO_FOUND_FINDER;
+    }
+    free(debugdir);
+    if (rc) {
+        fl_symcache_dwo_free(v, len);
+        return rc;
+    }
+    *units = v;
+    *n = len;
+    return 0;
+}
+
+/* A copy of from at to (the private view's file when a hard link cannot
+ * be made: another file system). */
+static int copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+    if (in < 0)
+        return -1;
+    if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+        goto end;
+    for (;;) {
+        ssize_t k = copy_file_range(in, NULL, out, NULL, 1 << 30, 0);
+        if (k == 0) {
+            rc = 0;
+            break;
+        }
+        if (k > 0)
+            continue;
+        if (errno == EINTR)
+            continue;
+        /* Not offered here: plain reads and writes. */
+        char buf[1 << 16];
+        ssize_t r;
+        while ((r = read(in, buf, sizeof buf)) > 0)
+            for (ssize_t w = 0; w < r;) {
+                ssize_t m = write(out, buf + w, (size_t)(r - w));
+                if (m < 0 && errno == EINTR)
+                    continue;
+                if (m <= 0)
+                    goto end;
+                w += m;
+            }
+        rc = r == 0 ? 0 : -1;
+        break;
+    }
+end:
+    if (out >= 0 && close(out) != 0)
+        rc = -1;
+    close(in);
+    return rc;
+}
+
+void fl_dwo_view_end(fl_dwo_view *v)
+{
+    if (v->elf)
+        elf_end(v->elf);
+    v->elf = NULL;
+    if (v->fd >= 0)
+        close(v->fd);
+    v->fd = -1;
+    if (!v->dir[0])
+        return;
+    DIR *d = opendir(v->dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                unlinkat(dirfd(d), de->d_name, 0);
+        closedir(d);
+    }
+    rmdir(v->dir);
+    v->dir[0] = '\0';
+}
+
+static int view_fail(fl_dwo_view *v, int code, char *err, size_t errlen, const char *what)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s: split DWARF view in %s: %s", fl_sym_strerror(code), v->dir,
+                 what);
+    fl_dwo_view_end(v);
+    return code;
+}
+
+int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit *units, size_t n,
+                      const char *near, char *err, size_t errlen)
+{
+    v->dir[0] = '\0';
+    v->fd = -1;
+    v->elf = NULL;
+    bool any = false;
+    for (size_t i = 0; i < n; i++)
+        any |= units[i].found == FL_DWO_FOUND_FINDER;
+    if (!any || !dwarf_path)
+        return 0;
+    char file[PATH_MAX + 8];
+    if ((size_t)snprintf(v->dir, sizeof v->dir, "%s.dwo.XXXXXX", near) >= sizeof v->dir ||
+        !mkdtemp(v->dir)) {
+        v->dir[0] = '\0';
+        return view_fail(v, FL_SYM_EIO, err, errlen, strerror(errno));
+    }
+    snprintf(file, sizeof file, "%s/d", v->dir);
+    if (link(dwarf_path, file) != 0 && copy_file(dwarf_path, file) != 0)
+        return view_fail(v, FL_SYM_EIO, err, errlen, strerror(errno));
+    if ((v->fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+        return view_fail(v, FL_SYM_EIO, err, errlen, strerror(errno));
+    /* Copy-on-write: the names are rewritten in this process's pages. */
+    if (!(v->elf = elf_begin(v->fd, ELF_C_READ_MMAP_PRIVATE, NULL)))
+        return view_fail(v, FL_SYM_ENOTELF, err, errlen, elf_errmsg(-1));
+    Dwarf *dbg = dwarf_begin_elf(v->elf, DWARF_C_READ, NULL);
+    if (!dbg)
+        return view_fail(v, FL_SYM_EDWARF, err, errlen, dwarf_errmsg(-1));
+    Dwarf_CU *cu = NULL, *next = NULL;
+    uint8_t type = 0;
+    Dwarf_Die cudie;
+    size_t k = 0, guard = 0;
+    while (k < n && dwarf_get_units(dbg, cu, &next, NULL, &type, &cudie, NULL) == 0 &&
+           ++guard < MAX_UNITS) {
+        cu = next;
+        uint64_t id = 0;
+        if (type != DW_UT_skeleton ||
+            dwarf_cu_info(cu, NULL, NULL, NULL, NULL, &id, NULL, NULL) != 0)
+            continue;
+        const fl_dwo_unit *u = &units[k];
+        char hex[17], nm[24], link_at[PATH_MAX + 32];
+        snprintf(hex, sizeof hex, "%016" PRIx64, id);
+        snprintf(nm, sizeof nm, "%zu", k++);
+        if (!u->path || strcmp(hex, u->dwo_id))
+            continue;
+        /* The string as libdw will read it, in the private mapping (or in
+         * libelf's memory for a compressed section): writable. */
+        char *s = (char *)attr_string(&cudie, DW_AT_dwo_name, DW_AT_GNU_dwo_name);
+        if (!s || strcmp(s, u->name) || strlen(nm) > strlen(s))
+            continue; /* shared with a unit renamed before, or too short */
+        memcpy(s, nm, strlen(nm) + 1);
+        snprintf(link_at, sizeof link_at, "%s/%s", v->dir, nm);
+        if (symlink(u->path, link_at) != 0) {
+            dwarf_end(dbg);
+            return view_fail(v, FL_SYM_EIO, err, errlen, strerror(errno));
+        }
+    }
+    dwarf_end(dbg);
+    return 0;
+}
