@@ -100,6 +100,10 @@ void fl_writer_free(fl_writer *w); /* NULL is fine */
 
 typedef struct fl_workers fl_workers;
 
+/* Room for fl_workers_config.symbols_gap's wait: 64 .dwo keys
+ * ("dwo-" + 16 hex digits and a space each), a dwz build id, the NUL. */
+#define FL_SYMBOLS_WAIT_MAX (64 * 21 + 2 * 64 + 1)
+
 typedef struct fl_workers_config {
     unsigned n;       /* threads */
     unsigned lease_s; /* lease of a claimed task */
@@ -121,8 +125,13 @@ typedef struct fl_workers_config {
      * (names, no files or lines, no inlined frames): the module's DWARF
      * would.  2: its DWARF links to a dwz file that was not found (what
      * dwz moved there, names and inlined functions, is missing): that
-     * file would; its build id is put in wait (cap bytes).  Either way the
-     * crash is recorded as lacking that build id for the backfill, so that
+     * file would; its build id is put in wait (cap bytes).  3: split
+     * units' .dwo files were not found (those units have lines but no
+     * functions or inlined frames): wait gets their keys, "dwo-" +
+     * DWO id, space-separated (the first FL_SYMBOLS_WAIT_MAX / 21), and
+     * the dwz file's build id last when that is missing too; the .dwo
+     * files would, and so would whole DWARF (build_id).  Either way the
+     * crash is recorded as lacking those keys for the backfill, so that
      * the file, uploaded later, re-processes it (fl_srvsym_gap).  May be
      * NULL (every module found counts as complete). */
     int (*symbols_gap)(void *ctx, const char *build_id, char *wait, size_t cap);

@@ -72,13 +72,21 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
 
 /* What the open symcache of build_id lacks (the symbols_gap hook of
  * fl_workers_config; ctx: the fl_srvsym): 0 nothing, 1 DWARF (it holds
- * only an ELF symbol table, or split units whose .dwo files were not
- * found: a debug file with whole DWARF would do), 2 its DWARF's dwz
- * file, whose build id goes
- * into wait (cap bytes).  A symcache not open (evicted by another thread
- * since the lookup) answers 0: unknown counts as complete, so that a
- * crash is never re-processed for nothing. */
+ * only an ELF symbol table: a debug file with DWARF would do), 2 its
+ * DWARF's dwz file, whose build id goes into wait (cap bytes), 3 the .dwo
+ * files of split units, found nowhere (not where the program names them,
+ * not among the uploads): their keys (FL_DWO_KEY_PREFIX + DWO id) go into
+ * wait, space-separated, and the dwz file's build id after them when it
+ * is missing too.  A symcache not open (evicted by another thread since
+ * the lookup) answers 0: unknown counts as complete, so that a crash is
+ * never re-processed for nothing. */
 int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap);
+
+/* Where the symbolizer's builds find dwz files and .dwo files (the
+ * uploads, the store's shared files, debuginfod for dwz files), for
+ * another builder of the same symcaches (the upload thread's prebuild):
+ * fills *opts (ctx: s).  s NULL: opts zeroed. */
+void fl_srvsym_build_opts(fl_srvsym *s, fl_symbuild_opts *opts);
 
 /* The crash_begin hook of fl_workers_config (ctx: the fl_srvsym): the
  * calling thread's next crash may make debuginfod requests until

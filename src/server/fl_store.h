@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -87,14 +88,33 @@ typedef struct fl_processed {
     size_t nmissing;
 } fl_processed;
 
+/* A split DWARF object (.dwo file) has no build id: it is stored, listed
+ * and waited for (crash_missing, symbols_arrived) under this prefix + its
+ * DWO id in 16 lowercase hex digits, where other files have their build
+ * id; kind "dwo". */
+#define FL_DWO_KEY_PREFIX "dwo-"
+
+/* The key of a symbols row as GET /api/v1/symbols shows it, into o:
+ * "build_id", and for a .dwo file (whose build_id is null) "dwo_id" too.
+ * key may be NULL (a file that could not be read). */
+static inline void fl_store_symbol_key(json_t *o, const char *key)
+{
+    size_t n = strlen(FL_DWO_KEY_PREFIX);
+    bool dwo = key && !strncmp(key, FL_DWO_KEY_PREFIX, n);
+    json_object_set_new(o, "build_id", key && !dwo ? json_string(key) : json_null());
+    if (dwo)
+        json_object_set_new(o, "dwo_id", json_string(key + n));
+}
+
 /* One ingested debug file (an upload or a file of the watched directory). */
 typedef struct fl_symbol_rec {
-    const char *build_id; /* NULL when the file could not be parsed */
+    const char *build_id; /* NULL when the file could not be parsed; for a .dwo
+                           * file, FL_DWO_KEY_PREFIX + its DWO id */
     const char *name;     /* the file name given by the uploader */
     int64_t size;
     const char *status;   /* "ok" or "failed" */
     const char *error;    /* why it failed, or NULL */
-    const char *kind;     /* "debuginfo" or "executable" (has code), or NULL */
+    const char *kind;     /* "debuginfo", "executable" (has code) or "dwo", or NULL */
     const char *path;     /* where it is kept on the server, or NULL */
     int64_t uploaded;     /* seconds since the epoch */
 } fl_symbol_rec;

@@ -10,12 +10,15 @@
  *               poll
  *   processed/<buildid>/debuginfo    a debug-only file (.debug)
  *   processed/<buildid>/executable   a file with code (unstripped binary)
+ *   processed/dwo-<dwoid>/dwo        a split DWARF object (.dwo file), by DWO id
  *   processed/<name>                 a symlink per ingested file of
  *                                    incoming/, to what it became
  *   failed/<name> and failed/<name>.error   files that could not be used
  *
  * A file is accepted when it is ELF with a GNU build id and has DWARF or
- * at least a symbol table (cheap checks, fine on an HTTP thread); its
+ * at least a symbol table, or is a .dwo file with one split unit (its
+ * DWO id stands for the build id: FL_DWO_KEY_PREFIX in fl_store.h)
+ * (cheap checks, fine on an HTTP thread); its
  * symcache is then built into DATA/symcache by the watcher thread in the
  * background (or by the first worker that needs it, whichever comes
  * first).  Every ingested file, good or bad, becomes a row of the store's symbols
@@ -68,7 +71,8 @@ const char *fl_symingest_processed_dir(const fl_symingest *g);
  * Ingest the file at path (consumed: moved into processed/, or into
  * failed/ when keep_failed, else removed).  name is what the uploader
  * called it (shown by GET /api/v1/symbols).  size is its size.  conn: the
- * caller's store connection.  OUT: build_id (cap >= 129) on success.
+ * caller's store connection.  OUT: build_id (cap >= 129) on success: the
+ * build id, or for a .dwo file FL_DWO_KEY_PREFIX + its DWO id.
  * Returns 0; 1 when the file is unusable (err says why, the failure is
  * recorded); 2 when the store could not record it (a full disk, a locked
  * database: err has the store's reason; try again later -- with

@@ -1941,8 +1941,12 @@ static enum MHD_Result sym_upload_finish(fl_http *h, req *r)
                          "5");
     if (rc)
         return send_error(c, 500, err, NULL);
-    return send_json(c, 201, json_pack("{s:s,s:I}", "build_id", id, "size",
-                                       (json_int_t)r->written),
+    /* A .dwo file has a DWO id instead of a build id. */
+    bool dwo = !strncmp(id, FL_DWO_KEY_PREFIX, strlen(FL_DWO_KEY_PREFIX));
+    return send_json(c, 201,
+                     json_pack("{s:s,s:I}", dwo ? "dwo_id" : "build_id",
+                               dwo ? id + strlen(FL_DWO_KEY_PREFIX) : id, "size",
+                               (json_int_t)r->written),
                      NULL);
 }
 

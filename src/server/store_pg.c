@@ -1140,8 +1140,9 @@ static int p_notice_later(fl_store_conn *pc, int64_t id, int64_t next_try)
     return p_run((pconn *)pc, "UPDATE notices SET next_try=$2 WHERE id=$1", &a);
 }
 
-/* A PostgreSQL array literal of build ids (hex: nothing to quote), for
- * one statement instead of one per id.  Caller frees; NULL on OOM. */
+/* A PostgreSQL array literal of build ids (hex, or a .dwo file's key:
+ * FL_DWO_KEY_PREFIX and hex; nothing to quote), for one statement instead
+ * of one per id.  Caller frees; NULL on OOM. */
 static char *id_array(const char *const *ids, size_t n)
 {
     size_t len = 3;
@@ -1152,7 +1153,10 @@ static char *id_array(const char *const *ids, size_t n)
         return NULL;
     *at++ = '{';
     for (size_t i = 0; i < n; i++) {
-        size_t l = strspn(ids[i], "0123456789abcdefABCDEF");
+        size_t p = strncmp(ids[i], FL_DWO_KEY_PREFIX, strlen(FL_DWO_KEY_PREFIX))
+                       ? 0
+                       : strlen(FL_DWO_KEY_PREFIX);
+        size_t l = p + strspn(ids[i] + p, "0123456789abcdefABCDEF");
         memcpy(at, ids[i], l); /* anything else in an id is dropped */
         at += l;
         *at++ = i + 1 < n ? ',' : '}';
@@ -1592,7 +1596,7 @@ static json_t *p_list_symbols(fl_store_conn *pc, unsigned limit)
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(r); i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "build_id", r_text_json(r, i, 0));
+        fl_store_symbol_key(o, PQgetisnull(r, i, 0) ? NULL : PQgetvalue(r, i, 0));
         json_object_set_new(o, "name", r_text_json(r, i, 1));
         json_object_set_new(o, "size", json_integer(r_i64(r, i, 2)));
         json_object_set_new(o, "status", r_text_json(r, i, 3));
@@ -1638,8 +1642,12 @@ static int p_find_symbol(fl_store_conn *pc, const char *build_id, const char *ki
 static int p_fetch_symbol(fl_store_conn *pc, const char *build_id, const char *root)
 {
     pconn *c = (pconn *)pc;
-    if (strlen(build_id) > 2 * 64 ||
-        strspn(build_id, "0123456789abcdefABCDEF") != strlen(build_id)) {
+    /* A build id, or a .dwo file's key (fl_store.h): a name under root. */
+    size_t skip = strncmp(build_id, FL_DWO_KEY_PREFIX, strlen(FL_DWO_KEY_PREFIX))
+                      ? 0
+                      : strlen(FL_DWO_KEY_PREFIX);
+    if (strlen(build_id) > 2 * 64 || !build_id[skip] ||
+        strspn(build_id + skip, "0123456789abcdefABCDEF") != strlen(build_id + skip)) {
         p_seterr(c, "not a build id: %.40s", build_id);
         return -1;
     }
@@ -1660,7 +1668,9 @@ static int p_fetch_symbol(fl_store_conn *pc, const char *build_id, const char *r
     char dir[4096], dest[4200], tmp[4300];
     snprintf(dir, sizeof dir, "%s/%s", root, build_id);
     int n = snprintf(dest, sizeof dest, "%s/%s", dir,
-                     !strcmp(kind, "executable") ? "executable" : "debuginfo");
+                     !strcmp(kind, "executable") ? "executable"
+                     : !strcmp(kind, "dwo")      ? "dwo"
+                                                 : "debuginfo");
     PQclear(r);
     if (n < 0 || (size_t)n >= sizeof dest) {
         p_seterr(c, "path too long under %.200s", root);

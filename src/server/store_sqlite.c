@@ -1456,7 +1456,7 @@ static json_t *s_list_symbols(fl_store_conn *pc, unsigned limit)
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         json_t *o = json_object();
-        json_object_set_new(o, "build_id", text_json(s, 0));
+        fl_store_symbol_key(o, (const char *)sqlite3_column_text(s, 0));
         json_object_set_new(o, "name", text_json(s, 1));
         json_object_set_new(o, "size", json_integer(sqlite3_column_int64(s, 2)));
         json_object_set_new(o, "status", text_json(s, 3));

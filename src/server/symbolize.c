@@ -9,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "fl_remote_unwind.h"
 #include "fl_srvutil.h"
+#include "fl_store.h"
 #include "fl_symlocate.h"
 #include "fl_symstore.h"
 
@@ -28,6 +30,7 @@ typedef struct entry {
     fl_symcache *sc;
     uint64_t used;         /* LRU clock */
     char alt_wait[ID_MAX]; /* the dwz file the DWARF lacked, or "" */
+    char *dwo_wait;        /* keys of the .dwo files it lacked (malloc'ed), or NULL */
 } entry;
 
 struct fl_srvsym {
@@ -95,11 +98,15 @@ int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_
         snprintf(err, errlen, "cannot create %s", s->cache_dir);
         goto fail;
     }
+    /* Kept also without fetch: .dwo files are found there by key. */
+    if (cfg->upload_root && !(s->upload_root = strdup(cfg->upload_root))) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     if (cfg->fetch && cfg->upload_root) {
         s->fetch = cfg->fetch;
         s->fetch_ctx = cfg->fetch_ctx;
-        if (!(s->upload_root = strdup(cfg->upload_root)) ||
-            !(s->asked = calloc(MAX_ASKED, sizeof *s->asked))) {
+        if (!(s->asked = calloc(MAX_ASKED, sizeof *s->asked))) {
             snprintf(err, errlen, "out of memory");
             goto fail;
         }
@@ -126,12 +133,20 @@ fail:
     return -1;
 }
 
+static void entry_clear(entry *e)
+{
+    fl_symcache_close(e->sc);
+    e->sc = NULL;
+    free(e->dwo_wait);
+    e->dwo_wait = NULL;
+}
+
 void fl_srvsym_free(fl_srvsym *s)
 {
     if (!s)
         return;
     for (size_t i = 0; i < s->nlru; i++)
-        fl_symcache_close(s->lru[i].sc);
+        entry_clear(&s->lru[i]);
     free(s->lru);
     fl_symlocate_free(s->loc);
     pthread_mutex_destroy(&s->mu);
@@ -156,7 +171,7 @@ void fl_srvsym_forget(fl_srvsym *s, const char *build_id)
     pthread_mutex_lock(&s->mu);
     entry *e = find_locked(s, build_id);
     if (e) {
-        fl_symcache_close(e->sc);
+        entry_clear(e);
         *e = s->lru[--s->nlru];
     }
     struct broken *b = broken_locked(s, build_id);
@@ -173,7 +188,7 @@ void fl_srvsym_flush(void *arg)
         return;
     pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < s->nlru; i++)
-        fl_symcache_close(s->lru[i].sc);
+        entry_clear(&s->lru[i]);
     s->nlru = 0;
     for (size_t i = 0; i < MAX_BROKEN; i++)
         s->broken[i].until_ns = 0;
@@ -221,14 +236,69 @@ static int find_alt(void *ctx, const char *build_id, const char *name, char *pat
     return 0;
 }
 
+/* fl_symbuild_opts.find_dwo: a .dwo file is looked for among the uploads
+ * (ROOT/dwo-<id>/dwo), the store's shared files first. */
+static int find_dwo(void *ctx, const char *dwo_id, const char *name, char *path, size_t cap)
+{
+    (void)name; /* a path on the machine that built it */
+    fl_srvsym *s = ctx;
+    char key[64];
+    struct stat st;
+    if (!s->upload_root || strlen(dwo_id) != 16 || strspn(dwo_id, "0123456789abcdef") != 16)
+        return -1;
+    snprintf(key, sizeof key, FL_DWO_KEY_PREFIX "%s", dwo_id);
+    fetch_once(s, key);
+    if ((size_t)snprintf(path, cap, "%s/%s/dwo", s->upload_root, key) >= cap ||
+        stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    return 0;
+}
+
+void fl_srvsym_build_opts(fl_srvsym *s, fl_symbuild_opts *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    if (!s)
+        return;
+    opts->find_alt = find_alt;
+    opts->find_dwo = find_dwo;
+    opts->ctx = s;
+}
+
+/* The keys of the .dwo files the module at path lacks with opts,
+ * space-separated (FL_DWO_KEY_PREFIX + DWO id, the first 64), malloc'ed;
+ * NULL when none (or out of memory). */
+static char *dwo_wait_of(const char *path, const fl_symbuild_opts *opts)
+{
+    fl_dwo_unit *u = NULL;
+    size_t n = 0, len = 0, k = 0;
+    if (fl_symcache_dwo_list(path, opts, &u, &n) != 0)
+        return NULL;
+    char *w = malloc(64 * 21 + 1);
+    for (size_t i = 0; w && i < n && k < 64; i++)
+        if (u[i].found == FL_DWO_NOWHERE) {
+            len +=
+                (size_t)sprintf(w + len, "%s" FL_DWO_KEY_PREFIX "%.16s", k ? " " : "", u[i].dwo_id);
+            k++;
+        }
+    fl_symcache_dwo_free(u, n);
+    if (w && !k) {
+        free(w);
+        w = NULL;
+    }
+    return w;
+}
+
 /* Insert sc for id, evicting the least recently used entry when full.
- * Takes ownership of sc (closes it when another thread was first).
- * alt_wait: the build id of the dwz file sc was built without, or "". */
-static entry *insert_locked(fl_srvsym *s, const char *id, fl_symcache *sc, const char *alt_wait)
+ * Takes ownership of sc (closes it when another thread was first) and of
+ * dwo_wait.  alt_wait: the build id of the dwz file sc was built without,
+ * or "". */
+static entry *insert_locked(fl_srvsym *s, const char *id, fl_symcache *sc, const char *alt_wait,
+                            char *dwo_wait)
 {
     entry *e = find_locked(s, id);
     if (e) {
         fl_symcache_close(sc);
+        free(dwo_wait);
         return e;
     }
     if (s->nlru < s->cap) {
@@ -238,12 +308,13 @@ static entry *insert_locked(fl_srvsym *s, const char *id, fl_symcache *sc, const
         for (size_t i = 1; i < s->nlru; i++)
             if (s->lru[i].used < e->used)
                 e = &s->lru[i];
-        fl_symcache_close(e->sc);
+        entry_clear(e);
         s->st.evicted++;
     }
     snprintf(e->build_id, sizeof e->build_id, "%s", id);
     snprintf(e->alt_wait, sizeof e->alt_wait, "%s", alt_wait);
     e->sc = sc;
+    e->dwo_wait = dwo_wait;
     return e;
 }
 
@@ -282,7 +353,8 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         }
         fl_symcache *sc = NULL;
         int built = 0;
-        fl_symbuild_opts opts = {.find_alt = find_alt, .ctx = s};
+        fl_symbuild_opts opts;
+        fl_srvsym_build_opts(s, &opts);
         char alt[ID_MAX] = "";
         int rc = fl_symstore_get(s->cache_dir, res.path, &opts, 0, &sc, &built, NULL, NULL, 0, err,
                                  sizeof err);
@@ -300,10 +372,11 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         if (fl_symcache_alt_missing(sc) &&
             fl_symcache_altlink(res.path, NULL, alt, sizeof alt, NULL, 0) != 1)
             alt[0] = '\0';
+        char *dwo_wait = fl_symcache_dwo_missing(sc) ? dwo_wait_of(res.path, &opts) : NULL;
         pthread_mutex_lock(&s->mu);
         s->st.opened++;
         s->st.built += built != 0;
-        e = insert_locked(s, build_id, sc, alt);
+        e = insert_locked(s, build_id, sc, alt, dwo_wait);
     }
     e->used = ++s->clock;
     size_t n = fl_symcache_lookup(e->sc, rel, fr, MAX_INLINE_LOOKUP);
@@ -337,8 +410,17 @@ int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap)
     pthread_mutex_lock(&s->mu);
     entry *e = find_locked(s, build_id);
     int r = 0;
-    if (e && (!fl_symcache_has_dwarf(e->sc) || fl_symcache_dwo_missing(e->sc))) {
-        r = 1; /* a debug file with whole DWARF, uploaded later, would do */
+    if (e && !fl_symcache_has_dwarf(e->sc)) {
+        r = 1; /* a debug file with DWARF, uploaded later, would do */
+    } else if (e && fl_symcache_dwo_missing(e->sc)) {
+        /* The .dwo files, or a debug file with whole DWARF; without the
+         * list (too many units' files found nowhere to look up?), only
+         * the latter. */
+        r = e->dwo_wait ? 3 : 1;
+        if (e->dwo_wait)
+            snprintf(wait, cap, "%s%s%s", e->dwo_wait,
+                     fl_symcache_alt_missing(e->sc) && e->alt_wait[0] ? " " : "",
+                     fl_symcache_alt_missing(e->sc) ? e->alt_wait : "");
     } else if (e && fl_symcache_alt_missing(e->sc)) {
         r = 2;
         snprintf(wait, cap, "%s", e->alt_wait);

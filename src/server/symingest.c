@@ -203,8 +203,20 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
      * built in the background (prebuild), or by the first worker that
      * needs it. */
     fl_symcheck_info info;
-    int rc = fl_symcheck_debug_file(path, &info, why, sizeof why);
-    snprintf(hex, sizeof hex, "%s", info.build_id);
+    memset(&info, 0, sizeof info);
+    /* A split DWARF object (.dwo) has no build id: it is kept under its
+     * DWO id, which the program's skeleton unit names (fl_store.h). */
+    char dwo[17];
+    int rc = fl_symcheck_dwo_file(path, dwo, sizeof dwo, why, sizeof why);
+    bool is_dwo = rc == 1;
+    if (rc == 0)
+        rc = fl_symcheck_debug_file(path, &info, why, sizeof why);
+    if (is_dwo) {
+        rc = 0;
+        snprintf(hex, sizeof hex, FL_DWO_KEY_PREFIX "%s", dwo);
+    } else {
+        snprintf(hex, sizeof hex, "%s", info.build_id);
+    }
     if (rc != 0) {
         snprintf(err, errlen, "%s", why[0] ? why : fl_symcheck_strerror(rc));
         r.status = "failed";
@@ -228,7 +240,7 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
         record(g, conn, &r);
         return 1;
     }
-    const char *kind = file_kind(path);
+    const char *kind = is_dwo ? "dwo" : file_kind(path);
     snprintf(d2, sizeof d2, "%s/%s", g->processed, hex);
     if ((size_t)snprintf(dest, sizeof dest, "%s/%s", d2, kind) >= sizeof dest ||
         (mkdir(d2, 0755) && errno != EEXIST) || rename(path, dest)) {
@@ -241,7 +253,12 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
     struct stat sp, sd;
     if (!lstat(path, &sp) && !lstat(dest, &sd) && sp.st_ino == sd.st_ino && sp.st_dev == sd.st_dev)
         unlink(path);
-    fl_srvsym_forget(g->cfg.sym, hex);
+    /* A .dwo file may complete any program's symcache: those open are
+     * dropped (and rebuilt, fl_symstore_get, when they lacked it). */
+    if (is_dwo)
+        fl_srvsym_flush(g->cfg.sym);
+    else
+        fl_srvsym_forget(g->cfg.sym, hex);
     r.build_id = hex;
     r.status = "ok";
     r.kind = kind;
@@ -272,7 +289,8 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
     if (nq && g->cfg.notify)
         g->cfg.notify(g->cfg.notify_arg);
     pthread_mutex_lock(&g->mu);
-    if (g->nprebuild < MAX_PREBUILD) /* else a worker builds it on demand */
+    /* else a worker builds it on demand; a .dwo file is no module */
+    if (!is_dwo && g->nprebuild < MAX_PREBUILD)
         snprintf(g->prebuild[g->nprebuild++], PATH_MAX, "%s", dest);
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
@@ -295,7 +313,15 @@ static void prebuild(fl_symingest *g)
         fl_symcache *sc = NULL;
         int built = 0;
         char err[256];
-        int rc = fl_symstore_get(g->cache, p, NULL, 0, &sc, &built, NULL, NULL, 0, err, sizeof err);
+        /* With the uploaded .dwo files, as the workers build it (else
+         * they would build it again).  Not with the dwz-file finder,
+         * which may ask debuginfod and hold up the watched directory: a
+         * worker rebuilds what lacks one found so. */
+        fl_symbuild_opts opts;
+        fl_srvsym_build_opts(g->cfg.sym, &opts);
+        opts.find_alt = NULL;
+        int rc =
+            fl_symstore_get(g->cache, p, &opts, 0, &sc, &built, NULL, NULL, 0, err, sizeof err);
         if (rc == 0)
             fl_symcache_close(sc);
         if (rc == 0 && built) /* faultline_symcache_built_total counts every build */

@@ -267,8 +267,8 @@ typedef struct symwrap {
     struct symmod {
         const char *module, *build_id; /* borrowed from the log */
         bool found;
-        int gap;               /* fl_workers_config.symbols_gap's answer */
-        char wait[2 * 64 + 1]; /* the dwz file's build id, for gap 2 */
+        int gap;    /* fl_workers_config.symbols_gap's answer */
+        char *wait; /* what would complete them, for gap 2 and 3 (malloc'ed) */
     } m[MAX_SYM_MODULES];
     size_t n;
 } symwrap;
@@ -296,10 +296,11 @@ static int wrap_symbolize(void *ctx, const char *module, const char *build_id, u
         m->module = module;
         m->build_id = build_id;
         m->found = n >= 0;
+        char wait[FL_SYMBOLS_WAIT_MAX] = "";
         m->gap = m->found && w->c->symbols_gap && build_id
-                     ? w->c->symbols_gap(w->c->symbolize_ctx, build_id, m->wait, sizeof m->wait)
+                     ? w->c->symbols_gap(w->c->symbolize_ctx, build_id, wait, sizeof wait)
                      : 0;
-        if (m->gap == 2 && !m->wait[0])
+        if (m->gap >= 2 && (!wait[0] || !(m->wait = strdup(wait))))
             m->gap = 1;
     }
     return n;
@@ -323,29 +324,50 @@ static void add_missing(fl_processed_buf *out, const char *id)
 
 /* "symbols": {"status": complete|partial|missing|off, "modules": [...]},
  * and the build ids to backfill into out. */
+/* Gap 3's list, "dwo-ID dwo-ID ... [DWZ-BUILD-ID]": each key waited for,
+ * and the DWO ids into dwo (an array) and the dwz file into *dwz. */
+static void split_wait(char *wait, fl_processed_buf *out, json_t *dwo, json_t **dwz)
+{
+    char *save = NULL;
+    for (char *k = strtok_r(wait, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
+        add_missing(out, k);
+        if (!strncmp(k, FL_DWO_KEY_PREFIX, strlen(FL_DWO_KEY_PREFIX)))
+            json_array_append_new(dwo, json_string(k + strlen(FL_DWO_KEY_PREFIX)));
+        else if (!*dwz)
+            *dwz = json_string(k);
+    }
+}
+
 static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
 {
     json_t *mods = json_array();
     size_t found = 0, whole = 0;
     for (size_t i = 0; i < w->n; i++) {
         const struct symmod *m = &w->m[i];
-        /* A module whose dwz file is missing lacks names and inlined
-         * frames: partial, not complete. */
+        /* A module whose dwz file or some .dwo files are missing lacks
+         * names and inlined frames: partial, not complete. */
         found += m->found;
-        whole += m->found && m->gap != 2;
+        whole += m->found && m->gap < 2;
         json_t *j = json_pack("{s:s?,s:s?,s:b}", "module", base_of(m->module), "build_id",
                               m->build_id, "symbols", m->found);
-        if (m->gap == 2)
-            json_object_set_new(j, "dwz_missing", json_string(m->wait));
-        json_array_append_new(mods, j);
         /* Names from a symbol table only: its DWARF, when it comes, gives
          * files, lines and inlined frames, and with them maybe another
          * signature, so the crash waits for it like one without symbols.
-         * DWARF without its dwz file waits for that file. */
-        if (m->build_id && (!m->found || m->gap == 1))
+         * DWARF without its dwz file waits for that file; without some
+         * .dwo files, for them (by DWO id) and for whole DWARF. */
+        if (m->build_id && (!m->found || m->gap == 1 || m->gap == 3))
             add_missing(out, m->build_id);
-        else if (m->gap == 2)
+        if (m->gap == 2) {
+            json_object_set_new(j, "dwz_missing", json_string(m->wait));
             add_missing(out, m->wait);
+        } else if (m->gap == 3) {
+            json_t *dwo = json_array(), *dwz = NULL;
+            split_wait(m->wait, out, dwo, &dwz);
+            json_object_set_new(j, "dwo_missing", dwo);
+            if (dwz)
+                json_object_set_new(j, "dwz_missing", dwz);
+        }
+        json_array_append_new(mods, j);
     }
     const char *st = !on                ? "off"
                      : whole == w->n    ? "complete"
@@ -505,6 +527,8 @@ out:
         fl_processed_release(out);
     json_decref(omitted);
     free(upcs);
+    for (size_t i = 0; sw && i < sw->n; i++)
+        free(sw->m[i].wait);
     free(sw);
     free(text);
     json_decref(doc);

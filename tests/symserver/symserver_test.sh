@@ -2,11 +2,11 @@
 # The symbolication server end to end: a real `faultline serve` on a free
 # port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
 # uploaded over HTTP or dropped into the watched directory.
-#   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug
+#   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
-#       debuginfod_budget | watch_clock
+#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_pg
 set -uo pipefail
-case_=$1 FL=$2 CRASH=$3 DEBUG=$4
+case_=$1 FL=$2 CRASH=$3 DEBUG=$4 SPLIT=${5:-} IHSRC=${6:-}
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
 ADMIN=test-admin-token KEY=test-ingest-key
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
@@ -88,6 +88,37 @@ moved() {
   admin "$(url /api/v1/groups)" >"$work/all.json"
   [ "$(grep -o '"count":[0-9]*' "$work/all.json")" = '"count":1' ] || fail "$what: counts: $(cat "$work/all.json")"
 }
+
+# split_app: $SPLIT (built -gsplit-dwarf) copied to $work/bin/app, where
+# its .dwo is found nowhere; sets ABID (its build id), DWO (the .dwo in the
+# build tree, where the program names it), DWOID (its DWO id).
+split_app() {
+  mkdir -p "$work/bin"
+  cp "$SPLIT" "$work/bin/app"
+  ABID=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$SPLIT") | cut -d' ' -f3)
+  local name
+  name=$(readelf --debug-dump=info "$SPLIT" 2>/dev/null | sed -n 's/.*DW_AT_\(GNU_\)\{0,1\}dwo_name.*): //p' | head -1)
+  DWO="$(dirname "$SPLIT")/$name"
+  [ -f "$DWO" ] || fail "no .dwo at $DWO (named $name)"
+  DWOID=$(readelf --debug-dump=info "$DWO" 2>/dev/null | grep -m1 -o 'DWO ID: *0x[0-9a-f]*\|GNU_dwo_id *: 0x[0-9a-f]*' | grep -o '0x[0-9a-f]*')
+  [ -n "$DWOID" ] || fail "no DWO id in $DWO"
+  DWOID=$(printf %016x "$DWOID")
+}
+# damaged_dwo OUT: a copy of $DWO whose split unit header says DWARF 127.
+damaged_dwo() {
+  python3 - "$DWO" "$1" <<'PY' || fail "damaged_dwo"
+import subprocess, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+for l in subprocess.check_output(["readelf", "-SW", sys.argv[1]]).decode().splitlines():
+    if ".debug_info.dwo" in l:
+        b[int(l.split("]")[1].split()[3], 16) + 4] = 0x7f
+        break
+else:
+    sys.exit(1)
+open(sys.argv[2], "wb").write(b)
+PY
+}
+STORE_SIG='"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"'
 
 case $case_ in
 upload)
@@ -695,6 +726,156 @@ roles)
   grep -Eq "$FAULT_RE" "$work/crash.json" || fail "worker process did not backfill: $(grep -o '"signature":"[^"]*"' "$work/crash.json")"
   ok "--role api + --role worker: backfilled in the worker process ($(grep -o '"signature":"[^"]*"' "$work/crash.json"))"
   kill -TERM $WPID; wait $WPID || fail "worker shutdown rc"
+  stop || fail "shutdown rc"
+  ;;
+dwo)
+  # A program built with -gsplit-dwarf, copied away from its build tree:
+  # its unit's functions and inlined calls are in a .dwo file the server
+  # does not have.  The crash is partial and waits for that file by DWO
+  # id; a damaged .dwo is refused and changes nothing; the good one,
+  # uploaded after the program, re-processes the crash, whose frames then
+  # name the inlined function as the whole-DWARF build's do.
+  split_app
+  CRASH=$work/bin/app
+  start "$work/d"
+  "$FL" symbols add "$work/bin/app" --server "$(url '')" >"$work/add.out" 2>&1 \
+    || fail "symbols add: $(cat "$work/add.out")"
+  grep -q "warning: .*app: the .dwo files of 1 of its 1 split-DWARF units are not found.*(DWO id $DWOID)" "$work/add.out" \
+    || fail "no warning about the .dwo found nowhere: $(cat "$work/add.out")"
+  crash deep
+  submit
+  grep -q '"symbols":{"status":"partial"' "$work/crash.json" || fail "status: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q "\"build_id\":\"$ABID\",\"symbols\":true,\"dwo_missing\":\[\"$DWOID\"\]" "$work/crash.json" \
+    || fail "no dwo_missing: $(grep -o '"modules":\[[^]]*]' "$work/crash.json")"
+  grep -Eq "$FAULT_RE" "$work/crash.json" || fail "symsrv_fault has no file and line from the skeleton's line table"
+  grep -q '"function":"symsrv_store"' "$work/crash.json" && fail "symsrv_store named without the .dwo"
+  old=$GID
+  ok "without the .dwo: partial, dwo_missing $DWOID, $(grep -o '"signature":"[^"]*"' "$work/crash.json")"
+  damaged_dwo "$work/bad.dwo"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: bad.dwo' --data-binary @"$work/bad.dwo")
+  [ "$c" = 400 ] || fail "a damaged .dwo -> $c $(cat "$work/body")"
+  grep -q '"reason":"not a usable split DWARF object (.dwo): damaged split DWARF' "$work/body" || fail "damaged: $(cat "$work/body")"
+  api /api/v1/symbols | grep -q '"build_id":null,"name":"bad.dwo","size":[0-9]*,"status":"failed","error":"not a usable split DWARF object' \
+    || fail "the failure is not listed: $(api /api/v1/symbols)"
+  sleep 1
+  [ "$(admin "$(url "/api/v1/crashes/$CID")" | field group_id)" = "$old" ] || fail "the damaged .dwo moved the crash"
+  ok "a damaged .dwo: 400 $(grep -o '"reason":"[^"]*"' "$work/body" | head -c 120), listed as failed, the crash stays"
+  # The .dwo alone, by its path: keyed by DWO id.
+  cp "$DWO" "$work/app.dwo"
+  "$FL" symbols add "$work/app.dwo" --server "$(url '')" >"$work/add2.out" 2>&1 \
+    || fail "symbols add of the .dwo: $(cat "$work/add2.out")"
+  grep -q "^$DWOID $work/app.dwo: uploaded (HTTP 201" "$work/add2.out" || fail "upload of the .dwo: $(cat "$work/add2.out")"
+  moved "$old" "the .dwo after its program"
+  grep -q "$STORE_SIG" "$work/g1.json" || fail "after the .dwo: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
+  admin "$(url "/api/v1/crashes/$CID")" >"$work/crash.json"
+  grep -q '"symbols":{"status":"complete"' "$work/crash.json" || fail "status after: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q dwo_missing "$work/crash.json" && fail "dwo_missing after the upload"
+  grep -q '"function":"symsrv_store","file":"[^"]*symsrv_crash\.c","line":[0-9]*,"column":[0-9]*,[^}]*"inlined":true' "$work/crash.json" \
+    || fail "no inlined symsrv_store frame: $(grep -o '"frames":\[[^]]*' "$work/crash.json" | head -c 800)"
+  ok "the .dwo after its program: $(grep -o '"signature":"[^"]*"' "$work/g1.json"), complete, inlined frame, one group"
+  api /api/v1/symbols >"$work/list.json"
+  grep -q "\"build_id\":null,\"dwo_id\":\"$DWOID\",\"name\":\"app.dwo\",\"size\":[0-9]*,\"status\":\"ok\",\"error\":null,\"kind\":\"dwo\"" "$work/list.json" \
+    || fail "listing: $(cat "$work/list.json")"
+  [ -f "$work/d/symbols/processed/dwo-$DWOID/dwo" ] || fail "not stored by DWO id: $(ls "$work/d/symbols/processed")"
+  # The watched directory takes a .dwo file too.
+  cp "$DWO" "$work/d/symbols/incoming/again.dwo"
+  for _ in $(seq 50); do [ -L "$work/d/symbols/processed/again.dwo" ] && break; sleep 0.1; done
+  [ "$(readlink "$work/d/symbols/processed/again.dwo")" = "dwo-$DWOID/dwo" ] || fail "watched .dwo: $(ls -l "$work/d/symbols/processed" "$work/d/symbols/failed")"
+  ok "listed as kind dwo by DWO id; the watched directory takes a .dwo"
+  # The program's symcache was rebuilt once the .dwo came, in a private
+  # directory gone since.
+  ls -d "$work"/d/symcache/*.dwo.* 2>/dev/null && fail "a private .dwo view was left in symcache/"
+  stop || fail "shutdown rc"
+  ;;
+dwo_symbolicate)
+  # Every .text address of the test program built with -gsplit-dwarf,
+  # its .dwo files uploaded by `symbols add` and then moved away from
+  # their build paths: POST /api/v1/symbolicate answers as for the same
+  # program built with whole DWARF (gcc and clang, DWARF 5 and 4; the
+  # .dwo named relative to the build directory, by an absolute path
+  # (-o /abs/split.o), and through "../" from DW_AT_comp_dir).
+  start "$work/d"
+  n=0
+  for cc in "gcc -gdwarf-5" "gcc -gdwarf-4" "clang -gdwarf-5" "clang -gdwarf-4" "abs gcc -gdwarf-5" \
+            "up gcc -gdwarf-4" "abs clang -gdwarf-5"; do
+    set -- $cc
+    how=rel
+    case $1 in abs | up) how=$1; shift ;; esac
+    command -v "$1" >/dev/null || fail "$1 is not installed"
+    b="$work/b$n" n=$((n + 1))
+    mkdir -p "$b/sub"
+    cp "$IHSRC" "$(dirname "$IHSRC")"/*.h "$b/"
+    for o in split whole; do # compiled alike, but for -gsplit-dwarf
+      g=; [ $o = split ] && g=-gsplit-dwarf
+      case $how in
+        rel) ( cd "$b" && "$@" -O2 $g -c inline_heavy.c -o $o.o ) ;;
+        abs) ( cd "$b/sub" && "$@" -O2 $g -c "$b/inline_heavy.c" -o "$b/$o.o" ) ;;
+        up) ( cd "$b/sub" && "$@" -O2 $g -c ../inline_heavy.c -o ../$o.o ) ;;
+      esac && ( cd "$b" && "$1" $o.o -o $o -Wl,--build-id ) || fail "$cc: build $o"
+    done
+    name=$(readelf --debug-dump=info "$b/split.o" 2>/dev/null | sed -n 's/.*DW_AT_\(GNU_\)\{0,1\}dwo_name.*): //p' | head -1)
+    case $how:$name in rel:split.dwo | abs:/*/split.dwo | up:../split.dwo) ;; *) fail "$cc ($how): dwo name $name" ;; esac
+    cc="$cc ($how: $name)"
+    cmp -s <(objdump -d --no-show-raw-insn "$b/split" | tail -n +4) <(objdump -d --no-show-raw-insn "$b/whole" | tail -n +4) \
+      || fail "$cc: the split and whole builds differ in code"
+    "$FL" symbols add "$b/split" "$b/whole" --server "$(url '')" >"$work/add.out" 2>&1 || fail "$cc: symbols add: $(cat "$work/add.out")"
+    grep -q '\.dwo: uploaded' "$work/add.out" || fail "$cc: no .dwo uploaded: $(cat "$work/add.out")"
+    sid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/split") | cut -d' ' -f3)
+    wid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/whole") | cut -d' ' -f3)
+    read -r lo size < <(readelf -SW "$b/split" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit } }')
+    mv "$b" "$b.moved"
+    out=$(python3 - "$PORT" "$ADMIN" "$sid" "$wid" "$((16#$lo))" "$((16#$size))" <<'PY'
+import json, sys, urllib.request
+port, token, sid, wid, lo, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+def ask(bid):
+    body = json.dumps({"build_id": bid, "addresses": [hex(a) for a in range(lo, lo + n)]}).encode()
+    r = urllib.request.Request("http://127.0.0.1:%s/api/v1/symbolicate" % port, body,
+                               {"Authorization": "Bearer " + token})
+    return json.load(urllib.request.urlopen(r))["results"]
+split, whole = ask(sid), ask(wid)
+bad = [(s, w) for s, w in zip(split, whole) if s != w]
+inl = sum(any(f["inlined"] for f in s["frames"]) for s in split)
+if bad or len(split) != n or not inl:
+    print("FAIL %d of %d differ, %d inlined; first: %s" % (len(bad), n, inl, bad[:1]))
+else:
+    print("%d addresses, %d with inlined frames" % (n, inl))
+PY
+)
+    case $out in FAIL*) fail "$cc: $out" ;; esac
+    ok "$cc: $out answered as for the whole-DWARF build"
+  done
+  stop || fail "shutdown rc"
+  ;;
+dwo_pg)
+  # PostgreSQL, two machines: an API server and a worker with data
+  # directories of their own.  The program, then its .dwo, uploaded to the
+  # API server reach the worker through the database (the .dwo by its
+  # DWO id), which re-processes the crash that lacked it.
+  . "$(dirname "$0")/../lib/postgres.sh"
+  trap 'kill -9 ${WPID:-} 2>/dev/null; pg_stop; cleanup' EXIT
+  pg_start
+  split_app
+  CRASH=$work/bin/app
+  start "$work/a" --db "$PGURL" --role api
+  "$FL" serve --data "$work/w" --db "$PGURL" --role worker --workers 1 >"$work/wout" 2>>"$work/err" &
+  WPID=$!
+  "$FL" symbols add "$work/bin/app" --server "$(url '')" >"$work/add.out" 2>&1 \
+    || fail "symbols add: $(cat "$work/add.out")"
+  crash deep
+  submit
+  grep -q "\"dwo_missing\":\[\"$DWOID\"\]" "$work/crash.json" || fail "no dwo_missing: $(grep -o '"modules":\[[^]]*]' "$work/crash.json")"
+  old=$GID
+  ok "without the .dwo (worker on PostgreSQL): dwo_missing $DWOID"
+  cp "$DWO" "$work/app.dwo"
+  "$FL" symbols add "$work/app.dwo" --server "$(url '')" >"$work/add2.out" 2>&1 \
+    || fail "symbols add of the .dwo: $(cat "$work/add2.out")"
+  moved "$old" "the .dwo through the database"
+  grep -q "$STORE_SIG" "$work/g1.json" || fail "after the .dwo: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
+  [ -f "$work/w/symbols/processed/dwo-$DWOID/dwo" ] || fail "the worker did not fetch the .dwo: $(ls "$work/w/symbols/processed" 2>&1)"
+  cmp -s "$work/w/symbols/processed/dwo-$DWOID/dwo" "$DWO" || fail "the fetched .dwo differs"
+  ok "the worker fetched the .dwo from PostgreSQL by DWO id: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
+  kill -TERM "$WPID"; wait "$WPID" || fail "worker shutdown rc"
+  WPID=
   stop || fail "shutdown rc"
   ;;
 *) fail "unknown case $case_" ;;

@@ -500,18 +500,32 @@ async function crash(view, id) {
   // unwound the crashing thread.
   const sy = c.symbols;
   if (sy) {
-    const meaning = {complete: 'complete: every module with frames had symbols',
-      partial: 'partial: some modules had no symbols, or lacked their dwz file',
-      missing: 'missing: no module had symbols',
-      off: 'off: this server does not symbolicate'};
-    view.append(el('h2', {}, 'Symbols'),
-      el('p', {}, el('span', {id: 'crash-symbols', class: 'sym-' + sy.status},
-        meaning[sy.status] || String(sy.status)),
-      c.stack_source ? ' — stack unwound on the ' + c.stack_source : ''),
-      table(['Module', 'Build id', 'Symbols'], (sy.modules || []).map((m) =>
-        [m.module || '', el('td', {class: 'mono'}, m.build_id || ''),
-          !m.symbols ? 'missing'
-            : m.dwz_missing ? 'yes, without its dwz file ' + m.dwz_missing + ' (upload it)' : 'yes'])));
+      const meaning = {
+          complete : 'complete: every module with frames had symbols',
+          partial : 'partial: some modules had no symbols, or lacked their dwz file or .dwo files',
+          missing : 'missing: no module had symbols',
+          off : 'off: this server does not symbolicate'
+      };
+      view.append(
+          el('h2', {}, 'Symbols'),
+          el('p', {},
+             el('span', {id : 'crash-symbols', class : 'sym-' + sy.status},
+                meaning[sy.status] || String(sy.status)),
+             c.stack_source ? ' — stack unwound on the ' + c.stack_source : ''),
+          table(
+              [ 'Module', 'Build id', 'Symbols' ],
+              (sy.modules || [])
+                  .map(
+                      (m) =>
+                          [m.module || '', el('td', {class : 'mono'}, m.build_id || ''),
+                           !m.symbols ? 'missing'
+                           : m.dwo_missing
+                               ? 'yes, without the .dwo files of DWO ids ' +
+                                     m.dwo_missing.join(', ') +
+                                     ' (upload them: faultline symbols add PROGRAM --server URL finds them)'
+                           : m.dwz_missing
+                               ? 'yes, without its dwz file ' + m.dwz_missing + ' (upload it)'
+                               : 'yes'])));
   }
   for (const t of c.threads || []) {
     view.append(el('h2', {}, (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
@@ -704,11 +718,15 @@ async function trends(view, params) {
 async function symbols(view) {
   const s = await api('/api/v1/symbols');
   const files = s.symbols || s.files || [];
-  view.append(el('h1', {}, 'Symbol files'), files.length
-    ? table(['Build id', 'File', 'Status', 'Error'], files.map((f) => [
-        el('span', {class: 'mono'}, f.build_id || ''), f.name || f.file || '', f.status || '',
-        f.error || '']))
-    : el('p', {class: 'muted'}, 'No symbol files yet: faultline symbols add FILE... --server URL'));
+  view.append(
+      el('h1', {}, 'Symbol files'),
+      files.length
+          ? table([ 'Build id', 'File', 'Status', 'Error' ],
+                  files.map((f) => [el('span', {class : 'mono'},
+                                       f.build_id || (f.dwo_id ? 'DWO id ' + f.dwo_id : '')),
+                                    f.name || f.file || '', f.status || '', f.error || '']))
+          : el('p', {class : 'muted'},
+               'No symbol files yet: faultline symbols add FILE... --server URL'));
 }
 
 // ---- routing
