@@ -310,7 +310,10 @@ case_status_429() {
 # not two hours more.  libfaketime moves the reporter's wall clock only.
 case_clock_step_back() {
     local ft f
-    for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+    # The thread-safe build last, so taken when there (libcurl's resolver
+    # runs on a thread; tests/server/serve_test.sh's faketime_lib says why).
+    for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 \
+             /usr/lib/*/faketime/libfaketimeMT.so.1 /usr/lib/faketime/libfaketimeMT.so.1; do
         [ -f "$f" ] && ft=$f
     done
     [ -n "${ft:-}" ] || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }

@@ -24,10 +24,15 @@ metric_has() { local m; m=$(curl -s "$(url /metrics)") && grep -q "$1" <<<"$m"; 
 
 # The clock tests move the wall clock of the server's processes with
 # libfaketime (Debian's faketime package), and not their monotonic clock
-# (DONT_FAKE_MONOTONIC=1): what an NTP step does to a real machine.
+# (DONT_FAKE_MONOTONIC=1): what an NTP step does to a real machine.  The
+# thread-safe build (libfaketimeMT): the plain one reads the clock file
+# into static buffers without a lock (FAKETIME_NO_CACHE), and a server
+# whose threads read the time together died of it at start, once in a CI
+# run (libfaketime's own advice, wolfcw/libfaketime#151).
 faketime_lib() {
   local f
-  for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+  for f in /usr/lib/*/faketime/libfaketimeMT.so.1 /usr/lib/faketime/libfaketimeMT.so.1 \
+           /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
     [ -f "$f" ] && { echo "$f"; return 0; }
   done
   return 1

@@ -380,7 +380,9 @@ watch_clock)
   # two hours old, so the half-written file was failed for good at once.
   # How long a file stayed unchanged is measured on the monotonic clock.
   ft=
-  for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+  # The thread-safe build first (serve_test.sh's faketime_lib says why).
+  for f in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1 \
+           /usr/lib/*/faketime/libfaketimeMT.so.1 /usr/lib/faketime/libfaketimeMT.so.1; do
     [ -f "$f" ] && ft=$f
   done
   [ -n "$ft" ] || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }
