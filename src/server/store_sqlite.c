@@ -1081,21 +1081,23 @@ static int group_resolve(sconn *c, const char *id, char out[64])
     return r;
 }
 
-/* p, or a copy in *q that names the group p's group was merged into. */
-static const fl_processed *merged_target(sconn *c, const fl_processed *p, fl_processed *q,
-                                         char into[64], int *err)
+/* *p, or a copy in *q that names the group p's group was merged into;
+ * *sig then names p's own (kept for unmerge_group), else NULL.  0, or -1
+ * on error. */
+static int merged_target(sconn *c, const fl_processed **p, fl_processed *q, char into[64],
+                         const char **sig)
 {
-    *err = 0;
-    if (p->failed || !p->group_id)
-        return p;
-    int r = group_resolve(c, p->group_id, into);
-    if (r < 0)
-        *err = -1;
-    if (r || !strcmp(into, p->group_id))
-        return p;
-    *q = *p;
+    *sig = NULL;
+    if ((*p)->failed || !(*p)->group_id)
+        return 0;
+    int r = group_resolve(c, (*p)->group_id, into);
+    if (r || !strcmp(into, (*p)->group_id))
+        return r < 0 ? -1 : 0;
+    *sig = (*p)->group_id;
+    *q = **p;
     q->group_id = into;
-    return q;
+    *p = q;
+    return 0;
 }
 
 static int s_apply(fl_store_conn *pc, const fl_processed *p)
@@ -1108,13 +1110,9 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
      * (one writer at a time: no merge can come between). */
     fl_processed q;
     char into[64];
-    int err;
-    const char *sig = p->group_id;
-    p = merged_target(c, p, &q, into, &err);
-    if (err)
+    const char *sig;
+    if (merged_target(c, &p, &q, into, &sig))
         return -1;
-    if (p != &q)
-        sig = NULL; /* else the group it would have had, for unmerge_group */
     if (ref[0] != '#' && crash_state(c, p->crash_id, &state))
         return -1;
     if (state < 0) {
@@ -1372,13 +1370,9 @@ static int s_reapply(fl_store_conn *pc, const fl_processed *p)
         return 0; /* keep what the first processing found */
     fl_processed q;
     char into[64];
-    int err;
-    const char *sig = p->group_id;
-    p = merged_target(c, p, &q, into, &err);
-    if (err)
+    const char *sig;
+    if (merged_target(c, &p, &q, into, &sig))
         return -1;
-    if (p != &q)
-        sig = NULL; /* else the group it would have had, for unmerge_group */
     sqlite3_stmt *s = stmt(c, S_RSTATE);
     if (!s)
         return -1;
@@ -1984,34 +1978,6 @@ static int s_set_status(fl_store_conn *pc, const char *id, const char *status,
     return sqlite3_changes(c->db) == 1 ? 0 : 1;
 }
 
-/* The row of group id (after group_resolve) that merge_group needs. */
-typedef struct merge_row {
-    char app[256], project[FL_PROJECT_MAX], latest[128];
-    bool has_app, has_latest;
-} merge_row;
-
-static int merge_row_get(sconn *c, const char *id, merge_row *m)
-{
-    sqlite3_stmt *s = fl_store_sqlite_stmt(
-        &c->pub, "SELECT app, coalesce(project, '" FL_PROJECT_DEFAULT "'), latest_version FROM "
-                 "groups WHERE id=?1");
-    if (!s)
-        return -1;
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        const char *a = (const char *)sqlite3_column_text(s, 0);
-        const char *l = (const char *)sqlite3_column_text(s, 2);
-        m->has_app = a != NULL;
-        m->has_latest = l != NULL;
-        snprintf(m->app, sizeof m->app, "%s", a ? a : "");
-        snprintf(m->project, sizeof m->project, "%s", (const char *)sqlite3_column_text(s, 1));
-        snprintf(m->latest, sizeof m->latest, "%s", l ? l : "");
-    }
-    sqlite3_reset(s);
-    return rc == SQLITE_ROW ? 0 : -1;
-}
-
 static int s_merge_group(fl_store_conn *pc, const char *into_id, const char *from_id)
 {
     sconn *c = (sconn *)pc;
@@ -2023,26 +1989,37 @@ static int s_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
         return r < 0 ? r : 2;
     if (!strcmp(into, from))
         return 4;
-    merge_row t, f;
-    if (merge_row_get(c, into, &t) || merge_row_get(c, from, &f))
-        return -1;
     /* An application's groups only: the API filters and the trends are
-     * per project and application. */
-    if (strcmp(t.project, f.project) || t.has_app != f.has_app || strcmp(t.app, f.app))
+     * per project and application.  The versions compare in C (fl_vercmp),
+     * read in place. */
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        pc, "SELECT coalesce(t.project, '') = coalesce(f.project, '') AND t.app IS f.app, "
+            "t.latest_version, f.latest_version FROM groups t, groups f WHERE t.id=?1 AND f.id=?2");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, into, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, from, -1, SQLITE_STATIC);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_reset(s);
+        return -1;
+    }
+    bool same = sqlite3_column_int(s, 0);
+    const char *tl = (const char *)sqlite3_column_text(s, 1);
+    const char *fl = (const char *)sqlite3_column_text(s, 2);
+    bool newer = fl && (!tl || fl_vercmp(fl, tl) > 0);
+    sqlite3_reset(s);
+    if (!same)
         return 3;
-    bool newer = f.has_latest && (!t.has_latest || fl_vercmp(f.latest, t.latest) > 0);
     /* Counters first (from's row still has them), then the breakdowns
      * added up, the installations united (affected: counted again, exact),
      * from's crashes and pending notices moved, and from made a row that
      * forwards -- with those that forwarded to it. */
     static const char *const steps[] = {
-        "UPDATE groups SET count=count+(SELECT count FROM groups WHERE id=?2),"
-        " first_seen=coalesce(min(first_seen,(SELECT first_seen FROM groups WHERE id=?2)),"
-        " first_seen,(SELECT first_seen FROM groups WHERE id=?2)),"
-        " last_seen=coalesce(max(last_seen,(SELECT last_seen FROM groups WHERE id=?2)),"
-        " last_seen,(SELECT last_seen FROM groups WHERE id=?2)),"
-        " latest_version=CASE WHEN ?3 THEN (SELECT latest_version FROM groups WHERE id=?2)"
-        " ELSE latest_version END WHERE id=?1",
+        "UPDATE groups AS t SET count=t.count+f.count,"
+        " first_seen=coalesce(min(t.first_seen,f.first_seen),t.first_seen,f.first_seen),"
+        " last_seen=coalesce(max(t.last_seen,f.last_seen),t.last_seen,f.last_seen),"
+        " latest_version=CASE WHEN ?3 THEN f.latest_version ELSE t.latest_version END"
+        " FROM groups AS f WHERE t.id=?1 AND f.id=?2",
         "INSERT INTO group_days SELECT ?1, day, count FROM group_days WHERE group_id=?2"
         " ON CONFLICT DO UPDATE SET count=count+excluded.count",
         "INSERT INTO group_versions SELECT ?1, version, count FROM group_versions WHERE "
@@ -2063,16 +2040,18 @@ static int s_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
         "UPDATE groups SET merged_into=?1 WHERE merged_into=?2",
         "UPDATE groups SET merged_into=?1, count=0, affected=0 WHERE id=?2",
     };
+    /* Prepared each time: a merge is rare, and the connection's cache of
+     * statements (fl_store_sqlite_stmt) is for the frequent ones. */
     for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
-        sqlite3_stmt *s = NULL;
-        if (sqlite3_prepare_v2(c->db, steps[i], -1, &s, NULL))
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(c->db, steps[i], -1, &st, NULL))
             return -1;
-        sqlite3_bind_text(s, 1, into, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s, 2, from, -1, SQLITE_STATIC);
-        if (sqlite3_bind_parameter_count(s) >= 3)
-            sqlite3_bind_int(s, 3, newer);
-        int rc = sqlite3_step(s);
-        sqlite3_finalize(s);
+        sqlite3_bind_text(st, 1, into, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, from, -1, SQLITE_STATIC);
+        if (sqlite3_bind_parameter_count(st) >= 3)
+            sqlite3_bind_int(st, 3, newer);
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
         if (rc != SQLITE_DONE)
             return -1;
     }

@@ -1498,6 +1498,32 @@ static void test_merge_groups(void **st)
     assert_int_equal(e->s->merge_group(e->c, "gm1", "go"), 3);
     assert_int_equal(e->s->merge_group(e->c, "gm1", "gp"), 3);
     assert_int_equal(e->s->commit(e->c), 0);
+    /* Applications told apart by their whole names (300 bytes, the last
+     * one differing). */
+    char app1[301], app2[301];
+    memset(app1, 'a', 300);
+    app1[300] = '\0';
+    memcpy(app2, app1, sizeof app1);
+    app2[299] = 'b';
+    const char *longs[2][3] = {{"m10", "gl1", app1}, {"m11", "gl2", app2}};
+    for (int i = 0; i < 2; i++) {
+        assert_true(ingest_at(e, longs[i][0], "1.0", T0, ref));
+        fl_processed lp = {.crash_id = longs[i][0],
+                           .ref = ref,
+                           .group_id = longs[i][1],
+                           .signature = longs[i][1],
+                           .stack_hash = "h",
+                           .app = longs[i][2],
+                           .version = "1.0",
+                           .received = T0,
+                           .frames_json = "[]"};
+        assert_int_equal(e->s->begin(e->c), 0);
+        assert_int_equal(e->s->apply(e->c, &lp), 0);
+        assert_int_equal(e->s->commit(e->c), 0);
+    }
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "gl1", "gl2"), 3);
+    assert_int_equal(e->s->commit(e->c), 0);
     assert_int_equal(count_of(e, "go"), 1);
 
     /* Merged again, into a third group: gm2 forwards there too. */
