@@ -520,32 +520,7 @@ notify)
   "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --notify-url ftp://x >/dev/null 2>"$work/e" &&
     fail "--notify-url ftp:// started"
   grep -q 'http:// or https://' "$work/e" || fail "--notify-url ftp://: $(cat "$work/e")"
-  cat >"$work/hook.py" <<'EOF'
-import http.server, sys
-out, portfile = sys.argv[1], sys.argv[2]
-seen = [0]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        seen[0] += 1
-        code = 200 if seen[0] > 1 else 500
-        try:  # a status to answer from now on, when the test writes one
-            code = int(open(out + ".mode").read())
-        except (OSError, ValueError):
-            pass
-        with open(out, "ab") as f:
-            f.write(b"%d %s %s\n" % (code, self.headers["Content-Type"].encode(), body))
-        self.send_response(code)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-    def log_message(self, *a):
-        pass
-srv = http.server.HTTPServer(("127.0.0.1", 0), H)
-open(portfile, "w").write(str(srv.server_port))
-srv.serve_forever()
-EOF
-  python3 "$work/hook.py" "$work/hook.out" "$work/hook.port" >/dev/null 2>&1 &
+  python3 "$(dirname "$0")/../lib/webhook.py" "$work/hook.out" "$work/hook.port" first >/dev/null 2>&1 &
   HPID=$!
   for _ in $(seq 50); do [ -s "$work/hook.port" ] && break; sleep 0.1; done
   start "$work/d" --notify-url "http://127.0.0.1:$(cat "$work/hook.port")/hook"
@@ -631,30 +606,7 @@ notifydigest)
       fail "--notify-digest $bad started"
     grep -q -- '--notify-digest wants' "$work/e" || fail "--notify-digest $bad: $(cat "$work/e")"
   done
-  cat >"$work/hook.py" <<'EOF'
-import http.server, sys
-out, portfile = sys.argv[1], sys.argv[2]
-digests = [0]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        code = 200
-        if b'"event":"digest"' in body:
-            digests[0] += 1
-            code = 500 if digests[0] == 1 else 200
-        with open(out, "ab") as f:
-            f.write(b"%d %s\n" % (code, body))
-        self.send_response(code)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-    def log_message(self, *a):
-        pass
-srv = http.server.HTTPServer(("127.0.0.1", 0), H)
-open(portfile, "w").write(str(srv.server_port))
-srv.serve_forever()
-EOF
-  python3 "$work/hook.py" "$work/hook.out" "$work/hook.port" >/dev/null 2>&1 &
+  python3 "$(dirname "$0")/../lib/webhook.py" "$work/hook.out" "$work/hook.port" first-digest >/dev/null 2>&1 &
   HPID=$!
   for _ in $(seq 50); do [ -s "$work/hook.port" ] && break; sleep 0.1; done
   hook="http://127.0.0.1:$(cat "$work/hook.port")/hook"
@@ -665,7 +617,7 @@ EOF
     c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/f.log"); [ "$c" = 200 ] || fail "ingest -> $c"
   done
   for _ in $(seq 150); do [ "$(grep -c '^200 ' "$work/hook.out" 2>/dev/null)" = 2 ] && break; sleep 0.1; done
-  [ "$(grep -c '^200 {"event":"new_group"' "$work/hook.out")" = 2 ] || fail "a few: $(cat "$work/hook.out")"
+  [ "$(grep -c '^200 application/json {"event":"new_group"' "$work/hook.out")" = 2 ] || fail "a few: $(cat "$work/hook.out")"
   stop || fail "shutdown rc"
   # A storm: 20 new groups (5 applications, 4 signatures each) stored
   # without workers, processed at the next start.
@@ -681,8 +633,8 @@ EOF
   start "$work/d" "${DB[@]}" --notify-url "$hook" --notify-digest 3/3s
   cat >"$work/check.py" <<'EOF'
 import json, sys
-lines = [l.split(" ", 1) for l in open(sys.argv[1]).read().splitlines()]
-msgs = [(int(c), json.loads(b)) for c, b in lines]
+lines = [l.split(" ", 2) for l in open(sys.argv[1]).read().splitlines()]
+msgs = [(int(c), json.loads(b)) for c, t, b in lines]
 delivered = sum(1 if j["event"] != "digest" else j["events"] for c, j in msgs if c == 200)
 if delivered < 20:
     sys.exit(3)  # not yet
