@@ -74,6 +74,11 @@ typedef struct cfunc {
 typedef struct cmodule {
     char *name;
     uint32_t first, count; /* its functions: funcs[first .. first+count) */
+    /* Its own name (a library's DT_SONAME, else its file's name; "" for
+     * a program), then its DT_NEEDED names: each ended by a NUL, the list
+     * by an empty name. */
+    char *dyn;
+    bool library;
 } cmodule;
 
 struct fl_ctxgraph {
@@ -188,8 +193,10 @@ void fl_ctxgraph_free(fl_ctxgraph *g)
         return;
     for (size_t i = 0; i < g->nfuncs; i++)
         free_func(&g->funcs[i]);
-    for (size_t i = 0; i < g->nmods; i++)
+    for (size_t i = 0; i < g->nmods; i++) {
         free(g->mods[i].name);
+        free(g->mods[i].dyn);
+    }
     free(g->mods);
     free(g->funcs);
     free_nodes(g);
@@ -896,6 +903,58 @@ static void read_symbols(modscan *m, Elf *syms, uint32_t module, bool shared)
         each_function(m, m->elf, dynsym, module, true);
 }
 
+/* The dynamic names of a file (cmodule.dyn); *library when it is a
+ * shared library, not a program (no interpreter, no DF_1_PIE).  NULL when
+ * memory ran out.  A file without a dynamic section needs nothing. */
+static char *dyn_names(Elf *elf, const char *name, bool shared, bool *library)
+{
+    size_t nph;
+    GElf_Phdr ph;
+    *library = shared;
+    if (elf_getphdrnum(elf, &nph) == 0)
+        for (size_t i = 0; i < nph; i++)
+            if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+                *library = false;
+    Elf_Scn *scn = NULL;
+    GElf_Shdr sh;
+    Elf_Data *d = NULL;
+    while ((scn = elf_nextscn(elf, scn)))
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNAMIC) {
+            d = elf_getdata(scn, NULL);
+            break;
+        }
+    size_t n = d && sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+    const char *own = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    size_t len = 2;
+    GElf_Dyn dyn;
+    for (size_t i = 0; i < n; i++) {
+        if (!gelf_getdyn(d, (int)i, &dyn))
+            continue;
+        const char *v = dyn.d_tag == DT_NEEDED || dyn.d_tag == DT_SONAME
+                            ? elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)
+                            : NULL;
+        if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+            *library = false;
+        else if (v && dyn.d_tag == DT_SONAME)
+            own = v;
+        else if (v)
+            len += strlen(v) + 1;
+    }
+    len += strlen(own);
+    char *out = malloc(len), *w = out;
+    if (!out)
+        return NULL;
+    w = stpcpy(w, *library ? own : "") + 1;
+    for (size_t i = 0; i < n; i++) {
+        const char *v;
+        if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_NEEDED &&
+            (v = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)))
+            w = stpcpy(w, v) + 1;
+    }
+    *w = '\0';
+    return out;
+}
+
 int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char *err, size_t errlen)
 {
     GElf_Ehdr eh;
@@ -1012,9 +1071,11 @@ int fl_ctxgraph_add(fl_ctxgraph *g, const char *name, Elf *elf, Elf *syms, char 
             f->display = fl_sym_demangle(f->name);
     }
     cmodule cm = {.name = strdup(name), .first = m.first, .count = m.count};
+    cm.dyn = dyn_names(elf, name, shared, &cm.library);
     size_t cap = g->nmods;
-    if (!cm.name || !PUSH(g->mods, g->nmods, cap, cm)) {
+    if (!cm.name || !cm.dyn || !PUSH(g->mods, g->nmods, cap, cm)) {
         free(cm.name);
+        free(cm.dyn);
         g->nomem = true;
         goto fail;
     }
@@ -1161,6 +1222,37 @@ static bool inline_edges(fl_ctxgraph *g, uint32_t u, const long *node_of, struct
     return true;
 }
 
+/* Whether the NUL-separated list (ended by an empty name) holds name. */
+static bool in_names(const char *list, const char *name)
+{
+    for (; *list; list += strlen(list) + 1)
+        if (!strcmp(list, name))
+            return true;
+    return false;
+}
+
+/* A plugin: a library that no file given needs was opened at run time
+ * (dlopen), and when a file given calls dlsym, the plugin's exported
+ * functions are called through the pointers dlsym returns -- though no
+ * code takes their addresses, so without this they are callbacks of no
+ * one and no stack through them is found.  Only such libraries: counting
+ * every library's exports as pointer targets made every search through a
+ * pointer wide enough to exhaust small budgets. */
+static void mark_opened_exports(fl_ctxgraph *g)
+{
+    for (size_t i = 0; i < g->nmods; i++) {
+        const cmodule *m = &g->mods[i];
+        bool needed = !m->library;
+        for (size_t j = 0; j < g->nmods && !needed; j++) {
+            const char *d = g->mods[j].dyn;
+            needed = j != i && in_names(d + strlen(d) + 1, m->dyn);
+        }
+        for (uint32_t k = 0; !needed && k < m->count; k++)
+            if (g->funcs[m->first + k].exported)
+                g->funcs[m->first + k].addr_taken = true;
+    }
+}
+
 int fl_ctxgraph_link(fl_ctxgraph *g)
 {
     if (g->nomem)
@@ -1168,6 +1260,7 @@ int fl_ctxgraph_link(fl_ctxgraph *g)
     /* Everything below that a failure must free, declared before the
      * first goto.  adj and wadj have nadj entries (the nodes). */
     size_t n = g->nfuncs, nidx = 0, nadj = 0;
+    bool dlsym_called = false;
     long *node_of = NULL;
     uint32_t *vis = NULL, *add = NULL, *work = NULL, *indeg = NULL;
     struct adj *adj = NULL, *wadj = NULL, body = {0};
@@ -1185,6 +1278,7 @@ int fl_ctxgraph_link(fl_ctxgraph *g)
             goto nomem;
         for (size_t k = 0; k < f->next; k++) {
             long t = resolve(idx, nidx, f->ext[k]);
+            dlsym_called |= !strcmp(f->ext[k], "dlsym") || !strcmp(f->ext[k], "dlvsym");
             if (t < 0)
                 t = takes_callbacks(f->ext[k]) ? -CB_POINTER : -CB_EXTERNAL;
             f->ext_to[k] = t;
@@ -1198,6 +1292,8 @@ int fl_ctxgraph_link(fl_ctxgraph *g)
     }
     free(idx);
     idx = NULL;
+    if (dlsym_called)
+        mark_opened_exports(g);
     node_of = malloc((n ? n : 1) * sizeof *node_of);
     /* Per walk, whether a function was walked through (vis) or added as a
      * successor (add): stamped with the walk's number, so that no walk

@@ -6,8 +6,11 @@
  * decodes each value from the program's files alone and compares.
  * `ctx_app crash` crashes in a known stack while a second thread waits in
  * another, for the crash log's CRASH_CONTEXT and THREAD_CONTEXT.
+ * With CTX_PLUGIN naming ctx_plugin.c's library, a report comes from it
+ * too, reached through dlopen() and dlsym() (label "plugin").
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -173,6 +176,21 @@ NOINLINE static void *thread_body(void *arg)
     return NULL;
 }
 
+/* A plugin's function, reached only through the pointer dlsym() returns.
+ * The library stays open: its functions' ids hold while it is mapped. */
+NOINLINE static int call_plugin(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW);
+    void (*run)(void) = h ? (void (*)(void))dlsym(h, "plugin_run") : NULL;
+    if (!run) {
+        fprintf(stderr, "ctx_app: %s\n", dlerror());
+        return -1;
+    }
+    run();
+    BARRIER();
+    return 0;
+}
+
 /* ---- the crash ---- */
 
 static volatile int parked;
@@ -240,6 +258,8 @@ int main(int argc, char **argv)
     pthread_t t;
     if (pthread_create(&t, NULL, thread_body, NULL) || pthread_join(t, NULL))
         return 5;
+    if (getenv("CTX_PLUGIN") && call_plugin(getenv("CTX_PLUGIN")))
+        return 8;
     /* Every call above returned: the value is main's again. */
     printf("BACK %llx %llx\n", at_main, faultline_context());
     /* `ctx_app DIR`: the flight recorder's dumps, as text and trace IDs. */

@@ -5,9 +5,9 @@
 # value back into exactly that stack from the files alone.  Then a crash:
 # the log's CRASH_CONTEXT and THREAD_CONTEXT, decoded from the paths the log
 # names.  And the errors a user can make.
-# usage: run.sh FAULTLINE CTX_APP CTX_LIB
+# usage: run.sh FAULTLINE CTX_APP CTX_LIB [CTX_PLUGIN]
 set -u
-FL=$1 APP=$2 LIB=$3
+FL=$1 APP=$2 LIB=$3 PLUGIN=${4:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 pass=0
@@ -82,6 +82,24 @@ for v in $(awk '/^CTX /{print $3}' "$tmp/run1"); do args+=(--context "$v"); done
 out=$("$FL" decode "${args[@]}" --obj "$APP" --obj "$LIB" 2>&1)
 [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c '^  stack 1:')" -eq "$n" ] && ok ||
     bad "decoding all $n values at once"
+
+# A plugin: opened with dlopen(), its function reached only through the
+# pointer dlsym() returned -- no code takes its address.  Found by both
+# searches; and not without the plugin's file.
+if [ -n "$PLUGIN" ]; then
+    CTX_PLUGIN=$PLUGIN app >"$tmp/run3" || bad "ctx_app with the plugin exited $?"
+    read -r _ label value expect < <(grep '^CTX plugin ' "$tmp/run3")
+    for how in "" deepening mitm; do
+        out=$(FAULTLINE_DECODE_SEARCH=$how "$FL" decode --context "${value:-0}" --obj "$APP" --obj "$LIB" --obj "$PLUGIN" 2>&1)
+        rc=$?
+        got=$(printf '%s\n' "$out" | names)
+        [ $rc -eq 0 ] && [ -n "$expect" ] && [ "$got" = "$expect" ] &&
+            [ "$(printf '%s\n' "$out" | grep -c '^  stack ')" -eq 1 ] && ok ||
+            { bad "plugin${how:+ ($how)}: 0x$value decoded to '$got' (exit $rc), expected '$expect'"; printf '%s\n' "$out"; }
+    done
+    out=$("$FL" decode --context "${value:-0}" --obj "$APP" --obj "$LIB" --max-paths 100000 2>&1)
+    ! printf '%s\n' "$out" | grep -q plugin_run && ok || bad "plugin stack found without the plugin: $out"
+fi
 
 # ---- the crash log ----
 rm -rf "$tmp/spool"
