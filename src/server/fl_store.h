@@ -128,6 +128,8 @@ typedef struct fl_group_filter {
     /* Groups whose signature contains q, ASCII letters compared without
      * case (a function or module name); NULL: any. */
     const char *q;
+    /* Groups an installation (INSTALL_ID) crashed in; NULL: any. */
+    const char *install;
     fl_group_sort sort;
     unsigned limit, offset;
 } fl_group_filter;
@@ -290,9 +292,10 @@ struct fl_store {
     json_t *(*get_crash)(fl_store_conn *c, const char *id, bool *notfound);
     /* Group id's crashes kept (neither removed nor deleted), newest first,
      * limit of them from offset: {"crashes":[{"id","received","version",
-     * "installation"}...],"total":N}. */
-    json_t *(*group_crashes)(fl_store_conn *c, const char *id, unsigned limit, unsigned offset,
-                             bool *notfound);
+     * "installation"}...],"total":N}; only installation install's when
+     * it is not NULL. */
+    json_t *(*group_crashes)(fl_store_conn *c, const char *id, const char *install, unsigned limit,
+                             unsigned offset, bool *notfound);
     /* Set a group's status ("open", "resolved"); resolving records
      * resolved_in, or the latest version seen when resolved_in is NULL.
      * Returns 1 when the group does not exist. */

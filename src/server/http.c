@@ -922,6 +922,9 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
         f.q = NULL; /* the portal's empty search box */
     if (f.q && strlen(f.q) > 200)
         return send_error(c, 400, "q is longer than 200 bytes", NULL);
+    f.install = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "install");
+    if (f.install && !*f.install)
+        f.install = NULL;
     const char *sort = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort");
     if (sort && !strcmp(sort, "last_seen"))
         f.sort = FL_SORT_LAST_SEEN;
@@ -1213,8 +1216,8 @@ static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group,
     return send_json(c, 200, j, NULL);
 }
 
-/* GET /api/v1/groups/ID/crashes?limit=N&offset=M: the crashes kept of a
- * group, newest first. */
+/* GET /api/v1/groups/ID/crashes?limit=N&offset=M&install=I: the crashes
+ * kept of a group, newest first; of one installation with install. */
 static enum MHD_Result api_group_crashes(fl_http *h, struct MHD_Connection *c, const char *id)
 {
     if (!id_ok(id))
@@ -1229,8 +1232,10 @@ static enum MHD_Result api_group_crashes(fl_http *h, struct MHD_Connection *c, c
     fl_store_conn *sc = thread_conn(h);
     if (!sc)
         return send_error(c, 503, "store unavailable", "5");
+    const char *install = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "install");
     bool nf = false;
-    json_t *j = h->store->group_crashes(sc, id, (unsigned)limit, (unsigned)offset, &nf);
+    json_t *j = h->store->group_crashes(sc, id, install && *install ? install : NULL,
+                                        (unsigned)limit, (unsigned)offset, &nf);
     if (!j)
         return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
     json_object_set_new(j, "limit", json_integer((json_int_t)limit));

@@ -94,7 +94,7 @@
  * start, because even CREATE INDEX IF NOT EXISTS locks its table against
  * writes, and would wait behind any open transaction -- and make every
  * other server's ingest wait behind it. */
-#define SCHEMA_DDL "5"
+#define SCHEMA_DDL "6"
 /* Rows per INSERT of an ingest batch (8 parameters each) and ids per
  * published() statement: well under the protocol's 65535 parameters. */
 #define INSERT_ROWS 500
@@ -174,6 +174,8 @@ static const char SCHEMA[] =
     "  count bigint NOT NULL, PRIMARY KEY(group_id, os));"
     "CREATE TABLE IF NOT EXISTS group_installs(group_id text COLLATE \"C\","
     "  install_id text COLLATE \"C\", PRIMARY KEY(group_id, install_id));"
+    /* The groups an installation crashed in (?install=). */
+    "CREATE INDEX IF NOT EXISTS group_installs_install ON group_installs(install_id);"
     "CREATE TABLE IF NOT EXISTS crash_missing(build_id text COLLATE \"C\","
     "  crash_id text COLLATE \"C\", PRIMARY KEY(build_id, crash_id));"
     "CREATE INDEX IF NOT EXISTS crash_missing_crash ON crash_missing(crash_id);"
@@ -1841,7 +1843,8 @@ static json_t *group_row(const PGresult *r, int i)
     "($3::text IS NULL OR status=$3::text) AND ($4::text IS NULL OR coalesce(project, "            \
     "'" FL_PROJECT_DEFAULT "')=$4::text) AND ($2::text IS NULL OR EXISTS(SELECT 1 FROM "           \
     "group_versions v WHERE v.group_id=g.id AND v.version=$2::text)) AND ($5::text IS NULL "       \
-    "OR strpos(lower(signature), lower($5::text)) > 0)"
+    "OR strpos(lower(signature), lower($5::text)) > 0) AND ($6::text IS NULL OR g.id IN "          \
+    "(SELECT group_id FROM group_installs WHERE install_id=$6::text))"
 
 static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
 {
@@ -1852,6 +1855,7 @@ static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     p_text(&a, f->status);
     p_text(&a, f->project);
     p_text(&a, f->q);
+    p_text(&a, f->install);
     /* How many the filter matches (the portal's "1-100 of N"). */
     PGresult *r = p_exec(c, "SELECT count(*)" PG_GROUPS_WHERE, &a, 0);
     if (!r)
@@ -1860,11 +1864,11 @@ static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     PQclear(r);
     static const char *const page[] = {
         [FL_SORT_COUNT] =
-            "SELECT " GROUP_COLS PG_GROUPS_WHERE " ORDER BY count DESC, id LIMIT $6 OFFSET $7",
+            "SELECT " GROUP_COLS PG_GROUPS_WHERE " ORDER BY count DESC, id LIMIT $7 OFFSET $8",
         [FL_SORT_LAST_SEEN] = "SELECT " GROUP_COLS PG_GROUPS_WHERE
-                              " ORDER BY last_seen DESC NULLS LAST, id LIMIT $6 OFFSET $7",
+                              " ORDER BY last_seen DESC NULLS LAST, id LIMIT $7 OFFSET $8",
         [FL_SORT_FIRST_SEEN] = "SELECT " GROUP_COLS PG_GROUPS_WHERE
-                               " ORDER BY first_seen DESC NULLS LAST, id LIMIT $6 OFFSET $7",
+                               " ORDER BY first_seen DESC NULLS LAST, id LIMIT $7 OFFSET $8",
     };
     p_int(&a, f->limit);
     p_int(&a, f->offset);
@@ -1959,8 +1963,8 @@ fail:
     return NULL;
 }
 
-static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, unsigned limit,
-                               unsigned offset, bool *notfound)
+static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, const char *install,
+                               unsigned limit, unsigned offset, bool *notfound)
 {
     pconn *c = (pconn *)pc;
     *notfound = false;
@@ -1972,9 +1976,10 @@ static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, unsigned li
     }
     p_args a = {0};
     p_text(&a, id);
+    p_text(&a, install);
     PGresult *r = p_exec(c,
                          "SELECT (SELECT count(*) FROM groups WHERE id=$1), (SELECT count(*) FROM "
-                         "crashes WHERE group_id=$1)",
+                         "crashes WHERE group_id=$1 AND ($2::text IS NULL OR install_id=$2::text))",
                          &a, 0);
     if (!r)
         return NULL;
@@ -1989,7 +1994,8 @@ static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, unsigned li
     p_int(&a, offset);
     if (!(r = p_exec(c,
                      "SELECT id, received, version, install_id FROM crashes WHERE group_id=$1 "
-                     "ORDER BY rid DESC LIMIT $2 OFFSET $3",
+                     "AND ($2::text IS NULL OR install_id=$2::text) ORDER BY rid DESC LIMIT $3 "
+                     "OFFSET $4",
                      &a, 0)))
         return NULL;
     json_t *arr = json_array();

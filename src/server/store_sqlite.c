@@ -158,7 +158,10 @@ static const char INDEXES[] =
     "CREATE INDEX IF NOT EXISTS crashes_chunk ON crashes(chunk) WHERE chunk IS NOT NULL;"
     /* The groups merged into a group (merge_group): few, so partial. */
     "CREATE INDEX IF NOT EXISTS groups_merged ON groups(merged_into) WHERE merged_into IS NOT "
-    "NULL;";
+    "NULL;"
+    /* The groups an installation crashed in (?install=): one row per
+     * group and installation, written once, so cheap to index. */
+    "CREATE INDEX IF NOT EXISTS group_installs_install ON group_installs(install_id);";
 
 enum {
     S_BEGIN,
@@ -1620,7 +1623,8 @@ static json_t *group_row(sqlite3_stmt *s)
     " FROM groups g WHERE merged_into IS NULL AND (?1 IS NULL OR app=?1) AND (?3 IS NULL OR "      \
     "status=?3) AND (?2 IS NULL OR EXISTS(SELECT 1 FROM group_versions v WHERE "                   \
     "v.group_id=g.id AND v.version=?2)) AND (?6 IS NULL OR coalesce(project, '" FL_PROJECT_DEFAULT \
-    "')=?6) AND (?7 IS NULL OR instr(lower(signature), lower(?7)) > 0)"
+    "')=?6) AND (?7 IS NULL OR instr(lower(signature), lower(?7)) > 0) AND (?8 IS NULL OR g.id "   \
+    "IN (SELECT group_id FROM group_installs WHERE install_id=?8))"
 
 static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
 {
@@ -1653,6 +1657,7 @@ static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
         sqlite3_bind_int(s, 5, (int)f->offset);
         bind_text(s, 6, f->project);
         bind_text(s, 7, f->q);
+        bind_text(s, 8, f->install);
         int rc;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
             if (q == 0)
@@ -1820,8 +1825,8 @@ out:
     return out;
 }
 
-static json_t *s_group_crashes(fl_store_conn *pc, const char *asked, unsigned limit,
-                               unsigned offset, bool *notfound)
+static json_t *s_group_crashes(fl_store_conn *pc, const char *asked, const char *install,
+                               unsigned limit, unsigned offset, bool *notfound)
 {
     sconn *c = (sconn *)pc;
     *notfound = false;
@@ -1834,10 +1839,11 @@ static json_t *s_group_crashes(fl_store_conn *pc, const char *asked, unsigned li
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(c->db,
                            "SELECT (SELECT count(*) FROM groups WHERE id=?1), (SELECT count(*) "
-                           "FROM crashes WHERE group_id=?1)",
+                           "FROM crashes WHERE group_id=?1 AND (?2 IS NULL OR install_id=?2))",
                            -1, &s, NULL))
         return NULL;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    bind_text(s, 2, install);
     int rc = sqlite3_step(s);
     bool exists = rc == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0;
     int64_t total = rc == SQLITE_ROW ? sqlite3_column_int64(s, 1) : 0;
@@ -1850,12 +1856,14 @@ static json_t *s_group_crashes(fl_store_conn *pc, const char *asked, unsigned li
     }
     if (sqlite3_prepare_v2(c->db,
                            "SELECT id, received, version, install_id FROM crashes WHERE "
-                           "group_id=?1 ORDER BY rid DESC LIMIT ?2 OFFSET ?3",
+                           "group_id=?1 AND (?4 IS NULL OR install_id=?4) ORDER BY rid DESC "
+                           "LIMIT ?2 OFFSET ?3",
                            -1, &s, NULL))
         return NULL;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, limit);
     sqlite3_bind_int64(s, 3, offset);
+    bind_text(s, 4, install);
     json_t *arr = json_array();
     while ((rc = sqlite3_step(s)) == SQLITE_ROW)
         json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o}", "id", text_json(s, 0), "received",

@@ -667,6 +667,47 @@ try {
   await page.waitForSelector('#ignore');
   check((await api('/api/v1/groups/' + into[0].id)).status === 'open', 'the server did not reopen it');
 
+  // 10g. One installation's crashes (a user's support request): its id on
+  // a group's crash list leads to the groups it crashed in, and from there
+  // to its crashes in a group; the crash page links it too.  Two more
+  // pager crashes of the installation of the eighth: three of its crashes.
+  for (let i = 0; i < 2; i++) {
+    const r = await fetch(url + '/api/v1/crashes', { method: 'POST',
+      headers: { 'X-Faultline-Key': process.env.FAULTLINE_INGEST_KEY, 'Content-Type': 'text/plain' },
+      body: 'FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME pager\nAPPLICATION_VERSION 1.9' +
+            '\nCRASH_SIGNAL 11\nCRASH_ID 00000000-0000-4000-8000-0000000a010' + i +
+            '\nINSTALL_ID 0000000000000007\nOBJECT /usr/bin/pager/4194304/1048576/0\nCALLSTACK 4198464\nEND\n' });
+    check(r.status === 200, 'posting pager crash 10' + i + ': ' + r.status);
+  }
+  for (let i = 0; i < 100; i++) {
+    if ((await api('/api/v1/groups/' + pager.id)).count === 25) break;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  await page.goto(url + '/#/group/' + pager.id);
+  await page.waitForSelector('a.install-link');
+  const inst = await page.textContent('a.install-link');
+  await page.click('a.install-link');
+  await page.waitForFunction((i) => location.hash === '#/?install=' + encodeURIComponent(i), inst);
+  const instGroups = (await api('/api/v1/groups?install=' + encodeURIComponent(inst))).groups;
+  await page.waitForFunction((n) => document.querySelectorAll('.group-link').length === n, instGroups.length);
+  check(instGroups.length >= 1 && instGroups.some((g) => g.id === pager.id) &&
+        (await page.inputValue('#f-install')) === inst,
+        'the groups of installation ' + inst + ': ' + JSON.stringify(instGroups.map((g) => g.id)));
+  await page.click('.group-link[href^="#/group/' + pager.id + '?"]');
+  await page.waitForSelector('#crashes-all');
+  const instCrashes = await api('/api/v1/groups/' + pager.id + '/crashes?install=' + encodeURIComponent(inst));
+  ids = await pageIds();
+  check(inst === '0000000000000007' && instCrashes.total === 3 &&
+        ids.join() === instCrashes.crashes.slice(0, 20).map((c) => c.id).join() &&
+        instCrashes.crashes.every((c) => c.installation === inst) &&
+        (await page.textContent('#crashes-shown')).startsWith('installation ' + inst),
+        'installation ' + inst + '\'s crashes in the group: ' + ids.join() + ' / ' + JSON.stringify(instCrashes));
+  await page.click('a.crash-link');
+  await page.waitForSelector('#crash-install');
+  check((await page.textContent('#crash-install')) === inst &&
+        (await page.getAttribute('#crash-install', 'href')) === '#/?install=' + encodeURIComponent(inst),
+        'the crash page\'s installation: ' + await page.textContent('#crash-install'));
+
   // 11. Log out: the data is gone and the login is back.
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');
@@ -675,7 +716,8 @@ try {
 
   check(problems.length === 0, problems.join('; '));
   console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
-              'paging, projects, trends, delete, a group\'s crashes by page, merge, unmerge, search, order, ignore, logout');
+              'paging, projects, trends, delete, a group\'s crashes by page, merge, unmerge, search, order, ignore, ' +
+              'an installation\'s groups and crashes, logout');
 } finally {
   await browser.close();
 }

@@ -1074,13 +1074,13 @@ static void test_delete_crash(void **st)
     assert_int_equal(json_array_size(samples), 1);
     assert_string_equal(json_string_value(json_array_get(samples, 0)), "d3");
     json_decref(g);
-    json_t *gc = e->s->group_crashes(e->c, "gd", 10, 0, &nf);
+    json_t *gc = e->s->group_crashes(e->c, "gd", NULL, 10, 0, &nf);
     assert_int_equal(json_integer_value(json_object_get(gc, "total")), 1);
     json_t *first = json_array_get(json_object_get(gc, "crashes"), 0);
     assert_string_equal(str_of(first, "id"), "d3");
     assert_string_equal(str_of(first, "version"), "1.0");
     json_decref(gc);
-    assert_null(e->s->group_crashes(e->c, "no-such-group", 10, 0, &nf));
+    assert_null(e->s->group_crashes(e->c, "no-such-group", NULL, 10, 0, &nf));
     assert_true(nf);
     assert_int_equal(delete_c(e, "d2"), 2);
     assert_int_equal(load(e, "d2"), 2);
@@ -1416,7 +1416,7 @@ static void test_merge_groups(void **st)
     assert_string_equal(str_of(g, "id"), "gm1");
     json_decref(g);
     bool nf;
-    json_t *l = e->s->group_crashes(e->c, "gm2", 10, 0, &nf);
+    json_t *l = e->s->group_crashes(e->c, "gm2", NULL, 10, 0, &nf);
     assert_non_null(l);
     assert_int_equal(json_integer_value(json_object_get(l, "total")), 4);
     json_decref(l);
@@ -1647,6 +1647,78 @@ static void test_unmerge_group(void **st)
     assert_int_equal(apply_c(e, &(crash){.id = "u6", .ref = ref, .group = "gu2"}, false), 0);
     assert_int_equal(count_of(e, "gu2"), 4);
     assert_int_equal(count_of(e, "gu1"), 2);
+}
+
+/* ?install=: the groups an installation crashed in, its crashes in a
+ * group, and after a merge the merged group's installations with it. */
+static void test_install_filter(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    struct {
+        const char *id, *group, *install;
+    } in[] = {
+        {"n1", "ga", "inst-1"}, {"n2", "ga", "inst-2"}, {"n3", "gb", "inst-1"},
+        {"n4", "gc", "inst-3"}, {"n5", "ga", "inst-1"}, {"n6", "gd", NULL},
+    };
+    char ref[FL_CRASH_ID_MAX];
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        assert_true(ingest_at(e, in[i].id, "1.0", T0 + (int64_t)i, ref));
+        crash k = {.id = in[i].id,
+                   .ref = ref,
+                   .group = in[i].group,
+                   .version = "1.0",
+                   .os = "linux",
+                   .install = in[i].install,
+                   .received = T0 + (int64_t)i};
+        assert_int_equal(apply_c(e, &k, false), 0);
+    }
+    char got[256];
+    fl_group_filter flt = {.limit = 50, .install = "inst-1"};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "ga gb"); /* by count */
+    assert_int_equal(g_total, 2);
+    flt.install = "inst-3";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gc");
+    flt.install = "nobody";
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "");
+    assert_int_equal(g_total, 0);
+    flt = (fl_group_filter){.limit = 50, .install = "inst-2", .app = "no-such-app"};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, ""); /* with the other filters, not instead */
+
+    bool nf;
+    json_t *l = e->s->group_crashes(e->c, "ga", "inst-1", 10, 0, &nf);
+    assert_non_null(l);
+    assert_int_equal(json_integer_value(json_object_get(l, "total")), 2);
+    json_t *cr = json_object_get(l, "crashes");
+    assert_int_equal(json_array_size(cr), 2);
+    assert_string_equal(str_of(json_array_get(cr, 0), "id"), "n5"); /* newest first */
+    assert_string_equal(str_of(json_array_get(cr, 1), "id"), "n1");
+    assert_string_equal(str_of(json_array_get(cr, 1), "installation"), "inst-1");
+    json_decref(l);
+    l = e->s->group_crashes(e->c, "ga", "inst-1", 1, 1, &nf);
+    assert_int_equal(json_integer_value(json_object_get(l, "total")), 2);
+    assert_string_equal(str_of(json_array_get(json_object_get(l, "crashes"), 0), "id"), "n1");
+    json_decref(l);
+    l = e->s->group_crashes(e->c, "gb", "inst-2", 10, 0, &nf);
+    assert_int_equal(json_integer_value(json_object_get(l, "total")), 0);
+    assert_int_equal(json_array_size(json_object_get(l, "crashes")), 0);
+    json_decref(l);
+
+    /* gc merged into gb: inst-3's crash now counts there. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "gb", "gc"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    flt = (fl_group_filter){.limit = 50, .install = "inst-3"};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "gb");
+    l = e->s->group_crashes(e->c, "gc", "inst-3", 10, 0, &nf);
+    assert_int_equal(json_integer_value(json_object_get(l, "total")), 1);
+    assert_string_equal(str_of(json_array_get(json_object_get(l, "crashes"), 0), "id"), "n4");
+    json_decref(l);
 }
 
 /* The search (q: part of the signature, letters without case) and the
@@ -2433,7 +2505,7 @@ static void test_merge_concurrent(void **st)
     assert_string_equal(str_of(g, "id"), "cg0");
     json_decref(g);
     bool nf;
-    json_t *l = e->s->group_crashes(e->c, "cg0", 1000, 0, &nf);
+    json_t *l = e->s->group_crashes(e->c, "cg0", NULL, 1000, 0, &nf);
     assert_int_equal(json_integer_value(json_object_get(l, "total")), want[0] + want[1]);
     json_decref(l);
     printf("# merge among writers: %d retried merges, %lld crashes in the group then\n",
@@ -3029,6 +3101,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_merge_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unmerge_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_sorted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_install_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_projects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_project_crashes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_published, setup, teardown),

@@ -95,7 +95,7 @@ function num(n) {
 
 async function groups(view, params) {
   const q = new URLSearchParams();
-  for (const k of ['app', 'version', 'status', 'project', 'q', 'sort'])
+  for (const k of ['app', 'version', 'status', 'project', 'q', 'sort', 'install'])
       if (params.get(k))
           q.set(k, params.get(k));
   // A page at a time; the hash keeps the page (and a page size, ?limit=).
@@ -140,6 +140,13 @@ async function groups(view, params) {
                   el('option', {value : 'last_seen'}, 'latest crash'),
                   el('option', {value : 'first_seen'}, 'newest group'));
   sort.value = params.get('sort') || '';
+  // The groups one installation crashed in (a user's support request).
+  const inst = el('input', {
+      id : 'f-install',
+      'aria-label' : 'Installation',
+      placeholder : 'installation',
+      value : params.get('install') || ''
+  });
   const apply = () => {
     const p = new URLSearchParams();
     if (app.value) p.set('app', app.value);
@@ -150,6 +157,8 @@ async function groups(view, params) {
         p.set('q', find.value.trim());
     if (sort.value)
         p.set('sort', sort.value);
+    if (inst.value.trim())
+        p.set('install', inst.value.trim());
     // A new filter starts at the first page, of the same size.
     if (params.get('limit')) p.set('limit', params.get('limit'));
     location.hash = '#/?' + p;
@@ -160,6 +169,7 @@ async function groups(view, params) {
   pr.addEventListener('change', apply);
   find.addEventListener('change', apply);
   sort.addEventListener('change', apply);
+  inst.addEventListener('change', apply);
   const page = (o) => {
     const p = new URLSearchParams(params);
     p.set('offset', String(Math.max(o, 0)));
@@ -168,14 +178,19 @@ async function groups(view, params) {
   const shown = data.groups.length ? (offset + 1) + '–' + (offset + data.groups.length) : '0';
   view.append(
       el('h1', {}, 'Crash groups'),
-      el('div', {class : 'filters'}, app, ver, st, pr, find, sort,
+      el('div', {class : 'filters'}, app, ver, st, pr, find, sort, inst,
          el('span', {class : 'muted', id : 'group-total'},
             'groups ' + shown + (data.total !== undefined ? ' of ' + data.total : '')),
          offset > 0 ? el('a', {href : page(offset - limit), id : 'prev'}, '← previous') : null,
          more ? el('a', {href : page(offset + limit), id : 'next'}, 'next →') : null));
   if (!data.groups.length) {
-    view.append(el('p', {class: 'muted'}, offset ? 'No more groups.' : 'No crashes yet.'));
-    return;
+      view.append(el('p', {class : 'muted'},
+                     offset ? 'No more groups.'
+                     : params.get('install') || params.get('q') || params.get('app') ||
+                             params.get('version') || params.get('status') || params.get('project')
+                         ? 'No group matches these filters.'
+                         : 'No crashes yet.'));
+      return;
   }
   // A Project column once there is more than the default project.
   const many = projects.length > 1;
@@ -218,17 +233,29 @@ async function groups(view, params) {
       location.hash = '#/group/' + encodeURIComponent(into.id);
   });
   view.append(el('div', {class : 'filters'}, merge, said));
-  view.append(table(
-      [
-          '', 'Crashes#', 'Signature', ...(many ? [ 'Project' ] : []), 'Application',
-          'Latest version', 'Installations#', 'Status', 'First seen', 'Last seen'
-      ],
-      data.groups.map(
-          (g) => [tick(g), num(g.count),
-                  el('a', {href : '#/group/' + encodeURIComponent(g.id), class : 'mono group-link'},
-                     g.signature),
-                  ...(many ? [ g.project || '' ] : []), g.app, g.latest_version || '',
-                  num(g.affected), status(g.status), day(g.first_seen), day(g.last_seen)])));
+  view
+      .append(
+          table(
+              [
+                  '', 'Crashes#', 'Signature', ...(many ? [ 'Project' ] : []), 'Application',
+                  'Latest version', 'Installations#', 'Status', 'First seen', 'Last seen'
+              ],
+              data.groups.map(
+                  (
+                      g) => [tick(g), num(g.count),
+                             el('a',
+                                {
+                                    href : '#/group/' + encodeURIComponent(g.id) +
+                                               (params.get('install') ? '?install=' + encodeURIComponent(params
+                                                                                                             .get(
+                                                                                                                 'install'))
+                                                                      : ''),
+                                    class : 'mono group-link'
+                                },
+                                g.signature),
+                             ...(many ? [ g.project || '' ] : []), g.app, g.latest_version || '',
+                             num(g.affected), status(g.status), day(g.first_seen),
+                             day(g.last_seen)])));
 }
 
 // Charts: an SVG of width w with a plot h high and a caption below.
@@ -299,14 +326,17 @@ async function group(view, id, params)
 {
     // The group, and a page of its crashes (newest first; ?offset= in the
     // hash pages through them).
+    // ?install= shows one installation's crashes only.
     const offset = Math.max(parseInt(params.get('offset') || '0', 10) || 0, 0);
+    const inst = params.get('install') || '';
+    const only = inst ? '&install=' + encodeURIComponent(inst) : '';
     const [g, list] = await Promise.all([
         api('/api/v1/groups/' + encodeURIComponent(id)),
         api('/api/v1/groups/' + encodeURIComponent(id) + '/crashes?limit=' + CRASHES_PAGE +
-            '&offset=' + offset)
+            '&offset=' + offset + only)
     ]);
     const crashes = list.crashes || [];
-    const at = (o) => '#/group/' + encodeURIComponent(id) + (o > 0 ? '?offset=' + o : '');
+    const at = (o) => '#/group/' + encodeURIComponent(id) + '?offset=' + Math.max(o, 0) + only;
     const action = g.status === 'resolved' || g.status === 'ignored'
                        ? el('button', {class : 'action', id : 'reopen'}, 'Reopen')
                        : el('button', {class : 'action', id : 'resolve'}, 'Resolve');
@@ -402,10 +432,15 @@ async function group(view, id, params)
         el('h2', {}, 'Crashes'),
         el('div', {class : 'filters'},
            el('span', {class : 'muted', id : 'crashes-shown'},
-              crashes.length
-                  ? 'newest first: ' + (offset + 1) + '–' + (offset + crashes.length) + ' of ' +
-                        list.total + ' kept'
-                  : 'none kept' + (g.count ? ' (removed by the retention, or deleted)' : '')),
+              (inst ? 'installation ' + inst + ', ' : '') +
+                  (crashes.length
+                       ? 'newest first: ' + (offset + 1) + '–' + (offset + crashes.length) +
+                             ' of ' + list.total + ' kept'
+                       : 'none kept' +
+                             (g.count && !inst ? ' (removed by the retention, or deleted)' : ''))),
+           inst ? el('a', {href : '#/group/' + encodeURIComponent(id), id : 'crashes-all'},
+                     'all installations')
+                : null,
            offset > 0 ? el('a', {href : at(offset - CRASHES_PAGE), id : 'crashes-newer'}, '← newer')
                       : null,
            offset + crashes.length < list.total
@@ -428,32 +463,60 @@ async function group(view, id, params)
                                },
                                   c.id)),
                            day(c.received), c.version || '',
-                           el('td', {class : 'mono'}, c.installation || '')]))
+                           el('td', {class : 'mono'},
+                              c.installation
+                                  ? el('a', {
+                                        href : '#/?install=' + encodeURIComponent(c.installation),
+                                        class : 'install-link',
+                                        title : 'the groups this installation crashed in'
+                                    },
+                                       c.installation)
+                                  : '')]))
             : null);
 }
 
 async function crash(view, id) {
   const c = await api('/api/v1/crashes/' + encodeURIComponent(id));
   const m = c.metadata || {};
-  view.append(el('h1', {id: 'crash-title'}, 'Crash ', el('span', {class: 'mono'}, c.id)),
-    el('div', {class: 'stats'},
-      c.project ? el('div', {}, el('span', {}, 'project'),
-        el('span', {id: 'crash-project'}, c.project)) : null,
-      el('div', {}, el('span', {}, 'application'), (c.app || '') + ' ' + (c.version || '')),
-      el('div', {}, el('span', {}, 'state'), c.state),
-      el('div', {}, el('span', {}, 'received'), day(c.received)),
-      m.signal_name || m.signal ? el('div', {}, el('span', {}, 'signal'), m.signal_name || m.signal,
-        m.signal_code !== undefined ? ' (code ' + m.signal_code + ')' : '') : null,
-      m.fault_address ? el('div', {}, el('span', {}, 'fault address'),
-        el('span', {id: 'crash-fault', class: 'mono'}, m.fault_address)) : null,
-      m.crash_time ? el('div', {}, el('span', {}, 'crashed'), day(m.crash_time)) : null,
-      m.os_pretty_name || m.platform ? el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform)
-        : null,
-      // What the user typed into faultline-report --email (text, never markup).
-      c.email ? el('div', {}, el('span', {}, 'reported by'),
-        el('span', {id: 'crash-email', class: 'mono'}, c.email)) : null,
-      c.group_id ? el('div', {}, el('span', {}, 'group'),
-        el('a', {href: '#/group/' + encodeURIComponent(c.group_id)}, 'open the group')) : null));
+  view.append(
+      el('h1', {id : 'crash-title'}, 'Crash ', el('span', {class : 'mono'}, c.id)),
+      el('div', {class : 'stats'},
+         c.project ? el('div', {}, el('span', {}, 'project'),
+                        el('span', {id : 'crash-project'}, c.project))
+                   : null,
+         el('div', {}, el('span', {}, 'application'), (c.app || '') + ' ' + (c.version || '')),
+         el('div', {}, el('span', {}, 'state'), c.state),
+         el('div', {}, el('span', {}, 'received'), day(c.received)),
+         m.signal_name || m.signal
+             ? el('div', {}, el('span', {}, 'signal'), m.signal_name || m.signal,
+                  m.signal_code !== undefined ? ' (code ' + m.signal_code + ')' : '')
+             : null,
+         m.fault_address ? el('div', {}, el('span', {}, 'fault address'),
+                              el('span', {id : 'crash-fault', class : 'mono'}, m.fault_address))
+                         : null,
+         m.crash_time ? el('div', {}, el('span', {}, 'crashed'), day(m.crash_time)) : null,
+         m.os_pretty_name || m.platform
+             ? el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform)
+             : null,
+         // Its installation: the groups it crashed in.
+         m.install_id ? el('div', {}, el('span', {}, 'installation'),
+                           el('a',
+                              {
+                                  id : 'crash-install',
+                                  class : 'mono',
+                                  href : '#/?install=' + encodeURIComponent(m.install_id),
+                                  title : 'the groups this installation crashed in'
+                              },
+                              m.install_id))
+                      : null,
+         // What the user typed into faultline-report --email (text, never markup).
+         c.email ? el('div', {}, el('span', {}, 'reported by'),
+                      el('span', {id : 'crash-email', class : 'mono'}, c.email))
+                 : null,
+         c.group_id
+             ? el('div', {}, el('span', {}, 'group'),
+                  el('a', {href : '#/group/' + encodeURIComponent(c.group_id)}, 'open the group'))
+             : null));
   // Stored, not read yet: only the raw log below is there.
   if (c.state === 'pending')
     view.append(el('p', {class: 'muted', id: 'crash-pending'},
