@@ -22,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/kcmp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -175,7 +176,7 @@ static int def_preflight(int sig, int count)
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = SIG_DFL;
         sigaction(first_sig, &sa, NULL);
-        syscall(SYS_tgkill, fl_g.pid, fl_gettid(), first_sig);
+        syscall(SYS_tgkill, fl_cur.pid, fl_gettid(), first_sig);
         return 0;
     }
     case 5:
@@ -263,7 +264,7 @@ void fl_die_default(void)
     sigemptyset(&set);
     sigaddset(&set, sig);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
-    syscall(SYS_tgkill, fl_g.pid, fl_gettid(), sig);
+    syscall(SYS_tgkill, fl_cur.pid, fl_gettid(), sig);
 
     /* Still here: PID 1 of a namespace ignores default-action signals sent
      * from inside.  A fault the CPU raised comes back when we return and the
@@ -341,7 +342,10 @@ static int basics(int sig)
         !kv_str("OS_NAME", fl_g.os_name) || !kv_str("OS_VERSION", fl_g.os_version) ||
         !kv_str("OS_PRETTY_NAME", fl_g.os_pretty) ||
         !kv_str("KERNEL_VERSION", fl_g.kernel_version) || !kv_str("EXECUTABLE", fl_g.exe) ||
-        !kv_u64("PROCESS_ID", (uint64_t)fl_g.pid) || !kv_u64("CRASH_THREAD", (uint64_t)fl_cur.tid))
+        !kv_u64("PROCESS_ID", (uint64_t)fl_cur.pid) ||
+        !kv_u64("CRASH_THREAD", (uint64_t)fl_cur.tid))
+        return 0;
+    if (fl_cur.vfork_parent && !kv_u64("VFORK_PARENT", (uint64_t)fl_cur.vfork_parent))
         return 0;
 
     /* The crashing thread is this one: its name is one system call away
@@ -509,9 +513,25 @@ void fl_catcher_run(int sig)
 {
     int count = __atomic_add_fetch(&crash_count, 1, __ATOMIC_SEQ_CST);
     if (count == 1) {
-        /* Not the pid cached at install: in a child forked since then it
-         * names the parent, and tgkill() to it would fail (ESRCH). */
-        fl_g.pid = (pid_t)syscall(SYS_getpid);
+        /* Asked, not fl_g.pid: a child made by vfork() or a raw fork
+         * system call is another process than the one fl_g.pid names. */
+        fl_cur.pid = (pid_t)syscall(SYS_getpid);
+        fl_cur.vfork_parent = 0;
+        if (fl_cur.pid != fl_g.pid) {
+            /* Such a child of vfork() (or of clone(CLONE_VM)) runs in its
+             * parent's memory: the crash state it takes here is the
+             * parent's, which goes on once the child is gone.  The kernel
+             * zeroes the word set_tid_address() names when a process that
+             * shares its memory ends, so the crash owner is free again
+             * then -- however the child ends -- and the parent's next
+             * owner resets crash_count.  In a child with a memory of its
+             * own (a raw fork) that write does not happen and is not
+             * needed.  kcmp() tells the two apart for the log. */
+            syscall(SYS_set_tid_address, &fl_crash_owner);
+            pid_t parent = getppid();
+            if (syscall(SYS_kcmp, fl_cur.pid, parent, KCMP_VM, 0, 0) == 0)
+                fl_cur.vfork_parent = parent;
+        }
         first_sig = sig;
         fl_cur.sig = sig;
         fl_cur.tid = fl_gettid();
@@ -536,6 +556,19 @@ void fl_catcher_run(int sig)
     __atomic_sub_fetch(&crash_count, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Claims the crash for thread self; *expected: the owner found.  A crash
+ * that finds no owner is a new one: a vfork() child that crashed in our
+ * memory left its crash_count behind (the kernel freed only the owner
+ * word when it ended). */
+static bool take_crash(pid_t self, pid_t *expected)
+{
+    if (!__atomic_compare_exchange_n(&fl_crash_owner, expected, self, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST))
+        return false;
+    __atomic_store_n(&crash_count, 0, __ATOMIC_SEQ_CST);
+    return true;
+}
+
 /* The entry point of our signal handlers. */
 void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -552,9 +585,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 
     for (;;) {
         pid_t expected = 0;
-        if (__atomic_compare_exchange_n(&fl_crash_owner, &expected, self, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST) ||
-            expected == self)
+        if (take_crash(self, &expected) || expected == self)
             break; /* ours, or a fault inside our own handling (nested) */
         /* Another thread is writing the log and will end the process; wait
          * for that, bounded, so that one crash gives one log.  If it takes
@@ -594,9 +625,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 void fl_catcher_entry(int sig)
 {
     pid_t self = fl_gettid(), expected = 0;
-    if (!__atomic_compare_exchange_n(&fl_crash_owner, &expected, self, false, __ATOMIC_SEQ_CST,
-                                     __ATOMIC_SEQ_CST) &&
-        expected != self)
+    if (!take_crash(self, &expected) && expected != self)
         return; /* another thread is already crashing */
     if (crash_count == 0) {
         fl_cur.have_siginfo = false;

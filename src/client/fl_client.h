@@ -89,7 +89,7 @@ typedef struct fl_state {
     size_t stack_bytes;
     size_t trace_events; /* FAULTLINE_TRACE_EVENTS: trace events in a log */
     int64_t install_mono_ns;
-    pid_t pid;
+    pid_t pid;                /* the process whose memory this is: kept across fork() (trace.c) */
     int pending_logs;         /* -1 until faultline_pending_crashlogs() counts */
     int dump_signal;          /* real-time signal used to reach other threads */
     struct sigaction prev[65]; /* handlers before ours, by signal number */
@@ -108,7 +108,8 @@ typedef struct fl_crash {
     siginfo_t si;
     bool have_regs;
     fl_regs regs;             /* crashing thread, from the ucontext */
-    pid_t tid;
+    pid_t pid, tid;           /* the crashing process (not fl_g.pid: a vfork child) */
+    pid_t vfork_parent;       /* the process whose memory it runs in, or 0 */
     int64_t now_ns, mono_ns;
     char crash_id[40];
 } fl_crash;

@@ -106,7 +106,7 @@ static void dump_handler(int sig, siginfo_t *si, void *uc)
     (void)sig;
     int saved = errno;
     /* Only signals we sent ourselves count; anything else is ignored. */
-    if (!si || si->si_code != SI_TKILL || si->si_pid != fl_g.pid) {
+    if (!si || si->si_code != SI_TKILL || si->si_pid != syscall(SYS_getpid)) {
         errno = saved;
         return;
     }
@@ -171,7 +171,7 @@ static int list_tasks(pid_t *out, int max, int sig, int *more)
                     out[n++] = (pid_t)tid;
                 } else {
                     ++*more;
-                    syscall(SYS_tgkill, fl_g.pid, (pid_t)tid, sig);
+                    syscall(SYS_tgkill, syscall(SYS_getpid), (pid_t)tid, sig);
                 }
             }
             off += d->reclen;
@@ -270,7 +270,7 @@ int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *
     }
     nslots = n;
     for (int i = 0; i < n; i++)
-        syscall(SYS_tgkill, fl_g.pid, tids[i], fl_g.dump_signal);
+        syscall(SYS_tgkill, fl_cur.pid, tids[i], fl_g.dump_signal);
 
     /* Wait until every thread answered or 100 ms passed. */
     int64_t end = fl_clock_ns(CLOCK_MONOTONIC) + 100 * 1000000LL;

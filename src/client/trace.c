@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fl_client.h"
 #include "fl_trace.h"
@@ -86,10 +87,13 @@ static __thread pid_t tl_tid __attribute__((tls_model("initial-exec")));
 
 /* fork() copies the cache of the thread that forks: forget it in the
  * child.  Registered when the library is loaded, in ordinary context (the
- * first trace may come from a signal handler). */
+ * first trace may come from a signal handler).  The child's memory is its
+ * own: fl_g.pid names it now (a crash in a process that is not fl_g.pid
+ * is one in a vfork() child, catcher.c). */
 static void forget_tid(void)
 {
     tl_tid = 0;
+    fl_g.pid = getpid();
 }
 /* fl-lint: install-time */
 __attribute__((constructor)) static void trace_init(void)

@@ -395,6 +395,7 @@ enum key_id {
     K_CRASH_SIGNAL,
     K_HANDLER_FAULT,
     K_THREADS_OMITTED,
+    K_VFORK_PARENT,
     K_OBJECTS_OMITTED,
     K_APPLICATION_UPTIME,
     K_CRASH_TIME,
@@ -510,6 +511,9 @@ static enum key_id key_id(const char *s, size_t n, size_t *kn)
         K("TRACE_CONTEXT", K_TRACE_CONTEXT)
         K("THREADS_OMITTED", K_THREADS_OMITTED)
         break;
+    case 'V':
+        K("VFORK_PARENT", K_VFORK_PARENT)
+        break;
     default:
         break;
     }
@@ -623,6 +627,8 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
         return 0;
     case K_THREADS_OMITTED:
         return num_u64(p, key, v, &L->threads_omitted);
+    case K_VFORK_PARENT:
+        return num_u64(p, key, v, &L->vfork_parent);
     case K_OBJECTS_OMITTED:
         return num_u64(p, key, v, &L->objects_omitted);
     case K_APPLICATION_UPTIME:

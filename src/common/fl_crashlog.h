@@ -145,6 +145,8 @@ typedef struct fl_crashlog {
     int handler_fault;       /* HANDLER_FAULT signal, 0 when absent */
     uint64_t threads_omitted; /* THREADS_OMITTED: threads past the log's limit */
     uint64_t objects_omitted; /* OBJECTS_OMITTED: loaded objects past the log's limit */
+    uint64_t vfork_parent;    /* VFORK_PARENT: the process ran in this parent's memory
+                               * (a vfork() child before exec); 0 when absent */
     fl_register *registers;
     size_t nregisters;
     fl_stack_chunk *stack;

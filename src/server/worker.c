@@ -141,6 +141,8 @@ static json_t *metadata_json(const fl_crashlog *L)
         json_object_set_new(m, "threads_omitted", json_integer((json_int_t)L->threads_omitted));
     if (L->objects_omitted)
         json_object_set_new(m, "objects_omitted", json_integer((json_int_t)L->objects_omitted));
+    if (L->vfork_parent)
+        json_object_set_new(m, "vfork_parent", json_integer((json_int_t)L->vfork_parent));
     json_object_set_new(m, "etc", kv_json(L->etc, L->netc));
     json_object_set_new(m, "state", kv_json(L->state, L->nstate));
     json_t *regs = json_object();

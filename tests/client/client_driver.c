@@ -15,6 +15,7 @@
  *   client_driver pending CRASHME           faultline_pending_crashlogs()
  *   client_driver reporter CRASHME          FAULTLINE_REPORTER runs
  *   client_driver fork    CRASHME           a crash in a child forked after install
+ *   client_driver vfork   CRASHME           a crash in a vfork() or clone(CLONE_VM) child
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
  *   client_driver preload VICTIM PRELOAD_SO zero-code integration
@@ -44,6 +45,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1439,6 +1441,93 @@ static int cmd_fork(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* Reads the two logs of the vfork and clone_vm modes: the child's and the
+ * parent's, told apart by PROCESS_ID. */
+static void check_shared_vm_child(const char *exe, const char *mode, bool kcmp_works)
+{
+    char *argv[] = {(char *)exe, (char *)mode, NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    /* The parent's own crash, after the child's: not after a wait for a
+     * crash state the child left taken (10 s), nor without a log. */
+    check_ended_by(&r, SIGSEGV);
+    int child = 0, code = 0, parent = 0;
+    char how[16] = "", dump[8] = "";
+    int got =
+        sscanf(r.out, "child %d %15s %d parent %d dump %7s", &child, how, &code, &parent, dump);
+    CHECK(got == 5 && !strcmp(how, "signal") && code == SIGSEGV,
+          "%s: the child should die by SIGSEGV; the parent says: %s", mode, r.out);
+    CHECK(!strcmp(dump, "yes"), "%s: the parent's trace dump after the child's crash: %s", mode,
+          dump);
+    spool_state s;
+    scan_spool(&s);
+    CHECK(s.logs == 2 && s.tmps == 0, "%s: %d logs and %d temporary files, expected 2 and 0", mode,
+          s.logs, s.tmps);
+    fl_crashlog *logs[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && i < s.logs; i++) {
+        char path[1000];
+        path_in(path, sizeof path, spool, s.names[i]);
+        fl_crashlog_error err;
+        CHECK(fl_crashlog_parse_file(path, &logs[i], &err) == 0, "%s: %s: line %u: %s", mode, path,
+              err.line, err.message);
+    }
+    if (logs[0] && logs[1]) {
+        if (logs[0]->pid != (uint64_t)child) {
+            fl_crashlog *t = logs[0];
+            logs[0] = logs[1];
+            logs[1] = t;
+        }
+        const fl_crashlog *c = logs[0], *p = logs[1];
+        CHECK(c->has_pid && c->pid == (uint64_t)child && p->has_pid && p->pid == (uint64_t)parent,
+              "%s: PROCESS_ID %llu and %llu; the child was %d, the parent %d", mode,
+              (unsigned long long)c->pid, (unsigned long long)p->pid, child, parent);
+        CHECK(c->crash_tid == (uint64_t)child, "%s: the child's CRASH_THREAD %llu", mode,
+              (unsigned long long)c->crash_tid);
+        CHECK(c->crash_signal == SIGSEGV && p->crash_signal == SIGSEGV, "%s: CRASH_SIGNAL %d, %d",
+              mode, c->crash_signal, p->crash_signal);
+        CHECK(c->crash_id && p->crash_id && strcmp(c->crash_id, p->crash_id),
+              "%s: the two logs have the same CRASH_ID", mode);
+        /* The marker: the child shared the parent's memory.  Only where
+         * the kernel answers kcmp(), as the library asks it. */
+        if (kcmp_works)
+            CHECK(c->vfork_parent == (uint64_t)parent, "%s: VFORK_PARENT %llu, expected %d", mode,
+                  (unsigned long long)c->vfork_parent, parent);
+        CHECK(p->vfork_parent == 0, "%s: VFORK_PARENT %llu in the parent's log", mode,
+              (unsigned long long)p->vfork_parent);
+        check_frame(c, "crash_null_write");
+        check_frame(p, "crash_null_read");
+        check_frame(p, "main");
+        bool crumb = false;
+        for (size_t i = 0; i < p->nbreadcrumbs; i++)
+            crumb |= !strcmp(p->breadcrumbs[i].message, "the child is gone");
+        CHECK(crumb, "%s: the parent's log lacks its breadcrumb", mode);
+        CHECK(!p->handler_fault && !c->handler_fault, "%s: HANDLER_FAULT", mode);
+    }
+    fl_crashlog_free(logs[0]);
+    fl_crashlog_free(logs[1]);
+    remove_logs();
+}
+
+/* Can a process ask the kernel whether it shares its parent's memory? */
+static bool kcmp_answers(void)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(syscall(SYS_kcmp, getpid(), getppid(), 0 /* KCMP_VM */, 0, 0) < 0 ? 1 : 0);
+    int st = 0;
+    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static int cmd_vfork(const char *exe)
+{
+    bool kcmp_works = kcmp_answers();
+    if (!kcmp_works)
+        printf("note: kcmp() is refused here: VFORK_PARENT not checked\n");
+    check_shared_vm_child(exe, "vfork", kcmp_works);
+    check_shared_vm_child(exe, "clone_vm", kcmp_works);
+    return failures ? 1 : 0;
+}
+
 static int cmd_pid1(const char *exe)
 {
     /* Can this machine make a PID namespace at all? */
@@ -1546,6 +1635,8 @@ int main(int argc, char **argv)
         rc = cmd_reporter(argv[2]);
     else if (!strcmp(cmd, "fork"))
         rc = cmd_fork(argv[2]);
+    else if (!strcmp(cmd, "vfork"))
+        rc = cmd_vfork(argv[2]);
     else if (!strcmp(cmd, "install_id"))
         rc = cmd_install_id(argv[2]);
     else if (!strcmp(cmd, "pid1"))

@@ -35,6 +35,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -479,6 +480,14 @@ static void *reading_thread(void *arg)
     return NULL;
 }
 
+/* The child of clone(CLONE_VM): our memory, its own process. */
+static int clone_vm_child(void *arg)
+{
+    (void)arg;
+    crash_null_write();
+    return 3;
+}
+
 static void install(const faultline_hooks *hooks)
 {
     if (!faultline_install("crashme", "1.0", hooks)) {
@@ -710,6 +719,42 @@ int main(int argc, char **argv)
         printf("child %d %s %d\n", (int)pid, WIFSIGNALED(st) ? "signal" : "exit",
                WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
         return 0;
+    }
+    if (!strcmp(mode, "vfork") || !strcmp(mode, "clone_vm")) {
+        /* A child that runs in this process's memory -- vfork(), or
+         * clone(CLONE_VM) without CLONE_THREAD -- crashes before exec; then
+         * this process, once the child is gone, leaves a breadcrumb and
+         * crashes too.  Both crashes must be logged, each as its own
+         * process's, and this one as fast as any. */
+        install(NULL);
+        fflush(stdout);
+        pid_t pid;
+        if (!strcmp(mode, "vfork")) {
+            pid = vfork();
+            if (pid == 0) {
+                crash_null_write();
+                _exit(3);
+            }
+        } else {
+            static char stack[256 * 1024] __attribute__((aligned(16)));
+            pid = clone(clone_vm_child, stack + sizeof stack, CLONE_VM | SIGCHLD, NULL);
+        }
+        int st = 0;
+        if (pid < 0 || waitpid(pid, &st, 0) != pid)
+            return 2;
+        /* The flight recorder's trigger (`faultline dump`), which a
+         * crash in progress turns away: this process is not crashing. */
+        union sigval v = {.sival_int = 77};
+        char dump[4200];
+        snprintf(dump, sizeof dump, "%s/trace-77.tracedump", faultline_spool_dir());
+        bool dumped = sigqueue(getpid(), SIGRTMAX - 4, v) == 0 && unlink(dump) == 0;
+        printf(
+            "child %d %s %d\nparent %d\ndump %s\n", (int)pid, WIFSIGNALED(st) ? "signal" : "exit",
+            WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), (int)getpid(), dumped ? "yes" : "no");
+        fflush(stdout);
+        faultline_breadcrumb("test", "the child is gone");
+        crash_null_read();
+        return 3;
     }
     if (!strcmp(mode, "pending")) {
         if (faultline_pending_crashlogs() != -1 || faultline_spool_dir() != NULL)

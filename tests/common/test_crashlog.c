@@ -160,6 +160,7 @@ static void rejects(void **state)
     expect_error(with_hdr("CALLSTACK 99999999999999999999999\nEND\n"), 4, "not a number");
     expect_error(with_hdr("THREADS_OMITTED many\nEND\n"), 4, "not a number");
     expect_error(with_hdr("OBJECTS_OMITTED -3\nEND\n"), 4, "not a number");
+    expect_error(with_hdr("VFORK_PARENT me\nEND\n"), 4, "not a number");
     expect_error(with_hdr("OBJECT_PATH_CUT 12\nEND\n"), 4, "before any OBJECT");
     expect_error(with_hdr("OBJECT a/1/2/3\nOBJECT_PATH_CUT x\nEND\n"), 5, "not a number");
     expect_error(with_hdr("ETC_VALUE v\nEND\n"), 4, "without a preceding ETC_KEY");
@@ -408,7 +409,7 @@ static void check_like_parse(const char *buf, size_t len)
         N(log_version), N(crash_signal), N(has_crash_signal), N(uptime), N(crash_time);
         N(has_uptime), N(has_crash_time), N(pid), N(crash_tid), N(has_pid), N(has_crash_tid);
         N(crash_code), N(has_crash_code), N(crash_address), N(has_crash_address);
-        N(handler_fault), N(threads_omitted), N(objects_omitted);
+        N(handler_fault), N(threads_omitted), N(objects_omitted), N(vfork_parent);
 #undef N
         assert_null(b->objects), assert_null(b->callstack), assert_null(b->etc);
         assert_null(b->registers), assert_null(b->stack), assert_null(b->threads);
@@ -463,7 +464,8 @@ static void check_mode(void **state)
         "KERNEL_VERSION 6.1.0\nEXECUTABLE /usr/bin/app\nCRASH_SIGNAL 11\n"
         "CRASH_SIGNAL_NAME SIGSEGV\nCRASH_THREAD_NAME main\nHANDLER_FAULT 7\n"
         "APPLICATION_UPTIME 12\nCRASH_TIME 1700000000\nCRASH_CODE -6\nCRASH_ADDRESS 0x10\n"
-        "PROCESS_ID 42\nCRASH_THREAD 43\nCRASH_ID 0a1b2c3d-0000-4000-8000-000000000001\n"
+        "PROCESS_ID 42\nVFORK_PARENT 41\nCRASH_THREAD 43\nCRASH_ID "
+        "0a1b2c3d-0000-4000-8000-000000000001\n"
         "INSTALL_ID 00112233445566778899AABBCCDDEEFF\nOBJECT /usr/bin/app/4096/8192/4096\n"
         "OBJECT_BUILD_ID ABCDef01\nOBJECT_PATH /usr/bin/app\nOBJECT lib x.so/0x7f00/0x1000\n"
         "OBJECT_PATH /deep/lib x.so\nOBJECT_PATH_CUT 1100\nOBJECTS_OMITTED 17\n"
@@ -490,6 +492,7 @@ static void check_mode(void **state)
     assert_false(b->threads[1].has_context);
     assert_int_equal(b->nthreads, 2); /* THREADS_OMITTED is no thread */
     assert_int_equal(b->threads_omitted, 9);
+    assert_int_equal(b->vfork_parent, 41); /* a vfork() child's log */
     /* More objects than a log keeps, and a path cut at its start. */
     assert_int_equal(b->nobjects, 2); /* OBJECTS_OMITTED is no object */
     assert_int_equal(b->objects_omitted, 17);

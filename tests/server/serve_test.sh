@@ -2075,7 +2075,7 @@ EOF
     printf '%b' "${2:-}"
     printf 'CALLSTACK %d\nEND\n' $((0x555500000000 + 0x$mainaddr))
   }
-  cutlog 0badc0de-0000-4000-8000-000000000003 'OBJECT_PATH_CUT 1200\nOBJECTS_OMITTED 40\n' >"$work/cut.log"
+  cutlog 0badc0de-0000-4000-8000-000000000003 'OBJECT_PATH_CUT 1200\nOBJECTS_OMITTED 40\nVFORK_PARENT 77\n' >"$work/cut.log"
   cutlog 0badc0de-0000-4000-8000-000000000004 >"$work/whole.log"
   for f in cut whole; do
     c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/$f.log")
@@ -2089,13 +2089,14 @@ m = cut["metadata"]
 assert m["objects_omitted"] == 40, m.get("objects_omitted")
 assert m["objects"][0]["path_cut"] == 1200, m["objects"][0]
 assert "objects_omitted" not in whole["metadata"], whole["metadata"]
+assert m["vfork_parent"] == 77 and "vfork_parent" not in whole["metadata"], m.get("vfork_parent")
 assert "path_cut" not in whole["metadata"]["objects"][0], whole["metadata"]["objects"][0]
 f = cut["threads"][0]["frames"][0]
 assert f["module"] == "fl_post" and not f.get("function"), f
 f = whole["threads"][0]["frames"][0]
 assert f["function"] == "main", f
 PY
-  ok "OBJECT_PATH_CUT: shown as path_cut, the path not used for symbols; OBJECTS_OMITTED: objects_omitted"
+  ok "OBJECT_PATH_CUT: shown as path_cut, the path not used for symbols; OBJECTS_OMITTED: objects_omitted; VFORK_PARENT: vfork_parent"
   stop || fail "shutdown rc"
   ;;
 upgrade)
