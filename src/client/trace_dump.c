@@ -362,6 +362,14 @@ static int emit_modules(emit *e)
         fl_line_str(&e->l, fl_mods.pool + m->path_off);
         if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
             return -1;
+        /* The path is its end only (OBJECT_PATH_CUT in a crash log): no
+         * reader may take it for the file. */
+        if (m->path_cut) {
+            fl_line_start(&e->l, "MODULE_PATH_CUT");
+            fl_line_u64(&e->l, m->path_cut);
+            if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+                return -1;
+        }
     }
     return 0;
 }

@@ -495,7 +495,8 @@ static void usage(FILE *f)
                "  --obj FILE   a program or library the dump's events came from (its\n"
                "               build id is matched; stripped files do); repeatable.\n"
                "               Without one, the file at the path the dump names is\n"
-               "               used when its build id matches, else, when\n"
+               "               used when its build id matches (not a path marked\n"
+               "               as cut at its start: MODULE_PATH_CUT), else, when\n"
                "               DEBUGINFOD_URLS is set, the executable debuginfod has\n"
                "               for that build id.\n"
                "\n"
@@ -530,6 +531,7 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
     size_t lcap = 0;
     ssize_t len;
     unsigned long lineno = 0;
+    long last_mod = -1; /* the MODULE line a MODULE_PATH_CUT qualifies */
     bool header = false, ended = false, cut = false;
     while (!ended && (len = getline(&line, &lcap, in)) >= 0) {
         lineno++;
@@ -585,6 +587,22 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
             memcpy(dc->mods[idx].id, id, sizeof id);
             free(dc->mods[idx].path);
             dc->mods[idx].path = *mpath ? strdup(mpath) : NULL;
+            last_mod = (long)idx;
+        } else if (klen == 15 && !strncmp(line, "MODULE_PATH_CUT", 15)) {
+            /* The preceding MODULE's path lost its start: it names no
+             * file (a file there is not the module's, even with its
+             * build id) -- found by --obj or debuginfod only. */
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (last_mod < 0 || *v < '0' || *v > '9' || *end || errno) {
+                say(cut ? CUT_LINE : "%s:%lu: bad MODULE_PATH_CUT line\n", path, lineno);
+                goto bad;
+            }
+            if (n) { /* 0: the whole path */
+                free(dc->mods[last_mod].path);
+                dc->mods[last_mod].path = NULL;
+            }
         } else if (klen == 3 && !strncmp(line, "END", 3)) {
             ended = true;
         } else if (len) {

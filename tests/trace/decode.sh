@@ -88,4 +88,44 @@ if grep -q '^MODULE ' "$work/ids0"; then fail "MODULE lines without install"; fi
 [ $rc = 1 ] || fail "decode of a dump made before install exited $rc, want 1"
 [ "$(grep -c 'dumped before faultline_install' "$work/out7")" = "$(grep -c '^TRACE ' "$work/text0")" ] ||
   fail "every event should say it was dumped before install"
+# 7. A library whose path is longer than the library keeps (1,023 bytes):
+# its MODULE line has the path's end, and MODULE_PATH_CUT how many bytes
+# of its start are missing (as OBJECT_PATH_CUT in a crash log).  decode
+# does not print the marker, and finds the file by --obj.
+deep=$work
+for c in a b c d e f; do deep=$deep/$(head -c 200 /dev/zero | tr '\0' $c); done
+mkdir -p "$deep" && cp "$LIB" "$deep/" || fail "no deep directory"
+dlib=$deep/$(basename "$LIB")
+"$APP" "$work/ids9" "$work/text9" "$dlib" || fail "the app with a deep library exited $?"
+mline=$(grep -n "^MODULE [0-9]* [0-9a-f]* .*/$(basename "$LIB")\$" "$work/ids9" | head -1)
+[ -n "$mline" ] || fail "no MODULE line for the deep library"
+n=${mline%%:*} mpath=${mline#*:MODULE * * }
+cutn=$(sed -n "$((n + 1))s/^MODULE_PATH_CUT //p" "$work/ids9")
+[ -n "$cutn" ] && [ "${#mpath}" -le 1023 ] && [ $((cutn + ${#mpath})) = ${#dlib} ] &&
+  [ "${dlib:$cutn}" = "$mpath" ] ||
+  fail "deep library: MODULE path $mpath (${#mpath} bytes), MODULE_PATH_CUT '$cutn'; the path is ${#dlib} bytes"
+[ "$(grep -c '^MODULE_PATH_CUT ' "$work/ids9")" = 1 ] || fail "MODULE_PATH_CUT on other modules too"
+"$FL" decode --obj "$APP" --obj "$dlib" "$work/ids9" >"$work/out9" 2>"$work/err9" ||
+  fail "decode of the deep library's dump exited $?: $(cat "$work/err9")"
+cmp -s "$work/text9" "$work/out9" || { diff "$work/text9" "$work/out9" | head; fail "decode with a cut path differs"; }
+# The marker is obeyed: a path it qualifies is not opened, even when the
+# file there is the module's (the dump of case 2, with a marker added).
+n=$(grep -n "^MODULE [0-9]* [0-9a-f]* $LIB\$" "$work/ids" | cut -d: -f1)
+[ -n "$n" ] || fail "no MODULE line for $LIB"
+sed "${n}a MODULE_PATH_CUT 1200" "$work/ids" >"$work/ids.cut"
+"$FL" decode --obj "$APP" "$work/ids.cut" >"$work/out10" 2>"$work/err10"; rc=$?
+[ $rc = 1 ] && [ "$(grep -c '<trace site unreadable: no file for its module>$' "$work/out10")" = 2 ] ||
+  fail "a cut path was used: exit $rc, $(cat "$work/err10")"
+"$FL" decode --obj "$APP" --obj "$LIB" "$work/ids.cut" >"$work/out10" 2>"$work/err10" &&
+  cmp -s "$work/text" "$work/out10" || fail "decode --obj with a cut path: $(cat "$work/err10")"
+for bad in "MODULE_PATH_CUT x" "MODULE_PATH_CUT -1"; do
+  sed "${n}a $bad" "$work/ids" >"$work/ids.bad"
+  "$FL" decode --obj "$APP" --obj "$LIB" "$work/ids.bad" >/dev/null 2>"$work/err11"; rc=$?
+  [ $rc = 2 ] && grep -q "ids.bad:$((n + 1)): bad MODULE_PATH_CUT line" "$work/err11" ||
+    fail "'$bad': exit $rc, $(cat "$work/err11")"
+done
+{ head -1 "$work/ids"; echo "MODULE_PATH_CUT 5"; tail -n +2 "$work/ids"; } >"$work/ids.bad"
+"$FL" decode --obj "$APP" --obj "$LIB" "$work/ids.bad" >/dev/null 2>"$work/err11"; rc=$?
+[ $rc = 2 ] && grep -q "ids.bad:2: bad MODULE_PATH_CUT line" "$work/err11" ||
+  fail "MODULE_PATH_CUT before any MODULE: exit $rc, $(cat "$work/err11")"
 echo "ok [decode]: $(grep -c '^TRACE ' "$work/text") events decoded from IDs"
