@@ -24,6 +24,8 @@
 #ifndef FAULTLINE_H
 #define FAULTLINE_H
 
+#include <signal.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -152,6 +154,21 @@ int faultline_pending_crashlogs(void);
  * context: for an application's own fatal-error path.  Does not return when
  * die() ends the process. */
 void faultline_crash_now(int sig);
+
+/* A first look at each fault signal, before Faultline's: for a program
+ * that expects some faults and recovers from them itself -- a probe of
+ * memory it may not read, a guard page it grows, a JIT's traps.  handler
+ * runs on the faulting thread inside the signal handler (async-signal-safe
+ * calls only) with an SA_SIGINFO handler's arguments.  Return non-zero
+ * when the fault is yours: Faultline then does nothing and returns from
+ * the signal (the faulting instruction runs again: fix its cause first),
+ * or leave with siglongjmp(), which is safe here.  Return 0 for a crash,
+ * which Faultline then logs.  NULL removes it; may be called before or
+ * after faultline_install(), from any thread.  Not called for a fault
+ * inside Faultline's own crash handling, nor by faultline_crash_now() or
+ * an install_crash_catcher hook's catcher (which take no signal). */
+typedef int (*faultline_first_chance_fn)(int sig, siginfo_t *info, void *ucontext);
+void faultline_set_first_chance(faultline_first_chance_fn handler);
 
 /* ---- The flight recorder --------------------------------------------
  *

@@ -569,6 +569,15 @@ static bool take_crash(pid_t self, pid_t *expected)
     return true;
 }
 
+/* faultline_set_first_chance(): the application's look at a fault
+ * before ours. */
+static faultline_first_chance_fn first_chance;
+
+FL_EXPORT void faultline_set_first_chance(faultline_first_chance_fn handler)
+{
+    __atomic_store_n(&first_chance, handler, __ATOMIC_RELEASE);
+}
+
 /* The entry point of our signal handlers. */
 void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -579,6 +588,16 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
      * ignored.  Its own raise() and abort(), and faults, are crashes. */
     if ((fl_g.ignored >> sig & 1) && si && si->si_code <= 0 &&
         si->si_pid != getpid()) {
+        errno = saved_errno;
+        return;
+    }
+
+    /* A fault the application expects is its own: asked before anything
+     * of the crash is taken, so that a siglongjmp() out of its handler
+     * leaves nothing held -- but not for a fault inside our own handling
+     * of a crash on this thread. */
+    faultline_first_chance_fn fc = __atomic_load_n(&first_chance, __ATOMIC_ACQUIRE);
+    if (fc && __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST) != self && fc(sig, si, uc)) {
         errno = saved_errno;
         return;
     }

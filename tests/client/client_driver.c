@@ -16,6 +16,7 @@
  *   client_driver reporter CRASHME          FAULTLINE_REPORTER runs
  *   client_driver fork    CRASHME           a crash in a child forked after install
  *   client_driver vfork   CRASHME           a crash in a vfork() or clone(CLONE_VM) child
+ *   client_driver first_chance CRASHME      faults the program recovers from: no log
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
  *   client_driver preload VICTIM PRELOAD_SO zero-code integration
@@ -1528,6 +1529,26 @@ static int cmd_vfork(const char *exe)
     return failures ? 1 : 0;
 }
 
+static int cmd_first_chance(const char *exe)
+{
+    /* 100 probes left with siglongjmp() and a page made writable by the
+     * program's first-chance handler: no log, nothing held (the real
+     * crash after them is logged at once, not after a 10 s wait for a
+     * crash state a probe left taken). */
+    char *argv[] = {(char *)exe, (char *)"first_chance", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    check_ended_by(&r, SIGSEGV);
+    CHECK(strstr(r.out, "probed 100 fixed 7") != NULL, "the program says: %s", r.out);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(log->crash_signal == SIGSEGV, "CRASH_SIGNAL %d", log->crash_signal);
+        check_frame(log, "crash_null_read");
+        fl_crashlog_free(log);
+    }
+    return failures ? 1 : 0;
+}
+
 static int cmd_pid1(const char *exe)
 {
     /* Can this machine make a PID namespace at all? */
@@ -1637,6 +1658,8 @@ int main(int argc, char **argv)
         rc = cmd_fork(argv[2]);
     else if (!strcmp(cmd, "vfork"))
         rc = cmd_vfork(argv[2]);
+    else if (!strcmp(cmd, "first_chance"))
+        rc = cmd_first_chance(argv[2]);
     else if (!strcmp(cmd, "install_id"))
         rc = cmd_install_id(argv[2]);
     else if (!strcmp(cmd, "pid1"))

@@ -36,6 +36,7 @@
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -564,6 +565,24 @@ static int deny_tmpfile(void)
     return errno == EOPNOTSUPP ? 0 : -1;
 }
 
+/* first_chance mode: the program's own look at a fault (see above). */
+static sigjmp_buf probe_env;
+static volatile sig_atomic_t probing;
+static volatile char *guard;
+
+static int first_chance(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (sig == SIGSEGV && probing) {
+        probing = 0;
+        siglongjmp(probe_env, 1);
+    }
+    if (sig == SIGSEGV && guard && (char *)si->si_addr >= guard &&
+        (char *)si->si_addr < guard + 4096)
+        return mprotect((void *)guard, 4096, PROT_READ | PROT_WRITE) == 0;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -719,6 +738,35 @@ int main(int argc, char **argv)
         printf("child %d %s %d\n", (int)pid, WIFSIGNALED(st) ? "signal" : "exit",
                WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
         return 0;
+    }
+    if (!strcmp(mode, "first_chance")) {
+        /* Faults the program expects and recovers from itself, through
+         * faultline_set_first_chance(): probes of an address it may not
+         * read, left with siglongjmp(); a write to a page it then makes
+         * writable, returned from.  No log for those; then a real crash,
+         * which the handler declines, is logged. */
+        install(NULL);
+        faultline_set_first_chance(first_chance);
+        guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (guard == MAP_FAILED)
+            return 2;
+        volatile int probed = 0;
+        for (volatile int i = 0; i < 100; i++) {
+            volatile uintptr_t bad = 16 + (uintptr_t)i;
+            if (sigsetjmp(probe_env, 1) == 0) {
+                probing = 1;
+                (void)*(volatile int *)bad;
+                probing = 0;
+            } else {
+                probed++;
+            }
+        }
+        probing = 0;
+        guard[100] = 7; /* faults once; the handler makes the page writable */
+        printf("probed %d fixed %d\n", probed, guard[100]);
+        fflush(stdout);
+        crash_null_read();
+        return 3;
     }
     if (!strcmp(mode, "vfork") || !strcmp(mode, "clone_vm")) {
         /* A child that runs in this process's memory -- vfork(), or
