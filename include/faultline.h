@@ -24,8 +24,6 @@
 #ifndef FAULTLINE_H
 #define FAULTLINE_H
 
-#include <signal.h>
-
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -159,7 +157,9 @@ void faultline_crash_now(int sig);
  * that expects some faults and recovers from them itself -- a probe of
  * memory it may not read, a guard page it grows, a JIT's traps.  handler
  * runs on the faulting thread inside the signal handler (async-signal-safe
- * calls only) with an SA_SIGINFO handler's arguments.  Return non-zero
+ * calls only) with an SA_SIGINFO handler's arguments (info is a
+ * siginfo_t *, ucontext a ucontext_t *: void here, so that this header
+ * needs no feature macros).  Return non-zero
  * when the fault is yours: Faultline then does nothing and returns from
  * the signal (the faulting instruction runs again: fix its cause first),
  * or leave with siglongjmp(), which is safe here.  Return 0 for a crash,
@@ -167,7 +167,7 @@ void faultline_crash_now(int sig);
  * after faultline_install(), from any thread.  Not called for a fault
  * inside Faultline's own crash handling, nor by faultline_crash_now() or
  * an install_crash_catcher hook's catcher (which take no signal). */
-typedef int (*faultline_first_chance_fn)(int sig, siginfo_t *info, void *ucontext);
+typedef int (*faultline_first_chance_fn)(int sig, void *info, void *ucontext);
 void faultline_set_first_chance(faultline_first_chance_fn handler);
 
 /* ---- The flight recorder --------------------------------------------

@@ -597,7 +597,8 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
      * leaves nothing held -- but not for a fault inside our own handling
      * of a crash on this thread. */
     faultline_first_chance_fn fc = __atomic_load_n(&first_chance, __ATOMIC_ACQUIRE);
-    if (fc && __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST) != self && fc(sig, si, uc)) {
+    if (fc && __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST) != self &&
+        fc(sig, (void *)si, uc)) {
         errno = saved_errno;
         return;
     }

@@ -570,8 +570,9 @@ static sigjmp_buf probe_env;
 static volatile sig_atomic_t probing;
 static volatile char *guard;
 
-static int first_chance(int sig, siginfo_t *si, void *uc)
+static int first_chance(int sig, void *info, void *uc)
 {
+    const siginfo_t *si = info;
     (void)uc;
     if (sig == SIGSEGV && probing) {
         probing = 0;
