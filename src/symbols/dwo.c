@@ -24,25 +24,24 @@
  *    "directory of the skeleton's file" is then that directory (a
  *    symbolic link would not do, libdw resolves the descriptor's path);
  *  - the file is mapped copy-on-write (ELF_C_READ_MMAP_PRIVATE), and each
- *    unit's DW_AT_dwo_name string is overwritten in memory -- never on
- *    disk -- with a short relative name, the unit's index ("0", "1", ...),
- *    which is at most as long as any name a compiler writes;
+ *    unit's DW_AT_dwo_name is made, in memory -- never on disk -- a plain
+ *    name (no directory) that is the unit's alone: the name it has when
+ *    it is such, else another string of the section (naming each unit's
+ *    .dwo, below);
  *  - that name in the private directory is a symbolic link to the unit's
  *    .dwo file (where libdw would have found it, or the upload).
  *
- * Renaming every unit, not only those that moved, keeps the ones libdw
+ * Naming every unit, not only those that moved, keeps the ones libdw
  * found near the original file (the directory changed).  Names relative
- * with "../" or absolute ones (-o /abs/path) are covered alike.  A name
- * string that two units share (the linker merges equal strings) serves
- * only the first; the other counts as missing.  The builder's other
- * strings do not live in the skeleton's .debug_str (names are in the .dwo
- * files, file names in the line tables), so rewriting a dwo name there
- * changes nothing else the symcache holds.  The directory goes when the
- * build ends; one a killed build left stays in the cache directory, which
- * is safe to delete.
+ * with "../" or absolute ones (-o /abs/path) are covered alike, and so
+ * are units that share one name string (the same relative name under
+ * several DW_AT_comp_dirs).  The directory goes when the build ends; one
+ * a killed build left stays in the cache directory, which is safe to
+ * delete.
  */
 #define _GNU_SOURCE
 #include "fl_symdwo.h"
+#include "symcache_format.h"
 
 #include <dirent.h>
 #include <dwarf.h>
@@ -358,6 +357,285 @@ static int view_fail(fl_dwo_view *v, int code, char *err, size_t errlen, const c
     return code;
 }
 
+/* ---- naming each unit's .dwo in the view ------------------------------
+ *
+ * Every unit whose file is known gets a name of its own in the private
+ * directory: a plain name (no '/', not "." or "..", at most NAME_MAX
+ * bytes) that no other unit has.  A unit keeps the name it has when that
+ * is plain and not taken yet, which needs no write.  Any other -- a name
+ * with a directory, or one string that several units share -- is pointed
+ * at another string: the linker merges equal strings in .debug_str and
+ * .debug_line_str, so "obj/x.dwo" written by two units with different
+ * DW_AT_comp_dirs is one string, and no name written into it could serve
+ * both.  What changes is the unit's reference to its string (the offset
+ * in its DIE for DW_FORM_strp/line_strp, its entry of .debug_str_offsets
+ * for DW_FORM_strx*, both the unit's own), never string bytes: the linker
+ * also merges a string into the tail of a longer one ("dwo", a function
+ * of a whole-DWARF unit, may be the end of "split.dwo"), so writing into
+ * a name could rename something else.  The new string is one already in
+ * the section: the tail of a string after its last '/', or a shorter
+ * tail of that ("split.dwo", "plit.dwo", ...), the first not taken:
+ * the units' names and directories give far more of them than units
+ * share a name in practice.  Only a name in the DIE itself
+ * (DW_FORM_string), which nothing else can point into, is written over,
+ * with a unique name no longer than it. */
+
+typedef struct {
+    const char **slot;
+    size_t cap; /* a power of two */
+} name_set;
+
+static bool set_init(name_set *t, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n + 2)
+        cap *= 2;
+    t->cap = cap;
+    return (t->slot = calloc(cap, sizeof *t->slot)) != NULL;
+}
+
+/* Adds name (not copied: it must outlive the set); false when it is in
+ * already. */
+static bool set_add(name_set *t, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = (size_t)fl_sc_hash64(name, len) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        if (!t->slot[i]) {
+            t->slot[i] = name;
+            return true;
+        }
+        if (!strcmp(t->slot[i], name))
+            return false;
+    }
+}
+
+static bool set_has(const name_set *t, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = (size_t)fl_sc_hash64(name, len) & (t->cap - 1); t->slot[i];
+         i = (i + 1) & (t->cap - 1))
+        if (!strcmp(t->slot[i], name))
+            return true;
+    return false;
+}
+
+/* A name the private directory can hold as it is. */
+static bool plain(const char *s)
+{
+    size_t len = strnlen(s, NAME_MAX + 1);
+    return len > 0 && len <= NAME_MAX && !memchr(s, '/', len) && strcmp(s, ".") && strcmp(s, "..");
+}
+
+/* One of the image's DWARF sections, as libdw reads it. */
+typedef struct {
+    Elf_Data *data;
+    size_t off;             /* the next string to take names from */
+    const char *tail, *end; /* the rest of the current one */
+} str_section;
+
+/* The next string of sec that is a plain name not in taken, or NULL. */
+static const char *next_name(str_section *sec, const name_set *taken)
+{
+    const char *base = sec->data->d_buf;
+    size_t size = sec->data->d_size;
+    for (;;) {
+        if (!sec->tail || sec->tail >= sec->end) {
+            if (sec->off >= size)
+                return NULL;
+            const char *s = base + sec->off, *e = memchr(s, '\0', size - sec->off);
+            if (!e) {
+                sec->off = size;
+                return NULL;
+            }
+            sec->off = (size_t)(e - base) + 1;
+            const char *slash = memrchr(s, '/', (size_t)(e - s));
+            sec->tail = slash ? slash + 1 : s;
+            sec->end = e;
+            continue;
+        }
+        const char *c = sec->tail++;
+        if (plain(c) && !set_has(taken, c))
+            return c;
+    }
+}
+
+/* The image's DWARF sections as libdw reads them (loaded already): those
+ * whose name starts with .debug_ (or .zdebug_), and .debug_str_offsets
+ * among them. */
+typedef struct {
+    Elf_Data *data[64];
+    size_t n;
+    Elf_Data *str_offsets;
+} dwarf_sections;
+
+static void find_sections(Elf *elf, dwarf_sections *ds)
+{
+    size_t shstrndx;
+    ds->n = 0;
+    ds->str_offsets = NULL;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && ds->n < 64; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        const char *nm;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+            !(nm = elf_strptr(elf, shstrndx, sh.sh_name)))
+            continue;
+        if (!strncmp(nm, ".zdebug_", 8))
+            nm += 2; /* GNU's compressed sections, inflated by libdw */
+        else if (strncmp(nm, ".debug_", 7))
+            continue;
+        else
+            nm++;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        if (!d || !d->d_buf)
+            continue;
+        ds->data[ds->n++] = d;
+        if (!strcmp(nm, "debug_str_offsets"))
+            ds->str_offsets = d;
+    }
+}
+
+/* The section whose data holds p, or NULL. */
+static Elf_Data *section_holding(const dwarf_sections *ds, const void *p)
+{
+    for (size_t i = 0; i < ds->n; i++)
+        if ((const char *)p >= (const char *)ds->data[i]->d_buf &&
+            (const char *)p < (const char *)ds->data[i]->d_buf + ds->data[i]->d_size)
+            return ds->data[i];
+    return NULL;
+}
+
+static uint64_t get_n(const unsigned char *p, size_t n, bool big)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
+    return v;
+}
+
+static void put_n(unsigned char *p, size_t n, bool big, uint64_t v)
+{
+    for (size_t i = 0; i < n; i++)
+        p[big ? n - 1 - i : i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Where the offset of at's string is kept (in the DIE, or in the unit's
+ * entry of .debug_str_offsets), checked to give s in sec; NULL when it is
+ * no form of that kind or the check fails. */
+static unsigned char *string_ref(const dwarf_sections *ds, Dwarf_Attribute *at, Dwarf_Die *cudie,
+                                 Dwarf_Half version, uint8_t osz, const char *s,
+                                 const Elf_Data *sec, bool big)
+{
+    unsigned char *ref = NULL;
+    uint64_t idx = 0;
+    switch (at->form) {
+    case DW_FORM_strp:
+    case DW_FORM_line_strp:
+        ref = at->valp;
+        break;
+    case DW_FORM_strx1:
+    case DW_FORM_strx2:
+    case DW_FORM_strx3:
+    case DW_FORM_strx4:
+        idx = get_n(at->valp, at->form - DW_FORM_strx1 + 1, big);
+        break;
+    case DW_FORM_strx:
+    case DW_FORM_GNU_str_index:
+        for (unsigned sh = 0, i = 0; i < 10; i++, sh += 7) {
+            idx |= (uint64_t)(at->valp[i] & 0x7f) << sh;
+            if (!(at->valp[i] & 0x80))
+                break;
+        }
+        break;
+    default:
+        return NULL;
+    }
+    if (!ref) {
+        /* The unit's table starts at DW_AT_str_offsets_base, else right
+         * after the DWARF 5 table header (none before DWARF 5). */
+        Elf_Data *offs = ds->str_offsets;
+        Dwarf_Attribute b;
+        Dwarf_Word base = version >= 5 ? 2u * osz : 0;
+        if (!offs || (dwarf_attr(cudie, DW_AT_str_offsets_base, &b) && dwarf_formudata(&b, &base)))
+            return NULL;
+        if (idx >= offs->d_size / osz || base > offs->d_size - (idx + 1) * osz)
+            return NULL;
+        ref = (unsigned char *)offs->d_buf + base + idx * osz;
+    }
+    uint64_t off = get_n(ref, osz, big);
+    return off < sec->d_size && (const char *)sec->d_buf + off == s ? ref : NULL;
+}
+
+/* A unit whose .dwo the view points at. */
+typedef struct {
+    Dwarf_Attribute at; /* its DW_AT_(GNU_)dwo_name */
+    Dwarf_Die cudie;
+    Dwarf_Half version;
+    uint8_t osz;
+    char *s;          /* the name string, as libdw will read it */
+    const char *name; /* the name it gets in the view, or NULL */
+    const char *path; /* its .dwo file */
+} view_unit;
+
+/* Gives each of vu[0..n) a name (see above); those it cannot keep
+ * NULL (they count as missing, as a unit whose .dwo is nowhere). */
+static int name_units(Elf *elf, view_unit *vu, size_t n)
+{
+    name_set taken;
+    if (!set_init(&taken, n + 1))
+        return FL_SYM_ENOMEM;
+    set_add(&taken, "d"); /* the DWARF file */
+    for (size_t i = 0; i < n; i++)
+        if (plain(vu[i].s) && set_add(&taken, vu[i].s))
+            vu[i].name = vu[i].s;
+    const unsigned char *id = (const unsigned char *)elf_getident(elf, NULL);
+    bool big = id && id[EI_DATA] == ELFDATA2MSB;
+    str_section secs[4];
+    size_t nsecs = 0, gen = 0;
+    dwarf_sections ds;
+    find_sections(elf, &ds);
+    for (size_t i = 0; i < n; i++) {
+        view_unit *u = &vu[i];
+        if (u->name)
+            continue;
+        if (u->at.form == DW_FORM_string) {
+            /* In the DIE: only this unit reads it. */
+            char nm[24];
+            do
+                snprintf(nm, sizeof nm, "%zx", gen++);
+            while (set_has(&taken, nm));
+            if (strlen(nm) > strlen(u->s))
+                continue;
+            memcpy(u->s, nm, strlen(nm) + 1);
+            set_add(&taken, u->s);
+            u->name = u->s;
+            continue;
+        }
+        Elf_Data *d = section_holding(&ds, u->s);
+        unsigned char *ref =
+            d ? string_ref(&ds, &u->at, &u->cudie, u->version, u->osz, u->s, d, big) : NULL;
+        if (!ref)
+            continue;
+        size_t k = 0;
+        while (k < nsecs && secs[k].data != d)
+            k++;
+        if (k == nsecs) {
+            if (nsecs == sizeof secs / sizeof *secs)
+                continue;
+            secs[nsecs++] = (str_section){.data = d};
+        }
+        const char *to = next_name(&secs[k], &taken);
+        if (!to)
+            continue;
+        put_n(ref, u->osz, big, (uint64_t)(to - (const char *)d->d_buf));
+        set_add(&taken, to);
+        u->name = to;
+    }
+    free(taken.slot);
+    return 0;
+}
+
 int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit *units, size_t n,
                       const char *near, char *err, size_t errlen)
 {
@@ -380,41 +658,63 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
         return view_fail(v, FL_SYM_EIO, err, errlen, strerror(errno));
     if ((v->fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
         return view_fail(v, FL_SYM_EIO, err, errlen, strerror(errno));
-    /* Copy-on-write: the names are rewritten in this process's pages. */
+    /* Copy-on-write: the references are rewritten in this process's pages. */
     if (!(v->elf = elf_begin(v->fd, ELF_C_READ_MMAP_PRIVATE, NULL)))
         return view_fail(v, FL_SYM_ENOTELF, err, errlen, elf_errmsg(-1));
     Dwarf *dbg = dwarf_begin_elf(v->elf, DWARF_C_READ, NULL);
     if (!dbg)
         return view_fail(v, FL_SYM_EDWARF, err, errlen, dwarf_errmsg(-1));
+    view_unit *vu = calloc(n, sizeof *vu);
+    if (!vu) {
+        dwarf_end(dbg);
+        return view_fail(v, FL_SYM_ENOMEM, err, errlen, "out of memory");
+    }
     Dwarf_CU *cu = NULL, *next = NULL;
     uint8_t type = 0;
     Dwarf_Die cudie;
-    size_t k = 0, guard = 0;
+    size_t k = 0, m = 0, guard = 0;
     while (k < n && dwarf_get_units(dbg, cu, &next, NULL, &type, &cudie, NULL) == 0 &&
            ++guard < MAX_UNITS) {
         cu = next;
         uint64_t id = 0;
+        Dwarf_Half version = 0;
+        uint8_t osz = 0;
         if (type != DW_UT_skeleton ||
-            dwarf_cu_info(cu, NULL, NULL, NULL, NULL, &id, NULL, NULL) != 0)
+            dwarf_cu_info(cu, &version, NULL, NULL, NULL, &id, NULL, &osz) != 0)
             continue;
-        const fl_dwo_unit *u = &units[k];
-        char hex[17], nm[24], link_at[PATH_MAX + 32];
+        const fl_dwo_unit *u = &units[k++];
+        char hex[17];
         snprintf(hex, sizeof hex, "%016" PRIx64, id);
-        snprintf(nm, sizeof nm, "%zu", k++);
         if (!u->path || strcmp(hex, u->dwo_id))
             continue;
+        view_unit *w = &vu[m];
+        w->cudie = cudie;
+        w->version = version;
+        w->osz = osz;
+        w->path = u->path;
         /* The string as libdw will read it, in the private mapping (or in
          * libelf's memory for a compressed section): writable. */
-        char *s = (char *)attr_string(&cudie, DW_AT_dwo_name, DW_AT_GNU_dwo_name);
-        if (!s || strcmp(s, u->name) || strlen(nm) > strlen(s))
-            continue; /* shared with a unit renamed before, or too short */
-        memcpy(s, nm, strlen(nm) + 1);
-        snprintf(link_at, sizeof link_at, "%s/%s", v->dir, nm);
-        if (symlink(u->path, link_at) != 0) {
-            dwarf_end(dbg);
-            return view_fail(v, FL_SYM_EIO, err, errlen, strerror(errno));
+        if (!dwarf_attr(&w->cudie, DW_AT_dwo_name, &w->at) &&
+            !dwarf_attr(&w->cudie, DW_AT_GNU_dwo_name, &w->at))
+            continue;
+        if (!(w->s = (char *)dwarf_formstring(&w->at)) || strcmp(w->s, u->name) ||
+            (osz != 4 && osz != 8))
+            continue;
+        m++;
+    }
+    int rc = name_units(v->elf, vu, m);
+    const char *why = rc ? "out of memory" : NULL;
+    for (size_t i = 0; rc == 0 && i < m; i++) {
+        char link_at[PATH_MAX + NAME_MAX + 2];
+        if (!vu[i].name)
+            continue;
+        snprintf(link_at, sizeof link_at, "%s/%s", v->dir, vu[i].name);
+        if (symlink(vu[i].path, link_at) != 0) {
+            rc = FL_SYM_EIO;
+            why = strerror(errno);
         }
     }
+    free(vu);
     dwarf_end(dbg);
-    return 0;
+    return rc ? view_fail(v, rc, err, errlen, why) : 0;
 }

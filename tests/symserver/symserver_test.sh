@@ -795,37 +795,67 @@ dwo_symbolicate)
   # their build paths: POST /api/v1/symbolicate answers as for the same
   # program built with whole DWARF (gcc and clang, DWARF 5 and 4; the
   # .dwo named relative to the build directory, by an absolute path
-  # (-o /abs/split.o), and through "../" from DW_AT_comp_dir).
+  # (-o /abs/split.o), and through "../" from DW_AT_comp_dir; and three
+  # units whose .dwo files have one relative name under three
+  # DW_AT_comp_dirs, which the linker stores as one string).
   start "$work/d"
   n=0
   for cc in "gcc -gdwarf-5" "gcc -gdwarf-4" "clang -gdwarf-5" "clang -gdwarf-4" "abs gcc -gdwarf-5" \
-            "up gcc -gdwarf-4" "abs clang -gdwarf-5"; do
+            "up gcc -gdwarf-4" "abs clang -gdwarf-5" "shared gcc -gdwarf-5" "shared gcc -gdwarf-4" \
+            "shared clang -gdwarf-5" "shared clang -gdwarf-4"; do
     set -- $cc
     how=rel
-    case $1 in abs | up) how=$1; shift ;; esac
+    case $1 in abs | up | shared) how=$1; shift ;; esac
     command -v "$1" >/dev/null || fail "$1 is not installed"
     b="$work/b$n" n=$((n + 1))
-    mkdir -p "$b/sub"
+    mkdir -p "$b/sub" "$b/a" "$b/b"
     cp "$IHSRC" "$(dirname "$IHSRC")"/*.h "$b/"
+    # Two more sources, each built from its own directory (make -C a,
+    # make -C b) to an object of the same name as the main one's.
+    for d in a b; do
+      printf '#include "../inline_heavy.h"\nstatic inline unsigned %s_step(unsigned x) { return mix2(x, %s) | 1; }\nunsigned %s_util(unsigned n)\n{\n    unsigned s = 0;\n    for (unsigned i = 0; i < n; i++)\n        s += %s_step(i ^ n) * (i + 1);\n    return s;\n}\n' \
+        $d "0x$d$d" $d $d >"$b/$d/util.c"
+    done
+    # And one with whole DWARF in both builds, whose inlined functions'
+    # names the linker may keep as tails of "split.dwo" (clang's are in
+    # .debug_str): the view must not change them.
+    printf 'static inline __attribute__((always_inline)) unsigned dwo(unsigned x) { return x * 3 + 1; }\nstatic inline __attribute__((always_inline)) unsigned o(unsigned x) { return dwo(x) ^ 5; }\nunsigned tail_util(unsigned n)\n{\n    unsigned s = 0;\n    for (unsigned i = 0; i < n; i++)\n        s += o(i + n);\n    return s;\n}\n' >"$b/tail.c"
     for o in split whole; do # compiled alike, but for -gsplit-dwarf
       g=; [ $o = split ] && g=-gsplit-dwarf
+      more=
       case $how in
         rel) ( cd "$b" && "$@" -O2 $g -c inline_heavy.c -o $o.o ) ;;
         abs) ( cd "$b/sub" && "$@" -O2 $g -c "$b/inline_heavy.c" -o "$b/$o.o" ) ;;
         up) ( cd "$b/sub" && "$@" -O2 $g -c ../inline_heavy.c -o ../$o.o ) ;;
-      esac && ( cd "$b" && "$1" $o.o -o $o -Wl,--build-id ) || fail "$cc: build $o"
+        shared) more="a/$o.o b/$o.o tail.o"
+          ( cd "$b" && "$@" -O2 -c tail.c -o tail.o && "$@" -O2 $g -c inline_heavy.c -o $o.o && cd a && "$@" -O2 $g -c util.c -o $o.o &&
+            cd ../b && "$@" -O2 $g -c util.c -o $o.o ) ;;
+      esac && ( cd "$b" && "$1" $o.o $more -o $o -Wl,--build-id ) || fail "$cc: build $o"
     done
     name=$(readelf --debug-dump=info "$b/split.o" 2>/dev/null | sed -n 's/.*DW_AT_\(GNU_\)\{0,1\}dwo_name.*): //p' | head -1)
-    case $how:$name in rel:split.dwo | abs:/*/split.dwo | up:../split.dwo) ;; *) fail "$cc ($how): dwo name $name" ;; esac
+    case $how:$name in rel:split.dwo | abs:/*/split.dwo | up:../split.dwo | shared:split.dwo) ;; *) fail "$cc ($how): dwo name $name" ;; esac
+    if [ $how = shared ]; then
+      # The case itself: three units name split.dwo, one string holds it.
+      names=$(readelf --debug-dump=info,no-follow-links "$b/split" 2>/dev/null | grep -c 'DW_AT_\(GNU_\)\{0,1\}dwo_name.*: split\.dwo$')
+      strs=$(readelf -p .debug_str "$b/split" 2>/dev/null | grep -c '[] ]split\.dwo$')
+      [ "$names" = 3 ] && [ "$strs" = 1 ] || fail "$cc: $names units named split.dwo, $strs strings"
+    fi
     cc="$cc ($how: $name)"
     cmp -s <(objdump -d --no-show-raw-insn "$b/split" | tail -n +4) <(objdump -d --no-show-raw-insn "$b/whole" | tail -n +4) \
       || fail "$cc: the split and whole builds differ in code"
     "$FL" symbols add "$b/split" "$b/whole" --server "$(url '')" >"$work/add.out" 2>&1 || fail "$cc: symbols add: $(cat "$work/add.out")"
-    grep -q '\.dwo: uploaded' "$work/add.out" || fail "$cc: no .dwo uploaded: $(cat "$work/add.out")"
+    want=1; [ $how = shared ] && want=3
+    [ "$(grep -c '\.dwo: uploaded' "$work/add.out")" = $want ] || fail "$cc: not $want .dwo uploaded: $(cat "$work/add.out")"
     sid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/split") | cut -d' ' -f3)
     wid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/whole") | cut -d' ' -f3)
     read -r lo size < <(readelf -SW "$b/split" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit } }')
     mv "$b" "$b.moved"
+    # The server may have built the symcache from the files still in
+    # place (the upload thread builds one as it comes): a new start with
+    # no symcache builds it from the uploads alone.
+    stop || fail "$cc: shutdown rc"
+    rm -rf "$work/d/symcache"
+    start "$work/d"
     out=$(python3 - "$PORT" "$ADMIN" "$sid" "$wid" "$((16#$lo))" "$((16#$size))" <<'PY'
 import json, sys, urllib.request
 port, token, sid, wid, lo, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
