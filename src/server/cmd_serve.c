@@ -25,6 +25,7 @@
 #include "fl_srvsym.h"
 #include "fl_srvutil.h"
 #include "fl_symingest.h"
+#include "fl_symstore.h"
 
 typedef struct opts {
     char host[64];
@@ -926,6 +927,15 @@ int fl_cmd_serve(int argc, char **argv)
                            .fetch_ctx = symfetch};
     if (fl_srvsym_new(&sc, &sym, err, sizeof err))
         goto out;
+    /* A build killed midway (kill -9 of this server's predecessor, or of
+     * another process on this directory) left its private directory;
+     * those of live builds stay. */
+    size_t stale = 0;
+    if (fl_symstore_clean(cachedir, &stale) != 0)
+        fprintf(stderr, "faultline: warning: cannot read %s: %s\n", cachedir, strerror(errno));
+    else if (stale)
+        fprintf(stderr, "faultline: removed %zu director%s a killed symcache build left in %s\n",
+                stale, stale == 1 ? "y" : "ies", cachedir);
     if (!(mc = store->connect(store))) {
         snprintf(err, sizeof err, "cannot connect to the store");
         goto out;

@@ -36,8 +36,8 @@
  * with "../" or absolute ones (-o /abs/path) are covered alike, and so
  * are units that share one name string (the same relative name under
  * several DW_AT_comp_dirs).  The directory goes when the build ends; one
- * a killed build left stays in the cache directory, which is safe to
- * delete.
+ * a killed build left is removed later, and only once nobody uses it
+ * (directories killed builds left, below).
  */
 #define _GNU_SOURCE
 #include "fl_symdwo.h"
@@ -54,7 +54,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_UNITS (1u << 20)
@@ -335,7 +337,7 @@ void fl_dwo_view_end(fl_dwo_view *v)
         close(v->fd);
     v->fd = -1;
     if (!v->dir[0])
-        return;
+        goto unlock;
     DIR *d = opendir(v->dir);
     if (d) {
         struct dirent *de;
@@ -346,6 +348,131 @@ void fl_dwo_view_end(fl_dwo_view *v)
     }
     rmdir(v->dir);
     v->dir[0] = '\0';
+unlock:
+    if (v->lock >= 0)
+        close(v->lock); /* only now: a cleaner may take the directory */
+    v->lock = -1;
+}
+
+/* ---- directories killed builds left ----------------------------------
+ *
+ * A view's directory is DIR/<symcache>.dwo.<16 hex digits>, and DIR/.dwo.lock
+ * holds a lock for it while it exists: an open file description lock on
+ * one byte of the file picked by the directory's name, taken before the
+ * directory is made and let go after it is removed.  A build killed
+ * (kill -9, a crash, the machine) leaves the directory but not the lock,
+ * which the kernel drops with the process.  So whoever gets that byte
+ * without waiting may remove the directory: nobody is using it.  That
+ * holds for the threads of one process (each takes the lock through a
+ * descriptor of its own) and for every process sharing DIR, in other pid
+ * namespaces (containers) too, where a pid could not be checked.  Two
+ * names on one byte only keep a stale directory a little longer.  A
+ * directory of a builder before the lock (.dwo.XXXXXX, from mkdtemp) is
+ * taken for stale: no server of this version uses one. */
+
+#define VIEW_INFIX ".dwo."
+
+static int lock_byte(const char *dir, const char *name)
+{
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof p, "%s/.dwo.lock", dir) >= sizeof p) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = (off_t)(fl_sc_hash64(name, strlen(name)) & 0x3fffffff);
+    fl.l_len = 1;
+    if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+        int e = errno == EACCES ? EAGAIN : errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* Whether name (an entry of a cache directory) is named like a view: the
+ * suffix after its last VIEW_INFIX is 6 (mkdtemp) or 16 (ours)
+ * letters and digits. */
+static bool view_name(const char *name)
+{
+    const char *infix = NULL;
+    for (const char *p = strstr(name, VIEW_INFIX); p; p = strstr(p + 1, VIEW_INFIX))
+        infix = p;
+    if (!infix || infix == name)
+        return false;
+    const char *sfx = infix + strlen(VIEW_INFIX);
+    size_t len = strlen(sfx);
+    if (len != 6 && len != 16)
+        return false;
+    for (const char *c = sfx; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+            return false;
+    return true;
+}
+
+/* Empties and removes the view directory name in dirfd, when it holds
+ * nothing but what a view holds (the file "d" and symbolic links): a
+ * directory of someone else's named like one stays.  Returns whether it
+ * is gone. */
+static bool remove_view(int dfd, const char *name)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return false;
+    }
+    bool ours = true;
+    struct dirent *de;
+    for (int pass = 0; pass < 2 && ours; pass++) {
+        rewinddir(d);
+        while ((de = readdir(d))) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                continue;
+            struct stat st;
+            if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+                continue; /* gone meanwhile */
+            if (!S_ISLNK(st.st_mode) && !(S_ISREG(st.st_mode) && !strcmp(de->d_name, "d"))) {
+                ours = false;
+                break;
+            }
+            if (pass)
+                unlinkat(fd, de->d_name, 0);
+        }
+    }
+    closedir(d);
+    return ours && unlinkat(dfd, name, AT_REMOVEDIR) == 0;
+}
+
+int fl_dwo_views_clean(const char *dir, size_t *removed)
+{
+    if (removed)
+        *removed = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : FL_SYM_EIO;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!view_name(de->d_name) || (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+            continue;
+        int lock = lock_byte(dir, de->d_name);
+        if (lock < 0)
+            continue; /* in use (or the lock file cannot be had: then kept) */
+        if (remove_view(dirfd(d), de->d_name) && removed)
+            ++*removed;
+        close(lock);
+    }
+    closedir(d);
+    return 0;
 }
 
 static int view_fail(fl_dwo_view *v, int code, char *err, size_t errlen, const char *what)
@@ -641,17 +768,56 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
 {
     v->dir[0] = '\0';
     v->fd = -1;
+    v->lock = -1;
     v->elf = NULL;
     bool any = false;
     for (size_t i = 0; i < n; i++)
         any |= units[i].found == FL_DWO_FOUND_FINDER;
     if (!any || !dwarf_path)
         return 0;
-    char file[PATH_MAX + 8];
-    if ((size_t)snprintf(v->dir, sizeof v->dir, "%s.dwo.XXXXXX", near) >= sizeof v->dir ||
-        !mkdtemp(v->dir)) {
+    /* What killed builds left next to it goes first (it is not in use). */
+    char parent[PATH_MAX], file[PATH_MAX + 8];
+    const char *slash = strrchr(near, '/');
+    const char *base = slash ? slash + 1 : near;
+    int plen = !slash ? 1 : slash == near ? 1 : (int)(slash - near);
+    if ((size_t)snprintf(parent, sizeof parent, "%.*s", plen, slash ? near : ".") >= sizeof parent)
+        return view_fail(v, FL_SYM_EINVAL, err, errlen, "path too long");
+    fl_dwo_views_clean(parent, NULL);
+    /* The directory's lock first, then the directory (see above). */
+    int made = -1;
+    for (int tries = 0; made != 0 && tries < 100; tries++) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            r = (uint64_t)ts.tv_nsec * 0x9E3779B185EBCA87ull ^ (uint64_t)getpid() << 32 ^
+                (uint64_t)ts.tv_sec ^ (uint64_t)tries;
+        }
+        char name[NAME_MAX + 1];
+        if ((size_t)snprintf(name, sizeof name, "%s" VIEW_INFIX "%016" PRIx64, base, r) >=
+                sizeof name ||
+            (size_t)snprintf(v->dir, sizeof v->dir, "%s/%s", parent, name) >= sizeof v->dir) {
+            v->dir[0] = '\0';
+            return view_fail(v, FL_SYM_EINVAL, err, errlen, "path too long");
+        }
+        if ((v->lock = lock_byte(parent, name)) < 0) {
+            if (errno == EAGAIN)
+                continue; /* the byte of a live view: another name */
+            break;
+        }
+        if ((made = mkdir(v->dir, 0700)) != 0) {
+            int e = errno;
+            close(v->lock);
+            v->lock = -1;
+            errno = e;
+            if (e != EEXIST)
+                break;
+        }
+    }
+    if (made != 0) {
+        int e = errno;
         v->dir[0] = '\0';
-        return view_fail(v, FL_SYM_EIO, err, errlen, strerror(errno));
+        return view_fail(v, FL_SYM_EIO, err, errlen, strerror(e));
     }
     snprintf(file, sizeof file, "%s/d", v->dir);
     if (link(dwarf_path, file) != 0 && copy_file(dwarf_path, file) != 0)

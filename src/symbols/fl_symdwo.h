@@ -38,6 +38,7 @@ int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const fl_symbuild_opts *opts
 typedef struct fl_dwo_view {
     char dir[4096]; /* the private directory ("" when none) */
     int fd;         /* the DWARF file, opened through dir */
+    int lock;       /* holds dir's lock (dwo.c); -1 when none */
     Elf *elf;       /* its image, mapped copy-on-write; NULL when none */
 } fl_dwo_view;
 
@@ -50,5 +51,12 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
                       const char *near, char *err, size_t errlen);
 /* Ends the image and removes the private directory. */
 void fl_dwo_view_end(fl_dwo_view *v);
+
+/* Removes the private directories in dir that builds killed before
+ * fl_dwo_view_end left, and only those: one a live build of any process
+ * holds stays (dwo.c says how that is known).  OUT: *removed (may be
+ * NULL), how many went.  Returns 0 (also when dir does not exist) or
+ * FL_SYM_EIO when dir cannot be read. */
+int fl_dwo_views_clean(const char *dir, size_t *removed);
 
 #endif

@@ -21,6 +21,14 @@ int fl_symstore_default_dir(char *buf, size_t cap);
 /* Creates dir and its parents (mode 0755).  Returns 0 or FL_SYM_EIO. */
 int fl_symstore_mkdirs(const char *dir);
 
+/* Removes what builds killed midway left in dir, as long as no live
+ * build (of any process sharing dir) uses it: the private directories of
+ * split-DWARF builds (<name>.symcache.dwo.<suffix>, see dwo.c).  Safe to
+ * call at any time; a server does at start, and a build that makes such
+ * a directory does first.  OUT: *removed (may be NULL).  Returns 0, or
+ * FL_SYM_EIO when dir cannot be read (a missing dir is empty). */
+int fl_symstore_clean(const char *dir, size_t *removed);
+
 /* The symcache for the module at elf_path: opened from dir when a valid
  * one is there, else built into dir first (opts, may be NULL: where dwz
  * files are found; a cached symcache built without its dwz file is

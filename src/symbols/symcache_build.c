@@ -2946,7 +2946,7 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
     char debug_path[1024] = "";
     char tmp[PATH_MAX];
     tmp[0] = '\0';
-    fl_dwo_view view = {.fd = -1};
+    fl_dwo_view view = {.fd = -1, .lock = -1};
 
     fd = open(elf_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fl_symdwo.h"
 #include "fl_symstore.h"
 #include "symcache_format.h"
 
@@ -49,6 +50,11 @@ int fl_symstore_mkdirs(const char *dir)
     if (mkdir(p, 0755) != 0 && errno != EEXIST)
         return FL_SYM_EIO;
     return 0;
+}
+
+int fl_symstore_clean(const char *dir, size_t *removed)
+{
+    return fl_dwo_views_clean(dir, removed);
 }
 
 /* Opens path if it is a valid symcache of this module, written by a

@@ -12,18 +12,22 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "fl_symcache.h"
+#include "fl_symdwo.h"
 #include "fl_symstore.h"
 #include "symcache_build_int.h"
 #include "symcache_format.h"
@@ -596,6 +600,106 @@ static void test_store_concurrent(void **state)
     assert_int_equal(built, 1);
 }
 
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A split-DWARF build's private directory, as fl_symcache_build_with
+ * makes one next to the symcache DIR/NAME.symcache (g_prog has no split
+ * unit: the view holds the DWARF file alone). */
+static int begin_view(fl_dwo_view *v, const char *dir, const char *name)
+{
+    fl_dwo_unit u = {.dwo_id = "0123456789abcdef", .found = FL_DWO_FOUND_FINDER};
+    char near[600];
+    snprintf(near, sizeof near, "%s/%s.symcache", dir, name);
+    return fl_dwo_view_begin(v, g_prog, &u, 1, near, NULL, 0);
+}
+
+/* What killed builds left in a cache directory goes, at a server's start
+ * (fl_symstore_clean) and before the next view is made; what a live
+ * build of this or another process holds stays, and so does a directory
+ * named like a view but holding something else. */
+static void test_stale_views(void **state)
+{
+    (void)state;
+    char dir[512], p[800];
+    path_in_work(dir, sizeof dir, "views");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    fl_dwo_view live;
+    assert_int_equal(begin_view(&live, dir, "live"), 0);
+    assert_true(is_dir(live.dir));
+    /* Another process in the middle of a build: it made its view and
+     * waits on a pipe (killed -9 below). */
+    int path_pipe[2], hold[2];
+    assert_int_equal(pipe(path_pipe), 0);
+    assert_int_equal(pipe(hold), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        fl_dwo_view v;
+        char c;
+        close(hold[1]);
+        if (begin_view(&v, dir, "other") != 0)
+            _exit(1);
+        (void)!write(path_pipe[1], v.dir, strlen(v.dir) + 1);
+        (void)!read(hold[0], &c, 1);
+        _exit(0);
+    }
+    close(hold[0]);
+    close(path_pipe[1]);
+    char theirs[sizeof live.dir] = "";
+    assert_true(read(path_pipe[0], theirs, sizeof theirs) > 0);
+    close(path_pipe[0]);
+    assert_true(is_dir(theirs));
+    /* One of a builder before the lock (mkdtemp's name), left behind. */
+    char old[700];
+    snprintf(old, sizeof old, "%s/1234.symcache.dwo.Ab3xYz", dir);
+    assert_int_equal(mkdir(old, 0700), 0);
+    snprintf(p, sizeof p, "%s/d", old);
+    assert_int_equal(link(g_prog, p), 0);
+    snprintf(p, sizeof p, "%s/0", old);
+    assert_int_equal(symlink(g_prog, p), 0);
+    /* Named like one, but not one. */
+    char notours[700];
+    snprintf(notours, sizeof notours, "%s/keep.symcache.dwo.Qw3rTy", dir);
+    assert_int_equal(mkdir(notours, 0700), 0);
+    snprintf(p, sizeof p, "%s/notes", notours);
+    spit(p, "x", 1);
+
+    size_t removed = 9;
+    assert_int_equal(fl_symstore_clean(dir, &removed), 0);
+    assert_int_equal(removed, 1);
+    assert_false(is_dir(old));
+    assert_true(is_dir(live.dir));
+    assert_true(is_dir(theirs));
+    assert_true(is_dir(notours));
+
+    /* kill -9 in the middle of the build: its directory stays, and the
+     * next build's view clears it away. */
+    assert_int_equal(kill(child, SIGKILL), 0);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    close(hold[1]);
+    assert_true(is_dir(theirs));
+    fl_dwo_view next;
+    assert_int_equal(begin_view(&next, dir, "next"), 0);
+    assert_false(is_dir(theirs));
+    assert_true(is_dir(live.dir));
+    char mine[sizeof next.dir];
+    snprintf(mine, sizeof mine, "%s", next.dir);
+    assert_true(is_dir(mine));
+    fl_dwo_view_end(&next);
+    assert_false(is_dir(mine));
+
+    fl_dwo_view_end(&live);
+    assert_int_equal(fl_symstore_clean(dir, &removed), 0);
+    assert_int_equal(removed, 0);
+    assert_true(is_dir(notours));
+}
+
 /* The fuzz seeds must be symcaches of the current format, or the fuzzer
  * starts from nothing but header rejections. */
 static void test_seed_corpus_current(void **state)
@@ -644,6 +748,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_alloc_failures),
         cmocka_unit_test(test_dwarf_handle_recycled),
         cmocka_unit_test(test_seed_corpus_current),
+        cmocka_unit_test(test_stale_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

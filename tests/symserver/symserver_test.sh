@@ -4,7 +4,7 @@
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
-#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_pg
+#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_stale | dwo_pg
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4 SPLIT=${5:-} IHSRC=${6:-}
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -876,6 +876,46 @@ PY
     case $out in FAIL*) fail "$cc: $out" ;; esac
     ok "$cc: $out answered as for the whole-DWARF build"
   done
+  stop || fail "shutdown rc"
+  ;;
+dwo_stale)
+  # A split-DWARF build's private directory left in symcache/ by a build
+  # killed midway goes at the next start; one a live build holds (its
+  # lock on DIR/symcache/.dwo.lock: here a process holding the whole
+  # range) stays until that process is gone; one named like it but not
+  # one stays for good.
+  sc="$work/d/symcache"
+  mkdir -p "$sc/$BID.symcache.dwo.0123456789abcdef" "$sc/app.symcache.dwo.Ab3xYz" "$sc/mine.symcache.dwo.Qw3rTy"
+  cp "$DEBUG" "$sc/$BID.symcache.dwo.0123456789abcdef/d"
+  ln -s "$DEBUG" "$sc/$BID.symcache.dwo.0123456789abcdef/0"
+  echo notes >"$sc/mine.symcache.dwo.Qw3rTy/notes"
+  : >"$work/holder.out"
+  python3 -c '
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 0x40000000, 0, 0)
+print("held", flush=True)
+time.sleep(600)' "$sc/.dwo.lock" >"$work/holder.out" &
+  HOLDER=$!
+  trap 'kill -9 $HOLDER 2>/dev/null; cleanup' EXIT
+  for _ in $(seq 100); do grep -q held "$work/holder.out" && break; sleep 0.1; done
+  grep -q held "$work/holder.out" || fail "the lock holder did not start"
+  start "$work/d"
+  stop || fail "shutdown rc"
+  [ -d "$sc/$BID.symcache.dwo.0123456789abcdef" ] && [ -d "$sc/app.symcache.dwo.Ab3xYz" ] \
+    || fail "a directory in use was removed: $(ls -a "$sc")"
+  grep -q "killed symcache build" "$work/err" && fail "removed while held: $(cat "$work/err")"
+  ok "held by a live process: kept"
+  kill -9 "$HOLDER"; wait "$HOLDER" 2>/dev/null
+  start "$work/d"
+  for d in "$BID.symcache.dwo.0123456789abcdef" app.symcache.dwo.Ab3xYz; do
+    [ -e "$sc/$d" ] && fail "$d stayed: $(ls -a "$sc")"
+  done
+  [ -f "$sc/mine.symcache.dwo.Qw3rTy/notes" ] || fail "a directory not a build's was removed"
+  [ -f "$DEBUG" ] || fail "the file the view linked to went"
+  grep -q "faultline: removed 2 directories a killed symcache build left in $sc" "$work/err" \
+    || fail "no line about it: $(cat "$work/err")"
+  ok "after the holder was killed -9: the next start removed both (and said so), kept the other"
   stop || fail "shutdown rc"
   ;;
 dwo_pg)
