@@ -784,6 +784,13 @@ dwo)
   for _ in $(seq 50); do [ -L "$work/d/symbols/processed/again.dwo" ] && break; sleep 0.1; done
   [ "$(readlink "$work/d/symbols/processed/again.dwo")" = "dwo-$DWOID/dwo" ] || fail "watched .dwo: $(ls -l "$work/d/symbols/processed" "$work/d/symbols/failed")"
   ok "listed as kind dwo by DWO id; the watched directory takes a .dwo"
+  # The answer to a .dwo upload: dwo_id in place of the contract's
+  # build_id (docs/http-api.md), with the size.
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: raw.dwo' --data-binary @"$DWO")
+  [ "$c" = 201 ] || fail "a .dwo by curl -> $c $(cat "$work/body")"
+  python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); sys.exit(a != {"dwo_id": sys.argv[2], "size": int(sys.argv[3])})' \
+    "$work/body" "$DWOID" "$(stat -c %s "$DWO")" || fail "the .dwo's answer: $(cat "$work/body")"
+  ok "a .dwo's answer: $(cat "$work/body")"
   # The program's symcache was rebuilt once the .dwo came, in a private
   # directory gone since.
   ls -d "$work"/d/symcache/*.dwo.* 2>/dev/null && fail "a private .dwo view was left in symcache/"
