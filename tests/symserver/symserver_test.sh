@@ -59,7 +59,12 @@ paused_write() {
   [ -f "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] ||
     fail "$1a file still being written was taken: $(cat "$work/d/symbols/failed/slow.debug.error" 2>/dev/null)"
   tail -c +50001 "$DEBUG" >>"$inc/slow.debug"
-  for _ in $(seq 100); do [ -e "$inc/slow.debug" ] || break; sleep 0.1; done
+  # Until it is taken either way: the symlink processed/slow.debug comes
+  # after the store recorded the file, a while after it left incoming/.
+  for _ in $(seq 100); do
+    [ -L "$work/d/symbols/processed/slow.debug" ] || [ -e "$work/d/symbols/failed/slow.debug" ] && break
+    sleep 0.1
+  done
   [ ! -e "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] && [ -e "$work/d/symbols/processed/slow.debug" ] ||
     fail "$1the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
 }
