@@ -14,6 +14,11 @@
 void fl_sha256(const void *buf, size_t len, uint8_t out[32]);
 /* Lowercase hex of the first n bytes of p into out (2n+1 bytes). */
 void fl_hex(const uint8_t *p, size_t n, char *out);
+/* The id of generation gen (1, 2, ...) of the group whose signature's
+ * own id is base, once earlier generations were deleted (fl_store.h's
+ * delete_group): a hash of both, 32 lowercase hex digits like the ids
+ * grouping gives, into out (33 bytes).  Every server computes the same. */
+void fl_group_gen_id(const char *base, int64_t gen, char out[33]);
 /* A new key or token: 128 random bits (getrandom) in hex.  0, or -1 with
  * errno. */
 int fl_random_key(char out[33]);

@@ -241,6 +241,36 @@ struct fl_store {
      * transaction; the caller commits and repeats while *n == max. */
     int (*expire)(fl_store_conn *c, int64_t before, size_t max, size_t *n);
 
+    /* ---- deleting a whole group (DELETE /api/v1/groups/{id}), in steps
+     * so that a group of 100,000 crashes does not hold the (SQLite: only)
+     * writer for seconds.  delete_group() begins: the group's row goes at
+     * once, with the rows of the groups merged into it, their counters
+     * (per day, version, OS) and pending notices, and a tombstone of each
+     * id stays (group_deleted()).  From its commit on, a crash of one of
+     * their signatures starts a new group under a new id (fl_group_gen_id:
+     * apply() and reapply() look the signature's current id up), so a
+     * crash that arrives meanwhile is counted there, once, and never in
+     * the group being erased.  Then delete_group_step() erases the
+     * group's crashes as delete_crash() does, max per call, then its
+     * installations, and marks the tombstone done.
+     * delete_group(): 0 (begun, or a delete that stopped halfway goes
+     * on), 1 when there is no such group, 2 when it was deleted already
+     * (done), 3 when it is merged into another, whose id goes into `into`
+     * (64 bytes; nothing changed).  In a transaction. */
+    int (*delete_group)(fl_store_conn *c, const char *id, char *into);
+    /* Erase up to max crashes of group id, being deleted; *n says how many
+     * went (added to the tombstone's count), *more whether another call
+     * has work left.  In a transaction; the caller commits and repeats
+     * while *more. */
+    int (*delete_group_step)(fl_store_conn *c, const char *id, size_t max, size_t *n, bool *more);
+    /* Group id's tombstone: 0 with when it was deleted (seconds since the
+     * epoch), the crashes erased, whether the erasing is done and, for a
+     * group merged into the one deleted, that one's id (`with`, 64 bytes,
+     * else ""); 1 when id was never deleted.  Outside or in a
+     * transaction. */
+    int (*group_deleted)(fl_store_conn *c, const char *id, int64_t *when, int64_t *crashes,
+                         bool *done, char *with);
+
     /* ---- notifications (notify.c)
      * With notify set (before the first apply()), apply() and reapply()
      * record an fl_notice in their transaction when a crash creates its

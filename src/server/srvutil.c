@@ -102,6 +102,16 @@ void fl_sha256(const void *buf, size_t len, uint8_t out[32])
     }
 }
 
+void fl_group_gen_id(const char *base, int64_t gen, char out[33])
+{
+    /* "deleted" and a NUL first: no signature's key (group.c) starts so. */
+    char key[160];
+    int n = snprintf(key, sizeof key, "deleted%c%.64s\n%lld", 0, base, (long long)gen);
+    uint8_t h[32];
+    fl_sha256(key, (size_t)n, h);
+    fl_hex(h, 16, out);
+}
+
 void fl_hex(const uint8_t *p, size_t n, char *out)
 {
     static const char d[] = "0123456789abcdef";

@@ -212,6 +212,15 @@ static const char SCHEMA[] =
     "  group_id text COLLATE \"C\" NOT NULL, crash_id text, created bigint NOT NULL,"
     "  attempts integer NOT NULL DEFAULT 0, next_try bigint NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS notices_due ON notices(next_try);"
+    /* Deleted groups (delete_group): tombstones, and the id a deleted
+     * group's signature takes now (generation gen of base), as in
+     * store_sqlite.c. */
+    "CREATE TABLE IF NOT EXISTS groups_deleted(id text COLLATE \"C\" PRIMARY KEY,"
+    "  deleted bigint NOT NULL, crashes bigint NOT NULL DEFAULT 0,"
+    "  done boolean NOT NULL DEFAULT false, of_group text COLLATE \"C\");"
+    "CREATE TABLE IF NOT EXISTS group_gen(base text COLLATE \"C\" PRIMARY KEY,"
+    "  gen bigint NOT NULL, cur text COLLATE \"C\" NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS group_gen_cur ON group_gen(cur);"
     "INSERT INTO fl_schema SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM fl_schema);"
     "INSERT INTO settings VALUES('schema_ddl', '" SCHEMA_DDL "') "
     "ON CONFLICT (name) DO UPDATE SET value = excluded.value;"
@@ -1093,6 +1102,167 @@ static int p_expire(fl_store_conn *pc, int64_t before, size_t max, size_t *n)
     return rc;
 }
 
+/* ---- deleting a group (fl_store.h's delete_group; as in store_sqlite.c) */
+
+static int run_gid(pconn *c, const char *sql, const char *gid, const char *v);
+
+/* Group gid goes: its signature's next crash takes generation gen + 1 of
+ * its base id, and a tombstone keeps gid (of: the group it was merged
+ * into and deleted with, or NULL).  The group_gen row is locked: two
+ * deletes of one signature's groups take turns. */
+static int group_bury(pconn *c, const char *gid, const char *of)
+{
+    p_args a = {0};
+    p_text(&a, gid);
+    PGresult *r = p_exec(c, "SELECT base, gen FROM group_gen WHERE cur=$1 FOR UPDATE", &a, 0);
+    if (!r)
+        return -1;
+    char base[64], cur[33], gen[24];
+    int64_t g = 1;
+    snprintf(base, sizeof base, "%s", PQntuples(r) == 1 ? r_str(r, 0, 0) : gid);
+    if (PQntuples(r) == 1)
+        g = r_i64(r, 0, 1) + 1;
+    PQclear(r);
+    fl_group_gen_id(base, g, cur);
+    snprintf(gen, sizeof gen, "%lld", (long long)g);
+    p_args u = {0};
+    p_text(&u, base);
+    p_text(&u, gen);
+    p_text(&u, cur);
+    p_args t = {0};
+    p_text(&t, gid);
+    p_text(&t, of ? "true" : "false"); /* a merged group's crashes are of's */
+    p_text(&t, of);
+    return p_run(c,
+                 "INSERT INTO group_gen AS t VALUES($1,$2::bigint,$3) ON CONFLICT (base) DO "
+                 "UPDATE SET gen=excluded.gen, cur=excluded.cur",
+                 &u) ||
+                   p_run(c,
+                         "INSERT INTO groups_deleted(id, deleted, done, of_group) VALUES($1," NOW_S
+                         ",$2::boolean,$3) ON CONFLICT DO NOTHING",
+                         &t)
+               ? -1
+               : 0;
+}
+
+static int p_group_deleted(fl_store_conn *pc, const char *id, int64_t *when, int64_t *crashes,
+                           bool *fin, char *with)
+{
+    pconn *c = (pconn *)pc;
+    p_args a = {0};
+    p_text(&a, id);
+    PGresult *r =
+        p_exec(c, "SELECT deleted, crashes, done, of_group FROM groups_deleted WHERE id=$1", &a, 0);
+    if (!r)
+        return -1;
+    int rc = PQntuples(r) == 1 ? 0 : 1;
+    if (!rc) {
+        *when = r_i64(r, 0, 0);
+        *crashes = r_i64(r, 0, 1);
+        *fin = r_bool(r, 0, 2);
+        snprintf(with, 64, "%s", r_str(r, 0, 3) ? r_str(r, 0, 3) : "");
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* The group's row and those merged into it are locked in id order, as
+ * the workers and merge_group lock groups. */
+static int p_delete_group(fl_store_conn *pc, const char *id, char *into)
+{
+    pconn *c = (pconn *)pc;
+    p_args a = {0};
+    p_text(&a, id);
+    PGresult *r = p_exec(c,
+                         "SELECT id, merged_into FROM groups WHERE id=$1 OR merged_into=$1 "
+                         "ORDER BY id FOR UPDATE",
+                         &a, 0);
+    if (!r)
+        return -1;
+    int own = -1, rows = PQntuples(r);
+    for (int i = 0; i < rows; i++)
+        if (!strcmp(r_str(r, i, 0), id))
+            own = i;
+    if (own < 0) {
+        PQclear(r);
+        int64_t when, n;
+        bool fin;
+        char of[64];
+        int rr = p_group_deleted(pc, id, &when, &n, &fin, of);
+        return rr < 0 ? -1 : rr == 1 ? 1 : fin ? 2 : 0;
+    }
+    if (r_str(r, own, 1)) {
+        snprintf(into, 64, "%s", r_str(r, own, 1));
+        PQclear(r);
+        return 3;
+    }
+    int rc = 0;
+    for (int i = 0; i < rows && !rc; i++)
+        if (i != own)
+            rc = group_bury(c, r_str(r, i, 0), id);
+    PQclear(r);
+    if (rc || group_bury(c, id, NULL))
+        return -1;
+    static const char *const gone[] = {
+        "DELETE FROM groups WHERE merged_into=$1",  "DELETE FROM groups WHERE id=$1",
+        "DELETE FROM group_days WHERE group_id=$1", "DELETE FROM group_versions WHERE group_id=$1",
+        "DELETE FROM group_os WHERE group_id=$1",   "DELETE FROM notices WHERE group_id=$1",
+    };
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+        if (run_gid(c, gone[i], id, NULL))
+            return -1;
+    return 0;
+}
+
+static int p_delete_group_step(fl_store_conn *pc, const char *id, size_t max, size_t *n, bool *more)
+{
+    pconn *c = (pconn *)pc;
+    *n = 0;
+    *more = true;
+    if (!max)
+        return 0;
+    /* Each crash as delete_crash() does it, max of them in one statement. */
+    p_args a = {0};
+    p_text(&a, id);
+    p_int(&a, (int64_t)max);
+    PGresult *r = p_exec(c,
+                         "WITH d AS (UPDATE crashes SET state=3, resym=false, published=true, "
+                         "raw=''::bytea, raw_len=0, processed=NULL, email=NULL, install_id=NULL, "
+                         "group_id=NULL, stack_hash=NULL WHERE id IN (SELECT id FROM crashes "
+                         "WHERE group_id=$1 ORDER BY rid LIMIT $2 FOR UPDATE) RETURNING id),"
+                         " m AS (DELETE FROM crash_missing WHERE crash_id IN (SELECT id FROM d)),"
+                         " p AS (DELETE FROM processing WHERE ref IN (SELECT id FROM d))"
+                         " SELECT count(*) FROM d",
+                         &a, 0);
+    if (!r)
+        return -1;
+    size_t k = (size_t)r_i64(r, 0, 0);
+    PQclear(r);
+    bool last = false;
+    if (k < max) {
+        /* No crash left: the installations, as many as crashes would be. */
+        p_args b = {0};
+        p_text(&b, id);
+        p_int(&b, (int64_t)(max - k));
+        if (!(r = p_exec(c,
+                         "DELETE FROM group_installs WHERE group_id=$1 AND install_id IN (SELECT "
+                         "install_id FROM group_installs WHERE group_id=$1 LIMIT $2)",
+                         &b, 0)))
+            return -1;
+        last = (size_t)p_changes(r) < max - k;
+        PQclear(r);
+    }
+    p_args u = {0};
+    p_text(&u, id);
+    p_int(&u, (int64_t)k);
+    p_text(&u, last ? "true" : "false");
+    if (p_run(c, "UPDATE groups_deleted SET crashes=crashes+$2, done=$3::boolean WHERE id=$1", &u))
+        return -1;
+    *n = k;
+    *more = !last;
+    return 0;
+}
+
 /* ---- notifications (fl_store.h) */
 
 static int p_notices_claim(fl_store_conn *pc, int64_t now, unsigned lease_s, int64_t max_wait_s,
@@ -1206,13 +1376,15 @@ static int notice_add(pconn *c, const char *kind, const fl_processed *p)
 
 /* One more crash in p's group (created when new): counters, per-day,
  * per-version, per-OS counts, affected installs and the regression rule. */
-static int group_add_at(pconn *c, const fl_processed *p, int depth);
-static int group_add(pconn *c, const fl_processed *p)
+static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *base);
+/* base: the id grouping gave p's signature (p->group_id may be the one
+ * that took its place when its group was deleted). */
+static int group_add(pconn *c, const fl_processed *p, const char *base)
 {
-    return group_add_at(c, p, 0);
+    return group_add_at(c, p, 0, base);
 }
 
-static int group_add_at(pconn *c, const fl_processed *p, int depth)
+static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *base)
 {
     /* Created when new, and locked either way, in one round trip: the
      * regression rule reads the status and writes it back, under the row's
@@ -1264,7 +1436,7 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth)
             return -1;
         fl_processed q = *p;
         q.group_id = into;
-        return group_add_at(c, &q, depth + 1);
+        return group_add_at(c, &q, depth + 1, NULL);
     }
     const char *st = r_str(r, 0, 0);
     bool resolved = st && !strcmp(st, "resolved");
@@ -1282,6 +1454,36 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth)
     /* xmax 0: the row was inserted by this statement, not updated. */
     bool created = r_bool(r, 0, 3);
     PQclear(r);
+    if (created && base) {
+        /* Created where a deleted group was?  A delete_group() that
+         * committed after the caller looked the signature up (or while
+         * this waited for the row it held) gave the signature a new id:
+         * the row just made goes, and the crash counts there.  Read after
+         * the insert, so such a commit is seen. */
+        p_args g = {0};
+        p_text(&g, base);
+        if (!(r = p_exec(c, "SELECT cur FROM group_gen WHERE base=$1", &g, 0)))
+            return -1;
+        char cur[64] = "";
+        if (PQntuples(r) == 1)
+            snprintf(cur, sizeof cur, "%s", r_str(r, 0, 0));
+        PQclear(r);
+        if (cur[0] && strcmp(cur, p->group_id)) {
+            if (depth >= 4) {
+                p_seterr(c, "group %s deleted again and again meanwhile", base);
+                return -1;
+            }
+            p_args m = {0};
+            p_text(&m, p->crash_id);
+            p_text(&m, cur);
+            if (run_gid(c, "DELETE FROM groups WHERE id=$1", p->group_id, NULL) ||
+                p_run(c, "UPDATE crashes SET group_id=$2 WHERE id=$1", &m))
+                return -1;
+            fl_processed q = *p;
+            q.group_id = cur;
+            return group_add_at(c, &q, depth + 1, base);
+        }
+    }
     if ((created && notice_add(c, FL_NOTICE_NEW_GROUP, p)) ||
         (regressed && notice_add(c, FL_NOTICE_REGRESSED, p)))
         return -1;
@@ -1329,19 +1531,27 @@ static int p_apply(fl_store_conn *pc, const fl_processed *p)
     p_text(&a, p->failed ? NULL : p->stack_hash);
     p_bin(&a, p->zprocessed, p->zprocessed_len);
     p_text(&a, p->failed ? NULL : p->install_id);
+    /* The group: the one grouping gave, or the one that took its place
+     * when it was deleted (group_gen; group_add checks again). */
     PGresult *r = p_exec(c,
-                         "UPDATE crashes SET state=$2, group_id=$3, stack_hash=$4, processed=$5,"
+                         "UPDATE crashes SET state=$2, group_id=coalesce((SELECT cur FROM "
+                         "group_gen WHERE base=$3), $3), stack_hash=$4, processed=$5,"
                          " install_id=$6, sig_group=NULL, rid=nextval('crashes_rid_seq') WHERE "
                          "id=$1 AND state=0"
-                         " RETURNING id",
+                         " RETURNING id, group_id",
                          &a, 0);
     if (!r)
         return -1;
     int rows = PQntuples(r);
+    char gid[64] = "";
+    if (rows == 1 && r_str(r, 0, 1))
+        snprintf(gid, sizeof gid, "%s", r_str(r, 0, 1));
     PQclear(r);
     if (rows == 0 || p->failed)
         return 0; /* unknown or already processed: count nothing */
-    if (record_missing(c, p) || group_add(c, p))
+    fl_processed q = *p;
+    q.group_id = gid;
+    if (record_missing(c, p) || group_add(c, &q, p->group_id))
         return -1;
     return trend_add(c, p);
 }
@@ -1493,17 +1703,43 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
 {
     /* Moved to where its signature's group was merged, if it was (a merge
      * after this read is seen by group_add, under the group's lock). */
-    char into[64];
-    fl_processed q;
+    char into[64], cur[64];
+    fl_processed q = *p;
+    const char *base = p->group_id;
     const char *sig = NULL; /* the group the signature gave, when merged */
-    int rr = group_resolve(c, p->group_id, into);
+    p_args g = {0};
+    p_text(&g, base);
+    PGresult *r = p_exec(c, "SELECT cur FROM group_gen WHERE base=$1", &g, 0);
+    if (!r)
+        return -1;
+    if (PQntuples(r) == 1) {
+        /* Its group was deleted: the id that took its place. */
+        snprintf(cur, sizeof cur, "%s", r_str(r, 0, 0));
+        q.group_id = cur;
+    }
+    PQclear(r);
+    int rr = group_resolve(c, q.group_id, into);
     if (rr < 0)
         return -1;
-    if (rr == 0 && strcmp(into, p->group_id)) {
-        sig = p->group_id;
-        q = *p;
+    if (rr == 0 && strcmp(into, q.group_id)) {
+        sig = q.group_id;
         q.group_id = into;
-        p = &q;
+    }
+    p = &q;
+    if (old[0] && strcmp(old, p->group_id)) {
+        /* Its group is being deleted (the row goes first; locked here as
+         * group_remove would): the crash stays to be erased with it. */
+        p_args o = {0};
+        p_text(&o, old);
+        if (!(r = p_exec(c, "SELECT 1 FROM groups WHERE id=$1 FOR UPDATE", &o, 0)))
+            return -1;
+        int there = PQntuples(r);
+        PQclear(r);
+        if (!there) {
+            p_args k = {0};
+            p_text(&k, p->crash_id);
+            return p_run(c, "UPDATE crashes SET resym=false WHERE id=$1", &k);
+        }
     }
     p_args a = {0};
     p_text(&a, p->crash_id);
@@ -1527,7 +1763,7 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
     }
     if (old[0] && group_remove(c, old, p))
         return -1;
-    return group_add(c, p);
+    return group_add(c, p, base);
 }
 
 /* ---- symbols */
@@ -2631,6 +2867,9 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->get_group = p_get_group;
     p->delete_crash = p_delete_crash;
     p->expire = p_expire;
+    p->delete_group = p_delete_group;
+    p->delete_group_step = p_delete_group_step;
+    p->group_deleted = p_group_deleted;
     p->group_crashes = p_group_crashes;
     p->notices_claim = p_notices_claim;
     p->notice_done = p_notice_done;

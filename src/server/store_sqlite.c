@@ -64,8 +64,8 @@
  * refuses a database of a later generation -- an older binary started on
  * a database a newer one upgraded -- rather than write to tables it does
  * not know the rules of (0: before the generation was kept; 1: retention's
- * indexes; 2: notices; 3: merged groups). */
-#define SCHEMA_GEN 3
+ * indexes; 2: notices; 3: merged groups; 4: deleted groups). */
+#define SCHEMA_GEN 4
 
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS crashes("
@@ -146,7 +146,16 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS notices(id INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
     "  group_id TEXT NOT NULL, crash_id TEXT, created INTEGER NOT NULL,"
     "  attempts INTEGER NOT NULL DEFAULT 0, next_try INTEGER NOT NULL DEFAULT 0);"
-    "CREATE INDEX IF NOT EXISTS notices_due ON notices(next_try);";
+    "CREATE INDEX IF NOT EXISTS notices_due ON notices(next_try);"
+    /* Deleted groups (delete_group in fl_store.h): a tombstone per id, and
+     * per signature whose group was deleted the id its next crash takes
+     * (generation gen of base, the id grouping gives). */
+    "CREATE TABLE IF NOT EXISTS groups_deleted(id TEXT PRIMARY KEY, deleted INTEGER NOT NULL,"
+    "  crashes INTEGER NOT NULL DEFAULT 0, done INTEGER NOT NULL DEFAULT 0, of_group TEXT)"
+    "  WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS group_gen(base TEXT PRIMARY KEY, gen INTEGER NOT NULL,"
+    "  cur TEXT NOT NULL) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS group_gen_cur ON group_gen(cur);";
 
 /* Made after the columns they index exist (a database from before them
  * gets the columns first: see fl_store_sqlite_open).  Retention finds old
@@ -203,6 +212,7 @@ enum {
     S_SAMPLE,
     S_CHUNKDROP,
     S_GRES,
+    S_GCUR,
     S_COUNT
 };
 
@@ -279,6 +289,10 @@ static const char *const SQL[S_COUNT] = {
     /* The group a group id stands for: itself, or the one it was merged
      * into (merge_group). */
     [S_GRES] = "SELECT coalesce(merged_into, id) FROM groups WHERE id=?1",
+    /* The id a signature's crashes take now that its group was deleted
+     * (delete_group): looked up per crash processed, in a table that
+     * holds a row per deleted group only. */
+    [S_GCUR] = "SELECT cur FROM group_gen WHERE base=?1",
 };
 
 /* Not in SQL[]: fl_store_sqlite_full_scans() checks those, and this one
@@ -1084,22 +1098,42 @@ static int group_resolve(sconn *c, const char *id, char out[64])
     return r;
 }
 
-/* *p, or a copy in *q that names the group p's group was merged into;
- * *sig then names p's own (kept for unmerge_group), else NULL.  0, or -1
- * on error. */
-static int merged_target(sconn *c, const fl_processed **p, fl_processed *q, char into[64],
-                         const char **sig)
+/* *p, or a copy in *q that names the group its crash is counted in: the
+ * id grouping gave, or the one that took its place when its group was
+ * deleted (group_gen), or the group either was merged into; *sig then
+ * names the signature's own (kept for unmerge_group), else NULL.  cur
+ * and into hold the ids q names.  0, or -1 on error. */
+static int merged_target(sconn *c, const fl_processed **p, fl_processed *q, char cur[64],
+                         char into[64], const char **sig)
 {
     *sig = NULL;
     if ((*p)->failed || !(*p)->group_id)
         return 0;
-    int r = group_resolve(c, (*p)->group_id, into);
-    if (r || !strcmp(into, (*p)->group_id))
-        return r < 0 ? -1 : 0;
-    *sig = (*p)->group_id;
-    *q = **p;
-    q->group_id = into;
-    *p = q;
+    const char *gid = (*p)->group_id;
+    sqlite3_stmt *s = stmt(c, S_GCUR);
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        snprintf(cur, 64, "%s", (const char *)sqlite3_column_text(s, 0));
+        gid = cur;
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return -1;
+    int r = group_resolve(c, gid, into);
+    if (r < 0)
+        return -1;
+    if (r == 0 && strcmp(into, gid)) {
+        *sig = gid;
+        gid = into;
+    }
+    if (gid != (*p)->group_id) {
+        *q = **p;
+        q->group_id = gid;
+        *p = q;
+    }
     return 0;
 }
 
@@ -1112,9 +1146,9 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
     /* A signature whose group was merged into another is counted there
      * (one writer at a time: no merge can come between). */
     fl_processed q;
-    char into[64];
+    char cur[64], into[64];
     const char *sig;
-    if (merged_target(c, &p, &q, into, &sig))
+    if (merged_target(c, &p, &q, cur, into, &sig))
         return -1;
     if (ref[0] != '#' && crash_state(c, p->crash_id, &state))
         return -1;
@@ -1366,15 +1400,17 @@ static int group_remove(sconn *c, const char *gid, const fl_processed *p)
     return 0;
 }
 
+static int run_texts(sconn *c, const char *sql, const char *a, const char *b);
+
 static int s_reapply(fl_store_conn *pc, const fl_processed *p)
 {
     sconn *c = (sconn *)pc;
     if (p->failed)
         return 0; /* keep what the first processing found */
     fl_processed q;
-    char into[64];
+    char cur[64], into[64];
     const char *sig;
-    if (merged_target(c, &p, &q, into, &sig))
+    if (merged_target(c, &p, &q, cur, into, &sig))
         return -1;
     sqlite3_stmt *s = stmt(c, S_RSTATE);
     if (!s)
@@ -1393,6 +1429,19 @@ static int s_reapply(fl_store_conn *pc, const fl_processed *p)
     sqlite3_reset(s);
     if (state != 1 || !resym)
         return 0;
+    if (old[0] && strcmp(old, p->group_id)) {
+        /* Its group is being deleted (its row goes first): the crash stays
+         * there to be erased with it, not moved out of reach. */
+        if (!(s = fl_store_sqlite_stmt(pc, "SELECT 1 FROM groups WHERE id=?1")))
+            return -1;
+        sqlite3_bind_text(s, 1, old, -1, SQLITE_STATIC);
+        rc = sqlite3_step(s);
+        sqlite3_reset(s);
+        if (rc == SQLITE_DONE)
+            return run_texts(c, "UPDATE crashes SET resym=0 WHERE id=?1", p->crash_id, NULL);
+        if (rc != SQLITE_ROW)
+            return -1;
+    }
     if (!(s = stmt(c, S_REMARK)))
         return -1;
     sqlite3_bind_text(s, 1, p->crash_id, -1, SQLITE_STATIC);
@@ -2373,6 +2422,172 @@ static int s_expire(fl_store_conn *pc, int64_t before, size_t max, size_t *n)
     return r ? -1 : 0;
 }
 
+/* ---- deleting a group (fl_store.h's delete_group) */
+
+/* Group gid goes (its crashes stay, to be erased by delete_group_step):
+ * its signature's next crash takes generation gen + 1 of its base id, and
+ * a tombstone keeps gid (of: the group it was merged into and deleted
+ * with, or NULL). */
+static int group_bury(sconn *c, const char *gid, const char *of, int64_t now)
+{
+    fl_store_conn *pc = &c->pub;
+    char base[64], cur[33];
+    int64_t gen = 1;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "SELECT base, gen FROM group_gen WHERE cur=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    snprintf(base, sizeof base, "%s",
+             rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : gid);
+    if (rc == SQLITE_ROW)
+        gen = sqlite3_column_int64(s, 1) + 1;
+    sqlite3_reset(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return -1;
+    fl_group_gen_id(base, gen, cur);
+    if (!(s = fl_store_sqlite_stmt(pc, "INSERT INTO group_gen VALUES(?1,?2,?3) ON CONFLICT(base) "
+                                       "DO UPDATE SET gen=excluded.gen, cur=excluded.cur")))
+        return -1;
+    sqlite3_bind_text(s, 1, base, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, gen);
+    sqlite3_bind_text(s, 3, cur, -1, SQLITE_STATIC);
+    if (done(s))
+        return -1;
+    if (!(s = fl_store_sqlite_stmt(pc, "INSERT INTO groups_deleted(id, deleted, done, of_group) "
+                                       "VALUES(?1,?2,?3,?4) ON CONFLICT DO NOTHING")))
+        return -1;
+    sqlite3_bind_text(s, 1, gid, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, now);
+    sqlite3_bind_int(s, 3, of != NULL); /* a merged group's crashes are of */
+    bind_text(s, 4, of);
+    return done(s);
+}
+
+static int s_delete_group(fl_store_conn *pc, const char *id, char *into)
+{
+    sconn *c = (sconn *)pc;
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "SELECT merged_into FROM groups WHERE id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    const char *mi = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
+    if (mi)
+        snprintf(into, 64, "%s", mi);
+    sqlite3_reset(s);
+    if (rc == SQLITE_ROW && mi)
+        return 3;
+    if (rc == SQLITE_DONE) {
+        int64_t when, n;
+        bool fin;
+        char of[64];
+        int r = pc->store->group_deleted(pc, id, &when, &n, &fin, of);
+        return r < 0 ? -1 : r == 1 ? 1 : fin ? 2 : 0;
+    }
+    if (rc != SQLITE_ROW)
+        return -1;
+    /* The groups merged into it first (their ids read before the rows go). */
+    char **ids = NULL;
+    size_t n = 0;
+    if (!(s = fl_store_sqlite_stmt(pc, "SELECT id FROM groups WHERE merged_into=?1")))
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    rc = take_ids(s, &ids, &n);
+    sqlite3_reset(s);
+    int64_t now = fl_now();
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = group_bury(c, ids[i], id, now);
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    if (rc || group_bury(c, id, NULL, now))
+        return -1;
+    static const char *const gone[] = {
+        "DELETE FROM groups WHERE merged_into=?1",  "DELETE FROM groups WHERE id=?1",
+        "DELETE FROM group_days WHERE group_id=?1", "DELETE FROM group_versions WHERE group_id=?1",
+        "DELETE FROM group_os WHERE group_id=?1",   "DELETE FROM notices WHERE group_id=?1",
+    };
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+        if (run_texts(c, gone[i], id, NULL))
+            return -1;
+    return 0;
+}
+
+static int s_delete_group_step(fl_store_conn *pc, const char *id, size_t max, size_t *n, bool *more)
+{
+    sconn *c = (sconn *)pc;
+    *n = 0;
+    *more = true;
+    if (!max)
+        return 0;
+    sqlite3_stmt *s =
+        fl_store_sqlite_stmt(pc, "SELECT id FROM crashes WHERE group_id=?1 ORDER BY rid LIMIT ?2");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (int64_t)max);
+    char **ids = NULL;
+    size_t k = 0;
+    int rc = take_ids(s, &ids, &k);
+    sqlite3_reset(s);
+    if (!rc && sqlite3_exec(c->db, "PRAGMA secure_delete=ON", NULL, NULL, NULL) != SQLITE_OK)
+        rc = -1;
+    for (size_t i = 0; i < k && !rc; i++)
+        rc = delete_crash(c, ids[i]) < 0 ? -1 : 0;
+    if (k)
+        sqlite3_exec(c->db, "PRAGMA secure_delete=OFF", NULL, NULL, NULL);
+    for (size_t i = 0; i < k; i++)
+        free(ids[i]);
+    free(ids);
+    if (rc)
+        return -1;
+    bool last = false;
+    if (k < max) {
+        /* No crash left: the installations, as many as crashes would be. */
+        if (!(s = fl_store_sqlite_stmt(
+                  pc, "DELETE FROM group_installs WHERE group_id=?1 AND install_id IN (SELECT "
+                      "install_id FROM group_installs WHERE group_id=?1 LIMIT ?2)")))
+            return -1;
+        sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, (int64_t)(max - k));
+        if (done(s))
+            return -1;
+        last = (size_t)sqlite3_changes(c->db) < max - k;
+    }
+    if (!(s = fl_store_sqlite_stmt(
+              pc, "UPDATE groups_deleted SET crashes=crashes+?2, done=?3 WHERE id=?1")))
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (int64_t)k);
+    sqlite3_bind_int(s, 3, last);
+    if (done(s))
+        return -1;
+    *n = k;
+    *more = !last;
+    return 0;
+}
+
+static int s_group_deleted(fl_store_conn *pc, const char *id, int64_t *when, int64_t *crashes,
+                           bool *fin, char *with)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        pc, "SELECT deleted, crashes, done, of_group FROM groups_deleted WHERE id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *when = sqlite3_column_int64(s, 0);
+        *crashes = sqlite3_column_int64(s, 1);
+        *fin = sqlite3_column_int(s, 2);
+        const unsigned char *o = sqlite3_column_text(s, 3);
+        snprintf(with, 64, "%s", o ? (const char *)o : "");
+    }
+    sqlite3_reset(s);
+    return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? 1 : -1;
+}
+
 /* ---- notifications (fl_store.h) */
 
 static int s_notices_claim(fl_store_conn *pc, int64_t now, unsigned lease_s, int64_t max_wait_s,
@@ -2901,6 +3116,9 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->requeue = s_requeue;
     p->delete_crash = s_delete_crash;
     p->expire = s_expire;
+    p->delete_group = s_delete_group;
+    p->delete_group_step = s_delete_group_step;
+    p->group_deleted = s_group_deleted;
     p->group_crashes = s_group_crashes;
     p->notices_claim = s_notices_claim;
     p->notice_done = s_notice_done;

@@ -1113,6 +1113,246 @@ static void test_delete_crash(void **st)
     assert_int_equal(delete_c(e, "d1"), 2);
 }
 
+/* A count from either engine's database (sql: one row, one integer). */
+static int64_t db_count(fx *f, const char *sql)
+{
+    if (!is_pg(&f->e))
+        return sqlite_count(f, sql);
+    PGconn *db = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(db), CONNECTION_OK);
+    PGresult *r = PQexec(db, sql);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    int64_t n = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    PQfinish(db);
+    return n;
+}
+
+static bool retryable(const char *err);
+
+/* delete_group() and its steps, each in a transaction of its own, retried
+ * when it met another writer (PostgreSQL: a deadlock); returns
+ * delete_group()'s answer and the steps taken and crashes erased. */
+static int delete_g(eng *e, const char *id, size_t batch, int *steps, int64_t *erased)
+{
+    char into[64] = "";
+    int r;
+    for (int tries = 0;; tries++) {
+        r = e->s->begin(e->c);
+        if (r == 0)
+            r = e->s->delete_group(e->c, id, into);
+        if (r == 0 && e->s->commit(e->c))
+            r = -1;
+        if (r >= 0)
+            break;
+        const char *why = e->s->error(e->c);
+        e->s->rollback(e->c);
+        if (!retryable(why) || tries > 200)
+            fail_msg("delete_group(%s): %s", id, why ? why : "?");
+        usleep(1000);
+    }
+    if (r)
+        e->s->rollback(e->c);
+    *steps = 0;
+    *erased = 0;
+    for (bool more = r == 0; more;) {
+        size_t n = 0;
+        if (e->s->begin(e->c) || e->s->delete_group_step(e->c, id, batch, &n, &more) ||
+            e->s->commit(e->c)) {
+            const char *why = e->s->error(e->c);
+            e->s->rollback(e->c);
+            if (!retryable(why))
+                fail_msg("delete_group_step(%s): %s", id, why ? why : "?");
+            more = true;
+            continue;
+        }
+        ++*steps;
+        *erased += (int64_t)n;
+    }
+    return r;
+}
+
+/* delete_group(): every crash of the group and of those merged into it
+ * erased as delete_crash() erases one, in batches; rows, counters and
+ * notices gone; tombstones; a resend a duplicate; the signatures' next
+ * crashes in new groups with new ids; a merged id refused. */
+static void test_delete_group(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    e->s->notify = true;
+    char ref[8][FL_CRASH_ID_MAX], st_[32];
+    const char *ids[] = {"x1", "x2", "x3", "x4", "m1", "y1"};
+    const char *grp[] = {"gx", "gx", "gx", "gx", "gm", "gy"};
+    for (int i = 0; i < 6; i++)
+        ingest_secret(e, ids[i], T0 + i * DAY, ref[i]);
+    for (int i = 0; i < 6; i++) {
+        char inst[8];
+        snprintf(inst, sizeof inst, "i%d", i % 3);
+        crash k = {.id = ids[i],
+                   .ref = ref[i],
+                   .group = grp[i],
+                   .version = i % 2 ? "1.0" : "2.0",
+                   .os = "linux",
+                   .install = inst,
+                   .received = T0 + i * DAY,
+                   .missing = "cdcd",
+                   .processed = "{\"threads\":[]}"};
+        assert_int_equal(apply_c(e, &k, false), 0);
+    }
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "gx", "gm"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(count_of(e, "gx"), 5);
+    assert_int_equal(delete_c(e, "x4"), 0); /* deleted alone before: not counted again */
+
+    int steps;
+    int64_t erased;
+    char into[64] = "";
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->delete_group(e->c, "gm", into), 3);
+    assert_string_equal(into, "gx");
+    assert_int_equal(e->s->delete_group(e->c, "nope", into), 1);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(count_of(e, "gx"), 5); /* nothing changed */
+
+    assert_int_equal(delete_g(e, "gx", 2, &steps, &erased), 0);
+    assert_int_equal(erased, 4); /* x1..x3 and m1 */
+    assert_true(steps >= 3);     /* 2 + 2, then the installations */
+    for (int i = 0; i < 5; i++)
+        assert_string_equal(state_of(e, ids[i], st_, sizeof st_), "deleted");
+    assert_string_equal(state_of(e, "y1", st_, sizeof st_), "processed");
+    assert_false(db_holds(f, "SECRET-x1"));
+    assert_false(db_holds(f, "SECRET-m1"));
+    assert_true(db_holds(f, "SECRET-y1")); /* a neighbour is whole */
+    assert_int_equal(count_of(e, "gx"), -1);
+    assert_int_equal(count_of(e, "gm"), -1);
+    assert_int_equal(count_of(e, "gy"), 1);
+    bool nf;
+    assert_null(e->s->group_crashes(e->c, "gx", 10, 0, &nf));
+    assert_true(nf);
+    static const char *const left[] = {
+        "SELECT count(*) FROM groups WHERE id IN ('gx','gm') OR merged_into='gx'",
+        "SELECT count(*) FROM group_days WHERE group_id IN ('gx','gm')",
+        "SELECT count(*) FROM group_versions WHERE group_id IN ('gx','gm')",
+        "SELECT count(*) FROM group_os WHERE group_id IN ('gx','gm')",
+        "SELECT count(*) FROM group_installs WHERE group_id IN ('gx','gm')",
+        "SELECT count(*) FROM notices WHERE group_id IN ('gx','gm')",
+        "SELECT count(*) FROM crashes WHERE group_id IN ('gx','gm')",
+        "SELECT count(*) FROM crash_missing WHERE crash_id IN ('x1','x2','x3','m1')",
+    };
+    for (size_t i = 0; i < sizeof left / sizeof *left; i++)
+        if (db_count(f, left[i]) != 0)
+            fail_msg("left behind: %s", left[i]);
+    assert_int_equal(db_count(f, "SELECT count(*) FROM notices WHERE group_id='gy'"), 1);
+
+    int64_t when = 0, n = 0;
+    bool fin = false;
+    char with[64];
+    assert_int_equal(e->s->group_deleted(e->c, "gx", &when, &n, &fin, with), 0);
+    assert_int_equal(n, 4);
+    assert_true(fin);
+    assert_string_equal(with, "");
+    assert_true(when > T0);
+    assert_int_equal(e->s->group_deleted(e->c, "gm", &when, &n, &fin, with), 0);
+    assert_string_equal(with, "gx");
+    assert_int_equal(e->s->group_deleted(e->c, "gy", &when, &n, &fin, with), 1);
+    assert_int_equal(delete_g(e, "gx", 2, &steps, &erased), 2);
+    assert_int_equal(delete_g(e, "gm", 2, &steps, &erased), 2);
+
+    /* Resends are duplicates, counted nowhere. */
+    assert_false(ingest_at(e, "x1", "1.0", T0, NULL));
+    assert_false(ingest_at(e, "m1", "1.0", T0, NULL));
+    /* The signatures' next crashes: new groups, under new ids. */
+    char gx1[33], gx2[33], gm1[33];
+    fl_group_gen_id("gx", 1, gx1);
+    fl_group_gen_id("gx", 2, gx2);
+    fl_group_gen_id("gm", 1, gm1);
+    assert_string_not_equal(gx1, gm1);
+    assert_true(ingest(e, "x5", "3.0"));
+    apply_s(e, "x5", "gx", "3.0", "i7");
+    assert_true(ingest(e, "m2", "3.0"));
+    apply_s(e, "m2", "gm", "3.0", "i7");
+    assert_int_equal(count_of(e, "gx"), -1);
+    assert_int_equal(count_of(e, gx1), 1);
+    assert_int_equal(int_of(e, gx1, "affected"), 1);
+    assert_int_equal(count_of(e, gm1), 1);
+    json_t *c5 = e->s->get_crash(e->c, "x5", &nf);
+    assert_string_equal(str_of(c5, "group_id"), gx1);
+    json_decref(c5);
+    json_t *g = group_of(e, gx1);
+    assert_string_equal(str_of(g, "first_seen"), "2023-11-14T22:13:20Z");
+    assert_string_equal(str_of(g, "status"), "open");
+    json_decref(g);
+    assert_int_equal(db_count(f, "SELECT count(*) FROM notices WHERE kind='new_group'"), 3);
+    /* A new group deleted in its turn: the next crash starts generation 2. */
+    assert_int_equal(delete_g(e, gx1, 100, &steps, &erased), 0);
+    assert_int_equal(erased, 1);
+    assert_true(ingest(e, "x6", "3.0"));
+    apply_s(e, "x6", "gx", "3.0", "i7");
+    assert_int_equal(count_of(e, gx1), -1);
+    assert_int_equal(count_of(e, gx2), 1);
+    fl_group_filter flt = {.limit = 100};
+    json_t *l = e->s->list_groups(e->c, &flt);
+    char dump[512];
+    char *t = json_dumps(l, JSON_COMPACT);
+    snprintf(dump, sizeof dump, "%s", t);
+    free(t);
+    json_decref(l);
+    assert_null(strstr(dump, "\"id\":\"gx\""));
+    assert_non_null(strstr(dump, gx2));
+}
+
+/* A crash of the deleted group's signature that is reprocessed while the
+ * group is erased stays to be erased; nothing moves it out. */
+static void test_delete_group_reapply(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char r1[FL_CRASH_ID_MAX], r2[FL_CRASH_ID_MAX], st_[32];
+    ingest_secret(e, "z1", T0, r1);
+    ingest_secret(e, "z2", T0, r2);
+    crash k1 = {.id = "z1", .ref = r1, .group = "gz", .version = "1.0", .missing = "efef"};
+    crash k2 = {.id = "z2", .ref = r2, .group = "gz", .version = "1.0"};
+    assert_int_equal(apply_c(e, &k1, false), 0);
+    assert_int_equal(apply_c(e, &k2, false), 0);
+    char **ids = NULL;
+    size_t n = 0;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "efef", 10, &ids, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1);
+    free_ids(ids, n);
+    char into[64];
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->delete_group(e->c, "gz", into), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    /* Its task runs now, between the delete's start and its steps, and
+     * finds another signature or the same: neither moves it. */
+    crash again = {.id = "z1", .ref = "z1", .group = "gz-other", .version = "1.0"};
+    assert_int_equal(apply_c(e, &again, true), 0);
+    assert_int_equal(count_of(e, "gz-other"), -1);
+    again.group = "gz";
+    assert_int_equal(apply_c(e, &again, true), 0);
+    char gz1[33];
+    fl_group_gen_id("gz", 1, gz1);
+    assert_int_equal(count_of(e, gz1), -1);
+    size_t k = 0;
+    bool more = true;
+    int64_t total = 0;
+    while (more) {
+        assert_int_equal(e->s->begin(e->c), 0);
+        assert_int_equal(e->s->delete_group_step(e->c, "gz", 1, &k, &more), 0);
+        assert_int_equal(e->s->commit(e->c), 0);
+        total += (int64_t)k;
+    }
+    assert_int_equal(total, 2);
+    assert_string_equal(state_of(e, "z1", st_, sizeof st_), "deleted");
+    assert_string_equal(state_of(e, "z2", st_, sizeof st_), "deleted");
+    if (e->s->backlog)
+        assert_int_equal(e->s->backlog(e->c), 0);
+}
+
 /* expire(): the oldest processed and failed crashes first, rows and all,
  * in batches; groups keep their counts; a crash waiting to be processed
  * stays; the raw logs' space goes with the last crash that used it. */
@@ -2512,6 +2752,75 @@ static void test_merge_concurrent(void **st)
            merge_retries, (long long)at_merge);
 }
 
+/* A group deleted in small batches while the threads above ingest and
+ * apply crashes of its signature: each crash of it is either erased with
+ * it (it was counted before the delete began) or counted once in the new
+ * group its signature makes -- none lost, none twice. */
+static void test_delete_group_concurrent(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    pthread_t th[C_THREADS];
+    cthread t[C_THREADS] = {0};
+    assert_true(ingest(e, "pre0", "1.0"));
+    apply_s(e, "pre0", "cg0", "1.0", "i9");
+    for (int i = 0; i < C_THREADS; i++) {
+        t[i].s = e->s;
+        t[i].seed = i + 21;
+        assert_int_equal(pthread_create(&th[i], NULL, cthread_main, &t[i]), 0);
+    }
+    for (int i = 0; i < 10000 && int_of(e, "cg0", "count") < 20; i++)
+        usleep(500);
+    int steps;
+    int64_t erased;
+    assert_int_equal(delete_g(e, "cg0", 5, &steps, &erased), 0);
+    for (int i = 0; i < C_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        if (t[i].err[0])
+            fail_msg("thread %d: %s", i, t[i].err);
+    }
+    char g1[33];
+    fl_group_gen_id("cg0", 1, g1);
+    int64_t want = 1, deleted = 0, moved = 0; /* pre0 */
+    for (int n = 0; n < C_IDS; n++)
+        want += n % C_GROUPS == 0;
+    for (int n = -1; n < C_IDS; n++) {
+        if (n >= 0 && n % C_GROUPS)
+            continue;
+        char id[16];
+        snprintf(id, sizeof id, n < 0 ? "pre0" : "cc%04d", n);
+        bool nf;
+        json_t *c = e->s->get_crash(e->c, id, &nf);
+        assert_non_null(c);
+        const char *state = str_of(c, "state");
+        if (!strcmp(state, "deleted")) {
+            deleted++;
+        } else {
+            assert_string_equal(state, "processed");
+            assert_string_equal(str_of(c, "group_id"), g1);
+            moved++;
+        }
+        json_decref(c);
+    }
+    int64_t in_new = count_of(e, g1);
+    if (in_new < 0)
+        in_new = 0; /* every crash came before the delete */
+    assert_int_equal(deleted, erased);
+    assert_int_equal(moved, in_new);
+    assert_int_equal(deleted + moved, want);
+    assert_int_equal(count_of(e, "cg0"), -1);
+    for (int g = 1; g < C_GROUPS; g++) {
+        char gid[8];
+        snprintf(gid, sizeof gid, "cg%d", g);
+        int64_t w = 0;
+        for (int n = 0; n < C_IDS; n++)
+            w += n % C_GROUPS == g;
+        assert_int_equal(count_of(e, gid), w);
+    }
+    printf("# delete among writers: %lld erased in %d steps, %lld in the new group\n",
+           (long long)erased, steps, (long long)moved);
+}
+
 /* PostgreSQL only: the per-call statements a large table would make slow
  * use the partial indexes (their predicates must match the queries'). */
 static void test_pg_plans(void **st)
@@ -3093,6 +3402,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_group_reapply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire_then_move, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
@@ -3109,6 +3420,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_trends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrency, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merge_concurrent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_group_concurrent, setup, teardown),
         cmocka_unit_test(test_queue_split),
         cmocka_unit_test_setup_teardown(test_queue_in_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_concurrent_claims, setup, teardown),
