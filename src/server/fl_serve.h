@@ -53,6 +53,7 @@ typedef struct fl_metrics {
     uint64_t dropped_duplicates; /* second copies dropped by the workers */
     uint64_t deleted_retention;  /* crashes removed by --retention (retention.c) */
     uint64_t deleted_request;    /* crashes deleted through the API */
+    uint64_t deleted_group;      /* crashes deleted with their group (DELETE /api/v1/groups/ID) */
     uint64_t notify_sent, notify_failed, notify_dropped; /* --notify-url events (notify.c) */
     uint64_t notify_digests_sent, notify_digests_failed, notify_digests_dropped; /* messages */
     uint64_t processing_ns; /* worker time per crash, summed */

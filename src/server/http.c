@@ -33,6 +33,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -154,7 +155,8 @@ enum {
     K_PROJECT,
     K_DELETE,
     K_MERGE,
-    K_UNMERGE
+    K_UNMERGE,
+    K_GDELETE
 };
 /* An admin route asked without the admin token, its body dropped
  * (refuse_admin): apart, so that a route added to the list above needs no
@@ -1200,6 +1202,28 @@ static enum MHD_Result api_contexts(fl_http *h, struct MHD_Connection *c, const 
     }
 }
 
+/* The answer for group id, which the store does not have: 410 when it
+ * was deleted (DELETE /api/v1/groups/ID), as a deleted crash's is, else
+ * 404. */
+static enum MHD_Result group_gone(fl_http *h, fl_store_conn *sc, struct MHD_Connection *c,
+                                  const char *id)
+{
+    int64_t when = 0, n = 0;
+    bool fin = false;
+    char with[64] = "", t[32];
+    int r = h->store->group_deleted(sc, id, &when, &n, &fin, with);
+    if (r < 0)
+        return send_error(c, 500, "store error", NULL);
+    if (r == 1)
+        return send_error(c, 404, "not found", NULL);
+    fl_iso_time(when, t);
+    return send_json(c, 410,
+                     json_pack("{s:s,s:s,s:s,s:I,s:s?}", "error", "the group was deleted", "id", id,
+                               "deleted", t, "crashes", (json_int_t)n, "deleted_with",
+                               with[0] ? with : NULL),
+                     NULL);
+}
+
 static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group, const char *id)
 {
     if (!id_ok(id))
@@ -1209,6 +1233,8 @@ static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group,
         return send_error(c, 503, "store unavailable", "5");
     bool nf = false;
     json_t *j = group ? h->store->get_group(sc, id, &nf) : h->store->get_crash(sc, id, &nf);
+    if (!j && nf && group)
+        return group_gone(h, sc, c, id);
     if (!j)
         return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
     if (!group && deleted(j))
@@ -1236,6 +1262,8 @@ static enum MHD_Result api_group_crashes(fl_http *h, struct MHD_Connection *c, c
     bool nf = false;
     json_t *j = h->store->group_crashes(sc, id, install && *install ? install : NULL,
                                         (unsigned)limit, (unsigned)offset, &nf);
+    if (!j && nf)
+        return group_gone(h, sc, c, id);
     if (!j)
         return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
     json_object_set_new(j, "limit", json_integer((json_int_t)limit));
@@ -1264,6 +1292,64 @@ static enum MHD_Result api_delete_crash(fl_http *h, struct MHD_Connection *c, co
     if (r == 0)
         FL_M_ADD(h->m->deleted_request, 1);
     return send_json(c, 200, json_pack("{s:s,s:s}", "id", id, "state", "deleted"), NULL);
+}
+
+/* DELETE /api/v1/groups/ID: the group, the groups merged into it and
+ * every crash of theirs go (fl_store.h's delete_group), the crashes
+ * GROUP_DELETE_BATCH to a transaction so that the (SQLite: single) writer
+ * of ingest and processing gets its turn in between; a second DELETE
+ * answers the same, and one that finds a delete stopped halfway (a
+ * failure, a stopped server) finishes it. */
+#define GROUP_DELETE_BATCH 1000
+#define GROUP_DELETE_PAUSE_MS 2 /* as retention.c's: SQLite's waiting writer polls */
+static enum MHD_Result api_delete_group(fl_http *h, struct MHD_Connection *c, const char *id)
+{
+    if (!id_ok(id))
+        return send_error(c, 404, "no such group", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc || h->store->begin(sc))
+        return send_error(c, 503, "store unavailable", "5");
+    char into[64] = "";
+    int r = h->store->delete_group(sc, id, into);
+    if (r == 0 && h->store->commit(sc))
+        r = -1;
+    if (r != 0)
+        h->store->rollback(sc);
+    if (r == 1)
+        return send_error(c, 404, "no such group", NULL);
+    if (r == 3) {
+        char msg[192];
+        snprintf(msg, sizeof msg,
+                 "group %s is merged into %s: delete that group (which takes this one along), or "
+                 "unmerge this one first",
+                 id, into);
+        return send_json(c, 409, json_pack("{s:s,s:s}", "error", msg, "merged_into", into), NULL);
+    }
+    if (r < 0)
+        return send_error(c, 503, "store unavailable", "5");
+    for (bool more = r == 0; more;) {
+        size_t n = 0;
+        if (h->store->begin(sc) ||
+            h->store->delete_group_step(sc, id, GROUP_DELETE_BATCH, &n, &more) ||
+            h->store->commit(sc)) {
+            h->store->rollback(sc);
+            return send_error(c, 503,
+                              "store unavailable: the group is gone, not all its crashes "
+                              "yet; DELETE it again to finish",
+                              "5");
+        }
+        FL_M_ADD(h->m->deleted_group, n);
+        if (more)
+            nanosleep(&(struct timespec){0, GROUP_DELETE_PAUSE_MS * 1000000L}, NULL);
+    }
+    int64_t when = 0, n = 0;
+    bool fin = false;
+    char with[64];
+    if (h->store->group_deleted(sc, id, &when, &n, &fin, with))
+        return send_error(c, 500, "store error", NULL);
+    return send_json(
+        c, 200, json_pack("{s:s,s:s,s:I}", "id", id, "state", "deleted", "crashes", (json_int_t)n),
+        NULL);
 }
 
 /* ---- projects: GET/POST /api/v1/projects, POST /api/v1/projects/ID/keys,
@@ -1703,12 +1789,14 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# TYPE faultline_crashes_duplicate_total counter\n"
       "faultline_crashes_duplicate_total %" PRIu64 "\n"
       "# HELP faultline_crashes_deleted_total Crashes deleted by this process: by "
-      "--retention (rows and all), or at a request (DELETE /api/v1/crashes/ID).\n"
+      "--retention (rows and all), at a request (DELETE /api/v1/crashes/ID), or with their "
+      "group (DELETE /api/v1/groups/ID).\n"
       "# TYPE faultline_crashes_deleted_total counter\n"
       "faultline_crashes_deleted_total{reason=\"retention\"} %" PRIu64 "\n"
-      "faultline_crashes_deleted_total{reason=\"request\"} %" PRIu64 "\n",
+      "faultline_crashes_deleted_total{reason=\"request\"} %" PRIu64 "\n"
+      "faultline_crashes_deleted_total{reason=\"group\"} %" PRIu64 "\n",
       FL_M_GET(m->processed), FL_M_GET(m->processing_failed), FL_M_GET(m->dropped_duplicates),
-      FL_M_GET(m->deleted_retention), FL_M_GET(m->deleted_request));
+      FL_M_GET(m->deleted_retention), FL_M_GET(m->deleted_request), FL_M_GET(m->deleted_group));
     P("# HELP faultline_notifications_total Notices of new groups and regressions POSTed to "
       "--notify-url by this process, alone or in a digest: sent (2xx), failed (tried again "
       "later), dropped (refused with a 4xx, or not delivered for a day).\n"
@@ -2211,7 +2299,7 @@ static const char *allow_of(const char *url)
     if (!strncmp(url, "/buildid/", 9))
         return "GET, HEAD";
     if (!strncmp(url, "/api/v1/groups/", 15))
-        return strchr(url + 15, '/') ? "GET, HEAD" /* its /crashes */ : "GET, HEAD, PATCH";
+        return strchr(url + 15, '/') ? "GET, HEAD" /* its /crashes */ : "GET, HEAD, PATCH, DELETE";
     if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
         return strchr(url + 16, '/') ? "GET, HEAD" /* its /contexts */ : "GET, HEAD, DELETE";
     if (!strncmp(url, "/api/v1/projects/", 17) && url[17]) {
@@ -2346,6 +2434,13 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         if (!admin_ok(h, c))
             return refuse_admin(r);
         r->kind = K_DELETE;
+        return MHD_YES;
+    }
+    if (!strcmp(method, "DELETE") && !strncmp(url, "/api/v1/groups/", 15) && url[15] &&
+        !strchr(url + 15, '/')) {
+        if (!admin_ok(h, c))
+            return refuse_admin(r);
+        r->kind = K_GDELETE;
         return MHD_YES;
     }
     if ((!strcmp(method, "POST") || !strcmp(method, "DELETE")) &&
@@ -2608,7 +2703,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         size_t n = *upload_data_size;
         *upload_data_size = 0;
         size_t limit = r->kind == K_PATCH || r->kind == K_REPROCESS || r->kind == K_PROJECT ||
-                               r->kind == K_DELETE || r->kind == K_MERGE || r->kind == K_UNMERGE
+                               r->kind == K_DELETE || r->kind == K_MERGE || r->kind == K_UNMERGE ||
+                               r->kind == K_GDELETE
                            ? MAX_JSON_BODY
                        : r->kind == K_SYMJSON ? MAX_SYMBOLICATE_BODY
                        : r->kind == K_SYMXML  ? FL_XMLSYM_MAX_REQUEST
@@ -2678,6 +2774,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     if (r->kind == K_DELETE) {
         r->state = ST_DONE;
         return api_delete_crash(h, c, url + 16);
+    }
+    if (r->kind == K_GDELETE) {
+        r->state = ST_DONE;
+        return api_delete_group(h, c, url + 15);
     }
     if (r->kind == K_SYMUP)
         return sym_upload_finish(h, r);

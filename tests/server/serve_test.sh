@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | notifydigest (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | notifydigest, groupdelete (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -355,7 +355,7 @@ auth)
   routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
           "GET /api/v1/crashes/$id" "GET /api/v1/crashes/$id/contexts" "PATCH /api/v1/groups/$gid"
           "POST /api/v1/crashes/$id/reprocess" "DELETE /api/v1/crashes/$id" "GET /api/v1/groups/$gid/crashes"
-          "POST /api/v1/groups/$gid/merge" "POST /api/v1/groups/$gid/unmerge"
+          "POST /api/v1/groups/$gid/merge" "POST /api/v1/groups/$gid/unmerge" "DELETE /api/v1/groups/$gid"
           "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/trends?app=authapp&days=7"
           "GET /api/v1/projects" "POST /api/v1/projects" "POST /api/v1/projects/p1/keys"
           "DELETE /api/v1/projects/p1/keys/k1")
@@ -372,7 +372,7 @@ auth)
   bodied=("PATCH /api/v1/groups/$gid" "POST /api/v1/symbolicate" "POST /symbolicate"
           "POST /api/v1/projects" "POST /api/v1/projects/p1/keys" "POST /api/v1/crashes/$id/reprocess"
           "DELETE /api/v1/crashes/$id" "DELETE /api/v1/projects/p1/keys/k1" "POST /api/v1/no-such-route"
-          "POST /api/v1/groups/$gid/merge" "POST /api/v1/groups/$gid/unmerge")
+          "POST /api/v1/groups/$gid/merge" "POST /api/v1/groups/$gid/unmerge" "DELETE /api/v1/groups/$gid")
   for r in "${bodied[@]}"; do
     set -- $r
     python3 "$(dirname "$0")/../lib/whole_twice.py" "$PORT" "$2" "Authorization: Bearer nope" 300000 401 \
@@ -408,7 +408,7 @@ EOF
   wrong=("GET /api/v1/crashes|POST" "PUT /api/v1/crashes|POST" "GET /api/v1/symbolicate|POST"
          "GET /symbolicate|POST" "GET /api/v1/crashes/$id/reprocess|POST" "PUT /|GET, HEAD, POST"
          "DELETE /healthz|GET, HEAD" "DELETE /api/v1/groups|GET, HEAD"
-         "PUT /api/v1/groups/$gid|GET, HEAD, PATCH" "GET /api/v1/projects/p1/keys|POST"
+         "PUT /api/v1/groups/$gid|GET, HEAD, PATCH, DELETE" "GET /api/v1/projects/p1/keys|POST"
          "POST /api/v1/projects/p1/keys/k1|DELETE" "DELETE /api/v1/projects|GET, HEAD, POST"
          "DELETE /api/v1/projects/p1/keys|POST" "PUT /api/v1/crashes/$id|GET, HEAD, DELETE"
          "DELETE /api/v1/crashes/$id/contexts|GET, HEAD" "PATCH /api/v1/groups/$gid/crashes|GET, HEAD"
@@ -921,6 +921,64 @@ assert all(a[0] > b[0] or (a[0] == b[0] and a[1] < b[1]) for a, b in zip(v, v[1:
   c=$(code GET '/api/v1/groups?sort=bogus' -H "Authorization: Bearer $ADMIN")
   [ "$c" = 400 ] && grep -q 'count, last_seen or first_seen' "$work/body" || fail "sort=bogus -> $c"
   ok "groups found by part of their signature (any case); sort by first/last crash; a bad sort refused"
+  stop || fail "shutdown rc"
+  ;;
+groupdelete)
+  # DELETE /api/v1/groups/ID: the group, the groups merged into it and all
+  # their crashes go; 410 afterwards; a resend is a duplicate; the
+  # signature's next crash makes a new group under a new id.  FL_TEST_PG=1:
+  # on a throwaway PostgreSQL.
+  DB=()
+  if [ -n "${FL_TEST_PG:-}" ]; then
+    . "$(dirname "$0")/../lib/postgres.sh"
+    trap 'pg_stop; cleanup' EXIT
+    pg_start
+    DB=(--db "$PGURL")
+  fi
+  start "$work/d" "${DB[@]}"
+  send() { "$POST" log 11 "$1" "$2" 1.0 >"$work/g$1.log"
+           c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/g$1.log")
+           [ "$c" = 200 ] || fail "send $1 -> $c"; field id <"$work/body"; }
+  group_of() { wait_processed "$1" "$work/c.json"; field group_id <"$work/c.json"; }
+  # Crash ids 1 and 5 share a signature (i % 4); 0 has another, 2 another.
+  a=$(send 1 delapp); a2=$(send 5 delapp); b=$(send 0 delapp); o=$(send 2 delapp)
+  ga=$(group_of "$a"); gb=$(group_of "$b"); go=$(group_of "$o")
+  [ "$(group_of "$a2")" = "$ga" ] && [ "$ga" != "$gb" ] && [ "$ga" != "$go" ] || fail "groups: $ga $gb $go"
+  c=$(code POST "/api/v1/groups/$ga/merge" -H "Authorization: Bearer $ADMIN" -d "{\"groups\":[\"$gb\"]}")
+  [ "$c" = 200 ] || fail "merge -> $c"
+  del() { code DELETE "/api/v1/groups/$1" -H "Authorization: Bearer $ADMIN"; }
+  c=$(code DELETE "/api/v1/groups/$ga"); [ "$c" = 401 ] || fail "DELETE without token -> $c"
+  c=$(del "$gb")
+  [ "$c" = 409 ] && grep -q "\"merged_into\":\"$ga\"" "$work/body" || fail "DELETE of a merged group -> $c $(cat "$work/body")"
+  admin "$(url "/api/v1/groups/$ga")" | grep -q '"count":3' || fail "the 409 changed the group"
+  c=$(del 0123456789abcdef0123456789abcdef); [ "$c" = 404 ] || fail "DELETE unknown -> $c"
+  ok "DELETE of a group: 401 without the token, 409 naming the group a merged one is in, 404 unknown"
+  c=$(del "$ga")
+  [ "$c" = 200 ] && [ "$(cat "$work/body")" = "{\"id\":\"$ga\",\"state\":\"deleted\",\"crashes\":3}" ] ||
+    fail "DELETE -> $c $(cat "$work/body")"
+  c=$(code GET "/api/v1/groups/$ga" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 410 ] && grep -q '"error":"the group was deleted"' "$work/body" && grep -q '"crashes":3' "$work/body" ||
+    fail "GET deleted group -> $c $(cat "$work/body")"
+  c=$(code GET "/api/v1/groups/$gb" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 410 ] && grep -q "\"deleted_with\":\"$ga\"" "$work/body" || fail "GET the merged group -> $c $(cat "$work/body")"
+  c=$(code GET "/api/v1/groups/$ga/crashes" -H "Authorization: Bearer $ADMIN"); [ "$c" = 410 ] || fail "its crashes -> $c"
+  for id in "$a" "$a2" "$b"; do
+    c=$(code GET "/api/v1/crashes/$id" -H "Authorization: Bearer $ADMIN")
+    [ "$c" = 410 ] || fail "crash $id of the deleted group -> $c"
+  done
+  c=$(code GET "/api/v1/crashes/$o" -H "Authorization: Bearer $ADMIN"); [ "$c" = 200 ] || fail "the other group's crash -> $c"
+  admin "$(url '/api/v1/groups?app=delapp')" | grep -q "\"total\":1}" || fail "listed: $(admin "$(url '/api/v1/groups?app=delapp')")"
+  c=$(del "$ga"); [ "$c" = 200 ] && grep -q '"crashes":3' "$work/body" || fail "DELETE again -> $c $(cat "$work/body")"
+  metric_has '^faultline_crashes_deleted_total{reason="group"} 3$' || fail "group metric: $(curl -s "$(url /metrics)" | grep deleted_total)"
+  ok "DELETE: 200 with 3 crashes (twice), then 410 for the group, the merged one, their crashes; the other group kept; metric"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/g1.log")
+  [ "$c" = 200 ] && grep -q '"duplicate":true' "$work/body" || fail "resend -> $c $(cat "$work/body")"
+  n=$(send 9 delapp); gn=$(group_of "$n")
+  [ -n "$gn" ] && [ "$gn" != "$ga" ] || fail "the signature's next crash: group $gn"
+  g=$(admin "$(url "/api/v1/groups/$gn")")
+  grep -q '"count":1,' <<<"$g" && grep -q '"affected":1' <<<"$g" || fail "the new group: $g"
+  ok "a resend is a duplicate; the signature's next crash: a new group ($gn) of 1${FL_TEST_PG:+ (PostgreSQL)}"
+  [ -z "${FL_TEST_PG:-}" ] || [ ! -e "$work/d/faultline.db" ] || fail "FL_TEST_PG: the server used SQLite"
   stop || fail "shutdown rc"
   ;;
 regression)
