@@ -45,7 +45,7 @@ try {
       problems.push('console: ' + m.text());
   });
   // Errors count but the expected ones: the wrong token's 401, and the 410
-  // of a crash the test deleted (step 10c).
+  // of a crash or a group the test deleted (steps 10c, 10g).
   page.on('response', (r) => {
     if (r.status() >= 400 && !((r.status() === 401 || r.status() === 410) && r.url().includes('/api/')))
       problems.push(r.status() + ' for ' + r.url());
@@ -708,6 +708,26 @@ try {
         (await page.getAttribute('#crash-install', 'href')) === '#/?install=' + encodeURIComponent(inst),
         'the crash page\'s installation: ' + await page.textContent('#crash-install'));
 
+  // 10h. Delete that group from its page (the browser asks first, naming
+  // the crashes it erases): back to the list without it; its id and the
+  // merged one's answer 410, and its crashes too.
+  await page.goto(url + '/#/group/' + into[0].id);
+  await page.waitForSelector('#delete-group');
+  asked = '';
+  expectDialog = (d) => { asked = d.message(); d.accept(); };
+  await page.click('#delete-group');
+  await page.waitForFunction(() => (location.hash === '#/' || location.hash === '') &&
+                                   document.querySelectorAll('.group-link').length > 0);
+  check(asked.startsWith('Delete the group "' + into[0].signature + '" and the 3 crashes kept of it, ' +
+                         'with the groups merged into it?'), 'the group delete asked: ' + asked);
+  check(!(await page.$$eval('.group-link', (as) => as.map((a) => a.getAttribute('href'))))
+          .includes('#/group/' + into[0].id), 'the deleted group is still listed');
+  for (const p of ['/api/v1/groups/' + into[0].id, '/api/v1/groups/' + other.id,
+                   '/api/v1/crashes/00000000-0000-4000-8000-0000000b0003']) {
+    const r = await fetch(url + p, { headers: { Authorization: 'Bearer ' + admin } });
+    check(r.status === 410, p + ' answers ' + r.status + ' after the group was deleted');
+  }
+
   // 11. Log out: the data is gone and the login is back.
   await page.click('#logout');
   await page.waitForSelector('#login:not([hidden])');
@@ -717,7 +737,7 @@ try {
   check(problems.length === 0, problems.join('; '));
   console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
               'paging, projects, trends, delete, a group\'s crashes by page, merge, unmerge, search, order, ignore, ' +
-              'an installation\'s groups and crashes, logout');
+              'an installation\'s groups and crashes, delete a group, logout');
 } finally {
   await browser.close();
 }

@@ -393,6 +393,31 @@ async function group(view, id, params)
         });
         return b;
     };
+    // Delete the whole group (junk from a developer's machine, logs with
+    // personal data): every crash kept of it and of the groups merged into
+    // it is erased; the confirmation says how many.  Then the list.
+    const kept = list.total || 0;
+    const gdel = el('button', {class : 'action', id : 'delete-group'}, 'Delete group');
+    const gdelSaid = el('span', {id : 'delete-group-error', class : 'error', role : 'alert'});
+    gdel.addEventListener('click', async () => {
+        if (!confirm('Delete the group "' + visible(g.signature) + '" and the ' + kept + ' crash' +
+                     (kept === 1 ? '' : 'es') + ' kept of it' +
+                     ((g.merged || []).length ? ', with the groups merged into it' : '') +
+                     '? Their logs and e-mail addresses are erased for good; a later crash ' +
+                     'of its signature starts a new group.'))
+            return;
+        gdel.disabled = true;
+        gdelSaid.textContent = '';
+        try {
+            await api('/api/v1/groups/' + encodeURIComponent(g.id), {method : 'DELETE'});
+        } catch (e) {
+            if (e.message !== 'unauthorized')
+                gdelSaid.textContent = ' Not deleted: ' + e.message;
+            gdel.disabled = false;
+            return;
+        }
+        location.hash = '#/';
+    });
     view.append(
         el('h1', {class : 'mono', id : 'signature'}, g.signature),
         el('div', {class : 'stats'},
@@ -413,7 +438,7 @@ async function group(view, id, params)
                             : ''),
            el('div', {}, el('span', {}, 'first seen'), day(g.first_seen)),
            el('div', {}, el('span', {}, 'last seen'), day(g.last_seen)),
-           el('div', {}, action, ignore ? ' ' : null, ignore, said)),
+           el('div', {}, action, ignore ? ' ' : null, ignore, ' ', gdel, said, gdelSaid)),
         el('h2', {}, 'Crashes per day'), chart(g.days || []),
         el('div', {class : 'cols'},
            el('div', {}, el('h2', {}, 'Versions'),
