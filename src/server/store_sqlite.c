@@ -2234,10 +2234,16 @@ static int chunk_drop(sconn *c, int64_t chunk)
     return 0;
 }
 
-/* Overwrites len bytes at off of chunk's logs with zeros, leaving the
- * other logs where their rows say they are: what a deleted crash's raw
- * log held is then gone from the database, not only unreachable. */
-static int chunk_blank(sconn *c, int64_t chunk, uint64_t off, uint64_t len)
+/* A slice of a chunk's logs: one crash's raw log. */
+typedef struct slice {
+    uint64_t off, len;
+} slice;
+
+/* Overwrites the n slices v of chunk's logs with zeros, leaving the other
+ * logs where their rows say they are: what a deleted crash's raw log held
+ * is then gone from the database, not only unreachable.  One pass of
+ * decompressing and compressing the chunk, however many slices. */
+static int chunk_blank_all(sconn *c, int64_t chunk, const slice *v, size_t n)
 {
     sqlite3_stmt *s = stmt(c, S_CHUNKGET);
     if (!s)
@@ -2259,8 +2265,9 @@ static int chunk_blank(sconn *c, int64_t chunk, uint64_t off, uint64_t len)
         sqlite3_bind_int64(s, 1, chunk);
         return done(s);
     }
-    if (off <= tl && len <= tl - off)
-        memset(text + off, 0, len);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].off <= tl && v[i].len <= tl - v[i].off)
+            memset(text + v[i].off, 0, v[i].len);
     void *z = NULL;
     size_t zl = 0;
     r = fl_zstd(text, tl, FL_RAW_ZSTD_LEVEL, &z, &zl);
@@ -2282,7 +2289,13 @@ static int chunk_blank(sconn *c, int64_t chunk, uint64_t off, uint64_t len)
     return r;
 }
 
-static int delete_crash(sconn *c, const char *id);
+static int chunk_blank(sconn *c, int64_t chunk, uint64_t off, uint64_t len)
+{
+    slice one = {off, len};
+    return chunk_blank_all(c, chunk, &one, 1);
+}
+
+static int delete_crash(sconn *c, const char *id, bool blank);
 
 /* With secure_delete, the pages the deletion frees are zeroed too, not
  * only left for reuse with the old bytes in them. */
@@ -2291,12 +2304,14 @@ static int s_delete_crash(fl_store_conn *pc, const char *id)
     sconn *c = (sconn *)pc;
     if (sqlite3_exec(c->db, "PRAGMA secure_delete=ON", NULL, NULL, NULL) != SQLITE_OK)
         return -1;
-    int r = delete_crash(c, id);
+    int r = delete_crash(c, id, true);
     sqlite3_exec(c->db, "PRAGMA secure_delete=OFF", NULL, NULL, NULL);
     return r;
 }
 
-static int delete_crash(sconn *c, const char *id)
+/* blank: overwrite the raw log in its chunk (false: the caller did, for
+ * many crashes of a chunk at once). */
+static int delete_crash(sconn *c, const char *id, bool blank)
 {
     fl_store_conn *pc = &c->pub;
     sqlite3_stmt *s = fl_store_sqlite_stmt(
@@ -2318,7 +2333,7 @@ static int delete_crash(sconn *c, const char *id)
         sqlite3_reset(s);
         if (state == 3)
             return 2;
-        if (has_chunk && chunk_blank(c, chunk, off, len))
+        if (has_chunk && blank && chunk_blank(c, chunk, off, len))
             return -1;
         if (!(s = fl_store_sqlite_stmt(
                   pc, "UPDATE crashes SET state=3, resym=0, raw=X'', raw_len=0, chunk=NULL, "
@@ -2514,6 +2529,15 @@ static int s_delete_group(fl_store_conn *pc, const char *id, char *into)
     return 0;
 }
 
+/* Chunks whose logs one step of a group's delete blanks: each costs a
+ * decompression and a compression of up to CHUNK_MAX bytes of logs
+ * (~3 ms), in the transaction that holds the only writer.  A group's
+ * crashes are spread over the chunks of every batch they came in, one or
+ * two to a chunk when the group is a small part of the traffic: 1,000
+ * crashes to a step took 4 s.  8 chunks keep a step to 30..60 ms (8 KiB
+ * logs, 256 KiB chunks; the group a 50th, a quarter or all of them). */
+#define DELETE_STEP_CHUNKS 8
+
 static int s_delete_group_step(fl_store_conn *pc, const char *id, size_t max, size_t *n, bool *more)
 {
     sconn *c = (sconn *)pc;
@@ -2521,29 +2545,71 @@ static int s_delete_group_step(fl_store_conn *pc, const char *id, size_t max, si
     *more = true;
     if (!max)
         return 0;
-    sqlite3_stmt *s =
-        fl_store_sqlite_stmt(pc, "SELECT id FROM crashes WHERE group_id=?1 ORDER BY rid LIMIT ?2");
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        pc, "SELECT id, chunk, chunk_off, raw_len FROM crashes WHERE group_id=?1 ORDER BY rid "
+            "LIMIT ?2");
     if (!s)
         return -1;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 2, (int64_t)max);
-    char **ids = NULL;
-    size_t k = 0;
-    int rc = take_ids(s, &ids, &k);
+    struct gone {
+        char id[FL_CRASH_ID_MAX];
+        int64_t chunk; /* 0: none */
+        slice sl;
+    } *g = calloc(max, sizeof *g);
+    int64_t chunks[DELETE_STEP_CHUNKS];
+    size_t k = 0, nch = 0;
+    bool full = false; /* stopped at max crashes or at DELETE_STEP_CHUNKS chunks */
+    int rc = g ? SQLITE_ROW : SQLITE_NOMEM;
+    while (g && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t ch = sqlite3_column_type(s, 1) == SQLITE_NULL ? 0 : sqlite3_column_int64(s, 1);
+        size_t j = 0;
+        while (ch && j < nch && chunks[j] != ch)
+            j++;
+        if (ch && j == nch) {
+            if (nch == DELETE_STEP_CHUNKS) {
+                full = true;
+                break;
+            }
+            chunks[nch++] = ch;
+        }
+        const unsigned char *cid = sqlite3_column_text(s, 0);
+        snprintf(g[k].id, sizeof g[k].id, "%s", cid ? (const char *)cid : "");
+        g[k].chunk = ch;
+        g[k].sl.off = (uint64_t)sqlite3_column_int64(s, 2);
+        g[k].sl.len = (uint64_t)sqlite3_column_int64(s, 3);
+        if (++k == max) {
+            full = true;
+            break;
+        }
+    }
     sqlite3_reset(s);
-    if (!rc && sqlite3_exec(c->db, "PRAGMA secure_delete=ON", NULL, NULL, NULL) != SQLITE_OK)
-        rc = -1;
-    for (size_t i = 0; i < k && !rc; i++)
-        rc = delete_crash(c, ids[i]) < 0 ? -1 : 0;
-    if (k)
+    if (!g || (rc != SQLITE_ROW && rc != SQLITE_DONE)) {
+        free(g);
+        return -1;
+    }
+    int r = 0;
+    slice *sl = calloc(k ? k : 1, sizeof *sl);
+    if (!sl || sqlite3_exec(c->db, "PRAGMA secure_delete=ON", NULL, NULL, NULL) != SQLITE_OK)
+        r = -1;
+    /* Each chunk once, its slices together; then the rows. */
+    for (size_t j = 0; j < nch && !r; j++) {
+        size_t m = 0;
+        for (size_t i = 0; i < k; i++)
+            if (g[i].chunk == chunks[j])
+                sl[m++] = g[i].sl;
+        r = chunk_blank_all(c, chunks[j], sl, m);
+    }
+    for (size_t i = 0; i < k && !r; i++)
+        r = delete_crash(c, g[i].id, false) < 0 ? -1 : 0;
+    if (sl)
         sqlite3_exec(c->db, "PRAGMA secure_delete=OFF", NULL, NULL, NULL);
-    for (size_t i = 0; i < k; i++)
-        free(ids[i]);
-    free(ids);
-    if (rc)
+    free(sl);
+    free(g);
+    if (r)
         return -1;
     bool last = false;
-    if (k < max) {
+    if (!full) {
         /* No crash left: the installations, as many as crashes would be. */
         if (!(s = fl_store_sqlite_stmt(
                   pc, "DELETE FROM group_installs WHERE group_id=?1 AND install_id IN (SELECT "

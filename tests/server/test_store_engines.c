@@ -1303,6 +1303,67 @@ static void test_delete_group(void **st)
     assert_non_null(strstr(dump, gx2));
 }
 
+/* Several crashes of a group in one chunk of raw logs, among another
+ * group's, and more chunks than one step blanks (SQLite): every log of the
+ * group is gone, every neighbour whole, in more than one step. */
+static void test_delete_group_chunks(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char raw[6][128];
+    fl_ingest_item it[6];
+    fl_ingest_item *v[6];
+    for (int i = 0; i < 6; i++) {
+        snprintf(raw[i], sizeof raw[i],
+                 "FAULTLINE 1\nCRASHLOG_VERSION 2\nETC_KEY s\nETC_VALUE SECRET-b%d\nEND\n", i);
+        it[i] = (fl_ingest_item){.app = "app",
+                                 .version = "1.0",
+                                 .received = T0,
+                                 .raw = raw[i],
+                                 .raw_len = strlen(raw[i])};
+        snprintf(it[i].crash_id, sizeof it[i].crash_id, "b%d", i);
+        v[i] = &it[i];
+    }
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, v, 6), 0); /* one batch: one chunk */
+    assert_int_equal(e->s->commit(e->c), 0);
+    for (int i = 0; i < 6; i++) {
+        crash k = {.id = it[i].crash_id,
+                   .ref = it[i].ref[0] ? it[i].ref : it[i].crash_id,
+                   .group = i % 2 ? "gr" : "gq",
+                   .version = "1.0"};
+        assert_int_equal(apply_c(e, &k, false), 0);
+    }
+    char ref[FL_CRASH_ID_MAX], id[16];
+    for (int i = 0; i < 12; i++) { /* a chunk each */
+        snprintf(id, sizeof id, "q%d", i);
+        ingest_secret(e, id, T0, ref);
+        crash k = {.id = id, .ref = ref, .group = "gq", .version = "1.0"};
+        assert_int_equal(apply_c(e, &k, false), 0);
+    }
+    int steps;
+    int64_t erased;
+    assert_int_equal(delete_g(e, "gq", 1000, &steps, &erased), 0);
+    assert_int_equal(erased, 15);
+    if (!is_pg(e))
+        assert_true(steps >= 2); /* 8 chunks to a step */
+    for (int i = 0; i < 6; i++) {
+        char secret[32];
+        snprintf(secret, sizeof secret, "SECRET-b%d", i);
+        assert_int_equal(db_holds(f, secret), i % 2 == 1);
+    }
+    for (int i = 0; i < 12; i++) {
+        char secret[32];
+        snprintf(secret, sizeof secret, "SECRET-q%d", i);
+        assert_false(db_holds(f, secret));
+    }
+    bool nf;
+    json_t *c = e->s->get_crash(e->c, "b3", &nf);
+    assert_non_null(strstr(str_of(c, "raw"), "SECRET-b3"));
+    json_decref(c);
+    assert_int_equal(count_of(e, "gr"), 3);
+}
+
 /* A crash of the deleted group's signature that is reprocessed while the
  * group is erased stays to be erased; nothing moves it out. */
 static void test_delete_group_reapply(void **st)
@@ -3404,6 +3465,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_group_reapply, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delete_group_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire_then_move, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
