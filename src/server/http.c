@@ -89,6 +89,12 @@ struct fl_http {
      * clock) and value (-1: none yet), for symbols_moved(). */
     int64_t symver_checked, symver_seen;
 
+    /* Group deletes running on threads of their own (api_delete_group):
+     * fl_http_stop waits for them. */
+    pthread_mutex_t gdel_mu;
+    pthread_cond_t gdel_cv;
+    unsigned gdel_running;
+
     pthread_mutex_t rate_mu;
     struct bucket {
         char key[65];
@@ -1299,11 +1305,86 @@ static enum MHD_Result api_delete_crash(fl_http *h, struct MHD_Connection *c, co
  * GROUP_DELETE_BATCH to a transaction so that the (SQLite: single) writer
  * of ingest and processing gets its turn in between; a second DELETE
  * answers the same, and one that finds a delete stopped halfway (a
- * failure, a stopped server) finishes it. */
+ * failure, a stopped server) finishes it.  The group's row goes here; the
+ * crashes on a thread of the request's own, which then hands the answer
+ * back to the loop as the writer does an ingest's (ingest_done): a group
+ * of 100,000 crashes takes a while, and the loop serves other
+ * connections meanwhile. */
 #define GROUP_DELETE_BATCH 1000
 #define GROUP_DELETE_PAUSE_MS 2 /* as retention.c's: SQLite's waiting writer polls */
-static enum MHD_Result api_delete_group(fl_http *h, struct MHD_Connection *c, const char *id)
+
+typedef struct gdel {
+    fl_http *h;
+    req *r;
+    char id[FL_CRASH_ID_MAX];
+} gdel;
+
+/* The answer of a delete whose crashes are all erased, or 503. */
+static void gdel_answer(fl_http *h, fl_store_conn *sc, req *r, const char *id, const char *why)
 {
+    int64_t when = 0, n = 0;
+    bool fin = false;
+    char with[64];
+    if (!why && h->store->group_deleted(sc, id, &when, &n, &fin, with))
+        why = "store unavailable";
+    r->retry_after = why ? "5" : NULL;
+    r->status = why ? 503 : 200;
+    r->answer = jdump(
+        why ? json_pack("{s:s}", "error", why)
+            : json_pack("{s:s,s:s,s:I}", "id", id, "state", "deleted", "crashes", (json_int_t)n));
+}
+
+static void *gdel_main(void *arg)
+{
+    gdel *g = arg;
+    fl_http *h = g->h;
+    req *r = g->r;
+    pthread_setname_np(pthread_self(), "fl-gdelete");
+    fl_store_conn *sc = h->store->connect(h->store);
+    const char *why = sc ? NULL : "store unavailable";
+    for (bool more = true; more && !why;) {
+        if (__atomic_load_n(&h->phase, __ATOMIC_ACQUIRE) != PHASE_RUN) {
+            why = "the server is stopping: the group is gone, not all its crashes yet; DELETE it "
+                  "again to finish";
+            break;
+        }
+        size_t n = 0;
+        if (h->store->begin(sc) ||
+            h->store->delete_group_step(sc, g->id, GROUP_DELETE_BATCH, &n, &more) ||
+            h->store->commit(sc)) {
+            h->store->rollback(sc);
+            why = "store unavailable: the group is gone, not all its crashes yet; DELETE it again "
+                  "to finish";
+            break;
+        }
+        FL_M_ADD(h->m->deleted_group, n);
+        if (more)
+            nanosleep(&(struct timespec){0, GROUP_DELETE_PAUSE_MS * 1000000L}, NULL);
+    }
+    gdel_answer(h, sc, r, g->id, why);
+    if (sc)
+        h->store->disconnect(sc);
+    free(g);
+    /* Back to its loop, as ingest_done() hands an ingest back. */
+    r->resumed = true;
+    struct loop *L = r->loop;
+    if (__atomic_exchange_n(&r->state, ST_DONE, __ATOMIC_ACQ_REL) == ST_ORPHAN) {
+        req_free(r); /* the client left */
+    } else if (!__atomic_exchange_n(&L->signalled, 1, __ATOMIC_ACQ_REL)) {
+        uint64_t one = 1;
+        ssize_t wr = write(L->efd, &one, sizeof one);
+        (void)wr;
+    }
+    pthread_mutex_lock(&h->gdel_mu);
+    if (--h->gdel_running == 0)
+        pthread_cond_broadcast(&h->gdel_cv);
+    pthread_mutex_unlock(&h->gdel_mu);
+    return NULL;
+}
+
+static enum MHD_Result api_delete_group(fl_http *h, req *rq, const char *id)
+{
+    struct MHD_Connection *c = rq->conn;
     if (!id_ok(id))
         return send_error(c, 404, "no such group", NULL);
     fl_store_conn *sc = thread_conn(h);
@@ -1327,29 +1408,40 @@ static enum MHD_Result api_delete_group(fl_http *h, struct MHD_Connection *c, co
     }
     if (r < 0)
         return send_error(c, 503, "store unavailable", "5");
-    for (bool more = r == 0; more;) {
-        size_t n = 0;
-        if (h->store->begin(sc) ||
-            h->store->delete_group_step(sc, id, GROUP_DELETE_BATCH, &n, &more) ||
-            h->store->commit(sc)) {
-            h->store->rollback(sc);
-            return send_error(c, 503,
-                              "store unavailable: the group is gone, not all its crashes "
-                              "yet; DELETE it again to finish",
-                              "5");
-        }
-        FL_M_ADD(h->m->deleted_group, n);
-        if (more)
-            nanosleep(&(struct timespec){0, GROUP_DELETE_PAUSE_MS * 1000000L}, NULL);
+    if (r == 2) {
+        gdel_answer(h, sc, rq, id, NULL);
+        char *a = rq->answer;
+        rq->answer = NULL;
+        return a ? send_text(c, rq->status, "application/json", a, rq->retry_after) : MHD_NO;
     }
-    int64_t when = 0, n = 0;
-    bool fin = false;
-    char with[64];
-    if (h->store->group_deleted(sc, id, &when, &n, &fin, with))
-        return send_error(c, 500, "store error", NULL);
-    return send_json(
-        c, 200, json_pack("{s:s,s:s,s:I}", "id", id, "state", "deleted", "crashes", (json_int_t)n),
-        NULL);
+    gdel *g = calloc(1, sizeof *g);
+    if (!g)
+        return send_error(c, 503, "out of memory", "5");
+    g->h = h;
+    g->r = rq;
+    snprintf(g->id, sizeof g->id, "%s", id);
+    /* No response yet: the handler is called on every pass of the loop
+     * until the thread has answered (ST_WAIT); no idle timeout meanwhile. */
+    rq->state = ST_WAIT;
+    rq->loop = tl_loop;
+    tl_loop->waiting++;
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)0);
+    pthread_mutex_lock(&h->gdel_mu);
+    h->gdel_running++;
+    pthread_mutex_unlock(&h->gdel_mu);
+    pthread_attr_t at;
+    pthread_t th;
+    int e = pthread_attr_init(&at);
+    if (!e) {
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        e = pthread_create(&th, &at, gdel_main, g);
+        pthread_attr_destroy(&at);
+    }
+    if (e) {
+        /* No thread: erase here, as a thread would (this loop waits). */
+        gdel_main(g);
+    }
+    return MHD_YES;
 }
 
 /* ---- projects: GET/POST /api/v1/projects, POST /api/v1/projects/ID/keys,
@@ -2743,7 +2835,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
          * the connection rather than leave the client waiting). */
         r->loop->waiting--;
         MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)h->cfg.timeout_s);
-        ingest_answer(r);
+        if (r->kind != K_GDELETE) /* its thread made its answer */
+            ingest_answer(r);
         char *a = r->answer;
         r->answer = NULL;
         r->resumed = false;
@@ -2776,8 +2869,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return api_delete_crash(h, c, url + 16);
     }
     if (r->kind == K_GDELETE) {
-        r->state = ST_DONE;
-        return api_delete_group(h, c, url + 15);
+        r->state = ST_DONE; /* or ST_WAIT: its thread answers */
+        return api_delete_group(h, r, url + 15);
     }
     if (r->kind == K_SYMUP)
         return sym_upload_finish(h, r);
@@ -3361,6 +3454,8 @@ static fl_http *http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, 
     pthread_key_create(&h->conn_key, NULL);
     pthread_mutex_init(&h->conns_mu, NULL);
     pthread_mutex_init(&h->rate_mu, NULL);
+    pthread_mutex_init(&h->gdel_mu, NULL);
+    pthread_cond_init(&h->gdel_cv, NULL);
     if (!(h->projects = fl_projects_new())) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -3463,6 +3558,8 @@ fail:
     pthread_key_delete(h->conn_key);
     pthread_mutex_destroy(&h->conns_mu);
     pthread_mutex_destroy(&h->rate_mu);
+    pthread_mutex_destroy(&h->gdel_mu);
+    pthread_cond_destroy(&h->gdel_cv);
     fl_projects_free(h->projects);
     free(h->buckets);
     free(h);
@@ -3543,6 +3640,14 @@ void fl_http_stop(fl_http *h)
 {
     if (!h)
         return;
+    /* Group deletes stop at their next step (the phase is no longer
+     * PHASE_RUN) and hand their 503 to loops that still run. */
+    if (__atomic_load_n(&h->phase, __ATOMIC_ACQUIRE) == PHASE_RUN)
+        fl_http_quiesce(h);
+    pthread_mutex_lock(&h->gdel_mu);
+    while (h->gdel_running)
+        pthread_cond_wait(&h->gdel_cv, &h->gdel_mu);
+    pthread_mutex_unlock(&h->gdel_mu);
     stop_loops(h);
     for (size_t i = 0; i < h->nconns; i++)
         h->store->disconnect(h->conns[i]);
@@ -3550,6 +3655,8 @@ void fl_http_stop(fl_http *h)
     pthread_key_delete(h->conn_key);
     pthread_mutex_destroy(&h->conns_mu);
     pthread_mutex_destroy(&h->rate_mu);
+    pthread_mutex_destroy(&h->gdel_mu);
+    pthread_cond_destroy(&h->gdel_cv);
     fl_projects_free(h->projects);
     free(h->buckets);
     free(h);

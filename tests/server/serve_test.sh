@@ -978,6 +978,25 @@ groupdelete)
   g=$(admin "$(url "/api/v1/groups/$gn")")
   grep -q '"count":1,' <<<"$g" && grep -q '"affected":1' <<<"$g" || fail "the new group: $g"
   ok "a resend is a duplicate; the signature's next crash: a new group ($gn) of 1${FL_TEST_PG:+ (PostgreSQL)}"
+  # Deleted while reports of its signature keep coming, on one HTTP thread
+  # (the delete erases on a thread of its own): every report answered 200
+  # is counted once -- in the group before the delete (and erased with
+  # it), or in the new group its signature makes.
+  stop || fail "shutdown rc"
+  start "$work/d" "${DB[@]}" --http-threads 1
+  : >"$work/ok1"; : >"$work/ok2"
+  "$POST" stream "$PORT" "$KEY" 2000 8 "$work/ok1" 7 >"$work/s1"
+  "$POST" wait "$PORT" "$ADMIN" 2000 120 streamapp >/dev/null || fail "2000 not counted: $(cat "$work/s1")"
+  gs=$(admin "$(url '/api/v1/groups?app=streamapp&limit=1')" | field id)
+  "$POST" stream "$PORT" "$KEY" 1000 4 "$work/ok2" 8 >"$work/s2" & sp=$!
+  c=$(del "$gs"); [ "$c" = 200 ] || fail "DELETE under ingest -> $c $(cat "$work/body")"
+  n=$(grep -o '"crashes":[0-9]*' "$work/body" | cut -d: -f2)
+  wait $sp
+  [ "$(sort -u "$work/ok2" | wc -l)" = 1000 ] || fail "ingest during the delete: $(cat "$work/s2")"
+  [ "$n" -ge 500 ] || fail "erased $n, fewer than the group's 500 before"
+  "$POST" wait "$PORT" "$ADMIN" $((3000 - n)) 120 streamapp >/dev/null ||
+    fail "counted after the delete of $n: $("$POST" sum "$PORT" "$ADMIN" streamapp), want $((3000 - n))"
+  ok "deleted under ingest: $n crashes erased, the 1000 reports sent meanwhile each counted once (sum $((3000 - n)))"
   [ -z "${FL_TEST_PG:-}" ] || [ ! -e "$work/d/faultline.db" ] || fail "FL_TEST_PG: the server used SQLite"
   stop || fail "shutdown rc"
   ;;

@@ -1388,6 +1388,10 @@ static void test_delete_group_reapply(void **st)
     assert_int_equal(e->s->begin(e->c), 0);
     assert_int_equal(e->s->delete_group(e->c, "gz", into), 0);
     assert_int_equal(e->s->commit(e->c), 0);
+    /* Stopped here (a server stopped): asked again, it goes on. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->delete_group(e->c, "gz", into), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
     /* Its task runs now, between the delete's start and its steps, and
      * finds another signature or the same: neither moves it. */
     crash again = {.id = "z1", .ref = "z1", .group = "gz-other", .version = "1.0"};
