@@ -43,6 +43,17 @@
  *   other, but an upload waits for them and they for it): whichever comes
  *   second sees what the first committed.
  *
+ * - Deleted groups (delete_group): the delete locks the group's row and
+ *   those merged into it in id order, removes them and gives each
+ *   signature a new id (group_gen), in one transaction; its steps then
+ *   erase the crashes.  A worker that read group_gen before that commit
+ *   inserts the old id's row again after it (ON CONFLICT waits for the
+ *   delete's lock, then finds no row): it sees the row was created, reads
+ *   group_gen again and moves the crash to the new id, dropping the row
+ *   it made -- so a crash is counted once, and never in a group being
+ *   erased.  A re-processed crash of such a group stays in it (its old
+ *   group's row is locked and found gone) and is erased with it.
+ *
  * - Deadlocks: a worker applies a batch in one transaction, locking its
  *   groups in the batch's order, so two workers can deadlock.  PostgreSQL
  *   aborts one (SQLSTATE 40P01), error() says to retry, and the worker's
