@@ -708,7 +708,7 @@ try {
         (await page.getAttribute('#crash-install', 'href')) === '#/?install=' + encodeURIComponent(inst),
         'the crash page\'s installation: ' + await page.textContent('#crash-install'));
 
-  // 10h. Delete that group from its page (the browser asks first, naming
+  // 10h. Delete the merger group (10e) from its page (the browser asks first, naming
   // the crashes it erases): back to the list without it; its id and the
   // merged one's answer 410, and its crashes too.
   await page.goto(url + '/#/group/' + into[0].id);
