@@ -1229,7 +1229,7 @@ static void test_delete_group(void **st)
     assert_int_equal(count_of(e, "gm"), -1);
     assert_int_equal(count_of(e, "gy"), 1);
     bool nf;
-    assert_null(e->s->group_crashes(e->c, "gx", 10, 0, &nf));
+    assert_null(e->s->group_crashes(e->c, "gx", NULL, 10, 0, &nf));
     assert_true(nf);
     static const char *const left[] = {
         "SELECT count(*) FROM groups WHERE id IN ('gx','gm') OR merged_into='gx'",
