@@ -2401,6 +2401,11 @@ static int p_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
      * row that forwards, with those that forwarded to it. */
     p_args n = a;
     p_text(&n, newer ? "true" : "false");
+    /* As in store_sqlite.c: from's "new group" notice would announce an
+     * old group as new. */
+    if (run_gid(c, "DELETE FROM notices WHERE group_id=$1 AND kind='" FL_NOTICE_NEW_GROUP "'", from,
+                NULL))
+        return -1;
     if (p_run(c,
               "UPDATE groups t SET count=t.count+f.count, first_seen=LEAST(t.first_seen, "
               "f.first_seen), last_seen=GREATEST(t.last_seen, f.last_seen), "

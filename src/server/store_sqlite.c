@@ -2089,6 +2089,10 @@ static int s_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
         " WHERE id=?1",
         "UPDATE crashes SET group_id=?1, sig_group=coalesce(sig_group, group_id) WHERE "
         "group_id=?2",
+        /* A "new group" notice of a group merged away would announce an
+         * old group as new: the merge says it is not new (regressions
+         * still go, for the group they now belong to). */
+        "DELETE FROM notices WHERE group_id=?2 AND kind='" FL_NOTICE_NEW_GROUP "'",
         "UPDATE notices SET group_id=?1 WHERE group_id=?2",
         "DELETE FROM group_days WHERE group_id=?2",
         "DELETE FROM group_versions WHERE group_id=?2",

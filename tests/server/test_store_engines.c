@@ -1736,13 +1736,12 @@ static void test_merge_groups(void **st)
     fl_store_stats ss;
     assert_int_equal(e->s->stats(e->c, &ss), 0);
     assert_int_equal(ss.groups, 1);
-    /* gm2's pending notice now names gm1. */
+    /* gm2's pending "new group" notice is gone: merged into gm1, it is
+     * not a new group. */
     fl_notice t[4];
     size_t n = 0;
     assert_int_equal(e->s->notices_claim(e->c, fl_now(), 60, 7200, 4, t, &n), 0);
-    assert_int_equal(n, 1);
-    assert_string_equal(t[0].group_id, "gm1");
-    assert_int_equal(e->s->notice_done(e->c, t[0].id), 0);
+    assert_int_equal(n, 0);
 
     /* A later crash of gm2's signature counts in gm1, and 1.3 > 1.1
      * regresses it; a status set through gm2 is gm1's. */
@@ -3283,6 +3282,54 @@ typedef struct opener {
     char err[256];
 } opener;
 
+/* A merge drops a pending "new group" notice of the group merged away (it
+ * is no new group) and keeps a pending regression, for the group it went
+ * into. */
+static void test_merge_notices(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    fl_notice t[8];
+    size_t n = 9;
+    int64_t now = fl_now();
+    char ref[FL_CRASH_ID_MAX];
+    e->s->notify = true;
+    assert_true(ingest_at(e, "q1", "1.0", T0, ref));
+    apply_c(e, &(crash){.id = "q1", .ref = ref, .group = "qa", .version = "1.0"}, false);
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(e->s->notice_done(e->c, t[0].id), 0); /* qa announced */
+    assert_int_equal(e->s->set_status(e->c, "qa", "resolved", "1.0"), 0);
+    assert_true(ingest_at(e, "q2", "1.1", T0 + 1, ref));
+    apply_c(e, &(crash){.id = "q2", .ref = ref, .group = "qa", .version = "1.1"}, false);
+    assert_true(ingest_at(e, "q3", "1.0", T0 + 2, ref));
+    apply_c(e, &(crash){.id = "q3", .ref = ref, .group = "qb", .version = "1.0"}, false);
+    assert_true(ingest_at(e, "q4", "1.0", T0 + 3, ref));
+    apply_c(e, &(crash){.id = "q4", .ref = ref, .group = "qc", .version = "1.0"}, false);
+    /* Pending: qa regressed, qb and qc new.  qb goes into qa, and qa
+     * (regression and all) into qc, which is new itself. */
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "qa", "qb"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        bool reg = !strcmp(t[i].kind, FL_NOTICE_REGRESSED);
+        assert_string_equal(t[i].group_id, reg ? "qa" : "qc");
+        assert_string_equal(t[i].crash_id, reg ? "q2" : "q4");
+        assert_int_equal(e->s->notice_later(e->c, t[i].id, now), 0);
+    }
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "qc", "qa"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(e->s->notices_claim(e->c, now, 60, 7200, 8, t, &n), 0);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(t[i].group_id, "qc");
+    assert_true(!strcmp(t[0].kind, FL_NOTICE_REGRESSED) != !strcmp(t[1].kind, FL_NOTICE_REGRESSED));
+    e->s->notify = false;
+}
+
 /* Notices: one when a crash creates its group and one when it makes a
  * resolved group regress, only with notify on; claimed, leased, retried
  * and forgotten. */
@@ -3474,6 +3521,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_expire_then_move, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_notices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merge_notices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merge_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unmerge_group, setup, teardown),
