@@ -44,6 +44,7 @@ typedef struct opts {
     const char *notify_url;
     unsigned notify_digest, notify_period_s; /* --notify-digest N/PERIOD */
     bool listen_given; /* --listen on the command line */
+    int log_time;      /* --log-time: FL_LOG_TIME_* */
 } opts;
 
 static void usage(FILE *f)
@@ -112,6 +113,10 @@ static void usage(FILE *f)
             "                       one; the others wait for the period's end and go as one\n"
             "                       digest, one a period while a storm lasts (0: every event\n"
             "                       alone); needs --notify-url\n"
+            "  --log-time WHEN      start each line of the log (stderr) and of the banner\n"
+            "                       (stdout) with its UTC time, 2026-01-31T12:00:00.000Z:\n"
+            "                       auto (default: unless that stream is the systemd\n"
+            "                       journal, named by JOURNAL_STREAM), always or never\n"
             "\n"
             "Symbols: uploads and DIR/symbols/incoming/ land in DIR/symbols/processed/,\n"
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/.\n"
@@ -338,6 +343,13 @@ static int parse_args(opts *o, int argc, char **argv)
             if (parse_digest(TAKE, o))
                 return -1;
             digest_given = true;
+        } else if (!strcmp(a, "--log-time")) {
+            if (!v)
+                goto missing;
+            if (fl_log_time_parse(TAKE, &o->log_time)) {
+                fprintf(stderr, "faultline serve: --log-time wants auto, always or never\n");
+                return -1;
+            }
         } else if (!strcmp(a, "--retention")) {
             if (!v)
                 goto missing;
@@ -583,15 +595,15 @@ static void *wait_up(void *(*open)(const char *, char *, size_t), const char *wh
             return x;
         uint64_t now = fl_mono_ns();
         if (!said || now - said >= 30000000000ull) {
-            fprintf(stderr,
-                    "faultline serve: %s; waiting for %s (%.0f s so far; tried every second)\n",
-                    err, what, (now - first) / 1e9);
+            fl_log(stderr,
+                   "faultline serve: %s; waiting for %s (%.0f s so far; tried every second)", err,
+                   what, (now - first) / 1e9);
             said = now;
         }
         struct timespec ts = {1, 0};
         int sig = sigtimedwait(sigs, NULL, &ts);
         if (sig == SIGINT || sig == SIGTERM) {
-            fprintf(stderr, "faultline serve: stopped while waiting for %s\n", what);
+            fl_log(stderr, "faultline serve: stopped while waiting for %s", what);
             *err = '\0';
             return NULL;
         }
@@ -622,20 +634,20 @@ static int share_key(fl_store *st, fl_store_conn *c, const char *env, const char
         return 0;
     const char *e = getenv(env);
     if (e && *e) {
-        fprintf(stderr,
-                "faultline serve: warning: %s differs from the %s that the other servers of "
-                "this database share (table settings); clients using the one get 401 from "
-                "servers using the other\n",
-                env, name);
+        fl_log(stderr,
+               "faultline serve: warning: %s differs from the %s that the other servers of "
+               "this database share (table settings); clients using the one get 401 from "
+               "servers using the other",
+               env, name);
         return 0;
     }
     snprintf(key, cap, "%s", shared);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    fprintf(stderr,
-            "faultline serve: %s now holds the %s that the servers of this database share "
-            "(table settings)\n",
-            path, name);
+    fl_log(stderr,
+           "faultline serve: %s now holds the %s that the servers of this database share "
+           "(table settings)",
+           path, name);
     return write_key(path, key, err, errlen);
 }
 
@@ -647,10 +659,10 @@ static void reload_rules(fl_group_rules **rules, fl_workers *workers, const char
 {
     fl_group_rules *nr = fl_group_rules_new();
     if (!nr || fl_group_rules_load(nr, skip, prefix)) {
-        fprintf(stderr,
-                "faultline serve: SIGHUP: cannot read %s or %s (%s); the grouping rules in use "
-                "stay\n",
-                skip, prefix, nr ? strerror(errno) : "out of memory");
+        fl_log(stderr,
+               "faultline serve: SIGHUP: cannot read %s or %s (%s); the grouping rules in use "
+               "stay",
+               skip, prefix, nr ? strerror(errno) : "out of memory");
         fl_group_rules_free(nr);
         return;
     }
@@ -658,8 +670,8 @@ static void reload_rules(fl_group_rules **rules, fl_workers *workers, const char
     fl_workers_set_rules(workers, nr); /* returns once no batch uses the old */
     fl_group_rules_free(*rules);
     *rules = nr;
-    fprintf(stderr, "faultline serve: SIGHUP: grouping rules read again from %s and %s\n", skip,
-            prefix);
+    fl_log(stderr, "faultline serve: SIGHUP: grouping rules read again from %s and %s", skip,
+           prefix);
 }
 
 int fl_cmd_serve(int argc, char **argv)
@@ -721,6 +733,9 @@ int fl_cmd_serve(int argc, char **argv)
     }
     if (o.burst <= 0)
         o.burst = o.rate * 2 > 1 ? o.rate * 2 : 1;
+    /* From here on every line is the log's (usage errors above are not:
+     * they answer the person who typed the command). */
+    fl_log_set_time(o.log_time);
 
     /* The address first: a second `make run` must not make a data
      * directory, keys and a database before it finds the first one
@@ -728,20 +743,20 @@ int fl_cmd_serve(int argc, char **argv)
     if (run_http || o.listen_given) {
         char lerr[320];
         if (fl_http_check_listen(o.host, o.port, lerr, sizeof lerr)) {
-            fprintf(stderr,
-                    "faultline serve: %s; give another --listen ADDR:PORT (port 0: any "
-                    "free one)\n",
-                    lerr);
+            fl_log(stderr,
+                   "faultline serve: %s; give another --listen ADDR:PORT (port 0: any "
+                   "free one)",
+                   lerr);
             return 1;
         }
     }
     struct stat dst;
     if (mkdir(o.data, 0700) && errno != EEXIST) {
-        fprintf(stderr, "faultline serve: cannot create %s: %s\n", o.data, strerror(errno));
+        fl_log(stderr, "faultline serve: cannot create %s: %s", o.data, strerror(errno));
         return 1;
     }
     if (stat(o.data, &dst) != 0 || !S_ISDIR(dst.st_mode)) {
-        fprintf(stderr, "faultline serve: --data %s: not a directory\n", o.data);
+        fl_log(stderr, "faultline serve: --data %s: not a directory", o.data);
         return 1;
     }
     /* With the default database, the lock and SQLite's -wal and -shm
@@ -749,7 +764,7 @@ int fl_cmd_serve(int argc, char **argv)
      * than as the first of them that fails.  A store elsewhere may do with
      * a directory prepared ahead. */
     if (!o.db && access(o.data, W_OK | X_OK) != 0) {
-        fprintf(stderr, "faultline serve: --data %s: not writable (%s)\n", o.data, strerror(errno));
+        fl_log(stderr, "faultline serve: --data %s: not writable (%s)", o.data, strerror(errno));
         return 1;
     }
     char dbpath[4096], skip[4096], prefix[4096], lockp[4200];
@@ -760,8 +775,10 @@ int fl_cmd_serve(int argc, char **argv)
     if (!pg && !sqlite_file_ok(dbpath)) {
         /* Before keys, lists and symbols are written into a directory
          * that may be another program's. */
-        fprintf(stderr, "faultline serve: %s is not an SQLite database; move it away or give "
-                        "another --data\n", dbpath);
+        fl_log(stderr,
+               "faultline serve: %s is not an SQLite database; move it away or give "
+               "another --data",
+               dbpath);
         return 1;
     }
     snprintf(skip, sizeof skip, "%s", o.skip_list ? o.skip_list : "");
@@ -782,18 +799,20 @@ int fl_cmd_serve(int argc, char **argv)
                 sizeof kerr) ||
         get_key("FAULTLINE_INGEST_KEY", o.data, "ingest_key", ingest, sizeof ingest, kerr,
                 sizeof kerr)) {
-        fprintf(stderr, "faultline serve: no keys: %s\n", kerr);
+        fl_log(stderr, "faultline serve: no keys: %s", kerr);
         return 1;
     }
     if (!strcmp(admin, ingest)) {
         /* Every reporter would hold the admin token. */
-        fprintf(stderr, "faultline serve: the admin token and the ingest key are the same; "
-                        "give FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY different values\n");
+        fl_log(stderr, "faultline serve: the admin token and the ingest key are the same; "
+                       "give FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY different values");
         return 1;
     }
     if (strlen(admin) < 16)
-        fprintf(stderr, "faultline serve: warning: the admin token has %zu characters; one of "
-                        "16 or more is harder to guess\n", strlen(admin));
+        fl_log(stderr,
+               "faultline serve: warning: the admin token has %zu characters; one of "
+               "16 or more is harder to guess",
+               strlen(admin));
 
     /* One processing process per database with role all: it may then
      * forget every lease at start (they belonged to its dead predecessor).
@@ -804,15 +823,17 @@ int fl_cmd_serve(int argc, char **argv)
         lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (lockfd < 0) {
             /* A read-only or full file system, a directory not ours. */
-            fprintf(stderr, "faultline serve: cannot open %s: %s\n", lockp, strerror(errno));
+            fl_log(stderr, "faultline serve: cannot open %s: %s", lockp, strerror(errno));
             return 1;
         }
         if (flock(lockfd, LOCK_EX | LOCK_NB)) {
             if (errno == EWOULDBLOCK)
-                fprintf(stderr, "faultline serve: %s is in use by another server (its lock is "
-                                "held)\n", dbpath);
+                fl_log(stderr,
+                       "faultline serve: %s is in use by another server (its lock is "
+                       "held)",
+                       dbpath);
             else
-                fprintf(stderr, "faultline serve: cannot lock %s: %s\n", lockp, strerror(errno));
+                fl_log(stderr, "faultline serve: cannot lock %s: %s", lockp, strerror(errno));
             close(lockfd);
             return 1;
         }
@@ -829,10 +850,10 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(oldp, sizeof oldp, "%s/serve.lock", o.data);
         oldlockfd = open(oldp, O_RDWR | O_CLOEXEC);
         if (oldlockfd >= 0 && flock(oldlockfd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK) {
-            fprintf(stderr,
-                    "faultline serve: %s is in use by a server of an older version "
-                    "(it holds %s); stop it first\n",
-                    o.data, oldp);
+            fl_log(stderr,
+                   "faultline serve: %s is in use by a server of an older version "
+                   "(it holds %s); stop it first",
+                   o.data, oldp);
             close(oldlockfd);
             close(lockfd);
             return 1;
@@ -974,10 +995,10 @@ int fl_cmd_serve(int argc, char **argv)
     if (o.retention_s) {
         if (!(retention = fl_retention_start(store, &m, o.retention_s, stderr, err, sizeof err)))
             goto out;
-        fprintf(stderr,
-                "faultline: crashes are removed %" PRId64 " s after they were received "
-                "(--retention)\n",
-                o.retention_s);
+        fl_log(stderr,
+               "faultline: crashes are removed %" PRId64 " s after they were received "
+               "(--retention)",
+               o.retention_s);
     }
     /* An IPv6 address goes in brackets in a URL. */
     char url_host[sizeof o.host + 2];
@@ -1028,21 +1049,25 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(hc.host, sizeof hc.host, "%s", o.host);
         if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
             goto out;
-        printf("faultline: listening on http://%s:%u (data %s, role %s, %u workers, store %s, "
-               "queue %s)\n",
+        fl_log(stdout,
+               "faultline: listening on http://%s:%u (data %s, role %s, %u workers, store %s, "
+               "queue %s)",
                url_host, fl_http_port(http), o.data, o.role, workers ? o.workers : 0, store->engine,
                queue->engine);
-        printf("faultline: admin token: %s   (Authorization: Bearer <token>)\n", admin);
-        printf("faultline: ingest key:  %s   (X-Faultline-Key: <key>, or ?key=<key>)%s\n", ingest,
-               o.keyless ? "; keyless POST / accepted" : "");
-        printf("faultline: portal: open http://%s:%u/ in a browser and log in with the admin "
-               "token\n",
+        fl_log(stdout, "faultline: admin token: %s   (Authorization: Bearer <token>)", admin);
+        fl_log(stdout, "faultline: ingest key:  %s   (X-Faultline-Key: <key>, or ?key=<key>)%s",
+               ingest, o.keyless ? "; keyless POST / accepted" : "");
+        fl_log(stdout,
+               "faultline: portal: open http://%s:%u/ in a browser and log in with the admin "
+               "token",
                url_host, fl_http_port(http));
-        printf("faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups\n",
+        fl_log(stdout,
+               "faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups",
                admin, url_host, fl_http_port(http));
         /* What a new user types next: send a crash log. */
-        printf("faultline: send crash logs with  faultline-report --url "
-               "http://%s:%u/api/v1/crashes --key %s\n",
+        fl_log(stdout,
+               "faultline: send crash logs with  faultline-report --url "
+               "http://%s:%u/api/v1/crashes --key %s",
                url_host, fl_http_port(http), ingest);
     } else {
         /* Only when asked: a worker beside an API server on one machine
@@ -1060,22 +1085,22 @@ int fl_cmd_serve(int argc, char **argv)
             snprintf(hc.host, sizeof hc.host, "%s", o.host);
             if (!(http = fl_http_start(&hc, store, queue, NULL, &m, err, sizeof err)))
                 goto out;
-            printf("faultline: listening on http://%s:%u (/healthz and /metrics only)\n", url_host,
-                   fl_http_port(http));
+            fl_log(stdout, "faultline: listening on http://%s:%u (/healthz and /metrics only)",
+                   url_host, fl_http_port(http));
         }
-        printf("faultline: worker running (data %s, %u workers, store %s, queue %s)\n", o.data,
-               o.workers, store->engine, queue->engine);
+        fl_log(stdout, "faultline: worker running (data %s, %u workers, store %s, queue %s)",
+               o.data, o.workers, store->engine, queue->engine);
     }
     fflush(stdout);
 
     int sig = 0;
     while (!sigwait(&sigs, &sig) && sig == SIGHUP)
         reload_rules(&rules, workers, skip, prefix, o.top_n);
-    fprintf(stderr, "faultline: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    fl_log(stderr, "faultline: %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
     rc = 0;
 out:
     if (*err)
-        fprintf(stderr, "faultline serve: %s\n", err);
+        fl_log(stderr, "faultline serve: %s", err);
     fl_retention_stop(retention);
     fl_notifier_stop(notifier);
     fl_http_quiesce(http);
@@ -1085,11 +1110,11 @@ out:
     fl_symingest_free(symin); /* its watcher may still notify the workers */
     fl_workers_stop(workers);
     if (workers)
-        fprintf(stderr,
-                "faultline: stopped after processing %" PRIu64 " crashes (%" PRIu64
-                " failed, %" PRIu64 " second copies dropped)\n",
-                FL_M_GET(m.processed), FL_M_GET(m.processing_failed),
-                FL_M_GET(m.dropped_duplicates));
+        fl_log(stderr,
+               "faultline: stopped after processing %" PRIu64 " crashes (%" PRIu64
+               " failed, %" PRIu64 " second copies dropped)",
+               FL_M_GET(m.processed), FL_M_GET(m.processing_failed),
+               FL_M_GET(m.dropped_duplicates));
     fl_ctxsrv_free(ctxsrv); /* after the HTTP threads that ask it */
     fl_srvsym_free(sym);
     fl_symfetch_free(symfetch);

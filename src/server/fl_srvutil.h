@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* SHA-256 of buf[0..len) into out[32]. */
 void fl_sha256(const void *buf, size_t len, uint8_t out[32]);
@@ -103,6 +104,34 @@ int fl_ticker_start(fl_ticker *t, void *(*fn)(void *), void *arg, const char *na
 bool fl_ticker_wait(fl_ticker *t, uint64_t ms);
 bool fl_ticker_stopping(fl_ticker *t);
 void fl_ticker_stop(fl_ticker *t);
+/* ---- The server's log.  Every line `serve` writes once its options are
+ * accepted -- the banner on stdout, the log on stderr -- goes through
+ * fl_log, so that an operator reading a file or `docker logs` can tell
+ * when an outage began. */
+
+/* serve --log-time: when lines start with a time stamp. */
+enum { FL_LOG_TIME_AUTO, FL_LOG_TIME_ALWAYS, FL_LOG_TIME_NEVER };
+/* "auto", "always" or "never" into *mode: 0, else -1. */
+int fl_log_time_parse(const char *s, int *mode);
+/* Whether fd is a stream into the systemd journal, which stamps each line
+ * itself: JOURNAL_STREAM ("DEVICE:INODE", decimal; set by systemd for a
+ * service whose stdout or stderr it connects to the journal) names fd's
+ * file. */
+bool fl_log_is_journal(int fd);
+/* Decides, before any thread logs, whether lines to stdout and lines to
+ * anything else (stderr, a FILE given to a part of the server) are
+ * stamped: always, never, or (auto) unless that stream, stdout's for
+ * stdout and stderr's for the rest, is the journal's.  Until called,
+ * nothing is stamped. */
+void fl_log_set_time(int mode);
+/* Writes one line to f: "YYYY-MM-DDTHH:MM:SS.mmmZ " (UTC) when stamped,
+ * then fmt's text with each line break or other control character made a
+ * blank (one call, one line), then '\n'; one write(2) for a stream with a
+ * descriptor, so that lines of threads and of processes sharing the file
+ * do not interleave.  NULL f: nothing.  Errors are ignored: there is no
+ * one to tell. */
+void fl_log(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* "YYYY-MM-DDTHH:MM:SSZ" (out >= 21 bytes) and "YYYY-MM-DD" (out >= 11). */
 void fl_iso_time(int64_t t, char *out);
 void fl_iso_day(int64_t t, char *out);

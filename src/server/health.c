@@ -92,22 +92,21 @@ void fl_health_fail(fl_health *h, int path, const char *why)
     bool line = false;
     if (!p->announced && may_log(h, p, now, 1)) {
         if (p->unlogged > p->run)
-            fprintf(h->log,
-                    "faultline serve: storage: %s failed: %s; %s (%llu failures since the "
-                    "last line)\n",
-                    NAMES[path], p->why, MEANWHILE[path], (unsigned long long)p->unlogged);
+            fl_log(h->log,
+                   "faultline serve: storage: %s failed: %s; %s (%llu failures since the "
+                   "last line)",
+                   NAMES[path], p->why, MEANWHILE[path], (unsigned long long)p->unlogged);
         else
-            fprintf(h->log, "faultline serve: storage: %s failed: %s; %s\n", NAMES[path], p->why,
-                    MEANWHILE[path]);
+            fl_log(h->log, "faultline serve: storage: %s failed: %s; %s", NAMES[path], p->why,
+                   MEANWHILE[path]);
         p->announced = line = true;
     } else if (p->announced && may_log(h, p, now, FL_HEALTH_LOG_S)) {
-        fprintf(h->log, "faultline serve: storage: %s: %llu more failure%s in %.0f s (%s)\n",
-                NAMES[path], (unsigned long long)p->unlogged, p->unlogged == 1 ? "" : "s",
-                (now - p->logged_ns) / 1e9, p->why);
+        fl_log(h->log, "faultline serve: storage: %s: %llu more failure%s in %.0f s (%s)",
+               NAMES[path], (unsigned long long)p->unlogged, p->unlogged == 1 ? "" : "s",
+               (now - p->logged_ns) / 1e9, p->why);
         line = true;
     }
     if (line) {
-        fflush(h->log);
         p->unlogged = 0;
         p->logged_ns = now;
     }
@@ -124,11 +123,10 @@ void fl_health_ok(fl_health *h, int path)
     pthread_mutex_lock(&p->mu);
     if (p->state == FL_HEALTH_FAILING) {
         if (p->announced && h->log) {
-            fprintf(h->log,
-                    "faultline serve: storage: %s works again (after %llu failure%s over %.0f s)\n",
-                    NAMES[path], (unsigned long long)p->run, p->run == 1 ? "" : "s",
-                    (fl_mono_ns() - p->since_ns) / 1e9);
-            fflush(h->log);
+            fl_log(h->log,
+                   "faultline serve: storage: %s works again (after %llu failure%s over %.0f s)",
+                   NAMES[path], (unsigned long long)p->run, p->run == 1 ? "" : "s",
+                   (fl_mono_ns() - p->since_ns) / 1e9);
             p->unlogged = 0;
             p->logged_ns = fl_mono_ns();
         }

@@ -3426,10 +3426,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
         if ((unsigned char)msg[i] < 0x20)
             msg[i] = ' ';
     if (dropped)
-        fprintf(stderr, "faultline serve: http: %s [%lu more messages since the last line]\n",
-                msg, dropped);
+        fl_log(stderr, "faultline serve: http: %s [%lu more messages since the last line]", msg,
+               dropped);
     else
-        fprintf(stderr, "faultline serve: http: %s\n", msg);
+        fl_log(stderr, "faultline serve: http: %s", msg);
 }
 
 /* fl_http_start(), or with driven (fl_http_drive.h) one loop without a

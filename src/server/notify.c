@@ -193,7 +193,7 @@ static outcome deliver(fl_notifier *nf, const char *body, unsigned attempts, con
     long status = post(nf, body, &a, &retry_after, err, sizeof err);
     if (status >= 200 && status < 300) {
         if (nf->failing && nf->log)
-            fprintf(nf->log, "faultline serve: notify: %s answers again\n", nf->url);
+            fl_log(nf->log, "faultline serve: notify: %s answers again", nf->url);
         nf->failing = false;
         return DELIVERED;
     }
@@ -202,8 +202,8 @@ static outcome deliver(fl_notifier *nf, const char *body, unsigned attempts, con
         /* Refused (or sent elsewhere: --notify-url should name where):
          * sent again, it would be again. */
         if (nf->log)
-            fprintf(nf->log, "faultline serve: notify: %s refused %s (HTTP %ld): %s\n", nf->url,
-                    what, status, a.text);
+            fl_log(nf->log, "faultline serve: notify: %s refused %s (HTTP %ld): %s", nf->url, what,
+                   status, a.text);
         return REFUSED;
     }
     *wait = (int64_t)1 << (attempts < 12 ? attempts : 12);
@@ -214,10 +214,10 @@ static outcome deliver(fl_notifier *nf, const char *body, unsigned attempts, con
     if (!nf->failing && nf->log) {
         if (status)
             snprintf(err, sizeof err, "HTTP %ld: %s", status, a.text);
-        fprintf(nf->log,
-                "faultline serve: notify: cannot send to %s (%s); trying again in %lld s, and "
-                "saying nothing more until it works\n",
-                nf->url, err, (long long)*wait);
+        fl_log(nf->log,
+               "faultline serve: notify: cannot send to %s (%s); trying again in %lld s, and "
+               "saying nothing more until it works",
+               nf->url, err, (long long)*wait);
     }
     nf->failing = true;
     return FAILED;
@@ -230,10 +230,10 @@ static bool too_old(fl_notifier *nf, fl_store_conn *c, const fl_notice *t, int64
         return false;
     FL_M_ADD(nf->m->notify_dropped, 1);
     if (nf->log)
-        fprintf(nf->log,
-                "faultline serve: notify: %s of group %s dropped: not delivered for a day "
-                "(%u tries)\n",
-                t->kind, t->group_id, t->attempts - 1);
+        fl_log(nf->log,
+               "faultline serve: notify: %s of group %s dropped: not delivered for a day "
+               "(%u tries)",
+               t->kind, t->group_id, t->attempts - 1);
     nf->store->notice_done(c, t->id);
     return true;
 }

@@ -77,16 +77,16 @@ static void *retention_main(void *arg)
         if (c || (c = r->store->connect(r->store)))
             rc = pass(r, c, before, &removed, err, sizeof err);
         if (rc && !failing && r->log)
-            fprintf(r->log, "faultline serve: retention: %s (trying again in %llu s)\n", err,
-                    (unsigned long long)(r->every_ms / 1000));
+            fl_log(r->log, "faultline serve: retention: %s (trying again in %llu s)", err,
+                   (unsigned long long)(r->every_ms / 1000));
         if (!rc && failing && r->log)
-            fprintf(r->log, "faultline serve: retention: working again\n");
+            fl_log(r->log, "faultline serve: retention: working again");
         failing = rc != 0;
         if (removed && r->log) {
             char t[32];
             fl_iso_time(before, t);
-            fprintf(r->log, "faultline serve: retention: removed %zu crash%s received before %s\n",
-                    removed, removed == 1 ? "" : "es", t);
+            fl_log(r->log, "faultline serve: retention: removed %zu crash%s received before %s",
+                   removed, removed == 1 ? "" : "es", t);
         }
     }
     if (c)

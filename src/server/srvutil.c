@@ -8,14 +8,18 @@
 #include "fl_store.h"
 
 #include <ctype.h>
+#include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <zlib.h>
 #include <zstd.h>
@@ -469,6 +473,109 @@ void fl_iso_time(int64_t t, char *out)
     struct tm tm;
     gmtime_r(&tt, &tm);
     strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- the log */
+
+/* Set once at start, read by every thread after. */
+static bool log_stamp_stdout, log_stamp_other;
+
+int fl_log_time_parse(const char *s, int *mode)
+{
+    static const char *const names[] = {"auto", "always", "never"};
+    for (int i = 0; s && i < 3; i++)
+        if (!strcmp(s, names[i])) {
+            *mode = i; /* the order of FL_LOG_TIME_* */
+            return 0;
+        }
+    return -1;
+}
+
+bool fl_log_is_journal(int fd)
+{
+    const char *js = getenv("JOURNAL_STREAM");
+    struct stat st;
+    char *end;
+    if (!js || !*js || fstat(fd, &st))
+        return false;
+    errno = 0;
+    unsigned long long dev = strtoull(js, &end, 10);
+    if (errno || end == js || *end != ':')
+        return false;
+    const char *p = end + 1;
+    unsigned long long ino = strtoull(p, &end, 10);
+    return !errno && end != p && !*end && dev == (unsigned long long)st.st_dev &&
+           ino == (unsigned long long)st.st_ino;
+}
+
+void fl_log_set_time(int mode)
+{
+    log_stamp_stdout = mode == FL_LOG_TIME_ALWAYS ||
+                       (mode == FL_LOG_TIME_AUTO && !fl_log_is_journal(STDOUT_FILENO));
+    log_stamp_other = mode == FL_LOG_TIME_ALWAYS ||
+                      (mode == FL_LOG_TIME_AUTO && !fl_log_is_journal(STDERR_FILENO));
+}
+
+void fl_log(FILE *f, const char *fmt, ...)
+{
+    if (!f)
+        return;
+    int fd = fileno(f);
+    char small[1024], *line = small;
+    size_t n = 0;
+    if (fd == STDOUT_FILENO ? log_stamp_stdout : log_stamp_other) {
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        n = strftime(small, sizeof small, "%Y-%m-%dT%H:%M:%S", &tm);
+        n += (size_t)snprintf(small + n, sizeof small - n, ".%03ldZ ", ts.tv_nsec / 1000000);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(small + n, sizeof small - n - 1, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return;
+    if ((size_t)len >= sizeof small - n - 1) {
+        /* Longer than most: formatted again into a buffer of its size
+         * (an error message that quotes a long path or URL). */
+        char *big = malloc(n + (size_t)len + 2);
+        if (big) {
+            memcpy(big, small, n);
+            va_start(ap, fmt);
+            vsnprintf(big + n, (size_t)len + 1, fmt, ap);
+            va_end(ap);
+            line = big;
+        } else {
+            len = (int)(sizeof small - n - 2); /* cut short rather than lost */
+        }
+    }
+    n += (size_t)len;
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        n--;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = ' ';
+    line[n++] = '\n';
+    if (fd >= 0) {
+        /* Past stdio: what it holds of f first, then the line in one
+         * write. */
+        fflush(f);
+        for (size_t off = 0; off < n;) {
+            ssize_t w = write(fd, line + off, n - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                break;
+            off += (size_t)w;
+        }
+    } else {
+        fwrite(line, 1, n, f);
+        fflush(f);
+    }
+    if (line != small)
+        free(line);
 }
 
 void fl_iso_day(int64_t t, char *out)

@@ -392,12 +392,12 @@ static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *
             int rc = fl_symingest_file(g, conn, p, de->d_name, (long long)st.st_size, true, id,
                                        sizeof id, err, sizeof err);
             if (rc == 2 && !g->watch_failing)
-                fprintf(stderr,
-                        "faultline serve: symbols: cannot record incoming/%s: %s; it stays in "
-                        "incoming/ and is tried again every second\n",
-                        de->d_name, err);
+                fl_log(stderr,
+                       "faultline serve: symbols: cannot record incoming/%s: %s; it stays in "
+                       "incoming/ and is tried again every second",
+                       de->d_name, err);
             if (rc != 2 && g->watch_failing)
-                fprintf(stderr, "faultline serve: symbols: recording debug files works again\n");
+                fl_log(stderr, "faultline serve: symbols: recording debug files works again");
             g->watch_failing = rc == 2;
             if (rc != 2)
                 continue;
@@ -446,10 +446,10 @@ static void sweep_tmp(fl_symingest *g, seen *prev, size_t *nprev)
                     prev[i].mtime.tv_sec == st.st_mtim.tv_sec &&
                     prev[i].mtime.tv_nsec == st.st_mtim.tv_nsec;
         if (still && unlink(p) == 0) {
-            fprintf(stderr,
-                    "faultline serve: symbols: removed tmp/%s (%lld bytes): an upload that "
-                    "ended with its server\n",
-                    de->d_name, (long long)st.st_size);
+            fl_log(stderr,
+                   "faultline serve: symbols: removed tmp/%s (%lld bytes): an upload that "
+                   "ended with its server",
+                   de->d_name, (long long)st.st_size);
             continue;
         }
         seen *c = &cur[ncur++];

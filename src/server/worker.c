@@ -642,11 +642,10 @@ static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *task
             /* It stopped the server each time it was processed: fail it
              * rather than let it stop every server that claims it. */
             if (w->m->health.log) {
-                fprintf(w->m->health.log,
-                        "faultline serve: crash %s: the server stopped %u times while processing "
-                        "it; marked failed and not processed again (its log is kept)\n",
-                        sl[i].id, FL_POISON_STARTS);
-                fflush(w->m->health.log);
+                fl_log(w->m->health.log,
+                       "faultline serve: crash %s: the server stopped %u times while processing "
+                       "it; marked failed and not processed again (its log is kept)",
+                       sl[i].id, FL_POISON_STARTS);
             }
             lr = -1;
         }

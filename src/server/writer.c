@@ -108,19 +108,18 @@ static void publog_fail(fl_writer *w, publog *pl, size_t n)
     if (!pl->failing) {
         pl->failing = true;
         pl->since_ns = now;
-        fprintf(log,
-                "faultline serve: queue: cannot publish tasks: %s; their reports are stored "
-                "(answered 200) and published again by the sweep once they have waited %u s "
-                "(--republish-after) and the broker takes them\n",
-                why ? why : "unknown error", w->republish_after);
+        fl_log(log,
+               "faultline serve: queue: cannot publish tasks: %s; their reports are stored "
+               "(answered 200) and published again by the sweep once they have waited %u s "
+               "(--republish-after) and the broker takes them",
+               why ? why : "unknown error", w->republish_after);
     } else if (now - pl->logged_ns >= PUBLISH_LOG_S * 1000000000ull) {
-        fprintf(log, "faultline serve: queue: %llu more tasks not published in %.0f s (%s)\n",
-                (unsigned long long)pl->unlogged, (now - pl->logged_ns) / 1e9,
-                why ? why : "unknown error");
+        fl_log(log, "faultline serve: queue: %llu more tasks not published in %.0f s (%s)",
+               (unsigned long long)pl->unlogged, (now - pl->logged_ns) / 1e9,
+               why ? why : "unknown error");
     } else {
         return;
     }
-    fflush(log);
     pl->unlogged = 0;
     pl->logged_ns = now;
 }
@@ -131,11 +130,10 @@ static void publog_ok(fl_writer *w, publog *pl)
     if (!pl->failing)
         return;
     if (log) {
-        fprintf(log,
-                "faultline serve: queue: publishing works again (%llu tasks not published over "
-                "%.0f s: the sweep publishes them)\n",
-                (unsigned long long)pl->failed, (fl_mono_ns() - pl->since_ns) / 1e9);
-        fflush(log);
+        fl_log(log,
+               "faultline serve: queue: publishing works again (%llu tasks not published over "
+               "%.0f s: the sweep publishes them)",
+               (unsigned long long)pl->failed, (fl_mono_ns() - pl->since_ns) / 1e9);
     }
     memset(pl, 0, sizeof *pl);
 }

@@ -24,6 +24,11 @@ start() { # start DATADIR [options...]
   fail "server did not start"
 }
 stop() { kill -TERM "$PID"; wait "$PID"; local rc=$?; PID=; return $rc; }
+# The server stamps its lines with their time ("2026-11-27T15:04:34.123Z ",
+# serve --log-time): STAMP matches one (grep -E), unstamped FILE prints
+# FILE without them, for a test that compares whole lines.
+STAMP='[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z '
+unstamped() { sed -E "s/^$STAMP//" "$1"; }
 url() { echo "http://127.0.0.1:$PORT$1"; }
 # code METHOD PATH [curl args...] -> prints the HTTP status; body in $work/body
 code() { local m=$1 p=$2; shift 2; curl -s -o "$work/body" -w '%{http_code}' -X "$m" "$@" "$(url "$p")"; }

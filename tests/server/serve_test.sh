@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | notifydigest, groupdelete (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | logtime | notifydigest, groupdelete (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -1661,7 +1661,7 @@ readonly)
     timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/ro" --role $role >"$work/out" 2>"$work/e"
     rc=$?
     [ $rc != 0 ] && [ $rc != 124 ] || fail "role $role started on a read-only directory (rc $rc)"
-    grep -qx "faultline serve: --data $work/ro: not writable (Read-only file system)" "$work/e" &&
+    unstamped "$work/e" | grep -qx "faultline serve: --data $work/ro: not writable (Read-only file system)" &&
       ! grep -q 'in use by another' "$work/e" ||
       fail "role $role: $(cat "$work/e")"
     ok "role $role, read-only data directory: $(cat "$work/e")"
@@ -1686,7 +1686,7 @@ limits)
   for _ in $(seq 20); do grep -q 'more messages since the last line' "$work/err" && break; sleep 0.1; done
   n=$(($(wc -l <"$work/err") - n0)) secs=$(($(date +%s) - t0))
   [ "$n" -le $((secs + 2)) ] && [ "$n" -lt 50 ] &&
-    grep -q '^faultline serve: http: .*431.*more messages since the last line' "$work/err" ||
+    unstamped "$work/err" | grep -q '^faultline serve: http: .*431.*more messages since the last line' ||
     fail "101 refused header blocks in $secs s: $n log lines: $(tail -3 "$work/err")"
   ok "101 refused header blocks in $secs s: $n log lines"
   # A client that sends half a request line and waits is disconnected.
@@ -1783,8 +1783,8 @@ cli)
   tok=$(grep -o 'admin token: [0-9a-f]*' "$work/out" | cut -d' ' -f3)
   key=$(grep -o 'ingest key:  [0-9a-f]*' "$work/out" | cut -d' ' -f4)
   [ ${#tok} = 32 ] && [ ${#key} = 32 ] || fail "keys not printed: $(cat "$work/out")"
-  grep -qx "faultline: send crash logs with  faultline-report --url http://127.0.0.1:$PORT/api/v1/crashes --key $key" \
-    "$work/out" || fail "no reporter line: $(cat "$work/out")"
+  unstamped "$work/out" | grep -qx "faultline: send crash logs with  faultline-report --url http://127.0.0.1:$PORT/api/v1/crashes --key $key" ||
+    fail "no reporter line: $(cat "$work/out")"
   [ "$(stat -c %a "$work/k/admin_token")" = 600 ] || fail "admin_token mode"
   c=$(code GET /api/v1/groups -H "Authorization: Bearer $tok"); [ "$c" = 200 ] || fail "generated token -> $c"
   stop || fail "shutdown rc"
@@ -2313,6 +2313,96 @@ fcntl.flock(open(sys.argv[1]), fcntl.LOCK_EX | fcntl.LOCK_NB)' "$work/d/serve.lo
     fail "a running server does not hold serve.lock"
   ok "a running server holds serve.lock, so an older one is refused"
   stop || fail "shutdown rc"
+  ;;
+logtime)
+  # serve --log-time: every line of the log (stderr) and of the banner
+  # (stdout) starts with its UTC time (always; auto, the default, unless
+  # the stream is the systemd journal's, which JOURNAL_STREAM names as
+  # DEVICE:INODE); none with never; usage errors never.
+  # stamped FILE WHAT: each line of FILE starts with a stamp, whose time
+  # lies between $t0 and $t1 (seconds): UTC whatever TZ the server had.
+  stamped() {
+    local line t
+    [ -s "$1" ] || fail "$2: nothing in $1"
+    while IFS= read -r line; do
+      grep -Eq "^${STAMP}faultline( serve)?: " <<<"$line" || fail "$2: not stamped: $line"
+      t=$(date -u -d "${line%%Z *}Z" +%s) || fail "$2: not a time: $line"
+      [ "$t" -ge "$t0" ] && [ "$t" -le "$t1" ] || fail "$2: $line: $t not in $t0..$t1"
+    done <"$1"
+  }
+  plain() { # FILE WHAT: no line starts with a stamp
+    [ -s "$1" ] || fail "$2: nothing in $1"
+    grep -Ev '^faultline( serve)?: ' "$1" && fail "$2: a line not plain"
+    return 0
+  }
+  unset JOURNAL_STREAM
+  # always, with a clock zone far from UTC; and a runtime line (SIGHUP).
+  t0=$(date +%s)
+  : >"$work/err"
+  TZ=Asia/Tokyo start "$work/d" --log-time always
+  kill -HUP "$PID"
+  for _ in $(seq 50); do grep -q 'grouping rules read again' "$work/err" && break; sleep 0.1; done
+  stop || fail "shutdown rc"
+  t1=$(($(date +%s) + 1))
+  grep -q 'grouping rules read again' "$work/err" || fail "no SIGHUP line: $(cat "$work/err")"
+  grep -q 'shutting down' "$work/err" || fail "no shutdown line: $(cat "$work/err")"
+  stamped "$work/out" "always, stdout"
+  stamped "$work/err" "always, stderr"
+  ok "always: $(head -1 "$work/out" | cut -c1-60)... / $(grep -m1 SIGHUP "$work/err")"
+  # The default (auto) outside systemd: stamped as well.
+  t0=$(date +%s)
+  : >"$work/err"
+  start "$work/d"
+  stop || fail "shutdown rc"
+  t1=$(($(date +%s) + 1))
+  stamped "$work/out" "auto, stdout"
+  stamped "$work/err" "auto, stderr"
+  ok "auto without JOURNAL_STREAM: stamped"
+  # never: plain lines.
+  : >"$work/err"
+  start "$work/d" --log-time never
+  stop || fail "shutdown rc"
+  plain "$work/out" "never, stdout"
+  plain "$work/err" "never, stderr"
+  ok "never: $(head -1 "$work/err")"
+  # auto with stderr in the journal (JOURNAL_STREAM names the file stderr
+  # is appended to): stderr plain, stdout (another file) still stamped.
+  # Naming another file, or garbage, changes nothing.
+  : >"$work/err"
+  t0=$(date +%s)
+  JOURNAL_STREAM=$(stat -c '%d:%i' "$work/err") start "$work/d"
+  stop || fail "shutdown rc"
+  t1=$(($(date +%s) + 1))
+  plain "$work/err" "auto, stderr in the journal"
+  stamped "$work/out" "auto, stdout beside the journal"
+  ok "auto, JOURNAL_STREAM=stderr's: stderr plain, stdout stamped"
+  for js in "$(stat -c '%d:%i' "$work/out")" "$(stat -c '%d' "$work/err"):x" "banana"; do
+    : >"$work/err"
+    t0=$(date +%s)
+    JOURNAL_STREAM=$js start "$work/d"
+    stop || fail "shutdown rc"
+    t1=$(($(date +%s) + 1))
+    stamped "$work/err" "auto, JOURNAL_STREAM=$js, stderr"
+  done
+  # and --log-time never under the journal, always under it.
+  : >"$work/err"
+  t0=$(date +%s)
+  JOURNAL_STREAM=$(stat -c '%d:%i' "$work/err") start "$work/d" --log-time always
+  stop || fail "shutdown rc"
+  t1=$(($(date +%s) + 1))
+  stamped "$work/err" "always, stderr in the journal"
+  ok "JOURNAL_STREAM naming stdout's file, a bad value: stderr stamped; always wins"
+  # A start-up failure is a log line too; a usage error is not.
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/d/faultline.db" --log-time always >/dev/null 2>"$work/e"
+  [ $? = 1 ] && grep -Eq "^${STAMP}faultline serve: --data .*: not a directory" "$work/e" ||
+    fail "start-up failure: $(cat "$work/e")"
+  "$FL" serve --log-time sometimes >/dev/null 2>"$work/e"
+  [ $? = 64 ] && [ "$(cat "$work/e")" = "faultline serve: --log-time wants auto, always or never" ] ||
+    fail "--log-time sometimes: $(cat "$work/e")"
+  "$FL" serve --log-time always --frob >/dev/null 2>"$work/e"
+  [ $? = 64 ] && [ "$(cat "$work/e")" = "faultline serve: unknown option '--frob'; see faultline serve --help" ] ||
+    fail "usage error after --log-time always: $(cat "$work/e")"
+  ok "start-up failure stamped, usage errors plain"
   ;;
 *) fail "unknown case $case_" ;;
 esac
