@@ -259,14 +259,21 @@ int fl_cmd_dump(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            fprintf(stderr, "faultline dump: %s '%s'\n",
+            fprintf(stderr, "faultline dump: %s '%s'; see faultline dump --help\n",
                     c == ':' ? "a value is missing after" : "unknown option", argv[optind - 1]);
-            usage(stderr);
             return 2;
         }
     }
     if (argc - optind != 1) {
-        usage(stderr);
+        /* One line that says what is wrong, as every command's usage
+         * errors do. */
+        if (optind >= argc)
+            fprintf(stderr, "faultline dump: no process id given; see faultline dump --help\n");
+        else
+            fprintf(stderr,
+                    "faultline dump: one process at a time (%d given); see faultline dump "
+                    "--help\n",
+                    argc - optind);
         return 2;
     }
     char *end;

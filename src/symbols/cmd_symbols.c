@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,18 +388,23 @@ static void symbolicate_usage(FILE *f)
                "llvm-symbolizer does), 1 output could not be written, 64 usage.\n");
 }
 
-/* A usage error of `faultline NAME`: the message, then the usage. */
-static int usage_error(void (*usage)(FILE *), const char *name, const char *fmt, ...)
+/* A usage error of `faultline NAME`: one line that says what is wrong, as
+ * serve and submit say it -- the whole usage after it would scroll it off
+ * the screen.  hint: the command line's shape is wrong (an unknown option,
+ * a value or a file missing), so "; see faultline NAME --help" follows; a
+ * wrong value's message says what is wanted itself. */
+static int usage_error(const char *name, bool hint, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int usage_error(void (*usage)(FILE *), const char *name, const char *fmt, ...)
+static int usage_error(const char *name, bool hint, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "faultline %s: ", name);
     vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
     va_end(ap);
-    usage(stderr);
+    if (hint)
+        fprintf(stderr, "; see faultline %s --help", name);
+    fputc('\n', stderr);
     return FL_EXIT_USAGE;
 }
 
@@ -475,13 +481,13 @@ int fl_cmd_symbolicate(int argc, char **argv)
         } else if (opt_value(a, obj_opts, argc, argv, &i, &v)) {
             if (!v) {
                 free(addrs);
-                return usage_error(symbolicate_usage, "symbolicate", "%s needs a value", a);
+                return usage_error("symbolicate", true, "%s needs a value", a);
             }
             obj = v;
         } else if (opt_value(a, cache_opts, argc, argv, &i, &v)) {
             if (!v) {
                 free(addrs);
-                return usage_error(symbolicate_usage, "symbolicate", "%s needs a value", a);
+                return usage_error("symbolicate", true, "%s needs a value", a);
             }
             cache = v;
         } else if (!strcmp(a, "--inlines") || !strcmp(a, "-i")) {
@@ -490,14 +496,14 @@ int fl_cmd_symbolicate(int argc, char **argv)
             only_addrs = 1;
         } else if (a[0] == '-' && a[1] && !(a[1] >= '0' && a[1] <= '9')) {
             free(addrs);
-            return usage_error(symbolicate_usage, "symbolicate", "unknown option '%s'", a);
+            return usage_error("symbolicate", true, "unknown option '%s'", a);
         } else {
             addrs[naddrs++] = argv[i];
         }
     }
     if (!obj) {
         free(addrs);
-        return usage_error(symbolicate_usage, "symbolicate", "no --obj FILE given");
+        return usage_error("symbolicate", true, "no --obj FILE given");
     }
     char dir[PATH_MAX], err[512];
     fl_symcache *sc = NULL;
@@ -759,7 +765,7 @@ static int symbols_upload(const char *server, const upload_opts *o, char **files
     char base[2048];
     if ((strncasecmp(server, "http://", 7) != 0 && strncasecmp(server, "https://", 8) != 0) ||
         fl_symupload_base_url(server, base, sizeof base) != 0)
-        return usage_error(symbols_usage, "symbols add",
+        return usage_error("symbols add", false,
                            "--server %s: not a server URL (http://HOST:PORT or https://...)",
                            server);
     upload_list l = {0};
@@ -927,13 +933,13 @@ static int long_in(const char *s, long lo, long hi, long *out)
 int fl_cmd_symbols(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error(symbols_usage, "symbols", "no subcommand given (add)");
+        return usage_error("symbols", true, "no subcommand given (add)");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         symbols_usage(stdout);
         return FL_EXIT_OK;
     }
     if (strcmp(argv[1], "add") != 0)
-        return usage_error(symbols_usage, "symbols", "unknown subcommand '%s'", argv[1]);
+        return usage_error("symbols", true, "unknown subcommand '%s'", argv[1]);
     static const char *const cache_opts[] = {"--cache", NULL};
     static const char *const server_opts[] = {"--server", NULL};
     static const char *const token_opts[] = {"--token", NULL};
@@ -973,7 +979,7 @@ int fl_cmd_symbols(int argc, char **argv)
                    opt_value(a, names = retries_opts, argc, argv, &i, &v) ||
                    opt_value(a, names = cacert_opts, argc, argv, &i, &v)) {
             if (!v) {
-                usage_error(symbols_usage, "symbols add", "%s needs a value", names[0]);
+                usage_error("symbols add", true, "%s needs a value", names[0]);
                 goto out;
             }
             if (names == cache_opts)
@@ -990,32 +996,32 @@ int fl_cmd_symbols(int argc, char **argv)
             } else
                 token = v;
         } else {
-            usage_error(symbols_usage, "symbols add", "unknown option '%s'", a);
+            usage_error("symbols add", true, "unknown option '%s'", a);
             goto out;
         }
     }
     if (nfiles == 0) {
-        usage_error(symbols_usage, "symbols add", "no file given");
+        usage_error("symbols add", true, "no file given");
         goto out;
     }
     long stall_s = 60, nretries = 5;
     if (timeout && long_in(timeout, 1, 86400, &stall_s)) {
-        usage_error(symbols_usage, "symbols add",
-                    "--timeout: '%s' is not a number of seconds (1 to 86400)", timeout);
+        usage_error("symbols add", false, "--timeout: '%s' is not a number of seconds (1 to 86400)",
+                    timeout);
         goto out;
     }
     if (retries && long_in(retries, 0, 100, &nretries)) {
-        usage_error(symbols_usage, "symbols add",
-                    "--retries: '%s' is not a number of tries (0 to 100)", retries);
+        usage_error("symbols add", false, "--retries: '%s' is not a number of tries (0 to 100)",
+                    retries);
         goto out;
     }
     if (server && (cache || force)) {
-        usage_error(symbols_usage, "symbols add", "%s is for the local cache; not with --server",
+        usage_error("symbols add", false, "%s is for the local cache; not with --server",
                     cache ? "--cache" : "--force");
         goto out;
     }
     if (!server && (timeout || retries || cacert_given)) {
-        usage_error(symbols_usage, "symbols add", "%s is for uploads (--server)",
+        usage_error("symbols add", false, "%s is for uploads (--server)",
                     timeout   ? "--timeout"
                     : retries ? "--retries"
                               : "--cacert");
@@ -1026,13 +1032,13 @@ int fl_cmd_symbols(int argc, char **argv)
     if (server) {
         /* Before anything is uploaded: without it every upload is refused. */
         if (!token || !*token) {
-            usage_error(symbols_usage, "symbols add",
+            usage_error("symbols add", false,
                         "--server needs the server's admin token: give --token TOKEN or set "
                         "FAULTLINE_ADMIN_TOKEN");
             goto out;
         }
         if (strpbrk(token, "\r\n")) {
-            usage_error(symbols_usage, "symbols add",
+            usage_error("symbols add", false,
                         "the admin token (--token or FAULTLINE_ADMIN_TOKEN) contains a line break");
             goto out;
         }
@@ -1040,7 +1046,7 @@ int fl_cmd_symbols(int argc, char **argv)
          * wrong path would otherwise fail every file as a TLS error. */
         const char *cabad = cacert ? fl_file_problem(cacert) : NULL;
         if (cabad) {
-            usage_error(symbols_usage, "symbols add", "--cacert %.200s: %s", cacert, cabad);
+            usage_error("symbols add", false, "--cacert %.200s: %s", cacert, cabad);
             goto out;
         }
         upload_opts o = {token, cacert, stall_s, (int)nretries};

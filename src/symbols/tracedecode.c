@@ -1011,9 +1011,8 @@ int fl_cmd_decode(int argc, char **argv)
             continue;
         }
         if (c != 'o') {
-            say("%s '%s'\n",
-                    c == ':' ? "a value is missing after" : "unknown option", argv[optind - 1]);
-            usage(stderr);
+            say("%s '%s'; see faultline %s --help\n",
+                c == ':' ? "a value is missing after" : "unknown option", argv[optind - 1], g_cmd);
             goto out;
         }
         object *no = realloc(dc.objs, (dc.nobjs + 1) * sizeof *no);
@@ -1031,16 +1030,14 @@ int fl_cmd_decode(int argc, char **argv)
     }
     if (nvalues) {
         if (optind < argc) {
-            say("--context takes no file ('%s')\n", argv[optind]);
-            usage(stderr);
+            say("--context takes no file ('%s'); see faultline %s --help\n", argv[optind], g_cmd);
             goto out;
         }
         rc = decode_contexts(&dc, values, nvalues, (unsigned)max_depth, max_paths);
         goto out;
     }
     if (argc - optind > 1) {
-        say("one file at a time (%d given)\n", argc - optind);
-        usage(stderr);
+        say("one file at a time (%d given); see faultline %s --help\n", argc - optind, g_cmd);
         goto out;
     }
     const char *path = optind < argc ? argv[optind] : "-";

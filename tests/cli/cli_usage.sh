@@ -45,14 +45,14 @@ usage_error 64 "unexpected argument 'extra'; see faultline serve --help" serve e
 usage_error 64 "unknown option '--frob'; see faultline submit --help" submit f --frob
 usage_error 64 '--listen wants ADDR:PORT' serve --listen foo
 usage_error 64 '--data needs a value' serve --data
-usage_error 64 'no subcommand given' symbols
-usage_error 64 "unknown subcommand 'frob'" symbols frob
-usage_error 64 'no file given' symbols add
-usage_error 64 "unknown option '--frob'" symbols add x --frob
-usage_error 64 '--server needs a value' symbols add x --server
+usage_error 64 'no subcommand given (add); see faultline symbols --help' symbols
+usage_error 64 "unknown subcommand 'frob'; see faultline symbols --help" symbols frob
+usage_error 64 'no file given; see faultline symbols add --help' symbols add
+usage_error 64 "unknown option '--frob'; see faultline symbols add --help" symbols add x --frob
+usage_error 64 '--server needs a value; see faultline symbols add --help' symbols add x --server
 usage_error 64 '--cache needs a value' symbols add x --cache
 usage_error 64 '--token needs a value' symbols add x --token
-usage_error 64 'no --obj FILE given' symbolicate
+usage_error 64 'no --obj FILE given; see faultline symbolicate --help' symbolicate
 usage_error 64 '--obj needs a value' symbolicate --obj
 usage_error 64 '-e needs a value' symbolicate -e
 usage_error 64 '--cache needs a value' symbolicate --obj x --cache
@@ -63,20 +63,25 @@ usage_error 64 'no crash log given' submit
 usage_error 64 'option --server needs a value' submit f --server
 usage_error 64 "unexpected argument 'x'" version x
 # Documented otherwise (faultline(1)): decode and dump exit 2.
-usage_error 2 'usage: faultline decode' decode --frob
-usage_error 2 "faultline decode: unknown option '--frob'" decode --frob
-usage_error 2 "faultline decode: a value is missing after '--obj'" decode --obj
-usage_error 2 'faultline decode: one file at a time (2 given)' decode a b
-usage_error 2 "faultline decode: --context takes no file ('x')" decode --context 1 x
-usage_error 2 'usage: faultline dump' dump
-usage_error 2 "faultline dump: unknown option '--bogus'" dump --bogus 1
-usage_error 2 "faultline dump: a value is missing after '--spool'" dump --spool
+usage_error 2 "faultline decode: unknown option '--frob'; see faultline decode --help" decode --frob
+usage_error 2 "faultline decode: a value is missing after '--obj'; see faultline decode --help" decode --obj
+usage_error 2 'faultline decode: one file at a time (2 given); see faultline decode --help' decode a b
+usage_error 2 "faultline decode: --context takes no file ('x'); see faultline decode --help" decode --context 1 x
+usage_error 2 'faultline dump: no process id given; see faultline dump --help' dump
+usage_error 2 'faultline dump: one process at a time (2 given); see faultline dump --help' dump 1 2
+usage_error 2 "faultline dump: unknown option '--bogus'; see faultline dump --help" dump --bogus 1
+usage_error 2 "faultline dump: a value is missing after '--spool'; see faultline dump --help" dump --spool
 
-# A usage error of serve, submit and the reporter is the one line that
-# says what is wrong, not that line followed by the whole --help text,
-# which would scroll it away.
+# A usage error of every command is the one line that says what is
+# wrong, not that line followed by the whole --help text, which would
+# scroll it away.
 for args in "serve --frob" "serve extra" "serve --data" "serve --workers x" "submit f --frob" \
-            "submit f --server"; do
+            "submit f --server" "symbols" "symbols frob" "symbols add" "symbols add x --frob" \
+            "symbols add x --server" "symbols add x --retries 1" "symbols add x --server u" \
+            "symbols add x --server http://h --token t --timeout 0" "symbolicate" \
+            "symbolicate --obj" "symbolicate --obj x --frob" "decode --frob" "decode --obj" \
+            "decode a b" "decode --context 1 x" "decode --max-depth 0" "dump" "dump 1 2" \
+            "dump --bogus 1" "dump --spool"; do
   # shellcheck disable=SC2086 # words on purpose
   "$FL" $args >/dev/null 2>"$work/err" </dev/null
   [ "$(wc -l <"$work/err")" = 1 ] || fail "faultline $args: $(wc -l <"$work/err") lines on stderr: $(head -3 "$work/err")"
