@@ -27,6 +27,7 @@
 #include <zlib.h>
 
 #include "fl_crashlog.h"
+#include "fl_neterr.h"
 
 #ifndef FL_REPORTER_VERSION
 #define FL_REPORTER_VERSION "0.0.0"
@@ -446,8 +447,11 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     rc = 0;
     if (cc != CURLE_OK) {
         res->outcome = classify_curl(cc);
-        printable(res->message, sizeof res->message, errbuf[0] ? errbuf : curl_easy_strerror(cc),
-                  strlen(errbuf[0] ? errbuf : curl_easy_strerror(cc)));
+        long oe = 0;
+        char why[CURL_ERROR_SIZE + 64];
+        curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &oe);
+        fl_net_message(why, sizeof why, errbuf[0] ? errbuf : curl_easy_strerror(cc), oe);
+        printable(res->message, sizeof res->message, why, strlen(why));
         /* A certificate that does not verify does not mend itself: say
          * how to name the CA that signed it. */
         if (cc == CURLE_PEER_FAILED_VERIFICATION && !up->cfg.cacert) {

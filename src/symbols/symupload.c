@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "fl_neterr.h"
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
 #include "fl_symupload.h"
@@ -226,9 +227,16 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
      * as faultline-report and submit take it. */
     if (cacert)
         curl_easy_setopt(c, CURLOPT_CAINFO, cacert);
+    char errbuf[CURL_ERROR_SIZE] = "";
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
     CURLcode cc = curl_easy_perform(c);
-    long status = 0;
+    long status = 0, oe = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    /* Where it went wrong and why, as faultline-report says it: "Failed
+     * to connect to HOST port N ...: ... (Connection refused)". */
+    char cwhy[CURL_ERROR_SIZE + 64];
+    curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &oe);
+    fl_net_message(cwhy, sizeof cwhy, errbuf[0] ? errbuf : curl_easy_strerror(cc), oe);
     res->http_status = status;
     struct curl_header *ra = NULL;
     if (status && curl_easy_header(c, "Retry-After", 0, CURLH_HEADER, -1, &ra) == CURLHE_OK)
@@ -248,7 +256,7 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
     if (cc != CURLE_OK) {
         /* A certificate that does not verify does not mend itself: say
          * how to name the CA that signed it. */
-        snprintf(msg, msglen, "%s: upload to %s failed: %s%s", path, url, curl_easy_strerror(cc),
+        snprintf(msg, msglen, "%s: upload to %s failed: %s%s", path, url, cwhy,
                  cc == CURLE_PEER_FAILED_VERIFICATION && !cacert
                      ? " (a server with a certificate of a private CA: --cacert FILE or "
                        "FAULTLINE_CACERT)"

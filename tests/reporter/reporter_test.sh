@@ -473,6 +473,16 @@ case_refused() {
     expect_rc 75
     [ "$(nlogs)" = 1 ] || fail "log lost when refused"
     [ -f "$SPOOL/a.crashlog.retry" ] || fail "no retry file"
+    # Why, as the system says it (libcurl alone says "Couldn't connect to
+    # server" for a refusal, a timeout and no route alike), and when the
+    # next try comes; submit says the same.
+    grep -q 'a.crashlog: not delivered (.*Connection refused.*); kept, next try in [0-9]* s' \
+        "$WORK/rep.err" || fail "refused: $(cat "$WORK/rep.err")"
+    timeout 60 "$FAULTLINE" submit "$SPOOL/a.crashlog" --server "$URL" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 75
+    grep -q 'a.crashlog: not delivered (.*Connection refused.*)$' "$WORK/s.out" ||
+        fail "submit, refused: $(cat "$WORK/s.out")"
 }
 
 case_no_tty() {

@@ -302,6 +302,35 @@ int main(int argc, char **argv)
                t1.tv_sec - t0.tv_sec < 3,
            "a silent server: exit 75 after --timeout 1 and no retry, said");
     sleep(3); /* the stand-in's thread is still in its sleep */
+    /* A port nothing listens on (bound here, never listened on: the
+     * kernel refuses connections to it, and no one else takes it): each
+     * retry said as it comes, with the reason and the wait, then the
+     * exit 75; --retries 0: no such line. */
+    int closed = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in ca = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t calen = sizeof ca;
+    if (closed < 0 || bind(closed, (struct sockaddr *)&ca, sizeof ca) ||
+        getsockname(closed, (struct sockaddr *)&ca, &calen)) {
+        perror("a closed port");
+        return 1;
+    }
+    snprintf(cmd, sizeof cmd,
+             "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add '%s' --server http://127.0.0.1:%u "
+             "--retries 1",
+             fl, prog, ntohs(ca.sin_port));
+    rc = run_out(cmd, out);
+    char *retry = strstr(g_out, "(Connection refused); trying again in 2 s (try 2 of 2)\n");
+    expect(rc == 75 && retry && !strstr(strchr(retry, '\n'), "trying again") &&
+               strstr(g_out, "the server is unavailable; 1 file not uploaded"),
+           "a closed port, --retries 1: the retry said with its reason, then exit 75");
+    snprintf(cmd, sizeof cmd,
+             "FAULTLINE_ADMIN_TOKEN=sekrit '%s' symbols add '%s' --server http://127.0.0.1:%u "
+             "--retries 0",
+             fl, prog, ntohs(ca.sin_port));
+    rc = run_out(cmd, out);
+    expect(rc == 75 && strstr(g_out, "(Connection refused)") && !strstr(g_out, "trying again"),
+           "a closed port, --retries 0: said once, no retry");
+    close(closed);
     /* Usage errors, before any request: not an http(s) URL, options of the
      * local cache with --server, a bad --timeout. */
     static const char *const misuse[] = {"--server 'not a url'",
