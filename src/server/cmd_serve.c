@@ -953,10 +953,10 @@ int fl_cmd_serve(int argc, char **argv)
      * those of live builds stay. */
     size_t stale = 0;
     if (fl_symstore_clean(cachedir, &stale) != 0)
-        fprintf(stderr, "faultline: warning: cannot read %s: %s\n", cachedir, strerror(errno));
+        fl_log(stderr, "faultline serve: warning: cannot read %s: %s", cachedir, strerror(errno));
     else if (stale)
-        fprintf(stderr, "faultline: removed %zu director%s a killed symcache build left in %s\n",
-                stale, stale == 1 ? "y" : "ies", cachedir);
+        fl_log(stderr, "faultline serve: removed %zu director%s a killed symcache build left in %s",
+               stale, stale == 1 ? "y" : "ies", cachedir);
     if (!(mc = store->connect(store))) {
         snprintf(err, sizeof err, "cannot connect to the store");
         goto out;

@@ -925,7 +925,7 @@ time.sleep(600)' "$sc/.dwo.lock" >"$work/holder.out" &
   done
   [ -f "$sc/mine.symcache.dwo.Qw3rTy/notes" ] || fail "a directory not a build's was removed"
   [ -f "$DEBUG" ] || fail "the file the view linked to went"
-  grep -q "faultline: removed 2 directories a killed symcache build left in $sc" "$work/err" \
+  grep -q "faultline serve: removed 2 directories a killed symcache build left in $sc" "$work/err" \
     || fail "no line about it: $(cat "$work/err")"
   ok "after the holder was killed -9: the next start removed both (and said so), kept the other"
   stop || fail "shutdown rc"
