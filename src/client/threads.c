@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -347,7 +348,7 @@ extern int __pthread_create_2_1(pthread_t *, const pthread_attr_t *, void *(*)(v
         __attribute__((weak, visibility("hidden")));
 #endif
 
-/* ---- SIGEV_THREAD timers (ordinary context) ----
+/* ---- SIGEV_THREAD timers and message queues (ordinary context) ----
  *
  * The C library runs a SIGEV_THREAD timer's function on a thread it
  * starts itself, with its own pthread_create, past ours: that thread had
@@ -358,16 +359,23 @@ extern int __pthread_create_2_1(pthread_t *, const pthread_attr_t *, void *(*)(v
  * sigval by index and generation, so that a notification still on its
  * way when timer_delete() frees the slot finds it gone and does nothing
  * (the timer is deleted), never another timer's.  Past TIMER_SLOTS live
- * timers of this kind, a timer is created as before, without. */
+ * timers of this kind, a timer is created as before, without.
+ * mq_notify()'s SIGEV_THREAD notifications are the same case, with the
+ * same slots: a queue notifies once, so its slot is freed when the
+ * notification comes, or when the queue's registration is replaced or
+ * removed (a queue closed before its message came leaves its slot until
+ * then). */
 #define TIMER_SLOTS 64
 
 typedef int (*timer_create_fn)(clockid_t, struct sigevent *, timer_t *);
 typedef int (*timer_delete_fn)(timer_t);
+typedef int (*mq_notify_fn)(mqd_t, const struct sigevent *);
 
 static struct {
     void (*fn)(union sigval);
     union sigval value;
     timer_t id;
+    int mq;        /* the queue + 1, for mq_notify(); 0: a timer */
     uintptr_t gen; /* 0: free */
 } tslots[TIMER_SLOTS];
 static uintptr_t tgen;
@@ -380,6 +388,8 @@ static void timer_trampoline(union sigval v)
     bool live = tslots[i].gen == key / TIMER_SLOTS;
     void (*fn)(union sigval) = tslots[i].fn;
     union sigval value = tslots[i].value;
+    if (live && tslots[i].mq)
+        tslots[i].gen = 0; /* a queue notifies once */
     pthread_mutex_unlock(&tlock);
     if (!live)
         return;
@@ -397,6 +407,8 @@ static void timer_trampoline(union sigval v)
 extern int ___timer_create(clockid_t, struct sigevent *, timer_t *)
     __attribute__((weak, visibility("hidden")));
 extern int ___timer_delete(timer_t) __attribute__((weak, visibility("hidden")));
+/* Likewise -Wl,-u,__mq_notify for mq_notify. */
+extern int __mq_notify(mqd_t, const struct sigevent *) __attribute__((weak, visibility("hidden")));
 #endif
 
 static void *real_fn(void *cached, const char *name, void *fallback)
@@ -404,6 +416,31 @@ static void *real_fn(void *cached, const char *name, void *fallback)
     if (!cached)
         cached = dlsym(RTLD_NEXT, name);
     return cached ? cached : fallback;
+}
+
+/* A slot for a SIGEV_THREAD notification of sev (mq: the queue + 1, or 0
+ * for a timer), and in *ours the same notification through the
+ * trampoline; TIMER_SLOTS when there is none (not installed, another
+ * kind of notification, or every slot taken). */
+static size_t take_slot(const struct sigevent *sev, struct sigevent *ours, int mq)
+{
+    size_t i = 0;
+    if (!installed || !sev || sev->sigev_notify != SIGEV_THREAD || !sev->sigev_notify_function)
+        return TIMER_SLOTS;
+    pthread_mutex_lock(&tlock);
+    while (i < TIMER_SLOTS && tslots[i].gen)
+        i++;
+    if (i < TIMER_SLOTS) {
+        *ours = *sev;
+        ours->sigev_notify_function = timer_trampoline;
+        ours->sigev_value.sival_ptr = (void *)(++tgen * TIMER_SLOTS + i);
+        tslots[i].fn = sev->sigev_notify_function;
+        tslots[i].value = sev->sigev_value;
+        tslots[i].mq = mq;
+        tslots[i].gen = tgen;
+    }
+    pthread_mutex_unlock(&tlock);
+    return i;
 }
 
 FL_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
@@ -420,25 +457,10 @@ FL_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
         errno = ENOSYS;
         return -1;
     }
-    if (!installed || !sev || sev->sigev_notify != SIGEV_THREAD || !sev->sigev_notify_function)
+    struct sigevent ours;
+    size_t i = take_slot(sev, &ours, 0);
+    if (i == TIMER_SLOTS)
         return real(clock, sev, id);
-    size_t i = 0;
-    pthread_mutex_lock(&tlock);
-    while (i < TIMER_SLOTS && tslots[i].gen)
-        i++;
-    uintptr_t gen = 0;
-    if (i < TIMER_SLOTS) {
-        gen = ++tgen;
-        tslots[i].fn = sev->sigev_notify_function;
-        tslots[i].value = sev->sigev_value;
-        tslots[i].gen = gen;
-    }
-    pthread_mutex_unlock(&tlock);
-    if (!gen)
-        return real(clock, sev, id);
-    struct sigevent ours = *sev;
-    ours.sigev_notify_function = timer_trampoline;
-    ours.sigev_value.sival_ptr = (void *)(gen * TIMER_SLOTS + i);
     int rc = real(clock, &ours, id);
     pthread_mutex_lock(&tlock);
     if (rc == 0)
@@ -466,8 +488,38 @@ FL_EXPORT int timer_delete(timer_t id)
     int rc = real(id);
     pthread_mutex_lock(&tlock);
     for (size_t i = 0; rc == 0 && i < TIMER_SLOTS; i++)
-        if (tslots[i].gen && tslots[i].id == id)
+        if (tslots[i].gen && !tslots[i].mq && tslots[i].id == id)
             tslots[i].gen = 0;
+    pthread_mutex_unlock(&tlock);
+    return rc;
+}
+
+FL_EXPORT int mq_notify(mqd_t q, const struct sigevent *sev)
+{
+    static mq_notify_fn real;
+    real = (mq_notify_fn)real_fn((void *)real, "mq_notify",
+#ifdef __GLIBC__
+                                 (void *)__mq_notify
+#else
+                                 NULL
+#endif
+    );
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    struct sigevent ours;
+    size_t i = take_slot(sev, &ours, q + 1);
+    pthread_mutex_lock(&tlock);
+    uintptr_t upto = tgen; /* not the slots taken from now on (by the function) */
+    pthread_mutex_unlock(&tlock);
+    int rc = real(q, i < TIMER_SLOTS ? &ours : sev);
+    /* Registered or unregistered: the queue had no registration before,
+     * or has none now, so its other slots are stale; failed: ours is. */
+    pthread_mutex_lock(&tlock);
+    for (size_t j = 0; j < TIMER_SLOTS; j++)
+        if (tslots[j].mq == q + 1 && tslots[j].gen <= upto && (rc == 0) != (j == i))
+            tslots[j].gen = 0;
     pthread_mutex_unlock(&tlock);
     return rc;
 }

@@ -547,6 +547,8 @@ static const fault_case cases[] = {
     {"stack_overflow_c11_thread", SIGSEGV, "crash_stack_overflow", NULL},
     {"stack_overflow_timer_thread", SIGSEGV, "crash_stack_overflow", NULL},
     {"timer_thread", SIGSEGV, "crash_null_read", "timer_fault"},
+    {"stack_overflow_mq_thread", SIGSEGV, "crash_stack_overflow", NULL},
+    {"mq_thread", SIGSEGV, "crash_null_read", "timer_fault"},
     {"abort", SIGABRT, "crash_abort", "main"},
     {"assert", SIGABRT, "crash_assert", "main"},
     {"trap", SIGILL, "crash_trap", "main"},

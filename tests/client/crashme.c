@@ -34,8 +34,10 @@
 #include <link.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -304,6 +306,53 @@ NOINLINE void timer_fault(union sigval v)
     }
     crash_null_read();
     KEEP_FRAME();
+}
+
+static sem_t mq_done;
+
+static void mq_notified(union sigval v)
+{
+    (void)v;
+    sem_post(&mq_done);
+}
+
+/* A message queue's SIGEV_THREAD notification calling fn(value), at
+ * once: glibc starts that thread itself too, as for a timer.  rounds:
+ * first this many notifications that arrive, each through a descriptor
+ * of its own (the library knows a registration by its descriptor), and
+ * as many registrations removed before any: more than the library keeps
+ * at once (64), so each must free its room. */
+static void start_mq_notify(void (*fn)(union sigval), void *value, int rounds)
+{
+    char name[64], buf[8];
+    snprintf(name, sizeof name, "/crashme-%d", (int)getpid());
+    struct mq_attr attr = {.mq_maxmsg = 1, .mq_msgsize = 8};
+    mqd_t q = mq_open(name, O_RDWR | O_CREAT | O_EXCL, 0600, &attr);
+    if (q == (mqd_t)-1) {
+        fprintf(stderr, "crashme: mq_open: %s\n", strerror(errno));
+        exit(2);
+    }
+    mq_unlink(name); /* the queue lives as long as q is open */
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD;
+    sev.sigev_notify_function = mq_notified;
+    sem_init(&mq_done, 0, 0);
+    for (int i = 0; i < rounds; i++) {
+        mqd_t d = dup(q); /* left open: its number is not used again */
+        if (d < 0 || mq_notify(d, &sev) != 0 || mq_send(q, "x", 1, 0) != 0 ||
+            sem_wait(&mq_done) != 0 || mq_receive(q, buf, sizeof buf, NULL) != 1 ||
+            mq_notify(q, &sev) != 0 || mq_notify(q, NULL) != 0) {
+            fprintf(stderr, "crashme: mq round %d: %s\n", i, strerror(errno));
+            exit(2);
+        }
+    }
+    sev.sigev_notify_function = fn;
+    sev.sigev_value.sival_ptr = value;
+    if (mq_notify(q, &sev) != 0 || mq_send(q, "x", 1, 0) != 0) {
+        fprintf(stderr, "crashme: mq_notify: %s\n", strerror(errno));
+        exit(2);
+    }
 }
 
 /* A SIGEV_THREAD timer calling fn(value) in a millisecond. */
@@ -914,6 +963,12 @@ int main(int argc, char **argv)
         wait_forever();
     } else if (!strcmp(mode, "stack_overflow_timer_thread")) {
         start_timer(overflow_timer, NULL);
+        wait_forever();
+    } else if (!strcmp(mode, "stack_overflow_mq_thread")) {
+        start_mq_notify(overflow_timer, NULL, 0);
+        wait_forever();
+    } else if (!strcmp(mode, "mq_thread")) {
+        start_mq_notify(timer_fault, &timer_marker, 100);
         wait_forever();
     } else if (!strcmp(mode, "timer_thread")) {
         /* More timers created and deleted than the library keeps at once

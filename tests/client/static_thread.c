@@ -2,8 +2,11 @@
  * created (the pthread_create wrapper reaches the C library's own), and a
  * crash in one of them is caught on its alternate stack; so is one in a
  * SIGEV_THREAD timer's thread ("timer": the timer_create wrapper reaches
- * the C library's own too). */
+ * the C library's own too), and in a message queue's SIGEV_THREAD
+ * notification ("mq": mq_notify's wrapper). */
 #include <faultline.h>
+#include <fcntl.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +39,21 @@ int main(int argc, char **argv)
 {
     if (!faultline_install("static_thread", "1", NULL))
         return 2;
+    if (argc > 1 && !strcmp(argv[1], "mq")) {
+        struct mq_attr attr = {.mq_maxmsg = 1, .mq_msgsize = 8};
+        mqd_t q = mq_open("/static_thread", O_RDWR | O_CREAT, 0600, &attr);
+        mq_unlink("/static_thread");
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_THREAD;
+        sev.sigev_notify_function = timer_fn;
+        if (q == (mqd_t)-1 || mq_notify(q, &sev) != 0 || mq_send(q, "x", 1, 0) != 0) {
+            perror("mq");
+            return 1;
+        }
+        sleep(5);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "timer")) {
         struct sigevent sev;
         memset(&sev, 0, sizeof sev);

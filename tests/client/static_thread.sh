@@ -39,3 +39,11 @@ set +e; FAULTLINE_SPOOL=$tmp/spool "$prog" timer 2>"$tmp/err"; rc=$?; set -e
 [ $rc -eq 139 ] || { echo "FAIL: timer: exit $rc, want 139 (SIGSEGV in the timer's thread)"; cat "$tmp/err"; exit 1; }
 [ "$(ls "$tmp"/spool/*.crashlog | wc -l)" = 1 ] || { echo "FAIL: timer: no crash log"; exit 1; }
 echo "ok: a stack overflow on a timer's thread reported"
+
+# And on a message queue notification's thread, started by the C library
+# too.
+rm -rf "$tmp/spool"
+set +e; FAULTLINE_SPOOL=$tmp/spool "$prog" mq 2>"$tmp/err"; rc=$?; set -e
+[ $rc -eq 139 ] || { echo "FAIL: mq: exit $rc, want 139 (SIGSEGV in the notification's thread)"; cat "$tmp/err"; exit 1; }
+[ "$(ls "$tmp"/spool/*.crashlog | wc -l)" = 1 ] || { echo "FAIL: mq: no crash log"; exit 1; }
+echo "ok: a stack overflow on a message queue notification's thread reported"
