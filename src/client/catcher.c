@@ -34,6 +34,20 @@
 #include "fl_client.h"
 #include "fl_safemem.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define FL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FL_ASAN 1
+#endif
+#endif
+#ifndef FL_ASAN
+#define FL_ASAN 0
+#endif
+#if FL_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 fl_state fl_g;
 fl_crash fl_cur;
 
@@ -264,6 +278,15 @@ void fl_die_default(void)
     sigemptyset(&set);
     sigaddset(&set, sig);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
+#if FL_ASAN
+    /* A vfork() child's handler ran on its parent's alternate stack, and
+     * ASan's record of that stack's frames is the parent's memory too:
+     * left poisoned by frames that never return, it would make the
+     * parent's own crash look like a stack-use-after-scope. */
+    stack_t ss;
+    if (fl_cur.pid != fl_g.pid && sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE))
+        __asan_unpoison_memory_region(ss.ss_sp, ss.ss_size);
+#endif
     syscall(SYS_tgkill, fl_cur.pid, fl_gettid(), sig);
 
     /* Still here: PID 1 of a namespace ignores default-action signals sent
