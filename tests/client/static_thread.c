@@ -3,7 +3,8 @@
  * crash in one of them is caught on its alternate stack; so is one in a
  * SIGEV_THREAD timer's thread ("timer": the timer_create wrapper reaches
  * the C library's own too), and in a message queue's SIGEV_THREAD
- * notification ("mq": mq_notify's wrapper). */
+ * notification ("mq": mq_notify's wrapper).  "mq_signal": a queue's
+ * notification by signal, which needs no C library's mq_notify. */
 #include <faultline.h>
 #include <fcntl.h>
 #include <mqueue.h>
@@ -39,6 +40,26 @@ int main(int argc, char **argv)
 {
     if (!faultline_install("static_thread", "1", NULL))
         return 2;
+    if (argc > 1 && !strcmp(argv[1], "mq_signal")) {
+        struct mq_attr attr = {.mq_maxmsg = 1, .mq_msgsize = 8};
+        mqd_t q = mq_open("/static_thread_sig", O_RDWR | O_CREAT, 0600, &attr);
+        mq_unlink("/static_thread_sig");
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        struct sigevent sev;
+        memset(&sev, 0, sizeof sev);
+        sev.sigev_notify = SIGEV_SIGNAL;
+        sev.sigev_signo = SIGUSR1;
+        int sig = 0;
+        if (q == (mqd_t)-1 || mq_notify(q, &sev) != 0 || mq_send(q, "x", 1, 0) != 0 ||
+            sigwait(&set, &sig) != 0 || sig != SIGUSR1) {
+            perror("mq_signal");
+            return 1;
+        }
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "mq")) {
         struct mq_attr attr = {.mq_maxmsg = 1, .mq_msgsize = 8};
         mqd_t q = mq_open("/static_thread", O_RDWR | O_CREAT, 0600, &attr);

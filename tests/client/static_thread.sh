@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# static_thread.sh PROGRAM: a -static program linked with Faultline::client_static
+# static_thread.sh PROGRAM [OLD]: a -static program linked with Faultline::client_static
 # starts a thread, and the stack overflow in it is reported, with both
 # threads' stacks unwound in full: a -static link has no .eh_frame_hdr, so
 # the library finds .eh_frame from the program's section headers.
 set -euo pipefail
-prog=$1
+prog=$1 old=${2:-}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 set +e; FAULTLINE_SPOOL=$tmp/spool "$prog" crash 2>"$tmp/err"; rc=$?; set -e
 [ $rc -eq 139 ] || { echo "FAIL: exit $rc, want 139 (SIGSEGV in the thread)"; cat "$tmp/err"; exit 1; }
@@ -47,3 +47,14 @@ set +e; FAULTLINE_SPOOL=$tmp/spool "$prog" mq 2>"$tmp/err"; rc=$?; set -e
 [ $rc -eq 139 ] || { echo "FAIL: mq: exit $rc, want 139 (SIGSEGV in the notification's thread)"; cat "$tmp/err"; exit 1; }
 [ "$(ls "$tmp"/spool/*.crashlog | wc -l)" = 1 ] || { echo "FAIL: mq: no crash log"; exit 1; }
 echo "ok: a stack overflow on a message queue notification's thread reported"
+
+# OLD: the same program linked without -u,__mq_notify (the option came
+# with the mq_notify wrapper): a notification by signal still works, one
+# by thread fails with ENOSYS (docs/client.md).
+if [ -n "$old" ]; then
+  "$old" mq_signal || { echo "FAIL: mq_signal without -u,__mq_notify: exit $?"; exit 1; }
+  set +e; "$old" mq 2>"$tmp/err"; rc=$?; set -e
+  [ $rc -eq 1 ] && grep -q "Function not implemented" "$tmp/err" ||
+    { echo "FAIL: mq without -u,__mq_notify: exit $rc, $(cat "$tmp/err")"; exit 1; }
+  echo "ok: without -u,__mq_notify: a notification by signal works, by thread ENOSYS"
+fi
