@@ -372,10 +372,10 @@ unlock:
 
 #define VIEW_INFIX ".dwo."
 
-static int lock_byte(const char *dir, const char *name)
+int fl_sym_lock_byte(const char *dir, const char *file, const char *key, bool wait)
 {
     char p[PATH_MAX];
-    if ((size_t)snprintf(p, sizeof p, "%s/.dwo.lock", dir) >= sizeof p) {
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, file) >= sizeof p) {
         errno = ENAMETOOLONG;
         return -1;
     }
@@ -386,15 +386,23 @@ static int lock_byte(const char *dir, const char *name)
     memset(&fl, 0, sizeof fl);
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
-    fl.l_start = (off_t)(fl_sc_hash64(name, strlen(name)) & 0x3fffffff);
+    fl.l_start = (off_t)(fl_sc_hash64(key, strlen(key)) & 0x3fffffff);
     fl.l_len = 1;
-    if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    int rc;
+    while ((rc = fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl)) != 0 && errno == EINTR)
+        ;
+    if (rc != 0) {
         int e = errno == EACCES ? EAGAIN : errno;
         close(fd);
         errno = e;
         return -1;
     }
     return fd;
+}
+
+static int lock_byte(const char *dir, const char *name)
+{
+    return fl_sym_lock_byte(dir, ".dwo.lock", name, false);
 }
 
 /* Whether name (an entry of a cache directory) is named like a view: the

@@ -11,6 +11,7 @@
 
 #include <elfutils/libdw.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,13 @@
  * it looks like one but cannot be used: damaged, truncated, a .dwp
  * package, no or several split units. */
 int fl_dwo_read(Elf *elf, size_t size, uint64_t *id, char *why, size_t whylen);
+
+/* An open file description lock on one byte, picked by key, of DIR/FILE
+ * (made when missing): the descriptor holding it (close it to release),
+ * or -1 with errno (EAGAIN: held elsewhere, when not wait).  Threads of
+ * one process do not share such a lock; the kernel drops it when its
+ * holder dies.  Here for symstore.c's build lock too. */
+int fl_sym_lock_byte(const char *dir, const char *file, const char *key, bool wait);
 
 /* The skeleton units of dbg (the DWARF of the file at dwarf_path; NULL for
  * an image in memory: then only absolute names are looked at) and where

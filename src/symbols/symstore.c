@@ -135,26 +135,7 @@ static fl_symcache *open_cached(const char *primary, const char *variant, const 
  * holding the lock (close it to release), or -1: build without it. */
 static int lock_key(const char *dir, const char *key)
 {
-    char p[PATH_MAX];
-    if ((size_t)snprintf(p, sizeof p, "%s/.lock", dir) >= sizeof p)
-        return -1;
-    int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = (off_t)(fl_sc_hash64(key, strlen(key)) & 0x3fffffff);
-    fl.l_len = 1;
-    int rc;
-    while ((rc = fcntl(fd, F_OFD_SETLKW, &fl)) != 0 && errno == EINTR)
-        ;
-    if (rc != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    return fl_sym_lock_byte(dir, ".lock", key, true);
 }
 
 int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opts *opts, int force,
