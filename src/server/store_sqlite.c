@@ -2121,11 +2121,10 @@ static int s_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
 
 static int run_texts(sconn *c, const char *sql, const char *a, const char *b);
 
-static int s_unmerge_group(fl_store_conn *pc, const char *id, char *from, char ***ids, size_t *n)
+/* Whether group id is merged into another: 0 with its id in out (64
+ * bytes), 2 when it is not, 1 when there is no such group, -1 on error. */
+static int merged_into(fl_store_conn *pc, const char *id, char *out)
 {
-    sconn *c = (sconn *)pc;
-    *ids = NULL;
-    *n = 0;
     sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "SELECT merged_into FROM groups WHERE id=?1");
     if (!s)
         return -1;
@@ -2133,15 +2132,25 @@ static int s_unmerge_group(fl_store_conn *pc, const char *id, char *from, char *
     int rc = sqlite3_step(s);
     const char *mi = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
     if (mi)
-        snprintf(from, 64, "%s", mi);
+        snprintf(out, 64, "%s", mi);
     sqlite3_reset(s);
     if (rc != SQLITE_ROW)
         return rc == SQLITE_DONE ? 1 : -1;
-    if (!mi)
-        return 2;
+    return mi ? 0 : 2;
+}
+
+static int s_unmerge_group(fl_store_conn *pc, const char *id, char *from, char ***ids, size_t *n)
+{
+    sconn *c = (sconn *)pc;
+    *ids = NULL;
+    *n = 0;
+    int rc = merged_into(pc, id, from);
+    if (rc)
+        return rc;
     if (run_texts(c, "UPDATE groups SET merged_into=NULL WHERE id=?1", id, NULL))
         return -1;
     /* Marked as requeue() marks one crash: processed again, and moved. */
+    sqlite3_stmt *s;
     if (!(s = fl_store_sqlite_stmt(pc, "UPDATE crashes SET resym=1 WHERE group_id=?1 AND "
                                        "sig_group=?2 AND state=1 AND resym=0 RETURNING id")))
         return -1;
@@ -2486,30 +2495,21 @@ static int group_bury(sconn *c, const char *gid, const char *of, int64_t now)
 static int s_delete_group(fl_store_conn *pc, const char *id, char *into)
 {
     sconn *c = (sconn *)pc;
-    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "SELECT merged_into FROM groups WHERE id=?1");
-    if (!s)
-        return -1;
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    const char *mi = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(s, 0) : NULL;
-    if (mi)
-        snprintf(into, 64, "%s", mi);
-    sqlite3_reset(s);
-    if (rc == SQLITE_ROW && mi)
-        return 3;
-    if (rc == SQLITE_DONE) {
+    int rc = merged_into(pc, id, into);
+    if (rc <= 0)
+        return rc < 0 ? -1 : 3; /* merged: refused */
+    if (rc == 1) {
         int64_t when, n;
         bool fin;
         char of[64];
         int r = pc->store->group_deleted(pc, id, &when, &n, &fin, of);
         return r < 0 ? -1 : r == 1 ? 1 : fin ? 2 : 0;
     }
-    if (rc != SQLITE_ROW)
-        return -1;
     /* The groups merged into it first (their ids read before the rows go). */
     char **ids = NULL;
     size_t n = 0;
-    if (!(s = fl_store_sqlite_stmt(pc, "SELECT id FROM groups WHERE merged_into=?1")))
+    sqlite3_stmt *s = fl_store_sqlite_stmt(pc, "SELECT id FROM groups WHERE merged_into=?1");
+    if (!s)
         return -1;
     sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
     rc = take_ids(s, &ids, &n);
