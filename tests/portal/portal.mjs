@@ -226,6 +226,8 @@ try {
         'the threads a log left out are not mentioned: ' + await page.textContent('#threads-omitted'));
   check(/40 more objects/.test(await page.textContent('#objects-omitted')),
         'the objects a log left out are not mentioned: ' + await page.textContent('#objects-omitted'));
+  check((await page.textContent('#crash-vfork')) === 'a vfork() child of process 4242, before exec',
+        'the vfork() child is not said: ' + await page.locator('#crash-vfork').count());
   check(await page.locator('main img').count() === 0, 'an e-mail address made an <img> element');
   check(await page.locator('main b').count() === 0, 'a crash log made a <b> element');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');

@@ -57,8 +57,9 @@ mklog() {
         printf 'CRASH_TIME 1795000000\nCRASH_ID %s\nINSTALL_ID 0000000%s-0000-4000-8000-000000000000\nOS_PRETTY_NAME %s\n' "$id" "$((n % 3))" "$os"
         printf 'OBJECT /usr/bin/demo/4194304/1048576/0\n'
         for f in "$@"; do printf 'CALLSTACK %s\n' "$f"; done
-        # The fifth: from a process with more threads and objects than a log keeps.
-        [ "$n" != 5 ] || printf 'THREAD 4243 worker\nTHREADS_OMITTED 300\nOBJECTS_OMITTED 40\n'
+        # The fifth: from a process with more threads and objects than a log keeps,
+        # and a vfork() child's (VFORK_PARENT).
+        [ "$n" != 5 ] || printf 'THREAD 4243 worker\nTHREADS_OMITTED 300\nOBJECTS_OMITTED 40\nVFORK_PARENT 4242\n'
         printf 'TRACE 1795000000000000000 42 <script>window.__pwned=2</script>\nEND\n'
     } >"$work/log$n.crashlog"
 }

@@ -520,6 +520,9 @@ async function crash(view, id) {
                               el('span', {id : 'crash-fault', class : 'mono'}, m.fault_address))
                          : null,
          m.crash_time ? el('div', {}, el('span', {}, 'crashed'), day(m.crash_time)) : null,
+         // A vfork() child that crashed before exec, in its parent's memory.
+         m.vfork_parent ? el('div', {}, el('span', {}, 'process'),
+           el('span', {id: 'crash-vfork'}, 'a vfork() child of process ' + m.vfork_parent + ', before exec')) : null,
          m.os_pretty_name || m.platform
              ? el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform)
              : null,
