@@ -1883,6 +1883,11 @@ leaseclock)
   # took).  They are monotonic seconds now, of the boot noted in the
   # database: the next worker takes the tasks once --lease has passed.
   ft=$(faketime_lib) || { echo "SKIP: libfaketime (Debian's faketime) is not installed"; exit 77; }
+  # Under ASan the worker that libfaketime runs aborted at start, in the
+  # store's open, about once in 20 runs (as libfaketime hangs the
+  # reporter's ASan build: reporter_test.sh): the clock logic is the
+  # plain build's to test.
+  ldd "$FL" | grep -q libasan && { echo "SKIP: libfaketime aborts an ASan build now and then"; exit 77; }
   N=10
   start "$work/d" --role api
   : >"$work/ok"
