@@ -592,6 +592,19 @@ static bool take_crash(pid_t self, pid_t *expected)
     return true;
 }
 
+/* Whether the thread that owns the crash is gone from our memory.  Asked
+ * only in a vfork() child (or one of clone(CLONE_VM)): a thread of its
+ * parent that crashed and ended the parent leaves the owner word set in
+ * the memory the child still runs in -- the kernel clears it only for the
+ * child set_tid_address() names -- so the child's own crash would wait
+ * for nothing.  A thread that has ended, is a zombie, or runs in another
+ * memory no longer shares ours (kcmp() != 0). */
+static bool owner_gone(pid_t self, pid_t owner)
+{
+    long r = syscall(SYS_kcmp, self, owner, KCMP_VM, 0, 0);
+    return r > 0 || (r < 0 && errno == ESRCH);
+}
+
 /* faultline_set_first_chance(): the application's look at a fault
  * before ours. */
 static faultline_first_chance_fn first_chance;
@@ -634,9 +647,21 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
          * for that, bounded, so that one crash gives one log.  If it takes
          * too long (the owner is stuck), end the process ourselves. */
         struct timespec ts = {0, 1000000};
+        bool child = syscall(SYS_getpid) != fl_g.pid;
         int i;
-        for (i = 0; i < 10000 && __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST) != 0; i++)
+        for (i = 0; i < 10000; i++) {
+            pid_t owner = __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST);
+            if (owner == 0)
+                break;
+            /* A stale owner (above) is released, every 16 ms; the next
+             * take_crash() then resets the count it left. */
+            if (child && (i & 15) == 15 && owner_gone(self, owner)) {
+                __atomic_compare_exchange_n(&fl_crash_owner, &owner, 0, false, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST);
+                break;
+            }
             nanosleep(&ts, NULL);
+        }
         if (i == 10000) {
             struct sigaction sa;
             memset(&sa, 0, sizeof sa);

@@ -42,6 +42,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -99,14 +100,23 @@ static void forget_tid(void)
 __attribute__((constructor)) static void trace_init(void)
 {
     pthread_atfork(NULL, NULL, forget_tid);
+    fl_g.pid = getpid(); /* for records before faultline_install() */
 }
 /* fl-lint: signal-safe */
 
+/* A vfork() child runs on its parent's thread, with that thread's TLS: it
+ * must not leave its own id there for the parent's later records, so the
+ * id is cached only in the process fl_g.pid names.  (A child on a thread
+ * that has traced before labels its records with the parent thread's id:
+ * knowing better would take a system call per record.) */
 static uint64_t thread_id(void)
 {
-    if (!tl_tid)
-        tl_tid = fl_gettid();
-    return (uint64_t)tl_tid;
+    if (tl_tid)
+        return (uint64_t)tl_tid;
+    pid_t t = fl_gettid();
+    if (syscall(SYS_getpid) == fl_g.pid)
+        tl_tid = t;
+    return (uint64_t)t;
 }
 
 /* Writes one record: header, n argument slots (strings: strs[i] with

@@ -16,6 +16,8 @@
  *   client_driver reporter CRASHME          FAULTLINE_REPORTER runs
  *   client_driver fork    CRASHME           a crash in a child forked after install
  *   client_driver vfork   CRASHME           a crash in a vfork() or clone(CLONE_VM) child
+ *   client_driver vfork_orphan CRASHME      a vfork() child crashing after its parent crashed
+ *   client_driver vfork_trace  CRASHME      trace events around a vfork() child
  *   client_driver first_chance CRASHME      faults the program recovers from: no log
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
@@ -44,6 +46,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1531,6 +1534,101 @@ static int cmd_vfork(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* Reads the spool's logs into logs[] (at most cap): how many. */
+static int read_logs(fl_crashlog **logs, int cap, const char *what)
+{
+    spool_state s;
+    scan_spool(&s);
+    CHECK(s.tmps == 0, "%s: %d temporary files", what, s.tmps);
+    int n = 0;
+    for (int i = 0; i < s.logs && n < cap; i++) {
+        char path[1000];
+        path_in(path, sizeof path, spool, s.names[i]);
+        fl_crashlog_error err;
+        if (fl_crashlog_parse_file(path, &logs[n], &err) == 0)
+            n++;
+        else
+            CHECK(0, "%s: %s: line %u: %s", what, path, err.line, err.message);
+    }
+    return n;
+}
+
+/* A vfork() child that crashes after a thread of its parent crashed and
+ * ended the parent: the crash state that thread took stays in the memory
+ * the child runs in.  The child must take it over and write its log, not
+ * wait 10 s for an owner that is gone and end without one. */
+static int cmd_vfork_orphan(const char *exe)
+{
+    /* The child outlives its parent: become its parent, to wait for it. */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        die("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+    char *argv[] = {(char *)exe, "vfork_orphan", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    check_ended_by(&r, SIGSEGV);
+    int child = 0, st = 0;
+    CHECK(sscanf(r.out, "child %d", &child) == 1 && child > 0, "no child pid: %s", r.out);
+    if (child > 0) {
+        CHECK(waitpid(child, &st, 0) == child, "waitpid %d: %s", child, strerror(errno));
+        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "the child %s, expected SIGSEGV",
+              describe(st));
+    }
+    fl_crashlog *logs[3] = {NULL, NULL, NULL};
+    int n = read_logs(logs, 3, "vfork_orphan");
+    CHECK(n == 2, "%d logs, expected the parent's and the child's", n);
+    int mine = 0;
+    for (int i = 0; i < n; i++) {
+        if (logs[i]->pid == (uint64_t)child) {
+            mine++;
+            CHECK(logs[i]->crash_tid == (uint64_t)child, "the child's CRASH_THREAD %llu",
+                  (unsigned long long)logs[i]->crash_tid);
+            check_frame(logs[i], "crash_null_write");
+        } else {
+            check_frame(logs[i], "crash_null_read");
+            check_frame(logs[i], "crash_after_vfork");
+        }
+        CHECK(!logs[i]->handler_fault, "HANDLER_FAULT in a log");
+        fl_crashlog_free(logs[i]);
+    }
+    CHECK(mine == 1, "%d logs of the child %d", mine, child);
+    remove_logs();
+    return failures ? 1 : 0;
+}
+
+/* A thread that had not traced yet vforks and its child traces: the
+ * child runs on the thread's TLS, and must not leave its own id there for
+ * the thread's later trace events. */
+static int cmd_vfork_trace(const char *exe)
+{
+    char *argv[] = {(char *)exe, "vfork_trace", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    check_ended_by(&r, SIGSEGV);
+    int child = 0, thread = 0;
+    CHECK(sscanf(r.out, "child %d thread %d", &child, &thread) == 2, "output: %s", r.out);
+    fl_crashlog *log = NULL;
+    int n = read_logs(&log, 1, "vfork_trace");
+    CHECK(n == 1, "%d logs", n);
+    int seen = 0;
+    for (size_t i = 0; n == 1 && i < log->ntrace; i++) {
+        const fl_trace_event *e = &log->trace[i];
+        if (strstr(e->text, "in the parent after child")) {
+            seen |= 1;
+            CHECK(e->tid == (uint64_t)thread, "the thread's event has thread id %llu, not %d",
+                  (unsigned long long)e->tid, thread);
+        } else if (strstr(e->text, "in the child")) {
+            seen |= 2;
+            CHECK(e->tid == (uint64_t)child, "the child's event has thread id %llu, not %d",
+                  (unsigned long long)e->tid, child);
+        }
+    }
+    CHECK(seen == 3, "trace events found: %d of 3", seen);
+    if (n == 1)
+        fl_crashlog_free(log);
+    remove_logs();
+    return failures ? 1 : 0;
+}
+
 static int cmd_first_chance(const char *exe)
 {
     /* 100 probes left with siglongjmp() and a page made writable by the
@@ -1660,6 +1758,10 @@ int main(int argc, char **argv)
         rc = cmd_fork(argv[2]);
     else if (!strcmp(cmd, "vfork"))
         rc = cmd_vfork(argv[2]);
+    else if (!strcmp(cmd, "vfork_orphan"))
+        rc = cmd_vfork_orphan(argv[2]);
+    else if (!strcmp(cmd, "vfork_trace"))
+        rc = cmd_vfork_trace(argv[2]);
     else if (!strcmp(cmd, "first_chance"))
         rc = cmd_first_chance(argv[2]);
     else if (!strcmp(cmd, "install_id"))

@@ -555,6 +555,41 @@ static void install_etc(int (*get_etc)(faultline_get_etc_callback))
     install(&h);
 }
 
+/* vfork_orphan: the child's pid, written by the child into the memory it
+ * shares with this process. */
+static volatile pid_t orphan_child;
+
+static void *crash_after_vfork(void *arg)
+{
+    (void)arg;
+    while (!orphan_child)
+        usleep(1000);
+    printf("child %d\n", (int)orphan_child);
+    fflush(stdout);
+    crash_null_read();
+    return NULL;
+}
+
+/* vfork_trace: a thread that has not traced yet vforks; the child traces
+ * on it and leaves; then the thread traces and crashes. */
+static void *vfork_trace_thread(void *arg)
+{
+    (void)arg;
+    pid_t pid = vfork();
+    if (pid == 0) {
+        FAULTLINE_TRACE("in the child %d", (int)getpid());
+        _exit(0);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        exit(2);
+    printf("child %d thread %d\n", (int)pid, (int)syscall(SYS_gettid));
+    fflush(stdout);
+    FAULTLINE_TRACE("in the parent after child %d", (int)pid);
+    crash_null_read();
+    return NULL;
+}
+
 /* Makes linkat() fail with EPERM, as a seccomp policy or an older kernel
  * would: only calls with AT_EMPTY_PATH (all = false), or every call.  The
  * spool must then name the log through /proc/self/fd, or by copying it.
@@ -853,6 +888,33 @@ int main(int argc, char **argv)
         faultline_breadcrumb("test", "the child is gone");
         crash_null_read();
         return 3;
+    }
+    if (!strcmp(mode, "vfork_orphan")) {
+        /* A thread of this process crashes while the main thread waits in
+         * vfork(), and ends the process; then the child, still running in
+         * this memory, crashes too.  Its log must be written, at once: the
+         * crash state the thread took is not released by anyone. */
+        install(NULL);
+        pthread_t t;
+        if (pthread_create(&t, NULL, crash_after_vfork, NULL) != 0)
+            return 2;
+        pid_t parent = getpid();
+        if (vfork() == 0) {
+            orphan_child = getpid();
+            while (getppid() == parent)
+                usleep(1000);
+            crash_null_write();
+            _exit(3);
+        }
+        return 4; /* the thread's crash ends this process first */
+    }
+    if (!strcmp(mode, "vfork_trace")) {
+        install(NULL);
+        pthread_t t;
+        if (pthread_create(&t, NULL, vfork_trace_thread, NULL) != 0)
+            return 2;
+        pthread_join(t, NULL);
+        return 4;
     }
     if (!strcmp(mode, "pending")) {
         if (faultline_pending_crashlogs() != -1 || faultline_spool_dir() != NULL)
