@@ -951,12 +951,16 @@ int fl_cmd_serve(int argc, char **argv)
     /* A build killed midway (kill -9 of this server's predecessor, or of
      * another process on this directory) left its private directory;
      * those of live builds stay. */
-    size_t stale = 0;
-    if (fl_symstore_clean(cachedir, &stale) != 0)
+    size_t stale = 0, unfinished = 0;
+    if (fl_symstore_clean(cachedir, &stale, &unfinished) != 0)
         fl_log(stderr, "faultline serve: warning: cannot read %s: %s", cachedir, strerror(errno));
-    else if (stale)
+    if (stale)
         fl_log(stderr, "faultline serve: removed %zu director%s a killed symcache build left in %s",
                stale, stale == 1 ? "y" : "ies", cachedir);
+    if (unfinished)
+        fl_log(stderr,
+               "faultline serve: removed %zu unfinished symcache%s a killed build left in %s",
+               unfinished, unfinished == 1 ? "" : "s", cachedir);
     if (!(mc = store->connect(store))) {
         snprintf(err, sizeof err, "cannot connect to the store");
         goto out;

@@ -23,11 +23,14 @@ int fl_symstore_mkdirs(const char *dir);
 
 /* Removes what builds killed midway left in dir, as long as no live
  * build (of any process sharing dir) uses it: the private directories of
- * split-DWARF builds (<name>.symcache.dwo.<suffix>, see dwo.c).  Safe to
- * call at any time; a server does at start, and a build that makes such
- * a directory does first.  OUT: *removed (may be NULL).  Returns 0, or
+ * split-DWARF builds (<name>.symcache.dwo.<suffix>, see dwo.c) and the
+ * unfinished files of symcaches (<name>.symcache.tmp.XXXXXX).  Safe to
+ * call at any time; a server does at start, a build that makes such a
+ * directory clears the stale ones first, and fl_symstore_get clears its
+ * key's unfinished files before it builds.  OUT: how many directories
+ * (*dirs) and files (*files) went; either may be NULL.  Returns 0, or
  * FL_SYM_EIO when dir cannot be read (a missing dir is empty). */
-int fl_symstore_clean(const char *dir, size_t *removed);
+int fl_symstore_clean(const char *dir, size_t *dirs, size_t *files);
 
 /* The symcache for the module at elf_path: opened from dir when a valid
  * one is there, else built into dir first (opts, may be NULL: where dwz

@@ -6,6 +6,7 @@
  * (a few pages of the ELF file), mmap the symcache, verify it.
  */
 #define _GNU_SOURCE /* F_OFD_SETLKW */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -52,9 +53,48 @@ int fl_symstore_mkdirs(const char *dir)
     return 0;
 }
 
-int fl_symstore_clean(const char *dir, size_t *removed)
+/* A symcache is written to NAME.tmp.XXXXXX and renamed into place
+ * (symcache_build.c): a builder killed before the rename leaves that file
+ * behind.  Its key (lock_key) is the name up to its first '.'.  With
+ * only_key, the caller holds that key's build lock and the key's files
+ * go; without, each goes when its key's lock can be had now, that is,
+ * when no live build of any process writes it. */
+static size_t clean_tmp(const char *dir, const char *only_key)
 {
-    return fl_dwo_views_clean(dir, removed);
+    static const char mark[] = ".symcache.tmp.";
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name, *t = strstr(name, mark);
+        size_t klen = strcspn(name, ".");
+        if (!t || klen == 0 || strlen(t + sizeof mark - 1) != 6)
+            continue;
+        char key[NAME_MAX + 1];
+        memcpy(key, name, klen);
+        key[klen] = '\0';
+        int lock = -1;
+        if (only_key ? strcmp(key, only_key) != 0
+                     : (lock = fl_sym_lock_byte(dir, ".lock", key, false)) < 0)
+            continue;
+        if (unlinkat(dirfd(d), name, 0) == 0)
+            n++;
+        if (lock >= 0)
+            close(lock);
+    }
+    closedir(d);
+    return n;
+}
+
+int fl_symstore_clean(const char *dir, size_t *dirs, size_t *files)
+{
+    int rc = fl_dwo_views_clean(dir, dirs);
+    size_t n = clean_tmp(dir, NULL);
+    if (files)
+        *files = n;
+    return rc;
 }
 
 /* Opens path if it is a valid symcache of this module, written by a
@@ -200,6 +240,8 @@ int fl_symstore_get(const char *dir, const char *elf_path, const fl_symbuild_opt
             snprintf(path_out, path_cap, "%s", chosen);
         return 0;
     }
+    if (lock >= 0)
+        clean_tmp(dir, key); /* of this key's builds killed before */
     /* Build.  The primary name goes to whoever comes first; a valid
      * symcache of the other variant already there keeps it. */
     chosen = primary;

@@ -669,7 +669,7 @@ static void test_stale_views(void **state)
     spit(p, "x", 1);
 
     size_t removed = 9;
-    assert_int_equal(fl_symstore_clean(dir, &removed), 0);
+    assert_int_equal(fl_symstore_clean(dir, &removed, NULL), 0);
     assert_int_equal(removed, 1);
     assert_false(is_dir(old));
     assert_true(is_dir(live.dir));
@@ -695,9 +695,94 @@ static void test_stale_views(void **state)
     assert_false(is_dir(mine));
 
     fl_dwo_view_end(&live);
-    assert_int_equal(fl_symstore_clean(dir, &removed), 0);
+    assert_int_equal(fl_symstore_clean(dir, &removed, NULL), 0);
     assert_int_equal(removed, 0);
     assert_true(is_dir(notours));
+}
+
+static bool exists(const char *p)
+{
+    struct stat st;
+    return lstat(p, &st) == 0;
+}
+
+/* The unfinished file of a symcache build that was killed before its
+ * rename: fl_symstore_clean removes it unless a live build of another
+ * process holds its key's lock, and fl_symstore_get removes its own key's
+ * before it builds.  Other files stay. */
+static void test_stale_tmp(void **state)
+{
+    (void)state;
+    char dir[512], err[256], path[512];
+    path_in_work(dir, sizeof dir, "tmps");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    uint8_t id[FL_SYM_BUILD_ID_MAX];
+    size_t idlen = 0;
+    uint64_t fp = 0;
+    assert_int_equal(fl_symcache_identify(g_prog, id, &idlen, &fp, err, sizeof err), 0);
+    assert_true(idlen > 0);
+    char key[2 * FL_SYM_BUILD_ID_MAX + 1];
+    fl_sym_hex(id, idlen, key, sizeof key);
+    char held[800], gone[800], mine[800], keep[800], keep2[800];
+    snprintf(held, sizeof held, "%s/00held.symcache.tmp.Ab12Cd", dir);
+    snprintf(gone, sizeof gone, "%s/11gone.0123456789abcdef.symcache.tmp.xY34zW", dir);
+    snprintf(mine, sizeof mine, "%s/%s.symcache.tmp.Qq99Rr", dir, key);
+    snprintf(keep, sizeof keep, "%s/notes.txt", dir);
+    snprintf(keep2, sizeof keep2, "%s/22x.symcache.tmp.toolong1", dir);
+    spit(held, "x", 1);
+    spit(gone, "x", 1);
+    spit(keep, "x", 1);
+    spit(keep2, "x", 1);
+    /* Another process building 00held: it holds the key's lock. */
+    int ready[2], hold[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(hold), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        char c;
+        close(hold[1]);
+        if (fl_sym_lock_byte(dir, ".lock", "00held", true) < 0)
+            _exit(1);
+        (void)!write(ready[1], "r", 1);
+        (void)!read(hold[0], &c, 1);
+        _exit(0);
+    }
+    close(hold[0]);
+    close(ready[1]);
+    char c = 0;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    size_t dirs = 9, files = 9;
+    assert_int_equal(fl_symstore_clean(dir, &dirs, &files), 0);
+    assert_int_equal(dirs, 0);
+    /* 00held and 11gone may share a byte of the lock file: then both wait
+     * for the holder.  At least the held one stays. */
+    assert_true(exists(held));
+    assert_true(files == 1 ? !exists(gone) : files == 0 && exists(gone));
+    assert_true(exists(keep) && exists(keep2));
+    close(hold[1]);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    size_t before = files;
+    assert_int_equal(fl_symstore_clean(dir, NULL, &files), 0);
+    assert_int_equal(before + files, 2);
+    assert_false(exists(held));
+    assert_false(exists(gone));
+    assert_true(exists(keep) && exists(keep2));
+
+    /* A build clears its own key's leftover first. */
+    spit(mine, "x", 1);
+    fl_symcache *sc = NULL;
+    int built = 0;
+    assert_int_equal(fl_symstore_get(dir, g_prog, NULL, 1, &sc, &built, NULL, path, sizeof path,
+                                     err, sizeof err),
+                     0);
+    assert_int_equal(built, 1);
+    fl_symcache_close(sc);
+    assert_false(exists(mine));
+    assert_true(exists(keep) && exists(keep2));
 }
 
 /* The fuzz seeds must be symcaches of the current format, or the fuzzer
@@ -749,6 +834,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_dwarf_handle_recycled),
         cmocka_unit_test(test_seed_corpus_current),
         cmocka_unit_test(test_stale_views),
+        cmocka_unit_test(test_stale_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

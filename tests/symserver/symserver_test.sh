@@ -901,13 +901,17 @@ dwo_stale)
   cp "$DEBUG" "$sc/$BID.symcache.dwo.0123456789abcdef/d"
   ln -s "$DEBUG" "$sc/$BID.symcache.dwo.0123456789abcdef/0"
   echo notes >"$sc/mine.symcache.dwo.Qw3rTy/notes"
+  # And the unfinished file of a symcache whose build was killed before
+  # its rename: held too (its key's byte of DIR/symcache/.lock).
+  echo partial >"$sc/$BID.symcache.tmp.Ab12Cd"
   : >"$work/holder.out"
   python3 -c '
 import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 0x40000000, 0, 0)
+fds = [os.open(p, os.O_RDWR | os.O_CREAT, 0o644) for p in sys.argv[1:]]
+for fd in fds:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 0x40000000, 0, 0)
 print("held", flush=True)
-time.sleep(600)' "$sc/.dwo.lock" >"$work/holder.out" &
+time.sleep(600)' "$sc/.dwo.lock" "$sc/.lock" >"$work/holder.out" &
   HOLDER=$!
   trap 'kill -9 $HOLDER 2>/dev/null; cleanup' EXIT
   for _ in $(seq 100); do grep -q held "$work/holder.out" && break; sleep 0.1; done
@@ -916,6 +920,7 @@ time.sleep(600)' "$sc/.dwo.lock" >"$work/holder.out" &
   stop || fail "shutdown rc"
   [ -d "$sc/$BID.symcache.dwo.0123456789abcdef" ] && [ -d "$sc/app.symcache.dwo.Ab3xYz" ] \
     || fail "a directory in use was removed: $(ls -a "$sc")"
+  [ -f "$sc/$BID.symcache.tmp.Ab12Cd" ] || fail "an unfinished symcache in use was removed"
   grep -q "killed symcache build" "$work/err" && fail "removed while held: $(cat "$work/err")"
   ok "held by a live process: kept"
   kill -9 "$HOLDER"; wait "$HOLDER" 2>/dev/null
@@ -927,6 +932,9 @@ time.sleep(600)' "$sc/.dwo.lock" >"$work/holder.out" &
   [ -f "$DEBUG" ] || fail "the file the view linked to went"
   grep -q "faultline serve: removed 2 directories a killed symcache build left in $sc" "$work/err" \
     || fail "no line about it: $(cat "$work/err")"
+  [ -e "$sc/$BID.symcache.tmp.Ab12Cd" ] && fail "the unfinished symcache stayed"
+  grep -q "faultline serve: removed 1 unfinished symcache a killed build left in $sc" "$work/err" \
+    || fail "no line about the unfinished symcache: $(cat "$work/err")"
   ok "after the holder was killed -9: the next start removed both (and said so), kept the other"
   stop || fail "shutdown rc"
   ;;
