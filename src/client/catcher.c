@@ -387,6 +387,9 @@ static int basics(int sig)
             !kv_hex("CRASH_ADDRESS", (uint64_t)(uintptr_t)fl_cur.si.si_addr))
             return 0;
     }
+    if (__atomic_load_n(&fl_exc_tid, __ATOMIC_ACQUIRE) == fl_cur.tid &&
+        (!kv_str("EXCEPTION_TYPE", fl_exc_type) || !kv_str("EXCEPTION_MESSAGE", fl_exc_message)))
+        return 0;
     uint64_t ctx;
     if (fl_context_get(&ctx) && !kv_hex("CRASH_CONTEXT", ctx))
         return 0;

@@ -129,6 +129,13 @@ int fl_threads_init(void);                   /* altstacks in existing threads */
 void fl_make_uuid(char out[40]);             /* random v4 UUID (getrandom) */
 void fl_prefault(void *p, size_t n);         /* make [p, p+n) resident and writable now */
 void fl_catcher_prepare(void);               /* prefault the handler's scratch memory */
+void fl_cxx_install(void);                   /* note uncaught C++ exceptions (cxx.c) */
+/* The uncaught C++ exception that std::terminate() was called for, and the
+ * thread that called it (0: none). */
+#define FL_EXC_TYPE_MAX 256
+#define FL_EXC_MESSAGE_MAX 1024
+extern char fl_exc_type[FL_EXC_TYPE_MAX], fl_exc_message[FL_EXC_MESSAGE_MAX];
+extern volatile pid_t fl_exc_tid;
 
 /* ---- signal-safe ---- */
 int64_t fl_clock_ns(int clock);

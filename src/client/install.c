@@ -90,6 +90,7 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
 
     if (!fl_g.hooks.install_crash_catcher(fl_catcher_entry))
         return 0;
+    fl_cxx_install();
     /* `faultline dump PID`: the flight recorder of a running process, on
      * a real-time signal (SIGRTMAX-4; 0, or one that is not real-time,
      * disables).  Taken only when nothing handles it yet, so an

@@ -392,6 +392,8 @@ enum key_id {
     K_EXECUTABLE,
     K_CRASH_SIGNAL_NAME,
     K_CRASH_THREAD_NAME,
+    K_EXCEPTION_TYPE,
+    K_EXCEPTION_MESSAGE,
     K_CRASH_SIGNAL,
     K_HANDLER_FAULT,
     K_THREADS_OMITTED,
@@ -464,6 +466,8 @@ static enum key_id key_id(const char *s, size_t n, size_t *kn)
         K("ETC_VALUE", K_ETC_VALUE)
         K("END", K_END)
         K("EXECUTABLE", K_EXECUTABLE)
+        K("EXCEPTION_TYPE", K_EXCEPTION_TYPE)
+        K("EXCEPTION_MESSAGE", K_EXCEPTION_MESSAGE)
         break;
     case 'F':
         K("FAULTLINE", K_FAULTLINE)
@@ -612,6 +616,10 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
         return set_strn(p, &L->signal_name, v, vn);
     case K_CRASH_THREAD_NAME:
         return set_strn(p, &L->crash_thread_name, v, vn);
+    case K_EXCEPTION_TYPE:
+        return set_strn(p, &L->exception_type, v, vn);
+    case K_EXCEPTION_MESSAGE:
+        return set_strn(p, &L->exception_message, v, vn);
     case K_CRASH_SIGNAL:
     case K_HANDLER_FAULT:
         if (num_i64(p, key, v, &i))

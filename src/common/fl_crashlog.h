@@ -134,6 +134,8 @@ typedef struct fl_crashlog {
     char *crash_id, *install_id;
     char *os_name, *os_version, *os_pretty_name, *kernel_version;
     char *executable, *signal_name, *crash_thread_name;
+    char *exception_type;    /* EXCEPTION_TYPE: an uncaught C++ exception's mangled type */
+    char *exception_message; /* EXCEPTION_MESSAGE: its what() (control bytes escaped) */
     uint64_t pid, crash_tid;
     bool has_pid, has_crash_tid;
     int64_t crash_code;      /* si_code */

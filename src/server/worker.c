@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fl_demangle.h"
 #include "fl_jsonout.h"
 #include "fl_serve.h"
 #include "fl_srvutil.h"
@@ -60,10 +61,12 @@ static json_t *str_or_null(const char *s)
     return s ? json_string(s) : json_null();
 }
 
+/* A log's strings need not be UTF-8 (a thread's name, an exception's
+ * message): such bytes become U+FFFD rather than losing the field. */
 static void set_str(json_t *o, const char *k, const char *v)
 {
     if (v)
-        json_object_set_new(o, k, json_string(v));
+        json_object_set_new(o, k, fl_json_text(v, strlen(v)));
 }
 
 static json_t *frames_json(const fl_frames *f)
@@ -143,6 +146,17 @@ static json_t *metadata_json(const fl_crashlog *L)
         json_object_set_new(m, "objects_omitted", json_integer((json_int_t)L->objects_omitted));
     if (L->vfork_parent)
         json_object_set_new(m, "vfork_parent", json_integer((json_int_t)L->vfork_parent));
+    if (L->exception_type) {
+        /* An uncaught C++ exception: its type as C++ spells it, the
+         * mangled name the log has, and what(). */
+        json_t *e = json_object();
+        char *type = fl_demangle_type(L->exception_type);
+        set_str(e, "type", type ? type : L->exception_type);
+        free(type);
+        set_str(e, "mangled", L->exception_type);
+        set_str(e, "message", L->exception_message);
+        json_object_set_new(m, "exception", e);
+    }
     json_object_set_new(m, "etc", kv_json(L->etc, L->netc));
     json_object_set_new(m, "state", kv_json(L->state, L->nstate));
     json_t *regs = json_object();

@@ -29,7 +29,6 @@
  * them (Itanium `_Z` names only, here through the C++ runtime's
  * __cxa_demangle).  Every growable array has a cap.
  */
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -48,25 +47,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fl_demangle.h"
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
 #include "fl_symdwo.h"
 #include "symcache_build_int.h"
 #include "symcache_format.h"
-
-/* The C++ runtime's demangler (extern "C" in libstdc++), loaded on first
- * use: linking libstdc++ would cost every `faultline` start-up the
- * relocation of the whole C++ runtime.  Without it names stay mangled. */
-typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
-static demangle_fn g_demangle;
-static pthread_once_t g_demangle_once = PTHREAD_ONCE_INIT;
-
-static void load_demangler(void)
-{
-    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-    if (h)
-        *(void **)&g_demangle = dlsym(h, "__cxa_demangle");
-}
 
 /* Caps: inputs beyond these are refused rather than exhausting memory. */
 #define CAP_ENTRIES (1u << 28) /* per growable array */
@@ -573,15 +559,7 @@ static void llvm_inheriting_ctor(char *d, size_t cap)
 
 char *fl_sym_demangle(const char *raw)
 {
-    if (raw[0] != '_' || raw[1] != 'Z')
-        return NULL;
-    pthread_once(&g_demangle_once, load_demangler);
-    int status = 0;
-    char *d = g_demangle ? g_demangle(raw, NULL, NULL, &status) : NULL;
-    if (d && status == 0)
-        return d;
-    free(d);
-    return NULL;
+    return fl_demangle(raw);
 }
 
 /* Names are demangled the way llvm-symbolizer does: Itanium "_Z" names;
@@ -591,10 +569,8 @@ static uint32_t intern_name(builder *b, const char *raw)
     /* LLVM 14's demangler gives up on "sr St ..." (an unresolved name
      * qualified by std::) and llvm-symbolizer then prints the raw name. */
     if (raw[0] == '_' && raw[1] == 'Z' && !strstr(raw, "srSt")) {
-        pthread_once(&g_demangle_once, load_demangler);
-        int status = 0;
-        char *d = g_demangle ? g_demangle(raw, NULL, NULL, &status) : NULL;
-        if (d && status == 0) {
+        char *d = fl_demangle(raw);
+        if (d) {
             size_t cap = strlen(d) + 64;
             char *l = sc_malloc(cap);
             uint32_t id;
@@ -609,7 +585,6 @@ static uint32_t intern_name(builder *b, const char *raw)
             free(d);
             return id;
         }
-        free(d);
     }
     return intern(b, raw);
 }

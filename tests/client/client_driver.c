@@ -18,6 +18,7 @@
  *   client_driver vfork   CRASHME           a crash in a vfork() or clone(CLONE_VM) child
  *   client_driver vfork_orphan CRASHME      a vfork() child crashing after its parent crashed
  *   client_driver vfork_trace  CRASHME      trace events around a vfork() child
+ *   client_driver cxx     CXXTHROW          uncaught C++ exceptions: type and what()
  *   client_driver first_chance CRASHME      faults the program recovers from: no log
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
@@ -1629,6 +1630,65 @@ static int cmd_vfork_trace(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* Uncaught C++ exceptions (cxxthrow.cpp): the log names the exception's
+ * type and what(), and says nothing of one where there is none. */
+static int cmd_cxx(const char *exe)
+{
+    static const struct {
+        const char *mode;
+        int sig;
+        const char *type, *message; /* NULL: no such line */
+    } xc[] = {
+        {"runtime_error", SIGABRT, "St13runtime_error", "disk \"full\"\\n on /var"},
+        {"derived", SIGABRT, "N12_GLOBAL__N_17DerivedE", "derived: second base"},
+        {"diamond", SIGABRT, "N12_GLOBAL__N_17DiamondE", "virtual base"},
+        {"hidden", SIGABRT, "N12_GLOBAL__N_16HiddenE", NULL},
+        {"what_throws", SIGABRT, "N12_GLOBAL__N_16ThrowsE", NULL},
+        {"int", SIGABRT, "i", NULL},
+        {"cstr", SIGABRT, "PKc", "plain text"},
+        {"long", SIGABRT, "St12length_error", "x"},
+        {"terminate", SIGABRT, NULL, NULL},
+        {"caught", SIGSEGV, NULL, NULL},
+        {"own_handler", SIGABRT, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof xc / sizeof xc[0]; i++) {
+        char *argv[] = {(char *)exe, (char *)xc[i].mode, NULL};
+        run_result r;
+        run(argv, NULL, &r);
+        check_ended_by(&r, xc[i].sig);
+        fl_crashlog *log = NULL;
+        if (read_logs(&log, 1, xc[i].mode) != 1) {
+            CHECK(0, "%s: no log", xc[i].mode);
+            remove_logs();
+            continue;
+        }
+        const char *t = log->exception_type, *m = log->exception_message;
+        if (!xc[i].type)
+            CHECK(!t && !m, "%s: EXCEPTION_TYPE %s, EXCEPTION_MESSAGE %s", xc[i].mode, t ? t : "-",
+                  m ? m : "-");
+        else
+            CHECK(t && !strcmp(t, xc[i].type), "%s: EXCEPTION_TYPE %s, expected %s", xc[i].mode,
+                  t ? t : "(none)", xc[i].type);
+        if (xc[i].type && !xc[i].message)
+            CHECK(!m, "%s: EXCEPTION_MESSAGE %s", xc[i].mode, m);
+        else if (!strcmp(xc[i].mode, "long"))
+            CHECK(m && strlen(m) == 1023 && strspn(m, "x") == 1023,
+                  "long: EXCEPTION_MESSAGE of %zu bytes, expected 1,023 x", m ? strlen(m) : 0);
+        else if (xc[i].message)
+            CHECK(m && !strcmp(m, xc[i].message), "%s: EXCEPTION_MESSAGE '%s', expected '%s'",
+                  xc[i].mode, m ? m : "(none)", xc[i].message);
+        if (!strcmp(xc[i].mode, "own_handler"))
+            CHECK(strstr(r.out, "own handler") != NULL,
+                  "own_handler: the program's handler did "
+                  "not run: %s",
+                  r.out);
+        CHECK(!log->handler_fault, "%s: HANDLER_FAULT", xc[i].mode);
+        fl_crashlog_free(log);
+        remove_logs();
+    }
+    return failures ? 1 : 0;
+}
+
 static int cmd_first_chance(const char *exe)
 {
     /* 100 probes left with siglongjmp() and a page made writable by the
@@ -1762,6 +1822,8 @@ int main(int argc, char **argv)
         rc = cmd_vfork_orphan(argv[2]);
     else if (!strcmp(cmd, "vfork_trace"))
         rc = cmd_vfork_trace(argv[2]);
+    else if (!strcmp(cmd, "cxx"))
+        rc = cmd_cxx(argv[2]);
     else if (!strcmp(cmd, "first_chance"))
         rc = cmd_first_chance(argv[2]);
     else if (!strcmp(cmd, "install_id"))

@@ -84,4 +84,21 @@ sig = g.get("signature") or ""
 assert sig.split(" | ")[0].split("(")[0] in ("crash_site", "std::vector<int, std::allocator<int> >::_M_range_check"), sig
 assert "libstdc++" not in sig and "abort" not in sig and "terminate" not in sig, sig
 PY
+# An uncaught exception: each crash names it, as C++ spells it, with
+# what() (metadata.exception; the log's EXCEPTION_TYPE/_MESSAGE).
+if [ "$LANGUAGE" = c++ ]; then
+  api "/api/v1/groups/$gid/crashes" >"$WORK/crashes.json" || fail "GET group crashes"
+  for cid in $(python3 -c 'import json,sys; print(" ".join(c["id"] for c in json.load(open(sys.argv[1]))["crashes"]))' "$WORK/crashes.json"); do
+    api "/api/v1/crashes/$cid" >"$WORK/crash.json" || fail "GET crash $cid"
+    python3 - "$WORK/crash.json" <<'PY' || fail "crash $cid: no exception in its metadata: $(head -c 800 "$WORK/crash.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))
+e = c["metadata"]["exception"]
+assert e["type"] == "std::out_of_range", e
+assert e["mangled"] == "St12out_of_range", e
+assert "vector::_M_range_check" in e["message"], e
+PY
+  done
+  echo "ok [grouping]: the uncaught exception's type and what() on each crash"
+fi
 echo "ok [grouping]: $GCC -O2 and $CLANG -O1 builds of one crash -> one group; other path -> another"

@@ -228,6 +228,9 @@ try {
         'the objects a log left out are not mentioned: ' + await page.textContent('#objects-omitted'));
   check((await page.textContent('#crash-vfork')) === 'a vfork() child of process 4242, before exec',
         'the vfork() child is not said: ' + await page.locator('#crash-vfork').count());
+  check((await page.textContent('#crash-exception')) ===
+            'std::runtime_error: <img src=x onerror="window.__pwned=4">',
+        'the uncaught exception is not shown (as text): ' + await page.locator('#crash-exception').count());
   check(await page.locator('main img').count() === 0, 'an e-mail address made an <img> element');
   check(await page.locator('main b').count() === 0, 'a crash log made a <b> element');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');

@@ -58,8 +58,10 @@ mklog() {
         printf 'OBJECT /usr/bin/demo/4194304/1048576/0\n'
         for f in "$@"; do printf 'CALLSTACK %s\n' "$f"; done
         # The fifth: from a process with more threads and objects than a log keeps,
-        # and a vfork() child's (VFORK_PARENT).
+        # and a vfork() child's (VFORK_PARENT), ended by an uncaught C++
+        # exception whose what() is markup.
         [ "$n" != 5 ] || printf 'THREAD 4243 worker\nTHREADS_OMITTED 300\nOBJECTS_OMITTED 40\nVFORK_PARENT 4242\n'
+        [ "$n" != 5 ] || printf 'EXCEPTION_TYPE St13runtime_error\nEXCEPTION_MESSAGE <img src=x onerror="window.__pwned=4">\n'
         printf 'TRACE 1795000000000000000 42 <script>window.__pwned=2</script>\nEND\n'
     } >"$work/log$n.crashlog"
 }

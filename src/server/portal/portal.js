@@ -522,7 +522,15 @@ async function crash(view, id) {
          m.crash_time ? el('div', {}, el('span', {}, 'crashed'), day(m.crash_time)) : null,
          // A vfork() child that crashed before exec, in its parent's memory.
          m.vfork_parent ? el('div', {}, el('span', {}, 'process'),
-           el('span', {id: 'crash-vfork'}, 'a vfork() child of process ' + m.vfork_parent + ', before exec')) : null,
+                             el('span', {id : 'crash-vfork'},
+                                'a vfork() child of process ' + m.vfork_parent + ', before exec'))
+                        : null,
+         // An uncaught C++ exception: its type and what().
+         m.exception
+             ? el('div', {}, el('span', {}, 'exception'),
+                  el('span', {id : 'crash-exception', class : 'mono'},
+                     m.exception.type + (m.exception.message ? ': ' + m.exception.message : '')))
+             : null,
          m.os_pretty_name || m.platform
              ? el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform)
              : null,
