@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PKGS=(
-  build-essential cmake pkg-config clang llvm lld
+  build-essential cmake pkg-config clang llvm lld libc++-14-dev libc++abi-14-dev
   libelf-dev libdw-dev libdebuginfod-dev elfutils debuginfod dwz
   libsqlite3-dev libpq-dev librabbitmq-dev libssl-dev libmicrohttpd-dev
   libcurl4-openssl-dev libjansson-dev libxml2-dev libpcre2-dev
