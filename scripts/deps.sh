@@ -12,7 +12,7 @@ PKGS=(
   zlib1g-dev libzstd-dev libcmocka-dev libcapstone-dev
   postgresql rabbitmq-server
   libc6-dbg gdb valgrind curl ca-certificates procps python3 strace iproute2 openssl faketime
-  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
   chromium nodejs
 )
 # Optional extras for `make bench` only.
