@@ -347,6 +347,33 @@ static const char *const regnames[] = {
 #endif
 };
 
+/* The message glibc gives an abort: assert()'s, malloc's checks', the
+ * fortify and stack-protector failures' ("free(): double free detected in
+ * tcache 2").  They write it to stderr, which nobody may read, and keep it
+ * in __abort_msg -- a struct abort_msg_s { unsigned size; char msg[]; }
+ * in pages mapped for it -- just before they abort.  Read with fresh
+ * checks: those pages are new since install. */
+static int abort_message(void)
+{
+    uint64_t p = 0;
+    uint32_t size = 0;
+    char buf[1024];
+    if (!fl_g.abort_msg || fl_safe_read_fresh(&p, (uintptr_t)fl_g.abort_msg, sizeof p) || !p ||
+        fl_safe_read_fresh(&size, p, sizeof size) || size <= sizeof size)
+        return 1;
+    size_t n = size - sizeof size < sizeof buf ? size - sizeof size : sizeof buf;
+    if (fl_safe_read_fresh(buf, p + sizeof size, n))
+        return 1;
+    n = fl_strnlen(buf, n);
+    while (n && buf[n - 1] == '\n')
+        n--;
+    if (!n)
+        return 1;
+    fl_line_start(&line, "ABORT_MESSAGE");
+    fl_line_strn(&line, buf, n);
+    return emit(&line);
+}
+
 static int basics(int sig)
 {
     for (size_t i = 0; i < sizeof intro / sizeof intro[0]; i++)
@@ -389,6 +416,8 @@ static int basics(int sig)
     }
     if (__atomic_load_n(&fl_exc_tid, __ATOMIC_ACQUIRE) == fl_cur.tid &&
         (!kv_str("EXCEPTION_TYPE", fl_exc_type) || !kv_str("EXCEPTION_MESSAGE", fl_exc_message)))
+        return 0;
+    if (sig == SIGABRT && !abort_message())
         return 0;
     uint64_t ctx;
     if (fl_context_get(&ctx) && !kv_hex("CRASH_CONTEXT", ctx))

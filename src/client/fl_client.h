@@ -96,6 +96,7 @@ typedef struct fl_state {
     bool have_prev[65];
     unsigned ignored; /* bit per crash signal the program ignored (SIG_IGN) */
     bool faults_open; /* sigprocmask() no longer blocks FL_FAULT_SIGS (interpose.c) */
+    void *abort_msg;  /* &__abort_msg: glibc's message of an abort (catcher.c), or NULL */
 } fl_state;
 
 extern fl_state fl_g;

@@ -6,6 +6,7 @@
  * that the handler itself never allocates or formats.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,9 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
     if (!fl_g.hooks.install_crash_catcher(fl_catcher_entry))
         return 0;
     fl_cxx_install();
+    /* glibc's "abort message" pointer: dynamic programs only (a static one
+     * has no dlsym() view of libc). */
+    fl_g.abort_msg = dlsym(RTLD_DEFAULT, "__abort_msg");
     /* `faultline dump PID`: the flight recorder of a running process, on
      * a real-time signal (SIGRTMAX-4; 0, or one that is not real-time,
      * disables).  Taken only when nothing handles it yet, so an

@@ -394,6 +394,7 @@ enum key_id {
     K_CRASH_THREAD_NAME,
     K_EXCEPTION_TYPE,
     K_EXCEPTION_MESSAGE,
+    K_ABORT_MESSAGE,
     K_CRASH_SIGNAL,
     K_HANDLER_FAULT,
     K_THREADS_OMITTED,
@@ -443,6 +444,7 @@ static enum key_id key_id(const char *s, size_t n, size_t *kn)
         K("APPLICATION_NAME", K_APPLICATION_NAME)
         K("APPLICATION_VERSION", K_APPLICATION_VERSION)
         K("APPLICATION_UPTIME", K_APPLICATION_UPTIME)
+        K("ABORT_MESSAGE", K_ABORT_MESSAGE)
         break;
     case 'B':
         K("BREADCRUMB", K_BREADCRUMB)
@@ -620,6 +622,8 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
         return set_strn(p, &L->exception_type, v, vn);
     case K_EXCEPTION_MESSAGE:
         return set_strn(p, &L->exception_message, v, vn);
+    case K_ABORT_MESSAGE:
+        return set_strn(p, &L->abort_message, v, vn);
     case K_CRASH_SIGNAL:
     case K_HANDLER_FAULT:
         if (num_i64(p, key, v, &i))

@@ -136,6 +136,7 @@ typedef struct fl_crashlog {
     char *executable, *signal_name, *crash_thread_name;
     char *exception_type;    /* EXCEPTION_TYPE: an uncaught C++ exception's mangled type */
     char *exception_message; /* EXCEPTION_MESSAGE: its what() (control bytes escaped) */
+    char *abort_message;     /* ABORT_MESSAGE: glibc's message of the abort (assert, malloc) */
     uint64_t pid, crash_tid;
     bool has_pid, has_crash_tid;
     int64_t crash_code;      /* si_code */

@@ -146,6 +146,7 @@ static json_t *metadata_json(const fl_crashlog *L)
         json_object_set_new(m, "objects_omitted", json_integer((json_int_t)L->objects_omitted));
     if (L->vfork_parent)
         json_object_set_new(m, "vfork_parent", json_integer((json_int_t)L->vfork_parent));
+    set_str(m, "abort_message", L->abort_message);
     if (L->exception_type) {
         /* An uncaught C++ exception: its type as C++ spells it, the
          * mangled name the log has, and what(). */

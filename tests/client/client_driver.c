@@ -641,6 +641,17 @@ static int cmd_matrix(const char *exe, const char *name)
                   "%zu THREADs and THREADS_OMITTED %llu for 300 threads", log->nthreads,
                   (unsigned long long)log->threads_omitted);
         }
+        /* glibc's own message of the abort (__abort_msg): assert()'s and
+         * malloc's; none for a plain abort() or a fault. */
+        const char *am = log->abort_message;
+        if (!strcmp(name, "assert"))
+            CHECK(am && strstr(am, "crash_assert: Assertion `one == 0' failed."),
+                  "ABORT_MESSAGE %s", am ? am : "(none)");
+        else if (!strcmp(name, "double_free"))
+            CHECK(am && !strcmp(am, "free(): double free detected in tcache 2"), "ABORT_MESSAGE %s",
+                  am ? am : "(none)");
+        else
+            CHECK(!am, "ABORT_MESSAGE %s for %s", am, name);
         if (!strcmp(name, "plugin_crash")) {
             bool found = false;
             for (size_t i = 0; i < log->nobjects; i++)

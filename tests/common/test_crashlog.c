@@ -403,7 +403,7 @@ static void check_like_parse(const char *buf, size_t len)
         S(producer), S(producer_version), S(app_name), S(app_version), S(platform_name);
         S(cpuarch), S(platform_version), S(crash_id), S(install_id), S(os_name), S(os_version);
         S(os_pretty_name), S(kernel_version), S(executable), S(signal_name);
-        S(crash_thread_name), S(exception_type), S(exception_message);
+        S(crash_thread_name), S(exception_type), S(exception_message), S(abort_message);
 #undef S
 #define N(f) assert_true(a->f == b->f)
         N(log_version), N(crash_signal), N(has_crash_signal), N(uptime), N(crash_time);
@@ -464,6 +464,7 @@ static void check_mode(void **state)
         "KERNEL_VERSION 6.1.0\nEXECUTABLE /usr/bin/app\nCRASH_SIGNAL 11\n"
         "CRASH_SIGNAL_NAME SIGSEGV\nCRASH_THREAD_NAME main\nHANDLER_FAULT 7\n"
         "EXCEPTION_TYPE St13runtime_error\nEXCEPTION_MESSAGE disk full\\n on /var \n"
+        "ABORT_MESSAGE free(): double free detected in tcache 2\n"
         "APPLICATION_UPTIME 12\nCRASH_TIME 1700000000\nCRASH_CODE -6\nCRASH_ADDRESS 0x10\n"
         "PROCESS_ID 42\nVFORK_PARENT 41\nCRASH_THREAD 43\nCRASH_ID "
         "0a1b2c3d-0000-4000-8000-000000000001\n"
@@ -497,6 +498,7 @@ static void check_mode(void **state)
     /* An uncaught C++ exception: the escape stays, blanks at the end go. */
     assert_string_equal(b->exception_type, "St13runtime_error");
     assert_string_equal(b->exception_message, "disk full\\n on /var");
+    assert_string_equal(b->abort_message, "free(): double free detected in tcache 2");
     /* More objects than a log keeps, and a path cut at its start. */
     assert_int_equal(b->nobjects, 2); /* OBJECTS_OMITTED is no object */
     assert_int_equal(b->objects_omitted, 17);

@@ -231,6 +231,8 @@ try {
   check((await page.textContent('#crash-exception')) ===
             'std::runtime_error: <img src=x onerror="window.__pwned=4">',
         'the uncaught exception is not shown (as text): ' + await page.locator('#crash-exception').count());
+  check((await page.textContent('#crash-abort')) === "demo: a.c:3: main: Assertion `<b>x</b>' failed.",
+        'the abort message is not shown (as text): ' + await page.locator('#crash-abort').count());
   check(await page.locator('main img').count() === 0, 'an e-mail address made an <img> element');
   check(await page.locator('main b').count() === 0, 'a crash log made a <b> element');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');

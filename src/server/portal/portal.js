@@ -525,6 +525,10 @@ async function crash(view, id) {
                              el('span', {id : 'crash-vfork'},
                                 'a vfork() child of process ' + m.vfork_parent + ', before exec'))
                         : null,
+         // glibc's message of the abort (an assert(), malloc's checks).
+         m.abort_message ? el('div', {}, el('span', {}, 'abort message'),
+                              el('span', {id : 'crash-abort', class : 'mono'}, m.abort_message))
+                         : null,
          // An uncaught C++ exception: its type and what().
          m.exception
              ? el('div', {}, el('span', {}, 'exception'),
