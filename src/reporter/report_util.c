@@ -1,9 +1,12 @@
 #define _GNU_SOURCE /* sigabbrev_np */
 #include "report_util.h"
 
+#include "fl_demangle.h"
+
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -36,9 +39,27 @@ void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t 
         snprintf(size, sizeof size, "%zu bytes", bytes);
     else
         snprintf(size, sizeof size, "%.1f KiB", (double)bytes / 1024.0);
-    snprintf(out, cap, "%.60s %.40s, %s %s, %zu frame%s, %s", log->app_name ? log->app_name : "?",
-             log->app_version ? log->app_version : "(no version)", sig, when, log->ncallstack,
-             log->ncallstack == 1 ? "" : "s", size);
+    int n = snprintf(out, cap, "%.60s %.40s, %s %s, %zu frame%s, %s",
+                     log->app_name ? log->app_name : "?",
+                     log->app_version ? log->app_version : "(no version)", sig, when,
+                     log->ncallstack, log->ncallstack == 1 ? "" : "s", size);
+    /* What the program said as it died -- an uncaught C++ exception, or the
+     * C library's abort message: the most telling line, and text the user
+     * should see before it is sent. */
+    if (n < 0 || (size_t)n >= cap)
+        return;
+    char *type = log->exception_type ? fl_demangle_type(log->exception_type) : NULL;
+    const char *msg = log->exception_message ? log->exception_message : log->abort_message;
+    if (log->exception_type)
+        n += snprintf(out + n, cap - (size_t)n, "; uncaught %.80s%s%.120s",
+                      type ? type : log->exception_type, msg ? ": " : "", msg ? msg : "");
+    else if (msg)
+        n += snprintf(out + n, cap - (size_t)n, "; %.160s", msg);
+    free(type);
+    /* Bytes that would steer a terminal are shown as '?'. */
+    for (char *c = out; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
 }
 
 int fl_report_parse_seconds(const char *s, long *out)

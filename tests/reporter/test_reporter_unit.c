@@ -233,6 +233,29 @@ static void helpers(void **state)
     assert_string_equal(d, "TestApp 1.0, signal 11 (SIGSEGV) at 2008-01-03 08:49:52 UTC, 2 frames, "
                            "1234 bytes");
     fl_crashlog_free(log);
+    /* What the program said as it died, its control bytes made harmless. */
+    static const char *const tails[][2] = {
+        {"EXCEPTION_TYPE St13runtime_error\nEXCEPTION_MESSAGE disk \x1b[2Jfull\n",
+         "; uncaught std::runtime_error: disk ?[2Jfull"},
+        {"EXCEPTION_TYPE i\n", "; uncaught int"},
+        {"ABORT_MESSAGE free(): double free detected in tcache 2\n",
+         "; free(): double free detected in tcache 2"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        char t[600], want[400];
+        snprintf(t, sizeof t,
+                 "FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME TestApp\n"
+                 "APPLICATION_VERSION 1.0\nCRASH_SIGNAL 6\n%sCALLSTACK 1\nEND\n",
+                 tails[i][0]);
+        assert_int_equal(fl_crashlog_parse(t, strlen(t), &log, NULL), 0);
+        fl_report_describe(log, 99, d, sizeof d);
+        snprintf(want, sizeof want,
+                 "TestApp 1.0, signal 6 (SIGABRT) at an unknown time, 1 frame, 99 bytes%s",
+                 tails[i][1]);
+        assert_string_equal(d, want);
+        fl_crashlog_free(log);
+    }
 }
 
 int main(void)
