@@ -209,6 +209,12 @@ try {
   // 7. The hostile crash's page: its trace event is text as well.
   const bad = want.find((g) => g.app === hostile);
   const badGroup = await api('/api/v1/groups/' + bad.id);
+  // Its group's page says how the program died (its exception), as text.
+  await page.goto(url + '/#/group/' + bad.id);
+  await page.waitForSelector('#group-said');
+  check((await page.textContent('#group-said')) ===
+            'std::runtime_error: <img src=x onerror="window.__pwned=4">',
+        'the group page does not say the exception: ' + await page.textContent('#group-said'));
   await page.goto(url + '/#/crash/' + badGroup.sample_crashes[0]);
   await page.waitForFunction((id) => {
     const t = document.querySelector('#crash-title span');

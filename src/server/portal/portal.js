@@ -336,6 +336,17 @@ async function group(view, id, params)
             '&offset=' + offset + only)
     ]);
     const crashes = list.crashes || [];
+    // What the program said as it died, in the crash that made the group:
+    // an uncaught C++ exception, or the C library's abort message.  A
+    // crash removed since (retention) says nothing.
+    const first = g.representative_crash
+                      ? await api('/api/v1/crashes/' + encodeURIComponent(g.representative_crash))
+                            .catch(() => null)
+                      : null;
+    const fm = (first && first.metadata) || {};
+    const last = fm.exception ? fm.exception.type +
+                                    (fm.exception.message ? ': ' + fm.exception.message : '')
+                              : fm.abort_message || '';
     const at = (o) => '#/group/' + encodeURIComponent(id) + '?offset=' + Math.max(o, 0) + only;
     const action = g.status === 'resolved' || g.status === 'ignored'
                        ? el('button', {class : 'action', id : 'reopen'}, 'Reopen')
@@ -420,6 +431,7 @@ async function group(view, id, params)
     });
     view.append(
         el('h1', {class : 'mono', id : 'signature'}, g.signature),
+        last ? el('p', {class : 'mono', id : 'group-said'}, last) : null,
         el('div', {class : 'stats'},
            el('div', {}, el('span', {}, 'crashes'), el('b', {id : 'count'}, g.count)),
            el('div', {}, el('span', {}, 'installations'), el('b', {}, g.affected)),
