@@ -1688,8 +1688,10 @@ static bool is_unmerge(const char *url)
 }
 
 /* POST /api/v1/groups/ID/unmerge: group ID, merged into another, stands
- * for itself again; its signature's crashes there are queued to be
- * processed again, which moves them back.  202 once they are queued. */
+ * for itself again, with its crashes and counts (a merge left them
+ * there): 200.  Crashes a merge of an older version moved into the other
+ * group are queued to be processed again, which moves them back: 202
+ * once they are queued. */
 static enum MHD_Result api_unmerge_group(fl_http *h, struct MHD_Connection *c, const char *url)
 {
     char id[FL_CRASH_ID_MAX], from[64] = "";
@@ -1722,7 +1724,7 @@ static enum MHD_Result api_unmerge_group(fl_http *h, struct MHD_Connection *c, c
     for (size_t i = 0; i < nids; i++)
         free(ids[i]);
     free(ids);
-    return send_json(c, 202,
+    return send_json(c, nids ? 202 : 200,
                      json_pack("{s:s,s:s,s:I}", "id", id, "from", from, "queued", (json_int_t)nids),
                      NULL);
 }

@@ -105,7 +105,7 @@
  * start, because even CREATE INDEX IF NOT EXISTS locks its table against
  * writes, and would wait behind any open transaction -- and make every
  * other server's ingest wait behind it. */
-#define SCHEMA_DDL "6"
+#define SCHEMA_DDL "7"
 /* Rows per INSERT of an ingest batch (8 parameters each) and ids per
  * published() statement: well under the protocol's 65535 parameters. */
 #define INSERT_ROWS 500
@@ -232,6 +232,13 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS group_gen(base text COLLATE \"C\" PRIMARY KEY,"
     "  gen bigint NOT NULL, cur text COLLATE \"C\" NOT NULL);"
     "CREATE INDEX IF NOT EXISTS group_gen_cur ON group_gen(cur);"
+    /* Crashes a merge of schema_ddl 6 or before moved into another group
+     * (sig_group: their own), which unmerge_group() moves back; merges no
+     * longer move crashes.  And the groups deleted with the group they
+     * were merged into, whose crashes its delete erases. */
+    "CREATE INDEX IF NOT EXISTS crashes_moved ON crashes(sig_group) WHERE sig_group IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS groups_deleted_of ON groups_deleted(of_group) WHERE of_group IS "
+    "NOT NULL;"
     "INSERT INTO fl_schema SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM fl_schema);"
     "INSERT INTO settings VALUES('schema_ddl', '" SCHEMA_DDL "') "
     "ON CONFLICT (name) DO UPDATE SET value = excluded.value;"
@@ -1142,7 +1149,7 @@ static int group_bury(pconn *c, const char *gid, const char *of)
     p_text(&u, cur);
     p_args t = {0};
     p_text(&t, gid);
-    p_text(&t, of ? "true" : "false"); /* a merged group's crashes are of's */
+    p_text(&t, "false"); /* a merged group's crashes are erased with of's */
     p_text(&t, of);
     return p_run(c,
                  "INSERT INTO group_gen AS t VALUES($1,$2::bigint,$3) ON CONFLICT (base) DO "
@@ -1207,22 +1214,24 @@ static int p_delete_group(fl_store_conn *pc, const char *id, char *into)
         PQclear(r);
         return 3;
     }
-    int rc = 0;
-    for (int i = 0; i < rows && !rc; i++)
-        if (i != own)
-            rc = group_bury(c, r_str(r, i, 0), id);
-    PQclear(r);
-    if (rc || group_bury(c, id, NULL))
-        return -1;
+    /* Each one's rows, its own and its members' (merge_group leaves them
+     * theirs); their crashes and installations go by steps. */
     static const char *const gone[] = {
-        "DELETE FROM groups WHERE merged_into=$1",  "DELETE FROM groups WHERE id=$1",
-        "DELETE FROM group_days WHERE group_id=$1", "DELETE FROM group_versions WHERE group_id=$1",
-        "DELETE FROM group_os WHERE group_id=$1",   "DELETE FROM notices WHERE group_id=$1",
+        "DELETE FROM groups WHERE id=$1",
+        "DELETE FROM group_days WHERE group_id=$1",
+        "DELETE FROM group_versions WHERE group_id=$1",
+        "DELETE FROM group_os WHERE group_id=$1",
+        "DELETE FROM notices WHERE group_id=$1",
     };
-    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
-        if (run_gid(c, gone[i], id, NULL))
-            return -1;
-    return 0;
+    int rc = 0;
+    for (int i = 0; i < rows && !rc; i++) {
+        const char *gid = r_str(r, i, 0);
+        rc = group_bury(c, gid, i == own ? NULL : id);
+        for (size_t j = 0; j < sizeof gone / sizeof *gone && !rc; j++)
+            rc = run_gid(c, gone[j], gid, NULL);
+    }
+    PQclear(r);
+    return rc ? -1 : 0;
 }
 
 static int p_delete_group_step(fl_store_conn *pc, const char *id, size_t max, size_t *n, bool *more)
@@ -1240,7 +1249,8 @@ static int p_delete_group_step(fl_store_conn *pc, const char *id, size_t max, si
                          "WITH d AS (UPDATE crashes SET state=3, resym=false, published=true, "
                          "raw=''::bytea, raw_len=0, processed=NULL, email=NULL, install_id=NULL, "
                          "group_id=NULL, stack_hash=NULL WHERE id IN (SELECT id FROM crashes "
-                         "WHERE group_id=$1 ORDER BY rid LIMIT $2 FOR UPDATE) RETURNING id),"
+                         "WHERE group_id=$1 OR group_id IN (SELECT id FROM groups_deleted WHERE "
+                         "of_group=$1) LIMIT $2 FOR UPDATE) RETURNING id),"
                          " m AS (DELETE FROM crash_missing WHERE crash_id IN (SELECT id FROM d)),"
                          " p AS (DELETE FROM processing WHERE ref IN (SELECT id FROM d))"
                          " SELECT count(*) FROM d",
@@ -1256,8 +1266,9 @@ static int p_delete_group_step(fl_store_conn *pc, const char *id, size_t max, si
         p_text(&b, id);
         p_int(&b, (int64_t)(max - k));
         if (!(r = p_exec(c,
-                         "DELETE FROM group_installs WHERE group_id=$1 AND install_id IN (SELECT "
-                         "install_id FROM group_installs WHERE group_id=$1 LIMIT $2)",
+                         "DELETE FROM group_installs WHERE (group_id, install_id) IN (SELECT "
+                         "group_id, install_id FROM group_installs WHERE group_id=$1 OR group_id "
+                         "IN (SELECT id FROM groups_deleted WHERE of_group=$1) LIMIT $2)",
                          &b, 0)))
             return -1;
         last = (size_t)p_changes(r) < max - k;
@@ -1267,7 +1278,10 @@ static int p_delete_group_step(fl_store_conn *pc, const char *id, size_t max, si
     p_text(&u, id);
     p_int(&u, (int64_t)k);
     p_text(&u, last ? "true" : "false");
-    if (p_run(c, "UPDATE groups_deleted SET crashes=crashes+$2, done=$3::boolean WHERE id=$1", &u))
+    if (p_run(c,
+              "UPDATE groups_deleted SET crashes=crashes+CASE WHEN id=$1 THEN $2::bigint ELSE 0 "
+              "END, done=$3::boolean WHERE id=$1 OR of_group=$1",
+              &u))
         return -1;
     *n = k;
     *more = !last;
@@ -1424,30 +1438,35 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *
         p_seterr(c, "group %s vanished while a crash was added to it", p->group_id);
         return -1;
     }
-    const char *mi = r_str(r, 0, 4);
-    if (mi) {
-        /* The signature's group was merged into another: the crash counts
-         * there.  Found under the row's lock, so a merge committed while
-         * this waited is seen.  (Holding this row, the worker now locks
-         * the other out of the batch's order: a rare deadlock, retried.) */
-        char into[64];
-        snprintf(into, sizeof into, "%s", mi);
+    /* The signature's group merged into another (found under the row's
+     * lock, so a merge committed while this waited is seen): the crash is
+     * still kept and counted in its own -- a merge moves neither crashes
+     * nor counters, and the reads add the members' up (store_sqlite.c's
+     * MEMBERS_G) --, but the status, which the regression rule reads and
+     * sets, and the latest version seen are the other group's.  Holding
+     * this row, the worker then locks the other out of the batch's order:
+     * a rare deadlock, retried. */
+    char into[64] = "";
+    if (r_str(r, 0, 4))
+        snprintf(into, sizeof into, "%s", r_str(r, 0, 4));
+    const char *lv = r_str(r, 0, 2);
+    bool newer_own = p->version && (!lv || fl_vercmp(p->version, lv) > 0);
+    /* xmax 0: the row was inserted by this statement, not updated. */
+    bool created = r_bool(r, 0, 3);
+    if (into[0]) {
         PQclear(r);
-        if (depth >= 4) {
-            p_seterr(c, "group %s forwards through more than 4 merges", p->group_id);
+        p_args t = {0};
+        p_text(&t, into);
+        if (!(r = p_exec(c,
+                         "SELECT status, resolved_in, latest_version FROM groups WHERE id=$1 FOR "
+                         "UPDATE",
+                         &t, 0)))
+            return -1;
+        if (PQntuples(r) != 1) {
+            PQclear(r);
+            p_seterr(c, "group %s, which %s is merged into, vanished", into, p->group_id);
             return -1;
         }
-        p_args m = {0};
-        p_text(&m, p->crash_id);
-        p_text(&m, into);
-        p_text(&m, p->group_id);
-        if (p_run(c,
-                  "UPDATE crashes SET group_id=$2, sig_group=coalesce(sig_group, $3) WHERE id=$1",
-                  &m))
-            return -1;
-        fl_processed q = *p;
-        q.group_id = into;
-        return group_add_at(c, &q, depth + 1, NULL);
     }
     const char *st = r_str(r, 0, 0);
     bool resolved = st && !strcmp(st, "resolved");
@@ -1458,12 +1477,10 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *
          * from an older version (users who did not update) does not. */
         regressed = !ri || fl_vercmp(p->version, ri) > 0;
     }
-    const char *lv = r_str(r, 0, 2);
+    lv = r_str(r, 0, 2);
     bool newer = p->version && (!lv || fl_vercmp(p->version, lv) > 0);
     char status[16];
     snprintf(status, sizeof status, "%s", regressed ? "regressed" : st ? st : "open");
-    /* xmax 0: the row was inserted by this statement, not updated. */
-    bool created = r_bool(r, 0, 3);
     PQclear(r);
     if (created && base) {
         /* Created where a deleted group was?  A delete_group() that
@@ -1495,9 +1512,23 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *
             return group_add_at(c, &q, depth + 1, base);
         }
     }
+    fl_processed t = *p;
+    if (into[0])
+        t.group_id = into; /* the notice is about the group the user sees */
     if ((created && notice_add(c, FL_NOTICE_NEW_GROUP, p)) ||
-        (regressed && notice_add(c, FL_NOTICE_REGRESSED, p)))
+        (regressed && notice_add(c, FL_NOTICE_REGRESSED, &t)))
         return -1;
+    if (into[0] && (regressed || newer)) {
+        p_args t2 = {0};
+        p_text(&t2, into);
+        p_text(&t2, regressed ? "regressed" : NULL);
+        p_text(&t2, newer ? p->version : NULL);
+        if (p_run(c,
+                  "UPDATE groups SET status=coalesce($2::text, status), "
+                  "latest_version=coalesce($3::text, latest_version) WHERE id=$1",
+                  &t2))
+            return -1;
+    }
 
     /* Everything else in one statement (each round trip to the database
      * costs a worker more than the work): the breakdowns, the installation
@@ -1508,8 +1539,8 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *
     p_args u = {0};
     p_text(&u, p->group_id);
     p_int(&u, p->received);
-    p_text(&u, status);
-    p_text(&u, newer ? p->version : NULL);
+    p_text(&u, into[0] ? NULL : status);
+    p_text(&u, newer_own ? p->version : NULL);
     p_text(&u, p->install_id);
     p_text(&u, day);
     p_text(&u, p->version);
@@ -1524,7 +1555,7 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *
                  " o AS (INSERT INTO group_os AS t SELECT $1,$8::text,1 WHERE $8::text IS NOT "
                  "NULL ON CONFLICT (group_id, os) DO UPDATE SET count=t.count+1)"
                  " UPDATE groups SET count=count+1, first_seen=LEAST(first_seen,$2),"
-                 " last_seen=GREATEST(last_seen,$2), status=$3,"
+                 " last_seen=GREATEST(last_seen,$2), status=coalesce($3::text, status),"
                  " latest_version=coalesce($4, latest_version),"
                  " affected=affected+(SELECT count(*) FROM i) WHERE id=$1",
                  &u);
@@ -1650,10 +1681,17 @@ static int group_remove(pconn *c, const char *gid, const fl_processed *p)
                 return -1;
         }
     }
-    /* A group that goes takes the groups merged into it along. */
-    if (left == 0 && (run_gid(c, "DELETE FROM groups WHERE id=$1", gid, NULL) ||
-                      run_gid(c, "DELETE FROM group_installs WHERE group_id=$1", gid, NULL) ||
-                      run_gid(c, "DELETE FROM groups WHERE merged_into=$1", gid, NULL)))
+    /* A group left with no crash goes, unless a merge ties it to others,
+     * as in store_sqlite.c. */
+    if (left == 0 &&
+        (run_gid(c,
+                 "DELETE FROM groups WHERE id=$1 AND merged_into IS NULL AND NOT EXISTS(SELECT 1 "
+                 "FROM groups m WHERE m.merged_into=$1)",
+                 gid, NULL) ||
+         run_gid(c,
+                 "DELETE FROM group_installs WHERE group_id=$1 AND NOT EXISTS(SELECT 1 FROM groups "
+                 "WHERE id=$1)",
+                 gid, NULL)))
         return -1;
     return 0;
 }
@@ -1712,12 +1750,11 @@ static int group_resolve(pconn *c, const char *id, char out[64])
 /* reapply() of a crash marked and locked, from group old ("" for none). */
 static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
 {
-    /* Moved to where its signature's group was merged, if it was (a merge
-     * after this read is seen by group_add, under the group's lock). */
-    char into[64], cur[64];
+    /* Kept in its signature's own group, merged or not (group_add counts
+     * it there and reads the status of the group it is merged into). */
+    char cur[64];
     fl_processed q = *p;
     const char *base = p->group_id;
-    const char *sig = NULL; /* the group the signature gave, when merged */
     p_args g = {0};
     p_text(&g, base);
     PGresult *r = p_exec(c, "SELECT cur FROM group_gen WHERE base=$1", &g, 0);
@@ -1729,13 +1766,6 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
         q.group_id = cur;
     }
     PQclear(r);
-    int rr = group_resolve(c, q.group_id, into);
-    if (rr < 0)
-        return -1;
-    if (rr == 0 && strcmp(into, q.group_id)) {
-        sig = q.group_id;
-        q.group_id = into;
-    }
     p = &q;
     if (old[0] && strcmp(old, p->group_id)) {
         /* Its group is being deleted (the row goes first; locked here as
@@ -1757,10 +1787,9 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
     p_text(&a, p->group_id);
     p_text(&a, p->stack_hash);
     p_bin(&a, p->zprocessed, p->zprocessed_len);
-    p_text(&a, sig);
     if (p_run(c,
               "UPDATE crashes SET resym=false, group_id=$2, stack_hash=$3, processed=$4, "
-              "sig_group=$5 WHERE id=$1",
+              "sig_group=NULL WHERE id=$1",
               &a) ||
         record_missing(c, p))
         return -1;
@@ -2058,9 +2087,27 @@ static int p_symbols_arrived(fl_store_conn *pc, const char *build_id, size_t max
 
 /* ---- reads */
 
+/* A group's numbers are its own and its members' together (merge_group
+ * moves neither crashes nor counters), as store_sqlite.c's GROUP_COLS. */
+/* clang-format off */
+#define MEMBERS_G "(SELECT m.id FROM groups m WHERE m.merged_into=g.id)"
+#define MEMBERS_1 "(SELECT m.id FROM groups m WHERE m.merged_into=$1)"
+/* Rows of group $1 and of its members. */
+#define OF_GROUP " WHERE group_id=$1 OR group_id IN " MEMBERS_1
 #define GROUP_COLS                                                                                 \
-    "id, app, signature, count, first_seen, last_seen, status, affected, resolved_in, "            \
-    "latest_version, project"
+    "g.id, g.app, g.signature,"                                                                    \
+    " (g.count + coalesce((SELECT sum(m.count) FROM groups m WHERE m.merged_into=g.id),"           \
+    "   0))::bigint AS n,"                                                                         \
+    " LEAST(g.first_seen, (SELECT min(m.first_seen) FROM groups m"                                 \
+    "   WHERE m.merged_into=g.id)) AS fs,"                                                         \
+    " GREATEST(g.last_seen, (SELECT max(m.last_seen) FROM groups m"                                \
+    "   WHERE m.merged_into=g.id)) AS ls,"                                                         \
+    " g.status,"                                                                                   \
+    " CASE WHEN EXISTS" MEMBERS_G " THEN (SELECT count(DISTINCT i.install_id) FROM"                \
+    "   group_installs i WHERE i.group_id=g.id OR i.group_id IN " MEMBERS_G ")"                    \
+    "   ELSE g.affected END,"                                                                      \
+    " g.resolved_in, g.latest_version, g.project"
+/* clang-format on */
 
 static json_t *group_row(const PGresult *r, int i)
 {
@@ -2085,13 +2132,17 @@ static json_t *group_row(const PGresult *r, int i)
 /* NULL is the default project's (rows from before projects, and new
  * ones: proj_col()), and so is a row naming it.  strpos(lower()) rather
  * than LIKE: no wildcard in q to escape. */
+/* clang-format off */
 #define PG_GROUPS_WHERE                                                                            \
-    " FROM groups g WHERE merged_into IS NULL AND ($1::text IS NULL OR app=$1::text) AND "         \
-    "($3::text IS NULL OR status=$3::text) AND ($4::text IS NULL OR coalesce(project, "            \
-    "'" FL_PROJECT_DEFAULT "')=$4::text) AND ($2::text IS NULL OR EXISTS(SELECT 1 FROM "           \
-    "group_versions v WHERE v.group_id=g.id AND v.version=$2::text)) AND ($5::text IS NULL "       \
-    "OR strpos(lower(signature), lower($5::text)) > 0) AND ($6::text IS NULL OR g.id IN "          \
-    "(SELECT group_id FROM group_installs WHERE install_id=$6::text))"
+    " FROM groups g WHERE g.merged_into IS NULL AND ($1::text IS NULL OR g.app=$1::text)"          \
+    " AND ($3::text IS NULL OR g.status=$3::text)"                                                 \
+    " AND ($4::text IS NULL OR coalesce(g.project, '" FL_PROJECT_DEFAULT "')=$4::text)"            \
+    " AND ($2::text IS NULL OR EXISTS(SELECT 1 FROM group_versions v WHERE v.version=$2::text"     \
+    "   AND (v.group_id=g.id OR v.group_id IN " MEMBERS_G ")))"                                    \
+    " AND ($5::text IS NULL OR strpos(lower(g.signature), lower($5::text)) > 0)"                   \
+    " AND ($6::text IS NULL OR g.id IN (SELECT coalesce(gg.merged_into, gg.id) FROM"               \
+    "   group_installs gi JOIN groups gg ON gg.id=gi.group_id WHERE gi.install_id=$6::text))"
+/* clang-format on */
 
 static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
 {
@@ -2111,11 +2162,11 @@ static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     PQclear(r);
     static const char *const page[] = {
         [FL_SORT_COUNT] =
-            "SELECT " GROUP_COLS PG_GROUPS_WHERE " ORDER BY count DESC, id LIMIT $7 OFFSET $8",
+            "SELECT " GROUP_COLS PG_GROUPS_WHERE " ORDER BY n DESC, id LIMIT $7 OFFSET $8",
         [FL_SORT_LAST_SEEN] = "SELECT " GROUP_COLS PG_GROUPS_WHERE
-                              " ORDER BY last_seen DESC NULLS LAST, id LIMIT $7 OFFSET $8",
+                              " ORDER BY ls DESC NULLS LAST, id LIMIT $7 OFFSET $8",
         [FL_SORT_FIRST_SEEN] = "SELECT " GROUP_COLS PG_GROUPS_WHERE
-                               " ORDER BY first_seen DESC NULLS LAST, id LIMIT $7 OFFSET $8",
+                               " ORDER BY fs DESC NULLS LAST, id LIMIT $7 OFFSET $8",
     };
     p_int(&a, f->limit);
     p_int(&a, f->offset);
@@ -2145,6 +2196,17 @@ static json_t *counts(pconn *c, const char *sql, const char *id, const char *nam
     return arr;
 }
 
+/* Group $1's crashes ($2: installation $2's only, when not NULL), newest
+ * first, $3 of them from $4 on: its own and its members' (a merge leaves
+ * them where they are), each group's newest $3 + $4 through its index,
+ * then merged -- rather than all of them sorted. */
+#define CRASH_PAGE                                                                                 \
+    "SELECT x.id, x.received, x.version, x.install_id FROM (SELECT $1::text AS gid UNION ALL "     \
+    "SELECT id FROM groups WHERE merged_into=$1) m CROSS JOIN LATERAL (SELECT rid, id, received, " \
+    "version, install_id FROM crashes WHERE group_id=m.gid AND ($2::text IS NULL OR "              \
+    "install_id=$2::text) ORDER BY rid DESC LIMIT $3::bigint + $4::bigint) x ORDER BY x.rid DESC " \
+    "LIMIT $3 OFFSET $4"
+
 static json_t *p_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
 {
     pconn *c = (pconn *)pc;
@@ -2157,8 +2219,8 @@ static json_t *p_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
     }
     p_args a = {0};
     p_text(&a, id);
-    PGresult *r =
-        p_exec(c, "SELECT " GROUP_COLS ", frames, sample_crash FROM groups WHERE id=$1", &a, 0);
+    PGresult *r = p_exec(
+        c, "SELECT " GROUP_COLS ", g.frames, g.sample_crash FROM groups g WHERE g.id=$1", &a, 0);
     if (!r)
         return NULL;
     if (PQntuples(r) != 1) {
@@ -2173,13 +2235,17 @@ static json_t *p_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
     json_object_set_new(g, "representative_crash", r_text_json(r, 0, 12));
     PQclear(r);
 
-    /* Ties in the breakdowns by key, so that the order is stable. */
+    /* Its members' breakdowns added to its own; ties by key, so that the
+     * order is stable. */
     static const char *const q[][3] = {
-        {"days", "day", "SELECT day, count FROM group_days WHERE group_id=$1 ORDER BY day"},
+        {"days", "day",
+         "SELECT day, sum(count)::bigint FROM group_days" OF_GROUP " GROUP BY day ORDER BY day"},
         {"versions", "version",
-         "SELECT version, count FROM group_versions WHERE group_id=$1 ORDER BY count DESC, "
-         "version"},
-        {"os", "os", "SELECT os, count FROM group_os WHERE group_id=$1 ORDER BY count DESC, os"},
+         "SELECT version, sum(count)::bigint AS n FROM group_versions" OF_GROUP
+         " GROUP BY version ORDER BY n DESC, version"},
+        {"os", "os",
+         "SELECT os, sum(count)::bigint AS n FROM group_os" OF_GROUP
+         " GROUP BY os ORDER BY n DESC, os"},
     };
     for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
         json_t *arr = counts(c, q[i][2], id, q[i][1]);
@@ -2187,8 +2253,11 @@ static json_t *p_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
             goto fail;
         json_object_set_new(g, q[i][0], arr);
     }
-    if (!(r = p_exec(c, "SELECT id FROM crashes WHERE group_id=$1 ORDER BY rid DESC LIMIT 10", &a,
-                     0)))
+    p_args sa = a;
+    p_text(&sa, NULL);
+    p_int(&sa, 10);
+    p_int(&sa, 0);
+    if (!(r = p_exec(c, CRASH_PAGE, &sa, 0)))
         goto fail;
     json_t *samples = json_array();
     for (int i = 0; i < PQntuples(r); i++)
@@ -2226,7 +2295,8 @@ static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, const char 
     p_text(&a, install);
     PGresult *r = p_exec(c,
                          "SELECT (SELECT count(*) FROM groups WHERE id=$1), (SELECT count(*) FROM "
-                         "crashes WHERE group_id=$1 AND ($2::text IS NULL OR install_id=$2::text))",
+                         "crashes WHERE (group_id=$1 OR group_id IN " MEMBERS_1 ") AND "
+                         "($2::text IS NULL OR install_id=$2::text))",
                          &a, 0);
     if (!r)
         return NULL;
@@ -2239,11 +2309,7 @@ static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, const char 
     }
     p_int(&a, limit);
     p_int(&a, offset);
-    if (!(r = p_exec(c,
-                     "SELECT id, received, version, install_id FROM crashes WHERE group_id=$1 "
-                     "AND ($2::text IS NULL OR install_id=$2::text) ORDER BY rid DESC LIMIT $3 "
-                     "OFFSET $4",
-                     &a, 0)))
+    if (!(r = p_exec(c, CRASH_PAGE, &a, 0)))
         return NULL;
     json_t *arr = json_array();
     for (int i = 0; i < PQntuples(r); i++)
@@ -2262,7 +2328,10 @@ static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     p_args a = {0};
     p_text(&a, id);
     PGresult *r = p_exec(c,
-                         "SELECT raw, state, group_id, stack_hash, processed, received, app, "
+                         /* The group it shows in: its own, or the one that was
+                          * merged into (merge_group leaves the crash in its own). */
+                         "SELECT raw, state, coalesce((SELECT merged_into FROM groups WHERE "
+                         "id=crashes.group_id), group_id), stack_hash, processed, received, app, "
                          "version, email, project FROM crashes WHERE id=$1",
                          &a, 1);
     if (!r)
@@ -2396,54 +2465,49 @@ static int p_merge_group(fl_store_conn *pc, const char *into_id, const char *fro
     PQclear(r);
     if (!same)
         return 3;
-    /* As in store_sqlite.c: counters, breakdowns added up, installations
-     * united and counted again, crashes and notices moved, from made a
-     * row that forwards, with those that forwarded to it. */
+    /* As in store_sqlite.c: group rows only -- from's crashes, counters,
+     * breakdowns and installations stay its own, and into's reads add
+     * them up (GROUP_COLS) --; from's "new group" notice would announce an
+     * old group as new, its other notices go to into. */
     p_args n = a;
     p_text(&n, newer ? "true" : "false");
-    /* As in store_sqlite.c: from's "new group" notice would announce an
-     * old group as new. */
     if (run_gid(c, "DELETE FROM notices WHERE group_id=$1 AND kind='" FL_NOTICE_NEW_GROUP "'", from,
                 NULL))
         return -1;
     if (p_run(c,
-              "UPDATE groups t SET count=t.count+f.count, first_seen=LEAST(t.first_seen, "
-              "f.first_seen), last_seen=GREATEST(t.last_seen, f.last_seen), "
-              "latest_version=CASE WHEN $3::boolean THEN f.latest_version ELSE t.latest_version "
-              "END FROM groups f WHERE t.id=$1 AND f.id=$2",
+              "UPDATE groups t SET latest_version=f.latest_version FROM groups f WHERE t.id=$1 "
+              "AND f.id=$2 AND $3::boolean",
               &n))
         return -1;
     static const char *const both[] = {
-        "INSERT INTO group_days AS t SELECT $1, day, count FROM group_days WHERE group_id=$2"
-        " ON CONFLICT (group_id, day) DO UPDATE SET count=t.count+excluded.count",
-        "INSERT INTO group_versions AS t SELECT $1, version, count FROM group_versions WHERE"
-        " group_id=$2 ON CONFLICT (group_id, version) DO UPDATE SET count=t.count+excluded.count",
-        "INSERT INTO group_os AS t SELECT $1, os, count FROM group_os WHERE group_id=$2"
-        " ON CONFLICT (group_id, os) DO UPDATE SET count=t.count+excluded.count",
-        "INSERT INTO group_installs SELECT $1, install_id FROM group_installs WHERE group_id=$2"
-        " ON CONFLICT DO NOTHING",
-        "UPDATE crashes SET group_id=$1, sig_group=coalesce(sig_group, group_id) WHERE "
-        "group_id=$2",
         "UPDATE notices SET group_id=$1 WHERE group_id=$2",
         "UPDATE groups SET merged_into=$1 WHERE merged_into=$2",
-        "UPDATE groups SET merged_into=$1, count=0, affected=0 WHERE id=$2",
+        "UPDATE groups SET merged_into=$1 WHERE id=$2",
     };
     for (size_t i = 0; i < sizeof both / sizeof *both; i++)
         if (p_run(c, both[i], &a))
             return -1;
-    static const char *const of_from[] = {
-        "DELETE FROM group_days WHERE group_id=$1",
-        "DELETE FROM group_versions WHERE group_id=$1",
-        "DELETE FROM group_os WHERE group_id=$1",
-        "DELETE FROM group_installs WHERE group_id=$1",
-    };
-    for (size_t i = 0; i < sizeof of_from / sizeof *of_from; i++)
-        if (run_gid(c, of_from[i], from, NULL))
-            return -1;
-    return run_gid(c,
-                   "UPDATE groups SET affected=(SELECT count(*) FROM group_installs WHERE "
-                   "group_id=$1) WHERE id=$1",
-                   into, NULL);
+    return 0;
+}
+
+/* Group id's latest version seen, again from its versions and its
+ * members' (after an unmerge took some away); kept when none is known. */
+static int latest_again(pconn *c, const char *id)
+{
+    p_args a = {0};
+    p_text(&a, id);
+    PGresult *r = p_exec(c, "SELECT DISTINCT version FROM group_versions" OF_GROUP, &a, 0);
+    if (!r)
+        return -1;
+    const char *best = NULL;
+    for (int i = 0; i < PQntuples(r); i++) {
+        const char *v = r_str(r, i, 0);
+        if (v && (!best || fl_vercmp(v, best) > 0))
+            best = v;
+    }
+    int rc = best ? run_gid(c, "UPDATE groups SET latest_version=$2 WHERE id=$1", id, best) : 0;
+    PQclear(r);
+    return rc;
 }
 
 static int p_unmerge_group(fl_store_conn *pc, const char *id, char *from, char ***ids, size_t *n)
@@ -2453,7 +2517,7 @@ static int p_unmerge_group(fl_store_conn *pc, const char *id, char *from, char *
     *n = 0;
     p_args a = {0};
     p_text(&a, id);
-    PGresult *r = p_exec(c, "SELECT merged_into FROM groups WHERE id=$1 FOR UPDATE", &a, 0);
+    PGresult *r = p_exec(c, "SELECT merged_into FROM groups WHERE id=$1", &a, 0);
     if (!r)
         return -1;
     int rc = PQntuples(r) != 1 ? 1 : !r_str(r, 0, 0) ? 2 : 0;
@@ -2462,13 +2526,35 @@ static int p_unmerge_group(fl_store_conn *pc, const char *id, char *from, char *
     PQclear(r);
     if (rc)
         return rc;
-    if (p_run(c, "UPDATE groups SET merged_into=NULL WHERE id=$1", &a))
+    /* Both rows change (from's latest version): locked in id order, as the
+     * workers and merge_group lock groups, then read again. */
+    p_args l = a;
+    p_text(&l, from);
+    if (!(r = p_exec(c,
+                     "SELECT id, merged_into FROM groups WHERE id IN ($1, $2) ORDER BY id FOR "
+                     "UPDATE",
+                     &l, 0)))
         return -1;
-    /* Marked as requeue() marks one crash: processed again, and moved. */
+    bool still = false;
+    for (int i = 0; i < PQntuples(r); i++)
+        if (!strcmp(r_str(r, i, 0), id))
+            still = r_str(r, i, 1) && !strcmp(r_str(r, i, 1), from);
+    PQclear(r);
+    if (!still) {
+        p_seterr(c, "group %s was merged or unmerged meanwhile: try again", id);
+        return -1;
+    }
+    if (p_run(c, "UPDATE groups SET merged_into=NULL WHERE id=$1", &a) || latest_again(c, id) ||
+        latest_again(c, from))
+        return -1;
+    /* Its crashes and counters never left it -- except those a merge of
+     * schema_ddl 6 or before moved into from (sig_group: crashes_moved):
+     * those are marked as requeue() marks one crash, processed again, and
+     * moved back by reapply(), counters and all. */
     p_text(&a, from);
     if (!(r = p_exec(c,
                      "UPDATE crashes SET resym=true, published=false, waiting_since=" NOW_S
-                     " WHERE group_id=$2 AND sig_group=$1 AND state=1 AND NOT resym RETURNING id",
+                     " WHERE sig_group=$1 AND group_id=$2 AND state=1 AND NOT resym RETURNING id",
                      &a, 0)))
         return -1;
     rc = take_ids(c, r, ids, n);

@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | logtime | notifydigest, groupdelete (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | logtime | notifydigest, groupdelete, mergeload (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -888,21 +888,28 @@ merge)
   c=$(code POST "/api/v1/groups/$ga/merge" -d "{\"groups\":[\"$go\"]}"); [ "$c" = 401 ] || fail "no token -> $c"
   c=$(merge "$ga" "{\"groups\":[\"$gb\",\"$ga\"]}"); [ "$c" = 200 ] || fail "merged again -> $c"
   ok "merge refusals: 409 another application, 404 unknown, 400 bad body, 401 without the token; a repeat is a no-op"
-  # Unmerged: gb's crashes (b, b2 and the later b3) are processed again and
-  # go back.
+  # Merged, ga's crash list is both groups' (a merge moves no crash), with
+  # ?install= too.
+  admin "$(url "/api/v1/groups/$ga/crashes")" | grep -q '"total":4,' || fail "crashes of the merged group: $(admin "$(url "/api/v1/groups/$ga/crashes")")"
+  inst=$(admin "$(url "/api/v1/groups/$ga/crashes")" | python3 -c 'import json, sys
+print([c["installation"] for c in json.load(sys.stdin)["crashes"] if c["id"] == sys.argv[1]][0])' "$b3") ||
+    fail "the installation of $b3"
+  admin "$(url "/api/v1/groups/$ga/crashes?install=$inst")" | grep -q "\"id\":\"$b3\"" ||
+    fail "?install=$inst: $(admin "$(url "/api/v1/groups/$ga/crashes?install=$inst")")"
+  ok "the merged group's crash list: both groups' 4 crashes, and an installation's among them"
+  # Unmerged: gb's crashes (b, b2 and the later b3) and counts are back at
+  # once, nothing processed again.
   c=$(code POST "/api/v1/groups/$gb/unmerge" -H "Authorization: Bearer $ADMIN")
-  [ "$c" = 202 ] && grep -q "\"from\":\"$ga\"" "$work/body" && grep -q '"queued":3' "$work/body" ||
+  [ "$c" = 200 ] && grep -q "\"from\":\"$ga\"" "$work/body" && grep -q '"queued":0' "$work/body" ||
     fail "unmerge -> $c $(cat "$work/body")"
-  for _ in $(seq 100); do
-    admin "$(url "/api/v1/groups/$gb")" | grep -q '"count":3' && break; sleep 0.1
-  done
   admin "$(url "/api/v1/groups/$gb")" | grep -q "\"id\":\"$gb\".*\"count\":3" || fail "after unmerge: $(admin "$(url "/api/v1/groups/$gb")")"
+  admin "$(url "/api/v1/groups/$gb/crashes")" | grep -q '"total":3,' || fail "crashes after unmerge: $(admin "$(url "/api/v1/groups/$gb/crashes")")"
   admin "$(url "/api/v1/groups/$ga")" | grep -q '"count":1,' || fail "left after unmerge: $(admin "$(url "/api/v1/groups/$ga")")"
   [ "$(group_of "$b3")" = "$gb" ] || fail "crash $b3 not moved back"
   c=$(code POST "/api/v1/groups/$gb/unmerge" -H "Authorization: Bearer $ADMIN"); [ "$c" = 409 ] || fail "unmerge again -> $c"
   c=$(code POST "/api/v1/groups/0123456789abcdef0123456789abcdef/unmerge" -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "unmerge unknown -> $c"
   c=$(code POST "/api/v1/groups/$gb/unmerge"); [ "$c" = 401 ] || fail "unmerge without the token -> $c"
-  ok "unmerged: its 3 crashes processed again and back in their own group; 409 when not merged"
+  ok "unmerged: its 3 crashes and counts back in their own group at once; 409 when not merged"
   # q: part of a signature, any case; sort.
   sig=$(admin "$(url "/api/v1/groups/$go")" | field signature)
   part=$(printf '%s' "${sig:0:8}" | tr 'a-z' 'A-Z')
@@ -997,6 +1004,60 @@ groupdelete)
   "$POST" wait "$PORT" "$ADMIN" $((3000 - n)) 120 streamapp >/dev/null ||
     fail "counted after the delete of $n: $("$POST" sum "$PORT" "$ADMIN" streamapp), want $((3000 - n))"
   ok "deleted under ingest: $n crashes erased, the 1000 reports sent meanwhile each counted once (sum $((3000 - n)))"
+  [ -z "${FL_TEST_PG:-}" ] || [ ! -e "$work/d/faultline.db" ] || fail "FL_TEST_PG: the server used SQLite"
+  stop || fail "shutdown rc"
+  ;;
+mergeload)
+  # A merge and an unmerge of groups of hundreds of crashes while reports
+  # of their signatures keep coming from 4 threads: a merge moves no crash
+  # (the merged group's list reads both groups'), so every report answered
+  # 200 is counted once whenever the merge lands, the merged group's count
+  # is its crash list's total, and the unmerge gives each group back its
+  # own.  FL_TEST_PG=1: on a throwaway PostgreSQL.
+  DB=()
+  if [ -n "${FL_TEST_PG:-}" ]; then
+    . "$(dirname "$0")/../lib/postgres.sh"
+    trap 'pg_stop; cleanup' EXIT
+    pg_start
+    DB=(--db "$PGURL")
+  fi
+  start "$work/d" "${DB[@]}"
+  : >"$work/ok1"; : >"$work/ok2"
+  "$POST" stream "$PORT" "$KEY" 2000 8 "$work/ok1" 7 >"$work/s1"
+  "$POST" wait "$PORT" "$ADMIN" 2000 120 streamapp >/dev/null || fail "2000 not counted: $(cat "$work/s1")"
+  admin "$(url '/api/v1/groups?app=streamapp&limit=2')" >"$work/two.json"
+  ga=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["groups"][0]["id"])' "$work/two.json")
+  gb=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["groups"][1]["id"])' "$work/two.json")
+  [ -n "$ga" ] && [ -n "$gb" ] && [ "$ga" != "$gb" ] || fail "two groups: $(cat "$work/two.json")"
+  count() { admin "$(url "/api/v1/groups/$1")" | python3 -c 'import json, sys; print(json.load(sys.stdin)["count"])'; }
+  total() { admin "$(url "/api/v1/groups/$1/crashes?limit=1")" | python3 -c 'import json, sys; print(json.load(sys.stdin)["total"])'; }
+  na=$(count "$ga"); nb=$(count "$gb")
+  "$POST" stream "$PORT" "$KEY" 1000 4 "$work/ok2" 8 >"$work/s2" & sp=$!
+  sleep 0.2
+  c=$(code POST "/api/v1/groups/$ga/merge" -H "Authorization: Bearer $ADMIN" -d "{\"groups\":[\"$gb\"]}")
+  [ "$c" = 200 ] || fail "merge under ingest -> $c $(cat "$work/body")"
+  wait $sp
+  [ "$(sort -u "$work/ok2" | wc -l)" = 1000 ] || fail "ingest during the merge: $(cat "$work/s2")"
+  "$POST" wait "$PORT" "$ADMIN" 3000 120 streamapp >/dev/null ||
+    fail "counted after the merge: $("$POST" sum "$PORT" "$ADMIN" streamapp), want 3000"
+  m=$(count "$ga"); t=$(total "$ga")
+  [ "$m" -ge $((na + nb)) ] && [ "$m" = "$t" ] || fail "merged: count $m, crashes listed $t, before $na + $nb"
+  [ "$(count "$gb")" = "$m" ] || fail "the merged id does not read as $ga"
+  ok "merged under ingest: the 1000 reports sent meanwhile each counted once (sum 3000); $ga holds $m = its crash list's total (before: $na + $nb)"
+  : >"$work/ok3"
+  "$POST" stream "$PORT" "$KEY" 1000 4 "$work/ok3" 9 >"$work/s3" & sp=$!
+  sleep 0.2
+  c=$(code POST "/api/v1/groups/$gb/unmerge" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 200 ] && grep -q '"queued":0' "$work/body" || fail "unmerge under ingest -> $c $(cat "$work/body")"
+  wait $sp
+  [ "$(sort -u "$work/ok3" | wc -l)" = 1000 ] || fail "ingest during the unmerge: $(cat "$work/s3")"
+  "$POST" wait "$PORT" "$ADMIN" 4000 120 streamapp >/dev/null ||
+    fail "counted after the unmerge: $("$POST" sum "$PORT" "$ADMIN" streamapp), want 4000"
+  a=$(count "$ga"); b=$(count "$gb")
+  [ "$a" = "$(total "$ga")" ] && [ "$b" = "$(total "$gb")" ] && [ "$a" -ge "$na" ] && [ "$b" -ge "$nb" ] ||
+    fail "unmerged: $ga $a (listed $(total "$ga")), $gb $b (listed $(total "$gb"))"
+  [ $((a + b)) -ge "$m" ] || fail "unmerged: $a + $b < $m"
+  ok "unmerged under ingest: sum 4000; $ga $a and $gb $b, each its crash list's total${FL_TEST_PG:+ (PostgreSQL)}"
   [ -z "${FL_TEST_PG:-}" ] || [ ! -e "$work/d/faultline.db" ] || fail "FL_TEST_PG: the server used SQLite"
   stop || fail "shutdown rc"
   ;;

@@ -1725,6 +1725,22 @@ static void test_merge_groups(void **st)
     assert_non_null(l);
     assert_int_equal(json_integer_value(json_object_get(l, "total")), 4);
     json_decref(l);
+    /* Both groups' crashes (a merge leaves them in their own), newest
+     * first across the two, a page at a time. */
+    l = e->s->group_crashes(e->c, "gm1", NULL, 2, 1, &nf);
+    assert_non_null(l);
+    json_t *pg = json_object_get(l, "crashes");
+    assert_int_equal(json_array_size(pg), 2);
+    assert_string_equal(str_of(json_array_get(pg, 0), "id"), "m3");
+    assert_string_equal(str_of(json_array_get(pg, 1), "id"), "m2");
+    json_decref(l);
+    l = e->s->group_crashes(e->c, "gm1", "i1", 10, 0, &nf);
+    pg = json_object_get(l, "crashes");
+    assert_int_equal(json_integer_value(json_object_get(l, "total")), 2);
+    assert_int_equal(json_array_size(pg), 2);
+    assert_string_equal(str_of(json_array_get(pg, 0), "id"), "m3");
+    assert_string_equal(str_of(json_array_get(pg, 1), "id"), "m1");
+    json_decref(l);
     json_t *cr = e->s->get_crash(e->c, "m3", &nf);
     assert_string_equal(str_of(cr, "group_id"), "gm1");
     json_decref(cr);
@@ -1850,14 +1866,24 @@ static void test_merge_groups(void **st)
     assert_int_equal(count_of(e, "gm3"), 7);
 }
 
-static int by_str(const void *a, const void *b)
+/* group_crashes()'s total for group id (installation install's, when
+ * not NULL); -1 when it fails. */
+static int64_t crashes_total(eng *e, const char *id, const char *install)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    bool nf;
+    json_t *l = e->s->group_crashes(e->c, id, install, 100, 0, &nf);
+    if (!l)
+        return -1;
+    int64_t n = json_integer_value(json_object_get(l, "total"));
+    if ((size_t)n != json_array_size(json_object_get(l, "crashes")))
+        n = -2; /* the page (all of them here) disagrees */
+    json_decref(l);
+    return n;
 }
 
-/* Unmerging: the group stands for itself again, and the crashes of its
- * signature (those merged and a later one) are marked, returned, and moved
- * back by their re-processing, counters and all. */
+/* Unmerging: the group stands for itself again, with the crashes of its
+ * signature (those merged and a later one) and their counters, at once:
+ * a merge left them where they were, so nothing is re-processed. */
 static void test_unmerge_group(void **st)
 {
     fx *f = *st;
@@ -1896,6 +1922,12 @@ static void test_unmerge_group(void **st)
                 .received = T0 + 2 * DAY};
     assert_int_equal(apply_c(e, &k5, false), 0);
     assert_int_equal(count_of(e, "gu1"), 5);
+    /* Merged: gu1's crash list is both groups' (and so through gu2's id),
+     * with ?install= too. */
+    assert_int_equal(crashes_total(e, "gu1", NULL), 5);
+    assert_int_equal(crashes_total(e, "gu2", NULL), 5);
+    assert_int_equal(crashes_total(e, "gu1", "i1"), 2); /* u1, u3 */
+    assert_int_equal(crashes_total(e, "gu1", "i4"), 1); /* u5, after the merge */
 
     char from[64] = "", **ids = NULL;
     size_t n = 9;
@@ -1905,11 +1937,7 @@ static void test_unmerge_group(void **st)
     assert_int_equal(e->s->unmerge_group(e->c, "gu2", from, &ids, &n), 0);
     assert_int_equal(e->s->commit(e->c), 0);
     assert_string_equal(from, "gu1");
-    assert_int_equal(n, 3);
-    qsort(ids, n, sizeof *ids, by_str);
-    assert_string_equal(ids[0], "u3");
-    assert_string_equal(ids[1], "u4");
-    assert_string_equal(ids[2], "u5");
+    assert_int_equal(n, 0); /* nothing to process again */
     free_ids(ids, n);
     json_t *g = group_of(e, "gu2");
     assert_string_equal(str_of(g, "id"), "gu2"); /* no longer forwards */
@@ -1917,21 +1945,11 @@ static void test_unmerge_group(void **st)
     g = group_of(e, "gu1");
     assert_int_equal(json_array_size(json_object_get(g, "merged")), 0);
     json_decref(g);
-    assert_int_equal(load(e, "u3"), 3); /* marked */
-    assert_int_equal(load(e, "u1"), 2); /* not */
-
-    /* Their re-processing moves them back. */
-    for (size_t i = 2; i < 5; i++) {
-        crash k = i < 4 ? (crash){.id = in[i].id,
-                                  .group = "gu2",
-                                  .version = "1.0",
-                                  .os = "linux",
-                                  .install = in[i].install,
-                                  .received = in[i].t}
-                        : k5;
-        k.ref = NULL;
-        assert_int_equal(apply_c(e, &k, true), 0);
-    }
+    assert_int_equal(load(e, "u3"), 2); /* not marked */
+    assert_int_equal(crashes_total(e, "gu1", NULL), 2);
+    assert_int_equal(crashes_total(e, "gu2", NULL), 3);
+    assert_int_equal(crashes_total(e, "gu1", "i1"), 1);
+    assert_int_equal(crashes_total(e, "gu2", "i1"), 1);
     assert_int_equal(count_of(e, "gu1"), 2);
     assert_int_equal(count_of(e, "gu2"), 3);
     assert_int_equal(int_of(e, "gu1", "affected"), 2);
@@ -1951,6 +1969,135 @@ static void test_unmerge_group(void **st)
     assert_int_equal(apply_c(e, &(crash){.id = "u6", .ref = ref, .group = "gu2"}, false), 0);
     assert_int_equal(count_of(e, "gu2"), 4);
     assert_int_equal(count_of(e, "gu1"), 2);
+}
+
+/* Runs sql (no rows) on f's database behind the store's back. */
+static void db_exec(fx *f, const char *sql)
+{
+    if (f->url) {
+        PGconn *db = PQconnectdb(f->url);
+        assert_int_equal(PQstatus(db), CONNECTION_OK);
+        PGresult *r = PQexec(db, sql);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK)
+            fail_msg("%s: %s", sql, PQerrorMessage(db));
+        PQclear(r);
+        PQfinish(db);
+        return;
+    }
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* A merge made before merges left crashes where they were (SQLite
+ * generation 4, PostgreSQL schema_ddl 6) moved the crashes, counts and
+ * installations of the group merged into the other, and marked each crash
+ * with its own group (sig_group).  The upgrade adds the index that finds
+ * those (crashes_moved); the merged group reads as before, a later crash
+ * of its signature counts in its own row and reads in the merged group,
+ * and an unmerge has the moved crashes processed again, which moves them
+ * back, counters and all. */
+static void test_unmerge_legacy(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    const char *ids[] = {"l1", "l2", "l3", "l4"}, *grp[] = {"gl1", "gl1", "gl2", "gl2"};
+    const char *inst[] = {"i1", "i2", "i3", "i4"};
+    char ref[FL_CRASH_ID_MAX];
+    for (int i = 0; i < 4; i++) {
+        assert_true(ingest_at(e, ids[i], "1.0", T0, ref));
+        crash k = {.id = ids[i],
+                   .ref = ref,
+                   .group = grp[i],
+                   .version = "1.0",
+                   .os = "linux",
+                   .install = inst[i],
+                   .received = T0};
+        assert_int_equal(apply_c(e, &k, false), 0);
+    }
+    /* gl2 merged into gl1 the old way. */
+    close_eng(e);
+    db_exec(f, "UPDATE groups SET count=4, affected=4 WHERE id='gl1';"
+               "UPDATE group_days SET count=4 WHERE group_id='gl1';"
+               "UPDATE group_versions SET count=4 WHERE group_id='gl1';"
+               "UPDATE group_os SET count=4 WHERE group_id='gl1';"
+               "DELETE FROM group_days WHERE group_id='gl2';"
+               "DELETE FROM group_versions WHERE group_id='gl2';"
+               "DELETE FROM group_os WHERE group_id='gl2';"
+               "UPDATE group_installs SET group_id='gl1' WHERE group_id='gl2';"
+               "UPDATE crashes SET group_id='gl1', sig_group='gl2' WHERE group_id='gl2';"
+               "UPDATE groups SET merged_into='gl1', count=0, affected=0 WHERE id='gl2';"
+               "DROP INDEX crashes_moved;");
+    if (f->url) {
+        db_exec(f, "UPDATE settings SET value='6' WHERE name='schema_ddl'");
+        char err[256];
+        e->s = fl_store_pg_open(f->url, err, sizeof err);
+        e->c = e->s ? e->s->connect(e->s) : NULL;
+    } else {
+        db_exec(f, "PRAGMA user_version=4");
+        assert_int_equal(open_sqlite(f, e), 0);
+        assert_int_equal(sqlite_count(f, "PRAGMA user_version"), 5);
+    }
+    assert_non_null(e->c);
+    assert_int_equal(db_count(f, is_pg(e) ? "SELECT count(*) FROM pg_indexes WHERE "
+                                            "indexname='crashes_moved'"
+                                          : "SELECT count(*) FROM sqlite_master WHERE "
+                                            "name='crashes_moved'"),
+                     1);
+
+    assert_int_equal(count_of(e, "gl1"), 4);
+    assert_int_equal(int_of(e, "gl1", "affected"), 4);
+    assert_int_equal(crashes_total(e, "gl1", NULL), 4);
+    assert_int_equal(crashes_total(e, "gl2", "i3"), 1);
+    /* A later crash of gl2's signature: in its own row, read in gl1. */
+    assert_true(ingest_at(e, "l5", "1.0", T0 + DAY, ref));
+    crash k5 = {.id = "l5",
+                .ref = ref,
+                .group = "gl2",
+                .version = "1.0",
+                .os = "linux",
+                .install = "i5",
+                .received = T0 + DAY};
+    assert_int_equal(apply_c(e, &k5, false), 0);
+    assert_int_equal(count_of(e, "gl1"), 5);
+    assert_int_equal(int_of(e, "gl1", "affected"), 5);
+    assert_int_equal(crashes_total(e, "gl1", NULL), 5);
+
+    char from[64] = "", **back = NULL;
+    size_t n = 0;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->unmerge_group(e->c, "gl2", from, &back, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_string_equal(from, "gl1");
+    assert_int_equal(n, 2); /* l3 and l4, moved by the old merge */
+    assert_true((!strcmp(back[0], "l3") && !strcmp(back[1], "l4")) ||
+                (!strcmp(back[0], "l4") && !strcmp(back[1], "l3")));
+    free_ids(back, n);
+    assert_int_equal(count_of(e, "gl2"), 1); /* l5, until l3 and l4 are processed again */
+    for (int i = 2; i < 4; i++) {
+        crash k = {.id = ids[i],
+                   .group = "gl2",
+                   .version = "1.0",
+                   .os = "linux",
+                   .install = inst[i],
+                   .received = T0};
+        assert_int_equal(apply_c(e, &k, true), 0);
+    }
+    assert_int_equal(count_of(e, "gl1"), 2);
+    assert_int_equal(count_of(e, "gl2"), 3);
+    assert_int_equal(int_of(e, "gl1", "affected"), 2);
+    assert_int_equal(int_of(e, "gl2", "affected"), 3);
+    assert_int_equal(crashes_total(e, "gl1", NULL), 2);
+    assert_int_equal(crashes_total(e, "gl2", NULL), 3);
+    json_t *g = group_of(e, "gl1");
+    assert_string_equal(str_of(json_array_get(json_object_get(g, "days"), 0), "day"), "2023-11-14");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(json_object_get(g, "days"), 0), "count")),
+        2);
+    json_decref(g);
 }
 
 /* ?install=: the groups an installation crashed in, its crashes in a
@@ -3525,6 +3672,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_merge_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unmerge_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unmerge_legacy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_sorted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_install_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_projects, setup, teardown),

@@ -387,7 +387,7 @@ async function group(view, id, params)
         const b = el('button', {class : 'action unmerge'}, 'Unmerge');
         b.addEventListener('click', async () => {
             if (!confirm('Unmerge "' + visible(m.signature) +
-                         '"? Its crashes are processed again and go back to their own group.'))
+                         '"? Its crashes and counts go back to their own group.'))
                 return;
             b.disabled = true;
             unsaid.textContent = '';
