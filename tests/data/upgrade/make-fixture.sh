@@ -43,6 +43,14 @@ for f in "$SPOOL"/*.crashlog; do post "$f"; done
 g=$(api "http://127.0.0.1:$PORT/api/v1/groups?app=streamapp" |
   python3 -c 'import json, sys; print(sorted(json.load(sys.stdin)["groups"], key=lambda g: (-g["count"], g["id"]))[0]["id"])')
 api -o /dev/null -X PATCH -d '{"status":"resolved"}' "http://127.0.0.1:$PORT/api/v1/groups/$g"
+# Where the old server merges groups: the two smallest streamapp groups,
+# the smaller into the other (a merge that moved the crashes, before
+# generation 5).
+m=$(api "http://127.0.0.1:$PORT/api/v1/groups?app=streamapp" |
+  python3 -c 'import json, sys; g = sorted(json.load(sys.stdin)["groups"], key=lambda g: (g["count"], g["id"])); print(g[1]["id"], g[0]["id"])')
+if api -o /dev/null -d "{\"groups\":[\"${m#* }\"]}" "http://127.0.0.1:$PORT/api/v1/groups/${m% *}/merge" 2>/dev/null; then
+  echo "merged ${m#* } into ${m% *}"
+fi
 stop
 # Queued, never processed (no workers): 4 more generated logs (seed 2),
 # and a resend of a processed client log (a second copy, never counted).
