@@ -2160,13 +2160,19 @@ static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
         return NULL;
     json_int_t total = PQntuples(r) == 1 ? (json_int_t)r_i64(r, 0, 0) : 0;
     PQclear(r);
+    /* Among the groups with members and the first limit + offset of the
+     * others by their own column, as in store_sqlite.c. */
+#define GROUPS_PAGE(own, sum)                                                                      \
+    "SELECT " GROUP_COLS PG_GROUPS_WHERE                                                           \
+    " AND g.id IN (SELECT id FROM (SELECT g.id" PG_GROUPS_WHERE " AND NOT EXISTS" MEMBERS_G        \
+    " ORDER BY " own " DESC NULLS LAST, g.id LIMIT "                                               \
+    "$7::bigint + $8::bigint) c UNION ALL SELECT merged_into FROM groups WHERE merged_into IS "    \
+    "NOT "                                                                                         \
+    "NULL) ORDER BY " sum " DESC NULLS LAST, id LIMIT $7 OFFSET $8"
     static const char *const page[] = {
-        [FL_SORT_COUNT] =
-            "SELECT " GROUP_COLS PG_GROUPS_WHERE " ORDER BY n DESC, id LIMIT $7 OFFSET $8",
-        [FL_SORT_LAST_SEEN] = "SELECT " GROUP_COLS PG_GROUPS_WHERE
-                              " ORDER BY ls DESC NULLS LAST, id LIMIT $7 OFFSET $8",
-        [FL_SORT_FIRST_SEEN] = "SELECT " GROUP_COLS PG_GROUPS_WHERE
-                               " ORDER BY fs DESC NULLS LAST, id LIMIT $7 OFFSET $8",
+        [FL_SORT_COUNT] = GROUPS_PAGE("g.count", "n"),
+        [FL_SORT_LAST_SEEN] = GROUPS_PAGE("g.last_seen", "ls"),
+        [FL_SORT_FIRST_SEEN] = GROUPS_PAGE("g.first_seen", "fs"),
     };
     p_int(&a, f->limit);
     p_int(&a, f->offset);

@@ -1841,13 +1841,21 @@ static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     /* The page, then how many groups the filter matches (the portal's
      * "1-100 of N"; the groups table holds one row per signature, so the
      * count is cheap next to the page). */
+    /* The page is among the groups with members (few) and the first
+     * limit + offset of the others by their own column (which is then
+     * their sum): the sums are computed for those alone, not for every
+     * group matched -- 47 ms a page with 50,000 groups, where the
+     * groups_count index takes 0.2 ms.  Which is why a group's own row
+     * can be left out of the candidates only when nothing adds to it. */
+#define GROUPS_PAGE(own, sum)                                                                      \
+    "SELECT " GROUP_COLS GROUPS_WHERE " AND g.id IN (SELECT id FROM (SELECT g.id" GROUPS_WHERE     \
+    " AND NOT EXISTS" MEMBERS_G " ORDER BY " own " DESC, g.id LIMIT ?4 + ?5) UNION ALL SELECT "    \
+    "merged_into FROM groups WHERE merged_into IS NOT NULL) ORDER BY " sum " DESC, g.id LIMIT ?4 " \
+    "OFFSET ?5"
     static const char *const page[] = {
-        [FL_SORT_COUNT] =
-            "SELECT " GROUP_COLS GROUPS_WHERE " ORDER BY n DESC, g.id LIMIT ?4 OFFSET ?5",
-        [FL_SORT_LAST_SEEN] =
-            "SELECT " GROUP_COLS GROUPS_WHERE " ORDER BY ls DESC, g.id LIMIT ?4 OFFSET ?5",
-        [FL_SORT_FIRST_SEEN] =
-            "SELECT " GROUP_COLS GROUPS_WHERE " ORDER BY fs DESC, g.id LIMIT ?4 OFFSET ?5",
+        [FL_SORT_COUNT] = GROUPS_PAGE("g.count", "n"),
+        [FL_SORT_LAST_SEEN] = GROUPS_PAGE("g.last_seen", "ls"),
+        [FL_SORT_FIRST_SEEN] = GROUPS_PAGE("g.first_seen", "fs"),
     };
     const char *const sql[2] = {page[f->sort <= FL_SORT_FIRST_SEEN ? f->sort : FL_SORT_COUNT],
                                 "SELECT count(*)" GROUPS_WHERE}; /* ?4, ?5: bound all the same */

@@ -1971,6 +1971,58 @@ static void test_unmerge_group(void **st)
     assert_int_equal(count_of(e, "gu1"), 2);
 }
 
+/* The orders of list_groups() see a merged group's sums (its own row
+ * alone would sort it elsewhere), also on a page shorter than the list:
+ * s4 merged into s3 makes s3 the largest, the latest crash and the oldest
+ * group. */
+static void test_merge_sorted(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    struct {
+        const char *group;
+        int day;
+    } in[] = {{"s1", 1}, {"s1", 2}, {"s1", 3}, {"s2", 2}, {"s2", 4},
+              {"s3", 5}, {"s4", 0}, {"s4", 1}, {"s4", 6}};
+    char ref[FL_CRASH_ID_MAX], id[16];
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
+        snprintf(id, sizeof id, "o%zu", i);
+        int64_t t = T0 + in[i].day * DAY;
+        assert_true(ingest_at(e, id, "1.0", t, ref));
+        assert_int_equal(
+            apply_c(e, &(crash){.id = id, .ref = ref, .group = in[i].group, .received = t}, false),
+            0);
+    }
+    char got[64];
+    fl_group_filter flt = {.limit = 1};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "s1");
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->merge_group(e->c, "s3", "s4"), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    static const struct {
+        fl_group_sort sort;
+        unsigned offset;
+        const char *want;
+    } pages[] = {
+        {FL_SORT_COUNT, 0, "s3"},      {FL_SORT_COUNT, 1, "s1"},      {FL_SORT_COUNT, 2, "s2"},
+        {FL_SORT_LAST_SEEN, 0, "s3"},  {FL_SORT_LAST_SEEN, 1, "s2"},  {FL_SORT_LAST_SEEN, 2, "s1"},
+        {FL_SORT_FIRST_SEEN, 0, "s2"}, {FL_SORT_FIRST_SEEN, 1, "s1"}, {FL_SORT_FIRST_SEEN, 2, "s3"},
+    };
+    for (size_t i = 0; i < sizeof pages / sizeof *pages; i++) {
+        flt = (fl_group_filter){.limit = 1, .offset = pages[i].offset, .sort = pages[i].sort};
+        listed(e, &flt, got, sizeof got);
+        if (strcmp(got, pages[i].want))
+            fail_msg("sort %d offset %u: %s, not %s", (int)pages[i].sort, pages[i].offset, got,
+                     pages[i].want);
+        assert_int_equal(g_total, 3);
+    }
+    flt = (fl_group_filter){.limit = 10};
+    listed(e, &flt, got, sizeof got);
+    assert_string_equal(got, "s3 s1 s2");
+    assert_int_equal(count_of(e, "s3"), 4);
+}
+
 /* Runs sql (no rows) on f's database behind the store's back. */
 static void db_exec(fx *f, const char *sql)
 {
@@ -3673,6 +3725,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_merge_groups, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unmerge_group, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unmerge_legacy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merge_sorted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_sorted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_install_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_projects, setup, teardown),
