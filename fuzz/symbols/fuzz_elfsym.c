@@ -1,7 +1,8 @@
 /*
  * fuzz_elfsym - the ELF/DWARF ingestion path (libelf + libdw + the
  * builder) on arbitrary bytes, and the reader on whatever it produces;
- * and the server's check of a split DWARF object (.dwo file: its DWO id).
+ * the server's check of a split DWARF object (.dwo file: its DWO id); and
+ * a .dwp package's unit index and each unit's parts.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,7 +10,10 @@
 
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
+#include "fl_symdwp.h"
 #include "symcache_build_int.h"
+
+static volatile unsigned sink;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,5 +32,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char dwo[17];
     if (fl_symcheck_dwo_mem(data, size, dwo, sizeof dwo) == 1 && strlen(dwo) != 16)
         abort(); /* a DWO id is 16 hex digits */
+    fl_dwp *pkg = NULL;
+    if (fl_dwp_open_mem(data, size, &pkg, NULL, 0) == 1) {
+        /* Every part it hands out is read whole: out of its section,
+         * ASan says so. */
+        unsigned sum = 0;
+        for (size_t i = 0; i < fl_dwp_count(pkg) && i < 64; i++) {
+            fl_dwp_section s[FL_DWP_MAX_SECTIONS];
+            int n = fl_dwp_unit(pkg, fl_dwp_id(pkg, i), s, FL_DWP_MAX_SECTIONS);
+            if (n < 0)
+                abort(); /* an id it lists is one it holds */
+            for (int k = 0; k < n; k++)
+                for (size_t b = 0; b < s[k].size; b++)
+                    sum += s[k].data[b];
+        }
+        fl_dwp_close(pkg);
+        sink = sum;
+    }
+    fl_dwp_index ix;
+    if (fl_dwp_index_parse(data, size, false, &ix, NULL, 0) == 0)
+        fl_dwp_index_free(&ix); /* the index alone, from the first byte */
     return 0;
 }

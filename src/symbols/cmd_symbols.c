@@ -17,6 +17,7 @@
  * (fl_symcache_memoize), which more than halves the lookup.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -33,6 +34,7 @@
 #include "fl_symbols_cmd.h"
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
+#include "fl_symdwp.h"
 #include "fl_symstore.h"
 #include "fl_symupload.h"
 
@@ -857,6 +859,27 @@ static int symbols_add_one(const char *dir, const char *file, int force, int tty
 {
     char err[512], path[PATH_MAX], dwo[17];
     fl_symcheck_info info;
+    fl_dwp *pkg = NULL;
+    int pk = fl_dwp_open(file, &pkg, err, sizeof err);
+    if (pk == 1) {
+        /* A package is read beside its program (PROG.dwp), for the units
+         * whose .dwo files are not found: nothing of its own to cache. */
+        size_t units = fl_dwp_count(pkg);
+        printf("%s: a .dwp package of split DWARF (%zu unit%s, DWO id%s", file, units,
+               units == 1 ? "" : "s", units == 1 ? "" : "s");
+        for (size_t i = 0; i < units && i < 5; i++)
+            printf("%s%016" PRIx64, i ? ", " : " ", fl_dwp_id(pkg, i));
+        printf("%s): read beside its program (PROG.dwp); nothing to cache\n",
+               units > 5 ? ", ..." : "");
+        fl_dwp_close(pkg);
+        return 0;
+    }
+    if (pk < 0) {
+        char why[600];
+        snprintf(why, sizeof why, "not a usable .dwp package: %s", err);
+        print_file_error("symbols add", file, why);
+        return -1;
+    }
     int ck = fl_symcheck_dwo_file(file, dwo, sizeof dwo, err, sizeof err);
     if (ck == 1) {
         /* Read where its program names it (the builder follows

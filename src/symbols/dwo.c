@@ -41,6 +41,7 @@
  */
 #define _GNU_SOURCE
 #include "fl_symdwo.h"
+#include "fl_symdwp.h"
 #include "symcache_format.h"
 
 #include <dirent.h>
@@ -210,6 +211,44 @@ static const char *attr_string(Dwarf_Die *die, unsigned name, unsigned gnu_name)
     return NULL;
 }
 
+/* A package opened once for all the units that ask for it: path (NULL
+ * before the first ask) and the package (NULL when it is none). */
+typedef struct {
+    char *path;
+    fl_dwp *p;
+} dwp_slot;
+
+static fl_dwp *dwp_at(dwp_slot *s, const char *path)
+{
+    if (s->path && !strcmp(s->path, path))
+        return s->p;
+    fl_dwp_close(s->p);
+    s->p = NULL;
+    free(s->path);
+    if ((s->path = strdup(path)) && fl_dwp_open(path, &s->p, NULL, 0) != 1)
+        s->p = NULL;
+    return s->p;
+}
+
+static void dwp_slot_free(dwp_slot *s)
+{
+    fl_dwp_close(s->p);
+    free(s->path);
+}
+
+bool fl_dwo_package_near(const char *elf_path, const char *dwarf_path)
+{
+    const char *at[2] = {elf_path, dwarf_path};
+    for (int i = 0; i < 2; i++) {
+        char p[PATH_MAX];
+        struct stat st;
+        if (at[i] && (size_t)snprintf(p, sizeof p, "%s.dwp", at[i]) < sizeof p &&
+            stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            return true;
+    }
+    return false;
+}
+
 void fl_symcache_dwo_free(fl_dwo_unit *units, size_t n)
 {
     for (size_t i = 0; units && i < n; i++) {
@@ -219,8 +258,8 @@ void fl_symcache_dwo_free(fl_dwo_unit *units, size_t n)
     free(units);
 }
 
-int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const fl_symbuild_opts *opts,
-                fl_dwo_unit **units, size_t *n)
+int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const char *elf_path,
+                const fl_symbuild_opts *opts, fl_dwo_unit **units, size_t *n)
 {
     *units = NULL;
     *n = 0;
@@ -233,6 +272,15 @@ int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const fl_symbuild_opts *opts
     uint8_t type = 0;
     Dwarf_Die cudie;
     int rc = 0;
+    /* The packages next to the program and its debug file (gdb's and
+     * llvm's places: the file's path + ".dwp"), and the finder's. */
+    dwp_slot near[2] = {{0}}, found = {0};
+    char *near_path[2] = {NULL, NULL};
+    if (elf_path && asprintf(&near_path[0], "%s.dwp", elf_path) < 0)
+        near_path[0] = NULL;
+    if (dwarf_path && (!elf_path || strcmp(elf_path, dwarf_path)) &&
+        asprintf(&near_path[1], "%s.dwp", dwarf_path) < 0)
+        near_path[1] = NULL;
     /* No split DIE asked for: libdw would go and look for the file. */
     while (dwarf_get_units(dbg, cu, &next, NULL, &type, &cudie, NULL) == 0 && ++guard < MAX_UNITS) {
         cu = next;
@@ -273,10 +321,28 @@ int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const fl_symbuild_opts *opts
         }
         char where[PATH_MAX];
         if (!u->path && opts && opts->find_dwo &&
-            opts->find_dwo(opts->ctx, u->dwo_id, u->name, where, sizeof where) == 0 &&
-            dwo_at(where, id) && (u->path = realpath(where, NULL)))
-            u->found = FL_DWO_FOUND_FINDER;
+            opts->find_dwo(opts->ctx, u->dwo_id, u->name, where, sizeof where) == 0) {
+            bool alone = dwo_at(where, id);
+            bool packed = !alone && fl_dwp_has(dwp_at(&found, where), id);
+            if ((alone || packed) && (u->path = realpath(where, NULL))) {
+                u->found = FL_DWO_FOUND_FINDER;
+                u->packed = packed;
+            }
+        }
+        /* Found nowhere else: a package's part (as gdb, which reads the
+         * package only for the units whose .dwo it has not found). */
+        for (int k = 0; k < 2 && !u->path; k++)
+            if (near_path[k] && fl_dwp_has(dwp_at(&near[k], near_path[k]), id) &&
+                (u->path = realpath(near_path[k], NULL))) {
+                u->found = FL_DWO_FOUND_DWP;
+                u->packed = 1;
+            }
     }
+    for (int k = 0; k < 2; k++) {
+        dwp_slot_free(&near[k]);
+        free(near_path[k]);
+    }
+    dwp_slot_free(&found);
     free(debugdir);
     if (rc) {
         fl_symcache_dwo_free(v, len);
@@ -425,8 +491,23 @@ static bool view_name(const char *name)
     return true;
 }
 
+/* A regular file of a view: the DWARF file "d", or a unit's .dwo written
+ * from a package, "d." and its DWO id in 16 hex digits. */
+static bool view_file(const char *name)
+{
+    if (!strcmp(name, "d"))
+        return true;
+    if (strncmp(name, "d.", 2) || strlen(name) != 18)
+        return false;
+    for (const char *c = name + 2; *c; c++)
+        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
+            return false;
+    return true;
+}
+
 /* Empties and removes the view directory name in dirfd, when it holds
- * nothing but what a view holds (the file "d" and symbolic links): a
+ * nothing but what a view holds (the file "d", .dwo files written from a
+ * package, and symbolic links): a
  * directory of someone else's named like one stays.  Returns whether it
  * is gone. */
 static bool remove_view(int dfd, const char *name)
@@ -449,7 +530,7 @@ static bool remove_view(int dfd, const char *name)
             struct stat st;
             if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
                 continue; /* gone meanwhile */
-            if (!S_ISLNK(st.st_mode) && !(S_ISREG(st.st_mode) && !strcmp(de->d_name, "d"))) {
+            if (!S_ISLNK(st.st_mode) && !(S_ISREG(st.st_mode) && view_file(de->d_name))) {
                 ours = false;
                 break;
             }
@@ -710,7 +791,10 @@ typedef struct {
     uint8_t osz;
     char *s;          /* the name string, as libdw will read it */
     const char *name; /* the name it gets in the view, or NULL */
-    const char *path; /* its .dwo file */
+    const char *path; /* its .dwo file, or the package holding it */
+    uint64_t id;
+    bool packed;  /* path is a package: its part is written at own */
+    char own[20]; /* "d." + DWO id: the file written from the package */
 } view_unit;
 
 /* Gives each of vu[0..n) a name (see above); those it cannot keep
@@ -721,6 +805,9 @@ static int name_units(Elf *elf, view_unit *vu, size_t n)
     if (!set_init(&taken, n + 1))
         return FL_SYM_ENOMEM;
     set_add(&taken, "d"); /* the DWARF file */
+    for (size_t i = 0; i < n; i++)
+        if (vu[i].packed)
+            set_add(&taken, vu[i].own); /* a file written from a package */
     for (size_t i = 0; i < n; i++)
         if (plain(vu[i].s) && set_add(&taken, vu[i].s))
             vu[i].name = vu[i].s;
@@ -780,7 +867,7 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
     v->elf = NULL;
     bool any = false;
     for (size_t i = 0; i < n; i++)
-        any |= units[i].found == FL_DWO_FOUND_FINDER;
+        any |= units[i].found == FL_DWO_FOUND_FINDER || units[i].packed;
     if (!any || !dwarf_path)
         return 0;
     /* What killed builds left next to it goes first (it is not in use). */
@@ -866,6 +953,9 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
         w->version = version;
         w->osz = osz;
         w->path = u->path;
+        w->id = id;
+        if ((w->packed = u->packed != 0))
+            snprintf(w->own, sizeof w->own, "d.%016" PRIx64, id);
         /* The string as libdw will read it, in the private mapping (or in
          * libelf's memory for a compressed section): writable. */
         if (!dwarf_attr(&w->cudie, DW_AT_dwo_name, &w->at) &&
@@ -878,16 +968,33 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
     }
     int rc = name_units(v->elf, vu, m);
     const char *why = rc ? "out of memory" : NULL;
+    char pwhy[256];
+    dwp_slot pkg = {0};
     for (size_t i = 0; rc == 0 && i < m; i++) {
-        char link_at[PATH_MAX + NAME_MAX + 2];
+        char link_at[PATH_MAX + NAME_MAX + 2], own[PATH_MAX + 24];
         if (!vu[i].name)
             continue;
+        const char *to = vu[i].path;
+        if (vu[i].packed) {
+            /* The unit's standalone .dwo, written from the package (read
+             * once for all its units). */
+            fl_dwp *p = dwp_at(&pkg, vu[i].path);
+            snprintf(own, sizeof own, "%s/%s", v->dir, vu[i].own);
+            if (!p)
+                continue; /* changed since the scan: the unit counts as missing */
+            if ((rc = fl_dwp_write(p, vu[i].id, own, pwhy, sizeof pwhy)) != 0) {
+                why = pwhy;
+                break;
+            }
+            to = vu[i].own; /* beside the link: resolved in the view */
+        }
         snprintf(link_at, sizeof link_at, "%s/%s", v->dir, vu[i].name);
-        if (symlink(vu[i].path, link_at) != 0) {
+        if (symlink(to, link_at) != 0) {
             rc = FL_SYM_EIO;
             why = strerror(errno);
         }
     }
+    dwp_slot_free(&pkg);
     free(vu);
     dwarf_end(dbg);
     return rc ? view_fail(v, rc, err, errlen, why) : 0;

@@ -98,17 +98,21 @@ typedef struct fl_symbuild_opts {
      * then to DW_AT_comp_dir; an absolute name as it is): asked with the
      * unit's DWO id (16 lowercase hex digits) and that name; fills path
      * (cap bytes) and returns 0, or returns -1.  A file found must be a
-     * .dwo file with that DWO id.  May be NULL (libdw's places only). */
+     * .dwo file with that DWO id, or a .dwp package holding that id.  May
+     * be NULL (libdw's places, then PROG.dwp, only). */
     int (*find_dwo)(void *ctx, const char *dwo_id_hex, const char *name, char *path, size_t cap);
 } fl_symbuild_opts;
 
 /* One split-DWARF skeleton unit of a module and where its .dwo file is. */
-enum { FL_DWO_NOWHERE = 0, FL_DWO_FOUND_LIBDW = 1, FL_DWO_FOUND_FINDER = 2 };
+enum { FL_DWO_NOWHERE = 0, FL_DWO_FOUND_LIBDW = 1, FL_DWO_FOUND_FINDER = 2, FL_DWO_FOUND_DWP = 3 };
 typedef struct fl_dwo_unit {
     char dwo_id[17]; /* the DWO id, lowercase hex */
     char *name;      /* DW_AT_dwo_name (DW_AT_GNU_dwo_name) as the compiler wrote it */
     char *path;      /* where its .dwo file is now (absolute), NULL when nowhere */
-    int found;       /* FL_DWO_*: where libdw looks, or through find_dwo */
+    int found;       /* FL_DWO_*: where libdw looks, through find_dwo, or in
+                      * the .dwp package next to the program or its debug
+                      * file (PROG.dwp, where gdb and llvm look) */
+    int packed;      /* 1: path is a .dwp package holding the unit */
 } fl_dwo_unit;
 
 /* What a module is, read cheaply (no DWARF): its GNU build id and a
@@ -196,8 +200,9 @@ int fl_symcache_split_units(const char *elf_path, size_t *units, size_t *missing
 /* The split-DWARF skeleton units of the module at elf_path (or of its
  * debug file, found as the builder finds it), in unit order, each with
  * where its .dwo file is now: where libdw looks, else through
- * opts->find_dwo (opts may be NULL).  A file counts only when it is a
- * .dwo file with the unit's DWO id.  OUT: *units (NULL when none; free
+ * opts->find_dwo (opts may be NULL), else in ELF.dwp or DEBUGFILE.dwp.  A
+ * file counts only when it is a .dwo file with the unit's DWO id or a
+ * .dwp package holding it.  OUT: *units (NULL when none; free
  * with fl_symcache_dwo_free), *n.  Returns 0 or a negative FL_SYM_ code. */
 int fl_symcache_dwo_list(const char *elf_path, const fl_symbuild_opts *opts, fl_dwo_unit **units,
                          size_t *n);

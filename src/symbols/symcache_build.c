@@ -2815,17 +2815,18 @@ static void close_files(Elf *elf, int fd, Elf *delf, int dfd)
 }
 
 /* When some split unit's .dwo file is found only through opts->find_dwo
- * (a server's uploads), a private view of the DWARF file in which libdw
- * finds every unit's file (dwo.c); v->elf stays NULL otherwise. */
-static int dwo_view(builder *b, Elf *delf, const char *dwarf_path, const char *out_path,
-                    fl_dwo_view *v)
+ * (a server's uploads) or in a .dwp package, a private view of the DWARF
+ * file in which libdw finds every unit's file (dwo.c); v->elf stays NULL
+ * otherwise. */
+static int dwo_view(builder *b, Elf *delf, const char *dwarf_path, const char *elf_path,
+                    const char *out_path, fl_dwo_view *v)
 {
     Dwarf *dbg = dwarf_begin_elf(delf, DWARF_C_READ, NULL);
     if (!dbg)
         return 0; /* no DWARF: nothing to point anywhere */
     fl_dwo_unit *units = NULL;
     size_t n = 0;
-    int rc = fl_dwo_scan(dbg, dwarf_path, b->opts, &units, &n);
+    int rc = fl_dwo_scan(dbg, dwarf_path, elf_path, b->opts, &units, &n);
     dwarf_end(dbg);
     b->dwo_scanned = rc == 0;
     for (size_t i = 0; i < n; i++)
@@ -2937,8 +2938,11 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
         goto done;
     delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
     Elf *dw_elf = delf ? delf : elf;
-    if (opts && opts->find_dwo &&
-        dwo_view(&b, dw_elf, delf ? debug_path : elf_path, out_path, &view))
+    /* The units are looked at only when their .dwo files may be elsewhere
+     * than libdw looks: a finder, or a package next to the files (libdw
+     * 0.188 reads no packages); otherwise libdw finds them alone. */
+    if (((opts && opts->find_dwo) || fl_dwo_package_near(elf_path, delf ? debug_path : NULL)) &&
+        dwo_view(&b, dw_elf, delf ? debug_path : elf_path, elf_path, out_path, &view))
         goto done;
     if (view.elf)
         dw_elf = view.elf; /* the same DWARF, its .dwo names pointed at the files found */
@@ -3073,7 +3077,7 @@ int fl_symcache_dwo_list(const char *elf_path, const fl_symbuild_opts *opts, fl_
     if (elf && read_identity(&b, elf) == 0) {
         delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
         Dwarf *dbg = dwarf_begin_elf(delf ? delf : elf, DWARF_C_READ, NULL);
-        rc = fl_dwo_scan(dbg, delf ? debug_path : elf_path, opts, units, n);
+        rc = fl_dwo_scan(dbg, delf ? debug_path : elf_path, elf_path, opts, units, n);
         if (dbg)
             dwarf_end(dbg);
     }
