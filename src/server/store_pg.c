@@ -1946,9 +1946,9 @@ static int p_fetch_symbol(fl_store_conn *pc, const char *build_id, const char *r
     char dir[4096], dest[4200], tmp[4300];
     snprintf(dir, sizeof dir, "%s/%s", root, build_id);
     int n = snprintf(dest, sizeof dest, "%s/%s", dir,
-                     !strcmp(kind, "executable") ? "executable"
-                     : !strcmp(kind, "dwo")      ? "dwo"
-                                                 : "debuginfo");
+                     !strcmp(kind, "executable")                    ? "executable"
+                     : !strcmp(kind, "dwo") || !strcmp(kind, "dwp") ? "dwo"
+                                                                    : "debuginfo");
     PQclear(r);
     if (n < 0 || (size_t)n >= sizeof dest) {
         p_seterr(c, "path too long under %.200s", root);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include "fl_srvutil.h"
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
+#include "fl_symdwp.h"
 #include "fl_symstore.h"
 
 #define DEFAULT_BACKFILL 100000
@@ -189,6 +191,67 @@ fail:
     return -1;
 }
 
+/* A .dwp package (the .dwo files of many units in one, with a unit index):
+ * kept once, under its first DWO id, and linked under every DWO id it
+ * holds as that id's .dwo file (processed/dwo-ID/dwo), where find_dwo
+ * looks (the builder reads a package there as it reads PROG.dwp).  Each
+ * id is recorded (kind "dwp") and its waiting crashes re-queued as for a
+ * .dwo upload.  Returns as fl_symingest_file; build_id: the first id's
+ * key. */
+static int ingest_package(fl_symingest *g, fl_store_conn *conn, const fl_dwp *pkg, const char *path,
+                          const char *nm, long long size, char *build_id, size_t cap, char *err,
+                          size_t errlen)
+{
+    size_t n = fl_dwp_count(pkg);
+    char first[64], home[PATH_MAX + 8], dir[PATH_MAX], dest[PATH_MAX + 8], tmp[PATH_MAX + 16];
+    fl_symbol_rec r = {
+        .name = nm, .size = size, .uploaded = fl_now(), .status = "ok", .kind = "dwp"};
+    if (n == 0) {
+        snprintf(err, errlen, "not a usable .dwp package: its unit index holds no unit");
+        r.status = "failed";
+        r.error = err;
+        unlink(path);
+        record(g, conn, &r);
+        return 1;
+    }
+    snprintf(first, sizeof first, FL_DWO_KEY_PREFIX "%016" PRIx64, fl_dwp_id(pkg, 0));
+    snprintf(dir, sizeof dir, "%s/%s", g->processed, first);
+    if ((size_t)snprintf(home, sizeof home, "%s/dwp", dir) >= sizeof home ||
+        (mkdir(dir, 0755) && errno != EEXIST) || rename(path, home)) {
+        snprintf(err, errlen, "cannot store the file as %s: %s", home, strerror(errno));
+        unlink(path);
+        return -1;
+    }
+    int rc = 0;
+    size_t queued = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char key[64];
+        snprintf(key, sizeof key, FL_DWO_KEY_PREFIX "%016" PRIx64, fl_dwp_id(pkg, i));
+        snprintf(dir, sizeof dir, "%s/%s", g->processed, key);
+        snprintf(dest, sizeof dest, "%s/dwo", dir);
+        snprintf(tmp, sizeof tmp, "%s.tmp", dest);
+        /* One file, a name per id (replacing a .dwo uploaded before). */
+        unlink(tmp);
+        if ((mkdir(dir, 0755) && errno != EEXIST) || link(home, tmp) || rename(tmp, dest)) {
+            snprintf(err, errlen, "cannot store the file as %s: %s", dest, strerror(errno));
+            unlink(tmp);
+            rc = -1;
+            break;
+        }
+        r.build_id = key;
+        r.path = dest;
+        size_t nq = 0;
+        if (arrived(g, conn, &r, &nq, err, errlen))
+            rc = 2; /* the uploader sends it again */
+        queued += nq;
+    }
+    fl_srvsym_flush(g->cfg.sym); /* it may complete any program's symcache */
+    if (queued && g->cfg.notify)
+        g->cfg.notify(g->cfg.notify_arg);
+    snprintf(build_id, cap, "%s", first);
+    return rc;
+}
+
 int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, const char *name,
                       long long size, bool keep_failed, char *build_id, size_t cap, char *err,
                       size_t errlen)
@@ -207,7 +270,19 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
     /* A split DWARF object (.dwo) has no build id: it is kept under its
      * DWO id, which the program's skeleton unit names (fl_store.h). */
     char dwo[17];
-    int rc = fl_symcheck_dwo_file(path, dwo, sizeof dwo, why, sizeof why);
+    fl_dwp *pkg = NULL;
+    char pwhy[400];
+    int rc = fl_dwp_open(path, &pkg, pwhy, sizeof pwhy);
+    if (rc == 1) {
+        rc = ingest_package(g, conn, pkg, path, nm, size, build_id, cap, err, errlen);
+        fl_dwp_close(pkg);
+        return rc;
+    }
+    if (rc < 0) {
+        snprintf(why, sizeof why, "not a usable .dwp package: %s", pwhy);
+    } else {
+        rc = fl_symcheck_dwo_file(path, dwo, sizeof dwo, why, sizeof why);
+    }
     bool is_dwo = rc == 1;
     if (rc == 0)
         rc = fl_symcheck_debug_file(path, &info, why, sizeof why);

@@ -94,9 +94,9 @@ int fl_dwo_read(Elf *elf, size_t size, uint64_t *id, char *why, size_t whylen)
     if (!info)
         return 0;
     if (index) {
+        /* Read as a package (dwp.c) by its callers, not as one .dwo. */
         say(why, whylen, "%s",
-            "a .dwp package (the .dwo files of several units in one) is not read; upload the "
-            ".dwo files");
+            "a .dwp package (the .dwo files of several units in one), not a single .dwo file");
         return -1;
     }
     Dwarf *d = dwarf_begin_elf(elf, DWARF_C_READ, NULL);

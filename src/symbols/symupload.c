@@ -10,6 +10,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "fl_neterr.h"
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
+#include "fl_symdwp.h"
 #include "fl_symupload.h"
 
 #define RESPONSE_CAP 4096 /* bytes of the server's answer we keep */
@@ -153,7 +155,19 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
     fl_symcheck_info info;
     /* A .dwo file is keyed by its DWO id, which the answer names instead
      * of a build id ({"dwo_id":"..."}). */
-    int rc = fl_symcheck_dwo_file(path, dwo, sizeof dwo, why, sizeof why);
+    /* A .dwp package is kept under each DWO id it holds; the answer names
+     * the first (the smallest). */
+    fl_dwp *pkg = NULL;
+    int rc = fl_dwp_open(path, &pkg, why, sizeof why);
+    if (rc == 1) {
+        snprintf(dwo, sizeof dwo, "%016" PRIx64, fl_dwp_id(pkg, 0));
+        fl_dwp_close(pkg);
+    } else if (rc < 0) {
+        snprintf(msg, msglen, "%s: not a usable .dwp package: %s", path, why);
+        return FL_SYM_ENOTELF;
+    } else {
+        rc = fl_symcheck_dwo_file(path, dwo, sizeof dwo, why, sizeof why);
+    }
     if (rc == 0)
         rc = fl_symcheck_debug_file(path, &info, why, sizeof why);
     if (rc < 0) {

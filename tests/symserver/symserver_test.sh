@@ -4,7 +4,7 @@
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
-#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_stale | dwo_pg
+#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_stale | dwo_pg | dwp | dwp_pg
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4 SPLIT=${5:-} IHSRC=${6:-}
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -735,6 +735,64 @@ roles)
   kill -TERM $WPID; wait $WPID || fail "worker shutdown rc"
   stop || fail "shutdown rc"
   ;;
+dwp)
+  # The same program's .dwo packed into a .dwp package (llvm-dwp; binutils'
+  # dwp cannot pack gcc's DWARF 5).  Uploaded after the crash, the package
+  # is kept under the DWO id it holds and re-processes the crash as the
+  # .dwo itself does; symbols add --server sends PROG.dwp before PROG when
+  # the .dwo is not found but the package is; a package with a damaged
+  # index is refused (400) with the reason.
+  split_app
+  CRASH=$work/bin/app
+  command -v llvm-dwp >/dev/null || fail "llvm-dwp is not installed"
+  timeout 60 llvm-dwp "$DWO" -o "$work/app.dwp" || fail "llvm-dwp"
+  start "$work/d"
+  "$FL" symbols add "$work/bin/app" --server "$(url '')" >"$work/add.out" 2>&1 \
+    || fail "symbols add: $(cat "$work/add.out")"
+  crash deep
+  submit
+  grep -q '"symbols":{"status":"partial"' "$work/crash.json" || fail "status: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  old=$GID
+  python3 - "$work/app.dwp" "$work/bad.dwp" <<'PY' || fail "damaged package"
+import subprocess, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+for l in subprocess.check_output(["readelf", "-SW", sys.argv[1]]).decode().splitlines():
+    if ".debug_cu_index" in l:
+        b[int(l.split("]")[1].split()[3], 16)] = 3
+        break
+else:
+    sys.exit(1)
+open(sys.argv[2], "wb").write(b)
+PY
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: bad.dwp' --data-binary @"$work/bad.dwp")
+  [ "$c" = 400 ] || fail "a damaged package -> $c $(cat "$work/body")"
+  grep -q '"reason":"not a usable .dwp package: unit index version 3 is not read' "$work/body" || fail "damaged: $(cat "$work/body")"
+  ok "a package with a damaged index: 400 $(grep -o '"reason":"[^"]*"' "$work/body")"
+  "$FL" symbols add "$work/app.dwp" --server "$(url '')" >"$work/add2.out" 2>&1 \
+    || fail "symbols add of the package: $(cat "$work/add2.out")"
+  grep -q "^$DWOID $work/app.dwp: uploaded (HTTP 201" "$work/add2.out" || fail "upload of the package: $(cat "$work/add2.out")"
+  moved "$old" "the package after its program"
+  grep -q "$STORE_SIG" "$work/g1.json" || fail "after the package: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
+  admin "$(url "/api/v1/crashes/$CID")" >"$work/crash.json"
+  grep -q '"symbols":{"status":"complete"' "$work/crash.json" || fail "status after: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q dwo_missing "$work/crash.json" && fail "dwo_missing after the upload"
+  grep -q '"function":"symsrv_store","file":"[^"]*symsrv_crash\.c","line":[0-9]*,"column":[0-9]*,[^}]*"inlined":true' "$work/crash.json" \
+    || fail "no inlined symsrv_store frame: $(grep -o '"frames":\[[^]]*' "$work/crash.json" | head -c 800)"
+  api /api/v1/symbols >"$work/list.json"
+  grep -q "\"build_id\":null,\"dwo_id\":\"$DWOID\",\"name\":\"app.dwp\",\"size\":[0-9]*,\"status\":\"ok\",\"error\":null,\"kind\":\"dwp\"" "$work/list.json" \
+    || fail "listing: $(cat "$work/list.json")"
+  [ -f "$work/d/symbols/processed/dwo-$DWOID/dwo" ] || fail "not stored by DWO id: $(ls "$work/d/symbols/processed")"
+  ok "the package after its program: $(grep -o '"signature":"[^"]*"' "$work/g1.json"), complete, inlined frame, listed as kind dwp"
+  # Beside the program, the package goes up before it.
+  mv "$work/app.dwp" "$work/bin/app.dwp"
+  "$FL" symbols add "$work/bin/app" --server "$(url '')" >"$work/add3.out" 2>&1 \
+    || fail "symbols add with the package beside: $(cat "$work/add3.out")"
+  grep -q warning "$work/add3.out" && fail "a warning with the package at hand: $(cat "$work/add3.out")"
+  [ "$(grep -n "uploaded (HTTP 20" "$work/add3.out" | head -1 | grep -c "$work/bin/app.dwp")" = 1 ] \
+    || fail "the package was not sent first: $(cat "$work/add3.out")"
+  ok "symbols add --server sends PROG.dwp before PROG"
+  stop || fail "shutdown rc"
+  ;;
 dwo)
   # A program built with -gsplit-dwarf, copied away from its build tree:
   # its unit's functions and inlined calls are in a .dwo file the server
@@ -938,11 +996,13 @@ time.sleep(600)' "$sc/.dwo.lock" "$sc/.lock" >"$work/holder.out" &
   ok "after the holder was killed -9: the next start removed both (and said so), kept the other"
   stop || fail "shutdown rc"
   ;;
-dwo_pg)
+dwo_pg | dwp_pg)
   # PostgreSQL, two machines: an API server and a worker with data
   # directories of their own.  The program, then its .dwo, uploaded to the
   # API server reach the worker through the database (the .dwo by its
-  # DWO id), which re-processes the crash that lacked it.
+  # DWO id), which re-processes the crash that lacked it.  dwp_pg: the
+  # .dwo packed into a .dwp package (llvm-dwp), which reaches the worker
+  # the same way.
   . "$(dirname "$0")/../lib/postgres.sh"
   trap 'kill -9 ${WPID:-} 2>/dev/null; pg_stop; cleanup' EXIT
   pg_start
@@ -958,13 +1018,19 @@ dwo_pg)
   grep -q "\"dwo_missing\":\[\"$DWOID\"\]" "$work/crash.json" || fail "no dwo_missing: $(grep -o '"modules":\[[^]]*]' "$work/crash.json")"
   old=$GID
   ok "without the .dwo (worker on PostgreSQL): dwo_missing $DWOID"
-  cp "$DWO" "$work/app.dwo"
-  "$FL" symbols add "$work/app.dwo" --server "$(url '')" >"$work/add2.out" 2>&1 \
-    || fail "symbols add of the .dwo: $(cat "$work/add2.out")"
+  up=$work/app.dwo
+  if [ "$case_" = dwp_pg ]; then
+    up=$work/app.dwp
+    timeout 60 llvm-dwp "$DWO" -o "$up" || fail "llvm-dwp"
+  else
+    cp "$DWO" "$up"
+  fi
+  "$FL" symbols add "$up" --server "$(url '')" >"$work/add2.out" 2>&1 \
+    || fail "symbols add of $up: $(cat "$work/add2.out")"
   moved "$old" "the .dwo through the database"
   grep -q "$STORE_SIG" "$work/g1.json" || fail "after the .dwo: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
   [ -f "$work/w/symbols/processed/dwo-$DWOID/dwo" ] || fail "the worker did not fetch the .dwo: $(ls "$work/w/symbols/processed" 2>&1)"
-  cmp -s "$work/w/symbols/processed/dwo-$DWOID/dwo" "$DWO" || fail "the fetched .dwo differs"
+  cmp -s "$work/w/symbols/processed/dwo-$DWOID/dwo" "$up" || fail "the fetched file differs from $up"
   ok "the worker fetched the .dwo from PostgreSQL by DWO id: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
   kill -TERM "$WPID"; wait "$WPID" || fail "worker shutdown rc"
   WPID=
