@@ -28,6 +28,7 @@
 
 #include "fl_symcache.h"
 #include "fl_symdwo.h"
+#include "fl_symdwp.h"
 #include "fl_symstore.h"
 #include "symcache_build_int.h"
 #include "symcache_format.h"
@@ -661,6 +662,9 @@ static void test_stale_views(void **state)
     assert_int_equal(link(g_prog, p), 0);
     snprintf(p, sizeof p, "%s/0", old);
     assert_int_equal(symlink(g_prog, p), 0);
+    /* A unit's .dwo written from a .dwp package (dwo.c's "d.<DWO id>"). */
+    snprintf(p, sizeof p, "%s/d.0123456789abcdef", old);
+    spit(p, "x", 1);
     /* Named like one, but not one. */
     char notours[700];
     snprintf(notours, sizeof notours, "%s/keep.symcache.dwo.Qw3rTy", dir);
@@ -785,6 +789,113 @@ static void test_stale_tmp(void **state)
     assert_true(exists(keep) && exists(keep2));
 }
 
+/* A .dwp unit index (fl_dwp_index_parse) built here: version, N columns
+ * (cols), U units, S slots; ids[i] in slot i with row rows[i]; offsets
+ * and sizes of every row and column 16*r+c. */
+static size_t make_index(unsigned char *b, bool big, unsigned version, uint32_t n,
+                         const uint32_t *cols, uint32_t u, uint32_t slots, const uint64_t *ids,
+                         const uint32_t *rows)
+{
+    size_t at = 0;
+#define PUT(v, w)                                                                                  \
+    do {                                                                                           \
+        for (size_t k_ = 0; k_ < (w); k_++)                                                        \
+            b[at + (big ? (w)-1 - k_ : k_)] = (unsigned char)((uint64_t)(v) >> (8 * k_));          \
+        at += (w);                                                                                 \
+    } while (0)
+    if (version == 5) {
+        PUT(5, 2);
+        PUT(0, 2);
+    } else {
+        PUT(version, 4);
+    }
+    PUT(n, 4);
+    PUT(u, 4);
+    PUT(slots, 4);
+    for (uint32_t i = 0; i < slots; i++)
+        PUT(ids[i], 8);
+    for (uint32_t i = 0; i < slots; i++)
+        PUT(rows[i], 4);
+    for (uint32_t c = 0; c < n; c++)
+        PUT(cols[c], 4);
+    for (int t = 0; t < 2; t++)
+        for (uint32_t r = 0; r < u; r++)
+            for (uint32_t c = 0; c < n; c++)
+                PUT(16 * r + c + (t ? 1 : 0), 4);
+#undef PUT
+    return at;
+}
+
+/* The index parser takes both forms in both byte orders, and refuses
+ * each kind of damage with a reason instead of reading past its bytes. */
+static void test_dwp_index(void **state)
+{
+    (void)state;
+    unsigned char b[1024];
+    fl_dwp_index ix;
+    char why[256];
+    const uint32_t cols5[] = {1, 3, 6}, cols2[] = {1, 3, 5, 6};
+    const uint64_t ids[] = {0, 0x1111, 0, 0xfedcba9876543210ull};
+    const uint32_t rows[] = {0, 2, 0, 1};
+    for (int big = 0; big < 2; big++) {
+        size_t len = make_index(b, big, 5, 3, cols5, 2, 4, ids, rows);
+        assert_int_equal(fl_dwp_index_parse(b, len, big, &ix, why, sizeof why), 0);
+        assert_int_equal(ix.version, 5);
+        assert_int_equal(ix.nent, 2);
+        assert_true(ix.ent[0].id == 0x1111 && ix.ent[0].row == 2);
+        assert_true(ix.ent[1].id == 0xfedcba9876543210ull && ix.ent[1].row == 1);
+        fl_dwp_index_free(&ix);
+        len = make_index(b, big, 2, 4, cols2, 2, 4, ids, rows);
+        assert_int_equal(fl_dwp_index_parse(b, len, big, &ix, why, sizeof why), 0);
+        assert_int_equal(ix.version, 2);
+        assert_int_equal(ix.nent, 2);
+        fl_dwp_index_free(&ix);
+    }
+    /* Every cut of a good index is refused (its tables lie past the end). */
+    size_t len = make_index(b, false, 5, 3, cols5, 2, 4, ids, rows);
+    for (size_t cut = 0; cut < len; cut++) {
+        assert_true(fl_dwp_index_parse(b, cut, false, &ix, why, sizeof why) < 0);
+        assert_non_null(strstr(why, "truncated"));
+    }
+    struct {
+        unsigned version;
+        uint32_t n, u, slots;
+        uint32_t cols[4];
+        uint32_t rows[4];
+        uint64_t ids[4];
+        const char *says;
+    } bad[] = {
+        {3, 3, 2, 4, {1, 3, 6}, {0, 2, 0, 1}, {0, 1, 0, 2}, "version 3"},
+        {5, 0, 2, 4, {1}, {0, 2, 0, 1}, {0, 1, 0, 2}, "0 columns"},
+        {5, 3, 2, 3, {1, 3, 6}, {0, 2, 0}, {0, 1, 0}, "power of two"},
+        {5, 3, 4, 2, {1, 3, 6}, {2, 1}, {1, 2}, "4 units in 2 slots"},
+        {5, 3, 2, 4, {1, 2, 6}, {0, 2, 0, 1}, {0, 1, 0, 2}, "section number 2"},
+        {5, 3, 2, 4, {1, 9, 6}, {0, 2, 0, 1}, {0, 1, 0, 2}, "section number 9"},
+        {5, 3, 2, 4, {1, 3, 3}, {0, 2, 0, 1}, {0, 1, 0, 2}, "two columns"},
+        {5, 2, 2, 4, {3, 6}, {0, 2, 0, 1}, {0, 1, 0, 2}, "no .debug_info.dwo"},
+        {5, 3, 2, 4, {1, 3, 6}, {0, 3, 0, 1}, {0, 1, 0, 2}, "row 3 of 2"},
+        {5, 3, 2, 4, {1, 3, 6}, {0, 2, 0, 1}, {0, 7, 0, 7}, "DWO id 0000000000000007 twice"},
+        {5, 3, 2, 4, {1, 3, 6}, {1, 2, 1, 1}, {1, 2, 3, 4}, "fills 4 slots for 2 units"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        len = make_index(b, false, bad[i].version, bad[i].n, bad[i].cols, bad[i].u, bad[i].slots,
+                         bad[i].ids, bad[i].rows);
+        why[0] = '\0';
+        int rc = fl_dwp_index_parse(b, len, false, &ix, why, sizeof why);
+        if (rc == 0 || !strstr(why, bad[i].says))
+            fprintf(stderr, "case %zu: rc %d, %s\n", i, rc, why);
+        assert_true(rc < 0);
+        assert_non_null(strstr(why, bad[i].says));
+        assert_null(ix.ent); /* nothing left to free */
+    }
+    /* Huge counts are refused before anything is sized by them. */
+    memset(b, 0, 16);
+    b[0] = 5;
+    b[4] = 3;
+    memset(b + 8, 0xff, 8);
+    assert_true(fl_dwp_index_parse(b, 16, false, &ix, why, sizeof why) < 0);
+}
+
 /* The fuzz seeds must be symcaches of the current format, or the fuzzer
  * starts from nothing but header rejections. */
 static void test_seed_corpus_current(void **state)
@@ -835,6 +946,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_seed_corpus_current),
         cmocka_unit_test(test_stale_views),
         cmocka_unit_test(test_stale_tmp),
+        cmocka_unit_test(test_dwp_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
