@@ -45,6 +45,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (int k = 0; k < n; k++)
                 for (size_t b = 0; b < s[k].size; b++)
                     sum += s[k].data[b];
+            /* And its own strings, as written into its .dwo. */
+            void *buf = NULL;
+            if (fl_dwp_unit_strings(pkg, s, n, &buf, NULL, 0) == 0)
+                for (int k = 0; k < n; k++)
+                    for (size_t b = 0; b < s[k].size; b++)
+                        sum += s[k].data[b];
+            free(buf);
         }
         fl_dwp_close(pkg);
         sink = sum;

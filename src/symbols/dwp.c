@@ -21,9 +21,10 @@
  * uploader's -- and so is every part against its section, once, when the
  * package is opened: fl_dwp_unit and fl_dwp_write then only copy.
  *
- * A unit's standalone .dwo is its part of each section, plus
- * .debug_str.dwo whole (its .debug_str_offsets.dwo part holds offsets
- * into the merged strings).  Offsets inside a unit's parts are relative to
+ * A unit's standalone .dwo is its part of each section, plus the strings
+ * its .debug_str_offsets.dwo part names out of the merged .debug_str.dwo,
+ * the offsets rewritten (fl_dwp_unit_strings): a big package's strings
+ * are not written again for every unit.  Offsets inside a unit's parts are relative to
  * the part's start (that is what the index's per-unit bases are for), so
  * the parts read as whole sections of a .dwo file of their own.  Type
  * units (.debug_tu_index) are not taken: a C or C++ program built without
@@ -379,12 +380,85 @@ int fl_dwp_unit(const fl_dwp *p, uint64_t id, fl_dwp_section *s, size_t cap)
     return (int)n;
 }
 
+static int section_named(const fl_dwp_section *s, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s[i].name, name))
+            return i;
+    return -1;
+}
+
+static void wr(unsigned char *p, size_t n, bool big, uint64_t v)
+{
+    for (size_t i = 0; i < n; i++)
+        p[big ? n - 1 - i : i] = (unsigned char)(v >> (8 * i));
+}
+
+int fl_dwp_unit_strings(const fl_dwp *p, fl_dwp_section *s, int n, void **buf, char *why,
+                        size_t whylen)
+{
+    *buf = NULL;
+    int info = section_named(s, n, ".debug_info.dwo"),
+        offs = section_named(s, n, ".debug_str_offsets.dwo"),
+        str = section_named(s, n, ".debug_str.dwo");
+    /* Macros may name strings by offset (GNU's DWARF 4 forms): the whole
+     * section then, as without offsets to go by. */
+    if (info < 0 || offs < 0 || str < 0 || section_named(s, n, ".debug_macro.dwo") >= 0 ||
+        section_named(s, n, ".debug_macinfo.dwo") >= 0 || s[info].size < 4)
+        return 0;
+    bool big = p->data == ELFDATA2MSB;
+    size_t osz = rd(s[info].data, 4, big) == 0xffffffffu ? 8 : 4;
+    /* DWARF 5's table has a header (its length, version, padding); GNU's
+     * DWARF 4 one none. */
+    size_t hdr = p->ix.version == 5 ? (osz == 4 ? 8 : 16) : 0;
+    const unsigned char *o = s[offs].data, *strs = s[str].data;
+    size_t olen = s[offs].size, slen = s[str].size, count, total = 0;
+    if (olen < hdr)
+        return fail(why, whylen, FL_SYM_EDWARF, "%s", "the unit's string offsets are truncated");
+    count = (olen - hdr) / osz;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t off = rd(o + hdr + i * osz, osz, big);
+        const unsigned char *nul = off < slen ? memchr(strs + off, '\0', slen - off) : NULL;
+        if (!nul)
+            return fail(why, whylen, FL_SYM_EDWARF,
+                        "the unit's string %zu is at %" PRIu64
+                        ", outside .debug_str.dwo (%zu bytes)",
+                        i, off, slen);
+        total += (size_t)(nul - (strs + off)) + 1;
+        if (total > slen)
+            return 0; /* they overlap more than they save: the whole section */
+    }
+    unsigned char *b = malloc(total + olen + 1);
+    if (!b)
+        return fail(why, whylen, FL_SYM_ENOMEM, "out of memory");
+    unsigned char *no = b + total;
+    memcpy(no, o, olen);
+    size_t at = 0;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t off = rd(o + hdr + i * osz, osz, big);
+        size_t len = strlen((const char *)strs + off) + 1; /* checked above */
+        memcpy(b + at, strs + off, len);
+        wr(no + hdr + i * osz, osz, big, at);
+        at += len;
+    }
+    s[str].data = b;
+    s[str].size = total;
+    s[offs].data = no;
+    *buf = b;
+    return 0;
+}
+
 int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size_t whylen)
 {
     fl_dwp_section s[FL_DWP_MAX_SECTIONS];
     int n = fl_dwp_unit(p, id, s, FL_DWP_MAX_SECTIONS);
     if (n < 0)
         return fail(why, whylen, FL_SYM_EINVAL, "no unit %016" PRIx64 " in the package", id);
+    /* The unit's own strings, not the package's (many units' worth). */
+    void *strbuf = NULL;
+    int src = fl_dwp_unit_strings(p, s, n, &strbuf, why, whylen);
+    if (src)
+        return src;
     /* The section names' table: "\0" then each name and ".shstrtab". */
     char shstr[512];
     size_t len = 1, name_at[FL_DWP_MAX_SECTIONS + 1];
@@ -396,8 +470,10 @@ int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size
         len += strlen(nm) + 1;
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0)
+    if (fd < 0) {
+        free(strbuf);
         return fail(why, whylen, FL_SYM_EIO, "%s: %s", path, strerror(errno));
+    }
     int rc = FL_SYM_EIO;
     const char *what = NULL;
     Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
@@ -445,6 +521,7 @@ int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size
 end:
     if (e)
         elf_end(e);
+    free(strbuf);
     if (close(fd) != 0 && rc == 0) {
         rc = FL_SYM_EIO;
         what = strerror(errno);

@@ -72,8 +72,21 @@ typedef struct fl_dwp_section {
  * unit id. */
 int fl_dwp_unit(const fl_dwp *p, uint64_t id, fl_dwp_section *s, size_t cap);
 
+/* Replaces, in s[0..n) (from fl_dwp_unit), .debug_str.dwo by the strings
+ * the unit's .debug_str_offsets.dwo part names, and that part by a copy
+ * pointing into them: a unit's .dwo then holds its own strings, not the
+ * whole package's times every unit.  Left as it is when there is nothing
+ * to gain (no offsets, macros that may name strings by offset, strings
+ * that overlap more than they save).  OUT: *buf (malloc'ed, holds the
+ * new sections: free it once s is used; NULL when nothing changed).
+ * Returns 0, or a negative FL_SYM_ code with why filled when an offset
+ * points outside the strings. */
+int fl_dwp_unit_strings(const fl_dwp *p, fl_dwp_section *s, int n, void **buf, char *why,
+                        size_t whylen);
+
 /* Writes unit id's standalone .dwo file at path (made, 0600; must not
- * exist).  Returns 0, or a negative FL_SYM_ code with why filled. */
+ * exist), with its own strings (fl_dwp_unit_strings).  Returns 0, or a negative FL_SYM_ code with
+ * why filled. */
 int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size_t whylen);
 
 #endif
