@@ -212,19 +212,27 @@ static const char *attr_string(Dwarf_Die *die, unsigned name, unsigned gnu_name)
 }
 
 /* A package opened once for all the units that ask for it: path (NULL
- * before the first ask) and the package (NULL when it is none). */
+ * before the first ask), the file it names (a server links one package
+ * under each DWO id it holds: many names, one file) and the package (NULL
+ * when it is none). */
 typedef struct {
     char *path;
+    dev_t dev;
+    ino_t ino;
     fl_dwp *p;
 } dwp_slot;
 
 static fl_dwp *dwp_at(dwp_slot *s, const char *path)
 {
-    if (s->path && !strcmp(s->path, path))
+    struct stat st;
+    bool have = stat(path, &st) == 0;
+    if (s->path && (!strcmp(s->path, path) || (have && st.st_dev == s->dev && st.st_ino == s->ino)))
         return s->p;
     fl_dwp_close(s->p);
     s->p = NULL;
     free(s->path);
+    s->dev = have ? st.st_dev : 0;
+    s->ino = have ? st.st_ino : 0;
     if ((s->path = strdup(path)) && fl_dwp_open(path, &s->p, NULL, 0) != 1)
         s->p = NULL;
     return s->p;
