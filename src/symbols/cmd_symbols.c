@@ -581,9 +581,10 @@ static void symbols_usage(FILE *f)
                "  upload.  Locally, DWARF found through /usr/lib/debug/.build-id or\n"
                "  .gnu_debuglink counts.  With --server, a split-DWARF program's .dwo\n"
                "  files (-gsplit-dwarf) go too, found as libdw finds them (DW_AT_dwo_name\n"
-               "  relative to the file's directory, then to DW_AT_comp_dir), and so do\n"
-               "  the dwz files its DWARF links to; a .dwo file given is uploaded by its\n"
-               "  DWO id.\n"
+               "  relative to the file's directory, then to DW_AT_comp_dir; else its\n"
+               "  .dwp package, FILE.dwp), and so do the dwz files its DWARF links to; a\n"
+               "  .dwo file given is uploaded by its DWO id, a .dwp package by the DWO ids\n"
+               "  it holds.\n"
                "  --cache DIR     the symcache directory (default\n"
                "                  $XDG_CACHE_HOME/faultline/symcache, else\n"
                "                  ~/.cache/faultline/symcache)\n"
@@ -654,9 +655,9 @@ static void warn_missing_files(const char *cmd, const char *file, const fl_symca
         missing)
         fprintf(stderr,
                 "faultline %s: warning: %s: the .dwo files of %zu of its %zu split-DWARF units "
-                "are not found (DW_AT_dwo_name, relative to DW_AT_comp_dir): their functions and "
-                "inlined frames are missing, as in llvm-symbolizer\n",
-                cmd, file, missing, units);
+                "are not found (DW_AT_dwo_name, relative to DW_AT_comp_dir; nor in %s.dwp): their "
+                "functions and inlined frames are missing, as in llvm-symbolizer\n",
+                cmd, file, missing, units, file);
 }
 
 /* The list of files to upload, growing: borrowed names and owned ones. */
@@ -725,9 +726,9 @@ static int add_dwo_files(upload_list *l, const char *file)
         fprintf(stderr,
                 "faultline symbols add: warning: %s: the .dwo files of %zu of its %zu "
                 "split-DWARF units are not found (DW_AT_dwo_name, relative to the file's "
-                "directory, then to DW_AT_comp_dir), so not uploaded: their functions and "
-                "inlined frames will be missing on the server; not found:",
-                file, missing, n);
+                "directory, then to DW_AT_comp_dir; nor in %s.dwp), so not uploaded: their "
+                "functions and inlined frames will be missing on the server; not found:",
+                file, missing, n, file);
         size_t shown = 0;
         for (size_t i = 0; i < n && shown < 5; i++)
             if (!u[i].path) {

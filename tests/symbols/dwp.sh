@@ -8,6 +8,7 @@
 #  - with the package: the answers of llvm-symbolizer on the whole program,
 #    no warning; the same with the package's sections compressed (zlib,
 #    SHF_COMPRESSED and GNU's .zdebug_);
+#  - the package beside the debug file (.gnu_debuglink) instead: the same;
 #  - without it: a warning naming the 2 units; the package back: the cached
 #    symcache is rebuilt;
 #  - a package whose index puts a unit's part outside its section, or
@@ -84,6 +85,17 @@ mv hidden.dwp split.dwp
 cmp -s ref again || fail "the cached symcache was not rebuilt: $(diff ref again | head)"
 [ -s again.err ] && fail "stderr: $(cat again.err)"
 ok "without the package: a warning; the package back: the cached symcache is rebuilt"
+
+# The package beside the debug file (.gnu_debuglink), not the program:
+# read there too (gdb's and llvm's other place, DEBUGFILE.dwp).
+cp split linked
+objcopy --only-keep-debug split linked.debug || fail "objcopy --only-keep-debug"
+objcopy --add-gnu-debuglink=linked.debug linked || fail "objcopy --add-gnu-debuglink"
+cp split.dwp linked.debug.dwp
+"$FL" symbolicate --cache c7 --obj linked <addrs >linked.out 2>linked.err || fail "symbolicate linked"
+cmp -s ref linked.out || fail "with the package beside the debug file: $(diff ref linked.out | head -20)"
+[ -s linked.err ] && fail "stderr with the package beside the debug file: $(cat linked.err)"
+ok "the package beside the debug file (DEBUGFILE.dwp): the same answers"
 
 "$FL" symbols add --cache c3 split.dwp >add.out 2>&1 || fail "symbols add of the package: $(cat add.out)"
 ids=$(readelf --debug-dump=info split 2>/dev/null | grep -o 'DWO ID: *0x[0-9a-f]*\|GNU_dwo_id *: 0x[0-9a-f]*' | grep -o '0x[0-9a-f]*')
