@@ -411,12 +411,26 @@ extern int ___timer_delete(timer_t) __attribute__((weak, visibility("hidden")));
 extern int __mq_notify(mqd_t, const struct sigevent *) __attribute__((weak, visibility("hidden")));
 #endif
 
-static void *real_fn(void *cached, const char *name, void *fallback)
+/* The C library's function `name`, past ours: from the dynamic linker,
+ * else `fallback` (its own name in a static program's libc.a), kept in
+ * *cache; NULL with errno ENOSYS when there is neither. */
+static void *real_fn(void **cache, const char *name, void *fallback)
 {
-    if (!cached)
-        cached = dlsym(RTLD_NEXT, name);
-    return cached ? cached : fallback;
+    void *p = *cache;
+    if (!p)
+        p = dlsym(RTLD_NEXT, name);
+    if (!p)
+        p = fallback;
+    if (!p)
+        errno = ENOSYS;
+    return *cache = p;
 }
+
+#ifdef __GLIBC__
+#define GLIBC_OWN(f) ((void *)(f))
+#else
+#define GLIBC_OWN(f) NULL
+#endif
 
 /* A slot for a SIGEV_THREAD notification of sev (mq: the queue + 1, or 0
  * for a timer), and in *ours the same notification through the
@@ -445,18 +459,11 @@ static size_t take_slot(const struct sigevent *sev, struct sigevent *ours, int m
 
 FL_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
 {
-    static timer_create_fn real;
-    real = (timer_create_fn)real_fn((void *)real, "timer_create",
-#ifdef __GLIBC__
-                                    (void *)___timer_create
-#else
-                                    NULL
-#endif
-    );
-    if (!real) {
-        errno = ENOSYS;
+    static void *cache;
+    timer_create_fn real =
+        (timer_create_fn)real_fn(&cache, "timer_create", GLIBC_OWN(___timer_create));
+    if (!real)
         return -1;
-    }
     struct sigevent ours;
     size_t i = take_slot(sev, &ours, 0);
     if (i == TIMER_SLOTS)
@@ -473,18 +480,11 @@ FL_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
 
 FL_EXPORT int timer_delete(timer_t id)
 {
-    static timer_delete_fn real;
-    real = (timer_delete_fn)real_fn((void *)real, "timer_delete",
-#ifdef __GLIBC__
-                                    (void *)___timer_delete
-#else
-                                    NULL
-#endif
-    );
-    if (!real) {
-        errno = ENOSYS;
+    static void *cache;
+    timer_delete_fn real =
+        (timer_delete_fn)real_fn(&cache, "timer_delete", GLIBC_OWN(___timer_delete));
+    if (!real)
         return -1;
-    }
     int rc = real(id);
     pthread_mutex_lock(&tlock);
     for (size_t i = 0; rc == 0 && i < TIMER_SLOTS; i++)
@@ -496,20 +496,13 @@ FL_EXPORT int timer_delete(timer_t id)
 
 FL_EXPORT int mq_notify(mqd_t q, const struct sigevent *sev)
 {
-    static mq_notify_fn real;
-    real = (mq_notify_fn)real_fn((void *)real, "mq_notify",
-#ifdef __GLIBC__
-                                 (void *)__mq_notify
-#else
-                                 NULL
-#endif
-    );
+    static void *cache;
+    mq_notify_fn real = (mq_notify_fn)real_fn(&cache, "mq_notify", GLIBC_OWN(__mq_notify));
     if (!real) {
         /* A static program linked without -u,__mq_notify: what needs no
          * thread is the system call itself. */
         if (!sev || sev->sigev_notify != SIGEV_THREAD)
             return (int)syscall(SYS_mq_notify, q, sev);
-        errno = ENOSYS;
         return -1;
     }
     struct sigevent ours;
