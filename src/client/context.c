@@ -10,7 +10,9 @@
  * linker with _dl_find_object() -- lock-free and async-signal-safe, made
  * for unwinders -- and reads the build id from the object's own headers.
  * An exit usually restores the value saved at the matching entry,
- * without computing the id.
+ * without computing the id.  Another library can be mapped where a
+ * dlclose()d one was: the enter hook drops the cache when dlclose() ran
+ * since (fl_ctx_unmaps, interpose.c).
  *
  * SIGNAL-SAFE ZONE: everything here.  The hooks run wherever instrumented
  * code runs, signal handlers included, and before faultline_install();
@@ -48,6 +50,7 @@ struct ctx_module {
 static TLS struct {
     uint64_t ctx;
     uint64_t depth;
+    uintptr_t unmaps; /* fl_ctx_unmaps when mods was last known good */
     struct ctx_module mods[2];
     struct {
         uint64_t key, prev;
@@ -121,6 +124,16 @@ __attribute__((noinline, cold)) NOINSTR static uint64_t lookup(uintptr_t a)
     return fl_ctx_id(m.seed, a - m.bias);
 }
 
+/* A dlclose() began or ended since this thread's cache was last checked:
+ * its entries may describe objects no longer mapped where they say.  The
+ * count read again (no argument: none of the hook's registers to keep
+ * for the call) may be newer still; what is cached from now on is. */
+__attribute__((noinline, cold)) NOINSTR static void forget(void)
+{
+    tl.unmaps = __atomic_load_n(&fl_ctx_unmaps, __ATOMIC_RELAXED);
+    memset(tl.mods, 0, sizeof tl.mods); /* [0, 0): every address misses */
+}
+
 __attribute__((always_inline)) NOINSTR static inline uint64_t func_id(uintptr_t a)
 {
     if (__builtin_expect(a - tl.mods[0].start < tl.mods[0].end - tl.mods[0].start, 1))
@@ -132,6 +145,12 @@ FL_EXPORT NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
     (void)site;
     uintptr_t a = (uintptr_t)fn;
+    /* Only here, not in the exit hook: a function's module stays mapped
+     * from its entry to its exit, and an entry cached since that entry
+     * was right when it was made, so none can cover the function's
+     * address with another module. */
+    if (__builtin_expect(tl.unmaps != __atomic_load_n(&fl_ctx_unmaps, __ATOMIC_RELAXED), 0))
+        forget();
     uint64_t d = tl.depth, prev = tl.ctx;
     tl.ring[d % RING].key = a | d << 48;
     tl.ring[d % RING].prev = prev;

@@ -8,8 +8,8 @@
  *                        a crash from the dynamic linker's list (signal-safe part)
  *   spool.c              default log hooks (unnamed file + linkat): SIGNAL-SAFE,
  *                        plus the install-time spool set-up
- *   interpose.c          sigprocmask, pthread_sigmask, thrd_create: ours
- *                        (ordinary context)
+ *   interpose.c          sigprocmask, pthread_sigmask, thrd_create, dlclose:
+ *                        ours (ordinary context)
  *   threads.c            alternate signal stacks for every thread, and the
  *                        capture of other threads' registers on a crash
  *   sysinfo.c            uname, os-release, ids: read at install time
@@ -181,6 +181,22 @@ void fl_ensure_altstack(void);               /* this thread */
      1ull << (SIGFPE - 1) | 1ull << (SIGTRAP - 1) | 1ull << (SIGSYS - 1))
 /* rt_sigprocmask as the wrappers do it (interpose.c); returns 0 or -1. */
 long fl_set_sigmask(int how, const sigset_t *set, sigset_t *old);
+/* The C library's function `name`, past our wrapper of it (interpose.c):
+ * from the dynamic linker, else `fallback`, kept in *cache; NULL with
+ * errno ENOSYS when there is neither.  Ordinary context (dlsym).
+ * FL_GLIBC_OWN(f): the fallback in a static program, glibc's own name of
+ * the function in libc.a (a weak hidden reference: NULL unless the
+ * program is linked with -Wl,-u,f), or none without glibc. */
+void *fl_real_fn(void **cache, const char *name, void *fallback);
+#ifdef __GLIBC__
+#define FL_GLIBC_OWN(f) ((void *)(f))
+#else
+#define FL_GLIBC_OWN(f) NULL
+#endif
+/* How many dlclose() calls began and ended (interpose.c): the calling-
+ * context hooks drop a thread's cache of modules when it changed
+ * (context.c). */
+extern FL_HIDDEN uintptr_t fl_ctx_unmaps;
 size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max);
 const char *fl_signal_name(int sig);
 void fl_die_default(void);

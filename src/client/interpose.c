@@ -1,12 +1,13 @@
 /*
  * interpose.c - C library functions the library replaces, besides
- * pthread_create (threads.c): ordinary context.
+ * pthread_create, the timers' and mq_notify (threads.c): ordinary context.
  *
  * Built without unwind tables (the library's text budget): these run
  * outside the crash (but for a sigprocmask() in die()), and a walk through
  * one of their frames follows its frame pointer.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -62,4 +63,49 @@ FL_EXPORT int thrd_create(thrd_t *th, thrd_start_t fn, void *arg)
 {
     int rc = pthread_create((pthread_t *)th, NULL, (void *(*)(void *))(void (*)(void))fn, arg);
     return rc == 0 ? thrd_success : rc == ENOMEM ? thrd_nomem : thrd_error;
+}
+
+void *fl_real_fn(void **cache, const char *name, void *fallback)
+{
+    void *p = *cache;
+    if (!p)
+        p = dlsym(RTLD_NEXT, name);
+    if (!p)
+        p = fallback;
+    if (!p)
+        errno = ENOSYS;
+    return *cache = p;
+}
+
+/* ---- dlclose: the calling context's caches ----
+ *
+ * The -finstrument-functions hooks cache, per thread, the last two
+ * modules instrumented code ran in (context.c).  Once a library is
+ * dlclose()d, another one may be mapped where it was, and a cache still
+ * holding the old range would give the new library's functions the old
+ * one's bias and build id: values that decode to nothing, or wrongly.
+ * Other threads' caches are out of reach, so dlclose() counts instead,
+ * and the enter hook drops its thread's cache when the count moved: one
+ * more load and compare per call, one miss per thread per dlclose().
+ * Counted after the unmapping (an entry made before it is stale) and
+ * before it too: the loader's lock orders a dlopen() in another thread
+ * after the unmapping, but not after our second count. */
+#ifdef __GLIBC__
+/* Its own name in glibc's static archive, as __pthread_create_2_1
+ * (threads.c); no -u option needed: a static program that opened a
+ * library has it, as glibc's static dlopen() refers to it. */
+extern int __dlclose(void *) __attribute__((weak, visibility("hidden")));
+#endif
+uintptr_t fl_ctx_unmaps;
+
+FL_EXPORT int dlclose(void *h)
+{
+    static void *cache;
+    int (*real)(void *) = (int (*)(void *))fl_real_fn(&cache, "dlclose", FL_GLIBC_OWN(__dlclose));
+    __atomic_add_fetch(&fl_ctx_unmaps, 1, __ATOMIC_RELAXED);
+    /* Without the C library's (a static program linked without the
+     * option), the library stays loaded, as with RTLD_NODELETE. */
+    int rc = real ? real(h) : 0;
+    __atomic_add_fetch(&fl_ctx_unmaps, 1, __ATOMIC_RELAXED);
+    return rc;
 }

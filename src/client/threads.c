@@ -411,27 +411,6 @@ extern int ___timer_delete(timer_t) __attribute__((weak, visibility("hidden")));
 extern int __mq_notify(mqd_t, const struct sigevent *) __attribute__((weak, visibility("hidden")));
 #endif
 
-/* The C library's function `name`, past ours: from the dynamic linker,
- * else `fallback` (its own name in a static program's libc.a), kept in
- * *cache; NULL with errno ENOSYS when there is neither. */
-static void *real_fn(void **cache, const char *name, void *fallback)
-{
-    void *p = *cache;
-    if (!p)
-        p = dlsym(RTLD_NEXT, name);
-    if (!p)
-        p = fallback;
-    if (!p)
-        errno = ENOSYS;
-    return *cache = p;
-}
-
-#ifdef __GLIBC__
-#define GLIBC_OWN(f) ((void *)(f))
-#else
-#define GLIBC_OWN(f) NULL
-#endif
-
 /* A slot for a SIGEV_THREAD notification of sev (mq: the queue + 1, or 0
  * for a timer), and in *ours the same notification through the
  * trampoline; TIMER_SLOTS when there is none (not installed, another
@@ -461,7 +440,7 @@ FL_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *id)
 {
     static void *cache;
     timer_create_fn real =
-        (timer_create_fn)real_fn(&cache, "timer_create", GLIBC_OWN(___timer_create));
+        (timer_create_fn)fl_real_fn(&cache, "timer_create", FL_GLIBC_OWN(___timer_create));
     if (!real)
         return -1;
     struct sigevent ours;
@@ -482,7 +461,7 @@ FL_EXPORT int timer_delete(timer_t id)
 {
     static void *cache;
     timer_delete_fn real =
-        (timer_delete_fn)real_fn(&cache, "timer_delete", GLIBC_OWN(___timer_delete));
+        (timer_delete_fn)fl_real_fn(&cache, "timer_delete", FL_GLIBC_OWN(___timer_delete));
     if (!real)
         return -1;
     int rc = real(id);
@@ -497,7 +476,7 @@ FL_EXPORT int timer_delete(timer_t id)
 FL_EXPORT int mq_notify(mqd_t q, const struct sigevent *sev)
 {
     static void *cache;
-    mq_notify_fn real = (mq_notify_fn)real_fn(&cache, "mq_notify", GLIBC_OWN(__mq_notify));
+    mq_notify_fn real = (mq_notify_fn)fl_real_fn(&cache, "mq_notify", FL_GLIBC_OWN(__mq_notify));
     if (!real) {
         /* A static program linked without -u,__mq_notify: what needs no
          * thread is the system call itself. */

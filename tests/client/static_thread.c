@@ -4,7 +4,11 @@
  * SIGEV_THREAD timer's thread ("timer": the timer_create wrapper reaches
  * the C library's own too), and in a message queue's SIGEV_THREAD
  * notification ("mq": mq_notify's wrapper).  "mq_signal": a queue's
- * notification by signal, which needs no C library's mq_notify. */
+ * notification by signal, which needs no C library's mq_notify.
+ * "dlclose LIB": LIB opened and closed; prints whether it was unloaded
+ * (the dlclose wrapper reached the C library's own) and dlclose's
+ * return value. */
+#include <dlfcn.h>
 #include <faultline.h>
 #include <fcntl.h>
 #include <mqueue.h>
@@ -40,6 +44,16 @@ int main(int argc, char **argv)
 {
     if (!faultline_install("static_thread", "1", NULL))
         return 2;
+    if (argc > 2 && !strcmp(argv[1], "dlclose")) {
+        void *h = dlopen(argv[2], RTLD_NOW);
+        if (!h) {
+            fprintf(stderr, "dlopen: %s\n", dlerror());
+            return 1;
+        }
+        int rc = dlclose(h);
+        printf("unloaded %d rc %d\n", dlopen(argv[2], RTLD_NOW | RTLD_NOLOAD) == NULL, rc);
+        return 0;
+    }
     if (argc > 1 && !strcmp(argv[1], "mq_signal")) {
         struct mq_attr attr = {.mq_maxmsg = 1, .mq_msgsize = 8};
         mqd_t q = mq_open("/static_thread_sig", O_RDWR | O_CREAT, 0600, &attr);

@@ -58,3 +58,10 @@ if [ -n "$old" ]; then
     { echo "FAIL: mq without -u,__mq_notify: exit $rc, $(cat "$tmp/err")"; exit 1; }
   echo "ok: without -u,__mq_notify: a notification by signal works, by thread ENOSYS"
 fi
+
+# dlclose() is Faultline's too (the calling context's caches): in a
+# static program it reaches the C library's own, which glibc's static
+# dlopen() links in, with no -u option: the library is unloaded.
+out=$("$prog" dlclose libm.so.6) || { echo "FAIL: dlclose: exit $?"; exit 1; }
+[ "$out" = "unloaded 1 rc 0" ] || { echo "FAIL: dlclose in a static program: $out"; exit 1; }
+echo "ok: dlclose in a static program unloads the library"

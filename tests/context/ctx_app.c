@@ -7,7 +7,8 @@
  * `ctx_app crash` crashes in a known stack while a second thread waits in
  * another, for the crash log's CRASH_CONTEXT and THREAD_CONTEXT.
  * With CTX_PLUGIN naming ctx_plugin.c's library, a report comes from it
- * too, reached through dlopen() and dlsym() (label "plugin").
+ * too, reached through dlopen() and dlsym() (label "plugin"); `ctx_app
+ * reload` is a plugin dlclose()d and another one opened in its place.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -177,18 +178,19 @@ NOINLINE static void *thread_body(void *arg)
 }
 
 /* A plugin's function, reached only through the pointer dlsym() returns.
- * The library stays open: its functions' ids hold while it is mapped. */
-NOINLINE static int call_plugin(const char *path)
+ * The library stays open: its functions' ids hold while it is mapped.
+ * Returns the library's handle, or NULL. */
+NOINLINE static void *call_plugin(const char *path, const char *fn)
 {
     void *h = dlopen(path, RTLD_NOW);
-    void (*run)(void) = h ? (void (*)(void))dlsym(h, "plugin_run") : NULL;
+    void (*run)(void) = h ? (void (*)(void))dlsym(h, fn) : NULL;
     if (!run) {
         fprintf(stderr, "ctx_app: %s\n", dlerror());
-        return -1;
+        return NULL;
     }
     run();
     BARRIER();
-    return 0;
+    return h;
 }
 
 /* ---- the crash ---- */
@@ -238,6 +240,34 @@ int main(int argc, char **argv)
         crash_middle();
         return 4;
     }
+    if (argc > 1 && !strcmp(argv[1], "reload")) {
+        /* `ctx_app reload [crash]`: the plugin CTX_PLUGIN called,
+         * dlclose()d, then CTX_PLUGIN2 (the same code, another build id)
+         * opened -- mapped where the first one was, which REUSED says --
+         * and called, or crashed in.  This thread's cache of modules held
+         * the first plugin's range, bias and build id: the second one's
+         * functions must get their own ids.  Here in main: the plugins'
+         * reports expect call_plugin's caller to be main. */
+        const char *first = getenv("CTX_PLUGIN"), *second = getenv("CTX_PLUGIN2");
+        int crash = argc > 2 && !strcmp(argv[2], "crash");
+        Dl_info di;
+        void *h = first && second ? call_plugin(first, "plugin_run") : NULL;
+        if (!h || !dladdr(dlsym(h, "plugin_run"), &di))
+            return 8;
+        void *base = di.dli_fbase;
+        if (dlclose(h) || dlopen(first, RTLD_NOW | RTLD_NOLOAD)) {
+            fprintf(stderr, "ctx_app: %s not unloaded\n", first);
+            return 9;
+        }
+        h = dlopen(second, RTLD_NOW);
+        if (!h || !dladdr(dlsym(h, "plugin_run"), &di))
+            return 10;
+        printf("REUSED %d\n", di.dli_fbase == base);
+        if (crash)
+            printf("CRASH_EXPECT plugin_fault plugin_crash call_plugin main\n");
+        fflush(stdout);
+        return call_plugin(second, crash ? "plugin_crash" : "plugin_run") ? 0 : 11;
+    }
     unsigned long long at_main = faultline_context();
     ctx_report("main", "main");
     first();
@@ -258,7 +288,7 @@ int main(int argc, char **argv)
     pthread_t t;
     if (pthread_create(&t, NULL, thread_body, NULL) || pthread_join(t, NULL))
         return 5;
-    if (getenv("CTX_PLUGIN") && call_plugin(getenv("CTX_PLUGIN")))
+    if (getenv("CTX_PLUGIN") && !call_plugin(getenv("CTX_PLUGIN"), "plugin_run"))
         return 8;
     /* Every call above returned: the value is main's again. */
     printf("BACK %llx %llx\n", at_main, faultline_context());

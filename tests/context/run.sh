@@ -5,9 +5,9 @@
 # value back into exactly that stack from the files alone.  Then a crash:
 # the log's CRASH_CONTEXT and THREAD_CONTEXT, decoded from the paths the log
 # names.  And the errors a user can make.
-# usage: run.sh FAULTLINE CTX_APP CTX_LIB [CTX_PLUGIN]
+# usage: run.sh FAULTLINE CTX_APP CTX_LIB [CTX_PLUGIN [CTX_PLUGIN2]]
 set -u
-FL=$1 APP=$2 LIB=$3 PLUGIN=${4:-}
+FL=$1 APP=$2 LIB=$3 PLUGIN=${4:-} PLUGIN2=${5:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 pass=0
@@ -99,6 +99,38 @@ if [ -n "$PLUGIN" ]; then
     done
     out=$("$FL" decode --context "${value:-0}" --obj "$APP" --obj "$LIB" --max-paths 100000 2>&1)
     ! printf '%s\n' "$out" | grep -q plugin_run && ok || bad "plugin stack found without the plugin: $out"
+fi
+
+# A plugin dlclose()d and a second one (the same code, another build id)
+# opened where it was, in the same thread: the second one's functions
+# must get their own ids, not the first one's from the thread's cache of
+# modules.  Its report, and a crash inside it, decode to the right stack.
+if [ -n "$PLUGIN2" ]; then
+    CTX_PLUGIN=$PLUGIN CTX_PLUGIN2=$PLUGIN2 app reload >"$tmp/run4" || bad "ctx_app reload exited $?"
+    # Mapped elsewhere, the cache could not have held the wrong entry:
+    # the case would prove nothing.
+    grep -qx 'REUSED 1' "$tmp/run4" && ok ||
+        bad "the second plugin was not mapped where the first one was: $(grep REUSED "$tmp/run4")"
+    read -r _ label value expect < <(grep '^CTX plugin2 ' "$tmp/run4")
+    out=$("$FL" decode --context "${value:-0}" --obj "$APP" --obj "$LIB" --obj "$PLUGIN2" 2>&1)
+    rc=$?
+    got=$(printf '%s\n' "$out" | names)
+    [ $rc -eq 0 ] && [ -n "$expect" ] && [ "$got" = "$expect" ] && ok ||
+        { bad "reloaded plugin: 0x$value decoded to '$got' (exit $rc), expected '$expect'"; printf '%s\n' "$out"; }
+    rm -rf "$tmp/spool"
+    CTX_PLUGIN=$PLUGIN CTX_PLUGIN2=$PLUGIN2 app reload crash >"$tmp/run5" 2>&1
+    [ $? -ne 0 ] && ok || bad "ctx_app reload crash exited 0"
+    log=$(ls "$tmp"/spool/*.crashlog 2>/dev/null | head -1)
+    want=$(sed -n 's/^CRASH_EXPECT //p' "$tmp/run5")
+    if [ -z "$log" ]; then
+        bad "reloaded plugin: no crash log"; cat "$tmp/run5"
+    else
+        out=$("$FL" decode "$log" 2>&1)
+        rc=$?
+        crashed=$(printf '%s\n' "$out" | sed -n '/^crashed thread/,/^thread /p' | names)
+        [ $rc -eq 0 ] && [ -n "$want" ] && [ "$crashed" = "$want" ] && ok ||
+            { bad "crash in the reloaded plugin decoded to '$crashed' (exit $rc), expected '$want'"; printf '%s\n' "$out"; }
+    fi
 fi
 
 # ---- the crash log ----
