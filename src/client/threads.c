@@ -362,14 +362,15 @@ extern int __pthread_create_2_1(pthread_t *, const pthread_attr_t *, void *(*)(v
  * timers of this kind, a timer is created as before, without.
  * mq_notify()'s SIGEV_THREAD notifications are the same case, with the
  * same slots: a queue notifies once, so its slot is freed when the
- * notification comes, or when the queue's registration is replaced or
- * removed (a queue closed before its message came leaves its slot until
- * then). */
+ * notification comes, when the queue's registration is replaced or
+ * removed, or when the descriptor is closed with mq_close() (one closed
+ * with close() keeps its slot until its number is registered again). */
 #define TIMER_SLOTS 64
 
 typedef int (*timer_create_fn)(clockid_t, struct sigevent *, timer_t *);
 typedef int (*timer_delete_fn)(timer_t);
 typedef int (*mq_notify_fn)(mqd_t, const struct sigevent *);
+typedef int (*mq_close_fn)(mqd_t);
 
 static struct {
     void (*fn)(union sigval);
@@ -498,6 +499,23 @@ FL_EXPORT int mq_notify(mqd_t q, const struct sigevent *sev)
             tslots[j].gen = 0;
     pthread_mutex_unlock(&tlock);
     return rc;
+}
+
+/* Closing the descriptor ends its registration (POSIX): its slots are
+ * freed first, while no other queue can have its number (a notification
+ * on its way is dropped, as after timer_delete()).  Falls back to
+ * close(), which is what mq_close() is on Linux: a static program needs
+ * no -u option. */
+FL_EXPORT int mq_close(mqd_t q)
+{
+    static void *cache;
+    mq_close_fn real = (mq_close_fn)fl_real_fn(&cache, "mq_close", (void *)close);
+    pthread_mutex_lock(&tlock);
+    for (size_t j = 0; j < TIMER_SLOTS; j++)
+        if (tslots[j].mq == q + 1)
+            tslots[j].gen = 0;
+    pthread_mutex_unlock(&tlock);
+    return real(q);
 }
 
 /* Interposes the C library's pthread_create (the dynamic linker finds ours

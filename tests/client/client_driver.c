@@ -553,6 +553,7 @@ static const fault_case cases[] = {
     {"timer_thread", SIGSEGV, "crash_null_read", "timer_fault"},
     {"stack_overflow_mq_thread", SIGSEGV, "crash_stack_overflow", NULL},
     {"mq_thread", SIGSEGV, "crash_null_read", "timer_fault"},
+    {"mq_close_thread", SIGSEGV, "crash_null_read", "timer_fault"},
     {"abort", SIGABRT, "crash_abort", "main"},
     {"assert", SIGABRT, "crash_assert", "main"},
     {"trap", SIGILL, "crash_trap", "main"},

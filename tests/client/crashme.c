@@ -321,8 +321,11 @@ static void mq_notified(union sigval v)
  * first this many notifications that arrive, each through a descriptor
  * of its own (the library knows a registration by its descriptor), and
  * as many registrations removed before any: more than the library keeps
- * at once (64), so each must free its room. */
-static void start_mq_notify(void (*fn)(union sigval), void *value, int rounds)
+ * at once (64), so each must free its room.  closed: then this many
+ * registrations each closed with mq_close() while it waits, each
+ * through a descriptor of its own too (a number registered again would
+ * free the room by itself), more than 64: mq_close() must free it. */
+static void start_mq_notify(void (*fn)(union sigval), void *value, int rounds, int closed)
 {
     char name[64], buf[8];
     snprintf(name, sizeof name, "/crashme-%d", (int)getpid());
@@ -344,6 +347,16 @@ static void start_mq_notify(void (*fn)(union sigval), void *value, int rounds)
             sem_wait(&mq_done) != 0 || mq_receive(q, buf, sizeof buf, NULL) != 1 ||
             mq_notify(q, &sev) != 0 || mq_notify(q, NULL) != 0) {
             fprintf(stderr, "crashme: mq round %d: %s\n", i, strerror(errno));
+            exit(2);
+        }
+    }
+    mqd_t d[100];
+    for (int i = 0; i < closed && i < 100; i++)
+        d[i] = dup(q);
+    for (int i = 0; i < closed && i < 100; i++) {
+        /* Closing any descriptor of the queue ends the registration. */
+        if (d[i] < 0 || mq_notify(d[i], &sev) != 0 || mq_close(d[i]) != 0) {
+            fprintf(stderr, "crashme: mq close round %d: %s\n", i, strerror(errno));
             exit(2);
         }
     }
@@ -1027,10 +1040,13 @@ int main(int argc, char **argv)
         start_timer(overflow_timer, NULL);
         wait_forever();
     } else if (!strcmp(mode, "stack_overflow_mq_thread")) {
-        start_mq_notify(overflow_timer, NULL, 0);
+        start_mq_notify(overflow_timer, NULL, 0, 0);
         wait_forever();
     } else if (!strcmp(mode, "mq_thread")) {
-        start_mq_notify(timer_fault, &timer_marker, 100);
+        start_mq_notify(timer_fault, &timer_marker, 100, 0);
+        wait_forever();
+    } else if (!strcmp(mode, "mq_close_thread")) {
+        start_mq_notify(timer_fault, &timer_marker, 0, 100);
         wait_forever();
     } else if (!strcmp(mode, "timer_thread")) {
         /* More timers created and deleted than the library keeps at once

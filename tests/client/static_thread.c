@@ -5,6 +5,8 @@
  * the C library's own too), and in a message queue's SIGEV_THREAD
  * notification ("mq": mq_notify's wrapper).  "mq_signal": a queue's
  * notification by signal, which needs no C library's mq_notify.
+ * "mq_close": mq_close() (Faultline's, falling back to close()) closes
+ * the descriptor.
  * "dlclose LIB": LIB opened and closed; prints whether it was unloaded
  * (the dlclose wrapper reached the C library's own) and dlclose's
  * return value. */
@@ -52,6 +54,16 @@ int main(int argc, char **argv)
         }
         int rc = dlclose(h);
         printf("unloaded %d rc %d\n", dlopen(argv[2], RTLD_NOW | RTLD_NOLOAD) == NULL, rc);
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "mq_close")) {
+        struct mq_attr attr = {.mq_maxmsg = 1, .mq_msgsize = 8};
+        mqd_t q = mq_open("/static_thread_close", O_RDWR | O_CREAT, 0600, &attr);
+        mq_unlink("/static_thread_close");
+        if (q == (mqd_t)-1 || mq_close(q) != 0 || fcntl(q, F_GETFD) != -1) {
+            perror("mq_close");
+            return 1;
+        }
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "mq_signal")) {

@@ -59,6 +59,13 @@ if [ -n "$old" ]; then
   echo "ok: without -u,__mq_notify: a notification by signal works, by thread ENOSYS"
 fi
 
+# mq_close() is Faultline's too (it frees a registration's slot) and
+# needs no -u option: it falls back to close().
+for p in "$prog" ${old:+"$old"}; do
+  "$p" mq_close || { echo "FAIL: mq_close in $(basename "$p"): exit $?"; exit 1; }
+done
+echo "ok: mq_close in a static program closes the queue"
+
 # dlclose() is Faultline's too (the calling context's caches): in a
 # static program it reaches the C library's own, which glibc's static
 # dlopen() links in, with no -u option: the library is unloaded.
