@@ -127,11 +127,14 @@ __attribute__((noinline, cold)) NOINSTR static uint64_t lookup(uintptr_t a)
 /* A dlclose() began or ended since this thread's cache was last checked:
  * its entries may describe objects no longer mapped where they say.  The
  * count read again (no argument: none of the hook's registers to keep
- * for the call) may be newer still; what is cached from now on is. */
+ * for the call) may be newer still; what is cached from now on is.
+ * Emptied before the count is stored: a signal handler's hooks that
+ * interrupt this see the old count and empty it themselves. */
 __attribute__((noinline, cold)) NOINSTR static void forget(void)
 {
-    tl.unmaps = __atomic_load_n(&fl_ctx_unmaps, __ATOMIC_RELAXED);
     memset(tl.mods, 0, sizeof tl.mods); /* [0, 0): every address misses */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tl.unmaps = __atomic_load_n(&fl_ctx_unmaps, __ATOMIC_RELAXED);
 }
 
 __attribute__((always_inline)) NOINSTR static inline uint64_t func_id(uintptr_t a)

@@ -87,9 +87,9 @@ void *fl_real_fn(void **cache, const char *name, void *fallback)
  * Other threads' caches are out of reach, so dlclose() counts instead,
  * and the enter hook drops its thread's cache when the count moved: one
  * more load and compare per call, one miss per thread per dlclose().
- * Counted after the unmapping (an entry made before it is stale) and
- * before it too: the loader's lock orders a dlopen() in another thread
- * after the unmapping, but not after our second count. */
+ * Counted after the unmapping (an entry made before it is stale), and
+ * before it too: a dlopen() in another thread, which the loader's lock
+ * orders after the unmapping, could come before that second count. */
 #ifdef __GLIBC__
 /* Its own name in glibc's static archive, as __pthread_create_2_1
  * (threads.c); no -u option needed: a static program that opened a
@@ -103,8 +103,8 @@ FL_EXPORT int dlclose(void *h)
     static void *cache;
     int (*real)(void *) = (int (*)(void *))fl_real_fn(&cache, "dlclose", FL_GLIBC_OWN(__dlclose));
     __atomic_add_fetch(&fl_ctx_unmaps, 1, __ATOMIC_RELAXED);
-    /* Without the C library's (a static program linked without the
-     * option), the library stays loaded, as with RTLD_NODELETE. */
+    /* Without the C library's (a static program that never opened a
+     * library), nothing is unloaded, as with RTLD_NODELETE. */
     int rc = real ? real(h) : 0;
     __atomic_add_fetch(&fl_ctx_unmaps, 1, __ATOMIC_RELAXED);
     return rc;
