@@ -48,14 +48,15 @@ void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t 
      * should see before it is sent. */
     if (n < 0 || (size_t)n >= cap)
         return;
-    char *type = log->exception_type ? fl_demangle_type(log->exception_type) : NULL;
-    const char *msg = log->exception_message ? log->exception_message : log->abort_message;
-    if (log->exception_type)
-        n += snprintf(out + n, cap - (size_t)n, "; uncaught %.80s%s%.120s",
-                      type ? type : log->exception_type, msg ? ": " : "", msg ? msg : "");
-    else if (msg)
-        n += snprintf(out + n, cap - (size_t)n, "; %.160s", msg);
-    free(type);
+    if (log->exception_type) {
+        char *type = fl_demangle_type(log->exception_type);
+        const char *msg = log->exception_message;
+        snprintf(out + n, cap - (size_t)n, "; uncaught %.80s%s%.120s",
+                 type ? type : log->exception_type, msg ? ": " : "", msg ? msg : "");
+        free(type);
+    } else if (log->abort_message) {
+        snprintf(out + n, cap - (size_t)n, "; %.160s", log->abort_message);
+    }
     /* Bytes that would steer a terminal are shown as '?'. */
     for (char *c = out; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)

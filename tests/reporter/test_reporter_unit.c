@@ -238,6 +238,8 @@ static void helpers(void **state)
         {"EXCEPTION_TYPE St13runtime_error\nEXCEPTION_MESSAGE disk \x1b[2Jfull\n",
          "; uncaught std::runtime_error: disk ?[2Jfull"},
         {"EXCEPTION_TYPE i\n", "; uncaught int"},
+        /* An exception's line never borrows an abort message. */
+        {"EXCEPTION_TYPE i\nABORT_MESSAGE stale\n", "; uncaught int"},
         {"ABORT_MESSAGE free(): double free detected in tcache 2\n",
          "; free(): double free detected in tcache 2"},
         {"", ""},
