@@ -9,7 +9,7 @@
  * source (a small static program, see ru_module.c): the first OBJECTs of
  * the log get its path and build id, so that the walk reads real call-frame
  * information wherever the log puts the module; no path of the log is
- * opened.  No crash, leak or hang; a stack found starts at rip, holds at
+ * opened.  No crash, leak or hang; a stack found starts at the pc, holds at
  * most FL_RU_MAX_FRAMES pcs and only pcs inside the modules' code.
  */
 #include <stdint.h>
@@ -40,9 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fl_ru_stack *st = malloc(sizeof *st);
     char err[256];
     if (st && fl_remote_unwind(log, NULL, st, err, sizeof err) == 0) {
+        /* The pc register's name is the log's architecture's. */
+        const char *pcname =
+            log->cpuarch && (!strcmp(log->cpuarch, "aarch64") || !strcmp(log->cpuarch, "arm64"))
+                ? "pc"
+                : "rip";
         uint64_t rip = 0;
         for (size_t i = 0; i < log->nregisters; i++)
-            if (!strcmp(log->registers[i].name, "rip"))
+            if (!strcmp(log->registers[i].name, pcname))
                 rip = log->registers[i].value;
         if (st->nframes < 1 || st->nframes > FL_RU_MAX_FRAMES || st->pcs[0] != rip ||
             st->nexec > FL_RU_MAX_RANGES || st->modules_with_file < 1 ||

@@ -17,12 +17,12 @@
  * upload, debuginfod's executable), or without a locator the file at
  * OBJECT_PATH when its build id matches; a module without a usable file
  * has no CFI, and a walk that reaches it ends there.  Only the objects
- * that rip or a word of the STACK points into are looked for (no other
+ * that the pc or a word of the STACK points into are looked for (no other
  * can hold a pc of the walk), at most FL_RU_MAX_MODULES of them.
  *
- * x86-64 only (the REGISTER names are the DWARF order rax rdx rcx rbx rsi
- * rdi rbp rsp r8..r15 rip); elsewhere fl_remote_unwind returns
- * FL_RU_EUNSUPPORTED.
+ * Logs of x86-64 and aarch64 (CPUARCH_NAME; none means x86-64), on a
+ * server of either: the REGISTER lines are read by name (rax..r15 and rip;
+ * x0..x30, sp and pc).  Other architectures get FL_RU_EUNSUPPORTED.
  *
  * Threads: each call builds and frees its own libdwfl session; calls may
  * run concurrently.  Nothing here is async-signal-safe.
@@ -40,7 +40,8 @@
 #define FL_RU_ERRORS(X)                                                                            \
     X(FL_RU_OK, 0, "success")                                                                      \
     X(FL_RU_EINVAL, -1, "invalid argument")                                                        \
-    X(FL_RU_ENOREGS, -2, "the log has no usable REGISTER lines (rip and rsp are needed)")          \
+    X(FL_RU_ENOREGS, -2,                                                                           \
+      "the log has no usable REGISTER lines (the pc and stack pointer are needed)")                \
     X(FL_RU_EUNSUPPORTED, -3, "unsupported architecture")                                          \
     X(FL_RU_EDWFL, -4, "libdwfl failed")                                                           \
     X(FL_RU_ENOMEM, -5, "out of memory")

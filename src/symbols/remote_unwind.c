@@ -27,7 +27,8 @@
 #include "fl_remote_unwind.h"
 #include "fl_symcache.h"
 
-#define MAX_SEGS 8 /* read-only PT_LOADs kept per module */
+#define MAX_SEGS 8     /* read-only PT_LOADs kept per module */
+#define RU_MAX_REGS 32 /* DWARF registers an architecture below names */
 
 const char *fl_remote_unwind_strerror(int code)
 {
@@ -50,6 +51,7 @@ typedef struct ru_module {
     int fd;
     ro_seg segs[MAX_SEGS];
     size_t nsegs;
+    size_t exec_first, exec_end; /* its code: out->exec[exec_first .. exec_end) */
 } ru_module;
 
 typedef struct ru_ctx {
@@ -58,17 +60,45 @@ typedef struct ru_ctx {
     size_t nchunks;
     ru_module *mods;
     size_t nmods;
-    uint64_t regs[17];
-    bool have_reg[17];
+    const struct ru_arch *arch;
+    uint64_t regs[RU_MAX_REGS]; /* by DWARF number */
+    bool have_reg[RU_MAX_REGS];
+    uint64_t pc;
     pid_t tid;
     int thread_given;
     fl_ru_stack *out;
 } ru_ctx;
 
-/* DWARF register numbers of x86-64, as the REGISTER lines name them. */
-static const char *const dwarf_names[17] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi",
-                                            "rbp", "rsp", "r8",  "r9",  "r10", "r11",
-                                            "r12", "r13", "r14", "r15", "rip"};
+/* The REGISTER names of an architecture in DWARF register order, and the
+ * name of its pc (which has no DWARF number on aarch64, and whose number
+ * on x86-64, 16, libdwfl takes through dwfl_thread_state_register_pc).
+ * libdwfl unwinds any architecture it has a backend for, whatever the
+ * host's: an aarch64 device's crash is unwound on an x86-64 server. */
+typedef struct ru_arch {
+    const char *log_name;
+    const char *const *names;
+    int nregs;
+    int sp;
+    const char *pc;
+    int pc_dwarf; /* the pc's DWARF number, or -1 */
+    /* Whether a call leaves its return address in a register (x30): see
+     * frame_cb. */
+    bool link_register;
+} ru_arch;
+
+static const char *const x86_64_names[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+                                           "r8",  "r9",  "r10", "r11", "r12", "r13", "r14", "r15"};
+static const char *const aarch64_names[] = {"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",
+                                            "x8",  "x9",  "x10", "x11", "x12", "x13", "x14", "x15",
+                                            "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23",
+                                            "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp"};
+
+static const ru_arch arches[] = {
+    {"x86-64", x86_64_names, 16, 7, "rip", 16, false},
+    {"x86_64", x86_64_names, 16, 7, "rip", 16, false},
+    {"aarch64", aarch64_names, 32, 31, "pc", -1, true},
+    {"arm64", aarch64_names, 32, 31, "pc", -1, true},
+};
 
 static int u64_cmp(const void *a, const void *b)
 {
@@ -117,6 +147,24 @@ static bool module_read(const ru_ctx *c, uint64_t addr, uint8_t *buf, size_t n)
     return false;
 }
 
+static int in_ranges(const fl_ru_range *r, size_t n, uint64_t pc);
+
+/* A return address signed by aarch64 pointer authentication (pac-ret)
+ * carries the signature in its top bits.  libdwfl 0.188 does not act on
+ * DW_CFA_AARCH64_negate_ra_state, so it would take the signed value as
+ * the caller's pc and stop there.  Every word it reads (a saved x30 among
+ * them) and the crashing thread's x30 are given back without the
+ * signature when that makes them an address in a module's code: the user
+ * virtual address is 48 bits, as the client assumes too (fl_unwind.c). */
+static uint64_t unsign(const ru_ctx *c, uint64_t w)
+{
+    const uint64_t va = 0x0000ffffffffffffull;
+    if (!c->arch->link_register || (w & ~va) == 0)
+        return w;
+    uint64_t a = w & va;
+    return in_ranges(c->out->exec, c->out->nexec, a) ? a : w;
+}
+
 static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
     const ru_ctx *c = arg;
@@ -133,9 +181,9 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
     if (!all && !module_read(c, addr, b, sizeof b))
         return false;
     uint64_t w = 0;
-    for (int i = 7; i >= 0; i--) /* little-endian: x86-64 only */
+    for (int i = 7; i >= 0; i--) /* little-endian, as x86-64 and aarch64 Linux are */
         w = (w << 8) | b[i];
-    *result = w;
+    *result = unsign(c, w);
     return true;
 }
 
@@ -152,14 +200,19 @@ static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
 static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
     const ru_ctx *c = thread_arg;
-    for (int i = 0; i < 17; i++) {
+    for (int i = 0; i < c->arch->nregs; i++) {
         if (!c->have_reg[i])
             continue;
-        Dwarf_Word v = c->regs[i];
+        Dwarf_Word v = unsign(c, c->regs[i]); /* x30, signed by the prologue */
         if (!dwfl_thread_state_registers(thread, i, 1, &v))
             return false;
     }
-    dwfl_thread_state_register_pc(thread, c->regs[16]);
+    if (c->arch->pc_dwarf >= 0) {
+        Dwarf_Word v = c->pc;
+        if (!dwfl_thread_state_registers(thread, c->arch->pc_dwarf, 1, &v))
+            return false;
+    }
+    dwfl_thread_state_register_pc(thread, c->pc);
     return true;
 }
 
@@ -171,9 +224,28 @@ static int in_ranges(const fl_ru_range *r, size_t n, uint64_t pc)
     return 0;
 }
 
+/* Whether pc is in the code of a module with a file, whose CFI libdwfl
+ * reads; elsewhere it falls back to the frame-pointer chain. */
+static bool has_cfi(const ru_ctx *c, uint64_t pc)
+{
+    for (size_t m = 0; m < c->nmods; m++)
+        for (size_t i = c->mods[m].exec_first; i < c->mods[m].exec_end; i++)
+            if (pc >= c->out->exec[i].lo && pc < c->out->exec[i].hi)
+                return true;
+    return false;
+}
+
 /* A frame whose pc is in no module's code (the executable segments of the
  * modules with a file, the OBJECT range of the others) is where a walk
- * went astray: it ends there. */
+ * went astray: it ends there.
+ *
+ * On aarch64, libdwfl's fallback for a frame without CFI takes the caller's
+ * pc from x30 before it follows the frame-pointer chain.  That is right for
+ * the crashing frame, but a frame reached by a CFI step has x30 restored to
+ * its own return address, its pc: the step repeats the frame.  Such a
+ * repeat (the same pc, after a frame without CFI that a CFI step reached)
+ * is dropped, so a stack through a system library with no file reads as
+ * the client's does. */
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
     ru_ctx *c = arg;
@@ -182,6 +254,11 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     bool act = false;
     if (!dwfl_frame_pc(state, &pc, &act))
         return DWARF_CB_ABORT;
+    size_t n = o->nframes;
+    if (c->arch->link_register && n >= 2 && pc == o->pcs[n - 1] && !o->activation[n - 1] &&
+        !has_cfi(c, o->pcs[n - 1] - 1) &&
+        has_cfi(c, o->activation[n - 2] ? o->pcs[n - 2] : o->pcs[n - 2] - 1))
+        return DWARF_CB_OK;
     if (o->nframes >= FL_RU_MAX_FRAMES) {
         snprintf(o->stop_reason, sizeof o->stop_reason, "frame limit (%d) reached",
                  FL_RU_MAX_FRAMES);
@@ -278,7 +355,7 @@ static int scan_segments(int fd, uint64_t bias, ru_module *mod, fl_ru_stack *out
     return rc;
 }
 
-/* The values the walk can meet as pcs: rip, and the 8-byte words of the
+/* The values the walk can meet as pcs: the pc, and the 8-byte words of the
  * STACK chunks (a return address is read from the stack), sorted. */
 static uint64_t *code_candidates(const ru_ctx *c, size_t *n)
 {
@@ -289,7 +366,7 @@ static uint64_t *code_candidates(const ru_ctx *c, size_t *n)
     if (!v)
         return NULL;
     size_t k = 0;
-    v[k++] = c->regs[16];
+    v[k++] = c->pc;
     for (size_t i = 0; i < c->nchunks; i++) {
         const fl_stack_chunk *ch = c->chunks[i];
         /* Slots at 8-aligned addresses, as the ABI keeps them. */
@@ -354,18 +431,30 @@ int fl_remote_unwind(const fl_crashlog *log, fl_symlocate *loc, fl_ru_stack *out
     memset(out, 0, sizeof *out);
     c.log = log;
     c.out = out;
-#if !defined(__x86_64__)
-    FAIL(FL_RU_EUNSUPPORTED, "remote unwinding is implemented for x86-64 only");
-#endif
-    if (log->cpuarch && strcmp(log->cpuarch, "x86-64") != 0 && strcmp(log->cpuarch, "x86_64") != 0)
-        FAIL(FL_RU_EUNSUPPORTED, "architecture %s is not supported", log->cpuarch);
-    for (size_t i = 0; i < log->nregisters; i++)
-        for (int r = 0; r < 17; r++)
-            if (log->registers[i].name && strcmp(log->registers[i].name, dwarf_names[r]) == 0) {
+    /* A log without CPUARCH_NAME (MojoCrash's version 1) is x86-64's. */
+    const char *arch = log->cpuarch ? log->cpuarch : "x86-64";
+    for (size_t a = 0; a < sizeof arches / sizeof arches[0] && !c.arch; a++)
+        if (strcmp(arch, arches[a].log_name) == 0)
+            c.arch = &arches[a];
+    if (!c.arch)
+        FAIL(FL_RU_EUNSUPPORTED, "architecture %s is not supported", arch);
+    bool have_pc = false;
+    for (size_t i = 0; i < log->nregisters; i++) {
+        const char *name = log->registers[i].name;
+        if (!name)
+            continue;
+        if (strcmp(name, c.arch->pc) == 0) {
+            c.pc = log->registers[i].value;
+            have_pc = true;
+            continue;
+        }
+        for (int r = 0; r < c.arch->nregs; r++)
+            if (strcmp(name, c.arch->names[r]) == 0) {
                 c.regs[r] = log->registers[i].value;
                 c.have_reg[r] = true;
             }
-    if (!c.have_reg[16] || !c.have_reg[7])
+    }
+    if (!have_pc || !c.have_reg[c.arch->sp])
         FAIL(FL_RU_ENOREGS, "%s", fl_remote_unwind_strerror(FL_RU_ENOREGS));
     c.tid = (pid_t)(log->has_crash_tid ? log->crash_tid : log->has_pid ? log->pid : 1);
     if (c.tid <= 0)
@@ -399,7 +488,7 @@ int fl_remote_unwind(const fl_crashlog *log, fl_symlocate *loc, fl_ru_stack *out
          * libdwfl's) until the walk ends, and a log comes from whoever
          * reaches the ingest port: thousands of OBJECTs naming a file of
          * the server once took every descriptor of the process.  Only an
-         * object that rip or a stack word points into can hold a pc of
+         * object that the pc or a stack word points into can hold a pc of
          * the walk, and at most FL_RU_MAX_MODULES get a file. */
         if (c.nmods == FL_RU_MAX_MODULES || !object_reached(o, cand, ncand) ||
             module_file(o, loc, path, sizeof path) != 0) {
@@ -424,6 +513,8 @@ int fl_remote_unwind(const fl_crashlog *log, fl_symlocate *loc, fl_ru_stack *out
             continue;
         }
         m->fd = fd;
+        m->exec_first = nexec_before;
+        m->exec_end = out->nexec;
         c.nmods++;
         out->modules_with_file++;
     }

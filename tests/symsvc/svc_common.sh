@@ -19,12 +19,18 @@ if [ "${FAULTLINE_SANITIZE:-OFF}" = ON ]; then
                "UBSAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0")
 fi
 
-# crash MODE: runs svc_crash MODE with a fresh spool; sets LOG to its log.
+# crash MODE [PROGRAM]: runs svc_crash (or PROGRAM) MODE with a fresh
+# spool; sets LOG to its log.
 crash() {
-    local spool="$WORK/spool-$1"
-    mkdir -p "$spool"
-    { (ulimit -c 0; exec env "${CRASH_ENV[@]}" FAULTLINE_SPOOL="$spool" "$SVC_CRASH" "$1"); } 2>/dev/null \
-        && fail "svc_crash $1 did not crash"
+    local prog="${2:-$SVC_CRASH}"
+    local spool
+    spool=$(mktemp -d "$WORK/spool-$1.XXXXXX")
+    { (ulimit -c 0; exec env "${CRASH_ENV[@]}" FAULTLINE_SPOOL="$spool" "$prog" "$1"); } 2>/dev/null \
+        && fail "$prog $1 did not crash"
     LOG=$(ls "$spool"/*.crashlog 2>/dev/null | head -1)
-    [ -n "$LOG" ] || fail "svc_crash $1 left no crash log in $spool"
+    [ -n "$LOG" ] || fail "$prog $1 left no crash log in $spool"
 }
+
+# names FILE: the function names of svc_tool's F lines, one per line,
+# without compiler suffixes (.constprop.0, .part.1).
+names() { awk '/^F /{print $7}' "$1" | sed -E 's/\..*$//'; }

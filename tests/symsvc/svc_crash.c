@@ -9,6 +9,11 @@
  *                      -fomit-frame-pointer, so only CFI unwinds it
  *   svc_crash solib    a crash inside libsvc_solib.so, which is stripped
  *                      (its debug file lives elsewhere, behind debuginfod)
+ *   svc_crash nocfi    a NULL store in a callback called through three
+ *                      functions of svc_nocfi.c, built without unwind tables
+ *                      (their CFI is in .debug_frame only, which is not
+ *                      loaded): the client's walk cannot pass them, the
+ *                      server's, reading the file, can
  *
  * Faultline is installed first, so each crash leaves
  * $FAULTLINE_SPOOL/<id>.crashlog.  Every function that should be a frame
@@ -29,7 +34,8 @@
 #endif
 #define KEEP_FRAME() __asm__ volatile("" ::: "memory")
 
-void svc_solib_entry(int depth); /* libsvc_solib.so */
+void svc_solib_entry(int depth);              /* libsvc_solib.so */
+void svc_nocfi_outer(void (*fn)(int), int x); /* svc_nocfi.c */
 
 static const char *volatile null_str;  /* always NULL, opaque to the optimizer */
 static int *volatile null_int;
@@ -87,10 +93,16 @@ NOINLINE static void run_qsort(void)
     KEEP_FRAME();
 }
 
+NOINLINE static void run_nocfi(void)
+{
+    svc_nocfi_outer(crash_in_compare, 2);
+    KEEP_FRAME();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: svc_crash abort|strlen|qsort|solib\n");
+        fprintf(stderr, "usage: svc_crash abort|strlen|qsort|solib|nocfi\n");
         return 2;
     }
     if (!faultline_install("svcapp", "1.0", NULL)) {
@@ -105,6 +117,8 @@ int main(int argc, char **argv)
         run_qsort();
     else if (!strcmp(argv[1], "solib"))
         svc_solib_entry(3);
+    else if (!strcmp(argv[1], "nocfi"))
+        run_nocfi();
     fprintf(stderr, "svc_crash: no crash for mode %s\n", argv[1]);
     return 4;
 }

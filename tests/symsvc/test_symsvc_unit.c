@@ -395,6 +395,22 @@ static void test_remote_unwind_and_pick(void **state)
     assert_int_equal(fl_crashlog_parse(v1, strlen(v1), &l1, NULL), 0);
     assert_int_equal(fl_remote_unwind(l1, loc, &st, err, sizeof err), FL_RU_ENOREGS);
     fl_crashlog_free(l1);
+    /* Registers are read by the names of the log's architecture: x86-64's
+     * rip and rsp mean nothing in an aarch64 log (its pc and sp are
+     * needed), and an architecture with no table is refused by name. */
+    const char *a64 = "FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME a\n"
+                      "CPUARCH_NAME aarch64\nREGISTER rip 0x1000\nREGISTER rsp 0x2000\n"
+                      "REGISTER x30 0x1000\nOBJECT a/4096/4096\nCALLSTACK 4100\nEND\n";
+    assert_int_equal(fl_crashlog_parse(a64, strlen(a64), &l1, NULL), 0);
+    assert_int_equal(fl_remote_unwind(l1, loc, &st, err, sizeof err), FL_RU_ENOREGS);
+    fl_crashlog_free(l1);
+    const char *rv = "FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME a\n"
+                     "CPUARCH_NAME riscv64\nREGISTER pc 0x1000\nREGISTER sp 0x2000\n"
+                     "OBJECT a/4096/4096\nCALLSTACK 4100\nEND\n";
+    assert_int_equal(fl_crashlog_parse(rv, strlen(rv), &l1, NULL), 0);
+    assert_int_equal(fl_remote_unwind(l1, loc, &st, err, sizeof err), FL_RU_EUNSUPPORTED);
+    assert_non_null(strstr(err, "riscv64"));
+    fl_crashlog_free(l1);
     fl_symlocate_free(loc);
 }
 
