@@ -163,7 +163,7 @@ typedef struct fl_processed_buf {
     char *signature, *frames_json;
     void *zprocessed;
     char group_id[33], stack_hash[33];
-    char *app, *version, *os, *install_id;
+    char *app, *version, *os, *arch, *install_id;
     char **missing; /* build ids without symbols */
     size_t nmissing;
 } fl_processed_buf;

@@ -78,6 +78,7 @@ typedef struct fl_processed {
     bool failed; /* could not be processed: mark it, count nothing */
     const char *group_id, *signature, *stack_hash;
     const char *app, *version, *os, *install_id; /* may be NULL */
+    const char *arch; /* CPUARCH_NAME, for the group's breakdown; may be NULL */
     int64_t received;
     const char *frames_json; /* representative frames, kept by a new group */
     const void *zprocessed;  /* processed crash (JSON), zstd-compressed */

@@ -105,7 +105,7 @@
  * start, because even CREATE INDEX IF NOT EXISTS locks its table against
  * writes, and would wait behind any open transaction -- and make every
  * other server's ingest wait behind it. */
-#define SCHEMA_DDL "7"
+#define SCHEMA_DDL "8"
 /* Rows per INSERT of an ingest batch (8 parameters each) and ids per
  * published() statement: well under the protocol's 65535 parameters. */
 #define INSERT_ROWS 500
@@ -183,6 +183,8 @@ static const char SCHEMA[] =
     "  version text COLLATE \"C\", count bigint NOT NULL, PRIMARY KEY(group_id, version));"
     "CREATE TABLE IF NOT EXISTS group_os(group_id text COLLATE \"C\", os text COLLATE \"C\","
     "  count bigint NOT NULL, PRIMARY KEY(group_id, os));"
+    "CREATE TABLE IF NOT EXISTS group_arch(group_id text COLLATE \"C\","
+    "  arch text COLLATE \"C\", count bigint NOT NULL, PRIMARY KEY(group_id, arch));"
     "CREATE TABLE IF NOT EXISTS group_installs(group_id text COLLATE \"C\","
     "  install_id text COLLATE \"C\", PRIMARY KEY(group_id, install_id));"
     /* The groups an installation crashed in (?install=). */
@@ -1221,6 +1223,7 @@ static int p_delete_group(fl_store_conn *pc, const char *id, char *into)
         "DELETE FROM group_days WHERE group_id=$1",
         "DELETE FROM group_versions WHERE group_id=$1",
         "DELETE FROM group_os WHERE group_id=$1",
+        "DELETE FROM group_arch WHERE group_id=$1",
         "DELETE FROM notices WHERE group_id=$1",
     };
     int rc = 0;
@@ -1545,6 +1548,7 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *
     p_text(&u, day);
     p_text(&u, p->version);
     p_text(&u, p->os);
+    p_text(&u, p->arch);
     return p_run(c,
                  "WITH i AS (INSERT INTO group_installs SELECT $1, $5::text WHERE $5::text IS "
                  "NOT NULL ON CONFLICT DO NOTHING RETURNING 1),"
@@ -1553,7 +1557,9 @@ static int group_add_at(pconn *c, const fl_processed *p, int depth, const char *
                  " v AS (INSERT INTO group_versions AS t SELECT $1,$7::text,1 WHERE $7::text IS "
                  "NOT NULL ON CONFLICT (group_id, version) DO UPDATE SET count=t.count+1),"
                  " o AS (INSERT INTO group_os AS t SELECT $1,$8::text,1 WHERE $8::text IS NOT "
-                 "NULL ON CONFLICT (group_id, os) DO UPDATE SET count=t.count+1)"
+                 "NULL ON CONFLICT (group_id, os) DO UPDATE SET count=t.count+1),"
+                 " a AS (INSERT INTO group_arch AS t SELECT $1,$9::text,1 WHERE $9::text IS NOT "
+                 "NULL ON CONFLICT (group_id, arch) DO UPDATE SET count=t.count+1)"
                  " UPDATE groups SET count=count+1, first_seen=LEAST(first_seen,$2),"
                  " last_seen=GREATEST(last_seen,$2), status=coalesce($3::text, status),"
                  " latest_version=coalesce($4, latest_version),"
@@ -1637,12 +1643,15 @@ static int group_remove(pconn *c, const char *gid, const fl_processed *p)
          run_gid(c, "UPDATE group_versions SET count=count-1 WHERE group_id=$1 AND version=$2", gid,
                  p->version)) ||
         (p->os &&
-         run_gid(c, "UPDATE group_os SET count=count-1 WHERE group_id=$1 AND os=$2", gid, p->os)))
+         run_gid(c, "UPDATE group_os SET count=count-1 WHERE group_id=$1 AND os=$2", gid, p->os)) ||
+        (p->arch && run_gid(c, "UPDATE group_arch SET count=count-1 WHERE group_id=$1 AND arch=$2",
+                            gid, p->arch)))
         return -1;
     static const char *const gone[] = {
         "DELETE FROM group_days WHERE group_id=$1 AND count<=0",
         "DELETE FROM group_versions WHERE group_id=$1 AND count<=0",
         "DELETE FROM group_os WHERE group_id=$1 AND count<=0",
+        "DELETE FROM group_arch WHERE group_id=$1 AND count<=0",
     };
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
         if (run_gid(c, gone[i], gid, NULL))
@@ -2252,6 +2261,9 @@ static json_t *p_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
         {"os", "os",
          "SELECT os, sum(count)::bigint AS n FROM group_os" OF_GROUP
          " GROUP BY os ORDER BY n DESC, os"},
+        {"arch", "arch",
+         "SELECT arch, sum(count)::bigint AS n FROM group_arch" OF_GROUP
+         " GROUP BY arch ORDER BY n DESC, arch"},
     };
     for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
         json_t *arr = counts(c, q[i][2], id, q[i][1]);

@@ -65,8 +65,9 @@
  * a database a newer one upgraded -- rather than write to tables it does
  * not know the rules of (0: before the generation was kept; 1: retention's
  * indexes; 2: notices; 3: merged groups; 4: deleted groups; 5: merges that
- * leave crashes and counters where they are, crashes_moved). */
-#define SCHEMA_GEN 5
+ * leave crashes and counters where they are, crashes_moved; 6: the
+ * architectures of a group, group_arch, counted from then on). */
+#define SCHEMA_GEN 6
 
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS crashes("
@@ -111,6 +112,8 @@ static const char SCHEMA[] =
     "  PRIMARY KEY(group_id, version)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS group_os(group_id TEXT, os TEXT, count INTEGER,"
     "  PRIMARY KEY(group_id, os)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS group_arch(group_id TEXT, arch TEXT, count INTEGER,"
+    "  PRIMARY KEY(group_id, arch)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS group_installs(group_id TEXT, install_id TEXT,"
     "  PRIMARY KEY(group_id, install_id)) WITHOUT ROWID;"
     /* Which processed crashes lacked symbols for which build id: the
@@ -197,6 +200,7 @@ enum {
     S_DAY,
     S_VER,
     S_OS,
+    S_ARCH,
     S_INST,
     S_AFF,
     S_MISS,
@@ -207,6 +211,7 @@ enum {
     S_DAYDEC,
     S_VERDEC,
     S_OSDEC,
+    S_ARCHDEC,
     S_GFRAMES,
     S_CHUNKPUT,
     S_CHUNKGET,
@@ -249,6 +254,7 @@ static const char *const SQL[S_COUNT] = {
     [S_VER] = "INSERT INTO group_versions VALUES(?1,?2,1) "
               "ON CONFLICT DO UPDATE SET count=count+1",
     [S_OS] = "INSERT INTO group_os VALUES(?1,?2,1) ON CONFLICT DO UPDATE SET count=count+1",
+    [S_ARCH] = "INSERT INTO group_arch VALUES(?1,?2,1) ON CONFLICT DO UPDATE SET count=count+1",
     [S_INST] = "INSERT INTO group_installs VALUES(?1,?2) ON CONFLICT DO NOTHING",
     [S_AFF] = "UPDATE groups SET affected=affected+1 WHERE id=?1",
     [S_MISS] = "INSERT INTO crash_missing VALUES(?1,?2) ON CONFLICT DO NOTHING",
@@ -262,6 +268,7 @@ static const char *const SQL[S_COUNT] = {
     [S_DAYDEC] = "UPDATE group_days SET count=count-1 WHERE group_id=?1 AND day=?2",
     [S_VERDEC] = "UPDATE group_versions SET count=count-1 WHERE group_id=?1 AND version=?2",
     [S_OSDEC] = "UPDATE group_os SET count=count-1 WHERE group_id=?1 AND os=?2",
+    [S_ARCHDEC] = "UPDATE group_arch SET count=count-1 WHERE group_id=?1 AND arch=?2",
     [S_GFRAMES] = "UPDATE groups SET frames=?2 WHERE id=?1 AND sample_crash=?3",
     [S_CHUNKPUT] = "INSERT INTO raw_chunks(data) VALUES(?1)",
     [S_CHUNKGET] = "SELECT data FROM raw_chunks WHERE id=?1",
@@ -1327,7 +1334,7 @@ static int group_add(sconn *c, const fl_processed *p, const char *tgt)
     char day[16];
     fl_iso_day(p->received, day);
     if (bump(c, S_DAY, p->group_id, day) || bump(c, S_VER, p->group_id, p->version) ||
-        bump(c, S_OS, p->group_id, p->os))
+        bump(c, S_OS, p->group_id, p->os) || bump(c, S_ARCH, p->group_id, p->arch))
         return -1;
     if (p->install_id) {
         if (bump(c, S_INST, p->group_id, p->install_id))
@@ -1375,12 +1382,13 @@ static int group_remove(sconn *c, const char *gid, const fl_processed *p)
     char day[16];
     fl_iso_day(p->received, day);
     if (run1(c, S_DAYDEC, gid, day) || (p->version && run1(c, S_VERDEC, gid, p->version)) ||
-        (p->os && run1(c, S_OSDEC, gid, p->os)))
+        (p->os && run1(c, S_OSDEC, gid, p->os)) || (p->arch && run1(c, S_ARCHDEC, gid, p->arch)))
         return -1;
     static const char *const gone[] = {
         "DELETE FROM group_days WHERE group_id=?1 AND count<=0",
         "DELETE FROM group_versions WHERE group_id=?1 AND count<=0",
         "DELETE FROM group_os WHERE group_id=?1 AND count<=0",
+        "DELETE FROM group_arch WHERE group_id=?1 AND count<=0",
     };
     /* A group left with no crash goes, unless a merge ties it to others:
      * the crashes of the groups merged into it stay theirs (merge_group),
@@ -1951,6 +1959,11 @@ static json_t *s_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
                     " GROUP BY os ORDER BY n DESC, os",
                     id, "os")))
         json_object_set_new(g, "os", a);
+    if ((a = counts(c->db,
+                    "SELECT arch, sum(count) AS n FROM group_arch" OF_GROUP
+                    " GROUP BY arch ORDER BY n DESC, arch",
+                    id, "arch")))
+        json_object_set_new(g, "arch", a);
     json_t *samples = json_array();
     if ((s = crash_page(c, id, NULL, 10, 0))) {
         while (sqlite3_step(s) == SQLITE_ROW)
@@ -2713,6 +2726,7 @@ static int s_delete_group(fl_store_conn *pc, const char *id, char *into)
         "DELETE FROM group_days WHERE group_id=?1",
         "DELETE FROM group_versions WHERE group_id=?1",
         "DELETE FROM group_os WHERE group_id=?1",
+        "DELETE FROM group_arch WHERE group_id=?1",
         "DELETE FROM notices WHERE group_id=?1",
     };
     for (size_t i = 0; i <= n && !rc; i++) {

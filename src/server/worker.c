@@ -197,6 +197,7 @@ void fl_processed_release(fl_processed_buf *b)
     free(b->app);
     free(b->version);
     free(b->os);
+    free(b->arch);
     free(b->install_id);
     memset(b, 0, sizeof *b);
 }
@@ -518,6 +519,7 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     else
         osb[0] = '\0';
     out->os = osb[0] ? strdup(osb) : NULL;
+    out->arch = L->cpuarch && *L->cpuarch ? strdup(L->cpuarch) : NULL;
     out->install_id = dup_or_null(L->install_id);
     if (!out->frames_json)
         goto out;
@@ -531,6 +533,7 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     p->app = out->app;
     p->version = out->version;
     p->os = out->os;
+    p->arch = out->arch;
     p->install_id = out->install_id;
     p->received = received;
     p->frames_json = out->frames_json;

@@ -162,7 +162,12 @@ try {
     check(text.includes(v.version), 'version ' + v.version + ' is not shown');
   for (const o of detail.os)
     check(text.includes(o.os), 'OS ' + o.os + ' is not shown');
-  check(await page.locator('table').nth(2).locator('tbody tr').count() === detail.frames.length,
+  check(detail.arch.length > 0, 'the API gives the group no architecture');
+  const archText = await page.textContent('#group-arch');
+  for (const a of detail.arch)
+    check(archText.includes(a.arch) && archText.includes(String(a.count)),
+          'architecture ' + a.arch + ' (' + a.count + ') is not shown: ' + archText);
+  check(await page.locator('table').nth(3).locator('tbody tr').count() === detail.frames.length,
         'the representative stack is not shown frame by frame');
   await page.screenshot({ path: shots + '/group.png', fullPage: true });
   // Resolving while the server does not answer says so and changes nothing.

@@ -2358,6 +2358,17 @@ PY
   [ "$c" = 200 ] || fail "a new report -> $c $(cat "$work/body")"
   "$POST" wait "$PORT" "$ADMIN" 13 20 >"$work/sum" || fail "the new report: sum $(cat "$work/sum")"
   api "/api/v1/trends?app=streamapp" >/dev/null || fail "trends"
+  # Architectures are counted from the upgrade on: the new report's group
+  # has its x86-64, the old crashes none.
+  id=$(sed -n 's/^CRASH_ID //p' "$work/new.log")
+  wait_processed "$id" "$work/c.json"
+  g=$(field group_id <"$work/c.json")
+  api "/api/v1/groups/$g" | python3 -c '
+import json, sys
+g = json.load(sys.stdin)
+a = {x["arch"]: x["count"] for x in g["arch"]}
+assert a.get("x86-64", 0) >= 1 and sum(a.values()) <= g["count"], (a, g["count"])' ||
+    fail "the new report's group: architectures $(api "/api/v1/groups/$g" | grep -o '"arch":\[[^]]*\]')"
   kill -TERM $wpid; wait $wpid || fail "worker exit status"
   stop || fail "shutdown rc"
   # And once more as one --role all server: nothing counted twice.

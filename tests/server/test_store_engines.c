@@ -177,6 +177,7 @@ static bool ingest(eng *e, const char *id, const char *version)
 
 typedef struct crash {
     const char *id, *ref, *group, *version, *os, *install, *frames;
+    const char *arch;    /* CPUARCH_NAME; NULL: none */
     const char *project; /* as load_raw() gives it; NULL: the default */
     int64_t received;
     const char *missing;   /* a build id without symbols, or NULL */
@@ -203,6 +204,7 @@ static int apply_c(eng *e, const crash *k, bool again)
                       .app = "app",
                       .version = k->version,
                       .os = k->os,
+                      .arch = k->arch,
                       .install_id = k->install,
                       .received = k->received ? k->received : T0,
                       .frames_json = k->frames ? k->frames : "[]",
@@ -221,7 +223,12 @@ static int apply_c(eng *e, const crash *k, bool again)
 static void apply_s(eng *e, const char *id, const char *group, const char *version,
                     const char *install)
 {
-    crash k = {.id = id, .group = group, .version = version, .os = "linux", .install = install};
+    crash k = {.id = id,
+               .group = group,
+               .version = version,
+               .os = "linux",
+               .arch = "x86-64",
+               .install = install};
     assert_int_equal(apply_c(e, &k, false), 0);
 }
 
@@ -234,17 +241,17 @@ static json_t *group_of(eng *e, const char *id)
     return g;
 }
 
-/* A group's count, checking that the days add up to it (and the versions
- * and OSes to no more: a crash may have neither); -1 when the group does
- * not exist. */
+/* A group's count, checking that the days add up to it (and the versions,
+ * OSes and architectures to no more: a crash may have none); -1 when the
+ * group does not exist. */
 static int64_t count_of(eng *e, const char *gid)
 {
     json_t *g = group_of(e, gid);
     if (!g)
         return -1;
     int64_t n = json_integer_value(json_object_get(g, "count"));
-    const char *keys[] = {"days", "versions", "os"};
-    for (int k = 0; k < 3; k++) {
+    const char *keys[] = {"days", "versions", "os", "arch"};
+    for (int k = 0; k < 4; k++) {
         json_t *a = json_object_get(g, keys[k]), *v;
         size_t i;
         int64_t sum = 0;
@@ -552,12 +559,14 @@ static void test_group_counters(void **st)
     fx *f = *st;
     eng *e = &f->e;
     struct {
-        const char *id, *version, *os, *install;
+        const char *id, *version, *os, *arch, *install;
         int64_t t;
     } in[] = {
-        {"k1", "1.0", "linux", "i1", T0 + DAY},   {"k2", "1.1", "linux", "i1", T0},
-        {"k3", "1.1", "mac", "i2", T0 + 2 * DAY}, {"k4", NULL, NULL, NULL, T0 + DAY},
-        {"k5", "1.1", "linux", "i3", T0 + DAY},
+        {"k1", "1.0", "linux", "x86-64", "i1", T0 + DAY},
+        {"k2", "1.1", "linux", "aarch64", "i1", T0},
+        {"k3", "1.1", "mac", "aarch64", "i2", T0 + 2 * DAY},
+        {"k4", NULL, NULL, NULL, NULL, T0 + DAY},
+        {"k5", "1.1", "linux", "aarch64", "i3", T0 + DAY},
     };
     for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
         assert_true(ingest_at(e, in[i].id, in[i].version, in[i].t, NULL));
@@ -565,6 +574,7 @@ static void test_group_counters(void **st)
                    .group = "gc",
                    .version = in[i].version,
                    .os = in[i].os,
+                   .arch = in[i].arch,
                    .install = in[i].install,
                    .received = in[i].t};
         assert_int_equal(apply_c(e, &k, false), 0);
@@ -590,6 +600,10 @@ static void test_group_counters(void **st)
     json_decref(want);
     want = json_loads("[{\"os\":\"linux\",\"count\":3},{\"os\":\"mac\",\"count\":1}]", 0, NULL);
     assert_true(json_equal(json_object_get(g, "os"), want));
+    json_decref(want);
+    want = json_loads("[{\"arch\":\"aarch64\",\"count\":3},{\"arch\":\"x86-64\",\"count\":1}]", 0,
+                      NULL);
+    assert_true(json_equal(json_object_get(g, "arch"), want));
     json_decref(want);
     want = json_loads("[\"k5\",\"k4\",\"k3\",\"k2\",\"k1\"]", 0, NULL);
     assert_true(json_equal(json_object_get(g, "sample_crashes"), want));
@@ -674,12 +688,14 @@ static void test_reapply_move(void **st)
          .group = "gold",
          .version = "1.0",
          .os = "linux",
+         .arch = "x86-64",
          .install = "i1",
          .missing = "bbbb"},
         {.id = "b2",
          .group = "gold",
          .version = "1.0",
          .os = "linux",
+         .arch = "aarch64",
          .install = "i2",
          .missing = "bbbb",
          .received = T0 + DAY},
@@ -720,6 +736,15 @@ static void test_reapply_move(void **st)
     json_t *g = group_of(e, "gold");
     assert_string_equal(str_of(g, "representative_crash"), "b2");
     assert_string_equal(str_of(g, "first_seen"), "2023-11-15T22:13:20Z");
+    /* b1's architecture left with it. */
+    json_t *want = json_loads("[{\"arch\":\"aarch64\",\"count\":1}]", 0, NULL);
+    assert_true(json_equal(json_object_get(g, "arch"), want));
+    json_decref(want);
+    json_decref(g);
+    g = group_of(e, "gnew");
+    want = json_loads("[{\"arch\":\"x86-64\",\"count\":1}]", 0, NULL);
+    assert_true(json_equal(json_object_get(g, "arch"), want));
+    json_decref(want);
     json_decref(g);
     m = b[1];
     m.group = "gnew";
@@ -1236,6 +1261,7 @@ static void test_delete_group(void **st)
         "SELECT count(*) FROM group_days WHERE group_id IN ('gx','gm')",
         "SELECT count(*) FROM group_versions WHERE group_id IN ('gx','gm')",
         "SELECT count(*) FROM group_os WHERE group_id IN ('gx','gm')",
+        "SELECT count(*) FROM group_arch WHERE group_id IN ('gx','gm')",
         "SELECT count(*) FROM group_installs WHERE group_id IN ('gx','gm')",
         "SELECT count(*) FROM notices WHERE group_id IN ('gx','gm')",
         "SELECT count(*) FROM crashes WHERE group_id IN ('gx','gm')",
@@ -1660,13 +1686,13 @@ static void test_merge_groups(void **st)
     fx *f = *st;
     eng *e = &f->e;
     struct {
-        const char *id, *group, *version, *os, *install;
+        const char *id, *group, *version, *os, *arch, *install;
         int64_t t;
     } in[] = {
-        {"m1", "gm1", "1.0", "linux", "i1", T0},
-        {"m2", "gm1", "1.1", "mac", "i2", T0 + DAY},
-        {"m3", "gm2", "1.2", "linux", "i1", T0 + 2 * DAY},
-        {"m4", "gm2", "1.0", "linux", "i3", T0},
+        {"m1", "gm1", "1.0", "linux", "x86-64", "i1", T0},
+        {"m2", "gm1", "1.1", "mac", "aarch64", "i2", T0 + DAY},
+        {"m3", "gm2", "1.2", "linux", "aarch64", "i1", T0 + 2 * DAY},
+        {"m4", "gm2", "1.0", "linux", "aarch64", "i3", T0},
     };
     char ref[FL_CRASH_ID_MAX];
     for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
@@ -1678,6 +1704,7 @@ static void test_merge_groups(void **st)
                    .group = in[i].group,
                    .version = in[i].version,
                    .os = in[i].os,
+                   .arch = in[i].arch,
                    .install = in[i].install,
                    .received = in[i].t};
         assert_int_equal(apply_c(e, &k, false), 0);
@@ -1709,6 +1736,11 @@ static void test_merge_groups(void **st)
     json_decref(want);
     want = json_loads("[{\"os\":\"linux\",\"count\":3},{\"os\":\"mac\",\"count\":1}]", 0, NULL);
     assert_true(json_equal(json_object_get(g, "os"), want));
+    json_decref(want);
+    /* The members' architectures added to its own. */
+    want = json_loads("[{\"arch\":\"aarch64\",\"count\":3},{\"arch\":\"x86-64\",\"count\":1}]", 0,
+                      NULL);
+    assert_true(json_equal(json_object_get(g, "arch"), want));
     json_decref(want);
     assert_int_equal(json_array_size(json_object_get(g, "versions")), 3);
     want = json_loads("[{\"id\":\"gm2\",\"signature\":\"gm2\"}]", 0, NULL);
@@ -2091,7 +2123,7 @@ static void test_unmerge_legacy(void **st)
     } else {
         db_exec(f, "PRAGMA user_version=4");
         assert_int_equal(open_sqlite(f, e), 0);
-        assert_int_equal(sqlite_count(f, "PRAGMA user_version"), 5);
+        assert_int_equal(sqlite_count(f, "PRAGMA user_version"), 6);
     }
     assert_non_null(e->c);
     assert_int_equal(db_count(f, is_pg(e) ? "SELECT count(*) FROM pg_indexes WHERE "

@@ -54,6 +54,8 @@ grep -qF "$want" "$WORK/g1.json" \
     || fail "after the upload: $(grep -o '"signature":"[^"]*"' "$WORK/g1.json"), expected $want"
 grep -Eq '"function":"nocfi_middle","file":"[^"]*svc_nocfi\.c","line":[0-9]+' "$WORK/g1.json" \
     || fail "no nocfi_middle frame with its file and line: $(head -c 1500 "$WORK/g1.json")"
-echo "ok: after the upload: $want"
+grep -q '"arch":\[{"arch":"aarch64","count":1}\]' "$WORK/g1.json" \
+    || fail "the group's architectures: $(grep -o '"arch":\[[^]]*\]' "$WORK/g1.json")"
+echo "ok: after the upload: $want, on aarch64"
 stop || fail "shutdown rc"
 echo "PASS"

@@ -457,7 +457,11 @@ async function group(view, id, params)
               table([ 'Version', 'Crashes#' ],
                     (g.versions || []).map((v) => [v.version, num(v.count)]))),
            el('div', {}, el('h2', {}, 'Operating systems'),
-              table([ 'OS', 'Crashes#' ], (g.os || []).map((o) => [o.os, num(o.count)])))),
+              table([ 'OS', 'Crashes#' ], (g.os || []).map((o) => [o.os, num(o.count)]))),
+           // Counted since schema generation 6: an older crash has none.
+           el('div', {id : 'group-arch'}, el('h2', {}, 'Architectures'),
+              table([ 'Architecture', 'Crashes#' ],
+                    (g.arch || []).map((a) => [a.arch, num(a.count)])))),
         (g.merged || []).length
             ? el('div', {id : 'merged'}, el('h2', {}, 'Merged into this group'),
                  el('ul', {},
