@@ -202,6 +202,18 @@ void fl_processed_release(fl_processed_buf *b)
     memset(b, 0, sizeof *b);
 }
 
+/* The architecture breakdown's name for CPUARCH_NAME: MojoCrash spells
+ * x86-64 so, other writers `uname -m` (x86_64) or Debian (amd64, arm64):
+ * one machine, one row. */
+static const char *arch_name(const char *a)
+{
+    if (!strcmp(a, "x86_64") || !strcmp(a, "amd64"))
+        return "x86-64";
+    if (!strcmp(a, "arm64"))
+        return "aarch64";
+    return a;
+}
+
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
@@ -519,7 +531,7 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     else
         osb[0] = '\0';
     out->os = osb[0] ? strdup(osb) : NULL;
-    out->arch = L->cpuarch && *L->cpuarch ? strdup(L->cpuarch) : NULL;
+    out->arch = L->cpuarch && *L->cpuarch ? strdup(arch_name(L->cpuarch)) : NULL;
     out->install_id = dup_or_null(L->install_id);
     if (!out->frames_json)
         goto out;

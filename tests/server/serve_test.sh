@@ -727,9 +727,9 @@ trends)
   # Per application and day, across groups: crashes, versions, OSes and
   # installations, as the portal's trends show them.
   start "$work/d"
-  post() { # post SEED I APP VERSION [OS_VERSION|none]
+  post() { # post SEED I APP VERSION [OS_VERSION|none [CPUARCH_NAME]]
     if [ "${5:-}" = none ]; then
-      "$POST" log "$1" "$2" "$3" "$4" | sed "/^PLATFORM_VERSION /d" >"$work/t.log"
+      "$POST" log "$1" "$2" "$3" "$4" | sed "/^PLATFORM_VERSION /d; s/^CPUARCH_NAME .*/CPUARCH_NAME ${6:-x86-64}/" >"$work/t.log"
     else
       "$POST" log "$1" "$2" "$3" "$4" | sed "s/^PLATFORM_VERSION 6.1.0/PLATFORM_VERSION ${5:-6.1.0}/" >"$work/t.log"
     fi
@@ -737,7 +737,11 @@ trends)
   }
   for i in $(seq 0 9); do post 21 "$i" t1 1.0; done
   for i in $(seq 10 14); do post 21 "$i" t1 2.0 5.10; done
-  for i in $(seq 0 2); do post 22 "$i" t2 9.9 none; done
+  # t2's three crashes name their architecture three ways: `uname -m`'s,
+  # Debian's and MojoCrash's spelling of x86-64 and aarch64.
+  post 22 0 t2 9.9 none x86_64
+  post 22 1 t2 9.9 none arm64
+  post 22 2 t2 9.9 none x86-64
   # Ten versions of one crash each: eight series and "other".
   for i in $(seq 0 9); do post 23 "$i" t3 "3.$i"; done
   [ "$(wait_counts t3 "3 3 2 2")" = "3 3 2 2" ] || fail "t3 not processed"
@@ -747,6 +751,9 @@ trends)
   api "/api/v1/trends?app=t3" >"$work/t3.json" || fail "trends t3"
   [ "$(wait_counts t2 "1 1 1")" = "1 1 1" ] || fail "t2 not processed"
   api "/api/v1/trends?app=t2" >"$work/t2.json" || fail "trends t2"
+  for g in $(api "/api/v1/groups?app=t2" | python3 -c 'import json, sys; print(*[g["id"] for g in json.load(sys.stdin)["groups"]])'); do
+    api "/api/v1/groups/$g"; echo
+  done >"$work/t2-groups.json"
   python3 - "$work" <<'PY' || fail "trends: $(cat "$work/t1.json")"
 import json, sys, datetime
 w = sys.argv[1]
@@ -763,11 +770,16 @@ assert len(t3["versions"]) == 9 and t3["versions"][-1].get("other") is True, t3[
 assert t3["versions"][-1]["total"] == 2 and sum(v["total"] for v in t3["versions"]) == 10
 t2 = json.load(open(w + "/t2.json"))   # no PLATFORM_VERSION: the name alone, no trailing blank
 assert [(o["os"], o["total"]) for o in t2["os"]] == [("linux", 3)], t2["os"]
+arch = {}
+for line in filter(str.strip, open(w + "/t2-groups.json")):
+    for a in json.loads(line)["arch"]:
+        arch[a["arch"]] = arch.get(a["arch"], 0) + a["count"]
+assert arch == {"x86-64": 2, "aarch64": 1}, arch
 PY
   c=$(code GET "/api/v1/trends?days=400" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=400 -> $c"
   c=$(code GET "/api/v1/trends?days=x" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=x -> $c"
   c=$(code GET "/api/v1/trends?app=%ff" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "app=%ff -> $c"
-  ok "trends: crashes, versions (8 + other), OSes and installations per day, per app and for all"
+  ok "trends: crashes, versions (8 + other), OSes and installations per day, per app and for all; architectures by one name each"
   stop || fail "shutdown rc"
   ;;
 projects)
