@@ -22,6 +22,7 @@
 #include "fl_ctxsrv.h"
 #include "fl_exit.h"
 #include "fl_serve.h"
+#include "fl_srcctx.h"
 #include "fl_srvsym.h"
 #include "fl_srvutil.h"
 #include "fl_symingest.h"
@@ -885,6 +886,7 @@ int fl_cmd_serve(int argc, char **argv)
     fl_store_conn *mc = NULL;
     fl_srvsym *sym = NULL;
     fl_ctxsrv *ctxsrv = NULL;
+    fl_srcctx *srcctx = NULL;
     fl_symfetch *symfetch = NULL;
     fl_symingest *symin = NULL;
     char symdir[4096], processed[4200], cachedir[4096], dicache[4096];
@@ -1029,6 +1031,11 @@ int fl_cmd_serve(int argc, char **argv)
         fl_ctxsrv_config xc = {.sym = sym, .max_paths = o.context_max_paths};
         if (!(ctxsrv = fl_ctxsrv_new(&xc, err, sizeof err)))
             goto out;
+        char srcdir[4200];
+        snprintf(srcdir, sizeof srcdir, "%s/source-cache", o.data);
+        fl_srcctx_config srcc = {.cache_dir = srcdir};
+        if (fl_srcctx_new(&srcc, &srcctx, err, sizeof err))
+            goto out;
         fl_http_config hc = {.port = o.port,
                              .threads = o.http_threads,
                              .keyless_ingest = o.keyless,
@@ -1049,6 +1056,7 @@ int fl_cmd_serve(int argc, char **argv)
                              .symingest = symin,
                              .srvsym = sym,
                              .ctxsrv = ctxsrv,
+                             .srcctx = srcctx,
                              .max_symbol_file = o.max_symbol_file};
         snprintf(hc.host, sizeof hc.host, "%s", o.host);
         if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
@@ -1120,6 +1128,7 @@ out:
                FL_M_GET(m.processed), FL_M_GET(m.processing_failed),
                FL_M_GET(m.dropped_duplicates));
     fl_ctxsrv_free(ctxsrv); /* after the HTTP threads that ask it */
+    fl_srcctx_free(srcctx); /* after fl_http_stop waited for its fetches */
     fl_srvsym_free(sym);
     fl_symfetch_free(symfetch);
     if (store)

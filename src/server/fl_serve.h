@@ -228,6 +228,7 @@ typedef struct fl_http_config {
     struct fl_symingest *symingest; /* POST/GET /api/v1/symbols, /buildid/ */
     struct fl_srvsym *srvsym;       /* POST /api/v1/symbolicate, /symbolicate */
     struct fl_ctxsrv *ctxsrv;       /* GET /api/v1/crashes/ID/contexts */
+    struct fl_srcctx *srcctx;       /* GET /api/v1/crashes/ID/source */
     uint64_t max_symbol_file;       /* largest upload -> 413 */
     const char *data_dir;           /* for /metrics: the room left on its disk */
     /* A worker's listener: /healthz and /metrics only (no writer). */

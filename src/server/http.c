@@ -48,6 +48,7 @@
 #include "fl_portal.h"
 #include "fl_projects.h"
 #include "fl_serve.h"
+#include "fl_srcctx.h"
 #include "fl_srvsym.h"
 #include "fl_srvutil.h"
 #include "fl_symingest.h"
@@ -89,11 +90,12 @@ struct fl_http {
      * clock) and value (-1: none yet), for symbols_moved(). */
     int64_t symver_checked, symver_seen;
 
-    /* Group deletes running on threads of their own (api_delete_group):
-     * fl_http_stop waits for them. */
+    /* Group deletes and source fetches running on threads of their own
+     * (api_delete_group, api_source): fl_http_stop waits for them. */
     pthread_mutex_t gdel_mu;
     pthread_cond_t gdel_cv;
     unsigned gdel_running;
+    unsigned src_running; /* of them, source fetches (under gdel_mu) */
 
     pthread_mutex_t rate_mu;
     struct bucket {
@@ -1206,6 +1208,234 @@ static enum MHD_Result api_contexts(fl_http *h, struct MHD_Connection *c, const 
     default:
         return send_error(c, 500, "out of memory", NULL);
     }
+}
+
+/* GET /api/v1/crashes/ID/source?thread=T&frame=F[&context=N]: the lines
+ * around a frame's line, from debuginfod by the module's build id and the
+ * frame's file (fl_srcctx.h).  A file not cached yet is fetched on a
+ * thread of its own, at most SOURCE_FETCHES at once, which hands the
+ * answer back to the loop as a group delete's thread does: a debuginfod
+ * request may take seconds, and the loop serves other connections
+ * meanwhile. */
+#define SOURCE_FETCHES 4
+
+typedef struct srcjob {
+    fl_http *h;
+    req *r;
+    json_t *head; /* crash_id, thread, frame, function, module, build_id */
+    char build_id[2 * FL_SYM_BUILD_ID_MAX + 1];
+    char *path;
+    unsigned line, context;
+} srcjob;
+
+/* The answer of fl_srcctx_get (takes head). */
+static void source_answer(json_t *head, int rc, json_t *lines, const char *why, unsigned *status,
+                          char **answer)
+{
+    if (rc == FL_SRCCTX_OK) {
+        json_object_update(lines, head);
+        json_decref(head);
+        *status = 200;
+        *answer = jdump(lines);
+        return;
+    }
+    json_object_set_new(head, "error", json_string(why));
+    *status = rc == FL_SRCCTX_NONE ? 404 : 500;
+    *answer = jdump(head);
+}
+
+static void *source_main(void *arg)
+{
+    srcjob *j = arg;
+    fl_http *h = j->h;
+    req *r = j->r;
+    pthread_setname_np(pthread_self(), "fl-source");
+    json_t *lines = NULL;
+    char why[512] = "";
+    int rc = fl_srcctx_get(h->cfg.srcctx, j->build_id, j->path, j->line, j->context, true, &lines,
+                           why, sizeof why);
+    r->retry_after = NULL;
+    source_answer(j->head, rc, lines, why, &r->status, &r->answer);
+    free(j->path);
+    free(j);
+    r->resumed = true;
+    struct loop *L = r->loop;
+    if (__atomic_exchange_n(&r->state, ST_DONE, __ATOMIC_ACQ_REL) == ST_ORPHAN) {
+        req_free(r); /* the client left */
+    } else if (!__atomic_exchange_n(&L->signalled, 1, __ATOMIC_ACQ_REL)) {
+        uint64_t one = 1;
+        ssize_t wr = write(L->efd, &one, sizeof one);
+        (void)wr;
+    }
+    pthread_mutex_lock(&h->gdel_mu);
+    h->src_running--;
+    if (--h->gdel_running == 0)
+        pthread_cond_broadcast(&h->gdel_cv);
+    pthread_mutex_unlock(&h->gdel_mu);
+    return NULL;
+}
+
+/* The query argument name as a number in 0..max: 0, or -1 (missing, not a
+ * number, out of range). */
+static int arg_uint(struct MHD_Connection *c, const char *name, uint64_t max, uint64_t *out)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+    return v && !fl_parse_u64(v, out) && *out <= max ? 0 : -1;
+}
+
+/* The build id of the object of the log that holds address addr, or of
+ * the object named module when none does (a log without sizes). */
+static const char *frame_build_id(json_t *crash, const char *addr, const char *module)
+{
+    json_t *objs = json_object_get(json_object_get(crash, "metadata"), "objects"), *o;
+    uint64_t a = addr ? strtoull(addr, NULL, 16) : 0;
+    const char *by_name = NULL;
+    size_t i;
+    json_array_foreach(objs, i, o)
+    {
+        const char *b = json_string_value(json_object_get(o, "base"));
+        const char *id = json_string_value(json_object_get(o, "build_id"));
+        const char *name = json_string_value(json_object_get(o, "name"));
+        uint64_t base = b ? strtoull(b, NULL, 16) : 0;
+        uint64_t size = (uint64_t)json_integer_value(json_object_get(o, "size"));
+        if (!id)
+            continue;
+        if (addr && size && a >= base && a - base < size)
+            return id;
+        if (!by_name && module && name) {
+            const char *slash = strrchr(name, '/');
+            if (!strcmp(slash ? slash + 1 : name, module))
+                by_name = id;
+        }
+    }
+    return by_name;
+}
+
+static bool hex_id_ok(const char *s, size_t n); /* with the symbols' routes */
+static void lower(char *s);
+
+static enum MHD_Result api_source(fl_http *h, req *rq, const char *id)
+{
+    struct MHD_Connection *c = rq->conn;
+    if (!id_ok(id))
+        return send_error(c, 404, "not found", NULL);
+    uint64_t ti = 0, fi = 0, ctx = 5;
+    if (arg_uint(c, "thread", 1u << 20, &ti) || arg_uint(c, "frame", 1u << 20, &fi))
+        return send_error(c, 400,
+                          "thread and frame must be numbers: the thread's index in the crash's "
+                          "threads (0: the crashing thread) and the frame's in its frames",
+                          NULL);
+    if (MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "context") &&
+        arg_uint(c, "context", FL_SRCCTX_MAX_CONTEXT, &ctx))
+        return send_error(c, 400, "context must be a number of lines, 0..50", NULL);
+    if (!h->cfg.srcctx)
+        return send_error(c, 503, "no source files on this server", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    bool nf = false;
+    json_t *crash = h->store->get_crash(sc, id, &nf);
+    if (!crash)
+        return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
+    if (deleted(crash))
+        return send_json(c, 410, deleted_error(crash, id), NULL);
+    char msg[512];
+    json_t *threads = json_object_get(crash, "threads");
+    json_t *frames = json_object_get(json_array_get(threads, (size_t)ti), "frames");
+    json_t *fr = json_array_get(frames, (size_t)fi);
+    if (!fr) {
+        if (!json_array_size(threads))
+            snprintf(msg, sizeof msg, "the crash has no frames (%s)",
+                     json_string_value(json_object_get(crash, "state")) ?: "not processed");
+        else if (!frames)
+            snprintf(msg, sizeof msg, "no thread %" PRIu64 ": the crash has %zu", ti,
+                     json_array_size(threads));
+        else
+            snprintf(msg, sizeof msg, "no frame %" PRIu64 " in thread %" PRIu64 ": it has %zu", fi,
+                     ti, json_array_size(frames));
+        json_decref(crash);
+        return send_error(c, 400, msg, NULL);
+    }
+    const char *file = json_string_value(json_object_get(fr, "file"));
+    json_int_t line = json_integer_value(json_object_get(fr, "line"));
+    const char *module = json_string_value(json_object_get(fr, "module"));
+    const char *bid =
+        frame_build_id(crash, json_string_value(json_object_get(fr, "address")), module);
+    const char *why = NULL;
+    if (!file || line <= 0)
+        why = "the frame has no file and line (no debug information for its module)";
+    else if (file[0] != '/')
+        why = "the frame's file is not an absolute path (its DWARF has no compilation directory): "
+              "debuginfod serves sources by absolute path";
+    else if (strpbrk(file, "\n\r"))
+        why = "the frame's file has a line break in its name";
+    else if (!bid || !hex_id_ok(bid, strlen(bid)))
+        why = "the frame's module has no build id in the log";
+    if (why) {
+        json_decref(crash);
+        return send_error(c, 404, why, NULL);
+    }
+    json_t *head = json_pack("{s:s,s:I,s:I,s:O?,s:s?,s:s}", "crash_id", id, "thread",
+                             (json_int_t)ti, "frame", (json_int_t)fi, "function",
+                             json_object_get(fr, "function"), "module", module, "build_id", bid);
+    srcjob *j = calloc(1, sizeof *j);
+    if (!head || !j || !(j->path = strdup(file))) {
+        json_decref(head);
+        json_decref(crash);
+        if (j)
+            free(j->path);
+        free(j);
+        return send_error(c, 500, "out of memory", NULL);
+    }
+    snprintf(j->build_id, sizeof j->build_id, "%s", bid);
+    lower(j->build_id);
+    json_decref(crash);
+    j->h = h;
+    j->r = rq;
+    j->head = head;
+    j->line = (unsigned)(line > UINT32_MAX ? UINT32_MAX : line);
+    j->context = (unsigned)ctx;
+    json_t *lines = NULL;
+    char whybuf[512] = "";
+    int rc = fl_srcctx_get(h->cfg.srcctx, j->build_id, j->path, j->line, j->context, false, &lines,
+                           whybuf, sizeof whybuf);
+    if (rc != FL_SRCCTX_FETCH) {
+        unsigned status = 500;
+        char *a = NULL;
+        source_answer(head, rc, lines, whybuf, &status, &a);
+        free(j->path);
+        free(j);
+        return a ? send_text(c, status, "application/json", a, NULL) : MHD_NO;
+    }
+    pthread_mutex_lock(&h->gdel_mu);
+    bool busy = h->src_running >= SOURCE_FETCHES;
+    if (!busy) {
+        h->src_running++;
+        h->gdel_running++;
+    }
+    pthread_mutex_unlock(&h->gdel_mu);
+    if (busy) {
+        json_decref(head);
+        free(j->path);
+        free(j);
+        return send_error(c, 503, "busy fetching other source files", "1");
+    }
+    /* No response yet: the thread answers (ST_WAIT), as a group delete's. */
+    rq->state = ST_WAIT;
+    rq->loop = tl_loop;
+    tl_loop->waiting++;
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)0);
+    pthread_attr_t at;
+    pthread_t th;
+    int e = pthread_attr_init(&at);
+    if (!e) {
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        e = pthread_create(&th, &at, source_main, j);
+        pthread_attr_destroy(&at);
+    }
+    if (e)
+        source_main(j); /* no thread: fetch here, as the thread would */
+    return MHD_YES;
 }
 
 /* The answer for group id, which the store does not have: 410 when it
@@ -2395,7 +2625,8 @@ static const char *allow_of(const char *url)
     if (!strncmp(url, "/api/v1/groups/", 15))
         return strchr(url + 15, '/') ? "GET, HEAD" /* its /crashes */ : "GET, HEAD, PATCH, DELETE";
     if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
-        return strchr(url + 16, '/') ? "GET, HEAD" /* its /contexts */ : "GET, HEAD, DELETE";
+        return strchr(url + 16, '/') ? "GET, HEAD" /* its /contexts, /source */
+                                     : "GET, HEAD, DELETE";
     if (!strncmp(url, "/api/v1/projects/", 17) && url[17]) {
         const char *k = strchr(url + 17, '/');
         if (k && !strcmp(k, "/keys"))
@@ -2621,14 +2852,14 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
         }
         if (!strncmp(url, "/api/v1/crashes/", 16) && url[16]) {
             const char *tail = strchr(url + 16, '/');
-            if (tail && !strcmp(tail, "/contexts")) {
+            if (tail && (!strcmp(tail, "/contexts") || !strcmp(tail, "/source"))) {
                 char id[FL_CRASH_ID_MAX];
                 size_t n = (size_t)(tail - (url + 16));
                 if (n >= sizeof id)
                     return send_error(c, 404, "not found", NULL);
                 memcpy(id, url + 16, n);
                 id[n] = '\0';
-                return api_contexts(h, c, id);
+                return tail[1] == 'c' ? api_contexts(h, c, id) : api_source(h, r, id);
             }
             return api_get(h, c, false, url + 16);
         }
@@ -2779,6 +3010,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     if (r->kind == K_OTHER) {
         conn_exempt(c); /* received whole */
+        if (r->state == ST_DONE && r->resumed) {
+            /* Answered by a source fetch's thread (api_source). */
+            r->loop->waiting--;
+            MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)h->cfg.timeout_s);
+            char *a = r->answer;
+            r->answer = NULL;
+            r->resumed = false;
+            return a ? send_text(c, r->status, "application/json", a, r->retry_after) : MHD_NO;
+        }
         if (r->allow) {
             r->state = ST_DONE;
             return send_405(c, r->allow);

@@ -4,7 +4,8 @@
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
-#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_stale | dwo_pg | dwp | dwp_pg
+#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_stale | dwo_pg | dwp | dwp_pg |
+#       source | source_pg
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4 SPLIT=${5:-} IHSRC=${6:-}
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -1034,6 +1035,112 @@ dwo_pg | dwp_pg)
   ok "the worker fetched the .dwo from PostgreSQL by DWO id: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
   kill -TERM "$WPID"; wait "$WPID" || fail "worker shutdown rc"
   WPID=
+  stop || fail "shutdown rc"
+  ;;
+source | source_pg)
+  # GET /api/v1/crashes/ID/source: the lines around a frame, from a real
+  # debuginfod serving a program built -g here and its sources, by the
+  # module's build id and the DWARF's path.  Hostile bytes in the source
+  # (markup, U+202E, bytes that are not UTF-8) come back as JSON text;
+  # a file debuginfod lacks, a frame out of range, no token, no debuginfod
+  # say so.  source_pg: the crash in PostgreSQL.
+  . "$(dirname "$0")/../lib/debuginfod.sh"
+  trap 'debuginfod_stop; cleanup' EXIT
+  DB=()
+  if [ "$case_" = source_pg ]; then
+    . "$(dirname "$0")/../lib/postgres.sh"
+    trap 'debuginfod_stop; pg_stop; cleanup' EXIT
+    pg_start
+    DB=(--db "$PGURL")
+  fi
+  mkdir -p "$work/src" "$work/bin"
+  # Line 9 is the faulting store; lines 4-6 are hostile, in its window.
+  printf '%s\n' '/* hostile.c: the program of the source test */' '#include <stddef.h>' \
+    'int hostile_sink;' '/* <script>alert("x")</script> & <b>b</b> */' \
+    "/* direction: $(printf '\xe2\x80\xae')gnp.exe */" "/* not UTF-8: $(printf '\xff\xfe\xc3')( */" \
+    'void hostile_crash(int *p)' '{' '    *p = 1;' '}' 'void other_fn(int *p);' \
+    'int main(void)' '{' '    other_fn(NULL);' '    return hostile_sink;' '}' >"$work/src/hostile.c"
+  printf '%s\n' 'void hostile_crash(int *p);' 'void other_fn(int *p)' '{' '    hostile_crash(p);' '}' \
+    >"$work/src/other.c"
+  (cd "$work/src" && cc -g -O0 -Wl,--build-id -o "$work/bin/hostile" hostile.c other.c) || fail "cc"
+  rm "$work/src/other.c" # debuginfod has no source for other_fn's frame
+  HBID=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$work/bin/hostile") | cut -d' ' -f3)
+  # The faulting store's address (line 9) and a return address in other_fn.
+  pc=$(objdump --dwarf=decodedline "$work/bin/hostile" 2>/dev/null |
+       awk '$1 == "hostile.c" && $2 == 9 { print $3; exit }')
+  ret=$(nm "$work/bin/hostile" | awk '$3 == "other_fn" { print $1 }')
+  [ -n "$pc" ] && [ -n "$ret" ] || fail "no address for line 9 ($pc) or other_fn ($ret)"
+  base=$((0x10000000))
+  printf '%s\n' 'FAULTLINE 1' 'CRASHLOG_VERSION 2' 'APPLICATION_NAME hostile' 'APPLICATION_VERSION 1.0' \
+    'CRASH_ID 50c0de00-0000-4000-8000-000000000001' 'CRASH_SIGNAL 11' \
+    "OBJECT hostile/$base/1048576/$base" "OBJECT_BUILD_ID $HBID" 'OBJECT_PATH /nonexistent/hostile' \
+    "CALLSTACK $((base + pc))" "CALLSTACK $((base + 0x$ret + 5))" 'END' >"$work/hostile.log"
+  debuginfod_start "$work/bin" 1 1
+  export DEBUGINFOD_URLS="http://127.0.0.1:$DPORT" DEBUGINFOD_CACHE_PATH="$work/dicache"
+  start "$work/d" "${DB[@]}"
+  LOG=$work/hostile.log
+  submit
+  grep -q "\"file\":\"$work/src/hostile.c\",\"line\":9" "$work/crash.json" ||
+    fail "frame 0 not at hostile.c:9 through debuginfod: $(grep -o '"frames":.*' "$work/crash.json" | head -c 600)"
+  src() { code GET "/api/v1/crashes/$CID/source?$1" -H "Authorization: Bearer $ADMIN"; }
+  # lines_are FIRST LAST SOURCE: the answer's lines are the file's, as
+  # JSON text (U+FFFD for each byte that is not UTF-8), around line 9.
+  lines_are() {
+    python3 - "$work/body" "$work/src/hostile.c" "$1" "$2" "$3" <<'PY' || fail "source answer: $(cat "$work/body")"
+import json, sys
+a = json.load(open(sys.argv[1], encoding="utf-8"))
+want = open(sys.argv[2], "rb").read().decode("utf-8", "replace").split("\n")
+first, last = int(sys.argv[3]), int(sys.argv[4])
+assert a["line"] == 9 and a["first"] == first and a["source"] == sys.argv[5], a
+assert a["lines"] == want[first - 1:last], (a["lines"], want[first - 1:last])
+assert a["path"].endswith("/src/hostile.c") and a["build_id"] == a["build_id"].lower(), a
+assert a["function"] == "hostile_crash" and a["thread"] == 0 and a["frame"] == 0, a
+PY
+  }
+  c=$(src 'thread=0&frame=0'); [ "$c" = 200 ] || fail "source -> $c $(cat "$work/body")"
+  lines_are 4 14 debuginfod
+  grep -q '<script>alert' "$work/body" && grep -q $'\xe2\x80\xae' "$work/body" && grep -q $'\xef\xbf\xbd\xef\xbf\xbd' "$work/body" ||
+    fail "hostile lines not kept as text: $(cat "$work/body")"
+  grep -q "/buildid/$HBID/source$work/src/hostile.c" "$work/debuginfod.log" || fail "debuginfod not asked for the source"
+  # libdebuginfod's cache (DATA/debuginfod-cache) keeps the debug file,
+  # not a second copy of the source.
+  [ -f "$work/d/debuginfod-cache/$HBID/debuginfo" ] || fail "no debuginfo in $work/d/debuginfod-cache/$HBID"
+  ! ls "$work/d/debuginfod-cache/$HBID" | grep -q source || fail "the source kept in libdebuginfod's cache too: $(ls "$work/d/debuginfod-cache/$HBID")"
+  [ "$(ls "$work/d/source-cache" | wc -l)" = 1 ] || fail "source-cache: $(ls "$work/d/source-cache")"
+  c=$(src 'thread=0&frame=0&context=1'); [ "$c" = 200 ] || fail "context=1 -> $c"
+  lines_are 8 10 cache
+  ok "frame 0: lines 4-14 of hostile.c from debuginfod, equal to the file's (markup, U+202E, bad bytes as JSON text); then from the cache"
+  # The same crash's other frame: debuginfod has no other.c.
+  c=$(src 'thread=0&frame=1'); [ "$c" = 404 ] || fail "a source debuginfod lacks -> $c $(cat "$work/body")"
+  grep -q '"error":"debuginfod has no source for [^"]*/src/other.c' "$work/body" || fail "no reason: $(cat "$work/body")"
+  for q in 'thread=0&frame=7' 'thread=3&frame=0' 'thread=0' 'thread=x&frame=0' 'thread=0&frame=0&context=51'; do
+    c=$(src "$q"); [ "$c" = 400 ] || fail "$q -> $c $(cat "$work/body")"
+    grep -q '"error"' "$work/body" || fail "$q: no error"
+  done
+  c=$(code GET "/api/v1/crashes/$CID/source?thread=0&frame=0"); [ "$c" = 401 ] || fail "no token -> $c"
+  c=$(code GET "/api/v1/crashes/no-such-crash/source?thread=0&frame=0" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 404 ] || fail "unknown crash -> $c"
+  ok "no other.c at debuginfod -> 404 with why; frame/thread out of range, bad numbers -> 400; no token -> 401"
+  # Cached: the answer stays when debuginfod has gone.
+  debuginfod_stop
+  c=$(src 'thread=0&frame=0'); [ "$c" = 200 ] || fail "cached source -> $c $(cat "$work/body")"
+  lines_are 4 14 cache
+  stop || fail "shutdown rc"
+  # No debuginfod at all: the frame has its file and line (the program
+  # uploaded), and the answer says why there are no lines.
+  unset DEBUGINFOD_URLS
+  start "$work/d2" "${DB[@]}"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$work/bin/hostile")
+  [ "$c" = 201 ] || fail "upload -> $c $(cat "$work/body")"
+  if [ "$case_" = source_pg ]; then
+    # The same database: the crash is there, processed already.
+    CID=50c0de00-0000-4000-8000-000000000001
+  else
+    submit
+  fi
+  c=$(src 'thread=0&frame=0'); [ "$c" = 404 ] || fail "no debuginfod -> $c $(cat "$work/body")"
+  grep -q '"error":"no debuginfod configured' "$work/body" || fail "no debuginfod: $(cat "$work/body")"
+  ok "no debuginfod -> 404 $(cat "$work/body")"
   stop || fail "shutdown rc"
   ;;
 *) fail "unknown case $case_" ;;
