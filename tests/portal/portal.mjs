@@ -44,10 +44,12 @@ try {
         m.text().startsWith('[DOM]'))
       problems.push('console: ' + m.text());
   });
-  // Errors count but the expected ones: the wrong token's 401, and the 410
-  // of a crash or a group the test deleted (steps 10c, 10g).
+  // Errors count but the expected ones: the wrong token's 401, the 410
+  // of a crash or a group the test deleted (steps 10c, 10g), and the 404
+  // of source lines on a server without debuginfod (step 8d).
   page.on('response', (r) => {
-    if (r.status() >= 400 && !((r.status() === 401 || r.status() === 410) && r.url().includes('/api/')))
+    if (r.status() >= 400 && !((r.status() === 401 || r.status() === 410) && r.url().includes('/api/')) &&
+        !(r.status() === 404 && r.url().includes('/source?'))) // step 8d: no debuginfod
       problems.push(r.status() + ' for ' + r.url());
   });
 
@@ -294,6 +296,44 @@ try {
         'the fault address is not shown');
   check((await page.textContent('#crash-raw')) === realApi.raw, 'the raw log differs from the API');
   await page.screenshot({ path: shots + '/crash-symbols.png', fullPage: true });
+
+  // 8d. Source lines: a frame with a file and a line opens the lines
+  // around it.  This server has no debuginfod: the row says so (the
+  // server's 404).  Then lines with markup, a right-to-left override and
+  // U+FFFD, as the API gives them (tests/symserver source: from a real
+  // debuginfod), stay text, numbered, the frame's line marked.
+  const srcFrame = realApi.threads[0].frames.findIndex((f) => f.file && f.line && f.file.startsWith('/'));
+  check(srcFrame >= 0, 'the real crash has no frame with an absolute file and line');
+  const srcButton = `#view table tbody tr button.src-toggle[data-frame="${srcFrame}"]`;
+  check(await page.locator('button.src-toggle').count() ===
+        realApi.threads.reduce((n, t) => n + t.frames.filter((f) => f.file && f.line && f.file.startsWith('/')).length, 0),
+        'not every frame with a file and line can show its source');
+  await page.click(srcButton);
+  await page.waitForSelector(`tr.src-row[data-frame="${srcFrame}"] .error`);
+  check((await page.textContent(`tr.src-row[data-frame="${srcFrame}"]`)) ===
+        'No source: no debuginfod configured (DEBUGINFOD_URLS): no source files',
+        'a server without debuginfod: ' + await page.textContent(`tr.src-row[data-frame="${srcFrame}"]`));
+  await page.click(srcButton);
+  check(await page.locator(`tr.src-row[data-frame="${srcFrame}"]`).isHidden(), 'a second click leaves the lines shown');
+  const srcLines = ['int main(void)', '{', '    <script>window.__pwned=5</script> /* <b>x</b> */',
+                    '    \u202egnp.exe = 1;', '    bad \ufffd\ufffd bytes;', '}'];
+  await page.route('**/api/v1/crashes/*/source?*', (r) => r.fulfill({ json: {
+    crash_id: realId, thread: 0, frame: 1, path: '/src/app.c', line: 12, first: 10, lines: srcLines,
+    source: 'debuginfod' } }));
+  const otherFrame = realApi.threads[0].frames.findIndex((f, i) => i !== srcFrame && f.file && f.line && f.file.startsWith('/'));
+  check(otherFrame >= 0, 'the real crash has one frame with a file and line only');
+  await page.click(`button.src-toggle[data-frame="${otherFrame}"]`);
+  await page.waitForSelector(`tr.src-row[data-frame="${otherFrame}"] .source`);
+  const got = await page.$$eval(`tr.src-row[data-frame="${otherFrame}"] .src-line`, (ds) => ds.map((d) => ({
+    no: d.querySelector('.src-no').textContent, text: d.querySelector('code').textContent,
+    hit: d.classList.contains('src-hit') })));
+  const shownText = (t) => t.replace('\u202e', '\u27e8U+202E\u27e9');
+  check(JSON.stringify(got) === JSON.stringify(srcLines.map((t, i) => ({
+    no: String(10 + i), text: shownText(t), hit: 10 + i === 12 }))), 'the source lines read ' + JSON.stringify(got));
+  check(await page.locator('.source script, .source b').count() === 0, 'source lines became markup');
+  check(await page.evaluate(() => window.__pwned === undefined), 'a source line ran script');
+  await page.unroute('**/api/v1/crashes/*/source?*');
+  await page.screenshot({ path: shots + '/crash-source.png', fullPage: true });
 
   // 8c. Calling contexts (ctx_app, built with -finstrument-functions):
   // "Decoding…" until the server has decoded them, then each value with

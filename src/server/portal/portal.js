@@ -312,12 +312,65 @@ function chart(days) {
   return svg;
 }
 
-function frames(list) {
-  return table(['#', 'Function', 'File', 'Module', 'Address'], list.map((f, i) => [
-    String(i) + (f.inlined ? ' (inlined)' : ''),
-    el('span', {class: 'mono'}, f.function || f.name || ''),
-    f.file ? f.file + ':' + (f.line || '') : '',
-    f.module || '', el('span', {class: 'mono'}, f.address || '')]));
+// A stack.  With src ({id, thread}: the crash page), a frame with an
+// absolute file and a line can show the lines around it (fileCell).
+function frames(list, src)
+{
+    return table([ '#', 'Function', 'File', 'Module', 'Address' ],
+                 list.map((f, i) => [String(i) + (f.inlined ? ' (inlined)' : ''),
+                                     el('span', {class : 'mono'}, f.function || f.name || ''),
+                                     fileCell(f, i, src), f.module || '',
+                                     el('span', {class : 'mono'}, f.address || '')]));
+}
+
+// The File cell of frame i: file:line, a button that shows the source
+// lines (GET /api/v1/crashes/ID/source) in a row below when it can.
+function fileCell(f, i, src)
+{
+    if (!f.file)
+        return '';
+    if (!src || !f.line || !f.file.startsWith('/'))
+        return f.file + ':' + (f.line || '');
+    const title = 'show the source lines around this line';
+    const b = el('button', {class : 'src-toggle', type : 'button', 'data-frame' : i, title : title},
+                 f.file + ':' + f.line);
+    b.setAttribute('aria-expanded', 'false');
+    b.addEventListener('click', () => source(b, src));
+    return el('td', {}, b);
+}
+
+// Shows (or hides again) the source lines of the frame of button b, in a
+// row after the frame's.  Each line is text, its number apart, the
+// frame's own line marked.
+async function source(b, src)
+{
+    const row = b.closest('tr');
+    let box = row.nextElementSibling;
+    if (box && box.classList.contains('src-row')) {
+        box.hidden = !box.hidden;
+        b.setAttribute('aria-expanded', String(!box.hidden));
+        return;
+    }
+    const cell = el('td', {colspan : '5'}, el('p', {class : 'muted'}, 'Loading…'));
+    box = el('tr', {class : 'src-row', 'data-frame' : b.dataset.frame}, cell);
+    row.after(box);
+    b.setAttribute('aria-expanded', 'true');
+    try {
+        const r = await api('/api/v1/crashes/' + encodeURIComponent(src.id) +
+                            '/source?thread=' + src.thread + '&frame=' + b.dataset.frame);
+        const lines =
+            el('div', {class : 'source', role : 'region', 'aria-label' : r.path + ':' + r.line});
+        (r.lines || []).forEach((text, i) => {
+            const n = r.first + i;
+            lines.append(el('div',
+                            n === r.line ? {class : 'src-line src-hit', 'aria-current' : 'true'}
+                                         : {class : 'src-line'},
+                            el('span', {class : 'src-no'}, String(n)), el('code', {}, text)));
+        });
+        cell.replaceChildren(lines);
+    } catch (e) {
+        cell.replaceChildren(el('p', {class : 'error'}, 'No source: ' + e.message));
+    }
 }
 
 const CRASHES_PAGE = 20;
@@ -646,12 +699,14 @@ async function crash(view, id) {
                                ? 'yes, without its dwz file ' + m.dwz_missing + ' (upload it)'
                                : 'yes'])));
   }
-  for (const t of c.threads || []) {
-    view.append(el('h2', {}, (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
-      (t.name ? ' (' + t.name + ')' : ''),
-      t.context ? el('span', {'data-ctx': t.context}, ' — context ' + t.context) : null),
-      frames(t.frames || []));
-  }
+  (c.threads || []).forEach((t, ti) => {
+      view.append(
+          el('h2', {},
+             (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
+                 (t.name ? ' (' + t.name + ')' : ''),
+             t.context ? el('span', {'data-ctx' : t.context}, ' — context ' + t.context) : null),
+          frames(t.frames || [], {id : c.id, thread : ti}));
+  });
   // A process with more threads than a log keeps (256): the rest were
   // stopped during the dump but are not in it.
   if (m.threads_omitted)
