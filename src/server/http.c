@@ -969,7 +969,7 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
 
 /* ---- trends: GET /api/v1/trends?app=APP&days=N */
 
-#define TREND_SERIES 8 /* versions or OSes shown; the rest are "other" */
+#define TREND_SERIES 8 /* versions, OSes or architectures shown; the rest are "other" */
 
 static int day_index(json_t *days, const char *day)
 {
@@ -1078,7 +1078,7 @@ static enum MHD_Result api_trends(fl_http *h, struct MHD_Connection *c)
         return send_error(c, 500, "store error", NULL);
     }
     json_t *crashes = zeros(ndays), *installs = zeros(ndays);
-    json_t *byver = json_object(), *byos = json_object();
+    json_t *byver = json_object(), *byos = json_object(), *byarch = json_object();
     size_t i;
     json_t *row;
     json_array_foreach(json_object_get(raw, "rows"), i, row)
@@ -1093,7 +1093,10 @@ static enum MHD_Result api_trends(fl_http *h, struct MHD_Connection *c)
             add_at(crashes, d, n);
             continue;
         }
-        json_t *m = !strcmp(kind, "v") ? byver : !strcmp(kind, "o") ? byos : NULL;
+        json_t *m = !strcmp(kind, "v")   ? byver
+                    : !strcmp(kind, "o") ? byos
+                    : !strcmp(kind, "a") ? byarch
+                                         : NULL;
         if (!m)
             continue;
         json_t *counts = json_object_get(m, val);
@@ -1108,11 +1111,13 @@ static enum MHD_Result api_trends(fl_http *h, struct MHD_Connection *c)
             add_at(installs, d, json_integer_value(json_array_get(row, 1)));
     }
     json_t *out =
-        json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:O}", "app", app_j, "days", days, "crashes", crashes,
-                  "installations", installs, "versions", series(byver, "version", ndays), "os",
-                  series(byos, "os", ndays), "apps", json_object_get(raw, "apps"));
+        json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:O}", "app", app_j, "days", days, "crashes",
+                  crashes, "installations", installs, "versions", series(byver, "version", ndays),
+                  "os", series(byos, "os", ndays), "arch", series(byarch, "arch", ndays), "apps",
+                  json_object_get(raw, "apps"));
     json_decref(byver);
     json_decref(byos);
+    json_decref(byarch);
     json_decref(raw);
     if (!out)
         return send_error(c, 500, "out of memory", NULL);

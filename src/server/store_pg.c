@@ -728,7 +728,7 @@ static int trend_add(pconn *c, const fl_processed *p)
     fl_iso_day(p->received, day);
     const char *app = p->app ? p->app : "";
     if (trend_push(c, app, day, "c", "", NULL) || trend_push(c, app, day, "v", p->version, NULL) ||
-        trend_push(c, app, day, "o", p->os, NULL) ||
+        trend_push(c, app, day, "o", p->os, NULL) || trend_push(c, app, day, "a", p->arch, NULL) ||
         (p->install_id && trend_push(c, app, day, NULL, NULL, p->install_id)))
         return -1;
     return c->txn ? 0 : trend_flush(c);

@@ -134,7 +134,8 @@ static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS processing(ref TEXT PRIMARY KEY, starts INTEGER NOT NULL) "
     "WITHOUT ROWID;"
     /* Per application and day, across groups: processed crashes (kind
-     * 'c'), by version ('v') and by OS ('o'), and the installations that
+     * 'c'), by version ('v'), by OS ('o') and by architecture ('a', from
+     * generation 6 on), and the installations that
      * crashed -- the portal's trends.  '' stands for an unknown app,
      * version or OS. */
     "CREATE TABLE IF NOT EXISTS app_days(app TEXT, day TEXT, kind TEXT, value TEXT,"
@@ -1040,9 +1041,11 @@ static int trend_add(sconn *c, const fl_processed *p)
     char day[16];
     fl_iso_day(p->received, day);
     const char *app = p->app ? p->app : "";
-    const char *kv[3][2] = {
-        {"c", ""}, {"v", p->version ? p->version : ""}, {"o", p->os ? p->os : ""}};
-    for (size_t i = 0; i < 3; i++) {
+    const char *kv[4][2] = {{"c", ""},
+                            {"v", p->version ? p->version : ""},
+                            {"o", p->os ? p->os : ""},
+                            {"a", p->arch ? p->arch : ""}};
+    for (size_t i = 0; i < 4; i++) {
         sqlite3_stmt *s = stmt(c, S_TDAY);
         if (!s)
             return -1;

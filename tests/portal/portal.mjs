@@ -480,7 +480,9 @@ try {
       document.getElementById('t-app')?.value === (a || '') && document.getElementById('t-total'), app);
     check(await page.textContent('#t-total') === String(total),
           `trends ${app || 'all'}: total ${await page.textContent('#t-total')}, want ${total}`);
-    for (const [svg, list, key] of [['#t-versions', t.versions, 'version'], ['#t-os', t.os, 'os']]) {
+    check(t.arch.length > 0, 'the trends have no architecture');
+    for (const [svg, list, key] of [['#t-versions', t.versions, 'version'], ['#t-os', t.os, 'os'],
+                                    ['#t-arch', t.arch, 'arch']]) {
       const segs = await page.$$eval(svg + ' rect', (rs) => rs.map((r) =>
         [r.dataset.day, r.dataset.series, Number(r.dataset.count)]));
       let want = 0;

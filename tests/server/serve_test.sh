@@ -771,6 +771,8 @@ assert len(t3["versions"]) == 9 and t3["versions"][-1].get("other") is True, t3[
 assert t3["versions"][-1]["total"] == 2 and sum(v["total"] for v in t3["versions"]) == 10
 t2 = json.load(open(w + "/t2.json"))   # no PLATFORM_VERSION: the name alone, no trailing blank
 assert [(o["os"], o["total"]) for o in t2["os"]] == [("linux", 3)], t2["os"]
+assert sorted((a["arch"], a["total"]) for a in t2["arch"]) == [("aarch64", 1), ("x86-64", 2)], t2["arch"]
+assert [(a["arch"], a["total"]) for a in t1["arch"]] == [("x86-64", 15)], t1["arch"]
 arch = {}
 for line in filter(str.strip, open(w + "/t2-groups.json")):
     for a in json.loads(line)["arch"]:
@@ -780,7 +782,7 @@ PY
   c=$(code GET "/api/v1/trends?days=400" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=400 -> $c"
   c=$(code GET "/api/v1/trends?days=x" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "days=x -> $c"
   c=$(code GET "/api/v1/trends?app=%ff" -H "Authorization: Bearer $ADMIN"); [ "$c" = 400 ] || fail "app=%ff -> $c"
-  ok "trends: crashes, versions (8 + other), OSes and installations per day, per app and for all; architectures by one name each"
+  ok "trends: crashes, versions (8 + other), OSes, architectures (one name each) and installations per day, per app and for all"
   stop || fail "shutdown rc"
   ;;
 projects)

@@ -2781,19 +2781,20 @@ static void test_trends(void **st)
 {
     fx *f = *st;
     eng *e = &f->e;
-    /* Two days, two versions, an OS unknown, installs counted once a day;
-     * a failed crash and a re-applied one count nothing more. */
+    /* Two days, two versions, an OS and an architecture unknown, installs
+     * counted once a day; a failed crash and a re-applied one count
+     * nothing more. */
     struct {
-        const char *id, *version, *os, *install;
+        const char *id, *version, *os, *arch, *install;
         int64_t t;
         bool failed;
     } in[] = {
-        {"t1", "1.0", "linux", "i1", T0, false},
-        {"t2", "1.0", "linux", "i1", T0, false},
-        {"t3", "2.0", NULL, "i2", T0, false},
-        {"t4", "2.0", "linux", "i1", T0 + DAY, false},
-        {"t5", "2.0", "linux", NULL, T0 + DAY, false},
-        {"t6", "2.0", "linux", "i9", T0, true},
+        {"t1", "1.0", "linux", "x86-64", "i1", T0, false},
+        {"t2", "1.0", "linux", "aarch64", "i1", T0, false},
+        {"t3", "2.0", NULL, NULL, "i2", T0, false},
+        {"t4", "2.0", "linux", "aarch64", "i1", T0 + DAY, false},
+        {"t5", "2.0", "linux", "aarch64", NULL, T0 + DAY, false},
+        {"t6", "2.0", "linux", "x86-64", "i9", T0, true},
     };
     for (size_t i = 0; i < sizeof in / sizeof *in; i++) {
         assert_true(ingest_at(e, in[i].id, in[i].version, in[i].t, NULL));
@@ -2801,6 +2802,7 @@ static void test_trends(void **st)
                    .group = i % 2 ? "gA" : "gB",
                    .version = in[i].version,
                    .os = in[i].os,
+                   .arch = in[i].arch,
                    .install = in[i].install,
                    .received = in[i].t,
                    .failed = in[i].failed};
@@ -2812,9 +2814,12 @@ static void test_trends(void **st)
     sort_rows(json_object_get(t, "rows"));
     sort_rows(json_object_get(t, "installs"));
     json_t *want =
-        json_loads("{\"rows\":[[\"2023-11-14\",\"c\",\"\",3],[\"2023-11-14\",\"o\",\"\",1],"
+        json_loads("{\"rows\":[[\"2023-11-14\",\"a\",\"\",1],[\"2023-11-14\",\"a\",\"aarch64\",1],"
+                   "[\"2023-11-14\",\"a\",\"x86-64\",1],"
+                   "[\"2023-11-14\",\"c\",\"\",3],[\"2023-11-14\",\"o\",\"\",1],"
                    "[\"2023-11-14\",\"o\",\"linux\",2],[\"2023-11-14\",\"v\",\"1.0\",2],"
-                   "[\"2023-11-14\",\"v\",\"2.0\",1],[\"2023-11-15\",\"c\",\"\",2],"
+                   "[\"2023-11-14\",\"v\",\"2.0\",1],[\"2023-11-15\",\"a\",\"aarch64\",2],"
+                   "[\"2023-11-15\",\"c\",\"\",2],"
                    "[\"2023-11-15\",\"o\",\"linux\",2],[\"2023-11-15\",\"v\",\"2.0\",2]],"
                    "\"installs\":[[\"2023-11-14\",2],[\"2023-11-15\",1]],\"apps\":[\"app\"]}",
                    0, NULL);
@@ -2824,7 +2829,7 @@ static void test_trends(void **st)
     json_decref(t);
     /* From the second day on only. */
     assert_non_null(t = e->s->trends(e->c, NULL, "2023-11-15"));
-    assert_int_equal(json_array_size(json_object_get(t, "rows")), 3);
+    assert_int_equal(json_array_size(json_object_get(t, "rows")), 4);
     json_decref(t);
     json_decref(want);
 }

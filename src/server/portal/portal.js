@@ -872,21 +872,25 @@ async function trends(view, params) {
     total: s.total, counts: s.counts});
   const versions = t.versions.map(label('version'));
   const oses = t.os.map(label('os'));
-  view.append(el('h1', {}, 'Trends'), el('div', {class: 'filters'}, app, span),
-    el('div', {class: 'stats'},
-      el('div', {}, el('span', {}, 'crashes'), el('b', {id: 't-total'}, total)),
-      el('div', {}, el('span', {}, 'installations on the worst day'),
-        el('b', {id: 't-installs'}, Math.max(0, ...t.installations))),
-      // Past 8 versions the rest are one "other" entry of the API.
-      el('div', {}, el('span', {}, 'versions'), el('b', {id: 't-version-count'},
-        t.versions.some((s) => s.other) ? 'more than ' + (t.versions.length - 1)
-          : t.versions.length))),
-    el('h2', {}, 'Crashes per day, by version'),
-    stacked('t-versions', t.days, versions), legend('t-version-legend', 'Version', versions),
-    el('h2', {}, 'Crashes per day, by operating system'),
-    stacked('t-os', t.days, oses), legend('t-os-legend', 'OS', oses),
-    el('h2', {}, 'Installations that crashed, per day'),
-    stacked('t-inst', t.days, [{label: 'installations', total: 0, counts: t.installations}]));
+  const arches = (t.arch || []).map(label('arch'));
+  view.append(el('h1', {}, 'Trends'), el('div', {class : 'filters'}, app, span),
+              el('div', {class : 'stats'},
+                 el('div', {}, el('span', {}, 'crashes'), el('b', {id : 't-total'}, total)),
+                 el('div', {}, el('span', {}, 'installations on the worst day'),
+                    el('b', {id : 't-installs'}, Math.max(0, ...t.installations))),
+                 // Past 8 versions the rest are one "other" entry of the API.
+                 el('div', {}, el('span', {}, 'versions'),
+                    el('b', {id : 't-version-count'},
+                       t.versions.some((s) => s.other) ? 'more than ' + (t.versions.length - 1)
+                                                       : t.versions.length))),
+              el('h2', {}, 'Crashes per day, by version'), stacked('t-versions', t.days, versions),
+              legend('t-version-legend', 'Version', versions),
+              el('h2', {}, 'Crashes per day, by operating system'), stacked('t-os', t.days, oses),
+              legend('t-os-legend', 'OS', oses), el('h2', {}, 'Crashes per day, by architecture'),
+              stacked('t-arch', t.days, arches), legend('t-arch-legend', 'Architecture', arches),
+              el('h2', {}, 'Installations that crashed, per day'),
+              stacked('t-inst', t.days,
+                      [ {label : 'installations', total : 0, counts : t.installations} ]));
 }
 
 async function symbols(view) {
