@@ -207,6 +207,9 @@ try {
   check(await page.locator('tbody tr').count() > 0, 'no frames on the crash page');
   check(await page.textContent('#crash-project') === 'default',
         'the crash page shows project ' + await page.textContent('#crash-project'));
+  const firstCrash = await api('/api/v1/crashes/' + decodeURIComponent(first.split('/').pop()));
+  check(firstCrash.metadata.cpuarch && await page.textContent('#crash-arch') === firstCrash.metadata.cpuarch,
+        'the crash page shows architecture ' + await page.$eval('#crash-arch', (e) => e.textContent).catch(() => 'none'));
   // A value is not drawn like the grey label above it.
   const looks = await page.$eval('#crash-project', (e) => [e, e.previousElementSibling].map((x) =>
     getComputedStyle(x).color + ' ' + getComputedStyle(x).fontSize));

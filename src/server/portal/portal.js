@@ -607,6 +607,9 @@ async function crash(view, id) {
          m.os_pretty_name || m.platform
              ? el('div', {}, el('span', {}, 'OS'), m.os_pretty_name || m.platform)
              : null,
+         m.cpuarch ? el('div', {}, el('span', {}, 'architecture'),
+                        el('span', {id : 'crash-arch'}, m.cpuarch))
+                   : null,
          // Its installation: the groups it crashed in.
          m.install_id ? el('div', {}, el('span', {}, 'installation'),
                            el('a',
