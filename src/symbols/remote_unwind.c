@@ -203,7 +203,8 @@ static bool cb_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
     for (int i = 0; i < c->arch->nregs; i++) {
         if (!c->have_reg[i])
             continue;
-        Dwarf_Word v = unsign(c, c->regs[i]); /* x30, signed by the prologue */
+        /* x30 holds the return address the prologue signed. */
+        Dwarf_Word v = i == 30 ? unsign(c, c->regs[i]) : c->regs[i];
         if (!dwfl_thread_state_registers(thread, i, 1, &v))
             return false;
     }
