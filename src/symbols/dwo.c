@@ -29,7 +29,12 @@
  *    it is such, else another string of the section (naming each unit's
  *    .dwo, below);
  *  - that name in the private directory is a symbolic link to the unit's
- *    .dwo file (where libdw would have found it, or the upload).
+ *    .dwo file (where libdw would have found it, or the upload), or to
+ *    one written into the directory: a unit's part of a .dwp package
+ *    (dwp.c), or a .dwo file of several .debug_info.dwo sections -- gcc's
+ *    DWARF 5 type units, one section each before the compile unit's --
+ *    with them in one (libdw 0.188 reads the first section of a name
+ *    only, and would see no split compile unit).
  *
  * Naming every unit, not only those that moved, keeps the ones libdw
  * found near the original file (the directory changed).  Names relative
@@ -55,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -68,7 +74,18 @@ static void say(char *why, size_t whylen, const char *fmt, const char *arg)
         snprintf(why, whylen, fmt, arg);
 }
 
-int fl_dwo_read(Elf *elf, size_t size, uint64_t *id, char *why, size_t whylen)
+/* A file's name and the system's reason. */
+static void say_errno(char *why, size_t whylen, const char *path, int e)
+{
+    if (why && whylen)
+        snprintf(why, whylen, "%.*s: %s", (int)(whylen / 2), path, strerror(e));
+}
+
+static int read_units(Elf *elf, uint64_t *id, char *why, size_t whylen);
+
+/* fl_dwo_read, and *merged (may be NULL) set when the file must be
+ * handed to libdw merged (fl_dwo_write_merged). */
+static int dwo_read(Elf *elf, size_t size, uint64_t *id, char *why, size_t whylen, bool *merged)
 {
     GElf_Ehdr eh;
     size_t shstrndx;
@@ -99,6 +116,46 @@ int fl_dwo_read(Elf *elf, size_t size, uint64_t *id, char *why, size_t whylen)
             "a .dwp package (the .dwo files of several units in one), not a single .dwo file");
         return -1;
     }
+    bool several = fl_dwo_info_sections(elf) > 1;
+    if (merged)
+        *merged = several;
+    if (!several)
+        return read_units(elf, id, why, whylen);
+    /* Several .debug_info.dwo sections (gcc's type units, each in its
+     * own): libdw reads the first only, so the units are read from the
+     * file with them in one, as the view hands it to libdw. */
+    int fd = memfd_create("faultline-dwo", MFD_CLOEXEC);
+    if (fd < 0) {
+        say(why, whylen, "cannot read split DWARF: %s", strerror(errno));
+        return -1;
+    }
+    char w[256];
+    Elf *m = NULL;
+    int rc;
+    if (fl_dwo_write_merged(elf, fd, w, sizeof w) != 0) {
+        say(why, whylen, "damaged split DWARF: %s", w);
+        rc = -1;
+    } else if (!(m = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+        say(why, whylen, "damaged split DWARF: %s", elf_errmsg(-1));
+        rc = -1;
+    } else {
+        rc = read_units(m, id, why, whylen);
+    }
+    if (m)
+        elf_end(m);
+    close(fd);
+    return rc;
+}
+
+int fl_dwo_read(Elf *elf, size_t size, uint64_t *id, char *why, size_t whylen)
+{
+    return dwo_read(elf, size, id, why, whylen, NULL);
+}
+
+/* The split units of elf, a .dwo file libdw reads as it is: 1 with *id,
+ * or -1 with why, as fl_dwo_read. */
+static int read_units(Elf *elf, uint64_t *id, char *why, size_t whylen)
+{
     Dwarf *d = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
     if (!d) {
         say(why, whylen, "damaged split DWARF: %s", dwarf_errmsg(-1));
@@ -142,21 +199,25 @@ int fl_dwo_read(Elf *elf, size_t size, uint64_t *id, char *why, size_t whylen)
     return rc;
 }
 
-/* The .dwo file at path, when it is a regular file (a name comes from a
- * debug file: a FIFO there must not hold the build) whose DWO id is id. */
-static bool dwo_at(const char *path, uint64_t id)
+/* Whether the file at path is a .dwo file (a regular file: a name comes
+ * from a debug file, a FIFO there must not hold the build) whose DWO id
+ * is id: 0 no, 1 yes, 2 yes but libdw reads it only merged
+ * (fl_dwo_write_merged). */
+static int dwo_at(const char *path, uint64_t id)
 {
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return false;
+        return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
-        return false;
-    bool ok = false;
+        return 0;
+    int ok = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
         Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
         uint64_t got = 0;
-        ok = e && fl_dwo_read(e, (size_t)st.st_size, &got, NULL, 0) == 1 && got == id;
+        bool merged = false;
+        if (e && dwo_read(e, (size_t)st.st_size, &got, NULL, 0, &merged) == 1 && got == id)
+            ok = merged ? 2 : 1;
         if (e)
             elf_end(e);
     }
@@ -244,19 +305,6 @@ static void dwp_slot_free(dwp_slot *s)
     free(s->path);
 }
 
-bool fl_dwo_package_near(const char *elf_path, const char *dwarf_path)
-{
-    const char *at[2] = {elf_path, dwarf_path};
-    for (int i = 0; i < 2; i++) {
-        char p[PATH_MAX];
-        struct stat st;
-        if (at[i] && (size_t)snprintf(p, sizeof p, "%s.dwp", at[i]) < sizeof p &&
-            stat(p, &st) == 0 && S_ISREG(st.st_mode))
-            return true;
-    }
-    return false;
-}
-
 void fl_symcache_dwo_free(fl_dwo_unit *units, size_t n)
 {
     for (size_t i = 0; units && i < n; i++) {
@@ -319,9 +367,11 @@ int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const char *elf_path,
         /* libdw's places, in its order. */
         for (int k = 0; k < 2 && !u->path && name; k++) {
             char *p = filepath(debugdir, k ? comp_dir : NULL, name);
-            if (p && dwo_at(p, id)) {
+            int at = p ? dwo_at(p, id) : 0;
+            if (at) {
                 u->path = realpath(p, NULL);
                 u->found = u->path ? FL_DWO_FOUND_LIBDW : FL_DWO_NOWHERE;
+                u->merged = at == 2;
             }
             free(p);
             if (!k && !comp_dir)
@@ -330,11 +380,12 @@ int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const char *elf_path,
         char where[PATH_MAX];
         if (!u->path && opts && opts->find_dwo &&
             opts->find_dwo(opts->ctx, u->dwo_id, u->name, where, sizeof where) == 0) {
-            bool alone = dwo_at(where, id);
+            int alone = dwo_at(where, id);
             bool packed = !alone && fl_dwp_has(dwp_at(&found, where), id);
             if ((alone || packed) && (u->path = realpath(where, NULL))) {
                 u->found = FL_DWO_FOUND_FINDER;
                 u->packed = packed;
+                u->merged = alone == 2;
             }
         }
         /* Found nowhere else: a package's part (as gdb, which reads the
@@ -802,7 +853,8 @@ typedef struct {
     const char *path; /* its .dwo file, or the package holding it */
     uint64_t id;
     bool packed;  /* path is a package: its part is written at own */
-    char own[20]; /* "d." + DWO id: the file written from the package */
+    bool merged;  /* path is a .dwo libdw reads only merged: written at own */
+    char own[20]; /* "d." + DWO id: the file written into the view */
 } view_unit;
 
 /* Gives each of vu[0..n) a name (see above); those it cannot keep
@@ -814,8 +866,8 @@ static int name_units(Elf *elf, view_unit *vu, size_t n)
         return FL_SYM_ENOMEM;
     set_add(&taken, "d"); /* the DWARF file */
     for (size_t i = 0; i < n; i++)
-        if (vu[i].packed)
-            set_add(&taken, vu[i].own); /* a file written from a package */
+        if (vu[i].packed || vu[i].merged)
+            set_add(&taken, vu[i].own); /* a file written into the view */
     for (size_t i = 0; i < n; i++)
         if (plain(vu[i].s) && set_add(&taken, vu[i].s))
             vu[i].name = vu[i].s;
@@ -866,6 +918,35 @@ static int name_units(Elf *elf, view_unit *vu, size_t n)
     return 0;
 }
 
+/* Writes the .dwo file at from, merged (fl_dwo_write_merged), at to (a
+ * new file).  Returns 0, or a negative FL_SYM_ code with why filled. */
+static int write_merged(const char *from, const char *to, char *why, size_t whylen)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), rc;
+    if (in < 0) {
+        say_errno(why, whylen, from, errno);
+        return FL_SYM_EIO;
+    }
+    Elf *e = elf_begin(in, ELF_C_READ_MMAP, NULL);
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out < 0) {
+        say_errno(why, whylen, to, errno);
+        rc = FL_SYM_EIO;
+    } else {
+        rc = fl_dwo_write_merged(e, out, why, whylen);
+        if (close(out) != 0 && rc == 0) {
+            say_errno(why, whylen, to, errno);
+            rc = FL_SYM_EIO;
+        }
+        if (rc)
+            unlink(to);
+    }
+    if (e)
+        elf_end(e);
+    close(in);
+    return rc;
+}
+
 int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit *units, size_t n,
                       const char *near, char *err, size_t errlen)
 {
@@ -875,7 +956,7 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
     v->elf = NULL;
     bool any = false;
     for (size_t i = 0; i < n; i++)
-        any |= units[i].found == FL_DWO_FOUND_FINDER || units[i].packed;
+        any |= units[i].found == FL_DWO_FOUND_FINDER || units[i].packed || units[i].merged;
     if (!any || !dwarf_path)
         return 0;
     /* What killed builds left next to it goes first (it is not in use). */
@@ -962,7 +1043,8 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
         w->osz = osz;
         w->path = u->path;
         w->id = id;
-        if ((w->packed = u->packed != 0))
+        w->merged = !u->packed && u->merged;
+        if ((w->packed = u->packed != 0) || w->merged)
             snprintf(w->own, sizeof w->own, "d.%016" PRIx64, id);
         /* The string as libdw will read it, in the private mapping (or in
          * libelf's memory for a compressed section): writable. */
@@ -995,6 +1077,14 @@ int fl_dwo_view_begin(fl_dwo_view *v, const char *dwarf_path, const fl_dwo_unit 
                 break;
             }
             to = vu[i].own; /* beside the link: resolved in the view */
+        } else if (vu[i].merged) {
+            /* Its .debug_info.dwo sections in one (gcc's type units). */
+            snprintf(own, sizeof own, "%s/%s", v->dir, vu[i].own);
+            if ((rc = write_merged(vu[i].path, own, pwhy, sizeof pwhy)) != 0) {
+                why = pwhy;
+                break;
+            }
+            to = vu[i].own;
         }
         snprintf(link_at, sizeof link_at, "%s/%s", v->dir, vu[i].name);
         if (symlink(to, link_at) != 0) {

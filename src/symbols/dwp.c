@@ -27,8 +27,16 @@
  * are not written again for every unit.  Offsets inside a unit's parts are relative to
  * the part's start (that is what the index's per-unit bases are for), so
  * the parts read as whole sections of a .dwo file of their own.  Type
- * units (.debug_tu_index) are not taken: a C or C++ program built without
- * -fdebug-types-section has none, and the symbolizer reads no types.
+ * units (-fdebug-types-section: .debug_tu_index) are not taken: the
+ * symbolizer reads no types, and a compile unit refers to a type unit
+ * only for a type (DW_FORM_ref_sig8) -- the declaration a member
+ * function's definition points at (DW_AT_specification, a reference
+ * inside the unit) is in the unit's own stub of its class, with the
+ * DW_AT_linkage_name the name comes from.
+ *
+ * fl_dwo_write_merged writes a plain .dwo file again with each section
+ * once, for libdw: gcc's DWARF 5 type units come one .debug_info.dwo
+ * section each.
  */
 #define _GNU_SOURCE
 #include "fl_symcache.h"
@@ -448,17 +456,13 @@ int fl_dwp_unit_strings(const fl_dwp *p, fl_dwp_section *s, int n, void **buf, c
     return 0;
 }
 
-int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size_t whylen)
+/* Writes a relocatable ELF file of class cls, data encoding data and
+ * machine, holding s[0..n) (n <= FL_DWP_MAX_SECTIONS) and its section
+ * names, to fd (which stays open).  Returns 0, or FL_SYM_EIO with *what
+ * saying why. */
+static int write_sections(int fd, unsigned char cls, unsigned char data, GElf_Half machine,
+                          const fl_dwp_section *s, int n, const char **what)
 {
-    fl_dwp_section s[FL_DWP_MAX_SECTIONS];
-    int n = fl_dwp_unit(p, id, s, FL_DWP_MAX_SECTIONS);
-    if (n < 0)
-        return fail(why, whylen, FL_SYM_EINVAL, "no unit %016" PRIx64 " in the package", id);
-    /* The unit's own strings, not the package's (many units' worth). */
-    void *strbuf = NULL;
-    int src = fl_dwp_unit_strings(p, s, n, &strbuf, why, whylen);
-    if (src)
-        return src;
     /* The section names' table: "\0" then each name and ".shstrtab". */
     char shstr[512];
     size_t len = 1, name_at[FL_DWP_MAX_SECTIONS + 1];
@@ -469,30 +473,25 @@ int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size
         memcpy(shstr + len, nm, strlen(nm) + 1); /* the names are ours: they fit */
         len += strlen(nm) + 1;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        free(strbuf);
-        return fail(why, whylen, FL_SYM_EIO, "%s: %s", path, strerror(errno));
-    }
     int rc = FL_SYM_EIO;
-    const char *what = NULL;
+    *what = NULL;
     Elf *e = elf_begin(fd, ELF_C_WRITE, NULL);
     GElf_Ehdr eh;
-    if (!e || !gelf_newehdr(e, p->cls) || !gelf_getehdr(e, &eh)) {
-        what = elf_errmsg(-1);
+    if (!e || !gelf_newehdr(e, cls) || !gelf_getehdr(e, &eh)) {
+        *what = elf_errmsg(-1);
         goto end;
     }
-    eh.e_ident[EI_DATA] = p->data;
+    eh.e_ident[EI_DATA] = data;
     eh.e_ident[EI_VERSION] = EV_CURRENT;
     eh.e_type = ET_REL;
-    eh.e_machine = p->machine;
+    eh.e_machine = machine;
     eh.e_version = EV_CURRENT;
     for (int i = 0; i <= n; i++) {
         Elf_Scn *scn = elf_newscn(e);
         Elf_Data *d = scn ? elf_newdata(scn) : NULL;
         GElf_Shdr sh;
         if (!d || !gelf_getshdr(scn, &sh)) {
-            what = elf_errmsg(-1);
+            *what = elf_errmsg(-1);
             goto end;
         }
         bool str = i == n || !strcmp(s[i].name, ".debug_str.dwo");
@@ -507,20 +506,41 @@ int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size
         sh.sh_entsize = str && i < n ? 1 : 0;
         sh.sh_addralign = 1;
         if (!gelf_update_shdr(scn, &sh)) {
-            what = elf_errmsg(-1);
+            *what = elf_errmsg(-1);
             goto end;
         }
         if (i == n)
             eh.e_shstrndx = (GElf_Half)elf_ndxscn(scn);
     }
     if (!gelf_update_ehdr(e, &eh) || elf_update(e, ELF_C_WRITE) < 0) {
-        what = elf_errmsg(-1);
+        *what = elf_errmsg(-1);
         goto end;
     }
     rc = 0;
 end:
     if (e)
         elf_end(e);
+    return rc;
+}
+
+int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size_t whylen)
+{
+    fl_dwp_section s[FL_DWP_MAX_SECTIONS];
+    int n = fl_dwp_unit(p, id, s, FL_DWP_MAX_SECTIONS);
+    if (n < 0)
+        return fail(why, whylen, FL_SYM_EINVAL, "no unit %016" PRIx64 " in the package", id);
+    /* The unit's own strings, not the package's (many units' worth). */
+    void *strbuf = NULL;
+    int src = fl_dwp_unit_strings(p, s, n, &strbuf, why, whylen);
+    if (src)
+        return src;
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        free(strbuf);
+        return fail(why, whylen, FL_SYM_EIO, "%s: %s", path, strerror(errno));
+    }
+    const char *what = NULL;
+    int rc = write_sections(fd, p->cls, p->data, p->machine, s, n, &what);
     free(strbuf);
     if (close(fd) != 0 && rc == 0) {
         rc = FL_SYM_EIO;
@@ -531,4 +551,106 @@ end:
         return fail(why, whylen, rc, "%s: %s", path, what ? what : "cannot be written");
     }
     return 0;
+}
+
+/* ---- a .dwo file of several .debug_info.dwo sections ------------------ */
+
+/* The SECTIONS entry named nm (or its GNU-compressed .zdebug_ form), or
+ * -1; *gnu says which form. */
+static int section_index(const char *nm, bool *gnu)
+{
+    *gnu = !strncmp(nm, ".zdebug_", 8);
+    for (int k = 0; k < SEC_INDEX; k++)
+        if (*gnu ? !strcmp(nm + 2, SECTIONS[k].name + 1) : !strcmp(nm, SECTIONS[k].name))
+            return k;
+    return -1;
+}
+
+int fl_dwo_info_sections(Elf *elf)
+{
+    size_t shstrndx;
+    int count = 0;
+    if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return 0;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        const char *nm;
+        bool gnu;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size > 0 &&
+            (nm = elf_strptr(elf, shstrndx, sh.sh_name)) && section_index(nm, &gnu) == 0)
+            count++;
+    }
+    return count;
+}
+
+int fl_dwo_write_merged(Elf *elf, int fd, char *why, size_t whylen)
+{
+    GElf_Ehdr eh;
+    size_t shstrndx;
+    if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+        elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return fail(why, whylen, FL_SYM_ENOTELF, "not an ELF file");
+    const char *ident = elf_getident(elf, NULL);
+    /* Per known section: its parts in file order, concatenated when there
+     * are several (only .debug_info.dwo and .debug_types.dwo, whose units
+     * each start with their own header and refer to their own unit by
+     * unit-relative offsets: a unit reads the same at any place). */
+    unsigned char *buf[NSECTIONS] = {0};
+    size_t size[NSECTIONS] = {0}, parts[NSECTIONS] = {0};
+    const unsigned char *one[NSECTIONS] = {0};
+    int rc = 0;
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); rc == 0 && scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        const char *nm;
+        bool gnu;
+        int k;
+        const unsigned char *d;
+        size_t len;
+        if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+            (k = section_index(nm, &gnu)) < 0 || sh.sh_type == SHT_NOBITS)
+            continue;
+        if (!section_bytes(scn, &sh, gnu, &d, &len)) {
+            rc = fail(why, whylen, FL_SYM_EDWARF, "%s cannot be read: %s", nm, elf_errmsg(-1));
+            break;
+        }
+        if (!len)
+            continue;
+        if (parts[k] && k != 0 && k != 1) {
+            rc = fail(why, whylen, FL_SYM_EDWARF, "%s twice in one .dwo file", SECTIONS[k].name);
+            break;
+        }
+        if (parts[k]++ == 0) {
+            one[k] = d;
+            size[k] = len;
+            continue;
+        }
+        if (len > SIZE_MAX - size[k]) {
+            rc = fail(why, whylen, FL_SYM_EDWARF, "%s", "sections too large");
+            break;
+        }
+        unsigned char *nb = realloc(buf[k], size[k] + len);
+        if (!nb) {
+            rc = fail(why, whylen, FL_SYM_ENOMEM, "out of memory");
+            break;
+        }
+        if (!buf[k])
+            memcpy(nb, one[k], size[k]);
+        memcpy(nb + size[k], d, len);
+        buf[k] = nb;
+        one[k] = nb;
+        size[k] += len;
+    }
+    fl_dwp_section s[FL_DWP_MAX_SECTIONS];
+    int n = 0;
+    for (int k = 0; rc == 0 && k < SEC_INDEX; k++)
+        if (parts[k] && n < FL_DWP_MAX_SECTIONS)
+            s[n++] = (fl_dwp_section){SECTIONS[k].name, one[k], size[k]};
+    const char *what = NULL;
+    if (rc == 0 && (rc = write_sections(fd, ident ? (unsigned char)ident[EI_CLASS] : ELFCLASS64,
+                                        ident ? (unsigned char)ident[EI_DATA] : ELFDATA2LSB,
+                                        eh.e_machine, s, n, &what)) != 0)
+        fail(why, whylen, rc, "%s", what ? what : "cannot be written");
+    for (int k = 0; k < NSECTIONS; k++)
+        free(buf[k]);
+    return rc;
 }

@@ -113,6 +113,9 @@ typedef struct fl_dwo_unit {
                       * the .dwp package next to the program or its debug
                       * file (PROG.dwp, where gdb and llvm look) */
     int packed;      /* 1: path is a .dwp package holding the unit */
+    int merged;      /* 1: path is a .dwo file of several .debug_info.dwo
+                      * sections (gcc's DWARF 5 type units), which libdw
+                      * reads only merged into one (dwo.c) */
 } fl_dwo_unit;
 
 /* What a module is, read cheaply (no DWARF): its GNU build id and a

@@ -42,10 +42,6 @@ int fl_sym_lock_byte(const char *dir, const char *file, const char *key, bool wa
 int fl_dwo_scan(Dwarf *dbg, const char *dwarf_path, const char *elf_path,
                 const fl_symbuild_opts *opts, fl_dwo_unit **units, size_t *n);
 
-/* Whether a regular file elf_path.dwp or dwarf_path.dwp exists (either
- * may be NULL): then the builder looks at the units' .dwo files itself. */
-bool fl_dwo_package_near(const char *elf_path, const char *dwarf_path);
-
 /* A private view of the DWARF file at dwarf_path in which libdw finds the
  * .dwo files of units[0..n) that only opts->find_dwo found.  See dwo.c. */
 typedef struct fl_dwo_view {
@@ -57,8 +53,9 @@ typedef struct fl_dwo_view {
 
 /* Sets *v up when some unit's .dwo is known only through find_dwo or
  * from a package (FL_DWO_FOUND_FINDER, FL_DWO_FOUND_DWP; a packed unit's
- * .dwo is written into the view from the package); else leaves v->elf
- * NULL.  near: a path
+ * .dwo is written into the view from the package), or is one libdw reads
+ * only merged (fl_dwo_unit.merged: written into the view merged); else
+ * leaves v->elf NULL.  near: a path
  * whose directory takes the private directory (the symcache being
  * built).  Returns 0, or a negative FL_SYM_ code (then nothing is left
  * behind).  Release with fl_dwo_view_end, also after a failure. */

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libelf.h>
+
 /* The unit index (.debug_cu_index) as read: the DWARF 5 form (version 5)
  * and GNU's DWARF 4 form (version 2) that binutils' dwp writes. */
 #define FL_DWP_MAX_COLS 8
@@ -88,5 +90,21 @@ int fl_dwp_unit_strings(const fl_dwp *p, fl_dwp_section *s, int n, void **buf, c
  * exist), with its own strings (fl_dwp_unit_strings).  Returns 0, or a negative FL_SYM_ code with
  * why filled. */
 int fl_dwp_write(const fl_dwp *p, uint64_t id, const char *path, char *why, size_t whylen);
+
+/* A plain .dwo file that libdw 0.188 does not read as it is: gcc's DWARF
+ * 5 -fdebug-types-section writes each type unit into a .debug_info.dwo
+ * section of its own, then the compile unit's, and libdw takes only the
+ * first section of a name (a type unit: the split unit is not seen).
+ * Returns how many non-empty .debug_info.dwo sections elf has (0 when it
+ * is no ELF file). */
+int fl_dwo_info_sections(Elf *elf);
+
+/* Writes to fd (left open) a .dwo file of elf's split DWARF sections,
+ * each once: the several parts of .debug_info.dwo and of
+ * .debug_types.dwo concatenated in file order (their units start with
+ * their own headers and refer inside themselves by unit-relative
+ * offsets), compressed ones inflated.  Returns 0, or a negative FL_SYM_
+ * code with why filled (another section found twice: not merged). */
+int fl_dwo_write_merged(Elf *elf, int fd, char *why, size_t whylen);
 
 #endif

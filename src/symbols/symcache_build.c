@@ -1226,9 +1226,12 @@ static int process_cu(builder *b, const cu_info *cu, Dwarf_Die *cudie, Dwarf_Die
         b->comp_dir = dwarf_formstring(&a);
     Dwarf_Die *skeleton = cudie;
     cudie = die;
-    /* A split unit's DIEs name files of its .dwo's table; its lines come
-     * from the skeleton's, as llvm reads them. */
-    if (ftab_load(b, &b->dies_ft, die) ||
+    /* A split unit's lines and the files its DIEs name (DW_AT_call_file)
+     * are the skeleton's table's, as llvm reads them: libdw would give the
+     * .dwo's .debug_line.dwo, which gcc writes as a copy of the
+     * skeleton's file table but clang writes for its type units only
+     * (-fdebug-types-section), with other files at other indices. */
+    if (ftab_load(b, &b->dies_ft, skeleton) ||
         (die != skeleton ? ftab_load(b, &b->lines_ft, skeleton) : (ftab_reset(&b->lines_ft), 0)))
         return b->rc;
     if (cu_lines(b, cudie) || cu_functions(b, cudie))
@@ -2815,8 +2818,9 @@ static void close_files(Elf *elf, int fd, Elf *delf, int dfd)
 }
 
 /* When some split unit's .dwo file is found only through opts->find_dwo
- * (a server's uploads) or in a .dwp package, a private view of the DWARF
- * file in which libdw finds every unit's file (dwo.c); v->elf stays NULL
+ * (a server's uploads) or in a .dwp package, or is one libdw reads only
+ * merged (gcc's DWARF 5 type units), a private view of the DWARF file in
+ * which libdw finds every unit's file (dwo.c); v->elf stays NULL
  * otherwise. */
 static int dwo_view(builder *b, Elf *delf, const char *dwarf_path, const char *elf_path,
                     const char *out_path, fl_dwo_view *v)
@@ -2938,11 +2942,12 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
         goto done;
     delf = open_debug_file(&b, elf, elf_path, debug_path, sizeof debug_path, &dfd);
     Elf *dw_elf = delf ? delf : elf;
-    /* The units are looked at only when their .dwo files may be elsewhere
-     * than libdw looks: a finder, or a package next to the files (libdw
-     * 0.188 reads no packages); otherwise libdw finds them alone. */
-    if (((opts && opts->find_dwo) || fl_dwo_package_near(elf_path, delf ? debug_path : NULL)) &&
-        dwo_view(&b, dw_elf, delf ? debug_path : elf_path, elf_path, out_path, &view))
+    /* The split units' .dwo files are looked at first (a walk over the
+     * unit headers, and each .dwo's): one may be elsewhere than libdw
+     * looks (a finder's, a package's: libdw 0.188 reads no packages), or
+     * where it looks but in a form libdw reads only merged (gcc's DWARF 5
+     * type units); otherwise libdw finds them alone. */
+    if (dwo_view(&b, dw_elf, delf ? debug_path : elf_path, elf_path, out_path, &view))
         goto done;
     if (view.elf)
         dw_elf = view.elf; /* the same DWARF, its .dwo names pointed at the files found */

@@ -63,8 +63,11 @@
  * revision, which would otherwise be used for good -- a file built before
  * split DWARF or dwz files were followed answers "??" for their functions
  * and carries no flag saying so.  1: split DWARF, dwz files, no ARM mapping
- * symbols ($x, $d), relocatable objects refused. */
-#define FL_SC_BUILDER 1u
+ * symbols ($x, $d), relocatable objects refused.  2: a split unit's call
+ * files from the skeleton's file table (clang's .dwo with type units had
+ * other files at their indices), gcc's DWARF 5 .dwo files with type units
+ * read. */
+#define FL_SC_BUILDER 2u
 #define FL_SC_NONE 0xFFFFFFFFu /* "no string / no record" */
 
 /* Limits the builder enforces and the reader relies on. */

@@ -15,6 +15,9 @@
 #    whose index is cut short: no crash, the units count as not found;
 #  - symbols add of the package names its DWO ids, of a damaged one says
 #    what is wrong.
+# A C++ SOURCE (g++/clang++) gets a second unit using the types of its
+# header; with -fdebug-types-section the package then holds type units
+# (.debug_tu_index), the two units' shared ones once.
 set -uo pipefail
 FL=$(realpath "$1") SRC=$(realpath "$2") CC=$3 PACK=$4
 shift 4
@@ -31,13 +34,23 @@ src=$(basename "$SRC")
 # The second unit on one line: llvm-dwp 14 loops for ever on gcc's DWARF 5
 # .dwo of the same function written over several lines (and binutils'
 # dwp cannot pack DWARF 5 at all), so the packer runs under a timeout.
-cat >extra.c <<'EOF'
+case $src in
+  *.cpp) extra=extra.cpp
+    cat >extra.cpp <<'EOF'
+#include "types.h"
+int extra_unit(int v) { shapes::Shape s(v); shapes::Counter c; return shapes::measure(s, shapes::detail::Box<long>{v}, c) + c.bump("y") + s.area(); }
+EOF
+    ;;
+  *) extra=extra.c
+    cat >extra.c <<'EOF'
 static inline int sq(int x) { return x * x; }
 int extra_unit(int v) { int s = 0; for (int i = 0; i < v; i++) s += sq(i) ^ v; return s; }
 EOF
-for u in "$src" extra.c; do
-  "$CC" -O2 -gsplit-dwarf "$@" -c "$u" -o "split-${u%.c}.o" || fail "compile split $u"
-  "$CC" -O2 "$@" -c "$u" -o "whole-${u%.c}.o" || fail "compile whole $u"
+    ;;
+esac
+for u in "$src" $extra; do
+  "$CC" -O2 -gsplit-dwarf "$@" -c "$u" -o "split-${u%.*}.o" || fail "compile split $u"
+  "$CC" -O2 "$@" -c "$u" -o "whole-${u%.*}.o" || fail "compile whole $u"
 done
 "$CC" split-*.o -o split -Wl,--build-id || fail "link split"
 "$CC" whole-*.o -o whole -Wl,--build-id || fail "link whole"
@@ -46,6 +59,10 @@ cmp -s <(objdump -d --no-show-raw-insn split | tail -n +4) <(objdump -d --no-sho
 [ "$(ls ./*.dwo | wc -l)" = 2 ] || fail "not two .dwo files"
 timeout 120 "$PACK" -e split -o split.dwp || fail "$PACK"
 readelf -SW split.dwp | grep -q '\.debug_cu_index' || fail "no .debug_cu_index in the package"
+case " $* " in *" -fdebug-types-section "*)
+  readelf -SW split.dwp >dwp.txt
+  grep -q '\.debug_tu_index' dwp.txt || fail "no type units (.debug_tu_index) in the package" ;;
+esac
 rm -f ./*.dwo
 
 read -r lo size < <(readelf -SW split | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit } }')

@@ -14,6 +14,11 @@
 #  - symbols add --server sends the .dwo files (found as libdw finds them)
 #    before the program, and names in a warning one found nowhere;
 #  - symbols add of a .dwo file names its DWO id.
+# With -fdebug-types-section (a C++ SOURCE, g++/clang++) the .dwo holds
+# type units too, checked to be there: gcc's DWARF 5 puts each in a
+# .debug_info.dwo section of its own before the compile unit's (read
+# merged), clang's write a .debug_line.dwo for them whose files are not
+# those the compile unit's DW_AT_call_file names (the skeleton's are).
 set -uo pipefail
 FL=$(realpath "$1") SRC=$(realpath "$2") CC=$3
 shift 3
@@ -32,6 +37,12 @@ src=$(basename "$SRC")
 "$CC" whole.o -o whole -Wl,--build-id || fail "link whole"
 ls ./*.dwo >/dev/null 2>&1 || fail "no .dwo file was written"
 dwo=$(ls ./*.dwo | head -1)
+case " $* " in *" -fdebug-types-section "*)
+  # (Into a file: grep -q would end readelf early, failing the pipe.)
+  readelf -SW --debug-dump=info "$dwo" >dwo.txt 2>/dev/null
+  grep -q '\.debug_types\.dwo\|DW_UT_split_type' dwo.txt || fail "-fdebug-types-section wrote no type unit into $dwo"
+  ;;
+esac
 info=$(readelf --debug-dump=info split 2>/dev/null)
 grep -q 'DW_UT_skeleton\|GNU_dwo_name' <<<"$info" || fail "no skeleton unit"
 cmp -s <(objdump -d --no-show-raw-insn split | tail -n +4) <(objdump -d --no-show-raw-insn whole | tail -n +4) \
@@ -44,7 +55,7 @@ llvm-symbolizer --obj=whole --inlines <addrs >ref || fail "llvm-symbolizer"
 "$FL" symbolicate --cache c1 --obj split <addrs >with 2>with.err || fail "symbolicate"
 cmp -s ref with || fail "with the .dwo: $(diff ref with | head -20)"
 [ -s with.err ] && fail "stderr with the .dwo: $(cat with.err)"
-if [ "$CC" = gcc ]; then
+if [ "$CC" = gcc ] || [ "$CC" = g++ ]; then
   llvm-symbolizer --obj=split --inlines <addrs >llvm_split
   cmp -s llvm_split with || fail "not llvm-symbolizer's answers on the split program: $(diff llvm_split with | head)"
 fi
