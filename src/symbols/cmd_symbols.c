@@ -656,7 +656,7 @@ static void warn_missing_files(const char *cmd, const char *file, const fl_symca
         fprintf(stderr,
                 "faultline %s: warning: %s: the .dwo files of %zu of its %zu split-DWARF units "
                 "are not found (DW_AT_dwo_name, relative to DW_AT_comp_dir; nor in %s.dwp): their "
-                "functions and inlined frames are missing, as in llvm-symbolizer\n",
+                "functions and inlined frames are missing (their lines are read)\n",
                 cmd, file, missing, units, file);
 }
 
