@@ -4,7 +4,7 @@
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
-#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_stale | dwo_pg | dwp | dwp_pg |
+#       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_types | dwo_stale | dwo_pg | dwp | dwp_pg |
 #       source | source_pg
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4 SPLIT=${5:-} IHSRC=${6:-}
@@ -946,6 +946,75 @@ PY
 )
     case $out in FAIL*) fail "$cc: $out" ;; esac
     ok "$cc: $out answered as for the whole-DWARF build"
+  done
+  stop || fail "shutdown rc"
+  ;;
+dwo_types)
+  # Split DWARF with type units (-fdebug-types-section), a C++ program:
+  # gcc's DWARF 5 .dwo holds a .debug_info.dwo section per type unit
+  # before the compile unit's, clang's a .debug_line.dwo for its type
+  # units.  The .dwo files (or the program's .dwp package) uploaded by
+  # `symbols add` and moved away: every .text address answers through
+  # POST /api/v1/symbolicate as for the whole-DWARF build, and a .dwo
+  # POSTed by curl is taken by its DWO id.
+  tsrc="$(dirname "$IHSRC")/types.cpp"
+  start "$work/d"
+  n=0
+  for cc in "dwo g++ -gdwarf-5" "dwo clang++ -gdwarf-5" "dwo clang++ -gdwarf-4" "dwp g++ -gdwarf-5" \
+            "dwp clang++ -gdwarf-4"; do
+    set -- $cc
+    how=$1
+    shift
+    command -v "$1" >/dev/null || fail "$1 is not installed"
+    b="$work/t$n" n=$((n + 1))
+    mkdir -p "$b"
+    cp "$tsrc" "$(dirname "$tsrc")/types.h" "$b/"
+    ( cd "$b" && "$@" -O2 -fdebug-types-section -gsplit-dwarf -c types.cpp -o split.o &&
+      "$1" split.o -o split -Wl,--build-id &&
+      "$@" -O2 -fdebug-types-section -c types.cpp -o whole.o && "$1" whole.o -o whole -Wl,--build-id ) \
+      || fail "$cc: build"
+    readelf -SW --debug-dump=info "$b/split.dwo" >"$work/dwo.txt" 2>/dev/null
+    grep -q '\.debug_types\.dwo\|DW_UT_split_type' "$work/dwo.txt" || fail "$cc: no type unit in split.dwo"
+    cmp -s <(objdump -d --no-show-raw-insn "$b/split" | tail -n +4) <(objdump -d --no-show-raw-insn "$b/whole" | tail -n +4) \
+      || fail "$cc: the split and whole builds differ in code"
+    if [ "$how" = dwp ]; then
+      ( cd "$b" && timeout 60 llvm-dwp -e split -o split.dwp && rm split.dwo ) || fail "$cc: llvm-dwp"
+    else
+      # The .dwo alone by curl first: its DWO id is the skeleton's.
+      id=$(readelf --debug-dump=info "$b/split" 2>/dev/null | grep -m1 -o 'DWO ID: *0x[0-9a-f]*\|GNU_dwo_id *: 0x[0-9a-f]*' | grep -o '0x[0-9a-f]*')
+      id=$(printf %016x "$id")
+      c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: t.dwo' --data-binary @"$b/split.dwo")
+      [ "$c" = 201 ] && grep -q "\"dwo_id\":\"$id\"" "$work/body" || fail "$cc: the .dwo by curl -> $c $(cat "$work/body")"
+    fi
+    "$FL" symbols add "$b/split" "$b/whole" --server "$(url '')" >"$work/add.out" 2>&1 || fail "$cc: symbols add: $(cat "$work/add.out")"
+    grep -q "split\.$how: uploaded" "$work/add.out" || fail "$cc: the $how not uploaded: $(cat "$work/add.out")"
+    grep -q warning "$work/add.out" && fail "$cc: $(cat "$work/add.out")"
+    sid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/split") | cut -d' ' -f3)
+    wid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/whole") | cut -d' ' -f3)
+    read -r lo size < <(readelf -SW "$b/split" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit } }')
+    mv "$b" "$b.moved"
+    stop || fail "$cc: shutdown rc"
+    rm -rf "$work/d/symcache"
+    start "$work/d"
+    out=$(python3 - "$PORT" "$ADMIN" "$sid" "$wid" "$((16#$lo))" "$((16#$size))" <<'PY'
+import json, sys, urllib.request
+port, token, sid, wid, lo, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+def ask(bid):
+    body = json.dumps({"build_id": bid, "addresses": [hex(a) for a in range(lo, lo + n)]}).encode()
+    r = urllib.request.Request("http://127.0.0.1:%s/api/v1/symbolicate" % port, body,
+                               {"Authorization": "Bearer " + token})
+    return json.load(urllib.request.urlopen(r))["results"]
+split, whole = ask(sid), ask(wid)
+bad = [(s, w) for s, w in zip(split, whole) if s != w]
+inl = sum(any(f["inlined"] for f in s["frames"]) for s in split)
+if bad or len(split) != n or not inl:
+    print("FAIL %d of %d differ, %d inlined; first: %s" % (len(bad), n, inl, bad[:1]))
+else:
+    print("%d addresses, %d with inlined frames" % (n, inl))
+PY
+)
+    case $out in FAIL*) fail "$cc: $out" ;; esac
+    ok "$cc (type units): $out answered as for the whole-DWARF build"
   done
   stop || fail "shutdown rc"
   ;;
