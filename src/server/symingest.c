@@ -197,10 +197,11 @@ fail:
  * looks (the builder reads a package there as it reads PROG.dwp).  Each
  * id is recorded (kind "dwp") and its waiting crashes re-queued as for a
  * .dwo upload.  Returns as fl_symingest_file; build_id: the first id's
- * key. */
+ * key.  keep_failed (a watched file): a package the store cannot record
+ * goes back to incoming/, to be tried again, as any watched file. */
 static int ingest_package(fl_symingest *g, fl_store_conn *conn, const fl_dwp *pkg, const char *path,
-                          const char *nm, long long size, char *build_id, size_t cap, char *err,
-                          size_t errlen)
+                          const char *nm, long long size, bool keep_failed, char *build_id,
+                          size_t cap, char *err, size_t errlen)
 {
     size_t n = fl_dwp_count(pkg);
     char first[64], home[PATH_MAX + 8], dir[PATH_MAX], dest[PATH_MAX + 8], tmp[PATH_MAX + 16];
@@ -222,6 +223,11 @@ static int ingest_package(fl_symingest *g, fl_store_conn *conn, const fl_dwp *pk
         unlink(path);
         return -1;
     }
+    /* A watched package put back after the store refused it (below) is a
+     * second link to home, and rename() leaves both names of one file. */
+    struct stat sp, sh;
+    if (!lstat(path, &sp) && !lstat(home, &sh) && sp.st_ino == sh.st_ino && sp.st_dev == sh.st_dev)
+        unlink(path);
     int rc = 0;
     size_t queued = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -244,6 +250,12 @@ static int ingest_package(fl_symingest *g, fl_store_conn *conn, const fl_dwp *pk
         if (arrived(g, conn, &r, &nq, err, errlen))
             rc = 2; /* the uploader sends it again */
         queued += nq;
+    }
+    /* Unrecorded (some ids may be, the rest not): a watched package goes
+     * back to incoming/ (a link: the ids stored so far stay usable) for a
+     * later poll to record them all again, as a single file does. */
+    if (rc == 2 && keep_failed && link(home, path) && rename(home, path)) {
+        /* nothing to try again with: at least it is in processed/ */
     }
     fl_srvsym_flush(g->cfg.sym); /* it may complete any program's symcache */
     if (queued && g->cfg.notify)
@@ -274,7 +286,7 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
     char pwhy[400];
     int rc = fl_dwp_open(path, &pkg, pwhy, sizeof pwhy);
     if (rc == 1) {
-        rc = ingest_package(g, conn, pkg, path, nm, size, build_id, cap, err, errlen);
+        rc = ingest_package(g, conn, pkg, path, nm, size, keep_failed, build_id, cap, err, errlen);
         fl_dwp_close(pkg);
         return rc;
     }

@@ -5,7 +5,7 @@
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
 #       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_types | dwo_stale | dwo_pg | dwp | dwp_pg |
-#       source | source_pg
+#       dwp_storefail | source | source_pg
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4 SPLIT=${5:-} IHSRC=${6:-}
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -792,6 +792,40 @@ PY
   [ "$(grep -n "uploaded (HTTP 20" "$work/add3.out" | head -1 | grep -c "$work/bin/app.dwp")" = 1 ] \
     || fail "the package was not sent first: $(cat "$work/add3.out")"
   ok "symbols add --server sends PROG.dwp before PROG"
+  stop || fail "shutdown rc"
+  ;;
+dwp_storefail)
+  # A .dwp package dropped into the watched directory while the store
+  # cannot record it (a trigger refuses the symbols row, as in storefail)
+  # stays in incoming/ and is tried again every second, as any watched
+  # file -- it was once moved to processed/ unrecorded for good.  Once the
+  # store takes writes it is recorded under its DWO id (kind dwp).
+  sql() { python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$work/d/faultline.db" "$1"; }
+  split_app
+  command -v llvm-dwp >/dev/null || fail "llvm-dwp is not installed"
+  timeout 60 llvm-dwp "$DWO" -o "$work/app.dwp" || fail "llvm-dwp"
+  start "$work/d"
+  sql "CREATE TRIGGER refuse BEFORE INSERT ON symbols
+       BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;" || fail "trigger"
+  inc="$work/d/symbols/incoming"
+  cp "$work/app.dwp" "$inc/app.dwp"
+  for _ in $(seq 100); do grep -q 'symbols: cannot record' "$work/err" && break; sleep 0.1; done
+  grep -q 'symbols: cannot record incoming/app.dwp: database or disk is full' "$work/err" ||
+    fail "log: $(tail -3 "$work/err")"
+  sleep 2.5 # two more polls: it must still be there, not taken unrecorded
+  [ -f "$inc/app.dwp" ] || fail "the watched package left incoming/ unrecorded: $(ls -R "$work/d/symbols")"
+  cmp -s "$inc/app.dwp" "$work/app.dwp" || fail "the watched package changed"
+  ok "watched package kept in incoming/: $(grep -m1 'symbols: cannot record' "$work/err")"
+  sql "DROP TRIGGER refuse;" || fail "drop trigger"
+  for _ in $(seq 100); do [ -e "$inc/app.dwp" ] || break; sleep 0.1; done
+  [ ! -e "$inc/app.dwp" ] || fail "incoming/app.dwp not taken once the store works"
+  admin "$(url /api/v1/symbols)" >"$work/syms.json"
+  grep -q "\"build_id\":null,\"dwo_id\":\"$DWOID\",\"name\":\"app.dwp\",\"size\":[0-9]*,\"status\":\"ok\",\"error\":null,\"kind\":\"dwp\"" "$work/syms.json" ||
+    fail "app.dwp not listed: $(cat "$work/syms.json")"
+  [ -f "$work/d/symbols/processed/dwo-$DWOID/dwo" ] || fail "not stored by DWO id: $(ls "$work/d/symbols/processed")"
+  grep -q 'symbols: recording debug files works again' "$work/err" || fail "no line saying it works again"
+  ok "once the store works: recorded by DWO id $DWOID, kind dwp"
   stop || fail "shutdown rc"
   ;;
 dwo)
