@@ -12,6 +12,7 @@ int fl_cmd_symbols(int argc, char **argv);     /* src/symbols/cmd_symbols.c */
 int fl_cmd_serve(int argc, char **argv);       /* src/server/cmd_serve.c */
 int fl_cmd_decode(int argc, char **argv);      /* src/symbols/tracedecode.c */
 int fl_cmd_dump(int argc, char **argv);        /* src/symbols/cmd_dump.c */
+int fl_cmd_core(int argc, char **argv);        /* src/symbols/cmd_core.c */
 
 /* { name, function, one-line summary } */
 #define FL_CLI_COMMANDS                                                                            \
@@ -24,6 +25,8 @@ int fl_cmd_dump(int argc, char **argv);        /* src/symbols/cmd_dump.c */
          "symbols add FILE...: ingest debug files (locally or to a server)"},                      \
         {"decode", fl_cmd_decode,                                                                  \
          "turn trace-ID dumps into text and calling contexts into stacks"},                        \
-        {"dump", fl_cmd_dump, "dump PID: the flight recorder of a running process, as text"},
+        {"dump", fl_cmd_dump, "dump PID: the flight recorder of a running process, as text"},      \
+        {"core", fl_cmd_core,                                                                      \
+         "core CORE: a crash log from a core dump (programs without libfaultline)"},
 
 #endif

@@ -62,6 +62,11 @@ usage_error 64 "unknown option '-obj'" symbolicate -obj x 0x10
 usage_error 64 'no crash log given' submit
 usage_error 64 'option --server needs a value' submit f --server
 usage_error 64 "unexpected argument 'x'" version x
+usage_error 64 'no core file given; see faultline core --help' core
+usage_error 64 'one core file at a time (2 given); see faultline core --help' core a b
+usage_error 64 "unknown option '--frob'; see faultline core --help" core c --frob
+usage_error 64 '--spool needs a value; see faultline core --help' core c --spool
+usage_error 64 '--spool and -o exclude each other' core c --spool d -o f
 # Documented otherwise (faultline(1)): decode and dump exit 2.
 usage_error 2 "faultline decode: unknown option '--frob'; see faultline decode --help" decode --frob
 usage_error 2 "faultline decode: a value is missing after '--obj'; see faultline decode --help" decode --obj
@@ -81,7 +86,8 @@ for args in "serve --frob" "serve extra" "serve --data" "serve --workers x" "sub
             "symbols add x --server http://h --token t --timeout 0" "symbolicate" \
             "symbolicate --obj" "symbolicate --obj x --frob" "decode --frob" "decode --obj" \
             "decode a b" "decode --context 1 x" "decode --max-depth 0" "dump" "dump 1 2" \
-            "dump --bogus 1" "dump --spool"; do
+            "dump --bogus 1" "dump --spool" "core" "core a b" "core c --frob" "core c --spool" \
+            "core c --spool d -o f"; do
   # shellcheck disable=SC2086 # words on purpose
   "$FL" $args >/dev/null 2>"$work/err" </dev/null
   [ "$(wc -l <"$work/err")" = 1 ] || fail "faultline $args: $(wc -l <"$work/err") lines on stderr: $(head -3 "$work/err")"

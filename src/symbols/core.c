@@ -1,0 +1,818 @@
+/*
+ * core.c - a Faultline crash log from an ELF core file (fl_core.h).
+ *
+ * How this works: the core is opened with libelf and checked first (an
+ * ELF ET_CORE of x86-64 or aarch64 whose segments all lie inside the
+ * file), because libdwfl's own errors on a bad file say little.  The notes
+ * are read here, not through libdwfl: NT_PRSTATUS gives each thread's id
+ * and its general registers (the first one is the thread that took the
+ * signal: the kernel and gdb's gcore both write it first), NT_SIGINFO the
+ * signal, its code and fault address, NT_PRPSINFO the pid and command
+ * name, NT_AUXV the entry point (which names the executable's module).
+ * libdwfl then reports the modules (dwfl_core_file_report: from the
+ * dynamic linker's list in the core's memory and the NT_FILE note, files
+ * found by build id and path) and unwinds each thread
+ * (dwfl_core_file_attach + dwfl_getthread_frames) with the modules' CFI
+ * and the core's memory.  The raw stack is copied from the core's PT_LOAD
+ * segments.
+ *
+ * The register layout of the notes is read by offset, for the two
+ * architectures the client writes, so that a core of either converts on a
+ * machine of either.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <elfutils/libdwfl.h>
+
+#include "faultline.h" /* FAULTLINE_VERSION_STRING, FAULTLINE_CRASHLOG_VERSION */
+#include "fl_core.h"
+#include "fl_crashlog.h"
+
+#ifndef NT_SIGINFO
+#define NT_SIGINFO 0x53494749
+#endif
+#ifndef EM_AARCH64
+#define EM_AARCH64 183
+#endif
+
+/* struct elf_prstatus on LP64 Linux (x86-64 and aarch64 alike): where
+ * pr_info.si_code, pr_cursig, pr_pid and pr_reg sit. */
+#define PRS_SI_CODE 4
+#define PRS_CURSIG 12
+#define PRS_PID 32
+#define PRS_REG 112
+/* struct elf_prpsinfo on LP64 Linux. */
+#define PSI_PID 24
+#define PSI_FNAME 40
+#define PSI_FNAME_LEN 16
+/* siginfo_t: si_signo, si_errno, si_code, then the union (8-aligned). */
+#define SI_SIGNO 0
+#define SI_CODE 8
+#define SI_ADDR 16
+
+const char *fl_core_strerror(int code)
+{
+    switch (code) {
+#define FL_CORE_STR_(name, value, text)                                                            \
+    case value:                                                                                    \
+        return text;
+        FL_CORE_ERRORS(FL_CORE_STR_)
+#undef FL_CORE_STR_
+    }
+    return "unknown error";
+}
+
+/* An architecture's REGISTER lines: the client's names and order
+ * (src/client/catcher.c), and where each is in pr_reg (in 8-byte words). */
+typedef struct core_arch {
+    uint16_t machine;
+    const char *cpuarch; /* CPUARCH_NAME, as the client writes it */
+    size_t nregs_note;   /* words in pr_reg */
+    size_t n;            /* REGISTER lines */
+    const char *const *names;
+    const uint8_t *index;
+    size_t sp; /* index into names of the stack pointer */
+} core_arch;
+
+static const char *const x86_64_names[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi",
+                                           "rbp", "rsp", "r8",  "r9",  "r10", "r11",
+                                           "r12", "r13", "r14", "r15", "rip"};
+/* struct user_regs_struct: r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx
+ * rdx rsi rdi orig_rax rip cs eflags rsp ss fs_base gs_base ds es fs gs */
+static const uint8_t x86_64_index[] = {10, 12, 11, 5, 13, 14, 4, 19, 9, 8, 7, 6, 3, 2, 1, 0, 16};
+static const char *const aarch64_names[] = {
+    "x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",  "x7",  "x8",  "x9",  "x10",
+    "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
+    "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",  "pc"};
+/* struct user_pt_regs: x0..x30 sp pc pstate */
+static const uint8_t aarch64_index[] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10,
+                                        11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                        22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
+
+static const core_arch arches[] = {
+    {EM_X86_64, "x86-64", 27, 17, x86_64_names, x86_64_index, 7},
+    {EM_AARCH64, "aarch64", 34, 33, aarch64_names, aarch64_index, 31},
+};
+
+typedef struct core_thread {
+    uint64_t tid;
+    uint64_t regs[40]; /* pr_reg words */
+    int cursig, si_code;
+    uint64_t *frames;
+    size_t nframes;
+} core_thread;
+
+typedef struct core_ctx {
+    const fl_core_opts *opts;
+    char *err;
+    size_t errcap;
+    const char *path;
+    int fd;
+    Elf *elf;
+    const char *image; /* the whole file (libelf's mapping) */
+    size_t size;
+    const core_arch *arch;
+    Dwfl *dwfl;
+
+    core_thread *threads; /* the first took the signal */
+    size_t nthreads, threads_omitted;
+    bool have_siginfo;
+    int sig_no, sig_code;
+    uint64_t fault_addr;
+    bool have_psinfo;
+    uint64_t pid;
+    char fname[PSI_FNAME_LEN + 1];
+    uint64_t at_entry;
+    char *ntfile_exe; /* NT_FILE's name of the mapping holding AT_ENTRY; owned */
+
+    /* objects */
+    struct core_obj {
+        char *path; /* file path or libdwfl's module name; owned */
+        uint64_t start, end, bias;
+        bool has_bias;
+        unsigned char build_id[64];
+        int build_id_len;
+        bool main;
+    } * objs;
+    size_t nobjs, objs_cap;
+} core_ctx;
+
+static int fail(core_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(core_ctx *c, int code, const char *fmt, ...)
+{
+    if (c->err && c->errcap) {
+        int n = snprintf(c->err, c->errcap, "%s: %s", c->path, fl_core_strerror(code));
+        if (fmt && n >= 0 && (size_t)n < c->errcap) {
+            va_list ap;
+            va_start(ap, fmt);
+            strncat(c->err, " (", c->errcap - (size_t)n - 1);
+            size_t m = strlen(c->err);
+            vsnprintf(c->err + m, c->errcap - m, fmt, ap);
+            va_end(ap);
+            m = strlen(c->err);
+            if (m + 1 < c->errcap)
+                strcat(c->err, ")");
+        }
+    }
+    return code;
+}
+
+static uint64_t rd64(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8); /* both architectures are little-endian, as is the host */
+    return v;
+}
+
+static int32_t rd32(const char *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* ---- checks and notes ---- */
+
+static int check_file(core_ctx *c)
+{
+    GElf_Ehdr eh;
+    if (elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh))
+        return fail(c, FL_CORE_ENOTCORE, NULL);
+    if (eh.e_type != ET_CORE)
+        return fail(c, FL_CORE_ENOTCORE, "an ELF file of type %u, not ET_CORE", eh.e_type);
+    for (size_t i = 0; i < sizeof arches / sizeof arches[0]; i++)
+        if (arches[i].machine == eh.e_machine)
+            c->arch = &arches[i];
+    if (!c->arch || gelf_getclass(c->elf) != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+        return fail(c, FL_CORE_EARCH, "ELF machine %u; x86-64 and aarch64 are read", eh.e_machine);
+    size_t n;
+    if (elf_getphdrnum(c->elf, &n) != 0 || n == 0)
+        return fail(c, FL_CORE_ETRUNC, "no program headers");
+    /* A core the kernel cut at RLIMIT_CORE, or a copy that stopped short,
+     * has segments that end past the file: its notes or stacks would be
+     * read as zeros. */
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(c->elf, (int)i, &ph))
+            return fail(c, FL_CORE_ETRUNC, "program header %zu unreadable", i);
+        if ((ph.p_type == PT_LOAD || ph.p_type == PT_NOTE) &&
+            (ph.p_offset > c->size || ph.p_filesz > c->size - ph.p_offset))
+            return fail(c, FL_CORE_ETRUNC, "segment %zu ends at byte %" PRIu64 " of %zu", i,
+                        (uint64_t)(ph.p_offset + ph.p_filesz), c->size);
+    }
+    return FL_CORE_OK;
+}
+
+static int add_thread(core_ctx *c, const char *d, size_t len)
+{
+    if (len < PRS_REG + c->arch->nregs_note * 8)
+        return FL_CORE_OK; /* a note of another layout: not a thread we can read */
+    if (c->nthreads >= FL_CORE_MAX_THREADS) {
+        c->threads_omitted++;
+        return FL_CORE_OK;
+    }
+    core_thread *t = realloc(c->threads, (c->nthreads + 1) * sizeof *t);
+    if (!t)
+        return fail(c, FL_CORE_EIO, "out of memory");
+    c->threads = t;
+    t = &c->threads[c->nthreads++];
+    memset(t, 0, sizeof *t);
+    t->tid = (uint64_t)(uint32_t)rd32(d + PRS_PID);
+    t->si_code = rd32(d + PRS_SI_CODE);
+    int16_t cursig;
+    memcpy(&cursig, d + PRS_CURSIG, 2);
+    t->cursig = cursig;
+    for (size_t i = 0; i < c->arch->nregs_note; i++)
+        t->regs[i] = rd64(d + PRS_REG + 8 * i);
+    return FL_CORE_OK;
+}
+
+/* The file mapped at addr, from an NT_FILE note: count, page size,
+ * count (start, end, offset) triples, then count NUL-terminated names.
+ * Returns a copy (caller frees) or NULL. */
+static char *ntfile_name(core_ctx *c, const char *d, size_t len, uint64_t addr)
+{
+    (void)c;
+    if (len < 16)
+        return NULL;
+    uint64_t count = rd64(d);
+    if (count > (len - 16) / 24)
+        return NULL;
+    const char *names = d + 16 + count * 24, *end = d + len;
+    for (uint64_t i = 0; i < count && names < end; i++) {
+        const char *z = memchr(names, '\0', (size_t)(end - names));
+        if (!z)
+            return NULL;
+        uint64_t lo = rd64(d + 16 + i * 24), hi = rd64(d + 16 + i * 24 + 8);
+        if (addr >= lo && addr < hi)
+            return strdup(names);
+        names = z + 1;
+    }
+    return NULL;
+}
+
+static int read_notes(core_ctx *c)
+{
+    size_t n;
+    elf_getphdrnum(c->elf, &n);
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(c->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+            continue;
+        Elf_Data *data =
+            elf_getdata_rawchunk(c->elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+        if (!data)
+            return fail(c, FL_CORE_ETRUNC, "notes unreadable: %s", elf_errmsg(-1));
+        size_t off = 0, name_off, desc_off;
+        GElf_Nhdr nh;
+        while (off < data->d_size &&
+               (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+            const char *name = (const char *)data->d_buf + name_off;
+            const char *d = (const char *)data->d_buf + desc_off;
+            if (nh.n_namesz != 5 || memcmp(name, "CORE", 5) != 0)
+                continue;
+            if (nh.n_type == NT_PRSTATUS) {
+                int rc = add_thread(c, d, nh.n_descsz);
+                if (rc)
+                    return rc;
+            } else if (nh.n_type == NT_SIGINFO && nh.n_descsz >= SI_ADDR + 8 && !c->have_siginfo) {
+                /* One per thread from gdb; the first is the signalled one's. */
+                c->have_siginfo = true;
+                c->sig_no = rd32(d + SI_SIGNO);
+                c->sig_code = rd32(d + SI_CODE);
+                c->fault_addr = rd64(d + SI_ADDR);
+            } else if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= PSI_FNAME + PSI_FNAME_LEN) {
+                c->have_psinfo = true;
+                c->pid = (uint64_t)(uint32_t)rd32(d + PSI_PID);
+                memcpy(c->fname, d + PSI_FNAME, PSI_FNAME_LEN);
+                c->fname[PSI_FNAME_LEN] = '\0';
+            } else if (nh.n_type == NT_AUXV) {
+                for (size_t a = 0; a + 16 <= nh.n_descsz; a += 16)
+                    if (rd64(d + a) == AT_ENTRY)
+                        c->at_entry = rd64(d + a + 8);
+            }
+        }
+        /* NT_FILE after AUXV: the entry point is needed to pick the name. */
+        off = 0;
+        while (c->at_entry && !c->ntfile_exe && off < data->d_size &&
+               (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0)
+            if (nh.n_type == NT_FILE && nh.n_namesz == 5 &&
+                !memcmp((const char *)data->d_buf + name_off, "CORE", 5))
+                c->ntfile_exe =
+                    ntfile_name(c, (const char *)data->d_buf + desc_off, nh.n_descsz, c->at_entry);
+    }
+    if (c->nthreads == 0)
+        return fail(c, FL_CORE_ENOTHREADS, "no NT_PRSTATUS note");
+    return FL_CORE_OK;
+}
+
+/* ---- memory ---- */
+
+/* Copies [addr, addr+n) from the core's dumped segments; false when any
+ * of it was not dumped (a file-backed read-only mapping the kernel left
+ * out, or no mapping at all). */
+static bool core_read(core_ctx *c, uint64_t addr, void *buf, size_t n)
+{
+    size_t np;
+    elf_getphdrnum(c->elf, &np);
+    for (size_t i = 0; i < np; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(c->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        if (addr >= ph.p_vaddr && addr + n >= addr && addr + n <= ph.p_vaddr + ph.p_filesz) {
+            memcpy(buf, c->image + ph.p_offset + (addr - ph.p_vaddr), n);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- libdwfl ---- */
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks dwfl_cbs = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &debuginfo_path,
+};
+
+static int module_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+                     void *arg)
+{
+    (void)userdata;
+    core_ctx *c = arg;
+    if (c->nobjs == c->objs_cap) {
+        size_t cap = c->objs_cap ? 2 * c->objs_cap : 32;
+        void *p = realloc(c->objs, cap * sizeof *c->objs);
+        if (!p)
+            return DWARF_CB_ABORT;
+        c->objs = p;
+        c->objs_cap = cap;
+    }
+    struct core_obj *o = &c->objs[c->nobjs];
+    memset(o, 0, sizeof *o);
+    Dwarf_Addr end = start, bias = 0;
+    /* The file, found by build id and path: its bias, and its CFI for the
+     * unwind (a module without a file unwinds only through the core's
+     * own copy of its pages, when it has one). */
+    Elf *e = dwfl_module_getelf(mod, &bias);
+    const char *mainfile = NULL;
+    dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, &mainfile, NULL);
+    o->start = start;
+    o->end = end;
+    if (e) {
+        o->bias = bias;
+        o->has_bias = true;
+    }
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (len > 0 && len <= (int)sizeof o->build_id) {
+        memcpy(o->build_id, bits, (size_t)len);
+        o->build_id_len = len;
+    }
+    const char *p = mainfile && *mainfile ? mainfile : name;
+    o->path = strdup(p ? p : "");
+    if (!o->path)
+        return DWARF_CB_ABORT;
+    o->main = c->at_entry && c->at_entry >= start && c->at_entry < end;
+    c->nobjs++;
+    return DWARF_CB_OK;
+}
+
+static int obj_cmp(const void *a, const void *b)
+{
+    const struct core_obj *x = a, *y = b;
+    if (x->main != y->main)
+        return x->main ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+typedef struct frames_acc {
+    uint64_t *pcs;
+    size_t n;
+} frames_acc;
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+    frames_acc *f = arg;
+    Dwarf_Addr pc;
+    bool activation;
+    if (!dwfl_frame_pc(state, &pc, &activation))
+        return DWARF_CB_ABORT;
+    /* Frames after the first are return addresses, as the client writes
+     * them; libdwfl gives them unadjusted (activation false). */
+    f->pcs[f->n++] = pc;
+    return f->n < FL_CORE_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static int unwind_threads(core_ctx *c)
+{
+    for (size_t i = 0; i < c->nthreads; i++) {
+        core_thread *t = &c->threads[i];
+        frames_acc f = {malloc(FL_CORE_MAX_FRAMES * sizeof(uint64_t)), 0};
+        if (!f.pcs)
+            return fail(c, FL_CORE_EIO, "out of memory");
+        /* The walk ends with an error at the outermost frame (or where CFI
+         * is missing): the frames before it are the stack. */
+        dwfl_getthread_frames(c->dwfl, (pid_t)t->tid, frame_cb, &f);
+        if (f.n == 0) /* not even the pc: take it from the registers */
+            f.pcs[f.n++] = t->regs[c->arch->index[c->arch->n - 1]];
+        t->frames = f.pcs;
+        t->nframes = f.n;
+    }
+    return FL_CORE_OK;
+}
+
+/* ---- writing ---- */
+
+static bool emit(FILE *out, fl_line *l)
+{
+    return fwrite(l->buf, 1, l->len, out) == l->len && fputc('\n', out) != EOF;
+}
+
+static bool kv_str(FILE *out, const char *key, const char *v)
+{
+    fl_line l;
+    if (!v || !*v)
+        return true;
+    fl_line_start(&l, key);
+    fl_line_str(&l, v);
+    return emit(out, &l);
+}
+
+static bool kv_i64(FILE *out, const char *key, int64_t v)
+{
+    fl_line l;
+    fl_line_start(&l, key);
+    fl_line_i64(&l, v);
+    return emit(out, &l);
+}
+
+static bool kv_hex(FILE *out, const char *key, uint64_t v)
+{
+    fl_line l;
+    fl_line_start(&l, key);
+    fl_line_hex(&l, v);
+    return emit(out, &l);
+}
+
+static const char *signal_name(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {
+        {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGILL, "SIGILL"}, {SIGFPE, "SIGFPE"},
+        {SIGABRT, "SIGABRT"}, {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"}, {SIGQUIT, "SIGQUIT"},
+        {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    return NULL;
+}
+
+/* Value of KEY=value in os-release text, unquoted, into out. */
+static void os_release_value(const char *text, const char *key, char *out, size_t cap)
+{
+    size_t klen = strlen(key);
+    out[0] = '\0';
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, key, klen) || p[klen] != '=')
+            continue;
+        const char *v = p + klen + 1, *e = strchr(v, '\n');
+        size_t n = e ? (size_t)(e - v) : strlen(v);
+        if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+            v++;
+            n -= 2;
+        }
+        if (n >= cap)
+            n = cap - 1;
+        memcpy(out, v, n);
+        out[n] = '\0';
+        return;
+    }
+}
+
+static void make_uuid(char out[40])
+{
+    static const char hex[] = "0123456789abcdef";
+    uint8_t b[16];
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+        /* No entropy call: time and pid still make it unique in practice. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
+        for (int i = 0; i < 16; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b[i] = (uint8_t)x;
+        }
+    }
+    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+    int o = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = hex[b[i] >> 4];
+        out[o++] = hex[b[i] & 15];
+    }
+    out[o] = '\0';
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* The raw stack as the client writes it (catcher.c raw_stack): from 128
+ * bytes below the stack pointer (the x86-64 red zone), 64-byte aligned,
+ * FL_CORE_STACK_BYTES up; where that start was not dumped (the pointer in
+ * a guard page: a stack overflow), from the first dumped page above it,
+ * up to 16 pages up; then up to the first page not dumped. */
+static bool raw_stack(core_ctx *c, FILE *out, uint64_t sp)
+{
+    uint8_t page[4096];
+    uint64_t from = sp >= 128 ? (sp - 128) & ~(uint64_t)63 : 0;
+    uint64_t to = from + FL_CORE_STACK_BYTES;
+    int skip = 16;
+    for (uint64_t a = from; a < to;) {
+        uint64_t chunk = 4096 - (a & 4095);
+        if (chunk > to - a)
+            chunk = to - a;
+        if (!core_read(c, a, page, chunk)) {
+            if (a != from || skip-- == 0 || to + chunk < to)
+                break;
+            from = a + chunk;
+            to += chunk;
+            a = from;
+            continue;
+        }
+        for (uint64_t o = 0; o < chunk; o += 64) {
+            uint64_t k = chunk - o < 64 ? chunk - o : 64;
+            fl_line l;
+            fl_line_start(&l, "STACK");
+            fl_line_hex(&l, a + o);
+            fl_line_char(&l, ' ');
+            fl_line_hexbytes(&l, page + o, k);
+            if (!emit(out, &l))
+                return false;
+        }
+        a += chunk;
+    }
+    return true;
+}
+
+static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
+{
+    const fl_core_opts *o = c->opts;
+    const core_thread *t0 = &c->threads[0];
+    const struct core_obj *mainobj = c->nobjs && c->objs[0].main ? &c->objs[0] : NULL;
+    const char *exe = o->exe ? o->exe : mainobj ? mainobj->path : c->ntfile_exe;
+    const char *app = o->app ? o->app : exe && *exe ? base_name(exe) : c->fname;
+    int sig = c->have_siginfo ? c->sig_no : t0->cursig;
+    int code = c->have_siginfo ? c->sig_code : t0->si_code;
+
+    char crash_id[40];
+    if (o->crash_id)
+        snprintf(crash_id, sizeof crash_id, "%s", o->crash_id);
+    else
+        make_uuid(crash_id);
+    int64_t when = o->crash_time;
+    struct stat st;
+    if (when < 0)
+        when = fstat(c->fd, &st) == 0 ? (int64_t)st.st_mtime : (int64_t)time(NULL);
+
+    /* The machine that converts is the one that crashed, for a core from
+     * the kernel's core_pattern pipe; for a copied core it is not, and the
+     * docs say so. */
+    struct utsname u;
+    memset(&u, 0, sizeof u);
+    uname(&u);
+    char osr[4096] = "", os_name[128], os_version[64], os_pretty[256];
+    FILE *f = fopen("/etc/os-release", "r");
+    if (!f)
+        f = fopen("/usr/lib/os-release", "r");
+    if (f) {
+        osr[fread(osr, 1, sizeof osr - 1, f)] = '\0';
+        fclose(f);
+    }
+    os_release_value(osr, "NAME", os_name, sizeof os_name);
+    os_release_value(osr, "VERSION_ID", os_version, sizeof os_version);
+    os_release_value(osr, "PRETTY_NAME", os_pretty, sizeof os_pretty);
+
+    static const char *const intro[] = {
+        "# This is a log of a program crash, made by Faultline from the program's",
+        "#  core dump. It is meant to help the developers of the crashing program",
+        "#  find the problem. Faultline did not cause the crash; it only reports",
+        "#  it. Please contact the vendor of the program, not the Faultline developers.",
+        "",
+    };
+    for (size_t i = 0; i < sizeof intro / sizeof intro[0]; i++)
+        if (fprintf(out, "%s\n", intro[i]) < 0)
+            return false;
+    if (!kv_str(out, "FAULTLINE", FAULTLINE_VERSION_STRING) ||
+        !kv_i64(out, "CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
+        !kv_str(out, "APPLICATION_NAME", app && *app ? app : "unknown") ||
+        !kv_str(out, "APPLICATION_VERSION", o->app_version) ||
+        !kv_str(out, "PLATFORM_NAME", "linux") || !kv_str(out, "CPUARCH_NAME", c->arch->cpuarch) ||
+        !kv_str(out, "PLATFORM_VERSION", u.release) || !kv_i64(out, "CRASH_SIGNAL", sig) ||
+        !kv_i64(out, "CRASH_TIME", when) || !kv_str(out, "CRASH_ID", crash_id) ||
+        !kv_str(out, "INSTALL_ID", o->install_id) || !kv_str(out, "OS_NAME", os_name) ||
+        !kv_str(out, "OS_VERSION", os_version) || !kv_str(out, "OS_PRETTY_NAME", os_pretty) ||
+        !kv_str(out, "KERNEL_VERSION", u.version) || !kv_str(out, "EXECUTABLE", exe) ||
+        !kv_i64(out, "PROCESS_ID", (int64_t)(c->have_psinfo ? c->pid : t0->tid)) ||
+        !kv_i64(out, "CRASH_THREAD", (int64_t)t0->tid) ||
+        !kv_str(out, "CRASH_SOURCE", o->source ? o->source : "core"))
+        return false;
+    /* The core names the process's command (its main thread's), not each
+     * thread's: a name for the crashing thread only when it is the main one. */
+    if (c->have_psinfo && t0->tid == c->pid && !kv_str(out, "CRASH_THREAD_NAME", c->fname))
+        return false;
+    if (!kv_str(out, "CRASH_SIGNAL_NAME", signal_name(sig)) || !kv_i64(out, "CRASH_CODE", code))
+        return false;
+    if (c->have_siginfo && code > 0 &&
+        (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP) &&
+        !kv_hex(out, "CRASH_ADDRESS", c->fault_addr))
+        return false;
+    for (size_t i = 0; i < c->arch->n; i++) {
+        fl_line l;
+        fl_line_start(&l, "REGISTER");
+        fl_line_raw(&l, c->arch->names[i]);
+        fl_line_char(&l, ' ');
+        fl_line_hex(&l, t0->regs[c->arch->index[i]]);
+        if (!emit(out, &l))
+            return false;
+    }
+    if (fputc('\n', out) == EOF)
+        return false;
+
+    for (size_t i = 0; i < c->nobjs; i++) {
+        const struct core_obj *ob = &c->objs[i];
+        fl_line l;
+        fl_line_start(&l, "OBJECT");
+        /* Version 1 wants a file name; the numbers are read from the
+         * right, so a '/' in it would do no harm anyway. */
+        fl_line_str(&l, base_name(ob->path));
+        fl_line_char(&l, '/');
+        fl_line_u64(&l, ob->start);
+        fl_line_char(&l, '/');
+        fl_line_u64(&l, ob->end - ob->start);
+        if (ob->has_bias) {
+            fl_line_char(&l, '/');
+            fl_line_u64(&l, ob->bias);
+        }
+        if (!emit(out, &l))
+            return false;
+        if (ob->build_id_len) {
+            fl_line_start(&l, "OBJECT_BUILD_ID");
+            fl_line_hexbytes(&l, ob->build_id, (size_t)ob->build_id_len);
+            if (!emit(out, &l))
+                return false;
+        }
+        if (ob->path[0] == '/' && !kv_str(out, "OBJECT_PATH", ob->path))
+            return false;
+    }
+    if (fputc('\n', out) == EOF)
+        return false;
+    for (size_t i = 0; i < t0->nframes; i++) {
+        fl_line l;
+        fl_line_start(&l, "CALLSTACK");
+        fl_line_u64(&l, t0->frames[i]);
+        if (!emit(out, &l))
+            return false;
+    }
+    if (!raw_stack(c, out, t0->regs[c->arch->index[c->arch->sp]]))
+        return false;
+    for (size_t i = 1; i < c->nthreads; i++) {
+        const core_thread *t = &c->threads[i];
+        fl_line l;
+        fl_line_start(&l, "THREAD");
+        fl_line_u64(&l, t->tid);
+        if (c->have_psinfo && t->tid == c->pid) {
+            fl_line_char(&l, ' ');
+            fl_line_str(&l, c->fname);
+        }
+        if (!emit(out, &l))
+            return false;
+        for (size_t k = 0; k < t->nframes; k++)
+            if (!kv_hex(out, "THREAD_FRAME", t->frames[k]))
+                return false;
+    }
+    if (c->threads_omitted && !kv_i64(out, "THREADS_OMITTED", (int64_t)c->threads_omitted))
+        return false;
+    if (fputs("END\n", out) == EOF || fflush(out) != 0 || ferror(out))
+        return false;
+    if (info) {
+        memcpy(info->crash_id, crash_id, sizeof info->crash_id);
+        info->signal = sig;
+        info->pid = c->have_psinfo ? c->pid : t0->tid;
+        info->tid = t0->tid;
+        info->nframes = t0->nframes;
+        info->nthreads = c->nthreads;
+        info->nobjects = c->nobjs;
+    }
+    return true;
+}
+
+int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, fl_core_info *info,
+                        char *err, size_t errcap)
+{
+    static const fl_core_opts defaults = {.crash_time = -1};
+    core_ctx c = {
+        .opts = opts ? opts : &defaults, .err = err, .errcap = errcap, .path = path, .fd = -1};
+    int rc;
+    if (err && errcap)
+        err[0] = '\0';
+    elf_version(EV_CURRENT);
+    c.fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (c.fd < 0) {
+        rc = fail(&c, FL_CORE_EIO, "%s", strerror(errno));
+        goto done;
+    }
+    struct stat st;
+    if (fstat(c.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        rc = fail(&c, FL_CORE_EIO, "not a regular file");
+        goto done;
+    }
+    c.elf = elf_begin(c.fd, ELF_C_READ_MMAP, NULL);
+    if (!c.elf) {
+        rc = fail(&c, FL_CORE_ENOTCORE, "%s", elf_errmsg(-1));
+        goto done;
+    }
+    c.image = elf_rawfile(c.elf, &c.size);
+    if (!c.image) {
+        rc = fail(&c, FL_CORE_ENOTCORE, NULL);
+        goto done;
+    }
+    if ((rc = check_file(&c)) || (rc = read_notes(&c)))
+        goto done;
+
+    c.dwfl = dwfl_begin(&dwfl_cbs);
+    if (!c.dwfl) {
+        rc = fail(&c, FL_CORE_EDWFL, "%s", dwfl_errmsg(-1));
+        goto done;
+    }
+    dwfl_report_begin(c.dwfl);
+    /* libdwfl takes the main program's file from this argument only;
+     * without it, it builds the module from the pages the core holds,
+     * which often lack the CFI the unwind needs past main. */
+    const char *exe = c.opts->exe ? c.opts->exe : c.ntfile_exe;
+    int nmods = dwfl_core_file_report(c.dwfl, c.elf, exe);
+    if (nmods < 0 || dwfl_report_end(c.dwfl, NULL, NULL) != 0) {
+        rc = fail(&c, FL_CORE_EDWFL, "%s", dwfl_errmsg(-1));
+        goto done;
+    }
+    if (dwfl_core_file_attach(c.dwfl, c.elf) < 0) {
+        /* What libdwfl lacks is a backend for the machine; the rest was
+         * checked above. */
+        rc = fail(&c, FL_CORE_EARCH, "%s", dwfl_errmsg(-1));
+        goto done;
+    }
+    if (dwfl_getmodules(c.dwfl, module_cb, &c, 0) != 0) {
+        rc = fail(&c, FL_CORE_EIO, "out of memory");
+        goto done;
+    }
+    qsort(c.objs, c.nobjs, sizeof *c.objs, obj_cmp);
+    if ((rc = unwind_threads(&c)))
+        goto done;
+    if (!write_log(&c, out, info)) {
+        rc = fail(&c, FL_CORE_EWRITE, "%s", strerror(errno));
+        goto done;
+    }
+    rc = FL_CORE_OK;
+done:
+    if (c.dwfl)
+        dwfl_end(c.dwfl);
+    if (c.elf)
+        elf_end(c.elf);
+    if (c.fd >= 0)
+        close(c.fd);
+    for (size_t i = 0; i < c.nthreads; i++)
+        free(c.threads[i].frames);
+    free(c.threads);
+    for (size_t i = 0; i < c.nobjs; i++)
+        free(c.objs[i].path);
+    free(c.objs);
+    free(c.ntfile_exe);
+    return rc;
+}

@@ -1,0 +1,237 @@
+#!/bin/bash
+# `faultline core`: a crash log from the core dump of a program without
+# libfaultline.  The core is real: gdb runs core_victim (main ->
+# core_outer -> core_middle -> core_inner, a NULL store, while a second
+# thread waits in core_sleeper_wait), stops at the SIGSEGV and writes the
+# core with gcore at the fault, printing rip and rsp first.
+#   convert  the log, through the shared reader: signal, code, address,
+#            registers as gdb printed them, the crashing thread's frames
+#            symbolicated in order down to main, the other thread's,
+#            raw stack from rsp, objects with readelf's build ids, the
+#            spool's installation id, CRASH_SOURCE core, atomic naming
+#   errors   garbage, a truncated core, an executable, another
+#            architecture: exit 1, a message naming the file, no log left
+#   e2e      the converted log and the same crash caught by the preloaded
+#            libfaultline, submitted to a real `faultline serve`: one group
+# Environment (from CMake): FAULTLINE VICTIM CHECK PRELOAD.
+set -u
+CASE=${1:?case}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-core.XXXXXX")
+PID=
+cleanup() {
+    [ -n "${KEEP:-}" ] && return # KEEP=1: leave $WORK for a look
+    [ -n "${KEEP:-}" ] && return
+    if [ -n "$PID" ]; then kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null; fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL [core_$CASE]: $*" >&2
+    for f in "$WORK"/*.err "$WORK/err" "$WORK/gdb.txt"; do
+        [ -s "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }
+    done
+    exit 1
+}
+command -v gdb >/dev/null || fail "gdb is not installed (scripts/deps.sh installs it)"
+unset DEBUGINFOD_URLS FAULTLINE_URL FAULTLINE_REPORTER
+export ASAN_OPTIONS=detect_leaks=0
+
+# make_core: $WORK/core and GDB_RIP / GDB_RSP at the fault.
+make_core() {
+    (cd "$WORK" && timeout 120 gdb -batch -nx -iex "set debuginfod enabled off" \
+        -ex "set pagination off" -ex run -ex "info registers rip rsp" \
+        -ex "gcore $WORK/core" --args "$VICTIM") >"$WORK/gdb.txt" 2>&1
+    grep -q 'SIGSEGV' "$WORK/gdb.txt" || fail "gdb did not see the SIGSEGV"
+    [ -s "$WORK/core" ] || fail "gdb wrote no core"
+    GDB_RIP=$(awk '$1 == "rip" {print $2}' "$WORK/gdb.txt")
+    GDB_RSP=$(awk '$1 == "rsp" {print $2}' "$WORK/gdb.txt")
+    [ -n "$GDB_RIP" ] && [ -n "$GDB_RSP" ] || fail "no rip/rsp in gdb's output"
+}
+
+# name_of OBJ ADDR: the function faultline symbolicate gives ADDR in OBJ.
+name_of() { "$FAULTLINE" symbolicate --obj "$1" "$2" | head -1; }
+
+# names_of FIELD: the function names of the victim's frames of the
+# crashing thread (FIELD frame) or of the other thread (tframe), in
+# order; frames in other objects print as "-".  Return addresses (all but
+# the crashing thread's first frame) are looked up at pc - 1.
+names_of() {
+    local field=$1 bias first=1 pc lo hi
+    bias=$(awk -v exe="$VICTIM" '$1 == "object" && $5 == exe {print $3}' "$WORK/check.out")
+    [ -n "$bias" ] || fail "no object with the victim's path"
+    lo=$(awk -v exe="$VICTIM" '$1 == "object" && $5 == exe {print $3}' "$WORK/check.out")
+    for pc in $(awk -v f="$field" '$1 == f {print $2}' "$WORK/check.out"); do
+        local a=$((pc - bias))
+        [ "$field" = tframe ] || [ $first = 0 ] && a=$((a - 1))
+        first=0
+        # Outside the victim's first 64 KiB: another object's frame.
+        if [ $a -lt 0 ] || [ $a -gt 65536 ]; then echo -; continue; fi
+        name_of "$VICTIM" "$(printf '0x%x' $a)"
+    done
+}
+
+build_id_of() { readelf -n "$1" | awk '/Build ID:/ {print $3; exit}'; }
+
+case $CASE in
+convert)
+    make_core
+    SPOOL=$WORK/spool
+    "$FAULTLINE" core "$WORK/core" --spool "$SPOOL" --app coreapp --app-version 1.2 \
+        >"$WORK/core.path" 2>"$WORK/core.err" || fail "faultline core exit $?"
+    LOG=$(cat "$WORK/core.path")
+    [ -f "$LOG" ] || fail "printed '$LOG', not a file"
+    case $LOG in "$SPOOL"/*.crashlog) ;; *) fail "log $LOG not in the spool as *.crashlog" ;; esac
+    [ "$(ls -A "$SPOOL" | grep -v -e '\.crashlog$' -e '^installation-id$')" = "" ] ||
+        fail "left in the spool: $(ls -A "$SPOOL")"
+    "$CHECK" "$LOG" >"$WORK/check.out" 2>"$WORK/check.err" || fail "the reader rejects the log"
+    cat "$WORK/check.out" | grep -v -e '^tframe' -e '^frame' | head -40
+    has() { grep -qxF "$1" "$WORK/check.out" || fail "the log lacks '$1'"; }
+    has "signal 11 SIGSEGV"
+    has "code 1"        # SEGV_MAPERR
+    has "address 0x0"
+    has "app coreapp"
+    has "version 1.2"
+    has "arch x86-64"
+    has "exe $VICTIM"
+    has "other CRASH_SOURCE core"
+    has "reg rip $GDB_RIP"
+    has "reg rsp $GDB_RSP"
+    id=$(awk '$1 == "crash_id" {print $2}' "$WORK/check.out")
+    [ "$LOG" = "$SPOOL/$id.crashlog" ] || fail "log named $LOG, crash id $id"
+    echo "$id" | grep -Eq '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' ||
+        fail "crash id $id is not a version-4 UUID"
+    has "install_id $(head -c 36 "$SPOOL/installation-id")"
+    # The crashing thread is gdb's "Thread 1", the process itself.
+    pid=$(awk '$1 == "pid" {print $2}' "$WORK/check.out")
+    has "crash_thread $pid"
+    # The crashing thread: the fault, then the chain down to main.
+    [ "$(awk '$1 == "frame" {print $2; exit}' "$WORK/check.out")" = "$GDB_RIP" ] ||
+        fail "the first frame is not the faulting pc $GDB_RIP"
+    names_of frame >"$WORK/names"
+    echo "crashing thread: $(tr '\n' ' ' <"$WORK/names")"
+    [ "$(grep -v '^-$' "$WORK/names" | head -4 | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
+        fail "crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
+    [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
+        fail "frames before main in other objects"
+    # Past main: the C library's start-up, as libfaultline's log has it.
+    [ "$(grep -c '^frame ' "$WORK/check.out")" -ge 6 ] || fail "the stack ends at main"
+    # The other thread, blocked in pause() under core_sleeper_wait.
+    [ "$(grep -c '^thread ' "$WORK/check.out")" = 1 ] || fail "not exactly one other thread"
+    names_of tframe >"$WORK/tnames"
+    echo "other thread: $(tr '\n' ' ' <"$WORK/tnames")"
+    [ "$(grep -v '^-$' "$WORK/tnames" | head -2 | tr '\n' ' ')" = "core_sleeper_wait core_sleeper " ] ||
+        fail "other thread's frames: $(tr '\n' ' ' <"$WORK/tnames")"
+    [ "$(head -1 "$WORK/tnames")" = - ] || fail "the other thread's top frame is not in libc (pause)"
+    # Raw stack from below rsp (the red zone), 32 KiB or up to the top.
+    read -r _ lo bytes < <(grep '^stack ' "$WORK/check.out") || fail "no STACK lines"
+    [ $((lo)) -le $((GDB_RSP)) ] && [ $((GDB_RSP - lo)) -le 192 ] || fail "stack starts at $lo, rsp $GDB_RSP"
+    # The main thread's stack top is near: at least a KiB of it, at most 32.
+    [ "$bytes" -ge 1024 ] && [ "$bytes" -le 32768 ] || fail "$bytes bytes of stack"
+    # Objects: the victim and libc with the build ids readelf reads.
+    for f in "$VICTIM" $(awk '$1 == "object" && $2 == "libc.so.6" {print $5}' "$WORK/check.out"); do
+        want=$(build_id_of "$f")
+        [ -n "$want" ] || fail "readelf shows no build id in $f"
+        awk -v p="$f" '$1 == "object" && $5 == p {print $4}' "$WORK/check.out" | grep -qx "$want" ||
+            fail "object $f: build id not $want"
+    done
+    grep -q '^object libc.so.6 ' "$WORK/check.out" || fail "no libc object"
+    # A second conversion: the same installation id, a new crash id.
+    "$FAULTLINE" core "$WORK/core" --spool "$SPOOL" >"$WORK/core2.path" 2>>"$WORK/core.err" || fail "second run"
+    [ "$(ls "$SPOOL"/*.crashlog | wc -l)" = 2 ] || fail "two conversions, not two logs"
+    "$CHECK" "$(cat "$WORK/core2.path")" >"$WORK/check2.out" || fail "second log rejected"
+    grep -qxF "install_id $(head -c 36 "$SPOOL/installation-id")" "$WORK/check2.out" || fail "install id changed"
+    grep -qx "app $(basename "$VICTIM")" "$WORK/check2.out" || fail "default app name is not the executable's"
+    # -o FILE and standard output: the same log but for the crash id.
+    "$FAULTLINE" core "$WORK/core" -o "$WORK/o.crashlog" >/dev/null || fail "-o FILE"
+    "$FAULTLINE" core "$WORK/core" -o - >"$WORK/stdout.crashlog" || fail "-o -"
+    diff <(grep -v -e '^CRASH_ID' -e '^CRASH_TIME' "$WORK/o.crashlog") \
+        <(grep -v -e '^CRASH_ID' -e '^CRASH_TIME' "$WORK/stdout.crashlog") >/dev/null ||
+        fail "-o FILE and -o - differ"
+    ;;
+errors)
+    SPOOL=$WORK/spool
+    mkdir -p "$SPOOL"
+    head -c 65536 /dev/urandom >"$WORK/garbage"
+    printf '\177ELF' >"$WORK/elfish"
+    make_core
+    size=$(stat -c %s "$WORK/core")
+    head -c $((size / 2)) "$WORK/core" >"$WORK/truncated"
+    # The same core with another machine (EM_RISCV, 243) in e_machine.
+    cp "$WORK/core" "$WORK/riscv"
+    printf '\363\000' | dd of="$WORK/riscv" bs=1 seek=18 conv=notrunc 2>/dev/null
+    : >"$WORK/empty"
+    check_err() { # FILE WANT: exit 1, WANT in the message, nothing written
+        "$FAULTLINE" core "$WORK/$1" --spool "$SPOOL" >"$WORK/core.path" 2>"$WORK/err"
+        local rc=$?
+        [ $rc = 1 ] || fail "$1: exit $rc, want 1"
+        grep -q "$WORK/$1: $2" "$WORK/err" || fail "$1: message '$(cat "$WORK/err")', want '$2'"
+        [ ! -s "$WORK/core.path" ] || fail "$1: printed a log path"
+        [ "$(ls -A "$SPOOL" | grep -v '^installation-id$')" = "" ] || fail "$1: left $(ls -A "$SPOOL")"
+        "$FAULTLINE" core "$WORK/$1" -o "$WORK/o.log" 2>/dev/null && fail "$1: -o succeeded"
+        [ "$(ls "$WORK" | grep '^o\.log')" = "" ] || fail "$1: -o left $(ls "$WORK" | grep '^o\.log')"
+        echo "ok: $1 -> $(cat "$WORK/err")"
+    }
+    check_err garbage "not an ELF core file"
+    check_err elfish "not an ELF core file"
+    check_err empty "not an ELF core file"
+    check_err truncated "truncated core file"
+    check_err riscv "core of an architecture this build cannot read"
+    cp "$VICTIM" "$WORK/program"
+    check_err program "not an ELF core file"
+    check_err nonexistent "cannot read the file"
+    "$FAULTLINE" core >/dev/null 2>&1; [ $? = 64 ] || fail "no argument: not exit 64"
+    "$FAULTLINE" core a b >/dev/null 2>&1; [ $? = 64 ] || fail "two cores: not exit 64"
+    "$FAULTLINE" core "$WORK/core" --spool "$SPOOL" -o x >/dev/null 2>&1
+    [ $? = 64 ] || fail "--spool with -o: not exit 64"
+    ;;
+e2e)
+    make_core
+    "$FAULTLINE" core "$WORK/core" --spool "$WORK/spool" --app coreapp --app-version 1.0 \
+        >"$WORK/core.path" 2>"$WORK/core.err" || fail "faultline core exit $?"
+    # The same crash caught by libfaultline, preloaded into the same program.
+    # In the ASan build the preload library needs the ASan runtime first.
+    pre=$PRELOAD
+    if [ "${FAULTLINE_SANITIZE:-OFF}" = ON ]; then
+        pre="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so) $PRELOAD"
+        export ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0:verify_asan_link_order=0
+    fi
+    LD_PRELOAD=$pre FAULTLINE_SPOOL=$WORK/lfspool FAULTLINE_APP=coreapp FAULTLINE_VERSION=1.0 \
+        "$VICTIM" 2>"$WORK/victim.err"
+    rc=$?
+    [ $rc = 139 ] || fail "preloaded victim exit $rc, want 139 (SIGSEGV)"
+    LF=$(ls "$WORK"/lfspool/*.crashlog 2>/dev/null | head -1)
+    [ -n "$LF" ] || fail "libfaultline wrote no log"
+    FL=$FAULTLINE work=$WORK ADMIN=core-admin-$$ KEY=core-key-$$
+    . "$(dirname "$0")/../lib/server.sh"
+    export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+    start "$WORK/data"
+    "$FAULTLINE" submit "$(cat "$WORK/core.path")" --server "$(url /api/v1/crashes)" --key "$KEY" \
+        >"$WORK/submit.out" 2>"$WORK/submit.err" || fail "submit of the converted log"
+    got=$(wait_counts coreapp 1)
+    [ "$got" = 1 ] || fail "converted log: group counts '$got', want '1'"
+    "$FAULTLINE" submit "$LF" --server "$(url /api/v1/crashes)" --key "$KEY" \
+        >>"$WORK/submit.out" 2>>"$WORK/submit.err" || fail "submit of libfaultline's log"
+    got=$(wait_counts coreapp 2)
+    [ "$got" = 2 ] || fail "both logs: group counts '$got', want '2' (one group)"
+    api "/api/v1/groups?app=coreapp" >"$WORK/groups.json" || fail "groups"
+    python3 - "$WORK/groups.json" <<'PY' || fail "the group"
+import json, sys
+g = json.load(open(sys.argv[1]))["groups"]
+assert len(g) == 1, g
+sig = g[0]["signature"]
+print("signature:", sig)
+# Symbolicated, from the crashing function down.
+assert sig.index("core_inner") < sig.index("core_middle") < sig.index("core_outer"), sig
+PY
+    # The converted crash says where it came from.
+    id=$(basename "$(cat "$WORK/core.path")" .crashlog)
+    wait_processed "$id" "$WORK/crash.json"
+    python3 - "$WORK/crash.json" <<'PY' || fail "CRASH_SOURCE in the API"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["metadata"]["other"].get("CRASH_SOURCE") == "core", c["metadata"]["other"]
+PY
+    ;;
+*) fail "unknown case" ;;
+esac
+echo "PASS core_$CASE"
