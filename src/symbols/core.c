@@ -421,20 +421,41 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     return f->n < FL_CORE_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-static int unwind_threads(core_ctx *c)
+/* One thread libdwfl found in the core: unwind it into the core_thread
+ * of the same id. */
+static int thread_cb(Dwfl_Thread *thread, void *arg)
 {
+    core_ctx *c = arg;
+    pid_t tid = dwfl_thread_tid(thread);
     for (size_t i = 0; i < c->nthreads; i++) {
         core_thread *t = &c->threads[i];
+        if (t->tid != (uint64_t)tid || t->frames)
+            continue;
         frames_acc f = {malloc(FL_CORE_MAX_FRAMES * sizeof(uint64_t)), 0};
         if (!f.pcs)
-            return fail(c, FL_CORE_EIO, "out of memory");
-        /* The walk ends with an error at the outermost frame (or where CFI
-         * is missing): the frames before it are the stack. */
-        dwfl_getthread_frames(c->dwfl, (pid_t)t->tid, frame_cb, &f);
-        if (f.n == 0) /* not even the pc: take it from the registers */
-            f.pcs[f.n++] = t->regs[c->arch->index[c->arch->n - 1]];
+            return DWARF_CB_ABORT;
+        /* The walk ends with an error at the outermost frame (or where
+         * CFI is missing): the frames before it are the stack. */
+        dwfl_thread_getframes(thread, frame_cb, &f);
         t->frames = f.pcs;
         t->nframes = f.n;
+        break;
+    }
+    return DWARF_CB_OK;
+}
+
+static int unwind_threads(core_ctx *c)
+{
+    /* All threads in one pass: dwfl_getthread_frames() per thread walks
+     * the notes from the start each time, and libdw 0.188 leaks the state
+     * of every thread it passes on the way. */
+    dwfl_getthreads(c->dwfl, thread_cb, c);
+    for (size_t i = 0; i < c->nthreads; i++) {
+        core_thread *t = &c->threads[i];
+        if (!t->frames && !(t->frames = malloc(sizeof(uint64_t))))
+            return fail(c, FL_CORE_EIO, "out of memory");
+        if (t->nframes == 0) /* not even the pc: take it from the registers */
+            t->frames[t->nframes++] = t->regs[c->arch->index[c->arch->n - 1]];
     }
     return FL_CORE_OK;
 }

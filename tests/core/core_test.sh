@@ -36,6 +36,9 @@ command -v gdb >/dev/null || fail "gdb is not installed (scripts/deps.sh install
 unset DEBUGINFOD_URLS FAULTLINE_URL FAULTLINE_REPORTER
 export ASAN_OPTIONS=detect_leaks=0
 
+# fl_core ARGS: faultline core, with leak checks in the ASan build.
+fl_core() { ASAN_OPTIONS=detect_leaks=1 "$FAULTLINE" core "$@"; }
+
 # make_core: $WORK/core and GDB_RIP / GDB_RSP at the fault.
 make_core() {
     (cd "$WORK" && timeout 120 gdb -batch -nx -iex "set debuginfod enabled off" \
@@ -76,7 +79,7 @@ case $CASE in
 convert)
     make_core
     SPOOL=$WORK/spool
-    "$FAULTLINE" core "$WORK/core" --spool "$SPOOL" --app coreapp --app-version 1.2 \
+    fl_core "$WORK/core" --spool "$SPOOL" --app coreapp --app-version 1.2 \
         >"$WORK/core.path" 2>"$WORK/core.err" || fail "faultline core exit $?"
     LOG=$(cat "$WORK/core.path")
     [ -f "$LOG" ] || fail "printed '$LOG', not a file"
@@ -136,14 +139,14 @@ convert)
     done
     grep -q '^object libc.so.6 ' "$WORK/check.out" || fail "no libc object"
     # A second conversion: the same installation id, a new crash id.
-    "$FAULTLINE" core "$WORK/core" --spool "$SPOOL" >"$WORK/core2.path" 2>>"$WORK/core.err" || fail "second run"
+    fl_core "$WORK/core" --spool "$SPOOL" >"$WORK/core2.path" 2>>"$WORK/core.err" || fail "second run"
     [ "$(ls "$SPOOL"/*.crashlog | wc -l)" = 2 ] || fail "two conversions, not two logs"
     "$CHECK" "$(cat "$WORK/core2.path")" >"$WORK/check2.out" || fail "second log rejected"
     grep -qxF "install_id $(head -c 36 "$SPOOL/installation-id")" "$WORK/check2.out" || fail "install id changed"
     grep -qx "app $(basename "$VICTIM")" "$WORK/check2.out" || fail "default app name is not the executable's"
     # -o FILE and standard output: the same log but for the crash id.
-    "$FAULTLINE" core "$WORK/core" -o "$WORK/o.crashlog" >/dev/null || fail "-o FILE"
-    "$FAULTLINE" core "$WORK/core" -o - >"$WORK/stdout.crashlog" || fail "-o -"
+    fl_core "$WORK/core" -o "$WORK/o.crashlog" >/dev/null || fail "-o FILE"
+    fl_core "$WORK/core" -o - >"$WORK/stdout.crashlog" || fail "-o -"
     diff <(grep -v -e '^CRASH_ID' -e '^CRASH_TIME' "$WORK/o.crashlog") \
         <(grep -v -e '^CRASH_ID' -e '^CRASH_TIME' "$WORK/stdout.crashlog") >/dev/null ||
         fail "-o FILE and -o - differ"
@@ -161,13 +164,13 @@ errors)
     printf '\363\000' | dd of="$WORK/riscv" bs=1 seek=18 conv=notrunc 2>/dev/null
     : >"$WORK/empty"
     check_err() { # FILE WANT: exit 1, WANT in the message, nothing written
-        "$FAULTLINE" core "$WORK/$1" --spool "$SPOOL" >"$WORK/core.path" 2>"$WORK/err"
+        fl_core "$WORK/$1" --spool "$SPOOL" >"$WORK/core.path" 2>"$WORK/err"
         local rc=$?
         [ $rc = 1 ] || fail "$1: exit $rc, want 1"
         grep -q "$WORK/$1: $2" "$WORK/err" || fail "$1: message '$(cat "$WORK/err")', want '$2'"
         [ ! -s "$WORK/core.path" ] || fail "$1: printed a log path"
         [ "$(ls -A "$SPOOL" | grep -v '^installation-id$')" = "" ] || fail "$1: left $(ls -A "$SPOOL")"
-        "$FAULTLINE" core "$WORK/$1" -o "$WORK/o.log" 2>/dev/null && fail "$1: -o succeeded"
+        fl_core "$WORK/$1" -o "$WORK/o.log" 2>/dev/null && fail "$1: -o succeeded"
         [ "$(ls "$WORK" | grep '^o\.log')" = "" ] || fail "$1: -o left $(ls "$WORK" | grep '^o\.log')"
         echo "ok: $1 -> $(cat "$WORK/err")"
     }
@@ -179,14 +182,14 @@ errors)
     cp "$VICTIM" "$WORK/program"
     check_err program "not an ELF core file"
     check_err nonexistent "cannot read the file"
-    "$FAULTLINE" core >/dev/null 2>&1; [ $? = 64 ] || fail "no argument: not exit 64"
-    "$FAULTLINE" core a b >/dev/null 2>&1; [ $? = 64 ] || fail "two cores: not exit 64"
-    "$FAULTLINE" core "$WORK/core" --spool "$SPOOL" -o x >/dev/null 2>&1
+    fl_core >/dev/null 2>&1; [ $? = 64 ] || fail "no argument: not exit 64"
+    fl_core a b >/dev/null 2>&1; [ $? = 64 ] || fail "two cores: not exit 64"
+    fl_core "$WORK/core" --spool "$SPOOL" -o x >/dev/null 2>&1
     [ $? = 64 ] || fail "--spool with -o: not exit 64"
     ;;
 e2e)
     make_core
-    "$FAULTLINE" core "$WORK/core" --spool "$WORK/spool" --app coreapp --app-version 1.0 \
+    fl_core "$WORK/core" --spool "$WORK/spool" --app coreapp --app-version 1.0 \
         >"$WORK/core.path" 2>"$WORK/core.err" || fail "faultline core exit $?"
     # The same crash caught by libfaultline, preloaded into the same program.
     # In the ASan build the preload library needs the ASan runtime first.
