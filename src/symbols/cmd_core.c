@@ -7,9 +7,11 @@
  * "<crash id>.crashlog", so faultline-report never sees half a log.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,8 @@ static void usage(FILE *f)
 {
     fputs("usage: faultline core CORE [--exe PATH] [--app NAME] [--app-version V]\n"
           "                      [--spool DIR | -o FILE]\n"
+          "       faultline core --from-kernel --spool DIR [--app NAME] [--app-version V]\n"
+          "                      [--max-core-mb N] PID TID SIGNAL TIME COMM\n"
           "\n"
           "Turns an ELF core file (x86-64 or aarch64) of a crashed program into a Faultline\n"
           "crash log, so that crashes of programs without libfaultline reach the same\n"
@@ -40,9 +44,21 @@ static void usage(FILE *f)
           "                     $FAULTLINE_SPOOL, else $XDG_STATE_HOME/faultline, else\n"
           "                     $HOME/.local/state/faultline)\n"
           "  -o FILE            write the log to FILE instead ('-': standard output)\n"
+          "  --from-kernel      be the kernel's core_pattern program: the core comes on\n"
+          "                     standard input, the operands are core_pattern's\n"
+          "                     %P %i %s %t %e; the program's path and thread names are\n"
+          "                     read from /proc/PID first; the core is kept under DIR\n"
+          "                     until converted.  A process that maps libfaultline is\n"
+          "                     skipped (it logged its crash itself).  Install with\n"
+          "                     echo '|/usr/local/bin/faultline core --from-kernel --spool\n"
+          "                     /var/spool/faultline %P %i %s %t %e' >\n"
+          "                     /proc/sys/kernel/core_pattern\n"
+          "  --max-core-mb N    with --from-kernel, refuse a core larger than N MiB\n"
+          "                     (default 2048)\n"
           "The path of the log written goes to standard output.\n"
-          "Exit: 0 done; 1 not a core, a truncated core, another architecture, no threads,\n"
-          "or the log could not be written (nothing is left behind); 64 usage.\n",
+          "Exit: 0 done (or skipped); 1 not a core, a truncated core, another architecture,\n"
+          "no threads, a core over --max-core-mb, or the log could not be written (nothing\n"
+          "is left behind); 64 usage.\n",
           f);
 }
 
@@ -125,77 +141,20 @@ static int install_id(const char *spool, char id[40], char *why, size_t whycap)
     return -1;
 }
 
-int fl_cmd_core(int argc, char **argv)
+/* Writes the log of `core` into `spool` (as <crash id>.crashlog, with the
+ * spool's installation id) or to `output` ("-": stdout), by way of a
+ * temporary file renamed when whole; prints its path.  Returns an exit
+ * status, the reason on stderr. */
+static int convert(const char *core, fl_core_opts *opts, const char *spool, const char *output)
 {
-    enum { O_EXE = 256, O_APP, O_VER, O_SPOOL };
-    static const struct option lopts[] = {
-        {"exe", required_argument, NULL, O_EXE},
-        {"app", required_argument, NULL, O_APP},
-        {"app-version", required_argument, NULL, O_VER},
-        {"spool", required_argument, NULL, O_SPOOL},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    fl_core_opts opts = {.crash_time = -1};
-    const char *spool = NULL, *output = NULL;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:h", lopts, NULL)) != -1) {
-        switch (c) {
-        case O_EXE:
-            opts.exe = optarg;
-            break;
-        case O_APP:
-            opts.app = optarg;
-            break;
-        case O_VER:
-            opts.app_version = optarg;
-            break;
-        case O_SPOOL:
-            spool = optarg;
-            break;
-        case 'o':
-            output = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return FL_EXIT_OK;
-        case ':':
-            fprintf(stderr, "faultline core: %s needs a value; see faultline core --help\n",
-                    argv[optind - 1]);
-            return FL_EXIT_USAGE;
-        default:
-            fprintf(stderr, "faultline core: unknown option '%s'; see faultline core --help\n",
-                    argv[optind - 1]);
-            return FL_EXIT_USAGE;
-        }
-    }
-    if (optind + 1 != argc) {
-        if (optind == argc)
-            fprintf(stderr, "faultline core: no core file given; see faultline core --help\n");
-        else
-            fprintf(stderr,
-                    "faultline core: one core file at a time (%d given); see faultline core "
-                    "--help\n",
-                    argc - optind);
-        return FL_EXIT_USAGE;
-    }
-    if (spool && output) {
-        fprintf(stderr, "faultline core: --spool and -o exclude each other; see faultline core "
-                        "--help\n");
-        return FL_EXIT_USAGE;
-    }
-    const char *core = argv[optind];
-    char err[512], why[512] = "", dir[4096], id[40], tmp[4200] = "", final[4200];
+    char err[512], why[512] = "", id[40], tmp[4200] = "", final[4200];
     fl_core_info info;
     FILE *out = NULL;
     int rc;
 
     if (output) {
         if (!strcmp(output, "-")) {
-            rc = fl_core_to_crashlog(core, &opts, stdout, &info, err, sizeof err);
+            rc = fl_core_to_crashlog(core, opts, stdout, &info, err, sizeof err);
             if (rc) {
                 fprintf(stderr, "faultline core: %s\n", err);
                 return FL_EXIT_ERROR;
@@ -207,22 +166,11 @@ int fl_cmd_core(int argc, char **argv)
         snprintf(final, sizeof final, "%s", output);
         snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", output);
     } else {
-        if (!spool) {
-            if (default_spool(dir, sizeof dir) != 0) {
-                fprintf(stderr, "faultline core: no spool (set FAULTLINE_SPOOL or use --spool)\n");
-                return FL_EXIT_USAGE;
-            }
-            spool = dir;
-        }
-        if (mkdirs(spool) != 0) {
-            fprintf(stderr, "faultline core: %s: %s\n", spool, strerror(errno));
-            return FL_EXIT_ERROR;
-        }
         if (install_id(spool, id, why, sizeof why) != 0) {
             fprintf(stderr, "faultline core: %s\n", why);
             return FL_EXIT_ERROR;
         }
-        opts.install_id = id;
+        opts->install_id = id;
         snprintf(tmp, sizeof tmp, "%s/.core.XXXXXX", spool);
     }
     int fd = mkstemp(tmp);
@@ -234,7 +182,7 @@ int fl_cmd_core(int argc, char **argv)
         }
         return FL_EXIT_ERROR;
     }
-    rc = fl_core_to_crashlog(core, &opts, out, &info, err, sizeof err);
+    rc = fl_core_to_crashlog(core, opts, out, &info, err, sizeof err);
     if (rc == FL_CORE_OK && (fflush(out) != 0 || fsync(fileno(out)) != 0)) {
         snprintf(err, sizeof err, "%.400s: %s", tmp, strerror(errno));
         rc = FL_CORE_EWRITE;
@@ -256,4 +204,297 @@ int fl_cmd_core(int argc, char **argv)
     }
     printf("%s\n", final);
     return FL_EXIT_OK;
+}
+
+/* ---- --from-kernel: the core_pattern pipe ---- */
+
+/* The kernel starts a core_pattern program with the core on fd 0 and
+ * may leave 1 and 2 closed; a file opened later would take their number
+ * and receive what is printed.  /dev/null holds them. */
+static void hold_std_fds(void)
+{
+    for (int fd = 1; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0) {
+            int n = open("/dev/null", O_RDWR | O_CLOEXEC);
+            if (n >= 0 && n != fd) {
+                dup2(n, fd);
+                close(n);
+            }
+        }
+}
+
+/* Whether the process maps libfaultline: then its own handler logged the
+ * crash before the default action dumped the core, and a second log of it
+ * would count it twice. */
+static bool runs_libfaultline(const char *proc)
+{
+    char path[128], line[4096];
+    snprintf(path, sizeof path, "%s/maps", proc);
+    FILE *f = fopen(path, "r");
+    bool found = false;
+    if (!f)
+        return false;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, "/libfaultline") != NULL;
+    fclose(f);
+    return found;
+}
+
+/* The names of the process's threads, while it is still there. */
+static size_t thread_names(const char *proc, fl_core_thread_name *out, size_t cap)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/task", proc);
+    DIR *d = opendir(path);
+    size_t n = 0;
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while (n < cap && (e = readdir(d))) {
+        char *end;
+        unsigned long tid = strtoul(e->d_name, &end, 10);
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || *end)
+            continue;
+        snprintf(path, sizeof path, "%s/task/%lu/comm", proc, tid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(out[n].name, sizeof out[n].name, f)) {
+            out[n].name[strcspn(out[n].name, "\n")] = '\0';
+            out[n].tid = tid;
+            n++;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Copies standard input into the spool under a dot-name (the reporter
+ * reads only *.crashlog), at most max bytes.  Returns 0, or -1 with the
+ * reason in why and nothing left behind. */
+static int save_stdin(const char *spool, long pid, uint64_t max, char *path, size_t cap, char *why,
+                      size_t whycap)
+{
+    snprintf(path, cap, "%s/.core-%ld.XXXXXX", spool, pid);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        snprintf(why, whycap, "%.400s: %s", path, strerror(errno));
+        return -1;
+    }
+    static char buf[1 << 16];
+    uint64_t total = 0;
+    for (;;) {
+        ssize_t r = read(0, buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            snprintf(why, whycap, "reading the core: %s", strerror(errno));
+            break;
+        }
+        if (r == 0) {
+            if (total == 0) {
+                snprintf(why, whycap, "no core on standard input");
+                break;
+            }
+            close(fd);
+            return 0;
+        }
+        total += (uint64_t)r;
+        if (total > max) {
+            snprintf(why, whycap, "the core is larger than %" PRIu64 " MiB (--max-core-mb)",
+                     max >> 20);
+            break;
+        }
+        for (ssize_t o = 0; o < r;) {
+            ssize_t w = write(fd, buf + o, (size_t)(r - o));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0) {
+                snprintf(why, whycap, "%.400s: %s", path, strerror(errno));
+                close(fd);
+                unlink(path);
+                return -1;
+            }
+            o += w;
+        }
+    }
+    close(fd);
+    unlink(path);
+    return -1;
+}
+
+static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *spool,
+                       uint64_t max_bytes)
+{
+    /* %P %i %s %t %e: the pid and tid (in the initial pid namespace, as
+     * /proc here has them), the signal, the time, the command name (which
+     * may hold blanks: the rest of the line). */
+    if (argc < 5) {
+        fprintf(stderr,
+                "faultline core: --from-kernel wants %%P %%i %%s %%t %%e (%d given); see "
+                "faultline core --help\n",
+                argc);
+        return FL_EXIT_USAGE;
+    }
+    char *end;
+    long pid = strtol(argv[0], &end, 10);
+    long long when = strtoll(argv[3], &end, 10);
+    if (pid <= 0 || *end || when < 0) {
+        fprintf(stderr,
+                "faultline core: --from-kernel: '%s' or '%s' is not a pid and a time; see "
+                "faultline core --help\n",
+                argv[0], argv[3]);
+        return FL_EXIT_USAGE;
+    }
+    char comm[256] = "";
+    for (int i = 4; i < argc; i++) {
+        size_t n = strlen(comm);
+        snprintf(comm + n, sizeof comm - n, "%s%s", i > 4 ? " " : "", argv[i]);
+    }
+    hold_std_fds();
+
+    /* What only the living process tells, taken before its core is read:
+     * once the kernel has written all of it, the process may be gone. */
+    char proc[64], link[96], exe[4096];
+    snprintf(proc, sizeof proc, "/proc/%ld", pid);
+    if (runs_libfaultline(proc)) {
+        fprintf(stderr, "faultline core: process %ld runs libfaultline, which logged the crash\n",
+                pid);
+        return FL_EXIT_OK;
+    }
+    snprintf(link, sizeof link, "%s/exe", proc);
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    /* A program replaced while it ran: the path is still its name. */
+    size_t el = strlen(exe);
+    if (el > 10 && !strcmp(exe + el - 10, " (deleted)"))
+        exe[el - 10] = '\0';
+    if (!opts->exe && exe[0])
+        opts->exe = exe;
+    if (!opts->app)
+        opts->app = opts->exe ? NULL : comm;
+    static fl_core_thread_name names[FL_CORE_MAX_THREADS + 1];
+    opts->thread_names = names;
+    opts->nthread_names = thread_names(proc, names, sizeof names / sizeof names[0]);
+    opts->crash_time = when;
+
+    char core[4200], why[512];
+    if (save_stdin(spool, pid, max_bytes, core, sizeof core, why, sizeof why) != 0) {
+        fprintf(stderr, "faultline core: process %ld: %s\n", pid, why);
+        return FL_EXIT_ERROR;
+    }
+    int rc = convert(core, opts, spool, NULL);
+    unlink(core);
+    return rc;
+}
+
+int fl_cmd_core(int argc, char **argv)
+{
+    enum { O_EXE = 256, O_APP, O_VER, O_SPOOL, O_KERNEL, O_MAX };
+    static const struct option lopts[] = {
+        {"exe", required_argument, NULL, O_EXE},
+        {"app", required_argument, NULL, O_APP},
+        {"app-version", required_argument, NULL, O_VER},
+        {"spool", required_argument, NULL, O_SPOOL},
+        {"output", required_argument, NULL, 'o'},
+        {"from-kernel", no_argument, NULL, O_KERNEL},
+        {"max-core-mb", required_argument, NULL, O_MAX},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    fl_core_opts opts = {.crash_time = -1};
+    const char *spool = NULL, *output = NULL;
+    bool kernel = false;
+    uint64_t max_mb = 2048;
+    optind = 1;
+    opterr = 0;
+    int c;
+    /* With --from-kernel (written before the operands in a core_pattern
+     * line), options stop at the first operand ("+"), so that the command
+     * name the kernel passes last (%e) is never read as one. */
+    const char *optstring = ":o:h";
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--from-kernel"))
+            optstring = "+:o:h";
+    while ((c = getopt_long(argc, argv, optstring, lopts, NULL)) != -1) {
+        switch (c) {
+        case O_EXE:
+            opts.exe = optarg;
+            break;
+        case O_APP:
+            opts.app = optarg;
+            break;
+        case O_VER:
+            opts.app_version = optarg;
+            break;
+        case O_SPOOL:
+            spool = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case O_KERNEL:
+            kernel = true;
+            break;
+        case O_MAX: {
+            char *end;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (*end || v == 0 || v > (1ull << 20)) {
+                fprintf(stderr,
+                        "faultline core: --max-core-mb wants 1 to 1048576; see faultline core "
+                        "--help\n");
+                return FL_EXIT_USAGE;
+            }
+            max_mb = v;
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            return FL_EXIT_OK;
+        case ':':
+            fprintf(stderr, "faultline core: %s needs a value; see faultline core --help\n",
+                    argv[optind - 1]);
+            return FL_EXIT_USAGE;
+        default:
+            fprintf(stderr, "faultline core: unknown option '%s'; see faultline core --help\n",
+                    argv[optind - 1]);
+            return FL_EXIT_USAGE;
+        }
+    }
+    if (spool && output) {
+        fprintf(stderr, "faultline core: --spool and -o exclude each other; see faultline core "
+                        "--help\n");
+        return FL_EXIT_USAGE;
+    }
+    if (kernel && !spool) {
+        fprintf(stderr, "faultline core: --from-kernel needs --spool DIR; see faultline core "
+                        "--help\n");
+        return FL_EXIT_USAGE;
+    }
+    if (!kernel && optind + 1 != argc) {
+        if (optind == argc)
+            fprintf(stderr, "faultline core: no core file given; see faultline core --help\n");
+        else
+            fprintf(stderr,
+                    "faultline core: one core file at a time (%d given); see faultline core "
+                    "--help\n",
+                    argc - optind);
+        return FL_EXIT_USAGE;
+    }
+    char dir[4096];
+    if (!output && !spool) {
+        if (default_spool(dir, sizeof dir) != 0) {
+            fprintf(stderr, "faultline core: no spool (set FAULTLINE_SPOOL or use --spool)\n");
+            return FL_EXIT_USAGE;
+        }
+        spool = dir;
+    }
+    if (spool && mkdirs(spool) != 0) {
+        fprintf(stderr, "faultline core: %s: %s\n", spool, strerror(errno));
+        return FL_EXIT_ERROR;
+    }
+    if (kernel)
+        return from_kernel(argc - optind, argv + optind, &opts, spool, max_mb << 20);
+    return convert(argv[optind], &opts, spool, output);
 }

@@ -603,6 +603,16 @@ static bool raw_stack(core_ctx *c, FILE *out, uint64_t sp)
     return true;
 }
 
+/* A thread's name: the caller's (from /proc), else the core's command
+ * name for the main thread, else NULL. */
+static const char *thread_name(const core_ctx *c, uint64_t tid)
+{
+    for (size_t i = 0; i < c->opts->nthread_names; i++)
+        if (c->opts->thread_names[i].tid == tid)
+            return c->opts->thread_names[i].name;
+    return c->have_psinfo && tid == c->pid ? c->fname : NULL;
+}
+
 static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
 {
     const fl_core_opts *o = c->opts;
@@ -666,8 +676,8 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
         !kv_str(out, "CRASH_SOURCE", o->source ? o->source : "core"))
         return false;
     /* The core names the process's command (its main thread's), not each
-     * thread's: a name for the crashing thread only when it is the main one. */
-    if (c->have_psinfo && t0->tid == c->pid && !kv_str(out, "CRASH_THREAD_NAME", c->fname))
+     * thread's: the others' names only come from the caller. */
+    if (!kv_str(out, "CRASH_THREAD_NAME", thread_name(c, t0->tid)))
         return false;
     if (!kv_str(out, "CRASH_SIGNAL_NAME", signal_name(sig)) || !kv_i64(out, "CRASH_CODE", code))
         return false;
@@ -729,9 +739,10 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
         fl_line l;
         fl_line_start(&l, "THREAD");
         fl_line_u64(&l, t->tid);
-        if (c->have_psinfo && t->tid == c->pid) {
+        const char *name = thread_name(c, t->tid);
+        if (name && *name) {
             fl_line_char(&l, ' ');
-            fl_line_str(&l, c->fname);
+            fl_line_str(&l, name);
         }
         if (!emit(out, &l))
             return false;

@@ -47,6 +47,13 @@ const char *fl_core_strerror(int code);
 #define FL_CORE_MAX_FRAMES 256
 #define FL_CORE_MAX_THREADS 256
 
+/* A thread's name, taken from /proc while the process was still there
+ * (the core keeps only the process's command name). */
+typedef struct fl_core_thread_name {
+    uint64_t tid;
+    char name[32];
+} fl_core_thread_name;
+
 typedef struct fl_core_opts {
     const char *exe;         /* the crashed program's file; NULL: found from the core */
     const char *app;         /* APPLICATION_NAME; NULL: the executable's file name */
@@ -55,6 +62,11 @@ typedef struct fl_core_opts {
     const char *crash_id;    /* CRASH_ID; NULL: a fresh version-4 UUID */
     int64_t crash_time;      /* CRASH_TIME, seconds since the epoch; < 0: the core's mtime */
     const char *source;      /* CRASH_SOURCE value; NULL: "core" */
+    /* Thread names by the core's thread ids (borrowed; may be NULL): for
+     * CRASH_THREAD_NAME and THREAD lines.  Without one, only the main
+     * thread is named, with the core's command name. */
+    const fl_core_thread_name *thread_names;
+    size_t nthread_names;
 } fl_core_opts;
 
 /* Facts about the written log, for the caller to name the file or say. */

@@ -9,7 +9,8 @@
  *   frame HEX               (CALLSTACK, innermost first)
  *   object NAME BIAS BUILD_ID PATH   (BIAS "-" when absent, "-" for absent strings)
  *   stack FIRST_ADDR BYTES  (the STACK chunks: the lowest address, their total)
- *   thread TID / tframe HEX (other threads and their frames)
+ *   thread TID NAME / tframe HEX   (other threads and their frames)
+ *   time N / thread_name NAME       (CRASH_TIME, CRASH_THREAD_NAME)
  *   other KEY VALUE         (fields the reader keeps as unknown)
  * Exit 1 when the reader rejects the log (its message on stderr).
  */
@@ -44,6 +45,9 @@ int main(int argc, char **argv)
         printf("pid %" PRIu64 "\n", log->pid);
     if (log->has_crash_tid)
         printf("crash_thread %" PRIu64 "\n", log->crash_tid);
+    if (log->has_crash_time)
+        printf("time %" PRId64 "\n", log->crash_time);
+    printf("thread_name %s\n", s(log->crash_thread_name));
     printf("app %s\nversion %s\narch %s\ncrash_id %s\ninstall_id %s\nexe %s\n", s(log->app_name),
            s(log->app_version), s(log->cpuarch), s(log->crash_id), s(log->install_id),
            s(log->executable));
@@ -70,7 +74,7 @@ int main(int argc, char **argv)
         printf("stack 0x%" PRIx64 " %zu\n", lo, total);
     }
     for (size_t i = 0; i < log->nthreads; i++) {
-        printf("thread %" PRIu64 "\n", log->threads[i].tid);
+        printf("thread %" PRIu64 " %s\n", log->threads[i].tid, s(log->threads[i].name));
         for (size_t k = 0; k < log->threads[i].nframes; k++)
             printf("tframe 0x%" PRIx64 "\n", log->threads[i].frames[k]);
     }

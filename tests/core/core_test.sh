@@ -13,6 +13,14 @@
 #            architecture: exit 1, a message naming the file, no log left
 #   e2e      the converted log and the same crash caught by the preloaded
 #            libfaultline, submitted to a real `faultline serve`: one group
+#   from_stdin  --from-kernel without the kernel: gdb holds the process at
+#            its fault while the core goes in on stdin, as the kernel's
+#            pipe does: executable and thread names from /proc, %t as the
+#            time; a core over --max-core-mb, garbage, nothing: exit 1,
+#            nothing left; a process running libfaultline: skipped
+#   kernel   the real thing: core_pattern set to `|faultline core
+#            --from-kernel ...` (saved and restored; RUN_SERIAL; skipped
+#            where it is not writable), the program crashes by itself
 # Environment (from CMake): FAULTLINE VICTIM CHECK PRELOAD.
 set -u
 CASE=${1:?case}
@@ -54,16 +62,16 @@ make_core() {
 # name_of OBJ ADDR: the function faultline symbolicate gives ADDR in OBJ.
 name_of() { "$FAULTLINE" symbolicate --obj "$1" "$2" | head -1; }
 
-# names_of FIELD: the function names of the victim's frames of the
+# names_of FIELD [CHECK_OUT]: the function names of the victim's frames of the
 # crashing thread (FIELD frame) or of the other thread (tframe), in
 # order; frames in other objects print as "-".  Return addresses (all but
 # the crashing thread's first frame) are looked up at pc - 1.
 names_of() {
-    local field=$1 bias first=1 pc lo hi
-    bias=$(awk -v exe="$VICTIM" '$1 == "object" && $5 == exe {print $3}' "$WORK/check.out")
+    local field=$1 bias first=1 pc
+    local out=${2:-$WORK/check.out}
+    bias=$(awk -v exe="$VICTIM" '$1 == "object" && $5 == exe {print $3}' "$out")
     [ -n "$bias" ] || fail "no object with the victim's path"
-    lo=$(awk -v exe="$VICTIM" '$1 == "object" && $5 == exe {print $3}' "$WORK/check.out")
-    for pc in $(awk -v f="$field" '$1 == f {print $2}' "$WORK/check.out"); do
+    for pc in $(awk -v f="$field" '$1 == f {print $2}' "$out"); do
         local a=$((pc - bias))
         [ "$field" = tframe ] || [ $first = 0 ] && a=$((a - 1))
         first=0
@@ -234,6 +242,136 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 assert c["metadata"]["other"].get("CRASH_SOURCE") == "core", c["metadata"]["other"]
 PY
+    ;;
+from_stdin)
+    SPOOL=$WORK/spool
+    # gdb stops the program at its fault and writes its core; then, with
+    # the process still there as the kernel keeps it, the core goes to
+    # --from-kernel on stdin.  In gdb's shell, $PPID is gdb: its child is
+    # the program.
+    (cd "$WORK" && timeout 120 gdb -batch -nx -iex "set debuginfod enabled off" \
+        -ex "set pagination off" -ex run -ex "gcore $WORK/core" \
+        -ex "shell pid=\$(pgrep -P \$PPID -x core_victim); echo \$pid >$WORK/pid; $FAULTLINE core --from-kernel --spool $SPOOL --app-version 3 \$pid \$pid 11 1700000000 core victim <$WORK/core >$WORK/core.path 2>$WORK/core.err; echo \$? >$WORK/rc" \
+        --args "$VICTIM") >"$WORK/gdb.txt" 2>&1
+    [ "$(cat "$WORK/rc" 2>/dev/null)" = 0 ] || fail "faultline core --from-kernel exit $(cat "$WORK/rc" 2>/dev/null)"
+    pid=$(cat "$WORK/pid")
+    LOG=$(cat "$WORK/core.path")
+    case $LOG in "$SPOOL"/*.crashlog) ;; *) fail "log '$LOG' not in the spool" ;; esac
+    [ "$(ls -A "$SPOOL" | grep -v -e '\.crashlog$' -e '^installation-id$')" = "" ] ||
+        fail "left in the spool: $(ls -A "$SPOOL")"
+    "$CHECK" "$LOG" >"$WORK/check.out" 2>"$WORK/check.err" || fail "the reader rejects the log"
+    has() { grep -qxF "$1" "$WORK/check.out" || fail "the log lacks '$1'"; }
+    has "exe $VICTIM"            # /proc/PID/exe
+    has "app $(basename "$VICTIM")"
+    has "version 3"
+    has "time 1700000000"        # %t
+    has "pid $pid"
+    has "thread_name core_victim"
+    grep -q '^thread [0-9]* sleeper$' "$WORK/check.out" || fail "the other thread's name is not 'sleeper'"
+    has "signal 11 SIGSEGV"
+    names_of frame >"$WORK/names"
+    [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
+        fail "crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
+    # Refused: a core over the bound, garbage, nothing; nothing left behind.
+    kernel_err() { # WANT INPUT [options...]
+        local want=$1 input=$2
+        shift 2
+        fl_core --from-kernel --spool "$SPOOL" "$@" $$ $$ 11 1700000000 bash <"$input" \
+            >"$WORK/out2" 2>"$WORK/err"
+        local rc=$?
+        [ $rc = 1 ] || fail "--from-kernel ($want): exit $rc, want 1"
+        grep -q "$want" "$WORK/err" || fail "--from-kernel: '$(cat "$WORK/err")', want '$want'"
+        [ "$(ls -A "$SPOOL" | grep -v -e '^installation-id$' | grep -vxF "$(basename "$LOG")")" = "" ] ||
+            fail "--from-kernel ($want) left $(ls -A "$SPOOL")"
+        echo "ok: $(cat "$WORK/err")"
+    }
+    kernel_err "larger than 1 MiB" "$WORK/core" --max-core-mb 1
+    head -c 65536 /dev/urandom >"$WORK/garbage"
+    kernel_err "not an ELF core file" "$WORK/garbage"
+    kernel_err "no core on standard input" /dev/null
+    # A process that runs libfaultline logged its crash itself: skipped.
+    pre=$PRELOAD
+    if [ "${FAULTLINE_SANITIZE:-OFF}" = ON ]; then
+        pre="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so) $PRELOAD"
+        export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+    fi
+    LD_PRELOAD=$pre FAULTLINE_SPOOL=$WORK/lfspool sleep 60 &
+    spid=$!
+    for _ in $(seq 50); do grep -q libfaultline "/proc/$spid/maps" 2>/dev/null && break; sleep 0.1; done
+    fl_core --from-kernel --spool "$SPOOL" $spid $spid 11 1700000000 sleep <"$WORK/core" \
+        >"$WORK/out2" 2>"$WORK/err"
+    rc=$?
+    kill $spid; wait $spid 2>/dev/null
+    [ $rc = 0 ] || fail "libfaultline process: exit $rc, want 0"
+    grep -q "runs libfaultline" "$WORK/err" || fail "libfaultline process: '$(cat "$WORK/err")'"
+    [ "$(ls "$SPOOL"/*.crashlog | wc -l)" = 1 ] || fail "a log for a process running libfaultline"
+    # Usage.
+    fl_core --from-kernel $$ 1 2 3 x </dev/null >/dev/null 2>&1
+    [ $? = 64 ] || fail "--from-kernel without --spool: not 64"
+    fl_core --from-kernel --spool "$SPOOL" $$ 1 2 </dev/null >/dev/null 2>&1
+    [ $? = 64 ] || fail "--from-kernel with 3 operands: not 64"
+    ;;
+kernel)
+    PAT=/proc/sys/kernel/core_pattern
+    old=$(cat "$PAT")
+    # Writable for real (root, and /proc/sys not read-only): write back
+    # what is there.
+    if [ ! -w "$PAT" ] || ! printf '%s\n' "$old" >"$PAT" 2>/dev/null; then
+        echo "SKIP: $PAT is not writable here (needs root outside a read-only /proc/sys)"
+        exit 77
+    fi
+    LIM=/proc/sys/kernel/core_pipe_limit
+    oldlim=$(cat "$LIM")
+    restore() { printf '%s\n' "$old" >"$PAT"; printf '%s\n' "$oldlim" >"$LIM"; }
+    trap 'restore; cleanup' EXIT
+    # Non-zero: the kernel reaps a crashed process only once its
+    # core_pattern program has exited, so the log is there when `wait`
+    # returns.
+    printf '4\n' >"$LIM" || fail "cannot set $LIM"
+    SPOOL=$WORK/k
+    mkdir -p "$SPOOL"
+    line="|$FAULTLINE core --from-kernel --spool $SPOOL %P %i %s %t %e"
+    # The kernel keeps 127 bytes of the pattern.
+    [ ${#line} -lt 128 ] || fail "core_pattern line of ${#line} bytes (the kernel keeps 127): $line"
+    printf '%s\n' "$line" >"$PAT" || fail "cannot set $PAT"
+    # A piped core_pattern gets the core even under ulimit -c 0.
+    ulimit -c 0
+    "$VICTIM" &
+    vpid=$!
+    wait $vpid
+    rc=$?
+    # The same crash under the preloaded libfaultline: its own log only.
+    pre=$PRELOAD
+    if [ "${FAULTLINE_SANITIZE:-OFF}" = ON ]; then
+        pre="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so) $PRELOAD"
+        export ASAN_OPTIONS=handle_segv=0:handle_sigbus=0:handle_abort=0:detect_leaks=0:verify_asan_link_order=0
+    fi
+    LD_PRELOAD=$pre FAULTLINE_SPOOL=$WORK/lfspool "$VICTIM" 2>/dev/null &
+    lpid=$!
+    wait $lpid
+    lrc=$?
+    restore
+    [ $rc = 139 ] || fail "the program's exit status $rc, want 139 (SIGSEGV, core dumped)"
+    [ $lrc = 139 ] || fail "the preloaded program's exit status $lrc, want 139"
+    # Other processes that crashed meanwhile may have logs there too.
+    LOG=$(grep -lx "PROCESS_ID $vpid" "$SPOOL"/*.crashlog 2>/dev/null | head -1)
+    [ -n "$LOG" ] || fail "no log of process $vpid in the spool: $(ls -A "$SPOOL")"
+    "$CHECK" "$LOG" >"$WORK/check.out" 2>"$WORK/check.err" || fail "the reader rejects the log"
+    cat "$WORK/check.out" | grep -v -e '^tframe' -e '^frame' -e '^reg' | head -30
+    has() { grep -qxF "$1" "$WORK/check.out" || fail "the log lacks '$1'"; }
+    has "signal 11 SIGSEGV"
+    has "exe $VICTIM"
+    has "other CRASH_SOURCE core"
+    has "crash_thread $vpid"
+    grep -q '^thread [0-9]* sleeper$' "$WORK/check.out" || fail "the other thread's name is not 'sleeper'"
+    names_of frame >"$WORK/names"
+    [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
+        fail "crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
+    ls "$WORK"/lfspool/*.crashlog >/dev/null 2>&1 || fail "libfaultline wrote no log"
+    for f in "$SPOOL"/*.crashlog; do
+        grep -qx "PROCESS_ID $lpid" "$f" && fail "a core log of the process that ran libfaultline"
+    done
+    [ "$(ls -A "$SPOOL" | grep '^\.core-')" = "" ] || fail "cores left in the spool: $(ls -A "$SPOOL")"
     ;;
 *) fail "unknown case" ;;
 esac

@@ -6,6 +6,7 @@
  * -g; noinline, and an asm barrier after each call so that no call becomes
  * a tail call and every function keeps its frame in the stack.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -21,6 +22,8 @@ __attribute__((noinline)) void core_sleeper_wait(void)
 __attribute__((noinline)) void *core_sleeper(void *arg)
 {
     (void)arg;
+    /* A name of its own, for the thread names `core --from-kernel` reads. */
+    pthread_setname_np(pthread_self(), "sleeper");
     pthread_barrier_wait(&started);
     core_sleeper_wait();
     __asm__ volatile("" ::: "memory");
