@@ -9,7 +9,7 @@
 #            symbolicated in order down to main, the other thread's,
 #            raw stack from rsp, objects with readelf's build ids, the
 #            spool's installation id, CRASH_SOURCE core, atomic naming
-#   errors   garbage, a truncated core, an executable, another
+#   errors   garbage, a truncated core, an executable, no threads, another
 #            architecture: exit 1, a message naming the file, no log left
 #   e2e      the converted log and the same crash caught by the preloaded
 #            libfaultline, submitted to a real `faultline serve`: one group
@@ -171,6 +171,30 @@ errors)
     cp "$WORK/core" "$WORK/riscv"
     printf '\363\000' | dd of="$WORK/riscv" bs=1 seek=18 conv=notrunc 2>/dev/null
     : >"$WORK/empty"
+    # The same core with its NT_PRSTATUS notes (the threads) made another type.
+    python3 - "$WORK/core" "$WORK/nothreads" <<'PY' || fail "cannot make the thread-less core"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+phoff, = struct.unpack_from("<Q", b, 0x20)
+phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+n = 0
+for i in range(phnum):
+    p = phoff + i * phentsize
+    ptype, = struct.unpack_from("<I", b, p)
+    if ptype != 4:  # PT_NOTE
+        continue
+    off, = struct.unpack_from("<Q", b, p + 8)
+    size, = struct.unpack_from("<Q", b, p + 32)
+    o = off
+    while o + 12 <= off + size:
+        namesz, descsz, ntype = struct.unpack_from("<III", b, o)
+        if ntype == 1 and b[o + 12:o + 16] == b"CORE":  # NT_PRSTATUS
+            struct.pack_into("<I", b, o + 8, 0x7fff)
+            n += 1
+        o += 12 + (namesz + 3) // 4 * 4 + (descsz + 3) // 4 * 4
+assert n == 2, n
+open(sys.argv[2], "wb").write(b)
+PY
     check_err() { # FILE WANT: exit 1, WANT in the message, nothing written
         fl_core "$WORK/$1" --spool "$SPOOL" >"$WORK/core.path" 2>"$WORK/err"
         local rc=$?
@@ -187,6 +211,7 @@ errors)
     check_err empty "not an ELF core file"
     check_err truncated "truncated core file"
     check_err riscv "core of an architecture this build cannot read"
+    check_err nothreads "no threads in the core"
     cp "$VICTIM" "$WORK/program"
     check_err program "not an ELF core file"
     check_err nonexistent "cannot read the file"
