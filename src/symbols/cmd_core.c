@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -482,6 +483,10 @@ int fl_cmd_core(int argc, char **argv)
                     argc - optind);
         return FL_EXIT_USAGE;
     }
+    /* EXECUTABLE and OBJECT_PATH are absolute, as the client writes them. */
+    char exe_abs[PATH_MAX];
+    if (opts.exe && opts.exe[0] != '/' && realpath(opts.exe, exe_abs))
+        opts.exe = exe_abs;
     char dir[4096];
     if (!output && !spool) {
         if (default_spool(dir, sizeof dir) != 0) {

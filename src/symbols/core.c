@@ -395,6 +395,33 @@ static int module_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     return DWARF_CB_OK;
 }
 
+/* A core without the program's first page (qemu-user's leaves out every
+ * read-only mapping; a coredump_filter without bit 4 does too) shows
+ * libdwfl no ELF header at the entry point, so the program is no module:
+ * no OBJECT, and no CFI for its frames.  Its file is reported by hand,
+ * at the bias that puts its entry point where the core's auxv says. */
+static int report_exe(core_ctx *c, const char *exe)
+{
+    int fd = open(exe, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return FL_CORE_OK; /* not there: the frames stay unnamed, as the docs say */
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    GElf_Ehdr eh;
+    int rc = FL_CORE_OK;
+    if (e && gelf_getehdr(e, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN)) {
+        Dwarf_Addr bias = eh.e_type == ET_EXEC ? 0 : c->at_entry - eh.e_entry;
+        const char *slash = strrchr(exe, '/');
+        dwfl_report_begin_add(c->dwfl);
+        if (!dwfl_report_elf(c->dwfl, slash ? slash + 1 : exe, exe, -1, bias, false) ||
+            dwfl_report_end(c->dwfl, NULL, NULL) != 0)
+            rc = fail(c, FL_CORE_EDWFL, "%s: %s", exe, dwfl_errmsg(-1));
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return rc;
+}
+
 static int obj_cmp(const void *a, const void *b)
 {
     const struct core_obj *x = a, *y = b;
@@ -814,6 +841,8 @@ int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, f
         rc = fail(&c, FL_CORE_EDWFL, "%s", dwfl_errmsg(-1));
         goto done;
     }
+    if (exe && c.at_entry && !dwfl_addrmodule(c.dwfl, c.at_entry) && (rc = report_exe(&c, exe)))
+        goto done;
     if (dwfl_core_file_attach(c.dwfl, c.elf) < 0) {
         /* What libdwfl lacks is a backend for the machine; the rest was
          * checked above. */

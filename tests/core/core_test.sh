@@ -18,6 +18,11 @@
 #            pipe does: executable and thread names from /proc, %t as the
 #            time; a core over --max-core-mb, garbage, nothing: exit 1,
 #            nothing left; a process running libfaultline: skipped
+#   aarch64  an aarch64 core (qemu-user's, of the same program built
+#            static for aarch64; skipped without aarch64-linux-gnu-gcc and
+#            qemu-aarch64): the aarch64 registers, the frames down to main,
+#            the other thread's; qemu's core lacks the program's pages, so
+#            --exe names it
 #   kernel   the real thing: core_pattern set to `|faultline core
 #            --from-kernel ...` (saved and restored; RUN_SERIAL; skipped
 #            where it is not writable), the program crashes by itself
@@ -335,6 +340,50 @@ from_stdin)
     [ $? = 64 ] || fail "--from-kernel without --spool: not 64"
     fl_core --from-kernel --spool "$SPOOL" $$ 1 2 </dev/null >/dev/null 2>&1
     [ $? = 64 ] || fail "--from-kernel with 3 operands: not 64"
+    ;;
+aarch64)
+    command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null || {
+        echo "SKIP: no aarch64-linux-gnu-gcc or qemu-aarch64"
+        exit 77
+    }
+    SRC=$(cd "$(dirname "$0")/../.." && pwd)
+    A64=$WORK/victim_a64
+    aarch64-linux-gnu-gcc -O2 -g -static -pthread "$SRC/tests/core/core_victim.c" -o "$A64" ||
+        fail "cross-compiling the program"
+    # qemu-user writes the guest's core (qemu_NAME_DATE-PID.core) itself.
+    (cd "$WORK" && ulimit -c unlimited && exec qemu-aarch64 "$A64") 2>/dev/null
+    rc=$?
+    [ $rc = 139 ] || fail "the aarch64 program's exit status $rc, want 139"
+    CORE=$(ls "$WORK"/qemu_*.core 2>/dev/null | head -1)
+    [ -n "$CORE" ] || fail "qemu wrote no core"
+    fl_core "$CORE" --exe "$A64" -o "$WORK/a64.crashlog" >/dev/null 2>"$WORK/core.err" ||
+        fail "faultline core exit $?"
+    "$CHECK" "$WORK/a64.crashlog" >"$WORK/check.out" 2>"$WORK/check.err" || fail "the reader rejects the log"
+    has() { grep -qxF "$1" "$WORK/check.out" || fail "the log lacks '$1'"; }
+    has "arch aarch64"
+    has "signal 11 SIGSEGV"
+    has "exe $A64"
+    # The client's names, in its order: x0..x30, sp, pc.
+    [ "$(awk '$1 == "reg" {printf "%s ", $2}' "$WORK/check.out")" = \
+      "x0 x1 x2 x3 x4 x5 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15 x16 x17 x18 x19 x20 x21 x22 x23 x24 x25 x26 x27 x28 x29 x30 sp pc " ] ||
+        fail "registers: $(awk '$1 == "reg" {printf "%s ", $2}' "$WORK/check.out")"
+    pc=$(awk '$1 == "reg" && $2 == "pc" {print $3}' "$WORK/check.out")
+    [ "$(awk '$1 == "frame" {print $2; exit}' "$WORK/check.out")" = "$pc" ] || fail "the first frame is not pc $pc"
+    [ "$(name_of "$A64" "$pc")" = core_inner ] || fail "pc $pc is not in core_inner"
+    # A static ET_EXEC: bias 0, frames are file addresses.
+    names=
+    first=1
+    for f in $(awk '$1 == "frame" {print $2}' "$WORK/check.out" | head -4); do
+        a=$((f)); [ $first = 1 ] || a=$((a - 1)); first=0
+        names="$names$(name_of "$A64" "$(printf '0x%x' $a)") "
+    done
+    [ "$names" = "core_inner core_middle core_outer main " ] || fail "frames: $names"
+    tnames=
+    for f in $(awk '$1 == "tframe" {print $2}' "$WORK/check.out" | sed -n 2,3p); do
+        tnames="$tnames$(name_of "$A64" "$(printf '0x%x' $((f - 1)))") "
+    done
+    [ "$tnames" = "core_sleeper_wait core_sleeper " ] || fail "other thread: $tnames"
+    grep -q "^object victim_a64 0x0 [0-9a-f]* $A64\$" "$WORK/check.out" || fail "no object for the program"
     ;;
 kernel)
     PAT=/proc/sys/kernel/core_pattern
