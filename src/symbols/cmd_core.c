@@ -380,7 +380,9 @@ static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *sp
     opts->nthread_names = thread_names(proc, names, sizeof names / sizeof names[0]);
     opts->crash_time = when;
 
-    char core[4200], why[512];
+    char core[4200], why[512], shown[64];
+    snprintf(shown, sizeof shown, "process %ld's core", pid);
+    opts->name = shown; /* the saved file is gone when the message is read */
     if (save_stdin(spool, pid, max_bytes, core, sizeof core, why, sizeof why) != 0) {
         fprintf(stderr, "faultline core: process %ld: %s\n", pid, why);
         return FL_EXIT_ERROR;

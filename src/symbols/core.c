@@ -122,6 +122,7 @@ typedef struct core_ctx {
     char *err;
     size_t errcap;
     const char *path;
+    const char *shown; /* the core as messages name it */
     int fd;
     Elf *elf;
     const char *image; /* the whole file (libelf's mapping) */
@@ -156,7 +157,7 @@ static int fail(core_ctx *c, int code, const char *fmt, ...) __attribute__((form
 static int fail(core_ctx *c, int code, const char *fmt, ...)
 {
     if (c->err && c->errcap) {
-        int n = snprintf(c->err, c->errcap, "%s: %s", c->path, fl_core_strerror(code));
+        int n = snprintf(c->err, c->errcap, "%s: %s", c->shown, fl_core_strerror(code));
         if (fmt && n >= 0 && (size_t)n < c->errcap) {
             va_list ap;
             va_start(ap, fmt);
@@ -799,6 +800,7 @@ int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, f
     static const fl_core_opts defaults = {.crash_time = -1};
     core_ctx c = {
         .opts = opts ? opts : &defaults, .err = err, .errcap = errcap, .path = path, .fd = -1};
+    c.shown = c.opts->name ? c.opts->name : path;
     int rc;
     if (err && errcap)
         err[0] = '\0';

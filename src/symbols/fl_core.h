@@ -62,6 +62,7 @@ typedef struct fl_core_opts {
     const char *crash_id;    /* CRASH_ID; NULL: a fresh version-4 UUID */
     int64_t crash_time;      /* CRASH_TIME, seconds since the epoch; < 0: the core's mtime */
     const char *source;      /* CRASH_SOURCE value; NULL: "core" */
+    const char *name;        /* the core as messages name it; NULL: its path */
     /* Thread names by the core's thread ids (borrowed; may be NULL): for
      * CRASH_THREAD_NAME and THREAD lines.  Without one, only the main
      * thread is named, with the core's command name. */

@@ -317,7 +317,7 @@ from_stdin)
     }
     kernel_err "larger than 1 MiB" "$WORK/core" --max-core-mb 1
     head -c 65536 /dev/urandom >"$WORK/garbage"
-    kernel_err "not an ELF core file" "$WORK/garbage"
+    kernel_err "process $$'s core: not an ELF core file" "$WORK/garbage"
     kernel_err "no core on standard input" /dev/null
     # A process that runs libfaultline logged its crash itself: skipped.
     pre=$PRELOAD
