@@ -383,7 +383,18 @@ try {
   await page.waitForSelector('#crash-pending');
   const stats = await page.textContent('.stats');
   check(!/signal|OS/.test(stats), 'a pending crash shows empty fields: ' + stats);
+  check(await page.locator('#crash-source').count() === 0, 'a crash not from a core says it is');
   await page.unroute('**/api/v1/crashes/pending-one');
+  // 8c. A log `faultline core` made from a core dump says so.
+  await page.route('**/api/v1/crashes/from-core', (r) => r.fulfill({ json: {
+    id: 'from-core', project: 'default', state: 'processed', received: '2026-11-27T00:00:00Z',
+    metadata: { signal: 11, cpuarch: 'x86-64', other: { CRASH_SOURCE: 'core' } }, threads: [],
+    raw: 'FAULTLINE 0.1.0\nCRASH_SOURCE core\nEND\n' } }));
+  await page.goto(url + '/#/crash/from-core');
+  await page.waitForSelector('#crash-source');
+  check(await page.textContent('#crash-source') === 'from a core dump',
+        'a crash from a core reads ' + await page.textContent('#crash-source'));
+  await page.unroute('**/api/v1/crashes/from-core');
 
   // 9. Paging: one group a page, forward and back.
   await page.goto(url + '/#/?limit=1');

@@ -610,6 +610,12 @@ async function crash(view, id) {
          m.cpuarch ? el('div', {}, el('span', {}, 'architecture'),
                         el('span', {id : 'crash-arch'}, m.cpuarch))
                    : null,
+         // A log faultline core made from a core dump (CRASH_SOURCE core):
+         // a program without libfaultline, so no trace events or contexts.
+         (m.other || {}).CRASH_SOURCE === 'core'
+             ? el('div', {}, el('span', {}, 'caught'),
+                  el('span', {id : 'crash-source'}, 'from a core dump'))
+             : null,
          // Its installation: the groups it crashed in.
          m.install_id ? el('div', {}, el('span', {}, 'installation'),
                            el('a',
