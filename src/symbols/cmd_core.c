@@ -119,14 +119,10 @@ static int install_id(const char *spool, char id[40], char *why, size_t whycap)
     snprintf(path, sizeof path, "%s/installation-id", spool);
     if (read_id(path, id) == 0)
         return 0;
-    FILE *r = fopen("/proc/sys/kernel/random/uuid", "r");
-    if (!r || !fgets(fresh, sizeof fresh, r) || strlen(fresh) < 36) {
-        if (r)
-            fclose(r);
+    if (fl_core_uuid(fresh)) {
         snprintf(why, whycap, "cannot make an installation id");
         return -1;
     }
-    fclose(r);
     fresh[36] = '\n';
     snprintf(tmp, sizeof tmp, "%s/.installation-id.%.36s", spool, fresh);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

@@ -119,6 +119,7 @@ typedef struct core_thread {
 
 typedef struct core_ctx {
     const fl_core_opts *opts;
+    char crash_id[40]; /* drawn when opts has none */
     char *err;
     size_t errcap;
     const char *path;
@@ -559,21 +560,21 @@ static void os_release_value(const char *text, const char *key, char *out, size_
     }
 }
 
-static void make_uuid(char out[40])
+/* A fresh version-4 UUID, as libfaultline draws crash ids; the kernel's
+ * own generator when getrandom(2) is missing (before Linux 3.17). */
+int fl_core_uuid(char out[40])
 {
     static const char hex[] = "0123456789abcdef";
     uint8_t b[16];
     if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
-        /* No entropy call: time and pid still make it unique in practice. */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ (uint64_t)getpid();
-        for (int i = 0; i < 16; i++) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            b[i] = (uint8_t)x;
-        }
+        FILE *r = fopen("/proc/sys/kernel/random/uuid", "r");
+        bool ok = r && fgets(out, 40, r) && strlen(out) >= 36;
+        if (r)
+            fclose(r);
+        if (!ok)
+            return -1;
+        out[36] = '\0';
+        return 0;
     }
     b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
     b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
@@ -585,6 +586,7 @@ static void make_uuid(char out[40])
         out[o++] = hex[b[i] & 15];
     }
     out[o] = '\0';
+    return 0;
 }
 
 static const char *base_name(const char *p)
@@ -652,10 +654,7 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
     int code = c->have_siginfo ? c->sig_code : t0->si_code;
 
     char crash_id[40];
-    if (o->crash_id)
-        snprintf(crash_id, sizeof crash_id, "%s", o->crash_id);
-    else
-        make_uuid(crash_id);
+    snprintf(crash_id, sizeof crash_id, "%s", o->crash_id ? o->crash_id : c->crash_id);
     int64_t when = o->crash_time;
     struct stat st;
     if (when < 0)
@@ -858,6 +857,10 @@ int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, f
     qsort(c.objs, c.nobjs, sizeof *c.objs, obj_cmp);
     if ((rc = unwind_threads(&c)))
         goto done;
+    if (!c.opts->crash_id && fl_core_uuid(c.crash_id)) {
+        rc = fail(&c, FL_CORE_EIO, "cannot draw a crash id: no getrandom(2), no /proc");
+        goto done;
+    }
     if (!write_log(&c, out, info)) {
         rc = fail(&c, FL_CORE_EWRITE, "%s", strerror(errno));
         goto done;

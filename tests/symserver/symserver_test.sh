@@ -126,6 +126,41 @@ PY
 }
 STORE_SIG='"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"'
 
+# answers_as_whole: the split build $b/split (its debug files uploaded)
+# answers every .text address through /api/v1/symbolicate as the whole
+# build $b/whole does, once $b is moved away and the server restarted with
+# no symcache; sets out to what was compared.  $cc names the build.
+answers_as_whole() {
+  sid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/split") | cut -d' ' -f3)
+  wid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/whole") | cut -d' ' -f3)
+  read -r lo size < <(readelf -SW "$b/split" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit } }')
+  mv "$b" "$b.moved"
+  # The server may have built the symcache from the files still in
+  # place (the upload thread builds one as it comes): a new start with
+  # no symcache builds it from the uploads alone.
+  stop || fail "$cc: shutdown rc"
+  rm -rf "$work/d/symcache"
+  start "$work/d"
+  out=$(python3 - "$PORT" "$ADMIN" "$sid" "$wid" "$((16#$lo))" "$((16#$size))" <<'PY'
+import json, sys, urllib.request
+port, token, sid, wid, lo, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+def ask(bid):
+  body = json.dumps({"build_id": bid, "addresses": [hex(a) for a in range(lo, lo + n)]}).encode()
+  r = urllib.request.Request("http://127.0.0.1:%s/api/v1/symbolicate" % port, body,
+                             {"Authorization": "Bearer " + token})
+  return json.load(urllib.request.urlopen(r))["results"]
+split, whole = ask(sid), ask(wid)
+bad = [(s, w) for s, w in zip(split, whole) if s != w]
+inl = sum(any(f["inlined"] for f in s["frames"]) for s in split)
+if bad or len(split) != n or not inl:
+  print("FAIL %d of %d differ, %d inlined; first: %s" % (len(bad), n, inl, bad[:1]))
+else:
+  print("%d addresses, %d with inlined frames" % (n, inl))
+PY
+)
+  case $out in FAIL*) fail "$cc: $out" ;; esac
+}
+
 case $case_ in
 upload)
   # One open symcache at a time: the app and libc evict each other.
@@ -951,34 +986,7 @@ dwo_symbolicate)
     "$FL" symbols add "$b/split" "$b/whole" --server "$(url '')" >"$work/add.out" 2>&1 || fail "$cc: symbols add: $(cat "$work/add.out")"
     want=1; [ $how = shared ] && want=3
     [ "$(grep -c '\.dwo: uploaded' "$work/add.out")" = $want ] || fail "$cc: not $want .dwo uploaded: $(cat "$work/add.out")"
-    sid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/split") | cut -d' ' -f3)
-    wid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/whole") | cut -d' ' -f3)
-    read -r lo size < <(readelf -SW "$b/split" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit } }')
-    mv "$b" "$b.moved"
-    # The server may have built the symcache from the files still in
-    # place (the upload thread builds one as it comes): a new start with
-    # no symcache builds it from the uploads alone.
-    stop || fail "$cc: shutdown rc"
-    rm -rf "$work/d/symcache"
-    start "$work/d"
-    out=$(python3 - "$PORT" "$ADMIN" "$sid" "$wid" "$((16#$lo))" "$((16#$size))" <<'PY'
-import json, sys, urllib.request
-port, token, sid, wid, lo, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
-def ask(bid):
-    body = json.dumps({"build_id": bid, "addresses": [hex(a) for a in range(lo, lo + n)]}).encode()
-    r = urllib.request.Request("http://127.0.0.1:%s/api/v1/symbolicate" % port, body,
-                               {"Authorization": "Bearer " + token})
-    return json.load(urllib.request.urlopen(r))["results"]
-split, whole = ask(sid), ask(wid)
-bad = [(s, w) for s, w in zip(split, whole) if s != w]
-inl = sum(any(f["inlined"] for f in s["frames"]) for s in split)
-if bad or len(split) != n or not inl:
-    print("FAIL %d of %d differ, %d inlined; first: %s" % (len(bad), n, inl, bad[:1]))
-else:
-    print("%d addresses, %d with inlined frames" % (n, inl))
-PY
-)
-    case $out in FAIL*) fail "$cc: $out" ;; esac
+    answers_as_whole
     ok "$cc: $out answered as for the whole-DWARF build"
   done
   stop || fail "shutdown rc"
@@ -1023,31 +1031,7 @@ dwo_types)
     "$FL" symbols add "$b/split" "$b/whole" --server "$(url '')" >"$work/add.out" 2>&1 || fail "$cc: symbols add: $(cat "$work/add.out")"
     grep -q "split\.$how: uploaded" "$work/add.out" || fail "$cc: the $how not uploaded: $(cat "$work/add.out")"
     grep -q warning "$work/add.out" && fail "$cc: $(cat "$work/add.out")"
-    sid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/split") | cut -d' ' -f3)
-    wid=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$b/whole") | cut -d' ' -f3)
-    read -r lo size < <(readelf -SW "$b/split" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 2), $(i + 4); exit } }')
-    mv "$b" "$b.moved"
-    stop || fail "$cc: shutdown rc"
-    rm -rf "$work/d/symcache"
-    start "$work/d"
-    out=$(python3 - "$PORT" "$ADMIN" "$sid" "$wid" "$((16#$lo))" "$((16#$size))" <<'PY'
-import json, sys, urllib.request
-port, token, sid, wid, lo, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
-def ask(bid):
-    body = json.dumps({"build_id": bid, "addresses": [hex(a) for a in range(lo, lo + n)]}).encode()
-    r = urllib.request.Request("http://127.0.0.1:%s/api/v1/symbolicate" % port, body,
-                               {"Authorization": "Bearer " + token})
-    return json.load(urllib.request.urlopen(r))["results"]
-split, whole = ask(sid), ask(wid)
-bad = [(s, w) for s, w in zip(split, whole) if s != w]
-inl = sum(any(f["inlined"] for f in s["frames"]) for s in split)
-if bad or len(split) != n or not inl:
-    print("FAIL %d of %d differ, %d inlined; first: %s" % (len(bad), n, inl, bad[:1]))
-else:
-    print("%d addresses, %d with inlined frames" % (n, inl))
-PY
-)
-    case $out in FAIL*) fail "$cc: $out" ;; esac
+    answers_as_whole
     ok "$cc (type units): $out answered as for the whole-DWARF build"
   done
   stop || fail "shutdown rc"
