@@ -1215,6 +1215,29 @@ static enum MHD_Result api_contexts(fl_http *h, struct MHD_Connection *c, const 
     }
 }
 
+/* A request answered on a thread of its own (a group delete, a source
+ * fetch) goes back to its loop, as ingest_done() hands an ingest back: the
+ * loop's next pass sends the answer, or the request is freed when its
+ * client left meanwhile.  Then the thread counts itself out. */
+static void hand_back(fl_http *h, req *r, bool source)
+{
+    r->resumed = true;
+    struct loop *L = r->loop;
+    if (__atomic_exchange_n(&r->state, ST_DONE, __ATOMIC_ACQ_REL) == ST_ORPHAN) {
+        req_free(r); /* the client left */
+    } else if (!__atomic_exchange_n(&L->signalled, 1, __ATOMIC_ACQ_REL)) {
+        uint64_t one = 1;
+        ssize_t wr = write(L->efd, &one, sizeof one);
+        (void)wr;
+    }
+    pthread_mutex_lock(&h->gdel_mu);
+    if (source)
+        h->src_running--;
+    if (--h->gdel_running == 0)
+        pthread_cond_broadcast(&h->gdel_cv);
+    pthread_mutex_unlock(&h->gdel_mu);
+}
+
 /* GET /api/v1/crashes/ID/source?thread=T&frame=F[&context=N]: the lines
  * around a frame's line, from debuginfod by the module's build id and the
  * frame's file (fl_srcctx.h).  A file not cached yet is fetched on a
@@ -1263,20 +1286,7 @@ static void *source_main(void *arg)
     source_answer(j->head, rc, lines, why, &r->status, &r->answer);
     free(j->path);
     free(j);
-    r->resumed = true;
-    struct loop *L = r->loop;
-    if (__atomic_exchange_n(&r->state, ST_DONE, __ATOMIC_ACQ_REL) == ST_ORPHAN) {
-        req_free(r); /* the client left */
-    } else if (!__atomic_exchange_n(&L->signalled, 1, __ATOMIC_ACQ_REL)) {
-        uint64_t one = 1;
-        ssize_t wr = write(L->efd, &one, sizeof one);
-        (void)wr;
-    }
-    pthread_mutex_lock(&h->gdel_mu);
-    h->src_running--;
-    if (--h->gdel_running == 0)
-        pthread_cond_broadcast(&h->gdel_cv);
-    pthread_mutex_unlock(&h->gdel_mu);
+    hand_back(h, r, true);
     return NULL;
 }
 
@@ -1600,20 +1610,7 @@ static void *gdel_main(void *arg)
     if (sc)
         h->store->disconnect(sc);
     free(g);
-    /* Back to its loop, as ingest_done() hands an ingest back. */
-    r->resumed = true;
-    struct loop *L = r->loop;
-    if (__atomic_exchange_n(&r->state, ST_DONE, __ATOMIC_ACQ_REL) == ST_ORPHAN) {
-        req_free(r); /* the client left */
-    } else if (!__atomic_exchange_n(&L->signalled, 1, __ATOMIC_ACQ_REL)) {
-        uint64_t one = 1;
-        ssize_t wr = write(L->efd, &one, sizeof one);
-        (void)wr;
-    }
-    pthread_mutex_lock(&h->gdel_mu);
-    if (--h->gdel_running == 0)
-        pthread_cond_broadcast(&h->gdel_cv);
-    pthread_mutex_unlock(&h->gdel_mu);
+    hand_back(h, r, false);
     return NULL;
 }
 
