@@ -22,6 +22,7 @@
 
 #include "fl_core.h"
 #include "fl_exit.h"
+#include "fl_proc.h"
 
 static void usage(FILE *f)
 {
@@ -207,34 +208,21 @@ static int convert(const char *core, fl_core_opts *opts, const char *spool, cons
 
 /* The kernel starts a core_pattern program with the core on fd 0 and
  * may leave 1 and 2 closed; a file opened later would take their number
- * and receive what is printed.  /dev/null holds them. */
+ * and receive what is printed.  /dev/null holds 1; 2 goes to the kernel's
+ * log (dmesg), where an administrator finds why a core gave no log, or
+ * /dev/null where that cannot be written. */
 static void hold_std_fds(void)
 {
     for (int fd = 1; fd <= 2; fd++)
         if (fcntl(fd, F_GETFD) < 0) {
-            int n = open("/dev/null", O_RDWR | O_CLOEXEC);
+            int n = fd == 2 ? open("/dev/kmsg", O_WRONLY | O_CLOEXEC) : -1;
+            if (n < 0)
+                n = open("/dev/null", O_RDWR | O_CLOEXEC);
             if (n >= 0 && n != fd) {
                 dup2(n, fd);
                 close(n);
             }
         }
-}
-
-/* Whether the process maps libfaultline: then its own handler logged the
- * crash before the default action dumped the core, and a second log of it
- * would count it twice. */
-static bool runs_libfaultline(const char *proc)
-{
-    char path[128], line[4096];
-    snprintf(path, sizeof path, "%s/maps", proc);
-    FILE *f = fopen(path, "r");
-    bool found = false;
-    if (!f)
-        return false;
-    while (!found && fgets(line, sizeof line, f))
-        found = strstr(line, "/libfaultline") != NULL;
-    fclose(f);
-    return found;
 }
 
 /* The names of the process's threads, while it is still there. */
@@ -355,7 +343,9 @@ static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *sp
      * once the kernel has written all of it, the process may be gone. */
     char proc[64], link[96], exe[4096];
     snprintf(proc, sizeof proc, "/proc/%ld", pid);
-    if (runs_libfaultline(proc)) {
+    /* Its own handler logged the crash before the default action dumped
+     * the core: a second log would count it twice. */
+    if (fl_proc_runs_libfaultline((pid_t)pid) == 1) {
         fprintf(stderr, "faultline core: process %ld runs libfaultline, which logged the crash\n",
                 pid);
         return FL_EXIT_OK;

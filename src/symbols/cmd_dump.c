@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fl_proc.h"
 #include "fl_tracedecode.h"
 
 static void usage(FILE *f)
@@ -121,8 +122,9 @@ static int catches(pid_t pid, int sig)
 /* Whether the process runs libfaultline: a libfaultline*.so mapped, or
  * its program defines faultline_install (the static library).  A signal
  * that something else catches may mean anything to it (systemd takes
- * SIGRTMIN+26, which is SIGRTMAX-4, to change its log target). */
-static int runs_libfaultline(pid_t pid)
+ * SIGRTMIN+26, which is SIGRTMAX-4, to change its log target); a crash it
+ * logged itself must not be logged again from its core. */
+int fl_proc_runs_libfaultline(pid_t pid)
 {
     char path[64], line[4096];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
@@ -332,7 +334,7 @@ int fl_cmd_dump(int argc, char **argv)
     /* Never send a signal nobody catches: its default action would kill
      * the process.  Nor one that something other than libfaultline may
      * catch. */
-    int runs = force ? 1 : runs_libfaultline(pid);
+    int runs = force ? 1 : fl_proc_runs_libfaultline(pid);
     if (runs < 0) {
         fprintf(stderr,
                 "faultline dump: cannot tell whether process %d runs libfaultline: its memory "

@@ -319,6 +319,16 @@ from_stdin)
     head -c 65536 /dev/urandom >"$WORK/garbage"
     kernel_err "process $$'s core: not an ELF core file" "$WORK/garbage"
     kernel_err "no core on standard input" /dev/null
+    # Started by the kernel, stderr is closed: the reason goes to the
+    # kernel's log (where /dev/kmsg can be written and dmesg read).
+    if [ -w /dev/kmsg ] && dmesg >/dev/null 2>&1; then
+        tag="process $$'s core: not an ELF core file"
+        fl_core --from-kernel --spool "$SPOOL" $$ $$ 11 1700000000 bash <"$WORK/garbage" >/dev/null 2>&-
+        dmesg | tail -n 50 | grep -qF "faultline core: $tag" || fail "not in the kernel's log: $tag"
+        echo "ok: in the kernel's log: $tag"
+    else
+        echo "skipped: /dev/kmsg or dmesg not usable here"
+    fi
     # A process that runs libfaultline logged its crash itself: skipped.
     pre=$PRELOAD
     if [ "${FAULTLINE_SANITIZE:-OFF}" = ON ]; then
@@ -335,6 +345,19 @@ from_stdin)
     [ $rc = 0 ] || fail "libfaultline process: exit $rc, want 0"
     grep -q "runs libfaultline" "$WORK/err" || fail "libfaultline process: '$(cat "$WORK/err")'"
     [ "$(ls "$SPOOL"/*.crashlog | wc -l)" = 1 ] || fail "a log for a process running libfaultline"
+    # The same for a program linked with the static library: no
+    # libfaultline*.so in its maps, faultline_install in its program.
+    FAULTLINE_SPOOL=$WORK/lfspool "$LFSLEEP" >"$WORK/lf.out" &
+    spid=$!
+    for _ in $(seq 50); do grep -q installed "$WORK/lf.out" 2>/dev/null && break; sleep 0.1; done
+    grep -q libfaultline "/proc/$spid/maps" && fail "core_lfsleep maps a libfaultline*.so"
+    fl_core --from-kernel --spool "$SPOOL" $spid $spid 11 1700000000 core_lfsleep <"$WORK/core" \
+        >"$WORK/out2" 2>"$WORK/err"
+    rc=$?
+    kill $spid; wait $spid 2>/dev/null
+    [ $rc = 0 ] && grep -q "runs libfaultline" "$WORK/err" ||
+        fail "static libfaultline process: exit $rc, '$(cat "$WORK/err")'"
+    [ "$(ls "$SPOOL"/*.crashlog | wc -l)" = 1 ] || fail "a log for a process running the static libfaultline"
     # Usage.
     fl_core --from-kernel $$ 1 2 3 x </dev/null >/dev/null 2>&1
     [ $? = 64 ] || fail "--from-kernel without --spool: not 64"
