@@ -167,6 +167,11 @@ static const char SCHEMA[] =
     "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'crashes'::regclass"
     "  AND attname = 'sig_group' AND NOT attisdropped) THEN"
     "  ALTER TABLE crashes ADD COLUMN sig_group text COLLATE \"C\"; END IF; END $$;"
+    /* Whether the crash's architecture is counted in its group (group_arch,
+     * schema_ddl 8): not for one processed before. */
+    "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'crashes'::regclass"
+    "  AND attname = 'arch_counted' AND NOT attisdropped) THEN"
+    "  ALTER TABLE crashes ADD COLUMN arch_counted boolean NOT NULL DEFAULT false; END IF; END $$;"
     "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'groups'::regclass"
     "  AND attname = 'project' AND NOT attisdropped) THEN"
     "  ALTER TABLE groups ADD COLUMN project text COLLATE \"C\"; END IF; END $$;"
@@ -1579,13 +1584,14 @@ static int p_apply(fl_store_conn *pc, const fl_processed *p)
     p_text(&a, p->failed ? NULL : p->stack_hash);
     p_bin(&a, p->zprocessed, p->zprocessed_len);
     p_text(&a, p->failed ? NULL : p->install_id);
+    p_text(&a, !p->failed && p->arch ? "true" : "false");
     /* The group: the one grouping gave, or the one that took its place
      * when it was deleted (group_gen; group_add checks again). */
     PGresult *r = p_exec(c,
                          "UPDATE crashes SET state=$2, group_id=coalesce((SELECT cur FROM "
                          "group_gen WHERE base=$3), $3), stack_hash=$4, processed=$5,"
-                         " install_id=$6, sig_group=NULL, rid=nextval('crashes_rid_seq') WHERE "
-                         "id=$1 AND state=0"
+                         " install_id=$6, sig_group=NULL, rid=nextval('crashes_rid_seq'),"
+                         " arch_counted=$7::boolean WHERE id=$1 AND state=0"
                          " RETURNING id, group_id",
                          &a, 0);
     if (!r)
@@ -1618,7 +1624,7 @@ static int run_gid(pconn *c, const char *sql, const char *gid, const char *v)
  * recomputed from the crashes left, the crash's install no longer counted
  * in `affected` when it was that install's last crash in the group.  A
  * group left with no crash is deleted. */
-static int group_remove(pconn *c, const char *gid, const fl_processed *p)
+static int group_remove(pconn *c, const char *gid, const fl_processed *p, bool arch_counted)
 {
     /* Locked first: the statements below then read every crash committed
      * by those who held the lock before. */
@@ -1644,8 +1650,9 @@ static int group_remove(pconn *c, const char *gid, const fl_processed *p)
                  p->version)) ||
         (p->os &&
          run_gid(c, "UPDATE group_os SET count=count-1 WHERE group_id=$1 AND os=$2", gid, p->os)) ||
-        (p->arch && run_gid(c, "UPDATE group_arch SET count=count-1 WHERE group_id=$1 AND arch=$2",
-                            gid, p->arch)))
+        (arch_counted && p->arch &&
+         run_gid(c, "UPDATE group_arch SET count=count-1 WHERE group_id=$1 AND arch=$2", gid,
+                 p->arch)))
         return -1;
     static const char *const gone[] = {
         "DELETE FROM group_days WHERE group_id=$1 AND count<=0",
@@ -1705,7 +1712,7 @@ static int group_remove(pconn *c, const char *gid, const fl_processed *p)
     return 0;
 }
 
-static int reapply_marked(pconn *c, const fl_processed *p, const char *old);
+static int reapply_marked(pconn *c, const fl_processed *p, const char *old, bool arch_counted);
 
 static int p_reapply(fl_store_conn *pc, const fl_processed *p)
 {
@@ -1718,7 +1725,8 @@ static int p_reapply(fl_store_conn *pc, const fl_processed *p)
          * stay in backlog() forever. */
         return p_run(c, "UPDATE crashes SET resym=false WHERE id=$1 AND state=1 AND resym", &k);
     PGresult *r =
-        p_exec(c, "SELECT state, resym, group_id FROM crashes WHERE id=$1 FOR UPDATE", &k, 0);
+        p_exec(c, "SELECT state, resym, group_id, arch_counted FROM crashes WHERE id=$1 FOR UPDATE",
+               &k, 0);
     if (!r)
         return -1;
     if (PQntuples(r) != 1) {
@@ -1726,7 +1734,7 @@ static int p_reapply(fl_store_conn *pc, const fl_processed *p)
         return 0;
     }
     int state = (int)r_i64(r, 0, 0);
-    bool resym = r_bool(r, 0, 1);
+    bool resym = r_bool(r, 0, 1), arch_counted = r_bool(r, 0, 3);
     const char *g = r_str(r, 0, 2);
     char *old = strdup(g ? g : "");
     PQclear(r);
@@ -1735,7 +1743,7 @@ static int p_reapply(fl_store_conn *pc, const fl_processed *p)
         return -1;
     }
     /* Not marked: left alone, so a task delivered twice moves it once. */
-    int rc = state == 1 && resym ? reapply_marked(c, p, old) : 0;
+    int rc = state == 1 && resym ? reapply_marked(c, p, old, arch_counted) : 0;
     free(old);
     return rc;
 }
@@ -1756,8 +1764,9 @@ static int group_resolve(pconn *c, const char *id, char out[64])
     return rc;
 }
 
-/* reapply() of a crash marked and locked, from group old ("" for none). */
-static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
+/* reapply() of a crash marked and locked, from group old ("" for none);
+ * arch_counted: whether its architecture is counted there. */
+static int reapply_marked(pconn *c, const fl_processed *p, const char *old, bool arch_counted)
 {
     /* Kept in its signature's own group, merged or not (group_add counts
      * it there and reads the status of the group it is merged into). */
@@ -1791,18 +1800,22 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
             return p_run(c, "UPDATE crashes SET resym=false WHERE id=$1", &k);
         }
     }
+    /* A crash that moves is counted in its new group, architecture and
+     * all; one that stays keeps what it had. */
+    bool moves = strcmp(old, p->group_id) != 0;
     p_args a = {0};
     p_text(&a, p->crash_id);
     p_text(&a, p->group_id);
     p_text(&a, p->stack_hash);
     p_bin(&a, p->zprocessed, p->zprocessed_len);
+    p_text(&a, (moves ? p->arch != NULL : arch_counted) ? "true" : "false");
     if (p_run(c,
               "UPDATE crashes SET resym=false, group_id=$2, stack_hash=$3, processed=$4, "
-              "sig_group=NULL WHERE id=$1",
+              "sig_group=NULL, arch_counted=$5::boolean WHERE id=$1",
               &a) ||
         record_missing(c, p))
         return -1;
-    if (!strcmp(old, p->group_id)) {
+    if (!moves) {
         /* Same group: only the representative frames may have improved. */
         p_args f = {0};
         p_text(&f, p->group_id);
@@ -1810,7 +1823,7 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old)
         p_text(&f, p->crash_id);
         return p_run(c, "UPDATE groups SET frames=$2 WHERE id=$1 AND sample_crash=$3", &f);
     }
-    if (old[0] && group_remove(c, old, p))
+    if (old[0] && group_remove(c, old, p, arch_counted))
         return -1;
     return group_add(c, p, base);
 }

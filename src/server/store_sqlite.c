@@ -74,7 +74,7 @@ static const char SCHEMA[] =
     "  rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, app TEXT, version TEXT,"
     "  received INTEGER NOT NULL, raw BLOB NOT NULL, raw_len INTEGER NOT NULL,"
     "  state INTEGER NOT NULL DEFAULT 0, group_id TEXT, stack_hash TEXT, processed BLOB,"
-    "  email TEXT, project TEXT, sig_group TEXT);"
+    "  email TEXT, project TEXT, sig_group TEXT, arch_counted INTEGER NOT NULL DEFAULT 0);"
     /* Partial: a crash gets its group when processed, and ingest then
      * has one index less to write. */
     "DROP INDEX IF EXISTS crashes_group;"
@@ -243,7 +243,7 @@ static const char *const SQL[S_COUNT] = {
                "crashes WHERE id=?1",
     [S_STATE] = "SELECT state FROM crashes WHERE id=?1",
     [S_MARK] = "UPDATE crashes SET state=?2, group_id=?3, stack_hash=?4, processed=?5, "
-               "install_id=?6, sig_group=NULL WHERE id=?1",
+               "install_id=?6, sig_group=NULL, arch_counted=?7 WHERE id=?1",
     [S_GNEW] = "INSERT INTO groups(id, app, signature, frames, first_seen, last_seen, sample_crash,"
                " project) VALUES(?1,?2,?3,?4,?5,?5,?6,?7) ON CONFLICT(id) DO NOTHING",
     [S_GGET] = "SELECT status, resolved_in, latest_version FROM groups WHERE id=?1",
@@ -260,9 +260,9 @@ static const char *const SQL[S_COUNT] = {
     [S_AFF] = "UPDATE groups SET affected=affected+1 WHERE id=?1",
     [S_MISS] = "INSERT INTO crash_missing VALUES(?1,?2) ON CONFLICT DO NOTHING",
     [S_MISSDEL] = "DELETE FROM crash_missing WHERE crash_id=?1",
-    [S_RSTATE] = "SELECT state, resym, group_id FROM crashes WHERE id=?1",
+    [S_RSTATE] = "SELECT state, resym, group_id, arch_counted FROM crashes WHERE id=?1",
     [S_REMARK] = "UPDATE crashes SET resym=0, group_id=?2, stack_hash=?3, processed=?4, "
-                 "sig_group=NULL WHERE id=?1",
+                 "sig_group=NULL, arch_counted=?5 WHERE id=?1",
     [S_GDEC] = "UPDATE groups SET count=count-1, sample_crash=CASE WHEN sample_crash=?2 THEN "
                "(SELECT id FROM crashes WHERE group_id=?1 ORDER BY rid LIMIT 1) ELSE sample_crash "
                "END WHERE id=?1 RETURNING count",
@@ -1209,6 +1209,7 @@ static int s_apply(fl_store_conn *pc, const fl_processed *p)
     if (p->zprocessed)
         sqlite3_bind_blob(s, 5, p->zprocessed, (int)p->zprocessed_len, SQLITE_STATIC);
     bind_text(s, 6, p->failed ? NULL : p->install_id);
+    sqlite3_bind_int(s, 7, !p->failed && p->arch);
     if (done(s))
         return -1;
     if (p->failed)
@@ -1367,8 +1368,10 @@ static int run1(sconn *c, int which, const char *a, const char *b)
  * group_add -- counts and breakdowns decremented, first/last_seen
  * recomputed from the crashes left, the crash's install no longer counted
  * in `affected` when it was that install's last crash in the group.  A
- * group left with no crash is deleted. */
-static int group_remove(sconn *c, const char *gid, const fl_processed *p)
+ * group left with no crash is deleted.  arch_counted: whether the crash's
+ * architecture was counted in it (crashes.arch_counted: not for one
+ * processed before generation 6). */
+static int group_remove(sconn *c, const char *gid, const fl_processed *p, bool arch_counted)
 {
     sqlite3_stmt *s = stmt(c, S_GDEC);
     if (!s)
@@ -1385,7 +1388,8 @@ static int group_remove(sconn *c, const char *gid, const fl_processed *p)
     char day[16];
     fl_iso_day(p->received, day);
     if (run1(c, S_DAYDEC, gid, day) || (p->version && run1(c, S_VERDEC, gid, p->version)) ||
-        (p->os && run1(c, S_OSDEC, gid, p->os)) || (p->arch && run1(c, S_ARCHDEC, gid, p->arch)))
+        (p->os && run1(c, S_OSDEC, gid, p->os)) ||
+        (arch_counted && p->arch && run1(c, S_ARCHDEC, gid, p->arch)))
         return -1;
     static const char *const gone[] = {
         "DELETE FROM group_days WHERE group_id=?1 AND count<=0",
@@ -1491,6 +1495,7 @@ static int s_reapply(fl_store_conn *pc, const fl_processed *p)
         return rc == SQLITE_DONE ? 0 : -1;
     }
     int state = sqlite3_column_int(s, 0), resym = sqlite3_column_int(s, 1);
+    bool arch_counted = sqlite3_column_int(s, 3) != 0;
     char old[64] = "";
     const char *g = (const char *)sqlite3_column_text(s, 2);
     if (g)
@@ -1518,9 +1523,13 @@ static int s_reapply(fl_store_conn *pc, const fl_processed *p)
     sqlite3_bind_text(s, 3, p->stack_hash, -1, SQLITE_STATIC);
     if (p->zprocessed)
         sqlite3_bind_blob(s, 4, p->zprocessed, (int)p->zprocessed_len, SQLITE_STATIC);
+    /* A crash that moves is counted in its new group, architecture and
+     * all; one that stays keeps what it had. */
+    bool moves = strcmp(old, p->group_id) != 0;
+    sqlite3_bind_int(s, 5, moves ? p->arch != NULL : arch_counted);
     if (done(s) || record_missing(c, p))
         return -1;
-    if (!strcmp(old, p->group_id)) {
+    if (!moves) {
         /* Same group: only the representative frames may have improved. */
         if (!(s = stmt(c, S_GFRAMES)))
             return -1;
@@ -1529,7 +1538,7 @@ static int s_reapply(fl_store_conn *pc, const fl_processed *p)
         sqlite3_bind_text(s, 3, p->crash_id, -1, SQLITE_STATIC);
         return done(s);
     }
-    if (old[0] && group_remove(c, old, p))
+    if (old[0] && group_remove(c, old, p, arch_counted))
         return -1;
     return group_add(c, p, tgt);
 }
@@ -3333,6 +3342,8 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
         {"groups", "project", "ALTER TABLE groups ADD COLUMN project TEXT"},
         {"groups", "merged_into", "ALTER TABLE groups ADD COLUMN merged_into TEXT"},
         {"crashes", "sig_group", "ALTER TABLE crashes ADD COLUMN sig_group TEXT"},
+        {"crashes", "arch_counted",
+         "ALTER TABLE crashes ADD COLUMN arch_counted INTEGER NOT NULL DEFAULT 0"},
     };
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
         sqlite3_stmt *ti = NULL;

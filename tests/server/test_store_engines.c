@@ -2076,6 +2076,73 @@ static void db_exec(fx *f, const char *sql)
     sqlite3_close(db);
 }
 
+/* A crash processed before the architectures were counted (SQLite
+ * generation 6, PostgreSQL schema_ddl 8) and moved to another group since:
+ * counted in its new group, and not taken from its old one, which never
+ * had it (crashes.arch_counted).  Moved again, it takes its count along. */
+static void test_arch_before_upgrade(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    crash a[2] = {
+        {.id = "a1",
+         .group = "ga",
+         .version = "1.0",
+         .os = "linux",
+         .arch = "x86-64",
+         .install = "i1"},
+        {.id = "a2",
+         .group = "ga",
+         .version = "1.0",
+         .os = "linux",
+         .arch = "x86-64",
+         .install = "i2",
+         .missing = "dddd"},
+    };
+    for (int i = 0; i < 2; i++) {
+        assert_true(ingest_at(e, a[i].id, "1.0", T0, NULL));
+        assert_int_equal(apply_c(e, &a[i], false), 0);
+    }
+    /* a2 as a version before the counting processed it. */
+    db_exec(f, "UPDATE crashes SET arch_counted=(1=0) WHERE id='a2'");
+    db_exec(f, "UPDATE group_arch SET count=1 WHERE group_id='ga'");
+    char **ids = NULL;
+    size_t n = 0;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "dddd", 100, &ids, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1);
+    free_ids(ids, n);
+    crash m = a[1];
+    m.group = "gb";
+    m.missing = "eeee";
+    assert_int_equal(apply_c(e, &m, true), 0);
+    json_t *one = json_loads("[{\"arch\":\"x86-64\",\"count\":1}]", 0, NULL);
+    json_t *g = group_of(e, "ga");
+    assert_true(json_equal(json_object_get(g, "arch"), one)); /* a1's, kept */
+    json_decref(g);
+    g = group_of(e, "gb");
+    assert_true(json_equal(json_object_get(g, "arch"), one));
+    json_decref(g);
+
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->symbols_arrived(e->c, "eeee", 100, &ids, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_int_equal(n, 1);
+    free_ids(ids, n);
+    m.group = "gc";
+    m.missing = NULL;
+    assert_int_equal(apply_c(e, &m, true), 0);
+    g = group_of(e, "gc");
+    assert_true(json_equal(json_object_get(g, "arch"), one));
+    json_decref(g);
+    assert_int_equal(count_of(e, "gb"), -1); /* emptied: deleted */
+    g = group_of(e, "ga");
+    assert_true(json_equal(json_object_get(g, "arch"), one));
+    json_decref(g);
+    json_decref(one);
+}
+
 /* A merge made before merges left crashes where they were (SQLite
  * generation 4, PostgreSQL schema_ddl 6) moved the crashes, counts and
  * installations of the group merged into the other, and marked each crash
@@ -3746,6 +3813,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_counters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reapply_move, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_arch_before_upgrade, setup, teardown),
         cmocka_unit_test_setup_teardown(test_symbols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processing_watch, setup, teardown),
