@@ -404,7 +404,14 @@ static int module_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
  * at the bias that puts its entry point where the core's auxv says. */
 static int report_exe(core_ctx *c, const char *exe)
 {
-    int fd = open(exe, O_RDONLY | O_CLOEXEC);
+    /* The path comes from the core (NT_FILE): a FIFO or a device named
+     * there is not read, and opening one does not wait. */
+    int fd = open(exe, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
     if (fd < 0)
         return FL_CORE_OK; /* not there: the frames stay unnamed, as the docs say */
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -652,6 +659,8 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
     const char *app = o->app ? o->app : exe && *exe ? base_name(exe) : c->fname;
     int sig = c->have_siginfo ? c->sig_no : t0->cursig;
     int code = c->have_siginfo ? c->sig_code : t0->si_code;
+    if (sig < 0 || sig > 128)
+        sig = 0; /* not a signal Linux sends: unknown, as the reader takes it */
 
     char crash_id[40];
     snprintf(crash_id, sizeof crash_id, "%s", o->crash_id ? o->crash_id : c->crash_id);
@@ -698,8 +707,8 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
         !kv_str(out, "INSTALL_ID", o->install_id) || !kv_str(out, "OS_NAME", os_name) ||
         !kv_str(out, "OS_VERSION", os_version) || !kv_str(out, "OS_PRETTY_NAME", os_pretty) ||
         !kv_str(out, "KERNEL_VERSION", u.version) || !kv_str(out, "EXECUTABLE", exe) ||
-        !kv_i64(out, "PROCESS_ID", (int64_t)(c->have_psinfo ? c->pid : t0->tid)) ||
-        !kv_i64(out, "CRASH_THREAD", (int64_t)t0->tid) ||
+        !kv_i64(out, "PROCESS_ID", (int64_t)(uint32_t)(c->have_psinfo ? c->pid : t0->tid)) ||
+        !kv_i64(out, "CRASH_THREAD", (int64_t)(uint32_t)t0->tid) ||
         !kv_str(out, "CRASH_SOURCE", o->source ? o->source : "core"))
         return false;
     /* The core names the process's command (its main thread's), not each
@@ -765,7 +774,7 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
         const core_thread *t = &c->threads[i];
         fl_line l;
         fl_line_start(&l, "THREAD");
-        fl_line_u64(&l, t->tid);
+        fl_line_u64(&l, (uint32_t)t->tid);
         const char *name = thread_name(c, t->tid);
         if (name && *name) {
             fl_line_char(&l, ' ');
@@ -854,7 +863,8 @@ int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, f
         rc = fail(&c, FL_CORE_EIO, "out of memory");
         goto done;
     }
-    qsort(c.objs, c.nobjs, sizeof *c.objs, obj_cmp);
+    if (c.nobjs > 1) /* none at all is no array: qsort's pointer may not be NULL */
+        qsort(c.objs, c.nobjs, sizeof *c.objs, obj_cmp);
     if ((rc = unwind_threads(&c)))
         goto done;
     if (!c.opts->crash_id && fl_core_uuid(c.crash_id)) {

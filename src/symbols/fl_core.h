@@ -85,11 +85,11 @@ typedef struct fl_core_info {
  * and `err` (errcap bytes, may be NULL) says why, naming the file.  `info`
  * may be NULL.  Returns FL_CORE_OK or a negative FL_CORE_* code.
  */
+int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, fl_core_info *info,
+                        char *err, size_t errcap);
+
 /* A fresh version-4 UUID (36 characters and a NUL) in out: 0, or -1 when
  * the system gives no randomness. */
 int fl_core_uuid(char out[40]);
-
-int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, fl_core_info *info,
-                        char *err, size_t errcap);
 
 #endif /* FL_CORE_H */
