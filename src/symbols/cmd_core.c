@@ -309,6 +309,43 @@ static int save_stdin(const char *spool, long pid, uint64_t max, char *path, siz
     return -1;
 }
 
+/* How long process pid ran before the crash at `when` (seconds since the
+ * epoch): its start (field 22 of /proc/PID/stat, clock ticks since boot)
+ * after the boot (btime in /proc/stat).  false when /proc does not say. */
+static bool process_uptime(const char *proc, int64_t when, int64_t *out)
+{
+    char path[96], buf[1024];
+    snprintf(path, sizeof path, "%s/stat", proc);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    /* The command name may hold anything but ends at the last ')'. */
+    char *p = strrchr(buf, ')');
+    unsigned long long start = 0;
+    int field = 2;
+    for (; p && *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    if (!p || field != 22 || sscanf(p, "%llu", &start) != 1)
+        return false;
+    long long btime = -1;
+    char line[256];
+    if (!(f = fopen("/proc/stat", "re")))
+        return false;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "btime %lld", &btime) == 1)
+            break;
+    fclose(f);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (btime < 0 || hz <= 0)
+        return false;
+    int64_t up = when - (btime + (int64_t)(start / (unsigned long long)hz));
+    *out = up < 0 ? 0 : up; /* btime is rounded to the second */
+    return true;
+}
+
 static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *spool,
                        uint64_t max_bytes)
 {
@@ -365,6 +402,7 @@ static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *sp
     opts->thread_names = names;
     opts->nthread_names = thread_names(proc, names, sizeof names / sizeof names[0]);
     opts->crash_time = when;
+    opts->have_uptime = process_uptime(proc, when, &opts->uptime);
 
     char core[4200], why[512], shown[64];
     snprintf(shown, sizeof shown, "process %ld's core", pid);

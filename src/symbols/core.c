@@ -8,13 +8,25 @@
  * and its general registers (the first one is the thread that took the
  * signal: the kernel and gdb's gcore both write it first), NT_SIGINFO the
  * signal, its code and fault address, NT_PRPSINFO the pid and command
- * name, NT_AUXV the entry point (which names the executable's module).
- * libdwfl then reports the modules (dwfl_core_file_report: from the
- * dynamic linker's list in the core's memory and the NT_FILE note, files
- * found by build id and path) and unwinds each thread
- * (dwfl_core_file_attach + dwfl_getthread_frames) with the modules' CFI
- * and the core's memory.  The raw stack is copied from the core's PT_LOAD
- * segments.
+ * name, NT_AUXV the entry point (which names the executable's module),
+ * NT_FILE the files mapped.  libdwfl then reports the modules
+ * (dwfl_core_file_report) and unwinds each thread (dwfl_core_file_attach +
+ * dwfl_getthread_frames) with the modules' CFI and the core's memory.  The
+ * raw stack is copied from the core's PT_LOAD segments.
+ *
+ * The file names in a core are the crashed process's to choose: the
+ * dynamic linker's list is in its memory, and NT_FILE's names are paths it
+ * can replace (a FIFO named "lib.so (deleted)" after the library is
+ * unlinked).  libdwfl 0.188 open()s both with plain O_RDONLY -- a FIFO
+ * waits forever, a device is opened, as root under `--from-kernel`.  So
+ * libdwfl is shown the core with its NT_AUXV and NT_FILE notes renamed (in
+ * a private copy of their pages): it finds the modules from the ELF
+ * headers in the core's memory and opens nothing by a name from the core.
+ * Each module's file is opened here instead (find_elf): by its NT_FILE
+ * name, only when it is a regular file, and kept only when its build id is
+ * the one in the core's memory.  Files whose headers the core lacks are
+ * reported here from NT_FILE; debug files are found by build id only (a
+ * .gnu_debuglink name is the program's to choose too).
  *
  * The register layout of the notes is read by offset, for the two
  * architectures the client writes, so that a core of either converts on a
@@ -31,12 +43,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
 #include "faultline.h" /* FAULTLINE_VERSION_STRING, FAULTLINE_CRASHLOG_VERSION */
@@ -49,6 +63,12 @@
 #ifndef EM_AARCH64
 #define EM_AARCH64 183
 #endif
+#ifndef NT_FILE
+#define NT_FILE 0x46494c45
+#endif
+/* The type NT_AUXV and NT_FILE notes get in libdwfl's view: one no
+ * reader knows ("FLhd"). */
+#define NT_HIDDEN 0x64684c46
 
 /* struct elf_prstatus on LP64 Linux (x86-64 and aarch64 alike): where
  * pr_info.si_code, pr_cursig, pr_pid and pr_reg sit. */
@@ -140,7 +160,9 @@ typedef struct core_ctx {
     uint64_t pid;
     char fname[PSI_FNAME_LEN + 1];
     uint64_t at_entry;
-    char *ntfile_exe; /* NT_FILE's name of the mapping holding AT_ENTRY; owned */
+    char *ntfile; /* a copy of the NT_FILE note's descriptor; owned */
+    size_t ntfile_len;
+    const char *ntfile_exe; /* NT_FILE's name of the mapping holding AT_ENTRY */
 
     /* objects */
     struct core_obj {
@@ -244,27 +266,48 @@ static int add_thread(core_ctx *c, const char *d, size_t len)
     return FL_CORE_OK;
 }
 
-/* The file mapped at addr, from an NT_FILE note: count, page size,
- * count (start, end, offset) triples, then count NUL-terminated names.
- * Returns a copy (caller frees) or NULL. */
-static char *ntfile_name(core_ctx *c, const char *d, size_t len, uint64_t addr)
+/* NT_FILE: count, page size, count (start, end, offset in pages)
+ * triples, then count NUL-terminated names.  Walked entry by entry from a
+ * zeroed cursor; false past the last or where the note is malformed. */
+typedef struct ntfile_cursor {
+    uint64_t i;
+    const char *name; /* the next name */
+} ntfile_cursor;
+
+static bool ntfile_next(const core_ctx *c, ntfile_cursor *cur, uint64_t *lo, uint64_t *hi,
+                        uint64_t *pgoff, const char **name)
 {
-    (void)c;
-    if (len < 16)
-        return NULL;
+    const char *d = c->ntfile;
+    if (!d || c->ntfile_len < 16)
+        return false;
+    const char *end = d + c->ntfile_len;
     uint64_t count = rd64(d);
-    if (count > (len - 16) / 24)
-        return NULL;
-    const char *names = d + 16 + count * 24, *end = d + len;
-    for (uint64_t i = 0; i < count && names < end; i++) {
-        const char *z = memchr(names, '\0', (size_t)(end - names));
-        if (!z)
-            return NULL;
-        uint64_t lo = rd64(d + 16 + i * 24), hi = rd64(d + 16 + i * 24 + 8);
+    if (count > (c->ntfile_len - 16) / 24 || cur->i >= count)
+        return false;
+    if (!cur->name)
+        cur->name = d + 16 + count * 24;
+    const char *z = cur->name < end ? memchr(cur->name, '\0', (size_t)(end - cur->name)) : NULL;
+    if (!z)
+        return false;
+    const char *t = d + 16 + cur->i * 24;
+    *lo = rd64(t);
+    *hi = rd64(t + 8);
+    *pgoff = rd64(t + 16);
+    *name = cur->name;
+    cur->name = z + 1;
+    cur->i++;
+    return true;
+}
+
+/* The name of the file mapped at addr, or NULL. */
+static const char *ntfile_name(const core_ctx *c, uint64_t addr)
+{
+    ntfile_cursor cur = {0, NULL};
+    uint64_t lo, hi, pgoff;
+    const char *name;
+    while (ntfile_next(c, &cur, &lo, &hi, &pgoff, &name))
         if (addr >= lo && addr < hi)
-            return strdup(names);
-        names = z + 1;
-    }
+            return name;
     return NULL;
 }
 
@@ -276,8 +319,8 @@ static int read_notes(core_ctx *c)
         GElf_Phdr ph;
         if (!gelf_getphdr(c->elf, (int)i, &ph) || ph.p_type != PT_NOTE)
             continue;
-        Elf_Data *data =
-            elf_getdata_rawchunk(c->elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+        Elf_Data *data = elf_getdata_rawchunk(c->elf, (int64_t)ph.p_offset, ph.p_filesz,
+                                              ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
         if (!data)
             return fail(c, FL_CORE_ETRUNC, "notes unreadable: %s", elf_errmsg(-1));
         size_t off = 0, name_off, desc_off;
@@ -307,19 +350,59 @@ static int read_notes(core_ctx *c)
                 for (size_t a = 0; a + 16 <= nh.n_descsz; a += 16)
                     if (rd64(d + a) == AT_ENTRY)
                         c->at_entry = rd64(d + a + 8);
+            } else if (nh.n_type == NT_FILE && !c->ntfile) {
+                /* Copied: libdwfl's view of the note is renamed below. */
+                if (!(c->ntfile = malloc(nh.n_descsz ? nh.n_descsz : 1)))
+                    return fail(c, FL_CORE_EIO, "out of memory");
+                memcpy(c->ntfile, d, nh.n_descsz);
+                c->ntfile_len = nh.n_descsz;
             }
         }
-        /* NT_FILE after AUXV: the entry point is needed to pick the name. */
-        off = 0;
-        while (c->at_entry && !c->ntfile_exe && off < data->d_size &&
-               (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0)
-            if (nh.n_type == NT_FILE && nh.n_namesz == 5 &&
-                !memcmp((const char *)data->d_buf + name_off, "CORE", 5))
-                c->ntfile_exe =
-                    ntfile_name(c, (const char *)data->d_buf + desc_off, nh.n_descsz, c->at_entry);
     }
     if (c->nthreads == 0)
         return fail(c, FL_CORE_ENOTHREADS, "no NT_PRSTATUS note");
+    if (c->at_entry)
+        c->ntfile_exe = ntfile_name(c, c->at_entry);
+    return FL_CORE_OK;
+}
+
+/* Renames the NT_AUXV and NT_FILE notes in the notes libdwfl will read
+ * (see the top of the file).  The pages are libelf's private mapping of
+ * the core (or its malloc'd copy), made writable here: the file itself is
+ * never written. */
+static int hide_names(core_ctx *c)
+{
+    size_t n;
+    elf_getphdrnum(c->elf, &n);
+    long page = sysconf(_SC_PAGESIZE);
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(c->elf, (int)i, &ph) || ph.p_type != PT_NOTE || ph.p_filesz == 0)
+            continue;
+        /* libdwfl reads the notes as this type, by this (cached) chunk. */
+        Elf_Data *data = elf_getdata_rawchunk(c->elf, (int64_t)ph.p_offset, ph.p_filesz,
+                                              ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+        if (!data)
+            return fail(c, FL_CORE_ETRUNC, "notes unreadable: %s", elf_errmsg(-1));
+        char *buf = data->d_buf;
+        if (buf >= c->image && buf < c->image + c->size) {
+            uintptr_t lo = (uintptr_t)buf & ~(uintptr_t)(page - 1);
+            uintptr_t hi = (uintptr_t)buf + data->d_size;
+            if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
+                return fail(c, FL_CORE_EIO, "cannot copy the notes' pages: %s", strerror(errno));
+        }
+        size_t off = 0, next, name_off, desc_off;
+        GElf_Nhdr nh;
+        while (off < data->d_size &&
+               (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+            if (nh.n_namesz == 5 && !memcmp(buf + name_off, "CORE", 5) &&
+                (nh.n_type == NT_AUXV || nh.n_type == NT_FILE)) {
+                uint32_t hidden = NT_HIDDEN; /* n_type: the third word of the header */
+                memcpy(buf + off + 8, &hidden, 4);
+            }
+            off = next;
+        }
+    }
     return FL_CORE_OK;
 }
 
@@ -346,10 +429,95 @@ static bool core_read(core_ctx *c, uint64_t addr, void *buf, size_t n)
 
 /* ---- libdwfl ---- */
 
+/* Opens path for reading only when it names a regular file: looked up
+ * first without opening (O_PATH), which a FIFO or a device is not, then
+ * that very file reopened through /proc.  -1 otherwise. */
+static int open_regular(const char *path)
+{
+    int pfd = open(path, O_PATH | O_CLOEXEC);
+    if (pfd < 0)
+        return -1;
+    struct stat st;
+    int fd = -1;
+    if (fstat(pfd, &st) == 0 && S_ISREG(st.st_mode)) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+        fd = open(proc, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT) {
+            /* No /proc: opened by name, without waiting, and kept only
+             * when it is still the file looked at. */
+            struct stat st2;
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+            if (fd >= 0 &&
+                (fstat(fd, &st2) != 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
+                close(fd);
+                fd = -1;
+            }
+        }
+    }
+    close(pfd);
+    return fd;
+}
+
+/* 1 when the ELF file on fd has the build id mod has from the core's
+ * memory (or mod has none to compare), else 0. */
+static int same_build_id(Dwfl_Module *mod, int fd)
+{
+    const unsigned char *want;
+    GElf_Addr vaddr;
+    int wlen = dwfl_module_build_id(mod, &want, &vaddr);
+    if (wlen <= 0)
+        return 1;
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    const void *have = NULL;
+    ssize_t hlen = e ? dwelf_elf_gnu_build_id(e, &have) : -1;
+    int same = hlen == wlen && !memcmp(have, want, (size_t)wlen);
+    if (e)
+        elf_end(e);
+    return same;
+}
+
+/* The conversion whose libdwfl calls find_elf: the callbacks have no
+ * argument of their own. */
+static __thread core_ctx *current;
+
+static bool is_main(const core_ctx *c, uint64_t lo, uint64_t hi)
+{
+    return c->at_entry && c->at_entry >= lo && c->at_entry < hi;
+}
+
+/* A module's file.  Its path: --exe for the program, else NT_FILE's name
+ * of the mapping at its start -- opened only as a regular file with the
+ * module's build id (see the top of the file).  Else, by build id, from
+ * the debug directories (their paths are made of hex digits). */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                    char **file_name, Elf **elfp)
+{
+    core_ctx *c = current;
+    Dwarf_Addr lo = base, hi = base;
+    dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+    const char *path = !c                                   ? NULL
+                       : is_main(c, lo, hi) && c->opts->exe ? c->opts->exe
+                                                            : ntfile_name(c, lo);
+    int fd = path ? open_regular(path) : -1;
+    if (fd >= 0 && same_build_id(mod, fd)) {
+        char *copy = strdup(path);
+        if (copy) {
+            free(*file_name);
+            *file_name = copy;
+            *elfp = NULL;
+            return fd;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks dwfl_cbs = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_elf = find_elf,
+    .find_debuginfo = dwfl_build_id_find_debuginfo,
     .debuginfo_path = &debuginfo_path,
 };
 
@@ -388,47 +556,106 @@ static int module_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
         memcpy(o->build_id, bits, (size_t)len);
         o->build_id_len = len;
     }
-    const char *p = mainfile && *mainfile ? mainfile : name;
+    /* Named as the process had it: --exe, NT_FILE's name (also when the
+     * file is not here), else the file found (maybe a debug directory's
+     * link), else libdwfl's name (the SONAME, or [vdso: ...]). */
+    o->main = is_main(c, start, end);
+    const char *p = o->main && c->opts->exe ? c->opts->exe : ntfile_name(c, start);
+    if (!p)
+        p = mainfile && *mainfile ? mainfile : name;
     o->path = strdup(p ? p : "");
     if (!o->path)
         return DWARF_CB_ABORT;
-    o->main = c->at_entry && c->at_entry >= start && c->at_entry < end;
+    /* A file unlinked since it was mapped: the kernel's mark is not its
+     * name (the client's log, from the dynamic linker, has none). */
+    size_t pl = strlen(o->path);
+    if (pl > 10 && !strcmp(o->path + pl - 10, " (deleted)"))
+        o->path[pl - 10] = '\0';
     c->nobjs++;
     return DWARF_CB_OK;
 }
 
-/* A core without the program's first page (qemu-user's leaves out every
- * read-only mapping; a coredump_filter without bit 4 does too) shows
- * libdwfl no ELF header at the entry point, so the program is no module:
- * no OBJECT, and no CFI for its frames.  Its file is reported by hand,
- * at the bias that puts its entry point where the core's auxv says. */
-static int report_exe(core_ctx *c, const char *exe)
+/* Reports the ELF file at path (opened as a regular file) as a module
+ * mapped from addr, where the core does not show libdwfl its header.  The
+ * program, with a known entry point, is placed by it; any other file by
+ * the page its first PT_LOAD starts on.  A file that is not there, or not
+ * an ELF program or library of the core's machine, is no module: its
+ * frames stay unnamed, as the docs say. */
+static int report_file(core_ctx *c, const char *path, uint64_t addr, uint64_t page, bool entry)
 {
-    /* The path comes from the core (NT_FILE): a FIFO or a device named
-     * there is not read, and opening one does not wait. */
-    int fd = open(exe, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        close(fd);
-        fd = -1;
-    }
+    int fd = open_regular(path);
     if (fd < 0)
-        return FL_CORE_OK; /* not there: the frames stay unnamed, as the docs say */
+        return FL_CORE_OK;
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     GElf_Ehdr eh;
+    size_t np = 0;
     int rc = FL_CORE_OK;
-    if (e && gelf_getehdr(e, &eh) && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN)) {
-        Dwarf_Addr bias = eh.e_type == ET_EXEC ? 0 : c->at_entry - eh.e_entry;
-        const char *slash = strrchr(exe, '/');
-        dwfl_report_begin_add(c->dwfl);
-        if (!dwfl_report_elf(c->dwfl, slash ? slash + 1 : exe, exe, -1, bias, false) ||
-            dwfl_report_end(c->dwfl, NULL, NULL) != 0)
-            rc = fail(c, FL_CORE_EDWFL, "%s: %s", exe, dwfl_errmsg(-1));
+    if (!e || !gelf_getehdr(e, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+        eh.e_machine != c->arch->machine || elf_getphdrnum(e, &np) != 0) {
+        if (e)
+            elf_end(e);
+        close(fd);
+        return FL_CORE_OK;
     }
-    if (e)
-        elf_end(e);
-    close(fd);
+    Dwarf_Addr bias = 0;
+    if (eh.e_type == ET_DYN && entry) {
+        bias = c->at_entry - eh.e_entry;
+    } else if (eh.e_type == ET_DYN) {
+        for (size_t i = 0; i < np; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+                bias = addr - (ph.p_vaddr & ~(page - 1));
+                break;
+            }
+        }
+    }
+    elf_end(e);
+    const char *slash = strrchr(path, '/');
+    dwfl_report_begin_add(c->dwfl);
+    /* fd is libdwfl's once the module is made. */
+    if (!dwfl_report_elf(c->dwfl, slash ? slash + 1 : path, path, fd, bias, false)) {
+        close(fd);
+        dwfl_report_end(c->dwfl, NULL, NULL);
+        return FL_CORE_OK; /* overlapping a module libdwfl found: kept as found */
+    }
+    if (dwfl_report_end(c->dwfl, NULL, NULL) != 0)
+        rc = fail(c, FL_CORE_EDWFL, "%s: %s", path, dwfl_errmsg(-1));
     return rc;
+}
+
+/* Whether addr is inside a module reported so far.  (dwfl_addrmodule
+ * also answers for the address just past a module's end.) */
+static bool in_module(core_ctx *c, uint64_t addr)
+{
+    Dwfl_Module *m = dwfl_addrmodule(c->dwfl, addr);
+    Dwarf_Addr lo = 0, hi = 0;
+    return m && dwfl_module_info(m, NULL, &lo, &hi, NULL, NULL, NULL, NULL) && addr >= lo &&
+           addr < hi;
+}
+
+/* The modules whose first page the core lacks (qemu-user's cores leave
+ * out every read-only mapping; a coredump_filter without bit 4 does too):
+ * libdwfl sees no ELF header there.  The program by --exe or NT_FILE,
+ * then every other file NT_FILE maps from its start. */
+static int report_unseen(core_ctx *c)
+{
+    const char *exe = c->opts->exe ? c->opts->exe : c->ntfile_exe;
+    int rc;
+    if (exe && c->at_entry && !in_module(c, c->at_entry) &&
+        (rc = report_file(c, exe, c->at_entry, 1, true)))
+        return rc;
+    uint64_t lo, hi, pgoff, page = c->ntfile_len >= 16 ? rd64(c->ntfile + 8) : 0;
+    const char *name;
+    if (page == 0 || (page & (page - 1)))
+        return FL_CORE_OK; /* no NT_FILE, or not a page size */
+    ntfile_cursor cur = {0, NULL};
+    while (ntfile_next(c, &cur, &lo, &hi, &pgoff, &name)) {
+        if (pgoff != 0 || in_module(c, lo))
+            continue;
+        if ((rc = report_file(c, name, lo, page, false)))
+            return rc;
+    }
+    return FL_CORE_OK;
 }
 
 static int obj_cmp(const void *a, const void *b)
@@ -709,7 +936,8 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
         !kv_str(out, "KERNEL_VERSION", u.version) || !kv_str(out, "EXECUTABLE", exe) ||
         !kv_i64(out, "PROCESS_ID", (int64_t)(uint32_t)(c->have_psinfo ? c->pid : t0->tid)) ||
         !kv_i64(out, "CRASH_THREAD", (int64_t)(uint32_t)t0->tid) ||
-        !kv_str(out, "CRASH_SOURCE", o->source ? o->source : "core"))
+        !kv_str(out, "CRASH_SOURCE", o->source ? o->source : "core") ||
+        (o->have_uptime && !kv_i64(out, "APPLICATION_UPTIME", o->uptime)))
         return false;
     /* The core names the process's command (its main thread's), not each
      * thread's: the others' names only come from the caller. */
@@ -813,7 +1041,8 @@ int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, f
     if (err && errcap)
         err[0] = '\0';
     elf_version(EV_CURRENT);
-    c.fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Not opened as anything but a regular file: a FIFO would wait. */
+    c.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (c.fd < 0) {
         rc = fail(&c, FL_CORE_EIO, "%s", strerror(errno));
         goto done;
@@ -841,17 +1070,18 @@ int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, f
         rc = fail(&c, FL_CORE_EDWFL, "%s", dwfl_errmsg(-1));
         goto done;
     }
+    if ((rc = hide_names(&c)))
+        goto done;
+    current = &c;
     dwfl_report_begin(c.dwfl);
-    /* libdwfl takes the main program's file from this argument only;
-     * without it, it builds the module from the pages the core holds,
-     * which often lack the CFI the unwind needs past main. */
-    const char *exe = c.opts->exe ? c.opts->exe : c.ntfile_exe;
-    int nmods = dwfl_core_file_report(c.dwfl, c.elf, exe);
+    /* No executable named: libdwfl would open() it by its path.  Each
+     * module's file, the program's too, comes from find_elf. */
+    int nmods = dwfl_core_file_report(c.dwfl, c.elf, NULL);
     if (nmods < 0 || dwfl_report_end(c.dwfl, NULL, NULL) != 0) {
         rc = fail(&c, FL_CORE_EDWFL, "%s", dwfl_errmsg(-1));
         goto done;
     }
-    if (exe && c.at_entry && !dwfl_addrmodule(c.dwfl, c.at_entry) && (rc = report_exe(&c, exe)))
+    if ((rc = report_unseen(&c)))
         goto done;
     if (dwfl_core_file_attach(c.dwfl, c.elf) < 0) {
         /* What libdwfl lacks is a backend for the machine; the rest was
@@ -879,6 +1109,7 @@ int fl_core_to_crashlog(const char *path, const fl_core_opts *opts, FILE *out, f
 done:
     if (c.dwfl)
         dwfl_end(c.dwfl);
+    current = NULL;
     if (c.elf)
         elf_end(c.elf);
     if (c.fd >= 0)
@@ -889,6 +1120,6 @@ done:
     for (size_t i = 0; i < c.nobjs; i++)
         free(c.objs[i].path);
     free(c.objs);
-    free(c.ntfile_exe);
+    free(c.ntfile);
     return rc;
 }

@@ -17,6 +17,7 @@
 #ifndef FL_CORE_H
 #define FL_CORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +69,10 @@ typedef struct fl_core_opts {
      * thread is named, with the core's command name. */
     const fl_core_thread_name *thread_names;
     size_t nthread_names;
+    /* APPLICATION_UPTIME: seconds the process ran before the crash (the
+     * core does not say; /proc does while it is dumped). */
+    bool have_uptime;
+    int64_t uptime;
 } fl_core_opts;
 
 /* Facts about the written log, for the caller to name the file or say. */

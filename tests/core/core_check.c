@@ -47,6 +47,8 @@ int main(int argc, char **argv)
         printf("crash_thread %" PRIu64 "\n", log->crash_tid);
     if (log->has_crash_time)
         printf("time %" PRId64 "\n", log->crash_time);
+    if (log->has_uptime)
+        printf("uptime %" PRId64 "\n", log->uptime);
     printf("thread_name %s\n", s(log->crash_thread_name));
     printf("app %s\nversion %s\narch %s\ncrash_id %s\ninstall_id %s\nexe %s\n", s(log->app_name),
            s(log->app_version), s(log->cpuarch), s(log->crash_id), s(log->install_id),

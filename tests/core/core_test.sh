@@ -23,6 +23,15 @@
 #            qemu-aarch64): the aarch64 registers, the frames down to main,
 #            the other thread's; qemu's core lacks the program's pages, so
 #            --exe names it
+#   hostile  a core whose names are traps: the dynamic linker's list names
+#            a FIFO for a library, and NT_FILE names the library, unlinked,
+#            as "lib.so (deleted)", another FIFO.  Opening either would
+#            wait forever (libdwfl's own module search did); the log comes
+#            at once, the library named and with its build id
+#   noheaders  a core without the ELF headers of the files (coredump_filter
+#            0x3, as qemu-user's and some systems' cores are): the program,
+#            libc and the dynamic linker are still objects with their build
+#            ids, reported from NT_FILE, and the stack goes down to main
 #   kernel   the real thing: core_pattern set to `|faultline core
 #            --from-kernel ...` (saved and restored; RUN_SERIAL; skipped
 #            where it is not writable), the program crashes by itself
@@ -52,9 +61,11 @@ export ASAN_OPTIONS=detect_leaks=0
 # fl_core ARGS: faultline core, with leak checks in the ASan build.
 fl_core() { ASAN_OPTIONS=detect_leaks=1 "$FAULTLINE" core "$@"; }
 
-# make_core: $WORK/core and GDB_RIP / GDB_RSP at the fault.
+# make_core [FILTER]: $WORK/core and GDB_RIP / GDB_RSP at the fault.
+# FILTER: the program's coredump_filter (inherited from this subshell),
+# which gcore honours.
 make_core() {
-    (cd "$WORK" && timeout 120 gdb -batch -nx -iex "set debuginfod enabled off" \
+    (cd "$WORK" && { [ -z "${1:-}" ] || echo "$1" >/proc/self/coredump_filter; } && timeout 120 gdb -batch -nx -iex "set debuginfod enabled off" \
         -ex "set pagination off" -ex run -ex "info registers rip rsp" \
         -ex "gcore $WORK/core" --args "$VICTIM") >"$WORK/gdb.txt" 2>&1
     grep -q 'SIGSEGV' "$WORK/gdb.txt" || fail "gdb did not see the SIGSEGV"
@@ -281,7 +292,7 @@ from_stdin)
     # the program.
     (cd "$WORK" && timeout 120 gdb -batch -nx -iex "set debuginfod enabled off" \
         -ex "set pagination off" -ex run -ex "gcore $WORK/core" \
-        -ex "shell pid=\$(pgrep -P \$PPID -x core_victim); echo \$pid >$WORK/pid; $FAULTLINE core --from-kernel --spool $SPOOL --app-version 3 \$pid \$pid 11 1700000000 core victim <$WORK/core >$WORK/core.path 2>$WORK/core.err; echo \$? >$WORK/rc" \
+        -ex "shell pid=\$(pgrep -P \$PPID -x core_victim); echo \$pid >$WORK/pid; t=\$((\$(date +%s) + 100)); echo \$t >$WORK/t; $FAULTLINE core --from-kernel --spool $SPOOL --app-version 3 \$pid \$pid 11 \$t core victim <$WORK/core >$WORK/core.path 2>$WORK/core.err; echo \$? >$WORK/rc" \
         --args "$VICTIM") >"$WORK/gdb.txt" 2>&1
     [ "$(cat "$WORK/rc" 2>/dev/null)" = 0 ] || fail "faultline core --from-kernel exit $(cat "$WORK/rc" 2>/dev/null)"
     pid=$(cat "$WORK/pid")
@@ -294,7 +305,11 @@ from_stdin)
     has "exe $VICTIM"            # /proc/PID/exe
     has "app $(basename "$VICTIM")"
     has "version 3"
-    has "time 1700000000"        # %t
+    has "time $(cat "$WORK/t")"  # %t
+    # The process started a second or so before now, and %t says the
+    # crash is 100 s after now: it ran ~100 s (from /proc/PID/stat).
+    up=$(awk '$1 == "uptime" {print $2}' "$WORK/check.out")
+    [ -n "$up" ] && [ "$up" -ge 99 ] && [ "$up" -le 130 ] || fail "uptime '$up', want about 100"
     has "pid $pid"
     has "thread_name core_victim"
     grep -q '^thread [0-9]* sleeper$' "$WORK/check.out" || fail "the other thread's name is not 'sleeper'"
@@ -363,6 +378,49 @@ from_stdin)
     [ $? = 64 ] || fail "--from-kernel without --spool: not 64"
     fl_core --from-kernel --spool "$SPOOL" $$ 1 2 </dev/null >/dev/null 2>&1
     [ $? = 64 ] || fail "--from-kernel with 3 operands: not 64"
+    ;;
+hostile)
+    H=$WORK/h
+    mkdir -p "$H"
+    LIBM=$(ldconfig -p | awk '$1 == "libm.so.6" && /x86-64/ {print $NF; exit}')
+    [ -f "$LIBM" ] || fail "no libm.so.6 for x86-64 in ldconfig -p"
+    cp "$LIBM" "$H/lib.so" && mkfifo "$H/fifo" "$H/lib.so (deleted)" || fail "setting up $H"
+    CORE_VICTIM_HOSTILE=$H make_core
+    [ -e "$H/lib.so" ] && fail "the program did not unlink $H/lib.so"
+    strings "$WORK/core" | grep -qxF "$H/lib.so (deleted)" || fail "NT_FILE does not name the FIFO"
+    ASAN_OPTIONS=detect_leaks=1 timeout 60 "$FAULTLINE" core "$WORK/core" -o "$WORK/h.crashlog" \
+        >/dev/null 2>"$WORK/core.err"
+    rc=$?
+    [ $rc = 124 ] && fail "faultline core waited a minute: it opened a FIFO the core names"
+    [ $rc = 0 ] || fail "faultline core exit $rc"
+    "$CHECK" "$WORK/h.crashlog" >"$WORK/check.out" 2>"$WORK/check.err" || fail "the reader rejects the log"
+    grep -E '^(object|frame)' "$WORK/check.out"
+    # The library, by the name it was loaded as, with the build id of the
+    # file it was a copy of (from the core's memory: the file is gone).
+    awk -v p="$H/lib.so" '$1 == "object" && $5 == p {print $4}' "$WORK/check.out" |
+        grep -qx "$(build_id_of "$LIBM")" || fail "no object $H/lib.so with libm's build id"
+    names_of frame >"$WORK/names"
+    [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
+        fail "crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
+    ;;
+noheaders)
+    make_core 0x3
+    "$FAULTLINE" core "$WORK/core" -o "$WORK/n.crashlog" >/dev/null 2>"$WORK/core.err" ||
+        fail "faultline core exit $?"
+    "$CHECK" "$WORK/n.crashlog" >"$WORK/check.out" 2>"$WORK/check.err" || fail "the reader rejects the log"
+    grep -E '^(object|frame)' "$WORK/check.out"
+    loads=$(readelf -lW "$WORK/core" | awk '$1 == "LOAD" {print $3}')
+    for n in "$(basename "$VICTIM")" libc.so.6 ld-linux-x86-64.so.2; do
+        line=$(awk -v n="$n" '$1 == "object" && $2 == n' "$WORK/check.out")
+        [ -n "$line" ] || fail "no object $n"
+        read -r _ _ at id path <<<"$line"
+        # The case under test: the core holds no page where the file starts.
+        echo "$loads" | grep -qi "^0x0*${at#0x}\$" && fail "gcore dumped $n's first page: not the case tested"
+        [ "$id" = "$(build_id_of "$path")" ] || fail "object $n: build id $id, readelf says $(build_id_of "$path")"
+    done
+    names_of frame >"$WORK/names"
+    [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
+        fail "crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
     ;;
 aarch64)
     command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null || {
@@ -460,6 +518,9 @@ kernel)
     has "exe $VICTIM"
     has "other CRASH_SOURCE core"
     has "crash_thread $vpid"
+    # It ran a tenth of a second (the kernel's %t and /proc/PID/stat).
+    up=$(awk '$1 == "uptime" {print $2}' "$WORK/check.out")
+    [ -n "$up" ] && [ "$up" -le 60 ] || fail "uptime '$up', want 0 to 60 s"
     grep -q '^thread [0-9]* sleeper$' "$WORK/check.out" || fail "the other thread's name is not 'sleeper'"
     names_of frame >"$WORK/names"
     [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
