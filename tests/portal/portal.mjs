@@ -338,6 +338,85 @@ try {
   await page.unroute('**/api/v1/crashes/*/source?*');
   await page.screenshot({ path: shots + '/crash-source.png', fullPage: true });
 
+  // 8e. The group page's stack is its representative crash's own crashing
+  // thread, with the crash page's buttons: each asks the source lines of
+  // that crash's frame, by the crash's id, the thread's index and the
+  // frame's.  The frames the group keeps outlive the crash they came from
+  // (the representative moves on when it goes), so a group whose kept
+  // frames differ (here a stale one) still shows the crash's.
+  const realGroup = await api('/api/v1/groups/' + real.id);
+  check(realGroup.representative_crash === realId,
+        'the real crash is not its group\'s representative: ' + realGroup.representative_crash);
+  const srcOk = (f) => f.file && f.line && f.file.startsWith('/');
+  const crashedAt = realApi.threads.findIndex((t) => t.crashed);
+  const crashedFrames = crashedAt >= 0 ? realApi.threads[crashedAt].frames : [];
+  const withSrc = crashedFrames.map((f, i) => (srcOk(f) ? i : -1)).filter((i) => i >= 0);
+  check(withSrc.length > 0, 'the real crash\'s crashing thread has no frame with an absolute file and line');
+  const stackTable = 'h2:text("Stack of a representative crash") + table';
+  const stackShown = async () => page.$$eval(stackTable + ' tbody tr:not(.src-row)', (trs) => trs.map((tr) => {
+    const td = tr.querySelectorAll('td');
+    return [td[1].textContent, td[2].textContent];
+  }));
+  const listed = (fs) => fs.map((f) => [f.function || f.name || '', f.file ? f.file + ':' + (f.line || '') : '']);
+  await page.route('**/api/v1/groups/' + real.id, (r) => r.fulfill({ json: { ...realGroup,
+    frames: [{ function: 'stale_frame', file: '/src/stale.c', line: 1, module: 'stale', address: '0x1' }] } }));
+  const srcAsked = [];
+  await page.route('**/api/v1/crashes/*/source?*', (r) => {
+    const u = new URL(r.request().url());
+    srcAsked.push(u.pathname + u.search);
+    const fi = Number(u.searchParams.get('frame')), f = crashedFrames[fi] || { file: '/none.c', line: 1 };
+    const from = Math.max(1, f.line - 2);
+    r.fulfill({ json: { crash_id: realId, thread: crashedAt, frame: fi, path: f.file, line: f.line, first: from,
+      lines: [0, 1, 2, 3, 4].map((k) => 'line ' + (from + k) + ' of ' + f.file), source: 'debuginfod' } });
+  });
+  await page.goto(url + '/#/group/' + real.id);
+  await page.waitForSelector('#signature');
+  check(JSON.stringify(await stackShown()) === JSON.stringify(listed(crashedFrames)),
+        'the group page\'s stack is not its representative crash\'s crashing thread: ' +
+        JSON.stringify(await stackShown()));
+  const toggles = await page.$$eval(stackTable + ' button.src-toggle', (bs) => bs.map((b) => [b.dataset.frame, b.textContent]));
+  check(JSON.stringify(toggles) === JSON.stringify(withSrc.map((i) => [String(i), crashedFrames[i].file + ':' + crashedFrames[i].line])),
+        'the group page\'s source buttons: ' + JSON.stringify(toggles) + ', frames with a file and line: ' + withSrc);
+  const gf = withSrc[withSrc.length - 1];
+  await page.click(`${stackTable} button.src-toggle[data-frame="${gf}"]`);
+  await page.waitForSelector(`tr.src-row[data-frame="${gf}"] .source`);
+  check(srcAsked.join() === `/api/v1/crashes/${encodeURIComponent(realId)}/source?thread=${crashedAt}&frame=${gf}`,
+        'the group page asked the source lines ' + srcAsked.join());
+  const gotGroup = await page.$$eval(`tr.src-row[data-frame="${gf}"] .src-line`, (ds) => ds.map((d) => ({
+    no: Number(d.querySelector('.src-no').textContent), text: d.querySelector('code').textContent,
+    hit: d.classList.contains('src-hit') })));
+  const fromLine = Math.max(1, crashedFrames[gf].line - 2);
+  check(gotGroup.length === 5 && gotGroup.every((l, k) => l.no === fromLine + k &&
+          l.text === 'line ' + l.no + ' of ' + crashedFrames[gf].file && l.hit === (l.no === crashedFrames[gf].line)),
+        'the group page\'s source lines read ' + JSON.stringify(gotGroup));
+  await page.screenshot({ path: shots + '/group-source.png', fullPage: true });
+  await page.unroute('**/api/v1/groups/' + real.id);
+  // Its representative crash not loading (here a 410): the frames the
+  // group keeps, as text, without buttons.
+  check(realGroup.frames.some(srcOk), 'the real group keeps no frame with a file and line');
+  await page.route('**/api/v1/crashes/' + realId, (r) => r.fulfill({ status: 410, json: {
+    error: 'the crash was deleted', id: realId, received: realApi.received } }));
+  await page.reload();
+  await page.waitForSelector('#signature');
+  check(JSON.stringify(await stackShown()) === JSON.stringify(listed(realGroup.frames)),
+        'without its crash the group page shows the stack ' + JSON.stringify(await stackShown()));
+  check(await page.locator('button.src-toggle').count() === 0, 'source buttons on a group whose crash did not load');
+  await page.unroute('**/api/v1/crashes/' + realId);
+  // Deleted: the group has no representative crash left, and keeps its
+  // frames, shown as text.
+  const delReal = await fetch(url + '/api/v1/crashes/' + realId,
+                              { method: 'DELETE', headers: { Authorization: 'Bearer ' + admin } });
+  check(delReal.status === 200, 'deleting the real crash: ' + delReal.status);
+  const realGone = await api('/api/v1/groups/' + real.id);
+  check(realGone.representative_crash === null && JSON.stringify(realGone.frames) === JSON.stringify(realGroup.frames),
+        'the real group after its crash was deleted: ' + JSON.stringify(realGone));
+  await page.reload();
+  await page.waitForSelector('#signature');
+  check(JSON.stringify(await stackShown()) === JSON.stringify(listed(realGroup.frames)),
+        'a group whose crash was deleted shows the stack ' + JSON.stringify(await stackShown()));
+  check(await page.locator('button.src-toggle').count() === 0, 'source buttons on a group whose crash was deleted');
+  await page.unroute('**/api/v1/crashes/*/source?*');
+
   // 8c. Calling contexts (ctx_app, built with -finstrument-functions):
   // "Decoding…" until the server has decoded them, then each value with
   // its stack, as the API gives it.
@@ -810,7 +889,7 @@ try {
 
   check(problems.length === 0, problems.join('; '));
   console.log('ok [portal]: login, groups, filter, group, resolve, crash, hostile strings, reprocess, ' +
-              'paging, projects, trends, delete, a group\'s crashes by page, merge, unmerge, search, order, ignore, ' +
+              'source lines on a group\'s stack, paging, projects, trends, delete, a group\'s crashes by page, merge, unmerge, search, order, ignore, ' +
               'an installation\'s groups and crashes, delete a group, logout');
 } finally {
   await browser.close();

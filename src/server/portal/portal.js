@@ -312,8 +312,9 @@ function chart(days) {
   return svg;
 }
 
-// A stack.  With src ({id, thread}: the crash page), a frame with an
-// absolute file and a line can show the lines around it (fileCell).
+// A stack.  With src ({id, thread}: a crash's own thread, stack()), a
+// frame with an absolute file and a line can show the lines around it
+// (fileCell).
 function frames(list, src)
 {
     return table([ '#', 'Function', 'File', 'Module', 'Address' ],
@@ -321,6 +322,15 @@ function frames(list, src)
                                      el('span', {class : 'mono'}, f.function || f.name || ''),
                                      fileCell(f, i, src), f.module || '',
                                      el('span', {class : 'mono'}, f.address || '')]));
+}
+
+// Thread ti of crash c (GET /api/v1/crashes/ID) as a stack whose frames
+// can show their source lines: the source endpoint names a frame by the
+// crash, the thread's index in its threads and the frame's in its frames,
+// so the list shown and the indexes asked are that crash's own.
+function stack(c, ti)
+{
+    return frames(c.threads[ti].frames || [], {id : c.id, thread : ti});
 }
 
 // The File cell of frame i: file:line, a button that shows the source
@@ -396,6 +406,12 @@ async function group(view, id, params)
                       ? await api('/api/v1/crashes/' + encodeURIComponent(g.representative_crash))
                             .catch(() => null)
                       : null;
+    // Its crashing thread (threads[0] as the server writes it, marked
+    // crashed), whose frames can show their source lines; -1 when the
+    // crash is gone (deleted, removed by the retention), did not load, is
+    // not processed, or has no frames.
+    const crashed =
+        first ? (first.threads || []).findIndex((t) => t.crashed && (t.frames || []).length) : -1;
     const fm = (first && first.metadata) || {};
     const last = fm.exception ? fm.exception.type +
                                     (fm.exception.message ? ': ' + fm.exception.message : '')
@@ -522,7 +538,12 @@ async function group(view, id, params)
                                               ' ', unmerge(m)))),
                  unsaid)
             : null,
-        el('h2', {}, 'Stack of a representative crash'), frames(g.frames || []),
+        // That crash's own frames.  Without it, the frames the group
+        // keeps, as text: they outlive the crash they came from (the
+        // representative moves on when it goes), so their indexes could
+        // name another crash's frames.
+        el('h2', {}, 'Stack of a representative crash'),
+        crashed >= 0 ? stack(first, crashed) : frames(g.frames || []),
         el('h2', {}, 'Crashes'),
         el('div', {class : 'filters'},
            el('span', {class : 'muted', id : 'crashes-shown'},
@@ -714,7 +735,7 @@ async function crash(view, id) {
              (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
                  (t.name ? ' (' + t.name + ')' : ''),
              t.context ? el('span', {'data-ctx' : t.context}, ' — context ' + t.context) : null),
-          frames(t.frames || [], {id : c.id, thread : ti}));
+          stack(c, ti));
   });
   // A process with more threads than a log keeps (256): the rest were
   // stopped during the dump but are not in it.
