@@ -15,6 +15,19 @@ async function fits(page, what) {
   check(w <= inner, `${what} is ${w} pixels wide, the window ${inner}`);
 }
 
+// No text on the page is the word "null" alone (a part left out, put
+// on the page as text).
+async function noNull(page, what) {
+  const n = await page.evaluate(() => {
+    const w = document.createTreeWalker(document.getElementById('view'), NodeFilter.SHOW_TEXT);
+    let k = 0;
+    while (w.nextNode())
+      if (w.currentNode.data.trim() === 'null') k++;
+    return k;
+  });
+  check(n === 0, `${what} says "null" ${n} times`);
+}
+
 async function api(path, options = {}) {
   const r = await fetch(url + path, { ...options, headers: { Authorization: 'Bearer ' + admin } });
   return r.json();
@@ -171,6 +184,7 @@ try {
           'architecture ' + a.arch + ' (' + a.count + ') is not shown: ' + archText);
   check(await page.locator('table').nth(3).locator('tbody tr').count() === detail.frames.length,
         'the representative stack is not shown frame by frame');
+  await noNull(page, 'the group page');
   await page.screenshot({ path: shots + '/group.png', fullPage: true });
   // Resolving while the server does not answer says so and changes nothing.
   await page.route('**/api/v1/groups/' + big.id, (r) =>
@@ -415,6 +429,7 @@ try {
   check(JSON.stringify(await stackShown()) === JSON.stringify(listed(realGroup.frames)),
         'a group whose crash was deleted shows the stack ' + JSON.stringify(await stackShown()));
   check(await page.locator('button.src-toggle').count() === 0, 'source buttons on a group whose crash was deleted');
+  await noNull(page, 'a group page without a crash kept');
   await page.unroute('**/api/v1/crashes/*/source?*');
 
   // 8c. Calling contexts (ctx_app, built with -finstrument-functions):

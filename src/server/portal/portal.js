@@ -498,7 +498,9 @@ async function group(view, id, params)
         }
         location.hash = '#/';
     });
-    view.append(
+    // The parts absent are null, which append(), unlike el(), would write
+    // as the word "null".
+    view.append(...[
         el('h1', {class : 'mono', id : 'signature'}, g.signature),
         last ? el('p', {class : 'mono', id : 'group-said'}, last) : null,
         el('div', {class : 'stats'},
@@ -587,7 +589,7 @@ async function group(view, id, params)
                                     },
                                        c.installation)
                                   : '')]))
-            : null);
+            : null].filter((k) => k !== null));
 }
 
 async function crash(view, id) {
