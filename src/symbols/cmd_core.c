@@ -225,7 +225,33 @@ static void hold_std_fds(void)
         }
 }
 
-/* The names of the process's threads, while it is still there. */
+/* Thread tid's id in its own pid namespace, the one the kernel writes in
+ * the core (the last of the NSpid line in its status), or tid itself. */
+static unsigned long inner_tid(const char *proc, unsigned long tid)
+{
+    char path[128], line[512];
+    snprintf(path, sizeof path, "%s/task/%lu/status", proc, tid);
+    FILE *f = fopen(path, "re");
+    unsigned long inner = tid;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "NSpid:", 6) != 0)
+            continue;
+        for (char *p = line + 6, *end; *p; p = end) {
+            unsigned long v = strtoul(p, &end, 10);
+            if (end == p)
+                break;
+            inner = v;
+        }
+        break;
+    }
+    if (f)
+        fclose(f);
+    return inner;
+}
+
+/* The names of the process's threads, while it is still there, by the
+ * ids the core has: a process in a container (another pid namespace) has
+ * other ids there than in /proc here. */
 static size_t thread_names(const char *proc, fl_core_thread_name *out, size_t cap)
 {
     char path[128];
@@ -246,7 +272,7 @@ static size_t thread_names(const char *proc, fl_core_thread_name *out, size_t ca
             continue;
         if (fgets(out[n].name, sizeof out[n].name, f)) {
             out[n].name[strcspn(out[n].name, "\n")] = '\0';
-            out[n].tid = tid;
+            out[n].tid = inner_tid(proc, tid);
             n++;
         }
         fclose(f);

@@ -34,7 +34,9 @@
 #            ids, reported from NT_FILE, and the stack goes down to main
 #   kernel   the real thing: core_pattern set to `|faultline core
 #            --from-kernel ...` (saved and restored; RUN_SERIAL; skipped
-#            where it is not writable), the program crashes by itself
+#            where it is not writable), the program crashes by itself; and
+#            again in a pid namespace of its own (thread names by the
+#            namespace's ids)
 # Environment (from CMake): FAULTLINE VICTIM CHECK PRELOAD.
 set -u
 CASE=${1:?case}
@@ -505,6 +507,14 @@ kernel)
     lpid=$!
     wait $lpid
     lrc=$?
+    # The program in a pid namespace of its own, as in a container: the
+    # core has the namespace's thread ids, /proc here others.  (sh stays
+    # its pid 1, the program is 2.)
+    ns=
+    if unshare --pid --fork true 2>/dev/null; then
+        ns=1
+        unshare --pid --fork sh -c "\"$VICTIM\"; exit 0"
+    fi
     restore
     [ $rc = 139 ] || fail "the program's exit status $rc, want 139 (SIGSEGV, core dumped)"
     [ $lrc = 139 ] || fail "the preloaded program's exit status $lrc, want 139"
@@ -525,6 +535,18 @@ kernel)
     names_of frame >"$WORK/names"
     [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
         fail "crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
+    if [ -n "$ns" ]; then
+        nslog=
+        for f in "$SPOOL"/*.crashlog; do
+            "$CHECK" "$f" >"$WORK/ns.out" 2>/dev/null || continue
+            grep -qxF "exe $VICTIM" "$WORK/ns.out" && grep -qx "pid 2" "$WORK/ns.out" && nslog=$f && break
+        done
+        [ -n "$nslog" ] || fail "no log of the program as process 2 of its pid namespace"
+        grep -q '^thread [0-9]* sleeper$' "$WORK/ns.out" ||
+            fail "in a pid namespace, the other thread's name is lost: $(grep '^thread ' "$WORK/ns.out")"
+    else
+        echo "note: no pid namespaces here (unshare --pid fails): that part not run"
+    fi
     ls "$WORK"/lfspool/*.crashlog >/dev/null 2>&1 || fail "libfaultline wrote no log"
     for f in "$SPOOL"/*.crashlog; do
         grep -qx "PROCESS_ID $lpid" "$f" && fail "a core log of the process that ran libfaultline"
