@@ -413,8 +413,23 @@ static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *sp
                 pid);
         return FL_EXIT_OK;
     }
+    /* A process with a root of its own (a container's, a chroot): the
+     * core names its files as it saw them, so they are looked up in its
+     * root, held open here because the process may be gone once its core
+     * is read.  Its executable too: the path /proc shows here is not one
+     * the core knows. */
+    snprintf(link, sizeof link, "%s/root", proc);
+    int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat rst, ost;
+    if (root >= 0 && stat("/", &ost) == 0 && fstat(root, &rst) == 0 &&
+        (rst.st_dev != ost.st_dev || rst.st_ino != ost.st_ino)) {
+        opts->have_root = true;
+        opts->root_fd = root;
+    } else if (root >= 0) {
+        close(root);
+    }
     snprintf(link, sizeof link, "%s/exe", proc);
-    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    ssize_t n = opts->have_root ? -1 : readlink(link, exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = '\0';
     /* A program replaced while it ran: the path is still its name. */
     size_t el = strlen(exe);
@@ -433,12 +448,16 @@ static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *sp
     char core[4200], why[512], shown[64];
     snprintf(shown, sizeof shown, "process %ld's core", pid);
     opts->name = shown; /* the saved file is gone when the message is read */
+    int rc;
     if (save_stdin(spool, pid, max_bytes, core, sizeof core, why, sizeof why) != 0) {
         fprintf(stderr, "faultline core: process %ld: %s\n", pid, why);
-        return FL_EXIT_ERROR;
+        rc = FL_EXIT_ERROR;
+    } else {
+        rc = convert(core, opts, spool, NULL);
+        unlink(core);
     }
-    int rc = convert(core, opts, spool, NULL);
-    unlink(core);
+    if (opts->have_root)
+        close(opts->root_fd);
     return rc;
 }
 

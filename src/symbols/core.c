@@ -46,12 +46,14 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <linux/openat2.h>
 
 #include "faultline.h" /* FAULTLINE_VERSION_STRING, FAULTLINE_CRASHLOG_VERSION */
 #include "fl_core.h"
@@ -65,6 +67,9 @@
 #endif
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* the same on x86-64 and aarch64 */
 #endif
 /* The type NT_AUXV and NT_FILE notes get in libdwfl's view: one no
  * reader knows ("FLhd"). */
@@ -431,10 +436,22 @@ static bool core_read(core_ctx *c, uint64_t addr, void *buf, size_t n)
 
 /* Opens path for reading only when it names a regular file: looked up
  * first without opening (O_PATH), which a FIFO or a device is not, then
- * that very file reopened through /proc.  -1 otherwise. */
-static int open_regular(const char *path)
+ * that very file reopened through /proc.  With a root (the crashed
+ * process's own, a container's), path is looked up inside it, its
+ * symbolic links and ".." kept inside too (openat2's RESOLVE_IN_ROOT;
+ * before Linux 5.6, by the path as it is here).  -1 otherwise. */
+static int open_regular(const core_ctx *c, const char *path)
 {
-    int pfd = open(path, O_PATH | O_CLOEXEC);
+    int pfd = -1;
+    if (c->opts->have_root) {
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+        pfd = (int)syscall(SYS_openat2, c->opts->root_fd, path, &how, sizeof how);
+        if (pfd < 0 && errno != ENOSYS)
+            return -1;
+    }
+    if (pfd < 0)
+        pfd = open(path, O_PATH | O_CLOEXEC);
     if (pfd < 0)
         return -1;
     struct stat st;
@@ -443,7 +460,7 @@ static int open_regular(const char *path)
         char proc[64];
         snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
         fd = open(proc, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT) {
+        if (fd < 0 && errno == ENOENT && !c->opts->have_root) {
             /* No /proc: opened by name, without waiting, and kept only
              * when it is still the file looked at. */
             struct stat st2;
@@ -499,7 +516,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
     const char *path = !c                                   ? NULL
                        : is_main(c, lo, hi) && c->opts->exe ? c->opts->exe
                                                             : ntfile_name(c, lo);
-    int fd = path ? open_regular(path) : -1;
+    int fd = path ? open_regular(c, path) : -1;
     if (fd >= 0 && same_build_id(mod, fd)) {
         char *copy = strdup(path);
         if (copy) {
@@ -583,7 +600,7 @@ static int module_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
  * frames stay unnamed, as the docs say. */
 static int report_file(core_ctx *c, const char *path, uint64_t addr, uint64_t page, bool entry)
 {
-    int fd = open_regular(path);
+    int fd = open_regular(c, path);
     if (fd < 0)
         return FL_CORE_OK;
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);

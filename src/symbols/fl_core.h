@@ -73,6 +73,10 @@ typedef struct fl_core_opts {
      * core does not say; /proc does while it is dumped). */
     bool have_uptime;
     int64_t uptime;
+    /* The crashed process's root directory, where the core's file names
+     * are looked up (a container's); without it, here (borrowed). */
+    bool have_root;
+    int root_fd;
 } fl_core_opts;
 
 /* Facts about the written log, for the caller to name the file or say. */

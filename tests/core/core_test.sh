@@ -36,7 +36,8 @@
 #            --from-kernel ...` (saved and restored; RUN_SERIAL; skipped
 #            where it is not writable), the program crashes by itself; and
 #            again in a pid namespace of its own (thread names by the
-#            namespace's ids)
+#            namespace's ids), and in a chroot (its files looked up in its
+#            root: the program's path there is nothing here)
 # Environment (from CMake): FAULTLINE VICTIM CHECK PRELOAD.
 set -u
 CASE=${1:?case}
@@ -80,14 +81,14 @@ make_core() {
 # name_of OBJ ADDR: the function faultline symbolicate gives ADDR in OBJ.
 name_of() { "$FAULTLINE" symbolicate --obj "$1" "$2" | head -1; }
 
-# names_of FIELD [CHECK_OUT]: the function names of the victim's frames of the
+# names_of FIELD [CHECK_OUT [PATH]]: the function names of the victim's frames of the
 # crashing thread (FIELD frame) or of the other thread (tframe), in
 # order; frames in other objects print as "-".  Return addresses (all but
 # the crashing thread's first frame) are looked up at pc - 1.
 names_of() {
     local field=$1 bias first=1 pc
-    local out=${2:-$WORK/check.out}
-    bias=$(awk -v exe="$VICTIM" '$1 == "object" && $5 == exe {print $3}' "$out")
+    local out=${2:-$WORK/check.out} obj=${3:-$VICTIM}
+    bias=$(awk -v exe="$obj" '$1 == "object" && $5 == exe {print $3}' "$out")
     [ -n "$bias" ] || fail "no object with the victim's path"
     for pc in $(awk -v f="$field" '$1 == f {print $2}' "$out"); do
         local a=$((pc - bias))
@@ -515,6 +516,18 @@ kernel)
         ns=1
         unshare --pid --fork sh -c "\"$VICTIM\"; exit 0"
     fi
+    # And in a root of its own (a chroot; a container's is one): the core
+    # names its files as the program saw them, and /cv/core_victim and
+    # /cvlib/libc.so.6 are nothing here.  The program and its libraries
+    # are copied in, the dynamic linker where the program names it.
+    R=$WORK/root
+    mkdir -p "$R/cv" "$R/cvlib" && cp "$VICTIM" "$R/cv/core_victim" || fail "making $R"
+    for lib in $(ldd "$VICTIM" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'); do
+        cp "$lib" "$R/cvlib/" || fail "copying $lib into $R"
+    done
+    interp=$(readelf -lW "$VICTIM" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+    mkdir -p "$R$(dirname "$interp")" && cp "$interp" "$R$interp" || fail "copying $interp into $R"
+    LD_LIBRARY_PATH=/cvlib chroot "$R" /cv/core_victim
     restore
     [ $rc = 139 ] || fail "the program's exit status $rc, want 139 (SIGSEGV, core dumped)"
     [ $lrc = 139 ] || fail "the preloaded program's exit status $lrc, want 139"
@@ -547,6 +560,22 @@ kernel)
     else
         echo "note: no pid namespaces here (unshare --pid fails): that part not run"
     fi
+    crlog=
+    for f in "$SPOOL"/*.crashlog; do
+        "$CHECK" "$f" >"$WORK/cr.out" 2>/dev/null || continue
+        grep -qxF "exe /cv/core_victim" "$WORK/cr.out" && crlog=$f && break
+    done
+    [ -n "$crlog" ] || fail "no log of the program in the chroot, named /cv/core_victim"
+    # Unwound with the CFI of the files in its root.
+    names_of frame "$WORK/cr.out" /cv/core_victim >"$WORK/names"
+    [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
+        fail "in a chroot, the crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
+    grep -q '^object libc.so.6 0x[0-9a-f]* [0-9a-f]* /cvlib/libc.so.6$' "$WORK/cr.out" ||
+        fail "in a chroot, no libc object as /cvlib/libc.so.6"
+    # The other thread waits in libc: unwound out of it with libc's CFI.
+    names_of tframe "$WORK/cr.out" /cv/core_victim >"$WORK/tnames"
+    [ "$(head -3 "$WORK/tnames" | tr '\n' ' ')" = "- core_sleeper_wait core_sleeper " ] ||
+        fail "in a chroot, the other thread's frames: $(tr '\n' ' ' <"$WORK/tnames")"
     ls "$WORK"/lfspool/*.crashlog >/dev/null 2>&1 || fail "libfaultline wrote no log"
     for f in "$SPOOL"/*.crashlog; do
         grep -qx "PROCESS_ID $lpid" "$f" && fail "a core log of the process that ran libfaultline"
