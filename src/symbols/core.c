@@ -565,6 +565,18 @@ static int module_cb(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
     if (e) {
         o->bias = bias;
         o->has_bias = true;
+        /* The end its file's segments give, as the client writes it: a
+         * module found from the core's memory ends at a page boundary. */
+        size_t np = 0;
+        uint64_t top = 0;
+        for (size_t i = 0; elf_getphdrnum(e, &np) == 0 && i < np; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+                ph.p_vaddr + ph.p_memsz > top)
+                top = ph.p_vaddr + ph.p_memsz;
+        }
+        if (top && bias + top > start && bias + top <= end)
+            o->end = bias + top;
     }
     const unsigned char *bits;
     GElf_Addr vaddr;

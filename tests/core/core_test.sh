@@ -165,6 +165,14 @@ convert)
             fail "object $f: build id not $want"
     done
     grep -q '^object libc.so.6 ' "$WORK/check.out" || fail "no libc object"
+    # Their sizes as the client writes them: to the end of the last
+    # segment in the file, not of the page the core's memory ends on.
+    for f in "$VICTIM" $(awk '$1 == "object" && $2 == "libc.so.6" {print $5}' "$WORK/check.out"); do
+        want=$(readelf -lW "$f" | awk '$1 == "LOAD" {print $3, $6}' |
+            while read -r v m; do echo $((v + m)); done | sort -n | tail -1)
+        got=$(grep "^OBJECT $(basename "$f")/" "$LOG" | head -1 | cut -d/ -f3)
+        [ "$got" = "$want" ] || fail "object $f: size $got, its segments end at $want"
+    done
     # A second conversion: the same installation id, a new crash id.
     fl_core "$WORK/core" --spool "$SPOOL" >"$WORK/core2.path" 2>>"$WORK/core.err" || fail "second run"
     [ "$(ls "$SPOOL"/*.crashlog | wc -l)" = 2 ] || fail "two conversions, not two logs"
