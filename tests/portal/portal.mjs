@@ -388,6 +388,9 @@ try {
   check(JSON.stringify(await stackShown()) === JSON.stringify(listed(crashedFrames)),
         'the group page\'s stack is not its representative crash\'s crashing thread: ' +
         JSON.stringify(await stackShown()));
+  // The heading names the crash, linked to its page.
+  check(await page.getAttribute('#rep-crash', 'href') === '#/crash/' + encodeURIComponent(realId),
+        'the representative stack\'s heading links ' + await page.getAttribute('#rep-crash', 'href'));
   const toggles = await page.$$eval(stackTable + ' button.src-toggle', (bs) => bs.map((b) => [b.dataset.frame, b.textContent]));
   check(JSON.stringify(toggles) === JSON.stringify(withSrc.map((i) => [String(i), crashedFrames[i].file + ':' + crashedFrames[i].line])),
         'the group page\'s source buttons: ' + JSON.stringify(toggles) + ', frames with a file and line: ' + withSrc);
@@ -415,6 +418,7 @@ try {
   check(JSON.stringify(await stackShown()) === JSON.stringify(listed(realGroup.frames)),
         'without its crash the group page shows the stack ' + JSON.stringify(await stackShown()));
   check(await page.locator('button.src-toggle').count() === 0, 'source buttons on a group whose crash did not load');
+  check(await page.locator('#rep-crash').count() === 0, 'a link to a crash that did not load');
   await page.unroute('**/api/v1/crashes/' + realId);
   // Deleted: the group has no representative crash left, and keeps its
   // frames, shown as text.

@@ -544,7 +544,13 @@ async function group(view, id, params)
         // keeps, as text: they outlive the crash they came from (the
         // representative moves on when it goes), so their indexes could
         // name another crash's frames.
-        el('h2', {}, 'Stack of a representative crash'),
+        el('h2', {}, 'Stack of a representative crash',
+           // Which one, when it is there: its page has the other threads.
+           crashed >= 0 ? ' — ' : null,
+           crashed >= 0 ? el('a', {href : '#/crash/' + encodeURIComponent(first.id),
+                                   id : 'rep-crash'},
+                             'crash ' + String(first.id).slice(0, 8))
+                        : null),
         crashed >= 0 ? stack(first, crashed) : frames(g.frames || []),
         el('h2', {}, 'Crashes'),
         el('div', {class : 'filters'},
