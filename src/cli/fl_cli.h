@@ -13,6 +13,7 @@ int fl_cmd_serve(int argc, char **argv);       /* src/server/cmd_serve.c */
 int fl_cmd_decode(int argc, char **argv);      /* src/symbols/tracedecode.c */
 int fl_cmd_dump(int argc, char **argv);        /* src/symbols/cmd_dump.c */
 int fl_cmd_core(int argc, char **argv);        /* src/symbols/cmd_core.c */
+int fl_cmd_minidump(int argc, char **argv);    /* src/symbols/cmd_minidump.c */
 
 /* { name, function, one-line summary } */
 #define FL_CLI_COMMANDS                                                                            \
@@ -27,6 +28,8 @@ int fl_cmd_core(int argc, char **argv);        /* src/symbols/cmd_core.c */
          "turn trace-ID dumps into text and calling contexts into stacks"},                        \
         {"dump", fl_cmd_dump, "dump PID: the flight recorder of a running process, as text"},      \
         {"core", fl_cmd_core,                                                                      \
-         "core CORE: a crash log from a core dump (programs without libfaultline)"},
+         "core CORE: a crash log from a core dump (programs without libfaultline)"},               \
+        {"minidump", fl_cmd_minidump,                                                              \
+         "minidump FILE: a crash log from a Breakpad/Crashpad minidump"},
 
 #endif

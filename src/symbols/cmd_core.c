@@ -1,10 +1,7 @@
 /*
  * cmd_core.c - `faultline core CORE`: a crash log from a core dump, for
- * programs that do not run libfaultline (fl_core.h does the reading).
- *
- * The log goes into a spool directory the way the client puts one there:
- * written under a dot-name the reporter does not look at, then renamed to
- * "<crash id>.crashlog", so faultline-report never sees half a log.
+ * programs that do not run libfaultline (fl_core.h does the reading; the
+ * log goes into the spool by fl_cmd_spool.h).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -20,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fl_cmd_spool.h"
 #include "fl_core.h"
 #include "fl_exit.h"
 #include "fl_proc.h"
@@ -64,144 +62,30 @@ static void usage(FILE *f)
           f);
 }
 
-/* The spool the client and the reporter default to. */
-static int default_spool(char *out, size_t cap)
+/* fl_cmd_write_log's writer: the core's log, with the spool's id. */
+typedef struct core_job {
+    const char *core;
+    fl_core_opts *opts;
+} core_job;
+
+static int write_core_log(void *arg, FILE *out, const char *install_id, char crash_id[40],
+                          char *err, size_t errcap)
 {
-    const char *s = getenv("FAULTLINE_SPOOL"), *x = getenv("XDG_STATE_HOME"), *h = getenv("HOME");
-    int n;
-    if (s && *s)
-        n = snprintf(out, cap, "%s", s);
-    else if (x && *x)
-        n = snprintf(out, cap, "%s/faultline", x);
-    else if (h && *h)
-        n = snprintf(out, cap, "%s/.local/state/faultline", h);
-    else
-        return -1;
-    return n > 0 && (size_t)n < cap ? 0 : -1;
+    core_job *j = arg;
+    fl_core_info info;
+    j->opts->install_id = install_id;
+    int rc = fl_core_to_crashlog(j->core, j->opts, out, &info, err, errcap);
+    if (rc == FL_CORE_OK)
+        memcpy(crash_id, info.crash_id, sizeof info.crash_id);
+    return rc;
 }
 
-static int mkdirs(const char *dir)
-{
-    char p[4096];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
-        return -1;
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = '\0';
-            if (mkdir(p, 0700) != 0 && errno != EEXIST)
-                return -1;
-            *s = '/';
-        }
-    return mkdir(p, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-static int read_id(const char *path, char id[40])
-{
-    char buf[64];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n < 36)
-        return -1;
-    memcpy(id, buf, 36);
-    id[36] = '\0';
-    return 0;
-}
-
-/* The spool's installation id (src/client/spool.c names and makes it the
- * same way): read it, or create it -- written to a file of our own and
- * linked into place, so a client starting at the same moment sees either
- * no file or a whole one, and of two creators one wins. */
-static int install_id(const char *spool, char id[40], char *why, size_t whycap)
-{
-    char path[4200], tmp[4300], fresh[40];
-    snprintf(path, sizeof path, "%s/installation-id", spool);
-    if (read_id(path, id) == 0)
-        return 0;
-    if (fl_core_uuid(fresh)) {
-        snprintf(why, whycap, "cannot make an installation id");
-        return -1;
-    }
-    fresh[36] = '\n';
-    snprintf(tmp, sizeof tmp, "%s/.installation-id.%.36s", spool, fresh);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        if (write(fd, fresh, 37) == 37)
-            (void)link(tmp, path);
-        close(fd);
-        unlink(tmp);
-    }
-    if (read_id(path, id) == 0)
-        return 0;
-    snprintf(why, whycap, "%.400s: %s", path, strerror(errno));
-    return -1;
-}
-
-/* Writes the log of `core` into `spool` (as <crash id>.crashlog, with the
- * spool's installation id) or to `output` ("-": stdout), by way of a
- * temporary file renamed when whole; prints its path.  Returns an exit
- * status, the reason on stderr. */
+/* Writes the log of `core` into `spool` or to `output` (fl_cmd_spool.h);
+ * prints its path.  Returns an exit status, the reason on stderr. */
 static int convert(const char *core, fl_core_opts *opts, const char *spool, const char *output)
 {
-    char err[512], why[512] = "", id[40], tmp[4200] = "", final[4200];
-    fl_core_info info;
-    FILE *out = NULL;
-    int rc;
-
-    if (output) {
-        if (!strcmp(output, "-")) {
-            rc = fl_core_to_crashlog(core, opts, stdout, &info, err, sizeof err);
-            if (rc) {
-                fprintf(stderr, "faultline core: %s\n", err);
-                return FL_EXIT_ERROR;
-            }
-            return FL_EXIT_OK;
-        }
-        /* -o FILE: the same temp-and-rename, beside FILE, so a failure
-         * leaves no half log under its name. */
-        snprintf(final, sizeof final, "%s", output);
-        snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", output);
-    } else {
-        if (install_id(spool, id, why, sizeof why) != 0) {
-            fprintf(stderr, "faultline core: %s\n", why);
-            return FL_EXIT_ERROR;
-        }
-        opts->install_id = id;
-        snprintf(tmp, sizeof tmp, "%s/.core.XXXXXX", spool);
-    }
-    int fd = mkstemp(tmp);
-    if (fd < 0 || !(out = fdopen(fd, "w"))) {
-        fprintf(stderr, "faultline core: %s: %s\n", tmp, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        return FL_EXIT_ERROR;
-    }
-    rc = fl_core_to_crashlog(core, opts, out, &info, err, sizeof err);
-    if (rc == FL_CORE_OK && (fflush(out) != 0 || fsync(fileno(out)) != 0)) {
-        snprintf(err, sizeof err, "%.400s: %s", tmp, strerror(errno));
-        rc = FL_CORE_EWRITE;
-    }
-    if (fclose(out) != 0 && rc == FL_CORE_OK) {
-        snprintf(err, sizeof err, "%.400s: %s", tmp, strerror(errno));
-        rc = FL_CORE_EWRITE;
-    }
-    if (rc == FL_CORE_OK && !output)
-        snprintf(final, sizeof final, "%s/%s.crashlog", spool, info.crash_id);
-    if (rc == FL_CORE_OK && rename(tmp, final) != 0) {
-        snprintf(err, sizeof err, "%.400s: %s", final, strerror(errno));
-        rc = FL_CORE_EWRITE;
-    }
-    if (rc != FL_CORE_OK) {
-        unlink(tmp);
-        fprintf(stderr, "faultline core: %s\n", err);
-        return FL_EXIT_ERROR;
-    }
-    printf("%s\n", final);
-    return FL_EXIT_OK;
+    core_job j = {core, opts};
+    return fl_cmd_write_log("faultline core", spool, output, "core", write_core_log, &j);
 }
 
 /* ---- --from-kernel: the core_pattern pipe ---- */
@@ -560,13 +444,13 @@ int fl_cmd_core(int argc, char **argv)
         opts.exe = exe_abs;
     char dir[4096];
     if (!output && !spool) {
-        if (default_spool(dir, sizeof dir) != 0) {
+        if (fl_cmd_default_spool(dir, sizeof dir) != 0) {
             fprintf(stderr, "faultline core: no spool (set FAULTLINE_SPOOL or use --spool)\n");
             return FL_EXIT_USAGE;
         }
         spool = dir;
     }
-    if (spool && mkdirs(spool) != 0) {
+    if (spool && fl_cmd_mkdirs(spool) != 0) {
         fprintf(stderr, "faultline core: %s: %s\n", spool, strerror(errno));
         return FL_EXIT_ERROR;
     }

@@ -46,18 +46,16 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
-#include <linux/openat2.h>
 
 #include "faultline.h" /* FAULTLINE_VERSION_STRING, FAULTLINE_CRASHLOG_VERSION */
 #include "fl_core.h"
 #include "fl_crashlog.h"
+#include "fl_elffile.h"
 
 #ifndef NT_SIGINFO
 #define NT_SIGINFO 0x53494749
@@ -67,9 +65,6 @@
 #endif
 #ifndef NT_FILE
 #define NT_FILE 0x46494c45
-#endif
-#ifndef SYS_openat2
-#define SYS_openat2 437 /* the same on x86-64 and aarch64 */
 #endif
 /* The type NT_AUXV and NT_FILE notes get in libdwfl's view: one no
  * reader knows ("FLhd"). */
@@ -434,46 +429,11 @@ static bool core_read(core_ctx *c, uint64_t addr, void *buf, size_t n)
 
 /* ---- libdwfl ---- */
 
-/* Opens path for reading only when it names a regular file: looked up
- * first without opening (O_PATH), which a FIFO or a device is not, then
- * that very file reopened through /proc.  With a root (the crashed
- * process's own, a container's), path is looked up inside it, its
- * symbolic links and ".." kept inside too (openat2's RESOLVE_IN_ROOT;
- * before Linux 5.6, by the path as it is here).  -1 otherwise. */
+/* Opens path as a regular file only, in the crashed process's root when
+ * the caller gave one (fl_elffile.h). */
 static int open_regular(const core_ctx *c, const char *path)
 {
-    int pfd = -1;
-    if (c->opts->have_root) {
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC,
-                               .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-        pfd = (int)syscall(SYS_openat2, c->opts->root_fd, path, &how, sizeof how);
-        if (pfd < 0 && errno != ENOSYS)
-            return -1;
-    }
-    if (pfd < 0)
-        pfd = open(path, O_PATH | O_CLOEXEC);
-    if (pfd < 0)
-        return -1;
-    struct stat st;
-    int fd = -1;
-    if (fstat(pfd, &st) == 0 && S_ISREG(st.st_mode)) {
-        char proc[64];
-        snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
-        fd = open(proc, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT && !c->opts->have_root) {
-            /* No /proc: opened by name, without waiting, and kept only
-             * when it is still the file looked at. */
-            struct stat st2;
-            fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-            if (fd >= 0 &&
-                (fstat(fd, &st2) != 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)) {
-                close(fd);
-                fd = -1;
-            }
-        }
-    }
-    close(pfd);
-    return fd;
+    return fl_elf_open_regular(path, c->opts->have_root, c->opts->root_fd);
 }
 
 /* 1 when the ELF file on fd has the build id mod has from the core's
@@ -485,13 +445,7 @@ static int same_build_id(Dwfl_Module *mod, int fd)
     int wlen = dwfl_module_build_id(mod, &want, &vaddr);
     if (wlen <= 0)
         return 1;
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    const void *have = NULL;
-    ssize_t hlen = e ? dwelf_elf_gnu_build_id(e, &have) : -1;
-    int same = hlen == wlen && !memcmp(have, want, (size_t)wlen);
-    if (e)
-        elf_end(e);
-    return same;
+    return fl_elf_has_build_id(fd, want, (size_t)wlen);
 }
 
 /* The conversion whose libdwfl calls find_elf: the callbacks have no

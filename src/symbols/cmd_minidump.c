@@ -1,0 +1,141 @@
+/*
+ * cmd_minidump.c - `faultline minidump FILE`: a crash log from a
+ * Breakpad/Crashpad minidump (fl_minidump.h does the reading; the log goes
+ * into the spool by fl_cmd_spool.h, as `faultline core`'s does).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fl_cmd_spool.h"
+#include "fl_exit.h"
+#include "fl_minidump.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: faultline minidump FILE [--app NAME] [--app-version V] [--no-unwind]\n"
+          "                          [--spool DIR | -o FILE]\n"
+          "\n"
+          "Turns a Linux minidump (.dmp, as Breakpad and Crashpad write them; x86-64 or\n"
+          "arm64) into a Faultline crash log, so that crashes of programs that use\n"
+          "Breakpad or Crashpad reach the same reporter, server and groups: the signal,\n"
+          "its code and fault address, the crashing thread's stack, registers and raw\n"
+          "stack memory, the other threads' stacks and names, and the loaded objects with\n"
+          "their build ids.  The stacks are unwound with the objects' files where they\n"
+          "are here under the path the minidump names (with the same build id) or by\n"
+          "build id under /usr/lib/debug; without them a thread keeps its pc.  The log\n"
+          "says CRASH_SOURCE minidump.\n"
+          "  --app NAME         APPLICATION_NAME (default: the main module's file name)\n"
+          "  --app-version V    APPLICATION_VERSION (default: none)\n"
+          "  --no-unwind        do not unwind: each thread keeps its pc only\n"
+          "  --spool DIR        write <crash id>.crashlog into DIR atomically, with DIR's\n"
+          "                     installation id, for faultline-report to send (default:\n"
+          "                     $FAULTLINE_SPOOL, else $XDG_STATE_HOME/faultline, else\n"
+          "                     $HOME/.local/state/faultline)\n"
+          "  -o FILE            write the log to FILE instead ('-': standard output)\n"
+          "The path of the log written goes to standard output.\n"
+          "Exit: 0 done; 1 not a minidump, a truncated or malformed one, one of another\n"
+          "architecture or OS, no threads, or the log could not be written (nothing is\n"
+          "left behind); 64 usage.\n",
+          f);
+}
+
+typedef struct md_job {
+    const char *path;
+    fl_minidump_opts *opts;
+} md_job;
+
+static int write_md_log(void *arg, FILE *out, const char *install_id, char crash_id[40], char *err,
+                        size_t errcap)
+{
+    md_job *j = arg;
+    fl_minidump_info info;
+    j->opts->install_id = install_id;
+    int rc = fl_minidump_to_crashlog(j->path, j->opts, out, &info, err, errcap);
+    if (rc == FL_MINIDUMP_OK)
+        memcpy(crash_id, info.crash_id, sizeof info.crash_id);
+    return rc;
+}
+
+int fl_cmd_minidump(int argc, char **argv)
+{
+    enum { O_APP = 256, O_VER, O_SPOOL, O_NOUNWIND };
+    static const struct option lopts[] = {
+        {"app", required_argument, NULL, O_APP},
+        {"app-version", required_argument, NULL, O_VER},
+        {"spool", required_argument, NULL, O_SPOOL},
+        {"output", required_argument, NULL, 'o'},
+        {"no-unwind", no_argument, NULL, O_NOUNWIND},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    fl_minidump_opts opts = {.crash_time = -1, .unwind = true};
+    const char *spool = NULL, *output = NULL;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:h", lopts, NULL)) != -1) {
+        switch (c) {
+        case O_APP:
+            opts.app = optarg;
+            break;
+        case O_VER:
+            opts.app_version = optarg;
+            break;
+        case O_SPOOL:
+            spool = optarg;
+            break;
+        case 'o':
+            output = optarg;
+            break;
+        case O_NOUNWIND:
+            opts.unwind = false;
+            break;
+        case 'h':
+            usage(stdout);
+            return FL_EXIT_OK;
+        case ':':
+            fprintf(stderr, "faultline minidump: %s needs a value; see faultline minidump --help\n",
+                    argv[optind - 1]);
+            return FL_EXIT_USAGE;
+        default:
+            fprintf(stderr,
+                    "faultline minidump: unknown option '%s'; see faultline minidump --help\n",
+                    argv[optind - 1]);
+            return FL_EXIT_USAGE;
+        }
+    }
+    if (spool && output) {
+        fprintf(stderr, "faultline minidump: --spool and -o exclude each other; see faultline "
+                        "minidump --help\n");
+        return FL_EXIT_USAGE;
+    }
+    if (optind + 1 != argc) {
+        if (optind == argc)
+            fprintf(stderr,
+                    "faultline minidump: no minidump given; see faultline minidump --help\n");
+        else
+            fprintf(stderr,
+                    "faultline minidump: one minidump at a time (%d given); see faultline "
+                    "minidump --help\n",
+                    argc - optind);
+        return FL_EXIT_USAGE;
+    }
+    char dir[4096];
+    if (!output && !spool) {
+        if (fl_cmd_default_spool(dir, sizeof dir) != 0) {
+            fprintf(stderr, "faultline minidump: no spool (set FAULTLINE_SPOOL or use --spool)\n");
+            return FL_EXIT_USAGE;
+        }
+        spool = dir;
+    }
+    if (spool && fl_cmd_mkdirs(spool) != 0) {
+        fprintf(stderr, "faultline minidump: %s: %s\n", spool, strerror(errno));
+        return FL_EXIT_ERROR;
+    }
+    md_job j = {argv[optind], &opts};
+    return fl_cmd_write_log("faultline minidump", spool, output, "minidump", write_md_log, &j);
+}

@@ -1,0 +1,82 @@
+/*
+ * fl_minidump.h - a Faultline crash log from a Breakpad/Crashpad minidump.
+ *
+ * Programs that use Breakpad or Crashpad leave minidumps (".dmp", the MDMP
+ * format) when they crash.  This module reads a Linux one -- the system
+ * info (CPU, OS), the threads with their registers and stacks, the
+ * exception (signal, si_code, fault address, crashing thread), the
+ * modules with their build ids, the dumped memory, and Breakpad's Linux
+ * streams -- and writes the version-2 crash log the client would have
+ * written (CRASH_SOURCE minidump), so that the crash reaches the same
+ * reporter, server and groups.  With `unwind`, each thread is unwound
+ * with libdwfl from the module files found here; without, each thread
+ * keeps its pc and the crashing one its registers and raw stack.
+ *
+ * Nothing here prints; every function returns a code from
+ * FL_MINIDUMP_ERRORS and, for the caller to show, a message in the
+ * caller's buffer.  Not signal-safe (it allocates); each call is
+ * independent, so calls on different threads do not share state.
+ */
+#ifndef FL_MINIDUMP_H
+#define FL_MINIDUMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* X(name, value, message) */
+#define FL_MINIDUMP_ERRORS(X)                                                                      \
+    X(FL_MINIDUMP_OK, 0, "ok")                                                                     \
+    X(FL_MINIDUMP_EIO, -1, "cannot read the file")                                                 \
+    X(FL_MINIDUMP_ENOTMINIDUMP, -2, "not a minidump")                                              \
+    X(FL_MINIDUMP_ETRUNC, -3, "truncated or malformed minidump")                                   \
+    X(FL_MINIDUMP_EARCH, -4, "minidump of an architecture this build cannot read")                 \
+    X(FL_MINIDUMP_ENOTHREADS, -5, "no threads in the minidump")                                    \
+    X(FL_MINIDUMP_EOS, -6, "not a minidump of a Linux program")                                    \
+    X(FL_MINIDUMP_EWRITE, -7, "cannot write the crash log")
+
+enum {
+#define FL_MINIDUMP_ENUM_(name, value, text) name = value,
+    FL_MINIDUMP_ERRORS(FL_MINIDUMP_ENUM_)
+#undef FL_MINIDUMP_ENUM_
+};
+
+/* The message of a code (static). */
+const char *fl_minidump_strerror(int code);
+
+typedef struct fl_minidump_opts {
+    const char *app;         /* APPLICATION_NAME; NULL: the main module's file name */
+    const char *app_version; /* APPLICATION_VERSION; NULL: none written */
+    const char *install_id;  /* INSTALL_ID; NULL: none written */
+    const char *crash_id;    /* CRASH_ID; NULL: a fresh version-4 UUID */
+    int64_t crash_time;      /* CRASH_TIME; < 0: the dump's time stamp, else the file's mtime */
+    const char *name;        /* the dump as messages name it; NULL: its path */
+    /* Unwind every thread with libdwfl and the module files found here
+     * (by the dump's path, kept only with the dump's build id; else by
+     * build id under /usr/lib/debug).  false: each thread keeps its pc. */
+    bool unwind;
+} fl_minidump_opts;
+
+/* Facts about the written log, for the caller to name the file or say. */
+typedef struct fl_minidump_info {
+    char crash_id[40];
+    int signal;
+    uint64_t pid; /* 0: the dump does not say */
+    uint64_t tid;
+    size_t nframes, nthreads, nobjects;
+} fl_minidump_info;
+
+/*
+ * Read the minidump at `path` (borrowed) and write a complete crash log,
+ * ending with END, to `out` (borrowed; not closed).  Every offset and size
+ * in the file is checked against its size: a hostile file gets an error,
+ * never a read outside it.  On failure nothing is guaranteed about what
+ * reached `out` -- write to a temporary file -- and `err` (errcap bytes,
+ * may be NULL) says why, naming the file.  `opts` and `info` may be NULL.
+ * Returns FL_MINIDUMP_OK or a negative FL_MINIDUMP_* code.
+ */
+int fl_minidump_to_crashlog(const char *path, const fl_minidump_opts *opts, FILE *out,
+                            fl_minidump_info *info, char *err, size_t errcap);
+
+#endif /* FL_MINIDUMP_H */
