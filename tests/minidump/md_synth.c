@@ -1,0 +1,433 @@
+/*
+ * md_synth - minidumps made byte by byte for `faultline minidump`
+ * (src/symbols/minidump.c) where no real one can be had here: Breakpad's
+ * Linux dumper ptraces its own threads, which qemu-user does not emulate,
+ * so an aarch64 program under qemu writes no dump.  The layouts are
+ * Breakpad's minidump_format.h / minidump_cpu_arm64.h.
+ *
+ *   md_synth            the checks: ARM64 (the current context layout,
+ *                       MD_CONTEXT_ARM64, and Breakpad's old one, 0x80000000
+ *                       with processor 0x8003), registers from the exception's
+ *                       context, signal, code, address, thread names from
+ *                       ThreadNameList (UTF-16 with a surrogate pair), the OS
+ *                       from Breakpad's lsb-release stream, pid and process
+ *                       name from its /proc status stream, a BpEL build id
+ *                       and none from RSDS, the raw stack clipped to the
+ *                       dumped range, MiscInfo's uptime; a dump without an
+ *                       Exception stream; Windows' and a bad RVA rejected
+ *   md_synth DIR        writes the dumps into DIR (the fuzz seed corpus)
+ *
+ * Exit 0 when every check holds; each failed one is printed.
+ */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fl_crashlog.h"
+#include "fl_minidump.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* ---- a growable little-endian image ---- */
+
+typedef struct img {
+    uint8_t *b;
+    size_t n, cap;
+} img;
+
+static uint32_t put(img *m, const void *p, size_t n)
+{
+    if (m->n + n + 8 > m->cap) {
+        m->cap = (m->n + n + 8) * 2;
+        m->b = realloc(m->b, m->cap);
+        if (!m->b)
+            abort();
+    }
+    while (m->n % 4) /* every piece 4-aligned */
+        m->b[m->n++] = 0;
+    uint32_t at = (uint32_t)m->n;
+    if (p)
+        memcpy(m->b + m->n, p, n);
+    else
+        memset(m->b + m->n, 0, n);
+    m->n += n;
+    return at;
+}
+
+static void set16(img *m, size_t at, uint16_t v)
+{
+    m->b[at] = (uint8_t)v;
+    m->b[at + 1] = (uint8_t)(v >> 8);
+}
+
+static void set32(img *m, size_t at, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        m->b[at + i] = (uint8_t)(v >> (8 * i));
+}
+
+static void set64(img *m, size_t at, uint64_t v)
+{
+    set32(m, at, (uint32_t)v);
+    set32(m, at + 4, (uint32_t)(v >> 32));
+}
+
+/* A MINIDUMP_STRING of UTF-16 units. */
+static uint32_t put_string16(img *m, const uint16_t *u, size_t n)
+{
+    uint32_t at = put(m, NULL, 4 + 2 * n + 2);
+    set32(m, at, (uint32_t)(2 * n));
+    for (size_t i = 0; i < n; i++)
+        set16(m, at + 4 + 2 * i, u[i]);
+    return at;
+}
+
+static uint32_t put_string(img *m, const char *ascii)
+{
+    uint16_t u[256];
+    size_t n = strlen(ascii);
+    for (size_t i = 0; i < n; i++)
+        u[i] = (uint8_t)ascii[i];
+    return put_string16(m, u, n);
+}
+
+#define NSTREAMS 10
+
+typedef struct dump {
+    img m;
+    size_t dir, nstreams;
+} dump;
+
+static void begin(dump *d)
+{
+    memset(d, 0, sizeof *d);
+    put(&d->m, NULL, 32);
+    set32(&d->m, 0, 0x504d444d);
+    set32(&d->m, 4, 0xa793);
+    set32(&d->m, 20, 1700000000); /* time_date_stamp */
+    d->dir = put(&d->m, NULL, NSTREAMS * 12);
+    set32(&d->m, 12, (uint32_t)d->dir);
+}
+
+static void stream(dump *d, uint32_t type, uint32_t rva, uint32_t size)
+{
+    size_t e = d->dir + 12 * d->nstreams++;
+    set32(&d->m, e, type);
+    set32(&d->m, e + 4, size);
+    set32(&d->m, e + 8, rva);
+    set32(&d->m, 8, (uint32_t)d->nstreams);
+}
+
+static void text_stream(dump *d, uint32_t type, const char *text)
+{
+    uint32_t at = put(&d->m, text, strlen(text));
+    stream(d, type, at, (uint32_t)strlen(text));
+}
+
+/* ARM64 register values of a context: base + i for iregs[i] (x0 .. x30),
+ * then sp and pc as given. */
+static uint32_t arm64_context(dump *d, bool old, uint64_t base, uint64_t sp, uint64_t pc)
+{
+    uint32_t size = old ? 8 + 33 * 8 + 4 + 8 + 512 : 4 + 4 + 33 * 8 + 520 + 32 + 64 + 8 + 16;
+    uint32_t at = put(&d->m, NULL, size);
+    if (old)
+        set64(&d->m, at, 0x80000002ull);
+    else
+        set32(&d->m, at, 0x00400002u);
+    for (int i = 0; i < 31; i++)
+        set64(&d->m, at + 8 + 8 * (size_t)i, base + (uint64_t)i);
+    set64(&d->m, at + 8 + 8 * 31, sp);
+    set64(&d->m, at + 8 + 8 * 32, pc);
+    return at;
+}
+
+#define STACK_LO 0x7f0000001000ull
+#define STACK_SIZE 0x2000u
+#define SP 0x7f0000001040ull /* 64 bytes into the dumped stack */
+
+/* An aarch64 Linux dump of a crash (SIGBUS, BUS_ADRERR at 0xdead0) in
+ * thread 100 of process 100 "synthapp", with a second thread 101. */
+static void make_arm64(dump *d, bool old, bool exception)
+{
+    begin(d);
+    img *m = &d->m;
+    /* SystemInfo */
+    uint32_t csd = put_string(m, "Linux 6.1.0-synth #1 SMP PREEMPT aarch64");
+    uint32_t si = put(m, NULL, 56);
+    set16(m, si, old ? 0x8003 : 12);
+    set32(m, si + 20, 0x8201);
+    set32(m, si + 24, csd);
+    stream(d, 7, si, 56);
+    /* two threads, the first one's stack dumped */
+    uint32_t stack = put(m, NULL, STACK_SIZE);
+    for (uint32_t i = 0; i < STACK_SIZE; i++)
+        m->b[stack + i] = (uint8_t)(i * 7);
+    uint32_t ctx0 = arm64_context(d, old, 0x1000, SP, 0x400123);
+    uint32_t ctx1 = arm64_context(d, old, 0x2000, SP + 0x100000, 0x400456);
+    uint32_t tl = put(m, NULL, 4 + 2 * 48);
+    set32(m, tl, 2);
+    set32(m, tl + 4, 100);
+    set64(m, tl + 4 + 24, STACK_LO);
+    set32(m, tl + 4 + 32, STACK_SIZE);
+    set32(m, tl + 4 + 36, stack);
+    set32(m, tl + 4 + 40, old ? 8 + 33 * 8 + 4 + 8 + 512 : 912);
+    set32(m, tl + 4 + 44, ctx0);
+    set32(m, tl + 52, 101);
+    set32(m, tl + 52 + 40, old ? 8 + 33 * 8 + 4 + 8 + 512 : 912);
+    set32(m, tl + 52 + 44, ctx1);
+    stream(d, 3, tl, 4 + 2 * 48);
+    /* the exception, with a context of its own (the signal handler's) */
+    if (exception) {
+        uint32_t ectx = arm64_context(d, old, 0xe000, SP, 0x400124);
+        uint32_t ex = put(m, NULL, 168);
+        set32(m, ex, 100);
+        set32(m, ex + 8, 7);  /* SIGBUS */
+        set32(m, ex + 12, 2); /* BUS_ADRERR */
+        set64(m, ex + 24, 0xdead0);
+        set32(m, ex + 160, old ? 8 + 33 * 8 + 4 + 8 + 512 : 912);
+        set32(m, ex + 164, ectx);
+        stream(d, 6, ex, 168);
+    }
+    /* modules: BpEL with a 20-byte build id, RSDS with a GUID */
+    uint32_t n0 = put_string(m, "/nonexistent/synthapp");
+    uint32_t n1 = put_string(m, "/nonexistent/libx.so");
+    uint8_t bpel[24] = {0x4c, 0x45, 0x70, 0x42};
+    for (int i = 0; i < 20; i++)
+        bpel[4 + i] = (uint8_t)(0xa0 + i);
+    uint8_t rsds[4 + 16 + 4 + 8] = {0x52, 0x53, 0x44, 0x53};
+    for (int i = 0; i < 16; i++)
+        rsds[4 + i] = (uint8_t)(0x10 + i);
+    uint32_t cv0 = put(m, bpel, sizeof bpel), cv1 = put(m, rsds, sizeof rsds);
+    uint32_t ml = put(m, NULL, 4 + 2 * 108);
+    set32(m, ml, 2);
+    set64(m, ml + 4, 0x400000);
+    set32(m, ml + 4 + 8, 0x10000);
+    set32(m, ml + 4 + 20, n0);
+    set32(m, ml + 4 + 76, sizeof bpel);
+    set32(m, ml + 4 + 80, cv0);
+    set64(m, ml + 112, 0x7f1000000000ull);
+    set32(m, ml + 112 + 8, 0x20000);
+    set32(m, ml + 112 + 20, n1);
+    set32(m, ml + 112 + 76, sizeof rsds);
+    set32(m, ml + 112 + 80, cv1);
+    stream(d, 4, ml, 4 + 2 * 108);
+    /* ThreadNameList: thread 101 is "wörker😀" */
+    static const uint16_t name[] = {'w', 0xf6, 'r', 'k', 'e', 'r', 0xd83d, 0xde00};
+    uint32_t tn = put_string16(m, name, sizeof name / sizeof name[0]);
+    uint32_t tnl = put(m, NULL, 4 + 12);
+    set32(m, tnl, 1);
+    set32(m, tnl + 4, 101);
+    set64(m, tnl + 8, tn);
+    stream(d, 24, tnl, 16);
+    text_stream(d, 0x47670005,
+                "DISTRIB_ID=Ubuntu\nDISTRIB_RELEASE=22.04\n"
+                "DISTRIB_DESCRIPTION=\"Ubuntu 22.04.3 LTS\"\n");
+    text_stream(d, 0x47670004, "Name:\tsynthapp\nUmask:\t0022\nState:\tR (running)\nPid:\t100\n");
+    /* MiscInfo: pid (flag 1) and the process's start (flag 2), 42 s before */
+    uint32_t mi = put(m, NULL, 24);
+    set32(m, mi, 24);
+    set32(m, mi + 4, 3);
+    set32(m, mi + 8, 100);
+    set32(m, mi + 12, 1700000000 - 42);
+    stream(d, 15, mi, 24);
+}
+
+/* Converts d (through a file, as the command does) and parses the log:
+ * the conversion's code; *log NULL unless it succeeded. */
+static int convert(const dump *d, fl_crashlog **log, char *err, size_t errcap, char **textp)
+{
+    char path[] = "/tmp/md_synth.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, d->m.b, d->m.n) != (ssize_t)d->m.n)
+        abort();
+    close(fd);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    fl_minidump_opts o = {.crash_time = -1, .unwind = true, .name = "synth.dmp"};
+    int rc = fl_minidump_to_crashlog(path, &o, out, NULL, err, errcap);
+    fclose(out);
+    unlink(path);
+    *log = NULL;
+    if (rc == FL_MINIDUMP_OK) {
+        fl_crashlog_error e;
+        if (fl_crashlog_parse(text, len, log, &e) != 0) {
+            fprintf(stderr, "FAIL: the reader rejects the log: line %u: %s\n%s", e.line, e.message,
+                    text);
+            failures++;
+        }
+    }
+    if (textp)
+        *textp = text;
+    else
+        free(text);
+    return rc;
+}
+
+static uint64_t reg(const fl_crashlog *l, const char *name)
+{
+    for (size_t i = 0; i < l->nregisters; i++)
+        if (!strcmp(l->registers[i].name, name))
+            return l->registers[i].value;
+    return 0xbad;
+}
+
+static const char *s(const char *v)
+{
+    return v ? v : "(none)";
+}
+
+static void check_arm64(bool old)
+{
+    dump d;
+    make_arm64(&d, old, true);
+    fl_crashlog *l;
+    char err[512], *text;
+    int rc = convert(&d, &l, err, sizeof err, &text);
+    CHECK(rc == FL_MINIDUMP_OK, "old=%d: %s", old, err);
+    if (!l)
+        goto out;
+    CHECK(!strcmp(s(l->cpuarch), "aarch64"), "%s", s(l->cpuarch));
+    CHECK(l->nregisters == 33, "%zu registers", l->nregisters);
+    /* the exception's context, not the thread list's */
+    CHECK(reg(l, "x0") == 0xe000 && reg(l, "x28") == 0xe000 + 28, "x0 %" PRIx64, reg(l, "x0"));
+    CHECK(reg(l, "x29") == 0xe000 + 29 && reg(l, "x30") == 0xe000 + 30, "fp/lr");
+    CHECK(reg(l, "sp") == SP && reg(l, "pc") == 0x400124, "sp %" PRIx64 " pc %" PRIx64,
+          reg(l, "sp"), reg(l, "pc"));
+    CHECK(!strcmp(l->registers[31].name, "sp") && !strcmp(l->registers[32].name, "pc"),
+          "the client's order");
+    CHECK(l->crash_signal == 7 && l->crash_code == 2 && l->has_crash_address &&
+              l->crash_address == 0xdead0,
+          "signal %d code %" PRId64, l->crash_signal, l->crash_code);
+    CHECK(l->has_crash_tid && l->crash_tid == 100 && l->has_pid && l->pid == 100, "tid/pid");
+    CHECK(!strcmp(s(l->crash_thread_name), "synthapp"), "%s", s(l->crash_thread_name));
+    CHECK(l->nthreads == 1 && l->threads[0].tid == 101, "threads");
+    if (l->nthreads == 1) {
+        CHECK(!strcmp(s(l->threads[0].name), "w\xc3\xb6rker\xf0\x9f\x98\x80"), "thread name %s",
+              s(l->threads[0].name));
+        /* no files: the pc */
+        CHECK(l->threads[0].nframes >= 1 && l->threads[0].frames[0] == 0x400456, "other pc");
+    }
+    CHECK(l->ncallstack >= 1 && l->callstack[0] == 0x400124, "crash pc");
+    CHECK(!strcmp(s(l->os_name), "Ubuntu") && !strcmp(s(l->os_version), "22.04") &&
+              !strcmp(s(l->os_pretty_name), "Ubuntu 22.04.3 LTS"),
+          "os %s %s %s", s(l->os_name), s(l->os_version), s(l->os_pretty_name));
+    CHECK(!strcmp(s(l->platform_version), "6.1.0-synth"), "%s", s(l->platform_version));
+    CHECK(!strcmp(s(l->kernel_version), "#1 SMP PREEMPT"), "%s", s(l->kernel_version));
+    CHECK(l->has_crash_time && l->crash_time == 1700000000, "time");
+    CHECK(l->has_uptime && l->uptime == 42, "uptime");
+    CHECK(l->nobjects == 2, "%zu objects", l->nobjects);
+    if (l->nobjects == 2) {
+        CHECK(!strcmp(s(l->objects[0].name), "synthapp") &&
+                  !strcmp(s(l->objects[0].build_id), "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3"),
+              "BpEL: %s %s", s(l->objects[0].name), s(l->objects[0].build_id));
+        CHECK(!strcmp(s(l->objects[1].name), "libx.so") && !l->objects[1].build_id,
+              "RSDS gives no build id: %s", s(l->objects[1].build_id));
+        CHECK(!strcmp(s(l->executable), "/nonexistent/synthapp"), "%s", s(l->executable));
+    }
+    /* STACK: from sp - 128, clipped to the range's start, to its end */
+    size_t total = 0;
+    uint64_t lo = UINT64_MAX;
+    for (size_t i = 0; i < l->nstack; i++) {
+        total += l->stack[i].len;
+        if (l->stack[i].addr < lo)
+            lo = l->stack[i].addr;
+    }
+    CHECK(lo == STACK_LO && total == STACK_SIZE, "stack %" PRIx64 " %zu", lo, total);
+    CHECK(l->nstack && l->stack[0].data[5] == (uint8_t)(5 * 7), "stack bytes");
+    CHECK(strstr(text, "\nCRASH_SOURCE minidump\n") != NULL, "CRASH_SOURCE");
+    fl_crashlog_free(l);
+out:
+    free(text);
+    free(d.m.b);
+}
+
+static void check_no_exception(void)
+{
+    dump d;
+    make_arm64(&d, false, false);
+    fl_crashlog *l;
+    char err[512];
+    int rc = convert(&d, &l, err, sizeof err, NULL);
+    CHECK(rc == FL_MINIDUMP_OK, "%s", err);
+    if (l) {
+        CHECK(l->crash_signal == 0 && !l->has_crash_address, "signal %d", l->crash_signal);
+        CHECK(l->crash_tid == 100 && reg(l, "x0") == 0x1000, "the first thread's own context");
+        fl_crashlog_free(l);
+    }
+    free(d.m.b);
+}
+
+/* The aarch64 dump with the 32-bit word at byte `at` set to v: the
+ * conversion fails with `want`, a message naming the file and saying msg. */
+static void check_bad(const char *what, size_t at, uint32_t v, int want, const char *msg)
+{
+    dump d;
+    make_arm64(&d, false, true);
+    set32(&d.m, at, v);
+    fl_crashlog *l;
+    char err[512];
+    int rc = convert(&d, &l, err, sizeof err, NULL);
+    CHECK(rc == want, "%s: code %d (%s)", what, rc, err);
+    CHECK(strstr(err, "synth.dmp: ") == err && strstr(err, msg), "%s: message '%s'", what, err);
+    if (l)
+        fl_crashlog_free(l);
+    free(d.m.b);
+}
+
+int main(int argc, char **argv)
+{
+    unsetenv("DEBUGINFOD_URLS");
+    if (argc == 2) { /* the seed corpus */
+        const struct {
+            const char *name;
+            bool old, exc;
+        } seeds[] = {
+            {"arm64", false, true}, {"arm64_old", true, true}, {"arm64_noexc", false, false}};
+        for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
+            dump d;
+            make_arm64(&d, seeds[i].old, seeds[i].exc);
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s.dmp", argv[1], seeds[i].name);
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(d.m.b, 1, d.m.n, f) != d.m.n || fclose(f) != 0)
+                return 1;
+            free(d.m.b);
+        }
+        return 0;
+    }
+    check_arm64(false);
+    check_arm64(true);
+    check_no_exception();
+    /* The SystemInfo stream is the first after the header and directory:
+     * its CSD string comes first, then the 56 bytes. */
+    dump d;
+    make_arm64(&d, false, true);
+    size_t si = 0;
+    for (size_t i = 0; i < d.nstreams; i++)
+        if (d.m.b[d.dir + 12 * i] == 7)
+            si = d.m.b[d.dir + 12 * i + 8] | (size_t)d.m.b[d.dir + 12 * i + 9] << 8;
+    free(d.m.b);
+    check_bad("windows", si + 20, 2, FL_MINIDUMP_EOS, "platform id 0x2");
+    check_bad("x86", si, 0, FL_MINIDUMP_EARCH, "processor architecture 0");
+    check_bad("bad rva", 32 + 8, 0xfffffff0u, FL_MINIDUMP_ETRUNC, "stream 0 (type 0x7)");
+    check_bad("bad signature", 0, 0x504d444e, FL_MINIDUMP_ENOTMINIDUMP, "not a minidump");
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("md_synth: all checks hold\n");
+    return 0;
+}

@@ -1,0 +1,361 @@
+#!/bin/bash
+# `faultline minidump`: a crash log from a real Breakpad minidump.  There is
+# no Breakpad in Debian: the npm package minidump@0.26.0 carries Breakpad's
+# Linux client source and prebuilt x86-64 tools (minidump_dump,
+# minidump_stackwalk).  It is fetched once into $MD_CACHE (npm pack), and
+# md_victim.cc is built there with Breakpad's ExceptionHandler from those
+# sources (g++; once per build tree).  md_victim crashes (main -> md_outer
+# -> md_middle -> md_inner, a NULL store, while a thread "sleeper" waits in
+# md_sleeper_wait) and Breakpad writes a real minidump.  Nothing of
+# Breakpad's is compiled into Faultline: it only makes the test's inputs.
+#   convert  the log, through the shared reader: signal, code, address,
+#            crashing thread id and registers as minidump_dump prints them,
+#            frames symbolicated down to main, the other thread's, the raw
+#            stack, objects with readelf's build ids; the module list, the
+#            crashing thread and the top frame as minidump_stackwalk (the
+#            peer) reads them; the spool's installation id, atomic naming,
+#            -o FILE and -o -, --no-unwind
+#   errors   garbage, empty, truncated, a stream RVA past the end, an
+#            unknown CPU, another OS: exit 1, a message naming the file,
+#            nothing left in the spool or beside -o FILE; usage: exit 64
+# There is no aarch64 case: Breakpad's dumper ptraces the crashed
+# process's threads, which qemu-user does not emulate, so md_victim built
+# for aarch64 writes no dump under qemu-aarch64.  md_synth.c checks the
+# ARM64 contexts on dumps made byte by byte instead.
+# Environment (from CMake): FAULTLINE CHECK MD_CACHE.
+set -u
+CASE=${1:?case}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-md.XXXXXX")
+cleanup() {
+    [ -n "${KEEP:-}" ] && return # KEEP=1: leave $WORK for a look
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL [minidump_$CASE]: $*" >&2
+    for f in "$WORK"/*.err "$WORK/err"; do
+        [ -s "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }
+    done
+    exit 1
+}
+skip() {
+    echo "SKIP [minidump_$CASE]: $*" >&2
+    exit 77
+}
+unset DEBUGINFOD_URLS FAULTLINE_URL FAULTLINE_REPORTER
+export ASAN_OPTIONS=detect_leaks=0
+HERE=$(cd "$(dirname "$0")" && pwd)
+CACHE=${MD_CACHE:?MD_CACHE}
+PKG=$CACHE/package
+BP=$PKG/deps/breakpad/src
+TOOLS=$PKG/bin/linux-x64
+
+# fl_md ARGS: faultline minidump, with leak checks in the ASan build.
+fl_md() { ASAN_OPTIONS=detect_leaks=1 "$FAULTLINE" minidump "$@"; }
+
+# The package, once: npm pack into the cache (under a lock: the cases run
+# in parallel).
+fetch() {
+    mkdir -p "$CACHE"
+    exec 9>"$CACHE/.lock"
+    flock 9
+    if [ ! -x "$TOOLS/minidump_dump" ]; then
+        command -v npm >/dev/null || skip "npm is not installed (scripts/deps.sh installs nodejs/npm)"
+        (cd "$CACHE" && timeout 180 npm pack --silent minidump@0.26.0) >"$WORK/npm.err" 2>&1 ||
+            skip "the npm registry is unreachable: $(tail -n 3 "$WORK/npm.err" | tr '\n' ' ')"
+        tar -xzf "$CACHE/minidump-0.26.0.tgz" -C "$CACHE" || fail "cannot unpack minidump-0.26.0.tgz"
+        chmod +x "$TOOLS"/* 2>/dev/null
+    fi
+    [ -x "$TOOLS/minidump_dump" ] && [ -d "$BP/client/linux/handler" ] ||
+        fail "the npm package has no Breakpad sources or tools"
+}
+
+# Breakpad's Linux ExceptionHandler: the client library's files
+# (breakpad's Makefile.am, src_client_linux_libbreakpad_client_a_SOURCES,
+# less the parts the handler does not call).
+BP_SRCS="client/linux/crash_generation/crash_generation_client.cc
+client/linux/dump_writer_common/thread_info.cc
+client/linux/dump_writer_common/ucontext_reader.cc
+client/linux/handler/exception_handler.cc
+client/linux/handler/minidump_descriptor.cc
+client/linux/log/log.cc
+client/linux/microdump_writer/microdump_writer.cc
+client/linux/minidump_writer/linux_dumper.cc
+client/linux/minidump_writer/linux_ptrace_dumper.cc
+client/linux/minidump_writer/minidump_writer.cc
+client/linux/minidump_writer/pe_file.cc
+client/minidump_file_writer.cc
+common/convert_UTF.cc
+common/string_conversion.cc
+common/linux/elfutils.cc
+common/linux/file_id.cc
+common/linux/guid_creator.cc
+common/linux/linux_libc_support.cc
+common/linux/memory_mapped_file.cc
+common/linux/safe_readlink.cc
+common/linux/breakpad_getcontext.S"
+
+# build_victim NAME CXX: $CACHE/NAME, md_victim.cc with Breakpad, once.
+build_victim() {
+    local name=$1 cxx=$2 out=$CACHE/$1 objs=$CACHE/obj-$1
+    if [ ! -x "$out" ] || [ "$HERE/md_victim.cc" -nt "$out" ]; then
+        mkdir -p "$objs"
+        # Two compilers at a time: the machine is shared.
+        echo "$BP_SRCS" | xargs -P 2 -I{} sh -c \
+            "o=$objs/\$(echo {} | tr / _).o; [ -s \$o ] || $cxx -c -O1 -g -w -I$BP -I$PKG/deps -o \$o $BP/{}" \
+            >"$WORK/build.err" 2>&1 || fail "building Breakpad's client with $cxx"
+        $cxx -O2 -g -fno-omit-frame-pointer -I"$BP" -I"$PKG/deps" -o "$out.tmp" "$HERE/md_victim.cc" \
+            "$objs"/*.o -lpthread >>"$WORK/build.err" 2>&1 || fail "linking md_victim with $cxx"
+        mv "$out.tmp" "$out"
+    fi
+}
+
+# make_dump: $WORK/dump.dmp from a real crash of $VICTIM.
+make_dump() {
+    mkdir -p "$WORK/dumps"
+    "$@" "$WORK/dumps" >"$WORK/victim.out" 2>"$WORK/victim.err"
+    local rc=$?
+    [ $rc = 139 ] || fail "md_victim exit $rc, want 139 (SIGSEGV)"
+    local d
+    d=$(head -1 "$WORK/victim.out")
+    [ -s "$d" ] || fail "Breakpad wrote no minidump ('$d')"
+    mv "$d" "$WORK/dump.dmp"
+}
+
+# name_of OBJ ADDR: the function faultline symbolicate gives ADDR in OBJ.
+name_of() { "$FAULTLINE" symbolicate --obj "$1" "$2" | head -1; }
+
+# names_of FIELD: the function names of the victim's frames of the crashing
+# thread (frame) or of the other thread (tframe), in order; frames in other
+# objects print as "-".  Return addresses are looked up at pc - 1.
+names_of() {
+    local field=$1 bias first=1 pc
+    bias=$(awk -v exe="$VICTIM" '$1 == "object" && $5 == exe {print $3}' "$WORK/check.out")
+    case $bias in 0x*) ;; *) fail "no object with the victim's path and a bias ('$bias')" ;; esac
+    for pc in $(awk -v f="$field" '$1 == f {print $2}' "$WORK/check.out"); do
+        local a=$((pc - bias))
+        [ "$field" = tframe ] || [ $first = 0 ] && a=$((a - 1))
+        first=0
+        if [ $a -lt 0 ] || [ $a -gt 1048576 ]; then echo -; continue; fi
+        name_of "$VICTIM" "$(printf '0x%x' $a)"
+    done
+}
+
+build_id_of() { readelf -n "$1" | awk '/Build ID:/ {print $3; exit}'; }
+
+# md_exception: the exception stream's lines and its context's, as KEY VALUE.
+md_exception() {
+    "$TOOLS/minidump_dump" "$WORK/dump.dmp" 2>/dev/null |
+        awk '/^MDException/ {on = 1} on && /^$/ {n++} on && n < 2 && NF == 3 && $2 == "=" {print $1, $3}'
+}
+
+case $CASE in
+convert)
+    fetch
+    build_victim md_victim g++
+    VICTIM=$CACHE/md_victim
+    make_dump "$VICTIM"
+    SPOOL=$WORK/spool
+    fl_md "$WORK/dump.dmp" --spool "$SPOOL" --app mdapp --app-version 1.2 \
+        >"$WORK/md.path" 2>"$WORK/md.err" || fail "faultline minidump exit $?"
+    LOG=$(cat "$WORK/md.path")
+    [ -f "$LOG" ] || fail "printed '$LOG', not a file"
+    case $LOG in "$SPOOL"/*.crashlog) ;; *) fail "log $LOG not in the spool as *.crashlog" ;; esac
+    [ "$(ls -A "$SPOOL" | grep -v -e '\.crashlog$' -e '^installation-id$')" = "" ] ||
+        fail "left in the spool: $(ls -A "$SPOOL")"
+    "$CHECK" "$LOG" >"$WORK/check.out" 2>"$WORK/check.err" || fail "the reader rejects the log"
+    grep -v -e '^tframe' -e '^frame' -e '^reg' "$WORK/check.out" | head -30
+    has() { grep -qxF "$1" "$WORK/check.out" || fail "the log lacks '$1'"; }
+    has "signal 11 SIGSEGV"
+    has "code 1" # SEGV_MAPERR
+    has "address 0x0"
+    has "app mdapp"
+    has "version 1.2"
+    has "arch x86-64"
+    has "exe $VICTIM"
+    has "other CRASH_SOURCE minidump"
+    has "install_id $(head -c 36 "$SPOOL/installation-id")"
+    id=$(awk '$1 == "crash_id" {print $2}' "$WORK/check.out")
+    [ "$LOG" = "$SPOOL/$id.crashlog" ] || fail "log named $LOG, crash id $id"
+
+    # The exception stream as minidump_dump (Breakpad's own reader) prints it.
+    md_exception >"$WORK/exc"
+    [ -s "$WORK/exc" ] || fail "minidump_dump printed no exception stream"
+    val() { awk -v k="$1" '$1 == k {print $2; exit}' "$WORK/exc"; }
+    has "crash_thread $(($(val thread_id)))"
+    has "signal $(($(val exception_record.exception_code))) SIGSEGV"
+    has "code $(($(val exception_record.exception_flags)))"
+    has "address $(val exception_record.exception_address)"
+    # The process: Breakpad's /proc/PID/status stream; the crash is in main's thread.
+    has "pid $(($(val thread_id)))"
+    has "thread_name $(basename "$VICTIM")"
+    for r in rax rdx rcx rbx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 rip; do
+        want=$(val "$r")
+        [ -n "$want" ] || fail "minidump_dump printed no $r"
+        has "reg $r $want"
+    done
+    [ "$(grep -c '^reg ' "$WORK/check.out")" = 17 ] || fail "not the client's 17 registers"
+    RIP=$(val rip) RSP=$(val rsp)
+
+    # The peer's view: minidump_stackwalk's machine-readable output.
+    "$TOOLS/minidump_stackwalk" -m "$WORK/dump.dmp" >"$WORK/sw.out" 2>/dev/null ||
+        fail "minidump_stackwalk failed"
+    # Crash|reason|address|thread index: the crashing thread is the first
+    # in the dump's list, whose id minidump_dump prints first.
+    idx=$(awk -F'|' '$1 == "Crash" {print $4}' "$WORK/sw.out")
+    tid0=$("$TOOLS/minidump_dump" "$WORK/dump.dmp" 2>/dev/null | awk '$1 == "thread_id" {print $3}' | sed -n "$((idx + 1))p")
+    has "crash_thread $((tid0))"
+    # Module|name|version|debug file|debug id|base|max|main: the same
+    # objects at the same places, the main one first.
+    awk -F'|' '$1 == "Module" {print $2, $6}' "$WORK/sw.out" |
+        while read -r n b; do echo "$n $((b))"; done | sort >"$WORK/sw.mods"
+    "$FAULTLINE" minidump "$WORK/dump.dmp" -o - 2>/dev/null |
+        awk '$1 == "OBJECT" {n = split($2, f, "/"); print f[1], f[2]}' | sort >"$WORK/fl.mods"
+    [ -s "$WORK/sw.mods" ] || fail "minidump_stackwalk listed no modules"
+    diff "$WORK/sw.mods" "$WORK/fl.mods" >"$WORK/mods.err" || fail "modules differ from minidump_stackwalk's"
+    main=$(awk -F'|' '$1 == "Module" && $8 == 1 {print $2}' "$WORK/sw.out")
+    [ "$(awk '$1 == "object" {print $2; exit}' "$WORK/check.out")" = "$main" ] ||
+        fail "the first object is not the peer's main module $main"
+    # Frame 0 of the crashing thread: its pc, the peer's too.
+    top=$(awk -F'|' -v t="$idx" '$1 == t && $2 == 0 {print $7}' "$WORK/sw.out")
+    mainbase=$(awk -F'|' '$1 == "Module" && $8 == 1 {print $6}' "$WORK/sw.out")
+    [ "$(awk '$1 == "frame" {print $2; exit}' "$WORK/check.out")" = "$RIP" ] ||
+        fail "the first frame is not the exception's rip $RIP"
+    [ $((mainbase + top)) = $((RIP)) ] || fail "the peer's top frame $mainbase+$top is not rip $RIP"
+
+    # The crashing thread: the fault, then the chain down to main.
+    names_of frame >"$WORK/names"
+    echo "crashing thread: $(tr '\n' ' ' <"$WORK/names")"
+    [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "md_inner md_middle md_outer main " ] ||
+        fail "crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
+    [ "$(grep -c '^frame ' "$WORK/check.out")" -ge 6 ] || fail "the stack ends at main"
+    # The other thread, blocked in pause() under md_sleeper_wait.
+    [ "$(grep -c '^thread ' "$WORK/check.out")" = 1 ] || fail "not exactly one other thread"
+    names_of tframe >"$WORK/tnames"
+    echo "other thread: $(tr '\n' ' ' <"$WORK/tnames")"
+    [ "$(grep -v '^-$' "$WORK/tnames" | head -2 | tr '\n' ' ')" = "md_sleeper_wait md_sleeper " ] ||
+        fail "other thread's frames: $(tr '\n' ' ' <"$WORK/tnames")"
+    [ "$(head -1 "$WORK/tnames")" = - ] || fail "the other thread's top frame is not in libc (pause)"
+
+    # Raw stack: from below rsp (the red zone, clipped to Breakpad's
+    # range, which starts at rsp's page), 32 KiB or the range's end.
+    read -r _ lo bytes < <(grep '^stack ' "$WORK/check.out") || fail "no STACK lines"
+    want_lo=$(((RSP - 128) & ~63))
+    [ $want_lo -lt $((RSP & ~4095)) ] && want_lo=$((RSP & ~4095))
+    [ $((lo)) = $want_lo ] || fail "stack starts at $lo, want $(printf 0x%x $want_lo) (rsp $RSP)"
+    [ "$bytes" -ge 1024 ] && [ "$bytes" -le 32768 ] || fail "$bytes bytes of stack"
+    # The bytes at rsp: the return address into md_middle (md_inner has no frame of its own).
+    w=$(grep '^STACK ' "$LOG" | awk -v a="$(printf '0x%x' $((RSP & ~63)))" '$2 == a {print substr($3, 1 + 2 * ('$((RSP & 63))'), 16)}')
+    ret=$(echo "$w" | sed 's/\(..\)/\1 /g' | awk '{for (i = NF; i > 0; i--) printf "%s", $i}')
+    [ "$((16#$ret))" = "$(awk '$1 == "frame" {n++} n == 2 {print $2; exit}' "$WORK/check.out" | xargs printf '%d')" ] ||
+        fail "the word at rsp ($ret) is not the second frame"
+
+    # Objects: the victim and libc with the build ids readelf reads.
+    for f in "$VICTIM" $(awk '$1 == "object" && $2 == "libc.so.6" {print $5}' "$WORK/check.out"); do
+        want=$(build_id_of "$f")
+        [ -n "$want" ] || fail "readelf shows no build id in $f"
+        awk -v p="$f" '$1 == "object" && $5 == p {print $4}' "$WORK/check.out" | grep -qx "$want" ||
+            fail "object $f: build id not $want"
+    done
+    grep -q '^object libc.so.6 0x' "$WORK/check.out" || fail "no libc object with its bias"
+
+    # A second conversion: the same installation id, a new crash id.
+    fl_md "$WORK/dump.dmp" --spool "$SPOOL" >"$WORK/md2.path" 2>>"$WORK/md.err" || fail "second run"
+    [ "$(ls "$SPOOL"/*.crashlog | wc -l)" = 2 ] || fail "two conversions, not two logs"
+    "$CHECK" "$(cat "$WORK/md2.path")" >"$WORK/check2.out" || fail "second log rejected"
+    grep -qxF "install_id $(head -c 36 "$SPOOL/installation-id")" "$WORK/check2.out" || fail "install id changed"
+    grep -qx "app $(basename "$VICTIM")" "$WORK/check2.out" || fail "default app name is not the executable's"
+    # -o FILE and standard output: the same log but for the crash id.
+    fl_md "$WORK/dump.dmp" -o "$WORK/o.crashlog" >"$WORK/o.path" || fail "-o FILE"
+    [ "$(cat "$WORK/o.path")" = "$WORK/o.crashlog" ] || fail "-o FILE printed $(cat "$WORK/o.path")"
+    fl_md "$WORK/dump.dmp" -o - >"$WORK/stdout.crashlog" || fail "-o -"
+    diff <(grep -v -e '^CRASH_ID' "$WORK/o.crashlog") <(grep -v -e '^CRASH_ID' "$WORK/stdout.crashlog") \
+        >/dev/null || fail "-o FILE and -o - differ"
+    grep -q '^INSTALL_ID' "$WORK/o.crashlog" && fail "-o FILE wrote an installation id"
+    # The dump's own time, not the file's.
+    touch -d '2001-01-01' "$WORK/dump.dmp"
+    stamp=$("$TOOLS/minidump_dump" "$WORK/dump.dmp" 2>/dev/null | awk '$1 == "time_date_stamp" {print $3; exit}')
+    fl_md "$WORK/dump.dmp" -o - | grep -qx "CRASH_TIME $((stamp))" || fail "CRASH_TIME is not the dump's $stamp"
+    # --no-unwind: every thread keeps its pc, the registers and stack stay.
+    fl_md "$WORK/dump.dmp" --no-unwind -o "$WORK/nu.crashlog" >/dev/null || fail "--no-unwind"
+    [ "$(grep -c '^CALLSTACK' "$WORK/nu.crashlog")" = 1 ] || fail "--no-unwind: not one frame"
+    [ "$(grep -c '^THREAD_FRAME' "$WORK/nu.crashlog")" = 1 ] || fail "--no-unwind: other thread not one frame"
+    [ "$(grep '^CALLSTACK' "$WORK/nu.crashlog" | awk '{print $2}')" = "$((RIP))" ] || fail "--no-unwind: pc"
+    diff <(grep -e '^STACK' -e '^REGISTER' "$WORK/nu.crashlog") <(grep -e '^STACK' -e '^REGISTER' "$WORK/o.crashlog") \
+        >/dev/null || fail "--no-unwind: other registers or stack"
+    ;;
+errors)
+    fetch
+    build_victim md_victim g++
+    VICTIM=$CACHE/md_victim
+    make_dump "$VICTIM"
+    SPOOL=$WORK/spool
+    mkdir -p "$SPOOL"
+    head -c 65536 /dev/urandom >"$WORK/garbage"
+    : >"$WORK/empty"
+    size=$(stat -c %s "$WORK/dump.dmp")
+    head -c $((size / 2)) "$WORK/dump.dmp" >"$WORK/truncated"
+    head -c 40 "$WORK/dump.dmp" >"$WORK/header"
+    python3 - "$WORK" <<'PY' || fail "cannot make the altered dumps"
+import struct, sys
+w = sys.argv[1]
+b = bytes(open(w + "/dump.dmp", "rb").read())
+n, rva = struct.unpack_from("<II", b, 8)
+streams = {}
+for i in range(n):
+    t, size, srva = struct.unpack_from("<III", b, rva + 12 * i)
+    streams.setdefault(t, (i, size, srva))
+def patch(name, off, fmt, v):
+    x = bytearray(b)
+    struct.pack_into(fmt, x, off, v)
+    open(w + "/" + name, "wb").write(x)
+# The ThreadList stream's RVA past the end of the file.
+i, size, srva = streams[3]
+patch("pastend", rva + 12 * i + 8, "<I", len(b) - 8)
+# SystemInfo: processor architecture 5 (ARM, 32-bit), platform 2 (Windows NT).
+i, size, srva = streams[7]
+patch("othercpu", srva, "<H", 5)
+patch("otheros", srva + 20, "<I", 2)
+# A module name's RVA past the end.
+i, size, srva = streams[4]
+patch("badname", srva + 4 + 20, "<I", 0xfffffff0)
+# A thread's context size past the end.
+i, size, srva = streams[3]
+patch("badcontext", srva + 4 + 40, "<I", 0x7fffffff)
+PY
+    check_err() { # FILE WANT: exit 1, WANT in the message, nothing written
+        fl_md "$WORK/$1" --spool "$SPOOL" >"$WORK/md.path" 2>"$WORK/err"
+        local rc=$?
+        [ $rc = 1 ] || fail "$1: exit $rc, want 1"
+        grep -qF "$WORK/$1: $2" "$WORK/err" || fail "$1: message '$(cat "$WORK/err")', want '$2'"
+        [ ! -s "$WORK/md.path" ] || fail "$1: printed a log path"
+        [ "$(ls -A "$SPOOL" | grep -v '^installation-id$')" = "" ] || fail "$1: left $(ls -A "$SPOOL")"
+        fl_md "$WORK/$1" -o "$WORK/o.log" 2>/dev/null && fail "$1: -o succeeded"
+        [ "$(ls "$WORK" | grep '^o\.log')" = "" ] || fail "$1: -o left $(ls "$WORK" | grep '^o\.log')"
+        echo "ok: $1 -> $(cat "$WORK/err")"
+    }
+    check_err garbage "not a minidump"
+    check_err empty "not a minidump"
+    check_err header "truncated or malformed minidump (the stream directory"
+    check_err truncated "truncated or malformed minidump"
+    check_err pastend "truncated or malformed minidump (stream"
+    check_err othercpu "minidump of an architecture this build cannot read (processor architecture 5"
+    check_err otheros "not a minidump of a Linux program"
+    check_err badname "truncated or malformed minidump (module 0's name"
+    check_err badcontext "truncated or malformed minidump (thread"
+    check_err nonexistent "cannot read the file"
+    mkfifo "$WORK/fifo"
+    check_err fifo "cannot read the file (not a regular file)"
+    fl_md >/dev/null 2>&1; [ $? = 64 ] || fail "no argument: not exit 64"
+    fl_md a b >/dev/null 2>&1; [ $? = 64 ] || fail "two dumps: not exit 64"
+    fl_md "$WORK/dump.dmp" --spool "$SPOOL" -o x >/dev/null 2>&1
+    [ $? = 64 ] || fail "--spool with -o: not exit 64"
+    fl_md --bogus >/dev/null 2>&1; [ $? = 64 ] || fail "unknown option: not exit 64"
+    fl_md --help | grep -q '^usage: faultline minidump FILE' || fail "--help"
+    # The default spool: $FAULTLINE_SPOOL.
+    FAULTLINE_SPOOL=$WORK/envspool fl_md "$WORK/dump.dmp" >"$WORK/md.path" || fail "default spool"
+    case $(cat "$WORK/md.path") in "$WORK/envspool/"*.crashlog) ;; *) fail "not in \$FAULTLINE_SPOOL" ;; esac
+    ;;
+*) fail "unknown case $CASE" ;;
+esac
+exit 0
