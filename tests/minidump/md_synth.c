@@ -136,6 +136,19 @@ static void text_stream(dump *d, uint32_t type, const char *text)
     stream(d, type, at, (uint32_t)strlen(text));
 }
 
+/* An AMD64 context (MDRawContextAMD64, 1232 bytes): rax .. r15 from
+ * byte 120 are base + their index there, then rsp and rip as given. */
+static uint32_t amd64_context(dump *d, uint64_t base, uint64_t sp, uint64_t pc)
+{
+    uint32_t at = put(&d->m, NULL, 1232);
+    set32(&d->m, at + 48, 0x0010000bu);
+    for (int i = 0; i < 16; i++)
+        set64(&d->m, at + 120 + 8 * (size_t)i, base + (uint64_t)i);
+    set64(&d->m, at + 152, sp);
+    set64(&d->m, at + 248, pc);
+    return at;
+}
+
 /* ARM64 register values of a context: base + i for iregs[i] (x0 .. x30),
  * then sp and pc as given. */
 static uint32_t arm64_context(dump *d, bool old, uint64_t base, uint64_t sp, uint64_t pc)
@@ -154,19 +167,19 @@ static uint32_t arm64_context(dump *d, bool old, uint64_t base, uint64_t sp, uin
 }
 
 #define STACK_LO 0x7f0000001000ull
-#define STACK_SIZE 0x2000u
+#define STACK_SIZE 0x800u
 #define SP 0x7f0000001040ull /* 64 bytes into the dumped stack */
 
-/* An aarch64 Linux dump of a crash (SIGBUS, BUS_ADRERR at 0xdead0) in
+/* An aarch64 (or x86-64) Linux dump of a crash (SIGBUS, BUS_ADRERR at 0xdead0) in
  * thread 100 of process 100 "synthapp", with a second thread 101. */
-static void make_arm64(dump *d, bool old, bool exception)
+static void make_dump(dump *d, bool amd64, bool old, bool exception)
 {
     begin(d);
     img *m = &d->m;
     /* SystemInfo */
     uint32_t csd = put_string(m, "Linux 6.1.0-synth #1 SMP PREEMPT aarch64");
     uint32_t si = put(m, NULL, 56);
-    set16(m, si, old ? 0x8003 : 12);
+    set16(m, si, amd64 ? 9 : old ? 0x8003 : 12);
     set32(m, si + 20, 0x8201);
     set32(m, si + 24, csd);
     stream(d, 7, si, 56);
@@ -174,29 +187,33 @@ static void make_arm64(dump *d, bool old, bool exception)
     uint32_t stack = put(m, NULL, STACK_SIZE);
     for (uint32_t i = 0; i < STACK_SIZE; i++)
         m->b[stack + i] = (uint8_t)(i * 7);
-    uint32_t ctx0 = arm64_context(d, old, 0x1000, SP, 0x400123);
-    uint32_t ctx1 = arm64_context(d, old, 0x2000, SP + 0x100000, 0x400456);
+    uint32_t csize = amd64 ? 1232 : old ? 8 + 33 * 8 + 4 + 8 + 512 : 912;
+    uint32_t ctx0 = amd64 ? amd64_context(d, 0x1000, SP, 0x400123)
+                          : arm64_context(d, old, 0x1000, SP, 0x400123);
+    uint32_t ctx1 = amd64 ? amd64_context(d, 0x2000, SP + 0x100000, 0x400456)
+                          : arm64_context(d, old, 0x2000, SP + 0x100000, 0x400456);
     uint32_t tl = put(m, NULL, 4 + 2 * 48);
     set32(m, tl, 2);
     set32(m, tl + 4, 100);
     set64(m, tl + 4 + 24, STACK_LO);
     set32(m, tl + 4 + 32, STACK_SIZE);
     set32(m, tl + 4 + 36, stack);
-    set32(m, tl + 4 + 40, old ? 8 + 33 * 8 + 4 + 8 + 512 : 912);
+    set32(m, tl + 4 + 40, csize);
     set32(m, tl + 4 + 44, ctx0);
     set32(m, tl + 52, 101);
-    set32(m, tl + 52 + 40, old ? 8 + 33 * 8 + 4 + 8 + 512 : 912);
+    set32(m, tl + 52 + 40, csize);
     set32(m, tl + 52 + 44, ctx1);
     stream(d, 3, tl, 4 + 2 * 48);
     /* the exception, with a context of its own (the signal handler's) */
     if (exception) {
-        uint32_t ectx = arm64_context(d, old, 0xe000, SP, 0x400124);
+        uint32_t ectx = amd64 ? amd64_context(d, 0xe000, SP, 0x400124)
+                              : arm64_context(d, old, 0xe000, SP, 0x400124);
         uint32_t ex = put(m, NULL, 168);
         set32(m, ex, 100);
         set32(m, ex + 8, 7);  /* SIGBUS */
         set32(m, ex + 12, 2); /* BUS_ADRERR */
         set64(m, ex + 24, 0xdead0);
-        set32(m, ex + 160, old ? 8 + 33 * 8 + 4 + 8 + 512 : 912);
+        set32(m, ex + 160, csize);
         set32(m, ex + 164, ectx);
         stream(d, 6, ex, 168);
     }
@@ -292,7 +309,7 @@ static const char *s(const char *v)
 static void check_arm64(bool old)
 {
     dump d;
-    make_arm64(&d, old, true);
+    make_dump(&d, false, old, true);
     fl_crashlog *l;
     char err[512], *text;
     int rc = convert(&d, &l, err, sizeof err, &text);
@@ -354,10 +371,32 @@ out:
     free(d.m.b);
 }
 
+static void check_amd64(void)
+{
+    dump d;
+    make_dump(&d, true, false, true);
+    fl_crashlog *l;
+    char err[512];
+    int rc = convert(&d, &l, err, sizeof err, NULL);
+    CHECK(rc == FL_MINIDUMP_OK, "%s", err);
+    if (l) {
+        CHECK(!strcmp(s(l->cpuarch), "x86-64") && l->nregisters == 17, "%s", s(l->cpuarch));
+        /* MDRawContextAMD64 keeps rax rcx rdx rbx rsp rbp rsi rdi r8..: the
+         * log the client's order, rax rdx rcx rbx rsi rdi rbp rsp */
+        CHECK(reg(l, "rax") == 0xe000 && reg(l, "rcx") == 0xe001 && reg(l, "rdx") == 0xe002 &&
+                  reg(l, "rbp") == 0xe005 && reg(l, "rsi") == 0xe006 && reg(l, "r15") == 0xe00f,
+              "rcx %" PRIx64, reg(l, "rcx"));
+        CHECK(reg(l, "rsp") == SP && reg(l, "rip") == 0x400124, "rsp/rip");
+        CHECK(!strcmp(l->registers[16].name, "rip"), "rip last");
+        fl_crashlog_free(l);
+    }
+    free(d.m.b);
+}
+
 static void check_no_exception(void)
 {
     dump d;
-    make_arm64(&d, false, false);
+    make_dump(&d, false, false, false);
     fl_crashlog *l;
     char err[512];
     int rc = convert(&d, &l, err, sizeof err, NULL);
@@ -375,7 +414,7 @@ static void check_no_exception(void)
 static void check_bad(const char *what, size_t at, uint32_t v, int want, const char *msg)
 {
     dump d;
-    make_arm64(&d, false, true);
+    make_dump(&d, false, false, true);
     set32(&d.m, at, v);
     fl_crashlog *l;
     char err[512];
@@ -393,12 +432,14 @@ int main(int argc, char **argv)
     if (argc == 2) { /* the seed corpus */
         const struct {
             const char *name;
-            bool old, exc;
-        } seeds[] = {
-            {"arm64", false, true}, {"arm64_old", true, true}, {"arm64_noexc", false, false}};
+            bool amd64, old, exc;
+        } seeds[] = {{"arm64", false, false, true},
+                     {"arm64_old", false, true, true},
+                     {"arm64_noexc", false, false, false},
+                     {"amd64", true, false, true}};
         for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
             dump d;
-            make_arm64(&d, seeds[i].old, seeds[i].exc);
+            make_dump(&d, seeds[i].amd64, seeds[i].old, seeds[i].exc);
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.dmp", argv[1], seeds[i].name);
             FILE *f = fopen(path, "wb");
@@ -410,11 +451,12 @@ int main(int argc, char **argv)
     }
     check_arm64(false);
     check_arm64(true);
+    check_amd64();
     check_no_exception();
     /* The SystemInfo stream is the first after the header and directory:
      * its CSD string comes first, then the 56 bytes. */
     dump d;
-    make_arm64(&d, false, true);
+    make_dump(&d, false, false, true);
     size_t si = 0;
     for (size_t i = 0; i < d.nstreams; i++)
         if (d.m.b[d.dir + 12 * i] == 7)
