@@ -283,6 +283,31 @@ convert)
     [ "$(grep '^CALLSTACK' "$WORK/nu.crashlog" | awk '{print $2}')" = "$((RIP))" ] || fail "--no-unwind: pc"
     diff <(grep -e '^STACK' -e '^REGISTER' "$WORK/nu.crashlog") <(grep -e '^STACK' -e '^REGISTER' "$WORK/o.crashlog") \
         >/dev/null || fail "--no-unwind: other registers or stack"
+    # Without the files (every path the dump names made one that is not
+    # here): no bias, the pc first, and frame pointers lead on to main.
+    python3 - "$WORK/dump.dmp" "$WORK/nofiles.dmp" <<'PY' || fail "cannot make the file-less dump"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+n, rva = struct.unpack_from("<II", b, 8)
+for i in range(n):
+    t, size, srva = struct.unpack_from("<III", b, rva + 12 * i)
+    if t != 4:  # the ModuleList: each name's '/' made '\\'
+        continue
+    count, = struct.unpack_from("<I", b, srva)
+    for m in range(count):
+        name, = struct.unpack_from("<I", b, srva + 4 + 108 * m + 20)
+        length, = struct.unpack_from("<I", b, name)
+        for k in range(name + 4, name + 4 + length, 2):
+            if b[k:k + 2] == b"/\x00":
+                b[k] = ord("\\")
+open(sys.argv[2], "wb").write(b)
+PY
+    fl_md "$WORK/nofiles.dmp" -o "$WORK/nofiles.crashlog" >/dev/null || fail "the file-less dump"
+    grep -q '^OBJECT_PATH' "$WORK/nofiles.crashlog" && fail "the file-less dump still names paths"
+    grep '^OBJECT ' "$WORK/nofiles.crashlog" | head -1 | grep -q '/.*/.*/' && fail "the program has a bias without its file"
+    [ "$(grep '^CALLSTACK' "$WORK/nofiles.crashlog" | head -1 | awk '{print $2}')" = "$((RIP))" ] ||
+        fail "the file-less dump's first frame is not rip"
+    [ "$(grep -c '^CALLSTACK' "$WORK/nofiles.crashlog")" -ge 3 ] || fail "no frame-pointer unwind without files"
     ;;
 errors)
     fetch
