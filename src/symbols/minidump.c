@@ -95,7 +95,8 @@
 #define MD_THREAD_SIZE 48
 #define MD_MODULE_SIZE 108
 #define MD_RANGE_SIZE 16
-#define MD_MAX_NAME 4096 /* bytes of UTF-8 kept of a name */
+#define MD_MAX_NAME 4096    /* bytes of UTF-8 kept of a name */
+#define MD_MAX_MODULES 1024 /* objects kept (the client's FL_MAX_MODULES) */
 #define AT_ENTRY_ 9
 
 const char *fl_minidump_strerror(int code)
@@ -204,8 +205,10 @@ struct md_ctx {
 
     md_range *mem;
     size_t nmem;
+    const md_range **ranges; /* the stacks and mem, by start: md_read's index */
+    size_t nranges;
     md_module *mods;
-    size_t nmods;
+    size_t nmods, mods_omitted;
 
     Dwfl *dwfl;
     size_t next_thread;
@@ -533,6 +536,10 @@ static int read_modules(md_ctx *c, const md_stream *s)
         return FL_MINIDUMP_OK;
     if (!(at = list_entries(c, s, MD_MODULE_SIZE, &n)))
         return fail(c, FL_MINIDUMP_ETRUNC, "a ModuleList of %" PRIu32 " bytes", s->size);
+    if (n > MD_MAX_MODULES) {
+        c->mods_omitted = n - MD_MAX_MODULES;
+        n = MD_MAX_MODULES;
+    }
     if (n && !(c->mods = calloc(n, sizeof *c->mods)))
         return fail(c, FL_MINIDUMP_EIO, "out of memory");
     for (uint32_t i = 0; i < n; i++) {
@@ -682,18 +689,54 @@ done:
 
 /* ---- memory ---- */
 
+static int range_cmp(const void *a, const void *b)
+{
+    const md_range *x = *(const md_range *const *)a, *y = *(const md_range *const *)b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The index md_read searches: every dumped range (the threads' stacks,
+ * the MemoryList's) by start address, so that a dump of many ranges costs
+ * the unwinder a binary search per read. */
+static int index_ranges(md_ctx *c)
+{
+    size_t n = c->nthreads + c->nmem;
+    if (!(c->ranges = calloc(n ? n : 1, sizeof *c->ranges)))
+        return fail(c, FL_MINIDUMP_EIO, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const md_range *r = i < c->nthreads ? &c->threads[i].stack : &c->mem[i - c->nthreads];
+        if (r->size)
+            c->ranges[c->nranges++] = r;
+    }
+    if (c->nranges > 1)
+        qsort(c->ranges, c->nranges, sizeof *c->ranges, range_cmp);
+    return FL_MINIDUMP_OK;
+}
+
+/* The range holding addr (the last starting at or below it), or NULL. */
+static const md_range *range_of(const md_ctx *c, uint64_t addr)
+{
+    size_t lo = 0, hi = c->nranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->ranges[mid]->start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const md_range *r = c->ranges[lo - 1];
+    return addr - r->start < r->size ? r : NULL;
+}
+
 /* Copies [addr, addr+n) from the dump's memory (thread stacks and the
  * MemoryList); false when any of it is not there. */
 static bool md_read(const md_ctx *c, uint64_t addr, void *buf, size_t n)
 {
     uint8_t *out = buf;
     while (n) {
-        const md_range *r = NULL;
-        for (size_t i = 0; i < c->nthreads + c->nmem && !r; i++) {
-            const md_range *x = i < c->nthreads ? &c->threads[i].stack : &c->mem[i - c->nthreads];
-            if (addr >= x->start && addr - x->start < x->size)
-                r = x;
-        }
+        const md_range *r = range_of(c, addr);
         if (!r)
             return false;
         uint64_t off = addr - r->start, k = r->size - off;
@@ -705,17 +748,6 @@ static bool md_read(const md_ctx *c, uint64_t addr, void *buf, size_t n)
         n -= (size_t)k;
     }
     return true;
-}
-
-/* The range holding addr, or NULL. */
-static const md_range *range_of(const md_ctx *c, uint64_t addr)
-{
-    for (size_t i = 0; i < c->nthreads + c->nmem; i++) {
-        const md_range *x = i < c->nthreads ? &c->threads[i].stack : &c->mem[i - c->nthreads];
-        if (addr >= x->start && addr - x->start < x->size)
-            return x;
-    }
-    return NULL;
 }
 
 /* 8 bytes at addr from a module's file, by its PT_LOAD segments. */
@@ -1186,6 +1218,8 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
     }
     if (c->threads_omitted && !kv_i64(out, "THREADS_OMITTED", (int64_t)c->threads_omitted))
         return false;
+    if (c->mods_omitted && !kv_i64(out, "OBJECTS_OMITTED", (int64_t)c->mods_omitted))
+        return false;
     if (fputs("END\n", out) == EOF || fflush(out) != 0 || ferror(out))
         return false;
     if (info) {
@@ -1235,7 +1269,7 @@ int fl_minidump_to_crashlog(const char *path, const fl_minidump_opts *opts, FILE
         goto done;
     }
     c.image = map;
-    if ((rc = read_dump(&c)) || (rc = unwind_threads(&c)))
+    if ((rc = read_dump(&c)) || (rc = index_ranges(&c)) || (rc = unwind_threads(&c)))
         goto done;
     if (c.nmods > 1)
         qsort(c.mods, c.nmods, sizeof *c.mods, obj_cmp);
@@ -1264,5 +1298,6 @@ done:
         free(c.mods[i].path);
     free(c.mods);
     free(c.mem);
+    free(c.ranges);
     return rc;
 }
