@@ -1010,10 +1010,20 @@ static bool emit(FILE *out, fl_line *l)
     return fwrite(l->buf, 1, l->len, out) == l->len && fputc('\n', out) != EOF;
 }
 
+/* Whether s is NULL or only blanks: the reader trims a value's blanks,
+ * so such a value reads as none (and a required one as missing). */
+static bool blank(const char *s)
+{
+    for (; s && *s; s++)
+        if (*s != ' ' && *s != '\t')
+            return false;
+    return true;
+}
+
 static bool kv_str(FILE *out, const char *key, const char *v)
 {
     fl_line l;
-    if (!v || !*v)
+    if (blank(v))
         return true;
     fl_line_start(&l, key);
     fl_line_str(&l, v);
@@ -1129,7 +1139,7 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
             return false;
     if (!kv_str(out, "FAULTLINE", FAULTLINE_VERSION_STRING) ||
         !kv_i64(out, "CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
-        !kv_str(out, "APPLICATION_NAME", app && *app ? app : "unknown") ||
+        !kv_str(out, "APPLICATION_NAME", !blank(app) ? app : "unknown") ||
         !kv_str(out, "APPLICATION_VERSION", o->app_version) ||
         !kv_str(out, "PLATFORM_NAME", "linux") || !kv_str(out, "CPUARCH_NAME", c->arch->cpuarch) ||
         !kv_str(out, "PLATFORM_VERSION", c->platform_version) ||
@@ -1169,7 +1179,7 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
         const char *name = base_name(m->path);
         fl_line l;
         fl_line_start(&l, "OBJECT");
-        fl_line_str(&l, *name ? name : "unknown");
+        fl_line_str(&l, !blank(name) ? name : "unknown");
         fl_line_char(&l, '/');
         fl_line_u64(&l, m->base);
         fl_line_char(&l, '/');
@@ -1206,7 +1216,7 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
         fl_line_start(&l, "THREAD");
         fl_line_u64(&l, t->tid);
         const char *name = thread_name(c, t);
-        if (name && *name) {
+        if (!blank(name)) {
             fl_line_char(&l, ' ');
             fl_line_str(&l, name);
         }
