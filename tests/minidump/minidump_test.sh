@@ -53,8 +53,8 @@ TOOLS=$PKG/bin/linux-x64
 # fl_md ARGS: faultline minidump, with leak checks in the ASan build.
 fl_md() { ASAN_OPTIONS=detect_leaks=1 "$FAULTLINE" minidump "$@"; }
 
-# The package, once: npm pack into the cache (under a lock: the cases run
-# in parallel).
+# The package, once: npm pack into the cache.  The lock is held until the
+# case ends, so that cases run in parallel fetch and build only once.
 fetch() {
     mkdir -p "$CACHE"
     exec 9>"$CACHE/.lock"
