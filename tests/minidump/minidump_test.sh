@@ -14,7 +14,8 @@
 #            stack, objects with readelf's build ids; the module list, the
 #            crashing thread and the top frame as minidump_stackwalk (the
 #            peer) reads them; the spool's installation id, atomic naming,
-#            -o FILE and -o -, --no-unwind
+#            -o FILE and -o -, --no-unwind; the dump with its files out of
+#            reach (frame pointers, the pc first, no bias)
 #   errors   garbage, empty, truncated, a stream RVA past the end, an
 #            unknown CPU, another OS: exit 1, a message naming the file,
 #            nothing left in the spool or beside -o FILE; usage: exit 64
