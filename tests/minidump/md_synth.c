@@ -13,18 +13,24 @@
  *                       from Breakpad's lsb-release stream, pid and process
  *                       name from its /proc status stream, a BpEL build id
  *                       and none from RSDS, the raw stack clipped to the
- *                       dumped range, MiscInfo's uptime; a dump without an
+ *                       dumped range, MiscInfo's uptime; an RSDS record of a
+ *                       file that is here: the file's whole build id when it
+ *                       begins with the GUID, none when not; a dump without an
  *                       Exception stream; Windows' and a bad RVA rejected
  *   md_synth DIR        writes the dumps into DIR (the fuzz seed corpus)
  *
  * Exit 0 when every check holds; each failed one is printed.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <inttypes.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <elfutils/libdwelf.h>
 
 #include "fl_crashlog.h"
 #include "fl_minidump.h"
@@ -166,6 +172,10 @@ static uint32_t arm64_context(dump *d, bool old, uint64_t base, uint64_t sp, uin
     return at;
 }
 
+/* The second module's path and RSDS GUID (a test sets them). */
+static const char *rsds_path = "/nonexistent/libx.so";
+static const uint8_t *rsds_guid;
+
 #define STACK_LO 0x7f0000001000ull
 #define STACK_SIZE 0x800u
 #define SP 0x7f0000001040ull /* 64 bytes into the dumped stack */
@@ -219,13 +229,13 @@ static void make_dump(dump *d, bool amd64, bool old, bool exception)
     }
     /* modules: BpEL with a 20-byte build id, RSDS with a GUID */
     uint32_t n0 = put_string(m, "/nonexistent/synthapp");
-    uint32_t n1 = put_string(m, "/nonexistent/libx.so");
+    uint32_t n1 = put_string(m, rsds_path);
     uint8_t bpel[24] = {0x4c, 0x45, 0x70, 0x42};
     for (int i = 0; i < 20; i++)
         bpel[4 + i] = (uint8_t)(0xa0 + i);
     uint8_t rsds[4 + 16 + 4 + 8] = {0x52, 0x53, 0x44, 0x53};
     for (int i = 0; i < 16; i++)
-        rsds[4 + i] = (uint8_t)(0x10 + i);
+        rsds[4 + i] = rsds_guid ? rsds_guid[i] : (uint8_t)(0x10 + i);
     uint32_t cv0 = put(m, bpel, sizeof bpel), cv1 = put(m, rsds, sizeof rsds);
     uint32_t ml = put(m, NULL, 4 + 2 * 108);
     set32(m, ml, 2);
@@ -393,6 +403,59 @@ static void check_amd64(void)
     free(d.m.b);
 }
 
+/* An RSDS record naming a file that is here, whose build id begins with
+ * the GUID: the file's whole build id is written (this program's own). */
+static void check_rsds_file(void)
+{
+    static char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return;
+    self[n] = '\0';
+    elf_version(EV_CURRENT);
+    int fd = open(self, O_RDONLY | O_CLOEXEC);
+    Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+    const void *id = NULL;
+    ssize_t len = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+    char want[129] = "";
+    for (ssize_t i = 0; i < len && i < 64; i++)
+        snprintf(want + 2 * i, 3, "%02x", ((const uint8_t *)id)[i]);
+    uint8_t guid[16];
+    CHECK(len >= 16, "md_synth has no build id of 16 bytes or more (%zd)", len);
+    if (len < 16)
+        goto out;
+    memcpy(guid, id, 16);
+    for (int wrong = 0; wrong < 2; wrong++) {
+        guid[15] ^= (uint8_t)wrong; /* then a GUID the file's id does not begin with */
+        rsds_path = self;
+        rsds_guid = guid;
+        dump d;
+        make_dump(&d, true, false, true);
+        rsds_path = "/nonexistent/libx.so";
+        rsds_guid = NULL;
+        fl_crashlog *l;
+        char err[512];
+        int rc = convert(&d, &l, err, sizeof err, NULL);
+        CHECK(rc == FL_MINIDUMP_OK, "%s", err);
+        if (l && l->nobjects == 2) {
+            const char *got = l->objects[1].build_id;
+            if (wrong)
+                CHECK(!got, "RSDS of another file: build id %s", s(got));
+            else
+                CHECK(got && !strcmp(got, want), "RSDS of this file: build id %s, want %s", s(got),
+                      want);
+        }
+        if (l)
+            fl_crashlog_free(l);
+        free(d.m.b);
+    }
+out:
+    if (e)
+        elf_end(e);
+    if (fd >= 0)
+        close(fd);
+}
+
 static void check_no_exception(void)
 {
     dump d;
@@ -452,6 +515,7 @@ int main(int argc, char **argv)
     check_arm64(false);
     check_arm64(true);
     check_amd64();
+    check_rsds_file();
     check_no_exception();
     /* The SystemInfo stream is the first after the header and directory:
      * its CSD string comes first, then the 56 bytes. */
