@@ -45,6 +45,7 @@
 #include "fl_crashlog.h"
 #include "fl_ctxsrv.h"
 #include "fl_http_drive.h"
+#include "fl_minidump.h"
 #include "fl_portal.h"
 #include "fl_projects.h"
 #include "fl_serve.h"
@@ -178,7 +179,8 @@ typedef struct part {
     char *data;
     size_t len;
     bool file;
-    bool email; /* the form field "email": not a log */
+    bool email;   /* the form field "email": not a log */
+    char key[16]; /* a form field's name (Breakpad's prod, ver, guid), cut short */
 } part;
 
 typedef struct req {
@@ -221,6 +223,7 @@ typedef struct req {
     part parts[MAX_PARTS];
     fl_ingest_item items[MAX_PARTS];
     fl_crashlog *logs[MAX_PARTS];
+    char *converted[MAX_PARTS]; /* the log a minidump became, up to nlogs */
 } req;
 
 /* ---- small helpers */
@@ -445,6 +448,8 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
                                      .len = 0,
                                      .file = filename != NULL,
                                      .email = !filename && key && !strcmp(key, "email")};
+        if (!filename && key)
+            snprintf(r->parts[r->nparts].key, sizeof r->parts[r->nparts].key, "%s", key);
         r->nparts++;
     }
     if (!r->nparts)
@@ -658,6 +663,102 @@ static bool email_ok(const char *s, size_t n)
     return true;
 }
 
+static bool is_minidump(const char *b, size_t n)
+{
+    return n >= 4 && !memcmp(b, "MDMP", 4);
+}
+
+/* What Breakpad's and Crashpad's uploads say beside the minidump: the
+ * product, its version and the client's id, as form fields -- or, for a
+ * minidump sent as the body, as query arguments (?prod=...&ver=...). */
+typedef struct md_fields {
+    const char *prod, *ver, *guid;
+} md_fields;
+
+static void md_fields_of(req *r, md_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    for (size_t i = 0; i < r->nparts; i++) {
+        const part *p = &r->parts[i];
+        if (p->file || !p->data)
+            continue;
+        if (!strcmp(p->key, "prod"))
+            f->prod = p->data;
+        else if (!strcmp(p->key, "ver"))
+            f->ver = p->data;
+        else if (!strcmp(p->key, "guid"))
+            f->guid = p->data;
+    }
+    struct MHD_Connection *c = r->conn;
+    if (!f->prod)
+        f->prod = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "prod");
+    if (!f->ver)
+        f->ver = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "ver");
+    if (!f->guid)
+        f->guid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "guid");
+}
+
+/* An id the crash-log reader takes (8-64 hex digits and '-'). */
+static bool id_like(const char *s)
+{
+    size_t n = s ? strlen(s) : 0, hex = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool x = (s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+                 (s[i] >= 'A' && s[i] <= 'F');
+        if (!x && s[i] != '-')
+            return false;
+        hex += x;
+    }
+    return hex >= 8 && n <= 64;
+}
+
+/* The crash log a minidump holds (fl_minidump.h), in r->converted[i], or
+ * NULL with the reason in why.  Not unwound here, on the HTTP thread: the
+ * worker's server-side unwind walks the crashing thread from the log's
+ * registers, raw stack and objects with the files the server has.  Its
+ * crash id is the hash of the dump (and of the project, as for a
+ * version-1 log), so a client that sends it again is counted once. */
+static const char *minidump_log(req *r, size_t i, const char *dump, size_t len, const md_fields *f,
+                                size_t *tlen, char *why, size_t whycap)
+{
+    uint8_t hsh[32];
+    fl_sha256(dump, len, hsh);
+    if (r->project[0]) {
+        char both[FL_PROJECT_MAX + 32];
+        size_t pl = strlen(r->project) + 1;
+        memcpy(both, r->project, pl);
+        memcpy(both + pl, hsh, 32);
+        fl_sha256(both, pl + 32, hsh);
+    }
+    char hex[33], id[40];
+    fl_hex(hsh, 16, hex);
+    snprintf(id, sizeof id, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16,
+             hex + 20);
+    fl_minidump_opts o = {.app = f->prod && *f->prod ? f->prod : NULL,
+                          .app_version = f->ver && *f->ver ? f->ver : NULL,
+                          .install_id = id_like(f->guid) ? f->guid : NULL,
+                          .crash_id = id,
+                          .crash_time = -1,
+                          .name = "the minidump",
+                          .unwind = false};
+    char *text = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&text, &n);
+    int rc =
+        m ? fl_minidump_buf_to_crashlog(dump, len, &o, m, NULL, why, whycap) : FL_MINIDUMP_EWRITE;
+    if (m && fclose(m) != 0 && rc == FL_MINIDUMP_OK)
+        rc = FL_MINIDUMP_EWRITE;
+    if (rc != FL_MINIDUMP_OK) {
+        if (rc == FL_MINIDUMP_EWRITE)
+            snprintf(why, whycap, "out of memory");
+        free(text);
+        return NULL;
+    }
+    r->converted[i] = text;
+    *tlen = n;
+    return text;
+}
+
 static bool looks_like_log(const char *b, size_t n)
 {
     size_t i = 0;
@@ -716,7 +817,7 @@ static enum MHD_Result ingest_finish(req *r)
     /* curl --data-binary sends a raw log as x-www-form-urlencoded: a body
      * that starts like a crash log is one, whatever its type says. */
     bool urlenc = ct && !strncasecmp(ct, "application/x-www-form-urlencoded", 33) &&
-                  !looks_like_log(body, len);
+                  !looks_like_log(body, len) && !is_minidump(body, len);
     if (ct && (!strncasecmp(ct, "multipart/form-data", 19) || urlenc)) {
         struct MHD_PostProcessor *pp = MHD_create_post_processor(c, 65536, on_part, r);
         if (!pp) {
@@ -790,11 +891,41 @@ static enum MHD_Result ingest_finish(req *r)
     int64_t now = fl_now();
     size_t ngood = 0;
     json_t *bad = NULL;
+    md_fields mdf;
+    bool mdf_read = false;
     for (size_t i = 0; i < nlogs; i++) {
         r->logs[i] = NULL;
+        r->converted[i] = NULL;
         r->nlogs = i + 1;
         fl_crashlog_error err;
         memset(&err, 0, sizeof err);
+        if (is_minidump(logs[i], lens[i])) {
+            char why[512] = "";
+            size_t tl = 0;
+            if (!mdf_read) {
+                md_fields_of(r, &mdf);
+                mdf_read = true;
+            }
+            const char *text = minidump_log(r, i, logs[i], lens[i], &mdf, &tl, why, sizeof why);
+            if (text && !charge(r, tl)) {
+                ret = reject_busy(r);
+                goto out;
+            }
+            if (!text) {
+                if (!bad && !(bad = json_array())) {
+                    ret = reject(r, FL_REJ_UNAVAILABLE, 503,
+                                 json_pack("{s:s}", "error", "out of memory"), "5");
+                    goto out;
+                }
+                json_array_append_new(bad, json_pack("{s:s,s:i,s:s}", "error", "malformed minidump",
+                                                     "part", (int)i, "reason", why));
+                continue;
+            }
+            /* From here on, the log it became is what the request holds
+             * and stores. */
+            logs[i] = text;
+            lens[i] = tl;
+        }
         /* Checked, not parsed: only the verdict and the header are needed
          * here (the workers parse the stored text). */
         if (fl_crashlog_check(logs[i], lens[i], &r->logs[i], &err)) {
@@ -3250,6 +3381,7 @@ static void req_free(req *r)
         free(r->parts[i].data);
     for (size_t i = 0; i < r->nlogs; i++) {
         fl_crashlog_free(r->logs[i]);
+        free(r->converted[i]);
     }
     free(r->answer);
     free(r->decoded);

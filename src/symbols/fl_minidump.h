@@ -79,4 +79,10 @@ typedef struct fl_minidump_info {
 int fl_minidump_to_crashlog(const char *path, const fl_minidump_opts *opts, FILE *out,
                             fl_minidump_info *info, char *err, size_t errcap);
 
+/* The same for a minidump held in memory (`data`, len bytes, borrowed: a
+ * server's upload).  CRASH_TIME without opts->crash_time is the dump's
+ * time stamp, else now. */
+int fl_minidump_buf_to_crashlog(const void *data, size_t len, const fl_minidump_opts *opts,
+                                FILE *out, fl_minidump_info *info, char *err, size_t errcap);
+
 #endif /* FL_MINIDUMP_H */

@@ -1244,13 +1244,47 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
     return true;
 }
 
+/* The conversion of c's image, once it is there; frees what it made. */
+static int convert(md_ctx *c, FILE *out, fl_minidump_info *info)
+{
+    char crash_id[40];
+    int rc;
+    if ((rc = read_dump(c)) || (rc = index_ranges(c)) || (rc = unwind_threads(c)))
+        goto done;
+    if (c->nmods > 1)
+        qsort(c->mods, c->nmods, sizeof *c->mods, obj_cmp);
+    if (c->opts->crash_id)
+        snprintf(crash_id, sizeof crash_id, "%s", c->opts->crash_id);
+    else if (fl_core_uuid(crash_id)) {
+        rc = fail(c, FL_MINIDUMP_EIO, "cannot draw a crash id: no getrandom(2), no /proc");
+        goto done;
+    }
+    if (!write_log(c, out, crash_id, info)) {
+        rc = fail(c, FL_MINIDUMP_EWRITE, "%s", strerror(errno));
+        goto done;
+    }
+    rc = FL_MINIDUMP_OK;
+done:
+    for (size_t i = 0; i < c->nthreads; i++) {
+        free(c->threads[i].frames);
+        free(c->threads[i].name);
+    }
+    free(c->threads);
+    for (size_t i = 0; i < c->nmods; i++)
+        free(c->mods[i].path);
+    free(c->mods);
+    free(c->mem);
+    free(c->ranges);
+    return rc;
+}
+
+static const fl_minidump_opts defaults = {.crash_time = -1, .unwind = true};
+
 int fl_minidump_to_crashlog(const char *path, const fl_minidump_opts *opts, FILE *out,
                             fl_minidump_info *info, char *err, size_t errcap)
 {
-    static const fl_minidump_opts defaults = {.crash_time = -1, .unwind = true};
     md_ctx c = {.opts = opts ? opts : &defaults, .err = err, .errcap = errcap, .fd = -1};
     c.shown = c.opts->name ? c.opts->name : path;
-    char crash_id[40];
     int rc;
     void *map = MAP_FAILED;
     if (err && errcap)
@@ -1279,35 +1313,26 @@ int fl_minidump_to_crashlog(const char *path, const fl_minidump_opts *opts, FILE
         goto done;
     }
     c.image = map;
-    if ((rc = read_dump(&c)) || (rc = index_ranges(&c)) || (rc = unwind_threads(&c)))
-        goto done;
-    if (c.nmods > 1)
-        qsort(c.mods, c.nmods, sizeof *c.mods, obj_cmp);
-    if (c.opts->crash_id)
-        snprintf(crash_id, sizeof crash_id, "%s", c.opts->crash_id);
-    else if (fl_core_uuid(crash_id)) {
-        rc = fail(&c, FL_MINIDUMP_EIO, "cannot draw a crash id: no getrandom(2), no /proc");
-        goto done;
-    }
-    if (!write_log(&c, out, crash_id, info)) {
-        rc = fail(&c, FL_MINIDUMP_EWRITE, "%s", strerror(errno));
-        goto done;
-    }
-    rc = FL_MINIDUMP_OK;
+    rc = convert(&c, out, info);
 done:
     if (map != MAP_FAILED)
         munmap(map, c.size);
     if (c.fd >= 0)
         close(c.fd);
-    for (size_t i = 0; i < c.nthreads; i++) {
-        free(c.threads[i].frames);
-        free(c.threads[i].name);
-    }
-    free(c.threads);
-    for (size_t i = 0; i < c.nmods; i++)
-        free(c.mods[i].path);
-    free(c.mods);
-    free(c.mem);
-    free(c.ranges);
     return rc;
+}
+
+int fl_minidump_buf_to_crashlog(const void *data, size_t len, const fl_minidump_opts *opts,
+                                FILE *out, fl_minidump_info *info, char *err, size_t errcap)
+{
+    md_ctx c = {.opts = opts ? opts : &defaults, .err = err, .errcap = errcap, .fd = -1};
+    c.shown = c.opts->name ? c.opts->name : "the minidump";
+    if (err && errcap)
+        err[0] = '\0';
+    elf_version(EV_CURRENT);
+    if (len < 32)
+        return fail(&c, FL_MINIDUMP_ENOTMINIDUMP, "%zu bytes", len);
+    c.size = len > 0xffffffffu ? 0xffffffffu : len;
+    c.image = data;
+    return convert(&c, out, info);
 }

@@ -16,6 +16,12 @@
 #            peer) reads them; the spool's installation id, atomic naming,
 #            -o FILE and -o -, --no-unwind; the dump with its files out of
 #            reach (frame pointers, the pc first, no bias)
+#   serve    the dump posted as Crashpad and Breakpad post it
+#            (upload_file_minidump, prod, ver, guid) to a real `faultline
+#            serve`: one crash whose id is the dump's hash, the worker's
+#            unwind and symbolication down to main, a resend counted once,
+#            a gzip'd body with the fields in the query, a cut dump refused
+#            alone and named beside a good log
 #   errors   garbage, empty, truncated, a stream RVA past the end, an
 #            unknown CPU, another OS: exit 1, a message naming the file,
 #            nothing left in the spool or beside -o FILE; usage: exit 64
@@ -28,6 +34,8 @@ set -u
 CASE=${1:?case}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-md.XXXXXX")
 cleanup() {
+    # A server the case started (tests/lib/server.sh's PID) ends with it.
+    [ -n "${PID:-}" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
     [ -n "${KEEP:-}" ] && return # KEEP=1: leave $WORK for a look
     rm -rf "$WORK"
 }
@@ -309,6 +317,88 @@ PY
     [ "$(grep '^CALLSTACK' "$WORK/nofiles.crashlog" | head -1 | awk '{print $2}')" = "$((RIP))" ] ||
         fail "the file-less dump's first frame is not rip"
     [ "$(grep -c '^CALLSTACK' "$WORK/nofiles.crashlog")" -ge 3 ] || fail "no frame-pointer unwind without files"
+    ;;
+serve)
+    # The dump as Crashpad's and Breakpad's senders post it, to a real
+    # `faultline serve`: converted at ingest, unwound and symbolicated by
+    # the worker with the files the server has (here the victim's own,
+    # where the dump names it), counted once however often it comes.
+    fetch
+    build_victim md_victim g++
+    VICTIM=$CACHE/md_victim
+    make_dump "$VICTIM"
+    ls -l "$WORK/dump.dmp"
+    FL=$FAULTLINE work=$WORK ADMIN=md-admin-$$ KEY=md-key-$$
+    . "$HERE/../lib/server.sh"
+    export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
+    start "$WORK/data" --max-body 8388608
+    GUID=0123456789abcdef0123456789abcdef
+    post_dump() { # post_dump FILE PROD VER [curl args...]
+        local f=$1 p=$2 v=$3
+        shift 3
+        code POST "/?key=$KEY" -F "upload_file_minidump=@$f;filename=dump.dmp;type=application/octet-stream" \
+            -F "prod=$p" -F "ver=$v" -F "guid=$GUID" -F "ptype=browser" "$@"
+    }
+    st=$(post_dump "$WORK/dump.dmp" mdapp 2.0)
+    [ "$st" = 200 ] || fail "the upload: $st $(cat "$WORK/body")"
+    id=$(field id <"$WORK/body")
+    echo "$id" | grep -Eq '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' ||
+        fail "crash id '$id' is not shaped as a UUID"
+    # The id is the dump's hash: the same bytes sent again are the same crash.
+    want=$(sha256sum "$WORK/dump.dmp" | cut -c1-32 | sed 's/^\(.\{8\}\)\(.\{4\}\)\(.\{4\}\)\(.\{4\}\)/\1-\2-\3-\4-/')
+    [ "$id" = "$want" ] || fail "crash id $id, the dump's hash is $want"
+    got=$(wait_counts mdapp 1)
+    [ "$got" = 1 ] || fail "group counts '$got', want 1"
+    wait_processed "$id" "$WORK/crash.json"
+    python3 - "$WORK/crash.json" "$GUID" <<'PY' || fail "the crash as the API shows it"
+import json, sys
+c = json.load(open(sys.argv[1]))
+m = c["metadata"]
+assert m["other"].get("CRASH_SOURCE") == "minidump", m["other"]
+# The form's fields: prod, ver, guid.
+assert (m["app"], m["app_version"], m["install_id"]) == ("mdapp", "2.0", sys.argv[2]), m
+assert c["stack_source"] == "server", c["stack_source"]
+t = c["threads"][0]
+assert t["crashed"], t
+names = [f.get("function") for f in t["frames"]]
+print("crashing thread:", names[:8])
+# Unwound by the server from the pc, registers and raw stack, and symbolicated.
+want = ["md_inner", "md_middle", "md_outer", "main"]
+got = [n for n in names if n in want]
+assert got[:4] == want, names
+PY
+    # Sent again (a sender that retries): a duplicate, counted once.
+    st=$(post_dump "$WORK/dump.dmp" mdapp 2.0)
+    [ "$st" = 200 ] || fail "the resend: $st $(cat "$WORK/body")"
+    grep -q '"duplicate":true' "$WORK/body" || fail "the resend is not a duplicate: $(cat "$WORK/body")"
+    got=$(wait_counts mdapp 1)
+    [ "$got" = 1 ] || fail "after the resend the group counts '$got', want 1"
+    # gzip'd, as Crashpad sends it; the body alone, with the fields in the
+    # query: another crash (another dump), of another product.
+    mv "$WORK/dump.dmp" "$WORK/first.dmp"
+    make_dump "$VICTIM"
+    cmp -s "$WORK/dump.dmp" "$WORK/first.dmp" && fail "two crashes made the same dump"
+    gzip -c "$WORK/dump.dmp" >"$WORK/dump.dmp.gz"
+    st=$(code POST "/api/v1/crashes?prod=mdraw&ver=3" -H "X-Faultline-Key: $KEY" \
+        -H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' \
+        --data-binary @"$WORK/dump.dmp.gz")
+    [ "$st" = 200 ] || fail "the gzip'd body: $st $(cat "$WORK/body")"
+    got=$(wait_counts mdraw 1)
+    [ "$got" = 1 ] || fail "the body alone: group counts '$got', want 1"
+    # A damaged dump beside a good log: the log is stored, the dump named
+    # under "rejected"; alone, a 400 with the reader's reason.
+    head -c 4096 "$WORK/dump.dmp" >"$WORK/cut.dmp"
+    st=$(post_dump "$WORK/cut.dmp" mdapp 2.0)
+    [ "$st" = 400 ] || fail "a cut dump: $st, want 400"
+    grep -q '"error":"malformed minidump"' "$WORK/body" || fail "a cut dump: $(cat "$WORK/body")"
+    grep -q '"reason":"the minidump: ' "$WORK/body" || fail "no reason naming the dump: $(cat "$WORK/body")"
+    "$FAULTLINE" minidump "$WORK/dump.dmp" --no-unwind --app mdother -o "$WORK/good.crashlog" >/dev/null ||
+        fail "converting for the mixed request"
+    st=$(code POST "/?key=$KEY" -F "a=@$WORK/good.crashlog" -F "b=@$WORK/cut.dmp")
+    [ "$st" = 200 ] || fail "a good log and a cut dump: $st $(cat "$WORK/body")"
+    grep -q '"rejected":\[{"error":"malformed minidump","part":1' "$WORK/body" ||
+        fail "the cut dump is not named as rejected: $(cat "$WORK/body")"
+    stop || fail "server exit status"
     ;;
 errors)
     fetch
