@@ -56,6 +56,7 @@
 #include "fl_core.h"
 #include "fl_crashlog.h"
 #include "fl_elffile.h"
+#include "fl_logwrite.h"
 
 #ifndef NT_SIGINFO
 #define NT_SIGINFO 0x53494749
@@ -649,24 +650,6 @@ static int obj_cmp(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
-typedef struct frames_acc {
-    uint64_t *pcs;
-    size_t n;
-} frames_acc;
-
-static int frame_cb(Dwfl_Frame *state, void *arg)
-{
-    frames_acc *f = arg;
-    Dwarf_Addr pc;
-    bool activation;
-    if (!dwfl_frame_pc(state, &pc, &activation))
-        return DWARF_CB_ABORT;
-    /* Frames after the first are return addresses, as the client writes
-     * them; libdwfl gives them unadjusted (activation false). */
-    f->pcs[f->n++] = pc;
-    return f->n < FL_CORE_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
-}
-
 /* One thread libdwfl found in the core: unwind it into the core_thread
  * of the same id. */
 static int thread_cb(Dwfl_Thread *thread, void *arg)
@@ -677,14 +660,9 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
         core_thread *t = &c->threads[i];
         if (t->tid != (uint64_t)tid || t->frames)
             continue;
-        frames_acc f = {malloc(FL_CORE_MAX_FRAMES * sizeof(uint64_t)), 0};
-        if (!f.pcs)
+        if (!(t->frames = malloc(FL_CORE_MAX_FRAMES * sizeof(uint64_t))))
             return DWARF_CB_ABORT;
-        /* The walk ends with an error at the outermost frame (or where
-         * CFI is missing): the frames before it are the stack. */
-        dwfl_thread_getframes(thread, frame_cb, &f);
-        t->frames = f.pcs;
-        t->nframes = f.n;
+        t->nframes = fl_lw_thread_frames(thread, t->frames, FL_CORE_MAX_FRAMES);
         break;
     }
     return DWARF_CB_OK;
@@ -707,53 +685,6 @@ static int unwind_threads(core_ctx *c)
 }
 
 /* ---- writing ---- */
-
-static bool emit(FILE *out, fl_line *l)
-{
-    return fwrite(l->buf, 1, l->len, out) == l->len && fputc('\n', out) != EOF;
-}
-
-static bool kv_str(FILE *out, const char *key, const char *v)
-{
-    fl_line l;
-    if (!v || !*v)
-        return true;
-    fl_line_start(&l, key);
-    fl_line_str(&l, v);
-    return emit(out, &l);
-}
-
-static bool kv_i64(FILE *out, const char *key, int64_t v)
-{
-    fl_line l;
-    fl_line_start(&l, key);
-    fl_line_i64(&l, v);
-    return emit(out, &l);
-}
-
-static bool kv_hex(FILE *out, const char *key, uint64_t v)
-{
-    fl_line l;
-    fl_line_start(&l, key);
-    fl_line_hex(&l, v);
-    return emit(out, &l);
-}
-
-static const char *signal_name(int sig)
-{
-    static const struct {
-        int sig;
-        const char *name;
-    } names[] = {
-        {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGILL, "SIGILL"}, {SIGFPE, "SIGFPE"},
-        {SIGABRT, "SIGABRT"}, {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"}, {SIGQUIT, "SIGQUIT"},
-        {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].sig == sig)
-            return names[i].name;
-    return NULL;
-}
 
 /* Value of KEY=value in os-release text, unquoted, into out. */
 static void os_release_value(const char *text, const char *key, char *out, size_t cap)
@@ -806,12 +737,6 @@ int fl_core_uuid(char out[40])
     return 0;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 /* The raw stack as the client writes it (catcher.c raw_stack): from 128
  * bytes below the stack pointer (the x86-64 red zone), 64-byte aligned,
  * FL_CORE_STACK_BYTES up; where that start was not dumped (the pointer in
@@ -835,16 +760,8 @@ static bool raw_stack(core_ctx *c, FILE *out, uint64_t sp)
             a = from;
             continue;
         }
-        for (uint64_t o = 0; o < chunk; o += 64) {
-            uint64_t k = chunk - o < 64 ? chunk - o : 64;
-            fl_line l;
-            fl_line_start(&l, "STACK");
-            fl_line_hex(&l, a + o);
-            fl_line_char(&l, ' ');
-            fl_line_hexbytes(&l, page + o, k);
-            if (!emit(out, &l))
-                return false;
-        }
+        if (!fl_lw_stack(out, a, page, chunk))
+            return false;
         a += chunk;
     }
     return true;
@@ -866,7 +783,7 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
     const core_thread *t0 = &c->threads[0];
     const struct core_obj *mainobj = c->nobjs && c->objs[0].main ? &c->objs[0] : NULL;
     const char *exe = o->exe ? o->exe : mainobj ? mainobj->path : c->ntfile_exe;
-    const char *app = o->app ? o->app : exe && *exe ? base_name(exe) : c->fname;
+    const char *app = o->app ? o->app : exe && *exe ? fl_lw_base_name(exe) : c->fname;
     int sig = c->have_siginfo ? c->sig_no : t0->cursig;
     int code = c->have_siginfo ? c->sig_code : t0->si_code;
     if (sig < 0 || sig > 128)
@@ -897,40 +814,34 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
     os_release_value(osr, "VERSION_ID", os_version, sizeof os_version);
     os_release_value(osr, "PRETTY_NAME", os_pretty, sizeof os_pretty);
 
-    static const char *const intro[] = {
-        "# This is a log of a program crash, made by Faultline from the program's",
-        "#  core dump. It is meant to help the developers of the crashing program",
-        "#  find the problem. Faultline did not cause the crash; it only reports",
-        "#  it. Please contact the vendor of the program, not the Faultline developers.",
-        "",
-    };
-    for (size_t i = 0; i < sizeof intro / sizeof intro[0]; i++)
-        if (fprintf(out, "%s\n", intro[i]) < 0)
-            return false;
-    if (!kv_str(out, "FAULTLINE", FAULTLINE_VERSION_STRING) ||
-        !kv_i64(out, "CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
-        !kv_str(out, "APPLICATION_NAME", app && *app ? app : "unknown") ||
-        !kv_str(out, "APPLICATION_VERSION", o->app_version) ||
-        !kv_str(out, "PLATFORM_NAME", "linux") || !kv_str(out, "CPUARCH_NAME", c->arch->cpuarch) ||
-        !kv_str(out, "PLATFORM_VERSION", u.release) || !kv_i64(out, "CRASH_SIGNAL", sig) ||
-        !kv_i64(out, "CRASH_TIME", when) || !kv_str(out, "CRASH_ID", crash_id) ||
-        !kv_str(out, "INSTALL_ID", o->install_id) || !kv_str(out, "OS_NAME", os_name) ||
-        !kv_str(out, "OS_VERSION", os_version) || !kv_str(out, "OS_PRETTY_NAME", os_pretty) ||
-        !kv_str(out, "KERNEL_VERSION", u.version) || !kv_str(out, "EXECUTABLE", exe) ||
-        !kv_i64(out, "PROCESS_ID", (int64_t)(uint32_t)(c->have_psinfo ? c->pid : t0->tid)) ||
-        !kv_i64(out, "CRASH_THREAD", (int64_t)(uint32_t)t0->tid) ||
-        !kv_str(out, "CRASH_SOURCE", o->source ? o->source : "core") ||
-        (o->have_uptime && !kv_i64(out, "APPLICATION_UPTIME", o->uptime)))
+    if (!fl_lw_intro(out, "core dump"))
+        return false;
+    if (!fl_lw_str(out, "FAULTLINE", FAULTLINE_VERSION_STRING) ||
+        !fl_lw_i64(out, "CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
+        !fl_lw_str(out, "APPLICATION_NAME", !fl_lw_blank(app) ? app : "unknown") ||
+        !fl_lw_str(out, "APPLICATION_VERSION", o->app_version) ||
+        !fl_lw_str(out, "PLATFORM_NAME", "linux") ||
+        !fl_lw_str(out, "CPUARCH_NAME", c->arch->cpuarch) ||
+        !fl_lw_str(out, "PLATFORM_VERSION", u.release) || !fl_lw_i64(out, "CRASH_SIGNAL", sig) ||
+        !fl_lw_i64(out, "CRASH_TIME", when) || !fl_lw_str(out, "CRASH_ID", crash_id) ||
+        !fl_lw_str(out, "INSTALL_ID", o->install_id) || !fl_lw_str(out, "OS_NAME", os_name) ||
+        !fl_lw_str(out, "OS_VERSION", os_version) || !fl_lw_str(out, "OS_PRETTY_NAME", os_pretty) ||
+        !fl_lw_str(out, "KERNEL_VERSION", u.version) || !fl_lw_str(out, "EXECUTABLE", exe) ||
+        !fl_lw_i64(out, "PROCESS_ID", (int64_t)(uint32_t)(c->have_psinfo ? c->pid : t0->tid)) ||
+        !fl_lw_i64(out, "CRASH_THREAD", (int64_t)(uint32_t)t0->tid) ||
+        !fl_lw_str(out, "CRASH_SOURCE", o->source ? o->source : "core") ||
+        (o->have_uptime && !fl_lw_i64(out, "APPLICATION_UPTIME", o->uptime)))
         return false;
     /* The core names the process's command (its main thread's), not each
      * thread's: the others' names only come from the caller. */
-    if (!kv_str(out, "CRASH_THREAD_NAME", thread_name(c, t0->tid)))
+    if (!fl_lw_str(out, "CRASH_THREAD_NAME", thread_name(c, t0->tid)))
         return false;
-    if (!kv_str(out, "CRASH_SIGNAL_NAME", signal_name(sig)) || !kv_i64(out, "CRASH_CODE", code))
+    if (!fl_lw_str(out, "CRASH_SIGNAL_NAME", fl_lw_signal_name(sig)) ||
+        !fl_lw_i64(out, "CRASH_CODE", code))
         return false;
     if (c->have_siginfo && code > 0 &&
         (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP) &&
-        !kv_hex(out, "CRASH_ADDRESS", c->fault_addr))
+        !fl_lw_hex(out, "CRASH_ADDRESS", c->fault_addr))
         return false;
     for (size_t i = 0; i < c->arch->n; i++) {
         fl_line l;
@@ -938,7 +849,7 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
         fl_line_raw(&l, c->arch->names[i]);
         fl_line_char(&l, ' ');
         fl_line_hex(&l, t0->regs[c->arch->index[i]]);
-        if (!emit(out, &l))
+        if (!fl_lw_line(out, &l))
             return false;
     }
     if (fputc('\n', out) == EOF)
@@ -946,58 +857,21 @@ static bool write_log(core_ctx *c, FILE *out, fl_core_info *info)
 
     for (size_t i = 0; i < c->nobjs; i++) {
         const struct core_obj *ob = &c->objs[i];
-        fl_line l;
-        fl_line_start(&l, "OBJECT");
-        /* Version 1 wants a file name; the numbers are read from the
-         * right, so a '/' in it would do no harm anyway. */
-        fl_line_str(&l, base_name(ob->path));
-        fl_line_char(&l, '/');
-        fl_line_u64(&l, ob->start);
-        fl_line_char(&l, '/');
-        fl_line_u64(&l, ob->end - ob->start);
-        if (ob->has_bias) {
-            fl_line_char(&l, '/');
-            fl_line_u64(&l, ob->bias);
-        }
-        if (!emit(out, &l))
-            return false;
-        if (ob->build_id_len) {
-            fl_line_start(&l, "OBJECT_BUILD_ID");
-            fl_line_hexbytes(&l, ob->build_id, (size_t)ob->build_id_len);
-            if (!emit(out, &l))
-                return false;
-        }
-        if (ob->path[0] == '/' && !kv_str(out, "OBJECT_PATH", ob->path))
+        if (!fl_lw_object(out, ob->path, ob->start, ob->end - ob->start,
+                          ob->has_bias ? &ob->bias : NULL, ob->build_id, (size_t)ob->build_id_len))
             return false;
     }
     if (fputc('\n', out) == EOF)
         return false;
-    for (size_t i = 0; i < t0->nframes; i++) {
-        fl_line l;
-        fl_line_start(&l, "CALLSTACK");
-        fl_line_u64(&l, t0->frames[i]);
-        if (!emit(out, &l))
-            return false;
-    }
-    if (!raw_stack(c, out, t0->regs[c->arch->index[c->arch->sp]]))
+    if (!fl_lw_callstack(out, t0->frames, t0->nframes) ||
+        !raw_stack(c, out, t0->regs[c->arch->index[c->arch->sp]]))
         return false;
     for (size_t i = 1; i < c->nthreads; i++) {
         const core_thread *t = &c->threads[i];
-        fl_line l;
-        fl_line_start(&l, "THREAD");
-        fl_line_u64(&l, (uint32_t)t->tid);
-        const char *name = thread_name(c, t->tid);
-        if (name && *name) {
-            fl_line_char(&l, ' ');
-            fl_line_str(&l, name);
-        }
-        if (!emit(out, &l))
+        if (!fl_lw_thread(out, (uint32_t)t->tid, thread_name(c, t->tid), t->frames, t->nframes))
             return false;
-        for (size_t k = 0; k < t->nframes; k++)
-            if (!kv_hex(out, "THREAD_FRAME", t->frames[k]))
-                return false;
     }
-    if (c->threads_omitted && !kv_i64(out, "THREADS_OMITTED", (int64_t)c->threads_omitted))
+    if (c->threads_omitted && !fl_lw_i64(out, "THREADS_OMITTED", (int64_t)c->threads_omitted))
         return false;
     if (fputs("END\n", out) == EOF || fflush(out) != 0 || ferror(out))
         return false;

@@ -57,6 +57,7 @@
 #include "fl_core.h"   /* fl_core_uuid, the client's limits */
 #include "fl_crashlog.h"
 #include "fl_elffile.h"
+#include "fl_logwrite.h"
 #include "fl_minidump.h"
 
 #ifndef EM_AARCH64
@@ -830,12 +831,6 @@ static const Dwfl_Callbacks dwfl_cbs = {
     .debuginfo_path = &debuginfo_path,
 };
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 /* The file the dump names for m, when it is a regular file with m's
  * build id (or, from an RSDS record, one starting with its GUID): its
  * descriptor, and its full build id into m.  Else -1. */
@@ -900,7 +895,7 @@ static int report_modules(md_ctx *c)
         uint64_t bias;
         if (fd >= 0 && file_bias(fd, c->arch, m->base, &bias)) {
             /* fd is libdwfl's once the module is made. */
-            if (dwfl_report_elf(c->dwfl, base_name(m->path), m->path, fd, bias, false))
+            if (dwfl_report_elf(c->dwfl, fl_lw_base_name(m->path), m->path, fd, bias, false))
                 continue;
         }
         if (fd >= 0)
@@ -908,7 +903,7 @@ static int report_modules(md_ctx *c)
         if (m->build_id_len == 0)
             continue;
         Dwfl_Module *dm =
-            dwfl_report_module(c->dwfl, base_name(m->path), m->base, m->base + m->size);
+            dwfl_report_module(c->dwfl, fl_lw_base_name(m->path), m->base, m->base + m->size);
         if (dm)
             dwfl_module_report_build_id(dm, m->build_id, (size_t)m->build_id_len, 0);
     }
@@ -929,22 +924,6 @@ static int report_modules(md_ctx *c)
     return 0;
 }
 
-typedef struct frames_acc {
-    uint64_t *pcs;
-    size_t n;
-} frames_acc;
-
-static int frame_cb(Dwfl_Frame *state, void *arg)
-{
-    frames_acc *f = arg;
-    Dwarf_Addr pc;
-    bool activation;
-    if (!dwfl_frame_pc(state, &pc, &activation))
-        return DWARF_CB_ABORT;
-    f->pcs[f->n++] = pc;
-    return f->n < FL_CORE_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
-}
-
 static int thread_cb(Dwfl_Thread *thread, void *arg)
 {
     md_ctx *c = arg;
@@ -953,14 +932,9 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
         md_thread *t = &c->threads[i];
         if (t->tid != (uint32_t)tid || t->frames)
             continue;
-        frames_acc f = {malloc(FL_CORE_MAX_FRAMES * sizeof(uint64_t)), 0};
-        if (!f.pcs)
+        if (!(t->frames = malloc(FL_CORE_MAX_FRAMES * sizeof(uint64_t))))
             return DWARF_CB_ABORT;
-        /* The walk ends with an error at the outermost frame (or where
-         * neither CFI nor frame pointers lead on). */
-        dwfl_thread_getframes(thread, frame_cb, &f);
-        t->frames = f.pcs;
-        t->nframes = f.n;
+        t->nframes = fl_lw_thread_frames(thread, t->frames, FL_CORE_MAX_FRAMES);
         break;
     }
     return DWARF_CB_OK;
@@ -1005,63 +979,6 @@ static int unwind_threads(md_ctx *c)
 
 /* ---- writing ---- */
 
-static bool emit(FILE *out, fl_line *l)
-{
-    return fwrite(l->buf, 1, l->len, out) == l->len && fputc('\n', out) != EOF;
-}
-
-/* Whether s is NULL or only blanks: the reader trims a value's blanks,
- * so such a value reads as none (and a required one as missing). */
-static bool blank(const char *s)
-{
-    for (; s && *s; s++)
-        if (*s != ' ' && *s != '\t')
-            return false;
-    return true;
-}
-
-static bool kv_str(FILE *out, const char *key, const char *v)
-{
-    fl_line l;
-    if (blank(v))
-        return true;
-    fl_line_start(&l, key);
-    fl_line_str(&l, v);
-    return emit(out, &l);
-}
-
-static bool kv_i64(FILE *out, const char *key, int64_t v)
-{
-    fl_line l;
-    fl_line_start(&l, key);
-    fl_line_i64(&l, v);
-    return emit(out, &l);
-}
-
-static bool kv_hex(FILE *out, const char *key, uint64_t v)
-{
-    fl_line l;
-    fl_line_start(&l, key);
-    fl_line_hex(&l, v);
-    return emit(out, &l);
-}
-
-static const char *signal_name(int sig)
-{
-    static const struct {
-        int sig;
-        const char *name;
-    } names[] = {
-        {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGILL, "SIGILL"}, {SIGFPE, "SIGFPE"},
-        {SIGABRT, "SIGABRT"}, {SIGTRAP, "SIGTRAP"}, {SIGSYS, "SIGSYS"}, {SIGQUIT, "SIGQUIT"},
-        {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (names[i].sig == sig)
-            return names[i].name;
-    return NULL;
-}
-
 /* The raw stack as the client writes it (catcher.c raw_stack): from 128
  * bytes below the stack pointer (the x86-64 red zone), 64-byte aligned,
  * FL_CORE_STACK_BYTES up -- clipped to the dumped range holding the
@@ -1077,17 +994,7 @@ static bool raw_stack(const md_ctx *c, FILE *out, uint64_t sp)
     uint64_t to = r->start + r->size;
     if (to - from > FL_CORE_STACK_BYTES)
         to = from + FL_CORE_STACK_BYTES;
-    for (uint64_t a = from; a < to; a += 64) {
-        uint64_t k = to - a < 64 ? to - a : 64;
-        fl_line l;
-        fl_line_start(&l, "STACK");
-        fl_line_hex(&l, a);
-        fl_line_char(&l, ' ');
-        fl_line_hexbytes(&l, c->image + r->rva + (a - r->start), k);
-        if (!emit(out, &l))
-            return false;
-    }
-    return true;
+    return fl_lw_stack(out, from, c->image + r->rva + (from - r->start), (size_t)(to - from));
 }
 
 /* A thread's name: the dump's ThreadNameList, else the process's name
@@ -1114,7 +1021,7 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
     const md_module *mainmod = c->nmods && c->mods[0].main ? &c->mods[0] : NULL;
     const char *exe = mainmod && mainmod->path[0] == '/' ? mainmod->path : NULL;
     const char *app = o->app                        ? o->app
-                      : mainmod && mainmod->path[0] ? base_name(mainmod->path)
+                      : mainmod && mainmod->path[0] ? fl_lw_base_name(mainmod->path)
                                                     : c->proc_name;
     int sig = c->have_exception ? c->sig_no : 0;
     int code = c->have_exception ? c->sig_code : 0;
@@ -1127,40 +1034,35 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
     if (when < 0)
         when = fstat(c->fd, &st) == 0 ? (int64_t)st.st_mtime : (int64_t)time(NULL);
 
-    static const char *const intro[] = {
-        "# This is a log of a program crash, made by Faultline from the program's",
-        "#  minidump. It is meant to help the developers of the crashing program",
-        "#  find the problem. Faultline did not cause the crash; it only reports",
-        "#  it. Please contact the vendor of the program, not the Faultline developers.",
-        "",
-    };
-    for (size_t i = 0; i < sizeof intro / sizeof intro[0]; i++)
-        if (fprintf(out, "%s\n", intro[i]) < 0)
-            return false;
-    if (!kv_str(out, "FAULTLINE", FAULTLINE_VERSION_STRING) ||
-        !kv_i64(out, "CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
-        !kv_str(out, "APPLICATION_NAME", !blank(app) ? app : "unknown") ||
-        !kv_str(out, "APPLICATION_VERSION", o->app_version) ||
-        !kv_str(out, "PLATFORM_NAME", "linux") || !kv_str(out, "CPUARCH_NAME", c->arch->cpuarch) ||
-        !kv_str(out, "PLATFORM_VERSION", c->platform_version) ||
-        !kv_i64(out, "CRASH_SIGNAL", sig) || !kv_i64(out, "CRASH_TIME", when) ||
-        !kv_str(out, "CRASH_ID", crash_id) || !kv_str(out, "INSTALL_ID", o->install_id) ||
-        !kv_str(out, "OS_NAME", c->os_name) || !kv_str(out, "OS_VERSION", c->os_version) ||
-        !kv_str(out, "OS_PRETTY_NAME", c->os_pretty) ||
-        !kv_str(out, "KERNEL_VERSION", c->kernel_version) || !kv_str(out, "EXECUTABLE", exe) ||
-        (c->have_pid && !kv_i64(out, "PROCESS_ID", (int64_t)c->pid)) ||
-        !kv_i64(out, "CRASH_THREAD", (int64_t)t0->tid) ||
-        !kv_str(out, "CRASH_SOURCE", "minidump") ||
+    if (!fl_lw_intro(out, "minidump"))
+        return false;
+    if (!fl_lw_str(out, "FAULTLINE", FAULTLINE_VERSION_STRING) ||
+        !fl_lw_i64(out, "CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
+        !fl_lw_str(out, "APPLICATION_NAME", !fl_lw_blank(app) ? app : "unknown") ||
+        !fl_lw_str(out, "APPLICATION_VERSION", o->app_version) ||
+        !fl_lw_str(out, "PLATFORM_NAME", "linux") ||
+        !fl_lw_str(out, "CPUARCH_NAME", c->arch->cpuarch) ||
+        !fl_lw_str(out, "PLATFORM_VERSION", c->platform_version) ||
+        !fl_lw_i64(out, "CRASH_SIGNAL", sig) || !fl_lw_i64(out, "CRASH_TIME", when) ||
+        !fl_lw_str(out, "CRASH_ID", crash_id) || !fl_lw_str(out, "INSTALL_ID", o->install_id) ||
+        !fl_lw_str(out, "OS_NAME", c->os_name) || !fl_lw_str(out, "OS_VERSION", c->os_version) ||
+        !fl_lw_str(out, "OS_PRETTY_NAME", c->os_pretty) ||
+        !fl_lw_str(out, "KERNEL_VERSION", c->kernel_version) ||
+        !fl_lw_str(out, "EXECUTABLE", exe) ||
+        (c->have_pid && !fl_lw_i64(out, "PROCESS_ID", (int64_t)c->pid)) ||
+        !fl_lw_i64(out, "CRASH_THREAD", (int64_t)t0->tid) ||
+        !fl_lw_str(out, "CRASH_SOURCE", "minidump") ||
         (c->have_start && c->time_stamp >= c->start_time &&
-         !kv_i64(out, "APPLICATION_UPTIME", (int64_t)(c->time_stamp - c->start_time))))
+         !fl_lw_i64(out, "APPLICATION_UPTIME", (int64_t)(c->time_stamp - c->start_time))))
         return false;
-    if (!kv_str(out, "CRASH_THREAD_NAME", thread_name(c, t0)))
+    if (!fl_lw_str(out, "CRASH_THREAD_NAME", thread_name(c, t0)))
         return false;
-    if (!kv_str(out, "CRASH_SIGNAL_NAME", signal_name(sig)) || !kv_i64(out, "CRASH_CODE", code))
+    if (!fl_lw_str(out, "CRASH_SIGNAL_NAME", fl_lw_signal_name(sig)) ||
+        !fl_lw_i64(out, "CRASH_CODE", code))
         return false;
     if (c->have_exception && code > 0 &&
         (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP) &&
-        !kv_hex(out, "CRASH_ADDRESS", c->fault_addr))
+        !fl_lw_hex(out, "CRASH_ADDRESS", c->fault_addr))
         return false;
     for (size_t i = 0; i < c->arch->n; i++) {
         fl_line l;
@@ -1168,7 +1070,7 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
         fl_line_raw(&l, c->arch->names[i]);
         fl_line_char(&l, ' ');
         fl_line_hex(&l, t0->regs[i]);
-        if (!emit(out, &l))
+        if (!fl_lw_line(out, &l))
             return false;
     }
     if (fputc('\n', out) == EOF)
@@ -1176,59 +1078,22 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
 
     for (size_t i = 0; i < c->nmods; i++) {
         const md_module *m = &c->mods[i];
-        const char *name = base_name(m->path);
-        fl_line l;
-        fl_line_start(&l, "OBJECT");
-        fl_line_str(&l, !blank(name) ? name : "unknown");
-        fl_line_char(&l, '/');
-        fl_line_u64(&l, m->base);
-        fl_line_char(&l, '/');
-        fl_line_u64(&l, m->size);
-        if (m->has_bias) {
-            fl_line_char(&l, '/');
-            fl_line_u64(&l, m->bias);
-        }
-        if (!emit(out, &l))
-            return false;
-        if (m->build_id_len) {
-            fl_line_start(&l, "OBJECT_BUILD_ID");
-            fl_line_hexbytes(&l, m->build_id, (size_t)m->build_id_len);
-            if (!emit(out, &l))
-                return false;
-        }
-        if (m->path[0] == '/' && !kv_str(out, "OBJECT_PATH", m->path))
+        if (!fl_lw_object(out, m->path, m->base, m->size, m->has_bias ? &m->bias : NULL,
+                          m->build_id, (size_t)m->build_id_len))
             return false;
     }
     if (fputc('\n', out) == EOF)
         return false;
-    for (size_t i = 0; i < t0->nframes; i++) {
-        fl_line l;
-        fl_line_start(&l, "CALLSTACK");
-        fl_line_u64(&l, t0->frames[i]);
-        if (!emit(out, &l))
-            return false;
-    }
-    if (!raw_stack(c, out, t0->regs[c->arch->sp]))
+    if (!fl_lw_callstack(out, t0->frames, t0->nframes) || !raw_stack(c, out, t0->regs[c->arch->sp]))
         return false;
     for (size_t i = 1; i < c->nthreads; i++) {
         const md_thread *t = &c->threads[i];
-        fl_line l;
-        fl_line_start(&l, "THREAD");
-        fl_line_u64(&l, t->tid);
-        const char *name = thread_name(c, t);
-        if (!blank(name)) {
-            fl_line_char(&l, ' ');
-            fl_line_str(&l, name);
-        }
-        if (!emit(out, &l))
+        if (!fl_lw_thread(out, t->tid, thread_name(c, t), t->frames, t->nframes))
             return false;
-        for (size_t k = 0; k < t->nframes; k++)
-            if (!kv_hex(out, "THREAD_FRAME", t->frames[k]))
-                return false;
     }
-    if (c->threads_omitted && !kv_i64(out, "THREADS_OMITTED", (int64_t)c->threads_omitted))
+    if (c->threads_omitted && !fl_lw_i64(out, "THREADS_OMITTED", (int64_t)c->threads_omitted))
         return false;
-    if (c->mods_omitted && !kv_i64(out, "OBJECTS_OMITTED", (int64_t)c->mods_omitted))
+    if (c->mods_omitted && !fl_lw_i64(out, "OBJECTS_OMITTED", (int64_t)c->mods_omitted))
         return false;
     if (fputs("END\n", out) == EOF || fflush(out) != 0 || ferror(out))
         return false;

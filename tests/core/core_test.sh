@@ -27,7 +27,8 @@
 #            a FIFO for a library, and NT_FILE names the library, unlinked,
 #            as "lib.so (deleted)", another FIFO.  Opening either would
 #            wait forever (libdwfl's own module search did); the log comes
-#            at once, the library named and with its build id
+#            at once, the library named and with its build id; a program
+#            named by blanks only gets the application name "unknown"
 #   noheaders  a core without the ELF headers of the files (coredump_filter
 #            0x3, as qemu-user's and some systems' cores are): the program,
 #            libc and the dynamic linker are still objects with their build
@@ -413,6 +414,13 @@ hostile)
     names_of frame >"$WORK/names"
     [ "$(head -4 "$WORK/names" | tr '\n' ' ')" = "core_inner core_middle core_outer main " ] ||
         fail "crashing thread's frames: $(tr '\n' ' ' <"$WORK/names")"
+    # A program named by blanks only: the reader would trim its name to
+    # nothing and refuse the log for want of an APPLICATION_NAME.
+    cp "$VICTIM" "$H/  " || fail "copying the program"
+    VICTIM="$H/  " make_core
+    fl_core "$WORK/core" -o "$WORK/b.crashlog" >/dev/null 2>"$WORK/core.err" || fail "blank name: exit $?"
+    "$CHECK" "$WORK/b.crashlog" >"$WORK/b.out" 2>"$WORK/check.err" || fail "the reader rejects the blank-named log"
+    grep -qx "app unknown" "$WORK/b.out" || fail "blank name: $(grep '^app' "$WORK/b.out")"
     ;;
 noheaders)
     make_core 0x3
