@@ -10,6 +10,7 @@
 #ifndef FL_LOGWRITE_H
 #define FL_LOGWRITE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,11 @@
 #include <elfutils/libdwfl.h>
 
 #include "fl_crashlog.h"
+
+/* A converter's error message, into err (errcap bytes; nothing when
+ * NULL): "SHOWN: WHAT (details)", the details from fmt (may be NULL). */
+void fl_lw_verror(char *err, size_t errcap, const char *shown, const char *what, const char *fmt,
+                  va_list ap);
 
 /* Writes a built line and its newline. */
 bool fl_lw_line(FILE *out, fl_line *l);

@@ -8,6 +8,22 @@
 
 #include "fl_logwrite.h"
 
+void fl_lw_verror(char *err, size_t errcap, const char *shown, const char *what, const char *fmt,
+                  va_list ap)
+{
+    if (!err || !errcap)
+        return;
+    int n = snprintf(err, errcap, "%s: %s", shown, what);
+    if (!fmt || n < 0 || (size_t)n >= errcap)
+        return;
+    strncat(err, " (", errcap - (size_t)n - 1);
+    size_t m = strlen(err);
+    vsnprintf(err + m, errcap - m, fmt, ap);
+    m = strlen(err);
+    if (m + 1 < errcap)
+        strcat(err, ")");
+}
+
 bool fl_lw_line(FILE *out, fl_line *l)
 {
     return fwrite(l->buf, 1, l->len, out) == l->len && fputc('\n', out) != EOF;

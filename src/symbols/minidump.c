@@ -218,20 +218,10 @@ struct md_ctx {
 static int fail(md_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(md_ctx *c, int code, const char *fmt, ...)
 {
-    if (c->err && c->errcap) {
-        int n = snprintf(c->err, c->errcap, "%s: %s", c->shown, fl_minidump_strerror(code));
-        if (fmt && n >= 0 && (size_t)n < c->errcap) {
-            va_list ap;
-            va_start(ap, fmt);
-            strncat(c->err, " (", c->errcap - (size_t)n - 1);
-            size_t m = strlen(c->err);
-            vsnprintf(c->err + m, c->errcap - m, fmt, ap);
-            va_end(ap);
-            m = strlen(c->err);
-            if (m + 1 < c->errcap)
-                strcat(c->err, ")");
-        }
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    fl_lw_verror(c->err, c->errcap, c->shown, fl_minidump_strerror(code), fmt, ap);
+    va_end(ap);
     return code;
 }
 
