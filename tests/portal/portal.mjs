@@ -493,6 +493,19 @@ try {
   check(await page.textContent('#crash-source') === 'from a core dump',
         'a crash from a core reads ' + await page.textContent('#crash-source'));
   await page.unroute('**/api/v1/crashes/from-core');
+  // A minidump's (Breakpad's or Crashpad's) too; a CRASH_SOURCE it does
+  // not know (here an inherited property's name) says nothing.
+  for (const [src, says] of [['minidump', 'from a minidump'], ['constructor', null]]) {
+    await page.route('**/api/v1/crashes/from-' + src, (r) => r.fulfill({ json: {
+      id: 'from-' + src, project: 'default', state: 'processed', received: '2026-11-27T00:00:00Z',
+      metadata: { signal: 11, cpuarch: 'x86-64', other: { CRASH_SOURCE: src } }, threads: [],
+      raw: 'FAULTLINE 0.1.0\nCRASH_SOURCE ' + src + '\nEND\n' } }));
+    await page.goto(url + '/#/crash/from-' + src);
+    await page.waitForSelector('#crash-arch');
+    const got = await page.locator('#crash-source').count() ? await page.textContent('#crash-source') : null;
+    check(got === says, 'a crash with CRASH_SOURCE ' + src + ' reads ' + got);
+    await page.unroute('**/api/v1/crashes/from-' + src);
+  }
 
   // 9. Paging: one group a page, forward and back.
   await page.goto(url + '/#/?limit=1');

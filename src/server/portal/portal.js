@@ -312,6 +312,11 @@ function chart(days) {
   return svg;
 }
 
+// What a crash log was made from, when not by libfaultline (its
+// CRASH_SOURCE), as the crash page says it.
+const SOURCES = Object.freeze(
+    Object.assign(Object.create(null), {core : 'from a core dump', minidump : 'from a minidump'}));
+
 // A stack.  With src ({id, thread}: a crash's own thread, stack()), a
 // frame with an absolute file and a line can show the lines around it
 // (fileCell).
@@ -639,11 +644,13 @@ async function crash(view, id) {
          m.cpuarch ? el('div', {}, el('span', {}, 'architecture'),
                         el('span', {id : 'crash-arch'}, m.cpuarch))
                    : null,
-         // A log faultline core made from a core dump (CRASH_SOURCE core):
-         // a program without libfaultline, so no trace events or contexts.
-         (m.other || {}).CRASH_SOURCE === 'core'
+         // A log made from a core dump (faultline core, CRASH_SOURCE core)
+         // or a Breakpad/Crashpad minidump (faultline minidump or an
+         // upload, CRASH_SOURCE minidump): a program without libfaultline,
+         // so no trace events or contexts.
+         SOURCES[(m.other || {}).CRASH_SOURCE]
              ? el('div', {}, el('span', {}, 'caught'),
-                  el('span', {id : 'crash-source'}, 'from a core dump'))
+                  el('span', {id : 'crash-source'}, SOURCES[m.other.CRASH_SOURCE]))
              : null,
          // Its installation: the groups it crashed in.
          m.install_id ? el('div', {}, el('span', {}, 'installation'),
