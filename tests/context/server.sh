@@ -54,9 +54,18 @@ crash() {
     cp "$LOG" "$work/log$n.crashlog"
     LOG=$work/log$n.crashlog
 }
-# send LOG: posts it, prints the crash id.
+# send LOG: posts it, prints the crash id; without one, says what the
+# server answered (to stderr: this runs in $(...)) and keeps the log.
 send() {
-    curl -s -H "X-Faultline-Key: $KEY" --data-binary @"$1" "$(url /api/v1/crashes)" | field id
+    local out id
+    out=$(curl -s -w ' HTTP %{http_code}' -H "X-Faultline-Key: $KEY" --data-binary @"$1" \
+        "$(url /api/v1/crashes)")
+    id=$(echo "$out" | field id)
+    if [ -z "$id" ]; then
+        echo "FAIL [context server]: posting $1 gave no crash id: $out" >&2
+        cp "$1" "${TMPDIR:-/tmp}/context-server-unsent.crashlog" 2>/dev/null
+    fi
+    echo "$id"
 }
 # contexts ID: polls the route until it answers other than 202 (30 s at
 # most); the body is in $work/body, the status printed.
