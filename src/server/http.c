@@ -663,6 +663,24 @@ static bool email_ok(const char *s, size_t n)
     return true;
 }
 
+/* The crash id of content that carries none (a version-1 log, a
+ * minidump): the first 128 bits of its SHA-256, in hex -- in another
+ * project than the default, of the project's id and that hash, so that
+ * one file sent to two projects is a crash in each. */
+static void content_id(const req *r, const char *data, size_t len, char hex[33])
+{
+    uint8_t hsh[32];
+    fl_sha256(data, len, hsh);
+    if (r->project[0]) {
+        char both[FL_PROJECT_MAX + 32];
+        size_t pl = strlen(r->project) + 1;
+        memcpy(both, r->project, pl);
+        memcpy(both + pl, hsh, 32);
+        fl_sha256(both, pl + 32, hsh);
+    }
+    fl_hex(hsh, 16, hex);
+}
+
 static bool is_minidump(const char *b, size_t n)
 {
     return n >= 4 && !memcmp(b, "MDMP", 4);
@@ -721,17 +739,8 @@ static bool id_like(const char *s)
 static const char *minidump_log(req *r, size_t i, const char *dump, size_t len, const md_fields *f,
                                 size_t *tlen, char *why, size_t whycap)
 {
-    uint8_t hsh[32];
-    fl_sha256(dump, len, hsh);
-    if (r->project[0]) {
-        char both[FL_PROJECT_MAX + 32];
-        size_t pl = strlen(r->project) + 1;
-        memcpy(both, r->project, pl);
-        memcpy(both + pl, hsh, 32);
-        fl_sha256(both, pl + 32, hsh);
-    }
     char hex[33], id[40];
-    fl_hex(hsh, 16, hex);
+    content_id(r, dump, len, hex);
     snprintf(id, sizeof id, "%.8s-%.4s-%.4s-%.4s-%.12s", hex, hex + 8, hex + 12, hex + 16,
              hex + 20);
     fl_minidump_opts o = {.app = f->prod && *f->prod ? f->prod : NULL,
@@ -945,19 +954,8 @@ static enum MHD_Result ingest_finish(req *r)
             snprintf(it->crash_id, sizeof it->crash_id, "%s", L->crash_id);
         } else {
             /* A version-1 log has no id: the hash of its bytes is one, so
-             * that a resend of the same file is recognised -- in another
-             * project than the default, of the project's id and the bytes,
-             * so that one file sent to two projects is a crash in each. */
-            uint8_t hsh[32];
-            fl_sha256(logs[i], lens[i], hsh);
-            if (r->project[0]) {
-                char both[FL_PROJECT_MAX + 32];
-                size_t pl = strlen(r->project) + 1;
-                memcpy(both, r->project, pl);
-                memcpy(both + pl, hsh, 32);
-                fl_sha256(both, pl + 32, hsh);
-            }
-            fl_hex(hsh, 16, it->crash_id);
+             * that a resend of the same file is recognised. */
+            content_id(r, logs[i], lens[i], it->crash_id);
         }
         it->project = r->project[0] ? r->project : NULL;
         it->app = L->app_name;
