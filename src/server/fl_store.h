@@ -63,6 +63,11 @@ typedef struct fl_ingest_item {
      * serial commit path.  NULL: the store compresses. */
     const void *z;
     size_t zlen, zitems;
+    /* Optional: the minidump the log was made from (Breakpad, Crashpad),
+     * zstd-compressed (dump_len bytes; dump_size before), kept beside the
+     * log under its crash id for get_minidump().  NULL: none. */
+    const void *dump;
+    size_t dump_len, dump_size;
     bool duplicate; /* set by insert_crashes(): the crash id was known */
     /* Set by insert_crashes() for a stored report: what names it to
      * load_raw() and apply() -- the task to enqueue.  Empty: the crash id
@@ -241,6 +246,11 @@ struct fl_store {
      * crash waiting to be processed (again) stays until it is.  In a
      * transaction; the caller commits and repeats while *n == max. */
     int (*expire)(fl_store_conn *c, int64_t before, size_t max, size_t *n);
+    /* The minidump crash id was made from, as received (caller frees
+     * *data): 0, 1 when none is kept (the crash came as a log, is unknown,
+     * or was deleted or expired -- delete_crash(), expire() and a group's
+     * delete take it with the crash), -1 on error. */
+    int (*get_minidump)(fl_store_conn *c, const char *id, char **data, size_t *len);
 
     /* ---- deleting a whole group (DELETE /api/v1/groups/{id}), in steps
      * so that a group of 100,000 crashes does not hold the (SQLite: only)

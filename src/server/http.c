@@ -224,6 +224,8 @@ typedef struct req {
     fl_ingest_item items[MAX_PARTS];
     fl_crashlog *logs[MAX_PARTS];
     char *converted[MAX_PARTS]; /* the log a minidump became, up to nlogs */
+    void *dumpz[MAX_PARTS];     /* and the minidump, compressed, to keep */
+    size_t dumpzl[MAX_PARTS], dumpn[MAX_PARTS];
 } req;
 
 /* ---- small helpers */
@@ -763,6 +765,15 @@ static const char *minidump_log(req *r, size_t i, const char *dump, size_t len, 
         free(text);
         return NULL;
     }
+    /* The dump itself is kept too (compressed here, off the writer's
+     * path): GET /api/v1/crashes/ID/minidump gives it back, for tools that
+     * read minidumps and for what this conversion leaves out. */
+    if (fl_zstd(dump, len, FL_RAW_ZSTD_LEVEL, &r->dumpz[i], &r->dumpzl[i])) {
+        snprintf(why, whycap, "out of memory");
+        free(text);
+        return NULL;
+    }
+    r->dumpn[i] = len;
     r->converted[i] = text;
     *tlen = n;
     return text;
@@ -905,6 +916,8 @@ static enum MHD_Result ingest_finish(req *r)
     for (size_t i = 0; i < nlogs; i++) {
         r->logs[i] = NULL;
         r->converted[i] = NULL;
+        r->dumpz[i] = NULL;
+        r->dumpzl[i] = r->dumpn[i] = 0;
         r->nlogs = i + 1;
         fl_crashlog_error err;
         memset(&err, 0, sizeof err);
@@ -916,7 +929,7 @@ static enum MHD_Result ingest_finish(req *r)
                 mdf_read = true;
             }
             const char *text = minidump_log(r, i, logs[i], lens[i], &mdf, &tl, why, sizeof why);
-            if (text && !charge(r, tl)) {
+            if (text && !charge(r, tl + r->dumpzl[i])) {
                 ret = reject_busy(r);
                 goto out;
             }
@@ -969,6 +982,9 @@ static enum MHD_Result ingest_finish(req *r)
         it->raw = logs[i];
         it->duplicate = false;
         it->z = NULL; /* compress_list() may set it, and req_free() frees it */
+        it->dump = r->dumpz[i];
+        it->dump_len = r->dumpzl[i];
+        it->dump_size = r->dumpn[i];
     }
     if (bad && ngood == 0) {
         /* Nothing to store: the first refusal is the answer (one log: as
@@ -1298,6 +1314,49 @@ static json_t *deleted_error(json_t *crash, const char *id)
                           json_object_get(crash, "received"));
     json_decref(crash);
     return j;
+}
+
+/* GET /api/v1/crashes/ID/minidump: the minidump the crash was made from,
+ * as its client sent it (decompressed), for tools that read minidumps
+ * and for what the conversion into a log leaves out (other threads'
+ * stacks, memory).  404 when none is kept: the crash came as a log. */
+static enum MHD_Result api_minidump(fl_http *h, struct MHD_Connection *c, const char *id)
+{
+    if (!id_ok(id))
+        return send_error(c, 404, "not found", NULL);
+    fl_store_conn *sc = thread_conn(h);
+    if (!sc)
+        return send_error(c, 503, "store unavailable", "5");
+    char *data = NULL;
+    size_t len = 0;
+    int rc = h->store->get_minidump(sc, id, &data, &len);
+    if (rc < 0)
+        return send_error(c, 500, "store error", NULL);
+    if (rc > 0) {
+        bool nf = false;
+        json_t *j = h->store->get_crash(sc, id, &nf);
+        if (!j)
+            return nf ? send_error(c, 404, "not found", NULL)
+                      : send_error(c, 500, "store error", NULL);
+        if (deleted(j))
+            return send_json(c, 410, deleted_error(j, id), NULL);
+        json_decref(j);
+        return send_error(c, 404, "no minidump is kept for this crash (it came as a crash log)",
+                          NULL);
+    }
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(data);
+        return MHD_NO;
+    }
+    char disp[FL_CRASH_ID_MAX + 48];
+    snprintf(disp, sizeof disp, "attachment; filename=\"%s.dmp\"", id); /* id_ok: no quotes */
+    MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+    MHD_add_response_header(r, "Content-Disposition", disp);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    enum MHD_Result ret = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ret;
 }
 
 /* GET /api/v1/crashes/ID/contexts: the crash's calling contexts as
@@ -2756,7 +2815,7 @@ static const char *allow_of(const char *url)
     if (!strncmp(url, "/api/v1/groups/", 15))
         return strchr(url + 15, '/') ? "GET, HEAD" /* its /crashes */ : "GET, HEAD, PATCH, DELETE";
     if (!strncmp(url, "/api/v1/crashes/", 16) && url[16])
-        return strchr(url + 16, '/') ? "GET, HEAD" /* its /contexts, /source */
+        return strchr(url + 16, '/') ? "GET, HEAD" /* its /contexts, /source, /minidump */
                                      : "GET, HEAD, DELETE";
     if (!strncmp(url, "/api/v1/projects/", 17) && url[17]) {
         const char *k = strchr(url + 17, '/');
@@ -2983,14 +3042,17 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
         }
         if (!strncmp(url, "/api/v1/crashes/", 16) && url[16]) {
             const char *tail = strchr(url + 16, '/');
-            if (tail && (!strcmp(tail, "/contexts") || !strcmp(tail, "/source"))) {
+            if (tail && (!strcmp(tail, "/contexts") || !strcmp(tail, "/source") ||
+                         !strcmp(tail, "/minidump"))) {
                 char id[FL_CRASH_ID_MAX];
                 size_t n = (size_t)(tail - (url + 16));
                 if (n >= sizeof id)
                     return send_error(c, 404, "not found", NULL);
                 memcpy(id, url + 16, n);
                 id[n] = '\0';
-                return tail[1] == 'c' ? api_contexts(h, c, id) : api_source(h, r, id);
+                return tail[1] == 'c'   ? api_contexts(h, c, id)
+                       : tail[1] == 'm' ? api_minidump(h, c, id)
+                                        : api_source(h, r, id);
             }
             return api_get(h, c, false, url + 16);
         }
@@ -3380,6 +3442,7 @@ static void req_free(req *r)
     for (size_t i = 0; i < r->nlogs; i++) {
         fl_crashlog_free(r->logs[i]);
         free(r->converted[i]);
+        free(r->dumpz[i]);
     }
     free(r->answer);
     free(r->decoded);

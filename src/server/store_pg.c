@@ -105,7 +105,7 @@
  * start, because even CREATE INDEX IF NOT EXISTS locks its table against
  * writes, and would wait behind any open transaction -- and make every
  * other server's ingest wait behind it. */
-#define SCHEMA_DDL "8"
+#define SCHEMA_DDL "9"
 /* Rows per INSERT of an ingest batch (8 parameters each) and ids per
  * published() statement: well under the protocol's 65535 parameters. */
 #define INSERT_ROWS 500
@@ -246,6 +246,10 @@ static const char SCHEMA[] =
     "CREATE INDEX IF NOT EXISTS crashes_moved ON crashes(sig_group) WHERE sig_group IS NOT NULL;"
     "CREATE INDEX IF NOT EXISTS groups_deleted_of ON groups_deleted(of_group) WHERE of_group IS "
     "NOT NULL;"
+    /* The minidumps crashes were made from (schema_ddl 9), as in
+     * store_sqlite.c. */
+    "CREATE TABLE IF NOT EXISTS minidumps(crash_id text COLLATE \"C\" PRIMARY KEY,"
+    "  size bigint NOT NULL, data bytea NOT NULL);"
     "INSERT INTO fl_schema SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM fl_schema);"
     "INSERT INTO settings VALUES('schema_ddl', '" SCHEMA_DDL "') "
     "ON CONFLICT (name) DO UPDATE SET value = excluded.value;"
@@ -935,7 +939,51 @@ static int p_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
     int rc = 0;
     for (size_t i = 0; i < nu && rc == 0; i += INSERT_ROWS)
         rc = insert_rows(c, v + i, nu - i < INSERT_ROWS ? nu - i : INSERT_ROWS);
+    /* A stored crash's minidump; a resend of it (the same crash id: its
+     * hash) is the row there already. */
+    for (size_t i = 0; i < nu && rc == 0; i++) {
+        if (!v[i]->dump || v[i]->duplicate)
+            continue;
+        p_args a = {0};
+        p_text(&a, v[i]->crash_id);
+        p_int(&a, (int64_t)v[i]->dump_size);
+        p_bin(&a, v[i]->dump, v[i]->dump_len);
+        rc = p_run(c,
+                   "INSERT INTO minidumps(crash_id, size, data) VALUES($1,$2,$3) ON CONFLICT "
+                   "(crash_id) DO NOTHING",
+                   &a);
+    }
     free(v);
+    return rc;
+}
+
+#define MAX_DUMP (64u << 20) /* a minidump, decompressed (ingest takes 8 MiB by default) */
+
+static int p_get_minidump(fl_store_conn *pc, const char *id, char **data, size_t *len)
+{
+    pconn *c = (pconn *)pc;
+    *data = NULL;
+    *len = 0;
+    p_args a = {0};
+    p_text(&a, id);
+    PGresult *r = p_exec(c, "SELECT size::text, data FROM minidumps WHERE crash_id=$1", &a, 1);
+    if (!r)
+        return -1;
+    int rc = 1;
+    if (PQntuples(r) == 1) {
+        /* Binary results: size comes as text (cast), data as its bytes. */
+        char sz[24];
+        snprintf(sz, sizeof sz, "%.*s", PQgetlength(r, 0, 0), PQgetvalue(r, 0, 0));
+        rc = 0;
+        if (fl_unzstd(PQgetvalue(r, 0, 1), (size_t)PQgetlength(r, 0, 1), MAX_DUMP, data, len) ||
+            *len != (size_t)strtoull(sz, NULL, 10)) {
+            rc = -1;
+            free(*data);
+            *data = NULL;
+            p_seterr(c, "the stored minidump of %s is damaged", id);
+        }
+    }
+    PQclear(r);
     return rc;
 }
 
@@ -1056,14 +1104,15 @@ static int sample_moved(pconn *c, const char *gid, const char *id)
                  &a);
 }
 
-/* What goes with a crash wherever it went: its build ids waiting for
+/* What goes with a crash wherever it went: its minidump, its build ids waiting for
  * symbols, the watch of its processing. */
 static int crash_forget(pconn *c, const char *id)
 {
     p_args a = {0};
     p_text(&a, id);
     return p_run(c, "DELETE FROM crash_missing WHERE crash_id=$1", &a) ||
-                   p_run(c, "DELETE FROM processing WHERE ref=$1", &a)
+                   p_run(c, "DELETE FROM processing WHERE ref=$1", &a) ||
+                   p_run(c, "DELETE FROM minidumps WHERE crash_id=$1", &a)
                ? -1
                : 0;
 }
@@ -1260,7 +1309,8 @@ static int p_delete_group_step(fl_store_conn *pc, const char *id, size_t max, si
                          "WHERE group_id=$1 OR group_id IN (SELECT id FROM groups_deleted WHERE "
                          "of_group=$1) LIMIT $2 FOR UPDATE) RETURNING id),"
                          " m AS (DELETE FROM crash_missing WHERE crash_id IN (SELECT id FROM d)),"
-                         " p AS (DELETE FROM processing WHERE ref IN (SELECT id FROM d))"
+                         " p AS (DELETE FROM processing WHERE ref IN (SELECT id FROM d)),"
+                         " md AS (DELETE FROM minidumps WHERE crash_id IN (SELECT id FROM d))"
                          " SELECT count(*) FROM d",
                          &a, 0);
     if (!r)
@@ -2979,6 +3029,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->disconnect = p_disconnect;
     p->begin = p_begin;
     p->commit = p_commit;
+    p->get_minidump = p_get_minidump;
     p->rollback = p_rollback;
     p->error = p_error;
     p->insert_crashes = p_insert_crashes;

@@ -66,8 +66,9 @@
  * not know the rules of (0: before the generation was kept; 1: retention's
  * indexes; 2: notices; 3: merged groups; 4: deleted groups; 5: merges that
  * leave crashes and counters where they are, crashes_moved; 6: the
- * architectures of a group, group_arch, counted from then on). */
-#define SCHEMA_GEN 6
+ * architectures of a group, group_arch, counted from then on; 7: the
+ * minidumps crashes were made from, minidumps). */
+#define SCHEMA_GEN 7
 
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS crashes("
@@ -81,6 +82,10 @@ static const char SCHEMA[] =
     "CREATE INDEX IF NOT EXISTS crashes_grouped ON crashes(group_id, rid) "
     "WHERE group_id IS NOT NULL;"
     "CREATE TABLE IF NOT EXISTS raw_chunks(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
+    /* A minidump a crash was made from, zstd-compressed, by crash id (the
+     * dump's hash: a resend is the same row). */
+    "CREATE TABLE IF NOT EXISTS minidumps(crash_id TEXT PRIMARY KEY, size INTEGER NOT NULL,"
+    "  data BLOB NOT NULL);"
     /* Ingest's side of crashes: rows appended in arrival order and nothing
      * else -- no index on the crash id, whose random values would cost one
      * page write per report (see s_insert_crashes).  Processing moves a
@@ -691,6 +696,20 @@ static const char *proj_col(const char *project)
     return project && project[0] && strcmp(project, FL_PROJECT_DEFAULT) ? project : NULL;
 }
 
+/* The item's minidump; a resend of it (the same crash id: its hash) is
+ * the row there already. */
+static int dump_put(sconn *c, const fl_ingest_item *it)
+{
+    sqlite3_stmt *s = fl_store_sqlite_stmt(
+        &c->pub, "INSERT OR IGNORE INTO minidumps(crash_id, size, data) VALUES(?1,?2,?3)");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, it->crash_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 2, (sqlite3_int64)it->dump_size);
+    sqlite3_bind_blob(s, 3, it->dump, (int)it->dump_len, SQLITE_STATIC);
+    return done(s);
+}
+
 static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, size_t n)
 {
     sconn *c = (sconn *)pc;
@@ -854,6 +873,9 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
             fl_idfilter_add(ss->known, v[r]->crash_id, strlen(v[r]->crash_id));
         pthread_mutex_unlock(&ss->fmu);
     }
+    for (size_t i = 0; i < n; i++)
+        if (items[i]->dump && !items[i]->duplicate && dump_put(c, items[i]))
+            goto fail_off;
     free(off);
     free(v);
     return 0;
@@ -2543,6 +2565,8 @@ static int s_delete_crash(fl_store_conn *pc, const char *id)
 static int delete_crash(sconn *c, const char *id, bool blank)
 {
     fl_store_conn *pc = &c->pub;
+    if (run_texts(c, "DELETE FROM minidumps WHERE crash_id=?1", id, NULL))
+        return -1;
     sqlite3_stmt *s = fl_store_sqlite_stmt(
         pc, "SELECT rid, state, chunk, chunk_off, raw_len, group_id FROM crashes WHERE id=?1");
     if (!s)
@@ -2616,6 +2640,37 @@ static int delete_crash(sconn *c, const char *id, bool blank)
     }
 }
 
+#define MAX_DUMP (64u << 20) /* a minidump, decompressed (ingest takes 8 MiB by default) */
+
+static int s_get_minidump(fl_store_conn *pc, const char *id, char **data, size_t *len)
+{
+    sconn *c = (sconn *)pc;
+    *data = NULL;
+    *len = 0;
+    sqlite3_stmt *s =
+        fl_store_sqlite_stmt(pc, "SELECT size, data FROM minidumps WHERE crash_id=?1");
+    if (!s)
+        return -1;
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s), r = 1;
+    if (rc == SQLITE_ROW) {
+        size_t want = (size_t)sqlite3_column_int64(s, 0);
+        r = 0;
+        if (fl_unzstd(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1), MAX_DUMP, data,
+                      len) ||
+            *len != want) {
+            r = -1;
+            free(*data);
+            *data = NULL;
+            snprintf(c->err, sizeof c->err, "the stored minidump of %s is damaged", id);
+        }
+    } else if (rc != SQLITE_DONE) {
+        r = -1;
+    }
+    sqlite3_reset(s);
+    return r;
+}
+
 static int s_expire(fl_store_conn *pc, int64_t before, size_t max, size_t *n)
 {
     sconn *c = (sconn *)pc;
@@ -2653,6 +2708,7 @@ static int s_expire(fl_store_conn *pc, int64_t before, size_t max, size_t *n)
         }
         sqlite3_bind_int64(s, 1, g[i].rid);
         r = done(s) || run1(c, S_MISSDEL, g[i].id, NULL) ||
+            run_texts(c, "DELETE FROM minidumps WHERE crash_id=?1", g[i].id, NULL) ||
             (g[i].gid[0] && run1(c, S_SAMPLE, g[i].gid, g[i].id));
     }
     /* Each chunk once (a batch's crashes share theirs, and arrive in
@@ -3403,6 +3459,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->disconnect = s_disconnect;
     p->begin = s_begin;
     p->commit = s_commit;
+    p->get_minidump = s_get_minidump;
     p->rollback = s_rollback;
     p->error = s_error;
     p->probe = s_probe;

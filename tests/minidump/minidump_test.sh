@@ -367,6 +367,16 @@ want = ["md_inner", "md_middle", "md_outer", "main"]
 got = [n for n in names if n in want]
 assert got[:4] == want, names
 PY
+    # The dump itself is kept: given back byte for byte, to the admin only.
+    hdr=$(curl -s -D - -o "$WORK/got.dmp" -H "Authorization: Bearer $ADMIN" \
+        "$(url "/api/v1/crashes/$id/minidump")" | tr -d '\r')
+    echo "$hdr" | grep -q '^HTTP/1.1 200' || fail "GET minidump: $hdr"
+    cmp -s "$WORK/got.dmp" "$WORK/dump.dmp" || fail "the minidump given back is not the one sent"
+    echo "$hdr" | grep -qi '^Content-Type: application/octet-stream$' || fail "its type: $hdr"
+    echo "$hdr" | grep -qi "^Content-Disposition: attachment; filename=\"$id.dmp\"$" ||
+        fail "its name: $hdr"
+    st=$(code GET "/api/v1/crashes/$id/minidump")
+    [ "$st" = 401 ] || fail "the minidump without the token: $st, want 401"
     # Sent again (a sender that retries): a duplicate, counted once.
     st=$(post_dump "$WORK/dump.dmp" mdapp 2.0)
     [ "$st" = 200 ] || fail "the resend: $st $(cat "$WORK/body")"
@@ -383,8 +393,20 @@ PY
         -H 'Content-Type: application/octet-stream' -H 'Content-Encoding: gzip' \
         --data-binary @"$WORK/dump.dmp.gz")
     [ "$st" = 200 ] || fail "the gzip'd body: $st $(cat "$WORK/body")"
+    id2=$(field id <"$WORK/body")
     got=$(wait_counts mdraw 1)
     [ "$got" = 1 ] || fail "the body alone: group counts '$got', want 1"
+    st=$(code GET "/api/v1/crashes/$id2/minidump" -H "Authorization: Bearer $ADMIN")
+    [ "$st" = 200 ] && cmp -s "$WORK/body" "$WORK/dump.dmp" ||
+        fail "the gzip'd dump given back: $st"
+    # Deleted at a user's request: the dump goes with the crash.
+    st=$(code DELETE "/api/v1/crashes/$id2" -H "Authorization: Bearer $ADMIN")
+    [ "$st" = 200 ] || fail "DELETE of the second crash: $st $(cat "$WORK/body")"
+    st=$(code GET "/api/v1/crashes/$id2/minidump" -H "Authorization: Bearer $ADMIN")
+    [ "$st" = 410 ] || fail "the minidump of a deleted crash: $st, want 410 $(cat "$WORK/body")"
+    n=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+"SELECT count(*) FROM minidumps").fetchone()[0])' "$WORK/data/faultline.db")
+    [ "$n" = 1 ] || fail "$n minidumps stored after the delete, want 1 (the first)"
     # A damaged dump beside a good log: the log is stored, the dump named
     # under "rejected"; alone, a 400 with the reader's reason.
     head -c 4096 "$WORK/dump.dmp" >"$WORK/cut.dmp"
@@ -398,6 +420,14 @@ PY
     [ "$st" = 200 ] || fail "a good log and a cut dump: $st $(cat "$WORK/body")"
     grep -q '"rejected":\[{"error":"malformed minidump","part":1' "$WORK/body" ||
         fail "the cut dump is not named as rejected: $(cat "$WORK/body")"
+    # A crash that came as a log has no minidump; an unknown id neither.
+    id3=$(field id <"$WORK/body")
+    wait_processed "$id3" "$WORK/crash3.json"
+    st=$(code GET "/api/v1/crashes/$id3/minidump" -H "Authorization: Bearer $ADMIN")
+    [ "$st" = 404 ] && grep -q 'no minidump is kept' "$WORK/body" ||
+        fail "the minidump of a crash sent as a log: $st $(cat "$WORK/body")"
+    st=$(code GET "/api/v1/crashes/no-such-crash/minidump" -H "Authorization: Bearer $ADMIN")
+    [ "$st" = 404 ] || fail "the minidump of an unknown crash: $st"
     stop || fail "server exit status"
     ;;
 errors)

@@ -3,6 +3,7 @@
 // tests/portal/portal.sh filled with crashes, and checks what the pages
 // show.  Exits non-zero, saying why, at the first thing that is wrong.
 import { chromium } from 'playwright-core';
+import { readFile } from 'node:fs/promises';
 
 const [url, admin, shots] = process.argv.slice(2);
 const fail = (msg) => { console.error('FAIL [portal]: ' + msg); process.exitCode = 1; throw new Error(msg); };
@@ -59,10 +60,12 @@ try {
   });
   // Errors count but the expected ones: the wrong token's 401, the 410
   // of a crash or a group the test deleted (steps 10c, 10g), and the 404
-  // of source lines on a server without debuginfod (step 8d).
+  // of source lines on a server without debuginfod (step 8d), the 404 of
+  // a minidump the server did not keep (step 8c).
   page.on('response', (r) => {
     if (r.status() >= 400 && !((r.status() === 401 || r.status() === 410) && r.url().includes('/api/')) &&
-        !(r.status() === 404 && r.url().includes('/source?'))) // step 8d: no debuginfod
+        !(r.status() === 404 && r.url().includes('/source?')) && // step 8d: no debuginfod
+        !(r.status() === 404 && r.url().endsWith('/from-minidump/minidump'))) // step 8c
       problems.push(r.status() + ' for ' + r.url());
   });
 
@@ -504,6 +507,30 @@ try {
     await page.waitForSelector('#crash-arch');
     const got = await page.locator('#crash-source').count() ? await page.textContent('#crash-source') : null;
     check(got === says, 'a crash with CRASH_SOURCE ' + src + ' reads ' + got);
+    check((await page.locator('#crash-minidump').count() === 1) === (src === 'minidump'),
+          'a crash with CRASH_SOURCE ' + src + ': a minidump button ' +
+          await page.locator('#crash-minidump').count());
+    if (src === 'minidump') {
+      // The button saves what the server gives back, as ID.dmp, with the
+      // token; where the server kept none, it says the server's reason.
+      const bytes = Buffer.from([0x4d, 0x44, 0x4d, 0x50, 0x93, 0xa7, 0, 0, 0xff, 0x0a, 0x3c]);
+      let auth = null;
+      await page.route('**/api/v1/crashes/from-minidump/minidump', (r) => {
+        auth = r.request().headers()['authorization'];
+        r.fulfill({ status: 200, contentType: 'application/octet-stream', body: bytes });
+      });
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#crash-minidump')]);
+      const saved = await readFile(await dl.path());
+      check(dl.suggestedFilename() === 'from-minidump.dmp', 'the minidump saved as ' + dl.suggestedFilename());
+      check(Buffer.compare(saved, bytes) === 0, 'the minidump saved differs: ' + saved.toString('hex'));
+      check(auth === 'Bearer ' + admin, 'the minidump fetched with ' + auth);
+      await page.unroute('**/api/v1/crashes/from-minidump/minidump');
+      await page.route('**/api/v1/crashes/from-minidump/minidump', (r) => r.fulfill({ status: 404,
+        json: { error: 'no minidump is kept for this crash (it came as a crash log)' } }));
+      await page.click('#crash-minidump');
+      await page.waitForFunction(() => document.getElementById('crash-minidump-result')?.textContent.includes('no minidump is kept'));
+      await page.unroute('**/api/v1/crashes/from-minidump/minidump');
+    }
     await page.unroute('**/api/v1/crashes/from-' + src);
   }
 

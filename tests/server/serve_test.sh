@@ -354,7 +354,7 @@ auth)
   # Every read/admin route: 401 without a token and with a wrong one.
   routes=("GET /api/v1/groups" "GET /api/v1/groups?app=authapp" "GET /api/v1/groups/$gid"
           "GET /api/v1/crashes/$id" "GET /api/v1/crashes/$id/contexts" "GET /api/v1/crashes/$id/source?thread=0&frame=0"
-          "PATCH /api/v1/groups/$gid"
+          "GET /api/v1/crashes/$id/minidump" "PATCH /api/v1/groups/$gid"
           "POST /api/v1/crashes/$id/reprocess" "DELETE /api/v1/crashes/$id" "GET /api/v1/groups/$gid/crashes"
           "POST /api/v1/groups/$gid/merge" "POST /api/v1/groups/$gid/unmerge" "DELETE /api/v1/groups/$gid"
           "GET /api/v1/symbols" "GET /api/v1/trends" "GET /api/v1/trends?app=authapp&days=7"
@@ -412,7 +412,8 @@ EOF
          "PUT /api/v1/groups/$gid|GET, HEAD, PATCH, DELETE" "GET /api/v1/projects/p1/keys|POST"
          "POST /api/v1/projects/p1/keys/k1|DELETE" "DELETE /api/v1/projects|GET, HEAD, POST"
          "DELETE /api/v1/projects/p1/keys|POST" "PUT /api/v1/crashes/$id|GET, HEAD, DELETE"
-         "DELETE /api/v1/crashes/$id/contexts|GET, HEAD" "POST /api/v1/crashes/$id/source|GET, HEAD" "PATCH /api/v1/groups/$gid/crashes|GET, HEAD"
+         "DELETE /api/v1/crashes/$id/contexts|GET, HEAD" "POST /api/v1/crashes/$id/source|GET, HEAD"
+         "DELETE /api/v1/crashes/$id/minidump|GET, HEAD" "PATCH /api/v1/groups/$gid/crashes|GET, HEAD"
          "GET /api/v1/groups/$gid/merge|POST" "PUT /api/v1/groups/$gid/unmerge|POST")
   for w in "${wrong[@]}"; do
     set -- ${w%%|*}

@@ -1519,6 +1519,115 @@ static void test_expire(void **st)
     assert_true(ingest_at(e, "x1", "1.0", T0 + 101 * DAY, NULL));
 }
 
+/* Ingests crash id with a minidump of n bytes (each byte seed + i) in
+ * one batch of copies items (a resend within the batch); returns whether
+ * it was stored (not a duplicate) and its ref. */
+static bool ingest_dump(eng *e, const char *id, unsigned seed, size_t n, int copies,
+                        char ref[FL_CRASH_ID_MAX])
+{
+    static const char raw[] = "FAULTLINE 1\nCRASHLOG_VERSION 2\nCRASH_SOURCE minidump\nEND\n";
+    char *d = malloc(n);
+    assert_non_null(d);
+    for (size_t i = 0; i < n; i++)
+        d[i] = (char)(seed + i * (i >> 7));
+    void *z = NULL;
+    size_t zl = 0;
+    assert_int_equal(fl_zstd(d, n, 3, &z, &zl), 0);
+    free(d);
+    fl_ingest_item it[2];
+    fl_ingest_item *v[2] = {&it[0], &it[1]};
+    for (int k = 0; k < copies; k++) {
+        it[k] = (fl_ingest_item){.app = "app",
+                                 .version = "1.0",
+                                 .received = T0,
+                                 .raw = raw,
+                                 .raw_len = strlen(raw),
+                                 .dump = z,
+                                 .dump_len = zl,
+                                 .dump_size = n};
+        snprintf(it[k].crash_id, sizeof it[k].crash_id, "%s", id);
+    }
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->insert_crashes(e->c, v, (size_t)copies), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    free(z);
+    if (ref)
+        snprintf(ref, FL_CRASH_ID_MAX, "%s", it[0].ref[0] ? it[0].ref : id);
+    return !it[0].duplicate;
+}
+
+/* get_minidump()'s answer, and whether the bytes are the ones
+ * ingest_dump(seed, n) sent. */
+static int dump_of(eng *e, const char *id, unsigned seed, size_t n, bool *same)
+{
+    char *d = NULL;
+    size_t len = 0;
+    int r = e->s->get_minidump(e->c, id, &d, &len);
+    *same = r == 0 && len == n;
+    for (size_t i = 0; *same && i < n; i++)
+        *same = d[i] == (char)(seed + i * (i >> 7));
+    free(d);
+    return r;
+}
+
+/* Minidumps kept beside their crashes: given back whole, stored once
+ * however often they come, and gone with their crash -- deleted, expired
+ * or deleted with its group -- and not stored again by a resend then. */
+static void test_minidumps(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    char ref[4][FL_CRASH_ID_MAX], st_[32];
+    bool same = false;
+    assert_true(ingest_dump(e, "md1", 1, 300000, 2, ref[0])); /* twice in its batch */
+    assert_int_equal(dump_of(e, "md1", 1, 300000, &same), 0);
+    assert_true(same);
+    /* A resend while it waits: the same row, whatever the engine does. */
+    ingest_dump(e, "md1", 1, 300000, 1, NULL);
+    assert_int_equal(dump_of(e, "md1", 1, 300000, &same), 0);
+    assert_true(same);
+    assert_int_equal(db_count(f, "SELECT count(*) FROM minidumps"), 1);
+    /* None for a crash that came as a log, or for no crash. */
+    char r0[FL_CRASH_ID_MAX];
+    ingest_secret(e, "log1", T0, r0);
+    assert_int_equal(dump_of(e, "log1", 0, 0, &same), 1);
+    assert_int_equal(dump_of(e, "nope", 0, 0, &same), 1);
+    /* Processed, it is still there. */
+    crash k = {.id = "md1", .ref = ref[0], .group = "gd", .version = "1.0"};
+    assert_int_equal(apply_c(e, &k, false), 0);
+    assert_int_equal(dump_of(e, "md1", 1, 300000, &same), 0);
+    assert_true(same);
+    /* Deleted: gone, pending or processed, and a resend stores none. */
+    assert_true(ingest_dump(e, "md2", 2, 5000, 1, ref[1]));
+    assert_int_equal(delete_c(e, "md1"), 0);
+    assert_int_equal(delete_c(e, "md2"), 0);
+    assert_int_equal(dump_of(e, "md1", 1, 300000, &same), 1);
+    assert_int_equal(dump_of(e, "md2", 2, 5000, &same), 1);
+    assert_false(ingest_dump(e, "md1", 1, 300000, 1, NULL));
+    assert_int_equal(dump_of(e, "md1", 1, 300000, &same), 1);
+    /* Expired with its crash. */
+    assert_true(ingest_dump(e, "md3", 3, 7000, 1, ref[2]));
+    crash k3 = {.id = "md3", .ref = ref[2], .group = "gd", .version = "1.0"};
+    assert_int_equal(apply_c(e, &k3, false), 0);
+    size_t n = 0;
+    assert_int_equal(e->s->begin(e->c), 0);
+    assert_int_equal(e->s->expire(e->c, T0 + 1, 10, &n), 0);
+    assert_int_equal(e->s->commit(e->c), 0);
+    assert_string_equal(state_of(e, "md3", st_, sizeof st_), "(none)");
+    assert_int_equal(dump_of(e, "md3", 3, 7000, &same), 1);
+    /* Deleted with its group. */
+    assert_true(ingest_dump(e, "md4", 4, 9000, 1, ref[3]));
+    crash k4 = {.id = "md4", .ref = ref[3], .group = "gq", .version = "1.0"};
+    assert_int_equal(apply_c(e, &k4, false), 0);
+    assert_int_equal(dump_of(e, "md4", 4, 9000, &same), 0);
+    int steps;
+    int64_t erased;
+    assert_int_equal(delete_g(e, "gq", 10, &steps, &erased), 0);
+    assert_int_equal(erased, 1);
+    assert_int_equal(dump_of(e, "md4", 4, 9000, &same), 1);
+    assert_int_equal(db_count(f, "SELECT count(*) FROM minidumps"), 0);
+}
+
 /* A crash re-processed into another group after the retention removed the
  * other crashes of its first one: that group keeps its first and last
  * seen (they happened), rather than taking them from no crash at all. */
@@ -2190,7 +2299,7 @@ static void test_unmerge_legacy(void **st)
     } else {
         db_exec(f, "PRAGMA user_version=4");
         assert_int_equal(open_sqlite(f, e), 0);
-        assert_int_equal(sqlite_count(f, "PRAGMA user_version"), 6);
+        assert_int_equal(sqlite_count(f, "PRAGMA user_version"), 7);
     }
     assert_non_null(e->c);
     assert_int_equal(db_count(f, is_pg(e) ? "SELECT count(*) FROM pg_indexes WHERE "
@@ -3822,6 +3931,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_delete_group_reapply, setup, teardown),
         cmocka_unit_test_setup_teardown(test_delete_group_chunks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_minidumps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_expire_then_move, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_notices, setup, teardown),

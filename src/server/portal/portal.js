@@ -30,6 +30,40 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 
+// The minidump a crash was made from, as its client sent it (the server
+// keeps those it was sent; not one `faultline minidump` turned into a log
+// on the client's machine): fetched with the token and saved as ID.dmp.
+function minidumpButton(id) {
+  const b = el('button', {class: 'action', id: 'crash-minidump'}, 'Download the minidump');
+  const said = el('span', {id: 'crash-minidump-result', role: 'status'});
+  b.addEventListener('click', async () => {
+    b.disabled = true;
+    said.textContent = '';
+    try {
+      const r = await request('/api/v1/crashes/' + encodeURIComponent(id) + '/minidump');
+      if (r.status === 401) {
+        logout('The admin token was refused.');
+        return;
+      }
+      if (!r.ok) {
+        const body = await r.json().catch(() => ({}));
+        throw new Error(body.error || ('HTTP ' + r.status));
+      }
+      const href = URL.createObjectURL(await r.blob());
+      const a = el('a', {href, download: id + '.dmp'});
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(href), 60000);
+    } catch (e) {
+      said.textContent = ' ' + e.message;
+    } finally {
+      b.disabled = false;
+    }
+  });
+  return el('span', {}, ' ', b, said);
+}
+
 // fetch() with the token; a server that does not answer (stopped, the
 // network gone) is said in words, not as fetch's "Failed to fetch".
 async function request(path, options) {
@@ -650,7 +684,8 @@ async function crash(view, id) {
          // so no trace events or contexts.
          SOURCES[(m.other || {}).CRASH_SOURCE]
              ? el('div', {}, el('span', {}, 'caught'),
-                  el('span', {id : 'crash-source'}, SOURCES[m.other.CRASH_SOURCE]))
+                  el('span', {id : 'crash-source'}, SOURCES[m.other.CRASH_SOURCE]),
+                  m.other.CRASH_SOURCE === 'minidump' ? minidumpButton(c.id) : null)
              : null,
          // Its installation: the groups it crashed in.
          m.install_id ? el('div', {}, el('span', {}, 'installation'),
