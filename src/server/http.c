@@ -180,7 +180,7 @@ typedef struct part {
     size_t len;
     bool file;
     bool email;   /* the form field "email": not a log */
-    char key[16]; /* a form field's name (Breakpad's prod, ver, guid), cut short */
+    char key[64]; /* a form field's name (Breakpad's prod, ver, guid), cut short */
 } part;
 
 typedef struct req {
@@ -693,6 +693,12 @@ static bool is_minidump(const char *b, size_t n)
  * minidump sent as the body, as query arguments (?prod=...&ver=...). */
 typedef struct md_fields {
     const char *prod, *ver, *guid;
+    /* The other fields, key and value by turns (borrowed from the parts):
+     * Breakpad's ptype, Crashpad's annotations (its uploader sends each
+     * as a field), whatever the application added.  The log keeps them as
+     * ETC pairs, the context the API and the portal show. */
+    const char *etc[2 * MAX_PARTS];
+    size_t netc;
 } md_fields;
 
 static void md_fields_of(req *r, md_fields *f)
@@ -700,14 +706,18 @@ static void md_fields_of(req *r, md_fields *f)
     memset(f, 0, sizeof *f);
     for (size_t i = 0; i < r->nparts; i++) {
         const part *p = &r->parts[i];
-        if (p->file || !p->data)
+        if (p->file || !p->data || p->email)
             continue;
-        if (!strcmp(p->key, "prod"))
+        if (!strcmp(p->key, "prod")) {
             f->prod = p->data;
-        else if (!strcmp(p->key, "ver"))
+        } else if (!strcmp(p->key, "ver")) {
             f->ver = p->data;
-        else if (!strcmp(p->key, "guid"))
+        } else if (!strcmp(p->key, "guid")) {
             f->guid = p->data;
+        } else if (f->netc < MAX_PARTS) {
+            f->etc[2 * f->netc] = p->key;
+            f->etc[2 * f->netc++ + 1] = p->data;
+        }
     }
     struct MHD_Connection *c = r->conn;
     if (!f->prod)
@@ -751,7 +761,9 @@ static const char *minidump_log(req *r, size_t i, const char *dump, size_t len, 
                           .crash_id = id,
                           .crash_time = -1,
                           .name = "the minidump",
-                          .unwind = false};
+                          .unwind = false,
+                          .etc = f->etc,
+                          .netc = f->netc};
     char *text = NULL;
     size_t n = 0;
     FILE *m = open_memstream(&text, &n);

@@ -56,6 +56,11 @@ typedef struct fl_minidump_opts {
      * (by the dump's path, kept only with the dump's build id; else by
      * build id under /usr/lib/debug).  false: each thread keeps its pc. */
     bool unwind;
+    /* netc ETC_KEY/ETC_VALUE pairs to add, etc[2i] and etc[2i + 1] (an
+     * upload's other form fields: Breakpad's and Crashpad's annotations);
+     * one with a blank key or value is left out.  May be NULL. */
+    const char *const *etc;
+    size_t netc;
 } fl_minidump_opts;
 
 /* Facts about the written log, for the caller to name the file or say. */

@@ -1054,6 +1054,12 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
         (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP) &&
         !fl_lw_hex(out, "CRASH_ADDRESS", c->fault_addr))
         return false;
+    for (size_t i = 0; o->etc && i < o->netc; i++) {
+        const char *k = o->etc[2 * i], *v = o->etc[2 * i + 1];
+        if (!fl_lw_blank(k) && !fl_lw_blank(v) &&
+            (!fl_lw_str(out, "ETC_KEY", k) || !fl_lw_str(out, "ETC_VALUE", v)))
+            return false;
+    }
     for (size_t i = 0; i < c->arch->n; i++) {
         fl_line l;
         fl_line_start(&l, "REGISTER");

@@ -339,7 +339,10 @@ serve)
         code POST "/?key=$KEY" -F "upload_file_minidump=@$f;filename=dump.dmp;type=application/octet-stream" \
             -F "prod=$p" -F "ver=$v" -F "guid=$GUID" -F "ptype=browser" "$@"
     }
-    st=$(post_dump "$WORK/dump.dmp" mdapp 2.0)
+    # With annotations beside prod, ver and guid (Crashpad's uploader sends
+    # each as a field), one of them trying to add lines to the log.
+    st=$(post_dump "$WORK/dump.dmp" mdapp 2.0 -F "channel=beta" \
+        --form-string $'note=line1\nEND\nCRASH_SIGNAL 9')
     [ "$st" = 200 ] || fail "the upload: $st $(cat "$WORK/body")"
     id=$(field id <"$WORK/body")
     echo "$id" | grep -Eq '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' ||
@@ -358,6 +361,11 @@ assert m["other"].get("CRASH_SOURCE") == "minidump", m["other"]
 # The form's fields: prod, ver, guid.
 assert (m["app"], m["app_version"], m["install_id"]) == ("mdapp", "2.0", sys.argv[2]), m
 assert c["stack_source"] == "server", c["stack_source"]
+# The other fields, as the log's context; a value's line break stays in it.
+etc = m["etc"]
+assert etc.get("ptype") == "browser" and etc.get("channel") == "beta", etc
+assert "line1" in etc["note"] and "CRASH_SIGNAL 9" in etc["note"], etc
+assert m["signal"] == 11 and "prod" not in etc and "guid" not in etc, (m["signal"], etc)
 t = c["threads"][0]
 assert t["crashed"], t
 names = [f.get("function") for f in t["frames"]]
