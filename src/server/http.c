@@ -1328,6 +1328,23 @@ static json_t *deleted_error(json_t *crash, const char *id)
     return j;
 }
 
+/* The stored crash id, for a route about it (its minidump, contexts,
+ * source lines); NULL when there is none to work on, with the answer --
+ * 404, 410 for a deleted crash, 500 -- queued in *ret. */
+static json_t *crash_for(fl_http *h, fl_store_conn *sc, struct MHD_Connection *c, const char *id,
+                         enum MHD_Result *ret)
+{
+    bool nf = false;
+    json_t *j = h->store->get_crash(sc, id, &nf);
+    if (!j)
+        *ret = nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
+    else if (deleted(j))
+        *ret = send_json(c, 410, deleted_error(j, id), NULL);
+    else
+        return j;
+    return NULL;
+}
+
 /* GET /api/v1/crashes/ID/minidump: the minidump the crash was made from,
  * as its client sent it (decompressed), for tools that read minidumps
  * and for what the conversion into a log leaves out (other threads'
@@ -1345,13 +1362,10 @@ static enum MHD_Result api_minidump(fl_http *h, struct MHD_Connection *c, const 
     if (rc < 0)
         return send_error(c, 500, "store error", NULL);
     if (rc > 0) {
-        bool nf = false;
-        json_t *j = h->store->get_crash(sc, id, &nf);
+        enum MHD_Result ret;
+        json_t *j = crash_for(h, sc, c, id, &ret);
         if (!j)
-            return nf ? send_error(c, 404, "not found", NULL)
-                      : send_error(c, 500, "store error", NULL);
-        if (deleted(j))
-            return send_json(c, 410, deleted_error(j, id), NULL);
+            return ret;
         json_decref(j);
         return send_error(c, 404, "no minidump is kept for this crash (it came as a crash log)",
                           NULL);
@@ -1387,13 +1401,10 @@ static enum MHD_Result api_contexts(fl_http *h, struct MHD_Connection *c, const 
     if (rc == FL_CTXSRV_UNKNOWN) {
         if (!sc)
             return send_error(c, 503, "store unavailable", "5");
-        bool nf = false;
-        json_t *j = h->store->get_crash(sc, id, &nf);
+        enum MHD_Result ret;
+        json_t *j = crash_for(h, sc, c, id, &ret);
         if (!j)
-            return nf ? send_error(c, 404, "not found", NULL)
-                      : send_error(c, 500, "store error", NULL);
-        if (deleted(j))
-            return send_json(c, 410, deleted_error(j, id), NULL);
+            return ret;
         json_t *raw = json_object_get(j, "raw");
         rc = fl_ctxsrv_get(h->cfg.ctxsrv, id, json_string_value(raw) ? json_string_value(raw) : "",
                            json_string_length(raw), &json);
@@ -1548,12 +1559,10 @@ static enum MHD_Result api_source(fl_http *h, req *rq, const char *id)
     fl_store_conn *sc = thread_conn(h);
     if (!sc)
         return send_error(c, 503, "store unavailable", "5");
-    bool nf = false;
-    json_t *crash = h->store->get_crash(sc, id, &nf);
+    enum MHD_Result ret;
+    json_t *crash = crash_for(h, sc, c, id, &ret);
     if (!crash)
-        return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
-    if (deleted(crash))
-        return send_json(c, 410, deleted_error(crash, id), NULL);
+        return ret;
     char msg[512];
     json_t *threads = json_object_get(crash, "threads");
     json_t *frames = json_object_get(json_array_get(threads, (size_t)ti), "frames");

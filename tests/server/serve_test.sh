@@ -479,6 +479,8 @@ retention)
   [ "$c" = 410 ] && grep -q '"error":"the crash was deleted"' "$work/body" || fail "GET deleted -> $c $(cat "$work/body")"
   grep -q 'ETC_VALUE\|"raw"' "$work/body" && fail "the deleted crash still shows its log"
   c=$(code GET "/api/v1/crashes/${ids[0]}/contexts" -H "Authorization: Bearer $ADMIN"); [ "$c" = 410 ] || fail "contexts of a deleted crash -> $c"
+  c=$(code GET "/api/v1/crashes/${ids[0]}/minidump" -H "Authorization: Bearer $ADMIN"); [ "$c" = 410 ] || fail "minidump of a deleted crash -> $c"
+  c=$(code GET "/api/v1/crashes/${ids[0]}/source?thread=0&frame=0" -H "Authorization: Bearer $ADMIN"); [ "$c" = 410 ] || fail "source of a deleted crash -> $c"
   c=$(code POST "/api/v1/crashes/${ids[0]}/reprocess" -H "Authorization: Bearer $ADMIN"); [ "$c" = 410 ] || fail "reprocess a deleted crash -> $c"
   c=$(code DELETE "/api/v1/crashes/${ids[0]}" -H "Authorization: Bearer $ADMIN"); [ "$c" = 200 ] || fail "DELETE again -> $c"
   c=$(code DELETE /api/v1/crashes/no-such-crash -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "DELETE unknown -> $c"
@@ -488,7 +490,7 @@ retention)
   [ "$(kept | cut -d' ' -f1)" = $((t0_ - 1)) ] || fail "the group's crashes after a DELETE: $(kept), before: $k0"
   kept | grep -q "${ids[0]}" && fail "the deleted crash is listed: $(kept)"
   metric_has '^faultline_crashes_deleted_total{reason="request"} 1$' || fail "request metric"
-  ok "DELETE: 200 (twice), then 410 on GET, contexts and reprocess; 404 unknown; resend flagged; counts kept"
+  ok "DELETE: 200 (twice), then 410 on GET, contexts, minidump, source and reprocess; 404 unknown; resend flagged; counts kept"
   # Retention: the two others go 4 s after they arrived (passes every 1 s).
   for _ in $(seq 100); do
     c=$(code GET "/api/v1/crashes/${ids[2]}" -H "Authorization: Bearer $ADMIN")
