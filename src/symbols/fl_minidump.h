@@ -5,8 +5,11 @@
  * format) when they crash.  This module reads a Linux one -- the system
  * info (CPU, OS), the threads with their registers and stacks, the
  * exception (signal, si_code, fault address, crashing thread), the
- * modules with their build ids, the dumped memory, and Breakpad's Linux
- * streams -- and writes the version-2 crash log the client would have
+ * modules with their build ids, the dumped memory, Breakpad's Linux
+ * streams, and Crashpad's CrashpadInfo (its annotations as ETC pairs,
+ * "prod" and "ver" as the application's name and version, the report's
+ * and client's UUIDs as CRASH_ID and INSTALL_ID, each only where the
+ * caller's opts give none) -- and writes the version-2 crash log the client would have
  * written (CRASH_SOURCE minidump), so that the crash reaches the same
  * reporter, server and groups.  With `unwind`, each thread is unwound
  * with libdwfl from the module files found here; without, each thread
@@ -46,10 +49,12 @@ enum {
 const char *fl_minidump_strerror(int code);
 
 typedef struct fl_minidump_opts {
-    const char *app;         /* APPLICATION_NAME; NULL: the main module's file name */
-    const char *app_version; /* APPLICATION_VERSION; NULL: none written */
-    const char *install_id;  /* INSTALL_ID; NULL: none written */
-    const char *crash_id;    /* CRASH_ID; NULL: a fresh version-4 UUID */
+    /* APPLICATION_NAME; NULL: CrashpadInfo's "prod", else the main module's file name */
+    const char *app;
+    const char *app_version; /* APPLICATION_VERSION; NULL: CrashpadInfo's "ver", else none */
+    const char *install_id;  /* INSTALL_ID; NULL: CrashpadInfo's client id, else none */
+    /* CRASH_ID; NULL: CrashpadInfo's report id, else a fresh version-4 UUID */
+    const char *crash_id;
     int64_t crash_time;      /* CRASH_TIME; < 0: the dump's time stamp, else the file's mtime */
     const char *name;        /* the dump as messages name it; NULL: its path */
     /* Unwind every thread with libdwfl and the module files found here
@@ -58,7 +63,9 @@ typedef struct fl_minidump_opts {
     bool unwind;
     /* netc ETC_KEY/ETC_VALUE pairs to add, etc[2i] and etc[2i + 1] (an
      * upload's other form fields: Breakpad's and Crashpad's annotations);
-     * one with a blank key or value is left out.  May be NULL. */
+     * one with a blank key or value is left out.  May be NULL.  The dump's
+     * CrashpadInfo annotations follow, but for one that repeats a pair
+     * of these. */
     const char *const *etc;
     size_t netc;
 } fl_minidump_opts;

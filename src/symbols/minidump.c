@@ -16,7 +16,15 @@
  * records; MemoryList further memory; ThreadNameList the threads' names;
  * MiscInfo (Crashpad) the pid and start time; Breakpad's Linux streams
  * the pid and process name (/proc/PID/status), the OS (/etc/lsb-release)
- * and the entry point (auxv), which names the main module.
+ * and the entry point (auxv), which names the main module.  CrashpadInfo
+ * (0x43500001) gives the report's and client's UUIDs (CRASH_ID and
+ * INSTALL_ID when the caller gives none) and the annotations: the
+ * process's simple ones and the modules' simple, list and string-object
+ * ones become ETC pairs (at most MD_MAX_NOTES), "prod" and "ver" the
+ * application's name and version when the caller gives none.  Unlike the
+ * other streams', a malformed part of this one (a count past its location,
+ * a string or RVA past the end, the stream itself past the end) is left
+ * out and the rest of the dump converted: it holds extras only.
  *
  * Build ids: Breakpad's and Crashpad's CodeView record "BpEL" carries the
  * whole GNU build id.  Older Breakpad wrote "RSDS", whose GUID is only the
@@ -79,6 +87,7 @@
 #define MD_LINUX_PROC_STATUS 0x47670004u
 #define MD_LINUX_LSB_RELEASE 0x47670005u
 #define MD_LINUX_AUXV 0x47670008u
+#define MD_CRASHPAD_INFO 0x43500001u
 
 #define MD_CPU_AMD64 9
 #define MD_CPU_ARM64 12
@@ -99,6 +108,10 @@
 #define MD_MAX_NAME 4096    /* bytes of UTF-8 kept of a name */
 #define MD_MAX_MODULES 1024 /* objects kept (the client's FL_MAX_MODULES) */
 #define AT_ENTRY_ 9
+#define MD_CRASHPAD_INFO_SIZE 52 /* up to module_list: older writers stop there */
+#define MD_MAX_NOTES 256         /* CrashpadInfo's annotations kept as ETC pairs */
+#define MD_MAX_NOTE_READS 4096   /* their entries looked at, kept or not */
+#define MD_ANNOTATION_STRING 1   /* Crashpad's Annotation::Type::kString */
 
 const char *fl_minidump_strerror(int code)
 {
@@ -155,6 +168,16 @@ typedef struct md_range {
 
 typedef struct md_ctx md_ctx;
 
+/* Bytes of the image: an annotation's key or value (not NUL-terminated). */
+typedef struct md_span {
+    const uint8_t *p;
+    size_t n;
+} md_span;
+
+typedef struct md_note {
+    md_span key, value;
+} md_note;
+
 typedef struct md_thread {
     md_ctx *c;
     uint32_t tid;
@@ -210,6 +233,14 @@ struct md_ctx {
     size_t nranges;
     md_module *mods;
     size_t nmods, mods_omitted;
+
+    /* CrashpadInfo: its annotations (ETC pairs), "prod" and "ver" of the
+     * process's, and the report's and client's ids as UUID strings ("":
+     * none, or all zero). */
+    md_note *notes;
+    size_t nnotes, note_reads;
+    char cp_app[256], cp_version[256];
+    char report_id[37], client_id[37];
 
     Dwfl *dwfl;
     size_t next_thread;
@@ -630,6 +661,170 @@ static void read_process(md_ctx *c, const md_stream *dir, size_t nstreams)
                 c->at_entry = rd64(c->image + s->rva + o + 8);
 }
 
+/* ---- CrashpadInfo ---- */
+
+/* Crashpad's annotations are extras: a part of the stream that is not
+ * inside the file, or whose count runs past its location, is left out and
+ * the rest read; nothing here fails the conversion. */
+
+/* A MinidumpUTF8String or MinidumpByteArray at rva (a 32-bit length, then
+ * the bytes) as a span: up to its first NUL, at most MD_MAX_NAME bytes.
+ * false when it is not inside the file. */
+static bool counted_bytes(const md_ctx *c, uint32_t rva, md_span *s)
+{
+    if (!inside(c, rva, 4))
+        return false;
+    uint32_t len = rd32(c->image + rva);
+    if (!inside(c, (uint64_t)rva + 4, len))
+        return false;
+    s->p = c->image + rva + 4;
+    s->n = len < MD_MAX_NAME ? len : MD_MAX_NAME;
+    const uint8_t *nul = memchr(s->p, 0, s->n);
+    if (nul)
+        s->n = (size_t)(nul - s->p);
+    return true;
+}
+
+static bool span_blank(md_span s)
+{
+    for (size_t i = 0; i < s.n; i++)
+        if (s.p[i] != ' ' && s.p[i] != '\t')
+            return false;
+    return true;
+}
+
+static bool span_is(md_span s, const char *str)
+{
+    return str && strlen(str) == s.n && !memcmp(s.p, str, s.n);
+}
+
+/* The list at the MINIDUMP_LOCATION_DESCRIPTOR loc: a 32-bit count, then
+ * count entries of `each` bytes, all inside the location and the file.
+ * The first entry's offset, or 0. */
+static uint32_t location_entries(const md_ctx *c, const uint8_t *loc, size_t each, uint32_t *count)
+{
+    uint32_t size = rd32(loc), rva = rd32(loc + 4);
+    if (size < 4 || !inside(c, rva, size))
+        return 0;
+    uint64_t n = rd32(c->image + rva);
+    if (4 + n * each > size)
+        return 0;
+    *count = (uint32_t)n;
+    return rva + 4;
+}
+
+/* A pair unless either half is blank, the caller gave the same one (a
+ * server's upload carries the process's annotations as form fields too),
+ * or MD_MAX_NOTES are kept. */
+static void add_note(md_ctx *c, md_span key, md_span value)
+{
+    const fl_minidump_opts *o = c->opts;
+    if (c->nnotes >= MD_MAX_NOTES || span_blank(key) || span_blank(value))
+        return;
+    for (size_t i = 0; o->etc && i < o->netc; i++)
+        if (span_is(key, o->etc[2 * i]) && span_is(value, o->etc[2 * i + 1]))
+            return;
+    if (!c->notes && !(c->notes = calloc(MD_MAX_NOTES, sizeof *c->notes)))
+        return;
+    c->notes[c->nnotes++] = (md_note){key, value};
+}
+
+/* The first non-blank value of a key, into out. */
+static void note_value(md_span key, md_span value, const char *want, char *out, size_t cap)
+{
+    if (out[0] || !span_is(key, want) || span_blank(value))
+        return;
+    size_t n = value.n < cap ? value.n : cap - 1;
+    memcpy(out, value.p, n);
+    out[n] = '\0';
+}
+
+/* A MinidumpSimpleStringDictionary: key and value UTF8String RVAs. */
+static void read_dictionary(md_ctx *c, const uint8_t *loc, bool process)
+{
+    uint32_t n = 0, at = location_entries(c, loc, 8, &n);
+    for (uint32_t i = 0; at && i < n && c->note_reads < MD_MAX_NOTE_READS; i++) {
+        const uint8_t *e = c->image + at + (size_t)i * 8;
+        md_span k, v;
+        c->note_reads++;
+        if (!counted_bytes(c, rd32(e), &k) || !counted_bytes(c, rd32(e + 4), &v))
+            continue;
+        if (process) { /* Chrome's (and most Crashpad clients') product and version */
+            note_value(k, v, "prod", c->cp_app, sizeof c->cp_app);
+            note_value(k, v, "ver", c->cp_version, sizeof c->cp_version);
+        }
+        add_note(c, k, v);
+    }
+}
+
+/* A MinidumpRVAList of UTF8Strings: each a "list_annotations" pair. */
+static void read_list(md_ctx *c, const uint8_t *loc)
+{
+    static const md_span key = {(const uint8_t *)"list_annotations", 16};
+    uint32_t n = 0, at = location_entries(c, loc, 4, &n);
+    for (uint32_t i = 0; at && i < n && c->note_reads < MD_MAX_NOTE_READS; i++) {
+        md_span v;
+        c->note_reads++;
+        if (counted_bytes(c, rd32(c->image + at + (size_t)i * 4), &v))
+            add_note(c, key, v);
+    }
+}
+
+/* A MinidumpAnnotationList: name (UTF8String), type, value (ByteArray);
+ * only the strings are read. */
+static void read_annotation_objects(md_ctx *c, const uint8_t *loc)
+{
+    uint32_t n = 0, at = location_entries(c, loc, 12, &n);
+    for (uint32_t i = 0; at && i < n && c->note_reads < MD_MAX_NOTE_READS; i++) {
+        const uint8_t *e = c->image + at + (size_t)i * 12;
+        md_span k, v;
+        c->note_reads++;
+        if (rd16(e + 4) == MD_ANNOTATION_STRING && counted_bytes(c, rd32(e), &k) &&
+            counted_bytes(c, rd32(e + 8), &v))
+            add_note(c, k, v);
+    }
+}
+
+/* Crashpad's UUID (data1 32-bit, data2 and data3 16-bit, little-endian,
+ * then 8 bytes) as Crashpad writes it; "" when all zero. */
+static void crashpad_uuid(const uint8_t *p, char out[37])
+{
+    static const uint8_t zero[16];
+    out[0] = '\0';
+    if (!memcmp(p, zero, sizeof zero))
+        return;
+    snprintf(out, 37, "%08" PRIx32 "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", rd32(p),
+             rd16(p + 4), rd16(p + 6), p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15]);
+}
+
+/* MinidumpCrashpadInfo: version 1, report_id, client_id, the process's
+ * simple annotations, the modules' annotations (MinidumpModuleCrashpadInfo:
+ * version, list annotations, simple annotations, annotation objects --
+ * the last missing from older writers). */
+static void read_crashpad_info(md_ctx *c, const md_stream *s)
+{
+    if (!s || s->size < MD_CRASHPAD_INFO_SIZE)
+        return;
+    const uint8_t *p = c->image + s->rva;
+    if (rd32(p) != 1)
+        return;
+    crashpad_uuid(p + 4, c->report_id);
+    crashpad_uuid(p + 20, c->client_id);
+    read_dictionary(c, p + 36, true);
+    uint32_t n = 0, at = location_entries(c, p + 44, 12, &n);
+    for (uint32_t i = 0; at && i < n && i < MD_MAX_MODULES; i++) {
+        const uint8_t *loc = c->image + at + (size_t)i * 12 + 4;
+        uint32_t size = rd32(loc), rva = rd32(loc + 4);
+        if (size < 20 || !inside(c, rva, size))
+            continue;
+        const uint8_t *m = c->image + rva;
+        read_dictionary(c, m + 12, false);
+        if (size >= 28)
+            read_annotation_objects(c, m + 20);
+        read_list(c, m + 4);
+    }
+}
+
 static int read_dump(md_ctx *c)
 {
     if (c->size < 32 || rd32(c->image) != MD_SIGNATURE)
@@ -649,6 +844,10 @@ static int read_dump(md_ctx *c)
     for (uint32_t i = 0; i < nstreams; i++) {
         const uint8_t *p = c->image + dirrva + (size_t)i * 12;
         dir[i] = (md_stream){rd32(p), rd32(p + 4), rd32(p + 8)};
+        if (dir[i].type == MD_CRASHPAD_INFO && !inside(c, dir[i].rva, dir[i].size)) {
+            dir[i].type = 0; /* annotations only: the dump converts without them */
+            continue;
+        }
         if (dir[i].type != 0 && !inside(c, dir[i].rva, dir[i].size)) {
             rc = fail(c, FL_MINIDUMP_ETRUNC,
                       "stream %" PRIu32 " (type 0x%" PRIx32 ") at %" PRIu32 ", %" PRIu32
@@ -665,6 +864,7 @@ static int read_dump(md_ctx *c)
         (rc = read_thread_names(c, find_stream(dir, nstreams, MD_THREAD_NAME_LIST))))
         goto done;
     read_process(c, dir, nstreams);
+    read_crashpad_info(c, find_stream(dir, nstreams, MD_CRASHPAD_INFO));
     /* The main module: the one holding the entry point, else the first
      * (Breakpad and Crashpad list the executable first). */
     size_t main = 0;
@@ -1011,6 +1211,7 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
     const md_module *mainmod = c->nmods && c->mods[0].main ? &c->mods[0] : NULL;
     const char *exe = mainmod && mainmod->path[0] == '/' ? mainmod->path : NULL;
     const char *app = o->app                        ? o->app
+                      : c->cp_app[0]                ? c->cp_app
                       : mainmod && mainmod->path[0] ? fl_lw_base_name(mainmod->path)
                                                     : c->proc_name;
     int sig = c->have_exception ? c->sig_no : 0;
@@ -1029,12 +1230,13 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
     if (!fl_lw_str(out, "FAULTLINE", FAULTLINE_VERSION_STRING) ||
         !fl_lw_i64(out, "CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
         !fl_lw_str(out, "APPLICATION_NAME", !fl_lw_blank(app) ? app : "unknown") ||
-        !fl_lw_str(out, "APPLICATION_VERSION", o->app_version) ||
+        !fl_lw_str(out, "APPLICATION_VERSION", o->app_version ? o->app_version : c->cp_version) ||
         !fl_lw_str(out, "PLATFORM_NAME", "linux") ||
         !fl_lw_str(out, "CPUARCH_NAME", c->arch->cpuarch) ||
         !fl_lw_str(out, "PLATFORM_VERSION", c->platform_version) ||
         !fl_lw_i64(out, "CRASH_SIGNAL", sig) || !fl_lw_i64(out, "CRASH_TIME", when) ||
-        !fl_lw_str(out, "CRASH_ID", crash_id) || !fl_lw_str(out, "INSTALL_ID", o->install_id) ||
+        !fl_lw_str(out, "CRASH_ID", crash_id) ||
+        !fl_lw_str(out, "INSTALL_ID", o->install_id ? o->install_id : c->client_id) ||
         !fl_lw_str(out, "OS_NAME", c->os_name) || !fl_lw_str(out, "OS_VERSION", c->os_version) ||
         !fl_lw_str(out, "OS_PRETTY_NAME", c->os_pretty) ||
         !fl_lw_str(out, "KERNEL_VERSION", c->kernel_version) ||
@@ -1058,6 +1260,18 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
         const char *k = o->etc[2 * i], *v = o->etc[2 * i + 1];
         if (!fl_lw_blank(k) && !fl_lw_blank(v) &&
             (!fl_lw_str(out, "ETC_KEY", k) || !fl_lw_str(out, "ETC_VALUE", v)))
+            return false;
+    }
+    for (size_t i = 0; i < c->nnotes; i++) { /* CrashpadInfo's: neither half blank */
+        const md_note *n = &c->notes[i];
+        fl_line l;
+        fl_line_start(&l, "ETC_KEY");
+        fl_line_strn(&l, (const char *)n->key.p, n->key.n);
+        if (!fl_lw_line(out, &l))
+            return false;
+        fl_line_start(&l, "ETC_VALUE");
+        fl_line_strn(&l, (const char *)n->value.p, n->value.n);
+        if (!fl_lw_line(out, &l))
             return false;
     }
     for (size_t i = 0; i < c->arch->n; i++) {
@@ -1116,6 +1330,8 @@ static int convert(md_ctx *c, FILE *out, fl_minidump_info *info)
         qsort(c->mods, c->nmods, sizeof *c->mods, obj_cmp);
     if (c->opts->crash_id)
         snprintf(crash_id, sizeof crash_id, "%s", c->opts->crash_id);
+    else if (c->report_id[0]) /* the same report converted twice: one id */
+        snprintf(crash_id, sizeof crash_id, "%s", c->report_id);
     else if (fl_core_uuid(crash_id)) {
         rc = fail(c, FL_MINIDUMP_EIO, "cannot draw a crash id: no getrandom(2), no /proc");
         goto done;
@@ -1136,6 +1352,7 @@ done:
     free(c->mods);
     free(c->mem);
     free(c->ranges);
+    free(c->notes);
     return rc;
 }
 
