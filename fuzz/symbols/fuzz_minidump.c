@@ -3,11 +3,12 @@
  * arbitrary bytes: the header, the stream directory and every stream it
  * reads (SystemInfo, ThreadList and the contexts, Exception, ModuleList
  * with its UTF-16 names and CodeView records, MemoryList, ThreadNameList,
- * MiscInfo, Breakpad's Linux text streams), and libdwfl's unwinding from
- * the dump's memory.  Minidumps come from other machines.  Each input
- * goes through a memfd (the reader takes a path); the log is written to a
- * memory stream and, when the reader says it succeeded, must be one the
- * shared reader accepts.  The seeds are md_synth's (tests/minidump).
+ * MiscInfo, Breakpad's Linux text streams, CrashpadInfo and its
+ * annotations), and libdwfl's unwinding from the dump's memory.
+ * Minidumps come from other machines.  Each input goes through a memfd
+ * (the reader takes a path); the log is written to a memory stream and,
+ * when the reader says it succeeded, must be one the shared reader
+ * accepts.  The seeds are md_synth's (tests/minidump).
  */
 #define _GNU_SOURCE
 #include <stdint.h>

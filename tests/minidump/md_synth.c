@@ -16,7 +16,11 @@
  *                       dumped range, MiscInfo's uptime; an RSDS record of a
  *                       file that is here: the file's whole build id when it
  *                       begins with the GUID, none when not; a dump without an
- *                       Exception stream; Windows' and a bad RVA rejected
+ *                       Exception stream; Windows' and a bad RVA rejected;
+ *                       Crashpad's CrashpadInfo: annotations as ETC pairs,
+ *                       prod/ver, the report and client ids, the caller's
+ *                       opts first, and broken ones (counts, RVAs, lengths
+ *                       past the end) left out while the rest converts
  *   md_synth DIR        writes the dumps into DIR (the fuzz seed corpus)
  *
  * Exit 0 when every check holds; each failed one is printed.
@@ -271,22 +275,37 @@ static void make_dump(dump *d, bool amd64, bool old, bool exception)
     stream(d, 15, mi, 24);
 }
 
-/* Converts d (through a file, as the command does) and parses the log:
- * the conversion's code; *log NULL unless it succeeded. */
-static int convert(const dump *d, fl_crashlog **log, char *err, size_t errcap, char **textp)
+/* Converts d with opts (NULL: none but the name) and parses the log: the
+ * conversion's code; *log NULL unless it succeeded.  Through a file, as
+ * the command does, or (buf) from a heap copy of exactly the dump's size,
+ * as the server does, where ASan sees a read one byte past the end. */
+static int convert_opts(const dump *d, const fl_minidump_opts *opts, bool buf, fl_crashlog **log,
+                        char *err, size_t errcap, char **textp)
 {
-    char path[] = "/tmp/md_synth.XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0 || write(fd, d->m.b, d->m.n) != (ssize_t)d->m.n)
-        abort();
-    close(fd);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     fl_minidump_opts o = {.crash_time = -1, .unwind = true, .name = "synth.dmp"};
-    int rc = fl_minidump_to_crashlog(path, &o, out, NULL, err, errcap);
+    if (opts)
+        o = *opts;
+    int rc;
+    if (buf) {
+        uint8_t *copy = malloc(d->m.n);
+        if (!copy)
+            abort();
+        memcpy(copy, d->m.b, d->m.n);
+        rc = fl_minidump_buf_to_crashlog(copy, d->m.n, &o, out, NULL, err, errcap);
+        free(copy);
+    } else {
+        char path[] = "/tmp/md_synth.XXXXXX";
+        int fd = mkstemp(path);
+        if (fd < 0 || write(fd, d->m.b, d->m.n) != (ssize_t)d->m.n)
+            abort();
+        close(fd);
+        rc = fl_minidump_to_crashlog(path, &o, out, NULL, err, errcap);
+        unlink(path);
+    }
     fclose(out);
-    unlink(path);
     *log = NULL;
     if (rc == FL_MINIDUMP_OK) {
         fl_crashlog_error e;
@@ -301,6 +320,11 @@ static int convert(const dump *d, fl_crashlog **log, char *err, size_t errcap, c
     else
         free(text);
     return rc;
+}
+
+static int convert(const dump *d, fl_crashlog **log, char *err, size_t errcap, char **textp)
+{
+    return convert_opts(d, NULL, false, log, err, errcap, textp);
 }
 
 static uint64_t reg(const fl_crashlog *l, const char *name)
@@ -489,6 +513,266 @@ static void check_bad(const char *what, size_t at, uint32_t v, int want, const c
     free(d.m.b);
 }
 
+/* ---- CrashpadInfo (Crashpad's minidump_extensions.h) ---- */
+
+/* A MinidumpUTF8String: the length, the bytes, a NUL not counted. */
+static uint32_t put_utf8(img *m, const char *str)
+{
+    size_t n = strlen(str);
+    uint32_t at = put(m, NULL, 4 + n + 1);
+    set32(m, at, (uint32_t)n);
+    memcpy(m->b + at + 4, str, n);
+    return at;
+}
+
+/* A MinidumpByteArray. */
+static uint32_t put_bytes(img *m, const void *p, size_t n)
+{
+    uint32_t at = put(m, NULL, 4 + n);
+    set32(m, at, (uint32_t)n);
+    memcpy(m->b + at + 4, p, n);
+    return at;
+}
+
+static void set_loc(img *m, size_t at, uint32_t size, uint32_t rva)
+{
+    set32(m, at, size);
+    set32(m, at + 4, rva);
+}
+
+/* A MinidumpSimpleStringDictionary of n pairs kv[2i], kv[2i + 1], its
+ * location written at loc. */
+static uint32_t put_dict(img *m, const char *const *kv, size_t n, size_t loc)
+{
+    uint32_t k[8], v[8];
+    for (size_t i = 0; i < n; i++) {
+        k[i] = put_utf8(m, kv[2 * i]);
+        v[i] = put_utf8(m, kv[2 * i + 1]);
+    }
+    uint32_t at = put(m, NULL, 4 + 8 * n);
+    set32(m, at, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        set32(m, at + 4 + 8 * i, k[i]);
+        set32(m, at + 8 + 8 * i, v[i]);
+    }
+    set_loc(m, loc, (uint32_t)(4 + 8 * n), at);
+    return at;
+}
+
+/* How add_crashpad breaks its stream. */
+enum {
+    CP_GOOD,
+    CP_OLD,      /* a 52-byte stream (no address_mask), module 0's info of 20 bytes */
+    CP_COUNT,    /* the process's dictionary counts one entry more than its location
+                  * holds; module 0's list 0x40000000 */
+    CP_RVA,      /* module 0's value RVA 2 bytes before the end, an object's 0xffffffff */
+    CP_LENGTH,   /* "channel"'s value a UTF8String 1 byte longer than the file;
+                  * "ann_str"'s ByteArray 0xfffffffc bytes */
+    CP_MODULES,  /* the module list counts 0xffffffff */
+    CP_VERSION,  /* version 2 */
+    CP_SHORT,    /* a stream of 51 bytes */
+    CP_PAST_END, /* the stream's own location past the file's end */
+};
+
+/* Report id 01 02 .. 10 and client id a0 a1 .. af, as Crashpad's UUIDs
+ * (data1 32-bit LE, data2 and data3 16-bit LE, data4[8]) print them. */
+#define CP_REPORT_ID "04030201-0605-0807-090a-0b0c0d0e0f10"
+#define CP_CLIENT_ID "a3a2a1a0-a5a4-a7a6-a8a9-aaabacadaeaf"
+
+/* A CrashpadInfo stream, the last thing in d: the process's annotations
+ * prod, ver, channel (and two blank ones), module 0 with a list, a simple
+ * and three object annotations (a string, an int, a user type), module 1
+ * with an old 20-byte info and one simple annotation. */
+static void add_crashpad(dump *d, int mode)
+{
+    img *m = &d->m;
+    uint32_t info = put(m, NULL, 64);
+    set32(m, info, mode == CP_VERSION ? 2 : 1);
+    for (int i = 0; i < 16; i++) {
+        m->b[info + 4 + i] = (uint8_t)(1 + i);
+        m->b[info + 20 + i] = (uint8_t)(0xa0 + i);
+    }
+    set64(m, info + 56, 0xffffffffffffull); /* address_mask */
+    static const char *const proc[] = {"prod", "SynthApp", "ver", "3.1.4", "channel",
+                                       "beta", "blank",    " \t", " ",     "blank key"};
+    uint32_t pd = put_dict(m, proc, 5, info + 36);
+    /* module 0 */
+    uint32_t mi0 = put(m, NULL, 28);
+    set32(m, mi0, 1);
+    uint32_t l0 = put_utf8(m, "first line\nsecond");
+    uint32_t list = put(m, NULL, 8);
+    set32(m, list, 1);
+    set32(m, list + 4, l0);
+    set_loc(m, mi0 + 4, 8, list);
+    static const char *const mod[] = {"module_key", "module_value"};
+    uint32_t md0 = put_dict(m, mod, 1, mi0 + 12);
+    static const uint8_t one[4] = {1, 0, 0, 0};
+    uint32_t names[3] = {put_utf8(m, "ann_str"), put_utf8(m, "ann_int"), put_utf8(m, "ann_user")};
+    uint32_t values[3] = {put_bytes(m, "string value", 12), put_bytes(m, one, 4),
+                          put_bytes(m, "not text", 8)};
+    static const uint16_t types[3] = {1, 2, 0x8001};
+    uint32_t objs = put(m, NULL, 4 + 3 * 12);
+    set32(m, objs, 3);
+    for (size_t i = 0; i < 3; i++) {
+        set32(m, objs + 4 + 12 * i, names[i]);
+        set16(m, objs + 8 + 12 * i, types[i]);
+        set32(m, objs + 12 + 12 * i, values[i]);
+    }
+    set_loc(m, mi0 + 20, 4 + 3 * 12, objs);
+    /* module 1: an older writer's info, without annotation objects */
+    uint32_t mi1 = put(m, NULL, 20);
+    set32(m, mi1, 1);
+    static const char *const old[] = {"old_key", "old_value"};
+    put_dict(m, old, 1, mi1 + 12);
+    uint32_t ml = put(m, NULL, 4 + 2 * 12);
+    set32(m, ml, 2);
+    set32(m, ml + 4, 0);
+    set_loc(m, ml + 8, mode == CP_OLD ? 20 : 28, mi0);
+    set32(m, ml + 16, 1);
+    set_loc(m, ml + 20, 20, mi1);
+    set_loc(m, info + 44, 4 + 2 * 12, ml);
+    switch (mode) {
+    case CP_COUNT:
+        set32(m, pd, 6);
+        set32(m, list, 0x40000000);
+        break;
+    case CP_RVA:
+        set32(m, md0 + 8, (uint32_t)m->n - 2); /* its Length across the end */
+        set32(m, objs + 12, 0xffffffffu);
+        break;
+    case CP_LENGTH: {
+        uint32_t last = put(m, NULL, 4); /* the file ends here */
+        set32(m, last, 1);
+        set32(m, pd + 4 + 2 * 8 + 4, last);
+        set32(m, values[0], 0xfffffffcu);
+        break;
+    }
+    case CP_MODULES:
+        set32(m, ml, 0xffffffffu);
+        break;
+    }
+    uint32_t size = mode == CP_OLD ? 52 : mode == CP_SHORT ? 51 : 64;
+    if (mode == CP_PAST_END)
+        size = (uint32_t)m->n - info + 1;
+    stream(d, 0x43500001, info, size);
+}
+
+/* The ETC pairs of l, "key=value;..." in order. */
+static void etc_list(const fl_crashlog *l, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < l->netc && o < cap; i++)
+        o += (size_t)snprintf(out + o, cap - o, "%s=%s;", l->etc[i].key, l->etc[i].value);
+}
+
+/* Converts the arm64 dump with CrashpadInfo broken by `mode` (from a buffer
+ * of its exact size): it converts, with exactly the ETC pairs `want`, the
+ * application `app`, and the ids from the stream or not. */
+static void check_crashpad_mode(int mode, const char *want, const char *app, bool ids)
+{
+    dump d;
+    make_dump(&d, false, false, true);
+    add_crashpad(&d, mode);
+    fl_crashlog *l;
+    char err[512], got[2048];
+    int rc = convert_opts(&d, NULL, true, &l, err, sizeof err, NULL);
+    CHECK(rc == FL_MINIDUMP_OK, "mode %d: %s", mode, err);
+    if (l) {
+        etc_list(l, got, sizeof got);
+        CHECK(!strcmp(got, want), "mode %d: ETC %s, want %s", mode, got, want);
+        CHECK(!strcmp(s(l->app_name), app), "mode %d: app %s", mode, s(l->app_name));
+        if (ids)
+            CHECK(!strcmp(s(l->crash_id), CP_REPORT_ID) && !strcmp(s(l->install_id), CP_CLIENT_ID),
+                  "mode %d: ids %s %s", mode, s(l->crash_id), s(l->install_id));
+        else
+            CHECK(!l->install_id && l->crash_id && strcmp(l->crash_id, CP_REPORT_ID),
+                  "mode %d: ids %s %s", mode, s(l->crash_id), s(l->install_id));
+        /* the rest is converted */
+        CHECK(l->crash_signal == 7 && l->nobjects == 2 && l->nthreads == 1, "mode %d: the rest",
+              mode);
+        fl_crashlog_free(l);
+    }
+    free(d.m.b);
+}
+
+#define CP_PROCESS "prod=SynthApp;ver=3.1.4;channel=beta;"
+#define CP_MODULE0                                                                                 \
+    "module_key=module_value;ann_str=string value;list_annotations=first line\\nsecond;"
+#define CP_MODULE1 "old_key=old_value;"
+
+static void check_crashpad(void)
+{
+    /* No opts: the annotations name the application, the ids are the
+     * report's and the client's; the int and user-typed objects and the
+     * blank pairs are left out. */
+    dump d;
+    make_dump(&d, false, false, true);
+    add_crashpad(&d, CP_GOOD);
+    fl_crashlog *l;
+    char err[512], got[2048];
+    for (int buf = 0; buf < 2; buf++) {
+        int rc = convert_opts(&d, NULL, buf, &l, err, sizeof err, NULL);
+        CHECK(rc == FL_MINIDUMP_OK, "%s", err);
+        if (!l)
+            continue;
+        etc_list(l, got, sizeof got);
+        CHECK(!strcmp(got, CP_PROCESS CP_MODULE0 CP_MODULE1), "ETC %s", got);
+        CHECK(!strcmp(s(fl_crashlog_etc(l, "ann_str")), "string value") &&
+                  !fl_crashlog_etc(l, "ann_int") && !fl_crashlog_etc(l, "ann_user") &&
+                  !fl_crashlog_etc(l, "blank"),
+              "annotation objects");
+        CHECK(!strcmp(s(l->app_name), "SynthApp") && !strcmp(s(l->app_version), "3.1.4"),
+              "app %s %s", s(l->app_name), s(l->app_version));
+        CHECK(!strcmp(s(l->crash_id), CP_REPORT_ID), "crash id %s", s(l->crash_id));
+        CHECK(!strcmp(s(l->install_id), CP_CLIENT_ID), "install id %s", s(l->install_id));
+        fl_crashlog_free(l);
+    }
+    /* The caller's opts win; its ETC pairs come first, and an annotation
+     * that repeats one of them (an upload's form field) is not written
+     * twice. */
+    static const char *const etc[] = {"channel", "beta", "form", "field"};
+    fl_minidump_opts o = {.crash_time = -1,
+                          .name = "synth.dmp",
+                          .app = "CallerApp",
+                          .app_version = "9.9",
+                          .install_id = "0badc0de-0000-4000-8000-000000000001",
+                          .crash_id = "0badc0de-0000-4000-8000-000000000002",
+                          .etc = etc,
+                          .netc = 2};
+    int rc = convert_opts(&d, &o, true, &l, err, sizeof err, NULL);
+    CHECK(rc == FL_MINIDUMP_OK, "%s", err);
+    if (l) {
+        etc_list(l, got, sizeof got);
+        CHECK(
+            !strcmp(got, "channel=beta;form=field;prod=SynthApp;ver=3.1.4;" CP_MODULE0 CP_MODULE1),
+            "ETC with opts %s", got);
+        CHECK(!strcmp(s(l->app_name), "CallerApp") && !strcmp(s(l->app_version), "9.9"),
+              "app %s %s", s(l->app_name), s(l->app_version));
+        CHECK(!strcmp(s(l->install_id), o.install_id) && !strcmp(s(l->crash_id), o.crash_id),
+              "ids %s %s", s(l->install_id), s(l->crash_id));
+        fl_crashlog_free(l);
+    }
+    free(d.m.b);
+
+    check_crashpad_mode(CP_OLD,
+                        CP_PROCESS "module_key=module_value;list_annotations=first "
+                                   "line\\nsecond;" CP_MODULE1,
+                        "SynthApp", true);
+    check_crashpad_mode(CP_COUNT, "module_key=module_value;ann_str=string value;" CP_MODULE1,
+                        "synthapp", true);
+    check_crashpad_mode(CP_RVA, CP_PROCESS "list_annotations=first line\\nsecond;" CP_MODULE1,
+                        "SynthApp", true);
+    check_crashpad_mode(CP_LENGTH,
+                        "prod=SynthApp;ver=3.1.4;module_key=module_value;"
+                        "list_annotations=first line\\nsecond;" CP_MODULE1,
+                        "SynthApp", true);
+    check_crashpad_mode(CP_MODULES, CP_PROCESS, "SynthApp", true);
+    check_crashpad_mode(CP_VERSION, "", "synthapp", false);
+    check_crashpad_mode(CP_SHORT, "", "synthapp", false);
+    check_crashpad_mode(CP_PAST_END, "", "synthapp", false);
+}
+
 int main(int argc, char **argv)
 {
     unsetenv("DEBUGINFOD_URLS");
@@ -496,13 +780,18 @@ int main(int argc, char **argv)
         const struct {
             const char *name;
             bool amd64, old, exc;
-        } seeds[] = {{"arm64", false, false, true},
-                     {"arm64_old", false, true, true},
-                     {"arm64_noexc", false, false, false},
-                     {"amd64", true, false, true}};
+            int crashpad; /* < 0: no CrashpadInfo stream */
+        } seeds[] = {{"arm64", false, false, true, -1},
+                     {"arm64_old", false, true, true, -1},
+                     {"arm64_noexc", false, false, false, -1},
+                     {"amd64", true, false, true, -1},
+                     {"arm64_crashpad", false, false, true, CP_GOOD},
+                     {"arm64_crashpad_old", false, false, false, CP_OLD}};
         for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
             dump d;
             make_dump(&d, seeds[i].amd64, seeds[i].old, seeds[i].exc);
+            if (seeds[i].crashpad >= 0)
+                add_crashpad(&d, seeds[i].crashpad);
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.dmp", argv[1], seeds[i].name);
             FILE *f = fopen(path, "wb");
@@ -517,6 +806,7 @@ int main(int argc, char **argv)
     check_amd64();
     check_rsds_file();
     check_no_exception();
+    check_crashpad();
     /* The SystemInfo stream is the first after the header and directory:
      * its CSD string comes first, then the 56 bytes. */
     dump d;
