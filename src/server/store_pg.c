@@ -966,17 +966,14 @@ static int p_get_minidump(fl_store_conn *pc, const char *id, char **data, size_t
     *len = 0;
     p_args a = {0};
     p_text(&a, id);
-    PGresult *r = p_exec(c, "SELECT size::text, data FROM minidumps WHERE crash_id=$1", &a, 1);
+    PGresult *r = p_exec(c, "SELECT size, data FROM minidumps WHERE crash_id=$1", &a, 1);
     if (!r)
         return -1;
     int rc = 1;
     if (PQntuples(r) == 1) {
-        /* Binary results: size comes as text (cast), data as its bytes. */
-        char sz[24];
-        snprintf(sz, sizeof sz, "%.*s", PQgetlength(r, 0, 0), PQgetvalue(r, 0, 0));
         rc = 0;
         if (fl_unzstd(PQgetvalue(r, 0, 1), (size_t)PQgetlength(r, 0, 1), MAX_DUMP, data, len) ||
-            *len != (size_t)strtoull(sz, NULL, 10)) {
+            *len != (size_t)r_i64(r, 0, 0)) {
             rc = -1;
             free(*data);
             *data = NULL;
@@ -2413,7 +2410,8 @@ static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
                           * merged into (merge_group leaves the crash in its own). */
                          "SELECT raw, state, coalesce((SELECT merged_into FROM groups WHERE "
                          "id=crashes.group_id), group_id), stack_hash, processed, received, app, "
-                         "version, email, project FROM crashes WHERE id=$1",
+                         "version, email, project, (SELECT size FROM minidumps WHERE "
+                         "crash_id=$1) FROM crashes WHERE id=$1",
                          &a, 1);
     if (!r)
         return NULL;
@@ -2466,6 +2464,8 @@ static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_object_set_new(out, "version", r_text_json(r, 0, 7));
     json_object_set_new(out, "email", r_text_json(r, 0, 8));
     json_object_set_new(out, "raw", fl_json_text(raw, rl));
+    if (!PQgetisnull(r, 0, 10)) /* the minidump it was made from, kept */
+        json_object_set_new(out, "minidump_bytes", json_integer(r_i64(r, 0, 10)));
 out:
     free(raw);
     free(proc);

@@ -2030,11 +2030,11 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
          * merged into (merge_group leaves the crash in its own). */
         "SELECT raw, state, coalesce((SELECT merged_into FROM groups WHERE id=crashes.group_id), "
         "group_id), stack_hash, processed, received, app, version, chunk, "
-        "chunk_off, raw_len, email, coalesce(project, '" FL_PROJECT_DEFAULT "') FROM crashes "
-        "WHERE id=?1",
+        "chunk_off, raw_len, email, coalesce(project, '" FL_PROJECT_DEFAULT "'), "
+        "(SELECT size FROM minidumps WHERE crash_id=?1) FROM crashes WHERE id=?1",
         "SELECT X'', 0, NULL, NULL, NULL, received, app, version, chunk, chunk_off, raw_len, "
-        "email, coalesce(project, '" FL_PROJECT_DEFAULT "') FROM inbox WHERE id=?1 ORDER BY rid "
-        "LIMIT 1"};
+        "email, coalesce(project, '" FL_PROJECT_DEFAULT "'), (SELECT size FROM minidumps WHERE "
+        "crash_id=?1) FROM inbox WHERE id=?1 ORDER BY rid LIMIT 1"};
     sqlite3_stmt *s = NULL;
     int rc = SQLITE_DONE;
     for (int i = 0; i < 2 && rc == SQLITE_DONE; i++) {
@@ -2088,6 +2088,8 @@ static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
     json_object_set_new(out, "version", text_json(s, 7));
     json_object_set_new(out, "email", text_json(s, 11));
     json_object_set_new(out, "raw", fl_json_text(raw, rl));
+    if (sqlite3_column_type(s, 13) != SQLITE_NULL) /* the minidump it was made from, kept */
+        json_object_set_new(out, "minidump_bytes", json_integer(sqlite3_column_int64(s, 13)));
 out:
     free(raw);
     free(proc);

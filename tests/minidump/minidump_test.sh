@@ -353,7 +353,7 @@ serve)
     got=$(wait_counts mdapp 1)
     [ "$got" = 1 ] || fail "group counts '$got', want 1"
     wait_processed "$id" "$WORK/crash.json"
-    python3 - "$WORK/crash.json" "$GUID" <<'PY' || fail "the crash as the API shows it"
+    python3 - "$WORK/crash.json" "$GUID" "$(stat -c %s "$WORK/dump.dmp")" <<'PY' || fail "the crash as the API shows it"
 import json, sys
 c = json.load(open(sys.argv[1]))
 m = c["metadata"]
@@ -366,6 +366,8 @@ etc = m["etc"]
 assert etc.get("ptype") == "browser" and etc.get("channel") == "beta", etc
 assert "line1" in etc["note"] and "CRASH_SIGNAL 9" in etc["note"], etc
 assert m["signal"] == 11 and "prod" not in etc and "guid" not in etc, (m["signal"], etc)
+# The dump is kept, and the crash says how large it is.
+assert c["minidump_bytes"] == int(sys.argv[3]), c.get("minidump_bytes")
 t = c["threads"][0]
 assert t["crashed"], t
 names = [f.get("function") for f in t["frames"]]
@@ -431,6 +433,7 @@ PY
     # A crash that came as a log has no minidump; an unknown id neither.
     id3=$(field id <"$WORK/body")
     wait_processed "$id3" "$WORK/crash3.json"
+    grep -q '"minidump_bytes"' "$WORK/crash3.json" && fail "a crash sent as a log says it has a minidump"
     st=$(code GET "/api/v1/crashes/$id3/minidump" -H "Authorization: Bearer $ADMIN")
     [ "$st" = 404 ] && grep -q 'no minidump is kept' "$WORK/body" ||
         fail "the minidump of a crash sent as a log: $st $(cat "$WORK/body")"

@@ -498,19 +498,26 @@ try {
   await page.unroute('**/api/v1/crashes/from-core');
   // A minidump's (Breakpad's or Crashpad's) too; a CRASH_SOURCE it does
   // not know (here an inherited property's name) says nothing.
-  for (const [src, says] of [['minidump', 'from a minidump'], ['constructor', null]]) {
+  // The button to download the dump shows where the server kept one
+  // (minidump_bytes), not on a log made from a dump on the client's machine.
+  for (const [src, says, kept] of [['minidump', 'from a minidump', 36112],
+                                   ['minidump-log', 'from a minidump', undefined],
+                                   ['constructor', null, undefined]]) {
+    const source = src === 'minidump-log' ? 'minidump' : src;
     await page.route('**/api/v1/crashes/from-' + src, (r) => r.fulfill({ json: {
       id: 'from-' + src, project: 'default', state: 'processed', received: '2026-11-27T00:00:00Z',
-      metadata: { signal: 11, cpuarch: 'x86-64', other: { CRASH_SOURCE: src } }, threads: [],
-      raw: 'FAULTLINE 0.1.0\nCRASH_SOURCE ' + src + '\nEND\n' } }));
+      metadata: { signal: 11, cpuarch: 'x86-64', other: { CRASH_SOURCE: source } }, threads: [],
+      raw: 'FAULTLINE 0.1.0\nCRASH_SOURCE ' + source + '\nEND\n', minidump_bytes: kept } }));
     await page.goto(url + '/#/crash/from-' + src);
     await page.waitForSelector('#crash-arch');
     const got = await page.locator('#crash-source').count() ? await page.textContent('#crash-source') : null;
     check(got === says, 'a crash with CRASH_SOURCE ' + src + ' reads ' + got);
-    check((await page.locator('#crash-minidump').count() === 1) === (src === 'minidump'),
+    check((await page.locator('#crash-minidump').count() === 1) === (kept !== undefined),
           'a crash with CRASH_SOURCE ' + src + ': a minidump button ' +
           await page.locator('#crash-minidump').count());
-    if (src === 'minidump') {
+    if (kept) {
+      check(await page.textContent('#crash-minidump') === 'Download the minidump (35 KiB)',
+            'the minidump button reads ' + await page.textContent('#crash-minidump'));
       // The button saves what the server gives back, as ID.dmp, with the
       // token; where the server kept none, it says the server's reason.
       const bytes = Buffer.from([0x4d, 0x44, 0x4d, 0x50, 0x93, 0xa7, 0, 0, 0xff, 0x0a, 0x3c]);

@@ -1592,17 +1592,36 @@ static void test_minidumps(void **st)
     ingest_secret(e, "log1", T0, r0);
     assert_int_equal(dump_of(e, "log1", 0, 0, &same), 1);
     assert_int_equal(dump_of(e, "nope", 0, 0, &same), 1);
+    /* get_crash() says whether one is kept, and its size. */
+    bool nf = false;
+    json_t *j = e->s->get_crash(e->c, "md1", &nf);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "minidump_bytes")), 300000);
+    json_decref(j);
+    j = e->s->get_crash(e->c, "log1", &nf);
+    assert_non_null(j);
+    assert_null(json_object_get(j, "minidump_bytes"));
+    json_decref(j);
     /* Processed, it is still there. */
     crash k = {.id = "md1", .ref = ref[0], .group = "gd", .version = "1.0"};
     assert_int_equal(apply_c(e, &k, false), 0);
     assert_int_equal(dump_of(e, "md1", 1, 300000, &same), 0);
     assert_true(same);
+    j = e->s->get_crash(e->c, "md1", &nf);
+    assert_non_null(j);
+    assert_string_equal(str_of(j, "state"), "processed");
+    assert_int_equal(json_integer_value(json_object_get(j, "minidump_bytes")), 300000);
+    json_decref(j);
     /* Deleted: gone, pending or processed, and a resend stores none. */
     assert_true(ingest_dump(e, "md2", 2, 5000, 1, ref[1]));
     assert_int_equal(delete_c(e, "md1"), 0);
     assert_int_equal(delete_c(e, "md2"), 0);
     assert_int_equal(dump_of(e, "md1", 1, 300000, &same), 1);
     assert_int_equal(dump_of(e, "md2", 2, 5000, &same), 1);
+    j = e->s->get_crash(e->c, "md2", &nf);
+    assert_non_null(j);
+    assert_null(json_object_get(j, "minidump_bytes")); /* deleted */
+    json_decref(j);
     assert_false(ingest_dump(e, "md1", 1, 300000, 1, NULL));
     assert_int_equal(dump_of(e, "md1", 1, 300000, &same), 1);
     /* Expired with its crash. */

@@ -31,10 +31,13 @@ function el(tag, attrs, ...kids) {
 }
 
 // The minidump a crash was made from, as its client sent it (the server
-// keeps those it was sent; not one `faultline minidump` turned into a log
-// on the client's machine): fetched with the token and saved as ID.dmp.
-function minidumpButton(id) {
-  const b = el('button', {class: 'action', id: 'crash-minidump'}, 'Download the minidump');
+// keeps those it was sent -- minidump_bytes says so --, not one that
+// `faultline minidump` turned into a log on the client's machine): fetched
+// with the token and saved as ID.dmp.
+function minidumpButton(id, bytes) {
+  const size = bytes < 10240 ? bytes + ' bytes' : Math.round(bytes / 1024) + ' KiB';
+  const b = el('button', {class: 'action', id: 'crash-minidump'},
+    'Download the minidump (' + size + ')');
   const said = el('span', {id: 'crash-minidump-result', role: 'status'});
   b.addEventListener('click', async () => {
     b.disabled = true;
@@ -685,7 +688,7 @@ async function crash(view, id) {
          SOURCES[(m.other || {}).CRASH_SOURCE]
              ? el('div', {}, el('span', {}, 'caught'),
                   el('span', {id : 'crash-source'}, SOURCES[m.other.CRASH_SOURCE]),
-                  m.other.CRASH_SOURCE === 'minidump' ? minidumpButton(c.id) : null)
+                  c.minidump_bytes ? minidumpButton(c.id, c.minidump_bytes) : null)
              : null,
          // Its installation: the groups it crashed in.
          m.install_id ? el('div', {}, el('span', {}, 'installation'),
