@@ -33,6 +33,9 @@ typedef struct fl_store_conn fl_store_conn;
  * larger log.  Level 3 takes ~40 % fewer instructions than level 1 on such
  * a batch: it finds the long repeats and skips ahead. */
 #define FL_RAW_ZSTD_LEVEL 3
+/* The largest minidump get_minidump() decompresses (ingest takes 8 MiB by
+ * default: --max-decoded). */
+#define FL_MINIDUMP_MAX (64u << 20)
 #define FL_RAW_FRAME_MAX (256u << 10)
 
 /* A raw report accepted by ingest.  Everything borrowed. */

@@ -957,8 +957,6 @@ static int p_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
     return rc;
 }
 
-#define MAX_DUMP (64u << 20) /* a minidump, decompressed (ingest takes 8 MiB by default) */
-
 static int p_get_minidump(fl_store_conn *pc, const char *id, char **data, size_t *len)
 {
     pconn *c = (pconn *)pc;
@@ -972,7 +970,8 @@ static int p_get_minidump(fl_store_conn *pc, const char *id, char **data, size_t
     int rc = 1;
     if (PQntuples(r) == 1) {
         rc = 0;
-        if (fl_unzstd(PQgetvalue(r, 0, 1), (size_t)PQgetlength(r, 0, 1), MAX_DUMP, data, len) ||
+        if (fl_unzstd(PQgetvalue(r, 0, 1), (size_t)PQgetlength(r, 0, 1), FL_MINIDUMP_MAX, data,
+                      len) ||
             *len != (size_t)r_i64(r, 0, 0)) {
             rc = -1;
             free(*data);

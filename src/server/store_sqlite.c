@@ -2642,8 +2642,6 @@ static int delete_crash(sconn *c, const char *id, bool blank)
     }
 }
 
-#define MAX_DUMP (64u << 20) /* a minidump, decompressed (ingest takes 8 MiB by default) */
-
 static int s_get_minidump(fl_store_conn *pc, const char *id, char **data, size_t *len)
 {
     sconn *c = (sconn *)pc;
@@ -2658,8 +2656,8 @@ static int s_get_minidump(fl_store_conn *pc, const char *id, char **data, size_t
     if (rc == SQLITE_ROW) {
         size_t want = (size_t)sqlite3_column_int64(s, 0);
         r = 0;
-        if (fl_unzstd(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1), MAX_DUMP, data,
-                      len) ||
+        if (fl_unzstd(sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
+                      FL_MINIDUMP_MAX, data, len) ||
             *len != want) {
             r = -1;
             free(*data);
