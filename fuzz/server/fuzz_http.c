@@ -155,6 +155,7 @@ static bool setup(void)
      * (413), a decoded body over 256 KiB or 100 times its size (413),
      * more than 128 KiB of a request's data held (503). */
     fl_http_config hc = {.keyless_ingest = true,
+                         .keep_minidumps = true,
                          .admin_token = "admintoken",
                          .ingest_key = "ingestkey",
                          .max_body = 64u << 10,

@@ -40,7 +40,7 @@ typedef struct opts {
     double rate, burst;
     const char *skip_list, *prefix_list;
     uint64_t max_symbol_file, symcache_lru, republish_after, context_max_paths;
-    bool no_remote_unwind, no_id_filter;
+    bool no_remote_unwind, no_id_filter, no_keep_minidumps;
     int64_t retention_s; /* 0: crashes are kept for good */
     const char *notify_url;
     unsigned notify_digest, notify_period_s; /* --notify-digest N/PERIOD */
@@ -103,6 +103,9 @@ static void usage(FILE *f)
             "                       20000000; a crash's searches share twice that)\n"
             "  --no-id-filter       look every new crash id up among those stored instead of\n"
             "                       keeping a filter of them in memory (~10 bits per crash)\n"
+            "  --no-keep-minidumps  keep only the crash log an uploaded minidump becomes, not\n"
+            "                       the dump (it holds the process's stack memory; default:\n"
+            "                       kept, GET /api/v1/crashes/ID/minidump)\n"
             "  --retention D        remove crashes received more than D ago: N days, or N\n"
             "                       followed by d, h, m or s (default 0: keep them for good);\n"
             "                       groups keep their counts\n"
@@ -278,6 +281,8 @@ static int parse_args(opts *o, int argc, char **argv)
             o->no_remote_unwind = true;
         } else if (!strcmp(a, "--no-id-filter")) {
             o->no_id_filter = true;
+        } else if (!strcmp(a, "--no-keep-minidumps")) {
+            o->no_keep_minidumps = true;
         } else if (!strcmp(a, "--max-symbol-file")) {
             if (num(a, TAKE, &o->max_symbol_file))
                 return -1;
@@ -1041,6 +1046,7 @@ int fl_cmd_serve(int argc, char **argv)
         fl_http_config hc = {.port = o.port,
                              .threads = o.http_threads,
                              .keyless_ingest = o.keyless,
+                             .keep_minidumps = !o.no_keep_minidumps,
                              .admin_token = admin,
                              .ingest_key = ingest,
                              .max_body = (size_t)o.max_body,

@@ -208,6 +208,9 @@ typedef struct fl_http_config {
     unsigned port; /* 0: any free port */
     unsigned threads;
     bool keyless_ingest;
+    /* Keep an uploaded minidump beside the log it became (GET
+     * /api/v1/crashes/ID/minidump); false: the log only. */
+    bool keep_minidumps;
     const char *admin_token, *ingest_key;
     size_t max_body, max_decoded;
     unsigned max_ratio;

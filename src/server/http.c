@@ -779,13 +779,15 @@ static const char *minidump_log(req *r, size_t i, const char *dump, size_t len, 
     }
     /* The dump itself is kept too (compressed here, off the writer's
      * path): GET /api/v1/crashes/ID/minidump gives it back, for tools that
-     * read minidumps and for what this conversion leaves out. */
-    if (fl_zstd(dump, len, FL_RAW_ZSTD_LEVEL, &r->dumpz[i], &r->dumpzl[i])) {
+     * read minidumps and for what this conversion leaves out -- unless
+     * the server keeps none (the process memory it holds). */
+    if (r->h->cfg.keep_minidumps &&
+        fl_zstd(dump, len, FL_RAW_ZSTD_LEVEL, &r->dumpz[i], &r->dumpzl[i])) {
         snprintf(why, whycap, "out of memory");
         free(text);
         return NULL;
     }
-    r->dumpn[i] = len;
+    r->dumpn[i] = r->dumpz[i] ? len : 0;
     r->converted[i] = text;
     *tlen = n;
     return text;
@@ -1348,7 +1350,8 @@ static json_t *crash_for(fl_http *h, fl_store_conn *sc, struct MHD_Connection *c
 /* GET /api/v1/crashes/ID/minidump: the minidump the crash was made from,
  * as its client sent it (decompressed), for tools that read minidumps
  * and for what the conversion into a log leaves out (other threads'
- * stacks, memory).  404 when none is kept: the crash came as a log. */
+ * stacks, memory).  404 when none is kept: the crash came as a log, or
+ * the server that took it kept none (--no-keep-minidumps). */
 static enum MHD_Result api_minidump(fl_http *h, struct MHD_Connection *c, const char *id)
 {
     if (!id_ok(id))
@@ -1367,7 +1370,12 @@ static enum MHD_Result api_minidump(fl_http *h, struct MHD_Connection *c, const 
         if (!j)
             return ret;
         json_decref(j);
-        return send_error(c, 404, "no minidump is kept for this crash (it came as a crash log)",
+        return send_error(c, 404,
+                          h->cfg.keep_minidumps
+                              ? "no minidump is kept for this crash (it came as a crash log)"
+                              : "no minidump is kept for this crash (it came as a crash log, "
+                                "or as a minidump while this server was started with "
+                                "--no-keep-minidumps)",
                           NULL);
     }
     struct MHD_Response *r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);

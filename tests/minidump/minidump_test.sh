@@ -440,6 +440,29 @@ PY
     st=$(code GET "/api/v1/crashes/no-such-crash/minidump" -H "Authorization: Bearer $ADMIN")
     [ "$st" = 404 ] || fail "the minidump of an unknown crash: $st"
     stop || fail "server exit status"
+    # --no-keep-minidumps: a dump becomes its log and nothing more; the
+    # dumps kept before stay.
+    start "$WORK/data" --max-body 8388608 --no-keep-minidumps
+    mv "$WORK/dump.dmp" "$WORK/second.dmp"
+    make_dump "$VICTIM"
+    st=$(post_dump "$WORK/dump.dmp" mdnokeep 1.0)
+    [ "$st" = 200 ] || fail "--no-keep-minidumps: the upload: $st $(cat "$WORK/body")"
+    id4=$(field id <"$WORK/body")
+    wait_processed "$id4" "$WORK/crash4.json"
+    grep -q '"CRASH_SOURCE":"minidump"' "$WORK/crash4.json" ||
+        fail "--no-keep-minidumps: not processed as a minidump: $(head -c 300 "$WORK/crash4.json")"
+    grep -q '"minidump_bytes"' "$WORK/crash4.json" &&
+        fail "--no-keep-minidumps: the crash says it has a minidump"
+    st=$(code GET "/api/v1/crashes/$id4/minidump" -H "Authorization: Bearer $ADMIN")
+    [ "$st" = 404 ] && grep -q 'no minidump is kept.*--no-keep-minidumps' "$WORK/body" ||
+        fail "--no-keep-minidumps: GET minidump: $st $(cat "$WORK/body")"
+    n=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+"SELECT count(*) FROM minidumps").fetchone()[0])' "$WORK/data/faultline.db")
+    [ "$n" = 1 ] || fail "--no-keep-minidumps: $n minidumps stored, want 1 (the first, kept before)"
+    st=$(code GET "/api/v1/crashes/$id/minidump" -H "Authorization: Bearer $ADMIN")
+    [ "$st" = 200 ] && cmp -s "$WORK/body" "$WORK/first.dmp" ||
+        fail "--no-keep-minidumps: the dump kept before: $st"
+    stop || fail "server exit status"
     ;;
 errors)
     fetch
