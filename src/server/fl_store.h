@@ -2,7 +2,8 @@
  * fl_store.h - where crashes and groups live, behind a small interface.
  *
  * One implementation per file: store_sqlite.c (the embedded default, one
- * SQLite file in WAL mode); store_pg.c (PostgreSQL) is planned.  Everything
+ * SQLite file in WAL mode) and store_pg.c (PostgreSQL, shared by many
+ * servers and workers: `serve --db postgres://...`).  Everything
  * above the store -- ingest, workers, the API -- uses only these function
  * pointers, so the engines share every line above them.
  *
