@@ -448,7 +448,9 @@ static int basics(int sig)
  * unwind with full CFI.  Unreadable pages at the start are skipped (a
  * stack overflow: the first readable page above holds the frames that
  * overflowed); after that, an unreadable page ends it (the top of the
- * stack). */
+ * stack), and so does the start of the program's argument and
+ * environment strings (fl_g.args_low): no frame lies there, and they are
+ * not the crash reporter's to send. */
 static int raw_stack(void)
 {
     uint8_t *page = stack_page;
@@ -459,6 +461,8 @@ static int raw_stack(void)
     uint64_t to = from + fl_g.stack_bytes;
     int skip = RAW_STACK_SKIP_PAGES;
     for (uint64_t a = from; a < to;) {
+        if (a < fl_g.args_low && fl_g.args_low < to)
+            to = fl_g.args_low;
         uint64_t chunk = 4096 - (a & 4095);
         if (chunk > to - a)
             chunk = to - a;

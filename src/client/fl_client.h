@@ -87,6 +87,10 @@ typedef struct fl_state {
     char reporter[FL_PATH_MAX]; /* FAULTLINE_REPORTER, or "" */
     bool do_fsync;
     size_t stack_bytes;
+    /* The lowest address of the program's argument and environment strings
+     * on the main thread's stack (the kernel's AT_RANDOM bytes lie right
+     * below them), or 0: the raw stack stops there (catcher.c). */
+    uint64_t args_low;
     size_t trace_events; /* FAULTLINE_TRACE_EVENTS: trace events in a log */
     int64_t install_mono_ns;
     pid_t pid;                /* the process whose memory this is: kept across fork() (trace.c) */

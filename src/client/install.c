@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "fl_client.h"
 #include "mojocrash.h"
@@ -81,6 +82,11 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
         return 0;
     fl_catcher_prepare();
     fl_g.stack_bytes = env_size("FAULTLINE_STACK_BYTES", FL_STACK_DEFAULT, FL_STACK_MAX);
+    /* A crash in a shallow main thread would copy, with its frames, the
+     * strings above them: the program's arguments and its whole
+     * environment (tokens, passwords).  The kernel puts its 16 random
+     * bytes (AT_RANDOM) right below those strings. */
+    fl_g.args_low = getauxval(AT_RANDOM);
     fl_g.trace_events =
         env_size("FAULTLINE_TRACE_EVENTS", FL_TRACE_LOG_EVENTS, FL_TRACE_LOG_EVENTS_MAX);
     /* A real-time signal reaches the other threads; SIGRTMAX-3 keeps clear

@@ -161,6 +161,7 @@ typedef struct core_ctx {
     uint64_t pid;
     char fname[PSI_FNAME_LEN + 1];
     uint64_t at_entry;
+    uint64_t at_random; /* the bottom of the argument and environment strings */
     char *ntfile; /* a copy of the NT_FILE note's descriptor; owned */
     size_t ntfile_len;
     const char *ntfile_exe; /* NT_FILE's name of the mapping holding AT_ENTRY */
@@ -338,9 +339,12 @@ static int read_notes(core_ctx *c)
                 memcpy(c->fname, d + PSI_FNAME, PSI_FNAME_LEN);
                 c->fname[PSI_FNAME_LEN] = '\0';
             } else if (nh.n_type == NT_AUXV) {
-                for (size_t a = 0; a + 16 <= nh.n_descsz; a += 16)
+                for (size_t a = 0; a + 16 <= nh.n_descsz; a += 16) {
                     if (rd64(d + a) == AT_ENTRY)
                         c->at_entry = rd64(d + a + 8);
+                    else if (rd64(d + a) == AT_RANDOM)
+                        c->at_random = rd64(d + a + 8);
+                }
             } else if (nh.n_type == NT_FILE && !c->ntfile) {
                 /* Copied: libdwfl's view of the note is renamed below. */
                 if (!(c->ntfile = malloc(nh.n_descsz ? nh.n_descsz : 1)))
@@ -731,7 +735,9 @@ int fl_core_uuid(char out[40])
  * bytes below the stack pointer (the x86-64 red zone), 64-byte aligned,
  * FL_CORE_STACK_BYTES up; where that start was not dumped (the pointer in
  * a guard page: a stack overflow), from the first dumped page above it,
- * up to 16 pages up; then up to the first page not dumped. */
+ * up to 16 pages up; then up to the first page not dumped, or to the
+ * program's argument and environment strings (the kernel's AT_RANDOM
+ * bytes lie right below them), which are never copied into a log. */
 static bool raw_stack(core_ctx *c, FILE *out, uint64_t sp)
 {
     uint8_t page[4096];
@@ -739,6 +745,8 @@ static bool raw_stack(core_ctx *c, FILE *out, uint64_t sp)
     uint64_t to = from + FL_CORE_STACK_BYTES;
     int skip = 16;
     for (uint64_t a = from; a < to;) {
+        if (a < c->at_random && c->at_random < to)
+            to = c->at_random;
         uint64_t chunk = 4096 - (a & 4095);
         if (chunk > to - a)
             chunk = to - a;

@@ -108,6 +108,7 @@
 #define MD_MAX_NAME 4096    /* bytes of UTF-8 kept of a name */
 #define MD_MAX_MODULES 1024 /* objects kept (the client's FL_MAX_MODULES) */
 #define AT_ENTRY_ 9
+#define AT_RANDOM_ 25
 #define MD_CRASHPAD_INFO_SIZE 52 /* up to module_list: older writers stop there */
 #define MD_MAX_NOTES 256         /* CrashpadInfo's annotations kept as ETC pairs */
 #define MD_MAX_NOTE_READS 4096   /* their entries looked at, kept or not */
@@ -219,6 +220,7 @@ struct md_ctx {
     bool have_start;
     uint32_t start_time;
     uint64_t at_entry;
+    uint64_t at_random; /* the bottom of the argument and environment strings */
 
     md_thread *threads; /* the crashing one first */
     size_t nthreads, threads_omitted;
@@ -656,9 +658,13 @@ static void read_process(md_ctx *c, const md_stream *dir, size_t nstreams)
             text_value(p, s->size, "PRETTY_NAME", '=', c->os_pretty, sizeof c->os_pretty);
     }
     if ((s = find_stream(dir, nstreams, MD_LINUX_AUXV)))
-        for (uint32_t o = 0; o + 16 <= s->size; o += 16)
-            if (rd64(c->image + s->rva + o) == AT_ENTRY_)
-                c->at_entry = rd64(c->image + s->rva + o + 8);
+        for (uint32_t o = 0; o + 16 <= s->size; o += 16) {
+            uint64_t type = rd64(c->image + s->rva + o), value = rd64(c->image + s->rva + o + 8);
+            if (type == AT_ENTRY_)
+                c->at_entry = value;
+            else if (type == AT_RANDOM_)
+                c->at_random = value;
+        }
 }
 
 /* ---- CrashpadInfo ---- */
@@ -1172,7 +1178,10 @@ static int unwind_threads(md_ctx *c)
 /* The raw stack as the client writes it (catcher.c raw_stack): from 128
  * bytes below the stack pointer (the x86-64 red zone), 64-byte aligned,
  * FL_CORE_STACK_BYTES up -- clipped to the dumped range holding the
- * stack pointer (Breakpad's starts at its page). */
+ * stack pointer (Breakpad's starts at its page), and below the program's
+ * argument and environment strings (the kernel's AT_RANDOM bytes lie
+ * right below them): Breakpad dumps the main thread's stack up to its
+ * top, but they are never copied into a log. */
 static bool raw_stack(const md_ctx *c, FILE *out, uint64_t sp)
 {
     const md_range *r = range_of(c, sp);
@@ -1184,6 +1193,8 @@ static bool raw_stack(const md_ctx *c, FILE *out, uint64_t sp)
     uint64_t to = r->start + r->size;
     if (to - from > FL_CORE_STACK_BYTES)
         to = from + FL_CORE_STACK_BYTES;
+    if (from < c->at_random && c->at_random < to)
+        to = c->at_random;
     return fl_lw_stack(out, from, c->image + r->rva + (from - r->start), (size_t)(to - from));
 }
 

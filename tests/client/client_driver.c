@@ -1791,6 +1791,41 @@ static int cmd_preload(const char *victim, const char *so)
     return failures ? 1 : 0;
 }
 
+/* A crash in a shallow main thread: its raw stack would reach, within
+ * the default 32 KiB, the program's argument and environment strings
+ * above its frames.  They are never in the log; the frames are. */
+static int cmd_no_environment(const char *exe)
+{
+    char secret_env[128], secret_arg[128];
+    snprintf(secret_env, sizeof secret_env, "FL_TEST_TOKEN=env-secret-%ld", (long)getpid());
+    snprintf(secret_arg, sizeof secret_arg, "arg-secret-%ld", (long)getpid());
+    const char *env[] = {secret_env, NULL};
+    char *argv[] = {(char *)exe, (char *)"null_read", secret_arg, NULL};
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (!log)
+        return 1;
+    check_frame(log, "crash_null_read");
+    check_frame(log, "main");
+    const fl_register *sp = reg(log, "rsp");
+    if (!sp)
+        sp = reg(log, "sp");
+    CHECK(sp && log->nstack > 0 && log->stack[0].addr <= sp->value,
+          "no STACK from the stack pointer up (%zu chunks)", log->nstack);
+    size_t n = stack_bytes(log);
+    CHECK(n > 0 && n < 32768, "%zu bytes of STACK: expected it to stop below the strings", n);
+    const char *secrets[] = {secret_env + strlen("FL_TEST_TOKEN="), secret_arg, "FAULTLINE_SPOOL="};
+    for (size_t s = 0; s < sizeof secrets / sizeof *secrets; s++)
+        for (size_t i = 0; i < log->nstack; i++)
+            CHECK(!memmem(log->stack[i].data, log->stack[i].len, secrets[s], strlen(secrets[s])),
+                  "STACK at 0x%llx holds \"%s\": the program's arguments or environment",
+                  (unsigned long long)log->stack[i].addr, secrets[s]);
+    fl_crashlog_free(log);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -1804,6 +1839,8 @@ int main(int argc, char **argv)
         rc = cmd_matrix(argv[2], argv[3]);
     else if (!strcmp(cmd, "details"))
         rc = cmd_details(argv[2]);
+    else if (!strcmp(cmd, "no_environment"))
+        rc = cmd_no_environment(argv[2]);
     else if (!strcmp(cmd, "nomalloc"))
         rc = cmd_nomalloc(argv[2]);
     else if (!strcmp(cmd, "mojo"))

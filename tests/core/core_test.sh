@@ -71,7 +71,7 @@ fl_core() { ASAN_OPTIONS=detect_leaks=1 "$FAULTLINE" core "$@"; }
 make_core() {
     (cd "$WORK" && { [ -z "${1:-}" ] || echo "$1" >/proc/self/coredump_filter; } && timeout 120 gdb -batch -nx -iex "set debuginfod enabled off" \
         -ex "set pagination off" -ex run -ex "info registers rip rsp" \
-        -ex "gcore $WORK/core" --args "$VICTIM") >"$WORK/gdb.txt" 2>&1
+        -ex "gcore $WORK/core" --args "$VICTIM" ${VICTIM_ARGS:-}) >"$WORK/gdb.txt" 2>&1
     grep -q 'SIGSEGV' "$WORK/gdb.txt" || fail "gdb did not see the SIGSEGV"
     [ -s "$WORK/core" ] || fail "gdb wrote no core"
     GDB_RIP=$(awk '$1 == "rip" {print $2}' "$WORK/gdb.txt")
@@ -103,9 +103,19 @@ names_of() {
 
 build_id_of() { readelf -n "$1" | awk '/Build ID:/ {print $3; exit}'; }
 
+# stack_holds LOG TEXT: whether the log's STACK lines hold TEXT.
+stack_holds() {
+    python3 -c 'import sys
+d = b"".join(bytes.fromhex(l.split()[2]) for l in open(sys.argv[1]) if l.startswith("STACK "))
+sys.exit(0 if sys.argv[2].encode() in d else 1)' "$1" "$2"
+}
+
 case $CASE in
 convert)
-    make_core
+    # An argument (the lowest of the strings above the main thread's
+    # frames, so within the 32 KiB copied): never in the log.
+    SECRET=core-arg-secret-$$
+    VICTIM_ARGS=$SECRET make_core
     SPOOL=$WORK/spool
     fl_core "$WORK/core" --spool "$SPOOL" --app coreapp --app-version 1.2 \
         >"$WORK/core.path" 2>"$WORK/core.err" || fail "faultline core exit $?"
@@ -158,6 +168,9 @@ convert)
     [ $((lo)) -le $((GDB_RSP)) ] && [ $((GDB_RSP - lo)) -le 192 ] || fail "stack starts at $lo, rsp $GDB_RSP"
     # The main thread's stack top is near: at least a KiB of it, at most 32.
     [ "$bytes" -ge 1024 ] && [ "$bytes" -le 32768 ] || fail "$bytes bytes of stack"
+    # It ends below the program's arguments and environment.
+    ! stack_holds "$LOG" "$SECRET" || fail "the log's STACK holds the program's argument"
+    ! stack_holds "$LOG" "PATH=" || fail "the log's STACK holds the program's environment"
     # Objects: the victim and libc with the build ids readelf reads.
     for f in "$VICTIM" $(awk '$1 == "object" && $2 == "libc.so.6" {print $5}' "$WORK/check.out"); do
         want=$(build_id_of "$f")

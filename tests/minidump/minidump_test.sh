@@ -122,7 +122,7 @@ build_victim() {
 # make_dump: $WORK/dump.dmp from a real crash of $VICTIM.
 make_dump() {
     mkdir -p "$WORK/dumps"
-    "$@" "$WORK/dumps" >"$WORK/victim.out" 2>"$WORK/victim.err"
+    "$@" "$WORK/dumps" ${MD_ARGS:-} >"$WORK/victim.out" 2>"$WORK/victim.err"
     local rc=$?
     [ $rc = 139 ] || fail "md_victim exit $rc, want 139 (SIGSEGV)"
     local d
@@ -163,7 +163,11 @@ convert)
     fetch
     build_victim md_victim g++
     VICTIM=$CACHE/md_victim
-    make_dump "$VICTIM"
+    # An argument: in the dump (Breakpad copies the main thread's stack to
+    # its top), never in the log made of it.
+    SECRET=md-arg-secret-$$
+    MD_ARGS=$SECRET make_dump "$VICTIM"
+    grep -qaF "$SECRET" "$WORK/dump.dmp" || fail "the dump does not hold the victim's argument"
     SPOOL=$WORK/spool
     fl_md "$WORK/dump.dmp" --spool "$SPOOL" --app mdapp --app-version 1.2 \
         >"$WORK/md.path" 2>"$WORK/md.err" || fail "faultline minidump exit $?"
@@ -186,6 +190,11 @@ convert)
     has "install_id $(head -c 36 "$SPOOL/installation-id")"
     id=$(awk '$1 == "crash_id" {print $2}' "$WORK/check.out")
     [ "$LOG" = "$SPOOL/$id.crashlog" ] || fail "log named $LOG, crash id $id"
+    python3 -c 'import sys
+d = b"".join(bytes.fromhex(l.split()[2]) for l in open(sys.argv[1]) if l.startswith("STACK "))
+assert len(d) > 0, "no STACK"
+sys.exit(1 if sys.argv[2].encode() in d or b"PATH=" in d else 0)' "$LOG" "$SECRET" ||
+        fail "the log's STACK holds the program's arguments or environment"
 
     # The exception stream as minidump_dump (Breakpad's own reader) prints it.
     md_exception >"$WORK/exc"
