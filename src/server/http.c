@@ -3006,8 +3006,10 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         r->kind = K_PATCH;
         return MHD_YES;
     }
-    /* The other admin routes, and a path under /api/ that names none. */
-    if (!strncmp(url, "/api/", 5) && !admin_ok(h, c))
+    /* The other admin routes.  A path under /api/ that names none is 404
+     * with or without the token (route_other): a reporter given a wrong
+     * URL is told that, not to bring the admin token. */
+    if (!strncmp(url, "/api/", 5) && allow && !admin_ok(h, c))
         return refuse_admin(r);
     r->kind = K_OTHER;
     return MHD_YES;
@@ -3050,6 +3052,11 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
     if (!strncmp(url, "/buildid/", 9))
         return buildid(h, c, url + 9);
     if (!strncmp(url, "/api/", 5)) {
+        if (!allow_of(url))
+            return send_error(c, 404,
+                              "not found: no such route (reports go to POST /api/v1/crashes or "
+                              "POST /)",
+                              NULL);
         if (!admin_ok(h, c))
             return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
         if (!get)

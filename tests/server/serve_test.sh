@@ -372,7 +372,7 @@ auth)
   # before the body and the connection closed under it: a 502 behind nginx).
   bodied=("PATCH /api/v1/groups/$gid" "POST /api/v1/symbolicate" "POST /symbolicate"
           "POST /api/v1/projects" "POST /api/v1/projects/p1/keys" "POST /api/v1/crashes/$id/reprocess"
-          "DELETE /api/v1/crashes/$id" "DELETE /api/v1/projects/p1/keys/k1" "POST /api/v1/no-such-route"
+          "DELETE /api/v1/crashes/$id" "DELETE /api/v1/projects/p1/keys/k1"
           "POST /api/v1/groups/$gid/merge" "POST /api/v1/groups/$gid/unmerge" "DELETE /api/v1/groups/$gid")
   for r in "${bodied[@]}"; do
     set -- $r
@@ -403,6 +403,20 @@ except (ConnectionError, socket.timeout):
     pass
 EOF
   ok "401 after the body on ${#bodied[@]} admin routes asked with a body as a proxy asks; at once with Expect: 100-continue or over 64 MiB; a chunked body closed past 64 MiB"
+  # A path under /api/ that names no route: 404, with a token or without
+  # (a reporter sent to a wrong URL is told so, not to bring the admin
+  # token), after its body as a proxy sends it.
+  for auth in "X-Faultline-Key: $KEY" "Authorization: Bearer $ADMIN" "Authorization: Bearer nope"; do
+    for p in /api/v1/crashez /api/v1 /api/v2/crashes /api/v1/groups2; do
+      c=$(code POST "$p" -H "$auth" --data-binary @"$work/a.log")
+      [ "$c" = 404 ] && grep -q 'no such route.*POST /api/v1/crashes' "$work/body" ||
+        fail "POST $p ($auth) -> $c $(cat "$work/body")"
+    done
+    c=$(code GET /api/v1/nothing -H "$auth"); [ "$c" = 404 ] || fail "GET /api/v1/nothing ($auth) -> $c"
+  done
+  python3 "$(dirname "$0")/../lib/whole_twice.py" "$PORT" /api/v1/no-such-route "X-Faultline-Key: $KEY" 300000 404 \
+    'no such route' POST >"$work/proxy404" 2>&1 || fail "an unknown route, as a proxy sends it: $(cat "$work/proxy404")"
+  ok "404 'no such route' for paths under /api/ that name none, with a key, a token, a wrong token"
   # A route asked with a method it does not take: 405 and the methods it
   # does in Allow, with or without a token (an ingest client that used the
   # wrong method is told that, not to bring the admin token).
