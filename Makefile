@@ -1,5 +1,5 @@
 # Thin wrapper around CMake + CTest.  See README.md.
-#   make run                 install deps, build, start the server on 127.0.0.1:8080 (data in ./var;
+#   make run                 install deps, build the server + reporter, start it on 127.0.0.1:8080 (data in ./var;
 #                            LISTEN=ADDR:PORT and DATA=DIR change them)
 #   make test                install deps, build plain + ASan/UBSan, run every test in both
 #   make install PREFIX=DIR  install the client library, headers and programs under DIR
@@ -45,7 +45,11 @@ test-asan: build-asan
 test: lint test-plain test-asan
 	@echo "make test: plain and ASan+UBSan suites passed"
 
-run: build
+# Only what it runs (the server and the reporter, not the tests): faster,
+# and none of the test programs' link warnings.
+run: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j$(JOBS) --target faultline faultline-report
 	@mkdir -p $(DATA)
 	$(BUILD)/src/cli/faultline serve --listen $(LISTEN) --data $(DATA)
 
