@@ -57,8 +57,7 @@ int main(int argc, char **argv)
         /* faultline help COMMAND: the command's own help. */
         const command *c = find(argv[2]);
         if (!c) {
-            fprintf(stderr, "faultline: unknown command '%s'\n", argv[2]);
-            usage(stderr);
+            fprintf(stderr, "faultline: unknown command '%s'; see faultline --help\n", argv[2]);
             return FL_EXIT_USAGE;
         }
         char *hargv[] = {argv[2], (char *)"--help", NULL};
@@ -76,7 +75,9 @@ int main(int argc, char **argv)
     const command *c = find(argv[1]);
     if (c)
         return checked(c->run(argc - 1, argv + 1));
-    fprintf(stderr, "faultline: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    /* One line that says what is wrong: the whole usage after it would
+     * scroll it away. */
+    fprintf(stderr, "faultline: unknown %s '%s'; see faultline --help\n",
+            argv[1][0] == '-' ? "option" : "command", argv[1]);
     return FL_EXIT_USAGE;
 }

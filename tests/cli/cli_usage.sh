@@ -38,8 +38,9 @@ usage_error() {
   grep -qF -- "$text" "$work/err" || fail "faultline $*: stderr lacks '$text': $(head -3 "$work/err")"
 }
 usage_error 64 'usage: faultline <command>'
-usage_error 64 "unknown command 'frob'" frob
-usage_error 64 "unknown command 'frob'" help frob
+usage_error 64 "faultline: unknown command 'frob'; see faultline --help" frob
+usage_error 64 "faultline: unknown option '--frob'; see faultline --help" --frob
+usage_error 64 "faultline: unknown command 'frob'; see faultline --help" help frob
 usage_error 64 "unknown option '--frob'; see faultline serve --help" serve --frob
 usage_error 64 "unexpected argument 'extra'; see faultline serve --help" serve extra
 usage_error 64 "unknown option '--frob'; see faultline submit --help" submit f --frob
@@ -61,7 +62,8 @@ usage_error 64 "unknown option '--frob'" symbolicate --obj x --frob
 usage_error 64 "unknown option '-obj'" symbolicate -obj x 0x10
 usage_error 64 'no crash log given' submit
 usage_error 64 'option --server needs a value' submit f --server
-usage_error 64 "unexpected argument 'x'" version x
+usage_error 64 "faultline version: unexpected argument 'x'; see faultline version --help" version x
+usage_error 64 "faultline version: unknown option '--frob'; see faultline version --help" version --frob
 usage_error 64 'no core file given; see faultline core --help' core
 usage_error 64 'one core file at a time (2 given); see faultline core --help' core a b
 usage_error 64 "unknown option '--frob'; see faultline core --help" core c --frob
@@ -80,8 +82,9 @@ usage_error 2 "faultline dump: a value is missing after '--spool'; see faultline
 # A usage error of every command is the one line that says what is
 # wrong, not that line followed by the whole --help text, which would
 # scroll it away.
-for args in "serve --frob" "serve extra" "serve --data" "serve --workers x" "submit f --frob" \
-            "submit f --server" "symbols" "symbols frob" "symbols add" "symbols add x --frob" \
+for args in "frob" "--frob" "help frob" "version x" "version --frob" "serve --frob" "serve extra" \
+            "serve --data" "serve --workers x" "submit f --frob" "submit f --server" "symbols" \
+            "symbols frob" "symbols add" "symbols add x --frob" \
             "symbols add x --server" "symbols add x --retries 1" "symbols add x --server u" \
             "symbols add x --server http://h --token t --timeout 0" "symbolicate" \
             "symbolicate --obj" "symbolicate --obj x --frob" "decode --frob" "decode --obj" \
