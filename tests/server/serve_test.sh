@@ -1204,19 +1204,22 @@ symtmp)
   curl -s -o /dev/null --limit-rate 50K -H "Authorization: Bearer $ADMIN" \
     --data-binary @"$FL" "$(url /api/v1/symbols)" &
   cpid=$!
-  for _ in $(seq 50); do ls "$work/d/symbols/tmp/" | grep -q '^upload\.' && break; sleep 0.1; done
+  # (Up to 30 s: under a loaded machine and ASan, curl's start and the
+  # server's first read of the body can take seconds.)
+  for _ in $(seq 300); do ls "$work/d/symbols/tmp/" | grep -q '^upload\.' && break; sleep 0.1; done
   part=$(ls "$work/d/symbols/tmp/" | grep '^upload\.') || fail "no upload in tmp/"
   kill -9 "$PID"; wait "$PID" 2>/dev/null; PID=
   wait $cpid
   [ -f "$work/d/symbols/tmp/$part" ] || fail "the killed server's part is not in tmp/"
   start "$work/d" --workers 0 --timeout 5
-  # An upload that goes on through both sweeps: ~90 s at a steady rate.
-  rate=$((sz / 90 + 1))
+  # An upload that goes on through both sweeps: ~120 s at a steady rate,
+  # well past the second sweep (~70 s) even when a loaded machine delays it.
+  rate=$((sz / 120 + 1))
   curl -s -o "$work/up" -w '%{http_code}' --limit-rate "$rate" -H "Authorization: Bearer $ADMIN" \
     -H 'X-Faultline-Name: slow' --data-binary @"$FL" "$(url /api/v1/symbols)" >"$work/upcode" &
   cpid=$!
-  for _ in $(seq 850); do [ -f "$work/d/symbols/tmp/$part" ] || break; sleep 0.1; done
-  [ -f "$work/d/symbols/tmp/$part" ] && fail "the killed server's part still in tmp/ after 85 s"
+  for _ in $(seq 1100); do [ -f "$work/d/symbols/tmp/$part" ] || break; sleep 0.1; done
+  [ -f "$work/d/symbols/tmp/$part" ] && fail "the killed server's part still in tmp/ after 110 s"
   kill -0 $cpid 2>/dev/null || fail "the slow upload ended before the sweep: $(cat "$work/upcode")"
   grep -q "symbols: removed tmp/$part ([0-9]* bytes): an upload that ended with its server" "$work/err" ||
     fail "no log line for the removed part: $(tail -3 "$work/err")"
@@ -1224,7 +1227,7 @@ symtmp)
   wait $cpid
   [ "$(cat "$work/upcode")" = 201 ] || fail "the slow upload: $(cat "$work/upcode") $(cat "$work/up")"
   [ -z "$(ls "$work/d/symbols/tmp/")" ] || fail "tmp/ not empty: $(ls "$work/d/symbols/tmp/")"
-  ok "an upload arriving for ~90 s, through the sweeps, is stored (201)"
+  ok "an upload arriving for ~120 s, through the sweeps, is stored (201)"
   stop || fail "shutdown rc"
   ;;
 kill9)
