@@ -9,8 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stddef.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,10 +135,26 @@ static void usage(FILE *f)
             "the skip and prefix lists again (for crashes processed from then on).\n");
 }
 
+/* A usage error: one line that says what is wrong and where to look, as
+ * every command's; the whole usage after it would scroll it away. */
+__attribute__((format(printf, 1, 2))) static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "faultline serve: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "; see faultline serve --help\n");
+    va_end(ap);
+}
+
 static int num(const char *opt, const char *v, uint64_t *out)
 {
-    if (!v || fl_parse_u64(v, out)) {
-        fprintf(stderr, "faultline serve: %s needs a number\n", opt);
+    if (!v) {
+        usage_error("%s needs a value", opt);
+        return -1;
+    }
+    if (fl_parse_u64(v, out)) {
+        usage_error("%s: '%.40s' is not a number", opt, v);
         return -1;
     }
     return 0;
@@ -164,8 +181,8 @@ static int parse_retention(const char *v, int64_t *out)
     }
     /* At most 100 years: beyond, keeping for good says it better. */
     if (!mul || fl_parse_u64(digits, &x) || x > 36500ull * 86400 / mul) {
-        fprintf(stderr, "faultline serve: --retention wants N days, or N followed by d, h, m or "
-                        "s (e.g. 90d, 12h); 0 keeps crashes for good\n");
+        usage_error("--retention wants N days, or N followed by d, h, m or "
+                    "s (e.g. 90d, 12h); 0 keeps crashes for good");
         return -1;
     }
     *out = (int64_t)(x * mul);
@@ -206,8 +223,8 @@ static int parse_digest(const char *v, opts *o)
         }
     }
     if (!ok) {
-        fprintf(stderr, "faultline serve: --notify-digest wants N (0..10000) or N/PERIOD, the "
-                        "period 1 s to a day (e.g. 5/1m, 10/30s)\n");
+        usage_error("--notify-digest wants N (0..10000) or N/PERIOD, the "
+                    "period 1 s to a day (e.g. 5/1m, 10/30s)");
         return -1;
     }
     o->notify_digest = (unsigned)x;
@@ -225,11 +242,18 @@ static int parse_listen(opts *o, const char *v)
         host = v + 1;
         hlen = colon && colon > v + 1 && colon[-1] == ']' ? (size_t)(colon - v) - 2 : 0;
     }
-    uint64_t port;
-    if (!colon || hlen == 0 || hlen >= sizeof o->host || fl_parse_u64(colon + 1, &port) ||
-        port > 65535 || (memchr(host, ':', hlen) && host == v)) {
-        fprintf(stderr, "faultline serve: --listen wants ADDR:PORT, e.g. 127.0.0.1:8080 or "
-                        "[::1]:8080\n");
+    uint64_t port = 0;
+    bool addr_ok =
+        colon && hlen && hlen < sizeof o->host && !(memchr(host, ':', hlen) && host == v);
+    bool parsed = addr_ok && !fl_parse_u64(colon + 1, &port);
+    bool digits = addr_ok && colon[1] && !colon[1 + strspn(colon + 1, "0123456789")];
+    if (addr_ok && (parsed ? port > 65535 : digits)) {
+        /* The address is fine, the port a number: only its size is wrong. */
+        usage_error("--listen: port %.40s is out of range (0..65535)", colon + 1);
+        return -1;
+    }
+    if (!parsed) {
+        usage_error("--listen wants ADDR:PORT, e.g. 127.0.0.1:8080 or [::1]:8080");
         return -1;
     }
     memcpy(o->host, host, hlen);
@@ -290,14 +314,14 @@ static int parse_args(opts *o, int argc, char **argv)
             if (num(a, TAKE, &o->context_max_paths))
                 return -1;
             if (o->context_max_paths == 0 || o->context_max_paths > 10000000000ull) {
-                fprintf(stderr, "faultline serve: --context-max-paths: 1..10000000000\n");
+                usage_error("--context-max-paths: 1..10000000000");
                 return -1;
             }
         } else if (!strcmp(a, "--symcache-lru")) {
             if (num(a, TAKE, &o->symcache_lru))
                 return -1;
             if (o->symcache_lru == 0 || o->symcache_lru > 1024) {
-                fprintf(stderr, "faultline serve: --symcache-lru: 1..1024\n");
+                usage_error("--symcache-lru: 1..1024");
                 return -1;
             }
         } else if (!strcmp(a, "--workers") || !strcmp(a, "--http-threads") ||
@@ -305,15 +329,15 @@ static int parse_args(opts *o, int argc, char **argv)
             if (num(a, TAKE, &n))
                 return -1;
             if (n > 256 && strcmp(a, "--lease")) {
-                fprintf(stderr, "faultline serve: %s: at most 256\n", a);
+                usage_error("%s: at most 256", a);
                 return -1;
             }
             if (!strcmp(a, "--lease") && (n == 0 || n > 86400)) {
-                fprintf(stderr, "faultline serve: --lease: 1..86400 seconds\n");
+                usage_error("--lease: 1..86400 seconds");
                 return -1;
             }
             if (n == 0 && (!strcmp(a, "--http-threads") || !strcmp(a, "--top-frames"))) {
-                fprintf(stderr, "faultline serve: %s: 1..256\n", a);
+                usage_error("%s: 1..256", a);
                 return -1;
             }
             if (!strcmp(a, "--workers"))
@@ -355,7 +379,7 @@ static int parse_args(opts *o, int argc, char **argv)
             if (!v)
                 goto missing;
             if (fl_log_time_parse(TAKE, &o->log_time)) {
-                fprintf(stderr, "faultline serve: --log-time wants auto, always or never\n");
+                usage_error("--log-time wants auto, always or never");
                 return -1;
             }
         } else if (!strcmp(a, "--retention")) {
@@ -373,7 +397,7 @@ static int parse_args(opts *o, int argc, char **argv)
             if (num(a, TAKE, &o->republish_after))
                 return -1;
             if (o->republish_after == 0 || o->republish_after > 86400) {
-                fprintf(stderr, "faultline serve: --republish-after: 1..86400\n");
+                usage_error("--republish-after: 1..86400");
                 return -1;
             }
         } else if (!strcmp(a, "--max-backlog")) {
@@ -381,7 +405,7 @@ static int parse_args(opts *o, int argc, char **argv)
                 return -1;
             if (n == 0) {
                 /* Every report would be answered 503, for good. */
-                fprintf(stderr, "faultline serve: --max-backlog: at least 1\n");
+                usage_error("--max-backlog: at least 1");
                 return -1;
             }
             o->max_backlog = (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n);
@@ -391,33 +415,30 @@ static int parse_args(opts *o, int argc, char **argv)
                 goto missing;
             double d = strtod(v, &end);
             if (end == v || (*end && strcmp(end, "/s")) || d < 0) {
-                fprintf(stderr, "faultline serve: %s needs a number\n", a);
+                usage_error("%s: '%.40s' is not a number", a, v);
                 return -1;
             }
             if (!strcmp(a, "--rate-limit")) {
                 o->rate = d;
             } else if (d < 1) {
-                fprintf(stderr, "faultline serve: --rate-burst: at least 1\n");
+                usage_error("--rate-burst: at least 1");
                 return -1;
             } else {
                 o->burst = d;
             }
         } else {
-            /* One line that says what is wrong: the whole usage after it
-             * would scroll it off the screen. */
-            fprintf(stderr, "faultline serve: %s '%s'; see faultline serve --help\n",
-                    a[0] == '-' ? "unknown option" : "unexpected argument", a);
+            usage_error("%s '%s'", a[0] == '-' ? "unknown option" : "unexpected argument", a);
             return -1;
         }
         continue;
     missing:
-        fprintf(stderr, "faultline serve: %s needs a value\n", a);
+        usage_error("%s needs a value", a);
         return -1;
 #undef TAKE
     }
     if (digest_given && !o->notify_url) {
         /* Said, rather than a setting that silently does nothing. */
-        fprintf(stderr, "faultline serve: --notify-digest needs --notify-url\n");
+        usage_error("--notify-digest needs --notify-url");
         return -1;
     }
     /* Values that would start a server that cannot work: libmicrohttpd
@@ -441,8 +462,7 @@ static int parse_args(opts *o, int argc, char **argv)
     for (size_t i = 0; i < sizeof range / sizeof range[0]; i++) {
         uint64_t v = *(const uint64_t *)((const char *)o + range[i].off);
         if (v < range[i].min || v > range[i].max) {
-            fprintf(stderr, "faultline serve: %s: %" PRIu64 "..%" PRIu64 "\n", range[i].name,
-                    range[i].min, range[i].max);
+            usage_error("%s: %" PRIu64 "..%" PRIu64 "", range[i].name, range[i].min, range[i].max);
             return -1;
         }
     }
@@ -453,10 +473,9 @@ static int parse_args(opts *o, int argc, char **argv)
     if (sq && (!*sq || !strcmp(sq, ":memory:") || *sq == '?' || strstr(sq, "mode=memory"))) {
         /* SQLite would give each connection a private database of its own:
          * the writer and the workers would never see each other's data. */
-        fprintf(stderr,
-                "faultline serve: --db '%s': SQLite needs a file's path (an in-memory "
-                "database would be a different one for each connection)\n",
-                o->db);
+        usage_error("--db '%s': SQLite needs a file's path (an in-memory database would be a "
+                    "different one for each connection)",
+                    o->db);
         return -1;
     }
     return 0;
@@ -713,7 +732,7 @@ int fl_cmd_serve(int argc, char **argv)
     bool run_http = !strcmp(o.role, "all") || !strcmp(o.role, "api");
     bool run_workers = !strcmp(o.role, "all") || !strcmp(o.role, "worker");
     if (!run_http && !run_workers) {
-        fprintf(stderr, "faultline serve: --role must be all, api or worker\n");
+        usage_error("--role must be all, api or worker");
         return FL_EXIT_USAGE;
     }
     if (!o.db && getenv("FAULTLINE_DB") && *getenv("FAULTLINE_DB"))
@@ -725,9 +744,8 @@ int fl_cmd_serve(int argc, char **argv)
     if (o.queue && !amqp && strcmp(o.queue, "embedded")) {
         /* The scheme only: the rest of a URL may hold a password. */
         const char *sep = strstr(o.queue, "://");
-        fprintf(stderr,
-                "faultline serve: --queue %.*s%s: unknown queue (embedded, amqp:// or amqps://...)\n",
-                sep ? (int)(sep - o.queue) : 40, o.queue, sep ? "://..." : "");
+        usage_error("--queue %.*s%s: unknown queue (embedded, amqp:// or amqps://...)",
+                    sep ? (int)(sep - o.queue) : 40, o.queue, sep ? "://..." : "");
         return FL_EXIT_USAGE;
     }
     /* The embedded queue is a table of the store's database (SQLite's or
@@ -735,8 +753,8 @@ int fl_cmd_serve(int argc, char **argv)
      * RabbitMQ needs a store that remembers which tasks reached it
      * (published(), queue.c), and a SQLite file is one machine's anyway. */
     if (amqp && !pg) {
-        fprintf(stderr, "faultline serve: --queue amqp[s]://... needs --db postgres://... (with "
-                        "SQLite, the embedded queue is the durable one)\n");
+        usage_error("--queue amqp[s]://... needs --db postgres://... (with SQLite, the embedded "
+                    "queue is the durable one)");
         return FL_EXIT_USAGE;
     }
     if (o.burst <= 0)

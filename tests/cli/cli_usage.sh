@@ -46,6 +46,22 @@ usage_error 64 "unexpected argument 'extra'; see faultline serve --help" serve e
 usage_error 64 "unknown option '--frob'; see faultline submit --help" submit f --frob
 usage_error 64 '--listen wants ADDR:PORT' serve --listen foo
 usage_error 64 '--data needs a value' serve --data
+# Every usage error of serve ends as its unknown-option one does; a
+# value that is not a number is quoted; a port that is too big is said.
+usage_error 64 '--listen needs a value; see faultline serve --help' serve --listen
+usage_error 64 "--listen wants ADDR:PORT, e.g. 127.0.0.1:8080 or [::1]:8080; see faultline serve --help" \
+  serve --listen foo
+usage_error 64 '--listen: port 99999 is out of range (0..65535); see faultline serve --help' \
+  serve --listen 127.0.0.1:99999
+usage_error 64 '--listen: port 70000 is out of range' serve --listen '[::1]:70000'
+usage_error 64 "--listen wants ADDR:PORT" serve --listen 127.0.0.1:99x
+usage_error 64 "--workers: 'abc' is not a number; see faultline serve --help" serve --workers abc
+usage_error 64 '--workers needs a value; see faultline serve --help' serve --workers
+usage_error 64 "--rate-limit: 'x' is not a number; see faultline serve --help" serve --rate-limit x
+usage_error 64 '--lease: 1..86400 seconds; see faultline serve --help' serve --lease 0
+usage_error 64 '--timeout: 1..86400; see faultline serve --help' serve --timeout 0
+usage_error 64 '--role must be all, api or worker; see faultline serve --help' serve --role x
+usage_error 64 'needs --notify-url; see faultline serve --help' serve --notify-digest 5
 usage_error 64 'no subcommand given (add); see faultline symbols --help' symbols
 usage_error 64 "unknown subcommand 'frob'; see faultline symbols --help" symbols frob
 usage_error 64 'no file given; see faultline symbols add --help' symbols add
@@ -83,7 +99,8 @@ usage_error 2 "faultline dump: a value is missing after '--spool'; see faultline
 # wrong, not that line followed by the whole --help text, which would
 # scroll it away.
 for args in "frob" "--frob" "help frob" "version x" "version --frob" "serve --frob" "serve extra" \
-            "serve --data" "serve --workers x" "submit f --frob" "submit f --server" "symbols" \
+            "serve --data" "serve --workers x" "serve --listen" "serve --listen 1.2.3.4:99999" \
+            "serve --role x" "submit f --frob" "submit f --server" "symbols" \
             "symbols frob" "symbols add" "symbols add x --frob" \
             "symbols add x --server" "symbols add x --retries 1" "symbols add x --server u" \
             "symbols add x --server http://h --token t --timeout 0" "symbolicate" \

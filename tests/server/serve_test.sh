@@ -2542,7 +2542,7 @@ logtime)
   [ $? = 1 ] && grep -Eq "^${STAMP}faultline serve: --data .*: not a directory" "$work/e" ||
     fail "start-up failure: $(cat "$work/e")"
   "$FL" serve --log-time sometimes >/dev/null 2>"$work/e"
-  [ $? = 64 ] && [ "$(cat "$work/e")" = "faultline serve: --log-time wants auto, always or never" ] ||
+  [ $? = 64 ] && [ "$(cat "$work/e")" = "faultline serve: --log-time wants auto, always or never; see faultline serve --help" ] ||
     fail "--log-time sometimes: $(cat "$work/e")"
   "$FL" serve --log-time always --frob >/dev/null 2>"$work/e"
   [ $? = 64 ] && [ "$(cat "$work/e")" = "faultline serve: unknown option '--frob'; see faultline serve --help" ] ||
