@@ -111,8 +111,8 @@ static void usage(FILE *f)
             "                      (after fixing the URL or the key, or the server)\n"
             "  --show              print each log's full text before sending\n"
             "  -q, --quiet         no per-log lines (problems are still reported)\n"
-            "  --connect-timeout S seconds to wait for a connection (default 10)\n"
-            "  --timeout S         seconds for a whole request (default 60)\n"
+            "  --connect-timeout S seconds to wait for a connection (default 10, at least 1)\n"
+            "  --timeout S         seconds for a whole request (default 60, at least 1)\n"
             "  --lock-wait S       seconds to wait for another reporter (default %d)\n"
             "  --no-gzip           send the request body uncompressed\n"
             "  --cacert FILE       check an https server's certificate against the CA\n"
@@ -699,6 +699,12 @@ static int parse_args(int argc, char **argv, opts *o)
             /* Every option taking seconds is a long one: li names it. */
             warn("--%s: '%.40s' is not a number of seconds", li >= 0 ? lopts[li].name : "?",
                  optarg);
+            return FL_EXIT_USAGE;
+        }
+        if ((sec == &o->connect_timeout || sec == &o->timeout) && *sec == 0) {
+            /* Refused rather than quietly taken as the default: 0 reads as
+             * "no timeout" or "give up at once", and is neither. */
+            warn("--%s: at least 1 second, not 0", li >= 0 ? lopts[li].name : "?");
             return FL_EXIT_USAGE;
         }
         li = -1;

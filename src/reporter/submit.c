@@ -45,8 +45,8 @@ static void usage(FILE *f)
                "  -k, --key KEY         ingest key, sent as X-Faultline-Key (default\n"
                "                        $FAULTLINE_INGEST_KEY)\n"
                "  --email ADDR          contact address sent with each report\n"
-               "  --connect-timeout S   seconds to wait for a connection (default 10)\n"
-               "  --timeout S           seconds for a whole request (default 60)\n"
+               "  --connect-timeout S   seconds to wait for a connection (default 10, at least 1)\n"
+               "  --timeout S           seconds for a whole request (default 60, at least 1)\n"
                "  --no-gzip             send the request body uncompressed\n"
                "  --cacert FILE         check an https server's certificate against the CA\n"
                "                        certificates (PEM) in FILE (default $FAULTLINE_CACERT)\n"
@@ -168,6 +168,12 @@ int fl_cmd_submit(int argc, char **argv)
             /* Every option taking seconds is a long one: li names it. */
             fprintf(stderr, "faultline submit: --%s: '%.40s' is not a number of seconds\n",
                     li >= 0 ? lopts[li].name : "?", optarg);
+            return FL_EXIT_USAGE;
+        }
+        if (sec && *sec == 0) {
+            /* As the reporter's: 0 is neither "no timeout" nor the default. */
+            fprintf(stderr, "faultline submit: --%s: at least 1 second, not 0\n",
+                    li >= 0 ? lopts[li].name : "?");
             return FL_EXIT_USAGE;
         }
         li = -1;

@@ -571,6 +571,14 @@ case_usage() {
     rep --lock-wait=x1
     expect_rc 64
     grep -q -- "--lock-wait: 'x1' is not a number of seconds" "$WORK/rep.err" || fail "--lock-wait=x1: message"
+    # A timeout of 0 is refused, not quietly the default (--lock-wait 0 is
+    # "do not wait", and taken).
+    for t in --timeout --connect-timeout; do
+        rep "$t" 0
+        expect_rc 64
+        grep -qx -- "faultline-report: $t: at least 1 second, not 0" "$WORK/rep.err" ||
+            fail "$t 0: $(cat "$WORK/rep.err")"
+    done
     "$REPORTER" --version >"$WORK/v.out" || fail "--version"
     grep -qx 'faultline-report 0.1.0' "$WORK/v.out" || fail "version text"
     "$REPORTER" --help >"$WORK/h.out" || fail "--help"
@@ -688,6 +696,13 @@ case_submit_status() {
     expect_rc 64
     grep -q -- "faultline submit: --timeout: 'abc' is not a number of seconds" "$WORK/s.err" ||
         fail "submit --timeout abc: message"
+    for t in --timeout --connect-timeout; do
+        "$FAULTLINE" submit "$WORK/a.crashlog" --server "$URL" "$t" 0 >/dev/null 2>"$WORK/s.err"
+        RC=$?
+        expect_rc 64
+        grep -qx -- "faultline submit: $t: at least 1 second, not 0" "$WORK/s.err" ||
+            fail "submit $t 0: $(cat "$WORK/s.err")"
+    done
     "$FAULTLINE" submit "$WORK/a.crashlog" --server >/dev/null 2>"$WORK/s.err"
     RC=$?
     expect_rc 64
