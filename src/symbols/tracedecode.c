@@ -80,6 +80,8 @@ typedef struct decoder {
     unsigned long events, unresolved;
     bool no_paths;          /* neither open the paths the dump names nor ask
                              * debuginfod (fuzzing) */
+    bool logs_too;          /* a crash log would have been taken too (faultline
+                             * decode FILE): a bad input is told so */
     debuginfod_client *dbg; /* made on the first request */
 } decoder;
 
@@ -540,10 +542,12 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
             line[--len] = '\0';
         if (!header) {
             if (strcmp(line, "FAULTLINE_TRACE_DUMP 1")) {
-                say(
-                        "%s: not a trace-ID dump (it starts "
-                        "\"FAULTLINE_TRACE_DUMP 1\"; faultline_trace_dump() writes one)\n",
-                        path);
+                say("%s: %s a trace-ID dump (it starts \"FAULTLINE_TRACE_DUMP 1\"; "
+                    "faultline_trace_dump() writes one)\n",
+                    path,
+                    dc->logs_too ? "neither a crash log (\"FAULTLINE <version>\" or "
+                                   "\"MOJOCRASH <version>\" first, after blank and # lines) nor"
+                                 : "not");
                 goto bad;
             }
             header = true;
@@ -618,8 +622,7 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
         goto bad;
     }
     if (!header || !ended) {
-        say("%s: %s\n", path,
-                header ? "cut short (no END line)" : "empty");
+        say(header ? "%s: cut short (no END line)\n" : "%s is empty\n", path);
         goto bad;
     }
     if (fflush(out)) {
@@ -1041,17 +1044,20 @@ int fl_cmd_decode(int argc, char **argv)
         goto out;
     }
     const char *path = optind < argc ? argv[optind] : "-";
+    /* What messages call the input: "-" is no name to a person. */
+    const char *name = strcmp(path, "-") ? path : "standard input";
+    dc.logs_too = !strcmp(g_cmd, "decode");
     /* The input whole (a crash log is read whole anyway; a dump is a few
      * MB at most): a crash log, or else a trace-ID dump, from a file or
      * from standard input alike. */
     struct stat st;
     if (strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        say("%s: is a directory\n", path);
+        say("%s: is a directory\n", name);
         goto out;
     }
     FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!in) {
-        say("%s: %s\n", path, strerror(errno));
+        say("%s: %s\n", name, strerror(errno));
         goto out;
     }
     size_t len = 0, cap = 0;
@@ -1060,8 +1066,7 @@ int fl_cmd_decode(int argc, char **argv)
         if (cap - len < 65536) {
             char *nt = cap < (64u << 20) ? realloc(text, cap ? cap * 2 : 65536) : NULL;
             if (!nt) {
-                say("%s: %s\n", path,
-                        cap < (64u << 20) ? "out of memory" : "larger than 64 MiB");
+                say("%s: %s\n", name, cap < (64u << 20) ? "out of memory" : "larger than 64 MiB");
                 free(text);
                 if (in != stdin)
                     fclose(in);
@@ -1079,7 +1084,7 @@ int fl_cmd_decode(int argc, char **argv)
     if (in != stdin)
         fclose(in);
     if (read_err) {
-        say("%s: cannot read it\n", path);
+        say("%s: cannot read it\n", name);
         free(text);
         goto out;
     }
@@ -1101,25 +1106,24 @@ int fl_cmd_decode(int argc, char **argv)
         fl_crashlog *L = NULL;
         fl_crashlog_error perr;
         if (fl_crashlog_parse(text, len, &L, &perr) == 0) {
-            rc = decode_crashlog(&dc, L, path, (unsigned)max_depth, max_paths);
+            rc = decode_crashlog(&dc, L, name, (unsigned)max_depth, max_paths);
             fl_crashlog_free(L);
         } else {
-            say("%s: not a valid crash log: line %u: %s\n", path,
-                    perr.line, perr.message);
+            say("%s: not a valid crash log: line %u: %s\n", name, perr.line, perr.message);
         }
         free(text);
         goto out;
     }
     FILE *mem = fmemopen(text, len ? len : 1, "r");
     if (!mem) {
-        say("%s: %s\n", path, strerror(errno));
+        say("%s: %s\n", name, strerror(errno));
         free(text);
         goto out;
     }
     if (len == 0)
         fgetc(mem); /* fmemopen needs a size of 1 or more: read it past */
     size_t given = dc.nobjs;
-    rc = decode_stream(&dc, mem, path, stdout);
+    rc = decode_stream(&dc, mem, name, stdout);
     fclose(mem);
     /* An --obj that is none of the dump's modules was of no use: a wrong
      * build of the program, most likely. */

@@ -48,7 +48,13 @@ grep -q '2 of .* events not decoded' "$work/err4" || fail "no count on stderr: $
 [ "$(grep -vc 'unreadable' "$work/out4")" = "$(($(wc -l <"$work/text") - 2))" ] || fail "other lines lost"
 # 5. Not a dump, or cut short: exit 2 with a reason.
 "$FL" decode "$work/text" >/dev/null 2>"$work/err5"; rc=$?
-[ $rc = 2 ] && grep -q 'not a trace-ID dump' "$work/err5" || fail "a text dump: exit $rc, $(cat "$work/err5")"
+# decode takes a crash log too, and says it is neither.
+[ $rc = 2 ] && grep -q 'text: neither a crash log ("FAULTLINE <version>" or "MOJOCRASH <version>" first, after blank and # lines) nor a trace-ID dump' "$work/err5" ||
+  fail "a text dump: exit $rc, $(cat "$work/err5")"
+# Nothing on standard input is named as such, not as "-".
+"$FL" decode </dev/null >/dev/null 2>"$work/err5b"; rc=$?
+[ $rc = 2 ] && [ "$(cat "$work/err5b")" = "faultline decode: standard input is empty" ] ||
+  fail "empty standard input: exit $rc, $(cat "$work/err5b")"
 head -n 20 "$work/ids" >"$work/cut"
 "$FL" decode --obj "$APP" --obj "$LIB" "$work/cut" >/dev/null 2>"$work/err6"; rc=$?
 [ $rc = 2 ] && grep -q 'cut short' "$work/err6" || fail "a cut dump: exit $rc, $(cat "$work/err6")"
