@@ -788,8 +788,8 @@ static int header_line(parser *p, enum key_id id, char *key, char *v)
     if (p->header_state == 0) {
         if (id != K_MOJOCRASH && id != K_FAULTLINE)
             return fail(p, p->lineno,
-                        "not a crash log: first line must be 'MOJOCRASH <version>' "
-                        "or 'FAULTLINE <version>'");
+                        "not a crash log: the first line that is not blank or a comment "
+                        "must be 'MOJOCRASH <version>' or 'FAULTLINE <version>'");
         if (!*v)
             return fail(p, p->lineno, "%s: missing version", key);
         if (set_str(p, &L->producer, key) || set_str(p, &L->producer_version, v))

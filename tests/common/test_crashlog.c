@@ -151,6 +151,11 @@ static void rejects(void **state)
     (void)state;
     expect_error("", 0, "empty log");
     expect_error("hello\n", 1, "not a crash log");
+    /* Blank lines and comments before it are skipped, and the message says
+     * so: the line it names need not be the file's first. */
+    expect_error("# a comment\n\nhello\n", 3,
+                 "not a crash log: the first line that is not blank or a comment must be "
+                 "'MOJOCRASH <version>' or 'FAULTLINE <version>'");
     expect_error("MOJOCRASH 1\nAPPLICATION_NAME x\nEND\n", 2, "CRASHLOG_VERSION");
     expect_error("MOJOCRASH 1\nCRASHLOG_VERSION 1\nAPPLICATION_NAME x\nCALLSTACK 12\n", 4,
                  "no END");

@@ -670,7 +670,8 @@ case_submit() {
     timeout 60 "$FAULTLINE" submit "$WORK/bad.crashlog" --server "$URL" >"$WORK/s.out" 2>&1
     RC=$?
     expect_rc 1
-    grep -q "bad.crashlog: invalid: line 1: " "$WORK/s.out" || fail "submit: invalid line"
+    grep -qx "$WORK/bad.crashlog: invalid: line 1: not a crash log: the first line that is not blank or a comment must be 'MOJOCRASH <version>' or 'FAULTLINE <version>'" \
+        "$WORK/s.out" || fail "submit: invalid line: $(cat "$WORK/s.out")"
     [ "$(requests)" = 2 ] || fail "submit sent an invalid file"
     [ -f "$WORK/bad.crashlog" ] || fail "submit deleted the invalid file"
 }
