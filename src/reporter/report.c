@@ -813,6 +813,10 @@ int fl_reporter_main(int argc, char **argv)
     if (!usage_problem && (r.delivered || r.rejected || r.kept))
         say(&r, "%u delivered, %u rejected or deleted, %u kept for later", r.delivered, r.rejected,
             r.kept);
+    else if (!usage_problem && !r.errors)
+        /* Said, as a missing spool is: silence would leave a wrong --spool
+         * or FAULTLINE_SPOOL unnoticed. */
+        say(&r, "nothing to send in %s", dir);
     fl_upload_free(r.up);
     fl_spool_close(r.sp);
     for (size_t i = 0; i < r.napproved; i++)

@@ -589,9 +589,20 @@ case_usage() {
     RC=$?
     expect_rc 64
     [ "$(nlogs)" = 1 ] || fail "log lost without URL"
-    # An empty or missing spool is not an error.
+    # An empty or missing spool is not an error, and each is said in a
+    # line (not with --quiet).
     rep --spool "$WORK/does-not-exist" --yes --url http://127.0.0.1:9/
     expect_rc 0
+    grep -qx "faultline-report: no spool at $WORK/does-not-exist: nothing to send" "$WORK/rep.err" ||
+        fail "missing spool: $(cat "$WORK/rep.err")"
+    mkdir -p "$WORK/empty-spool"
+    rep --spool "$WORK/empty-spool" --yes --url http://127.0.0.1:9/
+    expect_rc 0
+    [ "$(cat "$WORK/rep.err")" = "faultline-report: nothing to send in $WORK/empty-spool" ] ||
+        fail "empty spool: $(cat "$WORK/rep.err")"
+    rep --spool "$WORK/empty-spool" --yes --url http://127.0.0.1:9/ --quiet
+    expect_rc 0
+    [ ! -s "$WORK/rep.err" ] || fail "empty spool, --quiet: $(cat "$WORK/rep.err")"
 }
 
 case_url_scheme() {
