@@ -1339,7 +1339,8 @@ static json_t *crash_for(fl_http *h, fl_store_conn *sc, struct MHD_Connection *c
     bool nf = false;
     json_t *j = h->store->get_crash(sc, id, &nf);
     if (!j)
-        *ret = nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
+        *ret = nf ? send_error(c, 404, "no such crash", NULL)
+                  : send_error(c, 500, "store error", NULL);
     else if (deleted(j))
         *ret = send_json(c, 410, deleted_error(j, id), NULL);
     else
@@ -1355,7 +1356,7 @@ static json_t *crash_for(fl_http *h, fl_store_conn *sc, struct MHD_Connection *c
 static enum MHD_Result api_minidump(fl_http *h, struct MHD_Connection *c, const char *id)
 {
     if (!id_ok(id))
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, "no such crash", NULL);
     fl_store_conn *sc = thread_conn(h);
     if (!sc)
         return send_error(c, 503, "store unavailable", "5");
@@ -1399,7 +1400,7 @@ static enum MHD_Result api_minidump(fl_http *h, struct MHD_Connection *c, const 
 static enum MHD_Result api_contexts(fl_http *h, struct MHD_Connection *c, const char *id)
 {
     if (!id_ok(id))
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, "no such crash", NULL);
     if (!h->cfg.ctxsrv)
         return send_error(c, 503, "no context decoder on this server", "5");
     char *json = NULL;
@@ -1552,7 +1553,7 @@ static enum MHD_Result api_source(fl_http *h, req *rq, const char *id)
 {
     struct MHD_Connection *c = rq->conn;
     if (!id_ok(id))
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, "no such crash", NULL);
     uint64_t ti = 0, fi = 0, ctx = 5;
     if (arg_uint(c, "thread", 1u << 20, &ti) || arg_uint(c, "frame", 1u << 20, &fi))
         return send_error(c, 400,
@@ -1683,7 +1684,7 @@ static enum MHD_Result group_gone(fl_http *h, fl_store_conn *sc, struct MHD_Conn
     if (r < 0)
         return send_error(c, 500, "store error", NULL);
     if (r == 1)
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, "no such group", NULL);
     fl_iso_time(when, t);
     return send_json(c, 410,
                      json_pack("{s:s,s:s,s:s,s:I,s:s?}", "error", "the group was deleted", "id", id,
@@ -1694,8 +1695,9 @@ static enum MHD_Result group_gone(fl_http *h, fl_store_conn *sc, struct MHD_Conn
 
 static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group, const char *id)
 {
+    const char *none = group ? "no such group" : "no such crash";
     if (!id_ok(id))
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, none, NULL);
     fl_store_conn *sc = thread_conn(h);
     if (!sc)
         return send_error(c, 503, "store unavailable", "5");
@@ -1704,7 +1706,7 @@ static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group,
     if (!j && nf && group)
         return group_gone(h, sc, c, id);
     if (!j)
-        return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
+        return nf ? send_error(c, 404, none, NULL) : send_error(c, 500, "store error", NULL);
     if (!group && deleted(j))
         return send_json(c, 410, deleted_error(j, id), NULL);
     return send_json(c, 200, j, NULL);
@@ -1715,7 +1717,7 @@ static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group,
 static enum MHD_Result api_group_crashes(fl_http *h, struct MHD_Connection *c, const char *id)
 {
     if (!id_ok(id))
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, "no such group", NULL);
     const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
     const char *off = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offset");
     uint64_t limit = 50, offset = 0;
@@ -1733,7 +1735,7 @@ static enum MHD_Result api_group_crashes(fl_http *h, struct MHD_Connection *c, c
     if (!j && nf)
         return group_gone(h, sc, c, id);
     if (!j)
-        return nf ? send_error(c, 404, "not found", NULL) : send_error(c, 500, "store error", NULL);
+        return send_error(c, 500, "store error", NULL);
     json_object_set_new(j, "limit", json_integer((json_int_t)limit));
     json_object_set_new(j, "offset", json_integer((json_int_t)offset));
     return send_json(c, 200, j, NULL);
@@ -1744,7 +1746,7 @@ static enum MHD_Result api_group_crashes(fl_http *h, struct MHD_Connection *c, c
 static enum MHD_Result api_delete_crash(fl_http *h, struct MHD_Connection *c, const char *id)
 {
     if (!id_ok(id))
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, "no such crash", NULL);
     fl_store_conn *sc = thread_conn(h);
     if (!sc || h->store->begin(sc))
         return send_error(c, 503, "store unavailable", "5");
@@ -2037,7 +2039,7 @@ static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
         rc = 1;
     json_decref(b);
     if (rc == 1)
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, "no such group", NULL);
     if (rc != 0)
         return send_error(c, 500, "store error", NULL);
     bool nf;
@@ -2193,7 +2195,7 @@ static enum MHD_Result api_reprocess(fl_http *h, struct MHD_Connection *c, const
 {
     char id[FL_CRASH_ID_MAX];
     if (!path_id(url, sizeof REPROCESS_PREFIX - 1, sizeof REPROCESS_SUFFIX - 1, id, sizeof id))
-        return send_error(c, 404, "not found", NULL);
+        return send_error(c, 404, "no such crash", NULL);
     fl_store_conn *sc = thread_conn(h);
     if (!sc || h->store->begin(sc))
         return send_error(c, 503, "store unavailable", "5");
@@ -3040,6 +3042,9 @@ static enum MHD_Result healthz(fl_http *h, struct MHD_Connection *c)
     return send_json(c, 200, json_pack("{s:s}", "status", "ok"), NULL);
 }
 
+/* A path under /api/ that names no route. */
+#define NO_ROUTE "not found: no such route (reports go to POST /api/v1/crashes or POST /)"
+
 static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const char *method)
 {
     struct MHD_Connection *c = r->conn;
@@ -3053,10 +3058,7 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
         return buildid(h, c, url + 9);
     if (!strncmp(url, "/api/", 5)) {
         if (!allow_of(url))
-            return send_error(c, 404,
-                              "not found: no such route (reports go to POST /api/v1/crashes or "
-                              "POST /)",
-                              NULL);
+            return send_error(c, 404, NO_ROUTE, NULL);
         if (!admin_ok(h, c))
             return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
         if (!get)
@@ -3069,11 +3071,13 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
                 char id[64];
                 size_t n = (size_t)(tail - (url + 15));
                 if (n >= sizeof id)
-                    return send_error(c, 404, "not found", NULL);
+                    return send_error(c, 404, "no such group", NULL);
                 memcpy(id, url + 15, n);
                 id[n] = '\0';
                 return api_group_crashes(h, c, id);
             }
+            if (tail)
+                return send_error(c, 404, NO_ROUTE, NULL);
             return api_get(h, c, true, url + 15);
         }
         if (!strncmp(url, "/api/v1/crashes/", 16) && url[16]) {
@@ -3083,13 +3087,15 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
                 char id[FL_CRASH_ID_MAX];
                 size_t n = (size_t)(tail - (url + 16));
                 if (n >= sizeof id)
-                    return send_error(c, 404, "not found", NULL);
+                    return send_error(c, 404, "no such crash", NULL);
                 memcpy(id, url + 16, n);
                 id[n] = '\0';
                 return tail[1] == 'c'   ? api_contexts(h, c, id)
                        : tail[1] == 'm' ? api_minidump(h, c, id)
                                         : api_source(h, r, id);
             }
+            if (tail)
+                return send_error(c, 404, NO_ROUTE, NULL);
             return api_get(h, c, false, url + 16);
         }
         if (!strcmp(url, "/api/v1/symbols") || !strcmp(url, "/api/v1/symbols/"))

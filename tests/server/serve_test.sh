@@ -417,6 +417,14 @@ EOF
   python3 "$(dirname "$0")/../lib/whole_twice.py" "$PORT" /api/v1/no-such-route "X-Faultline-Key: $KEY" 300000 404 \
     'no such route' POST >"$work/proxy404" 2>&1 || fail "an unknown route, as a proxy sends it: $(cat "$work/proxy404")"
   ok "404 'no such route' for paths under /api/ that name none, with a key, a token, a wrong token"
+  # With the token: what is missing is named, a route or the thing asked for.
+  for pe in "/api/v1/groups/nosuchgroup|no such group" "/api/v1/groups/nosuchgroup/crashes|no such group" \
+            "/api/v1/crashes/nosuchcrash|no such crash" "/api/v1/crashes/nosuchcrash/minidump|no such crash" \
+            "/api/v1/crashes/$id/bogus|no such route" "/api/v1/groups/$gid/bogus|no such route"; do
+    c=$(code GET "${pe%%|*}" -H "Authorization: Bearer $ADMIN")
+    [ "$c" = 404 ] && grep -q "\"error\":\"[a-z :]*${pe#*|}" "$work/body" || fail "GET ${pe%%|*} -> $c $(cat "$work/body")"
+  done
+  ok "404 names what is missing: no such group, crash or route"
   # A route asked with a method it does not take: 405 and the methods it
   # does in Allow, with or without a token (an ingest client that used the
   # wrong method is told that, not to bring the admin token).
