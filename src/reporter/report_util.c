@@ -11,6 +11,14 @@
 #include <strings.h>
 #include <time.h>
 
+static void size_text(size_t bytes, char *out, size_t cap)
+{
+    if (bytes < 10 * 1024)
+        snprintf(out, cap, "%zu bytes", bytes);
+    else
+        snprintf(out, cap, "%.1f KiB", (double)bytes / 1024.0);
+}
+
 void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t cap)
 {
     char sig[48] = "no signal";
@@ -34,15 +42,19 @@ void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t 
         if (gmtime_r(&t, &tm))
             strftime(when, sizeof when, "at %Y-%m-%d %H:%M:%S UTC", &tm);
     }
-    char size[32];
-    if (bytes < 10 * 1024)
-        snprintf(size, sizeof size, "%zu bytes", bytes);
-    else
-        snprintf(size, sizeof size, "%.1f KiB", (double)bytes / 1024.0);
-    int n = snprintf(out, cap, "%.60s %.40s, %s %s, %zu frame%s, %s",
+    char size[32], stack[32];
+    size_text(bytes, size, sizeof size);
+    /* The raw stack is the program's memory (local variables), which a
+     * person asked to send the report should know it holds. */
+    size_t nstack = 0;
+    for (size_t i = 0; i < log->nstack; i++)
+        nstack += log->stack[i].len;
+    size_text(nstack, stack, sizeof stack);
+    int n = snprintf(out, cap, "%.60s %.40s, %s %s, %zu frame%s, %s%s%s%s",
                      log->app_name ? log->app_name : "?",
                      log->app_version ? log->app_version : "(no version)", sig, when,
-                     log->ncallstack, log->ncallstack == 1 ? "" : "s", size);
+                     log->ncallstack, log->ncallstack == 1 ? "" : "s", size, nstack ? " (" : "",
+                     nstack ? stack : "", nstack ? " of stack memory)" : "");
     /* What the program said as it died -- an uncaught C++ exception, or the
      * C library's abort message: the most telling line, and text the user
      * should see before it is sent. */

@@ -233,6 +233,18 @@ static void helpers(void **state)
     assert_string_equal(d, "TestApp 1.0, signal 11 (SIGSEGV) at 2008-01-03 08:49:52 UTC, 2 frames, "
                            "1234 bytes");
     fl_crashlog_free(log);
+    /* A raw stack is the program's memory: said, with its size. */
+    char st[32768] = "FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME TestApp\n"
+                     "APPLICATION_VERSION 1.0\nCALLSTACK 1\n";
+    for (int i = 0; i < 161; i++) /* 161 x 64 bytes: 10,304, over 10 KiB */
+        snprintf(st + strlen(st), sizeof st - strlen(st), "STACK 0x%x %0128d\n", 0x1000 + 64 * i,
+                 0);
+    strcat(st, "END\n");
+    assert_int_equal(fl_crashlog_parse(st, strlen(st), &log, NULL), 0);
+    fl_report_describe(log, 99, d, sizeof d);
+    assert_string_equal(d, "TestApp 1.0, no signal at an unknown time, 1 frame, 99 bytes "
+                           "(10.1 KiB of stack memory)");
+    fl_crashlog_free(log);
     /* What the program said as it died, its control bytes made harmless. */
     static const char *const tails[][2] = {
         {"EXCEPTION_TYPE St13runtime_error\nEXCEPTION_MESSAGE disk \x1b[2Jfull\n",
