@@ -445,6 +445,17 @@ static void check_answer(const char *a, size_t len, const rq *reqs, size_t nreq)
         }
         bool nobody = st == 204 || r->head;
         const char *body = hend + 4;
+        /* libmicrohttpd 0.9.75 (Debian 12) sends the header block of its own
+         * 400 for a Content-Length it cannot parse ("x", or "31 " with a
+         * trailing blank) twice, then its HTML page, and closes: a bare
+         * MHD_start_daemon() does the same, before any handler of ours
+         * runs.  Its second copy is skipped here; nothing may follow the
+         * page (check_close). */
+        const char *again = st == 400 && end - body > 13 && !memcmp(body, p, 13)
+                                ? find(body, end, "\r\n\r\n")
+                                : NULL;
+        if (again && find(again, end, "<title>Request malformed</title>"))
+            body = again + 4;
         size_t blen = nobody ? 0 : v ? (size_t)cl : (size_t)(end - body);
         if ((size_t)(end - body) < blen)
             die("a response cut in its body", p);
