@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fl_workers_config c = {.rules = rules, .symbolize = names_from_log};
     fl_processed_buf b;
-    if (fl_process_log("fuzz", NULL, text, len, 0, &c, &b) == 0) {
+    if (fl_process_log("fuzz", NULL, text, len, NULL, 0, 0, &c, &b) == 0) {
         (void)fl_vercmp(b.p.version, "1.10.0-rc1");
         fl_processed_release(&b);
     }

@@ -99,7 +99,8 @@ static void usage(FILE *f)
             "  --prefix-list FILE   name prefixes skipped in signatures (default DIR/prefix.txt)\n"
             "  --max-symbol-file BYTES  largest debug file upload (default 1073741824) -> 413\n"
             "  --symcache-lru N     open symcaches kept per process (default 32, 1..1024)\n"
-            "  --no-remote-unwind   keep the client's stack (no server-side CFI unwind)\n"
+            "  --no-remote-unwind   keep the client's stack, and a minidump's threads at\n"
+            "                       their pcs (no server-side CFI unwind)\n"
             "  --context-max-paths N  paths a calling context's search may try (default\n"
             "                       20000000; a crash's searches share twice that)\n"
             "  --no-id-filter       look every new crash id up among those stored instead of\n"
@@ -1009,7 +1010,8 @@ int fl_cmd_serve(int argc, char **argv)
     }
     if (run_workers && o.workers) {
         /* Frames are symbolized through fl_srvsym (fl_symbolize_fn in
-         * fl_group.h), and the crashing thread re-unwound on the server. */
+         * fl_group.h), the crashing thread re-unwound on the server, and
+         * a kept minidump's other threads unwound there. */
         fl_workers_config wc = {.n = o.workers,
                                 .lease_s = o.lease_s,
                                 .batch = 32,
@@ -1017,6 +1019,7 @@ int fl_cmd_serve(int argc, char **argv)
                                 .symbolize = fl_srvsym_symbolize,
                                 .symbolize_ctx = sym,
                                 .unwind = fl_srvsym_unwind,
+                                .unwind_dump = fl_srvsym_unwind_dump,
                                 .symbols_changed = fl_srvsym_flush,
                                 .symbols_gap = fl_srvsym_gap,
                                 .crash_begin = fl_srvsym_crash_begin};

@@ -26,6 +26,7 @@
 
 #include "fl_group.h"
 #include "fl_health.h"
+#include "fl_minidump.h"
 #include "fl_queue.h"
 #include "fl_store.h"
 
@@ -116,6 +117,13 @@ typedef struct fl_workers_config {
      * symbolize_ctx: returns 1 with a better crashing-thread stack in
      * *pcs (malloc'ed), 0 to keep the client's, -1 on OOM.  May be NULL. */
     int (*unwind)(void *ctx, const fl_crashlog *log, uint64_t **pcs, size_t *n);
+    /* Every thread of the minidump a crash was made from, when the store
+     * kept it (fl_srvsym_unwind_dump), called with symbolize_ctx and the
+     * dump: returns 1 with *stacks (fl_minidump_stacks_free), else 0.  A
+     * thread the log gives only its pc (ingest does not unwind) takes the
+     * longer stack.  May be NULL. */
+    int (*unwind_dump)(void *ctx, const void *dump, size_t len, fl_minidump_stack **stacks,
+                       size_t *n);
     /* Called with symbolize_ctx when the store's symbols version moved (a
      * debug file was ingested, possibly by another process) before a batch
      * is processed: drop cached symbols (fl_srvsym_flush).  May be NULL. */
@@ -154,8 +162,9 @@ void fl_workers_stop(fl_workers *w);
 void fl_workers_set_rules(fl_workers *w, const fl_group_rules *r);
 
 /* Process one raw log of project (as load_raw() gave it; NULL or "": the
- * default) into a fl_processed (the worker's core, exposed for tests and
- * the fuzzer).  On success returns 0 and fills *out, which borrows
+ * default), and the minidump it was made from (get_minidump(); NULL: none),
+ * into a fl_processed (the worker's core, exposed for tests and the
+ * fuzzer).  On success returns 0 and fills *out, which borrows
  * crash_id and project; release with fl_processed_release().  Returns -1
  * when the log does not parse. */
 typedef struct fl_processed_buf {
@@ -168,7 +177,8 @@ typedef struct fl_processed_buf {
     size_t nmissing;
 } fl_processed_buf;
 int fl_process_log(const char *crash_id, const char *project, const char *raw, size_t len,
-                   int64_t received, const fl_workers_config *c, fl_processed_buf *out);
+                   const void *dump, size_t dump_len, int64_t received, const fl_workers_config *c,
+                   fl_processed_buf *out);
 void fl_processed_release(fl_processed_buf *b);
 
 /* ---- retention (retention.c) */

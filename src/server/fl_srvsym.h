@@ -32,6 +32,7 @@
 
 #include "fl_crashlog.h"
 #include "fl_group.h"
+#include "fl_minidump.h"
 #include "fl_symcache.h"
 
 typedef struct fl_srvsym fl_srvsym;
@@ -106,6 +107,14 @@ int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uin
  * *n when the server's stack is better, 0 to keep the client's, -1 on
  * OOM. */
 int fl_srvsym_unwind(void *ctx, const fl_crashlog *log, uint64_t **pcs, size_t *n);
+
+/* The hook that unwinds every thread of a kept minidump (ctx: the
+ * fl_srvsym; fl_minidump_unwind with the module files found as lookups
+ * find them).  Returns 1 with *stacks (fl_minidump_stacks_free) and *n,
+ * 0 when there is nothing (remote unwind off, a dump that does not read,
+ * no memory). */
+int fl_srvsym_unwind_dump(void *ctx, const void *dump, size_t len, fl_minidump_stack **stacks,
+                          size_t *n);
 
 /* Where the file of a build id is, through the places lookups use (the
  * store's shared files first): with `code`, the loadable file itself (an

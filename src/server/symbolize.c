@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "fl_minidump.h"
 #include "fl_remote_unwind.h"
 #include "fl_srvutil.h"
 #include "fl_store.h"
@@ -486,6 +487,28 @@ int fl_srvsym_unwind(void *ctx, const fl_crashlog *log, uint64_t **pcs, size_t *
     }
     free(st);
     return rc;
+}
+
+static int dump_module(void *ctx, const char *build_id, const char *dump_path, char *path,
+                       size_t cap)
+{
+    return fl_srvsym_find_file(ctx, build_id, dump_path && dump_path[0] == '/' ? dump_path : NULL,
+                               true, path, cap, NULL);
+}
+
+int fl_srvsym_unwind_dump(void *ctx, const void *dump, size_t len, fl_minidump_stack **stacks,
+                          size_t *n)
+{
+    fl_srvsym *s = ctx;
+    *stacks = NULL;
+    *n = 0;
+    if (!s || !s->remote_unwind)
+        return 0;
+    fl_minidump_opts o = {.crash_time = 0, .find_module = dump_module, .find_ctx = s};
+    char err[256];
+    /* The dump was read at ingest: only memory can fail here now, and
+     * then the crash keeps the threads' stacks its log has. */
+    return fl_minidump_unwind(dump, len, &o, stacks, n, err, sizeof err) == FL_MINIDUMP_OK;
 }
 
 void fl_srvsym_count_built(fl_srvsym *s)

@@ -412,8 +412,40 @@ static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
  * (fl_release_heap). */
 #define RELEASE_AFTER_LOG (256u << 10)
 
+/* How many of pcs[0..n) lie in the log's objects, from the first: a walk
+ * that left every object (libdwfl's frame-pointer fallback past a module
+ * without a file) is cut there.  Return addresses are checked as pc - 1. */
+static size_t in_objects(const fl_crashlog *L, const uint64_t *pcs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t pc = i ? pcs[i] - 1 : pcs[i];
+        bool in = false;
+        for (size_t k = 0; k < L->nobjects && !in; k++)
+            in = pc - L->objects[k].base < L->objects[k].size;
+        if (!in)
+            return i;
+    }
+    return n;
+}
+
+/* The dump's stack of thread t, when it is the better one: it starts at
+ * the pc the log has and is longer within the objects.  NULL: keep the
+ * log's. */
+static const fl_minidump_stack *dump_stack(const fl_crashlog *L, const fl_thread *t,
+                                           const fl_minidump_stack *st, size_t nst, size_t *n)
+{
+    for (size_t i = 0; i < nst; i++) {
+        if (st[i].tid != t->tid || !st[i].n || (t->nframes && st[i].pcs[0] != t->frames[0]))
+            continue;
+        *n = in_objects(L, st[i].pcs, st[i].n);
+        return *n > t->nframes ? &st[i] : NULL;
+    }
+    return NULL;
+}
+
 int fl_process_log(const char *crash_id, const char *project, const char *raw, size_t len,
-                   int64_t received, const fl_workers_config *c, fl_processed_buf *out)
+                   const void *dump, size_t dump_len, int64_t received, const fl_workers_config *c,
+                   fl_processed_buf *out)
 {
     memset(out, 0, sizeof *out);
     fl_crashlog *L = NULL;
@@ -430,7 +462,8 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     fl_frames crash = {0};
     fl_signature sig = {0};
     uint64_t *upcs = NULL;
-    size_t nupcs = 0;
+    size_t nupcs = 0, ndst = 0;
+    fl_minidump_stack *dst = NULL;
     symwrap *sw = calloc(1, sizeof *sw);
     if (!sw)
         goto out;
@@ -450,6 +483,11 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     if (fl_frames_build(L, cs, ncs, c->rules, sym, sw, &crash) ||
         fl_signature_compute(project, L->app_name, &crash, c->rules, &sig))
         goto out;
+    /* The other threads of a minidump crash have only their pcs in the
+     * log; the dump, when kept, has their stacks and registers. */
+    if (dump && c->unwind_dump && L->nthreads &&
+        c->unwind_dump(c->symbolize_ctx, dump, dump_len, &dst, &ndst) != 1)
+        dst = NULL, ndst = 0;
 
     doc = json_object();
     json_object_set_new(doc, "signature", json_string(sig.text));
@@ -474,9 +512,14 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
         if (L->has_crash_tid && t->tid == L->crash_tid && L->ncallstack)
             continue; /* already there as the crashed thread */
         fl_frames tf = {0};
-        if (fl_frames_build(L, t->frames, t->nframes, c->rules, sym, sw, &tf))
+        size_t nd = 0;
+        const fl_minidump_stack *ds = dump_stack(L, t, dst, ndst, &nd);
+        if (fl_frames_build(L, ds ? ds->pcs : t->frames, ds ? nd : t->nframes, c->rules, sym, sw,
+                            &tf))
             goto out;
         json_t *tj = json_object();
+        if (ds)
+            json_object_set_new(tj, "stack_source", json_string("server"));
         json_object_set_new(tj, "tid", json_integer((json_int_t)t->tid));
         json_object_set_new(tj, "name", str_or_null(t->name));
         json_object_set_new(tj, "crashed", json_false());
@@ -559,6 +602,7 @@ out:
         fl_processed_release(out);
     json_decref(omitted);
     free(upcs);
+    fl_minidump_stacks_free(dst, ndst);
     for (size_t i = 0; sw && i < sw->n; i++)
         free(sw->m[i].wait);
     free(sw);
@@ -639,6 +683,9 @@ fail:
  * crash failed: ingest validated it, so that is a bug or a damaged row, and
  * trying again would not help.  Returns -1, with nothing left in sl to
  * release, when the store could not be read: that may pass. */
+/* The line of a log made from a minidump (minidump.c). */
+#define MINIDUMP_LINE "\nCRASH_SOURCE minidump\n"
+
 static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, size_t n,
                          slot *sl, size_t *ok, size_t *failed, bool poison)
 {
@@ -681,8 +728,17 @@ static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *task
         }
         if (lr >= 0 && w->crash_on && !strcmp(sl[i].id, w->crash_on))
             abort();
-        if (lr < 0 ||
-            fl_process_log(sl[i].id, sl[i].project, raw, len, received, &w->cfg, &sl[i].buf)) {
+        /* A crash made from a minidump: the dump, when it was kept, gives
+         * its other threads' stacks.  Without it (not kept, or the store
+         * cannot give it now) they keep their pcs. */
+        char *dump = NULL;
+        size_t dlen = 0;
+        if (lr >= 0 && w->cfg.unwind_dump &&
+            memmem(raw, len, MINIDUMP_LINE, strlen(MINIDUMP_LINE)) &&
+            w->store->get_minidump(conn, sl[i].id, &dump, &dlen) != 0)
+            dump = NULL, dlen = 0;
+        if (lr < 0 || fl_process_log(sl[i].id, sl[i].project, raw, len, dump, dlen, received,
+                                     &w->cfg, &sl[i].buf)) {
             memset(&sl[i].buf, 0, sizeof sl[i].buf);
             sl[i].buf.p.crash_id = sl[i].id;
             sl[i].buf.p.project = sl[i].project;
@@ -692,6 +748,7 @@ static int process_batch(fl_workers *w, fl_store_conn *conn, const fl_task *task
             (*ok)++;
         }
         sl[i].buf.p.ref = sl[i].task.crash_id;
+        free(dump);
         free(raw);
         FL_M_ADD(w->m->processing_ns, fl_mono_ns() - t0);
     }

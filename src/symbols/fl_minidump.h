@@ -12,8 +12,10 @@
  * caller's opts give none) -- and writes the version-2 crash log the client would have
  * written (CRASH_SOURCE minidump), so that the crash reaches the same
  * reporter, server and groups.  With `unwind`, each thread is unwound
- * with libdwfl from the module files found here; without, each thread
- * keeps its pc and the crashing one its registers and raw stack.
+ * with libdwfl from the module files found here (or by the caller's
+ * find_module); without, each thread keeps its pc and the crashing one
+ * its registers and raw stack.  fl_minidump_unwind gives every thread's
+ * stack alone, for a server that kept the dump.
  *
  * Nothing here prints; every function returns a code from
  * FL_MINIDUMP_ERRORS and, for the caller to show, a message in the
@@ -61,6 +63,19 @@ typedef struct fl_minidump_opts {
      * (by the dump's path, kept only with the dump's build id; else by
      * build id under /usr/lib/debug).  false: each thread keeps its pc. */
     bool unwind;
+    /* With unwind: where a module's file comes from.  NULL: the file the
+     * dump names, when its build id matches, else /usr/lib/debug's by
+     * build id.  Given (a server's locator: uploads, debuginfod), only
+     * the modules that a thread's pc or an aligned word of a thread's
+     * stack points into are asked for -- no other can hold a pc of a walk
+     * -- and the dump's paths, names on the crashed machine, are only
+     * passed to it.  It writes the path of the loadable file (code and
+     * .eh_frame, not a debug-only file) with build id build_id_hex
+     * (lowercase) into path, cap bytes, and returns 0; else -1.  The file
+     * is used only when its build id is the dump's. */
+    int (*find_module)(void *ctx, const char *build_id_hex, const char *dump_path, char *path,
+                       size_t cap);
+    void *find_ctx;
     /* netc ETC_KEY/ETC_VALUE pairs to add, etc[2i] and etc[2i + 1] (an
      * upload's other form fields: Breakpad's and Crashpad's annotations);
      * one with a blank key or value is left out.  May be NULL.  The dump's
@@ -96,5 +111,25 @@ int fl_minidump_to_crashlog(const char *path, const fl_minidump_opts *opts, FILE
  * time stamp, else now. */
 int fl_minidump_buf_to_crashlog(const void *data, size_t len, const fl_minidump_opts *opts,
                                 FILE *out, fl_minidump_info *info, char *err, size_t errcap);
+
+/* One thread's stack as fl_minidump_unwind gives it. */
+typedef struct fl_minidump_stack {
+    uint64_t tid;
+    uint64_t *pcs; /* innermost first; at least the thread's pc */
+    size_t n;
+} fl_minidump_stack;
+
+/*
+ * Unwind every thread of the minidump held in memory (data, len bytes,
+ * borrowed) as fl_minidump_buf_to_crashlog does with opts->unwind (which
+ * is ignored: this always unwinds), without writing a log: a server that
+ * kept a dump walks all of its threads with the files it has.  OUT:
+ * *stacks (*n of them, the crashing thread first; release with
+ * fl_minidump_stacks_free).  Returns FL_MINIDUMP_OK or a negative
+ * FL_MINIDUMP_* code with err filled.
+ */
+int fl_minidump_unwind(const void *data, size_t len, const fl_minidump_opts *opts,
+                       fl_minidump_stack **stacks, size_t *n, char *err, size_t errcap);
+void fl_minidump_stacks_free(fl_minidump_stack *stacks, size_t n); /* NULL is harmless */
 
 #endif /* FL_MINIDUMP_H */

@@ -197,6 +197,7 @@ typedef struct md_module {
     int build_id_len; /* 0: none written */
     unsigned char guid[16];
     bool main;
+    bool reached; /* a thread's pc or stack word points into it (find_module) */
     bool has_bias;
     uint64_t bias;
 } md_module;
@@ -1027,11 +1028,78 @@ static const Dwfl_Callbacks dwfl_cbs = {
     .debuginfo_path = &debuginfo_path,
 };
 
+static int mod_base_cmp(const void *a, const void *b)
+{
+    const md_module *x = *(const md_module *const *)a, *y = *(const md_module *const *)b;
+    return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* Marks the module holding v, if any (by[] sorted by base). */
+static void reach(md_module **by, size_t n, uint64_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* the last module starting at or below v */
+        size_t mid = lo + (hi - lo) / 2;
+        if (by[mid]->base <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo && v - by[lo - 1]->base < by[lo - 1]->size)
+        by[lo - 1]->reached = true;
+}
+
+/* Marks the modules a walk can meet: those that a thread's pc or an
+ * 8-aligned word of a thread's stack points into (a return address is
+ * read from the stack).  Only these are asked of the caller's
+ * find_module, which may go to the network. */
+static int mark_reached(md_ctx *c)
+{
+    md_module **by = malloc((c->nmods ? c->nmods : 1) * sizeof *by);
+    if (!by)
+        return -1;
+    for (size_t i = 0; i < c->nmods; i++)
+        by[i] = &c->mods[i];
+    qsort(by, c->nmods, sizeof *by, mod_base_cmp);
+    for (size_t i = 0; i < c->nthreads; i++) {
+        const md_thread *t = &c->threads[i];
+        reach(by, c->nmods, t->regs[c->arch->pc]);
+        const uint8_t *p = c->image + t->stack.rva;
+        for (uint64_t off = (8 - t->stack.start % 8) % 8; off + 8 <= t->stack.size; off += 8)
+            reach(by, c->nmods, rd64(p + off));
+    }
+    free(by);
+    return 0;
+}
+
+/* The file the caller's find_module gives for m (only when the walk can
+ * reach it, and by its whole build id), when it has m's build id: its
+ * descriptor, else -1. */
+static int find_module_file(const md_ctx *c, const md_module *m)
+{
+    if (!m->reached || m->build_id_len <= 0)
+        return -1;
+    char hex[2 * sizeof m->build_id + 1], path[4096];
+    for (int i = 0; i < m->build_id_len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
+    if (c->opts->find_module(c->opts->find_ctx, hex, m->path, path, sizeof path) != 0)
+        return -1;
+    int fd = fl_elf_open_regular(path, false, -1);
+    if (fd >= 0 && !fl_elf_has_build_id(fd, m->build_id, (size_t)m->build_id_len)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 /* The file the dump names for m, when it is a regular file with m's
  * build id (or, from an RSDS record, one starting with its GUID): its
- * descriptor, and its full build id into m.  Else -1. */
-static int open_module_file(md_module *m)
+ * descriptor, and its full build id into m.  Else -1.  With the caller's
+ * find_module, the file that gives. */
+static int open_module_file(const md_ctx *c, md_module *m)
 {
+    if (c->opts->find_module)
+        return find_module_file(c, m);
     if (m->path[0] != '/' || (m->cv != CV_BPEL && m->cv != CV_RSDS))
         return -1;
     int fd = fl_elf_open_regular(m->path, false, -1);
@@ -1082,12 +1150,14 @@ static bool file_bias(int fd, const md_arch *a, uint64_t base, uint64_t *bias)
 
 static int report_modules(md_ctx *c)
 {
+    if (c->opts->find_module && mark_reached(c) != 0)
+        return -1;
     dwfl_report_begin(c->dwfl);
     for (size_t i = 0; i < c->nmods; i++) {
         md_module *m = &c->mods[i];
         if (m->size == 0 || m->base + m->size < m->base)
             continue;
-        int fd = open_module_file(m);
+        int fd = open_module_file(c, m);
         uint64_t bias;
         if (fd >= 0 && file_bias(fd, c->arch, m->base, &bias)) {
             /* fd is libdwfl's once the module is made. */
@@ -1330,6 +1400,22 @@ static bool write_log(md_ctx *c, FILE *out, const char *crash_id, fl_minidump_in
     return true;
 }
 
+/* Frees what reading and unwinding c's image made. */
+static void release(md_ctx *c)
+{
+    for (size_t i = 0; i < c->nthreads; i++) {
+        free(c->threads[i].frames);
+        free(c->threads[i].name);
+    }
+    free(c->threads);
+    for (size_t i = 0; i < c->nmods; i++)
+        free(c->mods[i].path);
+    free(c->mods);
+    free(c->mem);
+    free(c->ranges);
+    free(c->notes);
+}
+
 /* The conversion of c's image, once it is there; frees what it made. */
 static int convert(md_ctx *c, FILE *out, fl_minidump_info *info)
 {
@@ -1353,17 +1439,7 @@ static int convert(md_ctx *c, FILE *out, fl_minidump_info *info)
     }
     rc = FL_MINIDUMP_OK;
 done:
-    for (size_t i = 0; i < c->nthreads; i++) {
-        free(c->threads[i].frames);
-        free(c->threads[i].name);
-    }
-    free(c->threads);
-    for (size_t i = 0; i < c->nmods; i++)
-        free(c->mods[i].path);
-    free(c->mods);
-    free(c->mem);
-    free(c->ranges);
-    free(c->notes);
+    release(c);
     return rc;
 }
 
@@ -1424,4 +1500,48 @@ int fl_minidump_buf_to_crashlog(const void *data, size_t len, const fl_minidump_
     c.size = len > 0xffffffffu ? 0xffffffffu : len;
     c.image = data;
     return convert(&c, out, info);
+}
+
+int fl_minidump_unwind(const void *data, size_t len, const fl_minidump_opts *opts,
+                       fl_minidump_stack **stacks, size_t *n, char *err, size_t errcap)
+{
+    fl_minidump_opts o = opts ? *opts : defaults;
+    o.unwind = true;
+    md_ctx c = {.opts = &o, .err = err, .errcap = errcap, .fd = -1};
+    c.shown = o.name ? o.name : "the minidump";
+    *stacks = NULL;
+    *n = 0;
+    if (err && errcap)
+        err[0] = '\0';
+    elf_version(EV_CURRENT);
+    if (len < 32)
+        return fail(&c, FL_MINIDUMP_ENOTMINIDUMP, "%zu bytes", len);
+    c.size = len > 0xffffffffu ? 0xffffffffu : len;
+    c.image = data;
+    int rc;
+    if ((rc = read_dump(&c)) || (rc = index_ranges(&c)) || (rc = unwind_threads(&c)))
+        goto done;
+    fl_minidump_stack *s = calloc(c.nthreads, sizeof *s);
+    if (!s) {
+        rc = fail(&c, FL_MINIDUMP_EIO, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < c.nthreads; i++) { /* the frames change hands */
+        s[i].tid = c.threads[i].tid;
+        s[i].pcs = c.threads[i].frames;
+        s[i].n = c.threads[i].nframes;
+        c.threads[i].frames = NULL;
+    }
+    *stacks = s;
+    *n = c.nthreads;
+done:
+    release(&c);
+    return rc;
+}
+
+void fl_minidump_stacks_free(fl_minidump_stack *stacks, size_t n)
+{
+    for (size_t i = 0; stacks && i < n; i++)
+        free(stacks[i].pcs);
+    free(stacks);
 }

@@ -20,7 +20,10 @@
  *                       Crashpad's CrashpadInfo: annotations as ETC pairs,
  *                       prod/ver, the report and client ids, the caller's
  *                       opts first, and broken ones (counts, RVAs, lengths
- *                       past the end) left out while the rest converts
+ *                       past the end) left out while the rest converts;
+ *                       fl_minidump_unwind with a caller's find_module
+ *                       (a server's): every thread, and only the modules
+ *                       a pc or stack word reaches asked for
  *   md_synth DIR        writes the dumps into DIR (the fuzz seed corpus)
  *
  * Exit 0 when every check holds; each failed one is printed.
@@ -176,6 +179,9 @@ static uint32_t arm64_context(dump *d, bool old, uint64_t base, uint64_t sp, uin
     return at;
 }
 
+/* Where the threads' pcs lie (a test moves them out of the program). */
+static uint64_t pc_base = 0x400000;
+
 /* The second module's path and RSDS GUID (a test sets them). */
 static const char *rsds_path = "/nonexistent/libx.so";
 static const uint8_t *rsds_guid;
@@ -202,10 +208,10 @@ static void make_dump(dump *d, bool amd64, bool old, bool exception)
     for (uint32_t i = 0; i < STACK_SIZE; i++)
         m->b[stack + i] = (uint8_t)(i * 7);
     uint32_t csize = amd64 ? 1232 : old ? 8 + 33 * 8 + 4 + 8 + 512 : 912;
-    uint32_t ctx0 = amd64 ? amd64_context(d, 0x1000, SP, 0x400123)
-                          : arm64_context(d, old, 0x1000, SP, 0x400123);
-    uint32_t ctx1 = amd64 ? amd64_context(d, 0x2000, SP + 0x100000, 0x400456)
-                          : arm64_context(d, old, 0x2000, SP + 0x100000, 0x400456);
+    uint32_t ctx0 = amd64 ? amd64_context(d, 0x1000, SP, pc_base + 0x123)
+                          : arm64_context(d, old, 0x1000, SP, pc_base + 0x123);
+    uint32_t ctx1 = amd64 ? amd64_context(d, 0x2000, SP + 0x100000, pc_base + 0x456)
+                          : arm64_context(d, old, 0x2000, SP + 0x100000, pc_base + 0x456);
     uint32_t tl = put(m, NULL, 4 + 2 * 48);
     set32(m, tl, 2);
     set32(m, tl + 4, 100);
@@ -220,8 +226,8 @@ static void make_dump(dump *d, bool amd64, bool old, bool exception)
     stream(d, 3, tl, 4 + 2 * 48);
     /* the exception, with a context of its own (the signal handler's) */
     if (exception) {
-        uint32_t ectx = amd64 ? amd64_context(d, 0xe000, SP, 0x400124)
-                              : arm64_context(d, old, 0xe000, SP, 0x400124);
+        uint32_t ectx = amd64 ? amd64_context(d, 0xe000, SP, pc_base + 0x124)
+                              : arm64_context(d, old, 0xe000, SP, pc_base + 0x124);
         uint32_t ex = put(m, NULL, 168);
         set32(m, ex, 100);
         set32(m, ex + 8, 7);  /* SIGBUS */
@@ -425,6 +431,64 @@ static void check_amd64(void)
         fl_crashlog_free(l);
     }
     free(d.m.b);
+}
+
+/* What fl_minidump_unwind asked the caller's find_module. */
+typedef struct finder {
+    int calls;
+    char id[128], dump_path[256];
+} finder;
+
+static int find_cb(void *ctx, const char *build_id, const char *dump_path, char *path, size_t cap)
+{
+    finder *f = ctx;
+    f->calls++;
+    snprintf(f->id, sizeof f->id, "%s", build_id);
+    snprintf(f->dump_path, sizeof f->dump_path, "%s", dump_path ? dump_path : "(null)");
+    snprintf(path, cap, "/proc/self/exe"); /* a file, but not of that build id */
+    return 0;
+}
+
+/* fl_minidump_unwind with the caller's find_module (a server's): every
+ * thread's stack, the crashing one first, at least its pc; the module
+ * asked for by its whole build id and the dump's path, and only when a
+ * thread's pc (or stack word) points into it; the RSDS module, without
+ * a whole build id, never.  A dump that does not read: an error and no
+ * stacks. */
+static void check_unwind(void)
+{
+    for (int reached = 1; reached >= 0; reached--) {
+        pc_base = reached ? 0x400000 : 0x900000;
+        dump d;
+        make_dump(&d, true, false, true);
+        finder f = {0};
+        fl_minidump_opts o = {.find_module = find_cb, .find_ctx = &f};
+        fl_minidump_stack *st = NULL;
+        size_t n = 0;
+        char err[256];
+        int rc = fl_minidump_unwind(d.m.b, d.m.n, &o, &st, &n, err, sizeof err);
+        CHECK(rc == FL_MINIDUMP_OK, "%s", err);
+        CHECK(n == 2 && st && st[0].tid == 100 && st[1].tid == 101, "%zu stacks", n);
+        if (n == 2 && st) {
+            CHECK(st[0].n >= 1 && st[0].pcs[0] == pc_base + 0x124, "crashing thread's pc");
+            CHECK(st[1].n >= 1 && st[1].pcs[0] == pc_base + 0x456, "other thread's pc");
+        }
+        if (reached)
+            CHECK(f.calls == 1 && !strcmp(f.id, "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3") &&
+                      !strcmp(f.dump_path, "/nonexistent/synthapp"),
+                  "%d calls, last %s %s", f.calls, f.id, f.dump_path);
+        else
+            CHECK(f.calls == 0, "asked %d times for a module no pc reaches (%s)", f.calls, f.id);
+        fl_minidump_stacks_free(st, n);
+        free(d.m.b);
+    }
+    pc_base = 0x400000;
+    fl_minidump_stack *st = (fl_minidump_stack *)1;
+    size_t n = 1;
+    char err[256];
+    int rc = fl_minidump_unwind("MDMP", 4, NULL, &st, &n, err, sizeof err);
+    CHECK(rc == FL_MINIDUMP_ENOTMINIDUMP && !st && n == 0 && strstr(err, "4 bytes"), "%d %s", rc,
+          err);
 }
 
 /* An RSDS record naming a file that is here, whose build id begins with
@@ -807,6 +871,7 @@ int main(int argc, char **argv)
     check_rsds_file();
     check_no_exception();
     check_crashpad();
+    check_unwind();
     /* The SystemInfo stream is the first after the header and directory:
      * its CSD string comes first, then the 56 bytes. */
     dump d;

@@ -385,6 +385,16 @@ print("crashing thread:", names[:8])
 want = ["md_inner", "md_middle", "md_outer", "main"]
 got = [n for n in names if n in want]
 assert got[:4] == want, names
+# The other thread: the log has its pc only (ingest does not unwind); the
+# worker unwinds it from the kept dump, down through the victim's frames.
+o = [t for t in c["threads"] if not t["crashed"]]
+assert len(o) == 1, o  # the sleeper (Breakpad writes no thread names)
+onames = [f.get("function") for f in o[0]["frames"]]
+print("other thread:", onames[:8])
+assert o[0].get("stack_source") == "server", o[0]
+got = [n for n in onames if n and n.startswith("md_sleeper")]
+assert got[:2] == ["md_sleeper_wait", "md_sleeper"], onames
+assert len(onames) >= 4, onames  # pause (libc), the two, libc's thread start
 PY
     # The dump itself is kept: given back byte for byte, to the admin only.
     hdr=$(curl -s -D - -o "$WORK/got.dmp" -H "Authorization: Bearer $ADMIN" \
@@ -462,6 +472,12 @@ PY
         fail "--no-keep-minidumps: not processed as a minidump: $(head -c 300 "$WORK/crash4.json")"
     grep -q '"minidump_bytes"' "$WORK/crash4.json" &&
         fail "--no-keep-minidumps: the crash says it has a minidump"
+    # No dump to unwind the other thread from: it keeps the pc it has.
+    python3 - "$WORK/crash4.json" <<'PY' || fail "--no-keep-minidumps: the other thread"
+import json, sys
+o = [t for t in json.load(open(sys.argv[1]))["threads"] if not t["crashed"]]
+assert len(o) == 1 and len(o[0]["frames"]) == 1 and "stack_source" not in o[0], o
+PY
     st=$(code GET "/api/v1/crashes/$id4/minidump" -H "Authorization: Bearer $ADMIN")
     [ "$st" = 404 ] && grep -q 'no minidump is kept.*--no-keep-minidumps' "$WORK/body" ||
         fail "--no-keep-minidumps: GET minidump: $st $(cat "$WORK/body")"

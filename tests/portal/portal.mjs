@@ -506,7 +506,9 @@ try {
     const source = src === 'minidump-log' ? 'minidump' : src;
     await page.route('**/api/v1/crashes/from-' + src, (r) => r.fulfill({ json: {
       id: 'from-' + src, project: 'default', state: 'processed', received: '2026-11-27T00:00:00Z',
-      metadata: { signal: 11, cpuarch: 'x86-64', other: { CRASH_SOURCE: source } }, threads: [],
+      metadata: { signal: 11, cpuarch: 'x86-64', other: { CRASH_SOURCE: source } },
+      // The kept dump's other thread, unwound by the server.
+      threads: kept ? [{ tid: 8, crashed: false, stack_source: 'server', frames: [] }] : [],
       raw: 'FAULTLINE 0.1.0\nCRASH_SOURCE ' + source + '\nEND\n', minidump_bytes: kept } }));
     await page.goto(url + '/#/crash/from-' + src);
     await page.waitForSelector('#crash-arch');
@@ -515,6 +517,10 @@ try {
     check((await page.locator('#crash-minidump').count() === 1) === (kept !== undefined),
           'a crash with CRASH_SOURCE ' + src + ': a minidump button ' +
           await page.locator('#crash-minidump').count());
+    check((await page.locator('.thread-source').count() ? await page.textContent('.thread-source') : null) ===
+          (kept ? ' — unwound on the server' : null),
+          'a crash with CRASH_SOURCE ' + src + ': the thread heading says ' +
+          (await page.locator('.thread-source').count() ? await page.textContent('.thread-source') : 'nothing'));
     if (kept) {
       check(await page.textContent('#crash-minidump') === 'Download the minidump (35 KiB)',
             'the minidump button reads ' + await page.textContent('#crash-minidump'));

@@ -580,7 +580,7 @@ static void test_process_example(void **st)
     fl_group_rules *r = fl_group_rules_new();
     fl_workers_config c = {.rules = r};
     fl_processed_buf b;
-    assert_int_equal(fl_process_log("id1", NULL, buf, n, 1700000000, &c, &b), 0);
+    assert_int_equal(fl_process_log("id1", NULL, buf, n, NULL, 0, 1700000000, &c, &b), 0);
     /* 4201103 - 4194304 = 0x1a8f in test-bin; the fifth frame, in libc
      * (unnamed, so its offset moves with libc's build), is left out. */
     assert_string_equal(b.p.signature,
@@ -593,7 +593,7 @@ static void test_process_example(void **st)
     assert_non_null(strstr(b.p.frames_json, "\"function\":null"));
     assert_non_null(strstr(b.p.frames_json, "\"address\":\"0x401a8f\""));
     fl_processed_release(&b);
-    assert_int_equal(fl_process_log("id2", NULL, "garbage", 7, 0, &c, &b), -1);
+    assert_int_equal(fl_process_log("id2", NULL, "garbage", 7, NULL, 0, 0, &c, &b), -1);
     fl_group_rules_free(r);
 }
 

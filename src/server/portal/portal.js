@@ -787,7 +787,11 @@ async function crash(view, id) {
           el('h2', {},
              (t.crashed ? 'Crashed thread ' : 'Thread ') + (t.tid || '') +
                  (t.name ? ' (' + t.name + ')' : ''),
-             t.context ? el('span', {'data-ctx' : t.context}, ' — context ' + t.context) : null),
+             t.context ? el('span', {'data-ctx' : t.context}, ' — context ' + t.context) : null,
+             // A minidump's other thread, unwound by the server from the kept dump.
+             t.stack_source === 'server'
+                 ? el('span', {class : 'muted thread-source'}, ' — unwound on the server')
+                 : null),
           stack(c, ti));
   });
   // A process with more threads than a log keeps (256): the rest were
