@@ -8,7 +8,8 @@
  * Minidumps come from other machines.  Each input goes through a memfd
  * (the reader takes a path); the log is written to a memory stream and,
  * when the reader says it succeeded, must be one the shared reader
- * accepts.  The seeds are md_synth's (tests/minidump).
+ * accepts; fl_minidump_unwind (the server's unwind of a kept dump) must
+ * read the same bytes alike.  The seeds are md_synth's (tests/minidump).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -27,6 +28,14 @@ const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
     return "leak:libdw.so\n";
+}
+
+static int no_module(void *ctx, const char *build_id, const char *dump_path, char *path, size_t cap)
+{
+    (void)ctx, (void)dump_path, (void)path, (void)cap;
+    if (!build_id || !*build_id)
+        abort(); /* asked only by a whole build id */
+    return -1;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -66,5 +75,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* a failure says why */
     }
     free(text);
+    /* As the server's worker unwinds a kept dump: every thread, the
+     * modules a pc or stack word reaches asked of the caller (here: none
+     * found).  It reads the same dump: it succeeds exactly when the
+     * conversion did, with the crashing thread's stack first. */
+    fl_minidump_opts so = {.find_module = no_module};
+    fl_minidump_stack *st = NULL;
+    size_t n = 0;
+    int urc = fl_minidump_unwind(data, size, &so, &st, &n, err, sizeof err);
+    if ((urc == FL_MINIDUMP_OK) != (rc == FL_MINIDUMP_OK && size >= 32))
+        abort();
+    for (size_t i = 0; i < n; i++)
+        if (!st[i].n)
+            abort(); /* each keeps at least its pc */
+    fl_minidump_stacks_free(st, n);
     return 0;
 }

@@ -120,8 +120,10 @@ typedef struct fl_workers_config {
     /* Every thread of the minidump a crash was made from, when the store
      * kept it (fl_srvsym_unwind_dump), called with symbolize_ctx and the
      * dump: returns 1 with *stacks (fl_minidump_stacks_free), else 0.  A
-     * thread the log gives only its pc (ingest does not unwind) takes the
-     * longer stack.  May be NULL. */
+     * thread takes the dump's stack when it starts at the log's pc and is
+     * longer within the objects: the other threads, whose logs have only
+     * their pcs (ingest does not unwind), and the crashing one when the
+     * dump holds more of its stack than the log.  May be NULL. */
     int (*unwind_dump)(void *ctx, const void *dump, size_t len, fl_minidump_stack **stacks,
                        size_t *n);
     /* Called with symbolize_ctx when the store's symbols version moved (a

@@ -428,17 +428,21 @@ static size_t in_objects(const fl_crashlog *L, const uint64_t *pcs, size_t n)
     return n;
 }
 
-/* The dump's stack of thread t, when it is the better one: it starts at
- * the pc the log has and is longer within the objects.  NULL: keep the
- * log's. */
-static const fl_minidump_stack *dump_stack(const fl_crashlog *L, const fl_thread *t,
-                                           const fl_minidump_stack *st, size_t nst, size_t *n)
+/* The dump's stack of thread tid, when it is better than the one the
+ * log gives (pcs[0..n)): it starts at the same pc and is longer within the
+ * objects.  *keep: its frames to use, at most max (cap_log's bound).
+ * NULL: keep the log's. */
+static const fl_minidump_stack *dump_stack(const fl_crashlog *L, uint64_t tid, const uint64_t *pcs,
+                                           size_t n, const fl_minidump_stack *st, size_t nst,
+                                           size_t max, size_t *keep)
 {
     for (size_t i = 0; i < nst; i++) {
-        if (st[i].tid != t->tid || !st[i].n || (t->nframes && st[i].pcs[0] != t->frames[0]))
+        if (st[i].tid != tid || !st[i].n || (n && st[i].pcs[0] != pcs[0]))
             continue;
-        *n = in_objects(L, st[i].pcs, st[i].n);
-        return *n > t->nframes ? &st[i] : NULL;
+        *keep = in_objects(L, st[i].pcs, st[i].n);
+        if (*keep > max)
+            *keep = max;
+        return *keep > n ? &st[i] : NULL;
     }
     return NULL;
 }
@@ -480,14 +484,24 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
         cs = upcs;
         ncs = nupcs;
     }
+    /* A crash made from a minidump: its log has the other threads' pcs
+     * only, and the crashing thread's first 32 KiB of stack; the dump,
+     * when kept, has every thread's registers and whole stack. */
+    if (dump && c->unwind_dump &&
+        c->unwind_dump(c->symbolize_ctx, dump, dump_len, &dst, &ndst) != 1)
+        dst = NULL, ndst = 0;
+    size_t nd = 0;
+    const fl_minidump_stack *ds =
+        L->has_crash_tid ? dump_stack(L, L->crash_tid, cs, ncs, dst, ndst, PROC_MAX_FRAMES, &nd)
+                         : NULL;
+    if (ds) {
+        cs = ds->pcs;
+        ncs = nd;
+        ur = 1;
+    }
     if (fl_frames_build(L, cs, ncs, c->rules, sym, sw, &crash) ||
         fl_signature_compute(project, L->app_name, &crash, c->rules, &sig))
         goto out;
-    /* The other threads of a minidump crash have only their pcs in the
-     * log; the dump, when kept, has their stacks and registers. */
-    if (dump && c->unwind_dump && L->nthreads &&
-        c->unwind_dump(c->symbolize_ctx, dump, dump_len, &dst, &ndst) != 1)
-        dst = NULL, ndst = 0;
 
     doc = json_object();
     json_object_set_new(doc, "signature", json_string(sig.text));
@@ -512,8 +526,7 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
         if (L->has_crash_tid && t->tid == L->crash_tid && L->ncallstack)
             continue; /* already there as the crashed thread */
         fl_frames tf = {0};
-        size_t nd = 0;
-        const fl_minidump_stack *ds = dump_stack(L, t, dst, ndst, &nd);
+        ds = dump_stack(L, t->tid, t->frames, t->nframes, dst, ndst, PROC_MAX_THREAD_FRAMES, &nd);
         if (fl_frames_build(L, ds ? ds->pcs : t->frames, ds ? nd : t->nframes, c->rules, sym, sw,
                             &tf))
             goto out;

@@ -5,6 +5,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 #include <zlib.h>
 
 #include "fl_crashlog.h"
@@ -597,18 +599,129 @@ static void test_process_example(void **st)
     fl_group_rules_free(r);
 }
 
+/* A kept minidump's stacks, as fl_srvsym_unwind_dump would give them:
+ * the crashing thread 10 longer than its log's, thread 11 from its pc on
+ * (and out of every object after four frames), thread 12 from another pc
+ * than its log's, thread 13 no longer than its log's. */
+static int fake_unwind_dump(void *ctx, const void *dump, size_t len, fl_minidump_stack **out,
+                            size_t *n)
+{
+    int *calls = ctx;
+    (*calls)++;
+    assert_int_equal(len, 4);
+    assert_memory_equal(dump, "MDMP", 4);
+    static const uint64_t s10[] = {0x1010, 0x1020, 0x1030, 0x1040, 0x1050};
+    static const uint64_t s11[] = {0x2010, 0x2020, 0x2030, 0x2040, 0x999999, 0x2050};
+    static const uint64_t s12[] = {0x2999, 0x2020, 0x2030};
+    static const uint64_t s13[] = {0x2100, 0x2110};
+    const struct {
+        uint64_t tid;
+        const uint64_t *pcs;
+        size_t n;
+    } src[] = {{10, s10, 5}, {11, s11, 6}, {12, s12, 3}, {13, s13, 2}};
+    *n = 4;
+    *out = calloc(*n, sizeof **out);
+    assert_non_null(*out);
+    for (size_t i = 0; i < *n; i++) {
+        (*out)[i].tid = src[i].tid;
+        (*out)[i].n = src[i].n;
+        (*out)[i].pcs = malloc(src[i].n * sizeof(uint64_t));
+        assert_non_null((*out)[i].pcs);
+        memcpy((*out)[i].pcs, src[i].pcs, src[i].n * sizeof(uint64_t));
+    }
+    return 1;
+}
+
+/* The addresses of a processed thread's frames, "a b c". */
+static void thread_addresses(json_t *doc, uint64_t tid, char *out, size_t cap, bool *server)
+{
+    out[0] = '\0';
+    *server = false;
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(doc, "threads"), i, t)
+    {
+        if ((uint64_t)json_integer_value(json_object_get(t, "tid")) != tid)
+            continue;
+        *server = json_is_string(json_object_get(t, "stack_source"));
+        size_t k;
+        json_t *f;
+        json_array_foreach(json_object_get(t, "frames"), k, f)
+        {
+            size_t o = strlen(out);
+            snprintf(out + o, cap - o, "%s%s", o ? " " : "",
+                     json_string_value(json_object_get(f, "address")));
+        }
+        return;
+    }
+    fail_msg("no thread %llu", (unsigned long long)tid);
+}
+
+/* fl_process_log with a kept minidump: each thread takes the dump's stack
+ * when it starts at the pc the log has and is longer within the objects
+ * (cut where it leaves them), marked stack_source "server"; otherwise the
+ * log's stays.  Without a dump the hook is not called. */
+static void test_process_dump(void **st)
+{
+    (void)st;
+    static const char log[] = "FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME dumpapp\n"
+                              "CRASH_SIGNAL 11\nCRASH_THREAD 10\nCRASH_SOURCE minidump\n"
+                              "OBJECT app/4096/8192\n"
+                              "CALLSTACK 0x1010\n"
+                              "THREAD 11\nTHREAD_FRAME 0x2010\n"
+                              "THREAD 12\nTHREAD_FRAME 0x2010\n"
+                              "THREAD 13\nTHREAD_FRAME 0x2100\nTHREAD_FRAME 0x2110\n"
+                              "THREAD 14\nTHREAD_FRAME 0x2200\nEND\n";
+    fl_group_rules *r = fl_group_rules_new();
+    int calls = 0;
+    fl_workers_config c = {.rules = r, .unwind_dump = fake_unwind_dump, .symbolize_ctx = &calls};
+    fl_processed_buf b;
+    char got[256];
+    bool server;
+    for (int with_dump = 1; with_dump >= 0; with_dump--) {
+        calls = 0;
+        assert_int_equal(fl_process_log("id", NULL, log, sizeof log - 1, with_dump ? "MDMP" : NULL,
+                                        with_dump ? 4 : 0, 1700000000, &c, &b),
+                         0);
+        assert_int_equal(calls, with_dump);
+        char *text = NULL;
+        size_t tl = 0;
+        assert_int_equal(fl_unzstd(b.p.zprocessed, b.p.zprocessed_len, 1u << 20, &text, &tl), 0);
+        json_t *doc = json_loadb(text, tl, 0, NULL);
+        assert_non_null(doc);
+        assert_string_equal(json_string_value(json_object_get(doc, "stack_source")),
+                            with_dump ? "server" : "client");
+        thread_addresses(doc, 10, got, sizeof got, &server);
+        assert_string_equal(got, with_dump ? "0x1010 0x1020 0x1030 0x1040 0x1050" : "0x1010");
+        thread_addresses(doc, 11, got, sizeof got, &server);
+        assert_string_equal(got, with_dump ? "0x2010 0x2020 0x2030 0x2040" : "0x2010");
+        assert_true(server == with_dump);
+        thread_addresses(doc, 12, got, sizeof got, &server); /* another pc: the log's */
+        assert_string_equal(got, "0x2010");
+        assert_false(server);
+        thread_addresses(doc, 13, got, sizeof got, &server); /* not longer: the log's */
+        assert_string_equal(got, "0x2100 0x2110");
+        assert_false(server);
+        thread_addresses(doc, 14, got, sizeof got, &server); /* not in the dump */
+        assert_string_equal(got, "0x2200");
+        assert_false(server);
+        /* The signature follows the stack used. */
+        assert_true((strstr(b.p.signature, "app+0x50") != NULL) == with_dump);
+        json_decref(doc);
+        free(text);
+        fl_processed_release(&b);
+    }
+    fl_group_rules_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vercmp),
-        cmocka_unit_test(test_sha256),
-        cmocka_unit_test(test_gunzip),
-        cmocka_unit_test(test_group_symbols),
-        cmocka_unit_test(test_group_offsets),
-        cmocka_unit_test(test_skip_lists),
-        cmocka_unit_test(test_process_example),
-        cmocka_unit_test(test_project_group_id),
-        cmocka_unit_test(test_group_startup_frames),
+        cmocka_unit_test(test_vercmp),           cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_gunzip),           cmocka_unit_test(test_group_symbols),
+        cmocka_unit_test(test_group_offsets),    cmocka_unit_test(test_skip_lists),
+        cmocka_unit_test(test_process_example),  cmocka_unit_test(test_process_dump),
+        cmocka_unit_test(test_project_group_id), cmocka_unit_test(test_group_startup_frames),
         cmocka_unit_test(test_group_cxx_abort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
