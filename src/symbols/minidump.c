@@ -1487,19 +1487,29 @@ done:
     return rc;
 }
 
-int fl_minidump_buf_to_crashlog(const void *data, size_t len, const fl_minidump_opts *opts,
-                                FILE *out, fl_minidump_info *info, char *err, size_t errcap)
+/* c set up for a dump held in memory; FL_MINIDUMP_OK or a code with the
+ * reason in err. */
+static int from_buffer(md_ctx *c, const fl_minidump_opts *opts, const void *data, size_t len,
+                       char *err, size_t errcap)
 {
-    md_ctx c = {.opts = opts ? opts : &defaults, .err = err, .errcap = errcap, .fd = -1};
-    c.shown = c.opts->name ? c.opts->name : "the minidump";
+    *c = (md_ctx){.opts = opts, .err = err, .errcap = errcap, .fd = -1};
+    c->shown = opts->name ? opts->name : "the minidump";
     if (err && errcap)
         err[0] = '\0';
     elf_version(EV_CURRENT);
     if (len < 32)
-        return fail(&c, FL_MINIDUMP_ENOTMINIDUMP, "%zu bytes", len);
-    c.size = len > 0xffffffffu ? 0xffffffffu : len;
-    c.image = data;
-    return convert(&c, out, info);
+        return fail(c, FL_MINIDUMP_ENOTMINIDUMP, "%zu bytes", len);
+    c->size = len > 0xffffffffu ? 0xffffffffu : len;
+    c->image = data;
+    return FL_MINIDUMP_OK;
+}
+
+int fl_minidump_buf_to_crashlog(const void *data, size_t len, const fl_minidump_opts *opts,
+                                FILE *out, fl_minidump_info *info, char *err, size_t errcap)
+{
+    md_ctx c;
+    int rc = from_buffer(&c, opts ? opts : &defaults, data, len, err, errcap);
+    return rc ? rc : convert(&c, out, info);
 }
 
 int fl_minidump_unwind(const void *data, size_t len, const fl_minidump_opts *opts,
@@ -1507,18 +1517,12 @@ int fl_minidump_unwind(const void *data, size_t len, const fl_minidump_opts *opt
 {
     fl_minidump_opts o = opts ? *opts : defaults;
     o.unwind = true;
-    md_ctx c = {.opts = &o, .err = err, .errcap = errcap, .fd = -1};
-    c.shown = o.name ? o.name : "the minidump";
     *stacks = NULL;
     *n = 0;
-    if (err && errcap)
-        err[0] = '\0';
-    elf_version(EV_CURRENT);
-    if (len < 32)
-        return fail(&c, FL_MINIDUMP_ENOTMINIDUMP, "%zu bytes", len);
-    c.size = len > 0xffffffffu ? 0xffffffffu : len;
-    c.image = data;
-    int rc;
+    md_ctx c;
+    int rc = from_buffer(&c, &o, data, len, err, errcap);
+    if (rc)
+        return rc;
     if ((rc = read_dump(&c)) || (rc = index_ranges(&c)) || (rc = unwind_threads(&c)))
         goto done;
     fl_minidump_stack *s = calloc(c.nthreads, sizeof *s);
