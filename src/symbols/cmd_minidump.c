@@ -6,18 +6,25 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
 
 #include "fl_cmd_spool.h"
+#include "fl_elffile.h"
 #include "fl_exit.h"
 #include "fl_minidump.h"
 
+#define MD_MAX_OBJS 64
+
 static void usage(FILE *f)
 {
-    fputs("usage: faultline minidump FILE [--app NAME] [--app-version V] [--no-unwind]\n"
-          "                          [--spool DIR | -o FILE]\n"
+    fputs("usage: faultline minidump FILE [--app NAME] [--app-version V] [--obj FILE]...\n"
+          "                          [--no-unwind] [--spool DIR | -o FILE]\n"
           "\n"
           "Turns a Linux minidump (.dmp, as Breakpad and Crashpad write them; x86-64 or\n"
           "arm64) into a Faultline crash log, so that crashes of programs that use\n"
@@ -30,6 +37,10 @@ static void usage(FILE *f)
           "says CRASH_SOURCE minidump.\n"
           "  --app NAME         APPLICATION_NAME (default: the main module's file name)\n"
           "  --app-version V    APPLICATION_VERSION (default: none)\n"
+          "  --obj FILE         a program or library the crashed process had loaded, used\n"
+          "                     for the module with its build id before the path the\n"
+          "                     dump names (a dump from another machine: your build's\n"
+          "                     files); repeat for each, up to 64\n"
           "  --no-unwind        do not unwind: each thread keeps its pc only\n"
           "  --spool DIR        write <crash id>.crashlog into DIR atomically, with DIR's\n"
           "                     installation id, for faultline-report to send (default:\n"
@@ -48,6 +59,57 @@ typedef struct md_job {
     fl_minidump_opts *opts;
 } md_job;
 
+/* The --obj files, by build id. */
+typedef struct md_obj {
+    const char *path;
+    char id[129]; /* lowercase hex */
+    bool used;
+} md_obj;
+
+typedef struct md_objs {
+    md_obj o[MD_MAX_OBJS];
+    size_t n;
+} md_objs;
+
+/* o's build id from its file; -1 with the reason in err. */
+static int read_obj(md_obj *o, char *err, size_t errcap)
+{
+    int fd = fl_elf_open_regular(o->path, false, -1);
+    if (fd < 0) {
+        snprintf(err, errcap, "%s", errno ? strerror(errno) : "not a regular file");
+        return -1;
+    }
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    bool is_elf = e && elf_kind(e) == ELF_K_ELF;
+    const void *id = NULL;
+    ssize_t n = is_elf ? dwelf_elf_gnu_build_id(e, &id) : -1;
+    if (n > 0 && (size_t)n <= (sizeof o->id - 1) / 2)
+        for (ssize_t i = 0; i < n; i++)
+            snprintf(o->id + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
+    if (e)
+        elf_end(e);
+    close(fd);
+    if (!o->id[0]) {
+        snprintf(err, errcap, "%s", is_elf ? "no GNU build id" : "not an ELF file");
+        return -1;
+    }
+    return 0;
+}
+
+static int find_obj(void *ctx, const char *build_id, const char *dump_path, char *path, size_t cap)
+{
+    (void)dump_path;
+    md_objs *os = ctx;
+    for (size_t i = 0; i < os->n; i++)
+        if (!strcmp(os->o[i].id, build_id)) {
+            os->o[i].used = true;
+            snprintf(path, cap, "%s", os->o[i].path);
+            return 0;
+        }
+    return -1;
+}
+
 static int write_md_log(void *arg, FILE *out, const char *install_id, char crash_id[40], char *err,
                         size_t errcap)
 {
@@ -62,18 +124,21 @@ static int write_md_log(void *arg, FILE *out, const char *install_id, char crash
 
 int fl_cmd_minidump(int argc, char **argv)
 {
-    enum { O_APP = 256, O_VER, O_SPOOL, O_NOUNWIND };
+    enum { O_APP = 256, O_VER, O_SPOOL, O_NOUNWIND, O_OBJ };
     static const struct option lopts[] = {
         {"app", required_argument, NULL, O_APP},
         {"app-version", required_argument, NULL, O_VER},
         {"spool", required_argument, NULL, O_SPOOL},
         {"output", required_argument, NULL, 'o'},
         {"no-unwind", no_argument, NULL, O_NOUNWIND},
+        {"obj", required_argument, NULL, O_OBJ},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     fl_minidump_opts opts = {.crash_time = -1, .unwind = true};
     const char *spool = NULL, *output = NULL;
+    static md_objs objs; /* 8 KiB: not on the stack */
+    memset(&objs, 0, sizeof objs);
     optind = 1;
     opterr = 0;
     int c;
@@ -94,6 +159,16 @@ int fl_cmd_minidump(int argc, char **argv)
         case O_NOUNWIND:
             opts.unwind = false;
             break;
+        case O_OBJ:
+            if (objs.n == MD_MAX_OBJS) {
+                fprintf(stderr,
+                        "faultline minidump: more than %d --obj files; see faultline minidump "
+                        "--help\n",
+                        MD_MAX_OBJS);
+                return FL_EXIT_USAGE;
+            }
+            objs.o[objs.n++].path = optarg;
+            break;
         case 'h':
             usage(stdout);
             return FL_EXIT_OK;
@@ -107,6 +182,11 @@ int fl_cmd_minidump(int argc, char **argv)
                     argv[optind - 1]);
             return FL_EXIT_USAGE;
         }
+    }
+    if (objs.n && !opts.unwind) {
+        fprintf(stderr, "faultline minidump: --obj has no use with --no-unwind; see faultline "
+                        "minidump --help\n");
+        return FL_EXIT_USAGE;
     }
     if (spool && output) {
         fprintf(stderr, "faultline minidump: --spool and -o exclude each other; see faultline "
@@ -136,6 +216,25 @@ int fl_cmd_minidump(int argc, char **argv)
         fprintf(stderr, "faultline minidump: %s: %s\n", spool, strerror(errno));
         return FL_EXIT_ERROR;
     }
+    for (size_t i = 0; i < objs.n; i++) {
+        char why[256];
+        if (read_obj(&objs.o[i], why, sizeof why) != 0) {
+            fprintf(stderr, "faultline minidump: --obj %s: %s\n", objs.o[i].path, why);
+            return FL_EXIT_ERROR;
+        }
+    }
+    if (objs.n) {
+        opts.find_module = find_obj;
+        opts.find_ctx = &objs;
+    }
     md_job j = {argv[optind], &opts};
-    return fl_cmd_write_log("faultline minidump", spool, output, "minidump", write_md_log, &j);
+    int rc = fl_cmd_write_log("faultline minidump", spool, output, "minidump", write_md_log, &j);
+    /* An --obj that no walk used: most likely another build's file. */
+    for (size_t i = 0; rc == FL_EXIT_OK && i < objs.n; i++)
+        if (!objs.o[i].used)
+            fprintf(stderr,
+                    "faultline minidump: warning: --obj %s (build id %s) was not used: no "
+                    "thread's pc or stack reaches a module with that build id (another build?)\n",
+                    objs.o[i].path, objs.o[i].id);
+    return rc;
 }

@@ -63,16 +63,17 @@ typedef struct fl_minidump_opts {
      * (by the dump's path, kept only with the dump's build id; else by
      * build id under /usr/lib/debug).  false: each thread keeps its pc. */
     bool unwind;
-    /* With unwind: where a module's file comes from.  NULL: the file the
-     * dump names, when its build id matches, else /usr/lib/debug's by
-     * build id.  Given (a server's locator: uploads, debuginfod), only
-     * the modules that a thread's pc or an aligned word of a thread's
-     * stack points into are asked for -- no other can hold a pc of a walk
-     * -- and the dump's paths, names on the crashed machine, are only
-     * passed to it.  It writes the path of the loadable file (code and
-     * .eh_frame, not a debug-only file) with build id build_id_hex
-     * (lowercase) into path, cap bytes, and returns 0; else -1.  The file
-     * is used only when its build id is the dump's. */
+    /* With unwind, a module's file is the file the dump names when its
+     * build id matches, else /usr/lib/debug's by build id.  find_module
+     * (may be NULL: a server's locator with uploads and debuginfod, the
+     * command's --obj files) is asked first, for the modules that a
+     * thread's pc or an aligned word of a thread's stack points into --
+     * no other can hold a pc of a walk, and asking may cost a request --
+     * by their whole build id (build_id_hex, lowercase) and the path the
+     * dump names.  It writes the path of the loadable file (code and
+     * .eh_frame, not a debug-only file) into path, cap bytes, and returns
+     * 0; else -1.  The file is used only when its build id is the
+     * dump's. */
     int (*find_module)(void *ctx, const char *build_id_hex, const char *dump_path, char *path,
                        size_t cap);
     void *find_ctx;

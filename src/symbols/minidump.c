@@ -1092,14 +1092,17 @@ static int find_module_file(const md_ctx *c, const md_module *m)
     return fd;
 }
 
-/* The file the dump names for m, when it is a regular file with m's
- * build id (or, from an RSDS record, one starting with its GUID): its
- * descriptor, and its full build id into m.  Else -1.  With the caller's
- * find_module, the file that gives. */
+/* The file of m: the caller's find_module's first, when it has one for
+ * m; else the file the dump names, when it is a regular file with m's
+ * build id (or, from an RSDS record, one starting with its GUID).  Its
+ * descriptor, and m's full build id into m; else -1. */
 static int open_module_file(const md_ctx *c, md_module *m)
 {
-    if (c->opts->find_module)
-        return find_module_file(c, m);
+    if (c->opts->find_module) {
+        int fd = find_module_file(c, m);
+        if (fd >= 0)
+            return fd;
+    }
     if (m->path[0] != '/' || (m->cv != CV_BPEL && m->cv != CV_RSDS))
         return -1;
     int fd = fl_elf_open_regular(m->path, false, -1);

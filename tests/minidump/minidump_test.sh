@@ -15,7 +15,8 @@
 #            crashing thread and the top frame as minidump_stackwalk (the
 #            peer) reads them; the spool's installation id, atomic naming,
 #            -o FILE and -o -, --no-unwind; the dump with its files out of
-#            reach (frame pointers, the pc first, no bias)
+#            reach (frame pointers, the pc first, no bias), then given by
+#            --obj (the stacks and biases of the files in place)
 #   serve    the dump posted as Crashpad and Breakpad post it
 #            (upload_file_minidump, prod, ver, guid) to a real `faultline
 #            serve`: one crash whose id is the dump's hash, the worker's
@@ -326,6 +327,39 @@ PY
     [ "$(grep '^CALLSTACK' "$WORK/nofiles.crashlog" | head -1 | awk '{print $2}')" = "$((RIP))" ] ||
         fail "the file-less dump's first frame is not rip"
     [ "$(grep -c '^CALLSTACK' "$WORK/nofiles.crashlog")" -ge 3 ] || fail "no frame-pointer unwind without files"
+    # The file-less dump with the files given by --obj (a dump from another
+    # machine, unwound with the developer's build): the stacks of the files
+    # in place, and the program's and libc's biases.
+    LIBC=$(awk '$1 == "object" && $2 == "libc.so.6" {print $5}' "$WORK/check.out")
+    fl_md "$WORK/nofiles.dmp" --obj "$VICTIM" --obj "$LIBC" -o "$WORK/obj.crashlog" >/dev/null \
+        2>"$WORK/obj.err" || fail "--obj: exit $?"
+    [ -s "$WORK/obj.err" ] && fail "--obj: said $(cat "$WORK/obj.err")"
+    diff <(grep -e '^CALLSTACK' -e '^THREAD_FRAME' "$WORK/obj.crashlog") \
+        <(grep -e '^CALLSTACK' -e '^THREAD_FRAME' "$WORK/o.crashlog") >/dev/null ||
+        fail "--obj: not the stacks the files in place give"
+    [ "$(grep -c '^THREAD_FRAME' "$WORK/obj.crashlog")" -gt "$(grep -c '^THREAD_FRAME' "$WORK/nofiles.crashlog")" ] ||
+        fail "--obj: the other thread unwound no further than without the files"
+    for f in md_victim libc.so.6; do
+        grep "^OBJECT .*$f/" "$WORK/obj.crashlog" | grep -q '/.*/.*/' || fail "--obj: $f has no bias"
+    done
+    # An --obj of no module the stacks reach: said, and the log written.
+    fl_md "$WORK/nofiles.dmp" --obj "$VICTIM" --obj /bin/true -o "$WORK/obj2.crashlog" >/dev/null \
+        2>"$WORK/obj.err" || fail "--obj /bin/true: exit $?"
+    grep -q "warning: --obj /bin/true (build id $(build_id_of /bin/true)) was not used" "$WORK/obj.err" ||
+        fail "--obj /bin/true: $(cat "$WORK/obj.err")"
+    [ -s "$WORK/obj2.crashlog" ] || fail "--obj /bin/true: no log"
+    # A file that is not there, or not ELF: exit 1, nothing written;
+    # with --no-unwind: a usage error.
+    fl_md "$WORK/nofiles.dmp" --obj "$WORK/none" -o "$WORK/obj3.crashlog" >/dev/null 2>"$WORK/obj.err"
+    [ $? = 1 ] && grep -q "^faultline minidump: --obj $WORK/none: No such file or directory$" "$WORK/obj.err" ||
+        fail "--obj of a missing file: $(cat "$WORK/obj.err")"
+    fl_md "$WORK/nofiles.dmp" --obj "$WORK/dump.dmp" -o "$WORK/obj3.crashlog" >/dev/null 2>"$WORK/obj.err"
+    [ $? = 1 ] && grep -q "^faultline minidump: --obj $WORK/dump.dmp: not an ELF file$" "$WORK/obj.err" ||
+        fail "--obj of a minidump: $(cat "$WORK/obj.err")"
+    [ -e "$WORK/obj3.crashlog" ] && fail "a log was written beside a bad --obj"
+    fl_md "$WORK/nofiles.dmp" --obj "$VICTIM" --no-unwind -o - >/dev/null 2>"$WORK/obj.err"
+    [ $? = 64 ] && grep -q 'no use with --no-unwind' "$WORK/obj.err" ||
+        fail "--obj with --no-unwind: $(cat "$WORK/obj.err")"
     ;;
 serve)
     # The dump as Crashpad's and Breakpad's senders post it, to a real
