@@ -24,8 +24,8 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: faultline core CORE [--exe PATH] [--app NAME] [--app-version V]\n"
-          "                      [--spool DIR | -o FILE]\n"
+    fputs("usage: faultline core CORE [--exe PATH] [--obj FILE]... [--app NAME]\n"
+          "                      [--app-version V] [--spool DIR | -o FILE]\n"
           "       faultline core --from-kernel --spool DIR [--app NAME] [--app-version V]\n"
           "                      [--max-core-mb N] PID TID SIGNAL TIME COMM\n"
           "\n"
@@ -37,6 +37,11 @@ static void usage(FILE *f)
           "build id under /usr/lib/debug) for the stacks to unwind.  The log says\n"
           "CRASH_SOURCE core.\n"
           "  --exe PATH         the crashed program's file (default: found from the core)\n"
+          "  --obj FILE         a program or library the crashed process had loaded, used\n"
+          "                     for the module with its build id (as the core's memory\n"
+          "                     has it) before the path the core names (a core from\n"
+          "                     another machine: your build's files); repeat for each,\n"
+          "                     up to 64\n"
           "  --app NAME         APPLICATION_NAME (default: the executable's file name)\n"
           "  --app-version V    APPLICATION_VERSION (default: none)\n"
           "  --spool DIR        write <crash id>.crashlog into DIR atomically, with DIR's\n"
@@ -85,7 +90,15 @@ static int write_core_log(void *arg, FILE *out, const char *install_id, char cra
 static int convert(const char *core, fl_core_opts *opts, const char *spool, const char *output)
 {
     core_job j = {core, opts};
-    return fl_cmd_write_log("faultline core", spool, output, "core", write_core_log, &j);
+    int rc = fl_cmd_write_log("faultline core", spool, output, "core", write_core_log, &j);
+    /* An --obj that no module had: most likely another build's file. */
+    for (size_t i = 0; rc == FL_EXIT_OK && i < opts->nobjs; i++)
+        if (!opts->objs[i].used)
+            fprintf(stderr,
+                    "faultline core: warning: --obj %s (build id %s) was not used: no module of "
+                    "the core has that build id (another build?)\n",
+                    opts->objs[i].path, opts->objs[i].id);
+    return rc;
 }
 
 /* ---- --from-kernel: the core_pattern pipe ---- */
@@ -347,9 +360,10 @@ static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *sp
 
 int fl_cmd_core(int argc, char **argv)
 {
-    enum { O_EXE = 256, O_APP, O_VER, O_SPOOL, O_KERNEL, O_MAX };
+    enum { O_EXE = 256, O_APP, O_VER, O_SPOOL, O_KERNEL, O_MAX, O_OBJ };
     static const struct option lopts[] = {
         {"exe", required_argument, NULL, O_EXE},
+        {"obj", required_argument, NULL, O_OBJ},
         {"app", required_argument, NULL, O_APP},
         {"app-version", required_argument, NULL, O_VER},
         {"spool", required_argument, NULL, O_SPOOL},
@@ -361,6 +375,8 @@ int fl_cmd_core(int argc, char **argv)
     };
     fl_core_opts opts = {.crash_time = -1};
     const char *spool = NULL, *output = NULL;
+    static fl_elf_obj objs[FL_ELF_MAX_OBJS]; /* 8 KiB: not on the stack */
+    size_t nobjs = 0;
     bool kernel = false;
     uint64_t max_mb = 2048;
     optind = 1;
@@ -377,6 +393,15 @@ int fl_cmd_core(int argc, char **argv)
         switch (c) {
         case O_EXE:
             opts.exe = optarg;
+            break;
+        case O_OBJ:
+            if (nobjs == FL_ELF_MAX_OBJS) {
+                fprintf(stderr,
+                        "faultline core: more than %d --obj files; see faultline core --help\n",
+                        FL_ELF_MAX_OBJS);
+                return FL_EXIT_USAGE;
+            }
+            objs[nobjs++] = (fl_elf_obj){.path = optarg};
             break;
         case O_APP:
             opts.app = optarg;
@@ -423,6 +448,12 @@ int fl_cmd_core(int argc, char **argv)
                         "--help\n");
         return FL_EXIT_USAGE;
     }
+    if (kernel && nobjs) {
+        fprintf(stderr, "faultline core: --obj is for a core from elsewhere, not with "
+                        "--from-kernel (the files are where the process had them); see "
+                        "faultline core --help\n");
+        return FL_EXIT_USAGE;
+    }
     if (kernel && !spool) {
         fprintf(stderr, "faultline core: --from-kernel needs --spool DIR; see faultline core "
                         "--help\n");
@@ -438,6 +469,15 @@ int fl_cmd_core(int argc, char **argv)
                     argc - optind);
         return FL_EXIT_USAGE;
     }
+    for (size_t i = 0; i < nobjs; i++) {
+        char why[256];
+        if (fl_elf_obj_read(&objs[i], why, sizeof why) != 0) {
+            fprintf(stderr, "faultline core: --obj %s: %s\n", objs[i].path, why);
+            return FL_EXIT_ERROR;
+        }
+    }
+    opts.objs = objs;
+    opts.nobjs = nobjs;
     /* EXECUTABLE and OBJECT_PATH are absolute, as the client writes them. */
     char exe_abs[PATH_MAX];
     if (opts.exe && opts.exe[0] != '/' && realpath(opts.exe, exe_abs))

@@ -6,20 +6,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <elfutils/libdwelf.h>
 
 #include "fl_cmd_spool.h"
 #include "fl_elffile.h"
 #include "fl_exit.h"
 #include "fl_minidump.h"
-
-#define MD_MAX_OBJS 64
 
 static void usage(FILE *f)
 {
@@ -59,55 +53,36 @@ typedef struct md_job {
     fl_minidump_opts *opts;
 } md_job;
 
-/* The --obj files, by build id. */
-typedef struct md_obj {
-    const char *path;
-    char id[129]; /* lowercase hex */
-    bool used;
-} md_obj;
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
 
+/* find_module over the --obj files. */
 typedef struct md_objs {
-    md_obj o[MD_MAX_OBJS];
+    fl_elf_obj o[FL_ELF_MAX_OBJS];
     size_t n;
 } md_objs;
-
-/* o's build id from its file; -1 with the reason in err. */
-static int read_obj(md_obj *o, char *err, size_t errcap)
-{
-    int fd = fl_elf_open_regular(o->path, false, -1);
-    if (fd < 0) {
-        snprintf(err, errcap, "%s", errno ? strerror(errno) : "not a regular file");
-        return -1;
-    }
-    elf_version(EV_CURRENT);
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    bool is_elf = e && elf_kind(e) == ELF_K_ELF;
-    const void *id = NULL;
-    ssize_t n = is_elf ? dwelf_elf_gnu_build_id(e, &id) : -1;
-    if (n > 0 && (size_t)n <= (sizeof o->id - 1) / 2)
-        for (ssize_t i = 0; i < n; i++)
-            snprintf(o->id + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
-    if (e)
-        elf_end(e);
-    close(fd);
-    if (!o->id[0]) {
-        snprintf(err, errcap, "%s", is_elf ? "no GNU build id" : "not an ELF file");
-        return -1;
-    }
-    return 0;
-}
 
 static int find_obj(void *ctx, const char *build_id, const char *dump_path, char *path, size_t cap)
 {
     (void)dump_path;
     md_objs *os = ctx;
-    for (size_t i = 0; i < os->n; i++)
-        if (!strcmp(os->o[i].id, build_id)) {
-            os->o[i].used = true;
-            snprintf(path, cap, "%s", os->o[i].path);
-            return 0;
-        }
-    return -1;
+    unsigned char id[64];
+    size_t n = strlen(build_id) / 2;
+    if (n > sizeof id)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        int hi = hexval(build_id[2 * i]), lo = hexval(build_id[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        id[i] = (unsigned char)(hi << 4 | lo);
+    }
+    const char *p = fl_elf_obj_find(os->o, os->n, id, n);
+    if (!p)
+        return -1;
+    snprintf(path, cap, "%s", p);
+    return 0;
 }
 
 static int write_md_log(void *arg, FILE *out, const char *install_id, char crash_id[40], char *err,
@@ -160,11 +135,11 @@ int fl_cmd_minidump(int argc, char **argv)
             opts.unwind = false;
             break;
         case O_OBJ:
-            if (objs.n == MD_MAX_OBJS) {
+            if (objs.n == FL_ELF_MAX_OBJS) {
                 fprintf(stderr,
                         "faultline minidump: more than %d --obj files; see faultline minidump "
                         "--help\n",
-                        MD_MAX_OBJS);
+                        FL_ELF_MAX_OBJS);
                 return FL_EXIT_USAGE;
             }
             objs.o[objs.n++].path = optarg;
@@ -204,6 +179,17 @@ int fl_cmd_minidump(int argc, char **argv)
                     argc - optind);
         return FL_EXIT_USAGE;
     }
+    for (size_t i = 0; i < objs.n; i++) {
+        char why[256];
+        if (fl_elf_obj_read(&objs.o[i], why, sizeof why) != 0) {
+            fprintf(stderr, "faultline minidump: --obj %s: %s\n", objs.o[i].path, why);
+            return FL_EXIT_ERROR;
+        }
+    }
+    if (objs.n) {
+        opts.find_module = find_obj;
+        opts.find_ctx = &objs;
+    }
     char dir[4096];
     if (!output && !spool) {
         if (fl_cmd_default_spool(dir, sizeof dir) != 0) {
@@ -215,17 +201,6 @@ int fl_cmd_minidump(int argc, char **argv)
     if (spool && fl_cmd_mkdirs(spool) != 0) {
         fprintf(stderr, "faultline minidump: %s: %s\n", spool, strerror(errno));
         return FL_EXIT_ERROR;
-    }
-    for (size_t i = 0; i < objs.n; i++) {
-        char why[256];
-        if (read_obj(&objs.o[i], why, sizeof why) != 0) {
-            fprintf(stderr, "faultline minidump: --obj %s: %s\n", objs.o[i].path, why);
-            return FL_EXIT_ERROR;
-        }
-    }
-    if (objs.n) {
-        opts.find_module = find_obj;
-        opts.find_ctx = &objs;
     }
     md_job j = {argv[optind], &opts};
     int rc = fl_cmd_write_log("faultline minidump", spool, output, "minidump", write_md_log, &j);

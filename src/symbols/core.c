@@ -452,20 +452,34 @@ static bool is_main(const core_ctx *c, uint64_t lo, uint64_t hi)
     return c->at_entry && c->at_entry >= lo && c->at_entry < hi;
 }
 
-/* A module's file.  Its path: --exe for the program, else NT_FILE's name
- * of the mapping at its start -- opened only as a regular file with the
- * module's build id (see the top of the file).  Else, by build id, from
- * the debug directories (their paths are made of hex digits). */
+/* The --obj file with the build id mod has from the core's memory, or
+ * NULL. */
+static const char *given_file(const core_ctx *c, Dwfl_Module *mod)
+{
+    const unsigned char *id;
+    GElf_Addr vaddr;
+    int len = c && c->opts->nobjs ? dwfl_module_build_id(mod, &id, &vaddr) : 0;
+    return len > 0 ? fl_elf_obj_find(c->opts->objs, c->opts->nobjs, id, (size_t)len) : NULL;
+}
+
+/* A module's file.  Its path: an --obj file with the module's build id,
+ * else --exe for the program, else NT_FILE's name of the mapping at its
+ * start -- opened only as a regular file with the module's build id (see
+ * the top of the file).  Else, by build id, from the debug directories
+ * (their paths are made of hex digits). */
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                     char **file_name, Elf **elfp)
 {
     core_ctx *c = current;
     Dwarf_Addr lo = base, hi = base;
     dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
-    const char *path = !c                                   ? NULL
-                       : is_main(c, lo, hi) && c->opts->exe ? c->opts->exe
-                                                            : ntfile_name(c, lo);
-    int fd = path ? open_regular(c, path) : -1;
+    /* An --obj file is the user's, named here: not in the process's root. */
+    const char *path = given_file(c, mod);
+    int fd = path ? fl_elf_open_regular(path, false, -1) : -1;
+    if (fd < 0) {
+        path = !c ? NULL : is_main(c, lo, hi) && c->opts->exe ? c->opts->exe : ntfile_name(c, lo);
+        fd = path ? open_regular(c, path) : -1;
+    }
     if (fd >= 0 && same_build_id(mod, fd)) {
         char *copy = strdup(path);
         if (copy) {

@@ -59,6 +59,49 @@ int fl_elf_open_regular(const char *path, bool have_root, int root_fd)
     return fd;
 }
 
+int fl_elf_obj_read(fl_elf_obj *o, char *err, size_t errcap)
+{
+    o->id[0] = '\0';
+    o->used = false;
+    errno = 0;
+    int fd = fl_elf_open_regular(o->path, false, -1);
+    if (fd < 0) {
+        snprintf(err, errcap, "%s", errno ? strerror(errno) : "not a regular file");
+        return -1;
+    }
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    bool is_elf = e && elf_kind(e) == ELF_K_ELF;
+    const void *id = NULL;
+    ssize_t n = is_elf ? dwelf_elf_gnu_build_id(e, &id) : -1;
+    if (n > 0 && (size_t)n <= (sizeof o->id - 1) / 2)
+        for (ssize_t i = 0; i < n; i++)
+            snprintf(o->id + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
+    if (e)
+        elf_end(e);
+    close(fd);
+    if (!o->id[0]) {
+        snprintf(err, errcap, "%s", is_elf ? "no GNU build id" : "not an ELF file");
+        return -1;
+    }
+    return 0;
+}
+
+const char *fl_elf_obj_find(fl_elf_obj *objs, size_t n, const unsigned char *id, size_t len)
+{
+    char hex[sizeof objs->id];
+    if (!len || len > (sizeof hex - 1) / 2)
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(objs[i].id, hex)) {
+            objs[i].used = true;
+            return objs[i].path;
+        }
+    return NULL;
+}
+
 int fl_elf_has_build_id(int fd, const unsigned char *want, size_t len)
 {
     elf_version(EV_CURRENT);

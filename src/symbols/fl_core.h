@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fl_elffile.h" /* fl_elf_obj */
+
 /* X(name, value, message) */
 #define FL_CORE_ERRORS(X)                                                                          \
     X(FL_CORE_OK, 0, "ok")                                                                         \
@@ -77,6 +79,12 @@ typedef struct fl_core_opts {
      * are looked up (a container's); without it, here (borrowed). */
     bool have_root;
     int root_fd;
+    /* Files given with --obj (borrowed; may be NULL): a module's file is
+     * the one with the build id the core's memory has for it, before the
+     * paths above (a core from another machine: the developer's build).
+     * Each one used is marked so. */
+    fl_elf_obj *objs;
+    size_t nobjs;
 } fl_core_opts;
 
 /* Facts about the written log, for the caller to name the file or say. */

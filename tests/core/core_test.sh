@@ -8,7 +8,9 @@
 #            registers as gdb printed them, the crashing thread's frames
 #            symbolicated in order down to main, the other thread's,
 #            raw stack from rsp, objects with readelf's build ids, the
-#            spool's installation id, CRASH_SOURCE core, atomic naming
+#            spool's installation id, CRASH_SOURCE core, atomic naming;
+#            a core whose program moved away, converted with --obj (the
+#            stacks of the file in place)
 #   errors   garbage, a truncated core, an executable, no threads, another
 #            architecture: exit 1, a message naming the file, no log left
 #   e2e      the converted log and the same crash caught by the preloaded
@@ -199,6 +201,40 @@ convert)
     diff <(grep -v -e '^CRASH_ID' -e '^CRASH_TIME' "$WORK/o.crashlog") \
         <(grep -v -e '^CRASH_ID' -e '^CRASH_TIME' "$WORK/stdout.crashlog") >/dev/null ||
         fail "-o FILE and -o - differ"
+    # A core from another machine: the program is not where the core
+    # names it.  Without it the stacks lose its CFI; given by --obj, they
+    # are those of the file in place, and its path stays the core's.
+    cp "$VICTIM" "$WORK/moved" || fail "copying the program"
+    VICTIM_ARGS= VICTIM=$WORK/moved make_core
+    fl_core "$WORK/core" -o "$WORK/inplace.crashlog" >/dev/null || fail "the moved program's core"
+    mv "$WORK/moved" "$WORK/elsewhere"
+    fl_core "$WORK/core" -o "$WORK/gone.crashlog" >/dev/null || fail "the core without its program"
+    fl_core "$WORK/core" --obj "$WORK/elsewhere" -o "$WORK/obj.crashlog" >/dev/null 2>"$WORK/obj.err" ||
+        fail "--obj: exit $?"
+    [ -s "$WORK/obj.err" ] && fail "--obj: said $(cat "$WORK/obj.err")"
+    stacks() { grep -e '^CALLSTACK' -e '^THREAD_FRAME' "$1"; }
+    diff <(stacks "$WORK/obj.crashlog") <(stacks "$WORK/inplace.crashlog") >/dev/null ||
+        fail "--obj: not the stacks the file in place gives"
+    [ "$(stacks "$WORK/gone.crashlog" | wc -l)" -lt "$(stacks "$WORK/inplace.crashlog" | wc -l)" ] ||
+        fail "the stacks are as long without the program's file: the test shows nothing"
+    grep -q "^OBJECT_PATH $WORK/moved$" "$WORK/obj.crashlog" || fail "--obj: the program's path is not the core's"
+    # An --obj of no module: said, and the log written; a missing or
+    # non-ELF one: exit 1 before anything is written; with --from-kernel:
+    # a usage error.
+    fl_core "$WORK/core" --obj "$WORK/elsewhere" --obj "$WORK/o.crashlog" -o "$WORK/bad.crashlog" \
+        >/dev/null 2>"$WORK/obj.err"
+    [ $? = 1 ] && grep -qx "faultline core: --obj $WORK/o.crashlog: not an ELF file" "$WORK/obj.err" ||
+        fail "--obj of a log: $(cat "$WORK/obj.err")"
+    fl_core "$WORK/core" --obj "$WORK/none" -o "$WORK/bad.crashlog" >/dev/null 2>"$WORK/obj.err"
+    [ $? = 1 ] && grep -qx "faultline core: --obj $WORK/none: No such file or directory" "$WORK/obj.err" ||
+        fail "--obj of a missing file: $(cat "$WORK/obj.err")"
+    [ -e "$WORK/bad.crashlog" ] && fail "a log was written beside a bad --obj"
+    fl_core "$WORK/core" --obj "$WORK/elsewhere" --obj /bin/true -o "$WORK/obj2.crashlog" >/dev/null \
+        2>"$WORK/obj.err" || fail "--obj /bin/true: exit $?"
+    grep -q "warning: --obj /bin/true (build id $(build_id_of /bin/true)) was not used" "$WORK/obj.err" ||
+        fail "--obj /bin/true: $(cat "$WORK/obj.err")"
+    fl_core --from-kernel --spool "$WORK/k" --obj "$WORK/elsewhere" 1 1 11 0 x >/dev/null 2>"$WORK/obj.err"
+    [ $? = 64 ] && grep -q 'not with --from-kernel' "$WORK/obj.err" || fail "--obj with --from-kernel: $(cat "$WORK/obj.err")"
     ;;
 errors)
     SPOOL=$WORK/spool
