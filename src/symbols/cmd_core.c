@@ -24,7 +24,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: faultline core CORE [--exe PATH] [--obj FILE]... [--app NAME]\n"
+    fputs("usage: faultline core CORE [--exe PATH] [--obj FILE|DIR]... [--app NAME]\n"
           "                      [--app-version V] [--spool DIR | -o FILE]\n"
           "       faultline core --from-kernel --spool DIR [--app NAME] [--app-version V]\n"
           "                      [--max-core-mb N] PID TID SIGNAL TIME COMM\n"
@@ -37,11 +37,11 @@ static void usage(FILE *f)
           "build id under /usr/lib/debug) for the stacks to unwind.  The log says\n"
           "CRASH_SOURCE core.\n"
           "  --exe PATH         the crashed program's file (default: found from the core)\n"
-          "  --obj FILE         a program or library the crashed process had loaded, used\n"
+          "  --obj FILE|DIR     a program or library the crashed process had loaded, used\n"
           "                     for the module with its build id (as the core's memory\n"
           "                     has it) before the path the core names (a core from\n"
-          "                     another machine: your build's files); repeat for each,\n"
-          "                     up to 64\n"
+          "                     another machine: your build's files); a directory gives\n"
+          "                     every such file under it; repeatable\n"
           "  --app NAME         APPLICATION_NAME (default: the executable's file name)\n"
           "  --app-version V    APPLICATION_VERSION (default: none)\n"
           "  --spool DIR        write <crash id>.crashlog into DIR atomically, with DIR's\n"
@@ -91,13 +91,14 @@ static int convert(const char *core, fl_core_opts *opts, const char *spool, cons
 {
     core_job j = {core, opts};
     int rc = fl_cmd_write_log("faultline core", spool, output, "core", write_core_log, &j);
-    /* An --obj that no module had: most likely another build's file. */
-    for (size_t i = 0; rc == FL_EXIT_OK && i < opts->nobjs; i++)
-        if (!opts->objs[i].used)
+    /* An --obj file (not one found in a directory) that no module had:
+     * most likely another build's. */
+    for (size_t i = 0; rc == FL_EXIT_OK && opts->objs && i < opts->objs->n; i++)
+        if (opts->objs->o[i].given && !opts->objs->o[i].used)
             fprintf(stderr,
                     "faultline core: warning: --obj %s (build id %s) was not used: no module of "
                     "the core has that build id (another build?)\n",
-                    opts->objs[i].path, opts->objs[i].id);
+                    opts->objs->o[i].path, opts->objs->o[i].id);
     return rc;
 }
 
@@ -358,7 +359,7 @@ static int from_kernel(int argc, char **argv, fl_core_opts *opts, const char *sp
     return rc;
 }
 
-int fl_cmd_core(int argc, char **argv)
+static int core_main(int argc, char **argv, fl_elf_objs *objs)
 {
     enum { O_EXE = 256, O_APP, O_VER, O_SPOOL, O_KERNEL, O_MAX, O_OBJ };
     static const struct option lopts[] = {
@@ -375,8 +376,6 @@ int fl_cmd_core(int argc, char **argv)
     };
     fl_core_opts opts = {.crash_time = -1};
     const char *spool = NULL, *output = NULL;
-    static fl_elf_obj objs[FL_ELF_MAX_OBJS]; /* 8 KiB: not on the stack */
-    size_t nobjs = 0;
     bool kernel = false;
     uint64_t max_mb = 2048;
     optind = 1;
@@ -394,15 +393,14 @@ int fl_cmd_core(int argc, char **argv)
         case O_EXE:
             opts.exe = optarg;
             break;
-        case O_OBJ:
-            if (nobjs == FL_ELF_MAX_OBJS) {
-                fprintf(stderr,
-                        "faultline core: more than %d --obj files; see faultline core --help\n",
-                        FL_ELF_MAX_OBJS);
-                return FL_EXIT_USAGE;
+        case O_OBJ: {
+            char why[256];
+            if (fl_elf_objs_add(objs, optarg, why, sizeof why) != 0) {
+                fprintf(stderr, "faultline core: --obj %s: %s\n", optarg, why);
+                return FL_EXIT_ERROR;
             }
-            objs[nobjs++] = (fl_elf_obj){.path = optarg};
             break;
+        }
         case O_APP:
             opts.app = optarg;
             break;
@@ -448,7 +446,7 @@ int fl_cmd_core(int argc, char **argv)
                         "--help\n");
         return FL_EXIT_USAGE;
     }
-    if (kernel && nobjs) {
+    if (kernel && objs->n) {
         fprintf(stderr, "faultline core: --obj is for a core from elsewhere, not with "
                         "--from-kernel (the files are where the process had them); see "
                         "faultline core --help\n");
@@ -469,15 +467,7 @@ int fl_cmd_core(int argc, char **argv)
                     argc - optind);
         return FL_EXIT_USAGE;
     }
-    for (size_t i = 0; i < nobjs; i++) {
-        char why[256];
-        if (fl_elf_obj_read(&objs[i], why, sizeof why) != 0) {
-            fprintf(stderr, "faultline core: --obj %s: %s\n", objs[i].path, why);
-            return FL_EXIT_ERROR;
-        }
-    }
     opts.objs = objs;
-    opts.nobjs = nobjs;
     /* EXECUTABLE and OBJECT_PATH are absolute, as the client writes them. */
     char exe_abs[PATH_MAX];
     if (opts.exe && opts.exe[0] != '/' && realpath(opts.exe, exe_abs))
@@ -497,4 +487,12 @@ int fl_cmd_core(int argc, char **argv)
     if (kernel)
         return from_kernel(argc - optind, argv + optind, &opts, spool, max_mb << 20);
     return convert(argv[optind], &opts, spool, output);
+}
+
+int fl_cmd_core(int argc, char **argv)
+{
+    fl_elf_objs objs = {0};
+    int rc = core_main(argc, argv, &objs);
+    fl_elf_objs_free(&objs);
+    return rc;
 }

@@ -17,8 +17,8 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: faultline minidump FILE [--app NAME] [--app-version V] [--obj FILE]...\n"
-          "                          [--no-unwind] [--spool DIR | -o FILE]\n"
+    fputs("usage: faultline minidump FILE [--app NAME] [--app-version V]\n"
+          "                          [--obj FILE|DIR]... [--no-unwind] [--spool DIR | -o FILE]\n"
           "\n"
           "Turns a Linux minidump (.dmp, as Breakpad and Crashpad write them; x86-64 or\n"
           "arm64) into a Faultline crash log, so that crashes of programs that use\n"
@@ -31,10 +31,11 @@ static void usage(FILE *f)
           "says CRASH_SOURCE minidump.\n"
           "  --app NAME         APPLICATION_NAME (default: the main module's file name)\n"
           "  --app-version V    APPLICATION_VERSION (default: none)\n"
-          "  --obj FILE         a program or library the crashed process had loaded, used\n"
+          "  --obj FILE|DIR     a program or library the crashed process had loaded, used\n"
           "                     for the module with its build id before the path the\n"
           "                     dump names (a dump from another machine: your build's\n"
-          "                     files); repeat for each, up to 64\n"
+          "                     files); a directory gives every such file under it;\n"
+          "                     repeatable\n"
           "  --no-unwind        do not unwind: each thread keeps its pc only\n"
           "  --spool DIR        write <crash id>.crashlog into DIR atomically, with DIR's\n"
           "                     installation id, for faultline-report to send (default:\n"
@@ -58,16 +59,11 @@ static int hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* find_module over the --obj files. */
-typedef struct md_objs {
-    fl_elf_obj o[FL_ELF_MAX_OBJS];
-    size_t n;
-} md_objs;
-
+/* find_module over the --obj files (ctx: the fl_elf_objs). */
 static int find_obj(void *ctx, const char *build_id, const char *dump_path, char *path, size_t cap)
 {
     (void)dump_path;
-    md_objs *os = ctx;
+    fl_elf_objs *os = ctx;
     unsigned char id[64];
     size_t n = strlen(build_id) / 2;
     if (n > sizeof id)
@@ -78,7 +74,7 @@ static int find_obj(void *ctx, const char *build_id, const char *dump_path, char
             return -1;
         id[i] = (unsigned char)(hi << 4 | lo);
     }
-    const char *p = fl_elf_obj_find(os->o, os->n, id, n);
+    const char *p = fl_elf_objs_find(os, id, n);
     if (!p)
         return -1;
     snprintf(path, cap, "%s", p);
@@ -97,7 +93,7 @@ static int write_md_log(void *arg, FILE *out, const char *install_id, char crash
     return rc;
 }
 
-int fl_cmd_minidump(int argc, char **argv)
+static int minidump_main(int argc, char **argv, fl_elf_objs *objs)
 {
     enum { O_APP = 256, O_VER, O_SPOOL, O_NOUNWIND, O_OBJ };
     static const struct option lopts[] = {
@@ -112,8 +108,6 @@ int fl_cmd_minidump(int argc, char **argv)
     };
     fl_minidump_opts opts = {.crash_time = -1, .unwind = true};
     const char *spool = NULL, *output = NULL;
-    static md_objs objs; /* 8 KiB: not on the stack */
-    memset(&objs, 0, sizeof objs);
     optind = 1;
     opterr = 0;
     int c;
@@ -134,16 +128,14 @@ int fl_cmd_minidump(int argc, char **argv)
         case O_NOUNWIND:
             opts.unwind = false;
             break;
-        case O_OBJ:
-            if (objs.n == FL_ELF_MAX_OBJS) {
-                fprintf(stderr,
-                        "faultline minidump: more than %d --obj files; see faultline minidump "
-                        "--help\n",
-                        FL_ELF_MAX_OBJS);
-                return FL_EXIT_USAGE;
+        case O_OBJ: {
+            char why[256];
+            if (fl_elf_objs_add(objs, optarg, why, sizeof why) != 0) {
+                fprintf(stderr, "faultline minidump: --obj %s: %s\n", optarg, why);
+                return FL_EXIT_ERROR;
             }
-            objs.o[objs.n++].path = optarg;
             break;
+        }
         case 'h':
             usage(stdout);
             return FL_EXIT_OK;
@@ -158,7 +150,7 @@ int fl_cmd_minidump(int argc, char **argv)
             return FL_EXIT_USAGE;
         }
     }
-    if (objs.n && !opts.unwind) {
+    if (objs->n && !opts.unwind) {
         fprintf(stderr, "faultline minidump: --obj has no use with --no-unwind; see faultline "
                         "minidump --help\n");
         return FL_EXIT_USAGE;
@@ -179,16 +171,9 @@ int fl_cmd_minidump(int argc, char **argv)
                     argc - optind);
         return FL_EXIT_USAGE;
     }
-    for (size_t i = 0; i < objs.n; i++) {
-        char why[256];
-        if (fl_elf_obj_read(&objs.o[i], why, sizeof why) != 0) {
-            fprintf(stderr, "faultline minidump: --obj %s: %s\n", objs.o[i].path, why);
-            return FL_EXIT_ERROR;
-        }
-    }
-    if (objs.n) {
+    if (objs->n) {
         opts.find_module = find_obj;
-        opts.find_ctx = &objs;
+        opts.find_ctx = objs;
     }
     char dir[4096];
     if (!output && !spool) {
@@ -204,12 +189,21 @@ int fl_cmd_minidump(int argc, char **argv)
     }
     md_job j = {argv[optind], &opts};
     int rc = fl_cmd_write_log("faultline minidump", spool, output, "minidump", write_md_log, &j);
-    /* An --obj that no walk used: most likely another build's file. */
-    for (size_t i = 0; rc == FL_EXIT_OK && i < objs.n; i++)
-        if (!objs.o[i].used)
+    /* An --obj file (not one found in a directory) that no walk used:
+     * most likely another build's. */
+    for (size_t i = 0; rc == FL_EXIT_OK && i < objs->n; i++)
+        if (objs->o[i].given && !objs->o[i].used)
             fprintf(stderr,
                     "faultline minidump: warning: --obj %s (build id %s) was not used: no "
                     "thread's pc or stack reaches a module with that build id (another build?)\n",
-                    objs.o[i].path, objs.o[i].id);
+                    objs->o[i].path, objs->o[i].id);
+    return rc;
+}
+
+int fl_cmd_minidump(int argc, char **argv)
+{
+    fl_elf_objs objs = {0};
+    int rc = minidump_main(argc, argv, &objs);
+    fl_elf_objs_free(&objs);
     return rc;
 }

@@ -458,8 +458,8 @@ static const char *given_file(const core_ctx *c, Dwfl_Module *mod)
 {
     const unsigned char *id;
     GElf_Addr vaddr;
-    int len = c && c->opts->nobjs ? dwfl_module_build_id(mod, &id, &vaddr) : 0;
-    return len > 0 ? fl_elf_obj_find(c->opts->objs, c->opts->nobjs, id, (size_t)len) : NULL;
+    int len = c && c->opts->objs && c->opts->objs->n ? dwfl_module_build_id(mod, &id, &vaddr) : 0;
+    return len > 0 ? fl_elf_objs_find(c->opts->objs, id, (size_t)len) : NULL;
 }
 
 /* A module's file.  Its path: an --obj file with the module's build id,

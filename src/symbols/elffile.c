@@ -2,10 +2,13 @@
  * elffile.c - opening a crashed process's files safely (fl_elffile.h).
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -59,45 +62,157 @@ int fl_elf_open_regular(const char *path, bool have_root, int root_fd)
     return fd;
 }
 
-int fl_elf_obj_read(fl_elf_obj *o, char *err, size_t errcap)
+/* Whether e has code: a separate debug file (objcopy --only-keep-debug,
+ * eu-strip -f) has the program's build id but its code sections are
+ * SHT_NOBITS, of no use to an unwinder. */
+static bool has_code(Elf *e)
 {
-    o->id[0] = '\0';
+    GElf_Shdr sh;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));)
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR))
+            return true;
+    return false;
+}
+
+/* The GNU build id of the ELF file with code on fd, as lowercase hex,
+ * into id; else "" and why. */
+static void fd_build_id(int fd, char id[129], const char **why)
+{
+    id[0] = '\0';
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    bool is_elf = e && elf_kind(e) == ELF_K_ELF, code = is_elf && has_code(e);
+    const void *bits = NULL;
+    ssize_t n = code ? dwelf_elf_gnu_build_id(e, &bits) : -1;
+    if (n > 0 && n <= 64)
+        for (ssize_t i = 0; i < n; i++)
+            snprintf(id + 2 * i, 3, "%02x", ((const unsigned char *)bits)[i]);
+    if (e)
+        elf_end(e);
+    *why = !is_elf ? "not an ELF file"
+           : !code ? "no code in it (a separate debug file: give the program or library)"
+                   : "no GNU build id";
+}
+
+static int push(fl_elf_objs *l, const char *path, const char *id, bool given)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 16;
+        fl_elf_obj *no = realloc(l->o, nc * sizeof *no);
+        if (!no)
+            return -1;
+        l->o = no;
+        l->cap = nc;
+    }
+    fl_elf_obj *o = &l->o[l->n];
+    if (!(o->path = strdup(path)))
+        return -1;
+    snprintf(o->id, sizeof o->id, "%s", id);
     o->used = false;
+    o->given = given;
+    l->n++;
+    return 0;
+}
+
+/* Adds the ELF files with a build id under dir (depth levels down so
+ * far); *seen counts the regular files looked at.  -1: out of memory. */
+static int scan(fl_elf_objs *l, const char *dir, int depth, size_t *seen)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0; /* unreadable: passed over, as a non-ELF file is */
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && *seen < FL_ELF_OBJS_MAX_SCAN && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char *path = NULL;
+        if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
+            rc = -1;
+            break;
+        }
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < FL_ELF_OBJS_MAX_DEPTH) {
+            rc = scan(l, path, depth + 1, seen);
+        } else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 64) {
+            (*seen)++;
+            int fd = fl_elf_open_regular(path, false, -1);
+            unsigned char magic[4];
+            if (fd >= 0 && pread(fd, magic, 4, 0) == 4 && !memcmp(magic, ELFMAG, SELFMAG)) {
+                char id[129];
+                const char *why;
+                fd_build_id(fd, id, &why);
+                if (id[0] && push(l, path, id, false) != 0)
+                    rc = -1;
+            }
+            if (fd >= 0)
+                close(fd);
+        }
+        free(path);
+    }
+    closedir(d);
+    return rc;
+}
+
+int fl_elf_objs_add(fl_elf_objs *l, const char *path, char *err, size_t errcap)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errcap, "%s", strerror(errno));
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        size_t before = l->n, seen = 0;
+        if (scan(l, path, 0, &seen) != 0) {
+            snprintf(err, errcap, "out of memory");
+            return -1;
+        }
+        if (l->n == before) {
+            snprintf(err, errcap, "no ELF file with a build id under it");
+            return -1;
+        }
+        return 0;
+    }
     errno = 0;
-    int fd = fl_elf_open_regular(o->path, false, -1);
+    int fd = fl_elf_open_regular(path, false, -1);
     if (fd < 0) {
         snprintf(err, errcap, "%s", errno ? strerror(errno) : "not a regular file");
         return -1;
     }
-    elf_version(EV_CURRENT);
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    bool is_elf = e && elf_kind(e) == ELF_K_ELF;
-    const void *id = NULL;
-    ssize_t n = is_elf ? dwelf_elf_gnu_build_id(e, &id) : -1;
-    if (n > 0 && (size_t)n <= (sizeof o->id - 1) / 2)
-        for (ssize_t i = 0; i < n; i++)
-            snprintf(o->id + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
-    if (e)
-        elf_end(e);
+    char id[129];
+    const char *why;
+    fd_build_id(fd, id, &why);
     close(fd);
-    if (!o->id[0]) {
-        snprintf(err, errcap, "%s", is_elf ? "no GNU build id" : "not an ELF file");
+    if (!id[0]) {
+        snprintf(err, errcap, "%s", why);
+        return -1;
+    }
+    if (push(l, path, id, true) != 0) {
+        snprintf(err, errcap, "out of memory");
         return -1;
     }
     return 0;
 }
 
-const char *fl_elf_obj_find(fl_elf_obj *objs, size_t n, const unsigned char *id, size_t len)
+void fl_elf_objs_free(fl_elf_objs *l)
 {
-    char hex[sizeof objs->id];
+    for (size_t i = 0; i < l->n; i++)
+        free(l->o[i].path);
+    free(l->o);
+    *l = (fl_elf_objs){0};
+}
+
+const char *fl_elf_objs_find(fl_elf_objs *l, const unsigned char *id, size_t len)
+{
+    char hex[sizeof l->o->id];
     if (!len || len > (sizeof hex - 1) / 2)
         return NULL;
     for (size_t i = 0; i < len; i++)
         snprintf(hex + 2 * i, 3, "%02x", id[i]);
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(objs[i].id, hex)) {
-            objs[i].used = true;
-            return objs[i].path;
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->o[i].id, hex)) {
+            l->o[i].used = true;
+            return l->o[i].path;
         }
     return NULL;
 }

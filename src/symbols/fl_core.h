@@ -83,8 +83,7 @@ typedef struct fl_core_opts {
      * the one with the build id the core's memory has for it, before the
      * paths above (a core from another machine: the developer's build).
      * Each one used is marked so. */
-    fl_elf_obj *objs;
-    size_t nobjs;
+    fl_elf_objs *objs;
 } fl_core_opts;
 
 /* Facts about the written log, for the caller to name the file or say. */

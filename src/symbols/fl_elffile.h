@@ -27,19 +27,33 @@ int fl_elf_has_build_id(int fd, const unsigned char *want, size_t len);
 /* The files a user gives `faultline core` and `faultline minidump` with
  * --obj (a dump from another machine: the developer's build), used for
  * the module with their build id before the path the dump names. */
-#define FL_ELF_MAX_OBJS 64
 typedef struct fl_elf_obj {
-    const char *path; /* borrowed */
-    char id[129];     /* its GNU build id, lowercase hex */
-    bool used;        /* fl_elf_obj_find gave it */
+    char *path;   /* owned */
+    char id[129]; /* its GNU build id, lowercase hex */
+    bool used;    /* fl_elf_objs_find gave it */
+    bool given;   /* named by the user, not found in a directory */
 } fl_elf_obj;
 
-/* Reads o->path's build id into o->id: 0, else -1 with the reason ("not
- * an ELF file", "no GNU build id", strerror) in err. */
-int fl_elf_obj_read(fl_elf_obj *o, char *err, size_t errcap);
+typedef struct fl_elf_objs {
+    fl_elf_obj *o;
+    size_t n, cap;
+} fl_elf_objs; /* zero-initialised: empty */
 
-/* The path of the one of objs[0..n) with build id id[0..len) (raw bytes),
- * marked used; NULL when none has it. */
-const char *fl_elf_obj_find(fl_elf_obj *objs, size_t n, const unsigned char *id, size_t len);
+/* Files a directory --obj may hold: looked at, and ELF ones kept. */
+#define FL_ELF_OBJS_MAX_SCAN 100000
+#define FL_ELF_OBJS_MAX_DEPTH 16
+
+/* Adds path: a file must be ELF with a GNU build id; a directory adds
+ * every regular file under it that is one (others are passed over, as
+ * symbolic links are; at most FL_ELF_OBJS_MAX_SCAN files looked at, 16
+ * levels deep).  0, else -1 with the reason ("not an ELF file", "no GNU
+ * build id", "no ELF file with a build id under it", strerror, out of
+ * memory) in err. */
+int fl_elf_objs_add(fl_elf_objs *l, const char *path, char *err, size_t errcap);
+void fl_elf_objs_free(fl_elf_objs *l);
+
+/* The path of the file with build id id[0..len) (raw bytes), marked
+ * used; NULL when none has it. */
+const char *fl_elf_objs_find(fl_elf_objs *l, const unsigned char *id, size_t len);
 
 #endif /* FL_ELFFILE_H */

@@ -218,6 +218,15 @@ convert)
     [ "$(stacks "$WORK/gone.crashlog" | wc -l)" -lt "$(stacks "$WORK/inplace.crashlog" | wc -l)" ] ||
         fail "the stacks are as long without the program's file: the test shows nothing"
     grep -q "^OBJECT_PATH $WORK/moved$" "$WORK/obj.crashlog" || fail "--obj: the program's path is not the core's"
+    # The directory it is in, with its separate debug file beside it.
+    mkdir -p "$WORK/build/sub" && mv "$WORK/elsewhere" "$WORK/build/sub/" &&
+        objcopy --only-keep-debug "$WORK/build/sub/elsewhere" "$WORK/build/elsewhere.debug" ||
+        fail "making the build directory"
+    fl_core "$WORK/core" --obj "$WORK/build" -o "$WORK/objdir.crashlog" >/dev/null 2>"$WORK/obj.err" ||
+        fail "--obj DIR: exit $?"
+    diff <(stacks "$WORK/objdir.crashlog") <(stacks "$WORK/inplace.crashlog") >/dev/null ||
+        fail "--obj DIR: not the stacks the file in place gives"
+    mv "$WORK/build/sub/elsewhere" "$WORK/elsewhere"
     # An --obj of no module: said, and the log written; a missing or
     # non-ELF one: exit 1 before anything is written; with --from-kernel:
     # a usage error.

@@ -348,6 +348,25 @@ PY
     grep -q "warning: --obj /bin/true (build id $(build_id_of /bin/true)) was not used" "$WORK/obj.err" ||
         fail "--obj /bin/true: $(cat "$WORK/obj.err")"
     [ -s "$WORK/obj2.crashlog" ] || fail "--obj /bin/true: no log"
+    # A build directory: every ELF file with code under it, the others
+    # (a separate debug file, a text file, a subdirectory's) passed over.
+    mkdir -p "$WORK/objdir/lib/deeper" || fail "making the directory"
+    cp "$VICTIM" "$WORK/objdir/" && cp "$LIBC" "$WORK/objdir/lib/deeper/" &&
+        objcopy --only-keep-debug "$VICTIM" "$WORK/objdir/md_victim.debug" &&
+        echo text >"$WORK/objdir/README" || fail "filling the directory"
+    fl_md "$WORK/nofiles.dmp" --obj "$WORK/objdir" -o "$WORK/objdir.crashlog" >/dev/null \
+        2>"$WORK/obj.err" || fail "--obj DIR: exit $?"
+    [ -s "$WORK/obj.err" ] && fail "--obj DIR: said $(cat "$WORK/obj.err")"
+    diff <(grep -e '^CALLSTACK' -e '^THREAD_FRAME' "$WORK/objdir.crashlog") \
+        <(grep -e '^CALLSTACK' -e '^THREAD_FRAME' "$WORK/o.crashlog") >/dev/null ||
+        fail "--obj DIR: not the stacks the files in place give"
+    fl_md "$WORK/nofiles.dmp" --obj "$WORK/objdir/md_victim.debug" -o - >/dev/null 2>"$WORK/obj.err"
+    [ $? = 1 ] && grep -q "md_victim.debug: no code in it (a separate debug file" "$WORK/obj.err" ||
+        fail "--obj of a debug file: $(cat "$WORK/obj.err")"
+    mkdir -p "$WORK/emptydir"
+    fl_md "$WORK/nofiles.dmp" --obj "$WORK/emptydir" -o - >/dev/null 2>"$WORK/obj.err"
+    [ $? = 1 ] && grep -q "emptydir: no ELF file with a build id under it" "$WORK/obj.err" ||
+        fail "--obj of an empty directory: $(cat "$WORK/obj.err")"
     # A file that is not there, or not ELF: exit 1, nothing written;
     # with --no-unwind: a usage error.
     fl_md "$WORK/nofiles.dmp" --obj "$WORK/none" -o "$WORK/obj3.crashlog" >/dev/null 2>"$WORK/obj.err"
