@@ -395,7 +395,7 @@ static int core_main(int argc, char **argv, fl_elf_objs *objs)
             break;
         case O_OBJ: {
             char why[256];
-            if (fl_elf_objs_add(objs, optarg, why, sizeof why) != 0) {
+            if (fl_elf_objs_add(objs, optarg, FL_ELF_WANT_CODE, why, sizeof why) != 0) {
                 fprintf(stderr, "faultline core: --obj %s: %s\n", optarg, why);
                 return FL_EXIT_ERROR;
             }

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fl_elffile.h"
 #include "fl_exit.h"
 #include "fl_file.h"
 #include "fl_symbols_cmd.h"
@@ -570,9 +571,9 @@ int fl_cmd_symbolicate(int argc, char **argv)
 
 static void symbols_usage(FILE *f)
 {
-    fprintf(f, "usage: faultline symbols add FILE... [--cache DIR] [--force]\n"
-               "       faultline symbols add FILE... --server URL [--token TOKEN] [--timeout S]\n"
-               "                                     [--retries N] [--cacert FILE]\n"
+    fprintf(f, "usage: faultline symbols add FILE|DIR... [--cache DIR] [--force]\n"
+               "       faultline symbols add FILE|DIR... --server URL [--token TOKEN]\n"
+               "                                     [--timeout S] [--retries N] [--cacert FILE]\n"
                "  Ingests ELF files with DWARF (or separate .debug files) into the symcache\n"
                "  directory, keyed by GNU build id, one line per file; with --server,\n"
                "  uploads them to a Faultline server instead.  Each file is checked first as\n"
@@ -584,7 +585,9 @@ static void symbols_usage(FILE *f)
                "  relative to the file's directory, then to DW_AT_comp_dir; else its\n"
                "  .dwp package, FILE.dwp), and so do the dwz files its DWARF links to; a\n"
                "  .dwo file given is uploaded by its DWO id, a .dwp package by the DWO ids\n"
-               "  it holds.\n"
+               "  it holds.  A directory (a build tree) gives every ELF file under it with\n"
+               "  a GNU build id and DWARF or a .symtab, in path order; the others\n"
+               "  (stripped copies, object files, links, anything else) are passed over.\n"
                "  --cache DIR     the symcache directory (default\n"
                "                  $XDG_CACHE_HOME/faultline/symcache, else\n"
                "                  ~/.cache/faultline/symcache)\n"
@@ -954,6 +957,57 @@ static int long_in(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* The files to add: files[0..n), each directory among them replaced by
+ * the ELF files under it with a build id and DWARF or a symbol table (a
+ * build tree: what would be refused is passed over), into *out (paths
+ * borrowed from files and found).  *bad: directories that gave none, each
+ * named on stderr.  -1: out of memory. */
+static int expand_dirs(char **files, int n, fl_elf_objs *found, char ***out, int *nout, int *bad)
+{
+    char **all = NULL;
+    size_t nall = 0, cap = 0;
+    *bad = 0;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        size_t before = found->n;
+        if (stat(files[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            char why[256];
+            if (fl_elf_objs_add(found, files[i], FL_ELF_WANT_SYMBOLS, why, sizeof why) != 0) {
+                fprintf(stderr, "faultline symbols add: %s: %s\n", files[i], why);
+                (*bad)++;
+                continue;
+            }
+            fprintf(stderr, "faultline symbols add: %s: %zu files with a build id and symbols\n",
+                    files[i], found->n - before);
+        }
+        size_t add = found->n > before ? found->n - before : 1;
+        if (nall + add > cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            while (nc < nall + add)
+                nc *= 2;
+            char **na = realloc(all, nc * sizeof *na);
+            if (!na) {
+                free(all);
+                return -1;
+            }
+            all = na;
+            cap = nc;
+        }
+        if (found->n > before)
+            for (size_t k = before; k < found->n; k++)
+                all[nall++] = found->o[k].path;
+        else
+            all[nall++] = files[i];
+    }
+    if (nall > INT_MAX) {
+        free(all);
+        return -1;
+    }
+    *out = all;
+    *nout = (int)nall;
+    return 0;
+}
+
 int fl_cmd_symbols(int argc, char **argv)
 {
     if (argc < 2)
@@ -974,8 +1028,9 @@ int fl_cmd_symbols(int argc, char **argv)
     const char *timeout = NULL, *retries = NULL, *cacert = getenv("FAULTLINE_CACERT");
     int cacert_given = 0;
     int force = 0;
-    char **files = calloc((size_t)argc, sizeof *files);
-    int nfiles = 0, rc = FL_EXIT_USAGE;
+    char **files = calloc((size_t)argc, sizeof *files), **all = NULL;
+    int nfiles = 0, nall = 0, bad = 0, rc = FL_EXIT_USAGE;
+    fl_elf_objs found = {0};
     if (!files) {
         fprintf(stderr, "faultline symbols add: out of memory\n");
         return FL_EXIT_ERROR;
@@ -1053,6 +1108,12 @@ int fl_cmd_symbols(int argc, char **argv)
     }
     if (cacert && !*cacert) /* an empty FAULTLINE_CACERT counts as unset */
         cacert = NULL;
+    /* After the usage checks, before any work: directories are read. */
+    if (expand_dirs(files, nfiles, &found, &all, &nall, &bad) != 0) {
+        fprintf(stderr, "faultline symbols add: out of memory\n");
+        rc = FL_EXIT_ERROR;
+        goto out;
+    }
     if (server) {
         /* Before anything is uploaded: without it every upload is refused. */
         if (!token || !*token) {
@@ -1074,7 +1135,9 @@ int fl_cmd_symbols(int argc, char **argv)
             goto out;
         }
         upload_opts o = {token, cacert, stall_s, (int)nretries};
-        rc = symbols_upload(server, &o, files, nfiles);
+        rc = nall ? symbols_upload(server, &o, all, nall) : FL_EXIT_ERROR;
+        if (bad && rc == FL_EXIT_OK)
+            rc = FL_EXIT_ERROR;
         goto out;
     }
     char dir[PATH_MAX];
@@ -1083,12 +1146,14 @@ int fl_cmd_symbols(int argc, char **argv)
         rc = FL_EXIT_USAGE;
         goto out;
     }
-    int tty = isatty(2), failed = 0;
-    for (int i = 0; i < nfiles; i++)
-        if (symbols_add_one(dir, files[i], force, tty, i + 1, nfiles) != 0)
+    int tty = isatty(2), failed = bad;
+    for (int i = 0; i < nall; i++)
+        if (symbols_add_one(dir, all[i], force, tty, i + 1, nall) != 0)
             failed++;
     rc = failed ? FL_EXIT_ERROR : FL_EXIT_OK;
 out:
+    free(all);
+    fl_elf_objs_free(&found);
     free(files);
     return rc;
 }

@@ -62,36 +62,53 @@ int fl_elf_open_regular(const char *path, bool have_root, int root_fd)
     return fd;
 }
 
-/* Whether e has code: a separate debug file (objcopy --only-keep-debug,
- * eu-strip -f) has the program's build id but its code sections are
- * SHT_NOBITS, of no use to an unwinder. */
-static bool has_code(Elf *e)
+/* Whether e has what want asks.  Code: a separate debug file (objcopy
+ * --only-keep-debug, eu-strip -f) has the program's build id, but its
+ * code sections are SHT_NOBITS, of no use to an unwinder.  Symbols:
+ * DWARF (.debug_info, or zlib'd .zdebug_info) or a .symtab. */
+static bool has_wanted(Elf *e, fl_elf_want want)
 {
+    size_t shstrndx;
+    if (want == FL_ELF_WANT_SYMBOLS && elf_getshdrstrndx(e, &shstrndx) != 0)
+        return false;
     GElf_Shdr sh;
-    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));)
-        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR))
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if (want == FL_ELF_WANT_CODE) {
+            if (sh.sh_type == SHT_PROGBITS && (sh.sh_flags & SHF_EXECINSTR))
+                return true;
+            continue;
+        }
+        const char *name = elf_strptr(e, shstrndx, sh.sh_name);
+        if (sh.sh_type == SHT_SYMTAB ||
+            (sh.sh_type == SHT_PROGBITS && name &&
+             (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))))
             return true;
+    }
     return false;
 }
 
-/* The GNU build id of the ELF file with code on fd, as lowercase hex,
- * into id; else "" and why. */
-static void fd_build_id(int fd, char id[129], const char **why)
+/* The GNU build id of the ELF file on fd, as lowercase hex, into id, when
+ * it has what want asks; else "" and why. */
+static void fd_build_id(int fd, fl_elf_want want, char id[129], const char **why)
 {
     id[0] = '\0';
     elf_version(EV_CURRENT);
     Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    bool is_elf = e && elf_kind(e) == ELF_K_ELF, code = is_elf && has_code(e);
+    bool is_elf = e && elf_kind(e) == ELF_K_ELF, has = is_elf && has_wanted(e, want);
     const void *bits = NULL;
-    ssize_t n = code ? dwelf_elf_gnu_build_id(e, &bits) : -1;
+    ssize_t n = has ? dwelf_elf_gnu_build_id(e, &bits) : -1;
     if (n > 0 && n <= 64)
         for (ssize_t i = 0; i < n; i++)
             snprintf(id + 2 * i, 3, "%02x", ((const unsigned char *)bits)[i]);
     if (e)
         elf_end(e);
     *why = !is_elf ? "not an ELF file"
-           : !code ? "no code in it (a separate debug file: give the program or library)"
-                   : "no GNU build id";
+           : has   ? "no GNU build id"
+           : want == FL_ELF_WANT_CODE
+               ? "no code in it (a separate debug file: give the program or library)"
+               : "no DWARF and no symbol table in it (a stripped file)";
 }
 
 static int push(fl_elf_objs *l, const char *path, const char *id, bool given)
@@ -116,7 +133,7 @@ static int push(fl_elf_objs *l, const char *path, const char *id, bool given)
 
 /* Adds the ELF files with a build id under dir (depth levels down so
  * far); *seen counts the regular files looked at.  -1: out of memory. */
-static int scan(fl_elf_objs *l, const char *dir, int depth, size_t *seen)
+static int scan(fl_elf_objs *l, const char *dir, fl_elf_want want, int depth, size_t *seen)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -133,15 +150,14 @@ static int scan(fl_elf_objs *l, const char *dir, int depth, size_t *seen)
         }
         struct stat st;
         if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && depth < FL_ELF_OBJS_MAX_DEPTH) {
-            rc = scan(l, path, depth + 1, seen);
-        } else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 64) {
-            (*seen)++;
+            rc = scan(l, path, want, depth + 1, seen);
+        } else if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && ++*seen && st.st_size >= 64) {
             int fd = fl_elf_open_regular(path, false, -1);
             unsigned char magic[4];
             if (fd >= 0 && pread(fd, magic, 4, 0) == 4 && !memcmp(magic, ELFMAG, SELFMAG)) {
                 char id[129];
                 const char *why;
-                fd_build_id(fd, id, &why);
+                fd_build_id(fd, want, id, &why);
                 if (id[0] && push(l, path, id, false) != 0)
                     rc = -1;
             }
@@ -154,7 +170,12 @@ static int scan(fl_elf_objs *l, const char *dir, int depth, size_t *seen)
     return rc;
 }
 
-int fl_elf_objs_add(fl_elf_objs *l, const char *path, char *err, size_t errcap)
+static int path_cmp(const void *a, const void *b)
+{
+    return strcmp(((const fl_elf_obj *)a)->path, ((const fl_elf_obj *)b)->path);
+}
+
+int fl_elf_objs_add(fl_elf_objs *l, const char *path, fl_elf_want want, char *err, size_t errcap)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -163,14 +184,17 @@ int fl_elf_objs_add(fl_elf_objs *l, const char *path, char *err, size_t errcap)
     }
     if (S_ISDIR(st.st_mode)) {
         size_t before = l->n, seen = 0;
-        if (scan(l, path, 0, &seen) != 0) {
+        if (scan(l, path, want, 0, &seen) != 0) {
             snprintf(err, errcap, "out of memory");
             return -1;
         }
         if (l->n == before) {
-            snprintf(err, errcap, "no ELF file with a build id under it");
+            snprintf(err, errcap,
+                     "no ELF file with a build id and %s under it (%zu files looked at)",
+                     want == FL_ELF_WANT_CODE ? "code" : "DWARF or a symbol table", seen);
             return -1;
         }
+        qsort(l->o + before, l->n - before, sizeof *l->o, path_cmp);
         return 0;
     }
     errno = 0;
@@ -181,7 +205,7 @@ int fl_elf_objs_add(fl_elf_objs *l, const char *path, char *err, size_t errcap)
     }
     char id[129];
     const char *why;
-    fd_build_id(fd, id, &why);
+    fd_build_id(fd, want, id, &why);
     close(fd);
     if (!id[0]) {
         snprintf(err, errcap, "%s", why);

@@ -39,17 +39,23 @@ typedef struct fl_elf_objs {
     size_t n, cap;
 } fl_elf_objs; /* zero-initialised: empty */
 
-/* Files a directory --obj may hold: looked at, and ELF ones kept. */
+/* Files a directory may hold: looked at, and ELF ones kept. */
 #define FL_ELF_OBJS_MAX_SCAN 100000
 #define FL_ELF_OBJS_MAX_DEPTH 16
 
-/* Adds path: a file must be ELF with a GNU build id; a directory adds
- * every regular file under it that is one (others are passed over, as
- * symbolic links are; at most FL_ELF_OBJS_MAX_SCAN files looked at, 16
- * levels deep).  0, else -1 with the reason ("not an ELF file", "no GNU
- * build id", "no ELF file with a build id under it", strerror, out of
- * memory) in err. */
-int fl_elf_objs_add(fl_elf_objs *l, const char *path, char *err, size_t errcap);
+/* What a file must have, besides a GNU build id, to be taken: code (an
+ * unwinder's file: not a separate debug file), or symbols (DWARF or a
+ * symbol table: what `faultline symbols add` ingests). */
+typedef enum fl_elf_want { FL_ELF_WANT_CODE, FL_ELF_WANT_SYMBOLS } fl_elf_want;
+
+/* Adds path: a file must be ELF with a GNU build id and what `want`
+ * asks; a directory adds every regular file under it that is one (others
+ * are passed over, as symbolic links are; at most FL_ELF_OBJS_MAX_SCAN
+ * files looked at, 16 levels deep), in the order of their paths.  0,
+ * else -1 with the reason ("not an ELF file", "no GNU build id", "no code
+ * in it ...", "no ELF file with a build id ... under it", strerror, out
+ * of memory) in err. */
+int fl_elf_objs_add(fl_elf_objs *l, const char *path, fl_elf_want want, char *err, size_t errcap);
 void fl_elf_objs_free(fl_elf_objs *l);
 
 /* The path of the file with build id id[0..len) (raw bytes), marked

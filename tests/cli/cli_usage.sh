@@ -127,14 +127,16 @@ done
   fail "symbolicate --obj= -i --inlines: exit $?"
 grep -q "faultline symbolicate: $work/none: " "$work/err" || fail "symbolicate --obj=: $(cat "$work/err")"
 
-# symbols add names each file it cannot use; a directory is said to be one.
+# symbols add names each file it cannot use; a directory without one ELF
+# file with symbols is named too.
 printf 'text\n' >"$work/notelf.txt"
 "$FL" symbols add "$work/notelf.txt" "$work" "$work/none" --cache "$work/c" >"$work/out" 2>"$work/err"
 rc=$?
 [ $rc = 1 ] || fail "symbols add bad files: exit $rc"
 grep -qx "faultline symbols add: $work/notelf.txt: not a usable ELF file: not an ELF file" "$work/err" ||
   fail "symbols add non-ELF: $(cat "$work/err")"
-grep -qx "faultline symbols add: $work: is a directory" "$work/err" || fail "symbols add DIR: $(cat "$work/err")"
+grep -q "^faultline symbols add: $work: no ELF file with a build id and DWARF or a symbol table under it (" \
+  "$work/err" || fail "symbols add DIR: $(cat "$work/err")"
 grep -qx "faultline symbols add: $work/none: No such file or directory" "$work/err" ||
   fail "symbols add missing file: $(cat "$work/err")"
 

@@ -365,7 +365,7 @@ PY
         fail "--obj of a debug file: $(cat "$WORK/obj.err")"
     mkdir -p "$WORK/emptydir"
     fl_md "$WORK/nofiles.dmp" --obj "$WORK/emptydir" -o - >/dev/null 2>"$WORK/obj.err"
-    [ $? = 1 ] && grep -q "emptydir: no ELF file with a build id under it" "$WORK/obj.err" ||
+    [ $? = 1 ] && grep -q "emptydir: no ELF file with a build id and code under it (0 files looked at)" "$WORK/obj.err" ||
         fail "--obj of an empty directory: $(cat "$WORK/obj.err")"
     # A file that is not there, or not ELF: exit 1, nothing written;
     # with --no-unwind: a usage error.

@@ -246,14 +246,16 @@ int main(int argc, char **argv)
     expect(rc == 1 && lines(g_out) == 1, "401 with one file: exactly one line");
 
     /* Files the server would refuse are refused here, naming them, before
-     * any request: not ELF, a directory, a fully stripped binary. */
+     * any request: not ELF, a directory without one ELF file with symbols
+     * (only the stripped binary), a fully stripped binary. */
     snprintf(cmd, sizeof cmd, "strip --strip-all -o '%s' '%s'", stripped, prog);
     if (run(cmd) != 0) {
         fprintf(stderr, "strip failed\n");
         return 1;
     }
     char dirsays[700], stripsays[700];
-    snprintf(dirsays, sizeof dirsays, "%s: is a directory", tmp);
+    snprintf(dirsays, sizeof dirsays,
+             "%s: no ELF file with a build id and DWARF or a symbol table under it", tmp);
     snprintf(stripsays, sizeof stripsays, "%s: no debug information: neither DWARF", stripped);
     const struct {
         const char *file, *says;
