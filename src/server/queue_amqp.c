@@ -57,6 +57,14 @@
  * also finds a vanished broker.  The broker's own consumer_timeout (30
  * minutes by default) still ends a channel that holds an unacked delivery
  * longer; keep the lease well below it.
+ *
+ * Alarms.  A broker low on memory or disk stops reading from connections
+ * that publish, and rabbitmq-c's sends have no timeout.  So connections
+ * advertise the capability connection.blocked: a_pump notes the broker's
+ * connection.blocked and connection.unblocked, and enqueue fails at once
+ * while blocked (the writer's reports stay unpublished for the sweep); a
+ * block that comes while confirms are awaited drops the connection, as a
+ * missing confirm does.
  */
 #define _GNU_SOURCE
 #include "fl_queue.h"
@@ -135,6 +143,11 @@ typedef struct a_conn {
     size_t c_n, c_left;
     unsigned char *c_done;
     bool c_nack;
+    /* connection.blocked: the broker is in a memory or disk alarm and
+     * reads nothing this connection publishes until connection.unblocked;
+     * its reason. */
+    bool blocked;
+    char blocked_why[128];
 } a_conn;
 
 struct a_queue {
@@ -261,6 +274,7 @@ static void a_drop(a_conn *t, bool orderly)
     t->in = NULL;
     t->in_header = false;
     t->consuming = false;
+    t->blocked = false; /* a new connection hears of an alarm anew */
     t->published = 0;
     free(t->c_done);
     t->c_done = NULL;
@@ -440,8 +454,18 @@ static int a_open(a_conn *t)
     struct timeval hs = {A_CONNECT_MS / 1000, 0}, rpc = {A_RPC_S, 0};
     amqp_set_handshake_timeout(t->st, &hs);
     amqp_set_rpc_timeout(t->st, &rpc);
-    r = amqp_login(t->st, aq->info.vhost, 0, A_FRAME_MAX, (int)aq->heartbeat,
-                   AMQP_SASL_METHOD_PLAIN, aq->info.user, aq->info.password);
+    /* The capability connection.blocked: the broker then says when an
+     * alarm makes it stop reading what we publish, and enqueue fails at
+     * once instead of blocking in a send that has no timeout. */
+    amqp_table_entry_t cap = {.key = amqp_cstring_bytes("connection.blocked"),
+                              .value = {.kind = AMQP_FIELD_KIND_BOOLEAN, .value.boolean = 1}};
+    amqp_table_entry_t prop = {.key = amqp_cstring_bytes("capabilities"),
+                               .value = {.kind = AMQP_FIELD_KIND_TABLE,
+                                         .value.table = {.num_entries = 1, .entries = &cap}}};
+    amqp_table_t props = {.num_entries = 1, .entries = &prop};
+    r = amqp_login_with_properties(t->st, aq->info.vhost, 0, A_FRAME_MAX, (int)aq->heartbeat,
+                                   &props, AMQP_SASL_METHOD_PLAIN, aq->info.user,
+                                   aq->info.password);
     if (r.reply_type != AMQP_RESPONSE_NORMAL) {
         a_reply_text(r, why, sizeof why);
         goto fail;
@@ -619,12 +643,23 @@ static int a_pump(a_conn *t, uint64_t wait_ms)
             a_drop(t, false);
             return -1;
         }
+        case AMQP_CONNECTION_BLOCKED_METHOD: {
+            amqp_connection_blocked_t *b = mt->decoded;
+            t->blocked = true;
+            snprintf(t->blocked_why, sizeof t->blocked_why, "%.*s",
+                     (int)(b->reason.len < 100 ? b->reason.len : 100),
+                     (const char *)b->reason.bytes);
+            break;
+        }
+        case AMQP_CONNECTION_UNBLOCKED_METHOD:
+            t->blocked = false;
+            break;
         case AMQP_BASIC_CANCEL_METHOD:
             a_err("amqp: the broker cancelled our consumer (queue %s deleted?)", A_QUEUE);
             a_drop(t, false);
             return -1;
         default:
-            break; /* basic.return, connection.blocked: nothing to do */
+            break; /* basic.return: nothing to do */
         }
         return 1;
     }
@@ -672,6 +707,15 @@ static int a_enqueue_locked(a_conn *t, const char *const *ids, size_t n)
      * (and the next call connects again). */
     if (a_drain(t) < 0)
         return -1;
+    /* An alarm: nothing is published (the send could wait for as long as
+     * the alarm lasts); the writer keeps the reports stored and
+     * unpublished, and the sweep publishes them once it is over. */
+    if (t->blocked) {
+        a_err("amqp: the broker blocks publishing (%s: a memory or disk alarm); the reports "
+              "stay stored and are queued when it ends",
+              t->blocked_why[0] ? t->blocked_why : "no reason given");
+        return -1;
+    }
     size_t nmsg = (n + FL_QUEUE_BATCH_MAX - 1) / FL_QUEUE_BATCH_MAX;
     if (!(t->c_done = calloc(nmsg, 1))) {
         a_err("amqp: out of memory");
@@ -720,6 +764,16 @@ static int a_enqueue_locked(a_conn *t, const char *const *ids, size_t n)
         }
         if (a_pump(t, left) < 0)
             return -1;
+        if (t->blocked) {
+            /* Blocked while we waited (RabbitMQ tells a connection when it
+             * publishes during an alarm): what we sent stays unread, so
+             * this connection goes, as after a missing confirm. */
+            a_err("amqp: the broker blocks publishing (%s: a memory or disk alarm); the reports "
+                  "stay stored and are queued when it ends",
+                  t->blocked_why[0] ? t->blocked_why : "no reason given");
+            a_drop(t, false);
+            return -1;
+        }
     }
     if (t->c_nack) {
         a_err("amqp: the broker refused (nacked) a message");

@@ -5,7 +5,9 @@
 # The test program gets the broker's URL in FL_TEST_AMQP_URL (its TLS
 # listener's in FL_TEST_AMQPS_URL), and in
 # FL_TEST_AMQP_RESTART a command that restarts the broker (same port, same
-# data): this script again, as `queue_amqp_test.sh --restart WORK`.
+# data): this script again, as `queue_amqp_test.sh --restart WORK`; in
+# FL_TEST_AMQP_CTL one that runs rabbitmqctl against it with the arguments
+# that follow (`queue_amqp_test.sh --ctl WORK ARGS...`).
 set -uo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -17,6 +19,14 @@ if [ "${1:-}" = --restart ]; then
   rmq_start
   echo "broker restarted in ${RMQ_START_S} s"
   exit 0
+fi
+if [ "${1:-}" = --ctl ]; then
+  work=$2
+  shift 2
+  . "$(dirname "$0")/../lib/rabbitmq.sh"
+  rmq_load
+  rmq_ctl "$@"
+  exit
 fi
 
 bin=$1
@@ -31,7 +41,8 @@ echo "broker $RMQ_NODE started in ${RMQ_START_S} s"
 # In the background, so that a signal to this script (a test timeout) ends
 # the program and the broker at once rather than after the program.
 FL_TEST_AMQP_URL=$AMQP_URL FL_TEST_AMQPS_URL=$AMQPS_URL \
-  FL_TEST_AMQP_RESTART="bash $(printf %q "$0") --restart $(printf %q "$work")" "$bin" &
+  FL_TEST_AMQP_RESTART="bash $(printf %q "$0") --restart $(printf %q "$work")" \
+  FL_TEST_AMQP_CTL="bash $(printf %q "$0") --ctl $(printf %q "$work")" "$bin" &
 tpid=$!
 trap 'kill -TERM "$tpid" 2>/dev/null; exit 1' INT TERM HUP
 wait "$tpid"
