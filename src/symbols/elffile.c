@@ -69,6 +69,8 @@ int fl_elf_open_regular(const char *path, bool have_root, int root_fd)
 static bool has_wanted(Elf *e, fl_elf_want want)
 {
     size_t shstrndx;
+    if (want == FL_ELF_WANT_ANY)
+        return true;
     if (want == FL_ELF_WANT_SYMBOLS && elf_getshdrstrndx(e, &shstrndx) != 0)
         return false;
     GElf_Shdr sh;
@@ -189,9 +191,11 @@ int fl_elf_objs_add(fl_elf_objs *l, const char *path, fl_elf_want want, char *er
             return -1;
         }
         if (l->n == before) {
-            snprintf(err, errcap,
-                     "no ELF file with a build id and %s under it (%zu files looked at)",
-                     want == FL_ELF_WANT_CODE ? "code" : "DWARF or a symbol table", seen);
+            snprintf(err, errcap, "no ELF file with a build id%s under it (%zu files looked at)",
+                     want == FL_ELF_WANT_CODE      ? " and code"
+                     : want == FL_ELF_WANT_SYMBOLS ? " and DWARF or a symbol table"
+                                                   : "",
+                     seen);
             return -1;
         }
         qsort(l->o + before, l->n - before, sizeof *l->o, path_cmp);

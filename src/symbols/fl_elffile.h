@@ -44,9 +44,10 @@ typedef struct fl_elf_objs {
 #define FL_ELF_OBJS_MAX_DEPTH 16
 
 /* What a file must have, besides a GNU build id, to be taken: code (an
- * unwinder's file: not a separate debug file), or symbols (DWARF or a
- * symbol table: what `faultline symbols add` ingests). */
-typedef enum fl_elf_want { FL_ELF_WANT_CODE, FL_ELF_WANT_SYMBOLS } fl_elf_want;
+ * unwinder's file: not a separate debug file), symbols (DWARF or a
+ * symbol table: what `faultline symbols add` ingests), or nothing more
+ * (`faultline decode`: programs and their debug files alike). */
+typedef enum fl_elf_want { FL_ELF_WANT_CODE, FL_ELF_WANT_SYMBOLS, FL_ELF_WANT_ANY } fl_elf_want;
 
 /* Adds path: a file must be ELF with a GNU build id and what `want`
  * asks; a directory adds every regular file under it that is one (others

@@ -41,6 +41,7 @@
 #include "faultline.h"
 #include "fl_crashlog.h"
 #include "fl_ctxdecode.h"
+#include "fl_elffile.h"
 #include "fl_tracedecode.h"
 #include "fl_tracefmt.h"
 
@@ -65,6 +66,7 @@ typedef struct object {
     Elf *elf;
     uint64_t *rel; /* RELATIVE relocations as (address, value) pairs, sorted */
     size_t nrel;
+    bool from_dir; /* found in an --obj directory, not named */
 } object;
 
 typedef struct decoder {
@@ -485,10 +487,10 @@ static int start_event(pending *p, char *v)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: faultline decode [--obj FILE]... [DUMP]\n"
+    fprintf(f, "usage: faultline decode [--obj FILE|DIR]... [DUMP]\n"
                "       faultline decode --context VALUE... --obj FILE... [--max-depth N]\n"
                "                        [--max-paths N]\n"
-               "       faultline decode [--obj FILE]... CRASHLOG\n"
+               "       faultline decode [--obj FILE|DIR]... CRASHLOG\n"
                "\n"
                "Turns a trace-ID dump (faultline_trace_dump(), from DUMP or standard\n"
                "input) into text: the lines faultline_trace_dump_text() writes, with\n"
@@ -500,7 +502,8 @@ static void usage(FILE *f)
                "               used when its build id matches (not a path marked\n"
                "               as cut at its start: MODULE_PATH_CUT), else, when\n"
                "               DEBUGINFOD_URLS is set, the executable debuginfod has\n"
-               "               for that build id.\n"
+               "               for that build id.  A directory (a build tree) gives\n"
+               "               every ELF file with a build id under it.\n"
                "\n"
                "With --context, turns calling-context values (faultline_context(), a\n"
                "crash log's CRASH_CONTEXT and THREAD_CONTEXT) into the stacks of\n"
@@ -903,7 +906,7 @@ static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
         pick[n++] = (size_t)m.obj;
     }
     for (size_t k = 0; k < given; k++)
-        if (!used[k])
+        if (!used[k] && !dc->objs[k].from_dir) /* a build tree's others: not the crash's */
             pick[n++] = k;
     for (size_t k = 0; k < n; k++)
         objs[k] = &dc->objs[pick[k]];
@@ -980,6 +983,7 @@ int fl_cmd_decode(int argc, char **argv)
     size_t nvalues = 0;
     unsigned long max_depth = 64;
     unsigned long long max_paths = 100000000ull;
+    bool dir_objs = false;
     elf_version(EV_CURRENT);
     optind = 1;
     opterr = 0; /* our own words, named "faultline decode" */
@@ -1018,18 +1022,41 @@ int fl_cmd_decode(int argc, char **argv)
                 c == ':' ? "a value is missing after" : "unknown option", argv[optind - 1], g_cmd);
             goto out;
         }
-        object *no = realloc(dc.objs, (dc.nobjs + 1) * sizeof *no);
+        /* A directory: every ELF file with a build id under it. */
+        fl_elf_objs found = {0};
+        struct stat st;
+        bool dir = stat(optarg, &st) == 0 && S_ISDIR(st.st_mode);
         char err[512];
+        if (dir && fl_elf_objs_add(&found, optarg, FL_ELF_WANT_ANY, err, sizeof err) != 0) {
+            say("--obj %s: %s\n", optarg, err);
+            fl_elf_objs_free(&found);
+            goto out;
+        }
+        dir_objs |= dir;
+        size_t add = dir ? found.n : 1;
+        object *no = realloc(dc.objs, (dc.nobjs + add) * sizeof *no);
         if (!no) {
             say("out of memory\n");
+            fl_elf_objs_free(&found);
             goto out;
         }
         dc.objs = no;
-        if (open_object(&dc.objs[dc.nobjs], optarg, err, sizeof err)) {
-            say("%s\n", err);
-            goto out;
+        for (size_t k = 0; k < add; k++) {
+            if (open_object(&dc.objs[dc.nobjs], dir ? found.o[k].path : optarg, err, sizeof err)) {
+                if (dir)
+                    continue; /* changed under us: passed over */
+                say("%s\n", err);
+                goto out;
+            }
+            dc.objs[dc.nobjs++].from_dir = dir;
         }
-        dc.nobjs++;
+        fl_elf_objs_free(&found);
+    }
+    if (nvalues && dir_objs) {
+        say("--context wants the files themselves, the program first (--obj FILE), not a "
+            "directory; see faultline %s --help\n",
+            g_cmd);
+        goto out;
     }
     if (nvalues) {
         if (optind < argc) {
@@ -1128,6 +1155,8 @@ int fl_cmd_decode(int argc, char **argv)
     /* An --obj that is none of the dump's modules was of no use: a wrong
      * build of the program, most likely. */
     for (size_t i = 0; i < given && rc != 2; i++) {
+        if (dc.objs[i].from_dir)
+            continue; /* a build tree holds more than one program's files */
         bool used = false;
         for (size_t m = 0; m < dc.nmods && !used; m++)
             used = !strcmp(dc.mods[m].id, dc.objs[i].id);

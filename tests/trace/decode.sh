@@ -80,6 +80,22 @@ cmp -s "$work/text" "$work/out7" || fail "an extra --obj changed the output"
 grep -q "warning: --obj $work/other.so: its build id $oid is none of the dump's modules" "$work/err7" ||
   fail "no warning for an --obj of another build: $(cat "$work/err7")"
 if grep -q warning "$work/err1"; then fail "a warning with the right files: $(cat "$work/err1")"; fi
+# A directory (a build tree): the stripped copies found under it, the
+# other build's file and a text file beside them passed over silently.
+mkdir -p "$work/tree/lib" && cp "$work/app.stripped" "$work/tree/" &&
+  cp "$work/lib.stripped" "$work/other.so" "$work/tree/lib/" && echo text >"$work/tree/README" ||
+  fail "making the tree"
+"$FL" decode --obj "$work/tree" "$work/ids.nopath" >"$work/out7d" 2>"$work/err7d" ||
+  fail "decode --obj DIR exited $?: $(cat "$work/err7d")"
+cmp -s "$work/text" "$work/out7d" || fail "decode --obj DIR differs"
+[ -s "$work/err7d" ] && fail "decode --obj DIR said: $(cat "$work/err7d")"
+mkdir -p "$work/notree" && echo text >"$work/notree/README"
+"$FL" decode --obj "$work/notree" "$work/ids.nopath" >/dev/null 2>"$work/err7d"; rc=$?
+[ $rc = 2 ] && grep -q "^faultline decode: --obj $work/notree: no ELF file with a build id under it (1 files looked at)$" \
+  "$work/err7d" || fail "decode --obj of a directory without ELF files: $rc $(cat "$work/err7d")"
+"$FL" decode --context 1 --obj "$work/tree" >/dev/null 2>"$work/err7d"; rc=$?
+[ $rc = 2 ] && grep -q -- "--context wants the files themselves" "$work/err7d" ||
+  fail "decode --context with a directory: $rc $(cat "$work/err7d")"
 # An empty recorder: nothing decoded, and stderr says there was nothing.
 grep -v '^TRACE_' "$work/ids" >"$work/ids.empty"
 "$FL" decode --obj "$APP" --obj "$LIB" "$work/ids.empty" >"$work/out8" 2>"$work/err8"; rc=$?
