@@ -2019,9 +2019,23 @@ static json_t *s_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
     return g;
 }
 
+static json_t *get_crash_in(sconn *c, const char *id, bool *notfound);
+
+/* The crash in one snapshot: a worker may move it from the inbox to
+ * crashes between the two lookups, which would then both miss it. */
 static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
 {
     sconn *c = (sconn *)pc;
+    bool txn = sqlite3_get_autocommit(c->db) &&
+               sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    json_t *out = get_crash_in(c, id, notfound);
+    if (txn)
+        sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+    return out;
+}
+
+static json_t *get_crash_in(sconn *c, const char *id, bool *notfound)
+{
     *notfound = false;
     /* Processed, or else still in the inbox (found by a walk over it, the
      * backlog): the same columns from either. */

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -203,6 +204,67 @@ static void test_inbox_unindexed(void **st)
     json_decref(c);
     assert_null(f->s->get_crash(f->c, "p2", &nf));
     assert_true(nf);
+}
+
+/* The trace hook of test_get_crash_while_processed: when the reader's
+ * lookup in the inbox starts, the crash is processed (moved from the
+ * inbox to crashes) on another connection, as a worker may at that very
+ * moment. */
+typedef struct mover {
+    fl_store *s;
+    fl_store_conn *w;
+    bool moved;
+} mover;
+
+static int move_on_inbox(unsigned type, void *ctx, void *p, void *x)
+{
+    (void)x;
+    mover *m = ctx;
+    const char *sql = type == SQLITE_TRACE_STMT ? sqlite3_sql(p) : NULL;
+    if (!m->moved && sql && strstr(sql, "FROM inbox WHERE id=?1")) {
+        m->moved = true;
+        fl_processed pr = {.crash_id = "race1",
+                           .group_id = "g1",
+                           .signature = "a | b",
+                           .stack_hash = "h",
+                           .app = "app",
+                           .version = "1.0",
+                           .os = "linux",
+                           .install_id = "i1",
+                           .received = 1700000000,
+                           .frames_json = "[]"};
+        assert_int_equal(m->s->begin(m->w), 0);
+        assert_int_equal(m->s->apply(m->w, &pr), 0);
+        assert_int_equal(m->s->commit(m->w), 0);
+    }
+    return 0;
+}
+
+/* A crash processed while the API looks it up is found, pending or
+ * processed: both lookups (crashes, then the inbox) see one snapshot.
+ * Without one, the first missed it in crashes and the second in the
+ * inbox, and GET /api/v1/crashes/{id} answered 404 (seen once in CI). */
+static void test_get_crash_while_processed(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "race1", "1.0"));
+    mover m = {.s = f->s, .w = f->s->connect(f->s)};
+    assert_non_null(m.w);
+    sqlite3 *db = fl_store_sqlite_db(f->c);
+    assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, move_on_inbox, &m), SQLITE_OK);
+    bool nf = true;
+    json_t *c = f->s->get_crash(f->c, "race1", &nf);
+    sqlite3_trace_v2(db, 0, NULL, NULL);
+    assert_true(m.moved); /* the hook ran: the lookup went to the inbox */
+    assert_non_null(c);
+    assert_false(nf);
+    json_decref(c);
+    /* And now, from crashes. */
+    c = f->s->get_crash(f->c, "race1", &nf);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(c, "state")), "processed");
+    json_decref(c);
+    f->s->disconnect(m.w);
 }
 
 static void test_leases(void **st)
@@ -1269,6 +1331,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_full_scans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inbox_unindexed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_crash_while_processed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backfill_regroup, setup, teardown),
