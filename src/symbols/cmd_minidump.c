@@ -54,27 +54,11 @@ typedef struct md_job {
     fl_minidump_opts *opts;
 } md_job;
 
-static int hexval(char c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* find_module over the --obj files (ctx: the fl_elf_objs). */
 static int find_obj(void *ctx, const char *build_id, const char *dump_path, char *path, size_t cap)
 {
     (void)dump_path;
-    fl_elf_objs *os = ctx;
-    unsigned char id[64];
-    size_t n = strlen(build_id) / 2;
-    if (n > sizeof id)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        int hi = hexval(build_id[2 * i]), lo = hexval(build_id[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return -1;
-        id[i] = (unsigned char)(hi << 4 | lo);
-    }
-    const char *p = fl_elf_objs_find(os, id, n);
+    const char *p = fl_elf_objs_find(ctx, build_id);
     if (!p)
         return -1;
     snprintf(path, cap, "%s", p);

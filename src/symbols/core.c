@@ -459,7 +459,12 @@ static const char *given_file(const core_ctx *c, Dwfl_Module *mod)
     const unsigned char *id;
     GElf_Addr vaddr;
     int len = c && c->opts->objs && c->opts->objs->n ? dwfl_module_build_id(mod, &id, &vaddr) : 0;
-    return len > 0 ? fl_elf_objs_find(c->opts->objs, id, (size_t)len) : NULL;
+    char hex[129];
+    if (len <= 0 || len > 64)
+        return NULL;
+    for (int i = 0; i < len; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    return fl_elf_objs_find(c->opts->objs, hex);
 }
 
 /* A module's file.  Its path: an --obj file with the module's build id,

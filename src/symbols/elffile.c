@@ -230,15 +230,10 @@ void fl_elf_objs_free(fl_elf_objs *l)
     *l = (fl_elf_objs){0};
 }
 
-const char *fl_elf_objs_find(fl_elf_objs *l, const unsigned char *id, size_t len)
+const char *fl_elf_objs_find(fl_elf_objs *l, const char *build_id_hex)
 {
-    char hex[sizeof l->o->id];
-    if (!len || len > (sizeof hex - 1) / 2)
-        return NULL;
-    for (size_t i = 0; i < len; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id[i]);
     for (size_t i = 0; i < l->n; i++)
-        if (!strcmp(l->o[i].id, hex)) {
+        if (!strcmp(l->o[i].id, build_id_hex)) {
             l->o[i].used = true;
             return l->o[i].path;
         }

@@ -59,8 +59,8 @@ typedef enum fl_elf_want { FL_ELF_WANT_CODE, FL_ELF_WANT_SYMBOLS, FL_ELF_WANT_AN
 int fl_elf_objs_add(fl_elf_objs *l, const char *path, fl_elf_want want, char *err, size_t errcap);
 void fl_elf_objs_free(fl_elf_objs *l);
 
-/* The path of the file with build id id[0..len) (raw bytes), marked
+/* The path of the file with build id build_id_hex (lowercase), marked
  * used; NULL when none has it. */
-const char *fl_elf_objs_find(fl_elf_objs *l, const unsigned char *id, size_t len);
+const char *fl_elf_objs_find(fl_elf_objs *l, const char *build_id_hex);
 
 #endif /* FL_ELFFILE_H */
