@@ -190,6 +190,12 @@ void faultline_set_first_chance(faultline_first_chance_fn handler);
  * FAULTLINE_TRACE_MAX_ARGS arguments.  Thread-safe and lock-free; it may
  * be used before faultline_install() and from signal handlers.
  *
+ * Built with -DFAULTLINE_TRACE_APART, the formats and file names stay
+ * out of the program's memory, in the section .debug_faultline_trace that
+ * strip moves into the debug file; crash logs then carry such events as
+ * TRACE_ID lines, formatted by the server and `faultline decode` from the
+ * debug file (docs/client.md, "Formats kept apart").
+ *
  * Breadcrumbs (faultline_breadcrumb) are kept in a ring of their own, so
  * a flood of trace events does not push them out; state
  * (faultline_set_state) is a small table of the latest value per key.
@@ -329,6 +335,7 @@ static __inline__ __attribute__((format(printf, 1, 2))) void faultline__check(co
 #define FAULTLINE__REST(f, ...) __VA_ARGS__
 #define FAULTLINE__APPLY(m, args) m args
 
+#ifndef FAULTLINE_TRACE_APART
 #define FAULTLINE_TRACE(...)                                                                       \
     do {                                                                                           \
         static const struct faultline_trace_site faultline__site = {                               \
@@ -342,6 +349,52 @@ static __inline__ __attribute__((format(printf, 1, 2))) void faultline__check(co
             faultline__check(__VA_ARGS__);                                                         \
         faultline__trace(&faultline__site, __VA_ARGS__);                                           \
     } while (0)
+#else
+/* Built with -DFAULTLINE_TRACE_APART: the format and the file name stay
+ * out of the program's memory.  The site keeps NULL for both; an entry of
+ * the non-allocated section .debug_faultline_trace -- the site's address,
+ * the format, the file, NUL-terminated -- holds them, and strip or
+ * objcopy --only-keep-debug moves it into the debug file with the DWARF.
+ * The crash log then carries such events as TRACE_ID lines, which the
+ * server and `faultline decode` format from that debug file.  The two
+ * asm statements stay together and in order (volatile, nothing between
+ * them): the first needs an operand for the site's address (which LTO
+ * may rename), the second must have none, since a format's '%' would
+ * read as one.  clang's integrated assembler takes one string literal
+ * only: a format made of several ("x=%" PRIu64) needs gcc, or clang's
+ * -fno-integrated-as. */
+#define FAULTLINE__STR(x) FAULTLINE__STR_(x)
+#define FAULTLINE__STR_(x) #x
+#define FAULTLINE__NOFMT0(f) (const char *)0
+#define FAULTLINE__NOFMT1(f, ...) (const char *)0, __VA_ARGS__
+#define FAULTLINE__NOFMT2 FAULTLINE__NOFMT1
+#define FAULTLINE__NOFMT3 FAULTLINE__NOFMT1
+#define FAULTLINE__NOFMT4 FAULTLINE__NOFMT1
+#define FAULTLINE__NOFMT5 FAULTLINE__NOFMT1
+#define FAULTLINE__NOFMT6 FAULTLINE__NOFMT1
+#define FAULTLINE__NOFMT7 FAULTLINE__NOFMT1
+#define FAULTLINE__NOFMT8 FAULTLINE__NOFMT1
+#define FAULTLINE_TRACE(...)                                                                       \
+    do {                                                                                           \
+        static const struct faultline_trace_site faultline__site = {                               \
+                0,                                                                                 \
+                0,                                                                                 \
+                __LINE__,                                                                          \
+                FAULTLINE__N(__VA_ARGS__),                                                         \
+                {FAULTLINE__APPLY(FAULTLINE__CAT(FAULTLINE__TY, FAULTLINE__N(__VA_ARGS__)),        \
+                                  (FAULTLINE__REST(__VA_ARGS__, _)))}};                            \
+        __asm__ __volatile__(".pushsection .debug_faultline_trace,\"\",%%progbits\n\t"             \
+                             ".8byte %c0\n\t.popsection" ::"i"(&faultline__site));                 \
+        __asm__ __volatile__(".pushsection .debug_faultline_trace,\"\",%progbits\n\t.asciz "       \
+                             FAULTLINE__STR(FAULTLINE__FMT(__VA_ARGS__, _)) "\n\t.asciz "          \
+                             FAULTLINE__STR(__FILE__) "\n\t.popsection");                           \
+        if (0)                                                                                     \
+            faultline__check(__VA_ARGS__);                                                         \
+        faultline__trace(&faultline__site,                                                         \
+                         FAULTLINE__APPLY(FAULTLINE__CAT(FAULTLINE__NOFMT, FAULTLINE__N(__VA_ARGS__)), \
+                                          (__VA_ARGS__)));                                         \
+    } while (0)
+#endif
 #endif /* C99 / C++11 */
 
 #ifdef __cplusplus

@@ -167,6 +167,43 @@ static int emit_context(emit *e, const uint64_t *rec)
     return e->line(e->ctx, fl_line_cstr(&e->l));
 }
 
+/* An event whose site keeps its format apart (FAULTLINE_TRACE_APART): the
+ * crash log's TRACE_ID line, "TRACE_ID time tid site types slot...", site
+ * as the process had it (the reader finds its object by the OBJECT lines),
+ * types the site's codes ("-": none), then TRACE_BYTES lines with the
+ * strings, which start after the record's header words and slots: copied
+ * ones where the record has them, hard-coded ones read here and put after
+ * those (their slots rewritten to match), so that no reader needs this
+ * process's memory. */
+static int emit_apart(emit *e, const uint64_t *rec, const char *recp, const char *types,
+                      unsigned nargs, const uint64_t *slots, size_t used)
+{
+    fl_line_start(&e->l, "TRACE_ID");
+    fl_line_u64(&e->l, rec[FL_W_TIME]);
+    fl_line_char(&e->l, ' ');
+    fl_line_u64(&e->l, FL_TID(rec));
+    fl_line_char(&e->l, ' ');
+    fl_line_hex(&e->l, rec[FL_W_SITE]);
+    fl_line_char(&e->l, ' ');
+    if (!nargs)
+        fl_line_char(&e->l, '-');
+    for (unsigned i = 0; i < nargs; i++) /* codes are letters; anything else would split */
+        fl_line_char(&e->l, types[i] > ' ' && types[i] < 0x7f ? types[i] : '?');
+    for (unsigned i = 0; i < nargs; i++) {
+        fl_line_char(&e->l, ' ');
+        fl_line_hex(&e->l, slots[i]);
+    }
+    if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+        return -1;
+    for (size_t off = (FL_W_ARGS + nargs) * 8; off < used; off += 1024) {
+        fl_line_start(&e->l, "TRACE_BYTES");
+        fl_line_hexbytes(&e->l, recp + off, used - off < 1024 ? used - off : 1024);
+        if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int emit_trace(void *arg, char *recp)
 {
     emit *e = arg;
@@ -177,7 +214,7 @@ static int emit_trace(void *arg, char *recp)
     char *fmt = e->fmt, text[FL_LINE_MAX];
     size_t len;
     if (dump_read(e, &site, rec[FL_W_SITE], sizeof site) ||
-        dump_cstr(e, fmt, sizeof e->fmt, (uint64_t)(uintptr_t)site.fmt) < 0) {
+        (site.fmt && dump_cstr(e, fmt, sizeof e->fmt, (uint64_t)(uintptr_t)site.fmt) < 0)) {
         len = fl_strlcpy(text, "<trace site unreadable>", sizeof text);
     } else {
         site.types[FAULTLINE_TRACE_MAX_ARGS] = '\0';
@@ -202,6 +239,11 @@ static int emit_trace(void *arg, char *recp)
                                      FAULTLINE_TRACE_MAX_STR + 1);
             slots[i] = used;
             used += (size_t)n + 1;
+        }
+        if (!site.fmt) {
+            if (emit_apart(e, rec, recp, site.types, nargs, slots, used) < 0)
+                return -1;
+            return emit_context(e, rec);
         }
         len = fl_trace_format(text, sizeof text, fmt, site.types, nargs, slots, recp, used);
     }

@@ -40,7 +40,8 @@ struct fl_arena {
     char data[];
 };
 
-static char *arena_copy(fl_crashlog *log, const char *s, size_t n)
+/* n bytes and a NUL after them, uninitialized. */
+static char *arena_alloc(fl_crashlog *log, size_t n)
 {
     struct fl_arena *a = log->arena_;
     if (!a || a->cap - a->used < n + 1) {
@@ -54,9 +55,16 @@ static char *arena_copy(fl_crashlog *log, const char *s, size_t n)
         log->arena_ = a = na;
     }
     char *p = a->data + a->used;
-    memcpy(p, s, n);
     p[n] = '\0';
     a->used += n + 1;
+    return p;
+}
+
+static char *arena_copy(fl_crashlog *log, const char *s, size_t n)
+{
+    char *p = arena_alloc(log, n);
+    if (p)
+        memcpy(p, s, n);
     return p;
 }
 
@@ -97,6 +105,7 @@ typedef struct parser {
     kv_pair etc, state;
     bool check; /* fl_crashlog_check(): see the top of the file */
     bool ascii; /* the whole text is ASCII: kept strings need no UTF-8 pass */
+    bool bytes_ok; /* the line before was TRACE_ID or TRACE_BYTES */
     /* check: what push() and last_*() hand out instead of array elements */
     union {
         fl_object o;
@@ -420,6 +429,8 @@ enum key_id {
     K_THREAD,
     K_THREAD_CONTEXT,
     K_TRACE,
+    K_TRACE_ID,
+    K_TRACE_BYTES,
     K_TRACE_CONTEXT,
     K_BREADCRUMB,
     K_CRASHLOG_VERSION,
@@ -515,6 +526,8 @@ static enum key_id key_id(const char *s, size_t n, size_t *kn)
         K("THREAD_CONTEXT", K_THREAD_CONTEXT)
         K("TRACE", K_TRACE)
         K("TRACE_CONTEXT", K_TRACE_CONTEXT)
+        K("TRACE_ID", K_TRACE_ID)
+        K("TRACE_BYTES", K_TRACE_BYTES)
         K("THREADS_OMITTED", K_THREADS_OMITTED)
         break;
     case 'V':
@@ -732,6 +745,65 @@ static int body_line(parser *p, enum key_id id, char *key, char *v, size_t vn)
             return -1;
         return (e->text = pdup(p, text)) ? 0 : OOM(p);
     }
+    case K_TRACE_ID: {
+        /* "time tid site types slot...": see fl_trace_event. */
+        char *w[4 + 8];
+        size_t nw = 0;
+        while (*v && nw < 4 + 8 + 1) {
+            char *rest;
+            if (nw == 4 + 8)
+                return fail(p, p->lineno, "%s: more than 8 arguments", key);
+            split_word(v, &w[nw], &rest);
+            nw++;
+            v = rest;
+        }
+        if (nw < 4)
+            return fail(p, p->lineno, "%s: want time, thread, site and types", key);
+        size_t nt = strcmp(w[3], "-") ? strlen(w[3]) : 0;
+        if (nt > 8 || nt != nw - 4 || strspn(w[3], "iulmqQdDsp") != nt)
+            return fail(p, p->lineno, "%s: types '%s' do not match %zu argument(s)", key, w[3],
+                        nw - 4);
+        fl_trace_event *e = push(p, &L->trace, &L->ntrace, sizeof *e);
+        if (!e)
+            return OOM(p);
+        if (num_u64(p, key, w[0], &e->time_ns) || num_u64(p, key, w[1], &e->tid) ||
+            num_u64(p, key, w[2], &e->site))
+            return -1;
+        for (size_t k = 0; k < nt; k++)
+            if (num_u64(p, key, w[4 + k], &e->slots[k]))
+                return -1;
+        memcpy(e->types, w[3], nt);
+        e->types[nt] = '\0';
+        e->apart = true;
+        return 0;
+    }
+    case K_TRACE_BYTES: {
+        fl_trace_event *e = p->check ? &p->scratch.e : &L->trace[L->ntrace - 1];
+        size_t n = strlen(v);
+        if (n == 0 || n % 2)
+            return fail(p, p->lineno, "%s: hex data of odd or zero length", key);
+        if (e->nbytes + n / 2 > FL_TRACE_BYTES_MAX)
+            return fail(p, p->lineno, "%s: more than %u bytes for one event", key,
+                        FL_TRACE_BYTES_MAX);
+        /* One block per event: a second line copies the first's bytes. */
+        unsigned char *bytes = e->bytes;
+        if (!p->check) {
+            if (!(bytes = (unsigned char *)arena_alloc(L, e->nbytes + n / 2)))
+                return OOM(p);
+            if (e->nbytes)
+                memcpy(bytes, e->bytes, e->nbytes);
+        }
+        for (size_t k = 0; k < n / 2; k++) {
+            int hi = hexval(v[2 * k]), lo = hexval(v[2 * k + 1]);
+            if (hi < 0 || lo < 0)
+                return fail(p, p->lineno, "%s: data is not hex", key);
+            if (!p->check)
+                bytes[e->nbytes + k] = (unsigned char)(hi << 4 | lo);
+        }
+        e->bytes = bytes;
+        e->nbytes += n / 2;
+        return 0;
+    }
     case K_TRACE_CONTEXT: {
         if (!L->ntrace)
             return fail(p, p->lineno, "%s before any TRACE line", key);
@@ -832,6 +904,11 @@ static int one_line(parser *p, char *s, size_t n)
     char *key = s, *v = after_word(s, kn);
     if (p->header_state < 2)
         return header_line(p, id, key, v);
+    /* TRACE_BYTES belong to the TRACE_ID line right above them. */
+    bool bytes_ok = p->bytes_ok;
+    p->bytes_ok = id == K_TRACE_ID || id == K_TRACE_BYTES;
+    if (id == K_TRACE_BYTES && !bytes_ok)
+        return fail(p, p->lineno, "TRACE_BYTES not right after a TRACE_ID line");
     return body_line(p, id, key, v, n - (size_t)(v - s));
 }
 

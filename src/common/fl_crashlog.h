@@ -98,9 +98,18 @@ typedef struct fl_thread {
 typedef struct fl_trace_event {
     uint64_t time_ns;
     uint64_t tid;
-    char *text;
+    char *text;       /* NULL for a TRACE_ID event (apart) */
     uint64_t context; /* TRACE_CONTEXT: the calling context at the event */
     bool has_context;
+    /* TRACE_ID: an event whose site keeps its format apart, in the
+     * .debug_faultline_trace section of its object's debug file
+     * (FAULTLINE_TRACE_APART); fl_trace_event_format() makes its text. */
+    bool apart;
+    uint64_t site;        /* the site's address in the process */
+    char types[9];        /* its arguments' type codes, NUL-terminated */
+    uint64_t slots[8];    /* one per type; a string's: its offset in the record */
+    unsigned char *bytes; /* TRACE_BYTES: the record from byte (5 + nargs) * 8 on */
+    size_t nbytes;
 } fl_trace_event;
 
 typedef struct fl_breadcrumb {
@@ -176,6 +185,7 @@ typedef struct fl_crashlog_error {
 /* Limits the reader enforces; fl_crashlog_parse() uses the defaults. */
 #define FL_CRASHLOG_MAX_BYTES   (16u << 20) /* whole log */
 #define FL_CRASHLOG_MAX_LINE    (1u << 20)  /* one line */
+#define FL_TRACE_BYTES_MAX 8192u            /* TRACE_BYTES of one TRACE_ID event */
 
 /*
  * Parse a crash log held in buf[0..len).  The text need not be

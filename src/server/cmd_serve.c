@@ -1020,6 +1020,7 @@ int fl_cmd_serve(int argc, char **argv)
                                 .symbolize_ctx = sym,
                                 .unwind = fl_srvsym_unwind,
                                 .unwind_dump = fl_srvsym_unwind_dump,
+                                .trace_formats = fl_srvsym_trace_formats,
                                 .symbols_changed = fl_srvsym_flush,
                                 .symbols_gap = fl_srvsym_gap,
                                 .crash_begin = fl_srvsym_crash_begin};

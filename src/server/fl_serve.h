@@ -30,6 +30,8 @@
 #include "fl_queue.h"
 #include "fl_store.h"
 
+struct fl_tracesec; /* fl_tracesec.h */
+
 /* ---- metrics: plain counters updated with relaxed atomics */
 
 enum {
@@ -146,6 +148,15 @@ typedef struct fl_workers_config {
      * the file, uploaded later, re-processes it (fl_srvsym_gap).  May be
      * NULL (every module found counts as complete). */
     int (*symbols_gap)(void *ctx, const char *build_id, char *wait, size_t cap);
+    /* Called with symbolize_ctx for a crash's trace events whose formats
+     * were kept apart (FAULTLINE_TRACE_APART): the .debug_faultline_trace
+     * section of the debug file (or program) with build id build_id, path
+     * the log's (may be NULL).  1 with *out (fl_tracesec_free), 0 when no
+     * file or none with the section was found.  The events' modules wait
+     * for their debug files like modules without symbols (the backfill).
+     * May be NULL: such events then say that their format is missing. */
+    int (*trace_formats)(void *ctx, const char *build_id, const char *path,
+                         struct fl_tracesec **out);
     /* Called with symbolize_ctx before each crash is processed, on the
      * thread that processes it: starts the crash's budget of debuginfod
      * requests (fl_srvsym_crash_begin).  May be NULL. */

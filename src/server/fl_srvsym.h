@@ -126,6 +126,14 @@ int fl_srvsym_unwind_dump(void *ctx, const void *dump, size_t len, fl_minidump_s
 int fl_srvsym_find_file(fl_srvsym *s, const char *build_id, const char *path, bool code, char *out,
                         size_t cap, const char **source);
 
+/* The formats a FAULTLINE_TRACE_APART build kept apart, for the workers'
+ * trace_formats (fl_workers_config): the section of the debug file with
+ * build_id, else of the program itself (unstripped), wherever
+ * fl_srvsym_find_file finds them.  1 with *out, 0 when neither has it. */
+struct fl_tracesec;
+int fl_srvsym_trace_formats(void *ctx, const char *build_id, const char *path,
+                            struct fl_tracesec **out);
+
 /* Moves whenever forget() or flush() is called: a debug file arrived, so
  * what was not found before may be found now. */
 uint64_t fl_srvsym_generation(fl_srvsym *s);

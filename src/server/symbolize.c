@@ -12,12 +12,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "fl_elffile.h"
 #include "fl_minidump.h"
 #include "fl_remote_unwind.h"
 #include "fl_srvutil.h"
 #include "fl_store.h"
 #include "fl_symlocate.h"
 #include "fl_symstore.h"
+#include "fl_tracesec.h"
 
 #define DEFAULT_LRU 32
 #define MAX_LRU 1024
@@ -453,6 +455,18 @@ int fl_srvsym_find_file(fl_srvsym *s, const char *build_id, const char *path, bo
     memcpy(out, res.path, strlen(res.path) + 1);
     if (source)
         *source = fl_symlocate_source_name(res.source);
+    return 0;
+}
+
+int fl_srvsym_trace_formats(void *ctx, const char *build_id, const char *path,
+                            struct fl_tracesec **out)
+{
+    *out = NULL;
+    char file[4096], err[512];
+    for (int code = 0; code < 2; code++)
+        if (!fl_srvsym_find_file(ctx, build_id, path, code, file, sizeof file, NULL) &&
+            fl_elf_tracesec(file, out, err, sizeof err) == 1)
+            return 1;
     return 0;
 }
 

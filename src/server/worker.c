@@ -21,6 +21,7 @@
 #include "fl_jsonout.h"
 #include "fl_serve.h"
 #include "fl_srvutil.h"
+#include "fl_tracesec.h"
 
 #define MAX_BATCH 256
 
@@ -406,6 +407,108 @@ static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
     return json_pack("{s:s,s:o}", "status", st, "modules", mods);
 }
 
+/* The text of a crash's trace events whose formats were kept apart
+ * (FAULTLINE_TRACE_APART), made from their objects' debug files: an
+ * event whose format is not found says why, and its object's build id
+ * waits like a module without symbols, so that the debug file, uploaded
+ * later, formats the crash's events (the backfill). */
+typedef struct apart_texts {
+    char **text; /* per event; NULL for the others */
+    bool *found;
+    size_t n;
+} apart_texts;
+
+static void apart_free(apart_texts *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->n; i++)
+        free(a->text[i]);
+    free(a->text);
+    free(a->found);
+    free(a);
+}
+
+static bool is_missing(const fl_processed_buf *out, const char *id)
+{
+    for (size_t i = 0; i < out->nmissing; i++)
+        if (!strcmp(out->missing[i], id))
+            return true;
+    return false;
+}
+
+static apart_texts *format_apart(fl_crashlog *L, const fl_workers_config *c, fl_processed_buf *out)
+{
+    apart_texts *a = calloc(1, sizeof *a);
+    if (!a || !(a->text = calloc(L->ntrace + 1, sizeof *a->text)) ||
+        !(a->found = calloc(L->ntrace + 1, sizeof *a->found))) {
+        apart_free(a);
+        return NULL;
+    }
+    a->n = L->ntrace;
+    /* Each object's section, looked up once per crash. */
+    struct sec {
+        const fl_object *o;
+        fl_tracesec *ts;
+    } secs[32];
+    size_t nsecs = 0;
+    for (size_t i = 0; i < L->ntrace; i++) {
+        const fl_trace_event *e = &L->trace[i];
+        if (!e->apart)
+            continue;
+        uint64_t vaddr = 0;
+        const fl_object *o = fl_crashlog_object_at(L, e->site, &vaddr);
+        fl_tracesec *ts = NULL;
+        size_t k = 0;
+        while (k < nsecs && secs[k].o != o)
+            k++;
+        if (k < nsecs) {
+            ts = secs[k].ts;
+        } else if (o && o->build_id) {
+            const char *path = o->path && !o->path_cut ? o->path : NULL;
+            if (!c->trace_formats ||
+                c->trace_formats(c->symbolize_ctx, o->build_id, path, &ts) != 1)
+                ts = NULL;
+            if (nsecs < sizeof secs / sizeof *secs)
+                secs[nsecs++] = (struct sec){o, ts};
+            if (!ts && !is_missing(out, o->build_id))
+                add_missing(out, o->build_id);
+        }
+        const char *fmt = ts ? fl_tracesec_find(ts, vaddr, NULL) : NULL;
+        char buf[FL_LINE_MAX];
+        if (fmt)
+            fl_trace_event_text(e, fmt, buf, sizeof buf);
+        else if (!o || !o->build_id)
+            snprintf(buf, sizeof buf,
+                     "<trace format kept apart: the site 0x%" PRIx64
+                     " is in no object with a build id>",
+                     e->site);
+        else if (!ts)
+            snprintf(buf, sizeof buf,
+                     "<trace format kept apart: no debug file of %s (build id %s) "
+                     "with its formats yet>",
+                     base_of(o->name), o->build_id);
+        else
+            snprintf(buf, sizeof buf,
+                     "<trace format kept apart: the debug file of %s has no site "
+                     "at 0x%" PRIx64 ">",
+                     base_of(o->name), vaddr);
+        a->found[i] = fmt != NULL;
+        if (!(a->text[i] = strdup(buf))) {
+            for (size_t j = 0; j < nsecs; j++)
+                fl_tracesec_free(secs[j].ts);
+            apart_free(a);
+            return NULL;
+        }
+        /* A section not kept in secs (the 33rd object on): freed now. */
+        if (k >= nsecs || secs[k].o != o)
+            fl_tracesec_free(ts);
+    }
+    for (size_t j = 0; j < nsecs; j++)
+        fl_tracesec_free(secs[j].ts);
+    return a;
+}
+
 /* A log this large (thousands of modules, hundreds of threads) takes tens
  * of megabytes of parsed log and JSON to process: handed back to the
  * system afterwards, which a worker's heap keeps otherwise
@@ -468,6 +571,7 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
     uint64_t *upcs = NULL;
     size_t nupcs = 0, ndst = 0;
     fl_minidump_stack *dst = NULL;
+    apart_texts *apart = NULL;
     symwrap *sw = calloc(1, sizeof *sw);
     if (!sw)
         goto out;
@@ -543,12 +647,19 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
         fl_frames_free(&tf);
     }
     json_object_set_new(doc, "threads", threads);
+    if (!(apart = format_apart(L, c, out)))
+        goto out;
     json_t *tr = json_array();
     for (size_t i = 0; i < L->ntrace; i++) {
-        json_t *ev = json_pack("{s:I,s:I,s:s?}", "time_ns", (json_int_t)L->trace[i].time_ns, "tid",
-                               (json_int_t)L->trace[i].tid, "text", L->trace[i].text);
-        if (ev && L->trace[i].has_context)
-            json_object_set_new(ev, "context", hex_json(L->trace[i].context));
+        const fl_trace_event *e = &L->trace[i];
+        json_t *ev = json_pack("{s:I,s:I,s:s?}", "time_ns", (json_int_t)e->time_ns, "tid",
+                               (json_int_t)e->tid, "text", e->apart ? apart->text[i] : e->text);
+        if (ev && e->has_context)
+            json_object_set_new(ev, "context", hex_json(e->context));
+        /* Formatted from the debug file, or not (yet): the text says why. */
+        if (ev && e->apart)
+            json_object_set_new(ev, "format",
+                                json_string(apart->found[i] ? "debug file" : "missing"));
         json_array_append_new(tr, ev);
     }
     json_object_set_new(doc, "trace", tr);
@@ -616,6 +727,7 @@ out:
     json_decref(omitted);
     free(upcs);
     fl_minidump_stacks_free(dst, ndst);
+    apart_free(apart);
     for (size_t i = 0; sw && i < sw->n; i++)
         free(sw->m[i].wait);
     free(sw);

@@ -19,6 +19,7 @@
 #include <linux/openat2.h>
 
 #include "fl_elffile.h"
+#include "fl_tracesec.h"
 
 #ifndef SYS_openat2
 #define SYS_openat2 437 /* the same on x86-64 and aarch64 */
@@ -250,4 +251,59 @@ int fl_elf_has_build_id(int fd, const unsigned char *want, size_t len)
     if (e)
         elf_end(e);
     return same;
+}
+
+int fl_elf_tracesec(const char *path, struct fl_tracesec **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    int fd = fl_elf_open_regular(path, false, -1);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : EINVAL));
+        return -1;
+    }
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    int rc = -1;
+    size_t shstrndx;
+    if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx)) {
+        snprintf(err, errlen, "%s: not an ELF file", path);
+        goto out;
+    }
+    rc = 0;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+        GElf_Shdr sh;
+        const char *name;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+            !(name = elf_strptr(e, shstrndx, sh.sh_name)) || strcmp(name, FL_TRACESEC_NAME))
+            continue;
+        const unsigned char *ident = (const unsigned char *)elf_getident(e, NULL);
+        if (!ident || ident[EI_DATA] != ELFDATA2LSB) {
+            snprintf(err, errlen, "%s: %s: a big-endian file is not supported", path,
+                     FL_TRACESEC_NAME);
+            rc = -1;
+            break;
+        }
+        /* Compressed by objcopy --compress-debug-sections, or not. */
+        if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
+            snprintf(err, errlen, "%s: %s: cannot decompress it: %s", path, FL_TRACESEC_NAME,
+                     elf_errmsg(-1));
+            rc = -1;
+            break;
+        }
+        Elf_Data *d = elf_rawdata(scn, NULL);
+        char why[160];
+        if (!d || !d->d_buf || fl_tracesec_parse(d->d_buf, d->d_size, out, why, sizeof why)) {
+            snprintf(err, errlen, "%s: %s: %s", path, FL_TRACESEC_NAME,
+                     d && d->d_buf ? why : "cannot read it");
+            rc = -1;
+            break;
+        }
+        rc = 1;
+        break;
+    }
+out:
+    if (e)
+        elf_end(e);
+    close(fd);
+    return rc;
 }

@@ -63,4 +63,13 @@ void fl_elf_objs_free(fl_elf_objs *l);
  * used; NULL when none has it. */
 const char *fl_elf_objs_find(fl_elf_objs *l, const char *build_id_hex);
 
+/* The formats a FAULTLINE_TRACE_APART build keeps apart
+ * (fl_tracesec.h), from the section .debug_faultline_trace of the ELF
+ * file at path (a program or its debug file; compressed or not).
+ * Returns 1 with *out (fl_tracesec_free), 0 when the file has no such
+ * section, -1 with err filled when it cannot be read or the section is
+ * bad. */
+struct fl_tracesec;
+int fl_elf_tracesec(const char *path, struct fl_tracesec **out, char *err, size_t errlen);
+
 #endif /* FL_ELFFILE_H */

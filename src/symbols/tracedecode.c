@@ -44,6 +44,7 @@
 #include "fl_elffile.h"
 #include "fl_tracedecode.h"
 #include "fl_tracefmt.h"
+#include "fl_tracesec.h"
 
 /* The command the messages name: "decode", or "dump" when `faultline dump`
  * decodes what it fetched (fl_cmd_decode's argv[0]). */
@@ -85,6 +86,13 @@ typedef struct decoder {
     bool logs_too;          /* a crash log would have been taken too (faultline
                              * decode FILE): a bad input is told so */
     debuginfod_client *dbg; /* made on the first request */
+    /* The formats of FAULTLINE_TRACE_APART builds, by build id: looked
+     * up once each (ts NULL: not found). */
+    struct formats {
+        char id[2 * 64 + 1];
+        fl_tracesec *ts;
+    } * fmts;
+    size_t nfmts;
 } decoder;
 
 static int cmp_u64(const void *a, const void *b)
@@ -300,6 +308,60 @@ static object *module_object(decoder *dc, struct module *m)
     return m->obj < 0 ? NULL : &dc->objs[m->obj];
 }
 
+/* The file at path has .debug_faultline_trace and build id id: its
+ * formats into *ts. */
+static bool formats_at(const char *path, const char *id, fl_tracesec **ts)
+{
+    object o;
+    char err[512];
+    if (access(path, R_OK) || open_object(&o, path, err, sizeof err))
+        return false;
+    bool same = !strcmp(o.id, id);
+    close_object(&o);
+    return same && fl_elf_tracesec(path, ts, err, sizeof err) == 1;
+}
+
+/* The formats kept apart (FAULTLINE_TRACE_APART) of the object with
+ * build id id, loaded from path (NULL: unknown): from an --obj file with
+ * that build id (its debug file, or the program unstripped), else the
+ * file at path, else /usr/lib/debug/.build-id, else a debuginfod
+ * server's debug file or executable.  NULL when none has them. */
+static fl_tracesec *formats_of(decoder *dc, const char *id, const char *path)
+{
+    for (size_t i = 0; i < dc->nfmts; i++)
+        if (!strcmp(dc->fmts[i].id, id))
+            return dc->fmts[i].ts;
+    struct formats *nf = realloc(dc->fmts, (dc->nfmts + 1) * sizeof *nf);
+    if (!nf || strlen(id) >= sizeof nf->id)
+        return NULL;
+    dc->fmts = nf;
+    struct formats *f = &dc->fmts[dc->nfmts++];
+    memcpy(f->id, id, strlen(id) + 1);
+    f->ts = NULL;
+    char err[512];
+    for (size_t i = 0; i < dc->nobjs && !f->ts; i++)
+        if (!strcmp(dc->objs[i].id, id) &&
+            fl_elf_tracesec(dc->objs[i].path, &f->ts, err, sizeof err) != 1)
+            f->ts = NULL;
+    if (f->ts || dc->no_paths || id[0] == '-')
+        return f->ts;
+    if (path && formats_at(path, id, &f->ts))
+        return f->ts;
+    char dbg[64 + 2 * 64 + 16];
+    if (strlen(id) > 2) {
+        snprintf(dbg, sizeof dbg, "/usr/lib/debug/.build-id/%.2s/%s.debug", id, id + 2);
+        if (formats_at(dbg, id, &f->ts))
+            return f->ts;
+    }
+    for (int debuginfo = 1; debuginfo >= 0 && !f->ts; debuginfo--) {
+        char *p = debuginfod_path(dc, id, debuginfo);
+        if (p && !formats_at(p, id, &f->ts))
+            f->ts = NULL;
+        free(p);
+    }
+    return f->ts;
+}
+
 /* The last line of a dump cut in the middle of a line: say so, not that
  * the line is bad. */
 #define CUT_LINE "%s:%lu: cut short (the dump ends inside this line)\n"
@@ -347,9 +409,22 @@ static size_t event_text(decoder *dc, pending *p, char *out, size_t cap)
     struct faultline_trace_site site;
     uint64_t fmtp;
     char fmt[4096];
-    if (!o || read_at(o, vaddr, &site, sizeof site) ||
-        pointer_at(o, vaddr + offsetof(struct faultline_trace_site, fmt), &fmtp) ||
-        string_at(o, fmtp, fmt, sizeof fmt)) {
+    const char *apart = NULL; /* the format, kept apart (FAULTLINE_TRACE_APART) */
+    bool bad = !o || read_at(o, vaddr, &site, sizeof site) ||
+               pointer_at(o, vaddr + offsetof(struct faultline_trace_site, fmt), &fmtp);
+    if (!bad && !fmtp) {
+        fl_tracesec *ts = formats_of(dc, dc->mods[mod].id, dc->mods[mod].path);
+        if (!ts || !(apart = fl_tracesec_find(ts, vaddr, NULL))) {
+            dc->unresolved++;
+            snprintf(out, cap,
+                     ts ? "<trace format kept apart: not in its debug file>"
+                        : "<trace format kept apart: no debug file of its module "
+                          "(give it with --obj)>");
+            return strlen(out);
+        }
+        snprintf(fmt, sizeof fmt, "%s", apart);
+    }
+    if (bad || (!apart && string_at(o, fmtp, fmt, sizeof fmt))) {
         dc->unresolved++;
         const char *why = mod < 0 ? "<trace site unreadable: the dump did not know its module "
                                     "(dumped before faultline_install(), or unloaded)>"
@@ -505,13 +580,21 @@ static void usage(FILE *f)
                "               for that build id.  A directory (a build tree) gives\n"
                "               every ELF file with a build id under it.\n"
                "\n"
+               "A program built with -DFAULTLINE_TRACE_APART keeps its formats in its\n"
+               "debug file (.debug_faultline_trace), not in its memory: they are read\n"
+               "from an --obj file with the build id that has them (the debug file, or\n"
+               "the program unstripped), else the file at the path named, else\n"
+               "/usr/lib/debug/.build-id, else debuginfod's debug file.\n"
+               "\n"
                "With --context, turns calling-context values (faultline_context(), a\n"
                "crash log's CRASH_CONTEXT and THREAD_CONTEXT) into the stacks of\n"
                "instrumented functions that give them, innermost first, from the call\n"
                "graph of the files given with --obj (the program first, then its\n"
                "libraries built with -finstrument-functions; x86-64 or aarch64).\n"
                "\n"
-               "Given a crash log, decodes the contexts of its threads and trace events\n"
+               "Given a crash log, first prints its trace events as TRACE lines when\n"
+               "some kept their formats apart (TRACE_ID lines), formatted as above;\n"
+               "then decodes the contexts of its threads and trace events\n"
                "(TRACE_CONTEXT), with the files --obj gives, else those at the paths the\n"
                "log names (same build id), else what debuginfod has (DEBUGINFOD_URLS).\n"
                "A stripped file takes its symbols from its debug file: given with --obj,\n"
@@ -660,6 +743,9 @@ int fl_trace_decode_stream(FILE *in, FILE *out)
     for (size_t i = 0; i < dc.nmods; i++)
         free(dc.mods[i].path);
     free(dc.mods);
+    for (size_t i = 0; i < dc.nfmts; i++)
+        fl_tracesec_free(dc.fmts[i].ts);
+    free(dc.fmts);
     return rc;
 }
 
@@ -859,14 +945,57 @@ out:
  * -finstrument-functions join the graph (the C library adds nothing but
  * time).  0: every context decoded, or there were none; 1: some not; 2:
  * none could be, or memory ran out. */
+/* A crash log's trace events, when some kept their formats apart
+ * (TRACE_ID lines): every event as the TRACE line the program would have
+ * written without FAULTLINE_TRACE_APART.  0: all formatted; 1: some
+ * not (their lines say why); 2: output failed. */
+static int decode_log_trace(decoder *dc, const fl_crashlog *L)
+{
+    int rc = 0;
+    for (size_t i = 0; i < L->ntrace; i++) {
+        const fl_trace_event *e = &L->trace[i];
+        char buf[FL_LINE_MAX];
+        const char *text = e->text;
+        if (e->apart) {
+            uint64_t vaddr = 0;
+            const fl_object *o = fl_crashlog_object_at(L, e->site, &vaddr);
+            const char *path = o && o->path && !o->path_cut && o->path[0] == '/' ? o->path : NULL;
+            fl_tracesec *ts = o && o->build_id ? formats_of(dc, o->build_id, path) : NULL;
+            const char *fmt = ts ? fl_tracesec_find(ts, vaddr, NULL) : NULL;
+            if (fmt)
+                fl_trace_event_text(e, fmt, buf, sizeof buf);
+            else
+                snprintf(buf, sizeof buf, "%s",
+                         !o || !o->build_id ? "<trace format kept apart: its site is in no "
+                                              "object with a build id>"
+                         : !ts ? "<trace format kept apart: no debug file of its object "
+                                 "(give it with --obj)>"
+                               : "<trace format kept apart: not in its debug file>");
+            rc |= !fmt;
+            text = buf;
+        }
+        printf("TRACE %" PRIu64 " %" PRIu64 " %s\n", e->time_ns, e->tid, text ? text : "");
+        if (e->has_context)
+            printf("TRACE_CONTEXT 0x%" PRIx64 "\n", e->context);
+    }
+    return rc;
+}
+
 static int decode_crashlog(decoder *dc, const fl_crashlog *L, const char *path,
                            unsigned max_depth, uint64_t max_paths)
 {
-    size_t nctx = L->has_crash_context;
+    size_t nctx = L->has_crash_context, napart = 0;
     for (size_t i = 0; i < L->nthreads; i++)
         nctx += L->threads[i].has_context;
-    for (size_t i = 0; i < L->ntrace; i++)
+    for (size_t i = 0; i < L->ntrace; i++) {
         nctx += L->trace[i].has_context;
+        napart += L->trace[i].apart;
+    }
+    if (napart) {
+        int r = flush_stdout(decode_log_trace(dc, L));
+        if (r || !nctx)
+            return r;
+    }
     if (!nctx) {
         say("%s: nothing to decode: the crash log has no calling "
                         "contexts (the program was not built with -finstrument-functions)\n",
@@ -1170,6 +1299,9 @@ out:
     free(values);
     if (dc.dbg)
         debuginfod_end(dc.dbg);
+    for (size_t i = 0; i < dc.nfmts; i++)
+        fl_tracesec_free(dc.fmts[i].ts);
+    free(dc.fmts);
     for (size_t i = 0; i < dc.nobjs; i++)
         close_object(&dc.objs[i]);
     free(dc.objs);

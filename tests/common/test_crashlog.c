@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fl_crashlog.h"
+#include "fl_tracesec.h"
 
 static fl_crashlog *parse_ok(const char *text)
 {
@@ -459,6 +460,101 @@ static void utf8_fields(void **state)
     assert_int_equal(fl_utf8_seq((const unsigned char *)"a", 1), 1);
 }
 
+/* TRACE_ID lines: events whose formats were kept apart
+ * (FAULTLINE_TRACE_APART), their bytes, and their text from the
+ * .debug_faultline_trace section. */
+static void trace_id_events(void **state)
+{
+    (void)state;
+    fl_crashlog *L =
+        parse_ok(with_hdr("OBJECT app/0x1000/0x2000/0x800\nOBJECT_BUILD_ID ab\n"
+                          "TRACE_ID 7 8 0x1840 sdi 0x40 0x3ff8000000000000 0xffffffffffffffff\n"
+                          "TRACE_BYTES 6869\nTRACE_BYTES 0a00\nTRACE 9 8 plain\n"
+                          "TRACE_ID 10 8 0x2200 -\nEND\n"));
+    assert_int_equal(L->ntrace, 3);
+    const fl_trace_event *e = &L->trace[0];
+    assert_true(e->apart);
+    assert_null(e->text);
+    assert_int_equal(e->time_ns, 7);
+    assert_int_equal(e->tid, 8);
+    assert_int_equal(e->site, 0x1840);
+    assert_string_equal(e->types, "sdi");
+    assert_int_equal(e->slots[2], UINT64_MAX);
+    assert_int_equal(e->nbytes, 4);
+    assert_memory_equal(e->bytes, "hi\n", 4);
+    assert_string_equal(L->trace[1].text, "plain");
+    assert_string_equal(L->trace[2].types, "");
+    /* The site in its object: 0x1840 - bias 0x800. */
+    uint64_t vaddr = 0;
+    assert_ptr_equal(fl_crashlog_object_at(L, e->site, &vaddr), &L->objects[0]);
+    assert_int_equal(vaddr, 0x1040);
+    assert_null(fl_crashlog_object_at(L, 0x3000, &vaddr));
+
+    /* The section: site, format, file; an inlined site's repeat kept once. */
+    static const unsigned char sec[] = "\x40\x10\0\0\0\0\0\0%s=%.1f %d\0a.c\0"
+                                       "\x00\x20\0\0\0\0\0\0two\0b.c\0"
+                                       "\x40\x10\0\0\0\0\0\0%s=%.1f %d\0a.c";
+    fl_tracesec *ts = NULL;
+    char err[160];
+    assert_int_equal(fl_tracesec_parse(sec, sizeof sec, &ts, err, sizeof err), 0);
+    assert_int_equal(fl_tracesec_count(ts), 2);
+    const char *file = NULL;
+    const char *fmt = fl_tracesec_find(ts, 0x1040, &file);
+    assert_non_null(fmt);
+    assert_string_equal(fmt, "%s=%.1f %d");
+    assert_string_equal(file, "a.c");
+    assert_null(fl_tracesec_find(ts, 0x1041, NULL));
+    assert_string_equal(fl_tracesec_find(ts, 0x2000, NULL), "two");
+    /* The text as the TRACE line would have it: the newline escaped. */
+    char text[64];
+    assert_int_equal(fl_trace_event_text(e, fmt, text, sizeof text), strlen("hi\\n=1.5 -1"));
+    assert_string_equal(text, "hi\\n=1.5 -1");
+    assert_int_equal(fl_trace_event_text(e, fmt, text, 4), 3); /* cut, NUL-terminated */
+    assert_string_equal(text, "hi\\");
+    fl_tracesec_free(ts);
+    fl_crashlog_free(L);
+    /* A cut entry refuses the section; so does an empty one. */
+    for (size_t cut = 1; cut < sizeof sec - 1; cut++) {
+        int rc = fl_tracesec_parse(sec, cut, &ts, err, sizeof err);
+        bool whole = cut == 23 || cut == 39; /* after entries 1 and 2 */
+        if (whole ? rc != 0 : rc != -1)
+            fail_msg("a section of %zu bytes: %d (%s)", cut, rc, err);
+        if (!whole) {
+            assert_null(ts);
+            assert_non_null(strstr(err, "cut short"));
+        }
+        fl_tracesec_free(ts);
+        ts = NULL;
+    }
+    assert_int_equal(fl_tracesec_parse(sec, 0, &ts, err, sizeof err), -1);
+    assert_non_null(strstr(err, "empty"));
+
+    expect_error(with_hdr("TRACE_ID 1 2 0x10 ii 0x1\nEND\n"), 4, "do not match");
+    expect_error(with_hdr("TRACE_ID 1 2 0x10 x 0x1\nEND\n"), 4, "do not match");
+    expect_error(with_hdr("TRACE_ID 1 2 0x10 - 0x1\nEND\n"), 4, "do not match");
+    expect_error(with_hdr("TRACE_ID 1 2 0x10\nEND\n"), 4, "want time, thread, site");
+    expect_error(with_hdr("TRACE_ID 1 2 0x10 iiiiiiiii 1 2 3 4 5 6 7 8 9\nEND\n"), 4,
+                 "more than 8");
+    expect_error(with_hdr("TRACE_ID 1 2 zz -\nEND\n"), 4, "not a number");
+    expect_error(with_hdr("TRACE_BYTES 00\nEND\n"), 4, "not right after a TRACE_ID");
+    expect_error(with_hdr("TRACE_ID 1 2 0x10 -\nTRACE 1 2 x\nTRACE_BYTES 00\nEND\n"), 6,
+                 "not right after a TRACE_ID");
+    expect_error(with_hdr("TRACE_ID 1 2 0x10 -\nTRACE_BYTES 0\nEND\n"), 5, "odd");
+    expect_error(with_hdr("TRACE_ID 1 2 0x10 -\nTRACE_BYTES zz\nEND\n"), 5, "not hex");
+    /* At most FL_TRACE_BYTES_MAX bytes an event: 8,192 take, one more not. */
+    char *t = malloc(2 * FL_TRACE_BYTES_MAX + 400);
+    assert_non_null(t);
+    int n = sprintf(t, "%sTRACE_ID 1 2 0x10 -\nTRACE_BYTES ", HDR);
+    memset(t + n, 'a', 2 * FL_TRACE_BYTES_MAX);
+    strcpy(t + n + 2 * FL_TRACE_BYTES_MAX, "\nEND\n");
+    fl_crashlog *ok = parse_ok(t);
+    assert_int_equal(ok->trace[0].nbytes, FL_TRACE_BYTES_MAX);
+    fl_crashlog_free(ok);
+    strcpy(t + n + 2 * FL_TRACE_BYTES_MAX, "\nTRACE_BYTES 00\nEND\n");
+    expect_error(t, 6, "more than 8192 bytes");
+    free(t);
+}
+
 static void check_mode(void **state)
 {
     (void)state;
@@ -480,6 +576,8 @@ static void check_mode(void **state)
         "STACK 0x10 00ff10Ab\nSTACK 32 cafe\nTHREAD 3 worker one\nTHREAD_FRAME 0x10\n"
         "THREAD_CONTEXT 0x1\nTHREAD 4\nTHREADS_OMITTED 9\nTRACE 1 2 text of the "
         "event\nTRACE_CONTEXT 0xabc\n"
+        "TRACE_ID 3 4 0x1040 sid 0x68 0x5 0x3ff8000000000000\nTRACE_BYTES 6869\n"
+        "TRACE_BYTES 00\nTRACE_CONTEXT 0x9\nTRACE_ID 5 6 0x1080 -\n"
         "CRASH_CONTEXT 0x5\nBREADCRUMB 1 cat msg\n"
         "STATE_KEY k\nSTATE_VALUE v w\nETC_KEY a\nETC_VALUE b\nFUTURE_KEY some value\n"
         "END\n\n";
@@ -510,9 +608,14 @@ static void check_mode(void **state)
     assert_int_equal(b->objects[0].path_cut, 0);
     assert_string_equal(b->objects[1].path, "/deep/lib x.so");
     assert_int_equal(b->objects[1].path_cut, 1100);
-    assert_int_equal(b->ntrace, 1);
+    assert_int_equal(b->ntrace, 3);
     assert_true(b->trace[0].has_context);
     assert_int_equal(b->trace[0].context, 0xabc);
+    assert_false(b->trace[0].apart);
+    assert_true(b->trace[1].apart && b->trace[2].apart);
+    assert_true(b->trace[1].has_context);
+    assert_int_equal(b->trace[1].nbytes, 3);
+    assert_int_equal(b->trace[2].nbytes, 0);
     fl_crashlog_free(b);
     char *m = malloc(n);
     assert_non_null(m);
@@ -551,6 +654,7 @@ int main(void)
         cmocka_unit_test(numbers),
         cmocka_unit_test(number_edges),
         cmocka_unit_test(check_mode),
+        cmocka_unit_test(trace_id_events),
         cmocka_unit_test(utf8_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

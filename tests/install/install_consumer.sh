@@ -54,6 +54,21 @@ for want in ' inline 1$' ' template 2.5$' ' template 3$' ' method hello 5$' \
             ' types -7 18446744073709551615 (nil) x$' '^BREADCRUMB [0-9]* cpp done$'; do
   grep -q -- "$want" "$tmp/trace.out" || { echo "FAIL: no line like '$want'"; cat "$tmp/trace.out"; exit 1; }
 done
+# The same built with FAULTLINE_TRACE_APART (formats in .debug_faultline_trace,
+# sites in COMDAT groups): decoded with its file, the same text but for the
+# times and thread ids; stripped, no format left in the program.
+c++ $san -std=c++11 -O2 -DFAULTLINE_TRACE_APART -Wall -Wextra -Werror -o "$tmp/consumer_apart" \
+    "$src/consumer_trace.cpp" $(pkg-config --cflags --libs faultline) -Wl,-rpath,"$prefix/lib"
+FAULTLINE_SPOOL=$tmp/spool-apart "$tmp/consumer_apart" "$tmp/apart.ids" >"$tmp/apart.out" ||
+  { echo "FAIL: consumer_apart"; cat "$tmp/apart.out"; exit 1; }
+grep -q '^TRACE_ID ' "$tmp/apart.out" || { echo "FAIL: consumer_apart wrote no TRACE_ID line"; exit 1; }
+"$prefix/bin/faultline" decode --obj "$tmp/consumer_apart" "$tmp/apart.ids" >"$tmp/apart.decoded" ||
+  { echo "FAIL: faultline decode of the apart build exited $?"; exit 1; }
+untimed() { sed -E 's/^TRACE [0-9]+ [0-9]+ /TRACE /; s/^BREADCRUMB [0-9]+ /BREADCRUMB /' "$1"; }
+cmp -s <(untimed "$tmp/trace.out") <(untimed "$tmp/apart.decoded") ||
+  { echo "FAIL: the apart build decodes otherwise"; diff <(untimed "$tmp/trace.out") <(untimed "$tmp/apart.decoded"); exit 1; }
+strip -o "$tmp/consumer_apart.stripped" "$tmp/consumer_apart"
+if grep -q 'method %s' "$tmp/consumer_apart.stripped"; then echo "FAIL: a format in the stripped apart build"; exit 1; fi
 # The calling context from C++ code built with -finstrument-functions, and
 # the installed `faultline decode --context` (capstone) back to its stack.
 c++ $san -std=c++11 -O1 -finstrument-functions -Wall -Wextra -Werror -o "$tmp/consumer_context" \

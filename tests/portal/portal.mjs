@@ -266,6 +266,9 @@ try {
         'the uncaught exception is not shown (as text): ' + await page.locator('#crash-exception').count());
   check((await page.textContent('#crash-abort')) === "demo: a.c:3: main: Assertion `<b>x</b>' failed.",
         'the abort message is not shown (as text): ' + await page.locator('#crash-abort').count());
+  // An event whose format was kept apart and is missing: its text says so, set apart.
+  check(/^<trace format kept apart: .*>$/.test(await page.textContent('td.trace-missing')),
+        'the event without its format is not marked: ' + await page.locator('td.trace-missing').count());
   check(await page.locator('main img').count() === 0, 'an e-mail address made an <img> element');
   check(await page.locator('main b').count() === 0, 'a crash log made a <b> element');
   check(await page.evaluate(() => window.__pwned === undefined), 'a trace event ran script');

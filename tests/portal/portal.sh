@@ -63,6 +63,8 @@ mklog() {
         [ "$n" != 5 ] || printf 'THREAD 4243 worker\nTHREADS_OMITTED 300\nOBJECTS_OMITTED 40\nVFORK_PARENT 4242\n'
         [ "$n" != 5 ] || printf 'EXCEPTION_TYPE St13runtime_error\nEXCEPTION_MESSAGE <img src=x onerror="window.__pwned=4">\n'
         [ "$n" != 5 ] || printf 'ABORT_MESSAGE demo: a.c:3: main: Assertion `<b>x</b>'"'"' failed.\n'
+        # An event whose format the program kept apart, with no debug file.
+        [ "$n" != 5 ] || printf 'TRACE_ID 1795000000000000001 42 0x400100 s 0x30\nTRACE_BYTES 3c623e00\n'
         printf 'TRACE 1795000000000000000 42 <script>window.__pwned=2</script>\nEND\n'
     } >"$work/log$n.crashlog"
 }

@@ -2,12 +2,16 @@
  * LIB, from a dlopen()ed library), then writes the flight recorder both
  * ways: the trace-ID dump to IDS, the text to TEXT.  decode.sh checks that
  * `faultline decode` makes TEXT out of IDS; dump.sh, with DECODE_WAIT set,
- * that `faultline dump PID` makes TEXT out of the waiting process. */
+ * that `faultline dump PID` makes TEXT out of the waiting process.
+ * Built again with FAULTLINE_TRACE_APART as trace_apart_app, which
+ * apart.sh compares with this build; DECODE_CRASH=1 then crashes it
+ * after the dumps, for a crash log. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <float.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +67,13 @@ int main(int argc, char **argv)
                                   "................................................................"
                                   " and this part is never shown";
     FAULTLINE_TRACE("long [%s] %d", longlit, 9);
-    /* A format longer than 512 bytes: both ways give all of it. */
+    /* A format longer than 512 bytes: both ways give all of it.  (Several
+     * literals: with FAULTLINE_TRACE_APART, clang's integrated assembler
+     * takes one only.) */
 #define DOTS "................................................................"
+#if !(defined(FAULTLINE_TRACE_APART) && defined(__clang__))
     FAULTLINE_TRACE("long format " DOTS DOTS DOTS DOTS DOTS DOTS DOTS DOTS DOTS " end %d", 10);
+#endif
 #undef DOTS
     int x;
     FAULTLINE_TRACE("ptr %p char %c pct %%", (void *)&x, 'q');
@@ -84,6 +92,8 @@ int main(int argc, char **argv)
     if (ids < 0 || text < 0 || faultline_trace_dump(ids) <= 0 ||
         faultline_trace_dump_text(text) <= 0)
         return 5;
+    if (getenv("DECODE_CRASH"))
+        *(volatile int *)(uintptr_t)argc = 0; /* a NULL (well, 3 or 4) write */
     /* DECODE_WAIT: then wait, as a hung process would, until killed --
      * for `faultline dump PID` (tests/trace/dump.sh).  DECODE_WAIT=once:
      * exit when the first signal (the dump's) ends the wait. */

@@ -815,7 +815,9 @@ async function crash(view, id) {
   }
   if ((c.trace || []).length)
     view.append(el('h2', {}, 'Trace events'), table(['Time (UTC)', 'Thread', 'Event', 'Context'],
-      c.trace.map((e) => [clock(e.time_ns, 1e6), String(e.tid), e.text,
+      c.trace.map((e) => [clock(e.time_ns, 1e6), String(e.tid),
+        // Kept apart by the program, and its debug file not here yet.
+        e.format === 'missing' ? el('td', {class: 'muted trace-missing'}, e.text) : e.text,
         e.context ? el('td', {'data-ctx': e.context}, e.context) : ''])));
   if ((c.breadcrumbs || []).length)
     view.append(el('h2', {}, 'Breadcrumbs'), table(['Time (UTC)', 'Category', 'Message'],
