@@ -363,6 +363,11 @@ static __inline__ __attribute__((format(printf, 1, 2))) void faultline__check(co
  * read as one.  clang's integrated assembler takes one string literal
  * only: a format made of several ("x=%" PRIu64) needs gcc, or clang's
  * -fno-integrated-as. */
+#if defined(__aarch64__) /* a symbol's address as an operand: "S" there, "i" on x86-64 */
+#define FAULTLINE__ADDR "S"
+#else
+#define FAULTLINE__ADDR "i"
+#endif
 #define FAULTLINE__STR(x) FAULTLINE__STR_(x)
 #define FAULTLINE__STR_(x) #x
 #define FAULTLINE__NOFMT0(f) (const char *)0
@@ -384,7 +389,7 @@ static __inline__ __attribute__((format(printf, 1, 2))) void faultline__check(co
                 {FAULTLINE__APPLY(FAULTLINE__CAT(FAULTLINE__TY, FAULTLINE__N(__VA_ARGS__)),        \
                                   (FAULTLINE__REST(__VA_ARGS__, _)))}};                            \
         __asm__ __volatile__(".pushsection .debug_faultline_trace,\"\",%%progbits\n\t"             \
-                             ".8byte %c0\n\t.popsection" ::"i"(&faultline__site));                 \
+                             ".8byte %c0\n\t.popsection" ::FAULTLINE__ADDR(&faultline__site));     \
         __asm__ __volatile__(".pushsection .debug_faultline_trace,\"\",%progbits\n\t.asciz "       \
                              FAULTLINE__STR(FAULTLINE__FMT(__VA_ARGS__, _)) "\n\t.asciz "          \
                              FAULTLINE__STR(__FILE__) "\n\t.popsection");                           \

@@ -9,8 +9,14 @@
 set -u
 FL=$1 APP=$2 APART=$3 LIB=$4
 work=$(mktemp -d)
-trap 'rm -rf "$work"; [ -n "${PID:-}" ] && kill -9 "$PID" 2>/dev/null' EXIT
+cleanup() {
+  [ -n "${PID:-}" ] && kill -9 "$PID" 2>/dev/null
+  debuginfod_stop
+  rm -rf "$work"
+}
+trap cleanup EXIT
 fail() { echo "FAIL [trace apart]: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib/debuginfod.sh"
 # decode and the server under LeakSanitizer too; the apps (which leave
 # their dlopen()ed library) without, and the crashing one with its own
 # SIGSEGV handling left to libfaultline.
@@ -105,4 +111,24 @@ assert got == want, [(a, b) for a, b in zip(got, want) if a != b][:3] or (len(go
 assert all(e["format"] == "debug file" for e in tr if "format" in e)
 PYEOF
 stop || fail "server exit status"
+
+# 6. The debug file from a real debuginfod: decode and a server find the
+# formats there, by build id (the log names the stripped program).
+mkdir -p "$work/served" && cp "$work/app" "$work/app.debug" "$work/served/"
+debuginfod_start "$work/served" 1 1
+export DEBUGINFOD_URLS="http://127.0.0.1:$DPORT" DEBUGINFOD_CACHE_PATH=$work/dcache
+"$FL" decode "$log" >"$work/d6" 2>"$work/e6" || fail "decode through debuginfod: exit $?: $(cat "$work/e6")"
+grep '^TRACE ' "$work/d6" | cmp -s - "$work/t2" || fail "decode through debuginfod differs"
+app_id=$(readelf -n "$work/app" | awk '/Build ID/ {print $3}')
+grep -q "/buildid/$app_id/debuginfo" "$work/debuginfod.log" || fail "debuginfod was not asked for $app_id's debug file"
+start "$work/data2"
+"$FL" submit "$log" --server "$(url /)" --key "$KEY" >"$work/sub" 2>&1 || fail "submit 2: $(cat "$work/sub")"
+wait_processed "$id" "$work/c3"
+python3 - "$work/c3" "$work/t2" <<'PYEOF' || fail "formats from debuginfod: $(head -c 600 "$work/c3")"
+import json, sys
+tr = json.load(open(sys.argv[1]))["trace"]
+want = [l.rstrip("\n").split(" ", 3)[3] for l in open(sys.argv[2])]
+assert [e["text"] for e in tr] == want
+PYEOF
+stop || fail "server 2 exit status"
 echo "ok: formats kept apart, decoded and formatted by the server"
