@@ -35,6 +35,10 @@ const char *fl_tracesec_find(const fl_tracesec *ts, uint64_t vaddr, const char *
 /* How many distinct sites the section holds. */
 size_t fl_tracesec_count(const fl_tracesec *ts);
 
+/* One more owner of ts (never changed after parsing, so threads may share
+ * it): each owner calls fl_tracesec_free once, the last one frees it.
+ * Returns ts. */
+fl_tracesec *fl_tracesec_ref(fl_tracesec *ts);
 void fl_tracesec_free(fl_tracesec *ts);
 
 /* The text of TRACE_ID event e with format fmt, as the program would

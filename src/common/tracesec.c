@@ -22,6 +22,7 @@ typedef struct entry {
 } entry;
 
 struct fl_tracesec {
+    unsigned refs; /* fl_tracesec_ref, fl_tracesec_free (atomic) */
     char *data;
     entry *e;
     size_t n;
@@ -53,6 +54,8 @@ int fl_tracesec_parse(const void *data, size_t len, fl_tracesec **out, char *err
     if (len > UINT32_MAX)
         return fail(err, errlen, "the section is larger than 4 GiB");
     fl_tracesec *ts = calloc(1, sizeof *ts);
+    if (ts)
+        ts->refs = 1;
     /* An entry takes 10 bytes at least: the bound on their number. */
     size_t cap = len / 10 + 1;
     if (!ts || !(ts->data = malloc(len)) || !(ts->e = malloc(cap * sizeof *ts->e))) {
@@ -113,9 +116,16 @@ size_t fl_tracesec_count(const fl_tracesec *ts)
     return ts ? ts->n : 0;
 }
 
+fl_tracesec *fl_tracesec_ref(fl_tracesec *ts)
+{
+    if (ts)
+        __atomic_add_fetch(&ts->refs, 1, __ATOMIC_RELAXED);
+    return ts;
+}
+
 void fl_tracesec_free(fl_tracesec *ts)
 {
-    if (!ts)
+    if (!ts || __atomic_sub_fetch(&ts->refs, 1, __ATOMIC_ACQ_REL))
         return;
     free(ts->data);
     free(ts->e);

@@ -129,7 +129,9 @@ int fl_srvsym_find_file(fl_srvsym *s, const char *build_id, const char *path, bo
 /* The formats a FAULTLINE_TRACE_APART build kept apart, for the workers'
  * trace_formats (fl_workers_config): the section of the debug file with
  * build_id, else of the program itself (unstripped), wherever
- * fl_srvsym_find_file finds them.  1 with *out, 0 when neither has it. */
+ * fl_srvsym_find_file finds them; kept for the next crashes (16 debug
+ * files' worth) until a debug file arrives.  1 with *out
+ * (fl_tracesec_free), 0 when neither has it. */
 struct fl_tracesec;
 int fl_srvsym_trace_formats(void *ctx, const char *build_id, const char *path,
                             struct fl_tracesec **out);
@@ -141,6 +143,9 @@ uint64_t fl_srvsym_generation(fl_srvsym *s);
 typedef struct fl_srvsym_stats {
     uint64_t lookups, opened, built, evicted, located_missing;
     uint64_t broken; /* debug files found whose symcache could not be built */
+    /* Formats kept apart (fl_srvsym_trace_formats): sections read from
+     * debug files, and crashes that reused one already read. */
+    uint64_t formats_read, formats_shared;
 } fl_srvsym_stats;
 void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out);
 /* Count a symcache built for this process outside lookups (the ingest's

@@ -2404,8 +2404,17 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "faultline_symcache_evicted_total %" PRIu64 "\n"
           "# HELP faultline_symcache_build_failures_total Debug files found but unusable.\n"
           "# TYPE faultline_symcache_build_failures_total counter\n"
-          "faultline_symcache_build_failures_total %" PRIu64 "\n",
-          ss.lookups, ss.located_missing, ss.opened, ss.built, ss.evicted, ss.broken);
+          "faultline_symcache_build_failures_total %" PRIu64 "\n"
+          "# HELP faultline_trace_formats_read_total Sections of formats kept apart read from "
+          "debug files.\n"
+          "# TYPE faultline_trace_formats_read_total counter\n"
+          "faultline_trace_formats_read_total %" PRIu64 "\n"
+          "# HELP faultline_trace_formats_shared_total Crashes whose formats kept apart came "
+          "from a section read before.\n"
+          "# TYPE faultline_trace_formats_shared_total counter\n"
+          "faultline_trace_formats_shared_total %" PRIu64 "\n",
+          ss.lookups, ss.located_missing, ss.opened, ss.built, ss.evicted, ss.broken,
+          ss.formats_read, ss.formats_shared);
     }
     if (h->cfg.ctxsrv) {
         fl_ctxsrv_stats cx;

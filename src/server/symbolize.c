@@ -27,6 +27,7 @@
 #define ID_MAX (2 * FL_SYM_BUILD_ID_MAX + 1)
 #define MAX_BROKEN 64          /* debug files whose symcache could not be built */
 #define BROKEN_TTL_NS (600ull * 1000000000ull)
+#define FORMATS_CACHED 16 /* debug files' .debug_faultline_trace sections kept */
 
 typedef struct entry {
     char build_id[ID_MAX];
@@ -63,6 +64,15 @@ struct fl_srvsym {
     char (*asked)[ID_MAX];
     size_t nasked;
     uint64_t generation; /* moved by forget() and flush() */
+    /* Formats kept apart (FAULTLINE_TRACE_APART) read from debug files,
+     * shared by the workers: a storm of one program's crashes reads its
+     * debug file's section once, not once a crash.  Valid for the
+     * generation they were read in (a new debug file may hold others). */
+    struct formats {
+        char build_id[ID_MAX];
+        uint64_t generation, used;
+        fl_tracesec *ts;
+    } fmts[FORMATS_CACHED];
 };
 
 #define MAX_ASKED 4096
@@ -151,6 +161,8 @@ void fl_srvsym_free(fl_srvsym *s)
     for (size_t i = 0; i < s->nlru; i++)
         entry_clear(&s->lru[i]);
     free(s->lru);
+    for (size_t i = 0; i < FORMATS_CACHED; i++)
+        fl_tracesec_free(s->fmts[i].ts);
     fl_symlocate_free(s->loc);
     pthread_mutex_destroy(&s->mu);
     free(s->cache_dir);
@@ -461,13 +473,52 @@ int fl_srvsym_find_file(fl_srvsym *s, const char *build_id, const char *path, bo
 int fl_srvsym_trace_formats(void *ctx, const char *build_id, const char *path,
                             struct fl_tracesec **out)
 {
+    fl_srvsym *s = ctx;
     *out = NULL;
+    if (!s || !build_id || strlen(build_id) >= ID_MAX)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    uint64_t gen = s->generation;
+    for (size_t i = 0; i < FORMATS_CACHED && !*out; i++)
+        if (s->fmts[i].ts && s->fmts[i].generation == gen &&
+            !strcasecmp(s->fmts[i].build_id, build_id)) {
+            s->fmts[i].used = ++s->clock;
+            *out = fl_tracesec_ref(s->fmts[i].ts);
+            s->st.formats_shared++;
+        }
+    pthread_mutex_unlock(&s->mu);
+    if (*out)
+        return 1;
+    /* Not found is not kept: the locator keeps its own misses, and
+     * debuginfod may have the file on the next crash. */
     char file[4096], err[512];
-    for (int code = 0; code < 2; code++)
-        if (!fl_srvsym_find_file(ctx, build_id, path, code, file, sizeof file, NULL) &&
-            fl_elf_tracesec(file, out, err, sizeof err) == 1)
-            return 1;
-    return 0;
+    fl_tracesec *ts = NULL;
+    for (int code = 0; code < 2 && !ts; code++)
+        if (fl_srvsym_find_file(s, build_id, path, code, file, sizeof file, NULL) ||
+            fl_elf_tracesec(file, &ts, err, sizeof err) != 1)
+            ts = NULL;
+    if (!ts)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    s->st.formats_read++;
+    size_t k = 0; /* the oldest, or a free or stale slot */
+    for (size_t i = 0; i < FORMATS_CACHED; i++) {
+        struct formats *f = &s->fmts[i];
+        if (!f->ts || f->generation != s->generation) {
+            k = i;
+            break;
+        }
+        if (f->used < s->fmts[k].used)
+            k = i;
+    }
+    fl_tracesec_free(s->fmts[k].ts);
+    snprintf(s->fmts[k].build_id, sizeof s->fmts[k].build_id, "%s", build_id);
+    s->fmts[k].generation = gen; /* as of the lookup: a file since then reads again */
+    s->fmts[k].used = ++s->clock;
+    s->fmts[k].ts = fl_tracesec_ref(ts);
+    pthread_mutex_unlock(&s->mu);
+    *out = ts;
+    return 1;
 }
 
 int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uint64_t rel,

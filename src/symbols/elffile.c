@@ -262,7 +262,7 @@ int fl_elf_tracesec(const char *path, struct fl_tracesec **out, char *err, size_
         return -1;
     }
     elf_version(EV_CURRENT);
-    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL); /* a large debug file: only its pages read */
     int rc = -1;
     size_t shstrndx;
     if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx)) {

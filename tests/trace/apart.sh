@@ -64,6 +64,11 @@ cmp -s "$work/want" "$work/n1" || { diff "$work/want" "$work/n1" | head; fail "d
 "$FL" decode --obj "$work/app.debug" "$log" >"$work/d2" 2>"$work/e2" || fail "decode log: exit $?: $(cat "$work/e2")"
 grep '^TRACE ' "$work/d1" >"$work/t1"; grep '^TRACE ' "$work/d2" >"$work/t2"
 cmp -s "$work/t1" "$work/t2" || { diff "$work/t1" "$work/t2" | head; fail "the crash log decodes otherwise than the dump"; }
+# The debug file with its sections compressed (objcopy, as distributions ship them).
+objcopy --compress-debug-sections=zlib "$work/app.debug" "$work/app.z.debug" || fail "compress"
+readelf -SW "$work/app.z.debug" | grep '\.debug_faultline_trace' | grep -q ' C ' || fail "not compressed"
+"$FL" decode --obj "$work/app.z.debug" "$log" 2>"$work/e2z" | grep '^TRACE ' | cmp -s - "$work/t2" ||
+  fail "decode with a compressed debug file differs: $(cat "$work/e2z")"
 # 3. Without the debug file: each event says so, exit 1.
 "$FL" decode "$log" >"$work/d3" 2>"$work/e3"; rc=$?
 [ $rc = 1 ] || fail "decode without the debug file: exit $rc"
@@ -110,6 +115,23 @@ got = [e["text"] for e in tr]
 assert got == want, [(a, b) for a, b in zip(got, want) if a != b][:3] or (len(got), len(want))
 assert all(e["format"] == "debug file" for e in tr if "format" in e)
 PYEOF
+# More crashes of the program: their formats from the section the server
+# read before and kept, not from the debug file again.
+metric() { curl -s -H "Authorization: Bearer $ADMIN" "$(url /metrics)" |
+  awk -v m="faultline_trace_formats_$1_total" '$1 == m {print $2}'; }
+for n in 2 3; do
+  (ASAN_OPTIONS=$CRASH_ASAN UBSAN_OPTIONS=handle_segv=0:handle_sigbus=0 \
+    FAULTLINE_SPOOL=$work/spool$n DECODE_CRASH=1 exec "$work/app" "$work/ids$n" "$work/text$n" "$LIB") 2>/dev/null
+  logn=$(ls "$work"/spool$n/*.crashlog 2>/dev/null | head -1)
+  [ -n "$logn" ] || fail "no crash log $n"
+  "$FL" submit "$logn" --server "$(url /)" --key "$KEY" >"$work/sub" 2>&1 || fail "submit: $(cat "$work/sub")"
+  wait_processed "$(grep '^CRASH_ID ' "$logn" | cut -d' ' -f2)" "$work/c4"
+  grep -q '"format":"missing"' "$work/c4" && fail "crash $n lacks formats"
+  grep -q '"format":"debug file"' "$work/c4" || fail "crash $n was not formatted"
+  eval "read$n=\$(metric read) shared$n=\$(metric shared)"
+done
+[ -n "$read2" ] && [ "$read3" = "$read2" ] && [ "$shared3" -gt "$shared2" ] ||
+  fail "the third crash read the section again: read $read2 then $read3, shared $shared2 then $shared3"
 stop || fail "server exit status"
 
 # 6. The debug file from a real debuginfod: decode and a server find the
