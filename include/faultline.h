@@ -248,7 +248,9 @@ int faultline_trace_dump(int fd);
 /* The same, as text: STATE_KEY/STATE_VALUE pairs, then "BREADCRUMB time_ms
  * category message", then "TRACE time_ns tid text", oldest first -- the
  * lines a crash log gets, and what `faultline decode` makes of the
- * trace-ID dump.  Async-signal-safe; returns the lines written, or -1. */
+ * trace-ID dump.  An event whose format was kept apart
+ * (FAULTLINE_TRACE_APART) is a TRACE_ID line with its TRACE_BYTES, as in
+ * a crash log.  Async-signal-safe; returns the lines written, or -1. */
 int faultline_trace_dump_text(int fd);
 
 /* ---- calling context ----

@@ -16,6 +16,7 @@
  * MEMOIZE_AFTER inputs the symcache keeps its decoded blocks
  * (fl_symcache_memoize), which more than halves the lookup.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -587,7 +588,9 @@ static void symbols_usage(FILE *f)
                "  .dwo file given is uploaded by its DWO id, a .dwp package by the DWO ids\n"
                "  it holds.  A directory (a build tree) gives every ELF file under it with\n"
                "  a GNU build id and DWARF or a .symtab, in path order; the others\n"
-               "  (stripped copies, object files, links, anything else) are passed over.\n"
+               "  (stripped copies, object files, links, anything else) are passed over,\n"
+               "  and of files with one build id only the most complete (DWARF with code,\n"
+               "  then DWARF, then a symbol table) is taken.\n"
                "  --cache DIR     the symcache directory (default\n"
                "                  $XDG_CACHE_HOME/faultline/symcache, else\n"
                "                  ~/.cache/faultline/symcache)\n"
@@ -957,6 +960,64 @@ static int long_in(const char *s, long lo, long hi, long *out)
     return 0;
 }
 
+/* Of the files found from index `from` on that share a build id (a build
+ * tree's program and its .debug file), keeps the most complete one, DWARF
+ * and code before DWARF alone before a symbol table (what the server's
+ * unwinder and context decoder also read), the first in path order on a
+ * tie: the server would take them all, to keep one.  Returns how many
+ * went. */
+static int by_id(const void *a, const void *b, void *base)
+{
+    const fl_elf_obj *o = base;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int c = strcmp(o[x].id, o[y].id);
+    return c ? c : (x > y) - (x < y); /* path order within one id */
+}
+
+static size_t drop_duplicates(fl_elf_objs *l, size_t from)
+{
+    size_t n = l->n - from, dropped = 0;
+    size_t *ord = malloc((n ? n : 1) * sizeof *ord);
+    bool *gone = calloc(n ? n : 1, sizeof *gone);
+    if (!ord || !gone)
+        goto out; /* all kept: more uploads, nothing lost */
+    for (size_t i = 0; i < n; i++)
+        ord[i] = i;
+    const fl_elf_obj *dup_base = l->o + from;
+    qsort_r(ord, n, sizeof *ord, by_id, (void *)dup_base);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && !strcmp(dup_base[ord[i]].id, dup_base[ord[j]].id))
+            j++;
+        if (j - i > 1) { /* twins: only they are opened again */
+            size_t best = ord[i];
+            int best_score = fl_elf_completeness(dup_base[best].path);
+            for (size_t k = i + 1; k < j; k++) {
+                int sc = fl_elf_completeness(dup_base[ord[k]].path);
+                if (sc > best_score)
+                    best = ord[k], best_score = sc;
+            }
+            for (size_t k = i; k < j; k++)
+                gone[ord[k]] = ord[k] != best;
+        }
+        i = j;
+    }
+    size_t k = from;
+    for (size_t i = 0; i < n; i++) {
+        if (gone[i]) {
+            free(l->o[from + i].path);
+            dropped++;
+        } else {
+            l->o[k++] = l->o[from + i];
+        }
+    }
+    l->n = k;
+out:
+    free(ord);
+    free(gone);
+    return dropped;
+}
+
 /* The files to add: files[0..n), each directory among them replaced by
  * the ELF files under it with a build id and DWARF or a symbol table (a
  * build tree: what would be refused is passed over), into *out (paths
@@ -977,8 +1038,13 @@ static int expand_dirs(char **files, int n, fl_elf_objs *found, char ***out, int
                 (*bad)++;
                 continue;
             }
-            fprintf(stderr, "faultline symbols add: %s: %zu files with a build id and symbols\n",
+            size_t dups = drop_duplicates(found, before);
+            fprintf(stderr, "faultline symbols add: %s: %zu files with a build id and symbols",
                     files[i], found->n - before);
+            if (dups)
+                fprintf(stderr, " (%zu more with the same build id as one of them passed over)",
+                        dups);
+            fputc('\n', stderr);
         }
         size_t add = found->n > before ? found->n - before : 1;
         if (nall + add > cap) {

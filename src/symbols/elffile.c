@@ -307,3 +307,30 @@ out:
     close(fd);
     return rc;
 }
+
+int fl_elf_completeness(const char *path)
+{
+    int fd = fl_elf_open_regular(path, false, -1);
+    if (fd < 0)
+        return 0;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    int score = 0;
+    if (e && elf_kind(e) == ELF_K_ELF) {
+        score += has_wanted(e, FL_ELF_WANT_CODE);
+        size_t shstrndx;
+        GElf_Shdr sh;
+        for (Elf_Scn *scn = NULL;
+             score < 2 && !elf_getshdrstrndx(e, &shstrndx) && (scn = elf_nextscn(e, scn));) {
+            const char *name = gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS
+                                   ? elf_strptr(e, shstrndx, sh.sh_name)
+                                   : NULL;
+            if (name && (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+                score += 2;
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return score;
+}

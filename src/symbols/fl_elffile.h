@@ -63,6 +63,11 @@ void fl_elf_objs_free(fl_elf_objs *l);
  * used; NULL when none has it. */
 const char *fl_elf_objs_find(fl_elf_objs *l, const char *build_id_hex);
 
+/* What the ELF file at path holds, for choosing among files with one
+ * build id: 2 for DWARF (.debug_info), plus 1 for code; 0 when it cannot
+ * be read. */
+int fl_elf_completeness(const char *path);
+
 /* The formats a FAULTLINE_TRACE_APART build keeps apart
  * (fl_tracesec.h), from the section .debug_faultline_trace of the ELF
  * file at path (a program or its debug file; compressed or not).

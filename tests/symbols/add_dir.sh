@@ -39,6 +39,19 @@ grep -qx "faultline symbols add: $T: 2 files with a build id and symbols" "$work
     fail "add DIR said: $(cat "$work/err")"
 [ "$(ls "$work/cache" | sort | tr '\n' ' ')" = "$(printf '%s.symcache\n' "$ida" "$idb" | sort | tr '\n' ' ')" ] ||
     fail "the cache holds: $(ls "$work/cache")"
+# A program beside its debug file and a symbol-table-only copy (one build
+# id thrice): the most complete alone is taken, DWARF with code first,
+# then DWARF alone; the others are counted as passed over.
+D=$work/twins
+mkdir -p "$D/x" && cp "$T/a" "$D/x/z-prog" && objcopy --only-keep-debug "$T/a" "$D/a.debug" &&
+    strip --strip-debug -o "$D/m.symtab" "$T/a" || fail "building the twins"
+"$FL" symbols add "$D" --cache "$work/cache3" >"$work/out" 2>"$work/err" || fail "add twins: exit $?"
+[ "$(awk '{print $1, $2}' "$work/out")" = "$ida $D/x/z-prog:" ] || fail "twins: $(cat "$work/out")"
+grep -qx "faultline symbols add: $D: 1 files with a build id and symbols (2 more with the same build id as one of them passed over)" \
+    "$work/err" || fail "twins said: $(cat "$work/err")"
+rm "$D/x/z-prog"
+"$FL" symbols add "$D" --cache "$work/cache4" >"$work/out" 2>"$work/err" || fail "add twins 2: exit $?"
+[ "$(awk '{print $1, $2}' "$work/out")" = "$ida $D/a.debug:" ] || fail "twins without the program: $(cat "$work/out")"
 # A file given by name is still checked as before: a stripped one refused.
 "$FL" symbols add "$T/a.stripped" --cache "$work/cache" >/dev/null 2>"$work/err" &&
     fail "a stripped file given by name was taken"
