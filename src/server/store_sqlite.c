@@ -1730,6 +1730,32 @@ static int s_symbols_arrived(fl_store_conn *pc, const char *build_id, size_t max
 
 /* ---- reads */
 
+/* An answer read by several statements reads them in one snapshot: in
+ * WAL mode a worker, retention or an operator's change may commit on
+ * another connection between two of them, and the answer would then
+ * disagree with itself (a crash found nowhere, a total that is not its
+ * list's, a count that is not its breakdowns').  *own: read_begin() began
+ * the transaction, for read_end() to end; in the caller's transaction,
+ * which is one snapshot already, none.  0, or -1 on error. */
+static int read_begin(sconn *c, bool *own)
+{
+    *own = sqlite3_get_autocommit(c->db);
+    if (*own && sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        *own = false;
+        return -1;
+    }
+    return 0;
+}
+
+/* Never left open: the connection's next begin() would fail, and its
+ * snapshot would keep the checkpointer from going past it. */
+static void read_end(sconn *c, bool own)
+{
+    if (own && !sqlite3_get_autocommit(c->db) &&
+        sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 static json_t *time_json(sqlite3_stmt *s, int col)
 {
     if (sqlite3_column_type(s, col) == SQLITE_NULL)
@@ -1877,9 +1903,8 @@ static sqlite3_stmt *crash_page(sconn *c, const char *id, const char *install, u
     return s;
 }
 
-static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
+static json_t *list_groups_in(sconn *c, const fl_group_filter *f)
 {
-    sconn *c = (sconn *)pc;
     /* The page, then how many groups the filter matches (the portal's
      * "1-100 of N"; the groups table holds one row per signature, so the
      * count is cheap next to the page). */
@@ -1933,6 +1958,19 @@ static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     return json_pack("{s:o,s:I}", "groups", arr, "total", total);
 }
 
+/* The page and its total in one snapshot: a group made or deleted between
+ * them made "total" disagree with the page. */
+static json_t *s_list_groups(fl_store_conn *pc, const fl_group_filter *f)
+{
+    sconn *c = (sconn *)pc;
+    bool own;
+    if (read_begin(c, &own))
+        return NULL;
+    json_t *out = list_groups_in(c, f);
+    read_end(c, own);
+    return out;
+}
+
 /* Rows of (key, count) into an array of {name: key, "count": n}. */
 static json_t *counts(sqlite3 *db, const char *sql, const char *id, const char *name)
 {
@@ -1948,10 +1986,8 @@ static json_t *counts(sqlite3 *db, const char *sql, const char *id, const char *
     return a;
 }
 
-static json_t *s_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
+static json_t *get_group_in(sconn *c, const char *asked, bool *notfound)
 {
-    sconn *c = (sconn *)pc;
-    *notfound = false;
     char id[64];
     int r = group_resolve(c, asked, id);
     if (r) {
@@ -2019,6 +2055,20 @@ static json_t *s_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
     return g;
 }
 
+/* The group in one snapshot: a crash processed, or a merge, between its
+ * row and its breakdowns made its count disagree with them. */
+static json_t *s_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
+{
+    sconn *c = (sconn *)pc;
+    bool own;
+    *notfound = false;
+    if (read_begin(c, &own))
+        return NULL;
+    json_t *out = get_group_in(c, asked, notfound);
+    read_end(c, own);
+    return out;
+}
+
 static json_t *get_crash_in(sconn *c, const char *id, bool *notfound);
 
 /* The crash in one snapshot: a worker may move it from the inbox to
@@ -2026,11 +2076,12 @@ static json_t *get_crash_in(sconn *c, const char *id, bool *notfound);
 static json_t *s_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
 {
     sconn *c = (sconn *)pc;
-    bool txn = sqlite3_get_autocommit(c->db) &&
-               sqlite3_exec(c->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    bool own;
+    *notfound = false;
+    if (read_begin(c, &own))
+        return NULL;
     json_t *out = get_crash_in(c, id, notfound);
-    if (txn)
-        sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+    read_end(c, own);
     return out;
 }
 
@@ -2111,11 +2162,9 @@ out:
     return out;
 }
 
-static json_t *s_group_crashes(fl_store_conn *pc, const char *asked, const char *install,
-                               unsigned limit, unsigned offset, bool *notfound)
+static json_t *group_crashes_in(sconn *c, const char *asked, const char *install, unsigned limit,
+                                unsigned offset, bool *notfound)
 {
-    sconn *c = (sconn *)pc;
-    *notfound = false;
     char id[64];
     int r = group_resolve(c, asked, id);
     if (r) {
@@ -2160,6 +2209,21 @@ static json_t *s_group_crashes(fl_store_conn *pc, const char *asked, const char 
         return NULL;
     }
     return json_pack("{s:o,s:I}", "crashes", arr, "total", (json_int_t)total);
+}
+
+/* The total and the page in one snapshot: a crash processed, expired or
+ * deleted between them made "total" disagree with the page. */
+static json_t *s_group_crashes(fl_store_conn *pc, const char *asked, const char *install,
+                               unsigned limit, unsigned offset, bool *notfound)
+{
+    sconn *c = (sconn *)pc;
+    bool own;
+    *notfound = false;
+    if (read_begin(c, &own))
+        return NULL;
+    json_t *out = group_crashes_in(c, asked, install, limit, offset, notfound);
+    read_end(c, own);
+    return out;
 }
 
 /* ---- projects (fl_store.h) */
@@ -3037,9 +3101,8 @@ static int rows_json(sqlite3_stmt *s, int ncol, json_t *arr)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-static json_t *s_trends(fl_store_conn *pc, const char *app, const char *from_day)
+static json_t *trends_in(sconn *c, const char *app, const char *from_day)
 {
-    sconn *c = (sconn *)pc;
     /* Two statements each, with and without an app, so that the primary
      * key's index serves the filtered one. */
     static const char *const q[2][3] = {
@@ -3079,6 +3142,19 @@ static json_t *s_trends(fl_store_conn *pc, const char *app, const char *from_day
             return NULL;
         }
     }
+    return out;
+}
+
+/* The crashes and the installations in one snapshot: a crash processed
+ * between them showed a day with more installations than crashes. */
+static json_t *s_trends(fl_store_conn *pc, const char *app, const char *from_day)
+{
+    sconn *c = (sconn *)pc;
+    bool own;
+    if (read_begin(c, &own))
+        return NULL;
+    json_t *out = trends_in(c, app, from_day);
+    read_end(c, own);
     return out;
 }
 

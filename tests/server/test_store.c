@@ -206,31 +206,34 @@ static void test_inbox_unindexed(void **st)
     assert_true(nf);
 }
 
-/* The trace hook of test_get_crash_while_processed: when the reader's
- * lookup in the inbox starts, the crash is processed (moved from the
- * inbox to crashes) on another connection, as a worker may at that very
- * moment. */
+static int64_t count_of(fx *f, const char *gid);
+
+/* The trace hook of the tests of reads racing a worker: when the
+ * reader's statement whose SQL contains `on` starts, crash `id` is
+ * processed into group `group` (installation `install`) on another
+ * connection, as a worker may at that very moment. */
 typedef struct mover {
     fl_store *s;
     fl_store_conn *w;
+    const char *on, *id, *group, *install;
     bool moved;
 } mover;
 
-static int move_on_inbox(unsigned type, void *ctx, void *p, void *x)
+static int move_on(unsigned type, void *ctx, void *p, void *x)
 {
     (void)x;
     mover *m = ctx;
     const char *sql = type == SQLITE_TRACE_STMT ? sqlite3_sql(p) : NULL;
-    if (!m->moved && sql && strstr(sql, "FROM inbox WHERE id=?1")) {
+    if (!m->moved && sql && strstr(sql, m->on)) {
         m->moved = true;
-        fl_processed pr = {.crash_id = "race1",
-                           .group_id = "g1",
+        fl_processed pr = {.crash_id = m->id,
+                           .group_id = m->group,
                            .signature = "a | b",
                            .stack_hash = "h",
                            .app = "app",
                            .version = "1.0",
                            .os = "linux",
-                           .install_id = "i1",
+                           .install_id = m->install,
                            .received = 1700000000,
                            .frames_json = "[]"};
         assert_int_equal(m->s->begin(m->w), 0);
@@ -238,6 +241,34 @@ static int move_on_inbox(unsigned type, void *ctx, void *p, void *x)
         assert_int_equal(m->s->commit(m->w), 0);
     }
     return 0;
+}
+
+/* A worker's connection, and the hook set on the fixture's: it processes
+ * crash id when the fixture's statement containing on starts. */
+static mover race_on(fx *f, const char *on, const char *id, const char *group, const char *install)
+{
+    mover m = {.s = f->s,
+               .w = f->s->connect(f->s),
+               .on = on,
+               .id = id,
+               .group = group,
+               .install = install};
+    assert_non_null(m.w);
+    return m;
+}
+
+static void race_start(fx *f, mover *m)
+{
+    sqlite3 *db = fl_store_sqlite_db(f->c);
+    assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, move_on, m), SQLITE_OK);
+}
+
+/* The hook off; it ran (the read reached that statement). */
+static void race_end(fx *f, mover *m)
+{
+    sqlite3_trace_v2(fl_store_sqlite_db(f->c), 0, NULL, NULL);
+    assert_true(m->moved);
+    f->s->disconnect(m->w);
 }
 
 /* A crash processed while the API looks it up is found, pending or
@@ -248,14 +279,11 @@ static void test_get_crash_while_processed(void **st)
 {
     fx *f = *st;
     assert_true(ingest(f, "race1", "1.0"));
-    mover m = {.s = f->s, .w = f->s->connect(f->s)};
-    assert_non_null(m.w);
-    sqlite3 *db = fl_store_sqlite_db(f->c);
-    assert_int_equal(sqlite3_trace_v2(db, SQLITE_TRACE_STMT, move_on_inbox, &m), SQLITE_OK);
+    mover m = race_on(f, "FROM inbox WHERE id=?1", "race1", "g1", "i1");
+    race_start(f, &m);
     bool nf = true;
     json_t *c = f->s->get_crash(f->c, "race1", &nf);
-    sqlite3_trace_v2(db, 0, NULL, NULL);
-    assert_true(m.moved); /* the hook ran: the lookup went to the inbox */
+    race_end(f, &m); /* the hook ran: the lookup went to the inbox */
     assert_non_null(c);
     assert_false(nf);
     json_decref(c);
@@ -264,7 +292,100 @@ static void test_get_crash_while_processed(void **st)
     assert_non_null(c);
     assert_string_equal(json_string_value(json_object_get(c, "state")), "processed");
     json_decref(c);
-    f->s->disconnect(m.w);
+}
+
+/* A group read while a crash of it is processed adds up: its count is the
+ * sum of its days (and versions), all read in one snapshot.  Without one,
+ * the crash processed after the group's row was read showed in its
+ * breakdowns and not in its count. */
+static void test_get_group_while_processed(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "gr1", "1.0"));
+    assert_true(ingest(f, "gr2", "1.0"));
+    apply(f, "gr1", "g1", "1.0", "i1");
+    mover m = race_on(f, "FROM group_days", "gr2", "g1", "i2");
+    race_start(f, &m);
+    json_t *g = group(f, "g1");
+    race_end(f, &m);
+    json_int_t n = json_integer_value(json_object_get(g, "count"));
+    json_t *d = json_array_get(json_object_get(g, "days"), 0);
+    json_t *v = json_array_get(json_object_get(g, "versions"), 0);
+    assert_int_equal(json_integer_value(json_object_get(d, "count")), n);
+    assert_int_equal(json_integer_value(json_object_get(v, "count")), n);
+    assert_int_equal(json_array_size(json_object_get(g, "sample_crashes")), n);
+    json_decref(g);
+    assert_int_equal(count_of(f, "g1"), 2); /* and then, the crash processed */
+}
+
+/* A group's crashes read while one more is processed: "total" counts
+ * the crashes listed (a page holds them all here).  Without one snapshot,
+ * the total was read before the crash came and the page after. */
+static void test_group_crashes_while_processed(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "gc1", "1.0"));
+    assert_true(ingest(f, "gc2", "1.0"));
+    apply(f, "gc1", "g1", "1.0", "i1");
+    mover m = race_on(f, "LIMIT ?2 OFFSET ?3", "gc2", "g1", "i1");
+    race_start(f, &m);
+    bool nf = true;
+    json_t *j = f->s->group_crashes(f->c, "g1", NULL, 50, 0, &nf);
+    race_end(f, &m);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "total")),
+                     json_array_size(json_object_get(j, "crashes")));
+    json_decref(j);
+}
+
+/* The list of groups read while a crash makes a new group: "total"
+ * counts the groups listed (one page holds them all).  Without one
+ * snapshot, the page was read before the group came and the total
+ * after. */
+static void test_list_groups_while_processed(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "lg1", "1.0"));
+    assert_true(ingest(f, "lg2", "1.0"));
+    apply(f, "lg1", "g1", "1.0", "i1");
+    mover m = race_on(f, "SELECT count(*) FROM groups g", "lg2", "g2", "i1");
+    race_start(f, &m);
+    fl_group_filter flt = {.limit = 10};
+    json_t *l = f->s->list_groups(f->c, &flt);
+    race_end(f, &m);
+    assert_non_null(l);
+    assert_int_equal(json_integer_value(json_object_get(l, "total")),
+                     json_array_size(json_object_get(l, "groups")));
+    json_decref(l);
+}
+
+/* Trends read while a crash of a new installation is processed: a day
+ * has no more installations that crashed than crashes.  Without one
+ * snapshot, the crashes were read before it came and the installations
+ * after. */
+static void test_trends_while_processed(void **st)
+{
+    fx *f = *st;
+    assert_true(ingest(f, "tr1", "1.0"));
+    assert_true(ingest(f, "tr2", "1.0"));
+    apply(f, "tr1", "g1", "1.0", "i1");
+    mover m = race_on(f, "FROM app_installs", "tr2", "g1", "i2");
+    race_start(f, &m);
+    json_t *t = f->s->trends(f->c, "app", "2023-01-01");
+    race_end(f, &m);
+    assert_non_null(t);
+    json_int_t crashes = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(t, "rows"), i, row)
+    {
+        if (!strcmp(json_string_value(json_array_get(row, 1)), "c"))
+            crashes = json_integer_value(json_array_get(row, 3));
+    }
+    assert_int_equal(json_array_size(json_object_get(t, "installs")), 1); /* one day */
+    json_t *day = json_array_get(json_object_get(t, "installs"), 0);
+    assert_true(json_integer_value(json_array_get(day, 1)) <= crashes);
+    json_decref(t);
 }
 
 static void test_leases(void **st)
@@ -1332,6 +1453,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inbox_unindexed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_crash_while_processed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_get_group_while_processed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_crashes_while_processed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_groups_while_processed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_trends_while_processed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_regression, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backfill_regroup, setup, teardown),
