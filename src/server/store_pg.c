@@ -31,6 +31,11 @@
  *   written; the statements after the lock see every transaction that
  *   held it before (READ COMMITTED takes a snapshot per statement).
  *
+ * - Reads: an answer made of several statements (a group and its
+ *   breakdowns, a page and its total, the trends) reads them in one
+ *   REPEATABLE READ, READ ONLY transaction (read_begin()): under READ
+ *   COMMITTED each would see the writers committed by then.
+ *
  * - Late symbols: symbols.rid is the symbols version, and a worker reads
  *   it before processing (symbols_version) and checks it after (late_
  *   symbols), while an upload's backfill marks the crashes that lacked it
@@ -392,10 +397,13 @@ static void p_prep_clear(pconn *c)
 }
 
 /* The name of sql's prepared statement on c, preparing it the first time;
- * NULL: run it unprepared.  Parsing and planning each statement again
- * took most of the database's time per crash; a worker runs the same
- * dozen statements for every one. */
-static const char *p_prepared(pconn *c, const char *sql, int n, char name[16])
+ * NULL: run it unprepared -- or, when *failed is set, not at all: the
+ * failed preparation (caller clears) aborted the transaction it ran in,
+ * which would refuse the statement without saying why (a lock or
+ * statement timeout while parsing).  Parsing and planning each statement
+ * again took most of the database's time per crash; a worker runs the
+ * same dozen statements for every one. */
+static const char *p_prepared(pconn *c, const char *sql, int n, char name[16], PGresult **failed)
 {
     /* Only these can be prepared (not BEGIN, LOCK, several statements). */
     if (strncmp(sql, "SELECT", 6) && strncmp(sql, "INSERT", 6) && strncmp(sql, "UPDATE", 6) &&
@@ -419,9 +427,13 @@ static const char *p_prepared(pconn *c, const char *sql, int n, char name[16])
     snprintf(name, 16, "fl%u", (unsigned)i);
     PGresult *r = PQprepare(c->db, name, sql, n, NULL);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    PQclear(r);
+    if (!ok && PQtransactionStatus(c->db) == PQTRANS_INERROR)
+        *failed = r;
+    else
+        PQclear(r);
     if (!ok) {
-        /* Run it unprepared, which reports the error, if any. */
+        /* Run it unprepared, which reports the error, if any (unless
+         * *failed). */
         free(c->prep[i].text);
         c->prep[i].text = NULL;
         return NULL;
@@ -490,11 +502,13 @@ static PGresult *p_execv(pconn *c, const char *sql, int n, const char *const *v,
         if (p_ready(c))
             return NULL;
         char name[16];
+        PGresult *r = NULL;
         const char *ps = !prep || (c->txn && PQtransactionStatus(c->db) == PQTRANS_INERROR)
                              ? NULL
-                             : p_prepared(c, sql, n, name);
-        PGresult *r = ps ? PQexecPrepared(c->db, ps, n, v, len, fmt, binary)
-                         : PQexecParams(c->db, sql, n, NULL, v, len, fmt, binary);
+                             : p_prepared(c, sql, n, name, &r);
+        if (!r)
+            r = ps ? PQexecPrepared(c->db, ps, n, v, len, fmt, binary)
+                   : PQexecParams(c->db, sql, n, NULL, v, len, fmt, binary);
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
             return r;
@@ -2155,6 +2169,42 @@ static int p_symbols_arrived(fl_store_conn *pc, const char *build_id, size_t max
 
 /* ---- reads */
 
+/* An answer read by several statements reads them in one snapshot: under
+ * READ COMMITTED each statement takes its own, and a worker, a merge or a
+ * delete committing between two of them made the answer disagree with
+ * itself (a total that is not its page's, a count that is not its days').
+ * REPEATABLE READ takes it at the first statement after BEGIN.  c->txn
+ * stays false, for p_execv(): a statement that finds the session ended (a
+ * restart) still runs again on a new connection, which serves the rest of
+ * the read outside the snapshot -- an answer as before rather than an
+ * error.  In the caller's transaction, none: it is the caller's to end.
+ * True when read_begin() began one, for read_end() to end; a BEGIN that
+ * failed lets the read run as before, to report its own error. */
+static bool read_begin(pconn *c)
+{
+    /* A broken connection says PQTRANS_UNKNOWN; BEGIN reconnects it. */
+    if (c->txn || (PQstatus(c->db) == CONNECTION_OK && PQtransactionStatus(c->db) != PQTRANS_IDLE))
+        return false;
+    return p_run(c, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", NULL) == 0;
+}
+
+/* Never left open: the connection's next calls would run in it, read-only
+ * and in an old snapshot (a BEGIN in it only warns), and it would hold
+ * back vacuum.  An error of COMMIT or ROLLBACK would hide the read's,
+ * which is the one error() is asked about. */
+static void read_end(pconn *c, bool own)
+{
+    if (!own)
+        return;
+    PGTransactionStatusType t = PQtransactionStatus(c->db);
+    if (t != PQTRANS_INTRANS && t != PQTRANS_INERROR)
+        return;
+    char err[sizeof c->err];
+    memcpy(err, c->err, sizeof err);
+    PQclear(p_exec(c, t == PQTRANS_INTRANS ? "COMMIT" : "ROLLBACK", NULL, 0));
+    memcpy(c->err, err, sizeof err);
+}
+
 /* A group's numbers are its own and its members' together (merge_group
  * moves neither crashes nor counters), as store_sqlite.c's GROUP_COLS. */
 /* clang-format off */
@@ -2212,9 +2262,8 @@ static json_t *group_row(const PGresult *r, int i)
     "   group_installs gi JOIN groups gg ON gg.id=gi.group_id WHERE gi.install_id=$6::text))"
 /* clang-format on */
 
-static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
+static json_t *list_groups_in(pconn *c, const fl_group_filter *f)
 {
-    pconn *c = (pconn *)pc;
     p_args a = {0};
     p_text(&a, f->app);
     p_text(&a, f->version);
@@ -2253,6 +2302,17 @@ static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
     return json_pack("{s:o,s:I}", "groups", arr, "total", total);
 }
 
+/* The total and the page in one snapshot: a group made or deleted between
+ * them made "total" disagree with the page. */
+static json_t *p_list_groups(fl_store_conn *pc, const fl_group_filter *f)
+{
+    pconn *c = (pconn *)pc;
+    bool own = read_begin(c);
+    json_t *out = list_groups_in(c, f);
+    read_end(c, own);
+    return out;
+}
+
 /* Rows of (key, count) into an array of {name: key, "count": n}; NULL on
  * error. */
 static json_t *counts(pconn *c, const char *sql, const char *id, const char *name)
@@ -2281,10 +2341,8 @@ static json_t *counts(pconn *c, const char *sql, const char *id, const char *nam
     "install_id=$2::text) ORDER BY rid DESC LIMIT $3::bigint + $4::bigint) x ORDER BY x.rid DESC " \
     "LIMIT $3 OFFSET $4"
 
-static json_t *p_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
+static json_t *get_group_in(pconn *c, const char *asked, bool *notfound)
 {
-    pconn *c = (pconn *)pc;
-    *notfound = false;
     char id[64];
     int rr = group_resolve(c, asked, id);
     if (rr) {
@@ -2356,11 +2414,21 @@ fail:
     return NULL;
 }
 
-static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, const char *install,
-                               unsigned limit, unsigned offset, bool *notfound)
+/* The group in one snapshot: a crash processed, or a merge, between its
+ * row and its breakdowns made its count disagree with them. */
+static json_t *p_get_group(fl_store_conn *pc, const char *asked, bool *notfound)
 {
     pconn *c = (pconn *)pc;
     *notfound = false;
+    bool own = read_begin(c);
+    json_t *out = get_group_in(c, asked, notfound);
+    read_end(c, own);
+    return out;
+}
+
+static json_t *group_crashes_in(pconn *c, const char *asked, const char *install, unsigned limit,
+                                unsigned offset, bool *notfound)
+{
     char id[64];
     int rr = group_resolve(c, asked, id);
     if (rr) {
@@ -2396,6 +2464,19 @@ static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, const char 
                                         "installation", r_text_json(r, i, 3)));
     PQclear(r);
     return json_pack("{s:o,s:I}", "crashes", arr, "total", (json_int_t)total);
+}
+
+/* The total and the page in one snapshot: a crash processed, expired or
+ * deleted between them made "total" disagree with the page. */
+static json_t *p_group_crashes(fl_store_conn *pc, const char *asked, const char *install,
+                               unsigned limit, unsigned offset, bool *notfound)
+{
+    pconn *c = (pconn *)pc;
+    *notfound = false;
+    bool own = read_begin(c);
+    json_t *out = group_crashes_in(c, asked, install, limit, offset, notfound);
+    read_end(c, own);
+    return out;
 }
 
 static json_t *p_get_crash(fl_store_conn *pc, const char *id, bool *notfound)
@@ -2645,9 +2726,8 @@ static int p_unmerge_group(fl_store_conn *pc, const char *id, char *from, char *
 /* Exact counts, where SQLite reads the largest rowid: a scan of each
  * table, fine for an occasional read, not for a per-request one.  Unlike
  * SQLite's (which leaves it 0), processed is counted. */
-static json_t *p_trends(fl_store_conn *pc, const char *app, const char *from_day)
+static json_t *trends_in(pconn *c, const char *app, const char *from_day)
 {
-    pconn *c = (pconn *)pc;
     static const char *const q[2][2] = {
         {"SELECT day, kind, value, sum(count) FROM app_days WHERE day>=$1 GROUP BY day, kind, "
          "value",
@@ -2688,6 +2768,17 @@ static json_t *p_trends(fl_store_conn *pc, const char *app, const char *from_day
         }
         PQclear(r);
     }
+    return out;
+}
+
+/* The crashes and the installations in one snapshot: a crash processed
+ * between them showed a day with more installations than crashes. */
+static json_t *p_trends(fl_store_conn *pc, const char *app, const char *from_day)
+{
+    pconn *c = (pconn *)pc;
+    bool own = read_begin(c);
+    json_t *out = trends_in(c, app, from_day);
+    read_end(c, own);
     return out;
 }
 

@@ -3204,9 +3204,7 @@ static void test_merge_concurrent(void **st)
         t[i].seed = i + 11;
         assert_int_equal(pthread_create(&th[i], NULL, cthread_main, &t[i]), 0);
     }
-    /* Once some of cg0's crashes are counted (the rest to come).  Its
-     * count alone: a read of a group is several statements, not a
-     * snapshot, while writers commit (PostgreSQL). */
+    /* Once some of cg0's crashes are counted (the rest to come). */
     for (int i = 0; i < 10000 && int_of(e, "cg0", "count") < 20; i++)
         usleep(500);
     int merge_retries = 0;
@@ -3391,6 +3389,223 @@ static void test_pg_reconnect(void **st)
     e->s->rollback(e->c);
     assert_int_equal(load(e, "rc1"), 0); /* back */
     PQfinish(db);
+}
+
+/* ---- reads in one snapshot (PostgreSQL) */
+
+/* A read on a connection of its own: get_group(id), or the trends of
+ * "app" when id is NULL. */
+typedef struct rthread {
+    fl_store *s;
+    const char *id;
+    json_t *out;
+    char err[256];
+} rthread;
+
+static void *rthread_main(void *arg)
+{
+    rthread *t = arg;
+    fl_store_conn *c = t->s->connect(t->s);
+    if (!c) {
+        snprintf(t->err, sizeof t->err, "connect failed");
+        return NULL;
+    }
+    bool nf = false;
+    t->out = t->id ? t->s->get_group(c, t->id, &nf) : t->s->trends(c, "app", "2023-11-14");
+    if (!t->out)
+        snprintf(t->err, sizeof t->err, "%s", nf ? "not found" : t->s->error(c));
+    t->s->disconnect(c);
+    return NULL;
+}
+
+/* t's read, with a writer committing change between its statements: the
+ * writer holds table, which only the read's later statements read, until
+ * the read waits for it (its earlier statements done), then makes change
+ * and commits.  Read in one snapshot, the answer is all from before the
+ * change; otherwise its later statements see the change and the earlier
+ * ones did not.  No hook in the store: PostgreSQL's lock orders them. */
+static void read_across(fx *f, rthread *t, const char *table, const char *change)
+{
+    PGconn *w = PQconnectdb(f->url), *look = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(w), CONNECTION_OK);
+    assert_int_equal(PQstatus(look), CONNECTION_OK);
+    char sql[128];
+    snprintf(sql, sizeof sql, "BEGIN; LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", table);
+    PGresult *r = PQexec(w, sql);
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, rthread_main, t), 0);
+    const char *v[1] = {table};
+    bool waits = false;
+    for (int i = 0; i < 2000 && !waits; i++) {
+        r = PQexecParams(look,
+                         "SELECT count(*) FROM pg_stat_activity a JOIN pg_locks l ON l.pid=a.pid "
+                         "WHERE a.wait_event_type='Lock' AND NOT l.granted AND "
+                         "l.relation=$1::regclass",
+                         1, NULL, v, NULL, NULL, 0);
+        assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+        waits = atoi(PQgetvalue(r, 0, 0)) > 0;
+        PQclear(r);
+        if (!waits)
+            usleep(5000);
+    }
+    r = PQexec(w, waits ? change : "SELECT 1");
+    bool changed = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!changed)
+        fprintf(stderr, "%s: %s", change, PQerrorMessage(w));
+    r = PQexec(w, "COMMIT"); /* the read goes on */
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    pthread_join(th, NULL);
+    PQfinish(look);
+    PQfinish(w);
+    if (!waits)
+        fail_msg("the read never waited for %s", table);
+    assert_true(changed);
+    if (t->err[0])
+        fail_msg("the read: %s", t->err);
+}
+
+/* A crash counted in the group (its row and its day, as a worker's apply
+ * does) between the group's row and its days: the group's count is its
+ * days'. */
+static void test_pg_group_snapshot(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!f->url)
+        skip();
+    assert_true(ingest(e, "sn1", "1.0"));
+    apply_s(e, "sn1", "gs", "1.0", "i1");
+    assert_true(ingest(e, "sn2", "1.0"));
+    apply_s(e, "sn2", "gs", "1.0", "i2");
+    rthread t = {.s = e->s, .id = "gs"};
+    read_across(f, &t, "group_days",
+                "UPDATE groups SET count=count+1 WHERE id='gs'; UPDATE group_days SET "
+                "count=count+1 WHERE group_id='gs'");
+    json_int_t n = json_integer_value(json_object_get(t.out, "count")), days = 0;
+    json_t *d;
+    size_t i;
+    json_array_foreach(json_object_get(t.out, "days"), i, d) days +=
+        json_integer_value(json_object_get(d, "count"));
+    if (n != 2 || days != 2)
+        fail_msg("count %lld, days %lld: %s", (long long)n, (long long)days,
+                 json_dumps(t.out, JSON_COMPACT));
+    json_decref(t.out);
+    assert_int_equal(count_of(e, "gs"), 3); /* the change, once it is read */
+}
+
+/* A day's crashes ("c") and installations in the trends of "app". */
+static void trend_day(json_t *t, const char *day, json_int_t *crashes, json_int_t *installs)
+{
+    json_t *row;
+    size_t i;
+    *crashes = *installs = 0;
+    json_array_foreach(json_object_get(t, "rows"), i, row)
+    {
+        if (!strcmp(json_string_value(json_array_get(row, 0)), day) &&
+            !strcmp(json_string_value(json_array_get(row, 1)), "c"))
+            *crashes = json_integer_value(json_array_get(row, 3));
+    }
+    json_array_foreach(json_object_get(t, "installs"), i, row)
+    {
+        if (!strcmp(json_string_value(json_array_get(row, 0)), day))
+            *installs = json_integer_value(json_array_get(row, 1));
+    }
+}
+
+/* A crash of a new installation counted in the trends (as a worker's
+ * commit does) between their crashes and their installations: a day has
+ * no more installations than crashes. */
+static void test_pg_trends_snapshot(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!f->url)
+        skip();
+    assert_true(ingest(e, "tn1", "1.0"));
+    apply_s(e, "tn1", "gt", "1.0", "i1");
+    rthread t = {.s = e->s};
+    read_across(f, &t, "app_installs",
+                "UPDATE app_days SET count=count+1 WHERE app='app' AND day='2023-11-14'; "
+                "INSERT INTO app_installs VALUES('app', '2023-11-14', 'i2')");
+    json_int_t crashes, installs;
+    trend_day(t.out, "2023-11-14", &crashes, &installs);
+    if (crashes != 1 || installs != 1)
+        fail_msg("%lld crashes, %lld installations: %s", (long long)crashes, (long long)installs,
+                 json_dumps(t.out, JSON_COMPACT));
+    json_decref(t.out);
+    assert_non_null(t.out = e->s->trends(e->c, "app", "2023-11-14"));
+    trend_day(t.out, "2023-11-14", &crashes, &installs);
+    assert_int_equal(crashes, 2); /* the change, once it is read */
+    assert_int_equal(installs, 2);
+    json_decref(t.out);
+}
+
+/* A read's own transaction ends however the read does: one that failed in
+ * it (a lock waited for too long, lock_timeout) says why, and the
+ * connection's next read runs; the database ending the session in
+ * between changes nothing either (the read's BEGIN runs again on a new
+ * connection, as any call outside a transaction).  In the caller's
+ * transaction a read begins and ends none: the caller's rollback() still
+ * undoes what came before it. */
+static void test_pg_read_ends(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!f->url)
+        skip();
+    assert_true(ingest(e, "re1", "1.0"));
+    apply_s(e, "re1", "gr", "1.0", "i1");
+    char url[512], err[256];
+    snprintf(url, sizeof url, "%s%soptions=-c%%20lock_timeout%%3D100", f->url,
+             strchr(f->url, '?') ? "&" : "?");
+    fl_store *s = fl_store_pg_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("fl_store_pg_open: %s", err);
+    fl_store_conn *c = s->connect(s);
+    assert_non_null(c);
+    PGconn *w = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(w), CONNECTION_OK);
+    PGresult *r = PQexec(w, "BEGIN; LOCK TABLE group_days IN ACCESS EXCLUSIVE MODE");
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    bool nf = false;
+    assert_null(s->get_group(c, "gr", &nf));
+    assert_false(nf);
+    if (!strstr(s->error(c), "55P03")) /* lock_not_available */
+        fail_msg("get_group: %s", s->error(c));
+    PQclear(PQexec(w, "ROLLBACK"));
+    json_t *g = s->get_group(c, "gr", &nf);
+    if (!g)
+        fail_msg("get_group after a failed one: %s", s->error(c));
+    json_decref(g);
+    r = PQexec(w, "SELECT count(*) FROM pg_stat_activity WHERE datname=current_database() AND "
+                  "state LIKE 'idle in transaction%'");
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_string_equal(PQgetvalue(r, 0, 0), "0");
+    PQclear(r);
+    PQclear(PQexec(w, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                      "datname=current_database() AND pid<>pg_backend_pid()"));
+    usleep(100 * 1000);
+    if (!(g = s->get_group(c, "gr", &nf)))
+        fail_msg("get_group after a restart: %s", s->error(c));
+    json_decref(g);
+    fl_ingest_item it = {
+        .app = "app", .version = "1.0", .received = T0, .raw = RAW, .raw_len = strlen(RAW)};
+    fl_ingest_item *one = &it;
+    snprintf(it.crash_id, sizeof it.crash_id, "re2");
+    assert_int_equal(s->begin(c), 0);
+    assert_int_equal(s->insert_crashes(c, &one, 1), 0);
+    assert_non_null(g = s->get_group(c, "gr", &nf));
+    json_decref(g);
+    s->rollback(c);
+    assert_int_equal(load(e, "re2"), 1);
+    s->disconnect(c);
+    s->close(s);
+    PQfinish(w);
 }
 
 /* ---- the queue inside each store: embedded (SQLite), tasks (PostgreSQL) */
@@ -3976,6 +4191,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pg_queue_notify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_plans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_reconnect, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_group_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_trends_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_read_ends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_open_race, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_schema_upgrade, setup, teardown),
     };
