@@ -109,7 +109,8 @@ static void usage(FILE *f)
             "  --retry-until S     keep retrying kept logs for up to S seconds\n"
             "  --now               send logs waiting to retry now, not at their next try\n"
             "                      (after fixing the URL or the key, or the server)\n"
-            "  --show              print each log's full text before sending\n"
+            "  --show              print each log's full text before sending (and the\n"
+            "                      strings of trace events it holds in hex, as text)\n"
             "  -q, --quiet         no per-log lines (problems are still reported)\n"
             "  --connect-timeout S seconds to wait for a connection (default 10, at least 1)\n"
             "  --timeout S         seconds for a whole request (default 60, at least 1)\n"
@@ -244,6 +245,8 @@ static void ask_email(run *r)
 }
 
 /* Decide whether to send it: 'y' send, 'n' declined (delete), 'k' keep. */
+static void print_log(FILE *f, const item *it);
+
 static int consent(run *r, item *it, size_t idx, size_t total)
 {
     if (r->send_all || was_approved(r, it->name))
@@ -270,9 +273,7 @@ static int consent(run *r, item *it, size_t idx, size_t total)
             r->stop_asking = true;
             return 'k';
         case 'v':
-            fwrite(it->data, 1, it->len, stderr);
-            if (it->len && it->data[it->len - 1] != '\n')
-                fputc('\n', stderr);
+            print_log(stderr, it);
             break;
         default:
             fprintf(stderr, "Please answer y, n, v, a or q.\n");
@@ -504,13 +505,68 @@ static int collect(run *r, item **out, size_t *nout)
     return 0;
 }
 
+static int hexdig(int c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* A TRACE_BYTES line (the strings of an event whose format the program
+ * kept apart) as the text it holds: what the person is asked to send
+ * should be readable, not hex.  Shown only; the log is sent as it is. */
+static void show_strings(FILE *f, const char *hex, size_t n)
+{
+    fputc(' ', f);
+    bool open = false;
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        int hi = hexdig(hex[i]), lo = hexdig(hex[i + 1]);
+        if (hi < 0 || lo < 0)
+            break;
+        int c = hi << 4 | lo;
+        if (!c) {
+            if (open)
+                fputc('"', f);
+            open = false;
+            continue;
+        }
+        if (!open)
+            fputs(" \"", f);
+        open = true;
+        /* Bytes that would steer a terminal, escaped. */
+        if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+            fprintf(f, "\\x%02x", c);
+        else
+            fputc(c, f);
+    }
+    if (open)
+        fputc('"', f);
+    fputc('\n', f);
+}
+
+/* The log's full text, then the strings of its TRACE_ID events as text. */
+static void print_log(FILE *f, const item *it)
+{
+    fwrite(it->data, 1, it->len, f);
+    if (it->len && it->data[it->len - 1] != '\n')
+        fputc('\n', f);
+    bool any = false;
+    for (size_t i = 0; i < it->len;) {
+        const char *line = it->data + i, *nl = memchr(line, '\n', it->len - i);
+        size_t n = nl ? (size_t)(nl - line) : it->len - i;
+        if (n > 12 && !memcmp(line, "TRACE_BYTES ", 12)) {
+            if (!any)
+                fprintf(f, "==> %s: the strings of its trace events, as text <==\n", it->name);
+            any = true;
+            show_strings(f, line + 12, n - 12);
+        }
+        i += n + 1;
+    }
+    fflush(f);
+}
+
 static void show_full(const item *it)
 {
     printf("==> %s <==\n", it->name);
-    fwrite(it->data, 1, it->len, stdout);
-    if (it->len && it->data[it->len - 1] != '\n')
-        putchar('\n');
-    fflush(stdout);
+    print_log(stdout, it);
 }
 
 /* One pass over the spool.  Returns -1 on a usage problem (no URL). */

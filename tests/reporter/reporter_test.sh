@@ -493,6 +493,16 @@ case_no_tty() {
     [ "$(requests)" = 0 ] || fail "sent without consent"
     grep -q '^==> a.crashlog <==' "$WORK/rep.out" || fail "--show: no header"
     grep -q '^CRASH_ID ' "$WORK/rep.out" || fail "--show: no full text"
+    if grep -q 'strings of its trace events' "$WORK/rep.out"; then fail "--show: strings of no event"; fi
+    # An event whose format the program kept apart: its strings, in hex in
+    # the log, are shown as text too (a newline and a quote escaped).
+    rm "$SPOOL/a.crashlog" && mklog "$SPOOL/b.crashlog"
+    sed -i 's/^END$/TRACE_ID 1 2 0x401000 ss 0x38 0x40\nTRACE_BYTES 616c706861220a00627900\nEND/' "$SPOOL/b.crashlog"
+    rep --url "$URL" --show
+    expect_rc 75
+    grep -qx '==> b.crashlog: the strings of its trace events, as text <==' "$WORK/rep.out" &&
+        grep -qx '  "alpha\\x22\\x0a" "by"' "$WORK/rep.out" || fail "--show: the strings: $(tail -3 "$WORK/rep.out")"
+    mv "$SPOOL/b.crashlog" "$SPOOL/a.crashlog"
     [ "$(nlogs)" = 1 ] || fail "log not kept"
     grep -q 'no one at a terminal to ask and no --yes' "$WORK/rep.err" || fail "did not say so"
 }
