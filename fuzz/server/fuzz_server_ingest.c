@@ -13,6 +13,11 @@
  * main): an OBJECT_PATH holding '|' is that module's frames for every
  * address, innermost first; one starting with '-' is a module without
  * symbols; any other is unknown.
+ *
+ * Formats kept apart (TRACE_ID events): an object whose OBJECT_PATH holds
+ * "fmt=" has a .debug_faultline_trace section with one site, at address
+ * 0x1000 of its file, whose format is the rest of the path; the others
+ * have none.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +27,7 @@
 #include "fl_group.h"
 #include "fl_serve.h"
 #include "fl_srvutil.h"
+#include "fl_tracesec.h"
 
 static int names_from_log(void *ctx, const char *module, const char *build_id, uint64_t rel,
                           fl_sym_frame *out, size_t cap)
@@ -45,6 +51,27 @@ static int names_from_log(void *ctx, const char *module, const char *build_id, u
     return (int)n;
 }
 
+static int formats_from_log(void *ctx, const char *build_id, const char *path,
+                            struct fl_tracesec **out)
+{
+    (void)ctx, (void)build_id;
+    const char *f = path ? strstr(path, "fmt=") : NULL;
+    if (!f)
+        return 0;
+    f += 4;
+    size_t n = strlen(f);
+    char *sec = malloc(8 + n + 3);
+    if (!sec)
+        return 0;
+    memcpy(sec, "\x00\x10\0\0\0\0\0\0", 8);
+    memcpy(sec + 8, f, n + 1);
+    memcpy(sec + 8 + n + 1, "f", 2); /* the file */
+    char err[160];
+    int rc = fl_tracesec_parse(sec, 8 + n + 3, out, err, sizeof err) == 0;
+    free(sec);
+    return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static fl_group_rules *rules;
@@ -64,7 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         text = decoded;
     }
-    fl_workers_config c = {.rules = rules, .symbolize = names_from_log};
+    fl_workers_config c = {
+        .rules = rules, .symbolize = names_from_log, .trace_formats = formats_from_log};
     fl_processed_buf b;
     if (fl_process_log("fuzz", NULL, text, len, NULL, 0, 0, &c, &b) == 0) {
         (void)fl_vercmp(b.p.version, "1.10.0-rc1");
