@@ -1021,7 +1021,7 @@ int fl_cmd_serve(int argc, char **argv)
                                 .unwind = fl_srvsym_unwind,
                                 .unwind_dump = fl_srvsym_unwind_dump,
                                 .trace_formats = fl_srvsym_trace_formats,
-                                .symbols_changed = fl_srvsym_flush,
+                                .symbols_changed = fl_srvsym_symbols_changed,
                                 .symbols_gap = fl_srvsym_gap,
                                 .crash_begin = fl_srvsym_crash_begin};
         if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))

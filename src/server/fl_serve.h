@@ -130,8 +130,9 @@ typedef struct fl_workers_config {
                        size_t *n);
     /* Called with symbolize_ctx when the store's symbols version moved (a
      * debug file was ingested, possibly by another process) before a batch
-     * is processed: drop cached symbols (fl_srvsym_flush).  May be NULL. */
-    void (*symbols_changed)(void *ctx);
+     * is processed, with the new version: drop cached symbols
+     * (fl_srvsym_symbols_changed).  May be NULL. */
+    void (*symbols_changed)(void *ctx, int64_t version);
     /* Called with symbolize_ctx and a build id right after a module's
      * first lookup found symbols: what would complete them.  0: nothing,
      * they are complete.  1: they came from an ELF symbol table only

@@ -62,6 +62,12 @@ void fl_srvsym_forget(fl_srvsym *s, const char *build_id);
 /* Forget every open symcache (a debug file was ingested, maybe by another
  * process: the workers call it when the store's symbols version moves). */
 void fl_srvsym_flush(void *s);
+/* The same when the store's symbols version moved to `version`, once per
+ * version: every worker sees the move before its next batch, and the
+ * caches they share need forgetting once, not once a worker (which threw
+ * away what the first one's batch had opened since).  The version last
+ * flushed for, again, changes nothing. */
+void fl_srvsym_symbols_changed(void *s, int64_t version);
 
 /* Symbolize module-relative address rel of the module with build_id
  * (path: where the client loaded it, may be NULL).  Fills out[0..cap)

@@ -1311,7 +1311,7 @@ static void symbols_moved(fl_http *h, fl_store_conn *sc)
         return;
     int64_t seen = __atomic_exchange_n(&h->symver_seen, v, __ATOMIC_RELAXED);
     if (seen >= 0 && seen != v)
-        fl_srvsym_flush(h->cfg.srvsym);
+        fl_srvsym_symbols_changed(h->cfg.srvsym, v);
 }
 
 /* A crash get_crash() found deleted (fl_store.h's delete_crash): 410. */

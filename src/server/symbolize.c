@@ -64,6 +64,7 @@ struct fl_srvsym {
     char (*asked)[ID_MAX];
     size_t nasked;
     uint64_t generation; /* moved by forget() and flush() */
+    int64_t flushed_version; /* the symbols version symbols_changed() last flushed for */
     /* Formats kept apart (FAULTLINE_TRACE_APART) read from debug files,
      * shared by the workers: a storm of one program's crashes reads its
      * debug file's section once, not once a crash.  Valid for the
@@ -103,6 +104,7 @@ int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_
     }
     s->cap = cfg->lru ? (cfg->lru > MAX_LRU ? MAX_LRU : cfg->lru) : DEFAULT_LRU;
     s->remote_unwind = cfg->remote_unwind;
+    s->flushed_version = -1;
     if (!(s->lru = calloc(s->cap, sizeof *s->lru)) || !(s->cache_dir = strdup(cfg->cache_dir))) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -210,6 +212,20 @@ void fl_srvsym_flush(void *arg)
     s->nasked = 0;
     s->generation++;
     pthread_mutex_unlock(&s->mu);
+}
+
+void fl_srvsym_symbols_changed(void *arg, int64_t version)
+{
+    fl_srvsym *s = arg;
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    bool stale = version != s->flushed_version; /* moved, either way */
+    if (stale)
+        s->flushed_version = version;
+    pthread_mutex_unlock(&s->mu);
+    if (stale)
+        fl_srvsym_flush(s);
 }
 
 /* Whether fetch() should be asked for id now; records that it was. */

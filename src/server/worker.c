@@ -1032,7 +1032,7 @@ static void *worker_main(void *arg)
         if (w->cfg.symbolize && w->store->symbols_version(conn, &symver))
             symver = -1;
         if (symver >= 0 && last_symver >= 0 && symver != last_symver && w->cfg.symbols_changed)
-            w->cfg.symbols_changed(w->cfg.symbolize_ctx);
+            w->cfg.symbols_changed(w->cfg.symbolize_ctx, symver);
         if (symver >= 0)
             last_symver = symver;
         bool suspect = false;

@@ -20,7 +20,9 @@
 #include "fl_crashlog.h"
 #include "fl_group.h"
 #include "fl_serve.h"
+#include "fl_srvsym.h"
 #include "fl_srvutil.h"
+#include "fl_tracesec.h"
 
 static void test_vercmp(void **st)
 {
@@ -714,15 +716,120 @@ static void test_process_dump(void **st)
     fl_group_rules_free(r);
 }
 
+/* Formats kept apart: the section of the object with build id "aa" has
+ * one site, at 0x1040 of its file; "bb" has none (no debug file yet). */
+static int fake_formats(void *ctx, const char *build_id, const char *path, struct fl_tracesec **out)
+{
+    (void)path;
+    ++*(int *)ctx;
+    static const char sec[] = "\x40\x10\0\0\0\0\0\0%s took %d ms\0a.c";
+    *out = NULL;
+    return !strcmp(build_id, "aa") && !fl_tracesec_parse(sec, sizeof sec, out, NULL, 0);
+}
+
+static void test_process_apart(void **st)
+{
+    (void)st;
+    static const char log[] =
+        "FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME apart\nCRASH_SIGNAL 11\n"
+        "OBJECT app/0x1000/0x2000/0x800\nOBJECT_BUILD_ID aa\n"
+        "OBJECT lib/0x10000/0x1000\nOBJECT_BUILD_ID bb\nCALLSTACK 0x1010\n"
+        "TRACE_ID 1 7 0x1840 si 0x38 0x2a\nTRACE_BYTES 6f70656e0a00\n" /* found */
+        "TRACE 2 7 plain\n"
+        "TRACE_ID 3 7 0x1900 -\n"        /* in aa, but no such site */
+        "TRACE_ID 4 7 0x10010 -\n"       /* bb: no debug file */
+        "TRACE_ID 5 7 0x10020 i 0x1\n"   /* bb again: asked once */
+        "TRACE_ID 6 7 0x90000 -\nEND\n"; /* in no object */
+    fl_group_rules *r = fl_group_rules_new();
+    int calls = 0;
+    fl_workers_config c = {.rules = r, .trace_formats = fake_formats, .symbolize_ctx = &calls};
+    fl_processed_buf b;
+    assert_int_equal(fl_process_log("id", NULL, log, sizeof log - 1, NULL, 0, 1700000000, &c, &b),
+                     0);
+    assert_int_equal(calls, 2); /* once an object */
+    char *text = NULL;
+    size_t tl = 0;
+    assert_int_equal(fl_unzstd(b.p.zprocessed, b.p.zprocessed_len, 1u << 20, &text, &tl), 0);
+    json_t *doc = json_loadb(text, tl, 0, NULL);
+    assert_non_null(doc);
+    json_t *tr = json_object_get(doc, "trace");
+    assert_int_equal(json_array_size(tr), 6);
+    static const char *const want[][2] = {
+        {"open\\n took 42 ms", "debug file"},
+        {"plain", NULL},
+        {"<trace format kept apart: the debug file of app has no site at 0x1100>", "missing"},
+        {"<trace format kept apart: no debug file of lib (build id bb) with its formats yet>",
+         "missing"},
+        {"<trace format kept apart: no debug file of lib (build id bb) with its formats yet>",
+         "missing"},
+        {"<trace format kept apart: the site 0x90000 is in no object with a build id>", "missing"},
+    };
+    for (size_t i = 0; i < 6; i++) {
+        json_t *e = json_array_get(tr, i);
+        assert_string_equal(json_string_value(json_object_get(e, "text")), want[i][0]);
+        const char *f = json_string_value(json_object_get(e, "format"));
+        if (want[i][1])
+            assert_string_equal(f, want[i][1]);
+        else
+            assert_null(f);
+    }
+    /* bb waits for its debug file (the backfill); aa has it. */
+    bool bb = false;
+    for (size_t i = 0; i < b.nmissing; i++) {
+        assert_string_not_equal(b.missing[i], "aa");
+        bb |= !strcmp(b.missing[i], "bb");
+    }
+    assert_true(bb);
+    json_decref(doc);
+    free(text);
+    fl_processed_release(&b);
+    fl_group_rules_free(r);
+}
+
+/* The workers' flush on a move of the store's symbols version: once per
+ * version, not once per worker. */
+static void test_symbols_changed_once(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/fl-srvsym-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char up[64], cache[64], err[256];
+    snprintf(up, sizeof up, "%s/up", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    fl_srvsym_config cfg = {.upload_root = up, .cache_dir = cache};
+    fl_srvsym *s = NULL;
+    assert_int_equal(fl_srvsym_new(&cfg, &s, err, sizeof err), 0);
+    uint64_t g = fl_srvsym_generation(s);
+    fl_srvsym_symbols_changed(s, 5);
+    assert_int_equal(fl_srvsym_generation(s), g + 1);
+    fl_srvsym_symbols_changed(s, 5); /* a second worker seeing the same move */
+    assert_int_equal(fl_srvsym_generation(s), g + 1);
+    fl_srvsym_symbols_changed(s, 6);
+    assert_int_equal(fl_srvsym_generation(s), g + 2);
+    fl_srvsym_symbols_changed(s, 4); /* back (rows gone): a move too */
+    assert_int_equal(fl_srvsym_generation(s), g + 3);
+    fl_srvsym_free(s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vercmp),           cmocka_unit_test(test_sha256),
-        cmocka_unit_test(test_gunzip),           cmocka_unit_test(test_group_symbols),
-        cmocka_unit_test(test_group_offsets),    cmocka_unit_test(test_skip_lists),
-        cmocka_unit_test(test_process_example),  cmocka_unit_test(test_process_dump),
-        cmocka_unit_test(test_project_group_id), cmocka_unit_test(test_group_startup_frames),
+        cmocka_unit_test(test_vercmp),
+        cmocka_unit_test(test_sha256),
+        cmocka_unit_test(test_gunzip),
+        cmocka_unit_test(test_group_symbols),
+        cmocka_unit_test(test_group_offsets),
+        cmocka_unit_test(test_skip_lists),
+        cmocka_unit_test(test_process_example),
+        cmocka_unit_test(test_process_dump),
+        cmocka_unit_test(test_project_group_id),
+        cmocka_unit_test(test_group_startup_frames),
         cmocka_unit_test(test_group_cxx_abort),
+        cmocka_unit_test(test_process_apart),
+        cmocka_unit_test(test_symbols_changed_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,10 @@ cmp -s "$work/want" "$work/n1" || { diff "$work/want" "$work/n1" | head; fail "d
 "$FL" decode --obj "$work/app.debug" "$log" >"$work/d2" 2>"$work/e2" || fail "decode log: exit $?: $(cat "$work/e2")"
 grep '^TRACE ' "$work/d1" >"$work/t1"; grep '^TRACE ' "$work/d2" >"$work/t2"
 cmp -s "$work/t1" "$work/t2" || { diff "$work/t1" "$work/t2" | head; fail "the crash log decodes otherwise than the dump"; }
+# A build tree holding the debug file (--obj DIR) does as well.
+mkdir -p "$work/tree/sub" && cp "$work/app.debug" "$work/tree/sub/" && cp "$LIB" "$work/tree/"
+"$FL" decode --obj "$work/tree" "$log" 2>"$work/e2d" | grep '^TRACE ' | cmp -s - "$work/t2" ||
+  fail "decode with --obj DIR differs: $(cat "$work/e2d")"
 # The debug file with its sections compressed (objcopy, as distributions ship them).
 objcopy --compress-debug-sections=zlib "$work/app.debug" "$work/app.z.debug" || fail "compress"
 readelf -SW "$work/app.z.debug" | grep '\.debug_faultline_trace' | grep -q ' C ' || fail "not compressed"
@@ -116,10 +120,13 @@ assert got == want, [(a, b) for a, b in zip(got, want) if a != b][:3] or (len(go
 assert all(e["format"] == "debug file" for e in tr if "format" in e)
 PYEOF
 # More crashes of the program: their formats from the section the server
-# read before and kept, not from the debug file again.
+# read before and kept, not from the debug file again.  (A move of the
+# store's symbols version after the upload, which the workers may see
+# between two crashes, makes them read it once more: at most one extra
+# read is allowed over three crashes.)
 metric() { curl -s -H "Authorization: Bearer $ADMIN" "$(url /metrics)" |
   awk -v m="faultline_trace_formats_$1_total" '$1 == m {print $2}'; }
-for n in 2 3; do
+for n in 2 3 4; do
   (ASAN_OPTIONS=$CRASH_ASAN UBSAN_OPTIONS=handle_segv=0:handle_sigbus=0 \
     FAULTLINE_SPOOL=$work/spool$n DECODE_CRASH=1 exec "$work/app" "$work/ids$n" "$work/text$n" "$LIB") 2>/dev/null
   logn=$(ls "$work"/spool$n/*.crashlog 2>/dev/null | head -1)
@@ -130,8 +137,8 @@ for n in 2 3; do
   grep -q '"format":"debug file"' "$work/c4" || fail "crash $n was not formatted"
   eval "read$n=\$(metric read) shared$n=\$(metric shared)"
 done
-[ -n "$read2" ] && [ "$read3" = "$read2" ] && [ "$shared3" -gt "$shared2" ] ||
-  fail "the third crash read the section again: read $read2 then $read3, shared $shared2 then $shared3"
+[ -n "$read4" ] && [ "$read4" -le 2 ] && [ "$shared4" -ge 2 ] ||
+  fail "crashes after the first read the section again: read $read2, $read3, $read4; shared $shared2, $shared3, $shared4"
 stop || fail "server exit status"
 
 # 6. The debug file from a real debuginfod: decode and a server find the
