@@ -308,7 +308,19 @@ static object *module_object(decoder *dc, struct module *m)
     return m->obj < 0 ? NULL : &dc->objs[m->obj];
 }
 
-/* The file at path has .debug_faultline_trace and build id id: its
+/* The formats of the file at path into *ts: 1; 0 when it has none; -1
+ * when its section is damaged, which is said (once per file: the caller
+ * keeps what it found). */
+static int formats_read(const char *path, fl_tracesec **ts)
+{
+    char err[512];
+    int rc = fl_elf_tracesec(path, ts, err, sizeof err);
+    if (rc < 0)
+        say("warning: %s; its formats not used\n", err);
+    return rc;
+}
+
+/* The file at path has build id id and .debug_faultline_trace: its
  * formats into *ts. */
 static bool formats_at(const char *path, const char *id, fl_tracesec **ts)
 {
@@ -318,14 +330,43 @@ static bool formats_at(const char *path, const char *id, fl_tracesec **ts)
         return false;
     bool same = !strcmp(o.id, id);
     close_object(&o);
-    return same && fl_elf_tracesec(path, ts, err, sizeof err) == 1;
+    return same && formats_read(path, ts) == 1;
+}
+
+/* The debug file the program at path names (.gnu_debuglink), where gdb
+ * looks for it: beside it, in .debug/ there, under /usr/lib/debug. */
+static bool formats_linked(const char *path, const char *id, fl_tracesec **ts)
+{
+    object o;
+    char err[512], name[256] = "";
+    if (access(path, R_OK) || open_object(&o, path, err, sizeof err))
+        return false;
+    GElf_Word crc;
+    const char *link = dwelf_elf_gnu_debuglink(o.elf, &crc);
+    if (link && !strchr(link, '/') && strlen(link) < sizeof name)
+        memcpy(name, link, strlen(link) + 1);
+    close_object(&o);
+    if (!name[0])
+        return false;
+    const char *slash = strrchr(path, '/');
+    int dl = slash ? (int)(slash - path) : 1;
+    const char *dir = slash ? path : ".";
+    char cand[3][4096];
+    snprintf(cand[0], sizeof cand[0], "%.*s/%s", dl, dir, name);
+    snprintf(cand[1], sizeof cand[1], "%.*s/.debug/%s", dl, dir, name);
+    snprintf(cand[2], sizeof cand[2], "/usr/lib/debug%.*s/%s", dl, dir, name);
+    for (int i = 0; i < 3; i++)
+        if (formats_at(cand[i], id, ts))
+            return true;
+    return false;
 }
 
 /* The formats kept apart (FAULTLINE_TRACE_APART) of the object with
  * build id id, loaded from path (NULL: unknown): from an --obj file with
  * that build id (its debug file, or the program unstripped), else the
- * file at path, else /usr/lib/debug/.build-id, else a debuginfod
- * server's debug file or executable.  NULL when none has them. */
+ * file at path, else the debug file it links to (.gnu_debuglink), else
+ * /usr/lib/debug/.build-id, else a debuginfod server's debug file or
+ * executable.  NULL when none has them. */
 static fl_tracesec *formats_of(decoder *dc, const char *id, const char *path)
 {
     for (size_t i = 0; i < dc->nfmts; i++)
@@ -338,14 +379,12 @@ static fl_tracesec *formats_of(decoder *dc, const char *id, const char *path)
     struct formats *f = &dc->fmts[dc->nfmts++];
     memcpy(f->id, id, strlen(id) + 1);
     f->ts = NULL;
-    char err[512];
     for (size_t i = 0; i < dc->nobjs && !f->ts; i++)
-        if (!strcmp(dc->objs[i].id, id) &&
-            fl_elf_tracesec(dc->objs[i].path, &f->ts, err, sizeof err) != 1)
+        if (!strcmp(dc->objs[i].id, id) && formats_read(dc->objs[i].path, &f->ts) != 1)
             f->ts = NULL;
     if (f->ts || dc->no_paths || id[0] == '-')
         return f->ts;
-    if (path && formats_at(path, id, &f->ts))
+    if (path && (formats_at(path, id, &f->ts) || formats_linked(path, id, &f->ts)))
         return f->ts;
     char dbg[64 + 2 * 64 + 16];
     if (strlen(id) > 2) {
@@ -583,8 +622,9 @@ static void usage(FILE *f)
                "A program built with -DFAULTLINE_TRACE_APART keeps its formats in its\n"
                "debug file (.debug_faultline_trace), not in its memory: they are read\n"
                "from an --obj file with the build id that has them (the debug file, or\n"
-               "the program unstripped), else the file at the path named, else\n"
-               "/usr/lib/debug/.build-id, else debuginfod's debug file.\n"
+               "the program unstripped), else the file at the path named or the debug\n"
+               "file it links to (.gnu_debuglink), else /usr/lib/debug/.build-id, else\n"
+               "debuginfod's debug file.\n"
                "\n"
                "With --context, turns calling-context values (faultline_context(), a\n"
                "crash log's CRASH_CONTEXT and THREAD_CONTEXT) into the stacks of\n"

@@ -68,6 +68,14 @@ cmp -s "$work/t1" "$work/t2" || { diff "$work/t1" "$work/t2" | head; fail "the c
 mkdir -p "$work/tree/sub" && cp "$work/app.debug" "$work/tree/sub/" && cp "$LIB" "$work/tree/"
 "$FL" decode --obj "$work/tree" "$log" 2>"$work/e2d" | grep '^TRACE ' | cmp -s - "$work/t2" ||
   fail "decode with --obj DIR differs: $(cat "$work/e2d")"
+# The program the log names links to its debug file (.gnu_debuglink),
+# which sits beside it: found without --obj.
+mkdir -p "$work/linked" && cp "$work/app.debug" "$work/linked/"
+objcopy --add-gnu-debuglink="$work/linked/app.debug" "$work/app" "$work/linked/app" || fail "debuglink"
+sed "s#^OBJECT_PATH $work/app\$#OBJECT_PATH $work/linked/app#" "$log" >"$work/linked.crashlog"
+grep -qx "OBJECT_PATH $work/linked/app" "$work/linked.crashlog" || fail "the log names no linked program"
+"$FL" decode "$work/linked.crashlog" 2>"$work/e2l" | grep '^TRACE ' | cmp -s - "$work/t2" ||
+  fail "decode through .gnu_debuglink differs: $(cat "$work/e2l")"
 # The debug file with its sections compressed (objcopy, as distributions ship them).
 objcopy --compress-debug-sections=zlib "$work/app.debug" "$work/app.z.debug" || fail "compress"
 readelf -SW "$work/app.z.debug" | grep '\.debug_faultline_trace' | grep -q ' C ' || fail "not compressed"
@@ -84,6 +92,8 @@ objcopy --update-section .debug_faultline_trace=<(printf '\001\002\003') "$work/
   fail "objcopy --update-section"
 "$FL" decode --obj "$work/bad.debug" "$log" >"$work/d4" 2>"$work/e4"; rc=$?
 [ $rc = 1 ] || fail "a bad section: exit $rc"
+grep -q "^faultline decode: warning: $work/bad.debug: .debug_faultline_trace: entry 1 (byte 0) is cut short; its formats not used$" \
+  "$work/e4" || fail "a bad section is not said: $(cat "$work/e4")"
 
 # 5. A real server: formats missing until the debug file comes.
 ADMIN=apart-admin-$$ KEY=apart-key-$$
