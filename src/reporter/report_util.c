@@ -50,11 +50,21 @@ void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t 
     for (size_t i = 0; i < log->nstack; i++)
         nstack += log->stack[i].len;
     size_text(nstack, stack, sizeof stack);
-    int n = snprintf(out, cap, "%.60s %.40s, %s %s, %zu frame%s, %s%s%s%s",
+    /* So are the trace events: what the program logged, with its values. */
+    char held[96] = "", events[40] = "";
+    if (log->ntrace)
+        snprintf(events, sizeof events, "%zu trace event%s", log->ntrace,
+                 log->ntrace == 1 ? "" : "s");
+    if (nstack && log->ntrace)
+        snprintf(held, sizeof held, " (%s of stack memory, %s)", stack, events);
+    else if (nstack)
+        snprintf(held, sizeof held, " (%s of stack memory)", stack);
+    else if (log->ntrace)
+        snprintf(held, sizeof held, " (%s)", events);
+    int n = snprintf(out, cap, "%.60s %.40s, %s %s, %zu frame%s, %s%s",
                      log->app_name ? log->app_name : "?",
                      log->app_version ? log->app_version : "(no version)", sig, when,
-                     log->ncallstack, log->ncallstack == 1 ? "" : "s", size, nstack ? " (" : "",
-                     nstack ? stack : "", nstack ? " of stack memory)" : "");
+                     log->ncallstack, log->ncallstack == 1 ? "" : "s", size, held);
     /* What the program said as it died -- an uncaught C++ exception, or the
      * C library's abort message: the most telling line, and text the user
      * should see before it is sent. */

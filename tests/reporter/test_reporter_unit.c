@@ -245,6 +245,20 @@ static void helpers(void **state)
     assert_string_equal(d, "TestApp 1.0, no signal at an unknown time, 1 frame, 99 bytes "
                            "(10.1 KiB of stack memory)");
     fl_crashlog_free(log);
+    /* So are the trace events, with the stack or alone. */
+    strcpy(st + strlen(st) - 4, "TRACE 1 2 user alice logged in\nTRACE_ID 3 2 0x10 -\nEND\n");
+    assert_int_equal(fl_crashlog_parse(st, strlen(st), &log, NULL), 0);
+    fl_report_describe(log, 99, d, sizeof d);
+    assert_string_equal(d, "TestApp 1.0, no signal at an unknown time, 1 frame, 99 bytes "
+                           "(10.1 KiB of stack memory, 2 trace events)");
+    fl_crashlog_free(log);
+    static const char one[] = "FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME TestApp\n"
+                              "CALLSTACK 1\nTRACE 1 2 x\nEND\n";
+    assert_int_equal(fl_crashlog_parse(one, strlen(one), &log, NULL), 0);
+    fl_report_describe(log, 99, d, sizeof d);
+    assert_string_equal(d, "TestApp (no version), no signal at an unknown time, 1 frame, 99 bytes "
+                           "(1 trace event)");
+    fl_crashlog_free(log);
     /* What the program said as it died, its control bytes made harmless. */
     static const char *const tails[][2] = {
         {"EXCEPTION_TYPE St13runtime_error\nEXCEPTION_MESSAGE disk \x1b[2Jfull\n",
