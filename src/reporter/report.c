@@ -505,23 +505,16 @@ static int collect(run *r, item **out, size_t *nout)
     return 0;
 }
 
-static int hexdig(int c)
-{
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* A TRACE_BYTES line (the strings of an event whose format the program
- * kept apart) as the text it holds: what the person is asked to send
- * should be readable, not hex.  Shown only; the log is sent as it is. */
-static void show_strings(FILE *f, const char *hex, size_t n)
+/* The strings of an event whose format the program kept apart (its
+ * TRACE_BYTES, hex in the log) as the text they hold: what the person is
+ * asked to send should be readable.  Shown only; the log is sent as it
+ * is. */
+static void show_strings(FILE *f, const unsigned char *b, size_t n)
 {
     fputc(' ', f);
     bool open = false;
-    for (size_t i = 0; i + 1 < n; i += 2) {
-        int hi = hexdig(hex[i]), lo = hexdig(hex[i + 1]);
-        if (hi < 0 || lo < 0)
-            break;
-        int c = hi << 4 | lo;
+    for (size_t i = 0; i < n; i++) {
+        int c = b[i];
         if (!c) {
             if (open)
                 fputc('"', f);
@@ -549,16 +542,14 @@ static void print_log(FILE *f, const item *it)
     if (it->len && it->data[it->len - 1] != '\n')
         fputc('\n', f);
     bool any = false;
-    for (size_t i = 0; i < it->len;) {
-        const char *line = it->data + i, *nl = memchr(line, '\n', it->len - i);
-        size_t n = nl ? (size_t)(nl - line) : it->len - i;
-        if (n > 12 && !memcmp(line, "TRACE_BYTES ", 12)) {
-            if (!any)
-                fprintf(f, "==> %s: the strings of its trace events, as text <==\n", it->name);
-            any = true;
-            show_strings(f, line + 12, n - 12);
-        }
-        i += n + 1;
+    for (size_t i = 0; i < it->log->ntrace; i++) {
+        const fl_trace_event *e = &it->log->trace[i];
+        if (!e->apart || !e->nbytes)
+            continue;
+        if (!any)
+            fprintf(f, "==> %s: the strings of its trace events, as text <==\n", it->name);
+        any = true;
+        show_strings(f, e->bytes, e->nbytes);
     }
     fflush(f);
 }
