@@ -153,8 +153,9 @@ typedef struct fl_workers_config {
      * were kept apart (FAULTLINE_TRACE_APART): the .debug_faultline_trace
      * section of the debug file (or program) with build id build_id, path
      * the log's (may be NULL).  1 with *out (fl_tracesec_free), 0 when no
-     * file or none with the section was found.  The events' modules wait
-     * for their debug files like modules without symbols (the backfill).
+     * file or none with the section was found, -1 when the only section
+     * found is damaged.  The events' modules wait for their debug files
+     * like modules without symbols (the backfill).
      * May be NULL: such events then say that their format is missing. */
     int (*trace_formats)(void *ctx, const char *build_id, const char *path,
                          struct fl_tracesec **out);

@@ -137,7 +137,8 @@ int fl_srvsym_find_file(fl_srvsym *s, const char *build_id, const char *path, bo
  * build_id, else of the program itself (unstripped), wherever
  * fl_srvsym_find_file finds them; kept for the next crashes (16 debug
  * files' worth) until a debug file arrives.  1 with *out
- * (fl_tracesec_free), 0 when neither has it. */
+ * (fl_tracesec_free), 0 when neither has it, -1 when the only sections
+ * found are damaged (counted in the stats). */
 struct fl_tracesec;
 int fl_srvsym_trace_formats(void *ctx, const char *build_id, const char *path,
                             struct fl_tracesec **out);
@@ -152,6 +153,7 @@ typedef struct fl_srvsym_stats {
     /* Formats kept apart (fl_srvsym_trace_formats): sections read from
      * debug files, and crashes that reused one already read. */
     uint64_t formats_read, formats_shared;
+    uint64_t formats_damaged; /* lookups that found only a damaged section */
 } fl_srvsym_stats;
 void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out);
 /* Count a symcache built for this process outside lookups (the ingest's

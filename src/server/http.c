@@ -2412,9 +2412,13 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "# HELP faultline_trace_formats_shared_total Crashes whose formats kept apart came "
           "from a section read before.\n"
           "# TYPE faultline_trace_formats_shared_total counter\n"
-          "faultline_trace_formats_shared_total %" PRIu64 "\n",
+          "faultline_trace_formats_shared_total %" PRIu64 "\n"
+          "# HELP faultline_trace_formats_damaged_total Crashes whose debug file had a damaged "
+          "section of formats kept apart.\n"
+          "# TYPE faultline_trace_formats_damaged_total counter\n"
+          "faultline_trace_formats_damaged_total %" PRIu64 "\n",
           ss.lookups, ss.located_missing, ss.opened, ss.built, ss.evicted, ss.broken,
-          ss.formats_read, ss.formats_shared);
+          ss.formats_read, ss.formats_shared, ss.formats_damaged);
     }
     if (h->cfg.ctxsrv) {
         fl_ctxsrv_stats cx;

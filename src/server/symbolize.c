@@ -509,12 +509,23 @@ int fl_srvsym_trace_formats(void *ctx, const char *build_id, const char *path,
      * debuginfod may have the file on the next crash. */
     char file[4096], err[512];
     fl_tracesec *ts = NULL;
-    for (int code = 0; code < 2 && !ts; code++)
-        if (fl_srvsym_find_file(s, build_id, path, code, file, sizeof file, NULL) ||
-            fl_elf_tracesec(file, &ts, err, sizeof err) != 1)
+    bool damaged = false;
+    for (int code = 0; code < 2 && !ts; code++) {
+        if (fl_srvsym_find_file(s, build_id, path, code, file, sizeof file, NULL))
+            continue;
+        int rc = fl_elf_tracesec(file, &ts, err, sizeof err);
+        damaged |= rc < 0;
+        if (rc != 1)
             ts = NULL;
-    if (!ts)
-        return 0;
+    }
+    if (!ts) {
+        if (damaged) {
+            pthread_mutex_lock(&s->mu);
+            s->st.formats_damaged++;
+            pthread_mutex_unlock(&s->mu);
+        }
+        return damaged ? -1 : 0;
+    }
     pthread_mutex_lock(&s->mu);
     s->st.formats_read++;
     size_t k = 0; /* the oldest, or a free or stale slot */

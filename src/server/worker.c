@@ -450,6 +450,7 @@ static apart_texts *format_apart(fl_crashlog *L, const fl_workers_config *c, fl_
     struct sec {
         const fl_object *o;
         fl_tracesec *ts;
+        bool damaged; /* the debug file's section is, not absent */
     } secs[32];
     size_t nsecs = 0;
     for (size_t i = 0; i < L->ntrace; i++) {
@@ -459,18 +460,22 @@ static apart_texts *format_apart(fl_crashlog *L, const fl_workers_config *c, fl_
         uint64_t vaddr = 0;
         const fl_object *o = fl_crashlog_object_at(L, e->site, &vaddr);
         fl_tracesec *ts = NULL;
+        bool damaged = false;
         size_t k = 0;
         while (k < nsecs && secs[k].o != o)
             k++;
         if (k < nsecs) {
             ts = secs[k].ts;
+            damaged = secs[k].damaged;
         } else if (o && o->build_id) {
             const char *path = o->path && !o->path_cut ? o->path : NULL;
-            if (!c->trace_formats ||
-                c->trace_formats(c->symbolize_ctx, o->build_id, path, &ts) != 1)
+            int rc =
+                c->trace_formats ? c->trace_formats(c->symbolize_ctx, o->build_id, path, &ts) : 0;
+            damaged = rc < 0;
+            if (rc != 1)
                 ts = NULL;
             if (nsecs < sizeof secs / sizeof *secs)
-                secs[nsecs++] = (struct sec){o, ts};
+                secs[nsecs++] = (struct sec){o, ts, damaged};
             if (!ts && !is_missing(out, o->build_id))
                 add_missing(out, o->build_id);
         }
@@ -483,6 +488,11 @@ static apart_texts *format_apart(fl_crashlog *L, const fl_workers_config *c, fl_
                      "<trace format kept apart: the site 0x%" PRIx64
                      " is in no object with a build id>",
                      e->site);
+        else if (!ts && damaged)
+            snprintf(buf, sizeof buf,
+                     "<trace format kept apart: the formats in the debug file of %s (build id "
+                     "%s) are damaged>",
+                     base_of(o->name), o->build_id);
         else if (!ts)
             snprintf(buf, sizeof buf,
                      "<trace format kept apart: no debug file of %s (build id %s) "

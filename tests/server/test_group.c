@@ -724,6 +724,8 @@ static int fake_formats(void *ctx, const char *build_id, const char *path, struc
     ++*(int *)ctx;
     static const char sec[] = "\x40\x10\0\0\0\0\0\0%s took %d ms\0a.c";
     *out = NULL;
+    if (!strcmp(build_id, "cc"))
+        return -1; /* its debug file's section is damaged */
     return !strcmp(build_id, "aa") && !fl_tracesec_parse(sec, sizeof sec, out, NULL, 0);
 }
 
@@ -733,27 +735,29 @@ static void test_process_apart(void **st)
     static const char log[] =
         "FAULTLINE 0.1.0\nCRASHLOG_VERSION 2\nAPPLICATION_NAME apart\nCRASH_SIGNAL 11\n"
         "OBJECT app/0x1000/0x2000/0x800\nOBJECT_BUILD_ID aa\n"
-        "OBJECT lib/0x10000/0x1000\nOBJECT_BUILD_ID bb\nCALLSTACK 0x1010\n"
+        "OBJECT lib/0x10000/0x1000\nOBJECT_BUILD_ID bb\n"
+        "OBJECT dam/0x20000/0x1000\nOBJECT_BUILD_ID cc\nCALLSTACK 0x1010\n"
         "TRACE_ID 1 7 0x1840 si 0x38 0x2a\nTRACE_BYTES 6f70656e0a00\n" /* found */
         "TRACE 2 7 plain\n"
         "TRACE_ID 3 7 0x1900 -\n"        /* in aa, but no such site */
         "TRACE_ID 4 7 0x10010 -\n"       /* bb: no debug file */
         "TRACE_ID 5 7 0x10020 i 0x1\n"   /* bb again: asked once */
-        "TRACE_ID 6 7 0x90000 -\nEND\n"; /* in no object */
+        "TRACE_ID 6 7 0x90000 -\n"       /* in no object */
+        "TRACE_ID 7 7 0x20010 -\nEND\n"; /* cc: a damaged section */
     fl_group_rules *r = fl_group_rules_new();
     int calls = 0;
     fl_workers_config c = {.rules = r, .trace_formats = fake_formats, .symbolize_ctx = &calls};
     fl_processed_buf b;
     assert_int_equal(fl_process_log("id", NULL, log, sizeof log - 1, NULL, 0, 1700000000, &c, &b),
                      0);
-    assert_int_equal(calls, 2); /* once an object */
+    assert_int_equal(calls, 3); /* once an object */
     char *text = NULL;
     size_t tl = 0;
     assert_int_equal(fl_unzstd(b.p.zprocessed, b.p.zprocessed_len, 1u << 20, &text, &tl), 0);
     json_t *doc = json_loadb(text, tl, 0, NULL);
     assert_non_null(doc);
     json_t *tr = json_object_get(doc, "trace");
-    assert_int_equal(json_array_size(tr), 6);
+    assert_int_equal(json_array_size(tr), 7);
     static const char *const want[][2] = {
         {"open\\n took 42 ms", "debug file"},
         {"plain", NULL},
@@ -763,8 +767,11 @@ static void test_process_apart(void **st)
         {"<trace format kept apart: no debug file of lib (build id bb) with its formats yet>",
          "missing"},
         {"<trace format kept apart: the site 0x90000 is in no object with a build id>", "missing"},
+        {"<trace format kept apart: the formats in the debug file of dam (build id cc) are "
+         "damaged>",
+         "missing"},
     };
-    for (size_t i = 0; i < 6; i++) {
+    for (size_t i = 0; i < 7; i++) {
         json_t *e = json_array_get(tr, i);
         assert_string_equal(json_string_value(json_object_get(e, "text")), want[i][0]);
         const char *f = json_string_value(json_object_get(e, "format"));

@@ -151,6 +151,16 @@ done
   fail "crashes after the first read the section again: read $read2, $read3, $read4; shared $shared2, $shared3, $shared4"
 stop || fail "server exit status"
 
+# A damaged section uploaded: the events say so, and the metric counts it.
+start "$work/data3"
+"$FL" symbols add "$work/bad.debug" --server "$(url /)" >"$work/up" 2>&1 || fail "upload bad: $(cat "$work/up")"
+"$FL" submit "$log" --server "$(url /)" --key "$KEY" >"$work/sub" 2>&1 || fail "submit 3: $(cat "$work/sub")"
+wait_processed "$id" "$work/c5"
+grep -q '<trace format kept apart: the formats in the debug file of app (build id [0-9a-f]*) are damaged>' \
+  "$work/c5" || fail "a damaged section is not said: $(head -c 600 "$work/c5")"
+[ "$(metric damaged)" -ge 1 ] || fail "faultline_trace_formats_damaged_total: $(metric damaged)"
+stop || fail "server 3 exit status"
+
 # 6. The debug file from a real debuginfod: decode and a server find the
 # formats there, by build id (the log names the stripped program).
 mkdir -p "$work/served" && cp "$work/app" "$work/app.debug" "$work/served/"
