@@ -490,6 +490,16 @@ typedef struct fl_store_known_info {
     size_t ids, bytes;
 } fl_store_known_info;
 void fl_store_sqlite_known_info(fl_store *s, fl_store_known_info *out);
+/* The SQLite store's checkpointer, which copies the WAL back into the
+ * database in the background: its passes (asked: started because commits
+ * grew the WAL by 512 KiB, the others by its 200 ms timer), the RESTART
+ * checkpoints that let the WAL start over past 64 MiB, and the WAL's
+ * length in frames after the last pass.  All zero for other engines. */
+typedef struct fl_store_wal_info {
+    uint64_t passes, passes_asked, restarts;
+    int64_t wal_frames;
+} fl_store_wal_info;
+void fl_store_sqlite_wal_info(fl_store *s, fl_store_wal_info *out);
 /* No filter: ingest looks every crash id up (`serve --no-id-filter`, for a
  * server short of memory, and the bench's comparison).  Before the first
  * ingest. */

@@ -2319,6 +2319,24 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# TYPE faultline_ingest_id_filter_bytes gauge\n"
       "faultline_ingest_id_filter_bytes %zu\n",
       ki.lookups, ki.ready ? 1 : 0, ki.from_snapshot ? 1 : 0, ki.ids, ki.bytes);
+    if (!strcmp(h->store->engine, "sqlite")) {
+        fl_store_wal_info wi;
+        fl_store_sqlite_wal_info(h->store, &wi);
+        P("# HELP faultline_sqlite_checkpoints_total Passes of the checkpointer, which copies "
+          "the WAL back into the database: started by commits that grew the WAL by 512 KiB, or "
+          "by its 200 ms timer.\n"
+          "# TYPE faultline_sqlite_checkpoints_total counter\n"
+          "faultline_sqlite_checkpoints_total{started_by=\"wal_growth\"} %" PRIu64 "\n"
+          "faultline_sqlite_checkpoints_total{started_by=\"timer\"} %" PRIu64 "\n"
+          "# HELP faultline_sqlite_wal_restarts_total Checkpoints that held writers off to let "
+          "the WAL start over from its beginning (past 64 MiB).\n"
+          "# TYPE faultline_sqlite_wal_restarts_total counter\n"
+          "faultline_sqlite_wal_restarts_total %" PRIu64 "\n"
+          "# HELP faultline_sqlite_wal_frames Pages in the WAL after the last checkpointer pass.\n"
+          "# TYPE faultline_sqlite_wal_frames gauge\n"
+          "faultline_sqlite_wal_frames %" PRId64 "\n",
+          wi.passes_asked, wi.passes - wi.passes_asked, wi.restarts, wi.wal_frames);
+    }
     P("# HELP faultline_queue_depth Crashes waiting for (or leased by) a worker.\n"
       "# TYPE faultline_queue_depth gauge\n"
       "faultline_queue_depth %" PRId64 "\n",

@@ -208,6 +208,12 @@ PY
       END{exit !(r == 1 && b > 0 && a >= 30 && l < a / 2)}' ||
     fail "id filter: $(curl -s "$(url /metrics)" | grep -E 'id_|accepted_total')"
   ok "new crash ids are not looked up (filter of stored ids loaded)"
+  # The checkpointer's passes are counted by what started them.
+  curl -s "$(url /metrics)" | awk '/^faultline_sqlite_checkpoints_total\{started_by="timer"\} /{t = $2}
+      /^faultline_sqlite_checkpoints_total\{started_by="wal_growth"\} /{g = ($2 != "")}
+      /^faultline_sqlite_wal_frames /{w = ($2 != "")} END{exit !(t > 0 && g && w)}' ||
+    fail "checkpointer metrics: $(curl -s "$(url /metrics)" | grep -E 'sqlite_')"
+  ok "checkpointer metrics"
   # Threads are named for top -H, perf and gdb.
   for t in fl-http-0 fl-writer fl-checkpoint fl-worker; do
     # Read whole (a short-lived thread, fl-idload, may be gone by the time

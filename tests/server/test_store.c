@@ -4,6 +4,7 @@
  * raw logs compressed in chunks.
  */
 #define _GNU_SOURCE /* memmem */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -952,6 +953,61 @@ static void test_no_id_filter(void **st)
     assert_int_equal(ki.lookups, 22);
 }
 
+/* Waits (up to 10 s) until the checkpointer's passes, started as `asked`
+ * says, reach n; returns what it saw last. */
+static fl_store_wal_info wait_passes(fx *f, bool asked, uint64_t n)
+{
+    fl_store_wal_info wi;
+    for (int i = 0; i < 1000; i++) {
+        fl_store_sqlite_wal_info(f->s, &wi);
+        if ((asked ? wi.passes_asked : wi.passes - wi.passes_asked) >= n)
+            return wi;
+        usleep(10000);
+    }
+    fail_msg("the checkpointer made %" PRIu64 " passes (%" PRIu64 " asked), not %" PRIu64,
+             wi.passes, wi.passes_asked, n);
+    return wi;
+}
+
+/* Commits that grow the WAL by 512 KiB ask the checkpointer for a pass
+ * (its passes every 200 ms alone let a stream of commits pile up ~3,000
+ * pages for one pass, and the commit behind that pass waited for the
+ * disk to take them); a small commit does not, and the timer's passes go
+ * on.  Without the WAL hook no pass is ever asked. */
+static void test_checkpoint_steps(void **st)
+{
+    fx *f = *st;
+    sqlite3 *db = fl_store_sqlite_db(f->c);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE scratch(b BLOB)", NULL, NULL, NULL), SQLITE_OK);
+    fl_store_wal_info wi = wait_passes(f, false, 1); /* the timer runs */
+    assert_int_equal(wi.passes_asked, 0);
+    /* 300 rows of 3,000 bytes: a page each, more than 128 frames. */
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                     "WHERE i < 300) INSERT INTO scratch SELECT randomblob(3000) FROM n",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    wi = wait_passes(f, true, 1);
+    assert_true(wi.wal_frames >= 128);
+    /* A small commit asks for nothing: two timer passes later (the first
+     * may have begun before it), still one asked. */
+    uint64_t timer = wi.passes - wi.passes_asked;
+    assert_int_equal(sqlite3_exec(db, "INSERT INTO scratch VALUES (x'00')", NULL, NULL, NULL),
+                     SQLITE_OK);
+    wi = wait_passes(f, false, timer + 2);
+    assert_int_equal(wi.passes_asked, 1);
+    /* Another 512 KiB, another pass. */
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                     "WHERE i < 300) INSERT INTO scratch SELECT randomblob(3000) FROM n",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    wait_passes(f, true, 2);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE scratch", NULL, NULL, NULL), SQLITE_OK);
+}
+
 /* The store turns SQLite's memory statistics off (a global mutex on every
  * allocation): with them off, SQLite reports no memory in use. */
 static void test_memstatus_off(void **st)
@@ -1476,6 +1532,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_requeue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoint_steps, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
