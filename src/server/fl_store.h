@@ -493,10 +493,12 @@ void fl_store_sqlite_known_info(fl_store *s, fl_store_known_info *out);
 /* The SQLite store's checkpointer, which copies the WAL back into the
  * database in the background: its passes (asked: started because commits
  * grew the WAL by 512 KiB, the others by its 200 ms timer), the RESTART
- * checkpoints that let the WAL start over past 64 MiB, and the WAL's
- * length in frames after the last pass.  All zero for other engines. */
+ * checkpoints that let the WAL start over past 64 MiB and those that gave
+ * way to a reader or writer holding on (tried again a second later), and
+ * the WAL's length in frames after the last pass.  All zero for other
+ * engines. */
 typedef struct fl_store_wal_info {
-    uint64_t passes, passes_asked, restarts;
+    uint64_t passes, passes_asked, restarts, restarts_deferred;
     int64_t wal_frames;
 } fl_store_wal_info;
 void fl_store_sqlite_wal_info(fl_store *s, fl_store_wal_info *out);

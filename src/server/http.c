@@ -2332,10 +2332,16 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "the WAL start over from its beginning (past 64 MiB).\n"
           "# TYPE faultline_sqlite_wal_restarts_total counter\n"
           "faultline_sqlite_wal_restarts_total %" PRIu64 "\n"
+          "# HELP faultline_sqlite_wal_restarts_deferred_total Such checkpoints that gave way "
+          "after ~10 ms to a reader still on an older snapshot (or the writer), instead of "
+          "holding ingest for as long; tried again a second later.\n"
+          "# TYPE faultline_sqlite_wal_restarts_deferred_total counter\n"
+          "faultline_sqlite_wal_restarts_deferred_total %" PRIu64 "\n"
           "# HELP faultline_sqlite_wal_frames Pages in the WAL after the last checkpointer pass.\n"
           "# TYPE faultline_sqlite_wal_frames gauge\n"
           "faultline_sqlite_wal_frames %" PRId64 "\n",
-          wi.passes_asked, wi.passes - wi.passes_asked, wi.restarts, wi.wal_frames);
+          wi.passes_asked, wi.passes - wi.passes_asked, wi.restarts, wi.restarts_deferred,
+          wi.wal_frames);
     }
     P("# HELP faultline_queue_depth Crashes waiting for (or leased by) a worker.\n"
       "# TYPE faultline_queue_depth gauge\n"

@@ -63,6 +63,10 @@
  * (512 KiB) to the WAL since its last, besides every 200 ms: see
  * ckpt_main. */
 #define CKPT_STEP_FRAMES 128
+/* How long a RESTART checkpoint waits for a reader (or the writer) before
+ * it gives way, and how long until it tries again: see ckpt_main. */
+#define CKPT_BUSY_POLLS 50 /* of 200 us: ~10-15 ms */
+#define CKPT_RESTART_RETRY_NS 1000000000ull
 /* The schema's generation, in the database's user_version: raised with
  * every change to SCHEMA, INDEXES or the columns added at open.  A server
  * refuses a database of a later generation -- an older binary started on
@@ -3205,6 +3209,19 @@ static int s_stats(fl_store_conn *pc, fl_store_stats *out)
     return 0;
 }
 
+/* The checkpointer's busy handler: a RESTART checkpoint holds the write
+ * lock while it waits for readers, so ingest waits with it; it gives up
+ * after CKPT_BUSY_POLLS polls of 200 us instead of busy_wait's 30 s. */
+static int ckpt_busy(void *arg, int count)
+{
+    (void)arg;
+    if (count >= CKPT_BUSY_POLLS)
+        return 0;
+    struct timespec ts = {0, 200 * 1000};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
 static void *ckpt_main(void *arg)
 {
     sstore *s = arg;
@@ -3212,6 +3229,8 @@ static void *ckpt_main(void *arg)
     pthread_setname_np(pthread_self(), "fl-checkpoint");
     if (open_db(s->path, &db, NULL, 0))
         return NULL;
+    sqlite3_busy_handler(db, ckpt_busy, NULL);
+    uint64_t restart_after = 0; /* fl_mono_ns: the next RESTART not before */
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
         /* A pass every 200 ms, and one whenever commits have added
@@ -3239,17 +3258,33 @@ static void *ckpt_main(void *arg)
         int logsz = 0, done_ = 0;
         sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &logsz, &done_);
         __atomic_store_n(&s->ckpt_frames, logsz, __ATOMIC_RELAXED);
-        bool restart = logsz > WAL_RESTART_FRAMES;
-        if (restart)
-            sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+        /* A reader's snapshot (an API answer over a large store, say)
+         * keeps the RESTART waiting, and the write lock it holds meanwhile
+         * keeps every commit waiting too: a 6 s read stopped ingest for
+         * 6 s.  So it gives way after ~10 ms (ckpt_busy), having copied
+         * what it could, and is tried again a second later; the WAL grows
+         * past WAL_RESTART_FRAMES for as long as such a reader lasts. */
+        bool restart = false, deferred = false;
+        if (logsz > WAL_RESTART_FRAMES && fl_mono_ns() >= restart_after) {
+            if (sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL) ==
+                SQLITE_OK) {
+                restart = true;
+            } else {
+                deferred = true;
+                restart_after = fl_mono_ns() + CKPT_RESTART_RETRY_NS;
+            }
+        }
         pthread_mutex_lock(&s->mu);
         s->ckpt_info.passes++;
         s->ckpt_info.passes_asked += asked;
         s->ckpt_info.restarts += restart;
+        s->ckpt_info.restarts_deferred += deferred;
         s->ckpt_info.wal_frames = logsz > 0 ? logsz : 0;
     }
     pthread_mutex_unlock(&s->mu);
-    /* A last full one so that a clean shutdown leaves a small WAL. */
+    /* A last full one so that a clean shutdown leaves a small WAL: this
+     * one may wait for the last readers. */
+    sqlite3_busy_handler(db, busy_wait, NULL);
     sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_close(db);
     return NULL;

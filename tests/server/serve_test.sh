@@ -211,7 +211,8 @@ PY
   # The checkpointer's passes are counted by what started them.
   curl -s "$(url /metrics)" | awk '/^faultline_sqlite_checkpoints_total\{started_by="timer"\} /{t = $2}
       /^faultline_sqlite_checkpoints_total\{started_by="wal_growth"\} /{g = ($2 != "")}
-      /^faultline_sqlite_wal_frames /{w = ($2 != "")} END{exit !(t > 0 && g && w)}' ||
+      /^faultline_sqlite_wal_restarts_deferred_total /{d = ($2 != "")}
+      /^faultline_sqlite_wal_frames /{w = ($2 != "")} END{exit !(t > 0 && g && d && w)}' ||
     fail "checkpointer metrics: $(curl -s "$(url /metrics)" | grep -E 'sqlite_')"
   ok "checkpointer metrics"
   # Threads are named for top -H, perf and gdb.

@@ -1008,6 +1008,60 @@ static void test_checkpoint_steps(void **st)
     assert_int_equal(sqlite3_exec(db, "DROP TABLE scratch", NULL, NULL, NULL), SQLITE_OK);
 }
 
+/* Waits (up to 20 s) until the checkpointer's RESTART checkpoints (done,
+ * or deferred when `deferred`) reach n. */
+static void wait_restarts(fx *f, bool deferred, uint64_t n)
+{
+    fl_store_wal_info wi;
+    for (int i = 0; i < 2000; i++) {
+        fl_store_sqlite_wal_info(f->s, &wi);
+        if ((deferred ? wi.restarts_deferred : wi.restarts) >= n)
+            return;
+        usleep(10000);
+    }
+    fail_msg("%" PRIu64 " RESTART checkpoints, %" PRIu64 " deferred; waited for %" PRIu64 " %s",
+             wi.restarts, wi.restarts_deferred, n, deferred ? "deferred" : "done");
+}
+
+/* A reader that keeps an old snapshot past the WAL's 64 MiB: the RESTART
+ * checkpoint that would let the WAL start over waits for it holding the
+ * write lock, so it gives way after ~10 ms (tried again a second later)
+ * instead of holding every commit until the reader ends (up to 30 s
+ * before): a commit with 2 s of patience gets through while the reader
+ * still holds.  Once the reader ends, the WAL starts over. */
+static void test_checkpoint_gives_way(void **st)
+{
+    fx *f = *st;
+    sqlite3 *db = fl_store_sqlite_db(f->c);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE scratch(b BLOB)", NULL, NULL, NULL), SQLITE_OK);
+    fl_store_conn *rc = f->s->connect(f->s);
+    assert_non_null(rc);
+    sqlite3 *rdb = fl_store_sqlite_db(rc);
+    assert_int_equal(sqlite3_exec(rdb, "BEGIN; SELECT count(*) FROM scratch", NULL, NULL, NULL),
+                     SQLITE_OK);
+    /* 17,000 pages: past the 16,384 frames at which the WAL starts over. */
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                     "WHERE i < 17000) INSERT INTO scratch SELECT randomblob(3000) FROM n",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    wait_restarts(f, true, 1);
+    sqlite3 *w = NULL;
+    assert_int_equal(sqlite3_open_v2(f->path, &w, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    sqlite3_busy_timeout(w, 2000);
+    assert_int_equal(sqlite3_exec(w, "INSERT INTO scratch VALUES (x'01')", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(w);
+    fl_store_wal_info wi;
+    fl_store_sqlite_wal_info(f->s, &wi);
+    assert_int_equal(wi.restarts, 0); /* the reader still holds */
+    assert_int_equal(sqlite3_exec(rdb, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    wait_restarts(f, false, 1);
+    f->s->disconnect(rc);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE scratch", NULL, NULL, NULL), SQLITE_OK);
+}
+
 /* The store turns SQLite's memory statistics off (a global mutex on every
  * allocation): with them off, SQLite reports no memory in use. */
 static void test_memstatus_off(void **st)
@@ -1533,6 +1587,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_chunk_upgrade, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_steps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checkpoint_gives_way, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
