@@ -15,9 +15,11 @@
 #    without the filter of stored crash ids (bench/server/large.sh).
 # 5. Ingest and processing on PostgreSQL + RabbitMQ against the embedded
 #    default in the same run (bench/server/scaleout.sh).
+# 6. Ingest alone and beside a process holding a read snapshot for 6 s
+#    (bench/server/reader.sh).
 # Environment: ROUNDS (5), SECONDS_PER_RUN (8), CONNS (64), WORKERS (2),
-# INGEST_ONLY (0; 1 skips parts 2-4, for quick comparisons), LARGE and
-# MEMLIMIT (part 4: bench/server/large.sh), SCALEOUT (part 5: bench/server/scaleout.sh), FL_IDS
+# INGEST_ONLY (0; 1 skips parts 2-6, for quick comparisons), LARGE and
+# MEMLIMIT (part 4: bench/server/large.sh), SCALEOUT (part 5: bench/server/scaleout.sh), READER (part 6), FL_IDS
 # (random; "seq" for sequential crash ids, see post.lua).
 set -uo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -163,4 +165,10 @@ fi
 if [ "${SCALEOUT:-1}" != 0 ]; then
   echo
   bash "$here/scaleout.sh" "$build"
+fi
+
+# 6. Ingest beside a long reader (bench/server/reader.sh; READER=0 skips it).
+if [ "${READER:-1}" != 0 ]; then
+  echo
+  bash "$here/reader.sh" "$build"
 fi
