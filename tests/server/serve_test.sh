@@ -215,6 +215,16 @@ PY
       /^faultline_sqlite_wal_frames /{w = ($2 != "")} END{exit !(t > 0 && g && d && w)}' ||
     fail "checkpointer metrics: $(curl -s "$(url /metrics)" | grep -E 'sqlite_')"
   ok "checkpointer metrics"
+  # Every metric the server exports is in docs/http-api.md's table (by its
+  # name, its _sum, or its suffix after a sibling's name: `_evicted_total`).
+  doc=$(dirname "$0")/../../docs/http-api.md
+  names=$(curl -s "$(url /metrics)" | awk '$1 == "#" && $2 == "TYPE" {print $3}' | sort -u)
+  [ "$(wc -l <<<"$names")" -ge 30 ] || fail "metrics: only $(wc -l <<<"$names") names"
+  while read -r n; do
+    grep -qF -e "\`$n\`" -e "\`$n{" -e "\`${n}_sum\`" -e "\`_${n#faultline_*_}\`" "$doc" ||
+      fail "metric $n is not in docs/http-api.md"
+  done <<<"$names"
+  ok "every metric is documented"
   # Threads are named for top -H, perf and gdb.
   for t in fl-http-0 fl-writer fl-checkpoint fl-worker; do
     # Read whole (a short-lived thread, fl-idload, may be gone by the time
