@@ -953,6 +953,18 @@ static void test_no_id_filter(void **st)
     assert_int_equal(ki.lookups, 22);
 }
 
+/* Adds n rows of 3,000 random bytes to the table scratch in one
+ * transaction: a WAL frame each. */
+static void add_pages(sqlite3 *db, int n)
+{
+    char sql[200];
+    snprintf(sql, sizeof sql,
+             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) "
+             "INSERT INTO scratch SELECT randomblob(3000) FROM n",
+             n);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
 /* Waits (up to 10 s) until the checkpointer's passes, started as `asked`
  * says, reach n; returns what it saw last. */
 static fl_store_wal_info wait_passes(fx *f, bool asked, uint64_t n)
@@ -982,12 +994,7 @@ static void test_checkpoint_steps(void **st)
     fl_store_wal_info wi = wait_passes(f, false, 1); /* the timer runs */
     assert_int_equal(wi.passes_asked, 0);
     /* 300 rows of 3,000 bytes: a page each, more than 128 frames. */
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-                     "WHERE i < 300) INSERT INTO scratch SELECT randomblob(3000) FROM n",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
+    add_pages(db, 300);
     wi = wait_passes(f, true, 1);
     assert_true(wi.wal_frames >= 128);
     /* A small commit asks for nothing: two timer passes later (the first
@@ -998,12 +1005,7 @@ static void test_checkpoint_steps(void **st)
     wi = wait_passes(f, false, timer + 2);
     assert_int_equal(wi.passes_asked, 1);
     /* Another 512 KiB, another pass. */
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-                     "WHERE i < 300) INSERT INTO scratch SELECT randomblob(3000) FROM n",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
+    add_pages(db, 300);
     wait_passes(f, true, 2);
     assert_int_equal(sqlite3_exec(db, "DROP TABLE scratch", NULL, NULL, NULL), SQLITE_OK);
 }
@@ -1040,12 +1042,7 @@ static void test_checkpoint_gives_way(void **st)
     assert_int_equal(sqlite3_exec(rdb, "BEGIN; SELECT count(*) FROM scratch", NULL, NULL, NULL),
                      SQLITE_OK);
     /* 17,000 pages: past the 16,384 frames at which the WAL starts over. */
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-                     "WHERE i < 17000) INSERT INTO scratch SELECT randomblob(3000) FROM n",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
+    add_pages(db, 17000);
     wait_restarts(f, true, 1);
     sqlite3 *w = NULL;
     assert_int_equal(sqlite3_open_v2(f->path, &w, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
