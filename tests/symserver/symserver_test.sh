@@ -386,8 +386,12 @@ watch)
   head -c 3000 /dev/urandom >"$work/junk.debug"
   cp "$work/junk.debug" "$inc/junk.debug"
   cp "$DEBUG" "$inc/app.debug"
+  # incoming/ empties when the watcher moves a file to its place under
+  # processed/; processed/app.debug (a link) and failed/'s .error file
+  # follow once the store has recorded them: wait for all three.
   for _ in $(seq 100); do
-    [ -z "$(ls -A "$inc")" ] && break
+    [ -z "$(ls -A "$inc")" ] && [ -e "$work/d/symbols/processed/app.debug" ] &&
+      [ -s "$work/d/symbols/failed/junk.debug.error" ] && break
     sleep 0.1
   done
   [ -z "$(ls -A "$inc")" ] || fail "incoming/ not emptied: $(ls "$inc")"
