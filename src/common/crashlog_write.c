@@ -7,6 +7,7 @@
  * not fit is cut and the line marked truncated, never overrun.
  */
 #include "fl_crashlog.h"
+#include "fl_hex.h"
 
 #include <string.h> /* memcpy of fixed size: compiled to plain stores */
 
@@ -196,16 +197,6 @@ static unsigned dec_digit(char c)
     return (unsigned)(unsigned char)c - '0';
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c |= 0x20; /* 'A'..'F' -> 'a'..'f'; nothing else lands there */
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* Leading zeros aside, a u64 holds any 16 hex digits and any 19 decimal
  * ones, so only a 17th hex digit (always too many) and a 20th decimal one
  * need a check: an overflow-checked multiply per digit was most of the cost
@@ -223,7 +214,7 @@ int fl_parse_u64(const char *s, uint64_t *out)
         while (*s == '0')
             s++;
         for (i = 0; s[i]; i++) {
-            int d = hex_digit(s[i]);
+            int d = fl_hex_digit(s[i]);
             if (d < 0 || i == 16)
                 return -1;
             v = v << 4 | (uint64_t)d;

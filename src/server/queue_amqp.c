@@ -67,6 +67,7 @@
  * missing confirm does.
  */
 #define _GNU_SOURCE
+#include "fl_hex.h"
 #include "fl_queue.h"
 
 #include <errno.h>
@@ -1123,21 +1124,13 @@ static void a_close(fl_queue *q)
     free(aq);
 }
 
-static int a_hexval(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
 /* %XX decoded in place (a path with spaces, '&' or '%'). */
 static void a_unescape(char *s)
 {
     char *w = s;
     for (const char *r = s; *r; r++) {
         int hi, lo;
-        if (r[0] == '%' && (hi = a_hexval(r[1])) >= 0 && (lo = a_hexval(r[2])) >= 0) {
+        if (r[0] == '%' && (hi = fl_hex_digit(r[1])) >= 0 && (lo = fl_hex_digit(r[2])) >= 0) {
             *w++ = (char)(hi << 4 | lo);
             r += 2;
         } else {

@@ -436,12 +436,15 @@ static int done(sqlite3_stmt *s)
 
 /* Waiting for the write lock: sqlite3_busy_timeout() sleeps up to 100 ms
  * at a time, far longer than a group commit holds the lock; poll every
- * 200 us instead, 150,000 times: 30 s of sleeps, about 39 s measured (a
- * nanosleep of 200 us takes longer). */
+ * 200 us instead.  arg is the number of polls before giving up, as
+ * BUSY_POLLS(n): BUSY_PATIENT (150,000: 30 s of sleeps, about 39 s
+ * measured, a nanosleep of 200 us takes longer) for every connection, a
+ * shorter one where waiting holds others up (ckpt_main). */
+#define BUSY_POLLS(n) ((void *)(intptr_t)(n))
+#define BUSY_PATIENT BUSY_POLLS(150000)
 static int busy_wait(void *arg, int count)
 {
-    (void)arg;
-    if (count >= 150000)
+    if (count >= (int)(intptr_t)arg)
         return 0;
     struct timespec ts = {0, 200 * 1000};
     nanosleep(&ts, NULL);
@@ -455,7 +458,7 @@ static int open_db(const char *path, sqlite3 **out, char *err, size_t errlen)
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK)
         goto fail;
-    sqlite3_busy_handler(db, busy_wait, NULL);
+    sqlite3_busy_handler(db, busy_wait, BUSY_PATIENT);
     if (sqlite3_exec(db,
                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"
                      "PRAGMA cache_size=-2000; PRAGMA temp_store=MEMORY;"
@@ -3209,19 +3212,6 @@ static int s_stats(fl_store_conn *pc, fl_store_stats *out)
     return 0;
 }
 
-/* The checkpointer's busy handler: a RESTART checkpoint holds the write
- * lock while it waits for readers, so ingest waits with it; it gives up
- * after CKPT_BUSY_POLLS polls of 200 us instead of busy_wait's 30 s. */
-static int ckpt_busy(void *arg, int count)
-{
-    (void)arg;
-    if (count >= CKPT_BUSY_POLLS)
-        return 0;
-    struct timespec ts = {0, 200 * 1000};
-    nanosleep(&ts, NULL);
-    return 1;
-}
-
 static void *ckpt_main(void *arg)
 {
     sstore *s = arg;
@@ -3229,7 +3219,10 @@ static void *ckpt_main(void *arg)
     pthread_setname_np(pthread_self(), "fl-checkpoint");
     if (open_db(s->path, &db, NULL, 0))
         return NULL;
-    sqlite3_busy_handler(db, ckpt_busy, NULL);
+    /* A RESTART checkpoint holds the write lock while it waits for
+     * readers, so ingest waits with it: give up after CKPT_BUSY_POLLS
+     * polls of 200 us instead of 30 s. */
+    sqlite3_busy_handler(db, busy_wait, BUSY_POLLS(CKPT_BUSY_POLLS));
     uint64_t restart_after = 0; /* fl_mono_ns: the next RESTART not before */
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
@@ -3261,7 +3254,7 @@ static void *ckpt_main(void *arg)
         /* A reader's snapshot (an API answer over a large store, say)
          * keeps the RESTART waiting, and the write lock it holds meanwhile
          * keeps every commit waiting too: a 6 s read stopped ingest for
-         * 6 s.  So it gives way after ~10 ms (ckpt_busy), having copied
+         * 6 s.  So it gives way after ~10 ms (CKPT_BUSY_POLLS), having copied
          * what it could, and is tried again a second later; the WAL grows
          * past WAL_RESTART_FRAMES for as long as such a reader lasts. */
         bool restart = false, deferred = false;
@@ -3284,7 +3277,7 @@ static void *ckpt_main(void *arg)
     pthread_mutex_unlock(&s->mu);
     /* A last full one so that a clean shutdown leaves a small WAL: this
      * one may wait for the last readers. */
-    sqlite3_busy_handler(db, busy_wait, NULL);
+    sqlite3_busy_handler(db, busy_wait, BUSY_PATIENT);
     sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     sqlite3_close(db);
     return NULL;

@@ -33,6 +33,7 @@
 #include "fl_elffile.h"
 #include "fl_exit.h"
 #include "fl_file.h"
+#include "fl_hex.h"
 #include "fl_symbols_cmd.h"
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
@@ -97,12 +98,8 @@ static int parse_input(const char *in, uint64_t *addr)
         uint64_t v = 0;
         size_t i = 2;
         for (; i < 18; i++) {
-            unsigned c = (unsigned char)p[i], d;
-            if (c >= '0' && c <= '9')
-                d = c - '0';
-            else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-                d = (c | 0x20) - 'a' + 10;
-            else
+            unsigned d = (unsigned)fl_hex_digit((unsigned char)p[i]);
+            if (d > 15)
                 break;
             v = v << 4 | d;
         }
@@ -275,16 +272,6 @@ static void handle_input(sym_run *run, const char *in)
     print_block(&run->out, run->sc, addr);
 }
 
-/* Value of hex digit c, or 16 when it is none. */
-static inline unsigned hexval(unsigned char c)
-{
-    unsigned d = (unsigned)c - '0';
-    if (d < 10)
-        return d;
-    d = ((unsigned)c | 0x20) - 'a';
-    return d < 6 ? d + 10 : 16;
-}
-
 /* The common line, "0x" and 1 to 16 hex digits then '\n', parsed in
  * place: what the general path (an fgets piece, CR/LF stripped,
  * parse_input) makes of it too.  Returns the line's length with its
@@ -296,7 +283,7 @@ static size_t fast_hex_line(const char *p, size_t avail, uint64_t *addr)
     size_t lim = avail < 19 ? avail : 19, i = 2;
     uint64_t v = 0;
     for (; i < lim; i++) {
-        unsigned d = hexval((unsigned char)p[i]);
+        unsigned d = (unsigned)fl_hex_digit((unsigned char)p[i]);
         if (d > 15)
             break;
         v = v << 4 | d;

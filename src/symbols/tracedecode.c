@@ -42,6 +42,7 @@
 #include "fl_crashlog.h"
 #include "fl_ctxdecode.h"
 #include "fl_elffile.h"
+#include "fl_hex.h"
 #include "fl_tracedecode.h"
 #include "fl_tracefmt.h"
 #include "fl_tracesec.h"
@@ -498,14 +499,6 @@ static size_t event_text(decoder *dc, pending *p, char *out, size_t cap)
     return fl_trace_format(out, cap, fmt, site.types, nargs, slots, p->bytes, p->len);
 }
 
-static int hexval(int c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
 static int flush_event(decoder *dc, pending *p, FILE *out)
 {
     if (!p->have)
@@ -529,7 +522,7 @@ static int add_bytes(pending *p, const char *hex)
     if (n % 2 || grow(p, n / 2))
         return -1;
     for (size_t i = 0; i < n; i += 2) {
-        int hi = hexval(hex[i]), lo = hexval(hex[i + 1]);
+        int hi = fl_hex_digit(hex[i]), lo = fl_hex_digit(hex[i + 1]);
         if (hi < 0 || lo < 0)
             return -1;
         p->bytes[p->len++] = (char)(hi << 4 | lo);

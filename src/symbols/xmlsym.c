@@ -29,6 +29,7 @@
 #include <libxml/xmlerror.h>
 
 #include "fl_crashlog.h"
+#include "fl_hex.h"
 #include "fl_xmlsym.h"
 
 /* ------------------------------------------------------------------ */
@@ -840,11 +841,7 @@ static int parse_hex(const char *s, size_t n, uint64_t *out)
     if (n == 0 || n > 16)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
-                                            : 16u;
+        unsigned d = (unsigned)fl_hex_digit(s[i]);
         if (d > 15)
             return -1;
         v = (v << 4) | d;
