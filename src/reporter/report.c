@@ -787,7 +787,11 @@ int fl_reporter_main(int argc, char **argv)
     /* Consent given ahead, for the reporter the client library starts after
      * a crash: it has no terminal, so it can ask no one. */
     const char *yes = getenv("FAULTLINE_REPORT_YES");
-    o.yes = yes && *yes && strcmp(yes, "0") != 0;
+    o.yes = yes && !strcmp(yes, "1");
+    /* Consent is never guessed from a value: "no" or "false" must not
+     * send.  Anything but 1, 0 or empty is said and taken as no. */
+    if (yes && *yes && !o.yes && strcmp(yes, "0"))
+        warn("FAULTLINE_REPORT_YES=%.40s: not 1 (send without asking) or 0; taken as 0", yes);
     int prc = parse_args(argc, argv, &o);
     if (prc >= 1000)
         return prc - 1000;

@@ -51,7 +51,7 @@ static void usage(FILE *f)
                "  --cacert FILE         check an https server's certificate against the CA\n"
                "                        certificates (PEM) in FILE (default $FAULTLINE_CACERT)\n"
                "Exit: 0 all accepted, 75 some not delivered (try later), 1 some invalid,\n"
-               "unreadable, rejected or failed, 64 usage.\n");
+               "unreadable, rejected, too large (413) or failed, 64 usage.\n");
 }
 
 /* Read a whole file of at most FL_CRASHLOG_MAX_BYTES; *data malloc'ed. */

@@ -48,7 +48,7 @@ static void usage(FILE *f)
           "                     installation id, for faultline-report to send (default:\n"
           "                     $FAULTLINE_SPOOL, else $XDG_STATE_HOME/faultline, else\n"
           "                     $HOME/.local/state/faultline)\n"
-          "  -o FILE            write the log to FILE instead ('-': standard output)\n"
+          "  -o, --output FILE  write the log to FILE instead ('-': standard output)\n"
           "  --from-kernel      be the kernel's core_pattern program: the core comes on\n"
           "                     standard input, the operands are core_pattern's\n"
           "                     %P %i %s %t %e; the program's path and thread names are\n"

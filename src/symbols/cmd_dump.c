@@ -244,7 +244,8 @@ int fl_cmd_dump(int argc, char **argv)
         case 't':
             timeout = strtod(optarg, &end);
             if (!*optarg || *end || !(timeout > 0 && timeout <= 3600)) {
-                fprintf(stderr, "faultline dump: --timeout %s: seconds, above 0\n", optarg);
+                fprintf(stderr, "faultline dump: --timeout %s: seconds, above 0 and up to 3600\n",
+                        optarg);
                 return 2;
             }
             break;

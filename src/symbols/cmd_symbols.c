@@ -1079,7 +1079,7 @@ int fl_cmd_symbols(int argc, char **argv)
     static const char *const cacert_opts[] = {"--cacert", NULL};
     const char *cache = NULL, *server = NULL, *token = getenv("FAULTLINE_ADMIN_TOKEN");
     const char *timeout = NULL, *retries = NULL, *cacert = getenv("FAULTLINE_CACERT");
-    int cacert_given = 0;
+    int cacert_given = 0, token_given = 0;
     int force = 0;
     char **files = calloc((size_t)argc, sizeof *files), **all = NULL;
     int nfiles = 0, nall = 0, bad = 0, rc = FL_EXIT_USAGE;
@@ -1125,8 +1125,10 @@ int fl_cmd_symbols(int argc, char **argv)
             else if (names == cacert_opts) {
                 cacert = v;
                 cacert_given = 1;
-            } else
+            } else {
                 token = v;
+                token_given = 1;
+            }
         } else {
             usage_error("symbols add", true, "unknown option '%s'", a);
             goto out;
@@ -1152,11 +1154,12 @@ int fl_cmd_symbols(int argc, char **argv)
                     cache ? "--cache" : "--force");
         goto out;
     }
-    if (!server && (timeout || retries || cacert_given)) {
+    if (!server && (timeout || retries || cacert_given || token_given)) {
         usage_error("symbols add", false, "%s is for uploads (--server)",
-                    timeout   ? "--timeout"
-                    : retries ? "--retries"
-                              : "--cacert");
+                    timeout       ? "--timeout"
+                    : retries     ? "--retries"
+                    : token_given ? "--token"
+                                  : "--cacert");
         goto out;
     }
     if (cacert && !*cacert) /* an empty FAULTLINE_CACERT counts as unset */

@@ -1149,7 +1149,7 @@ int fl_cmd_decode(int argc, char **argv)
     elf_version(EV_CURRENT);
     optind = 1;
     opterr = 0; /* our own words, named "faultline decode" */
-    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             rc = 0;

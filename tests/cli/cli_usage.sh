@@ -69,6 +69,7 @@ usage_error 64 "unknown option '--frob'; see faultline symbols add --help" symbo
 usage_error 64 '--server needs a value; see faultline symbols add --help' symbols add x --server
 usage_error 64 '--cache needs a value' symbols add x --cache
 usage_error 64 '--token needs a value' symbols add x --token
+usage_error 64 '--token is for uploads (--server)' symbols add x --token t
 usage_error 64 'no --obj FILE given; see faultline symbolicate --help' symbolicate
 usage_error 64 '--obj needs a value' symbolicate --obj
 usage_error 64 '-e needs a value' symbolicate -e
@@ -88,6 +89,9 @@ usage_error 64 '--spool and -o exclude each other' core c --spool d -o f
 # Documented otherwise (faultline(1)): decode and dump exit 2.
 usage_error 2 "faultline decode: unknown option '--frob'; see faultline decode --help" decode --frob
 usage_error 2 "faultline decode: a value is missing after '--obj'; see faultline decode --help" decode --obj
+# -o is core's and minidump's output file: decode has no short --obj.
+usage_error 2 "faultline decode: unknown option '-o'; see faultline decode --help" decode -o x
+usage_error 2 'faultline dump: --timeout 4000: seconds, above 0 and up to 3600' dump --timeout 4000 1
 usage_error 2 'faultline decode: one file at a time (2 given); see faultline decode --help' decode a b
 usage_error 2 "faultline decode: --context takes no file ('x'); see faultline decode --help" decode --context 1 x
 usage_error 2 'faultline dump: no process id given; see faultline dump --help' dump

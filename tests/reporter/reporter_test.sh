@@ -516,6 +516,11 @@ case_env_yes() {
     expect_rc 75
     [ "$(requests)" = 0 ] || fail "FAULTLINE_REPORT_YES=0 sent without consent"
     grep -q 'FAULTLINE_REPORT_YES=1' "$WORK/rep.err" || fail "the message does not name the variable"
+    # Only 1 is consent: "no" must not send, and is said to be taken as 0.
+    FAULTLINE_REPORT_YES=no rep --url "$URL"
+    expect_rc 75
+    [ "$(requests)" = 0 ] || fail "FAULTLINE_REPORT_YES=no sent without consent"
+    grep -q 'FAULTLINE_REPORT_YES=no: not 1' "$WORK/rep.err" || fail "FAULTLINE_REPORT_YES=no: no warning"
     FAULTLINE_REPORT_YES=1 rep --url "$URL"
     expect_rc 0
     [ "$(requests)" = 1 ] || fail "FAULTLINE_REPORT_YES=1: $(requests) requests"
