@@ -62,6 +62,7 @@ typedef struct run {
     size_t napproved;
     unsigned delivered, rejected, kept, errors;
     int64_t next_due;  /* earliest retry time of a kept log we may send, 0: none */
+    bool server_paused; /* in the last pass the server named a wait (Retry-After) */
     /* Set in a pass when the server did not answer or said it is busy
      * (429, 502, 503, 504): the rest of the pass is kept until then
      * without a request, instead of waiting out a timeout per log or
@@ -106,7 +107,8 @@ static void usage(FILE *f)
             "                      client library starts after a crash)\n"
             "  --email ADDR        contact address sent with each report\n"
             "  --once              one pass over the spool (the default)\n"
-            "  --retry-until S     keep retrying kept logs for up to S seconds\n"
+            "  --retry-until S     keep retrying kept logs for up to S seconds (a last try\n"
+            "                      at the end when the backoff would wait past it)\n"
             "  --now               send logs waiting to retry now, not at their next try\n"
             "                      (after fixing the URL or the key, or the server)\n"
             "  --show              print each log's full text before sending (and the\n"
@@ -332,6 +334,8 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         it->rs.status = res.status;
         long wait = fl_spool_backoff(it->rs.attempts, res.retry_after_s);
         it->rs.next = now + wait;
+        if (res.retry_after_s > 0)
+            r->server_paused = true;
         int rc = fl_spool_retry_save(r->sp, it->name, &it->rs);
         /* Without its retry file (a full disk) the next run sends it at
          * once: said so, not "next try in N s". */
@@ -363,7 +367,11 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         return;
     }
     case FL_UPLOAD_FAILED:
-        if (res.status)
+        if (res.status == 401 && (!r->o->key || !*r->o->key))
+            warn("%s%s: failed (HTTP 401: %s; no ingest key was given: --key KEY or "
+                 "FAULTLINE_INGEST_KEY); kept",
+                 prefix, it->name, res.message);
+        else if (res.status)
             warn("%s%s: failed (HTTP %ld: %s); kept", prefix, it->name, res.status, res.message);
         else
             warn("%s%s: failed (%s); kept", prefix, it->name, res.message);
@@ -566,6 +574,7 @@ static int pass(run *r, bool first)
     item *items;
     size_t n;
     r->next_due = 0;
+    r->server_paused = false;
     r->hold_until = 0;
     r->held = 0;
     r->refused = false;
@@ -839,7 +848,7 @@ int fl_reporter_main(int argc, char **argv)
     struct timespec mono;
     clock_gettime(CLOCK_MONOTONIC, &mono);
     int64_t mono_deadline = o.retry_until >= 0 ? (int64_t)mono.tv_sec + o.retry_until : 0;
-    bool usage_problem = false;
+    bool usage_problem = false, last = false;
     for (bool first = true;; first = false) {
         r.kept = 0; /* delivered and rejected add up over passes, kept is the last word */
         unsigned errors_before = r.errors;
@@ -847,18 +856,35 @@ int fl_reporter_main(int argc, char **argv)
             usage_problem = true;
             break;
         }
-        if (o.retry_until < 0 || !r.kept || r.errors != errors_before || !r.next_due)
+        if (last || o.retry_until < 0 || !r.kept || r.errors != errors_before || !r.next_due)
             break;
         int64_t now = (int64_t)time(NULL);
         clock_gettime(CLOCK_MONOTONIC, &mono);
-        if (r.next_due - now > mono_deadline - (int64_t)mono.tv_sec)
-            break;
-        if (r.next_due > now) {
-            say(&r, "waiting %lld s for the next retry", (long long)(r.next_due - now));
-            struct timespec ts = {(time_t)(r.next_due - now), 0};
-            while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-                ;
+        int64_t wait = r.next_due > now ? r.next_due - now : 0;
+        int64_t left = mono_deadline - (int64_t)mono.tv_sec;
+        if (wait > left) {
+            /* Our own backoff outgrew the deadline (the first wait alone
+             * is 30 s or more): one last try as it ends, rather than none
+             * while the person waits.  A wait the server asked for
+             * (Retry-After) is kept: the logs stay for a later run. */
+            if (r.server_paused || left <= 0) {
+                say(&r,
+                    "the next try is in %lld s, past --retry-until's end%s: the logs stay for a "
+                    "later run",
+                    (long long)wait, r.server_paused ? " (the server asked for the wait)" : "");
+                break;
+            }
+            say(&r, "the next try is in %lld s, past --retry-until's end: one last try in %lld s",
+                (long long)wait, (long long)left);
+            wait = left;
+            o.now = true; /* the logs waiting to retry are due then */
+            last = true;
+        } else if (wait > 0) {
+            say(&r, "waiting %lld s for the next retry", (long long)wait);
         }
+        struct timespec ts = {(time_t)wait, 0};
+        while (wait > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
     }
 
     if (!usage_problem && (r.delivered || r.rejected || r.kept))

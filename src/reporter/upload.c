@@ -447,10 +447,13 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     rc = 0;
     if (cc != CURLE_OK) {
         res->outcome = classify_curl(cc);
-        long oe = 0;
-        char why[CURL_ERROR_SIZE + 64];
+        long oe = 0, port = 0;
+        char *ip = NULL;
+        char why[CURL_ERROR_SIZE + 160];
         curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &oe);
-        fl_net_message(why, sizeof why, errbuf[0] ? errbuf : curl_easy_strerror(cc), oe);
+        curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip);
+        curl_easy_getinfo(c, CURLINFO_PRIMARY_PORT, &port);
+        fl_net_message(why, sizeof why, errbuf[0] ? errbuf : curl_easy_strerror(cc), oe, ip, port);
         printable(res->message, sizeof res->message, why, strlen(why));
         /* A certificate that does not verify does not mend itself: say
          * how to name the CA that signed it. */

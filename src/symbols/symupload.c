@@ -248,9 +248,12 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     /* Where it went wrong and why, as faultline-report says it: "Failed
      * to connect to HOST port N ...: ... (Connection refused)". */
-    char cwhy[CURL_ERROR_SIZE + 64];
+    char cwhy[CURL_ERROR_SIZE + 160], *ip = NULL;
+    long port = 0;
     curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &oe);
-    fl_net_message(cwhy, sizeof cwhy, errbuf[0] ? errbuf : curl_easy_strerror(cc), oe);
+    curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip);
+    curl_easy_getinfo(c, CURLINFO_PRIMARY_PORT, &port);
+    fl_net_message(cwhy, sizeof cwhy, errbuf[0] ? errbuf : curl_easy_strerror(cc), oe, ip, port);
     res->http_status = status;
     struct curl_header *ra = NULL;
     if (status && curl_easy_header(c, "Retry-After", 0, CURLH_HEADER, -1, &ra) == CURLHE_OK)

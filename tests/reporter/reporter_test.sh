@@ -261,8 +261,12 @@ case_status_401() {
     [ "$(nlogs)" = 3 ] || fail "a log was not kept"
     grep -q '2 more crash reports not tried: the server answered HTTP 401 to the one before, as it would to them; kept' \
         "$WORK/rep.err" || fail "no line for the logs not tried"
-    rep --url "$URL" --yes
+    # No key given here: the 401 line says where one comes from.
+    grep -q 'no ingest key was given: --key KEY or FAULTLINE_INGEST_KEY' "$WORK/rep.err" ||
+        fail "401 without a key: not said: $(head -2 "$WORK/rep.err")"
+    rep --url "$URL" --yes --key k
     expect_rc 0
+    ! grep -q 'no ingest key was given' "$WORK/rep.err" || fail "a key was given, yet said missing"
     [ "$(nlogs)" = 0 ] || fail "not all sent once the server took them"
 }
 
@@ -347,6 +351,31 @@ case_status_503_then_200() {
     [ "$(requests)" = 3 ] || fail "want 3 requests, got $(requests)"
     [ "$(nlogs)" = 0 ] || fail "not deleted after delivery"
     [ ! -e "$SPOOL/a.crashlog.retry" ] || fail "retry file left behind"
+}
+
+case_retry_until_end() {
+    # Our own backoff (30 s and up) past --retry-until's end: one last try
+    # as it ends, said so, instead of giving up at once.
+    mklog "$SPOOL/a.crashlog"
+    start_responder 503,200
+    rep --url "$URL" --yes --retry-until 3
+    expect_rc 0
+    [ "$(requests)" = 2 ] || fail "want 2 requests (503, then the last try), got $(requests)"
+    grep -q "past --retry-until's end: one last try in [0-9]* s" "$WORK/rep.err" ||
+        fail "the last try not said: $(cat "$WORK/rep.err")"
+    [ "$(nlogs)" = 0 ] || fail "not delivered at the last try"
+    kill "$RPID"
+    wait "$RPID" 2>/dev/null
+    RPID=
+    # A wait the server asked for is honoured: no last try, said why.
+    mklog "$SPOOL/b.crashlog"
+    start_responder 503 --retry-after 300
+    rep --url "$URL" --yes --retry-until 3
+    expect_rc 75
+    [ "$(requests)" = 1 ] || fail "Retry-After 300 past the end: want 1 request, got $(requests)"
+    grep -q "past --retry-until's end (the server asked for the wait): the logs stay" "$WORK/rep.err" ||
+        fail "giving up not said: $(cat "$WORK/rep.err")"
+    [ "$(nlogs)" = 1 ] || fail "the log was not kept"
 }
 
 case_retry_after_date() {
