@@ -45,17 +45,25 @@ test-asan: build-asan
 test: lint test-plain test-asan
 	@echo "make test: plain and ASan+UBSan suites passed"
 
-# Only what it runs (the server and the reporter, not the tests): faster,
-# and none of the test programs' link warnings.
+# What is installed: the two programs and the client library (shared,
+# static and the preload one).  run and install build only these, not the
+# tests: faster, and none of the test programs' link warnings.
+SHIPPED      := faultline faultline-report faultline_shared faultline_static faultline_preload
+
 run: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
-	cmake --build $(BUILD) -j$(JOBS) --target faultline faultline-report
+	cmake --build $(BUILD) -j$(JOBS) --target $(SHIPPED)
 	@mkdir -p $(DATA)
-	$(BUILD)/src/cli/faultline serve --listen $(LISTEN) --data $(DATA)
+	@# The server names its own options; under make they are variables.
+	@echo "$(BUILD)/src/cli/faultline serve --listen $(LISTEN) --data $(DATA)"
+	@$(BUILD)/src/cli/faultline serve --listen $(LISTEN) --data $(DATA) || \
+	  { rc=$$?; echo "make run: the server stopped (exit $$rc); make run LISTEN=ADDR:PORT DATA=DIR set its --listen and --data" >&2; exit $$rc; }
 
 # ldconfig (as root): the loader finds the new libfaultline.so in a
 # prefix its configuration names (/usr/local/lib) without LD_LIBRARY_PATH.
-install: build
+install: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(BUILD) -j$(JOBS) --target $(SHIPPED)
 	cmake --install $(BUILD) --prefix $(PREFIX)
 	@if [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then ldconfig; fi
 

@@ -345,6 +345,19 @@ static bool admin_ok(fl_http *h, struct MHD_Connection *c)
     return fl_secret_eq(a, h->cfg.admin_token);
 }
 
+/* Why admin_ok() said no, for the 401: a token that is not the admin
+ * token reads differently from none, so that a person pasting the ingest
+ * key, or a stale token, knows which it is. */
+static const char *admin_refusal(struct MHD_Connection *c)
+{
+    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!a || !*a)
+        return "admin token required (Authorization: Bearer ...)";
+    if (strncasecmp(a, "Bearer ", 7))
+        return "admin token required: the Authorization header is not \"Bearer TOKEN\"";
+    return "admin token required: the bearer token given is not the admin token";
+}
+
 static fl_store_conn *thread_conn(fl_http *h)
 {
     fl_store_conn *c = pthread_getspecific(h->conn_key);
@@ -2501,7 +2514,7 @@ static const char *upload_name(struct MHD_Connection *c)
 static enum MHD_Result sym_refusal(struct MHD_Connection *c, int late)
 {
     return late == LATE_UNAUTHORIZED
-               ? send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL)
+               ? send_error(c, 401, admin_refusal(c), NULL)
                : send_error(c, 503, "symbol ingestion is not running in this process", "30");
 }
 
@@ -2905,7 +2918,7 @@ static enum MHD_Result refuse_admin(req *r)
 {
     if (!answer_after_body(r->conn)) {
         r->state = ST_DONE;
-        return send_error(r->conn, 401, "admin token required (Authorization: Bearer ...)", NULL);
+        return send_error(r->conn, 401, admin_refusal(r->conn), NULL);
     }
     r->kind = K_REFUSED;
     r->late = LATE_UNAUTHORIZED;
@@ -3097,7 +3110,7 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
         if (!allow_of(url))
             return send_error(c, 404, NO_ROUTE, NULL);
         if (!admin_ok(h, c))
-            return send_error(c, 401, "admin token required (Authorization: Bearer ...)", NULL);
+            return send_error(c, 401, admin_refusal(c), NULL);
         if (!get)
             return send_error(c, 404, "not found", NULL);
         if (!strcmp(url, "/api/v1/groups") || !strcmp(url, "/api/v1/groups/"))
@@ -3242,7 +3255,7 @@ static enum MHD_Result refused_body(req *r, size_t *size)
     }
     conn_exempt(r->conn); /* received whole */
     r->state = ST_DONE;
-    return send_error(r->conn, 401, "admin token required (Authorization: Bearer ...)", NULL);
+    return send_error(r->conn, 401, admin_refusal(r->conn), NULL);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,

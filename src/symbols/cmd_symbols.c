@@ -1026,8 +1026,9 @@ static int expand_dirs(char **files, int n, fl_elf_objs *found, char ***out, int
                 continue;
             }
             size_t dups = drop_duplicates(found, before);
-            fprintf(stderr, "faultline symbols add: %s: %zu files with a build id and symbols",
-                    files[i], found->n - before);
+            size_t nf = found->n - before;
+            fprintf(stderr, "faultline symbols add: %s: %zu file%s with a build id and symbols",
+                    files[i], nf, nf == 1 ? "" : "s");
             if (dups)
                 fprintf(stderr, " (%zu more with the same build id as one of them passed over)",
                         dups);

@@ -380,9 +380,14 @@ auth)
   for r in "${routes[@]}"; do
     set -- $r
     c=$(code "$1" "$2" -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r without token -> $c"
+    grep -q 'admin token required (Authorization: Bearer' "$work/body" || fail "$r without token: $(cat "$work/body")"
     c=$(code "$1" "$2" -H 'Authorization: Bearer nope' -d '{"status":"resolved"}'); [ "$c" = 401 ] || fail "$r wrong token -> $c"
+    # A wrong token is said to be wrong, not missing.
+    grep -q 'the bearer token given is not the admin token' "$work/body" || fail "$r wrong token: $(cat "$work/body")"
   done
-  ok "401 on ${#routes[@]} read/admin routes without or with a wrong token"
+  c=$(code GET /api/v1/groups -H "Authorization: Basic $ADMIN"); [ "$c" = 401 ] || fail "Basic auth -> $c"
+  grep -q 'is not \\"Bearer TOKEN\\"' "$work/body" || fail "Basic auth: $(cat "$work/body")"
+  ok "401 on ${#routes[@]} read/admin routes without or with a wrong token, each said"
   # The admin routes with a body, asked with a wrong token as a reverse
   # proxy asks (the whole body at once, no Expect): 401 after the body, the
   # connection kept (whole_twice.py says why; before, they were answered
@@ -394,7 +399,7 @@ auth)
   for r in "${bodied[@]}"; do
     set -- $r
     python3 "$(dirname "$0")/../lib/whole_twice.py" "$PORT" "$2" "Authorization: Bearer nope" 300000 401 \
-      'admin token required' "$1" >"$work/proxy401" 2>&1 || fail "$r with a wrong token, as a proxy sends it: $(cat "$work/proxy401")"
+      'is not the admin token' "$1" >"$work/proxy401" 2>&1 || fail "$r with a wrong token, as a proxy sends it: $(cat "$work/proxy401")"
   done
   c=$(code PATCH "/api/v1/groups/$gid" -H 'Authorization: Bearer nope' -H 'Expect: 100-continue' -d '{"status":"resolved"}')
   [ "$c" = 401 ] || fail "PATCH with a wrong token and Expect: 100-continue -> $c"

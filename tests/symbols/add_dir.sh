@@ -47,7 +47,7 @@ mkdir -p "$D/x" && cp "$T/a" "$D/x/z-prog" && objcopy --only-keep-debug "$T/a" "
     strip --strip-debug -o "$D/m.symtab" "$T/a" || fail "building the twins"
 "$FL" symbols add "$D" --cache "$work/cache3" >"$work/out" 2>"$work/err" || fail "add twins: exit $?"
 [ "$(awk '{print $1, $2}' "$work/out")" = "$ida $D/x/z-prog:" ] || fail "twins: $(cat "$work/out")"
-grep -qx "faultline symbols add: $D: 1 files with a build id and symbols (2 more with the same build id as one of them passed over)" \
+grep -qx "faultline symbols add: $D: 1 file with a build id and symbols (2 more with the same build id as one of them passed over)" \
     "$work/err" || fail "twins said: $(cat "$work/err")"
 rm "$D/x/z-prog"
 "$FL" symbols add "$D" --cache "$work/cache4" >"$work/out" 2>"$work/err" || fail "add twins 2: exit $?"
