@@ -113,9 +113,21 @@ typedef struct faultline_hooks {
  *
  * app, version: copied; at most FAULTLINE_MAX_APPNAME / _VERSION - 1 bytes.
  * hooks: copied; may be NULL.
- * Returns non-zero on success, 0 on failure (bad arguments, already
- * installed, or install_crash_catcher failed).  Not thread-safe against
- * a concurrent faultline_install().
+ * Returns non-zero on success, with errno as it was before the call; 0 on
+ * failure, with errno saying why:
+ *   EINVAL     app NULL or empty, version NULL, or either too long;
+ *   EALREADY   a faultline_install() succeeded before;
+ *   ENOENT     none of FAULTLINE_SPOOL, XDG_STATE_HOME and HOME is set;
+ *   ENAMETOOLONG  the spool's path is too long (over 960 bytes, made
+ *              absolute);
+ *   EACCES, ENOENT, ENOTDIR, EROFS, ...  from mkdir() or realpath(): the
+ *              spool directory cannot be made or found;
+ *   ENOEXEC    the dynamic linker reported no loaded object;
+ *   ECANCELED  install_crash_catcher returned 0 and left errno 0; any other
+ *              errno it left, or that of a failed sigaction() or thread key
+ *              of the default one, is passed on.
+ * The spool errors are not failures when start_crashlog is your own.  Not
+ * thread-safe against a concurrent faultline_install().
  *
  * Environment read here: FAULTLINE_SPOOL (spool directory; default
  * $XDG_STATE_HOME/faultline, else ~/.local/state/faultline),

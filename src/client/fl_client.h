@@ -101,7 +101,23 @@ typedef struct fl_state {
     unsigned ignored; /* bit per crash signal the program ignored (SIG_IGN) */
     bool faults_open; /* sigprocmask() no longer blocks FL_FAULT_SIGS (interpose.c) */
     void *abort_msg;  /* &__abort_msg: glibc's message of an abort (catcher.c), or NULL */
+    /* Why the last faultline_install() failed (errno has the rest), and the
+     * spool it last tried with the variable that named it (NULL: none was
+     * set): what the preload library, which has no caller to tell, prints. */
+    int failed_at;
+    char spool_tried[FL_PATH_MAX];
+    const char *spool_from;
 } fl_state;
+
+/* fl_state.failed_at: the step of faultline_install() that failed. */
+enum {
+    FL_FAIL_NONE,
+    FL_FAIL_ARGS,
+    FL_FAIL_ALREADY,
+    FL_FAIL_SPOOL,
+    FL_FAIL_MODULES,
+    FL_FAIL_CATCHER
+};
 
 extern fl_state fl_g;
 extern fl_modtab fl_mods;
@@ -123,7 +139,7 @@ extern fl_crash fl_cur;
 
 /* ---- install-time (ordinary context) ---- */
 int fl_sysinfo_init(fl_state *st);           /* uname, os-release, exe, ids */
-int fl_spool_init(fl_state *st);             /* resolve + create spool */
+int fl_spool_init(fl_state *st);             /* resolve + create spool; errno */
 int fl_spool_count_logs(const char *dir);    /* finished logs in dir */
 /* The reporter to start after a crash when FAULTLINE_REPORTER is unset
  * (the preload library's, beside it); before faultline_install().  Copied. */

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,13 +60,15 @@ static size_t env_size(const char *name, size_t def, size_t max)
     return n > max ? max : (size_t)n;
 }
 
-FL_EXPORT int faultline_install(const char *app, const char *version,
-                                const faultline_hooks *hooks)
+/* faultline_install() but for errno: FL_FAIL_NONE, or the step that
+ * failed with errno set to why (the values faultline.h documents). */
+static int install(const char *app, const char *version, const faultline_hooks *hooks)
 {
-    if (installed || !app || !version || !*app)
-        return 0;
-    if (strlen(app) >= sizeof fl_g.app || strlen(version) >= sizeof fl_g.version)
-        return 0;
+    if (installed)
+        return errno = EALREADY, FL_FAIL_ALREADY;
+    if (!app || !version || !*app || strlen(app) >= sizeof fl_g.app ||
+        strlen(version) >= sizeof fl_g.version)
+        return errno = EINVAL, FL_FAIL_ARGS;
     fl_strlcpy(fl_g.app, app, sizeof fl_g.app);
     fl_strlcpy(fl_g.version, version, sizeof fl_g.version);
     fl_hooks_fill(hooks);
@@ -77,9 +80,10 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
     /* The spool is only needed by the default log hooks; a program that
      * writes its logs elsewhere may have no writable home. */
     if (fl_spool_init(&fl_g) != 0 && fl_g.hooks.start_crashlog == fl_spool_start)
-        return 0;
+        return FL_FAIL_SPOOL;
+    /* No object at all from dl_iterate_phdr(): nothing to name a frame by. */
     if (fl_modules_init() != 0)
-        return 0;
+        return errno = ENOEXEC, FL_FAIL_MODULES;
     fl_catcher_prepare();
     fl_g.stack_bytes = env_size("FAULTLINE_STACK_BYTES", FL_STACK_DEFAULT, FL_STACK_MAX);
     /* A crash in a shallow main thread would copy, with its frames, the
@@ -95,8 +99,13 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
     if (fl_g.dump_signal != 0 && (fl_g.dump_signal < SIGRTMIN || fl_g.dump_signal > SIGRTMAX))
         fl_g.dump_signal = SIGRTMAX - 3;
 
-    if (!fl_g.hooks.install_crash_catcher(fl_catcher_entry))
-        return 0;
+    /* An application's hook that fails may say why in errno, or not. */
+    errno = 0;
+    if (!fl_g.hooks.install_crash_catcher(fl_catcher_entry)) {
+        if (!errno)
+            errno = ECANCELED;
+        return FL_FAIL_CATCHER;
+    }
     fl_cxx_install();
     /* glibc's "abort message" pointer: dynamic programs only (a static one
      * has no dlsym() view of libc). */
@@ -113,6 +122,19 @@ FL_EXPORT int faultline_install(const char *app, const char *version,
         sigaction(ts, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
         sigaction(ts, &tsa, NULL);
     installed = 1;
+    return FL_FAIL_NONE;
+}
+
+FL_EXPORT int faultline_install(const char *app, const char *version, const faultline_hooks *hooks)
+{
+    /* errno is the caller's again on success: the failed calls a working
+     * install makes on its way (a spool without an installation id yet)
+     * must not look like a reason. */
+    int e = errno;
+    fl_g.failed_at = install(app, version, hooks);
+    if (fl_g.failed_at != FL_FAIL_NONE)
+        return 0;
+    errno = e;
     return 1;
 }
 

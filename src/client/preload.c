@@ -10,9 +10,14 @@
  * library is started after a crash (it inherits the environment, so the
  * URL, and asks before it sends, as it always does: with no terminal and
  * no consent it keeps the log for a later run).
+ *
+ * When faultline_install() fails, one line on stderr says why: there is no
+ * caller here to read its result, and the program's crashes would otherwise
+ * vanish without a word.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +53,42 @@ static void default_reporter(void)
         fl_spool_default_reporter(abs);
 }
 
+/* The message: a spool path and some 200 bytes more. */
+#define WHY_MAX (FL_PATH_MAX + 256)
+
+static size_t put(char *line, size_t n, const char *s)
+{
+    return n + fl_strlcpy(line + n, s, WHY_MAX - n);
+}
+
+/* "...: spool /proc/x (FAULTLINE_SPOOL): No such file or directory", in a
+ * single write(), so that it cannot mix with another process's output. */
+static void say_why(void)
+{
+    int f = fl_g.failed_at;
+    const char *why = strerror(errno);
+    char line[WHY_MAX];
+    size_t n = put(line, 0, "libfaultline-preload: crashes of this program will not be recorded: ");
+    if (f == FL_FAIL_SPOOL && fl_g.spool_from) {
+        n = put(line, n, "spool ");
+        n = put(line, n, fl_g.spool_tried);
+        n = put(line, n, " (");
+        n = put(line, n, fl_g.spool_from);
+        n = put(line, n, ")");
+    } else {
+        n = put(line, n,
+                f == FL_FAIL_SPOOL     ? "no FAULTLINE_SPOOL, XDG_STATE_HOME or HOME"
+                : f == FL_FAIL_MODULES ? "no loaded objects"
+                : f == FL_FAIL_CATCHER ? "signal handlers"
+                                       : "faultline_install");
+    }
+    n = put(line, n, ": ");
+    n = put(line, n, why);
+    line[n++] = '\n'; /* in bounds: put() stops one byte short of the end */
+    if (write(2, line, n) < 0)
+        return; /* no stderr: nobody to tell */
+}
+
 __attribute__((constructor)) static void fl_preload_init(void)
 {
     char exe[FL_PATH_MAX];
@@ -73,5 +114,6 @@ __attribute__((constructor)) static void fl_preload_init(void)
     fl_strlcpy(a, app, sizeof a);
     fl_strlcpy(v, version, sizeof v);
     default_reporter();
-    faultline_install(a, v, NULL);
+    if (!faultline_install(a, v, NULL))
+        say_why();
 }

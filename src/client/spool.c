@@ -55,12 +55,14 @@ extern char **environ;
 /* fl-lint: install-time */
 /* ---- install time ---- */
 
+/* 0, or -1 with errno from the call that failed (a component that is a
+ * file: ENOTDIR, from mkdir() under it or for the last one from here). */
 static int mkdir_p(const char *path)
 {
     char tmp[FL_PATH_MAX];
     size_t n = fl_strlcpy(tmp, path, sizeof tmp);
     if (n == 0 || n >= sizeof tmp - 1)
-        return -1;
+        return errno = ENAMETOOLONG, -1;
     for (size_t i = 1; i <= n; i++) {
         if (tmp[i] == '/' || tmp[i] == '\0') {
             char c = tmp[i];
@@ -71,7 +73,9 @@ static int mkdir_p(const char *path)
         }
     }
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+    if (stat(path, &st) != 0)
+        return -1;
+    return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
 }
 
 static int join(char *out, size_t cap, const char *a, const char *b)
@@ -188,30 +192,37 @@ int fl_spool_count_logs(const char *dir)
     return n;
 }
 
+/* Sets st->spool, or fails with errno: the spool's variables all unset
+ * (ENOENT), a path too long (ENAMETOOLONG), or what mkdir() or realpath()
+ * said.  st->spool_tried and st->spool_from keep what was tried. */
 int fl_spool_init(fl_state *st)
 {
-    const char *env = getenv("FAULTLINE_SPOOL");
-    char dir[FL_PATH_MAX];
-    if (env && *env) {
-        fl_strlcpy(dir, env, sizeof dir);
-    } else if ((env = getenv("XDG_STATE_HOME")) && *env) {
-        if (join(dir, sizeof dir, env, "/faultline"))
-            return -1;
-    } else if ((env = getenv("HOME")) && *env) {
-        if (join(dir, sizeof dir, env, "/.local/state/faultline"))
-            return -1;
-    } else {
-        return -1;
-    }
-    if (strlen(dir) > FL_PATH_MAX - 64 || mkdir_p(dir) != 0)
+    static const char *const vars[] = {"FAULTLINE_SPOOL", "XDG_STATE_HOME", "HOME"};
+    static const char *const under[] = {"", "/faultline", "/.local/state/faultline"};
+    char *dir = st->spool_tried;
+    const char *env = NULL;
+    size_t i = 0;
+    while (i < 3 && (!(env = getenv(vars[i])) || !*env))
+        i++;
+    st->spool_from = i < 3 ? vars[i] : NULL;
+    if (!st->spool_from)
+        return errno = ENOENT, -1;
+    /* Too long for a whole path: its start, for the message. */
+    if (join(dir, FL_PATH_MAX, env, under[i]) != 0)
+        fl_strlcpy(dir, env, FL_PATH_MAX);
+    if (strlen(dir) > FL_PATH_MAX - 64)
+        return errno = ENAMETOOLONG, -1;
+    if (mkdir_p(dir) != 0)
         return -1;
     if (dir[0] != '/') {
         /* Named by the crash relative to the directory the program is in
          * by then: absolute now. */
         char abs[PATH_MAX];
-        if (!realpath(dir, abs) || strlen(abs) > FL_PATH_MAX - 64)
+        if (!realpath(dir, abs))
             return -1;
-        fl_strlcpy(dir, abs, sizeof dir);
+        if (strlen(abs) > FL_PATH_MAX - 64)
+            return errno = ENAMETOOLONG, -1;
+        fl_strlcpy(dir, abs, FL_PATH_MAX);
     }
     fl_strlcpy(st->spool, dir, sizeof st->spool);
     load_install_id(st);

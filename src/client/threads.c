@@ -220,8 +220,9 @@ static void free_altstack(void *p)
 
 int fl_threads_init(void)
 {
-    if (pthread_key_create(&stack_key, free_altstack) != 0)
-        return -1;
+    int rc = pthread_key_create(&stack_key, free_altstack);
+    if (rc != 0)
+        return errno = rc, -1; /* faultline_install()'s errno */
     /* The kernel's signal frame and the handler use the top ~10 KiB of the
      * alternate stack: make those pages present now, for the installing
      * thread (the one most programs crash on), if the stack is ours.  Other

@@ -23,6 +23,7 @@
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
  *   client_driver preload VICTIM PRELOAD_SO zero-code integration
+ *   client_driver preload_errors VICTIM PRELOAD_SO  one line on stderr when it cannot install
  *
  * Each child runs in a fresh scratch directory with its own spool
  * (FAULTLINE_SPOOL), core dumps off.  Frames are resolved without any
@@ -156,6 +157,9 @@ typedef struct run_result {
 
 #define MAX_ENV 16
 
+/* When set, run() sends the child's standard error into this file. */
+static const char *stderr_to;
+
 /* In a forked child: the settings every crash program runs with, then
  * the extra "K=V" settings (NULL-terminated list; "K=" removes K). */
 static void child_env(const char *const *env)
@@ -208,6 +212,12 @@ static void run(char *const argv[], const char *const *env, run_result *r)
     if (pid == 0) {
         child_env(env);
         dup2(pfd[1], 1);
+        if (stderr_to) {
+            int fd = open(stderr_to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (fd < 0 || dup2(fd, 2) < 0)
+                _exit(126);
+            close(fd);
+        }
         close(pfd[0]);
         close(pfd[1]);
         execv(argv[0], argv);
@@ -1791,6 +1801,84 @@ static int cmd_preload(const char *victim, const char *so)
     return failures ? 1 : 0;
 }
 
+/* The victim under the preload library with a spool it cannot use: the
+ * program runs and crashes as it would without the library, and its
+ * standard error holds exactly one line that names the reason (want),
+ * and the spool and its variable when one was set (path, var). */
+static void check_preload_refusal(const char *victim, const char *const *env, const char *path,
+                                  const char *var, const char *want)
+{
+    char errfile[700];
+    path_in(errfile, sizeof errfile, workdir, "stderr");
+    char *argv[] = {(char *)victim, NULL};
+    run_result r;
+    stderr_to = errfile;
+    run(argv, env, &r);
+    stderr_to = NULL;
+    check_ended_by(&r, SIGSEGV);
+    CHECK(strstr(r.out, "about to crash") != NULL, "the victim did not run normally first");
+    check_no_log("no usable spool");
+    const char *err = slurp(errfile);
+    CHECK(err != NULL, "no %s", errfile);
+    if (!err)
+        return;
+    const char *nl = strchr(err, '\n');
+    CHECK(nl && nl[1] == '\0', "expected one line on stderr, got:\n%s", err);
+    static const char head[] =
+        "libfaultline-preload: crashes of this program will not be recorded: ";
+    CHECK(!strncmp(err, head, sizeof head - 1), "stderr: %s", err);
+    CHECK(strstr(err, want) != NULL, "no \"%s\" in: %s", want, err);
+    char spool_var[1200];
+    if (path) {
+        snprintf(spool_var, sizeof spool_var, "spool %s (%s): ", path, var);
+        CHECK(strstr(err, spool_var) != NULL, "no \"%s\" in: %s", spool_var, err);
+    }
+}
+
+static int cmd_preload_errors(const char *victim, const char *so)
+{
+    char env_pre[1200], file[700], under_file[800], env_spool[900], env_home[900];
+    snprintf(env_pre, sizeof env_pre, "LD_PRELOAD=%s", so);
+    path_in(file, sizeof file, workdir, "file");
+    FILE *f = fopen(file, "w");
+    if (!f || fclose(f) != 0)
+        die("create %s: %s", file, strerror(errno));
+
+    /* FAULTLINE_SPOOL where no directory can be made. */
+    const char *proc[] = {env_pre, "FAULTLINE_SPOOL=/proc/nonexistent/x", NULL};
+    check_preload_refusal(victim, proc, "/proc/nonexistent/x", "FAULTLINE_SPOOL", strerror(ENOENT));
+    /* Under a regular file. */
+    snprintf(under_file, sizeof under_file, "%s/spool", file);
+    snprintf(env_spool, sizeof env_spool, "FAULTLINE_SPOOL=%s", under_file);
+    const char *notdir[] = {env_pre, env_spool, NULL};
+    check_preload_refusal(victim, notdir, under_file, "FAULTLINE_SPOOL", strerror(ENOTDIR));
+    /* The default from HOME. */
+    snprintf(env_home, sizeof env_home, "HOME=%s", file);
+    snprintf(under_file, sizeof under_file, "%s/.local/state/faultline", file);
+    const char *home[] = {env_pre, "FAULTLINE_SPOOL=", "XDG_STATE_HOME=", env_home, NULL};
+    check_preload_refusal(victim, home, under_file, "HOME", strerror(ENOTDIR));
+    /* No variable names a spool. */
+    const char *none[] = {env_pre, "FAULTLINE_SPOOL=", "XDG_STATE_HOME=", "HOME=", NULL};
+    check_preload_refusal(victim, none, NULL, NULL, "no FAULTLINE_SPOOL, XDG_STATE_HOME or HOME");
+
+    /* A good spool: the log, and not a word on stderr. */
+    char errfile[700];
+    path_in(errfile, sizeof errfile, workdir, "stderr");
+    const char *good[] = {env_pre, NULL};
+    char *argv[] = {(char *)victim, NULL};
+    run_result r;
+    stderr_to = errfile;
+    run(argv, good, &r);
+    stderr_to = NULL;
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log)
+        fl_crashlog_free(log);
+    const char *err = slurp(errfile);
+    CHECK(err && !*err, "with a good spool, stderr says: %s", err ? err : "(no file)");
+    return failures ? 1 : 0;
+}
+
 /* A crash in a shallow main thread: its raw stack would reach, within
  * the default 32 KiB, the program's argument and environment strings
  * above its frames.  They are never in the log; the frames are. */
@@ -1881,6 +1969,8 @@ int main(int argc, char **argv)
         rc = cmd_pid1(argv[2]);
     else if (!strcmp(cmd, "preload") && argc == 4)
         rc = cmd_preload(argv[2], argv[3]);
+    else if (!strcmp(cmd, "preload_errors") && argc == 4)
+        rc = cmd_preload_errors(argv[2], argv[3]);
     else
         die("bad command line");
     if (rc == 0)
