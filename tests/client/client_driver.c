@@ -1805,17 +1805,25 @@ static int cmd_preload(const char *victim, const char *so)
  * program runs and crashes as it would without the library, and its
  * standard error holds exactly one line that names the reason (want),
  * and the spool and its variable when one was set (path, var). */
+/* Runs the victim under env, its standard error into errfile (cap 700),
+ * and checks it ended by its own SIGSEGV. */
+static void run_victim_stderr(const char *victim, const char *const *env, char *errfile,
+                              run_result *r)
+{
+    path_in(errfile, 700, workdir, "stderr");
+    char *argv[] = {(char *)victim, NULL};
+    stderr_to = errfile;
+    run(argv, env, r);
+    stderr_to = NULL;
+    check_ended_by(r, SIGSEGV);
+}
+
 static void check_preload_refusal(const char *victim, const char *const *env, const char *path,
                                   const char *var, const char *want)
 {
     char errfile[700];
-    path_in(errfile, sizeof errfile, workdir, "stderr");
-    char *argv[] = {(char *)victim, NULL};
     run_result r;
-    stderr_to = errfile;
-    run(argv, env, &r);
-    stderr_to = NULL;
-    check_ended_by(&r, SIGSEGV);
+    run_victim_stderr(victim, env, errfile, &r);
     CHECK(strstr(r.out, "about to crash") != NULL, "the victim did not run normally first");
     check_no_log("no usable spool");
     const char *err = slurp(errfile);
@@ -1863,14 +1871,9 @@ static int cmd_preload_errors(const char *victim, const char *so)
 
     /* A good spool: the log, and not a word on stderr. */
     char errfile[700];
-    path_in(errfile, sizeof errfile, workdir, "stderr");
     const char *good[] = {env_pre, NULL};
-    char *argv[] = {(char *)victim, NULL};
     run_result r;
-    stderr_to = errfile;
-    run(argv, good, &r);
-    stderr_to = NULL;
-    check_ended_by(&r, SIGSEGV);
+    run_victim_stderr(victim, good, errfile, &r);
     fl_crashlog *log = the_one_log(NULL, 0);
     if (log)
         fl_crashlog_free(log);
