@@ -293,6 +293,49 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
     return send_json(c, status, json_pack("{s:s}", "error", msg), retry_after);
 }
 
+/* The query arguments a read route takes (NULL-ended), and the first it
+ * does not, for the 400 of unknown_arg(). */
+typedef struct {
+    const char *const *known;
+    const char *bad;
+} arg_check;
+
+static enum MHD_Result first_unknown(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    (void)value;
+    arg_check *a = cls;
+    for (const char *const *k = a->known; *k; k++)
+        if (!strcmp(*k, key))
+            return MHD_YES;
+    a->bad = key;
+    return MHD_NO; /* the first is enough */
+}
+
+/* A query argument the route does not take is refused: a misspelt filter
+ * (?sortt=count, ?stauts=open) would otherwise be ignored, and an answer
+ * that looks right would be the wrong one.  True when the 400 is queued
+ * (*ret). */
+static bool unknown_arg(struct MHD_Connection *c, const char *const *known, enum MHD_Result *ret)
+{
+    arg_check a = {known, NULL};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, first_unknown, &a);
+    if (!a.bad)
+        return false;
+    char msg[512], name[64];
+    size_t n = 0;
+    for (const char *b = a.bad; *b && n < sizeof name - 1; b++) /* the client's bytes: shown safe */
+        name[n++] = *b >= 0x20 && *b < 0x7f ? *b : '?';
+    name[n] = '\0';
+    int at = snprintf(msg, sizeof msg, "unknown query parameter '%s'%s", name,
+                      *known ? "; this route takes " : "; this route takes none");
+    for (const char *const *k = known; *k && at > 0 && (size_t)at < sizeof msg; k++)
+        at += snprintf(msg + at, sizeof msg - (size_t)at, "%s%s", k == known ? "" : ", ", *k);
+    *ret = send_error(c, 400, msg, NULL);
+    return true;
+}
+
 /* 405, with the methods the path answers to in Allow (RFC 9110 asks for
  * it) and in the body. */
 static enum MHD_Result send_405(struct MHD_Connection *c, const char *allow)
@@ -3113,6 +3156,28 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
             return send_error(c, 401, admin_refusal(c), NULL);
         if (!get)
             return send_error(c, 404, "not found", NULL);
+        /* The query arguments of each read route (docs/http-api.md). */
+        static const char *const groups_args[] = {"project", "app",  "version", "status", "q",
+                                                  "install", "sort", "limit",   "offset", NULL};
+        static const char *const crashes_args[] = {"limit", "offset", "install", NULL};
+        static const char *const source_args[] = {"thread", "frame", "context", NULL};
+        static const char *const symbols_args[] = {"limit", NULL};
+        static const char *const trends_args[] = {"app", "days", NULL};
+        static const char *const no_args[] = {NULL};
+        const char *const *known = no_args;
+        if (!strcmp(url, "/api/v1/groups") || !strcmp(url, "/api/v1/groups/"))
+            known = groups_args;
+        else if (!strncmp(url, "/api/v1/groups/", 15) && strstr(url + 15, "/crashes"))
+            known = crashes_args;
+        else if (!strncmp(url, "/api/v1/crashes/", 16) && strstr(url + 16, "/source"))
+            known = source_args;
+        else if (!strcmp(url, "/api/v1/symbols") || !strcmp(url, "/api/v1/symbols/"))
+            known = symbols_args;
+        else if (!strcmp(url, "/api/v1/trends") || !strcmp(url, "/api/v1/trends/"))
+            known = trends_args;
+        enum MHD_Result refused;
+        if (unknown_arg(c, known, &refused))
+            return refused;
         if (!strcmp(url, "/api/v1/groups") || !strcmp(url, "/api/v1/groups/"))
             return api_groups(h, c);
         if (!strncmp(url, "/api/v1/groups/", 15)) {

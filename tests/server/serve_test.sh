@@ -388,6 +388,22 @@ auth)
   c=$(code GET /api/v1/groups -H "Authorization: Basic $ADMIN"); [ "$c" = 401 ] || fail "Basic auth -> $c"
   grep -q 'is not \\"Bearer TOKEN\\"' "$work/body" || fail "Basic auth: $(cat "$work/body")"
   ok "401 on ${#routes[@]} read/admin routes without or with a wrong token, each said"
+  # A query parameter a read route does not take is refused, not ignored:
+  # a misspelt filter would otherwise answer as if there were none.
+  A=(-H "Authorization: Bearer $ADMIN")
+  c=$(code GET "/api/v1/groups?sortt=count" "${A[@]}"); [ "$c" = 400 ] || fail "?sortt= -> $c"
+  grep -q "unknown query parameter 'sortt'; this route takes project, app, version, status, q, install, sort, limit, offset" \
+    "$work/body" || fail "?sortt=: $(cat "$work/body")"
+  c=$(code GET "/api/v1/groups?sort=count&limit=5&app=authapp" "${A[@]}"); [ "$c" = 200 ] || fail "known arguments -> $c"
+  c=$(code GET "/api/v1/groups/$gid/crashes?limt=5" "${A[@]}"); [ "$c" = 400 ] || fail "?limt= -> $c"
+  grep -q "'limt'; this route takes limit, offset, install" "$work/body" || fail "?limt=: $(cat "$work/body")"
+  c=$(code GET "/api/v1/crashes/$id?verbose" "${A[@]}"); [ "$c" = 400 ] || fail "crash ?verbose -> $c"
+  grep -q "'verbose'; this route takes none" "$work/body" || fail "?verbose: $(cat "$work/body")"
+  c=$(code GET "/api/v1/trends?dayz=3" "${A[@]}"); [ "$c" = 400 ] || fail "?dayz= -> $c"
+  c=$(code GET "/api/v1/trends?days=3&app=authapp" "${A[@]}"); [ "$c" = 200 ] || fail "trends -> $c"
+  c=$(code GET "/api/v1/groups?%01%ff=1" "${A[@]}"); [ "$c" = 400 ] || fail "a hostile name -> $c"
+  grep -q "unknown query parameter '??'" "$work/body" || fail "a hostile name: $(cat "$work/body")"
+  ok "unknown query parameters refused with the route's own list"
   # The admin routes with a body, asked with a wrong token as a reverse
   # proxy asks (the whole body at once, no Expect): 401 after the body, the
   # connection kept (whole_twice.py says why; before, they were answered
