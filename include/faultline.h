@@ -121,7 +121,9 @@ typedef struct faultline_hooks {
  *   ENAMETOOLONG  the spool's path is too long (over 960 bytes, made
  *              absolute);
  *   EACCES, ENOENT, ENOTDIR, EROFS, ...  from mkdir() or realpath(): the
- *              spool directory cannot be made or found;
+ *              spool directory cannot be made or found; EACCES or EROFS
+ *              also when it is there but this process (its effective ids)
+ *              may not create a file in it: every crash would be lost;
  *   ENOEXEC    the dynamic linker reported no loaded object;
  *   ECANCELED  install_crash_catcher returned 0 and left errno 0; any other
  *              errno it left, or that of a failed sigaction() or thread key

@@ -68,7 +68,7 @@ static void say_why(void)
     int f = fl_g.failed_at;
     const char *why = strerror(errno);
     char line[WHY_MAX];
-    size_t n = put(line, 0, "libfaultline-preload: crashes of this program will not be recorded: ");
+    size_t n = put(line, 0, "libfaultline-preload: crashes will not be recorded: ");
     if (f == FL_FAIL_SPOOL && fl_g.spool_from) {
         n = put(line, n, "spool ");
         n = put(line, n, fl_g.spool_tried);

@@ -131,7 +131,10 @@ static void load_install_id(fl_state *st)
     memcpy(st->install_id, id, 37);
 }
 
-static void prepare_tmpfile(const fl_state *st)
+/* 0, or the errno of a spool we may not write into (EACCES, EROFS):
+ * the O_TMPFILE open is the kernel's own check, by the effective ids
+ * that will write the log. */
+static int prepare_tmpfile(const fl_state *st)
 {
     /* O_RDWR, not O_WRONLY: where the file cannot be linked (no
      * AT_EMPTY_PATH, no /proc, a seccomp policy), the log is copied out of
@@ -145,11 +148,11 @@ static void prepare_tmpfile(const fl_state *st)
         close(fd);
         fd = high;
     }
-    if (fd < 0)
-        return; /* the file system cannot: the crash path opens a file */
+    if (fd < 0) /* else the file system cannot: the crash path opens a file */
+        return errno == EACCES || errno == EROFS ? errno : 0;
     if (fstat(fd, &sb) != 0) {
         close(fd);
-        return;
+        return 0;
     }
     pre_fd = fd;
     pre_dev = sb.st_dev;
@@ -165,13 +168,14 @@ static void prepare_tmpfile(const fl_state *st)
     size_t n = fl_strlcpy(path, st->spool, sizeof path);
     if (n + 1 + 36 + 9 + 1 > sizeof path) {
         pre_id[0] = '\0';
-        return;
+        return 0;
     }
     path[n++] = '/';
     memcpy(path + n, pre_id, 36);
     memcpy(path + n + 36, ".crashlog", 10);
     if (stat(path, &sb) == 0)
         pre_id[0] = '\0'; /* taken (!): let the crash draw another */
+    return 0;
 }
 
 /* The finished logs in the spool.  Counted when the application first
@@ -193,8 +197,10 @@ int fl_spool_count_logs(const char *dir)
 }
 
 /* Sets st->spool, or fails with errno: the spool's variables all unset
- * (ENOENT), a path too long (ENAMETOOLONG), or what mkdir() or realpath()
- * said.  st->spool_tried and st->spool_from keep what was tried. */
+ * (ENOENT), a path too long (ENAMETOOLONG), what mkdir() or realpath()
+ * said, or a spool we may not write into (EACCES, EROFS: st->spool
+ * is set then, for log hooks of the application's own).  st->spool_tried
+ * and st->spool_from keep what was tried. */
 int fl_spool_init(fl_state *st)
 {
     static const char *const vars[] = {"FAULTLINE_SPOOL", "XDG_STATE_HOME", "HOME"};
@@ -227,7 +233,7 @@ int fl_spool_init(fl_state *st)
     fl_strlcpy(st->spool, dir, sizeof st->spool);
     load_install_id(st);
 
-    prepare_tmpfile(st);
+    int unwritable = prepare_tmpfile(st);
     /* Pages the crash writes: present now, not faulted in by the handler.
      * 16 KiB of the buffer hold a log with a shallow stack; a longer log
      * faults in the rest (a page touched costs again at exit, so touching
@@ -249,7 +255,7 @@ int fl_spool_init(fl_state *st)
     }
     env = getenv("FAULTLINE_FSYNC");
     st->do_fsync = env && *env == '1';
-    return 0;
+    return unwritable ? (errno = unwritable, -1) : 0;
 }
 
 /* fl-lint: signal-safe */

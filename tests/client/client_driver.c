@@ -1832,8 +1832,7 @@ static void check_preload_refusal(const char *victim, const char *const *env, co
         return;
     const char *nl = strchr(err, '\n');
     CHECK(nl && nl[1] == '\0', "expected one line on stderr, got:\n%s", err);
-    static const char head[] =
-        "libfaultline-preload: crashes of this program will not be recorded: ";
+    static const char head[] = "libfaultline-preload: crashes will not be recorded: ";
     CHECK(!strncmp(err, head, sizeof head - 1), "stderr: %s", err);
     CHECK(strstr(err, want) != NULL, "no \"%s\" in: %s", want, err);
     char spool_var[1200];

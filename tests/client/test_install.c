@@ -113,16 +113,38 @@ static void spool_under_a_file(const char *dir)
     FAILS_WITH(faultline_install("app", "1.0", NULL), ENOTDIR);
 }
 
+/* Root may write anywhere: as root (CI), the case goes on as nobody, in
+ * the scratch directory opened to it. */
+static void not_root(const char *dir)
+{
+    if (geteuid() != 0)
+        return;
+    CHILD_CHECK(chmod(dir, 0755) == 0);
+    CHILD_CHECK(setgid(65534) == 0 && setuid(65534) == 0);
+}
+
 static void spool_unwritable_parent(const char *dir)
 {
-    if (geteuid() == 0)
-        return; /* root makes it all the same */
     char p[600];
     snprintf(p, sizeof p, "%s/ro", dir);
     CHILD_CHECK(mkdir(p, 0500) == 0);
+    not_root(dir);
     spool_in(dir, "/ro/spool");
     FAILS_WITH(faultline_install("app", "1.0", NULL), EACCES);
     chmod(p, 0700); /* for the clean-up */
+}
+
+/* The spool is there but may not be written into: every crash would be
+ * lost, so install fails (and says why) instead of pretending. */
+static void spool_unwritable(const char *dir)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/ro", dir);
+    CHILD_CHECK(mkdir(p, 0555) == 0);
+    not_root(dir);
+    spool_in(dir, "/ro");
+    FAILS_WITH(faultline_install("app", "1.0", NULL), EACCES);
+    CHILD_CHECK(faultline_spool_dir() == NULL);
 }
 
 static void no_spool_variable(const char *dir)
@@ -180,6 +202,19 @@ static void own_hooks_bad_spool(const char *dir)
     errno = EDOM;
     CHILD_CHECK(faultline_install("app", "1.0", &h));
     CHILD_CHECK(errno == EDOM);
+}
+
+/* Log hooks of the application's own: an unwritable spool is no failure. */
+static void own_hooks_unwritable_spool(const char *dir)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/ro", dir);
+    CHILD_CHECK(mkdir(p, 0555) == 0);
+    not_root(dir);
+    spool_in(dir, "/ro");
+    faultline_hooks h = {
+        .start_crashlog = own_start, .new_crashlog_line = own_line, .end_crashlog = own_end};
+    CHILD_CHECK(faultline_install("app", "1.0", &h));
 }
 
 /* ---- arguments, a second call ---- */
@@ -266,6 +301,8 @@ static void catcher_hook_fails(const char *dir)
 CASE(proc_spool)
 CASE(spool_under_a_file)
 CASE(spool_unwritable_parent)
+CASE(spool_unwritable)
+CASE(own_hooks_unwritable_spool)
 CASE(no_spool_variable)
 CASE(spool_too_long)
 CASE(own_hooks_bad_spool)
@@ -281,6 +318,8 @@ int main(void)
         cmocka_unit_test(test_proc_spool),
         cmocka_unit_test(test_spool_under_a_file),
         cmocka_unit_test(test_spool_unwritable_parent),
+        cmocka_unit_test(test_spool_unwritable),
+        cmocka_unit_test(test_own_hooks_unwritable_spool),
         cmocka_unit_test(test_no_spool_variable),
         cmocka_unit_test(test_spool_too_long),
         cmocka_unit_test(test_own_hooks_bad_spool),
