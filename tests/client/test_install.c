@@ -123,26 +123,27 @@ static void not_root(const char *dir)
     CHILD_CHECK(setgid(65534) == 0 && setuid(65534) == 0);
 }
 
-static void spool_unwritable_parent(const char *dir)
+/* DIR/ro made with mode, then (not as root) the spool DIR + rest. */
+static void spool_by_ro(const char *dir, mode_t mode, const char *rest)
 {
     char p[600];
     snprintf(p, sizeof p, "%s/ro", dir);
-    CHILD_CHECK(mkdir(p, 0500) == 0);
+    CHILD_CHECK(mkdir(p, mode) == 0);
     not_root(dir);
-    spool_in(dir, "/ro/spool");
+    spool_in(dir, rest);
+}
+
+static void spool_unwritable_parent(const char *dir)
+{
+    spool_by_ro(dir, 0500, "/ro/spool");
     FAILS_WITH(faultline_install("app", "1.0", NULL), EACCES);
-    chmod(p, 0700); /* for the clean-up */
 }
 
 /* The spool is there but may not be written into: every crash would be
  * lost, so install fails (and says why) instead of pretending. */
 static void spool_unwritable(const char *dir)
 {
-    char p[600];
-    snprintf(p, sizeof p, "%s/ro", dir);
-    CHILD_CHECK(mkdir(p, 0555) == 0);
-    not_root(dir);
-    spool_in(dir, "/ro");
+    spool_by_ro(dir, 0555, "/ro");
     FAILS_WITH(faultline_install("app", "1.0", NULL), EACCES);
     CHILD_CHECK(faultline_spool_dir() == NULL);
 }
@@ -207,11 +208,7 @@ static void own_hooks_bad_spool(const char *dir)
 /* Log hooks of the application's own: an unwritable spool is no failure. */
 static void own_hooks_unwritable_spool(const char *dir)
 {
-    char p[600];
-    snprintf(p, sizeof p, "%s/ro", dir);
-    CHILD_CHECK(mkdir(p, 0555) == 0);
-    not_root(dir);
-    spool_in(dir, "/ro");
+    spool_by_ro(dir, 0555, "/ro");
     faultline_hooks h = {
         .start_crashlog = own_start, .new_crashlog_line = own_line, .end_crashlog = own_end};
     CHILD_CHECK(faultline_install("app", "1.0", &h));
