@@ -489,6 +489,11 @@ static int collect(run *r, item **out, size_t *nout)
             r->kept++;
             if ((r->send_all || was_approved(r, name)) && (!r->next_due || rs.next < r->next_due))
                 r->next_due = rs.next;
+            /* A busy server's wait from an earlier run (the retry file
+             * keeps its answer, not whether it named the time): no last
+             * try of --retry-until before it. */
+            if (rs.status == 429 || rs.status == 503)
+                r->server_paused = true;
             fl_crashlog_free(log);
             free(data);
             continue;

@@ -376,6 +376,14 @@ case_retry_until_end() {
     grep -q "past --retry-until's end (the server asked for the wait): the logs stay" "$WORK/rep.err" ||
         fail "giving up not said: $(cat "$WORK/rep.err")"
     [ "$(nlogs)" = 1 ] || fail "the log was not kept"
+    # A busy server's wait from an earlier run (the retry file's 503) is
+    # honoured too: nothing sent before it.
+    printf 'attempts 1\nnext %s\nstatus 503\nwritten %s\n' $(($(date +%s) + 100)) "$(date +%s)" \
+        >"$SPOOL/b.crashlog.retry"
+    rep --url "$URL" --yes --retry-until 2
+    expect_rc 75
+    [ "$(requests)" = 1 ] || fail "sent inside an earlier run's 503 wait: $(requests) requests"
+    grep -q "(the server asked for the wait)" "$WORK/rep.err" || fail "not said: $(cat "$WORK/rep.err")"
 }
 
 case_retry_after_date() {
