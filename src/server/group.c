@@ -190,6 +190,12 @@ static bool matches(const fl_group_rules *r, const char *function, const char *m
                 return true;
         } else if (function && !strcmp(function, e)) {
             return true;
+        } else if (function && !strchr(e, '(')) {
+            /* A C++ name without its parameter list names every overload:
+             * "load(char const*)" is skipped by "load". */
+            size_t n = strlen(e);
+            if (!strncmp(function, e, n) && function[n] == '(')
+                return true;
         }
     }
     for (size_t i = 0; i < r->prefix.n; i++) {
@@ -282,6 +288,95 @@ static void clone_base(const char *fn, char *out, size_t cap)
     }
 }
 
+/* The C library and the dynamic loader (glibc, musl), by file name. */
+static bool c_library(const char *module)
+{
+    static const char *const libs[] = {"libc.so",  "libc-2.", "libpthread.so", "libpthread-",
+                                       "ld-linux", "ld-musl", "libc.musl",     "ld64.so"};
+    for (size_t i = 0; module && i < sizeof libs / sizeof *libs; i++)
+        if (!strncmp(module, libs[i], strlen(libs[i])))
+            return true;
+    return false;
+}
+
+/* Words of the names glibc gives the variants of a function it picks by
+ * CPU at run time (its ifuncs): "__strlen_avx2", "__strlen_evex",
+ * "__memmove_avx_unaligned_erms", "__wcslen_sse4_1", aarch64's
+ * "__memcpy_thunderx2".  The ISA words name a variant; the others only
+ * qualify one. */
+static bool isa_word(const char *w, size_t n)
+{
+    static const char *const isa[] = {
+        "sse2",    "sse3",     "ssse3",    "sse4", "sse42",   "avx",      "avx2",      "avx512",
+        "avx512f", "avx512bw", "avx512vl", "evex", "evex256", "evex512",  "simd",      "asimd",
+        "nosimd",  "sve",      "mops",     "mte",  "generic", "thunderx", "thunderx2", "falkor",
+        "a64fx",   "kunpeng",  "emag",     "zva",  "zva64",   "oryon1",   "power7",    "power8",
+        "power9",  "power10",  "z13",      "z15",  "vx",      "vxe2",     "rvv"};
+    for (size_t i = 0; i < sizeof isa / sizeof *isa; i++)
+        if (strlen(isa[i]) == n && !strncmp(w, isa[i], n))
+            return true;
+    return false;
+}
+
+static bool qualifier_word(const char *w, size_t n)
+{
+    static const char *const q[] = {"unaligned", "aligned", "erms",       "rtm",  "movbe", "back",
+                                    "no",        "bsf",     "vzeroupper", "fsrm", "chk"};
+    bool digits = n > 0;
+    for (size_t i = 0; i < n; i++)
+        digits &= w[i] >= '0' && w[i] <= '9';
+    if (digits) /* sse4_1 */
+        return true;
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++)
+        if (strlen(q[i]) == n && !strncmp(w, q[i], n))
+            return true;
+    return false;
+}
+
+/* A C library function's name without the CPU variant glibc picked for
+ * the machine that crashed ("__strlen_avx2" -> "strlen"): the same crash
+ * in strlen would otherwise make one group per kind of CPU in the fleet.
+ * Only a name of the form __STEM_WORDS where the words after the stem all
+ * qualify a variant and one of them names an ISA; anything else is left
+ * as it is (in place). */
+static void ifunc_base(char *fn)
+{
+    if (strncmp(fn, "__", 2) || fn[2] == '_' || !fn[2])
+        return;
+    const char *p = fn + 2;
+    /* Each '_' after the stem's first word may start the suffix. */
+    for (const char *cut = strchr(p + 1, '_'); cut; cut = strchr(cut + 1, '_')) {
+        bool isa = false, ok = true;
+        for (const char *w = cut + 1; ok;) {
+            const char *e = strchr(w, '_');
+            size_t n = e ? (size_t)(e - w) : strlen(w);
+            isa |= isa_word(w, n);
+            ok = n > 0 && (isa_word(w, n) || qualifier_word(w, n));
+            if (!e)
+                break;
+            w = e + 1;
+        }
+        if (ok && isa) {
+            size_t n = (size_t)(cut - p);
+            memmove(fn, p, n);
+            fn[n] = '\0';
+            return;
+        }
+    }
+}
+
+/* A library's file name as the signature names it: up to ".so", without
+ * the version after it.  The client names an object by the path it was
+ * loaded by ("libz.so.1", the soname's link), a core by the file the link
+ * points to ("libz.so.1.2.13"): one crash, one name. */
+static void module_stem(const char *mod, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", mod);
+    char *so = strstr(out, ".so.");
+    if (so && so != out)
+        so[3] = '\0';
+}
+
 static fl_frame *push_frame(fl_frames *f, size_t *cap)
 {
     if (f->n == *cap) {
@@ -363,6 +458,8 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
             if (ns) {
                 if (sf[k].function[0]) {
                     clone_base(sf[k].function, nb, sizeof nb);
+                    if (c_library(mod))
+                        ifunc_base(nb);
                     if (!(fr->function = strndup(nb, 255)))
                         goto fail;
                     if (strcmp(nb, sf[k].function) &&
@@ -377,9 +474,11 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
             }
             if (fr->function)
                 snprintf(nb, sizeof nb, "%s", fr->function);
-            else if (mod)
-                snprintf(nb, sizeof nb, "%.250s+0x%" PRIx64, mod, rel);
-            else
+            else if (mod) {
+                char stem[256];
+                module_stem(mod, stem, sizeof stem);
+                snprintf(nb, sizeof nb, "%.250s+0x%" PRIx64, stem, rel);
+            } else
                 snprintf(nb, sizeof nb, "0x%" PRIx64, pc);
             if (!(fr->name = strdup(nb)))
                 goto fail;
@@ -408,17 +507,6 @@ static const char *const startup_names[] = {
     "__clone3",      "thread_start",      "libc_start_main",        "libc_start_main_stage2",
     "_start_c",
 };
-
-/* The C library and the dynamic loader (glibc, musl), by file name. */
-static bool c_library(const char *module)
-{
-    static const char *const libs[] = {"libc.so", "libc-2.", "libpthread.so", "libpthread-",
-                                       "ld-linux", "ld-musl", "libc.musl", "ld64.so"};
-    for (size_t i = 0; module && i < sizeof libs / sizeof *libs; i++)
-        if (!strncmp(module, libs[i], strlen(libs[i])))
-            return true;
-    return false;
-}
 
 static bool startup_frame(const fl_frame *fr)
 {

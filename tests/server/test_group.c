@@ -131,47 +131,83 @@ typedef struct symtab {
 
 static const symtab SYMS[] = {
     /* build A */
-    {"aaaa", 0x100, "raise"},      {"aaaa", 0x200, "abort"},  {"aaaa", 0x1000, "parse_config"},
-    {"aaaa", 0x2000, "load_file"}, {"aaaa", 0x3000, "main"},  {"aaaa", 0x4000, "other_fn"},
+    {"aaaa", 0x100, "raise"},
+    {"aaaa", 0x200, "abort"},
+    {"aaaa", 0x1000, "parse_config"},
+    {"aaaa", 0x2000, "load_file"},
+    {"aaaa", 0x3000, "main"},
+    {"aaaa", 0x4000, "other_fn"},
     {"aaaa", 0x5000, "fl_crash_handler"},
     /* build B: same functions at other offsets */
-    {"bbbb", 0x180, "raise"},      {"bbbb", 0x280, "abort"},  {"bbbb", 0x1800, "parse_config"},
-    {"bbbb", 0x2800, "load_file"}, {"bbbb", 0x3800, "main"},
+    {"bbbb", 0x180, "raise"},
+    {"bbbb", 0x280, "abort"},
+    {"bbbb", 0x1800, "parse_config"},
+    {"bbbb", 0x2800, "load_file"},
+    {"bbbb", 0x3800, "main"},
     /* build C: gcc's clones of the same functions */
-    {"cccc", 0x100, "raise"}, {"cccc", 0x200, "abort"},
-    {"cccc", 0x1000, "parse_config.constprop.0"}, {"cccc", 0x2000, "load_file.isra.0.part.1"},
+    {"cccc", 0x100, "raise"},
+    {"cccc", 0x200, "abort"},
+    {"cccc", 0x1000, "parse_config.constprop.0"},
+    {"cccc", 0x2000, "load_file.isra.0.part.1"},
     {"cccc", 0x3000, "main.cold"},
     /* build D: names that only look like clones stay as they are */
-    {"dddd", 0x1000, "parse_config.v2"}, {"dddd", 0x2000, "load_file [clone .cold]"},
+    {"dddd", 0x1000, "parse_config.v2"},
+    {"dddd", 0x2000, "load_file [clone .cold]"},
     {"dddd", 0x3000, "main"},
     /* build E: names with the symbol versions of a .symtab (libc's debug
      * file: "__libc_start_main@GLIBC_2.2.5") */
-    {"eeee", 0x100, "raise@@GLIBC_2.2.5"}, {"eeee", 0x200, "abort@GLIBC_2.2.5"},
-    {"eeee", 0x1000, "parse_config@GLIBC_2.34"}, {"eeee", 0x2000, "load_file@@APP_1.0"},
+    {"eeee", 0x100, "raise@@GLIBC_2.2.5"},
+    {"eeee", 0x200, "abort@GLIBC_2.2.5"},
+    {"eeee", 0x1000, "parse_config@GLIBC_2.34"},
+    {"eeee", 0x2000, "load_file@@APP_1.0"},
     {"eeee", 0x3000, "main"},
     /* a program "app" with its _start, and two builds of the C library:
      * glibc before 2.34 (main called by __libc_start_main) and after */
-    {"ffff", 0x1000, "parse_config"}, {"ffff", 0x3000, "main"}, {"ffff", 0x50, "_start"},
+    {"ffff", 0x1000, "parse_config"},
+    {"ffff", 0x3000, "main"},
+    {"ffff", 0x50, "_start"},
     {"ffff", 0x6000, "worker_fn"},
-    {"11bc231", 0x21000, "__libc_start_main"}, {"11bc231", 0x9000, "start_thread"},
-    {"11bc231", 0xa000, "clone"}, {"11bc231", 0x500, "strlen"},
-    {"11bc236", 0x271c0, "__libc_start_call_main"}, {"11bc236", 0x27280, "__libc_start_main_impl"},
-    {"11bc236", 0x89000, "start_thread"}, {"11bc236", 0x10a000, "clone3"},
+    {"11bc231", 0x21000, "__libc_start_main"},
+    {"11bc231", 0x9000, "start_thread"},
+    {"11bc231", 0xa000, "clone"},
+    {"11bc231", 0x500, "strlen"},
+    {"11bc236", 0x271c0, "__libc_start_call_main"},
+    {"11bc236", 0x27280, "__libc_start_main_impl"},
+    {"11bc236", 0x89000, "start_thread"},
+    {"11bc236", 0x10a000, "clone3"},
     {"11bc236", 0x700, "strlen"},
     /* a C++ program (-O2: parse_config's cold part split off), and
      * glibc's way into abort */
     {"c0de", 0x1000, "parse_config(std::string const&)"},
     {"c0de", 0x1100, "parse_config(std::string const&) (.cold)"},
     {"c0de", 0x1200, "parse_config(std::string const&) (.constprop.0) (.isra.0)"},
-    {"c0de", 0x2000, "load(char const*)"}, {"c0de", 0x3000, "main"},
+    {"c0de", 0x2000, "load(char const*)"},
+    {"c0de", 0x3000, "main"},
     {"c0de", 0x4000, "std::__1::__throw_out_of_range[abi:ue170006](char const*)"},
     {"c0de", 0x5000, "f(int) (.cold) const"}, /* not a clone suffix: not at the end */
-    {"11bc236", 0x8eebc, "__pthread_kill_implementation"}, {"11bc236", 0x3cfb2, "raise"},
+    {"11bc236", 0x8eebc, "__pthread_kill_implementation"},
+    {"11bc236", 0x3cfb2, "raise"},
     {"11bc236", 0x27472, "abort"},
     /* glibc 2.36's debug file as it is: a thread's way in by its alias */
-    {"11bc237", 0x89000, "start_thread"}, {"11bc237", 0x10a000, "__GI___clone3"},
-    {"11bc237", 0x4d000, "msort_with_tmp"}, {"11bc237", 0x4d500, "qsort_r"},
+    {"11bc237", 0x89000, "start_thread"},
+    {"11bc237", 0x10a000, "__GI___clone3"},
+    {"11bc237", 0x4d000, "msort_with_tmp"},
+    {"11bc237", 0x4d500, "qsort_r"},
     {"ffff", 0x7000, "recurse"},
+    /* strlen as glibc picks it by CPU (its ifunc variants), on three
+     * machines of one fleet; and a program's own function of that shape */
+    {"11bc238", 0x9a000, "__strlen_avx2"},
+    {"11bc238", 0x9b000, "__memmove_avx_unaligned_erms"},
+    {"11bc238", 0x9c000, "__wcsnlen_sse4_1"},
+    {"11bc238", 0x9d000, "__libc_start_main_impl"},
+    {"11bc238", 0x9e000, "__strcasecmp_l_avx2"},
+    {"11bc238", 0x9f000, "__nptl_no_back"},
+    {"11bc239", 0x9a000, "__strlen_sse2"},
+    {"11bc239", 0x9b000, "__memmove_evex_unaligned_erms"},
+    {"11bc239", 0x9c000, "__wcsnlen_generic"},
+    {"11bc239", 0x9e000, "__strcasecmp_l_sse42"},
+    {"11bc23a", 0x9a000, "__strlen_evex"},
+    {"ffff", 0x8000, "__parse_avx2"},
 };
 
 static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
@@ -356,7 +392,7 @@ static void test_group_startup_frames(void **st)
     /* The C library inside the stack is kept: a crash in strlen is not a
      * crash in its caller. */
     s1 = sig_with_libc("11bc231", NULL, "c500 a1000 a3000 c21000 a50");
-    assert_string_equal(s1.text, "libc.so.6+0x500 | app+0x1000 | app+0x3000");
+    assert_string_equal(s1.text, "libc.so+0x500 | app+0x1000 | app+0x3000");
     free(s1.text);
     s1 = sig_with_libc("11bc231", "all", "c500 a1000 a3000 c21000 a50");
     assert_string_equal(s1.text, "strlen | parse_config | main");
@@ -431,7 +467,7 @@ static void test_group_cxx_abort(void **st)
     const char *segv = "CRASH_SIGNAL 11\nOBJECT /usr/lib/x86_64-linux-gnu/libstdc++.so.6/"
                        "139706696204288/2201728/139706696204288\nOBJECT_BUILD_ID 5dc1\n";
     s2 = sig_with(segv, "c0de", "11bc236", "all", "s9d919 a1000 a2000 a3000");
-    assert_string_equal(s2.text, "libstdc++.so.6+0x9d919 | parse_config(std::string const&) | "
+    assert_string_equal(s2.text, "libstdc++.so+0x9d919 | parse_config(std::string const&) | "
                                  "load(char const*) | main");
     free(s2.text);
     /* So is the C library's under an abort further down: only the top. */
@@ -474,6 +510,63 @@ static void test_group_cxx_abort(void **st)
     free(s1.text);
 }
 
+/* The C library's CPU variants of one function are one function: a
+ * fleet of mixed CPUs makes one group per bug, not one per CPU. */
+static void test_group_ifunc_variants(void **st)
+{
+    (void)st;
+    const char *ids[] = {"11bc238", "11bc239", "11bc23a"};
+    fl_signature s[3];
+    for (int i = 0; i < 3; i++)
+        s[i] = sig_with_libc(ids[i], "all", "c9a000 a1000 a3000");
+    assert_string_equal(s[0].text, "strlen | parse_config | main");
+    assert_string_equal(s[1].group_id, s[0].group_id);
+    assert_string_equal(s[2].group_id, s[0].group_id);
+    for (int i = 0; i < 3; i++)
+        free(s[i].text);
+    /* Qualifier words and a stem with '_' in it. */
+    s[0] = sig_with_libc("11bc238", "all", "c9b000 a1000 a3000");
+    s[1] = sig_with_libc("11bc239", "all", "c9b000 a1000 a3000");
+    assert_string_equal(s[0].text, "memmove | parse_config | main");
+    assert_string_equal(s[1].group_id, s[0].group_id);
+    free(s[0].text), free(s[1].text);
+    s[0] = sig_with_libc("11bc238", "all", "c9c000 a1000 a3000");
+    s[1] = sig_with_libc("11bc239", "all", "c9c000 a1000 a3000");
+    assert_string_equal(s[0].text, "wcsnlen | parse_config | main");
+    assert_string_equal(s[1].group_id, s[0].group_id);
+    free(s[0].text), free(s[1].text);
+    s[0] = sig_with_libc("11bc238", "all", "c9e000 a1000 a3000");
+    s[1] = sig_with_libc("11bc239", "all", "c9e000 a1000 a3000");
+    assert_string_equal(s[0].text, "strcasecmp_l | parse_config | main");
+    assert_string_equal(s[1].group_id, s[0].group_id);
+    free(s[0].text), free(s[1].text);
+    /* Names that only look alike stay: no ISA word after the stem, and
+     * the program's own functions (only the C library's are variants). */
+    s[0] = sig_with_libc("11bc238", "all", "c9f000 a1000 a3000");
+    assert_string_equal(s[0].text, "__nptl_no_back | parse_config | main");
+    free(s[0].text);
+    s[0] = sig_with_libc("11bc238", "all", "a8000 a1000 a3000");
+    assert_string_equal(s[0].text, "__parse_avx2 | parse_config | main");
+    free(s[0].text);
+}
+
+/* A library without symbols is named by its file up to ".so": the client
+ * names it by the soname's link (libz.so.1), a core by the file the link
+ * points to (libz.so.1.2.13). */
+static void test_group_module_stem(void **st)
+{
+    (void)st;
+    const char *client = "OBJECT /lib/x86_64-linux-gnu/libz.so.1/139706696204288/2201728/"
+                         "139706696204288\nOBJECT_BUILD_ID 2a11\n";
+    const char *core = "OBJECT /usr/lib/x86_64-linux-gnu/libz.so.1.2.13/139706696204288/"
+                       "2201728/139706696204288\nOBJECT_BUILD_ID 2a11\n";
+    fl_signature a = sig_with(client, "ffff", "11bc236", "all", "s3817 a1000 a3000");
+    fl_signature b = sig_with(core, "ffff", "11bc236", "all", "s3817 a1000 a3000");
+    assert_string_equal(a.text, "libz.so+0x3817 | parse_config | main");
+    assert_string_equal(b.group_id, a.group_id);
+    free(a.text), free(b.text);
+}
+
 static void test_skip_lists(void **st)
 {
     (void)st;
@@ -491,7 +584,7 @@ static void test_skip_lists(void **st)
     assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, NULL, NULL, &f), 0);
     assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, &s), 0);
     /* The C library's unnamed frame under the top one is left out. */
-    assert_string_equal(s.text, "libc.so.6+0x100 | bin+0x1000 | bin+0x2000");
+    assert_string_equal(s.text, "libc.so+0x100 | bin+0x1000 | bin+0x2000");
     free(s.text);
     fl_frames_free(&f);
 
@@ -520,6 +613,18 @@ static void test_skip_lists(void **st)
     buf[n] = '\0';
     fclose(fp);
     assert_non_null(strstr(buf, "module:libc.so.6"));
+
+    /* A C++ function named without its parameter list skips each of its
+     * overloads ("load" for "load(char const*)"); part of a name does not. */
+    fp = fopen(sp, "a");
+    fputs("load\nparse_confi\n", fp);
+    fclose(fp);
+    assert_int_equal(fl_group_rules_load(r, sp, pp), 0);
+    fl_group_rules_set_top_n(r, 5);
+    build cxx = {"c0de", 0x555555554000, 0x555555554000, {0x1000, 0x2000, 0x3000}};
+    sig_of(&cxx, 3, fake_sym, r, &s);
+    assert_string_equal(s.text, "parse_config(std::string const&) | main");
+    free(s.text);
     unlink(sp);
     unlink(pp);
     rmdir(dir);
@@ -830,6 +935,8 @@ int main(void)
         cmocka_unit_test(test_group_symbols),
         cmocka_unit_test(test_group_offsets),
         cmocka_unit_test(test_skip_lists),
+        cmocka_unit_test(test_group_ifunc_variants),
+        cmocka_unit_test(test_group_module_stem),
         cmocka_unit_test(test_process_example),
         cmocka_unit_test(test_process_dump),
         cmocka_unit_test(test_project_group_id),
