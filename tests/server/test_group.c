@@ -512,42 +512,35 @@ static void test_group_cxx_abort(void **st)
 
 /* The C library's CPU variants of one function are one function: a
  * fleet of mixed CPUs makes one group per bug, not one per CPU. */
+/* frames on the C libraries of the builds ids (NULL-ended) give one
+ * group, whose signature is want. */
+static void one_group(const char *const *ids, const char *frames, const char *want)
+{
+    fl_signature first = sig_with_libc(ids[0], "all", frames);
+    assert_string_equal(first.text, want);
+    for (size_t i = 1; ids[i]; i++) {
+        fl_signature other = sig_with_libc(ids[i], "all", frames);
+        assert_string_equal(other.group_id, first.group_id);
+        free(other.text);
+    }
+    free(first.text);
+}
+
 static void test_group_ifunc_variants(void **st)
 {
     (void)st;
-    const char *ids[] = {"11bc238", "11bc239", "11bc23a"};
-    fl_signature s[3];
-    for (int i = 0; i < 3; i++)
-        s[i] = sig_with_libc(ids[i], "all", "c9a000 a1000 a3000");
-    assert_string_equal(s[0].text, "strlen | parse_config | main");
-    assert_string_equal(s[1].group_id, s[0].group_id);
-    assert_string_equal(s[2].group_id, s[0].group_id);
-    for (int i = 0; i < 3; i++)
-        free(s[i].text);
+    const char *three[] = {"11bc238", "11bc239", "11bc23a", NULL},
+               *two[] = {"11bc238", "11bc239", NULL};
+    one_group(three, "c9a000 a1000 a3000", "strlen | parse_config | main");
     /* Qualifier words and a stem with '_' in it. */
-    s[0] = sig_with_libc("11bc238", "all", "c9b000 a1000 a3000");
-    s[1] = sig_with_libc("11bc239", "all", "c9b000 a1000 a3000");
-    assert_string_equal(s[0].text, "memmove | parse_config | main");
-    assert_string_equal(s[1].group_id, s[0].group_id);
-    free(s[0].text), free(s[1].text);
-    s[0] = sig_with_libc("11bc238", "all", "c9c000 a1000 a3000");
-    s[1] = sig_with_libc("11bc239", "all", "c9c000 a1000 a3000");
-    assert_string_equal(s[0].text, "wcsnlen | parse_config | main");
-    assert_string_equal(s[1].group_id, s[0].group_id);
-    free(s[0].text), free(s[1].text);
-    s[0] = sig_with_libc("11bc238", "all", "c9e000 a1000 a3000");
-    s[1] = sig_with_libc("11bc239", "all", "c9e000 a1000 a3000");
-    assert_string_equal(s[0].text, "strcasecmp_l | parse_config | main");
-    assert_string_equal(s[1].group_id, s[0].group_id);
-    free(s[0].text), free(s[1].text);
+    one_group(two, "c9b000 a1000 a3000", "memmove | parse_config | main");
+    one_group(two, "c9c000 a1000 a3000", "wcsnlen | parse_config | main");
+    one_group(two, "c9e000 a1000 a3000", "strcasecmp_l | parse_config | main");
     /* Names that only look alike stay: no ISA word after the stem, and
      * the program's own functions (only the C library's are variants). */
-    s[0] = sig_with_libc("11bc238", "all", "c9f000 a1000 a3000");
-    assert_string_equal(s[0].text, "__nptl_no_back | parse_config | main");
-    free(s[0].text);
-    s[0] = sig_with_libc("11bc238", "all", "a8000 a1000 a3000");
-    assert_string_equal(s[0].text, "__parse_avx2 | parse_config | main");
-    free(s[0].text);
+    const char *one[] = {"11bc238", NULL};
+    one_group(one, "c9f000 a1000 a3000", "__nptl_no_back | parse_config | main");
+    one_group(one, "a8000 a1000 a3000", "__parse_avx2 | parse_config | main");
 }
 
 /* A library without symbols is named by its file up to ".so": the client
