@@ -648,6 +648,46 @@ static void *open_amqp(const char *url, char *err, size_t errlen)
     return fl_queue_amqp_new(url, err, errlen);
 }
 
+/* The admin token or the default project's ingest key repeating a key of
+ * another project (made through /api/v1/projects, so only a key fixed by
+ * the environment can): every reporter of that project would hold the
+ * admin token, or its reports would land in the default project and a
+ * revoke of the key there would not stop it.  -1 with err, or 0. */
+static int keys_clash(fl_store *st, fl_store_conn *c, const char *admin, const char *ingest,
+                      char *err, size_t errlen)
+{
+    json_t *j = st->list_projects ? st->list_projects(c) : NULL, *pr, *kv;
+    size_t i, k;
+    int rc = 0;
+    json_array_foreach(json_object_get(j, "projects"), i, pr)
+    {
+        const char *id = json_string_value(json_object_get(pr, "id"));
+        if (!id || !strcmp(id, FL_PROJECT_DEFAULT))
+            continue;
+        json_array_foreach(json_object_get(pr, "keys"), k, kv)
+        {
+            const char *key = json_string_value(json_object_get(kv, "key"));
+            if (rc || !key)
+                continue;
+            if (!strcmp(key, admin))
+                snprintf(err, errlen,
+                         "the admin token is an ingest key of project %.64s; give "
+                         "FAULTLINE_ADMIN_TOKEN another value",
+                         id);
+            else if (!strcmp(key, ingest))
+                snprintf(err, errlen,
+                         "the ingest key is one of project %.64s's; give FAULTLINE_INGEST_KEY "
+                         "another value, or revoke that key from %.64s first",
+                         id, id);
+            else
+                continue;
+            rc = -1;
+        }
+    }
+    json_decref(j);
+    return rc;
+}
+
 static int share_key(fl_store *st, fl_store_conn *c, const char *env, const char *dir,
                      const char *name, char *key, size_t cap, char *err, size_t errlen)
 {
@@ -996,7 +1036,8 @@ int fl_cmd_serve(int argc, char **argv)
     if (share_key(store, mc, "FAULTLINE_ADMIN_TOKEN", o.data, "admin_token", admin, sizeof admin,
                   err, sizeof err) ||
         share_key(store, mc, "FAULTLINE_INGEST_KEY", o.data, "ingest_key", ingest, sizeof ingest,
-                  err, sizeof err))
+                  err, sizeof err) ||
+        keys_clash(store, mc, admin, ingest, err, sizeof err))
         goto out;
     if (lockfd >= 0)
         queue->release_all(queue, mc);

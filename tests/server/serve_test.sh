@@ -929,6 +929,18 @@ PY
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k1" --data-binary @"$work/m2.log"); [ "$c" = 401 ] || fail "revoked after restart -> $c"
   ok "projects and keys survive a restart"
   stop || fail "shutdown rc"
+  # A key fixed by the environment that is another project's: as the admin
+  # token every reporter of that project would hold it; as the default
+  # key a revoke in that project would not stop it.  Refused at start.
+  FAULTLINE_ADMIN_TOKEN=$k2 timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" >/dev/null 2>"$work/e"
+  rc=$?
+  [ $rc = 1 ] && grep -q "the admin token is an ingest key of project mobile" "$work/e" ||
+    fail "admin token = mobile's key: rc $rc $(cat "$work/e")"
+  FAULTLINE_INGEST_KEY=$k2 timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" >/dev/null 2>"$work/e"
+  rc=$?
+  [ $rc = 1 ] && grep -q "the ingest key is one of project mobile's" "$work/e" ||
+    fail "ingest key = mobile's key: rc $rc $(cat "$work/e")"
+  ok "a key of another project as the admin token or the default key: refused at start"
   ;;
 merge)
   # POST /api/v1/groups/ID/merge: two signatures of one bug made one
