@@ -42,11 +42,12 @@ void fl_release_heap(void);
 int fl_vercmp(const char *a, const char *b);
 
 /* Outcome of fl_gunzip. */
-enum { FL_GZ_OK = 0, FL_GZ_BAD = -1, FL_GZ_TOO_BIG = -2, FL_GZ_NOMEM = -3 };
+enum { FL_GZ_OK = 0, FL_GZ_BAD = -1, FL_GZ_TOO_BIG = -2, FL_GZ_NOMEM = -3, FL_GZ_RATIO = -4 };
 
 /* Decode a gzip (or zlib) stream, refusing to produce more than max_out
- * bytes or more than max_ratio times the input size (a gzip bomb).  On
- * FL_GZ_OK *out (caller frees, NUL-terminated) and *out_len are set. */
+ * bytes (FL_GZ_TOO_BIG) or more than max_ratio times the input size
+ * (FL_GZ_RATIO: a gzip bomb; 0: no ratio).  On FL_GZ_OK *out (caller
+ * frees, NUL-terminated) and *out_len are set. */
 int fl_gunzip(const void *in, size_t in_len, size_t max_out, unsigned max_ratio, char **out,
               size_t *out_len);
 

@@ -879,9 +879,16 @@ static enum MHD_Result ingest_finish(req *r)
     if (ce && (!strcasecmp(ce, "gzip") || !strcasecmp(ce, "x-gzip") || !strcasecmp(ce, "deflate"))) {
         size_t dl;
         int g = fl_gunzip(body, len, h->cfg.max_decoded, h->cfg.max_ratio, &decoded, &dl);
-        if (g == FL_GZ_TOO_BIG)
+        /* Which limit: a 1.5 MiB log that compresses 150 times is under
+         * --max-decoded, and "too large" alone sent its sender looking
+         * at the wrong one. */
+        if (g == FL_GZ_TOO_BIG || g == FL_GZ_RATIO)
             return reject(r, FL_REJ_TOO_LARGE, 413,
-                          json_pack("{s:s,s:I,s:i}", "error", "decompressed body too large",
+                          json_pack("{s:s,s:I,s:i}", "error",
+                                    g == FL_GZ_RATIO
+                                        ? "decompressed body too large for its compressed size: "
+                                          "it expands more than max_ratio times (--max-ratio)"
+                                        : "decompressed body too large (--max-decoded)",
                                     "limit", (json_int_t)h->cfg.max_decoded, "max_ratio",
                                     (int)h->cfg.max_ratio),
                           NULL);

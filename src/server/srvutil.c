@@ -207,8 +207,11 @@ int fl_gunzip(const void *in, size_t in_len, size_t max_out, unsigned max_ratio,
     *out = NULL;
     *out_len = 0;
     size_t cap = max_out;
-    if (max_ratio && in_len < SIZE_MAX / max_ratio && (size_t)max_ratio * in_len < cap)
+    bool by_ratio = false; /* the ratio, not max_out, sets cap: which the caller says */
+    if (max_ratio && in_len < SIZE_MAX / max_ratio && (size_t)max_ratio * in_len < cap) {
         cap = (size_t)max_ratio * in_len;
+        by_ratio = true;
+    }
     size_t alloc = in_len * 4 + 256;
     if (alloc > cap + 1)
         alloc = cap + 1;
@@ -228,7 +231,7 @@ int fl_gunzip(const void *in, size_t in_len, size_t max_out, unsigned max_ratio,
     for (;;) {
         if (used == alloc) {
             if (alloc > cap) {
-                rc = FL_GZ_TOO_BIG;
+                rc = by_ratio ? FL_GZ_RATIO : FL_GZ_TOO_BIG;
                 break;
             }
             size_t na = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
@@ -245,7 +248,7 @@ int fl_gunzip(const void *in, size_t in_len, size_t max_out, unsigned max_ratio,
         int z = inflate(&zs, Z_NO_FLUSH);
         used = alloc - zs.avail_out;
         if (used > cap) {
-            rc = FL_GZ_TOO_BIG;
+            rc = by_ratio ? FL_GZ_RATIO : FL_GZ_TOO_BIG;
             break;
         }
         if (z == Z_STREAM_END) {

@@ -98,7 +98,9 @@ http)
   head -c 67108864 /dev/zero | gzip -9 >"$work/bomb.gz"
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Encoding: gzip' --data-binary @"$work/bomb.gz")
   [ "$c" = 413 ] || fail "gzip bomb -> $c"
-  ok "gzip bomb -> 413"
+  # The answer says which limit: the ratio here (64 KiB x 100 < 8 MiB).
+  grep -q 'expands more than max_ratio times (--max-ratio)' "$work/body" || fail "gzip bomb: $(cat "$work/body")"
+  ok "gzip bomb -> 413, the ratio named"
   # A real gzip body -> 200.
   "$POST" log 99 1 gzapp 1.0 | gzip >"$work/ok.gz"
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" -H 'Content-Encoding: gzip' --data-binary @"$work/ok.gz")
