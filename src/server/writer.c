@@ -235,13 +235,15 @@ int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n)
     return 0;
 }
 
-/* One transaction for the whole list.  Returns 0 when committed and the
- * number of new tasks in *added. */
-static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
+/* One transaction for the whole list.  Returns 0 when committed, the
+ * number of new tasks in *added and of the reports written (not resends
+ * of stored ones) in *written. */
+static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added, size_t *written)
 {
     fl_store *s = w->store;
     fl_store_conn *c = w->conn;
     *added = 0;
+    *written = 0;
     size_t n = 0;
     for (fl_wreq *r = list; r; r = r->next)
         n += r->n;
@@ -271,6 +273,7 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added)
     for (size_t i = 0; i < n; i++)
         if (!w->batch[i]->duplicate)
             w->ids[nnew++] = w->batch[i]->ref[0] ? w->batch[i]->ref : w->batch[i]->crash_id;
+    *written = nnew;
     /* The whole batch's tasks at once: one stored task per
      * FL_QUEUE_BATCH_MAX crashes rather than one per crash. */
     if (w->queue->in_store_txn && nnew) {
@@ -361,7 +364,6 @@ static void *writer_main(void *arg)
             }
         }
         fl_wreq *list = w->head;
-        size_t n = w->pending;
         w->head = w->tail = NULL;
         w->pending = 0;
         bool stop = w->stopping;
@@ -374,14 +376,19 @@ static void *writer_main(void *arg)
             continue;
         }
         int64_t added = 0;
+        size_t written = 0;
         uint64_t t0 = fl_mono_ns();
-        int rc = commit_batch(w, list, &added);
+        int rc = commit_batch(w, list, &added, &written);
         FL_M_ADD(w->m->commit_ns, fl_mono_ns() - t0);
-        if (rc == 0) {
+        /* Resends the store had already are written by no commit: a batch
+         * of them alone is no group commit, and reports per fsync
+         * (committed / commits) counts the reports written. */
+        if (rc == 0 && written) {
             FL_M_ADD(w->m->commits, 1);
-            FL_M_ADD(w->m->committed_items, n);
-            FL_M_ADD(w->m->backlog, added);
+            FL_M_ADD(w->m->committed_items, written);
         }
+        if (rc == 0)
+            FL_M_ADD(w->m->backlog, added);
         for (fl_wreq *r = list, *next; r; r = next) {
             next = r->next; /* done() may free r */
             r->result = rc;

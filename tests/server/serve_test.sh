@@ -759,6 +759,9 @@ dedup)
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "late resend -> $c"
   grep -q '"duplicate":true' "$work/body" || fail "late resend not flagged: $(cat "$work/body")"
   metric_has '^faultline_reports_duplicate_total 1$' || fail "ingest duplicates metric"
+  # Written by no commit: neither a group commit nor a report written.
+  metric_has '^faultline_ingest_commits_total 0$' && metric_has '^faultline_ingest_committed_reports_total 0$' ||
+    fail "a resend counted as written: $(curl -s "$(url /metrics)" | grep ingest_commit)"
   sleep 1
   [ "$("$POST" sum "$PORT" "$ADMIN" dupapp)" = 2 ] || fail "count changed"
   ok "the same CRASH_ID sent 3 times before processing and once after: counted once"
