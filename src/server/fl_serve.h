@@ -79,7 +79,8 @@ typedef struct fl_writer fl_writer;
 typedef struct fl_wreq {
     fl_ingest_item *items;
     size_t n;
-    int result;           /* set before done(): 0 committed, -1 failed */
+    int result;                      /* set before done(): 0 committed, -1 failed; the
+                                        loops' refusals: 1 queue full, 2 stopping */
     void (*done)(struct fl_wreq *r); /* called on the writer thread */
     void *arg;
     struct fl_wreq *next;
@@ -92,8 +93,9 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
                            unsigned republish_after_s, void (*notify)(void *), void *notify_arg,
                            char *err, size_t errlen);
 /* Queue a linked list of requests (head..tail, n reports in all) for the
- * next batch, all or none.  Returns 0, or -1 when saturated (more than
- * max_pending reports waiting) or stopping: then no done() is called. */
+ * next batch, all or none.  Returns 0, -1 when saturated (more than
+ * max_pending reports waiting) or -2 when stopping: then no done() is
+ * called. */
 int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n);
 /* Commit what is queued, refuse new work from now on, join the thread.
  * The writer stays valid (submit fails) until fl_writer_free. */

@@ -580,12 +580,13 @@ static void ingest_answer(req *r)
         r->status = 200;
         r->answer = a;
     } else {
-        /* -1: the commit failed; 1: the writer was full or stopping. */
+        /* -1: the commit failed; 1: the writer was full; 2: stopping. */
         r->status = 503;
-        r->retry_after = w->result > 0 ? "1" : "5";
+        r->retry_after = w->result == 1 ? "1" : "5";
         r->answer = jdump(json_pack("{s:s}", "error",
-                                    w->result > 0 ? "ingest queue full, try again later"
-                                                  : "storage unavailable, try again later"));
+                                    w->result == 1   ? "ingest queue full, try again later"
+                                    : w->result == 2 ? "the server is stopping, try again later"
+                                                     : "storage unavailable, try again later"));
     }
 }
 
@@ -3697,14 +3698,15 @@ static void hand_over(struct loop *L, bool refuse)
     for (fl_wreq *w = head; w; w = w->next)
         nreq++;
     L->waiting += nreq;
+    int rc = -2; /* refused: the server is stopping */
     if (!refuse) {
         compress_list(L, head, n);
-        if (!fl_writer_submit_list(L->h->writer, head, tail, n))
+        if (!(rc = fl_writer_submit_list(L->h->writer, head, tail, n)))
             return;
     }
     for (fl_wreq *w = head, *next; w; w = next) {
         next = w->next;
-        w->result = 1;
+        w->result = rc == -2 ? 2 : 1;
         w->done(w);
     }
 }

@@ -220,8 +220,9 @@ int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n)
 {
     pthread_mutex_lock(&w->mu);
     if (w->stopping || w->pending + n > w->max_pending) {
+        int rc = w->stopping ? -2 : -1;
         pthread_mutex_unlock(&w->mu);
-        return -1;
+        return rc;
     }
     tail->next = NULL;
     if (w->tail)

@@ -171,6 +171,9 @@ static void *stream_main(void *arg)
         s->sent++;
         if (st == 0)
             s->refused++;
+        /* The reason of a refusal, for the test to read (stderr). */
+        if (st == 503 && body)
+            fprintf(stderr, "503 %s\n", body);
         if (st == 200 && body) {
             json_t *j = json_loads(body, 0, NULL);
             json_t *acc = json_object_get(j, "accepted");
