@@ -87,7 +87,8 @@ static void usage(FILE *f)
             "  --rate-burst N       burst of the rate limit (default 2*N, at least 1)\n"
             "  --max-pending N      reports waiting for a commit before 503 (default 16384)\n"
             "  --max-memory BYTES   report data all ingest requests may hold at once before\n"
-            "                       503 (default 268435456; 0: no limit)\n"
+            "                       503 (default 268435456, at least --max-body +\n"
+            "                       --max-decoded; 0: no limit)\n"
             "  --max-backlog N      unprocessed crashes before 503 (default 1000000)\n"
             "  --lease S            lease of a claimed task (default 60, at most 86400)\n"
             "  --republish-after S  with --queue amqp://: publish again the task of a report\n"
@@ -466,6 +467,15 @@ static int parse_args(opts *o, int argc, char **argv)
             usage_error("%s: %" PRIu64 "..%" PRIu64 "", range[i].name, range[i].min, range[i].max);
             return -1;
         }
+    }
+    /* One request holds its body and, gzip'd, its decoded text at once:
+     * below that, the largest report allowed would be answered 503 for
+     * ever, and its sender would retry for ever. */
+    if (o->max_memory && o->max_memory < o->max_body + o->max_decoded) {
+        usage_error("--max-memory %" PRIu64 " is below what one request may hold (--max-body + "
+                    "--max-decoded = %" PRIu64 "): such a report would be refused for ever",
+                    o->max_memory, o->max_body + o->max_decoded);
+        return -1;
     }
     const char *sq = o->db && strncmp(o->db, "postgres://", 11) &&
                              strncmp(o->db, "postgresql://", 13)

@@ -61,6 +61,7 @@ usage_error 64 "--rate-limit: 'x' is not a number; see faultline serve --help" s
 usage_error 64 '--lease: 1..86400 seconds; see faultline serve --help' serve --lease 0
 usage_error 64 '--timeout: 1..86400; see faultline serve --help' serve --timeout 0
 usage_error 64 '--role must be all, api or worker; see faultline serve --help' serve --role x
+usage_error 64 '--max-memory 3000 is below what one request may hold (--max-body + --max-decoded = 9437184)' serve --max-memory 3000
 usage_error 64 'needs --notify-url; see faultline serve --help' serve --notify-digest 5
 usage_error 64 'no subcommand given (add); see faultline symbols --help' symbols
 usage_error 64 "unknown subcommand 'frob'; see faultline symbols --help" symbols frob

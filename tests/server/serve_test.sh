@@ -1480,7 +1480,9 @@ memory)
   # budget: those that would pass it are answered 503 + Retry-After (their
   # clients resend) while the others are stored; the budget is let go when
   # they end, and the same report then goes through.
-  start "$work/d" --workers 0 --max-memory 1000000
+  # (--max-body and --max-decoded within the budget: one largest request
+  # must fit it, else the start is refused.)
+  start "$work/d" --workers 0 --max-memory 1000000 --max-body 700000 --max-decoded 300000
   for i in 1 2 3; do
     "$POST" log 55 $i memapp 1.0 | python3 -c 'import sys
 t = sys.stdin.read(); pad = "".join("ETC_KEY pad_%d\nETC_VALUE %s\n" % (k, "x" * 1000) for k in range(590))
