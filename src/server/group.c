@@ -181,14 +181,18 @@ static const char *base_name(const char *p)
     return s ? s + 1 : p;
 }
 
-static bool matches(const fl_group_rules *r, const char *function, const char *module)
+/* unnamed: an unnamed frame's name (module+0xOFFSET), which only an exact
+ * skip.txt entry matches: a prefix such as "fl_" or "faultline" names
+ * functions, not a program whose file is called so. */
+static bool matches(const fl_group_rules *r, const char *function, const char *module,
+                    const char *unnamed)
 {
     for (size_t i = 0; i < r->skip.n; i++) {
         const char *e = r->skip.v[i];
         if (!strncmp(e, "module:", 7)) {
             if (module && !strcmp(module, e + 7))
                 return true;
-        } else if (function && !strcmp(function, e)) {
+        } else if ((function && !strcmp(function, e)) || (unnamed && !strcmp(unnamed, e))) {
             return true;
         } else if (function && !strchr(e, '(')) {
             /* A C++ name without its parameter list names every overload:
@@ -482,7 +486,9 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
                 snprintf(nb, sizeof nb, "0x%" PRIx64, pc);
             if (!(fr->name = strdup(nb)))
                 goto fail;
-            fr->noise = matches(r, fr->function, fr->module);
+            /* An unnamed frame by its name in the signature too (skip.txt's
+             * "demo+0x117b", as the group shows it). */
+            fr->noise = matches(r, fr->function, fr->module, fr->function ? NULL : fr->name);
         }
     }
     free(sf);

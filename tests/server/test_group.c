@@ -610,7 +610,7 @@ static void test_skip_lists(void **st)
     /* A C++ function named without its parameter list skips each of its
      * overloads ("load" for "load(char const*)"); part of a name does not. */
     fp = fopen(sp, "a");
-    fputs("load\nparse_confi\n", fp);
+    fputs("load\nparse_confi\nbin+0x2000\n", fp);
     fclose(fp);
     assert_int_equal(fl_group_rules_load(r, sp, pp), 0);
     fl_group_rules_set_top_n(r, 5);
@@ -618,6 +618,14 @@ static void test_skip_lists(void **st)
     sig_of(&cxx, 3, fake_sym, r, &s);
     assert_string_equal(s.text, "parse_config(std::string const&) | main");
     free(s.text);
+    /* An unnamed frame, by its name as the signature shows it (the C
+     * library's are skipped by module:libc.so.6 above). */
+    assert_int_equal(fl_frames_build(L, L->callstack, L->ncallstack, r, NULL, NULL, &f), 0);
+    assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, &s), 0);
+    assert_string_equal(s.text, "bin+0x1000");
+    assert_true(f.v[3].noise && !f.v[2].noise);
+    free(s.text);
+    fl_frames_free(&f);
     unlink(sp);
     unlink(pp);
     rmdir(dir);
