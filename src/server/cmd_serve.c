@@ -895,7 +895,28 @@ int fl_cmd_serve(int argc, char **argv)
      * forget every lease at start (they belonged to its dead predecessor).
      * A broker gives a dead consumer's tasks back by itself, and servers
      * sharing PostgreSQL are meant to run side by side. */
-    int lockfd = -1, oldlockfd = -1;
+    int lockfd = -1, oldlockfd = -1, sharedfd = -1;
+    if (run_workers && !run_http && !pg) {
+        /* A --role worker process holds the lock shared: workers run side
+         * by side, but a --role all server, which forgets every lease at
+         * its start, cannot start beside them, nor they beside it. */
+        sharedfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (sharedfd < 0) {
+            fl_log(stderr, "faultline serve: cannot open %s: %s", lockp, strerror(errno));
+            return 1;
+        }
+        if (flock(sharedfd, LOCK_SH | LOCK_NB)) {
+            if (errno == EWOULDBLOCK)
+                fl_log(stderr,
+                       "faultline serve: %s is served by a --role all server, which processes "
+                       "it itself; stop it, or run it as --role api",
+                       dbpath);
+            else
+                fl_log(stderr, "faultline serve: cannot lock %s: %s", lockp, strerror(errno));
+            close(sharedfd);
+            return 1;
+        }
+    }
     if (run_workers && run_http && !pg) {
         lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (lockfd < 0) {
@@ -906,8 +927,8 @@ int fl_cmd_serve(int argc, char **argv)
         if (flock(lockfd, LOCK_EX | LOCK_NB)) {
             if (errno == EWOULDBLOCK)
                 fl_log(stderr,
-                       "faultline serve: %s is in use by another server (its lock is "
-                       "held)",
+                       "faultline serve: %s is in use by another server (a --role all "
+                       "server, or --role worker processes: its lock is held)",
                        dbpath);
             else
                 fl_log(stderr, "faultline serve: cannot lock %s: %s", lockp, strerror(errno));
@@ -1221,6 +1242,8 @@ out:
     fl_group_rules_free(rules);
     if (lockfd >= 0)
         close(lockfd);
+    if (sharedfd >= 0)
+        close(sharedfd);
     if (oldlockfd >= 0)
         close(oldlockfd);
     fl_health_destroy(&m.health);

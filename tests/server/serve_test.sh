@@ -1998,9 +1998,25 @@ cli)
   "$FL" serve --role worker --data "$work/r" >/dev/null 2>>"$work/err" &
   wpid=$!
   "$POST" wait "$PORT" "$ADMIN" 1 20 roles >/dev/null || fail "the worker process did not process it"
+  # A --role all server, which forgets every lease at its start, is not
+  # started beside a worker process; a second worker is.
+  timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/r" >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 1 ] && grep -q "in use by another server (a --role all server, or --role worker processes" "$work/e" ||
+    fail "--role all beside a worker: rc $rc $(cat "$work/e")"
+  "$FL" serve --role worker --data "$work/r" >/dev/null 2>>"$work/err" &
+  w2=$!
+  sleep 1
+  kill -0 $w2 || fail "a second worker process was refused: $(tail -2 "$work/err")"
+  kill -TERM $w2; wait $w2 || fail "second worker exit status"
   kill -TERM $wpid; wait $wpid || fail "worker exit status"
   stop || fail "shutdown rc"
-  ok "keys, lock, --role api + --role worker"
+  # Nor a worker beside a --role all server.
+  start "$work/r"
+  timeout 20 "$FL" serve --role worker --data "$work/r" >/dev/null 2>"$work/e"; rc=$?
+  [ $rc = 1 ] && grep -q "is served by a --role all server" "$work/e" ||
+    fail "a worker beside --role all: rc $rc $(cat "$work/e")"
+  stop || fail "shutdown rc"
+  ok "keys, lock, --role api + --role worker (no --role all beside a worker, nor the reverse)"
   ;;
 clockstep)
   # The wall clock stepped back two hours (NTP after a suspend or a
