@@ -133,8 +133,9 @@ typedef struct faultline_hooks {
  *
  * Environment read here: FAULTLINE_SPOOL (spool directory; default
  * $XDG_STATE_HOME/faultline, else ~/.local/state/faultline),
- * FAULTLINE_REPORTER (program started after a crash with the spool
- * directory as argument), FAULTLINE_FSYNC=1 (fsync each log),
+ * FAULTLINE_REPORTER (the path of a program started after a crash with
+ * the spool directory as argument; no PATH search), FAULTLINE_FSYNC=1
+ * (fsync each log),
  * FAULTLINE_STACK_BYTES (raw stack kept, default 32768, max 262144),
  * FAULTLINE_TRACE_EVENTS (newest trace events written into a crash log,
  * default 500, max 2000, 0 for none: each costs ~0.4 us in the handler),
@@ -144,7 +145,9 @@ typedef struct faultline_hooks {
  * FAULTLINE_TRACE_SIGNAL (the real-time signal on which the process
  * writes its flight recorder into the spool when `faultline dump PID`
  * asks; default SIGRTMAX-4, taken only when nothing handles it yet; 0
- * or a signal that is not real-time: none).
+ * or a signal that is not real-time: none).  The numeric variables take
+ * numbers (a signal by its number: 60, not SIGRTMAX-4); anything else is
+ * the default.
  *
  * Threads created after install get an alternate signal stack because the
  * library wraps pthread_create(); the wrapper only forwards until install.

@@ -95,7 +95,9 @@ static int install(const char *app, const char *version, const faultline_hooks *
         env_size("FAULTLINE_TRACE_EVENTS", FL_TRACE_LOG_EVENTS, FL_TRACE_LOG_EVENTS_MAX);
     /* A real-time signal reaches the other threads; SIGRTMAX-3 keeps clear
      * of the low ones applications usually take.  0 disables. */
-    fl_g.dump_signal = (int)env_size("FAULTLINE_DUMP_SIGNAL", (size_t)(SIGRTMAX - 3), 64);
+    /* Not clamped to a signal number: one out of range is none of them
+     * (faultline dump reads the variable the same way). */
+    fl_g.dump_signal = (int)env_size("FAULTLINE_DUMP_SIGNAL", (size_t)(SIGRTMAX - 3), 1u << 20);
     if (fl_g.dump_signal != 0 && (fl_g.dump_signal < SIGRTMIN || fl_g.dump_signal > SIGRTMAX))
         fl_g.dump_signal = SIGRTMAX - 3;
 
@@ -116,7 +118,7 @@ static int install(const char *app, const char *version, const faultline_hooks *
      * application's own handler is never replaced. */
     static const struct sigaction tsa = {.sa_sigaction = fl_trace_signal,
                                          .sa_flags = SA_SIGINFO | SA_RESTART};
-    int ts = (int)env_size("FAULTLINE_TRACE_SIGNAL", (size_t)(SIGRTMAX - 4), 64);
+    int ts = (int)env_size("FAULTLINE_TRACE_SIGNAL", (size_t)(SIGRTMAX - 4), 1u << 20);
     struct sigaction old;
     if (ts >= SIGRTMIN && ts <= SIGRTMAX && ts != fl_g.dump_signal && fl_g.spool[0] &&
         sigaction(ts, NULL, &old) == 0 && old.sa_handler == SIG_DFL)

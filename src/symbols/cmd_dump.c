@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fl_crashlog.h"
 #include "fl_proc.h"
 #include "fl_tracedecode.h"
 
@@ -204,6 +205,17 @@ static int parse_sig(const char *s, int *out)
     return 0;
 }
 
+/* A signal variable of the process's environment, read as libfaultline
+ * read it there (install.c): not a number, the default; 0, none; a number
+ * that is no real-time signal, not_rt. */
+static int env_sig(const char *s, int def, int not_rt)
+{
+    uint64_t v;
+    if (fl_parse_u64(s, &v))
+        return def;
+    return v == 0 ? 0 : v >= (uint64_t)SIGRTMIN && v <= (uint64_t)SIGRTMAX ? (int)v : not_rt;
+}
+
 static int copy_out(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -309,20 +321,23 @@ int fl_cmd_dump(int argc, char **argv)
     int sig = SIGRTMAX - 4, dsig = SIGRTMAX - 3;
     const char *s = sig_opt ? sig_opt : env_get(env, elen, "FAULTLINE_TRACE_SIGNAL");
     const char *ds = env_get(env, elen, "FAULTLINE_DUMP_SIGNAL");
-    if (s && (parse_sig(s, &sig) || (sig_opt && sig == 0))) {
-        /* 0 in the process's environment turns dumps off; as --signal it
-         * is only a wrong value. */
+    if (sig_opt && (parse_sig(s, &sig) || sig == 0)) {
         fprintf(stderr, "faultline dump: signal %s: not a real-time signal (%d to %d)\n", s,
                 SIGRTMIN, SIGRTMAX);
         goto out;
     }
-    if (ds && parse_sig(ds, &dsig))
-        dsig = SIGRTMAX - 3;
+    /* The process's own variables, as its libfaultline read them: a value
+     * it did not take as a signal (SIGRTMAX-5, 100) means what it meant
+     * there, the default or none. */
+    if (!sig_opt && s)
+        sig = env_sig(s, SIGRTMAX - 4, 0);
+    if (ds)
+        dsig = env_sig(ds, SIGRTMAX - 3, SIGRTMAX - 3);
     if (sig == 0) {
         fprintf(stderr,
                 "faultline dump: process %d has its trace signal turned off "
-                "(FAULTLINE_TRACE_SIGNAL=0)\n",
-                (int)pid);
+                "(FAULTLINE_TRACE_SIGNAL=%.40s)\n",
+                (int)pid, s ? s : "");
         goto out;
     }
     if (sig == dsig) {

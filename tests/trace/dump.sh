@@ -124,13 +124,24 @@ cmp -s "$work/b/text" "$work/b/dumped" || fail "signal 50: the dump differs"
 ok "FAULTLINE_TRACE_SIGNAL=50"
 
 # Not a real-time signal: the library does not take it (SIGUSR2 keeps its
-# meaning), and the command says so.
+# meaning), and the command reads the variable as the library did: none.
 run u FAULTLINE_TRACE_SIGNAL=12
 [ $(( 0x$(sed -n 's/^SigCgt:\s*//p' /proc/$P/status) >> 11 & 1 )) = 0 ] ||
     fail "FAULTLINE_TRACE_SIGNAL=12 made the library catch SIGUSR2"
 "$FL" dump "$P" >/dev/null 2>"$work/u/err"
-[ $? = 2 ] && grep -q 'not a real-time signal' "$work/u/err" || fail "signal 12: $(cat "$work/u/err")"
-ok "a signal that is not real-time is not taken"
+[ $? = 2 ] && grep -q 'turned off (FAULTLINE_TRACE_SIGNAL=12)' "$work/u/err" || fail "signal 12: $(cat "$work/u/err")"
+# Past the last signal: none either (it was once cut down to 64 and taken).
+run v FAULTLINE_TRACE_SIGNAL=100
+[ $(( 0x$(sed -n 's/^SigCgt:\s*//p' /proc/$P/status) >> 63 & 1 )) = 0 ] ||
+    fail "FAULTLINE_TRACE_SIGNAL=100 made the library catch signal 64"
+"$FL" dump "$P" >/dev/null 2>"$work/v/err"
+[ $? = 2 ] && grep -q 'turned off' "$work/v/err" || fail "signal 100: $(cat "$work/v/err")"
+# Not a number (a name as the docs spell the default): the library keeps
+# its default, and the command finds it there without --signal.
+run w FAULTLINE_TRACE_SIGNAL=SIGRTMAX-5
+"$FL" dump "$P" >"$work/w/dumped" 2>"$work/w/err" || fail "SIGRTMAX-5: $(cat "$work/w/err")"
+cmp -s "$work/w/text" "$work/w/dumped" || fail "SIGRTMAX-5: the dump differs"
+ok "a signal that is not real-time is not taken; a value that is no number is the default, for both"
 
 # The application's own handler, set before install, is left alone: the
 # command sends, the application's handler runs, no dump comes.
