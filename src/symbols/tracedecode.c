@@ -672,6 +672,14 @@ static int decode_stream(decoder *dc, FILE *in, const char *path, FILE *out)
             header = true;
             continue;
         }
+        /* The dump ends inside this line: the event it belongs to (or the
+         * one before, whose TRACE_BYTES it starts) lacks its bytes, and a
+         * piece of a key ("TRACE_BY") is no line of text.  Neither is
+         * printed. */
+        if (cut && strcmp(line, "END")) {
+            say(CUT_LINE, path, lineno);
+            goto bad;
+        }
         char *sp = strchr(line, ' ');
         char *v = sp ? sp + 1 : line + len;
         size_t klen = sp ? (size_t)(sp - line) : (size_t)len;

@@ -67,6 +67,15 @@ for c in 16 15; do
   [ $rc = 2 ] && grep -q "cut2:$n: cut short (the dump ends inside this line)" "$work/err6b" ||
     fail "a dump cut inside a line after $c bytes: exit $rc, $(cat "$work/err6b")"
 done
+# Cut inside a key ("TRACE_BY"): the events before it come out as they
+# are, the one whose bytes were cut off and the piece of key do not.
+for c in 8 3; do
+  { head -n $((n - 1)) "$work/ids"; sed -n "${n}p" "$work/ids" | head -c $c; } >"$work/cut3"
+  "$FL" decode --obj "$APP" --obj "$LIB" "$work/cut3" >"$work/out6c" 2>"$work/err6c"; rc=$?
+  [ $rc = 2 ] && grep -q "cut3:$n: cut short" "$work/err6c" || fail "cut in a key: exit $rc, $(cat "$work/err6c")"
+  cmp -s -n "$(wc -c <"$work/out6c")" "$work/out6c" "$work/text" ||
+    fail "cut in a key after $c bytes: not the text's beginning: $(tail -2 "$work/out6c")"
+done
 # An --obj of another build is of no use, and said so (the rest decodes).
 cp "$LIB" "$work/other.so" && objcopy --remove-section .note.gnu.build-id "$work/other.so" &&
   objcopy --add-section .note.gnu.build-id=<(printf '\004\000\000\000\024\000\000\000\003\000\000\000GNU\000%s' \
