@@ -167,7 +167,10 @@ int faultline_pending_crashlogs(void);
 
 /* Run the crash sequence now, as if `sig` had been raised, from ordinary
  * context: for an application's own fatal-error path.  Does not return when
- * die() ends the process. */
+ * die() ends the process.  sig may be any number the application chooses:
+ * the log says it in CRASH_SIGNAL (CRASH_SIGNAL_NAME only for the crash
+ * signals above), and the default die() ends the process by it when it
+ * is a signal, else with exit status 128 + (sig & 127). */
 void faultline_crash_now(int sig);
 
 /* A first look at each fault signal, before Faultline's: for a program
