@@ -512,9 +512,13 @@ try {
       metadata: { signal: 11, cpuarch: 'x86-64', other: { CRASH_SOURCE: source } },
       // The kept dump's other thread, unwound by the server.
       threads: kept ? [{ tid: 8, crashed: false, stack_source: 'server', frames: [] }] : [],
+      stack_source: 'client', symbols: { status: 'complete', modules: [] },
       raw: 'FAULTLINE 0.1.0\nCRASH_SOURCE ' + source + '\nEND\n', minidump_bytes: kept } }));
     await page.goto(url + '/#/crash/from-' + src);
     await page.waitForSelector('#crash-arch');
+    // The stack the log came with is the dump's, not a client's unwinding.
+    check(await page.textContent('#stack-source') === (says ? ' — stack ' + says : ' — stack unwound on the client'),
+          'a crash with CRASH_SOURCE ' + src + ': its stack is ' + await page.textContent('#stack-source'));
     const got = await page.locator('#crash-source').count() ? await page.textContent('#crash-source') : null;
     check(got === says, 'a crash with CRASH_SOURCE ' + src + ' reads ' + got);
     check((await page.locator('#crash-minidump').count() === 1) === (kept !== undefined),
@@ -845,6 +849,21 @@ try {
     await new Promise((done) => setTimeout(done, 100));
   }
   check(after.id === into[0].id && after.count === 3, 'a later crash of the merged stack: ' + JSON.stringify(after));
+  // Groups of two applications do not merge: said before asking, by
+  // their applications, and nothing is sent.
+  const foreign = (await api('/api/v1/groups?limit=100')).groups.find((g) => g.app !== 'merger');
+  await page.goto(url + '/#/?limit=100');
+  await page.waitForSelector('.group-link');
+  await page.locator('tr:has(a[href="#/group/' + into[0].id + '"]) .pick').check();
+  await page.locator('tr:has(a[href="#/group/' + foreign.id + '"]) .pick').check();
+  asked = '';
+  expectDialog = (d) => { asked = d.message(); d.dismiss(); };
+  await page.click('#merge');
+  await page.waitForFunction(() => document.getElementById('merge-error').textContent !== '');
+  const mergeSaid = await page.textContent('#merge-error');
+  check(asked === '' && mergeSaid.includes('only groups of one project and application merge') &&
+        mergeSaid.includes(' of merger') && (await api('/api/v1/groups/' + foreign.id)).id === foreign.id,
+        'a merge across applications: asked "' + asked + '", said "' + mergeSaid + '"');
   // Unmerged from the group's page (asked first): two groups again, the
   // later crash with its own stack.
   await page.goto(url + '/#/group/' + into[0].id);
@@ -939,7 +958,9 @@ try {
   // 10h. Delete the merger group (10e) from its page (the browser asks first, naming
   // the crashes it erases): back to the list without it; its id and the
   // merged one's answer 410, and its crashes too.
-  await page.goto(url + '/#/group/' + into[0].id);
+  // (From the page filtered to an installation with none of them: the
+  // count asked is still the whole group's.)
+  await page.goto(url + '/#/group/' + into[0].id + '?install=ffffffffffffffff');
   await page.waitForSelector('#delete-group');
   asked = '';
   expectDialog = (d) => { asked = d.message(); d.accept(); };
@@ -950,6 +971,8 @@ try {
                          'with the groups merged into it?'), 'the group delete asked: ' + asked);
   check(!(await page.$$eval('.group-link', (as) => as.map((a) => a.getAttribute('href'))))
           .includes('#/group/' + into[0].id), 'the deleted group is still listed');
+  check((await page.textContent('#flash')) === 'Deleted the group "' + into[0].signature +
+        '" and the 3 crashes kept of it.', 'after the delete the list says: ' + await page.textContent('#flash'));
   for (const p of ['/api/v1/groups/' + into[0].id, '/api/v1/groups/' + other.id,
                    '/api/v1/crashes/00000000-0000-4000-8000-0000000b0003']) {
     const r = await fetch(url + p, { headers: { Authorization: 'Bearer ' + admin } });

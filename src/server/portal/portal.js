@@ -8,6 +8,9 @@
 
 const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem('faultline-token') || '';
+// What an action that left its page did, said once on the next one (a
+// group deleted: the list says so, with how many crashes went).
+let flash = '';
 
 // Unicode's direction controls (the embeddings and overrides U+202A-E,
 // the isolates U+2066-9, the marks U+200E, U+200F, U+061C) in a value
@@ -213,8 +216,11 @@ async function groups(view, params) {
     return '#/?' + p;
   };
   const shown = data.groups.length ? (offset + 1) + '–' + (offset + data.groups.length) : '0';
+  const said0 = flash;
+  flash = '';
   view.append(
       el('h1', {}, 'Crash groups'),
+      said0 ? el('p', {id : 'flash', role : 'status'}, said0) : '',
       el('div', {class : 'filters'}, app, ver, st, pr, find, sort, inst,
          el('span', {class : 'muted', id : 'group-total'},
             'groups ' + shown + (data.total !== undefined ? ' of ' + data.total : '')),
@@ -251,6 +257,17 @@ async function groups(view, params) {
   merge.addEventListener('click', async () => {
       const list = [...picked ].sort((a, b) => b.count - a.count);
       const into = list[0];
+      // Only groups of one project and application merge (the server
+      // refuses the others): said before asking, by name.
+      const other = list.find((g) => g.app !== into.app || (g.project || '') !== (into.project || ''));
+      if (other) {
+          said.textContent = ' Not merged: "' + visible(other.signature) + '" is of ' +
+                             visible(other.app) + (other.project ? ' (' + visible(other.project) + ')' : '') +
+                             ', "' + visible(into.signature) + '" of ' + visible(into.app) +
+                             (into.project ? ' (' + visible(into.project) + ')' : '') +
+                             ': only groups of one project and application merge.';
+          return;
+      }
       if (!confirm('Merge ' + (list.length - 1) + ' group' + (list.length > 2 ? 's' : '') +
                    ' into "' + visible(into.signature) +
                    '"? Their crashes, and the later ones of their signatures, count there.'))
@@ -518,10 +535,22 @@ async function group(view, id, params)
     // Delete the whole group (junk from a developer's machine, logs with
     // personal data): every crash kept of it and of the groups merged into
     // it is erased; the confirmation says how many.  Then the list.
-    const kept = list.total || 0;
     const gdel = el('button', {class : 'action', id : 'delete-group'}, 'Delete group');
     const gdelSaid = el('span', {id : 'delete-group-error', class : 'error', role : 'alert'});
     gdel.addEventListener('click', async () => {
+        // The list above may be one installation's: the count said is
+        // the whole group's.
+        let kept = list.total || 0;
+        if (inst) {
+            try {
+                kept = (await api('/api/v1/groups/' + encodeURIComponent(g.id) + '/crashes?limit=1'))
+                           .total || 0;
+            } catch (e) {
+                if (e.message !== 'unauthorized')
+                    gdelSaid.textContent = ' Not deleted: ' + e.message;
+                return;
+            }
+        }
         if (!confirm('Delete the group "' + visible(g.signature) + '" and the ' + kept + ' crash' +
                      (kept === 1 ? '' : 'es') + ' kept of it' +
                      ((g.merged || []).length ? ', with the groups merged into it' : '') +
@@ -538,6 +567,8 @@ async function group(view, id, params)
             gdel.disabled = false;
             return;
         }
+        flash = 'Deleted the group "' + visible(g.signature) + '" and the ' + kept + ' crash' +
+                (kept === 1 ? '' : 'es') + ' kept of it.';
         location.hash = '#/';
     });
     // The parts absent are null, which append(), unlike el(), would write
@@ -766,7 +797,14 @@ async function crash(view, id) {
           el('p', {},
              el('span', {id : 'crash-symbols', class : 'sym-' + sy.status},
                 meaning[sy.status] || String(sy.status)),
-             c.stack_source ? ' — stack unwound on the ' + c.stack_source : ''),
+             // "client": the stack the log came with -- for a log made
+             // from a core or a minidump, that dump's, not a client's.
+             c.stack_source
+                 ? el('span', {id : 'stack-source'},
+                      c.stack_source === 'client' && SOURCES[((c.metadata || {}).other || {}).CRASH_SOURCE]
+                          ? ' — stack ' + SOURCES[c.metadata.other.CRASH_SOURCE]
+                          : ' — stack unwound on the ' + c.stack_source)
+                 : ''),
           table(
               [ 'Module', 'Build id', 'Symbols' ],
               (sy.modules || [])
