@@ -324,8 +324,9 @@ static bool isa_word(const char *w, size_t n)
 
 static bool qualifier_word(const char *w, size_t n)
 {
-    static const char *const q[] = {"unaligned", "aligned", "erms",       "rtm",  "movbe", "back",
-                                    "no",        "bsf",     "vzeroupper", "fsrm", "chk"};
+    /* Not "chk": __memcpy_chk_avx_unaligned is __memcpy_chk's variant. */
+    static const char *const q[] = {"unaligned", "aligned", "erms", "rtm",        "movbe",
+                                    "back",      "no",      "bsf",  "vzeroupper", "fsrm"};
     bool digits = n > 0;
     for (size_t i = 0; i < n; i++)
         digits &= w[i] >= '0' && w[i] <= '9';

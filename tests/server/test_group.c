@@ -202,6 +202,7 @@ static const symtab SYMS[] = {
     {"11bc238", 0x9d000, "__libc_start_main_impl"},
     {"11bc238", 0x9e000, "__strcasecmp_l_avx2"},
     {"11bc238", 0x9f000, "__nptl_no_back"},
+    {"11bc238", 0xa0000, "__memcpy_chk_avx_unaligned"},
     {"11bc239", 0x9a000, "__strlen_sse2"},
     {"11bc239", 0x9b000, "__memmove_evex_unaligned_erms"},
     {"11bc239", 0x9c000, "__wcsnlen_generic"},
@@ -536,6 +537,9 @@ static void test_group_ifunc_variants(void **st)
     one_group(two, "c9b000 a1000 a3000", "memmove | parse_config | main");
     one_group(two, "c9c000 a1000 a3000", "wcsnlen | parse_config | main");
     one_group(two, "c9e000 a1000 a3000", "strcasecmp_l | parse_config | main");
+    /* A fortified function's variant is that function's, not memcpy's. */
+    const char *fortified[] = {"11bc238", NULL};
+    one_group(fortified, "ca0000 a1000 a3000", "memcpy_chk | parse_config | main");
     /* Names that only look alike stay: no ISA word after the stem, and
      * the program's own functions (only the C library's are variants). */
     const char *one[] = {"11bc238", NULL};
