@@ -752,6 +752,28 @@ static void reload_rules(fl_group_rules **rules, fl_workers *workers, const char
            prefix);
 }
 
+/* Opens the database's lock file and takes it (LOCK_EX or LOCK_SH)
+ * without waiting.  Returns its descriptor, or -1 after saying why: `held`
+ * completes "DB ..." when another process holds it the other way. */
+static int lock_database(const char *lockp, int mode, const char *held, const char *dbpath)
+{
+    int fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        /* A read-only or full file system, a directory not ours. */
+        fl_log(stderr, "faultline serve: cannot open %s: %s", lockp, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, mode | LOCK_NB)) {
+        if (errno == EWOULDBLOCK)
+            fl_log(stderr, "faultline serve: %s %s", dbpath, held);
+        else
+            fl_log(stderr, "faultline serve: cannot lock %s: %s", lockp, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int fl_cmd_serve(int argc, char **argv)
 {
     opts o = {.port = 8080,
@@ -895,46 +917,22 @@ int fl_cmd_serve(int argc, char **argv)
      * forget every lease at start (they belonged to its dead predecessor).
      * A broker gives a dead consumer's tasks back by itself, and servers
      * sharing PostgreSQL are meant to run side by side. */
-    int lockfd = -1, oldlockfd = -1, sharedfd = -1;
-    if (run_workers && !run_http && !pg) {
+    int lockfd = -1, oldlockfd = -1;
+    bool sole = run_workers && run_http && !pg; /* the one processing process */
+    if (run_workers && !pg) {
         /* A --role worker process holds the lock shared: workers run side
          * by side, but a --role all server, which forgets every lease at
          * its start, cannot start beside them, nor they beside it. */
-        sharedfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (sharedfd < 0) {
-            fl_log(stderr, "faultline serve: cannot open %s: %s", lockp, strerror(errno));
+        lockfd = lock_database(lockp, sole ? LOCK_EX : LOCK_SH,
+                               sole ? "is in use by another server (a --role all server, or "
+                                      "--role worker processes: its lock is held)"
+                                    : "is served by a --role all server, which processes it "
+                                      "itself; stop it, or run it as --role api",
+                               dbpath);
+        if (lockfd < 0)
             return 1;
-        }
-        if (flock(sharedfd, LOCK_SH | LOCK_NB)) {
-            if (errno == EWOULDBLOCK)
-                fl_log(stderr,
-                       "faultline serve: %s is served by a --role all server, which processes "
-                       "it itself; stop it, or run it as --role api",
-                       dbpath);
-            else
-                fl_log(stderr, "faultline serve: cannot lock %s: %s", lockp, strerror(errno));
-            close(sharedfd);
-            return 1;
-        }
     }
-    if (run_workers && run_http && !pg) {
-        lockfd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (lockfd < 0) {
-            /* A read-only or full file system, a directory not ours. */
-            fl_log(stderr, "faultline serve: cannot open %s: %s", lockp, strerror(errno));
-            return 1;
-        }
-        if (flock(lockfd, LOCK_EX | LOCK_NB)) {
-            if (errno == EWOULDBLOCK)
-                fl_log(stderr,
-                       "faultline serve: %s is in use by another server (a --role all "
-                       "server, or --role worker processes: its lock is held)",
-                       dbpath);
-            else
-                fl_log(stderr, "faultline serve: cannot lock %s: %s", lockp, strerror(errno));
-            close(lockfd);
-            return 1;
-        }
+    if (sole) {
         /* Versions before the lock moved beside the database held
          * DIR/serve.lock instead, and would run beside this server on the
          * same database: each forgets the other's leases at start and
@@ -1070,7 +1068,7 @@ int fl_cmd_serve(int argc, char **argv)
                   err, sizeof err) ||
         keys_clash(store, mc, admin, ingest, err, sizeof err))
         goto out;
-    if (lockfd >= 0)
+    if (sole)
         queue->release_all(queue, mc);
     m.backlog = queue->depth(queue, mc);
 
@@ -1242,8 +1240,6 @@ out:
     fl_group_rules_free(rules);
     if (lockfd >= 0)
         close(lockfd);
-    if (sharedfd >= 0)
-        close(sharedfd);
     if (oldlockfd >= 0)
         close(oldlockfd);
     fl_health_destroy(&m.health);
