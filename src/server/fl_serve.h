@@ -130,10 +130,11 @@ typedef struct fl_workers_config {
      * dump holds more of its stack than the log.  May be NULL. */
     int (*unwind_dump)(void *ctx, const void *dump, size_t len, fl_minidump_stack **stacks,
                        size_t *n);
-    /* Called with symbolize_ctx when the store's symbols version moved (a
-     * debug file was ingested, possibly by another process) before a batch
-     * is processed, with the new version: drop cached symbols
-     * (fl_srvsym_symbols_changed).  May be NULL. */
+    /* Called with symbolize_ctx before each batch is processed, with the
+     * store's symbols version (it moves when a debug file was ingested,
+     * possibly by another process): drop cached symbols when it moved
+     * since the last call of any thread (fl_srvsym_symbols_changed).  May
+     * be NULL. */
     void (*symbols_changed)(void *ctx, int64_t version);
     /* Called with symbolize_ctx and a build id right after a module's
      * first lookup found symbols: what would complete them.  0: nothing,
@@ -146,7 +147,9 @@ typedef struct fl_workers_config {
      * functions or inlined frames): wait gets their keys, "dwo-" +
      * DWO id, space-separated (the first FL_SYMBOLS_WAIT_MAX / 21), and
      * the dwz file's build id last when that is missing too; the .dwo
-     * files would, and so would whole DWARF (build_id).  Either way the
+     * files would, and so would whole DWARF (build_id).  4: the names
+     * came from a stripped file's exports (.dynsym): its other functions
+     * have none, and the debug file would name them.  Either way the
      * crash is recorded as lacking those keys for the backfill, so that
      * the file, uploaded later, re-processes it (fl_srvsym_gap).  May be
      * NULL (every module found counts as complete). */

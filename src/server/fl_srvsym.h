@@ -84,7 +84,8 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
  * files of split units, found nowhere (not where the program names them,
  * not among the uploads): their keys (FL_DWO_KEY_PREFIX + DWO id) go into
  * wait, space-separated, and the dwz file's build id after them when it
- * is missing too.  A symcache not open (evicted by another thread since
+ * is missing too, 4 everything but the exported functions' names (it was
+ * built from a stripped file's .dynsym).  A symcache not open (evicted by another thread since
  * the lookup) answers 0: unknown counts as complete, so that a crash is
  * never re-processed for nothing. */
 int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap);

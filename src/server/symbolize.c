@@ -35,6 +35,7 @@ typedef struct entry {
     uint64_t used;         /* LRU clock */
     char alt_wait[ID_MAX]; /* the dwz file the DWARF lacked, or "" */
     char *dwo_wait;        /* keys of the .dwo files it lacked (malloc'ed), or NULL */
+    bool exports_only;     /* built from a stripped file's .dynsym */
 } entry;
 
 struct fl_srvsym {
@@ -408,6 +409,10 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         s->st.opened++;
         s->st.built += built != 0;
         e = insert_locked(s, build_id, sc, alt, dwo_wait);
+        /* The same file for every thread: the locator's answer for this
+         * build id does not change until a debug file comes, which starts
+         * a new generation of entries. */
+        e->exports_only = res.exports_only && !fl_symcache_has_dwarf(e->sc);
     }
     e->used = ++s->clock;
     size_t n = fl_symcache_lookup(e->sc, rel, fr, MAX_INLINE_LOOKUP);
@@ -441,7 +446,9 @@ int fl_srvsym_gap(void *ctx, const char *build_id, char *wait, size_t cap)
     pthread_mutex_lock(&s->mu);
     entry *e = find_locked(s, build_id);
     int r = 0;
-    if (e && !fl_symcache_has_dwarf(e->sc)) {
+    if (e && e->exports_only) {
+        r = 4; /* its exports name its exported functions only */
+    } else if (e && !fl_symcache_has_dwarf(e->sc)) {
         r = 1; /* a debug file with DWARF, uploaded later, would do */
     } else if (e && fl_symcache_dwo_missing(e->sc)) {
         /* The .dwo files, or a debug file with whole DWARF; without the

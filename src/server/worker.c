@@ -331,7 +331,7 @@ static int wrap_symbolize(void *ctx, const char *module, const char *build_id, u
         m->gap = m->found && w->c->symbols_gap && build_id
                      ? w->c->symbols_gap(w->c->symbolize_ctx, build_id, wait, sizeof wait)
                      : 0;
-        if (m->gap >= 2 && (!wait[0] || !(m->wait = strdup(wait))))
+        if ((m->gap == 2 || m->gap == 3) && (!wait[0] || !(m->wait = strdup(wait))))
             m->gap = 1;
     }
     return n;
@@ -378,6 +378,8 @@ static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
         /* A module whose dwz file or some .dwo files are missing lacks
          * names and inlined frames: partial, not complete. */
         found += m->found;
+        /* A stripped library's exports (gap 4) name its exported
+         * functions, not the static ones between them: partial. */
         whole += m->found && m->gap < 2;
         json_t *j = json_pack("{s:s?,s:s?,s:b}", "module", base_of(m->module), "build_id",
                               m->build_id, "symbols", m->found);
@@ -386,8 +388,10 @@ static json_t *symbols_json(const symwrap *w, bool on, fl_processed_buf *out)
          * signature, so the crash waits for it like one without symbols.
          * DWARF without its dwz file waits for that file; without some
          * .dwo files, for them (by DWO id) and for whole DWARF. */
-        if (m->build_id && (!m->found || m->gap == 1 || m->gap == 3))
+        if (m->build_id && (!m->found || m->gap == 1 || m->gap == 3 || m->gap == 4))
             add_missing(out, m->build_id);
+        if (m->gap == 4)
+            json_object_set_new(j, "exports_only", json_true());
         if (m->gap == 2) {
             json_object_set_new(j, "dwz_missing", json_string(m->wait));
             add_missing(out, m->wait);
@@ -1007,7 +1011,6 @@ static void *worker_main(void *arg)
         bmax = FL_QUEUE_BATCH_MAX; /* a stored task comes whole */
     fl_task *tasks = calloc(bmax, sizeof *tasks);
     slot *sl = calloc(bmax, sizeof *sl);
-    int64_t last_symver = -1;
     uint64_t next_probe = 0;
     if (!conn || !tasks || !sl)
         goto out;
@@ -1041,10 +1044,15 @@ static void *worker_main(void *arg)
         int64_t symver = -1;
         if (w->cfg.symbolize && w->store->symbols_version(conn, &symver))
             symver = -1;
-        if (symver >= 0 && last_symver >= 0 && symver != last_symver && w->cfg.symbols_changed)
+        /* Every batch says the version it read: the symbolizer, shared by
+         * the threads, drops its caches once per version it has not seen.
+         * A thread's own last version would miss the first move seen by a
+         * thread that had not processed anything before it, after another
+         * thread had cached the module's poorer symbols (measured: a
+         * --role worker process kept a stripped program's exports after
+         * its debug file came). */
+        if (symver >= 0 && w->cfg.symbols_changed)
             w->cfg.symbols_changed(w->cfg.symbolize_ctx, symver);
-        if (symver >= 0)
-            last_symver = symver;
         bool suspect = false;
         for (size_t i = 0; i < n; i++)
             suspect |= tasks[i].attempts > 1;

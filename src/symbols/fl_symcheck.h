@@ -53,6 +53,7 @@ typedef struct fl_symcheck_info {
     int has_dwarf;                              /* a .debug_info or .zdebug_info with bytes */
     int has_symtab;                             /* a .symtab with bytes */
     int has_code;                               /* a .text with bytes (not a debug-only file) */
+    int has_dynsym;                             /* a .dynsym that defines a function */
 } fl_symcheck_info;
 
 /*

@@ -21,6 +21,11 @@
  *                 .symtab (same-machine setups and tests).  An object with
  *                 full DWARF is taken before step 3 (it is as good as a
  *                 debug file, and local); one with only a .symtab after.
+ *   5. exports    (object or system tier) a stripped library's own
+ *                 exported symbols (.dynsym): the file at the object's
+ *                 path, else debuginfod's /buildid/ID/executable.  Names
+ *                 the exported functions only, within their sizes; the
+ *                 crash still waits for a debug file.
  *
  * Every local candidate is opened and its build id compared before it is
  * returned, so a stale or misplaced file is never used.
@@ -120,6 +125,7 @@ typedef struct fl_symlocate_result {
     fl_symloc_tier tier;
     fl_symloc_source source;
     int has_dwarf;         /* 1: the file has .debug_info */
+    int exports_only;      /* 1: no DWARF, no .symtab: names from .dynsym */
 } fl_symlocate_result;
 
 /*
@@ -148,6 +154,7 @@ int fl_symlocate_find_executable(fl_symlocate *loc, const char *build_id_hex,
 typedef struct fl_symlocate_stats {
     uint64_t lookups;
     uint64_t found_upload, found_debug_dir, found_debuginfod, found_object;
+    uint64_t found_exports;       /* a file with only a .dynsym (step 5) */
     uint64_t executables_found;   /* by fl_symlocate_find_executable */
     uint64_t debuginfod_queries;  /* real requests made through libdebuginfod */
     uint64_t debuginfod_misses;

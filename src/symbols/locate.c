@@ -110,7 +110,7 @@ static int64_t mono_now(void)
  * .text has its bytes (not a debug-only file, where it is SHT_NOBITS).
  * Returns -1 when the file is not ELF or has no build id. */
 static int inspect(const char *path, char *hex, size_t cap, int *has_dwarf, int *has_symtab,
-                   int *has_code)
+                   int *has_code, int *has_dynsym)
 {
     fl_symcheck_info in;
     int rc = fl_symcheck_inspect(path, &in);
@@ -120,6 +120,8 @@ static int inspect(const char *path, char *hex, size_t cap, int *has_dwarf, int 
         *has_symtab = rc == 0 && in.has_symtab;
     if (has_code)
         *has_code = rc == 0 && in.has_code;
+    if (has_dynsym)
+        *has_dynsym = rc == 0 && in.has_dynsym;
     if (rc != 0 || !in.build_id[0] || cap <= strlen(in.build_id))
         return -1;
     memcpy(hex, in.build_id, strlen(in.build_id) + 1);
@@ -129,7 +131,7 @@ static int inspect(const char *path, char *hex, size_t cap, int *has_dwarf, int 
 int fl_symlocate_read_build_id(const char *path, char *hex, size_t cap, int *has_dwarf,
                                int *has_symtab)
 {
-    return inspect(path, hex, cap, has_dwarf, has_symtab, NULL);
+    return inspect(path, hex, cap, has_dwarf, has_symtab, NULL, NULL);
 }
 
 /* Lowercases src into dst; 0 when it is 2..ID_HEX_MAX hex digits, even. */
@@ -263,7 +265,11 @@ static void miss_remember(fl_symlocate *loc, const char *id)
     pthread_mutex_unlock(&loc->lock);
 }
 
-enum { NEED_SYMBOLS = 1, NEED_CODE = 2, NEED_DWARF = 4 };
+/* NEED_SYMBOLS: DWARF or a .symtab.  NEED_EXPORTS: those, or at least a
+ * .dynsym -- the exported functions of a stripped library, named exactly
+ * within their sizes (an address in a static function between them gets
+ * no name, not its neighbour's). */
+enum { NEED_SYMBOLS = 1, NEED_CODE = 2, NEED_DWARF = 4, NEED_EXPORTS = 8 };
 
 /* Accepts path when it is an ELF file with build id `id` that has what
  * `need` asks for. */
@@ -271,12 +277,15 @@ static int try_file(const char *path, const char *id, fl_symlocate_result *res,
                     fl_symloc_tier tier, fl_symloc_source src, int need)
 {
     char got[ID_HEX_MAX + 1];
-    int dwarf = 0, symtab = 0, code = 0;
+    int dwarf = 0, symtab = 0, code = 0, dynsym = 0;
     if (access(path, R_OK) != 0)
         return -1;
-    if (inspect(path, got, sizeof got, &dwarf, &symtab, &code) != 0 || strcmp(got, id) != 0)
+    if (inspect(path, got, sizeof got, &dwarf, &symtab, &code, &dynsym) != 0 ||
+        strcmp(got, id) != 0)
         return -1;
     if ((need & NEED_SYMBOLS) && !dwarf && !symtab)
+        return -1;
+    if ((need & NEED_EXPORTS) && !dwarf && !symtab && !dynsym)
         return -1;
     if ((need & NEED_CODE) && !code)
         return -1;
@@ -287,6 +296,7 @@ static int try_file(const char *path, const char *id, fl_symlocate_result *res,
     res->tier = tier;
     res->source = src;
     res->has_dwarf = dwarf;
+    res->exports_only = !dwarf && !symtab;
     return 0;
 }
 
@@ -443,11 +453,24 @@ int fl_symlocate_find(fl_symlocate *loc, const char *build_id_hex, const char *o
         bump(loc, &loc->stats.found_debuginfod);
         return 0;
     }
+    /* Last, the object with only a .symtab, or only its exports (a
+     * stripped library's .dynsym: better names for its exported functions
+     * than module+offset until a debug file comes, which the crash waits
+     * for, fl_srvsym_gap); else the executable debuginfod has, asked under
+     * the key the remote unwinder uses, so one request serves both. */
     if (use_obj && try_file(object_path, id, res, FL_SYMLOC_TIER_OBJECT, FL_SYMLOC_SRC_OBJECT,
-                            NEED_SYMBOLS) == 0) {
-        bump(loc, &loc->stats.found_object);
+                            NEED_EXPORTS) == 0) {
+        bump(loc, res->exports_only ? &loc->stats.found_exports : &loc->stats.found_object);
         return 0;
     }
+    char exe[PATH_MAX], why_exe[256];
+    if (loc->use_debuginfod && try_debuginfod(loc, id, 1, res, why_exe, sizeof why_exe) == 0 &&
+        (size_t)snprintf(exe, sizeof exe, "%s", res->path) < sizeof exe &&
+        try_file(exe, id, res, res->tier, res->source, NEED_EXPORTS) == 0) {
+        bump(loc, res->exports_only ? &loc->stats.found_exports : &loc->stats.found_debuginfod);
+        return 0;
+    }
+    memset(res, 0, sizeof *res);
     if (errlen)
         snprintf(err, errlen, "build id %s: not in %zu upload root(s), not in %zu debug root(s), %s%s",
                  id, loc->nupload, loc->ndebug, why,

@@ -117,6 +117,24 @@ static int open_regular(const char *path, char *why, size_t whylen)
     return fd;
 }
 
+/* Whether a .dynsym defines a function: a program's lists only what it
+ * imports (unless linked -rdynamic), a library's what it exports. */
+static int defines_function(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+    Elf_Data *d = sh->sh_entsize ? elf_getdata(scn, NULL) : NULL;
+    size_t n = d ? d->d_size / sh->sh_entsize : 0;
+    for (size_t i = 1; i < n; i++) {
+        GElf_Sym sym;
+        if (!gelf_getsym(d, (int)i, &sym))
+            break;
+        int type = GELF_ST_TYPE(sym.st_info);
+        if ((type == STT_FUNC || type == STT_GNU_IFUNC) && sym.st_shndx != SHN_UNDEF &&
+            sym.st_shndx < SHN_LORESERVE && sym.st_value != 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* The build id and sections of an open ELF file into info. */
 static void read_info(Elf *elf, fl_symcheck_info *info)
 {
@@ -136,6 +154,8 @@ static void read_info(Elf *elf, fl_symcheck_info *info)
             info->has_code = 1;
         if (sh.sh_type == SHT_SYMTAB)
             info->has_symtab = 1;
+        if (sh.sh_type == SHT_DYNSYM && !info->has_dynsym)
+            info->has_dynsym = defines_function(scn, &sh);
         if (name && (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0))
             info->has_dwarf = 1;
     }

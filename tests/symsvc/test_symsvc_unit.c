@@ -266,9 +266,29 @@ static void test_locate_executable(void **state)
     assert_int_equal(fl_symlocate_find_executable(loc, id, NULL, &r, err, sizeof err), 0);
     assert_int_equal(r.source, FL_SYMLOC_SRC_UPLOAD);
     assert_string_equal(r.path, p);
-    /* The stripped library has no symbols: debug lookups still pick the .debug. */
-    assert_int_equal(fl_symlocate_find(loc, id, NULL, &r, err, sizeof err), 0);
+    /* The stripped library has only its exports: debug lookups still pick
+     * the .debug... */
+    assert_int_equal(fl_symlocate_find(loc, id, so, &r, err, sizeof err), 0);
     assert_non_null(strstr(r.path, ".debug"));
+    assert_int_equal(r.exports_only, 0);
+    fl_symlocate_free(loc);
+
+    /* ...and without one, the library's own .dynsym is the last resort. */
+    loc = new_locator(NULL, "/nonexistent-debug-root", 1);
+    assert_int_equal(fl_symlocate_find(loc, id, so, &r, err, sizeof err), 0);
+    assert_string_equal(r.path, so);
+    assert_int_equal(r.tier, FL_SYMLOC_TIER_OBJECT);
+    assert_int_equal(r.has_dwarf, 0);
+    assert_int_equal(r.exports_only, 1);
+    fl_symlocate_stats st;
+    fl_symlocate_get_stats(loc, &st);
+    assert_int_equal(st.found_exports, 1);
+    assert_int_equal(st.found_object, 0);
+    /* Not without the object path (debuginfod is off here). */
+    assert_int_equal(fl_symlocate_find(loc, id, NULL, &r, err, sizeof err), FL_SYMLOC_ENOTFOUND);
+    fl_symlocate_free(loc);
+    loc = new_locator(NULL, "/nonexistent-debug-root", 0);
+    assert_int_equal(fl_symlocate_find(loc, id, so, &r, err, sizeof err), FL_SYMLOC_ENOTFOUND);
     fl_symlocate_free(loc);
 }
 
@@ -300,15 +320,18 @@ static void test_locate_debuginfod_order_and_misses(void **state)
         assert_int_equal(fl_symlocate_find(loc, missing, NULL, &r, err, sizeof err),
                          FL_SYMLOC_ENOTFOUND);
     assert_non_null(strstr(err, "recent miss"));
+    /* Each lookup asks for the debug file, then for the executable (its
+     * exports): once each, the other lookups answered by the miss cache. */
     fl_symlocate_get_stats(loc, &st);
-    assert_int_equal(st.debuginfod_queries, 1);
-    assert_int_equal(st.debuginfod_misses, 1);
-    assert_int_equal(st.miss_cache_hits, 2);
-    /* Executable queries have their own miss entries. */
+    assert_int_equal(st.debuginfod_queries, 2);
+    assert_int_equal(st.debuginfod_misses, 2);
+    assert_int_equal(st.miss_cache_hits, 4);
+    /* The remote unwinder's executable query shares that miss entry. */
     assert_int_equal(fl_symlocate_find_executable(loc, missing, NULL, &r, err, sizeof err),
                      FL_SYMLOC_ENOTFOUND);
     fl_symlocate_get_stats(loc, &st);
     assert_int_equal(st.debuginfod_queries, 2);
+    assert_int_equal(st.miss_cache_hits, 5);
     fl_symlocate_free(loc);
     unsetenv("DEBUGINFOD_URLS");
 }
