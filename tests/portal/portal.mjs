@@ -72,6 +72,7 @@ try {
   // 1. Behind a login: a wrong token is refused and shows nothing.
   await page.goto(url + '/');
   await page.waitForSelector('#login:not([hidden])');
+  check(await page.title() === 'Log in – Faultline', 'the login page is titled ' + await page.title());
   // A server that does not answer is said, not an uncaught error.
   await page.route('**/api/v1/groups?limit=1', (r) => r.abort('connectionrefused'));
   await page.fill('#token', admin);
@@ -112,8 +113,17 @@ try {
           `row ${i}: project ${rows[i][col('Project')]}, want ${want[i].project}`);
   }
   check(Number(rows[0][col('Crashes')]) >= Number(rows[rows.length - 1][col('Crashes')]), 'not sorted by count');
-  // Each filter has a name a screen reader says (a select has no placeholder).
-  for (const [role, name, id] of [['textbox', 'Application', 'f-app'], ['textbox', 'Version', 'f-version'],
+  // The window's title names the page (a screen reader says it).
+  check(await page.title() === 'Crash groups – Faultline', 'the groups page is titled ' + await page.title());
+  // The application filter suggests the applications the server knows,
+  // as their names (text, even the hostile one).
+  const known = (await api('/api/v1/trends?days=1')).apps;
+  const offered = await page.$$eval('#f-apps option', (o) => o.map((x) => x.value));
+  check(known.length > 1 && JSON.stringify(offered) === JSON.stringify(known),
+        'the application filter offers ' + JSON.stringify(offered) + ', the server knows ' + JSON.stringify(known));
+  // Each filter has a name a screen reader says (a select has no placeholder;
+  // a text box with suggestions is a combobox).
+  for (const [role, name, id] of [['combobox', 'Application', 'f-app'], ['textbox', 'Version', 'f-version'],
     ['combobox', 'Status', 'f-status'], ['combobox', 'Project', 'f-project'],
     ['textbox', 'Signature contains', 'f-q'], ['combobox', 'Order', 'f-sort']]) {
     const named = page.getByRole(role, { name, exact: true });
@@ -175,6 +185,17 @@ try {
   const detail = await api('/api/v1/groups/' + big.id);
   check(await page.locator('svg.chart rect').count() === detail.days.length,
         'per-day bars: ' + await page.locator('svg.chart rect').count() + ', days: ' + detail.days.length);
+  const named = 'Group: ' + big.signature;
+  check(await page.title() === (named.length > 100 ? named.slice(0, 99) + '…' : named) + ' – Faultline',
+        'the group page is titled ' + await page.title());
+  // The chart's scale: 0 and the busiest day's count; a screen reader
+  // hears its name and span.
+  const most = Math.max(...detail.days.map((d) => d.count));
+  check(JSON.stringify(await page.$$eval('svg.chart text.scale', (t) => t.map((x) => x.textContent))) ===
+        JSON.stringify(['0', String(most)]), 'the chart\'s scale is not 0 and ' + most);
+  check((await page.getAttribute('svg.chart', 'aria-label')).startsWith('Crashes per day, ') &&
+        (await page.getAttribute('svg.chart', 'aria-label')).includes('at most ' + most + ' a day'),
+        'the chart is named ' + await page.getAttribute('svg.chart', 'aria-label'));
   const text = await page.textContent('main');
   for (const v of detail.versions)
     check(text.includes(v.version), 'version ' + v.version + ' is not shown');
@@ -679,6 +700,9 @@ try {
   await page.click('#nav-trends');
   await page.waitForSelector('#t-versions');
   const all = await trendsMatch(null);
+  check(await page.title() === 'Trends – Faultline', 'the trends page is titled ' + await page.title());
+  check((await page.getAttribute('#t-os', 'aria-label')).startsWith('Crashes per day by operating system, '),
+        'the OS chart is named ' + await page.getAttribute('#t-os', 'aria-label'));
   check(all.apps.includes(hostile) && (await page.$$eval('#t-app option', (o) => o.map((x) => x.textContent))).includes(hostile),
         'the hostile application is not an option, as text');
   check(await page.evaluate(() => window.__pwned === undefined), 'the trends page ran script');
@@ -712,9 +736,10 @@ try {
   await page.waitForFunction(() => location.hash.includes('mock=2') &&
     document.getElementById('t-total')?.textContent === '0');
   for (const svg of ['#t-versions', '#t-os', '#t-inst'])
-    check((await page.textContent(svg + ' text')).endsWith('(none)') &&
-          await page.locator(svg + ' rect').count() === 0,
-          'days without crashes are captioned ' + await page.textContent(svg + ' text'));
+    check((await page.textContent(svg + ' text.caption')).endsWith('(none)') &&
+          await page.locator(svg + ' rect').count() === 0 &&
+          JSON.stringify(await page.$$eval(svg + ' text.scale', (t) => t.map((x) => x.textContent))) === '["0"]',
+          'days without crashes are captioned ' + await page.textContent(svg + ' text.caption'));
   await page.unroute('**/api/v1/trends?*');
   await page.evaluate(() => { location.hash = '#/trends'; });
   await page.waitForFunction(() => !location.hash.includes('mock') &&

@@ -147,13 +147,21 @@ async function groups(view, params) {
   q.set('offset', String(offset));
   // The projects for the filter; without them (a store that cannot list
   // them) the groups still show.
-  const [data, prj] = await Promise.all([api('/api/v1/groups?' + q),
-    api('/api/v1/projects').catch(() => ({projects: []}))]);
+  // The applications, for the filter's suggestions: the trends answer
+  // lists them (a day's, the least it counts); without it the filter is
+  // still typed.
+  const [data, prj, known] = await Promise.all([api('/api/v1/groups?' + q),
+    api('/api/v1/projects').catch(() => ({projects: []})),
+    api('/api/v1/trends?days=1').catch(() => ({apps: []}))]);
   const more = data.groups.length > limit;
   data.groups = data.groups.slice(0, limit);
   const projects = (prj.projects || []).map((p) => p.id);
   // The filters have no visible label: their names are for screen readers.
-  const app = el('input', {id: 'f-app', 'aria-label': 'Application', placeholder: 'application', value: params.get('app') || ''});
+  // An exact name, so the names the server knows are offered as one types.
+  const app = el('input', {id: 'f-app', 'aria-label': 'Application', placeholder: 'application',
+    list: 'f-apps', autocomplete: 'off', value: params.get('app') || ''});
+  const apps = el('datalist', {id: 'f-apps'},
+    ...(known.apps || []).map((a) => el('option', {value: a, label: visible(a)})));
   // Groups with crashes of this version (of any application, or the one
   // above).
   const ver = el('input', {id: 'f-version', 'aria-label': 'Version', placeholder: 'version',
@@ -221,7 +229,7 @@ async function groups(view, params) {
   view.append(
       el('h1', {}, 'Crash groups'),
       said0 ? el('p', {id : 'flash', role : 'status'}, said0) : '',
-      el('div', {class : 'filters'}, app, ver, st, pr, find, sort, inst,
+      el('div', {class : 'filters'}, app, apps, ver, st, pr, find, sort, inst,
          el('span', {class : 'muted', id : 'group-total'},
             'groups ' + shown + (data.total !== undefined ? ' of ' + data.total : '')),
          offset > 0 ? el('a', {href : page(offset - limit), id : 'prev'}, '← previous') : null,
@@ -335,34 +343,58 @@ function svgBar(svg, x, y, width, height, tip, more) {
   svg.append(r);
 }
 
-function svgCaption(svg, h, text) {
-  const label = document.createElementNS(SVG, 'text');
-  label.setAttribute('x', 5);
-  label.setAttribute('y', h + 15);
-  label.setAttribute('font-size', '11');
-  label.textContent = visible(text);
-  svg.append(label);
+function svgText(svg, x, y, text, more) {
+  const t = document.createElementNS(SVG, 'text');
+  for (const [k, v] of Object.entries(Object.assign({x, y, 'font-size': '11'}, more || {})))
+    t.setAttribute(k, v);
+  t.textContent = visible(text);
+  svg.append(t);
+}
+
+// The caption under a chart; with the chart's name (its heading says it
+// on the page), what a screen reader says of it.
+function svgCaption(svg, h, text, name) {
+  svgText(svg, AXIS, h + 15, text, {class: 'caption'});
+  svg.setAttribute('aria-label', visible(name + ', ' + text));
+}
+
+// Bars start right of the scale's numbers.
+const AXIS = 34;
+
+// The scale: the baseline, 0, and a line at the highest bar's top with
+// its count (bars are scaled to h - 10).
+function svgScale(svg, w, h, max) {
+  for (const [y, n] of max ? [[h, 0], [10, max]] : [[h, 0]]) {
+    const l = document.createElementNS(SVG, 'line');
+    for (const [k, v] of Object.entries({x1: AXIS - 2, x2: w - 5, y1: y, y2: y, class: 'scale'}))
+      l.setAttribute(k, v);
+    svg.append(l);
+    svgText(svg, AXIS - 5, y + 4, String(n), {'text-anchor': 'end', class: 'scale'});
+  }
 }
 
 // Per-day counts as bars, one per day from the first to the last.
 function chart(days) {
   const w = 720, h = 120;
   const svg = svgBox('chart', w, h);
-  if (!days.length)
+  if (!days.length) {
+    svg.setAttribute('aria-label', 'Crashes per day: none');
     return svg;
+  }
   // At least the last 30 days, so that one busy day is not a wall.
   const last = Date.parse(days[days.length - 1].day);
   const n = Math.max(30, Math.round((last - Date.parse(days[0].day)) / 86400000) + 1);
   const first = last - (n - 1) * 86400000;
   const max = Math.max(...days.map((d) => d.count));
-  const bw = Math.max(2, Math.floor((w - 10) / Math.max(n, 1)) - 1);
+  const bw = Math.max(2, Math.floor((w - AXIS - 5) / Math.max(n, 1)) - 1);
+  svgScale(svg, w, h, max);
   for (const d of days) {
     const i = Math.round((Date.parse(d.day) - first) / 86400000);
     const bh = Math.max(1, Math.round(d.count / max * (h - 10)));
-    svgBar(svg, 5 + i * (bw + 1), h - bh, bw, bh, d.day + ': ' + d.count);
+    svgBar(svg, AXIS + i * (bw + 1), h - bh, bw, bh, d.day + ': ' + d.count);
   }
   svgCaption(svg, h, new Date(first).toISOString().slice(0, 10) + ' – ' +
-    days[days.length - 1].day + ' (at most ' + max + ' a day)');
+    days[days.length - 1].day + ' (at most ' + max + ' a day)', 'Crashes per day');
   return svg;
 }
 
@@ -818,6 +850,8 @@ async function crash(view, id) {
                                      ' (upload them: faultline symbols add PROGRAM --server URL finds them)'
                            : m.dwz_missing
                                ? 'yes, without its dwz file ' + m.dwz_missing + ' (upload it)'
+                           : m.exports_only
+                               ? 'exported functions only, from the stripped library (upload its debug file)'
                                : 'yes'])));
   }
   (c.threads || []).forEach((t, ti) => {
@@ -937,14 +971,16 @@ async function contexts(box, id) {
 const COLORS = ['#3e7cb1', '#e07b39', '#52a675', '#c2474f', '#8e6bbf', '#c9a227', '#3aa6a6',
                 '#d36fa8', '#7b8794'];
 
-function stacked(id, days, series) {
+// Per-day counts of each series, stacked; what: the chart's name.
+function stacked(id, what, days, series) {
   const w = 720, h = 140;
   const svg = svgBox('chart stacked', w, h);
   svg.setAttribute('id', id);
   const totals = days.map((_, i) => series.reduce((a, s) => a + s.counts[i], 0));
   const most = Math.max(0, ...totals);
   const max = Math.max(1, most);
-  const bw = Math.max(2, Math.floor((w - 10) / days.length) - 1);
+  const bw = Math.max(2, Math.floor((w - AXIS - 5) / days.length) - 1);
+  svgScale(svg, w, h, most);
   days.forEach((d, i) => {
     let y = h;
     series.forEach((s, k) => {
@@ -953,12 +989,12 @@ function stacked(id, days, series) {
         return;
       const bh = Math.max(1, Math.round(n / max * (h - 10)));
       y -= bh;
-      svgBar(svg, 5 + i * (bw + 1), y, bw, bh, d + ' ' + s.label + ': ' + n,
+      svgBar(svg, AXIS + i * (bw + 1), y, bw, bh, d + ' ' + s.label + ': ' + n,
         {fill: COLORS[k % COLORS.length], 'data-day': d, 'data-series': s.label, 'data-count': n});
     });
   });
   svgCaption(svg, h, days[0] + ' – ' + days[days.length - 1] +
-    (most ? ' (at most ' + most + ' a day)' : ' (none)'));
+    (most ? ' (at most ' + most + ' a day)' : ' (none)'), what);
   return svg;
 }
 
@@ -1010,13 +1046,13 @@ async function trends(view, params) {
                     el('b', {id : 't-version-count'},
                        t.versions.some((s) => s.other) ? 'more than ' + (t.versions.length - 1)
                                                        : t.versions.length))),
-              el('h2', {}, 'Crashes per day, by version'), stacked('t-versions', t.days, versions),
+              el('h2', {}, 'Crashes per day, by version'), stacked('t-versions', 'Crashes per day by version', t.days, versions),
               legend('t-version-legend', 'Version', versions),
-              el('h2', {}, 'Crashes per day, by operating system'), stacked('t-os', t.days, oses),
+              el('h2', {}, 'Crashes per day, by operating system'), stacked('t-os', 'Crashes per day by operating system', t.days, oses),
               legend('t-os-legend', 'OS', oses), el('h2', {}, 'Crashes per day, by architecture'),
-              stacked('t-arch', t.days, arches), legend('t-arch-legend', 'Architecture', arches),
+              stacked('t-arch', 'Crashes per day by architecture', t.days, arches), legend('t-arch-legend', 'Architecture', arches),
               el('h2', {}, 'Installations that crashed, per day'),
-              stacked('t-inst', t.days,
+              stacked('t-inst', 'Installations that crashed per day', t.days,
                       [ {label : 'installations', total : 0, counts : t.installations} ]));
 }
 
@@ -1062,10 +1098,20 @@ async function route() {
     if (e.message !== 'unauthorized')
       view.append(el('p', {class: 'error', role: 'alert'}, 'Could not load this page: ' + e.message));
   }
+  // The window's title names the page (what a screen reader says when the
+  // page changes, and what the tab and the history show), unless a later
+  // page has taken its place.
+  if (view.isConnected) {
+    const h = view.querySelector('h1');
+    const name = h ? (parts[0] === 'group' ? 'Group: ' : '') + h.textContent : '';
+    document.title = (name ? (name.length > 100 ? name.slice(0, 99) + '…' : name) + ' – ' : '') + 'Faultline';
+  }
 }
 
 function show(message) {
   const loggedIn = !!token;
+  if (!loggedIn)
+    document.title = 'Log in – Faultline';
   $('login').hidden = loggedIn;
   $('nav').hidden = !loggedIn;
   $('login-error').textContent = message || '';
