@@ -326,15 +326,17 @@ void fl_hooks_fill(const faultline_hooks *h)
 
 /* ---- built-in lines ---- */
 
-static const char *const intro[] = {
-    "# This is a log of a program crash, written by Faultline. It is meant",
-    "#  to help the developers of the crashing program find the problem.",
-    "#  Faultline did not cause the crash; it only reports it. Please",
-    "#  contact the vendor of the program, not the Faultline developers.",
-    "",
-};
+/* The log's first lines, each ended by its NUL, the empty last one by the
+ * literal's own: one string, where a table of pointers would cost a
+ * relocation each in the library's text budget. */
+static const char intro[] =
+    "# This is a log of a program crash, written by Faultline. It is meant\0"
+    "#  to help the developers of the crashing program find the problem.\0"
+    "#  Faultline did not cause the crash; it only reports it. Please\0"
+    "#  contact the vendor of the program, not the Faultline developers.\0";
 
-static const char *const regnames[] = {
+/* Names in place, not pointers: no relocations (as above). */
+static const char regnames[][4] = {
 #if defined(__x86_64__)
     "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8",
     "r9",  "r10", "r11", "r12", "r13", "r14", "r15", "rip",
@@ -343,7 +345,9 @@ static const char *const regnames[] = {
     "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x20", "x21",
     "x22", "x23", "x24", "x25", "x26", "x27", "x28", "x29", "x30", "sp",  "pc",
 #else
-    "pc", "sp", "fp",
+    "pc",
+    "sp",
+    "fp",
 #endif
 };
 
@@ -376,8 +380,8 @@ static int abort_message(void)
 
 static int basics(int sig)
 {
-    for (size_t i = 0; i < sizeof intro / sizeof intro[0]; i++)
-        if (!fl_write_line(intro[i]))
+    for (const char *l = intro; l < intro + sizeof intro; l += fl_strlen(l) + 1)
+        if (!fl_write_line(l))
             return 0;
     if (!kv_str("FAULTLINE", FAULTLINE_VERSION_STRING) ||
         !kv_u64("CRASHLOG_VERSION", FAULTLINE_CRASHLOG_VERSION) ||
