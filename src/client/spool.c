@@ -203,18 +203,23 @@ int fl_spool_count_logs(const char *dir)
  * and st->spool_from keep what was tried. */
 int fl_spool_init(fl_state *st)
 {
-    static const char *const vars[] = {"FAULTLINE_SPOOL", "XDG_STATE_HOME", "HOME"};
-    static const char *const under[] = {"", "/faultline", "/.local/state/faultline"};
+    /* Each variable, then what the spool is under it; one string, where
+     * tables of pointers would cost a relocation each in the text budget. */
+    static const char vars[] = "FAULTLINE_SPOOL\0\0"
+                               "XDG_STATE_HOME\0/faultline\0"
+                               "HOME\0/.local/state/faultline";
     char *dir = st->spool_tried;
-    const char *env = NULL;
-    size_t i = 0;
-    while (i < 3 && (!(env = getenv(vars[i])) || !*env))
-        i++;
-    st->spool_from = i < 3 ? vars[i] : NULL;
+    const char *env = NULL, *var = vars, *under = NULL;
+    for (; var < vars + sizeof vars; var = under + strlen(under) + 1) {
+        under = var + strlen(var) + 1;
+        if ((env = getenv(var)) && *env)
+            break;
+    }
+    st->spool_from = var < vars + sizeof vars ? var : NULL;
     if (!st->spool_from)
         return errno = ENOENT, -1;
     /* Too long for a whole path: its start, for the message. */
-    if (join(dir, FL_PATH_MAX, env, under[i]) != 0)
+    if (join(dir, FL_PATH_MAX, env, under) != 0)
         fl_strlcpy(dir, env, FL_PATH_MAX);
     if (strlen(dir) > FL_PATH_MAX - 64)
         return errno = ENAMETOOLONG, -1;
