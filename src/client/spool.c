@@ -250,6 +250,12 @@ int fl_spool_init(fl_state *st)
     env = getenv("FAULTLINE_REPORTER");
     if (!env || !*env)
         env = default_reporter;
+    /* A relative path names the program from the directory the program is
+     * in now; at the crash it may be elsewhere.  A name not found stays
+     * as it was given. */
+    char abs[PATH_MAX];
+    if (*env && *env != '/' && realpath(env, abs))
+        env = abs;
     if (*env && strlen(env) < sizeof st->reporter) {
         fl_strlcpy(st->reporter, env, sizeof st->reporter);
         reporter_argv[0] = st->reporter;

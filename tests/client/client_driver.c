@@ -1347,6 +1347,17 @@ static int cmd_reporter(const char *exe)
     CHECK(strstr(r.out, "to-stdout") == NULL, "the reporter wrote into the program's stdout");
     fl_crashlog *log = the_one_log(NULL, 0);
     fl_crashlog_free(log);
+
+    /* A relative FAULTLINE_REPORTER is taken from the directory at
+     * install: the program crashes after a chdir() elsewhere. */
+    unlink(marker);
+    char *rel[] = {(char *)exe, (char *)"relative_reporter", NULL};
+    run(rel, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    t0 = now_ms();
+    while (!file_exists(marker) && now_ms() - t0 < 5000)
+        usleep(10000);
+    CHECK(file_exists(marker), "a relative FAULTLINE_REPORTER did not run after a chdir()");
     return failures ? 1 : 0;
 }
 

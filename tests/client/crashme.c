@@ -799,6 +799,26 @@ int main(int argc, char **argv)
         crash_null_read();
         return 3;
     }
+    if (!strcmp(mode, "relative_reporter")) {
+        /* FAULTLINE_REPORTER relative to the directory at install (given
+         * absolute, made relative here); the crash comes after a chdir()
+         * elsewhere. */
+        char rep[4096];
+        snprintf(rep, sizeof rep, "%s", getenv("FAULTLINE_REPORTER"));
+        char *slash = strrchr(rep, '/'), rel[4200];
+        if (!slash || slash == rep)
+            return 2;
+        snprintf(rel, sizeof rel, "./%s", slash + 1);
+        *slash = '\0';
+        if (chdir(rep) != 0)
+            return 2;
+        setenv("FAULTLINE_REPORTER", rel, 1);
+        install(NULL);
+        if (chdir("/") != 0)
+            return 2;
+        crash_null_read();
+        return 3;
+    }
     if (!strcmp(mode, "ignored_kill")) {
         /* SIGSEGV ignored by the program: another process's kill() of it
          * stays ignored; a real fault is still a crash. */
