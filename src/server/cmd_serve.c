@@ -814,6 +814,15 @@ int fl_cmd_serve(int argc, char **argv)
         o.queue = getenv("FAULTLINE_QUEUE");
     bool pg = o.db && (!strncmp(o.db, "postgres://", 11) || !strncmp(o.db, "postgresql://", 13));
     bool amqp = o.queue && (!strncmp(o.queue, "amqp://", 7) || !strncmp(o.queue, "amqps://", 8));
+    const char *dbsep = o.db && !pg ? strstr(o.db, "://") : NULL;
+    if (dbsep && strncmp(o.db, "sqlite:", 7)) {
+        /* A URL of another scheme (a typo of postgres://, mysql://) would
+         * otherwise be taken as a SQLite file's path. */
+        usage_error("--db %.*s://...: unknown database (a SQLite file's path, or "
+                    "postgres://...)",
+                    (int)(dbsep - o.db > 40 ? 40 : dbsep - o.db), o.db);
+        return FL_EXIT_USAGE;
+    }
     if (o.queue && !amqp && strcmp(o.queue, "embedded")) {
         /* The scheme only: the rest of a URL may hold a password. */
         const char *sep = strstr(o.queue, "://");
@@ -880,6 +889,15 @@ int fl_cmd_serve(int argc, char **argv)
                dbpath);
         return 1;
     }
+    if (!pg && run_workers && !run_http && access(dbpath, F_OK) != 0)
+        /* The usual slip on a worker machine: FAULTLINE_DB not in its
+         * service's environment.  An empty database of its own would
+         * never get a task. */
+        fl_log(stderr,
+               "faultline serve: warning: --role worker on a new, empty SQLite database "
+               "(%s): it only gets work from a --role api server on this machine with the "
+               "same --data; to share PostgreSQL, give --db postgres://... or FAULTLINE_DB",
+               dbpath);
     snprintf(skip, sizeof skip, "%s", o.skip_list ? o.skip_list : "");
     snprintf(prefix, sizeof prefix, "%s", o.prefix_list ? o.prefix_list : "");
     if (!o.skip_list)

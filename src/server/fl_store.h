@@ -182,6 +182,11 @@ struct fl_store {
      * (e.g. "database or disk is full"); borrowed until the next call on c.
      * Read it before rollback(), which may replace it. */
     const char *(*error)(fl_store_conn *c);
+    /* Whether the last call on c that failed did because the store is
+     * away for now (a connection to PostgreSQL lost and not made again, a
+     * database busy, locked or full): worth asking again later (503 with
+     * Retry-After), unlike a failure that will happen again.  NULL: never. */
+    bool (*unavailable)(fl_store_conn *c);
     /* A write of about the size of an ingest commit, committed and undone
      * (not in a transaction): does the store take writes again?  The
      * writer's, while ingest is failing and no report arrives to tell.

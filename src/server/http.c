@@ -401,6 +401,16 @@ static const char *admin_refusal(struct MHD_Connection *c)
     return "admin token required: the bearer token given is not the admin token";
 }
 
+/* A store call on sc that failed: 503 with Retry-After when the store is
+ * away for now (PostgreSQL restarting, a busy or full database), as when
+ * no connection could be made; else 500. */
+static enum MHD_Result store_failed(fl_http *h, struct MHD_Connection *c, fl_store_conn *sc)
+{
+    if (!sc || (h->store->unavailable && h->store->unavailable(sc)))
+        return send_error(c, 503, "store unavailable", "5");
+    return send_error(c, 500, "store error", NULL);
+}
+
 static fl_store_conn *thread_conn(fl_http *h)
 {
     fl_store_conn *c = pthread_getspecific(h->conn_key);
@@ -1186,7 +1196,7 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
     }
     json_t *j = h->store->list_groups(sc, &f);
     if (!j)
-        return send_error(c, 500, "store error", NULL);
+        return store_failed(h, c, sc);
     return send_json(c, 200, j, NULL);
 }
 
@@ -1298,7 +1308,7 @@ static enum MHD_Result api_trends(fl_http *h, struct MHD_Connection *c)
     if (!raw) {
         json_decref(days);
         json_decref(app_j);
-        return send_error(c, 500, "store error", NULL);
+        return store_failed(h, c, sc);
     }
     json_t *crashes = zeros(ndays), *installs = zeros(ndays);
     json_t *byver = json_object(), *byos = json_object(), *byarch = json_object();
@@ -1403,8 +1413,7 @@ static json_t *crash_for(fl_http *h, fl_store_conn *sc, struct MHD_Connection *c
     bool nf = false;
     json_t *j = h->store->get_crash(sc, id, &nf);
     if (!j)
-        *ret = nf ? send_error(c, 404, "no such crash", NULL)
-                  : send_error(c, 500, "store error", NULL);
+        *ret = nf ? send_error(c, 404, "no such crash", NULL) : store_failed(h, c, sc);
     else if (deleted(j))
         *ret = send_json(c, 410, deleted_error(j, id), NULL);
     else
@@ -1428,7 +1437,7 @@ static enum MHD_Result api_minidump(fl_http *h, struct MHD_Connection *c, const 
     size_t len = 0;
     int rc = h->store->get_minidump(sc, id, &data, &len);
     if (rc < 0)
-        return send_error(c, 500, "store error", NULL);
+        return store_failed(h, c, sc);
     if (rc > 0) {
         enum MHD_Result ret;
         json_t *j = crash_for(h, sc, c, id, &ret);
@@ -1746,7 +1755,7 @@ static enum MHD_Result group_gone(fl_http *h, fl_store_conn *sc, struct MHD_Conn
     char with[64] = "", t[32];
     int r = h->store->group_deleted(sc, id, &when, &n, &fin, with);
     if (r < 0)
-        return send_error(c, 500, "store error", NULL);
+        return store_failed(h, c, sc);
     if (r == 1)
         return send_error(c, 404, "no such group", NULL);
     fl_iso_time(when, t);
@@ -1770,7 +1779,7 @@ static enum MHD_Result api_get(fl_http *h, struct MHD_Connection *c, bool group,
     if (!j && nf && group)
         return group_gone(h, sc, c, id);
     if (!j)
-        return nf ? send_error(c, 404, none, NULL) : send_error(c, 500, "store error", NULL);
+        return nf ? send_error(c, 404, none, NULL) : store_failed(h, c, sc);
     if (!group && deleted(j))
         return send_json(c, 410, deleted_error(j, id), NULL);
     return send_json(c, 200, j, NULL);
@@ -1799,7 +1808,7 @@ static enum MHD_Result api_group_crashes(fl_http *h, struct MHD_Connection *c, c
     if (!j && nf)
         return group_gone(h, sc, c, id);
     if (!j)
-        return send_error(c, 500, "store error", NULL);
+        return store_failed(h, c, sc);
     json_object_set_new(j, "limit", json_integer((json_int_t)limit));
     json_object_set_new(j, "offset", json_integer((json_int_t)offset));
     return send_json(c, 200, j, NULL);
@@ -1971,7 +1980,7 @@ static enum MHD_Result api_projects(fl_http *h, struct MHD_Connection *c)
     json_t *arr = json_object_get(j, "projects");
     if (!json_is_array(arr)) {
         json_decref(j);
-        return send_error(c, 500, "store error", NULL);
+        return store_failed(h, c, sc);
     }
     /* The default project, whose key is the server's, comes first. */
     json_array_insert_new(arr, 0,
@@ -2041,7 +2050,7 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
         if (rc == 1)
             return send_error(c, 409, "that project exists", NULL);
         if (rc)
-            return send_error(c, 500, "store error", NULL);
+            return store_failed(h, c, sc);
         fl_projects_invalidate(h->projects);
         return send_json(c, 201, json_pack("{s:s,s:s}", "id", id, "ingest_key", k), NULL);
     }
@@ -2066,7 +2075,7 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
     }
     if (rc == 1)
         return send_error(c, 404, post ? "no such project" : "no such key in that project", NULL);
-    return send_error(c, 500, "store error", NULL);
+    return store_failed(h, c, sc);
 }
 
 static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
@@ -2105,10 +2114,10 @@ static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
     if (rc == 1)
         return send_error(c, 404, "no such group", NULL);
     if (rc != 0)
-        return send_error(c, 500, "store error", NULL);
+        return store_failed(h, c, sc);
     bool nf;
     json_t *g = h->store->get_group(sc, id, &nf);
-    return g ? send_json(c, 200, g, NULL) : send_error(c, 500, "store error", NULL);
+    return g ? send_json(c, 200, g, NULL) : store_failed(h, c, sc);
 }
 
 /* The ID of a "PREFIX ID SUFFIX" path into out (cap bytes): false when it
@@ -2191,7 +2200,7 @@ static enum MHD_Result api_merge_groups(fl_http *h, req *r, const char *url)
     }
     bool nfound;
     json_t *g = h->store->get_group(sc, into, &nfound);
-    return g ? send_json(c, 200, g, NULL) : send_error(c, 500, "store error", NULL);
+    return g ? send_json(c, 200, g, NULL) : store_failed(h, c, sc);
 }
 
 /* "/api/v1/groups/ID/unmerge" */
@@ -2699,7 +2708,7 @@ static enum MHD_Result api_symbols(fl_http *h, struct MHD_Connection *c)
     if (lim && (fl_parse_u64(lim, &v) || v == 0 || v > 100000))
         return send_error(c, 400, "limit must be 1..100000", NULL);
     json_t *j = h->store->list_symbols(sc, (unsigned)v);
-    return j ? send_json(c, 200, j, NULL) : send_error(c, 500, "store error", NULL);
+    return j ? send_json(c, 200, j, NULL) : store_failed(h, c, sc);
 }
 
 /* The debuginfod protocol: GET /buildid/HEX/debuginfo|executable. */

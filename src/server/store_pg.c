@@ -823,6 +823,15 @@ static const char *p_error(fl_store_conn *pc)
     return c->err[0] ? c->err : "no error";
 }
 
+/* The connection is down (lost, and not made again by p_ready), or the
+ * transaction met another one: asked again, it may well work. */
+static bool p_unavailable(fl_store_conn *pc)
+{
+    pconn *c = (pconn *)pc;
+    return PQstatus(c->db) != CONNECTION_OK || strstr(c->err, "met a concurrent one") ||
+           strstr(c->err, "connection to PostgreSQL");
+}
+
 /* ---- ingest */
 
 /* Orders a batch by crash id, then by position: the first of equal ids
@@ -3122,6 +3131,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->get_minidump = p_get_minidump;
     p->rollback = p_rollback;
     p->error = p_error;
+    p->unavailable = p_unavailable;
     p->insert_crashes = p_insert_crashes;
     p->probe = p_probe;
     p->processing_started = p_processing_started;

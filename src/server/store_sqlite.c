@@ -636,6 +636,24 @@ static const char *s_error(fl_store_conn *pc)
     return sqlite3_errmsg(c->db);
 }
 
+/* A database another connection holds too long, or a disk that is full
+ * or failing: the same call may work later. */
+static bool s_unavailable(fl_store_conn *pc)
+{
+    sconn *c = (sconn *)pc;
+    switch (sqlite3_errcode(c->db) & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* 64 KiB into raw_chunks under a rowid no chunk has (they count from 1),
  * committed, then deleted: as much WAL as three ingest commits. */
 static int s_probe(fl_store_conn *pc)
@@ -3641,6 +3659,7 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen)
     p->get_minidump = s_get_minidump;
     p->rollback = s_rollback;
     p->error = s_error;
+    p->unavailable = s_unavailable;
     p->probe = s_probe;
     p->processing_started = s_processing_started;
     p->processing_ended = s_processing_ended;

@@ -60,6 +60,29 @@ grep -q 'storage: processing works again' "$work/wq.err" || fail "the worker did
 ok "an idle worker's /healthz: 503 with the database away, 200 $((SECONDS - t0)) s after it is back"
 kill -TERM "$PID_wq"; wait "$PID_wq" || fail "exit status of wq"
 
+# 1b. The read and admin routes of an API server whose connection to the
+# database broke answer 503 with Retry-After ("come back"), not 500.
+serve r --role api --db "$PGURL"
+curl -fsS -o /dev/null -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_r/api/v1/groups" ||
+  fail "GET /api/v1/groups with the database up"
+pg_stop
+for route in /api/v1/groups /api/v1/projects /api/v1/groups/0123456789abcdef; do
+  code=$(curl -s -D "$work/r.hdr" -o "$work/r.body" -w '%{http_code}' -H "Authorization: Bearer $ADMIN" \
+    "http://127.0.0.1:$PORT_r$route")
+  [ "$code" = 503 ] && grep -qi '^Retry-After: 5' "$work/r.hdr" && grep -q 'store unavailable' "$work/r.body" ||
+    fail "GET $route with the database away: $code $(cat "$work/r.body")"
+done
+pg_ctl_start "$pgport" || fail "PostgreSQL did not start again"
+code=
+for _ in $(seq 50); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_r/api/v1/groups")
+  [ "$code" = 200 ] && break
+  sleep 0.1
+done
+[ "$code" = 200 ] || fail "GET /api/v1/groups after the database came back: $code"
+ok "read routes with the database away: 503 and Retry-After, then 200 once it is back"
+kill -TERM "$PID_r"; wait "$PID_r" || fail "exit status of r"
+
 # 2. The broker away: the API server's log says its publishes fail and
 # what becomes of them, without a line per report, and when they work
 # again; every report answered 200 is counted once.

@@ -1902,6 +1902,20 @@ cli)
     fail "redis: rc $rc $(cat "$work/e")"
   waits_for_pg FAULTLINE_DB env FAULTLINE_DB=postgres://nobody@127.0.0.1:1/x \
     "$FL" serve --listen 127.0.0.1:0 --data "$work/d"
+  # A URL of another scheme (a typo) is not taken for a SQLite file's path.
+  for u in mysql://u:secret@h/x postgress://u:secret@h/x; do
+    "$FL" serve --data "$work/d" --db "$u" >/dev/null 2>"$work/e"; rc=$?
+    [ $rc = 64 ] && grep -q "${u%%://*}://\.\.\.: unknown database" "$work/e" && ! grep -q secret "$work/e" ||
+      fail "--db $u: rc $rc $(cat "$work/e")"
+  done
+  # A worker on a database nobody made: said (FAULTLINE_DB forgotten).
+  mkdir -p "$work/lonely"
+  "$FL" serve --role worker --workers 1 --data "$work/lonely" >/dev/null 2>"$work/e" &
+  lp=$!
+  for _ in $(seq 100); do grep -q 'new, empty SQLite database' "$work/e" && break; sleep 0.1; done
+  kill -TERM "$lp"; wait "$lp"
+  grep -q 'warning: --role worker on a new, empty SQLite database .*FAULTLINE_DB' "$work/e" ||
+    fail "no warning for a worker on a new database: $(cat "$work/e")"
   "$FL" serve --bogus >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "unknown option: rc $rc"
   for l in 0 86401; do
     "$FL" serve --lease "$l" >/dev/null 2>"$work/e"; rc=$?
