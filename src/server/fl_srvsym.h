@@ -57,6 +57,12 @@ typedef struct fl_srvsym_config {
 int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_t errlen);
 void fl_srvsym_free(fl_srvsym *s); /* NULL is fine */
 
+/* The debug file of build_id from the store shared with other servers
+ * (fl_srvsym_config.fetch) into the upload root, when the store has it
+ * and it was not asked for since the symbols version last moved.  Nothing
+ * without a fetch. */
+void fl_srvsym_fetch(fl_srvsym *s, const char *build_id);
+
 /* Forget the open symcache of a build id (new debug file uploaded). */
 void fl_srvsym_forget(fl_srvsym *s, const char *build_id);
 /* Forget every open symcache (a debug file was ingested, maybe by another

@@ -2733,6 +2733,13 @@ static enum MHD_Result buildid(fl_http *h, struct MHD_Connection *c, const char 
     } else {
         return send_error(c, 404, "not found", NULL);
     }
+    /* A file uploaded to another server sharing the store is copied here
+     * first, as the workers do: behind a load balancer, every server
+     * answers for every upload. */
+    if (h->cfg.srvsym) {
+        symbols_moved(h, thread_conn(h));
+        fl_srvsym_fetch(h->cfg.srvsym, id);
+    }
     for (int i = 0; i < 2 && try_[i]; i++) {
         char p[PATH_MAX];
         snprintf(p, sizeof p, "%.*s/%s/%s", PATH_MAX - 300,

@@ -253,6 +253,12 @@ static void fetch_once(fl_srvsym *s, const char *id)
         s->fetch(s->fetch_ctx, id, s->upload_root);
 }
 
+void fl_srvsym_fetch(fl_srvsym *s, const char *build_id)
+{
+    if (s && s->fetch && build_id)
+        fetch_once(s, build_id);
+}
+
 /* fl_symbuild_opts.find_alt: a dwz file is looked for where debug files
  * are, the store's shared files and debuginfod included. */
 static int find_alt(void *ctx, const char *build_id, const char *name, char *path, size_t cap)

@@ -346,6 +346,18 @@ done
 grep -q parse_record <<<"$got" || fail "frames of the uploaded program not symbolized by w3: '$got'"
 ls "$work"/w3/symbols/processed/*/executable >/dev/null 2>&1 || fail "w3 did not fetch the file"
 ok "a debug file uploaded to API server a symbolized the crash on worker w3 (signature $got)"
+# ...and another API server (data of its own) serves it by debuginfod's
+# protocol, as the server it was uploaded to does.
+bid=$(readelf -n "$work/upload/crasher" | awk '/Build ID:/{print $3; exit}')
+[ -n "$bid" ] || fail "no build id in the uploaded program"
+serve b4 --role api
+for kind in debuginfo executable; do
+  code=$(curl -s -o "$work/b4.$kind" -w '%{http_code}' "http://127.0.0.1:$PORT_b4/buildid/$bid/$kind")
+  [ "$code" = 200 ] && cmp -s "$work/b4.$kind" "$work/upload/crasher" ||
+    fail "GET /buildid/$bid/$kind on another API server: $code"
+done
+ok "another API server answers /buildid/$bid/debuginfo and /executable with the uploaded file"
+kill -TERM "$PID_b4"; wait "$PID_b4" || fail "exit status of b4"
 
 # 6. Calling contexts on an API server without workers (b3, data of its
 # own): the program is gone from its path, so b3 finds it nowhere; once it
