@@ -2942,10 +2942,16 @@ static int p_unpublished(fl_store_conn *pc, int64_t min_age_s, size_t max, char 
     p_int(&a, min_age_s);
     p_int(&a, max > INT64_MAX ? INT64_MAX : (int64_t)max);
     /* The WHERE repeats crashes_unpublished's predicate, for the planner to
-     * use that index. */
+     * use that index.  The rows taken start their wait again: another API
+     * server's sweep, which runs as often, leaves them to this one for
+     * min_age_s (they were published twice, once by each server), and its
+     * SKIP LOCKED passes over those being taken right now.  A publish that
+     * fails leaves them unpublished, for a sweep min_age_s later. */
     PGresult *r = p_exec(c,
+                         "UPDATE crashes SET waiting_since = " NOW_S " WHERE id IN ("
                          "SELECT id FROM crashes WHERE NOT published AND (state = 0 OR resym) "
-                         "AND waiting_since <= " NOW_S " - $1 ORDER BY waiting_since LIMIT $2",
+                         "AND waiting_since <= " NOW_S " - $1 ORDER BY waiting_since LIMIT $2 "
+                         "FOR UPDATE SKIP LOCKED) RETURNING id",
                          &a, 0);
     if (!r)
         return -1;
