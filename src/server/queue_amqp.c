@@ -1161,6 +1161,14 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
         snprintf(err, errlen, "not an AMQP URL (amqp[s]://USER:PASS@HOST:PORT/VHOST)");
         goto fail_url;
     }
+    if (!aq->info.vhost[0]) {
+        /* "amqp://h/": a vhost named "", which no broker has; the default
+         * one is "/", which a URL writes %2f. */
+        snprintf(err, errlen,
+                 "the AMQP URL names an empty vhost (a '/' at its end): leave the path out for "
+                 "the default vhost, or write it %%2f (amqp://USER:PASS@HOST:PORT/%%2f)");
+        goto fail_url;
+    }
     for (char *kv = query, *next; kv; kv = next) {
         next = strchr(kv, '&');
         if (next)

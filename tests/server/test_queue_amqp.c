@@ -166,6 +166,11 @@ static void test_bad_urls(void **state)
     char err[512], u[256];
     assert_null(fl_queue_amqp_new("http://example.com/", err, sizeof err));
     assert_non_null(strstr(err, "URL"));
+    /* A '/' at the end names the vhost "": said, with the way to the
+     * default one, before any broker is asked. */
+    assert_null(fl_queue_amqp_new("amqp://u:p@127.0.0.1:1/", err, sizeof err));
+    assert_non_null(strstr(err, "empty vhost"));
+    assert_non_null(strstr(err, "%2f"));
 
     /* A port nobody listens on. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
