@@ -82,9 +82,11 @@ struct fl_queue {
 int fl_queue_publish(fl_queue *q, fl_store_conn *c, const char *const *crash_ids, size_t n);
 /* Publish the tasks of reports that have waited min_age_s or more without
  * reaching the queue (a server stopped between commit and publish, a
- * broker away).  Returns how many, or -1 on error.  0 for a queue inside
- * the store. */
-long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s);
+ * broker away), and, when the broker holds no message at all, of those
+ * whose task it was given 10 × min_age_s or more ago (a broker that lost
+ * its queue).  Returns how many, or -1 on error; OUT: *stale, how many
+ * of them were of the second kind.  0 for a queue inside the store. */
+long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s, size_t *stale);
 
 /* For engines that keep a stored task as its crash ids separated by '\n'
  * (ids NULL: one empty entry, whose ack still removes the task): its

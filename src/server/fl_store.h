@@ -424,6 +424,11 @@ struct fl_store {
      * caller frees each and the array).  The caller publishes them and
      * calls published(). */
     int (*unpublished)(fl_store_conn *c, int64_t min_age_s, size_t max, char ***refs, size_t *n);
+    /* Marks unpublished the waiting crashes whose task reached the queue
+     * min_age_s or more ago (a broker that lost its queue holds none of
+     * them: unpublished() then gives them again).  OUT: *n, how many.
+     * Returns 0 or -1.  NULL: the engine keeps no such mark. */
+    int (*unpublish_stale)(fl_store_conn *c, int64_t min_age_s, size_t *n);
     /* Crashes stored and not processed yet, those marked for
      * re-processing included; -1 on error.  A queue that cannot count its
      * crashes (a broker counts messages) reports this as its depth. */

@@ -2960,6 +2960,23 @@ static int p_unpublished(fl_store_conn *pc, int64_t min_age_s, size_t max, char 
     return rc;
 }
 
+static int p_unpublish_stale(fl_store_conn *pc, int64_t min_age_s, size_t *n)
+{
+    pconn *c = (pconn *)pc;
+    *n = 0;
+    p_args a = {0};
+    p_int(&a, min_age_s);
+    PGresult *r = p_exec(c,
+                         "UPDATE crashes SET published = false WHERE published AND "
+                         "(state = 0 OR resym) AND waiting_since <= " NOW_S " - $1",
+                         &a, 0);
+    if (!r)
+        return -1;
+    *n = (size_t)strtoull(PQcmdTuples(r), NULL, 10);
+    PQclear(r);
+    return 0;
+}
+
 static int64_t p_backlog(fl_store_conn *pc)
 {
     PGresult *r =
@@ -3176,6 +3193,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->trends = p_trends;
     p->published = p_published;
     p->unpublished = p_unpublished;
+    p->unpublish_stale = p_unpublish_stale;
     p->backlog = p_backlog;
     p->shared_value = p_shared_value;
     p->close = p_close;

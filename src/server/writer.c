@@ -315,10 +315,18 @@ fail:
 static void sweep(fl_writer *w)
 {
     record_published(w);
-    long n = fl_queue_sweep(w->queue, w->conn, w->republish_after);
+    size_t stale = 0;
+    long n = fl_queue_sweep(w->queue, w->conn, w->republish_after, &stale);
+    if (stale && w->m->health.log)
+        fl_log(w->m->health.log,
+               "faultline serve: queue: the broker holds no task, but %zu reports whose tasks it "
+               "took %lld s ago or more still wait: publishing them again (a broker that lost "
+               "its queue?)",
+               stale, (long long)w->republish_after * 10);
     if (n > 0) {
         FL_M_ADD(w->m->republished, (uint64_t)n);
-        FL_M_ADD(w->m->backlog, n);
+        /* A stale report was in the backlog already. */
+        FL_M_ADD(w->m->backlog, n - (long)(stale < (size_t)n ? stale : (size_t)n));
         if (w->notify)
             w->notify(w->notify_arg);
     }

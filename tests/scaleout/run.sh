@@ -252,6 +252,23 @@ if [ "$QUEUE" = amqp ]; then
     fail "broker back: $(cat "$work/sum") of $((base + P))"
   [ "$(metric "$PORT_a" faultline_queue_republished_total)" -ge "$P" ] || fail "not republished by the sweep"
   ok "broker away: $P reports accepted and stored, published by the sweep when it came back, counted once"
+  # 4b. The broker loses its queue (rebuilt, its disk lost, the queue
+  # deleted) while reports wait in it: the store has them as published,
+  # and no message is left.  Once the broker holds no message at all, the
+  # sweep publishes again what waits 10 x --republish-after (20 s here).
+  kill -TERM "$PID_w2" "$PID_w3"; wait "$PID_w2"; wait "$PID_w3"
+  : >"$work/ok_q"
+  "$POST" stream "$PORT_a" "$KEY" 100 2 "$work/ok_q" 17 >/dev/null
+  Q=$(sort -u "$work/ok_q" | wc -l)
+  [ "$Q" -ge 99 ] || fail "before the broker lost its queue: $Q of 100 accepted"
+  sleep 1
+  rmq_ctl delete_queue faultline.tasks >/dev/null || fail "cannot delete the broker's queue"
+  serve w2 --role worker --workers 2
+  serve w3 --role worker --workers 2
+  counted_once "$PORT_a" "$work/ok_q" $((base + P + Q)) "after the broker lost its queue"
+  grep -q "queue: the broker holds no task, but [0-9]* reports whose tasks it took 20 s ago or more still wait" \
+    "$work/a.err" || fail "no log line about the reports the broker lost: $(tail -5 "$work/a.err")"
+  ok "the broker lost its queue: its $Q reports published again by the sweep, counted once"
 else
   pg_restart
   : >"$work/ok_p"
