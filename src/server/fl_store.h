@@ -192,6 +192,11 @@ struct fl_store {
      * writer's, while ingest is failing and no report arrives to tell.
      * 0 when it committed.  NULL: the engine has none. */
     int (*probe)(fl_store_conn *c);
+    /* A round trip that writes nothing: is the store there?  The writer's,
+     * while no report arrives to tell (an idle API server whose database
+     * went away).  0 when it answered.  NULL: nothing to ask (a local
+     * file). */
+    int (*ping)(fl_store_conn *c);
 
     /* Store a batch of raw reports, each unless its crash id is known
      * (then its duplicate flag is set; a crash id twice in one batch is

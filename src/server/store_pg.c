@@ -761,6 +761,13 @@ static void p_rollback(fl_store_conn *pc);
 
 /* A row of settings written and removed: a database that went read-only
  * or lost its disk says so. */
+static int p_ping(fl_store_conn *pc)
+{
+    PGresult *r = p_exec((pconn *)pc, "SELECT 1", NULL, 0);
+    PQclear(r);
+    return r ? 0 : -1;
+}
+
 static int p_probe(fl_store_conn *pc)
 {
     pconn *c = (pconn *)pc;
@@ -3157,6 +3164,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->unavailable = p_unavailable;
     p->insert_crashes = p_insert_crashes;
     p->probe = p_probe;
+    p->ping = p_ping;
     p->processing_started = p_processing_started;
     p->requeue = p_requeue;
     p->processing_ended = p_processing_ended;

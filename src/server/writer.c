@@ -333,6 +333,9 @@ static void sweep(fl_writer *w)
 }
 
 #define PROBE_EVERY_S 1
+/* An idle writer asks a store on another machine whether it is there,
+ * so that /healthz says so before a report finds out. */
+#define PING_EVERY_S 5
 
 static bool ingest_failing(fl_writer *w)
 {
@@ -356,20 +359,26 @@ static void *writer_main(void *arg)
             next_sweep = fl_mono_ns() + every * 1000000000ull;
         }
         pthread_mutex_lock(&w->mu);
-        bool probe = false;
+        bool probe = false, ping = false;
         while (!w->head && !w->stopping) {
             /* Ingest failing (a full disk) and no report coming to find
              * out when it works again -- a balancer that believes /healthz
              * sends none: the writer tries a write of its own every
-             * PROBE_EVERY_S. */
+             * PROBE_EVERY_S.  Working, with a store elsewhere: a ping
+             * every PING_EVERY_S. */
             bool failing = w->store->probe && ingest_failing(w);
-            if (!sweeps && !failing) {
+            bool pings = !failing && w->store->ping;
+            if (!sweeps && !failing && !pings) {
                 pthread_cond_wait(&w->cv, &w->mu);
                 continue;
             }
-            if (fl_cond_wait_ms(&w->cv, &w->mu, (failing ? PROBE_EVERY_S : every) * 1000ull)) {
+            unsigned wait_s = failing                                      ? PROBE_EVERY_S
+                              : pings && (!sweeps || PING_EVERY_S < every) ? PING_EVERY_S
+                                                                           : every;
+            if (fl_cond_wait_ms(&w->cv, &w->mu, wait_s * 1000ull)) {
                 probe = failing;
-                break; /* time to sweep, or to probe */
+                ping = pings;
+                break; /* time to sweep, to probe, or to ping */
             }
         }
         fl_wreq *list = w->head;
@@ -382,6 +391,8 @@ static void *writer_main(void *arg)
                 break;
             if (probe && w->store->probe(w->conn) == 0)
                 fl_health_ok(&w->m->health, FL_HEALTH_INGEST);
+            if (ping && w->store->ping(w->conn) != 0)
+                fl_health_fail(&w->m->health, FL_HEALTH_INGEST, w->store->error(w->conn));
             continue;
         }
         int64_t added = 0;

@@ -66,6 +66,11 @@ serve r --role api --db "$PGURL"
 curl -fsS -o /dev/null -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_r/api/v1/groups" ||
   fail "GET /api/v1/groups with the database up"
 pg_stop
+# An idle API server (no report arrives to find out) says so in /healthz
+# within its ping's 5 s.
+h=
+for _ in $(seq 80); do h=$(healthz "$PORT_r"); [ "$h" = 503 ] && break; sleep 0.1; done
+[ "$h" = 503 ] || fail "an idle API server's /healthz with the database away: $h"
 for route in /api/v1/groups /api/v1/projects /api/v1/groups/0123456789abcdef; do
   code=$(curl -s -D "$work/r.hdr" -o "$work/r.body" -w '%{http_code}' -H "Authorization: Bearer $ADMIN" \
     "http://127.0.0.1:$PORT_r$route")
@@ -80,7 +85,9 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 [ "$code" = 200 ] || fail "GET /api/v1/groups after the database came back: $code"
-ok "read routes with the database away: 503 and Retry-After, then 200 once it is back"
+for _ in $(seq 50); do h=$(healthz "$PORT_r"); [ "$h" = 200 ] && break; sleep 0.1; done
+[ "$h" = 200 ] || fail "an idle API server's /healthz after the database came back: $h"
+ok "an idle API server with the database away: /healthz 503, read routes 503 and Retry-After; then 200 once it is back"
 kill -TERM "$PID_r"; wait "$PID_r" || fail "exit status of r"
 
 # 2. The broker away: the API server's log says its publishes fail and
