@@ -666,6 +666,14 @@ static void *open_amqp(const char *url, char *err, size_t errlen)
 static int keys_clash(fl_store *st, fl_store_conn *c, const char *admin, const char *ingest,
                       char *err, size_t errlen)
 {
+    if (!strcmp(admin, ingest)) {
+        /* Each was checked before it was shared; one came from the store
+         * (the other servers' admin token as this one's ingest key). */
+        snprintf(err, errlen,
+                 "the ingest key is the admin token the servers of this database share (table "
+                 "settings); give FAULTLINE_INGEST_KEY another value");
+        return -1;
+    }
     json_t *j = st->list_projects ? st->list_projects(c) : NULL, *pr, *kv;
     size_t i, k;
     int rc = 0;

@@ -78,6 +78,13 @@ cmp -s "$work/k1/ingest_key" "$work/k2/ingest_key" && cmp -s "$work/k1/admin_tok
 grep -q "k2/ingest_key now holds the ingest_key that the servers of this database share" "$work/k2.err" ||
   fail "the second server did not say its key file was replaced: $(cat "$work/k2.err")"
 ok "generated keys shared through the database"
+# The shared admin token given as a server's ingest key: refused at start.
+shared_admin=$(cat "$work/k1/admin_token")
+mkdir -p "$work/k3"
+FAULTLINE_ADMIN_TOKEN= FAULTLINE_INGEST_KEY=$shared_admin "$FL" serve --listen 127.0.0.1:0 --role api \
+  --data "$work/k3" "${ENGINES[@]}" >/dev/null 2>"$work/k3.err" && fail "the admin token as an ingest key started"
+grep -q "the ingest key is the admin token the servers of this database share" "$work/k3.err" ||
+  fail "the admin token as an ingest key: $(cat "$work/k3.err")"
 
 serve a --role api
 serve b --role api
