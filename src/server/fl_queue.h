@@ -80,11 +80,15 @@ struct fl_queue {
  * the store (its tasks were written in the transaction).  -1 when the
  * queue refused: the sweep publishes them later (queue.c). */
 int fl_queue_publish(fl_queue *q, fl_store_conn *c, const char *const *crash_ids, size_t n);
+/* How much longer than the sweep's age a report whose task a broker took
+ * waits, while the broker holds no message, before it counts as lost. */
+#define FL_QUEUE_STALE_FACTOR 10
+
 /* Publish the tasks of reports that have waited min_age_s or more without
  * reaching the queue (a server stopped between commit and publish, a
  * broker away), and, when the broker holds no message at all, of those
- * whose task it was given 10 × min_age_s or more ago (a broker that lost
- * its queue).  Returns how many, or -1 on error; OUT: *stale, how many
+ * whose task it was given FL_QUEUE_STALE_FACTOR × min_age_s or more ago
+ * (a broker that lost its queue).  Returns how many, or -1 on error; OUT: *stale, how many
  * of them were of the second kind.  0 for a queue inside the store. */
 long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s, size_t *stale);
 

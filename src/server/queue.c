@@ -31,10 +31,6 @@ int fl_queue_publish(fl_queue *q, fl_store_conn *c, const char *const *ids, size
     return 0;
 }
 
-/* How much older than the sweep's age a published report waits, while
- * the broker holds no message, before it counts as lost. */
-#define STALE_FACTOR 10
-
 long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s, size_t *stale)
 {
     fl_store *s = c->store;
@@ -44,12 +40,12 @@ long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s, size_t *st
     /* A broker that lost its queue (rebuilt, its disk gone, the queue
      * deleted) holds none of the tasks it confirmed, and nothing would
      * publish them again: their reports would wait for ever.  When it
-     * holds no message at all, reports it took STALE_FACTOR times
+     * holds no message at all, reports it took FL_QUEUE_STALE_FACTOR times
      * min_age_s ago are published again.  One still in a worker's hands
      * for that long (the messages a worker holds are not counted) is then
      * delivered twice, and counted once. */
     if (s->unpublish_stale && q->depth && min_age_s > 0 && q->depth(q, NULL) == 0 &&
-        s->unpublish_stale(c, min_age_s * STALE_FACTOR, stale) != 0)
+        s->unpublish_stale(c, min_age_s * FL_QUEUE_STALE_FACTOR, stale) != 0)
         *stale = 0;
     long total = 0;
     for (;;) {

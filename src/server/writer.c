@@ -322,7 +322,7 @@ static void sweep(fl_writer *w)
                "faultline serve: queue: the broker holds no task, but %zu reports whose tasks it "
                "took %lld s ago or more still wait: publishing them again (a broker that lost "
                "its queue?)",
-               stale, (long long)w->republish_after * 10);
+               stale, (long long)w->republish_after * FL_QUEUE_STALE_FACTOR);
     if (n > 0) {
         FL_M_ADD(w->m->republished, (uint64_t)n);
         /* A stale report was in the backlog already. */
