@@ -62,6 +62,7 @@ typedef struct fl_metrics {
     uint64_t processing_ns; /* worker time per crash, summed */
     uint64_t requests;
     uint64_t republished;    /* tasks published by the sweep (queue.c) */
+    uint64_t apply_conflicts; /* worker transactions that met a concurrent one, run again */
     uint64_t publish_failed; /* publishes after a commit that the queue refused */
     int64_t backlog; /* tasks not yet acknowledged (approximate) */
     fl_health health; /* does the store take writes (fl_health_init) */

@@ -187,6 +187,11 @@ struct fl_store {
      * database busy, locked or full): worth asking again later (503 with
      * Retry-After), unlike a failure that will happen again.  NULL: never. */
     bool (*unavailable)(fl_store_conn *c);
+    /* Whether the last call on c that failed did because its transaction
+     * met a concurrent one (PostgreSQL's deadlock or serialization
+     * failure): rolled back and run again, it should pass; the store
+     * itself is fine.  NULL: never. */
+    bool (*conflict)(fl_store_conn *c);
     /* A write of about the size of an ingest commit, committed and undone
      * (not in a transaction): does the store take writes again?  The
      * writer's, while ingest is failing and no report arrives to tell.

@@ -2471,6 +2471,11 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# TYPE faultline_queue_republished_total counter\n"
       "faultline_queue_republished_total %" PRIu64 "\n",
       FL_M_GET(m->publish_failed), FL_M_GET(m->republished));
+    P("# HELP faultline_processing_conflicts_total Worker transactions that met a concurrent "
+      "one (a deadlock between two batches) and were run again.\n"
+      "# TYPE faultline_processing_conflicts_total counter\n"
+      "faultline_processing_conflicts_total %" PRIu64 "\n",
+      FL_M_GET(m->apply_conflicts));
     P("# HELP faultline_http_requests_total HTTP requests.\n"
       "# TYPE faultline_http_requests_total counter\n"
       "faultline_http_requests_total %" PRIu64 "\n",

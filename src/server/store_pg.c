@@ -359,6 +359,9 @@ static void p_seterr(pconn *c, const char *fmt, ...)
     va_end(ap);
 }
 
+/* p_fail's words for SQLSTATE 40P01 and 40001 (p_conflict). */
+#define P_CONFLICT_TEXT "the transaction met a concurrent one"
+
 /* Why r (or the connection, when r is NULL) failed, into c->err.  A
  * deadlock or a serialization failure says that the transaction is to be
  * rolled back and retried: it is not broken, it met another one. */
@@ -374,10 +377,7 @@ static void p_fail(pconn *c, const PGresult *r)
     if (!msg[0])
         snprintf(msg, sizeof msg, "unknown PostgreSQL error");
     if (state && (!strcmp(state, "40P01") || !strcmp(state, "40001")))
-        p_seterr(c,
-                 "%s (SQLSTATE %s): the transaction met a concurrent one; roll it back and "
-                 "retry it",
-                 msg, state);
+        p_seterr(c, "%s (SQLSTATE %s): " P_CONFLICT_TEXT "; roll it back and retry it", msg, state);
     else if (PQstatus(c->db) == CONNECTION_BAD)
         p_seterr(c,
                  "%s (the connection to PostgreSQL is lost: the next call outside a "
@@ -830,12 +830,17 @@ static const char *p_error(fl_store_conn *pc)
     return c->err[0] ? c->err : "no error";
 }
 
+static bool p_conflict(fl_store_conn *pc)
+{
+    return strstr(((pconn *)pc)->err, P_CONFLICT_TEXT) != NULL;
+}
+
 /* The connection is down (lost, and not made again by p_ready), or the
  * transaction met another one: asked again, it may well work. */
 static bool p_unavailable(fl_store_conn *pc)
 {
     pconn *c = (pconn *)pc;
-    return PQstatus(c->db) != CONNECTION_OK || strstr(c->err, "met a concurrent one") ||
+    return PQstatus(c->db) != CONNECTION_OK || p_conflict(pc) ||
            strstr(c->err, "connection to PostgreSQL");
 }
 
@@ -3162,6 +3167,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     p->rollback = p_rollback;
     p->error = p_error;
     p->unavailable = p_unavailable;
+    p->conflict = p_conflict;
     p->insert_crashes = p_insert_crashes;
     p->probe = p_probe;
     p->ping = p_ping;

@@ -811,8 +811,14 @@ static int apply_batch(fl_workers *w, fl_store_conn *conn, slot *const *ord, siz
         }
     return 0;
 fail:
-    /* The tasks stay leased and come back when the lease expires. */
-    fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, s->error(conn));
+    /* The tasks stay leased and come back when the lease expires.  A
+     * transaction that met a concurrent one (a deadlock between two
+     * workers' batches) is no failure of the store's: run_batch runs it
+     * again at once, and /healthz and the log stay quiet. */
+    if (s->conflict && s->conflict(conn))
+        FL_M_ADD(w->m->apply_conflicts, 1);
+    else
+        fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, s->error(conn));
     s->rollback(conn);
     return -1;
 }

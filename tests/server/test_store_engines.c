@@ -2799,6 +2799,68 @@ static void test_published(void **st)
     free_ids(refs, n);
 }
 
+/* Two transactions that lock two groups in opposite orders: PostgreSQL
+ * ends one (a deadlock), and the store says that one met a concurrent
+ * transaction -- to be run again, no failure of the store's (the worker
+ * keeps /healthz quiet for it). */
+typedef struct deadlock_half {
+    eng *e;
+    fl_store_conn *c;
+    const char *first, *second;
+    pthread_barrier_t *both_hold;
+    int rc;
+    bool conflict;
+} deadlock_half;
+
+static void *lock_two(void *arg)
+{
+    deadlock_half *d = arg;
+    fl_store *s = d->e->s;
+    d->rc = s->begin(d->c) || s->set_status(d->c, d->first, "ignored", NULL);
+    pthread_barrier_wait(d->both_hold);
+    if (!d->rc)
+        d->rc = s->set_status(d->c, d->second, "ignored", NULL);
+    d->conflict = d->rc && s->conflict(d->c);
+    if (d->rc)
+        s->rollback(d->c);
+    else
+        s->commit(d->c);
+    return NULL;
+}
+
+static void test_conflict(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!e->s->conflict)
+        skip();
+    assert_true(ingest(e, "dl1", "1.0"));
+    assert_true(ingest(e, "dl2", "1.0"));
+    apply_s(e, "dl1", "gdla", "1.0", NULL);
+    apply_s(e, "dl2", "gdlb", "1.0", NULL);
+    pthread_barrier_t b;
+    pthread_barrier_init(&b, NULL, 2);
+    deadlock_half h[2] = {
+        {.e = e, .c = e->s->connect(e->s), .first = "gdla", .second = "gdlb", .both_hold = &b},
+        {.e = e, .c = e->s->connect(e->s), .first = "gdlb", .second = "gdla", .both_hold = &b}};
+    assert_non_null(h[0].c);
+    assert_non_null(h[1].c);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, lock_two, &h[1]), 0);
+    lock_two(&h[0]);
+    pthread_join(t, NULL);
+    pthread_barrier_destroy(&b);
+    /* One ended by the deadlock, the other done once it was. */
+    assert_true((h[0].rc != 0) != (h[1].rc != 0));
+    deadlock_half *ended = h[0].rc ? &h[0] : &h[1];
+    assert_true(ended->conflict);
+    assert_non_null(strstr(e->s->error(ended->c), "40P01"));
+    deadlock_half *done = h[0].rc ? &h[1] : &h[0];
+    assert_false(done->conflict);
+    e->s->disconnect(h[0].c);
+    e->s->disconnect(h[1].c);
+}
+
 /* ---- the same scenario in both engines, the same JSON */
 
 static void scenario(eng *e)
@@ -4194,6 +4256,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_projects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_project_crashes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_published, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_trends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrency, setup, teardown),
