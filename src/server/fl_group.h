@@ -74,8 +74,17 @@ typedef struct fl_frame {
     bool inlined;
     bool noise; /* dropped from the signature by the lists */
     bool in_signature; /* set by fl_signature_compute: its name is in the signature */
-    char *name; /* normalized name used in signatures */
+    char *name;        /* normalized name used in signatures: fl_group_function_key()
+                        * of function, else "module+0xrel" */
 } fl_frame;
+
+/* A function's name as signatures key it (fr->name of a named frame): a
+ * C++ name without its parameters and qualifiers, a template's return
+ * type, ABI tags ("[abi:cxx11]") and the standard library's inline
+ * namespace ("std::__cxx11::", "std::__1::"), so that one function keys
+ * alike across releases and toolchains; a C name as it is.  Into out
+ * (cap bytes, NUL-terminated, cut to fit). */
+void fl_group_function_key(const char *function, char *out, size_t cap);
 
 typedef struct fl_frames {
     fl_frame *v;

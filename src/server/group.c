@@ -292,6 +292,175 @@ static void clone_base(const char *fn, char *out, size_t cap)
     }
 }
 
+/* ---- C++ names in signatures */
+
+static bool ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$';
+}
+
+/* The length of the operator name that starts at p ("operator<<=",
+ * "operator()", "operator new[]", "operator bool", "operator
+ * std::vector<int, std::allocator<int> >"), or 0 when p does not start
+ * one.  Its brackets are not brackets: "operator<" opens nothing. */
+static size_t operator_len(const char *s, const char *p)
+{
+    if (strncmp(p, "operator", 8) || (p > s && ident_char(p[-1])) || ident_char(p[8]))
+        return 0;
+    const char *q = p + 8;
+    if (!strncmp(q, "()", 2) || !strncmp(q, "[]", 2))
+        return (size_t)(q + 2 - p);
+    if (strchr("<>=!+-*/%^&|~,", *q) && *q) {
+        while (*q && strchr("<>=!+-*/%^&|~,", *q))
+            q++;
+        return (size_t)(q - p);
+    }
+    if (*q != ' ')
+        return 0;
+    q++;
+    if (!strncmp(q, "new", 3) || !strncmp(q, "delete", 6)) {
+        q += *q == 'n' ? 3 : 6;
+        if (!strncmp(q, "[]", 2))
+            q += 2;
+        return (size_t)(q - p);
+    }
+    /* A conversion: its type, brackets balanced, up to the parameters. */
+    int depth = 0;
+    for (; *q; q++) {
+        if (*q == '<')
+            depth++;
+        else if (*q == '>' && depth)
+            depth--;
+        else if (*q == '(' && !depth)
+            break;
+    }
+    return (size_t)(q - p);
+}
+
+/* Whether what follows a C++ function's parameter list is only its
+ * qualifiers (" const", " &&", " noexcept"): then the list was the
+ * parameters, not "(anonymous namespace)" in front of a scope. */
+static bool only_qualifiers(const char *p)
+{
+    static const char *const quals[] = {"const", "volatile", "&&", "&", "noexcept", "restrict"};
+    for (;;) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            return true;
+        size_t i = 0;
+        for (; i < sizeof quals / sizeof *quals; i++) {
+            size_t n = strlen(quals[i]);
+            if (!strncmp(p, quals[i], n) && (quals[i][0] == '&' || !ident_char(p[n]))) {
+                p += n;
+                break;
+            }
+        }
+        if (i == sizeof quals / sizeof *quals)
+            return false;
+    }
+}
+
+/* A C++ function's name as the signature keys it: without its parameter
+ * list and qualifiers, a function template's return type, ABI tags, and
+ * the standard library's inline namespace ("std::__cxx11::",
+ * "std::__1::").  What it leaves is what stays the same when the next
+ * release changes a parameter's type, or another toolchain builds the
+ * same code: g++ with libstdc++ names a parameter
+ * "std::__cxx11::basic_string<…> const&", clang++ with libc++
+ * "std::__1::basic_string<…> const&", and one crash would make a group per
+ * toolchain.  Overloads become one name, as in Sentry's and Socorro's
+ * signatures; the frames keep their full names.  A name it cannot read
+ * (brackets that do not balance) is left whole.  Writes at most cap - 1
+ * bytes and a NUL to out. */
+void fl_group_function_key(const char *fn, char *out, size_t cap)
+{
+    if (!cap)
+        return;
+    snprintf(out, cap, "%s", fn);
+    if (!strchr(fn, '(') && !strstr(fn, "[abi:") && !strstr(fn, "std::__"))
+        return; /* C, and most of the time: nothing to do */
+    /* The parameters: the last group in parentheses at the top level
+     * ("(.cold)" is a clone's suffix, never parameters). */
+    const char *params = NULL;
+    int depth = 0;
+    for (const char *p = fn; *p; p++) {
+        size_t op = depth ? 0 : operator_len(fn, p);
+        if (op) {
+            p += op - 1;
+            continue;
+        }
+        if (strchr("(<[{", *p)) {
+            if (*p == '(' && !depth && p[1] != '.')
+                params = p;
+            depth++;
+        } else if (strchr(")>]}", *p)) {
+            if (!depth--)
+                return; /* brackets that do not balance: left whole */
+        }
+    }
+    if (depth)
+        return;
+    const char *begin = fn, *end = fn + strlen(fn);
+    if (params) {
+        const char *close = params;
+        for (int d = 0; *close; close++)
+            if (*close == '(')
+                d++;
+            else if (*close == ')' && !--d)
+                break;
+        /* Followed by qualifiers only: not "(anonymous namespace)::f". */
+        if (*close && only_qualifiers(close + 1))
+            end = params;
+    }
+    if (end != fn + strlen(fn)) {
+        /* A function template's return type ends at the last space at the
+         * top level before the name ("void f<int>(int)"); an operator's
+         * name may hold one ("operator new", "bool operator< <T>(…)"). */
+        depth = 0;
+        for (const char *p = fn; p < end; p++) {
+            size_t op = depth ? 0 : operator_len(fn, p);
+            if (op)
+                break;
+            if (strchr("(<[{", *p))
+                depth++;
+            else if (strchr(")>]}", *p))
+                depth--;
+            else if (*p == ' ' && !depth)
+                begin = p + 1;
+        }
+    }
+    size_t n = 0;
+    for (const char *p = begin; p < end && n + 1 < cap;) {
+        if (!strncmp(p, "[abi:", 5)) {
+            const char *e = memchr(p, ']', (size_t)(end - p));
+            if (e) {
+                p = e + 1;
+                continue;
+            }
+        }
+        if (p - fn >= 5 && !strncmp(p - 5, "std::", 5) &&
+            (p - fn == 5 || (!ident_char(p[-6]) && p[-6] != ':'))) {
+            static const char *const inl[] = {"__cxx11::", "__1::", "__ndk1::"};
+            size_t i = 0, l = 0;
+            for (; i < sizeof inl / sizeof *inl; i++)
+                if (!strncmp(p, inl[i], l = strlen(inl[i])))
+                    break;
+            if (i < sizeof inl / sizeof *inl) {
+                p += l;
+                continue;
+            }
+        }
+        out[n++] = *p++;
+    }
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+    if (!n)
+        snprintf(out, cap, "%s", fn);
+}
+
 /* The C library and the dynamic loader (glibc, musl), by file name. */
 static bool c_library(const char *module)
 {
@@ -478,7 +647,7 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
                 fr->inlined = sf[k].inlined;
             }
             if (fr->function)
-                snprintf(nb, sizeof nb, "%s", fr->function);
+                fl_group_function_key(fr->function, nb, sizeof nb);
             else if (mod) {
                 char stem[256];
                 module_stem(mod, stem, sizeof stem);

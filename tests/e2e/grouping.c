@@ -9,11 +9,15 @@
  * code that threw, not at libstdc++'s frames (std::terminate,
  * __cxa_throw, std::__throw_out_of_range_fmt), which every uncaught
  * exception of the program shares -- unnamed offsets when the server has
- * no debug file for libstdc++. */
+ * no debug file for libstdc++.
+ * With STRING_ARG (C++ only) crash_site takes a std::string too and the
+ * crash is a segmentation fault: the test builds it with libstdc++ and
+ * with libc++. */
 #include <faultline.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __cplusplus
+#include <string>
 #include <vector>
 #endif
 
@@ -30,7 +34,18 @@ NOINLINE int padding(int x)
 }
 #endif
 
-#ifdef __cplusplus
+#if defined(__cplusplus) && defined(STRING_ARG)
+/* Built by g++ with libstdc++ and by clang++ with libc++: the toolchains
+ * spell crash_site's parameter apart ("std::__cxx11::basic_string<...>",
+ * "std::__1::basic_string<...>"), and the crash is one crash. */
+#define CRASH_ARG NULL
+NOINLINE static void crash_site(volatile int *p, const std::string &tag)
+{
+    *p = (int)tag.size();
+    BARRIER();
+}
+#define CALL_SITE(p) crash_site(p, std::string("grouping"))
+#elif defined(__cplusplus)
 static volatile int seven = 7;
 #define CRASH_ARG (&seven)
 NOINLINE static void crash_site(volatile int *p)
@@ -47,10 +62,13 @@ NOINLINE static void crash_site(volatile int *p)
     BARRIER();
 }
 #endif
+#ifndef CALL_SITE
+#define CALL_SITE(p) crash_site(p)
+#endif
 
 NOINLINE static void step_a(volatile int *p)
 {
-    crash_site(p);
+    CALL_SITE(p);
     BARRIER();
 }
 
@@ -67,7 +85,7 @@ static volatile int b_calls;
 NOINLINE static void step_b(volatile int *p)
 {
     b_calls += 2;
-    crash_site(p);
+    CALL_SITE(p);
     BARRIER();
 }
 

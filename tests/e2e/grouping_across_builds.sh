@@ -4,7 +4,9 @@
 # the top frame (same crash site, other callers) lands in another.
 # With a fifth argument "c++", grouping.c is built as C++ (g++ and
 # clang++), and the crash is an uncaught exception instead of a
-# segmentation fault.
+# segmentation fault; with "libc++", as C++ by g++ with libstdc++ and by
+# clang++ with libc++, the crashing function taking a std::string (whose
+# name the two standard libraries spell apart).
 set -u
 SRC=$1 LIBA=$2 INCLUDE=$3 FAULTLINE=$4 LANGUAGE=${5:-c}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-grp.XXXXXX")
@@ -25,6 +27,9 @@ unset FAULTLINE_URL FAULTLINE_REPORTER
 # Two builds of the same program.
 GCC=gcc CLANG=clang DEATH=139 DIED="SIGSEGV" X=c
 [ "$LANGUAGE" = c++ ] && GCC=g++ CLANG=clang++ DEATH=134 DIED="SIGABRT (an uncaught exception)" X=c++
+# libc++: g++ with libstdc++ against clang++ with libc++, which spell the
+# crashing function's std::string parameter apart.
+[ "$LANGUAGE" = libc++ ] && GCC="g++ -DSTRING_ARG" CLANG="clang++ -stdlib=libc++ -DSTRING_ARG" X=c++
 $GCC   -O2 -g -I"$INCLUDE" -x $X "$SRC" -x none "$LIBA" -o "$WORK/v1" -lpthread -ldl || fail "$GCC build"
 $CLANG -O1 -g -DPAD -I"$INCLUDE" -x $X "$SRC" -x none "$LIBA" -o "$WORK/v2" -lpthread -ldl ||
     fail "$CLANG build"
@@ -100,5 +105,32 @@ assert "vector::_M_range_check" in e["message"], e
 PY
   done
   echo "ok [grouping]: the uncaught exception's type and what() on each crash"
+fi
+# The toolchains' names of the crashing function differ (the frames keep
+# them), and the group holds both: its signature keys the function without
+# its parameters.
+if [ "$LANGUAGE" = libc++ ]; then
+  api "/api/v1/groups/$gid/crashes" >"$WORK/crashes.json" || fail "GET group crashes"
+  : >"$WORK/sites"
+  for cid in $(python3 -c 'import json,sys; print(" ".join(c["id"] for c in json.load(open(sys.argv[1]))["crashes"]))' "$WORK/crashes.json"); do
+    api "/api/v1/crashes/$cid" >"$WORK/crash.json" || fail "GET crash $cid"
+    python3 - "$WORK/crash.json" >>"$WORK/sites" <<'PY' || fail "crash $cid: no crash_site frame: $(head -c 800 "$WORK/crash.json")"
+import json, sys
+names = []
+def walk(o):
+    if isinstance(o, dict):
+        if (o.get("function") or "").startswith("crash_site("):
+            names.append(o["function"])
+        for v in o.values(): walk(v)
+    elif isinstance(o, list):
+        for v in o: walk(v)
+walk(json.load(open(sys.argv[1])))
+assert names, "no crash_site frame"
+print(names[0])
+PY
+  done
+  grep -q 'std::__cxx11::basic_string' "$WORK/sites" && grep -q 'std::__1::basic_string' "$WORK/sites" ||
+    fail "the group should hold both spellings of crash_site: $(cat "$WORK/sites")"
+  echo "ok [grouping]: crash_site as libstdc++ and as libc++ spell it, in one group"
 fi
 echo "ok [grouping]: $GCC -O2 and $CLANG -O1 builds of one crash -> one group; other path -> another"
