@@ -550,56 +550,100 @@ static const char *key_problem(const char *k, size_t cap)
     return NULL;
 }
 
-/* The key named by env, else the one stored in dir/name, else a new one,
- * stored there.  On failure err says why. */
-static int get_key(const char *env, const char *dir, const char *name, char *out, size_t cap,
-                   char *err, size_t errlen)
+/* One of the server's two keys: its value, and whether DIR says it yet. */
+typedef struct srv_key {
+    const char *env;  /* the variable that fixes it (FAULTLINE_ADMIN_TOKEN) */
+    const char *name; /* its file in DIR, and its name in the store (admin_token) */
+    char val[128];
+    /* Made at this start, or taken from the store in place of DIR's:
+     * save_key() writes it into DIR once the start is past its refusals. */
+    bool unsaved;
+    bool shared; /* taken from the store */
+} srv_key;
+
+/* The key in the file at path into out (cap): 1, or 0 when there is no
+ * file or it is empty, or -1 with err saying why it is not usable. */
+static int read_key(const char *path, char *out, size_t cap, char *err, size_t errlen)
 {
-    const char *e = getenv(env);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[1024];
+    bool ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!ok || !*line)
+        return 0;
+    const char *why = key_problem(line, cap);
+    if (why) {
+        snprintf(err, errlen,
+                 "%.300s is not usable as a key: %s (at most %zu bytes "
+                 "of printable ASCII, no blanks)",
+                 path, why, cap - 1);
+        return -1;
+    }
+    snprintf(out, cap, "%s", line);
+    return 1;
+}
+
+/* The key named by k->env, else the one stored in dir/k->name, else a new
+ * one, kept in memory only (k->unsaved): a start refused later must not
+ * leave a key file behind that no server answered to.  On failure err
+ * says why. */
+static int get_key(srv_key *k, const char *dir, char *err, size_t errlen)
+{
+    const char *e = getenv(k->env);
     const char *why;
     if (e && *e) {
         /* Cut short or trimmed, it would be another key than the one the
          * clients were given: every request 401, nothing in the log. */
-        if ((why = key_problem(e, cap))) {
-            snprintf(err, errlen, "%s is not usable as a key: %s (%zu bytes; at most %zu of "
-                     "printable ASCII, no blanks)", env, why, strlen(e), cap - 1);
+        if ((why = key_problem(e, sizeof k->val))) {
+            snprintf(err, errlen,
+                     "%s is not usable as a key: %s (%zu bytes; at most %zu of "
+                     "printable ASCII, no blanks)",
+                     k->env, why, strlen(e), sizeof k->val - 1);
             return -1;
         }
-        snprintf(out, cap, "%s", e);
+        snprintf(k->val, sizeof k->val, "%s", e);
         return 0;
     }
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        char line[1024];
-        bool ok = fgets(line, sizeof line, f) != NULL;
-        fclose(f);
-        line[strcspn(line, "\r\n")] = '\0';
-        if (ok && *line) {
-            if ((why = key_problem(line, cap))) {
-                snprintf(err, errlen, "%.300s is not usable as a key: %s (at most %zu bytes "
-                         "of printable ASCII, no blanks)", path, why, cap - 1);
-                return -1;
-            }
-            snprintf(out, cap, "%s", line);
-            return 0;
-        }
-    }
-    if (cap < 33 || fl_random_key(out)) {
-        snprintf(err, errlen, "cannot make a key: %s", cap < 33 ? "no room" : strerror(errno));
+    snprintf(path, sizeof path, "%s/%s", dir, k->name);
+    int r = read_key(path, k->val, sizeof k->val, err, errlen);
+    if (r)
+        return r > 0 ? 0 : -1;
+    if (fl_random_key(k->val)) {
+        snprintf(err, errlen, "cannot make a key: %s", strerror(errno));
         return -1;
     }
-    return write_key(path, out, err, errlen);
+    k->unsaved = true;
+    return 0;
 }
 
-/* With a store that several servers share (PostgreSQL), every server must
- * answer to the same keys, or a client gets 401 from all but one: the
- * first server to start stores its key in the database, and the others
- * take that one (into their own data directory too, so that the file
- * says what the server uses).  A key fixed by env is offered as well and
- * wins for this server; one that differs from the shared key is worth a
- * warning, since clients of the one get 401 from servers of the other. */
+/* Writes a key that get_key() made or share_key() took into dir, once
+ * the start is past its refusals.  A made key finds the file as get_key()
+ * did, without a key, unless another server on dir has written one since
+ * (two started at once): that one is dir's, so it becomes this server's
+ * too.  A key taken from the store replaces the file's.  On failure err
+ * says why. */
+static int save_key(srv_key *k, const char *dir, char *err, size_t errlen)
+{
+    if (!k->unsaved)
+        return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, k->name);
+    int r = k->shared ? 0 : read_key(path, k->val, sizeof k->val, err, errlen);
+    if (r < 0 || (r == 0 && write_key(path, k->val, err, errlen)))
+        return -1;
+    if (k->shared)
+        fl_log(stderr,
+               "faultline serve: %s now holds the %s that the servers of this database share "
+               "(table settings)",
+               path, k->name);
+    k->unsaved = false;
+    return 0;
+}
+
 /* Whether err says the store or the broker is not up (yet): nothing
  * listens, no route, a timeout, PostgreSQL still starting -- as when every
  * service of a machine starts at once.  A refusal (a wrong password, no
@@ -706,35 +750,37 @@ static int keys_clash(fl_store *st, fl_store_conn *c, const char *admin, const c
     return rc;
 }
 
-static int share_key(fl_store *st, fl_store_conn *c, const char *env, const char *dir,
-                     const char *name, char *key, size_t cap, char *err, size_t errlen)
+/* With a store that several servers share (PostgreSQL), every server must
+ * answer to the same keys, or a client gets 401 from all but one: the
+ * first server to start stores its key in the database, and the others
+ * take that one (into their own data directory too, by save_key(), so
+ * that the file says what the server uses).  A key fixed by env is
+ * offered as well and wins for this server; one that differs from the
+ * shared key is worth a warning, since clients of the one get 401 from
+ * servers of the other. */
+static int share_key(fl_store *st, fl_store_conn *c, srv_key *k, char *err, size_t errlen)
 {
     if (!st->shared_value)
         return 0;
     char shared[128];
-    if (st->shared_value(c, name, key, shared, sizeof shared)) {
-        snprintf(err, errlen, "cannot share the %s through the store: %s", name, st->error(c));
+    if (st->shared_value(c, k->name, k->val, shared, sizeof shared)) {
+        snprintf(err, errlen, "cannot share the %s through the store: %s", k->name, st->error(c));
         return -1;
     }
-    if (!strcmp(shared, key))
+    if (!strcmp(shared, k->val))
         return 0;
-    const char *e = getenv(env);
+    const char *e = getenv(k->env);
     if (e && *e) {
         fl_log(stderr,
                "faultline serve: warning: %s differs from the %s that the other servers of "
                "this database share (table settings); clients using the one get 401 from "
                "servers using the other",
-               env, name);
+               k->env, k->name);
         return 0;
     }
-    snprintf(key, cap, "%s", shared);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    fl_log(stderr,
-           "faultline serve: %s now holds the %s that the servers of this database share "
-           "(table settings)",
-           path, name);
-    return write_key(path, key, err, errlen);
+    snprintf(k->val, sizeof k->val, "%s", shared);
+    k->unsaved = k->shared = true;
+    return 0;
 }
 
 /* SIGHUP: the skip and prefix lists read again.  New crashes are grouped
@@ -919,25 +965,24 @@ int fl_cmd_serve(int argc, char **argv)
     /* A file size limit (ulimit -f) then fails the write, which is reported
      * like a full disk, instead of killing the server. */
     signal(SIGXFSZ, SIG_IGN);
-    char admin[128], ingest[128], kerr[512];
-    if (get_key("FAULTLINE_ADMIN_TOKEN", o.data, "admin_token", admin, sizeof admin, kerr,
-                sizeof kerr) ||
-        get_key("FAULTLINE_INGEST_KEY", o.data, "ingest_key", ingest, sizeof ingest, kerr,
-                sizeof kerr)) {
+    srv_key admin = {.env = "FAULTLINE_ADMIN_TOKEN", .name = "admin_token"};
+    srv_key ingest = {.env = "FAULTLINE_INGEST_KEY", .name = "ingest_key"};
+    char kerr[512];
+    if (get_key(&admin, o.data, kerr, sizeof kerr) || get_key(&ingest, o.data, kerr, sizeof kerr)) {
         fl_log(stderr, "faultline serve: no keys: %s", kerr);
         return 1;
     }
-    if (!strcmp(admin, ingest)) {
+    if (!strcmp(admin.val, ingest.val)) {
         /* Every reporter would hold the admin token. */
         fl_log(stderr, "faultline serve: the admin token and the ingest key are the same; "
                        "give FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY different values");
         return 1;
     }
-    if (strlen(admin) < 16)
+    if (strlen(admin.val) < 16)
         fl_log(stderr,
                "faultline serve: warning: the admin token has %zu characters; one of "
                "16 or more is harder to guess",
-               strlen(admin));
+               strlen(admin.val));
 
     /* One processing process per database with role all: it may then
      * forget every lease at start (they belonged to its dead predecessor).
@@ -1088,11 +1133,9 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(err, sizeof err, "cannot connect to the store");
         goto out;
     }
-    if (share_key(store, mc, "FAULTLINE_ADMIN_TOKEN", o.data, "admin_token", admin, sizeof admin,
-                  err, sizeof err) ||
-        share_key(store, mc, "FAULTLINE_INGEST_KEY", o.data, "ingest_key", ingest, sizeof ingest,
-                  err, sizeof err) ||
-        keys_clash(store, mc, admin, ingest, err, sizeof err))
+    if (share_key(store, mc, &admin, err, sizeof err) ||
+        share_key(store, mc, &ingest, err, sizeof err) ||
+        keys_clash(store, mc, admin.val, ingest.val, err, sizeof err))
         goto out;
     if (sole)
         queue->release_all(queue, mc);
@@ -1131,6 +1174,12 @@ int fl_cmd_serve(int argc, char **argv)
                "(--retention)",
                o.retention_s);
     }
+    /* Past the refusals (the database's lock, keys that clash, lists that
+     * cannot be read, a --notify-url or --retention the store cannot
+     * serve): the keys this server answers to go into DIR now, not
+     * before, so that a refused start leaves no key file behind. */
+    if (save_key(&admin, o.data, err, sizeof err) || save_key(&ingest, o.data, err, sizeof err))
+        goto out;
     /* An IPv6 address goes in brackets in a URL. */
     char url_host[sizeof o.host + 2];
     snprintf(url_host, sizeof url_host, strchr(o.host, ':') ? "[%s]" : "%s", o.host);
@@ -1165,8 +1214,8 @@ int fl_cmd_serve(int argc, char **argv)
                              .threads = o.http_threads,
                              .keyless_ingest = o.keyless,
                              .keep_minidumps = !o.no_keep_minidumps,
-                             .admin_token = admin,
-                             .ingest_key = ingest,
+                             .admin_token = admin.val,
+                             .ingest_key = ingest.val,
                              .max_body = (size_t)o.max_body,
                              .max_decoded = (size_t)o.max_decoded,
                              .max_ratio = (unsigned)o.max_ratio,
@@ -1192,29 +1241,29 @@ int fl_cmd_serve(int argc, char **argv)
                "queue %s)",
                url_host, fl_http_port(http), o.data, o.role, workers ? o.workers : 0, store->engine,
                queue->engine);
-        fl_log(stdout, "faultline: admin token: %s   (Authorization: Bearer <token>)", admin);
+        fl_log(stdout, "faultline: admin token: %s   (Authorization: Bearer <token>)", admin.val);
         fl_log(stdout, "faultline: ingest key:  %s   (X-Faultline-Key: <key>, or ?key=<key>)%s",
-               ingest, o.keyless ? "; keyless POST / accepted" : "");
+               ingest.val, o.keyless ? "; keyless POST / accepted" : "");
         fl_log(stdout,
                "faultline: portal: open http://%s:%u/ in a browser and log in with the admin "
                "token",
                url_host, fl_http_port(http));
         fl_log(stdout,
                "faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups",
-               admin, url_host, fl_http_port(http));
+               admin.val, url_host, fl_http_port(http));
         /* What a new user types next: send a crash log. */
         fl_log(stdout,
                "faultline: send crash logs with  faultline-report --url "
                "http://%s:%u/api/v1/crashes --key %s",
-               url_host, fl_http_port(http), ingest);
+               url_host, fl_http_port(http), ingest.val);
     } else {
         /* Only when asked: a worker beside an API server on one machine
          * would otherwise take the API's default port. */
         if (o.listen_given) {
             fl_http_config hc = {.port = o.port,
                                  .threads = 1,
-                                 .admin_token = admin,
-                                 .ingest_key = ingest,
+                                 .admin_token = admin.val,
+                                 .ingest_key = ingest.val,
                                  .max_header = (size_t)o.max_header,
                                  .timeout_s = (unsigned)o.timeout_s,
                                  .data_dir = o.data,

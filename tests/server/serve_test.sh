@@ -1524,14 +1524,18 @@ diskfull)
   N=3000
   # Keys that cannot be written: the start fails, says why, and leaves no
   # empty key file behind (which the next start would have to replace).
+  # The disk fills for the key alone: the file it is first written to (its
+  # name has the server's pid, the shell's that execs it) is /dev/full.  A
+  # file size limit would stop the database first, which is opened before
+  # the keys are written (a refused start writes none).
   mkdir -p "$work/k"
-  # (Its messages go through a pipe: the limit holds for a file too.)
-  (unset FAULTLINE_ADMIN_TOKEN FAULTLINE_INGEST_KEY; ulimit -S -f 0
-   exec "$FL" serve --listen 127.0.0.1:0 --data "$work/k" 2>&1) | cat >"$work/kerr"
-  [ "${PIPESTATUS[0]}" != 0 ] || fail "started without writable keys"
-  grep -q 'no keys: cannot write .*/admin_token: File too large' "$work/kerr" ||
+  env -u FAULTLINE_ADMIN_TOKEN -u FAULTLINE_INGEST_KEY sh -c \
+    'ln -s /dev/full "$1/admin_token.tmp.$$" && exec "$2" serve --listen 127.0.0.1:0 --data "$1"' \
+    sh "$work/k" "$FL" >"$work/kerr" 2>&1 && fail "started without writable keys"
+  grep -q 'cannot write .*/admin_token: No space left on device' "$work/kerr" ||
     fail "key error: $(cat "$work/kerr")"
-  [ ! -e "$work/k/admin_token" ] && [ -z "$(ls "$work/k" | grep '^admin_token\.tmp')" ] ||
+  [ ! -e "$work/k/admin_token" ] && [ ! -e "$work/k/ingest_key" ] &&
+    [ -z "$(ls "$work/k" | grep '^admin_token\.tmp')" ] ||
     fail "a key file was left behind: $(ls -la "$work/k")"
   ok "keys not writable: $(cat "$work/kerr")"
   printf '#!/bin/sh\nulimit -S -f 1024\nexec "%s" "$@"\n' "$FL" >"$work/limited"
@@ -1966,6 +1970,8 @@ cli)
   unstamped "$work/out" | grep -qx "faultline: send crash logs with  faultline-report --url http://127.0.0.1:$PORT/api/v1/crashes --key $key" ||
     fail "no reporter line: $(cat "$work/out")"
   [ "$(stat -c %a "$work/k/admin_token")" = 600 ] || fail "admin_token mode"
+  [ "$(cat "$work/k/admin_token")" = "$tok" ] && [ "$(cat "$work/k/ingest_key")" = "$key" ] ||
+    fail "the key files do not hold the keys printed"
   c=$(code GET /api/v1/groups -H "Authorization: Bearer $tok"); [ "$c" = 200 ] || fail "generated token -> $c"
   stop || fail "shutdown rc"
   start "$work/k"
@@ -1977,6 +1983,10 @@ cli)
   timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/k3" --db "sqlite:$work/k/faultline.db" \
     >/dev/null 2>"$work/e2" && fail "second server on the same --db started"
   grep -q "$work/k/faultline.db is in use" "$work/e2" || fail "second server, same --db: $(cat "$work/e2")"
+  # Refused, it wrote no keys into its data directory: none that a server
+  # answers to.
+  [ ! -e "$work/k3/admin_token" ] && [ ! -e "$work/k3/ingest_key" ] ||
+    fail "a refused start wrote keys: $(ls -A "$work/k3")"
   # So is a second server on the same port, with a data directory of its
   # own: the loops' SO_REUSEPORT sockets must not let it take a share of
   # the connections.
