@@ -129,7 +129,8 @@ static void usage(FILE *f)
             "symcaches in DIR/symcache/, debuginfod downloads in DIR/debuginfod-cache/,\n"
             "source files shown by the portal (from debuginfod) in DIR/source-cache/.\n"
             "Environment: FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY fix the keys;\n"
-            "otherwise they are generated once and kept in DIR.  DEBUGINFOD_URLS lists\n"
+            "otherwise they are generated once and kept in DIR (a --role worker process\n"
+            "has none: it serves no API).  DEBUGINFOD_URLS lists\n"
             "debuginfod servers asked for system libraries' debug files and for the\n"
             "source files of frames.  FAULTLINE_DB and\n"
             "FAULTLINE_QUEUE are the defaults of --db and --queue.\n"
@@ -509,8 +510,8 @@ static bool sqlite_file_ok(const char *path)
  * behind.  On failure err says why. */
 static int write_key(const char *path, const char *key, char *err, size_t errlen)
 {
-    /* Ours alone: two servers starting on one data directory (an API
-     * server and a worker) would otherwise write the same file. */
+    /* Ours alone: two servers starting on one data directory (two API
+     * servers) would otherwise write the same file. */
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -965,24 +966,30 @@ int fl_cmd_serve(int argc, char **argv)
     /* A file size limit (ulimit -f) then fails the write, which is reported
      * like a full disk, instead of killing the server. */
     signal(SIGXFSZ, SIG_IGN);
+    /* A --role worker process serves no API (given --listen, /healthz and
+     * /metrics only), so it has no keys: it reads, makes, shares and
+     * writes none, and a worker machine holds no admin token. */
     srv_key admin = {.env = "FAULTLINE_ADMIN_TOKEN", .name = "admin_token"};
     srv_key ingest = {.env = "FAULTLINE_INGEST_KEY", .name = "ingest_key"};
     char kerr[512];
-    if (get_key(&admin, o.data, kerr, sizeof kerr) || get_key(&ingest, o.data, kerr, sizeof kerr)) {
-        fl_log(stderr, "faultline serve: no keys: %s", kerr);
-        return 1;
+    if (run_http) {
+        if (get_key(&admin, o.data, kerr, sizeof kerr) ||
+            get_key(&ingest, o.data, kerr, sizeof kerr)) {
+            fl_log(stderr, "faultline serve: no keys: %s", kerr);
+            return 1;
+        }
+        if (!strcmp(admin.val, ingest.val)) {
+            /* Every reporter would hold the admin token. */
+            fl_log(stderr, "faultline serve: the admin token and the ingest key are the same; "
+                           "give FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY different values");
+            return 1;
+        }
+        if (strlen(admin.val) < 16)
+            fl_log(stderr,
+                   "faultline serve: warning: the admin token has %zu characters; one of "
+                   "16 or more is harder to guess",
+                   strlen(admin.val));
     }
-    if (!strcmp(admin.val, ingest.val)) {
-        /* Every reporter would hold the admin token. */
-        fl_log(stderr, "faultline serve: the admin token and the ingest key are the same; "
-                       "give FAULTLINE_ADMIN_TOKEN and FAULTLINE_INGEST_KEY different values");
-        return 1;
-    }
-    if (strlen(admin.val) < 16)
-        fl_log(stderr,
-               "faultline serve: warning: the admin token has %zu characters; one of "
-               "16 or more is harder to guess",
-               strlen(admin.val));
 
     /* One processing process per database with role all: it may then
      * forget every lease at start (they belonged to its dead predecessor).
@@ -1133,9 +1140,9 @@ int fl_cmd_serve(int argc, char **argv)
         snprintf(err, sizeof err, "cannot connect to the store");
         goto out;
     }
-    if (share_key(store, mc, &admin, err, sizeof err) ||
-        share_key(store, mc, &ingest, err, sizeof err) ||
-        keys_clash(store, mc, admin.val, ingest.val, err, sizeof err))
+    if (run_http && (share_key(store, mc, &admin, err, sizeof err) ||
+                     share_key(store, mc, &ingest, err, sizeof err) ||
+                     keys_clash(store, mc, admin.val, ingest.val, err, sizeof err)))
         goto out;
     if (sole)
         queue->release_all(queue, mc);
@@ -1262,8 +1269,6 @@ int fl_cmd_serve(int argc, char **argv)
         if (o.listen_given) {
             fl_http_config hc = {.port = o.port,
                                  .threads = 1,
-                                 .admin_token = admin.val,
-                                 .ingest_key = ingest.val,
                                  .max_header = (size_t)o.max_header,
                                  .timeout_s = (unsigned)o.timeout_s,
                                  .data_dir = o.data,

@@ -242,7 +242,7 @@ typedef struct fl_http_config {
     /* Keep an uploaded minidump beside the log it became (GET
      * /api/v1/crashes/ID/minidump); false: the log only. */
     bool keep_minidumps;
-    const char *admin_token, *ingest_key;
+    const char *admin_token, *ingest_key; /* borrowed; NULL with health_only */
     size_t max_body, max_decoded;
     unsigned max_ratio;
     size_t max_header; /* per-connection memory for headers */

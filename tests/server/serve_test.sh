@@ -2022,6 +2022,21 @@ cli)
   "$FL" serve --role worker --data "$work/r" >/dev/null 2>>"$work/err" &
   wpid=$!
   "$POST" wait "$PORT" "$ADMIN" 1 20 roles >/dev/null || fail "the worker process did not process it"
+  # A worker has no keys (it serves no API): one with a data directory of
+  # its own on the API server's database, none in its environment, makes
+  # and writes none -- and processes, and answers /healthz.
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  "$POST" log 4 2 roles 1.0 >"$work/b.log"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/b.log"); [ "$c" = 200 ] || fail "api role -> $c"
+  env -u FAULTLINE_ADMIN_TOKEN -u FAULTLINE_INGEST_KEY "$FL" serve --role worker --listen 127.0.0.1:0 \
+    --data "$work/rw" --db "sqlite:$work/r/faultline.db" >"$work/wout" 2>>"$work/err" &
+  wpid=$!
+  "$POST" wait "$PORT" "$ADMIN" 2 20 roles >/dev/null || fail "the worker on its own data directory did not process it"
+  wport=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/wout" | grep -o '[0-9]*$')
+  c=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$wport/healthz")
+  [ "$c" = 200 ] || fail "a worker without keys: /healthz -> $c"
+  [ ! -e "$work/rw/admin_token" ] && [ ! -e "$work/rw/ingest_key" ] ||
+    fail "a worker wrote keys: $(ls -A "$work/rw")"
   # A --role all server, which forgets every lease at its start, is not
   # started beside a worker process; a second worker is.
   timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/r" >/dev/null 2>"$work/e"; rc=$?
