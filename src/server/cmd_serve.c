@@ -894,6 +894,13 @@ int fl_cmd_serve(int argc, char **argv)
                     "queue is the durable one)");
         return FL_EXIT_USAGE;
     }
+    char qerr[320];
+    if (amqp && fl_queue_amqp_check_url(o.queue, qerr, sizeof qerr)) {
+        /* A typo of the command, said as one before anything is made or
+         * waited for, not an exit 1 once the store is open. */
+        usage_error("%s%s", strncmp(qerr, "--queue", 7) ? "--queue: " : "", qerr);
+        return FL_EXIT_USAGE;
+    }
     if (o.burst <= 0)
         o.burst = o.rate * 2 > 1 ? o.rate * 2 : 1;
     /* From here on every line is the log's (usage errors above are not:

@@ -119,4 +119,10 @@ fl_queue *fl_queue_pg_new(void);
  * wrong URL fails here: NULL with a reason in err. */
 fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen);
 
+/* 0 when fl_queue_amqp_new() would take url as written -- its form, port,
+ * vhost and query parameters -- without asking any broker; else -1 with
+ * err saying what is wrong, never echoing the URL (it holds the
+ * password).  For the argument checks of `faultline serve`. */
+int fl_queue_amqp_check_url(const char *url, char *err, size_t errlen);
+
 #endif

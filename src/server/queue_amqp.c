@@ -1140,14 +1140,11 @@ static void a_unescape(char *s)
     *w = '\0';
 }
 
-fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
+/* aq->url (a copy of the URL, which this cuts up) into aq->info and the
+ * TLS settings of its query.  -1 with err saying what is wrong, without
+ * echoing the URL: it holds the password. */
+static int a_parse_url(a_queue *aq, char *err, size_t errlen)
 {
-    a_queue *aq = calloc(1, sizeof *aq);
-    if (!aq || !(aq->url = strdup(url))) {
-        snprintf(err, errlen, "out of memory");
-        free(aq);
-        return NULL;
-    }
     amqp_default_connection_info(&aq->info);
     aq->verify = true;
     aq->heartbeat = A_HEARTBEAT_S;
@@ -1156,10 +1153,10 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
     char *query = strchr(aq->url, '?');
     if (query)
         *query++ = '\0';
-    /* Never echo the URL: it holds the password. */
     if (amqp_parse_url(aq->url, &aq->info) != AMQP_STATUS_OK) {
-        snprintf(err, errlen, "not an AMQP URL (amqp[s]://USER:PASS@HOST:PORT/VHOST)");
-        goto fail_url;
+        snprintf(err, errlen,
+                 "not an AMQP URL (amqp[s]://USER:PASS@HOST:PORT/VHOST, PORT 1..65535)");
+        return -1;
     }
     if (!aq->info.vhost[0]) {
         /* "amqp://h/": a vhost named "", which no broker has; the default
@@ -1167,7 +1164,7 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
         snprintf(err, errlen,
                  "the AMQP URL names an empty vhost (a '/' at its end): leave the path out for "
                  "the default vhost, or write it %%2f (amqp://USER:PASS@HOST:PORT/%%2f)");
-        goto fail_url;
+        return -1;
     }
     for (char *kv = query, *next; kv; kv = next) {
         next = strchr(kv, '&');
@@ -1184,11 +1181,11 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
             snprintf(err, errlen,
                      "--queue URL: a malformed query parameter (a '?' or '&' in "
                      "the user or password must be written %%3F, %%26)");
-            goto fail_url;
+            return -1;
         }
         if (!v || !*v) {
             snprintf(err, errlen, "--queue URL: parameter %s has no value", kv);
-            goto fail_url;
+            return -1;
         }
         a_unescape(v); /* %XX, as in any URI */
         tls_param |= strcmp(kv, "heartbeat") != 0;
@@ -1199,7 +1196,7 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
             if (*end || errno || v[0] == '-' || h > 3600) {
                 snprintf(err, errlen,
                          "--queue URL: heartbeat must be a number of seconds, 0 (none) to 3600");
-                goto fail_url;
+                return -1;
             }
             aq->heartbeat = (unsigned)h;
         } else if (!strcmp(kv, "cacertfile"))
@@ -1215,17 +1212,50 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
                      "--queue URL: unknown parameter %.40s (heartbeat, cacertfile, certfile, "
                      "keyfile, verify=verify_peer|verify_none)",
                      kv);
-            goto fail_url;
+            return -1;
         }
     }
     if (tls_param && !aq->info.ssl) {
         snprintf(err, errlen, "--queue URL: TLS parameters need amqps://");
-        goto fail_url;
+        return -1;
     }
     if (!aq->certfile != !aq->keyfile) {
         snprintf(err, errlen, "--queue URL: certfile and keyfile go together");
-        goto fail_url;
+        return -1;
     }
+    if (!aq->info.port) {
+        /* No broker listens on port 0: the connection would be refused
+         * for ever, and the server wait for a broker that never comes. */
+        snprintf(err, errlen, "the AMQP URL names port 0 (1..65535)");
+        return -1;
+    }
+    return 0;
+}
+
+int fl_queue_amqp_check_url(const char *url, char *err, size_t errlen)
+{
+    a_queue *aq = calloc(1, sizeof *aq);
+    if (!aq || !(aq->url = strdup(url))) {
+        snprintf(err, errlen, "out of memory");
+        free(aq);
+        return -1;
+    }
+    int rc = a_parse_url(aq, err, errlen);
+    free(aq->url);
+    free(aq);
+    return rc;
+}
+
+fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
+{
+    a_queue *aq = calloc(1, sizeof *aq);
+    if (!aq || !(aq->url = strdup(url))) {
+        snprintf(err, errlen, "out of memory");
+        free(aq);
+        return NULL;
+    }
+    if (a_parse_url(aq, err, errlen))
+        goto fail_url;
     const char *scheme = aq->info.ssl ? "amqps" : "amqp";
     if (strchr(aq->info.host, ':'))
         snprintf(aq->where, sizeof aq->where, "%s://[%s]:%d", scheme, aq->info.host, aq->info.port);

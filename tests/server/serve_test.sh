@@ -1904,6 +1904,17 @@ cli)
   "$FL" serve --data "$work/d" --queue redis://u:secret@localhost >/dev/null 2>"$work/e"; rc=$?
   [ $rc = 64 ] && grep -q 'redis://\.\.\.: unknown queue' "$work/e" && ! grep -q secret "$work/e" ||
     fail "redis: rc $rc $(cat "$work/e")"
+  # A malformed AMQP URL is a mistake of the command: exit 64 before the
+  # store is waited for or anything is made, the password not echoed.
+  for u in 'amqp://u:s3cret@h:notaport/%2f' 'amqp://u:s3cret@h:70000/%2f' 'amqp://u:s3cret@h:0/%2f' \
+           'amqp://u:s3cret@h/' 'amqp://u:s3cret@h/%2f?heartbeat=x'; do
+    timeout 10 "$FL" serve --listen 127.0.0.1:0 --data "$work/amqpurl" --db postgres://nobody@127.0.0.1:1/x \
+      --queue "$u" >/dev/null 2>"$work/e"; rc=$?
+    [ $rc = 64 ] && grep -q -- '^faultline serve: --queue' "$work/e" && ! grep -q s3cret "$work/e" ||
+      fail "--queue $u: rc $rc $(cat "$work/e")"
+  done
+  [ ! -e "$work/amqpurl" ] || fail "a malformed --queue made its data directory"
+  ok "malformed AMQP URLs: exit 64 ($(cat "$work/e"))"
   waits_for_pg FAULTLINE_DB env FAULTLINE_DB=postgres://nobody@127.0.0.1:1/x \
     "$FL" serve --listen 127.0.0.1:0 --data "$work/d"
   # A URL of another scheme (a typo) is not taken for a SQLite file's path.

@@ -171,6 +171,19 @@ static void test_bad_urls(void **state)
     assert_null(fl_queue_amqp_new("amqp://u:p@127.0.0.1:1/", err, sizeof err));
     assert_non_null(strstr(err, "empty vhost"));
     assert_non_null(strstr(err, "%2f"));
+    /* The same checks without a broker (serve's argument checks): a port
+     * that is no number or out of range, and no password echoed. */
+    assert_int_equal(fl_queue_amqp_check_url("amqp://u:s3cret@h:notaport/x", err, sizeof err), -1);
+    assert_non_null(strstr(err, "not an AMQP URL"));
+    assert_null(strstr(err, "s3cret"));
+    assert_int_equal(fl_queue_amqp_check_url("amqp://u:s3cret@h:70000/x", err, sizeof err), -1);
+    assert_int_equal(fl_queue_amqp_check_url("amqp://u:s3cret@h:0/x", err, sizeof err), -1);
+    assert_non_null(strstr(err, "port 0"));
+    assert_int_equal(fl_queue_amqp_check_url("amqp://u:s3cret@h/", err, sizeof err), -1);
+    assert_non_null(strstr(err, "empty vhost"));
+    assert_int_equal(fl_queue_amqp_check_url("amqp://u:p@nosuchhost.invalid:5672/%2f?heartbeat=5",
+                                             err, sizeof err),
+                     0);
 
     /* A port nobody listens on. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
