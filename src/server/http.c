@@ -432,6 +432,25 @@ static fl_store_conn *thread_conn(fl_http *h)
     return c;
 }
 
+/* Whether the processing backlog is at --max-backlog, so that ingest
+ * answers 503; *depth (may be NULL): the crashes waiting.  The counter is
+ * approximate (workers in another process do not decrement it): when it
+ * says full, the queue itself is asked, and the counter set to its
+ * answer, so that the 503s (and /healthz) end once the workers caught up. */
+static bool backlog_full(fl_http *h, int64_t *depth)
+{
+    if (FL_M_GET(h->m->backlog) >= h->cfg.max_backlog) {
+        fl_store_conn *sc = thread_conn(h);
+        int64_t d = sc ? h->queue->depth(h->queue, sc) : -1;
+        if (d >= 0)
+            __atomic_store_n(&h->m->backlog, d, __ATOMIC_RELAXED);
+    }
+    int64_t n = FL_M_GET(h->m->backlog);
+    if (depth)
+        *depth = n;
+    return n >= h->cfg.max_backlog;
+}
+
 /* Token bucket per key; true when the request may go on.  owe: take the
  * cost whatever is left (the bucket may go below zero, and the key then
  * waits until it has refilled): the reports of a request after its first,
@@ -1095,15 +1114,7 @@ static enum MHD_Result ingest_finish(req *r)
             goto out;
         }
     }
-    if (FL_M_GET(h->m->backlog) >= h->cfg.max_backlog) {
-        /* The counter is approximate (workers in another process do not
-         * decrement it): look at the queue itself before refusing. */
-        fl_store_conn *sc = thread_conn(h);
-        int64_t d = sc ? h->queue->depth(h->queue, sc) : -1;
-        if (d >= 0)
-            __atomic_store_n(&h->m->backlog, d, __ATOMIC_RELAXED);
-    }
-    if (FL_M_GET(h->m->backlog) >= h->cfg.max_backlog) { /* at most max_backlog wait */
+    if (backlog_full(h, NULL)) { /* at most max_backlog wait */
         ret = reject(r, FL_REJ_UNAVAILABLE, 503,
                      json_pack("{s:s}", "error", "processing backlog full, try again later"),
                      "30");
@@ -3139,13 +3150,16 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
     return MHD_YES;
 }
 
-/* 200 {"status":"ok"}, or 503 {"status":"degraded", "storage":{path: why,
- * since, failures}} while the last transaction of ingest or processing
- * failed: this server cannot keep reports then (ingest) or falls behind
- * (processing), so a balancer should send reports elsewhere. */
+/* 200 {"status":"ok"}, or 503 {"status":"degraded", ...} with
+ *   "storage":{path: why, since, failures} while the last transaction of
+ *     ingest or processing failed: this server cannot keep reports then
+ *     (ingest) or falls behind (processing);
+ *   "backlog":{depth, max, error} while the processing backlog is at
+ *     --max-backlog (a server that ingests): ingest answers 503 then;
+ * either way a balancer should send reports elsewhere. */
 static enum MHD_Result healthz(fl_http *h, struct MHD_Connection *c)
 {
-    json_t *bad = json_object();
+    json_t *bad = json_object(), *body = json_pack("{s:s}", "status", "degraded");
     for (int i = 0; bad && i < FL_HEALTH_COUNT; i++) {
         fl_health_state hs;
         fl_health_get(&h->m->health, i, &hs);
@@ -3158,9 +3172,17 @@ static enum MHD_Result healthz(fl_http *h, struct MHD_Connection *c)
                                       (json_int_t)hs.run));
     }
     if (bad && json_object_size(bad))
-        return send_json(c, 503, json_pack("{s:s,s:o}", "status", "degraded", "storage", bad),
-                         NULL);
+        json_object_set(body, "storage", bad);
     json_decref(bad);
+    int64_t depth;
+    if (!h->cfg.health_only && backlog_full(h, &depth))
+        json_object_set_new(body, "backlog",
+                            json_pack("{s:I,s:I,s:s}", "depth", (json_int_t)depth, "max",
+                                      (json_int_t)h->cfg.max_backlog, "error",
+                                      "processing backlog full"));
+    if (json_object_size(body) > 1)
+        return send_json(c, 503, body, NULL);
+    json_decref(body);
     return send_json(c, 200, json_pack("{s:s}", "status", "ok"), NULL);
 }
 

@@ -1839,7 +1839,7 @@ readonly)
   ;;
 limits)
   # Header block cap, slow clients, and 503 when the backlog is full.
-  start "$work/d" --workers 0 --timeout 1 --max-header 8192 --max-backlog 1
+  start "$work/d" --workers 0 --timeout 1 --max-header 8192 --max-backlog 3
   big=$(head -c 20000 /dev/zero | tr '\0' 'a')
   c=$(code GET /healthz -H "X-Big: $big")
   [ "$c" -ge 400 ] 2>/dev/null || [ "$c" = 000 ] || fail "20 KB header -> $c"
@@ -1868,13 +1868,32 @@ limits)
   exec 3<&-
   [ $((t1 - t0)) -le 5 ] || fail "slow client kept for $((t1 - t0)) s"
   ok "a slow client is disconnected after the timeout"
-  "$POST" log 3 1 lim 1.0 >"$work/a.log"; "$POST" log 3 2 lim 1.0 >"$work/b.log"; "$POST" log 3 3 lim 1.0 >"$work/c.log"
-  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "a -> $c"
-  # --max-backlog 1: one task waits, so the next report is refused.
-  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/b.log" -D "$work/h")
+  for i in 1 2 3 4; do "$POST" log 3 $i lim 1.0 >"$work/$i.log"; done
+  for i in 1 2 3; do
+    c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/$i.log"); [ "$c" = 200 ] || fail "report $i -> $c"
+  done
+  # --max-backlog 3: three crashes wait, so /healthz says ingest is
+  # refused, and the next report is.
+  c=$(code GET /healthz) hz=$(cat "$work/body")
+  [ "$c" = 503 ] && [ "$hz" = '{"status":"degraded","backlog":{"depth":3,"max":3,"error":"processing backlog full"}}' ] ||
+    fail "/healthz with the backlog full: $c $hz"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/4.log" -D "$work/h")
   [ "$c" = 503 ] || fail "backlog full -> $c"
   grep -qi '^Retry-After:' "$work/h" || fail "503 without Retry-After"
-  ok "backlog full -> 503 + Retry-After"
+  ok "backlog full -> 503 + Retry-After, /healthz 503 $hz"
+  stop || fail "shutdown rc"
+  # An API server whose workers run in another process: its count of the
+  # backlog is not lowered by them, so /healthz reads the queue again and
+  # turns 200 once they have caught up -- as ingest takes reports again.
+  start "$work/d" --role api --max-backlog 3
+  c=$(code GET /healthz); [ "$c" = 503 ] || fail "/healthz of an API server started on a full backlog: $c $(cat "$work/body")"
+  "$FL" serve --role worker --data "$work/d" >/dev/null 2>>"$work/err" &
+  wpid=$!
+  for _ in $(seq 100); do c=$(code GET /healthz); [ "$c" = 200 ] && break; sleep 0.2; done
+  [ "$c" = 200 ] && grep -qx '{"status":"ok"}' "$work/body" || fail "/healthz once the worker processed the backlog: $c $(cat "$work/body")"
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/4.log"); [ "$c" = 200 ] || fail "report 4 after the backlog drained -> $c"
+  kill -TERM $wpid; wait $wpid || fail "worker exit status"
+  ok "/healthz 200 again once a worker process caught up"
   stop || fail "shutdown rc"
   ;;
 cli)
