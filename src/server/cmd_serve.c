@@ -439,6 +439,15 @@ static int parse_args(opts *o, int argc, char **argv)
         return -1;
 #undef TAKE
     }
+    if (o->notify_url && strncmp(o->notify_url, "http://", 7) &&
+        strncmp(o->notify_url, "https://", 8)) {
+        /* The scheme only: a webhook's URL is its secret. */
+        const char *sep = strstr(o->notify_url, "://");
+        usage_error("--notify-url %.*s%s: wants an http:// or https:// URL",
+                    sep ? (int)(sep - o->notify_url > 20 ? 20 : sep - o->notify_url) : 0,
+                    o->notify_url, sep ? "://..." : "(no scheme)");
+        return -1;
+    }
     if (digest_given && !o->notify_url) {
         /* Said, rather than a setting that silently does nothing. */
         usage_error("--notify-digest needs --notify-url");

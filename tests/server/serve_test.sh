@@ -583,9 +583,11 @@ retention)
 notify)
   # --notify-url: new groups and regressions POSTed as JSON to a receiver
   # that refuses (500) its first request, so that the retry shows too.
-  "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --notify-url ftp://x >/dev/null 2>"$work/e" &&
-    fail "--notify-url ftp:// started"
+  "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --notify-url ftp://x/SECRET >/dev/null 2>"$work/e"
+  [ $? = 64 ] || fail "--notify-url ftp://: not a usage error (64)"
   grep -q 'http:// or https://' "$work/e" || fail "--notify-url ftp://: $(cat "$work/e")"
+  ! grep -q SECRET "$work/e" || fail "--notify-url ftp://: the URL echoed: $(cat "$work/e")"
+  [ ! -e "$work/bad" ] || fail "--notify-url ftp://: a data directory made before the refusal"
   python3 "$(dirname "$0")/../lib/webhook.py" "$work/hook.out" "$work/hook.port" first >/dev/null 2>&1 &
   HPID=$!
   for _ in $(seq 50); do [ -s "$work/hook.port" ] && break; sleep 0.1; done
