@@ -25,8 +25,12 @@
 #include "fl_crashlog.h"
 
 /* One symbolized frame, filled in by a symbolizer. */
+/* A C++ name of a class template instantiated with std::string runs past
+ * 255 bytes; it is keyed whole (fl_group_function_key), then cut. */
+#define FL_SYM_FUNCTION_MAX 1024
+
 typedef struct fl_sym_frame {
-    char function[256]; /* "" when unknown */
+    char function[FL_SYM_FUNCTION_MAX]; /* "" when unknown */
     char file[256];     /* "" when unknown */
     unsigned line, column;
     bool inlined; /* true for a frame inlined into the next one */
@@ -78,12 +82,14 @@ typedef struct fl_frame {
                         * of function, else "module+0xrel" */
 } fl_frame;
 
-/* A function's name as signatures key it (fr->name of a named frame): a
- * C++ name without its parameters and qualifiers, a template's return
- * type, ABI tags ("[abi:cxx11]") and the standard library's inline
- * namespace ("std::__cxx11::", "std::__1::"), so that one function keys
- * alike across releases and toolchains; a C name as it is.  Into out
- * (cap bytes, NUL-terminated, cut to fit). */
+/* A function's name as signatures key it (fr->name of a named frame):
+ * a C++ name without ABI tags ("[abi:cxx11]"), the standard library's
+ * inline namespace ("std::__cxx11::", "std::__1::") and a template's
+ * return type, with the standard library's types in libstdc++'s short
+ * forms ("std::string"), so that one function keys alike whichever
+ * toolchain built it; its parameter list stays (overloads are other
+ * functions).  A C name as it is.  Into out (cap bytes, NUL-terminated,
+ * cut to fit). */
 void fl_group_function_key(const char *function, char *out, size_t cap);
 
 typedef struct fl_frames {

@@ -362,27 +362,14 @@ static bool only_qualifiers(const char *p)
     }
 }
 
-/* A C++ function's name as the signature keys it: without its parameter
- * list and qualifiers, a function template's return type, ABI tags, and
- * the standard library's inline namespace ("std::__cxx11::",
- * "std::__1::").  What it leaves is what stays the same when the next
- * release changes a parameter's type, or another toolchain builds the
- * same code: g++ with libstdc++ names a parameter
- * "std::__cxx11::basic_string<…> const&", clang++ with libc++
- * "std::__1::basic_string<…> const&", and one crash would make a group per
- * toolchain.  Overloads become one name, as in Sentry's and Socorro's
- * signatures; the frames keep their full names.  A name it cannot read
- * (brackets that do not balance) is left whole.  Writes at most cap - 1
- * bytes and a NUL to out. */
-void fl_group_function_key(const char *fn, char *out, size_t cap)
+/* Where a function template's name starts after its return type ("void
+ * f<int>(int)": GNU's demangler prints one for templates), or fn itself:
+ * the last space at the top level before the parameter list, and before
+ * any operator's name, which may hold one ("operator new", "bool
+ * operator< <T>(…)").  A name whose brackets do not balance (cut short)
+ * or that ends in no parameter list is taken whole. */
+static const char *after_return_type(const char *fn)
 {
-    if (!cap)
-        return;
-    snprintf(out, cap, "%s", fn);
-    if (!strchr(fn, '(') && !strstr(fn, "[abi:") && !strstr(fn, "std::__"))
-        return; /* C, and most of the time: nothing to do */
-    /* The parameters: the last group in parentheses at the top level
-     * ("(.cold)" is a clone's suffix, never parameters). */
     const char *params = NULL;
     int depth = 0;
     for (const char *p = fn; *p; p++) {
@@ -392,72 +379,113 @@ void fl_group_function_key(const char *fn, char *out, size_t cap)
             continue;
         }
         if (strchr("(<[{", *p)) {
-            if (*p == '(' && !depth && p[1] != '.')
+            if (*p == '(' && !depth && p[1] != '.') /* "(.cold)" is a clone's */
                 params = p;
             depth++;
-        } else if (strchr(")>]}", *p)) {
-            if (!depth--)
-                return; /* brackets that do not balance: left whole */
+        } else if (strchr(")>]}", *p) && !depth--) {
+            return fn;
         }
     }
-    if (depth)
+    if (depth || !params)
+        return fn;
+    const char *close = params;
+    for (int d = 0; *close; close++)
+        if (*close == '(')
+            d++;
+        else if (*close == ')' && !--d)
+            break;
+    if (!*close || !only_qualifiers(close + 1))
+        return fn; /* "(anonymous namespace)::f" */
+    const char *begin = fn;
+    depth = 0;
+    for (const char *p = fn; p < params; p++) {
+        if (!depth && operator_len(fn, p))
+            break;
+        if (strchr("(<[{", *p))
+            depth++;
+        else if (strchr(")>]}", *p))
+            depth--;
+        else if (*p == ' ' && !depth)
+            begin = p + 1;
+    }
+    return begin;
+}
+
+/* The standard library's types as libstdc++'s names abbreviate them (its
+ * mangling has short forms for these; libc++'s, in std::__1, has none). */
+static const char *const std_short[][2] = {
+    {"std::basic_string<char, std::char_traits<char>, std::allocator<char> >", "std::string"},
+    {"std::basic_string<char, std::char_traits<char>, std::allocator<char>>", "std::string"},
+    {"std::basic_ostream<char, std::char_traits<char> >", "std::ostream"},
+    {"std::basic_ostream<char, std::char_traits<char>>", "std::ostream"},
+    {"std::basic_istream<char, std::char_traits<char> >", "std::istream"},
+    {"std::basic_istream<char, std::char_traits<char>>", "std::istream"},
+    {"std::basic_iostream<char, std::char_traits<char> >", "std::iostream"},
+    {"std::basic_iostream<char, std::char_traits<char>>", "std::iostream"},
+};
+
+/* A C++ function's name as the signature keys it: the same function
+ * whichever toolchain built it.  g++ with libstdc++ and clang++ with
+ * libc++ spell one function apart -- "f(std::__cxx11::basic_string<char,
+ * std::char_traits<char>, std::allocator<char> > const&)" and
+ * "f(std::__1::basic_string<char, std::__1::char_traits<char>,
+ * std::__1::allocator<char> > const&)"; "g(std::ostream&)" and
+ * "g(std::__1::basic_ostream<char, std::__1::char_traits<char> >&)";
+ * "label[abi:cxx11]()" and "label()" -- and one crash made a group per
+ * toolchain.  So: without ABI tags, without the standard library's
+ * inline namespace (std::__cxx11::, std::__1::, std::__ndk1::), its
+ * types in libstdc++'s short forms, and a function template without its
+ * return type.  The parameter list stays: overloads of a name are other
+ * functions, and two bugs in two overloads called from one place would
+ * otherwise be one group.  Rewrites only shorten; a name cut short is
+ * rewritten as far as it goes. */
+void fl_group_function_key(const char *fn, char *out, size_t cap)
+{
+    if (!cap)
         return;
-    const char *begin = fn, *end = fn + strlen(fn);
-    if (params) {
-        const char *close = params;
-        for (int d = 0; *close; close++)
-            if (*close == '(')
-                d++;
-            else if (*close == ')' && !--d)
-                break;
-        /* Followed by qualifiers only: not "(anonymous namespace)::f". */
-        if (*close && only_qualifiers(close + 1))
-            end = params;
-    }
-    if (end != fn + strlen(fn)) {
-        /* A function template's return type ends at the last space at the
-         * top level before the name ("void f<int>(int)"); an operator's
-         * name may hold one ("operator new", "bool operator< <T>(…)"). */
-        depth = 0;
-        for (const char *p = fn; p < end; p++) {
-            size_t op = depth ? 0 : operator_len(fn, p);
-            if (op)
-                break;
-            if (strchr("(<[{", *p))
-                depth++;
-            else if (strchr(")>]}", *p))
-                depth--;
-            else if (*p == ' ' && !depth)
-                begin = p + 1;
-        }
+    if (!strchr(fn, '(') && !strchr(fn, '[') && !strstr(fn, "std::")) {
+        snprintf(out, cap, "%s", fn); /* C, and most of the time */
+        return;
     }
     size_t n = 0;
-    for (const char *p = begin; p < end && n + 1 < cap;) {
+    for (const char *p = after_return_type(fn); *p && n + 1 < cap;) {
         if (!strncmp(p, "[abi:", 5)) {
-            const char *e = memchr(p, ']', (size_t)(end - p));
-            if (e) {
-                p = e + 1;
-                continue;
-            }
+            const char *e = strchr(p, ']');
+            p = e ? e + 1 : p + strlen(p);
+            continue;
         }
-        if (p - fn >= 5 && !strncmp(p - 5, "std::", 5) &&
-            (p - fn == 5 || (!ident_char(p[-6]) && p[-6] != ':'))) {
+        bool std_here =
+            !strncmp(p, "std::", 5) && (p == fn || (!ident_char(p[-1]) && p[-1] != ':'));
+        if (std_here) {
             static const char *const inl[] = {"__cxx11::", "__1::", "__ndk1::"};
-            size_t i = 0, l = 0;
-            for (; i < sizeof inl / sizeof *inl; i++)
-                if (!strncmp(p, inl[i], l = strlen(inl[i])))
+            for (size_t i = 0; i < sizeof inl / sizeof *inl; i++)
+                if (!strncmp(p + 5, inl[i], strlen(inl[i]))) {
+                    /* "std::" stays; the namespace after it goes. */
+                    if (n + 5 >= cap)
+                        break;
+                    memcpy(out + n, "std::", 5);
+                    n += 5;
+                    p += 5 + strlen(inl[i]);
+                    std_here = false;
                     break;
-            if (i < sizeof inl / sizeof *inl) {
-                p += l;
+                }
+            if (!std_here)
                 continue;
-            }
         }
         out[n++] = *p++;
     }
-    while (n > 0 && out[n - 1] == ' ')
-        n--;
     out[n] = '\0';
-    if (!n)
+    /* The long spellings, once the namespaces are gone. */
+    for (size_t i = 0; i < sizeof std_short / sizeof *std_short; i++) {
+        size_t ll = strlen(std_short[i][0]), sl = strlen(std_short[i][1]);
+        for (char *q = strstr(out, std_short[i][0]); q; q = strstr(q + sl, std_short[i][0])) {
+            if (q > out && (ident_char(q[-1]) || q[-1] == ':'))
+                continue;
+            memcpy(q, std_short[i][1], sl);
+            memmove(q + sl, q + ll, strlen(q + ll) + 1);
+        }
+    }
+    if (!out[0])
         snprintf(out, cap, "%s", fn);
 }
 
@@ -628,16 +656,16 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
             fr->rel = rel;
             if (mod && !(fr->module = strdup(mod)))
                 goto fail;
-            char nb[320];
+            char nb[FL_SYM_FUNCTION_MAX + 64];
             if (ns) {
                 if (sf[k].function[0]) {
                     clone_base(sf[k].function, nb, sizeof nb);
                     if (c_library(mod))
                         ifunc_base(nb);
-                    if (!(fr->function = strndup(nb, 255)))
+                    if (!(fr->function = strndup(nb, FL_SYM_FUNCTION_MAX - 1)))
                         goto fail;
                     if (strcmp(nb, sf[k].function) &&
-                        !(fr->raw_function = strndup(sf[k].function, 255)))
+                        !(fr->raw_function = strndup(sf[k].function, FL_SYM_FUNCTION_MAX - 1)))
                         goto fail;
                 }
                 if (sf[k].file[0] && !(fr->file = strndup(sf[k].file, 255)))
@@ -654,7 +682,9 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
                 snprintf(nb, sizeof nb, "%.250s+0x%" PRIx64, stem, rel);
             } else
                 snprintf(nb, sizeof nb, "0x%" PRIx64, pc);
-            if (!(fr->name = strdup(nb)))
+            /* Keyed whole, then cut: two spellings of one long name cut
+             * before keying would be cut in different places. */
+            if (!(fr->name = strndup(nb, 255)))
                 goto fail;
             /* An unnamed frame by its name in the signature too (skip.txt's
              * "demo+0x117b", as the group shows it). */

@@ -107,8 +107,8 @@ PY
   echo "ok [grouping]: the uncaught exception's type and what() on each crash"
 fi
 # The toolchains' names of the crashing function differ (the frames keep
-# them), and the group holds both: its signature keys the function without
-# its parameters.
+# them), and the group holds both: its signature keys the function in one
+# spelling, "crash_site(int volatile*, std::string const&)".
 if [ "$LANGUAGE" = libc++ ]; then
   api "/api/v1/groups/$gid/crashes" >"$WORK/crashes.json" || fail "GET group crashes"
   : >"$WORK/sites"
