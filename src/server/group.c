@@ -567,6 +567,25 @@ static void ifunc_base(char *fn)
     }
 }
 
+/* The C library's other names for one function: glibc's debug file gives
+ * free's address as "cfree" (an alias of the same address, picked by the
+ * symbol table's order), and its internal names as "__libc_free". */
+static void c_alias_base(char *fn, size_t cap)
+{
+    static const char *const alias[][2] = {{"cfree", "free"},
+                                           {"__libc_free", "free"},
+                                           {"__free", "free"},
+                                           {"__libc_malloc", "malloc"},
+                                           {"__libc_calloc", "calloc"},
+                                           {"__libc_realloc", "realloc"},
+                                           {"__libc_memalign", "memalign"}};
+    for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
+        if (!strcmp(fn, alias[i][0])) {
+            snprintf(fn, cap, "%s", alias[i][1]);
+            return;
+        }
+}
+
 /* A library's file name as the signature names it: up to ".so", without
  * the version after it.  The client names an object by the path it was
  * loaded by ("libz.so.1", the soname's link), a core by the file the link
@@ -660,8 +679,10 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
             if (ns) {
                 if (sf[k].function[0]) {
                     clone_base(sf[k].function, nb, sizeof nb);
-                    if (c_library(mod))
+                    if (c_library(mod)) {
                         ifunc_base(nb);
+                        c_alias_base(nb, sizeof nb);
+                    }
                     if (!(fr->function = strndup(nb, FL_SYM_FUNCTION_MAX - 1)))
                         goto fail;
                     if (strcmp(nb, sf[k].function) &&
@@ -773,12 +794,47 @@ static void mark_runtime_noise(fl_frames *f, size_t nsig)
         }
         bool cxx = cxx_runtime(fr->module);
         bool unnamed = !fr->function && (cxx || c_library(fr->module));
-        if (top ? aborted && (cxx || unnamed) : unnamed) {
+        /* An unnamed frame of the program between the runtime's frames at
+         * the top of an abort is a terminate handler that std::terminate
+         * called: libfaultline's own, linked statically, before the
+         * program's symbols name it (fl_on_terminate, skipped then). */
+        bool handler =
+            top && aborted && !fr->function && i + 1 < nsig && cxx_runtime(f->v[i + 1].module);
+        if (top ? aborted && (cxx || unnamed || handler) : unnamed) {
             fr->noise = true;
             continue;
         }
         top = false;
     }
+}
+
+/* The C++ runtime's way into a std::thread's function, under it at the
+ * bottom of the thread's stack: libstdc++'s execute_native_thread_routine,
+ * std::thread::_State_impl<...>::_M_run, _Invoker<...>::operator(),
+ * _M_invoke, std::__invoke and std::__invoke_impl (named so at -O0, by
+ * their bare names when gcc inlined them), libc++'s __thread_proxy and
+ * __thread_execute -- or the runtime's unnamed frames.  Their template
+ * arguments spell the thread function's parameter types, and at -O0
+ * they filled four of a signature's five places. */
+static bool cxx_thread_entry(const fl_frame *fr)
+{
+    static const char *const prefix[] = {"std::thread::",
+                                         "std::__invoke",
+                                         "std::__thread_proxy",
+                                         "std::__thread_execute",
+                                         "execute_native_thread_routine",
+                                         "__invoke_impl<",
+                                         "__invoke<",
+                                         "_M_invoke<",
+                                         "_M_run()",
+                                         "__thread_proxy<",
+                                         "__thread_execute<"};
+    if (!fr->function)
+        return cxx_runtime(fr->module);
+    for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++)
+        if (!strncmp(fr->name, prefix[i], strlen(prefix[i])))
+            return true;
+    return false;
 }
 
 /* How many frames, from the innermost, the signature may take: not main's
@@ -798,7 +854,45 @@ static size_t signature_frames(const fl_frames *f)
         end--;
     while (end > 0 && startup_frame(&f->v[end - 1]))
         end--;
+    while (end > 0 && cxx_thread_entry(&f->v[end - 1]))
+        end--;
     return end ? end : f->n;
+}
+
+/* Mutual recursion (a stack overflow through f -> g -> h -> f ...): the
+ * frames the signature may take, cand[0..n), innermost first, are a few
+ * frames and then a cycle of 2 to 8 names repeated down to the end of the
+ * stack the log kept -- no main under it, as the client's frame limit
+ * cuts an overflow's stack.  Which function of the cycle hit the guard
+ * page is chance, and each would make a group of its own.  So the cycle
+ * is taken once, from its least name (strcmp), after the frames before
+ * it: cand is rewritten to that order, and its new length returned.  A
+ * crash at some depth of a recursion that returns to main is not a
+ * cycle to the end, and keeps its frames. */
+#define CYCLE_MAX 8
+#define CYCLE_LEAD 2 /* frames above the cycle: where it overflowed */
+static size_t recursion_cycle(const fl_frames *f, size_t *cand, size_t n)
+{
+    for (size_t k = 0; k <= CYCLE_LEAD; k++) {
+        for (size_t p = 2; p <= CYCLE_MAX; p++) {
+            if (n < k + 3 * p)
+                break;
+            size_t j = k;
+            for (; j + p < n; j++)
+                if (strcmp(f->v[cand[j]].name, f->v[cand[j + p]].name))
+                    break;
+            if (j + p < n)
+                continue;
+            size_t r = 0;
+            for (size_t t = 1; t < p; t++)
+                if (strcmp(f->v[cand[k + t]].name, f->v[cand[k + r]].name) < 0)
+                    r = t;
+            /* cand[k + r ...] runs through at least two more cycles. */
+            memmove(cand + k, cand + k + r, p * sizeof *cand);
+            return k + p;
+        }
+    }
+    return n;
 }
 
 int fl_signature_compute(const char *project, const char *app, fl_frames *f,
@@ -824,14 +918,24 @@ int fl_signature_compute(const char *project, const char *app, fl_frames *f,
      * overflow, glibc's msort_with_tmp under qsort) is not taken again:
      * else the depth of the recursion, which the data sets, would be part
      * of the signature. */
+    size_t *cand = malloc((nsig ? nsig : 1) * sizeof *cand), nc = 0;
+    if (!cand) {
+        free(s);
+        return -1;
+    }
     const char *prev = NULL;
-    for (size_t i = 0; i < nsig && taken < r->top_n; i++) {
+    for (size_t i = 0; i < nsig; i++) {
         if (any && f->v[i].noise)
             continue;
-        const char *nm = f->v[i].name;
-        if (prev && !strcmp(prev, nm))
+        if (prev && !strcmp(prev, f->v[i].name))
             continue;
-        prev = nm;
+        prev = f->v[i].name;
+        cand[nc++] = i;
+    }
+    nc = recursion_cycle(f, cand, nc);
+    for (size_t c = 0; c < nc && taken < r->top_n; c++) {
+        size_t i = cand[c];
+        const char *nm = f->v[i].name;
         size_t need = len + strlen(nm) + 4;
         if (need > cap) {
             while (cap < need)
@@ -847,6 +951,7 @@ int fl_signature_compute(const char *project, const char *app, fl_frames *f,
         f->v[i].in_signature = true;
         taken++;
     }
+    free(cand);
     if (!taken) {
         free(s);
         if (!(s = strdup("<empty stack>")))

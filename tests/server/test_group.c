@@ -209,6 +209,19 @@ static const symtab SYMS[] = {
     {"11bc239", 0x9e000, "__strcasecmp_l_sse42"},
     {"11bc23a", 0x9a000, "__strlen_evex"},
     {"ffff", 0x8000, "__parse_avx2"},
+    /* glibc's free by its alias, with the symbol version a .symtab gives */
+    {"11bc237", 0x9a100, "cfree@GLIBC_2.2.5"},
+    /* mutual recursion */
+    {"ffff", 0x9000, "parse_expr"},
+    {"ffff", 0x9100, "parse_term"},
+    {"ffff", 0x9200, "parse_factor"},
+    /* libstdc++'s way into a std::thread's function, at -O0 and inlined */
+    {"ffff", 0xa000,
+     "std::thread::_State_impl<std::thread::_Invoker<std::tuple<void (*)(int), int> > >::_M_run()"},
+    {"ffff", 0xa100,
+     "void std::__invoke_impl<void, void (*)(int), int>(std::__invoke_other, void (*&&)(int), "
+     "int&&)"},
+    {"ffff", 0xa200, "_M_invoke<0ul, 1ul>"},
 };
 
 static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
@@ -505,11 +518,81 @@ static void test_group_cxx_abort(void **st)
     s2 = sig_with_libc("11bc237", "all", "a7000 a7000 a7000 a7000 a7000 a7000 a7000 a7000");
     assert_string_equal(s2.text, "recurse");
     free(s2.text);
+    /* A terminate handler of the program between the runtime's frames
+     * (libfaultline's, linked statically, before the program's symbols
+     * name it) is not where the exception came from. */
+    s2 = sig_with(stdcxx1, "c0de", "11bc236", "all",
+                  "c8eebc c3cfb2 c27472 s9d919 a7777 sa8e1a sa8e85 sa90d8 a1000 a2000 a3000");
+    assert_string_equal(s2.group_id, s1.group_id);
+    assert_string_equal(g_marks, "00000000111");
+    free(s2.text);
+    /* Under the top it is a frame like any other. */
+    s2 = sig_with(segv, "c0de", "11bc236", "all", "a1000 a7777 s9d919 a2000 a3000");
+    assert_string_equal(s2.text,
+                        "parse_config(std::string const&) | app+0x7777 | load(char const*) | main");
+    free(s2.text);
     /* A name with a " (.x)" inside, not at its end, is not a clone's. */
     s2 = sig_with("", "c0de", "11bc236", "all", "a5000 a3000");
     assert_string_equal(s2.text, "f(int) (.cold) const | main");
     free(s2.text);
     free(s1.text);
+}
+
+/* A stack overflow through mutual recursion is one group whichever
+ * function of the cycle hit the guard page; a std::thread's way in from
+ * the C++ runtime is not part of its signature; glibc's free is free by
+ * any of its names. */
+static void test_group_cycles_threads_aliases(void **st)
+{
+    (void)st;
+    /* The cycle to the end of the stack (no main: the client's frame
+     * limit cut it), entered at each of its three functions. */
+    fl_signature a = sig_with_libc("11bc237", "all",
+                                   "a9100 a9200 a9000 a9100 a9200 a9000 a9100 a9200 a9000 a9100");
+    fl_signature b = sig_with_libc("11bc237", "all",
+                                   "a9200 a9000 a9100 a9200 a9000 a9100 a9200 a9000 a9100 a9200");
+    fl_signature c = sig_with_libc("11bc237", "all",
+                                   "a9000 a9100 a9200 a9000 a9100 a9200 a9000 a9100 a9200 a9000");
+    assert_string_equal(a.text, "parse_expr | parse_term | parse_factor");
+    assert_string_equal(b.group_id, a.group_id);
+    assert_string_equal(c.group_id, a.group_id);
+    free(a.text), free(b.text), free(c.text);
+    /* A frame above the cycle (where it overflowed) stays in front. */
+    a = sig_with_libc("11bc237", "all",
+                      "c9a100 a9100 a9200 a9000 a9100 a9200 a9000 a9100 a9200 a9000 a9100");
+    assert_string_equal(a.text, "free | parse_expr | parse_term | parse_factor");
+    free(a.text);
+    /* A crash at some depth of a recursion that returns to main is not a
+     * cycle to the end: it keeps its frames, innermost first. */
+    a = sig_with_libc("11bc237", "all", "a9100 a9200 a9000 a9100 a9200 a9000 a9100 a3000");
+    assert_string_equal(a.text,
+                        "parse_term | parse_factor | parse_expr | parse_term | parse_factor");
+    free(a.text);
+    /* Two cycles only: not enough to call it one. */
+    a = sig_with_libc("11bc237", "all", "a9200 a9000 a9100 a9200 a9000 a9100");
+    assert_string_equal(a.text,
+                        "parse_factor | parse_expr | parse_term | parse_factor | parse_expr");
+    free(a.text);
+
+    /* A std::thread: its function, then libstdc++'s frames (named at -O0,
+     * bare when inlined, unnamed in libstdc++.so), then glibc's. */
+    const char *stdcxx = "OBJECT /usr/lib/x86_64-linux-gnu/libstdc++.so.6/139706696204288/"
+                         "2201728/139706696204288\nOBJECT_BUILD_ID 5dc1\n";
+    a = sig_with(stdcxx, "ffff", "11bc236", "all",
+                 "a1000 a6000 aa100 aa200 aa000 sd6df4 c89000 c10a000");
+    b = sig_with(stdcxx, "ffff", "11bc236", "all", "a1000 a6000 sd6df4 c89000 c10a000");
+    assert_string_equal(a.text, "parse_config | worker_fn");
+    assert_string_equal(b.group_id, a.group_id);
+    free(a.text), free(b.text);
+    /* Nothing but those frames: all of them, rather than nothing. */
+    a = sig_with(stdcxx, "ffff", "11bc236", "all", "aa100 aa000 sd6df4");
+    assert_non_null(strstr(a.text, "std::__invoke_impl"));
+    free(a.text);
+
+    /* glibc's free, named "cfree@GLIBC_2.2.5" by its debug file. */
+    a = sig_with_libc("11bc237", "all", "c9a100 a1000 a3000");
+    assert_string_equal(a.text, "free | parse_config | main");
+    free(a.text);
 }
 
 /* C++ names key signatures without what changes between toolchains of
@@ -1031,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_group_startup_frames),
         cmocka_unit_test(test_group_cxx_abort),
         cmocka_unit_test(test_group_function_key),
+        cmocka_unit_test(test_group_cycles_threads_aliases),
         cmocka_unit_test(test_process_apart),
         cmocka_unit_test(test_symbols_changed_once),
     };
