@@ -27,7 +27,9 @@ typedef enum fl_upload_outcome {
     FL_UPLOAD_REJECTED,      /* 400: malformed for this server; delete, never resend */
     FL_UPLOAD_TOO_LARGE,     /* 413: the server will never take it; delete, note */
     FL_UPLOAD_RETRY,         /* 429, 503, 5xx, 408, timeout, refused, DNS: keep, retry later */
-    FL_UPLOAD_FAILED,        /* 401/403/404/3xx/bad URL/local error: keep, needs a person */
+    FL_UPLOAD_FAILED,        /* 401/403/404/3xx/bad URL/local error, or an HTML page
+                                where a crash server's answer was due: keep, needs a
+                                person */
 } fl_upload_outcome;
 
 /* Human name of an outcome ("delivered", "rejected", ...).  Static string. */
@@ -66,6 +68,9 @@ typedef struct fl_upload_result {
     char id[128];       /* on 2xx: the first accepted id, "" when none was given */
     bool duplicate;     /* on 2xx: the server had that crash already (a resend) */
     char message[256];  /* the server's reason or the transport error, printable ASCII */
+    bool not_crash_server; /* a 2xx, 400 or 413 came with an HTML page: a proxy's or
+                              another web server's answer, not about the log
+                              (outcome FL_UPLOAD_FAILED; message says what answered) */
 } fl_upload_result;
 
 typedef struct fl_upload fl_upload;

@@ -367,7 +367,9 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         return;
     }
     case FL_UPLOAD_FAILED:
-        if (res.status == 401 && (!r->o->key || !*r->o->key))
+        if (res.not_crash_server)
+            warn("%s%s: failed: %s; kept", prefix, it->name, res.message);
+        else if (res.status == 401 && (!r->o->key || !*r->o->key))
             warn("%s%s: failed (HTTP 401: %s; no ingest key was given: --key KEY or "
                  "FAULTLINE_INGEST_KEY); kept",
                  prefix, it->name, res.message);
@@ -377,7 +379,14 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
             warn("%s%s: failed (%s); kept", prefix, it->name, res.message);
         r->kept++;
         r->errors++;
-        if (res.status == 401 || res.status == 403 || res.status == 404 || res.status / 100 == 3) {
+        if (res.not_crash_server) {
+            /* Whatever answered would answer the rest the same way. */
+            r->refused = true;
+            snprintf(r->hold_why, sizeof r->hold_why,
+                     "HTTP %ld with an HTML page answered the one before, as it would them",
+                     res.status);
+        } else if (res.status == 401 || res.status == 403 || res.status == 404 ||
+                   res.status / 100 == 3) {
             r->refused = true;
             snprintf(r->hold_why, sizeof r->hold_why,
                      "the server answered HTTP %ld to the one before, as it would to them",

@@ -11,6 +11,7 @@
  *   FILE: too large (HTTP 413): reason
  *   FILE: not delivered (HTTP 503: reason), retry after N s
  *   FILE: failed (HTTP 401: reason)
+ *   FILE: failed: answered 400 with an HTML page, not a crash server's answer (...)
  *
  * Exit: 0 every file accepted; 75 some not delivered for a temporary reason
  * and nothing worse; 1 some file invalid, rejected, too large or failed;
@@ -266,7 +267,9 @@ int fl_cmd_submit(int argc, char **argv)
             later = true;
             break;
         case FL_UPLOAD_FAILED:
-            if (res.status)
+            if (res.not_crash_server)
+                printf("%s: failed: %s\n", path, res.message);
+            else if (res.status)
                 printf("%s: failed (HTTP %ld: %s)\n", path, res.status, res.message);
             else
                 printf("%s: failed (%s)\n", path, res.message);

@@ -201,6 +201,7 @@ static int gzip_body(const char *in, size_t len, char **out, size_t *outlen)
 typedef struct answer {
     buf body;
     long retry_after; /* -1 absent */
+    bool html_type;   /* Content-Type: text/html */
 } answer;
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
@@ -224,6 +225,14 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
         line[--l] = '\0';
     if (!strncmp(line, "HTTP/", 5)) { /* a new response (after 100 Continue): start over */
         a->retry_after = -1;
+        a->html_type = false;
+        return len;
+    }
+    if (!strncasecmp(line, "Content-Type:", 13)) {
+        const char *v = line + 13;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        a->html_type = !strncasecmp(v, "text/html", 9);
         return len;
     }
     if (strncasecmp(line, "Retry-After:", 12) != 0)
@@ -284,6 +293,22 @@ static void read_answer(const answer *a, fl_upload_result *res)
         printable(res->message, sizeof res->message, a->body.p, a->body.len);
     }
     json_decref(j);
+}
+
+/* An HTML page is a web server's or a proxy's answer, never a crash
+ * server's: Faultline answers JSON, MojoCrash servers an empty or
+ * plain-text body.  Told by its Content-Type, or by how the body starts
+ * (a page sent as text/plain or with no type at all). */
+static bool answer_is_html(const answer *a)
+{
+    if (a->html_type)
+        return true;
+    const char *p = a->body.p, *end = p + a->body.len;
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    size_t left = (size_t)(end - p);
+    return (left >= 9 && !strncasecmp(p, "<!DOCTYPE", 9)) ||
+           (left >= 5 && !strncasecmp(p, "<html", 5));
 }
 
 static fl_upload_outcome classify_status(long st)
@@ -469,6 +494,22 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     res->outcome = classify_status(res->status);
     res->retry_after_s = ans.retry_after;
     read_answer(&ans, res);
+    if (res->outcome != FL_UPLOAD_RETRY && res->outcome != FL_UPLOAD_FAILED &&
+        answer_is_html(&ans)) {
+        /* A 2xx, 400 or 413 that deletes the log must come from a crash
+         * server.  An HTML page is a proxy's or another web server's (nginx
+         * answering 400 to plain http on its https port, a captive portal's
+         * 200, a front's size limit): it says nothing about the log, and
+         * every log would meet it. */
+        res->outcome = FL_UPLOAD_FAILED;
+        res->not_crash_server = true;
+        res->id[0] = '\0';
+        res->duplicate = false;
+        snprintf(res->message, sizeof res->message,
+                 "answered %ld with an HTML page, not a crash server's answer%s", res->status,
+                 res->status == 413 ? ": the front's size limit (nginx: client_max_body_size)"
+                                    : " (a proxy, or another server at this URL?)");
+    }
     char *loc = NULL;
     if (res->status / 100 == 3) {
         /* Not followed (a redirected POST may turn into a GET): say where

@@ -250,6 +250,52 @@ case_status_400() {
     [ "$(requests)" = 1 ] || fail "400: resent"
 }
 
+case_html_answer() {
+    # An HTML page is a proxy's or another web server's answer (nginx
+    # answering 400 to plain http on its https port, a front's size
+    # limit), not a crash server's: for 2xx, 400 and 413 alike the log is
+    # kept, the rest of the pass untried, exit 1, and the line says what
+    # answered.  A MojoCrash server's empty or plain-text 200 is a delivery.
+    local st
+    for st in h400 h413 h200 d400; do
+        rm -rf "$SPOOL" "$REC" && mkdir -p "$SPOOL" "$REC"
+        mklog "$SPOOL/a.crashlog"; mklog "$SPOOL/b.crashlog"
+        start_responder "$st"
+        rep --url "$URL" --yes
+        expect_rc 1
+        [ "$(nlogs)" = 2 ] || fail "$st: a log was deleted"
+        [ "$(requests)" = 1 ] || fail "$st: want 1 request, got $(requests)"
+        [ ! -e "$SPOOL/a.crashlog.retry" ] || fail "$st: a retry file was written"
+        [ ! -s "$SPOOL/rejected.log" ] || fail "$st: noted in rejected.log"
+        grep -q "a.crashlog: failed: answered ${st#?} with an HTML page, not a crash server's answer" \
+            "$WORK/rep.err" || fail "$st: $(cat "$WORK/rep.err")"
+        grep -q "1 more crash report not tried: HTTP ${st#?} with an HTML page answered the one before" \
+            "$WORK/rep.err" || fail "$st: the rest: $(cat "$WORK/rep.err")"
+        kill "$RPID"; wait "$RPID" 2>/dev/null; RPID=
+    done
+    grep -q "(a proxy, or another server at this URL?); kept" "$WORK/rep.err" || fail "d400: what it may be"
+    # 413 from a front: its size limit, named.
+    rm -rf "$SPOOL" "$REC" && mkdir -p "$SPOOL" "$REC"
+    mklog "$SPOOL/a.crashlog"
+    start_responder h413
+    rep --url "$URL" --yes
+    grep -q "answered 413 with an HTML page, not a crash server's answer: the front's size limit (nginx: client_max_body_size); kept" \
+        "$WORK/rep.err" || fail "h413: $(cat "$WORK/rep.err")"
+    # submit: the same line, exit 1.
+    timeout 60 "$FAULTLINE" submit "$SPOOL/a.crashlog" --server "$URL" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 1
+    grep -qx "$SPOOL/a.crashlog: failed: answered 413 with an HTML page, not a crash server's answer: the front's size limit (nginx: client_max_body_size)" \
+        "$WORK/s.out" || fail "submit h413: $(cat "$WORK/s.out")"
+    kill "$RPID"; wait "$RPID" 2>/dev/null; RPID=
+    # MojoCrash: an empty or plain-text 200 is a delivery.
+    mklog "$SPOOL/b.crashlog"
+    start_responder e200,t200
+    rep --url "$URL" --yes
+    expect_rc 0
+    [ "$(nlogs)" = 0 ] || fail "an empty or plain-text 200 was not a delivery"
+}
+
 case_status_401() {
     # A wrong key (or URL) would be refused for every log: one request,
     # the rest kept untried with one line, exit 1; fixed, all are sent.

@@ -24,7 +24,10 @@
  * {"error":"scripted N"} (Retry-After on 429/503 when --retry-after is set;
  * 3xx and 502 answer an HTML page as web servers and proxies do, 3xx with
  * Location: http://redirect.example/api/v1/crashes),
- * or "hang": no answer until the process ends.
+ * or "hang": no answer until the process ends.  A letter before a status
+ * changes the body: hN an HTML page (text/html), dN an HTML page sent as
+ * text/plain after blank lines ("<!doctype html>"), eN an empty body, tN
+ * a plain-text "OK" (a MojoCrash server's success).
  */
 #define _GNU_SOURCE /* memmem, open_memstream */
 #include <arpa/inet.h>
@@ -46,6 +49,7 @@
 
 static const char *record_dir;
 static int script[MAX_SCRIPT]; /* status, or 0 for "hang" */
+static char body_kind[MAX_SCRIPT]; /* the body: 0 the usual, or a letter (above) */
 static int nscript;
 static long retry_after = -1;
 static long retry_after_date = -1; /* send Retry-After as an HTTP date, now + N s */
@@ -191,7 +195,9 @@ static void take_apart(int n, const char *ctype, const char *body, size_t len)
 
 static enum MHD_Result answer(struct MHD_Connection *c, int n)
 {
-    int st = script[(n - 1) < nscript ? n - 1 : nscript - 1];
+    int at = (n - 1) < nscript ? n - 1 : nscript - 1;
+    int st = script[at];
+    char k = body_kind[at];
     if (delay_ms > 0) {
         struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
@@ -201,16 +207,26 @@ static enum MHD_Result answer(struct MHD_Connection *c, int n)
             pause(); /* "hang": the process ends us */
     }
     char body[128];
-    bool html = st / 100 == 3 || st == 502;
-    if (st / 100 == 2)
-        snprintf(body, sizeof body, "{\"accepted\":[{\"id\":\"test-%d\"}]}", n);
-    else if (html)
+    bool html = k == 'h' || (!k && (st / 100 == 3 || st == 502));
+    const char *ctype = html ? "text/html" : "application/json";
+    if (k == 'd') {
+        snprintf(body, sizeof body, "\r\n  <!doctype html>\n<title>%d</title>\n", st);
+        ctype = "text/plain";
+    } else if (k == 'e') {
+        body[0] = '\0';
+        ctype = "text/plain";
+    } else if (k == 't') {
+        snprintf(body, sizeof body, "OK\n");
+        ctype = "text/plain";
+    } else if (html)
         snprintf(body, sizeof body, "<html>\r\n<head><title>%d</title></head>\r\n</html>\r\n", st);
+    else if (st / 100 == 2)
+        snprintf(body, sizeof body, "{\"accepted\":[{\"id\":\"test-%d\"}]}", n);
     else
         snprintf(body, sizeof body, "{\"error\":\"scripted %d\"}", st);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", html ? "text/html" : "application/json");
+    MHD_add_response_header(r, "Content-Type", ctype);
     if (st / 100 == 3)
         MHD_add_response_header(r, "Location", "http://redirect.example/api/v1/crashes");
     if ((st == 429 || st == 503) && retry_after >= 0) {
@@ -340,8 +356,11 @@ int main(int argc, char **argv)
         die("need --port-file and --record");
     char *s = strdup(scr);
     for (char *sv = NULL, *t = strtok_r(s, ",", &sv); t && nscript < MAX_SCRIPT;
-         t = strtok_r(NULL, ",", &sv))
-        script[nscript++] = !strcmp(t, "hang") ? 0 : atoi(t);
+         t = strtok_r(NULL, ",", &sv)) {
+        bool letter = strchr("hdet", *t) && t[1] >= '0' && t[1] <= '9';
+        body_kind[nscript] = letter ? *t : 0;
+        script[nscript++] = !strcmp(t, "hang") ? 0 : atoi(t + letter);
+    }
     free(s);
     if (!nscript)
         die("empty script");
