@@ -63,12 +63,18 @@ typedef struct run {
     unsigned delivered, rejected, kept, errors;
     int64_t next_due;  /* earliest retry time of a kept log we may send, 0: none */
     bool server_paused; /* in the last pass the server named a wait (Retry-After) */
-    /* Set in a pass when the server did not answer or said it is busy
-     * (429, 502, 503, 504): the rest of the pass is kept until then
+    /* Set in a pass when the server said it is busy (429, 503, a
+     * Retry-After) or two logs in a row got no answer (no connection,
+     * 502, 504): the rest of the pass is kept until then
      * without a request, instead of waiting out a timeout per log or
      * sending to a server that asked us to back off. */
     int64_t hold_until;
     long hold_status;  /* 0: no answer */
+    /* Set when a log got no answer (reset, timeout, 502/504 without
+     * Retry-After): the next log is sent once to tell a server that is
+     * away from one log that a proxy or the server chokes on.  If it gets
+     * an answer, the rest of the pass goes on; if not, it holds. */
+    bool probe_next;
     char hold_why[160];
     unsigned held;
     /* Set in a pass when the server refused a log for what every log
@@ -285,6 +291,8 @@ static int consent(run *r, item *it, size_t idx, size_t total)
 
 static void send_one(run *r, item *it, size_t idx, size_t total)
 {
+    bool probe = r->probe_next; /* the log before this one got no answer */
+    r->probe_next = false;
     char prefix[48] = "";
     if (r->interactive && total > 1)
         snprintf(prefix, sizeof prefix, "[%zu/%zu] ", idx + 1, total);
@@ -354,8 +362,17 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         r->kept++;
         if (!r->next_due || it->rs.next < r->next_due)
             r->next_due = it->rs.next;
-        if (!res.status || res.status == 429 || res.status == 502 || res.status == 503 ||
-            res.status == 504) {
+        /* The server asked for a wait (429, 503, any Retry-After): no more
+         * requests in this pass.  No answer at all (or a gateway's
+         * 502/504) may be this log's doing -- a proxy that resets on it,
+         * a server that chokes on it -- so it ends the pass only when the
+         * next log gets none either; otherwise that one log would block
+         * every log behind it in name order, every run. */
+        bool asked_wait = res.status == 429 || res.status == 503 || res.retry_after_s >= 0;
+        bool no_answer = !res.status || res.status == 502 || res.status == 504;
+        if (!asked_wait && no_answer && !probe)
+            r->probe_next = true;
+        else if (asked_wait || no_answer) {
             r->hold_until = it->rs.next;
             r->hold_status = res.status;
             if (res.status)
@@ -363,6 +380,9 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
                          res.status);
             else
                 snprintf(r->hold_why, sizeof r->hold_why, "the server did not answer");
+            if (!asked_wait)
+                snprintf(r->hold_why + strlen(r->hold_why),
+                         sizeof r->hold_why - strlen(r->hold_why), " (for two logs in a row)");
         }
         return;
     }
@@ -590,6 +610,7 @@ static int pass(run *r, bool first)
     r->next_due = 0;
     r->server_paused = false;
     r->hold_until = 0;
+    r->probe_next = false;
     r->held = 0;
     r->refused = false;
     if (collect(r, &items, &n) != 0)

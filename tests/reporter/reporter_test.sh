@@ -502,10 +502,12 @@ case_server_busy() {
     t0=$(date +%s)
     rep --url "$URL" --yes --timeout 2
     expect_rc 75
-    [ $(($(date +%s) - t0)) -lt 6 ] || fail "no answer: waited a timeout per log"
-    [ "$(requests)" = 1 ] || fail "no answer: want 1 request, got $(requests)"
+    [ $(($(date +%s) - t0)) -lt 8 ] || fail "no answer: waited a timeout per log"
+    # Two: the next log is tried once, to tell a server that is away from
+    # one log it chokes on (poison_log).
+    [ "$(requests)" = 2 ] || fail "no answer: want 2 requests, got $(requests)"
     [ "$(nlogs)" = 5 ] || fail "no answer: logs lost"
-    grep -q '4 more crash reports not tried: the server did not answer' "$WORK/rep.err" ||
+    grep -q '3 more crash reports not tried: the server did not answer (for two logs in a row)' "$WORK/rep.err" ||
         fail "no answer: no line for the logs not tried"
     kill "$RPID"
     wait "$RPID" 2>/dev/null
@@ -517,6 +519,45 @@ case_server_busy() {
     expect_rc 0
     [ "$(requests)" = 6 ] || fail "--retry-until: want 6 requests, got $(requests)"
     [ "$(nlogs)" = 0 ] || fail "--retry-until: not all delivered"
+}
+
+case_poison_log() {
+    # One log that gets no answer (a proxy resets the connection on it)
+    # does not block the others: the next log is tried once, and as it is
+    # delivered the rest go too; the failed log keeps its retry file.
+    for i in 1 2 3; do mklog "$SPOOL/log-$i.crashlog"; done
+    start_responder reset,200,200
+    rep --url "$URL" --yes
+    expect_rc 75
+    [ "$(requests)" = 3 ] || fail "want 3 requests, got $(requests)"
+    [ "$(nlogs)" = 1 ] && [ -f "$SPOOL/log-1.crashlog" ] || fail "want only log-1 kept"
+    grep -qx 'attempts 1' "$SPOOL/log-1.crashlog.retry" || fail "log-1: no retry file"
+    grep -q 'log-1.crashlog: not delivered (.*); kept, next try in [0-9]* s' "$WORK/rep.err" ||
+        fail "log-1: $(cat "$WORK/rep.err")"
+    grep -q '2 delivered, 0 rejected or deleted, 1 kept for later' "$WORK/rep.err" || fail "summary"
+    kill "$RPID"; wait "$RPID" 2>/dev/null; RPID=
+    # The next one gets no answer either: the server is away, the pass
+    # stops there.
+    rm -f "$SPOOL"/*; rm -f "$REC"/*
+    for i in 1 2 3 4; do mklog "$SPOOL/log-$i.crashlog"; done
+    start_responder reset,reset,200
+    rep --url "$URL" --yes
+    expect_rc 75
+    [ "$(requests)" = 2 ] || fail "two failures: want 2 requests, got $(requests)"
+    [ "$(nlogs)" = 4 ] || fail "two failures: a log was lost"
+    grep -q '2 more crash reports not tried: the server did not answer (for two logs in a row); kept' \
+        "$WORK/rep.err" || fail "two failures: $(cat "$WORK/rep.err")"
+    kill "$RPID"; wait "$RPID" 2>/dev/null; RPID=
+    # A server that asks for a wait (503 with Retry-After) still stops the
+    # pass at once, after a log it chokes on too.
+    rm -f "$SPOOL"/*; rm -f "$REC"/*
+    for i in 1 2 3 4; do mklog "$SPOOL/log-$i.crashlog"; done
+    start_responder reset,503,200 --retry-after 60
+    rep --url "$URL" --yes
+    expect_rc 75
+    [ "$(requests)" = 2 ] || fail "503: want 2 requests, got $(requests)"
+    grep -q '2 more crash reports not tried: the server answered HTTP 503; kept, next try in 60 s' \
+        "$WORK/rep.err" || fail "503 after a reset: $(cat "$WORK/rep.err")"
 }
 
 case_redirect() {

@@ -24,7 +24,8 @@
  * {"error":"scripted N"} (Retry-After on 429/503 when --retry-after is set;
  * 3xx and 502 answer an HTML page as web servers and proxies do, 3xx with
  * Location: http://redirect.example/api/v1/crashes),
- * or "hang": no answer until the process ends.  A letter before a status
+ * "hang": no answer until the process ends, or "reset": the connection
+ * closed without an answer (a proxy that chokes on one log).  A letter before a status
  * changes the body: hN an HTML page (text/html), dN an HTML page sent as
  * text/plain after blank lines ("<!doctype html>"), eN an empty body, tN
  * a plain-text "OK" (a MojoCrash server's success).
@@ -48,7 +49,7 @@
 #define MAX_SCRIPT 64
 
 static const char *record_dir;
-static int script[MAX_SCRIPT]; /* status, or 0 for "hang" */
+static int script[MAX_SCRIPT];     /* status, 0 for "hang", -1 for "reset" */
 static char body_kind[MAX_SCRIPT]; /* the body: 0 the usual, or a letter (above) */
 static int nscript;
 static long retry_after = -1;
@@ -206,6 +207,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, int n)
         for (;;)
             pause(); /* "hang": the process ends us */
     }
+    if (st < 0)
+        return MHD_NO; /* "reset": MHD closes the connection, no answer */
     char body[128];
     bool html = k == 'h' || (!k && (st / 100 == 3 || st == 502));
     const char *ctype = html ? "text/html" : "application/json";
@@ -359,7 +362,7 @@ int main(int argc, char **argv)
          t = strtok_r(NULL, ",", &sv)) {
         bool letter = strchr("hdet", *t) && t[1] >= '0' && t[1] <= '9';
         body_kind[nscript] = letter ? *t : 0;
-        script[nscript++] = !strcmp(t, "hang") ? 0 : atoi(t + letter);
+        script[nscript++] = !strcmp(t, "hang") ? 0 : !strcmp(t, "reset") ? -1 : atoi(t + letter);
     }
     free(s);
     if (!nscript)
