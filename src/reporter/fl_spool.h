@@ -68,12 +68,15 @@ typedef struct fl_retry_state {
 } fl_retry_state;
 
 /* Load a log's retry state: 0 and *st filled, or -ENOENT (never failed:
- * *st zeroed).  A damaged retry file reads as -ENOENT.  A file written at
+ * *st zeroed).  A damaged retry file reads as -ENOENT; one that is not a
+ * regular file (never opened in a way that could block) as -EINVAL,
+ * *st zeroed.  A file written at
  * a wall-clock time later than now (the clock was set back since: NTP
  * after a suspend, a corrected clock) has its wait counted from now, so
  * that a step back does not add itself to the wait. */
 int fl_spool_retry_load(fl_spool *sp, const char *name, fl_retry_state *st);
-/* Write it atomically (temp file + rename). */
+/* Write it atomically (temp file + rename; a FIFO or symlink under the
+ * temp file's name is removed, never opened). */
 int fl_spool_retry_save(fl_spool *sp, const char *name, const fl_retry_state *st);
 
 /* Seconds to wait after the attempts-th failure: the server's Retry-After
@@ -81,7 +84,9 @@ int fl_spool_retry_save(fl_spool *sp, const char *name, const fl_retry_state *st
 long fl_spool_backoff(unsigned attempts, long retry_after_s);
 
 /* Append one line (a '\n' is added) to rejected.log, rotating it first when
- * it has grown past FL_SPOOL_NOTES_MAX. */
+ * it has grown past FL_SPOOL_NOTES_MAX.  -EINVAL when rejected.log is not a
+ * regular file (a FIFO, a device: opened without blocking, not written),
+ * -ELOOP for a symlink. */
 int fl_spool_note(fl_spool *sp, const char *line);
 
 #endif /* FL_SPOOL_H */

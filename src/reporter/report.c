@@ -169,7 +169,10 @@ static void note(run *r, const char *name, const char *what)
     char line[768];
     snprintf(line, sizeof line, "%s %s %s", stamp, name, what);
     int rc = fl_spool_note(r->sp, line);
-    if (rc)
+    if (rc == -EINVAL || rc == -ELOOP)
+        warn("cannot write rejected.log: it is %s, not a regular file; not written to",
+             rc == -ELOOP ? "a symbolic link" : "a FIFO, a device or a directory");
+    else if (rc)
         warn("cannot write rejected.log: %s", strerror(-rc));
 }
 

@@ -44,6 +44,29 @@ static bool bad_name(const char *name)
     return !name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..");
 }
 
+/* Open a file of the spool that must be a regular file.  O_NONBLOCK:
+ * a FIFO under the name must not hang the reporter while it holds the
+ * lock (opening one to write with no reader fails with ENXIO, to read it
+ * returns at once); O_NOFOLLOW: a symlink is not followed (-ELOOP).
+ * Anything not a regular file is -EINVAL.  Returns the fd or -errno. */
+static int open_regular(int dirfd, const char *name, int flags, mode_t mode)
+{
+    int fd = openat(dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+    if (fd < 0)
+        return errno == ENXIO ? -EINVAL : -errno;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return -EINVAL;
+    }
+    return fd;
+}
+
 /* NAME + ".retry" into out; -ENAMETOOLONG when it does not fit. */
 static int retry_name(char *out, size_t cap, const char *name)
 {
@@ -194,19 +217,14 @@ int fl_spool_read(fl_spool *sp, const char *name, char **data, size_t *len)
     *len = 0;
     if (bad_name(name))
         return -EINVAL;
-    /* O_NONBLOCK: a FIFO under a log's name must not hang the reporter. */
-    int fd = openat(sp->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = open_regular(sp->dirfd, name, O_RDONLY, 0);
     if (fd < 0)
-        return -errno;
+        return fd;
     struct stat st;
     int rc = 0;
     char *buf = NULL;
     if (fstat(fd, &st) != 0) {
         rc = -errno;
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = -EINVAL;
         goto out;
     }
     if ((unsigned long long)st.st_size > FL_CRASHLOG_MAX_BYTES) {
@@ -258,9 +276,9 @@ int fl_spool_retry_load(fl_spool *sp, const char *name, fl_retry_state *st)
     char rn[NAME_MAX + 8];
     if (bad_name(name) || retry_name(rn, sizeof rn, name))
         return -EINVAL;
-    int fd = openat(sp->dirfd, rn, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = open_regular(sp->dirfd, rn, O_RDONLY, 0);
     if (fd < 0)
-        return errno == ENOENT ? -ENOENT : -errno;
+        return fd;
     char text[512];
     ssize_t r = read(fd, text, sizeof text - 1);
     close(fd);
@@ -308,9 +326,13 @@ static int write_atomic(fl_spool *sp, const char *name, const char *text, size_t
     int n = snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", name, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof tmp)
         return -ENAMETOOLONG;
-    int fd = openat(sp->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    /* The name is ours alone; whatever is there (left by a dead process
+     * of the same pid, or planted: a FIFO would block the open) goes, and
+     * O_EXCL makes sure the file written is the one made here. */
+    unlinkat(sp->dirfd, tmp, 0);
+    int fd = open_regular(sp->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (fd < 0)
-        return -errno;
+        return fd;
     size_t off = 0;
     int rc = 0;
     while (off < len) {
@@ -366,10 +388,9 @@ int fl_spool_note(fl_spool *sp, const char *line)
     if (fstatat(sp->dirfd, NOTES_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         st.st_size > FL_SPOOL_NOTES_MAX)
         renameat(sp->dirfd, NOTES_NAME, sp->dirfd, NOTES_NAME ".1");
-    int fd = openat(sp->dirfd, NOTES_NAME, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-                    0600);
+    int fd = open_regular(sp->dirfd, NOTES_NAME, O_WRONLY | O_CREAT | O_APPEND, 0600);
     if (fd < 0)
-        return -errno;
+        return fd;
     /* One write() per line, so concurrent appenders never interleave. */
     char buf[1024];
     int n = snprintf(buf, sizeof buf, "%s\n", line);

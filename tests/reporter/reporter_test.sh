@@ -163,6 +163,24 @@ case_garbage() {
     [ -f "$SPOOL/.tmp-12345.partial" ] || fail "touched the client's temp file"
 }
 
+case_fifo_notes() {
+    # A FIFO named rejected.log does not hang the reporter (which holds the
+    # spool's lock meanwhile): the note is not written, said so, and the
+    # garbage log is still deleted and the good one sent.
+    mklog "$SPOOL/b-good.crashlog"
+    printf 'junk\n' >"$SPOOL/a-garbage.crashlog"
+    mkfifo "$SPOOL/rejected.log"
+    start_responder 200
+    timeout 20 "$REPORTER" --spool "$SPOOL" --url "$URL" --yes </dev/null >"$WORK/rep.out" 2>"$WORK/rep.err"
+    RC=$?
+    [ "$RC" != 124 ] || fail "the reporter hung on a FIFO named rejected.log"
+    expect_rc 0
+    [ -p "$SPOOL/rejected.log" ] || fail "the FIFO was replaced"
+    grep -q 'cannot write rejected.log: it is a FIFO, a device or a directory, not a regular file' \
+        "$WORK/rep.err" || fail "no clear message: $(cat "$WORK/rep.err")"
+    [ "$(nlogs)" = 0 ] && [ "$(requests)" = 1 ] || fail "the logs were not handled"
+}
+
 case_undeletable() {
     # Something under a log's name that cannot be deleted (a directory) is
     # not said to be deleted nor noted as such; the run says why it stays

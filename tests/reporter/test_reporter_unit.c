@@ -123,6 +123,47 @@ static void read_refuses_links_and_fifos(void **state)
     fl_spool_close(sp);
 }
 
+/* Every file the reporter opens in the spool while it holds the lock:
+ * a FIFO (or a symlink) under its name is refused at once, never opened
+ * in a way that blocks.  alarm() turns a hang into a failure. */
+static void notes_and_retry_files_never_block(void **state)
+{
+    (void)state;
+    char p[512];
+    snprintf(p, sizeof p, "%s/rejected.log", tmpdir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    snprintf(p, sizeof p, "%s/a.crashlog.retry", tmpdir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    /* The retry file's temp name, in the way before it is written. */
+    snprintf(p, sizeof p, "%s/.b.crashlog.retry.%ld.tmp", tmpdir, (long)getpid());
+    assert_int_equal(mkfifo(p, 0600), 0);
+    put("a.crashlog", "x");
+    put("b.crashlog", "x");
+    fl_spool *sp;
+    assert_int_equal(fl_spool_open(tmpdir, &sp), 0);
+    alarm(10);
+    assert_int_equal(fl_spool_note(sp, "a line"), -EINVAL);
+    fl_retry_state rs = {.attempts = 9};
+    assert_int_equal(fl_spool_retry_load(sp, "a.crashlog", &rs), -EINVAL);
+    assert_int_equal(rs.attempts, 0);
+    rs = (fl_retry_state){.attempts = 2, .next = 77, .status = 503};
+    assert_int_equal(fl_spool_retry_save(sp, "b.crashlog", &rs), 0);
+    fl_retry_state back;
+    assert_int_equal(fl_spool_retry_load(sp, "b.crashlog", &back), 0);
+    assert_int_equal(back.attempts, 2);
+    /* A FIFO as the lock file does not block either. */
+    snprintf(p, sizeof p, "%s/.reporter.lock", tmpdir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    fl_spool_lock(sp, 0);
+    alarm(0);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/rejected.log", tmpdir);
+    unlink(p);
+    assert_int_equal(symlink("/etc/hostname", p), 0);
+    assert_int_equal(fl_spool_note(sp, "a line"), -ELOOP);
+    fl_spool_close(sp);
+}
+
 static void lock_is_exclusive(void **state)
 {
     (void)state;
@@ -292,6 +333,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(list_sorted_and_orphans, mk_tmp, rm_tmp),
         cmocka_unit_test_setup_teardown(retry_roundtrip, mk_tmp, rm_tmp),
         cmocka_unit_test_setup_teardown(read_refuses_links_and_fifos, mk_tmp, rm_tmp),
+        cmocka_unit_test_setup_teardown(notes_and_retry_files_never_block, mk_tmp, rm_tmp),
         cmocka_unit_test_setup_teardown(lock_is_exclusive, mk_tmp, rm_tmp),
         cmocka_unit_test(backoff),
         cmocka_unit_test_setup_teardown(notes_rotate, mk_tmp, rm_tmp),
