@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "fl_crashlog.h"
-#include "fl_file.h"
 #include "fl_spool.h"
 #include "fl_upload.h"
 #include "report_util.h"
@@ -126,7 +125,8 @@ static void usage(FILE *f)
             "  --no-gzip           send the request body uncompressed\n"
             "  --cacert FILE       check an https server's certificate against the CA\n"
             "                      certificates (PEM) in FILE, not the system's (default\n"
-            "                      $FAULTLINE_CACERT)\n"
+            "                      $FAULTLINE_CACERT); a file with no PEM certificate\n"
+            "                      in it is a usage error (64)\n"
             "  -h, --help          this text\n"
             "  --version           the version\n"
             "\n"
@@ -408,6 +408,11 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
             snprintf(r->hold_why, sizeof r->hold_why,
                      "HTTP %ld with an HTML page answered the one before, as it would them",
                      res.status);
+        } else if (!res.status) {
+            /* This machine's setup (a CA file TLS cannot load, ...). */
+            r->refused = true;
+            snprintf(r->hold_why, sizeof r->hold_why,
+                     "the one before failed on this machine's setup, as they would");
         } else if (res.status == 401 || res.status == 403 || res.status == 404 ||
                    res.status / 100 == 3) {
             r->refused = true;
@@ -743,7 +748,7 @@ static int parse_args(int argc, char **argv, opts *o)
         {"version", no_argument, NULL, O_VERSION},
         {NULL, 0, NULL, 0},
     };
-    bool once = false;
+    bool once = false, cacert_given = false;
     optind = 1;
     opterr = 0;
     int c;
@@ -779,7 +784,10 @@ static int parse_args(int argc, char **argv, opts *o)
         case O_TO: sec = &o->timeout; break;
         case O_LOCK: sec = &o->lock_wait; break;
         case O_NOGZ: o->no_gzip = true; break;
-        case O_CA: o->cacert = optarg; break;
+        case O_CA:
+            o->cacert = optarg;
+            cacert_given = true;
+            break;
         case 'h': usage(stdout); return FL_EXIT_OK + 1000;
         case O_VERSION: printf(PROG " " FL_REPORTER_VERSION "\n"); return FL_EXIT_OK + 1000;
         case ':':
@@ -817,9 +825,9 @@ static int parse_args(int argc, char **argv, opts *o)
     }
     if (o->cacert && !*o->cacert)
         o->cacert = NULL;
-    bad = o->cacert ? fl_file_problem(o->cacert) : NULL;
+    bad = o->cacert ? fl_report_cacert_problem(o->cacert) : NULL;
     if (bad) {
-        warn("--cacert %.200s: %s", o->cacert, bad);
+        warn("%s %.200s: %s", cacert_given ? "--cacert" : "FAULTLINE_CACERT", o->cacert, bad);
         return FL_EXIT_USAGE;
     }
     return -1;

@@ -2,7 +2,10 @@
 #include "report_util.h"
 
 #include "fl_demangle.h"
+#include "fl_file.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 static void size_text(size_t bytes, char *out, size_t cap)
 {
@@ -125,4 +129,46 @@ const char *fl_report_url_problem(const char *url)
     if (!url[skip] || strchr("/?#:", url[skip]))
         return "no host after the scheme";
     return NULL;
+}
+
+const char *fl_report_cacert_problem(const char *path)
+{
+    const char *bad = fl_file_problem(path);
+    if (bad)
+        return bad;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return strerror(errno);
+    /* Read in blocks, keeping the tail of the last one, so that a tag cut
+     * between two reads is found; a CA bundle is a few hundred KiB, and
+     * past FL_REPORT_CACERT_SCAN a file is not one. */
+    static const char tag[] = "-----BEGIN CERTIFICATE-----";
+    const size_t tl = sizeof tag - 1;
+    char buf[16 * 1024];
+    size_t keep = 0, total = 0;
+    bool found = false;
+    while (!found && total < FL_REPORT_CACERT_SCAN) {
+        ssize_t r = read(fd, buf + keep, sizeof buf - keep);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return strerror(e);
+        }
+        if (r == 0)
+            break;
+        total += (size_t)r;
+        size_t n = keep + (size_t)r;
+        found = memmem(buf, n, tag, tl) != NULL;
+        keep = n < tl ? n : tl;
+        memmove(buf, buf + n - keep, keep);
+    }
+    close(fd);
+    if (found)
+        return NULL;
+    if (!total)
+        return "an empty file, no CA certificate in it";
+    return "no PEM certificate in it (no '-----BEGIN CERTIFICATE-----': a private key, a DER "
+           "file?)";
 }

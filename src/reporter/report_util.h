@@ -31,4 +31,13 @@ bool fl_report_header_ok(const char *s);
  * as if the server were away. */
 const char *fl_report_url_problem(const char *url);
 
+/* Why path cannot serve as --cacert / FAULTLINE_CACERT, or NULL when it
+ * can: a regular file we may read that holds at least one PEM certificate
+ * ("-----BEGIN CERTIFICATE-----" within its first FL_REPORT_CACERT_SCAN
+ * bytes).  An empty file, a private key or a DER file would otherwise fail
+ * each request as if the server were away.  A static string or
+ * strerror()'s. */
+#define FL_REPORT_CACERT_SCAN (16u << 20)
+const char *fl_report_cacert_problem(const char *path);
+
 #endif

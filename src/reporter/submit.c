@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #include "fl_crashlog.h"
-#include "fl_file.h"
 #include "fl_upload.h"
 #include "report_util.h"
 
@@ -50,7 +49,8 @@ static void usage(FILE *f)
                "  --timeout S           seconds for a whole request (default 60, at least 1)\n"
                "  --no-gzip             send the request body uncompressed\n"
                "  --cacert FILE         check an https server's certificate against the CA\n"
-               "                        certificates (PEM) in FILE (default $FAULTLINE_CACERT)\n"
+               "                        certificates (PEM) in FILE (default $FAULTLINE_CACERT;\n"
+               "                        no PEM certificate in it: usage error, 64)\n"
                "Exit: 0 all accepted, 75 some not delivered (try later), 1 some invalid,\n"
                "unreadable, rejected, too large (413) or failed, 64 usage.\n");
 }
@@ -129,7 +129,7 @@ int fl_cmd_submit(int argc, char **argv)
                             .key = getenv("FAULTLINE_INGEST_KEY"),
                             .cacert = getenv("FAULTLINE_CACERT")};
     const char *email = "";
-    bool url_given = false;
+    bool url_given = false, cacert_given = false;
     optind = 1;
     opterr = 0;
     int c;
@@ -152,7 +152,10 @@ int fl_cmd_submit(int argc, char **argv)
         case O_CT: sec = &cfg.connect_timeout_s; break;
         case O_TO: sec = &cfg.timeout_s; break;
         case O_NOGZ: cfg.no_gzip = true; break;
-        case O_CA: cfg.cacert = optarg; break;
+        case O_CA:
+            cfg.cacert = optarg;
+            cacert_given = true;
+            break;
         case 'h': usage(stdout); return FL_EXIT_OK;
         case ':':
             fprintf(stderr,
@@ -200,9 +203,10 @@ int fl_cmd_submit(int argc, char **argv)
     }
     if (cfg.cacert && !*cfg.cacert)
         cfg.cacert = NULL;
-    const char *cabad = cfg.cacert ? fl_file_problem(cfg.cacert) : NULL;
+    const char *cabad = cfg.cacert ? fl_report_cacert_problem(cfg.cacert) : NULL;
     if (cabad) {
-        fprintf(stderr, "faultline submit: --cacert %.200s: %s\n", cfg.cacert, cabad);
+        fprintf(stderr, "faultline submit: %s %.200s: %s\n",
+                cacert_given ? "--cacert" : "FAULTLINE_CACERT", cfg.cacert, cabad);
         return FL_EXIT_USAGE;
     }
     fl_upload *up = fl_upload_new(&cfg);

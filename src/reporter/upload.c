@@ -332,6 +332,15 @@ static fl_upload_outcome classify_curl(CURLcode cc)
     case CURLE_OUT_OF_MEMORY:
     case CURLE_BAD_FUNCTION_ARGUMENT:
     case CURLE_NOT_BUILT_IN:
+    case CURLE_UNKNOWN_OPTION:
+    /* This machine's TLS setup, not the server: the CA file that cannot
+     * be loaded, a crypto engine, a CRL file.  Retrying mends none. */
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
         return FL_UPLOAD_FAILED;
     default:
         return FL_UPLOAD_RETRY; /* refused, timed out, reset, DNS, TLS handshake... */

@@ -242,6 +242,33 @@ case_cacert() {
     rep --url "$URL" --yes --cacert "$WORK"
     expect_rc 64
     grep -q -- "--cacert $WORK: not a file" "$WORK/rep.err" || fail "a directory as --cacert"
+    # A CA file that cannot be one (empty, a private key, text) is a usage
+    # error up front, as a missing one is -- not "the server is away" (kept,
+    # backoff, 75) at every run.
+    mklog "$SPOOL/c.crashlog"
+    : >"$WORK/empty.pem"
+    printf 'hello\n' >"$WORK/text.pem"
+    local f
+    for f in empty.pem key.pem text.pem; do
+        rep --url "$URL" --yes --cacert "$WORK/$f"
+        expect_rc 64
+        grep -q -- "--cacert $WORK/$f: .*no .*certificate" "$WORK/rep.err" || fail "--cacert $f: $(cat "$WORK/rep.err")"
+        FAULTLINE_CACERT=$WORK/$f rep --url "$URL" --yes
+        expect_rc 64
+        grep -q -- "FAULTLINE_CACERT $WORK/$f: " "$WORK/rep.err" || fail "FAULTLINE_CACERT $f: $(cat "$WORK/rep.err")"
+        "$FAULTLINE" submit "$WORK/b.crashlog" --server "$URL" --cacert "$WORK/$f" >"$WORK/sub.out" 2>&1
+        RC=$?
+        expect_rc 64
+        grep -q -- "faultline submit: --cacert $WORK/$f: " "$WORK/sub.out" || fail "submit --cacert $f: $(cat "$WORK/sub.out")"
+    done
+    [ ! -e "$SPOOL/c.crashlog.retry" ] || fail "a bad --cacert wrote a retry file"
+    # One that looks like PEM but that TLS cannot load is this machine's
+    # setup too: failed (exit 1), no retry file.
+    printf -- '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n' >"$WORK/bad.pem"
+    rep --url "$URL" --yes --cacert "$WORK/bad.pem"
+    expect_rc 1
+    [ ! -e "$SPOOL/c.crashlog.retry" ] || fail "an unloadable --cacert wrote a retry file"
+    [ "$(wc -l <"$WORK/hits")" = 2 ] || fail "requests made with a bad CA file"
 }
 
 case_garbage_only() {
