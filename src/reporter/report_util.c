@@ -4,6 +4,7 @@
 #include "fl_demangle.h"
 #include "fl_file.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -128,7 +129,24 @@ const char *fl_report_url_problem(const char *url)
                                   : "no http:// or https:// in front";
     if (!url[skip] || strchr("/?#:", url[skip]))
         return "no host after the scheme";
-    return NULL;
+    /* Then as libcurl will parse it: a port out of range, a host name
+     * with a space, a broken IPv6 address would otherwise fail each log
+     * at send time (exit 1) instead of being a usage error. */
+    CURLU *u = curl_url();
+    if (!u)
+        return "out of memory checking it";
+    const char *why = NULL;
+    CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
+    char *port = NULL;
+    if (uc == CURLUE_BAD_PORT_NUMBER)
+        why = "the port is not a number from 1 to 65535";
+    else if (uc)
+        why = curl_url_strerror(uc); /* static: "Bad hostname", ... */
+    else if (curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK && port && !strcmp(port, "0"))
+        why = "the port is not a number from 1 to 65535";
+    curl_free(port);
+    curl_url_cleanup(u);
+    return why;
 }
 
 const char *fl_report_cacert_problem(const char *path)

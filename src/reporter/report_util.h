@@ -25,7 +25,8 @@ bool fl_report_email_ok(const char *s);
 bool fl_report_header_ok(const char *s);
 
 /* Why url cannot be a server's URL, or NULL when it can: it must start
- * with http:// or https:// and name a host.  libcurl would otherwise guess
+ * with http:// or https://, name a host, and parse with libcurl's URL API
+ * (a port from 1 to 65535, a valid host name).  A static string.  libcurl would otherwise guess
  * a scheme for "HOST:PORT" (ftp:// for a host named ftp.*) or try a
  * typo's first word as a host name, and the reporter would keep every log
  * as if the server were away. */

@@ -825,6 +825,24 @@ case_url_scheme() {
     grep -q "faultline submit: FAULTLINE_URL 'file:///etc': only http:// and https://" "$WORK/s.err" ||
         fail "submit FAULTLINE_URL file://: $(cat "$WORK/s.err")"
     [ "$(requests)" = 0 ] || fail "submit sent a request to a URL without a scheme"
+    # A URL libcurl cannot use (a port out of range, a host with a space)
+    # is a usage error up front too, not a failure per log (exit 1).
+    local bad
+    for bad in "http://127.0.0.1:99999/x" "http://127.0.0.1:0/x" "http://exa mple.org/"; do
+        rep --url "$bad" --yes
+        expect_rc 64
+        grep -q "faultline-report: --url '$bad': " "$WORK/rep.err" || fail "--url $bad: $(cat "$WORK/rep.err")"
+        FAULTLINE_URL="$bad" rep --yes
+        expect_rc 64
+        grep -q "FAULTLINE_URL '$bad': " "$WORK/rep.err" || fail "FAULTLINE_URL $bad: $(cat "$WORK/rep.err")"
+        timeout 60 "$FAULTLINE" submit "$SPOOL/a.crashlog" --server "$bad" >"$WORK/s.out" 2>"$WORK/s.err"
+        RC=$?
+        expect_rc 64
+        grep -q "faultline submit: --server '$bad': " "$WORK/s.err" || fail "submit --server $bad: $(cat "$WORK/s.err")"
+    done
+    grep -q "the port is not a number from 1 to 65535" <("$REPORTER" --url http://h:99999/ 2>&1) ||
+        fail "the port is not named"
+    [ "$(nlogs)" = 1 ] && [ ! -e "$SPOOL/a.crashlog.retry" ] || fail "log not kept as it was"
     # And the right URL still works.
     rep --url "$URL" --yes
     expect_rc 0
