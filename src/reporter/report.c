@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -84,6 +85,7 @@ typedef struct run {
 
 typedef struct item {
     char *name;
+    char shown[NAME_MAX + 1]; /* name as printed: control bytes as '?' */
     char *data;
     size_t len;
     fl_crashlog *log;
@@ -166,8 +168,9 @@ static void note(run *r, const char *name, const char *what)
     struct tm tm;
     if (gmtime_r(&now, &tm))
         strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    char line[768];
-    snprintf(line, sizeof line, "%s %s %s", stamp, name, what);
+    char line[768], shown[NAME_MAX + 1];
+    fl_report_printable(shown, sizeof shown, name);
+    snprintf(line, sizeof line, "%s %s %s", stamp, shown, what);
     int rc = fl_spool_note(r->sp, line);
     if (rc == -EINVAL || rc == -ELOOP)
         warn("cannot write rejected.log: it is %s, not a regular file; not written to",
@@ -183,7 +186,9 @@ static bool drop(run *r, const char *name, const char *why)
 {
     int rc = fl_spool_remove(r->sp, name);
     if (rc) {
-        warn("%s: %s, but it cannot be deleted: %s; kept", name, why, strerror(-rc));
+        char shown[NAME_MAX + 1];
+        fl_report_printable(shown, sizeof shown, name);
+        warn("%s: %s, but it cannot be deleted: %s; kept", shown, why, strerror(-rc));
         r->errors++;
         r->kept++;
         return false;
@@ -264,12 +269,12 @@ static int consent(run *r, item *it, size_t idx, size_t total)
         return 'y';
     if (!r->interactive || r->stop_asking)
         return 'k';
-    char desc[400], prompt[640], line[64];
+    char desc[400], prompt[800], line[64];
     fl_report_describe(it->log, it->len, desc, sizeof desc);
     snprintf(prompt, sizeof prompt,
              "\nCrash report %zu of %zu: %s\n  %s\n"
              "Send it to the developers? [y]es, [n]o (delete), [v]iew, [a]ll, [q]uit: ",
-             idx + 1, total, it->name, desc);
+             idx + 1, total, it->shown, desc);
     for (;;) {
         int a = ask(prompt, line, sizeof line);
         switch (a) {
@@ -300,7 +305,7 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
     if (r->interactive && total > 1)
         snprintf(prefix, sizeof prefix, "[%zu/%zu] ", idx + 1, total);
     if (r->interactive && !r->o->quiet) {
-        fprintf(stderr, "%ssending %s ...\r", prefix, it->name);
+        fprintf(stderr, "%ssending %s ...\r", prefix, it->shown);
         fflush(stderr);
     }
     fl_upload_report rep = {
@@ -321,11 +326,11 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         int rc = fl_spool_remove(r->sp, it->name);
         if (rc) {
             /* It is on the server; resending would only be deduplicated. */
-            warn("%s: delivered but cannot delete: %s", it->name, strerror(-rc));
+            warn("%s: delivered but cannot delete: %s", it->shown, strerror(-rc));
             r->errors++;
         }
         r->delivered++;
-        say(r, "%s%s: delivered%s%s%s%s", prefix, it->name, res.id[0] ? " (id " : "", res.id,
+        say(r, "%s%s: delivered%s%s%s%s", prefix, it->shown, res.id[0] ? " (id " : "", res.id,
             res.id[0] ? ")" : "", res.duplicate ? " -- the server had it already" : "");
         return;
     }
@@ -335,7 +340,7 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
                  res.outcome == FL_UPLOAD_REJECTED ? "rejected by" : "too large for", res.status,
                  res.message);
         if (drop(r, it->name, why)) {
-            warn("%s%s: %s; deleted, it will not be sent again", prefix, it->name, why);
+            warn("%s%s: %s; deleted, it will not be sent again", prefix, it->shown, why);
             r->rejected++;
         }
         return;
@@ -358,10 +363,10 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         else
             snprintf(next, sizeof next, "next try in %ld s", wait);
         if (res.status)
-            warn("%s%s: not delivered (HTTP %ld: %s); kept, %s", prefix, it->name, res.status,
+            warn("%s%s: not delivered (HTTP %ld: %s); kept, %s", prefix, it->shown, res.status,
                  res.message, next);
         else
-            warn("%s%s: not delivered (%s); kept, %s", prefix, it->name, res.message, next);
+            warn("%s%s: not delivered (%s); kept, %s", prefix, it->shown, res.message, next);
         r->kept++;
         if (!r->next_due || it->rs.next < r->next_due)
             r->next_due = it->rs.next;
@@ -391,15 +396,15 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
     }
     case FL_UPLOAD_FAILED:
         if (res.not_crash_server)
-            warn("%s%s: failed: %s; kept", prefix, it->name, res.message);
+            warn("%s%s: failed: %s; kept", prefix, it->shown, res.message);
         else if (res.status == 401 && (!r->o->key || !*r->o->key))
             warn("%s%s: failed (HTTP 401: %s; no ingest key was given: --key KEY or "
                  "FAULTLINE_INGEST_KEY); kept",
-                 prefix, it->name, res.message);
+                 prefix, it->shown, res.message);
         else if (res.status)
-            warn("%s%s: failed (HTTP %ld: %s); kept", prefix, it->name, res.status, res.message);
+            warn("%s%s: failed (HTTP %ld: %s); kept", prefix, it->shown, res.status, res.message);
         else
-            warn("%s%s: failed (%s); kept", prefix, it->name, res.message);
+            warn("%s%s: failed (%s); kept", prefix, it->shown, res.message);
         r->kept++;
         r->errors++;
         if (res.not_crash_server) {
@@ -433,7 +438,7 @@ static void hold(run *r, item *it)
     it->rs.status = r->hold_status;
     int rc = fl_spool_retry_save(r->sp, it->name, &it->rs);
     if (rc)
-        warn("%s: cannot write its retry file: %s", it->name, strerror(-rc));
+        warn("%s: cannot write its retry file: %s", it->shown, strerror(-rc));
     r->kept++;
     r->held++;
     if (!r->next_due || it->rs.next < r->next_due)
@@ -474,6 +479,8 @@ static int collect(run *r, item **out, size_t *nout)
     int64_t now = (int64_t)time(NULL);
     for (int i = 0; i < n; i++) {
         const char *name = names[i];
+        char shown[NAME_MAX + 1];
+        fl_report_printable(shown, sizeof shown, name);
         char *data = NULL;
         size_t len = 0;
         int rc = fl_spool_read(r->sp, name, &data, &len);
@@ -484,13 +491,13 @@ static int collect(run *r, item **out, size_t *nout)
                               : rc == -EFBIG ? "not a crash log: too large"
                                              : "not a crash log: not a regular file";
             if (drop(r, name, why)) {
-                warn("%s: %s; deleted", name, why);
+                warn("%s: %s; deleted", shown, why);
                 r->rejected++;
             }
             continue;
         }
         if (rc) {
-            warn("%s: cannot read: %s; kept", name, strerror(-rc));
+            warn("%s: cannot read: %s; kept", shown, strerror(-rc));
             r->kept++;
             r->errors++;
             continue;
@@ -504,7 +511,7 @@ static int collect(run *r, item **out, size_t *nout)
             else
                 snprintf(why, sizeof why, "invalid crash log: %s", err.message);
             if (drop(r, name, why)) {
-                warn("%s: %s; deleted", name, why);
+                warn("%s: %s; deleted", shown, why);
                 r->rejected++;
             }
             free(data);
@@ -520,7 +527,7 @@ static int collect(run *r, item **out, size_t *nout)
             if (rs.status)
                 snprintf(last, sizeof last, "HTTP %ld", rs.status);
             /* attempts 0: held back untried when the server was away */
-            say(r, "%s: waiting to retry (%s: %s), next try in %lld s or with --now; kept", name,
+            say(r, "%s: waiting to retry (%s: %s), next try in %lld s or with --now; kept", shown,
                 rs.attempts ? "last try" : "not tried yet, the server's last answer", last,
                 (long long)(rs.next - now));
             r->kept++;
@@ -536,6 +543,7 @@ static int collect(run *r, item **out, size_t *nout)
             continue;
         }
         v[k].name = strdup(name);
+        memcpy(v[k].shown, shown, sizeof shown);
         v[k].data = data;
         v[k].len = len;
         v[k].log = log;
@@ -597,7 +605,7 @@ static void print_log(FILE *f, const item *it)
         if (!e->apart || !e->nbytes)
             continue;
         if (!any)
-            fprintf(f, "==> %s: the strings of its trace events, as text <==\n", it->name);
+            fprintf(f, "==> %s: the strings of its trace events, as text <==\n", it->shown);
         any = true;
         show_strings(f, e->bytes, e->nbytes);
     }
@@ -606,7 +614,7 @@ static void print_log(FILE *f, const item *it)
 
 static void show_full(const item *it)
 {
-    printf("==> %s <==\n", it->name);
+    printf("==> %s <==\n", it->shown);
     print_log(stdout, it);
 }
 
@@ -662,7 +670,7 @@ static int pass(run *r, bool first)
         for (size_t i = 0; i < n; i++) {
             char desc[400];
             fl_report_describe(items[i].log, items[i].len, desc, sizeof desc);
-            fprintf(stderr, "  %s: %s\n", items[i].name, desc);
+            fprintf(stderr, "  %s: %s\n", items[i].shown, desc);
         }
     }
 
@@ -675,7 +683,7 @@ static int pass(run *r, bool first)
         }
         if (c == 'n') {
             if (drop(r, it->name, "declined by the user")) {
-                say(r, "%s: not sent (declined); deleted", it->name);
+                say(r, "%s: not sent (declined); deleted", it->shown);
                 r->rejected++;
             }
             continue;

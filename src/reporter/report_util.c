@@ -190,3 +190,13 @@ const char *fl_report_cacert_problem(const char *path)
     return "no PEM certificate in it (no '-----BEGIN CERTIFICATE-----': a private key, a DER "
            "file?)";
 }
+
+void fl_report_printable(char *out, size_t cap, const char *s)
+{
+    if (!cap)
+        return;
+    size_t o = 0;
+    for (; s && *s && o + 1 < cap; s++)
+        out[o++] = ((unsigned char)*s < 0x20 || *s == 0x7f) ? '?' : *s;
+    out[o] = '\0';
+}

@@ -14,6 +14,12 @@
  * frame count and size.  Writes into out[cap]. */
 void fl_report_describe(const fl_crashlog *log, size_t bytes, char *out, size_t cap);
 
+/* s with its control bytes (C0 and DEL: ESC, newline, ...) as '?', into
+ * out[cap], cut to fit: for a file name shown on a terminal or written
+ * into a line of rejected.log, where an ESC would steer the terminal and
+ * a newline would forge a line. */
+void fl_report_printable(char *out, size_t cap, const char *s);
+
 /* Parse a non-negative number of seconds (at most a year); -1 on junk. */
 int fl_report_parse_seconds(const char *s, long *out);
 

@@ -217,11 +217,15 @@ int fl_cmd_submit(int argc, char **argv)
 
     bool bad = false, later = false;
     for (int i = optind; i < argc; i++) {
-        const char *path = argv[i];
+        /* The name as printed: control bytes as '?', so that a name with
+         * an ESC or a newline neither steers the terminal nor forges a
+         * line of the output a script reads. */
+        char shown[4096];
+        fl_report_printable(shown, sizeof shown, argv[i]);
         char *data = NULL, why[200] = "";
         size_t len = 0;
-        if (slurp(path, &data, &len, why, sizeof why) != 0) {
-            printf("%s: unreadable: %s\n", path, why);
+        if (slurp(argv[i], &data, &len, why, sizeof why) != 0) {
+            printf("%s: unreadable: %s\n", shown, why);
             bad = true;
             fflush(stdout);
             continue;
@@ -230,9 +234,9 @@ int fl_cmd_submit(int argc, char **argv)
         fl_crashlog_error err;
         if (fl_crashlog_parse(data, len, &log, &err) != 0) {
             if (err.line)
-                printf("%s: invalid: line %u: %s\n", path, err.line, err.message);
+                printf("%s: invalid: line %u: %s\n", shown, err.line, err.message);
             else
-                printf("%s: invalid: %s\n", path, err.message);
+                printf("%s: invalid: %s\n", shown, err.message);
             bad = true;
             free(data);
             fflush(stdout);
@@ -241,7 +245,7 @@ int fl_cmd_submit(int argc, char **argv)
         fl_upload_report rep = {
             .data = data,
             .len = len,
-            .filename = path,
+            .filename = argv[i],
             .app = log->app_name,
             .version = log->app_version,
             .email = email,
@@ -250,21 +254,21 @@ int fl_cmd_submit(int argc, char **argv)
         fl_upload_send(up, &rep, &res);
         switch (res.outcome) {
         case FL_UPLOAD_DELIVERED:
-            printf("%s: accepted %s%s\n", path, res.id[0] ? res.id : "(no id given)",
+            printf("%s: accepted %s%s\n", shown, res.id[0] ? res.id : "(no id given)",
                    res.duplicate ? " (a duplicate: the server had this crash already)" : "");
             break;
         case FL_UPLOAD_REJECTED:
         case FL_UPLOAD_TOO_LARGE:
-            printf("%s: %s (HTTP %ld): %s\n", path,
+            printf("%s: %s (HTTP %ld): %s\n", shown,
                    res.outcome == FL_UPLOAD_REJECTED ? "rejected" : "too large", res.status,
                    res.message);
             bad = true;
             break;
         case FL_UPLOAD_RETRY:
             if (res.status)
-                printf("%s: not delivered (HTTP %ld: %s)", path, res.status, res.message);
+                printf("%s: not delivered (HTTP %ld: %s)", shown, res.status, res.message);
             else
-                printf("%s: not delivered (%s)", path, res.message);
+                printf("%s: not delivered (%s)", shown, res.message);
             if (res.retry_after_s >= 0)
                 printf(", retry after %ld s", res.retry_after_s);
             putchar('\n');
@@ -272,11 +276,11 @@ int fl_cmd_submit(int argc, char **argv)
             break;
         case FL_UPLOAD_FAILED:
             if (res.not_crash_server)
-                printf("%s: failed: %s\n", path, res.message);
+                printf("%s: failed: %s\n", shown, res.message);
             else if (res.status)
-                printf("%s: failed (HTTP %ld: %s)\n", path, res.status, res.message);
+                printf("%s: failed (HTTP %ld: %s)\n", shown, res.status, res.message);
             else
-                printf("%s: failed (%s)\n", path, res.message);
+                printf("%s: failed (%s)\n", shown, res.message);
             bad = true;
             break;
         }

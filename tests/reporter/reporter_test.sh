@@ -181,6 +181,32 @@ case_fifo_notes() {
     [ "$(nlogs)" = 0 ] && [ "$(requests)" = 1 ] || fail "the logs were not handled"
 }
 
+case_odd_names() {
+    # File names with an ESC or a newline are printed with those bytes as
+    # '?': on the terminal, and in rejected.log, where a newline would
+    # forge a line.
+    local esc=$'\e' nl=$'\n'
+    mklog "$SPOOL/good${esc}[31m.crashlog"
+    printf 'junk\n' >"$SPOOL/bad${nl}2026-01-01T00:00:00Z forged.crashlog declined by the user${nl}.crashlog"
+    start_responder 200
+    rep --url "$URL" --yes
+    expect_rc 0
+    if grep -q "$esc" "$WORK/rep.err" "$SPOOL/rejected.log"; then fail "an ESC was printed raw"; fi
+    grep -q 'good?\[31m.crashlog: delivered' "$WORK/rep.err" || fail "the ESC name: $(cat -v "$WORK/rep.err")"
+    [ "$(wc -l <"$SPOOL/rejected.log")" = 1 ] || fail "a line was forged in rejected.log: $(cat "$SPOOL/rejected.log")"
+    grep -q 'bad?2026-01-01T00:00:00Z forged.crashlog declined by the user?.crashlog invalid crash log' \
+        "$SPOOL/rejected.log" || fail "rejected.log: $(cat -v "$SPOOL/rejected.log")"
+    grep -q "^faultline-report: bad?2026.*?.crashlog: invalid crash log" "$WORK/rep.err" ||
+        fail "the newline name on stderr: $(cat -v "$WORK/rep.err")"
+    # submit too.
+    mklog "$WORK/x${esc}]0;title${nl}y.crashlog"
+    timeout 60 "$FAULTLINE" submit "$WORK/x${esc}]0;title${nl}y.crashlog" --server "$URL" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 0
+    [ "$(wc -l <"$WORK/s.out")" = 1 ] && grep -q "x?]0;title?y.crashlog: accepted" "$WORK/s.out" ||
+        fail "submit: $(cat -v "$WORK/s.out")"
+}
+
 case_undeletable() {
     # Something under a log's name that cannot be deleted (a directory) is
     # not said to be deleted nor noted as such; the run says why it stays
