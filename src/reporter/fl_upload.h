@@ -81,6 +81,11 @@ typedef struct fl_upload fl_upload;
 fl_upload *fl_upload_new(const fl_upload_config *cfg);
 void fl_upload_free(fl_upload *up); /* NULL is fine */
 
+/* Cap the time of the next sends, connecting included, to ms milliseconds
+ * (below the configured timeouts; ms <= 0: no cap).  For a caller with a
+ * deadline of its own, so that a request does not run past it. */
+void fl_upload_cap_time(fl_upload *up, long ms);
+
 /*
  * Send one log and wait for the answer (at most the configured timeout).
  * Always fills *res.  Returns 0 when the attempt happened (whatever the

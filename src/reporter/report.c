@@ -81,6 +81,10 @@ typedef struct run {
      * shares (401/403/404, a redirect: the key, the URL): the rest is
      * kept without a request, which would only be refused the same way. */
     bool refused;
+    /* --retry-until's end on the monotonic clock, in ms (0: none): each
+     * request is cut there, and a log reached after it is not tried. */
+    int64_t deadline_ms;
+    unsigned late; /* logs of this pass not tried: the deadline had come */
 } run;
 
 typedef struct item {
@@ -91,6 +95,13 @@ typedef struct item {
     fl_crashlog *log;
     fl_retry_state rs;
 } item;
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void usage(FILE *f)
 {
@@ -115,7 +126,8 @@ static void usage(FILE *f)
             "  --email ADDR        contact address sent with each report\n"
             "  --once              one pass over the spool (the default)\n"
             "  --retry-until S     keep retrying kept logs for up to S seconds (a last try\n"
-            "                      at the end when the backoff would wait past it)\n"
+            "                      before the end when the backoff would wait past it; no\n"
+            "                      request runs past the end)\n"
             "  --now               send logs waiting to retry now, not at their next try\n"
             "                      (after fixing the URL or the key, or the server)\n"
             "  --show              print each log's full text before sending (and the\n"
@@ -628,6 +640,7 @@ static int pass(run *r, bool first)
     r->hold_until = 0;
     r->probe_next = false;
     r->held = 0;
+    r->late = 0;
     r->refused = false;
     if (collect(r, &items, &n) != 0)
         return 0;
@@ -716,8 +729,20 @@ static int pass(run *r, bool first)
                 break;
             }
         }
+        if (r->deadline_ms) {
+            int64_t left = r->deadline_ms - mono_ms();
+            if (left <= 0) {
+                r->kept++;
+                r->late++;
+                continue;
+            }
+            fl_upload_cap_time(r->up, (long)left);
+        }
         send_one(r, it, i, n);
     }
+    if (r->late)
+        warn("%u more crash report%s not tried: --retry-until's end came; kept", r->late,
+             r->late == 1 ? "" : "s");
     if (r->held && r->refused) {
         warn("%u more crash report%s not tried: %s; kept", r->held, r->held == 1 ? "" : "s",
              r->hold_why);
@@ -902,6 +927,9 @@ int fl_reporter_main(int argc, char **argv)
     struct timespec mono;
     clock_gettime(CLOCK_MONOTONIC, &mono);
     int64_t mono_deadline = o.retry_until >= 0 ? (int64_t)mono.tv_sec + o.retry_until : 0;
+    /* A request is cut at the deadline rather than run a --timeout past
+     * it.  --retry-until 0 is one pass, as --once. */
+    r.deadline_ms = o.retry_until > 0 ? mono_ms() + o.retry_until * 1000 : 0;
     bool usage_problem = false, last = false;
     for (bool first = true;; first = false) {
         r.kept = 0; /* delivered and rejected add up over passes, kept is the last word */
@@ -928,9 +956,13 @@ int fl_reporter_main(int argc, char **argv)
                     (long long)wait, r.server_paused ? " (the server asked for the wait)" : "");
                 break;
             }
+            /* Early enough for its request, which is cut at the end:
+             * half the time left, or a --timeout before the end when
+             * that is later. */
+            long timeout = o.timeout > 0 ? o.timeout : 60;
+            wait = left - timeout > left / 2 ? left - timeout : left / 2;
             say(&r, "the next try is in %lld s, past --retry-until's end: one last try in %lld s",
-                (long long)wait, (long long)left);
-            wait = left;
+                (long long)(r.next_due > now ? r.next_due - now : 0), (long long)wait);
             o.now = true; /* the logs waiting to retry are due then */
             last = true;
         } else if (wait > 0) {

@@ -40,6 +40,7 @@
 struct fl_upload {
     fl_upload_config cfg;
     CURL *curl;
+    long cap_ms; /* fl_upload_cap_time(); 0: none */
 };
 
 /* ---- a capped byte buffer ------------------------------------------- */
@@ -379,6 +380,11 @@ fl_upload *fl_upload_new(const fl_upload_config *cfg)
     return up;
 }
 
+void fl_upload_cap_time(fl_upload *up, long ms)
+{
+    up->cap_ms = ms > 0 ? ms : 0;
+}
+
 void fl_upload_free(fl_upload *up)
 {
     if (!up)
@@ -464,8 +470,13 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     curl_easy_setopt(c, CURLOPT_USERAGENT,
                      up->cfg.user_agent ? up->cfg.user_agent
                                         : "faultline-report/" FL_REPORTER_VERSION);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, up->cfg.connect_timeout_s);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, up->cfg.timeout_s);
+    long connect_ms = up->cfg.connect_timeout_s * 1000, total_ms = up->cfg.timeout_s * 1000;
+    if (up->cap_ms && up->cap_ms < total_ms) /* a caller's deadline (--retry-until) */
+        total_ms = up->cap_ms;
+    if (connect_ms > total_ms)
+        connect_ms = total_ms;
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L); /* a redirected POST is a setup error */
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     if (up->cfg.cacert) /* a server with a certificate of a private CA */

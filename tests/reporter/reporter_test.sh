@@ -503,6 +503,24 @@ case_retry_until_end() {
     grep -q "(the server asked for the wait)" "$WORK/rep.err" || fail "not said: $(cat "$WORK/rep.err")"
 }
 
+case_retry_until_cut() {
+    # A request does not run past --retry-until's end: it is cut there,
+    # not a --timeout (60 s) later, and a log reached after the end is
+    # not tried.
+    mklog "$SPOOL/a.crashlog"; mklog "$SPOOL/b.crashlog"
+    start_responder hang
+    timeout 30 "$REPORTER" --spool "$SPOOL" --url "$URL" --yes --retry-until 2 --timeout 60 \
+        </dev/null >"$WORK/rep.out" 2>"$WORK/rep.err"
+    RC=$?
+    [ "$RC" != 124 ] || fail "the request ran past --retry-until's end"
+    expect_rc 75
+    [ "$(requests)" = 1 ] || fail "want 1 request, got $(requests)"
+    grep -q 'a.crashlog: not delivered (.*[Tt]imed out.*); kept' "$WORK/rep.err" || fail "a: $(cat "$WORK/rep.err")"
+    grep -q "1 more crash report not tried: --retry-until's end came; kept" "$WORK/rep.err" ||
+        fail "b: $(cat "$WORK/rep.err")"
+    [ "$(nlogs)" = 2 ] || fail "a log was lost"
+}
+
 case_retry_after_date() {
     # Retry-After as an HTTP date (RFC 9110) is honoured too.
     mklog "$SPOOL/a.crashlog"
