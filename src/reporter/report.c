@@ -144,6 +144,9 @@ static void usage(FILE *f)
             "  -h, --help          this text\n"
             "  --version           the version\n"
             "\n"
+            "Proxies: libcurl honours http_proxy, https_proxy, all_proxy and no_proxy\n"
+            "(not HTTP_PROXY).\n"
+            "\n"
             "Exit: 0 all delivered or rejected, 75 some kept for later, 64 usage,\n"
             "1 other errors.  See faultline-report(1).\n",
             DEFAULT_LOCK_WAIT_S);

@@ -51,6 +51,8 @@ static void usage(FILE *f)
                "  --cacert FILE         check an https server's certificate against the CA\n"
                "                        certificates (PEM) in FILE (default $FAULTLINE_CACERT;\n"
                "                        no PEM certificate in it: usage error, 64)\n"
+               "Proxies: libcurl honours http_proxy, https_proxy, all_proxy and no_proxy\n"
+               "(not HTTP_PROXY).\n"
                "Exit: 0 all accepted, 75 some not delivered (try later), 1 some invalid,\n"
                "unreadable, rejected, too large (413) or failed, 64 usage.\n");
 }

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "fl_upload.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
@@ -41,6 +42,7 @@ struct fl_upload {
     fl_upload_config cfg;
     CURL *curl;
     long cap_ms; /* fl_upload_cap_time(); 0: none */
+    char proxy_var[24]; /* the variable whose proxy libcurl uses for the URL, "" none */
 };
 
 /* ---- a capped byte buffer ------------------------------------------- */
@@ -348,6 +350,78 @@ static fl_upload_outcome classify_curl(CURLcode cc)
     }
 }
 
+/* Whether host is in a no_proxy list: "*", or an entry equal to the host
+ * or, for a name, a domain it is in (a leading '.' optional),
+ * case-insensitive.  As libcurl reads it, less its CIDR ranges: this only
+ * words a message. */
+static bool in_no_proxy(const char *host, const char *list)
+{
+    size_t hl = strlen(host);
+    unsigned char ip[16];
+    bool is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
+    while (list && *list) {
+        while (*list == ' ' || *list == ',')
+            list++;
+        size_t n = strcspn(list, ", ");
+        const char *e = list;
+        list += n;
+        if (n == 1 && *e == '*')
+            return true;
+        if (n && *e == '.') {
+            e++;
+            n--;
+        }
+        if (!n || n > hl || (is_ip && n != hl))
+            continue;
+        if (!strncasecmp(host + hl - n, e, n) && (n == hl || host[hl - n - 1] == '.'))
+            return true;
+    }
+    return false;
+}
+
+/* The environment variable whose proxy libcurl will use for url, into
+ * out ("" when none), as libcurl picks it: SCHEME_proxy (lowercase only
+ * for http, where HTTP_PROXY could be set by a CGI request's Proxy:
+ * header), else all_proxy / ALL_PROXY, unless no_proxy / NO_PROXY names
+ * the host. */
+static void proxy_in_effect(const char *url, char *out, size_t cap)
+{
+    out[0] = '\0';
+    CURLU *u = curl_url();
+    char *scheme = NULL, *host = NULL;
+    if (!u || curl_url_set(u, CURLUPART_URL, url, 0) ||
+        curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) || curl_url_get(u, CURLUPART_HOST, &host, 0))
+        goto out;
+    const char *np = getenv("no_proxy");
+    if (!np || !*np)
+        np = getenv("NO_PROXY");
+    char bare[256]; /* an IPv6 host comes in brackets */
+    snprintf(bare, sizeof bare, "%s", host[0] == '[' ? host + 1 : host);
+    bare[strcspn(bare, "]")] = '\0';
+    if (np && in_no_proxy(bare, np))
+        goto out;
+    char names[4][24];
+    snprintf(names[0], sizeof names[0], "%.8s_proxy", scheme);
+    snprintf(names[1], sizeof names[1], "%.8s_PROXY", scheme);
+    for (char *c = names[1]; *c != '_'; c++)
+        *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 'a' + 'A' : *c);
+    snprintf(names[2], sizeof names[2], "all_proxy");
+    snprintf(names[3], sizeof names[3], "ALL_PROXY");
+    for (int i = 0; i < 4; i++) {
+        if (i == 1 && !strcmp(scheme, "http"))
+            continue;
+        const char *v = getenv(names[i]);
+        if (v && *v) {
+            snprintf(out, cap, "%.20s", names[i]);
+            break;
+        }
+    }
+out:
+    curl_free(scheme);
+    curl_free(host);
+    curl_url_cleanup(u);
+}
+
 static int add_header(struct curl_slist **l, const char *h)
 {
     struct curl_slist *n = curl_slist_append(*l, h);
@@ -377,6 +451,8 @@ fl_upload *fl_upload_new(const fl_upload_config *cfg)
         free(up);
         return NULL;
     }
+    if (up->cfg.url)
+        proxy_in_effect(up->cfg.url, up->proxy_var, sizeof up->proxy_var);
     return up;
 }
 
@@ -492,14 +568,30 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     rc = 0;
     if (cc != CURLE_OK) {
         res->outcome = classify_curl(cc);
-        long oe = 0, port = 0;
+        long oe = 0, port = 0, connect_code = 0;
         char *ip = NULL;
         char why[CURL_ERROR_SIZE + 160];
         curl_easy_getinfo(c, CURLINFO_OS_ERRNO, &oe);
         curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip);
         curl_easy_getinfo(c, CURLINFO_PRIMARY_PORT, &port);
+        curl_easy_getinfo(c, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+        if (connect_code >= 400) {
+            /* The proxy would not open a tunnel to the server (its rules,
+             * its authentication): its setup, which no retry mends. */
+            res->outcome = FL_UPLOAD_FAILED;
+            snprintf(res->message, sizeof res->message, "the proxy in %s refused: CONNECT %ld",
+                     up->proxy_var[0] ? up->proxy_var : "the environment", connect_code);
+            goto out;
+        }
         fl_net_message(why, sizeof why, errbuf[0] ? errbuf : curl_easy_strerror(cc), oe, ip, port);
-        printable(res->message, sizeof res->message, why, strlen(why));
+        char full[sizeof why + 64];
+        /* curl's message names the proxy's address, the URL another one:
+         * say which it is. */
+        if (up->proxy_var[0])
+            snprintf(full, sizeof full, "through the proxy in %s: %s", up->proxy_var, why);
+        else
+            snprintf(full, sizeof full, "%s", why);
+        printable(res->message, sizeof res->message, full, strlen(full));
         /* A certificate that does not verify does not mend itself: say
          * how to name the CA that signed it. */
         if (cc == CURLE_PEER_FAILED_VERIFICATION && !up->cfg.cacert) {

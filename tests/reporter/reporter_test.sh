@@ -11,6 +11,9 @@ set -u
 : "${REPORTER:?}" "${FAULTLINE:?}" "${RESPONDER:?}"
 CASE=${1:?case}
 unset FAULTLINE_URL FAULTLINE_INGEST_KEY FAULTLINE_SPOOL
+# libcurl would send through a proxy of the environment; the cases that
+# want one set it.
+unset http_proxy https_proxy HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-rep-test.XXXXXX")
 SPOOL=$WORK/spool
 REC=$WORK/rec
@@ -647,6 +650,56 @@ case_poison_log() {
     [ "$(requests)" = 2 ] || fail "503: want 2 requests, got $(requests)"
     grep -q '2 more crash reports not tried: the server answered HTTP 503; kept, next try in 60 s' \
         "$WORK/rep.err" || fail "503 after a reset: $(cat "$WORK/rep.err")"
+}
+
+case_proxy() {
+    # libcurl honours http_proxy / https_proxy / all_proxy / no_proxy; a
+    # failure to reach the proxy says so, since curl's message names the
+    # proxy's address and the URL another.  A proxy that refuses CONNECT
+    # is a setup error: exit 1, no retry file.
+    command -v python3 >/dev/null || exit 77
+    mklog "$SPOOL/a.crashlog"
+    rep --url https://127.0.0.1:9/x --yes
+    ! grep -q 'through the proxy' "$WORK/rep.err" || fail "no proxy set, yet named"
+    https_proxy=http://127.0.0.1:1 rep --url https://127.0.0.1:9/x --yes --now
+    expect_rc 75
+    grep -q 'a.crashlog: not delivered (through the proxy in https_proxy: .*127.0.0.1 port 1' "$WORK/rep.err" ||
+        fail "https_proxy: $(cat "$WORK/rep.err")"
+    http_proxy=http://127.0.0.1:1 rep --url http://127.0.0.1:9/x --yes --now
+    grep -q '(through the proxy in http_proxy: ' "$WORK/rep.err" || fail "http_proxy: $(cat "$WORK/rep.err")"
+    # HTTP_PROXY is not honoured (libcurl's choice), and no_proxy exempts.
+    HTTP_PROXY=http://127.0.0.1:1 rep --url http://127.0.0.1:9/x --yes --now
+    ! grep -q 'through the proxy' "$WORK/rep.err" || fail "HTTP_PROXY: $(cat "$WORK/rep.err")"
+    all_proxy=http://127.0.0.1:1 no_proxy='example.org, 127.0.0.1' rep --url http://127.0.0.1:9/x --yes --now
+    ! grep -q 'through the proxy' "$WORK/rep.err" || fail "no_proxy: $(cat "$WORK/rep.err")"
+    all_proxy=http://127.0.0.1:1 rep --url http://127.0.0.1:9/x --yes --now
+    grep -q '(through the proxy in all_proxy: ' "$WORK/rep.err" || fail "all_proxy: $(cat "$WORK/rep.err")"
+    # A proxy that answers CONNECT with 403.
+    rm -f "$SPOOL/a.crashlog.retry"
+    cat >"$WORK/proxy.py" <<'PY'
+import os, socket, sys, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(5)
+with open(sys.argv[1] + ".tmp", "w") as f: f.write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+def h(c):
+    c.recv(65536); c.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n"); c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=h, args=(c,), daemon=True).start()
+PY
+    python3 "$WORK/proxy.py" "$WORK/pport" 2>"$WORK/proxy.err" &
+    RPID=$!
+    for _ in $(seq 1 100); do [ -s "$WORK/pport" ] && break; sleep 0.1; done
+    [ -s "$WORK/pport" ] || fail "the proxy did not start"
+    https_proxy=http://127.0.0.1:$(cat "$WORK/pport") rep --url https://127.0.0.1:9/x --yes
+    expect_rc 1
+    grep -q 'a.crashlog: failed (the proxy in https_proxy refused: CONNECT 403); kept' "$WORK/rep.err" ||
+        fail "CONNECT 403: $(cat "$WORK/rep.err")"
+    [ ! -e "$SPOOL/a.crashlog.retry" ] || fail "CONNECT 403: a retry file was written"
+    https_proxy=http://127.0.0.1:$(cat "$WORK/pport") timeout 60 "$FAULTLINE" submit "$SPOOL/a.crashlog" \
+        --server https://127.0.0.1:9/x >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 1
+    grep -q 'failed (the proxy in https_proxy refused: CONNECT 403)' "$WORK/s.out" || fail "submit: $(cat "$WORK/s.out")"
 }
 
 case_redirect() {
