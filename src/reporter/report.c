@@ -33,6 +33,8 @@
 #include "fl_upload.h"
 #include "report_util.h"
 
+#include <zlib.h> /* crc32 */
+
 #ifndef FL_REPORTER_VERSION
 #define FL_REPORTER_VERSION "0.0.0"
 #endif
@@ -87,14 +89,32 @@ typedef struct run {
     unsigned late; /* logs of this pass not tried: the deadline had come */
 } run;
 
+/* A log waiting for a decision: only what the listing and the question
+ * show.  Its text is read again to be viewed or sent (loaded below), so
+ * that a run's memory does not grow with the spool: 2,000 logs of 63 KB
+ * took 222 MiB held whole, 12 MiB so. */
 typedef struct item {
     char *name;
     char shown[NAME_MAX + 1]; /* name as printed: control bytes as '?' */
+    char desc[400];           /* fl_report_describe()'s line */
+    size_t len;               /* its size when listed */
+    uLong crc;                /* crc32 of its text when listed */
+    fl_retry_state rs;
+} item;
+
+/* A log's text and parsed form, for the time it is viewed or sent. */
+typedef struct loaded {
     char *data;
     size_t len;
     fl_crashlog *log;
-    fl_retry_state rs;
-} item;
+} loaded;
+
+static void loaded_free(loaded *l)
+{
+    free(l->data);
+    fl_crashlog_free(l->log);
+    memset(l, 0, sizeof *l);
+}
 
 static int64_t mono_ms(void)
 {
@@ -275,8 +295,10 @@ static void ask_email(run *r)
     }
 }
 
-/* Decide whether to send it: 'y' send, 'n' declined (delete), 'k' keep. */
-static void print_log(FILE *f, const item *it);
+/* Decide whether to send it: 'y' send, 'n' declined (delete), 'k' keep,
+ * 'g' nothing more to do (it went while being viewed). */
+static void print_log(FILE *f, const char *shown, const loaded *l);
+static int load_log(run *r, const char *name, const char *shown, loaded *l);
 
 static int consent(run *r, item *it, size_t idx, size_t total)
 {
@@ -284,12 +306,11 @@ static int consent(run *r, item *it, size_t idx, size_t total)
         return 'y';
     if (!r->interactive || r->stop_asking)
         return 'k';
-    char desc[400], prompt[800], line[64];
-    fl_report_describe(it->log, it->len, desc, sizeof desc);
+    char prompt[800], line[64];
     snprintf(prompt, sizeof prompt,
              "\nCrash report %zu of %zu: %s\n  %s\n"
              "Send it to the developers? [y]es, [n]o (delete), [v]iew, [a]ll, [q]uit: ",
-             idx + 1, total, it->shown, desc);
+             idx + 1, total, it->shown, it->desc);
     for (;;) {
         int a = ask(prompt, line, sizeof line);
         switch (a) {
@@ -303,9 +324,14 @@ static int consent(run *r, item *it, size_t idx, size_t total)
         case 'q':
             r->stop_asking = true;
             return 'k';
-        case 'v':
-            print_log(stderr, it);
+        case 'v': {
+            loaded l;
+            if (load_log(r, it->name, it->shown, &l) != 0)
+                return 'g'; /* gone or deleted meanwhile: said and counted */
+            print_log(stderr, it->shown, &l);
+            loaded_free(&l);
             break;
+        }
         default:
             fprintf(stderr, "Please answer y, n, v, a or q.\n");
         }
@@ -323,16 +349,35 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         fprintf(stderr, "%ssending %s ...\r", prefix, it->shown);
         fflush(stderr);
     }
+    /* Read and validated again: the log may have changed or gone since
+     * it was listed (the spool's lock keeps other reporters out, not the
+     * user or the client library). */
+    loaded l;
+    if (load_log(r, it->name, it->shown, &l) != 0) {
+        if (r->interactive && !r->o->quiet)
+            fputs("\r\033[K", stderr);
+        return;
+    }
+    if (!r->o->yes && crc32(0L, (const Bytef *)l.data, (uInt)l.len) != it->crc) {
+        /* Not what the person said yes to. */
+        if (r->interactive && !r->o->quiet)
+            fputs("\r\033[K", stderr);
+        warn("%s: changed since it was shown; kept, to be asked about again", it->shown);
+        r->kept++;
+        loaded_free(&l);
+        return;
+    }
     fl_upload_report rep = {
-        .data = it->data,
-        .len = it->len,
+        .data = l.data,
+        .len = l.len,
         .filename = it->name,
-        .app = it->log->app_name,
-        .version = it->log->app_version,
+        .app = l.log->app_name,
+        .version = l.log->app_version,
         .email = r->o->email,
     };
     fl_upload_result res;
     fl_upload_send(r->up, &rep, &res);
+    loaded_free(&l);
     if (r->interactive && !r->o->quiet)
         fputs("\r\033[K", stderr); /* wipe the "sending" line */
     char why[400];
@@ -464,10 +509,50 @@ static void items_free(item *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(v[i].name);
-        free(v[i].data);
-        fl_crashlog_free(v[i].log);
     }
     free(v);
+}
+
+/* Read and validate one log: 0 and *l filled (loaded_free() it), or 1
+ * when it is not to be sent, said and counted: gone (another tool removed
+ * it), not a crash log (deleted, noted), unreadable (kept). */
+static int load_log(run *r, const char *name, const char *shown, loaded *l)
+{
+    memset(l, 0, sizeof *l);
+    int rc = fl_spool_read(r->sp, name, &l->data, &l->len);
+    if (rc == -ENOENT)
+        return 1; /* another tool removed it meanwhile */
+    if (rc == -ELOOP || rc == -EINVAL || rc == -EFBIG) {
+        const char *why = rc == -ELOOP   ? "not a crash log: a symbolic link"
+                          : rc == -EFBIG ? "not a crash log: too large"
+                                         : "not a crash log: not a regular file";
+        if (drop(r, name, why)) {
+            warn("%s: %s; deleted", shown, why);
+            r->rejected++;
+        }
+        return 1;
+    }
+    if (rc) {
+        warn("%s: cannot read: %s; kept", shown, strerror(-rc));
+        r->kept++;
+        r->errors++;
+        return 1;
+    }
+    fl_crashlog_error err;
+    if (fl_crashlog_parse(l->data, l->len, &l->log, &err) != 0) {
+        char why[256];
+        if (err.line)
+            snprintf(why, sizeof why, "invalid crash log: line %u: %s", err.line, err.message);
+        else
+            snprintf(why, sizeof why, "invalid crash log: %s", err.message);
+        if (drop(r, name, why)) {
+            warn("%s: %s; deleted", shown, why);
+            r->rejected++;
+        }
+        loaded_free(l);
+        return 1;
+    }
+    return 0;
 }
 
 /* Load and validate every log; returns the ones worth a decision now.
@@ -496,42 +581,9 @@ static int collect(run *r, item **out, size_t *nout)
         const char *name = names[i];
         char shown[NAME_MAX + 1];
         fl_report_printable(shown, sizeof shown, name);
-        char *data = NULL;
-        size_t len = 0;
-        int rc = fl_spool_read(r->sp, name, &data, &len);
-        if (rc == -ENOENT)
-            continue; /* another tool removed it meanwhile */
-        if (rc == -ELOOP || rc == -EINVAL || rc == -EFBIG) {
-            const char *why = rc == -ELOOP   ? "not a crash log: a symbolic link"
-                              : rc == -EFBIG ? "not a crash log: too large"
-                                             : "not a crash log: not a regular file";
-            if (drop(r, name, why)) {
-                warn("%s: %s; deleted", shown, why);
-                r->rejected++;
-            }
+        loaded l;
+        if (load_log(r, name, shown, &l) != 0)
             continue;
-        }
-        if (rc) {
-            warn("%s: cannot read: %s; kept", shown, strerror(-rc));
-            r->kept++;
-            r->errors++;
-            continue;
-        }
-        fl_crashlog *log = NULL;
-        fl_crashlog_error err;
-        if (fl_crashlog_parse(data, len, &log, &err) != 0) {
-            char why[256];
-            if (err.line)
-                snprintf(why, sizeof why, "invalid crash log: line %u: %s", err.line, err.message);
-            else
-                snprintf(why, sizeof why, "invalid crash log: %s", err.message);
-            if (drop(r, name, why)) {
-                warn("%s: %s; deleted", shown, why);
-                r->rejected++;
-            }
-            free(data);
-            continue;
-        }
         fl_retry_state rs;
         fl_spool_retry_load(r->sp, name, &rs);
         /* A "next" further out than any backoff we write means the clock
@@ -553,16 +605,16 @@ static int collect(run *r, item **out, size_t *nout)
              * try of --retry-until before it. */
             if (rs.status == 429 || rs.status == 503)
                 r->server_paused = true;
-            fl_crashlog_free(log);
-            free(data);
+            loaded_free(&l);
             continue;
         }
         v[k].name = strdup(name);
         memcpy(v[k].shown, shown, sizeof shown);
-        v[k].data = data;
-        v[k].len = len;
-        v[k].log = log;
+        fl_report_describe(l.log, l.len, v[k].desc, sizeof v[k].desc);
+        v[k].len = l.len;
+        v[k].crc = crc32(0L, (const Bytef *)l.data, (uInt)l.len);
         v[k].rs = rs;
+        loaded_free(&l);
         if (!v[k].name) {
             items_free(v, k + 1);
             fl_spool_names_free(names, n);
@@ -609,28 +661,32 @@ static void show_strings(FILE *f, const unsigned char *b, size_t n)
 }
 
 /* The log's full text, then the strings of its TRACE_ID events as text. */
-static void print_log(FILE *f, const item *it)
+static void print_log(FILE *f, const char *shown, const loaded *l)
 {
-    fwrite(it->data, 1, it->len, f);
-    if (it->len && it->data[it->len - 1] != '\n')
+    fwrite(l->data, 1, l->len, f);
+    if (l->len && l->data[l->len - 1] != '\n')
         fputc('\n', f);
     bool any = false;
-    for (size_t i = 0; i < it->log->ntrace; i++) {
-        const fl_trace_event *e = &it->log->trace[i];
+    for (size_t i = 0; i < l->log->ntrace; i++) {
+        const fl_trace_event *e = &l->log->trace[i];
         if (!e->apart || !e->nbytes)
             continue;
         if (!any)
-            fprintf(f, "==> %s: the strings of its trace events, as text <==\n", it->shown);
+            fprintf(f, "==> %s: the strings of its trace events, as text <==\n", shown);
         any = true;
         show_strings(f, e->bytes, e->nbytes);
     }
     fflush(f);
 }
 
-static void show_full(const item *it)
+static void show_full(run *r, const item *it)
 {
+    loaded l;
+    if (load_log(r, it->name, it->shown, &l) != 0)
+        return;
     printf("==> %s <==\n", it->shown);
-    print_log(stdout, it);
+    print_log(stdout, it->shown, &l);
+    loaded_free(&l);
 }
 
 /* One pass over the spool.  Returns -1 on a usage problem (no URL). */
@@ -669,7 +725,7 @@ static int pass(run *r, bool first)
     }
     if (first && r->o->show)
         for (size_t i = 0; i < n; i++)
-            show_full(&items[i]);
+            show_full(r, &items[i]);
 
     if (!r->send_all && !r->interactive) {
         size_t waiting = 0;
@@ -684,15 +740,15 @@ static int pass(run *r, bool first)
         fprintf(stderr, "\n%zu crash report%s waiting to be sent to %s:\n", n,
                 n == 1 ? " is" : "s are", r->o->url ? r->o->url : "(no server set)");
         for (size_t i = 0; i < n; i++) {
-            char desc[400];
-            fl_report_describe(items[i].log, items[i].len, desc, sizeof desc);
-            fprintf(stderr, "  %s: %s\n", items[i].shown, desc);
+            fprintf(stderr, "  %s: %s\n", items[i].shown, items[i].desc);
         }
     }
 
     for (size_t i = 0; i < n; i++) {
         item *it = &items[i];
         int c = consent(r, it, i, n);
+        if (c == 'g')
+            continue;
         if (c == 'k') {
             r->kept++;
             continue;

@@ -210,6 +210,30 @@ case_odd_names() {
         fail "submit: $(cat -v "$WORK/s.out")"
 }
 
+case_changed_log() {
+    # A log is read again to be sent, not kept in memory from the listing:
+    # one that changed meanwhile is validated again (garbage now: deleted,
+    # not sent; another crash now: that is what is sent).
+    mklog "$SPOOL/a.crashlog"; mklog "$SPOOL/b.crashlog"; mklog "$SPOOL/c.crashlog"
+    start_responder 200 --delay-ms 1500
+    timeout 60 "$REPORTER" --spool "$SPOOL" --url "$URL" --yes </dev/null >"$WORK/rep.out" 2>"$WORK/rep.err" &
+    local p=$!
+    for _ in $(seq 1 100); do [ "$(requests)" = 1 ] && break; sleep 0.05; done
+    [ "$(requests)" = 1 ] || fail "the first request did not come"
+    # While the reporter waits for the first answer:
+    printf 'garbage\n' >"$SPOOL/b.crashlog"
+    mklog "$WORK/c-new" 11111111-2222-3333-4444-555555555555
+    cp "$WORK/c-new" "$SPOOL/c.crashlog"
+    wait $p
+    RC=$?
+    expect_rc 0
+    [ "$(requests)" = 2 ] || fail "want 2 requests (a and the new c), got $(requests)"
+    grep -q 'b.crashlog: invalid crash log: line 1: ' "$WORK/rep.err" || fail "b not validated again: $(cat "$WORK/rep.err")"
+    grep -q 'b.crashlog invalid crash log' "$SPOOL/rejected.log" || fail "b not noted"
+    cmp -s "$WORK/c-new" "$REC/req-2.log" || fail "c was not sent as it is now"
+    [ "$(nlogs)" = 0 ] || fail "logs left"
+}
+
 case_undeletable() {
     # Something under a log's name that cannot be deleted (a directory) is
     # not said to be deleted nor noted as such; the run says why it stays
