@@ -79,6 +79,8 @@ typedef struct run {
     bool probe_next;
     char hold_why[160];
     unsigned held;
+    unsigned held_unsaved; /* held logs whose retry file could not be written */
+    int held_errno;
     /* Set in a pass when the server refused a log for what every log
      * shares (401/403/404, a redirect: the key, the URL): the rest is
      * kept without a request, which would only be refused the same way. */
@@ -497,8 +499,11 @@ static void hold(run *r, item *it)
     it->rs.next = r->hold_until;
     it->rs.status = r->hold_status;
     int rc = fl_spool_retry_save(r->sp, it->name, &it->rs);
-    if (rc)
-        warn("%s: cannot write its retry file: %s", it->shown, strerror(-rc));
+    if (rc) {
+        /* Said once, in the line for all the held logs. */
+        r->held_unsaved++;
+        r->held_errno = -rc;
+    }
     r->kept++;
     r->held++;
     if (!r->next_due || it->rs.next < r->next_due)
@@ -699,6 +704,7 @@ static int pass(run *r, bool first)
     r->hold_until = 0;
     r->probe_next = false;
     r->held = 0;
+    r->held_unsaved = 0;
     r->late = 0;
     r->refused = false;
     if (collect(r, &items, &n) != 0)
@@ -805,11 +811,22 @@ static int pass(run *r, bool first)
     if (r->held && r->refused) {
         warn("%u more crash report%s not tried: %s; kept", r->held, r->held == 1 ? "" : "s",
              r->hold_why);
+    } else if (r->held && r->held_unsaved == r->held) {
+        /* Without their retry files (a full disk) the next run tries them
+         * at once: said so, not "next try in N s". */
+        warn("%u more crash report%s not tried: %s; kept, their retry times cannot be written "
+             "(%s): the next run tries them at once",
+             r->held, r->held == 1 ? "" : "s", r->hold_why, strerror(r->held_errno));
     } else if (r->held) {
         int64_t now = (int64_t)time(NULL);
-        warn("%u more crash report%s not tried: %s; kept, next try in %lld s", r->held,
+        char unsaved[160] = "";
+        if (r->held_unsaved)
+            snprintf(unsaved, sizeof unsaved,
+                     " (%u of them at once: their retry times cannot be written: %s)",
+                     r->held_unsaved, strerror(r->held_errno));
+        warn("%u more crash report%s not tried: %s; kept, next try in %lld s%s", r->held,
              r->held == 1 ? "" : "s", r->hold_why,
-             (long long)(r->hold_until > now ? r->hold_until - now : 0));
+             (long long)(r->hold_until > now ? r->hold_until - now : 0), unsaved);
     }
     items_free(items, n);
     return 0;

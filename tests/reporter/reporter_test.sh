@@ -726,6 +726,21 @@ PY
     grep -q 'failed (the proxy in https_proxy refused: CONNECT 403)' "$WORK/s.out" || fail "submit: $(cat "$WORK/s.out")"
 }
 
+case_retry_unwritable() {
+    # Retry files that cannot be written (a full disk; here a directory in
+    # the way): the line for the logs not tried does not promise a later
+    # try, as the next run tries them at once.
+    for i in 1 2 3; do mklog "$SPOOL/log-$i.crashlog"; mkdir "$SPOOL/log-$i.crashlog.retry"; done
+    start_responder 429 --retry-after 120
+    rep --url "$URL" --yes
+    expect_rc 75
+    grep -q 'log-1.crashlog: not delivered (HTTP 429: scripted 429); kept, its retry time cannot be written (.*): the next run tries it at once' \
+        "$WORK/rep.err" || fail "log-1: $(cat "$WORK/rep.err")"
+    grep -q '2 more crash reports not tried: the server answered HTTP 429; kept, their retry times cannot be written (.*): the next run tries them at once' \
+        "$WORK/rep.err" || fail "the held line: $(cat "$WORK/rep.err")"
+    ! grep -q 'next try in' "$WORK/rep.err" || fail "promised a later try: $(cat "$WORK/rep.err")"
+}
+
 case_redirect() {
     # A redirect is not followed; the person is told where it points.  An
     # HTML error page is not quoted as the reason ("<html>").
