@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +34,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: faultline submit FILE... --server URL [--key KEY] [--email ADDR]\n"
+    fprintf(f, "usage: faultline submit FILE|-... --server URL [--key KEY] [--email ADDR]\n"
                "                        [--connect-timeout S] [--timeout S] [--no-gzip]\n"
                "                        [--cacert FILE]\n"
                "\n"
                "Validates each crash log and sends it like faultline-report does; prints one\n"
-               "line per file with the server's answer.  Files are never deleted.\n"
+               "line per file with the server's answer.  Files are never deleted.  A FILE\n"
+               "of - is standard input (sent as stdin.crashlog).\n"
                "  -s, --server URL      ingest URL, e.g. http://HOST:8080/api/v1/crashes\n"
                "                        (default $FAULTLINE_URL; --url is the same option,\n"
                "                        as faultline-report spells it)\n"
@@ -62,7 +64,12 @@ static int slurp(const char *path, char **data, size_t *len, char *why, size_t w
 {
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
+    /* "-": standard input (a dup, so that fclose leaves fd 0 alone). */
+    bool in = !strcmp(path, "-");
+    int fd0 = in ? dup(STDIN_FILENO) : -1;
+    FILE *f = in ? (fd0 >= 0 ? fdopen(fd0, "rb") : NULL) : fopen(path, "rb");
+    if (in && fd0 >= 0 && !f)
+        close(fd0);
     struct stat st;
     if (!f || fstat(fileno(f), &st) != 0) {
         snprintf(why, whycap, "%s", strerror(errno));
@@ -217,7 +224,7 @@ int fl_cmd_submit(int argc, char **argv)
         return FL_EXIT_ERROR;
     }
 
-    bool bad = false, later = false;
+    bool bad = false, later = false, stdin_read = false;
     for (int i = optind; i < argc; i++) {
         /* The name as printed: control bytes as '?', so that a name with
          * an ESC or a newline neither steers the terminal nor forges a
@@ -226,6 +233,14 @@ int fl_cmd_submit(int argc, char **argv)
         fl_report_printable(shown, sizeof shown, argv[i]);
         char *data = NULL, why[200] = "";
         size_t len = 0;
+        bool from_stdin = !strcmp(argv[i], "-");
+        if (from_stdin && stdin_read) {
+            printf("-: unreadable: standard input was read already (- given twice)\n");
+            bad = true;
+            fflush(stdout);
+            continue;
+        }
+        stdin_read = stdin_read || from_stdin;
         if (slurp(argv[i], &data, &len, why, sizeof why) != 0) {
             printf("%s: unreadable: %s\n", shown, why);
             bad = true;
@@ -247,7 +262,7 @@ int fl_cmd_submit(int argc, char **argv)
         fl_upload_report rep = {
             .data = data,
             .len = len,
-            .filename = argv[i],
+            .filename = from_stdin ? "stdin" : argv[i],
             .app = log->app_name,
             .version = log->app_version,
             .email = email,

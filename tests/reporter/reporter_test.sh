@@ -1023,6 +1023,18 @@ case_submit() {
         "$WORK/s.out" || fail "submit: invalid line: $(cat "$WORK/s.out")"
     [ "$(requests)" = 2 ] || fail "submit sent an invalid file"
     [ -f "$WORK/bad.crashlog" ] || fail "submit deleted the invalid file"
+    # "-" is standard input, read once.
+    timeout 60 "$FAULTLINE" submit - --server "$URL" <"$WORK/one.crashlog" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 0
+    grep -qx -- "-: accepted test-3" "$WORK/s.out" || fail "submit -: $(cat "$WORK/s.out")"
+    cmp -s "$WORK/one.crashlog" "$REC/req-3.log" || fail "submit -: not the input"
+    grep -q 'filename="stdin.crashlog"' "$REC/req-3.parthdr" || fail "submit -: filename"
+    timeout 60 "$FAULTLINE" submit - - --server "$URL" <"$WORK/one.crashlog" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 1
+    grep -qx -- "-: unreadable: standard input was read already (- given twice)" "$WORK/s.out" ||
+        fail "submit - -: $(cat "$WORK/s.out")"
 }
 
 case_submit_status() {
