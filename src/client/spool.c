@@ -484,7 +484,16 @@ void fl_spool_run_reporter(void)
          * SPOOL/reporter.log, of its last run. */
         setsid();
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        int out = open(reporter_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        /* Not through a symlink (whose target it would truncate), nor
+         * into a FIFO (whose open would wait for a reader for ever):
+         * then /dev/null. */
+        int out = open(reporter_log,
+                       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+        struct stat st;
+        if (out >= 0 && (fstat(out, &st) || !S_ISREG(st.st_mode))) {
+            close(out);
+            out = -1;
+        }
         if (out < 0)
             out = null;
         dup2(null, 0);

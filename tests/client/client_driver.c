@@ -1358,6 +1358,39 @@ static int cmd_reporter(const char *exe)
     while (!file_exists(marker) && now_ms() - t0 < 5000)
         usleep(10000);
     CHECK(file_exists(marker), "a relative FAULTLINE_REPORTER did not run after a chdir()");
+
+    /* SPOOL/reporter.log as a symlink is not followed (its target is not
+     * truncated), and as a FIFO does not hold the reporter's start: it
+     * runs with /dev/null for its output instead. */
+    char victim[700];
+    path_in(victim, sizeof victim, workdir, "victim");
+    f = fopen(victim, "w");
+    if (!f)
+        die("cannot write %s", victim);
+    fputs("keep me\n", f);
+    fclose(f);
+    char rlog2[800];
+    path_in(rlog2, sizeof rlog2, spool, "reporter.log");
+    for (int kind = 0; kind < 2; kind++) {
+        unlink(marker);
+        unlink(rlog2);
+        if (kind == 0 ? symlink(victim, rlog2) : mkfifo(rlog2, 0600))
+            die("cannot make %s", rlog2);
+        run(argv, env, &r);
+        check_ended_by(&r, SIGSEGV);
+        t0 = now_ms();
+        while (!file_exists(marker) && now_ms() - t0 < 5000)
+            usleep(10000);
+        CHECK(file_exists(marker), "the reporter did not run with reporter.log a %s",
+              kind == 0 ? "symlink" : "FIFO");
+        char *m = slurp(marker);
+        CHECK(m && strstr(m, "fd1 /dev/null\n"), "reporter.log a %s: the reporter's stdout:\n%s",
+              kind == 0 ? "symlink" : "FIFO", m ? m : "(none)");
+    }
+    char *kept = slurp(victim);
+    CHECK(kept && !strcmp(kept, "keep me\n"), "a symlink at reporter.log: its target holds '%s'",
+          kept ? kept : "(missing)");
+    unlink(rlog2);
     return failures ? 1 : 0;
 }
 
