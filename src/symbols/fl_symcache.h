@@ -165,6 +165,42 @@ void fl_symcache_close(fl_symcache *sc);
  * allocates. */
 size_t fl_symcache_lookup(const fl_symcache *sc, uint64_t addr, fl_symframe *frames, size_t max);
 
+/* Call sites, for the frames a tail call leaves off a stack.  A function
+ * that ends by jumping to another (`return free(p);` at -O2) is not on the
+ * stack when the callee crashes: the callee returns straight to the
+ * caller's caller.  The DWARF's call-site entries (DW_TAG_call_site of
+ * DWARF 5, DW_TAG_GNU_call_site before) say, at each call, which function
+ * is called and whether the call is a tail call; with them the missing
+ * frame can be named again (as gdb's "tailcall frames" do).
+ *
+ * Addresses are module-relative, like fl_symcache_lookup's. */
+#define FL_SYMCALL_NONE UINT64_MAX
+typedef struct fl_symcall {
+    /* A direct call: its return address.  A tail call: an address inside
+     * its jump instruction (looking it up names the line of the jump). */
+    uint64_t site;
+    /* The entry address of the called function when this module defines
+     * it and the DWARF says where, else FL_SYMCALL_NONE. */
+    uint64_t target;
+    /* The called function's name, demangled as fl_symframe.function
+     * ("free", "Blob::~Blob()"); NULL when unknown.  Borrowed like
+     * fl_symframe's strings. */
+    const char *target_name;
+} fl_symcall;
+
+/* The direct (not tail) call whose return address is ret: 1 with *out, 0
+ * when the symcache knows no call there.  Never allocates. */
+int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out);
+
+/* The tail calls made by the function whose entry address is entry (a
+ * fl_symcall.target), in address order: fills out[0..max) and returns how
+ * many there are (may be more than max).  Never allocates. */
+size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall *out, size_t max);
+
+/* 1 when the symcache holds call sites (built from DWARF that has them by
+ * a builder that keeps them), else 0. */
+int fl_symcache_has_calls(const fl_symcache *sc);
+
 /* Prepares sc for many lookups: each block of range entries is kept
  * decoded after its first lookup (about 20 bytes per range entry, ~3 MB
  * for libc, allocated now but only touched as blocks are used) and a
