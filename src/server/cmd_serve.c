@@ -1179,6 +1179,7 @@ int fl_cmd_serve(int argc, char **argv)
                                 .batch = 32,
                                 .rules = rules,
                                 .symbolize = fl_srvsym_symbolize,
+                                .tailcalls = fl_srvsym_tailcalls,
                                 .symbolize_ctx = sym,
                                 .unwind = fl_srvsym_unwind,
                                 .unwind_dump = fl_srvsym_unwind_dump,

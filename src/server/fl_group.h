@@ -49,6 +49,30 @@ typedef struct fl_sym_frame {
 typedef int (*fl_symbolize_fn)(void *ctx, const char *module, const char *build_id, uint64_t rel,
                                fl_sym_frame *out, size_t cap);
 
+/*
+ * The tail-call hook: the functions a chain of tail calls left off the
+ * stack between a caller and the callee above it.  `module`/`build_id`
+ * name the caller's OBJECT (as for fl_symbolize_fn), `ret` is the
+ * caller's return address (module-relative); `callee` is the function
+ * the frame above is in, `callee_build_id` its OBJECT's build id (NULL
+ * when none) and `callee_rel` the address it was looked up at.  When the
+ * call at ret went to another function, which reached callee through
+ * tail calls, fill sites[0..cap) with addresses in the caller's module,
+ * innermost first, one per function left off, and return how many (0:
+ * nothing is missing, or nothing certain).  exact[k] true: sites[k] is
+ * the tail call itself (its frames and line are the answer); false: only
+ * the function is certain, and sites[k] is its entry (its name is the
+ * answer, without a line).  Called from worker threads concurrently.
+ */
+typedef size_t (*fl_tailcall_fn)(void *ctx, const char *module, const char *build_id, uint64_t ret,
+                                 const char *callee, const char *callee_build_id,
+                                 uint64_t callee_rel, uint64_t *sites, bool *exact, size_t cap);
+
+/* 1 when two function names name one function as signatures see it:
+ * alike after clone suffixes, the C library's aliases ("cfree",
+ * "__libc_free" for "free") and fl_group_function_key. */
+bool fl_group_same_function(const char *a, const char *b);
+
 /* Skip and prefix lists and the signature length. */
 typedef struct fl_group_rules fl_group_rules;
 
@@ -76,6 +100,7 @@ typedef struct fl_frame {
     uint64_t address; /* absolute address from the log */
     uint64_t rel;     /* module-relative address (valid when module) */
     bool inlined;
+    bool tail_call; /* restored: a tail call had left it off the stack */
     bool noise; /* dropped from the signature by the lists */
     bool in_signature; /* set by fl_signature_compute: its name is in the signature */
     char *name;        /* normalized name used in signatures: fl_group_function_key()
@@ -102,6 +127,11 @@ typedef struct fl_frames {
  * -1 on OOM.  Free with fl_frames_free. */
 int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
                     const fl_group_rules *r, fl_symbolize_fn sym, void *symctx, fl_frames *out);
+/* The same, and with tail != NULL the frames that tail calls left off
+ * are put back (fl_frame.tail_call) where the hook finds them. */
+int fl_frames_build_tail(const fl_crashlog *log, const uint64_t *addrs, size_t n,
+                         const fl_group_rules *r, fl_symbolize_fn sym, fl_tailcall_fn tail,
+                         void *symctx, fl_frames *out);
 void fl_frames_free(fl_frames *f);
 
 typedef struct fl_signature {

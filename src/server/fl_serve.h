@@ -118,6 +118,9 @@ typedef struct fl_workers_config {
     const fl_group_rules *rules;
     fl_symbolize_fn symbolize; /* NULL: frames are named module+offset */
     void *symbolize_ctx;
+    /* Frames that tail calls left off (fl_srvsym_tailcalls), called with
+     * symbolize_ctx; NULL: none are put back. */
+    fl_tailcall_fn tailcalls;
     /* The server-side unwind (fl_srvsym_unwind), called with
      * symbolize_ctx: returns 1 with a better crashing-thread stack in
      * *pcs (malloc'ed), 0 to keep the client's, -1 on OOM.  May be NULL. */

@@ -110,6 +110,18 @@ void fl_srvsym_build_opts(fl_srvsym *s, fl_symbuild_opts *opts);
 #define FL_SRVSYM_CRASH_SECONDS 30
 void fl_srvsym_crash_begin(void *ctx);
 
+/* fl_tailcall_fn for fl_workers_config (ctx: the fl_srvsym): the frames a
+ * tail call left off, from the call sites in the caller's symcache (open:
+ * its frame was just looked up).  The call at ret names the function
+ * called; when the callee is another function, the called one's tail
+ * calls are followed (4 deep) to the callee, and what every way found
+ * shares from the caller's side is the answer.  0 when the symcache has
+ * no call sites (built before they were kept, or from DWARF without
+ * them: gcc and clang write them with -g at -O1 and above). */
+size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, uint64_t ret,
+                           const char *callee, const char *callee_build_id, uint64_t callee_rel,
+                           uint64_t *sites, bool *exact, size_t cap);
+
 /* fl_symbolize_fn for fl_workers_config (ctx: the fl_srvsym). */
 int fl_srvsym_symbolize(void *ctx, const char *module, const char *build_id, uint64_t rel,
                         fl_sym_frame *out, size_t cap);
@@ -161,6 +173,7 @@ typedef struct fl_srvsym_stats {
      * debug files, and crashes that reused one already read. */
     uint64_t formats_read, formats_shared;
     uint64_t formats_damaged; /* lookups that found only a damaged section */
+    uint64_t tail_frames;     /* frames put back by fl_srvsym_tailcalls */
 } fl_srvsym_stats;
 void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out);
 /* Count a symcache built for this process outside lookups (the ingest's

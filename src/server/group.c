@@ -16,6 +16,7 @@
 
 #define MAX_ENTRIES 1024 /* per list */
 #define MAX_INLINE 16    /* inline frames per address */
+#define MAX_TAIL_CHAIN 4 /* functions a chain of tail calls may have left off */
 #define DEFAULT_TOP_N 5
 
 typedef struct list {
@@ -629,16 +630,103 @@ void fl_frames_free(fl_frames *f)
     f->n = 0;
 }
 
+/* The name a frame's function is compared by: without clone suffixes,
+ * the C library's aliases and an ifunc's variant, keyed. */
+static void compare_name(const char *fn, char *out, size_t cap)
+{
+    char nb[FL_SYM_FUNCTION_MAX + 64];
+    clone_base(fn, nb, sizeof nb);
+    ifunc_base(nb);
+    c_alias_base(nb, sizeof nb);
+    fl_group_function_key(nb, out, cap);
+}
+
+bool fl_group_same_function(const char *a, const char *b)
+{
+    if (!a || !b)
+        return false;
+    char ka[FL_SYM_FUNCTION_MAX + 64], kb[FL_SYM_FUNCTION_MAX + 64];
+    compare_name(a, ka, sizeof ka);
+    compare_name(b, kb, sizeof kb);
+    return !strcmp(ka, kb);
+}
+
+/* Pushes the frames of one address: ns symbolized frames from sf
+ * (innermost first), or one unnamed frame when ns is 0.  0 or -1 (OOM). */
+static int push_address(fl_frames *out, size_t *cap, const fl_group_rules *r,
+                        const fl_sym_frame *sf, int ns, uint64_t pc, uint64_t rel, const char *mod,
+                        bool tail_call)
+{
+    int count = ns ? ns : 1;
+    for (int k = 0; k < count; k++) {
+        fl_frame *fr = push_frame(out, cap);
+        if (!fr)
+            return -1;
+        fr->address = pc;
+        fr->rel = rel;
+        fr->tail_call = tail_call;
+        if (mod && !(fr->module = strdup(mod)))
+            return -1;
+        char nb[FL_SYM_FUNCTION_MAX + 64];
+        if (ns) {
+            if (sf[k].function[0]) {
+                clone_base(sf[k].function, nb, sizeof nb);
+                if (c_library(mod)) {
+                    ifunc_base(nb);
+                    c_alias_base(nb, sizeof nb);
+                }
+                if (!(fr->function = strndup(nb, FL_SYM_FUNCTION_MAX - 1)))
+                    return -1;
+                if (strcmp(nb, sf[k].function) &&
+                    !(fr->raw_function = strndup(sf[k].function, FL_SYM_FUNCTION_MAX - 1)))
+                    return -1;
+            }
+            if (sf[k].file[0] && !(fr->file = strndup(sf[k].file, 255)))
+                return -1;
+            fr->line = sf[k].line;
+            fr->column = sf[k].column;
+            fr->inlined = sf[k].inlined;
+        }
+        if (fr->function)
+            fl_group_function_key(fr->function, nb, sizeof nb);
+        else if (mod) {
+            char stem[256];
+            module_stem(mod, stem, sizeof stem);
+            snprintf(nb, sizeof nb, "%.250s+0x%" PRIx64, stem, rel);
+        } else
+            snprintf(nb, sizeof nb, "0x%" PRIx64, pc);
+        /* Keyed whole, then cut: two spellings of one long name cut
+         * before keying would be cut in different places. */
+        if (!(fr->name = strndup(nb, 255)))
+            return -1;
+        /* An unnamed frame by its name in the signature too (skip.txt's
+         * "demo+0x117b", as the group shows it). */
+        fr->noise = matches(r, fr->function, fr->module, fr->function ? NULL : fr->name);
+    }
+    return 0;
+}
+
 int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
                     const fl_group_rules *r, fl_symbolize_fn sym, void *symctx, fl_frames *out)
+{
+    return fl_frames_build_tail(log, addrs, n, r, sym, NULL, symctx, out);
+}
+
+int fl_frames_build_tail(const fl_crashlog *log, const uint64_t *addrs, size_t n,
+                         const fl_group_rules *r, fl_symbolize_fn sym, fl_tailcall_fn tail,
+                         void *symctx, fl_frames *out)
 {
     size_t cap = 0;
     out->v = NULL;
     out->n = 0;
     out->signal = log->has_crash_signal ? log->crash_signal : 0;
-    fl_sym_frame *sf = sym ? malloc(MAX_INLINE * sizeof *sf) : NULL;
+    /* Room for an address's frames, and a tail call's after it. */
+    fl_sym_frame *sf = sym ? malloc(2 * MAX_INLINE * sizeof *sf) : NULL;
     if (sym && !sf)
         return -1;
+    /* The frame above's module and the address it was looked up at. */
+    const char *prev_build_id = NULL;
+    uint64_t prev_q = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t pc = addrs[i];
         const fl_object *obj = NULL;
@@ -649,68 +737,54 @@ int fl_frames_build(const fl_crashlog *log, const uint64_t *addrs, size_t n,
                 break;
             }
         }
-        uint64_t rel = 0;
+        uint64_t rel = 0, bias = 0;
         const char *mod = NULL;
         if (obj) {
-            rel = pc - (obj->has_bias ? obj->bias : obj->base);
+            bias = obj->has_bias ? obj->bias : obj->base;
+            rel = pc - bias;
             mod = base_name(obj->name);
         }
+        /* A path cut at its start (OBJECT_PATH_CUT) names no file. */
+        const char *file = obj ? (obj->path && !obj->path_cut ? obj->path : obj->name) : NULL;
         int ns = 0;
         if (sym && obj) {
             /* A return address points after the call; look up pc-1 for every
              * frame but the innermost so that the line is the call's. */
             uint64_t q = (i > 0 && rel > 0) ? rel - 1 : rel;
-            /* A path cut at its start (OBJECT_PATH_CUT) names no file. */
-            const char *file = obj->path && !obj->path_cut ? obj->path : obj->name;
             ns = sym(symctx, file, obj->build_id, q, sf, MAX_INLINE);
             if (ns < 0 || ns > MAX_INLINE)
                 ns = 0;
         }
-        int count = ns ? ns : 1;
-        for (int k = 0; k < count; k++) {
-            fl_frame *fr = push_frame(out, &cap);
-            if (!fr)
-                goto fail;
-            fr->address = pc;
-            fr->rel = rel;
-            if (mod && !(fr->module = strdup(mod)))
-                goto fail;
-            char nb[FL_SYM_FUNCTION_MAX + 64];
-            if (ns) {
-                if (sf[k].function[0]) {
-                    clone_base(sf[k].function, nb, sizeof nb);
-                    if (c_library(mod)) {
-                        ifunc_base(nb);
-                        c_alias_base(nb, sizeof nb);
-                    }
-                    if (!(fr->function = strndup(nb, FL_SYM_FUNCTION_MAX - 1)))
-                        goto fail;
-                    if (strcmp(nb, sf[k].function) &&
-                        !(fr->raw_function = strndup(sf[k].function, FL_SYM_FUNCTION_MAX - 1)))
-                        goto fail;
+        /* The functions a tail call left off between this caller and the
+         * callee above it (the innermost frame has no caller above). */
+        if (tail && ns && i > 0 && out->n && out->v[out->n - 1].function) {
+            uint64_t sites[MAX_TAIL_CHAIN];
+            bool exact[MAX_TAIL_CHAIN];
+            fl_sym_frame *tf = sf + MAX_INLINE;
+            size_t nt = tail(symctx, file, obj->build_id, rel, out->v[out->n - 1].function,
+                             prev_build_id, prev_q, sites, exact, MAX_TAIL_CHAIN);
+            for (size_t t = 0; t < nt && t < MAX_TAIL_CHAIN; t++) {
+                int nts = sym(symctx, file, obj->build_id, sites[t], tf, MAX_INLINE);
+                if (nts <= 0 || nts > MAX_INLINE)
+                    continue;
+                fl_sym_frame *from = tf;
+                if (!exact[t]) {
+                    /* Its entry: the function, not what was inlined at
+                     * its start, and no line. */
+                    from = &tf[nts - 1];
+                    nts = 1;
+                    from->file[0] = '\0';
+                    from->line = from->column = 0;
+                    from->inlined = false;
                 }
-                if (sf[k].file[0] && !(fr->file = strndup(sf[k].file, 255)))
+                if (push_address(out, &cap, r, from, nts, bias + sites[t], sites[t], mod, true))
                     goto fail;
-                fr->line = sf[k].line;
-                fr->column = sf[k].column;
-                fr->inlined = sf[k].inlined;
             }
-            if (fr->function)
-                fl_group_function_key(fr->function, nb, sizeof nb);
-            else if (mod) {
-                char stem[256];
-                module_stem(mod, stem, sizeof stem);
-                snprintf(nb, sizeof nb, "%.250s+0x%" PRIx64, stem, rel);
-            } else
-                snprintf(nb, sizeof nb, "0x%" PRIx64, pc);
-            /* Keyed whole, then cut: two spellings of one long name cut
-             * before keying would be cut in different places. */
-            if (!(fr->name = strndup(nb, 255)))
-                goto fail;
-            /* An unnamed frame by its name in the signature too (skip.txt's
-             * "demo+0x117b", as the group shows it). */
-            fr->noise = matches(r, fr->function, fr->module, fr->function ? NULL : fr->name);
         }
+        if (push_address(out, &cap, r, sf, ns, pc, rel, mod, false))
+            goto fail;
+        prev_build_id = obj ? obj->build_id : NULL;
+        prev_q = (i > 0 && rel > 0) ? rel - 1 : rel;
     }
     free(sf);
     return 0;

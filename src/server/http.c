@@ -2529,9 +2529,13 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "# HELP faultline_trace_formats_damaged_total Crashes whose debug file had a damaged "
           "section of formats kept apart.\n"
           "# TYPE faultline_trace_formats_damaged_total counter\n"
-          "faultline_trace_formats_damaged_total %" PRIu64 "\n",
+          "faultline_trace_formats_damaged_total %" PRIu64 "\n"
+          "# HELP faultline_tail_call_frames_total Frames that tail calls had left off, put "
+          "back from the DWARF's call sites.\n"
+          "# TYPE faultline_tail_call_frames_total counter\n"
+          "faultline_tail_call_frames_total %" PRIu64 "\n",
           ss.lookups, ss.located_missing, ss.opened, ss.built, ss.evicted, ss.broken,
-          ss.formats_read, ss.formats_shared, ss.formats_damaged);
+          ss.formats_read, ss.formats_shared, ss.formats_damaged, ss.tail_frames);
     }
     if (h->cfg.ctxsrv) {
         fl_ctxsrv_stats cx;

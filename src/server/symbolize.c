@@ -436,6 +436,139 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
     return (int)(n - skip);
 }
 
+/* ---- frames that tail calls left off
+ *
+ * The callee above a caller is not the function the caller's call went
+ * to: that function ended in a jump to the callee, or to a function that
+ * did so in turn.  The call site at the return address names the function
+ * called, which is certain; its tail calls (and theirs, TAIL_DEPTH deep)
+ * are searched for the ways to the callee.  When there are several, only
+ * what they share from the caller's side is certain (as gdb decides its
+ * tail-call frames): those functions are the answer, and a function's
+ * line only when every way leaves it by the same tail call.  Under the
+ * LRU's lock, so bounded: TAIL_VISITS functions, TAIL_FANOUT tail calls
+ * each and TAIL_WAYS ways; past a bound, only the first function is
+ * certain. */
+#define TAIL_DEPTH 4
+#define TAIL_FANOUT 16
+#define TAIL_VISITS 64
+#define TAIL_WAYS 8
+
+typedef struct tail_way {
+    size_t n;
+    uint64_t sites[TAIL_DEPTH], fns[TAIL_DEPTH]; /* outermost first */
+} tail_way;
+
+typedef struct tail_search {
+    const fl_symcache *sc;
+    const char *callee;
+    unsigned visits;
+    bool bounded; /* a bound cut the search: the ways found may not be all */
+    size_t nways;
+    tail_way ways[TAIL_WAYS];
+} tail_search;
+
+static void tail_walk(tail_search *t, tail_way *w, uint64_t fn)
+{
+    if (t->bounded)
+        return;
+    if (w->n >= TAIL_DEPTH || ++t->visits > TAIL_VISITS) {
+        t->bounded = true;
+        return;
+    }
+    fl_symcall calls[TAIL_FANOUT];
+    size_t n = fl_symcache_tail_calls(t->sc, fn, calls, TAIL_FANOUT);
+    if (n > TAIL_FANOUT) {
+        t->bounded = true;
+        return;
+    }
+    for (size_t i = 0; i < n && !t->bounded; i++) {
+        w->sites[w->n] = calls[i].site;
+        w->fns[w->n] = fn;
+        w->n++;
+        if (fl_group_same_function(calls[i].target_name, t->callee)) {
+            if (t->nways == TAIL_WAYS)
+                t->bounded = true;
+            else
+                t->ways[t->nways++] = *w;
+        } else if (calls[i].target != FL_SYMCALL_NONE) {
+            tail_walk(t, w, calls[i].target);
+        }
+        w->n--;
+    }
+}
+
+/* The outermost (real) function's name at rel, or NULL. */
+static const char *function_at(const fl_symcache *sc, uint64_t rel)
+{
+    fl_symframe fr[MAX_INLINE_LOOKUP];
+    size_t n = fl_symcache_lookup(sc, rel, fr, MAX_INLINE_LOOKUP);
+    if (n == 0 || n > MAX_INLINE_LOOKUP)
+        return NULL;
+    return fr[n - 1].function;
+}
+
+size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, uint64_t ret,
+                           const char *callee, const char *callee_build_id, uint64_t callee_rel,
+                           uint64_t *sites, bool *exact, size_t cap)
+{
+    fl_srvsym *s = ctx;
+    (void)module;
+    if (!s || !build_id || !*build_id || !callee || strlen(build_id) >= ID_MAX)
+        return 0;
+    size_t out = 0;
+    tail_search *t = calloc(1, sizeof *t);
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    /* Open: the caller's own frame was looked up just before. */
+    entry *e = find_locked(s, build_id);
+    fl_symcall c;
+    if (!e || !fl_symcache_has_calls(e->sc) || !fl_symcache_call_at(e->sc, ret, &c) ||
+        c.target == FL_SYMCALL_NONE || !c.target_name ||
+        fl_group_same_function(c.target_name, callee))
+        goto done;
+    /* The callee in the same module under another name of the called
+     * function (an alias the symbol table prefers): nothing is missing. */
+    if (callee_build_id && !strcmp(callee_build_id, build_id)) {
+        const char *a = function_at(e->sc, c.target), *b = function_at(e->sc, callee_rel);
+        if (a && b && !strcmp(a, b))
+            goto done;
+    }
+    t->sc = e->sc;
+    t->callee = callee;
+    tail_way w = {0};
+    tail_walk(t, &w, c.target);
+    if (!t->nways)
+        goto done;
+    /* What every way shares from the caller's side. */
+    size_t n = t->ways[0].n;
+    for (size_t k = 1; k < t->nways; k++) {
+        size_t m = 0;
+        while (m < n && m < t->ways[k].n && t->ways[k].fns[m] == t->ways[0].fns[m])
+            m++;
+        n = m;
+    }
+    if (t->bounded && n > 1)
+        n = 1;
+    if (n > cap)
+        n = cap;
+    for (size_t m = 0; m < n; m++) {
+        bool same = !t->bounded;
+        for (size_t k = 1; k < t->nways && same; k++)
+            same = t->ways[k].sites[m] == t->ways[0].sites[m];
+        /* Innermost first. */
+        sites[n - 1 - m] = same ? t->ways[0].sites[m] : t->ways[0].fns[m];
+        exact[n - 1 - m] = same;
+    }
+    out = n;
+    s->st.tail_frames += out;
+done:
+    pthread_mutex_unlock(&s->mu);
+    free(t);
+    return out;
+}
+
 void fl_srvsym_crash_begin(void *ctx)
 {
     (void)ctx;

@@ -88,6 +88,8 @@ static json_t *frames_json(const fl_frames *f)
         json_object_set_new(o, "in_signature", json_boolean(fr->in_signature));
         if (fr->raw_function)
             json_object_set_new(o, "raw_function", json_string(fr->raw_function));
+        if (fr->tail_call)
+            json_object_set_new(o, "tail_call", json_true());
         json_array_append_new(a, o);
     }
     return a;
@@ -335,6 +337,15 @@ static int wrap_symbolize(void *ctx, const char *module, const char *build_id, u
             m->gap = 1;
     }
     return n;
+}
+
+static size_t wrap_tailcalls(void *ctx, const char *module, const char *build_id, uint64_t ret,
+                             const char *callee, const char *callee_build_id, uint64_t callee_rel,
+                             uint64_t *sites, bool *exact, size_t cap)
+{
+    symwrap *w = ctx;
+    return w->c->tailcalls(w->c->symbolize_ctx, module, build_id, ret, callee, callee_build_id,
+                           callee_rel, sites, exact, cap);
 }
 
 static const char *base_of(const char *p)
@@ -591,6 +602,7 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
         goto out;
     sw->c = c;
     fl_symbolize_fn sym = c->symbolize ? wrap_symbolize : NULL;
+    fl_tailcall_fn tail = c->symbolize && c->tailcalls ? wrap_tailcalls : NULL;
     /* The server's own unwind replaces the client's stack when it is the
      * longer consistent one (fl_remote_unwind_pick). */
     const uint64_t *cs = L->callstack;
@@ -617,7 +629,7 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
         ncs = nd;
         ur = 1;
     }
-    if (fl_frames_build(L, cs, ncs, c->rules, sym, sw, &crash) ||
+    if (fl_frames_build_tail(L, cs, ncs, c->rules, sym, tail, sw, &crash) ||
         fl_signature_compute(project, L->app_name, &crash, c->rules, &sig))
         goto out;
 
@@ -645,8 +657,8 @@ int fl_process_log(const char *crash_id, const char *project, const char *raw, s
             continue; /* already there as the crashed thread */
         fl_frames tf = {0};
         ds = dump_stack(L, t->tid, t->frames, t->nframes, dst, ndst, PROC_MAX_THREAD_FRAMES, &nd);
-        if (fl_frames_build(L, ds ? ds->pcs : t->frames, ds ? nd : t->nframes, c->rules, sym, sw,
-                            &tf))
+        if (fl_frames_build_tail(L, ds ? ds->pcs : t->frames, ds ? nd : t->nframes, c->rules, sym,
+                                 tail, sw, &tf))
             goto out;
         json_t *tj = json_object();
         if (ds)

@@ -222,6 +222,16 @@ static const symtab SYMS[] = {
      "void std::__invoke_impl<void, void (*)(int), int>(std::__invoke_other, void (*&&)(int), "
      "int&&)"},
     {"ffff", 0xa200, "_M_invoke<0ul, 1ul>"},
+    /* tail calls: via_a and via_b end by jumping to deref (their sites),
+     * helper to via_a's callee in a chain of two */
+    {"9999", 0x1000, "deref"},
+    {"9999", 0x2000, "via_a"},
+    {"9999", 0x2100, "via_b"},
+    {"9999", 0x2200, "helper"},
+    {"9999", 0x3000, "main"},
+    {"9999", 0x3010, "main"},
+    {"9999", 0x3020, "main"},
+    {"9999", 0x3030, "main"},
 };
 
 static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
@@ -243,6 +253,116 @@ static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_
         }
     }
     return 0;
+}
+
+/* The fake tail-call hook: at main's return addresses 0x3000 / 0x3010 a
+ * call reached deref through via_a / via_b; at 0x3020 through via_a and
+ * helper, which tail-calls deref; at 0x3030 through via_a by one of two
+ * tail calls (no line). */
+static unsigned g_tail_asked;
+static size_t fake_tail(void *ctx, const char *module, const char *build_id, uint64_t ret,
+                        const char *callee, const char *callee_build_id, uint64_t callee_rel,
+                        uint64_t *sites, bool *exact, size_t cap)
+{
+    (void)ctx;
+    (void)module;
+    g_tail_asked++;
+    assert_non_null(callee);
+    /* The callee: deref, the innermost frame, looked up at its pc. */
+    assert_string_equal(callee_build_id, "9999");
+    assert_int_equal(callee_rel, 0x1000);
+    exact[0] = exact[1] = true;
+    if (!build_id || strcmp(build_id, "9999") || strcmp(callee, "deref") || cap < 2)
+        return 0;
+    switch (ret) {
+    case 0x3000:
+        sites[0] = 0x2000;
+        return 1;
+    case 0x3010:
+        sites[0] = 0x2100;
+        return 1;
+    case 0x3020:
+        sites[0] = 0x2200;
+        sites[1] = 0x2000;
+        return 2;
+    case 0x3030:
+        sites[0] = 0x2000;
+        exact[0] = false;
+        return 1;
+    }
+    return 0;
+}
+
+static void tail_sig(uint64_t ret, fl_tailcall_fn tail, const fl_group_rules *r, char *sig,
+                     size_t cap, fl_frames *keep)
+{
+    build b = {"9999", 0x400000, 0x400000, {0x1000, ret}};
+    fl_crashlog *L = make_log(&b, 2);
+    fl_frames f;
+    fl_signature s;
+    assert_int_equal(
+        fl_frames_build_tail(L, L->callstack, L->ncallstack, r, fake_sym, tail, NULL, &f), 0);
+    assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, &s), 0);
+    snprintf(sig, cap, "%s", s.text);
+    free(s.text);
+    if (keep)
+        *keep = f;
+    else
+        fl_frames_free(&f);
+    fl_crashlog_free(L);
+}
+
+static void test_group_tail_calls(void **st)
+{
+    (void)st;
+    fl_group_rules *r = fl_group_rules_new();
+    char a[512], b[512];
+    /* Without the hook both calls read deref | main: one group. */
+    tail_sig(0x3000, NULL, r, a, sizeof a, NULL);
+    tail_sig(0x3010, NULL, r, b, sizeof b, NULL);
+    assert_string_equal(a, "deref | main");
+    assert_string_equal(a, b);
+    /* With it the function each went through is back: two groups. */
+    g_tail_asked = 0;
+    fl_frames f;
+    tail_sig(0x3000, fake_tail, r, a, sizeof a, &f);
+    tail_sig(0x3010, fake_tail, r, b, sizeof b, NULL);
+    assert_string_equal(a, "deref | via_a | main");
+    assert_string_equal(b, "deref | via_b | main");
+    /* Asked once per caller frame: never for the innermost frame. */
+    assert_int_equal(g_tail_asked, 2);
+    assert_int_equal(f.n, 3);
+    assert_false(f.v[0].tail_call);
+    assert_true(f.v[1].tail_call);
+    assert_string_equal(f.v[1].function, "via_a");
+    assert_string_equal(f.v[1].file, "via_a.c");
+    assert_int_equal(f.v[1].line, 10);
+    assert_int_equal(f.v[1].rel, 0x2000);
+    assert_int_equal(f.v[1].address, 0x400000 + 0x2000);
+    assert_true(f.v[1].in_signature);
+    assert_false(f.v[2].tail_call);
+    fl_frames_free(&f);
+    /* A chain of two, innermost first. */
+    tail_sig(0x3020, fake_tail, r, a, sizeof a, NULL);
+    assert_string_equal(a, "deref | helper | via_a | main");
+    /* Functions certain, tail call not: no file or line. */
+    tail_sig(0x3030, fake_tail, r, a, sizeof a, &f);
+    assert_string_equal(a, "deref | via_a | main");
+    assert_true(f.v[1].tail_call);
+    assert_null(f.v[1].file);
+    assert_int_equal(f.v[1].line, 0);
+    fl_frames_free(&f);
+    fl_group_rules_free(r);
+
+    /* How the hook compares names. */
+    assert_true(fl_group_same_function("free", "free"));
+    assert_true(fl_group_same_function("cfree@GLIBC_2.2.5", "free"));
+    assert_true(fl_group_same_function("__libc_free", "free"));
+    assert_true(fl_group_same_function("f.constprop.0", "f"));
+    assert_true(fl_group_same_function("label[abi:cxx11]()", "label()"));
+    assert_false(fl_group_same_function("f", "g"));
+    assert_false(fl_group_same_function("f(int)", "f(long)"));
+    assert_false(fl_group_same_function(NULL, "f"));
 }
 
 static void sig_of(const build *b, size_t n, fl_symbolize_fn sym, const fl_group_rules *r,
@@ -1115,6 +1235,7 @@ int main(void)
         cmocka_unit_test(test_group_cxx_abort),
         cmocka_unit_test(test_group_function_key),
         cmocka_unit_test(test_group_cycles_threads_aliases),
+        cmocka_unit_test(test_group_tail_calls),
         cmocka_unit_test(test_process_apart),
         cmocka_unit_test(test_symbols_changed_once),
     };

@@ -409,7 +409,8 @@ const SOURCES = Object.freeze(
 function frames(list, src)
 {
     return table([ '#', 'Function', 'File', 'Module', 'Address' ],
-                 list.map((f, i) => [String(i) + (f.inlined ? ' (inlined)' : ''),
+                 list.map((f, i) => [String(i) + (f.inlined ? ' (inlined)' : '') +
+                                         (f.tail_call ? ' (tail call)' : ''),
                                      el('span', {class : 'mono'}, f.function || f.name || ''),
                                      fileCell(f, i, src), f.module || '',
                                      el('span', {class : 'mono'}, f.address || '')]));

@@ -1,0 +1,94 @@
+/* Crashes reached through tail calls.  At -O2 with -g, release_a and
+ * release_b each end by jumping to the function they call (a tail call),
+ * so neither is on the stack when the callee crashes: the callee returns
+ * straight to main.  Both crashes then unwind to "crash_site | main" (or
+ * "free | main" for the double free), one group for two bugs, unless the
+ * server puts the missing frame back from the DWARF's call sites.
+ *   tailcall a -> main > release_a >(tail) crash_site        SIGSEGV
+ *   tailcall b -> main > release_b >(tail) crash_site        SIGSEGV
+ *   tailcall c -> main > release_b >(tail) helper >(tail) crash_site
+ *   tailcall d -> main > drop_a >(tail) free: a double free  SIGABRT
+ *   tailcall e -> main > drop_b >(tail) free: a double free  SIGABRT */
+#include <faultline.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile int counter;
+
+NOINLINE int crash_site(volatile int *p)
+{
+    return *p + 1; /* p is NULL */
+}
+
+NOINLINE int helper(volatile int *p)
+{
+    counter += 5;
+    return crash_site(p);
+}
+
+/* Different code each, or gcc folds them into one (identical-code
+ * folding) and the two paths have one function. */
+NOINLINE int release_a(volatile int *p)
+{
+    counter += 1;
+    return crash_site(p);
+}
+
+NOINLINE int release_b(volatile int *p, int through_helper)
+{
+    counter += 2;
+    if (through_helper)
+        return helper(p);
+    return crash_site(p);
+}
+
+struct blob {
+    char *data;
+    int size;
+};
+
+NOINLINE void drop_a(struct blob *b)
+{
+    counter += b->size;
+    free(b->data);
+}
+
+NOINLINE void drop_b(struct blob *b)
+{
+    counter -= b->size;
+    free(b->data);
+}
+
+static volatile int sink;
+
+int main(int argc, char **argv)
+{
+    if (!faultline_install("tailapp", "1.0", NULL))
+        return 3;
+    char mode = argc > 1 ? argv[1][0] : '?';
+    struct blob b = {malloc(32), 32};
+    memset(b.data, 1, 32);
+    switch (mode) {
+    case 'a':
+        sink = release_a(NULL);
+        break;
+    case 'b':
+        sink = release_b(NULL, 0);
+        break;
+    case 'c':
+        sink = release_b(NULL, 1);
+        break;
+    case 'd':
+        drop_a(&b);
+        drop_a(&b);
+        break;
+    case 'e':
+        drop_b(&b);
+        drop_b(&b);
+        break;
+    }
+    sink = counter;
+    return 0;
+}
