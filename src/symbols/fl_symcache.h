@@ -81,6 +81,9 @@ typedef struct fl_symbuild_stats {
      * their functions and inlined frames are missing, their lines are
      * there (the line table stays in the skeleton's file). */
     size_t dwo_units, dwo_missing;
+    /* Call sites kept (fl_symcache_call_at) and tail calls kept
+     * (fl_symcache_tail_calls). */
+    uint64_t call_sites, tail_calls;
 } fl_symbuild_stats;
 
 /* Where the builder finds a dwz file (the target of .gnu_debugaltlink,

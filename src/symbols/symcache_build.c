@@ -58,6 +58,9 @@
 #define CAP_ENTRIES (1u << 28) /* per growable array */
 #define CAP_STRINGS (1u << 31) /* string table bytes */
 #define CAP_DIE_DEPTH 512u     /* DIE nesting we follow */
+#define CAP_CALLS (1u << 24)   /* call sites kept (direct and tail together) */
+#define CAP_DEFS (1u << 24)    /* DIE -> entry address pairs for call targets */
+#define CAP_LINK_HOPS 8u       /* abstract_origin/specification links followed */
 
 /* ---- allocation: one place, so tests can make it fail ---------------- */
 
@@ -328,6 +331,27 @@ static uint64_t get_varint(const uint8_t **p)
     }
 }
 
+/* A function with code, under one of the DIEs that stand for it: the
+ * concrete DIE itself (direct 1) or one its DW_AT_abstract_origin /
+ * DW_AT_specification chain reaches (direct 0).  key: die_key(). */
+typedef struct def_ent {
+    uint64_t key, entry;
+    uint64_t name_hash; /* direct and external: hash of its raw name, else 0 */
+    uint32_t direct;
+} def_ent;
+
+/* A call site with a known callee, as read (target resolved after the
+ * walk: the callee's definition may come later, in another unit). */
+typedef struct call_ent {
+    uint64_t site;      /* return address, or an address inside the jump */
+    uint64_t owner;     /* tail call: entry of the function making it; else 0 */
+    uint64_t key;       /* die_key() of the callee's DIE */
+    uint64_t target;    /* entry of the callee, FL_SYMCALL_NONE */
+    uint64_t name_hash; /* an external declaration: hash of its raw name, else 0 */
+    uint32_t name;      /* string, or FL_SC_NONE */
+    uint32_t tail;
+} call_ent;
+
 typedef struct sym_in {
     uint64_t addr, size;
     uint32_t name, order;
@@ -374,6 +398,7 @@ typedef struct builder {
         Dwarf_Die die;
         int tag;
         uint32_t record;
+        uint64_t entry; /* a subprogram's entry address, or FL_SYMCALL_NONE */
     } stack[CAP_DIE_DEPTH];
     size_t depth;
     uint64_t fingerprint;
@@ -392,6 +417,15 @@ typedef struct builder {
     int alt_missing;
     char alt_id[2 * FL_SYM_BUILD_ID_MAX + 1];
     char alt_path[1024];
+    /* call sites (see "call sites" below) */
+    vec defs;                      /* def_ent */
+    vec calls;                     /* call_ent */
+    int calls_seen;                /* the DWARF has call-site entries */
+    int calls_capped;              /* CAP_CALLS or CAP_DEFS reached: some not kept */
+    size_t ncalls_out, ntails_out; /* written to the file */
+    Dwarf *dbg;                    /* the current handle (die_key) */
+    Dwarf *split_dbg;              /* the current split unit's .dwo, or NULL */
+    size_t cu_index;               /* the current unit */
 } builder;
 
 #define FILE_UNSET 0xFFFFFFFEu
@@ -1151,6 +1185,344 @@ static int add_die_range(builder *b, uint64_t lo, uint64_t hi, void *arg)
     return die_map_add(b, lo, hi, rec);
 }
 
+/* ---- call sites ------------------------------------------------------
+ *
+ * A tail call (`return free(p);` compiled to a jump) leaves its caller off
+ * the stack, and the DWARF says where: at each call the compiler knows, a
+ * DW_TAG_call_site (DWARF 5) or DW_TAG_GNU_call_site (before) names the
+ * callee (DW_AT_call_origin, DW_AT_abstract_origin) and marks tail calls
+ * (DW_AT_call_tail_call, DW_AT_GNU_tail_call).  The address differs by
+ * producer: gcc gives the return address (DW_AT_call_return_pc; DW_AT_low_pc
+ * for the GNU tag), which for a tail call is the address after the jump;
+ * clang gives a tail call's own address (DW_AT_call_pc).  Kept are the
+ * return address of a direct call (what an unwinder finds on the stack),
+ * and an address inside the jump of a tail call with the entry of the
+ * function making it (what a server asks for: "whose frame could be
+ * missing above this function?").
+ *
+ * The callee's DIE is whatever the producer pointed at: the definition, a
+ * declaration (its definition then has DW_AT_specification pointing back,
+ * perhaps in another unit), or the abstract DIE of an inlined function
+ * (its out-of-line copy then has DW_AT_abstract_origin pointing at it).
+ * So the walk collects, for each function with code, the DIEs that stand
+ * for it (def_ent), and the targets are resolved once every unit is read
+ * (calls_resolve).  A C function defined in another unit is called
+ * through a declaration nothing links to: an external declaration is
+ * matched by name with the module's external definitions.  DIEs are named by die_key(): offsets are
+ * per file, and a DIE may be in the dwz file or a split unit's .dwo. */
+
+/* The section offset of die, tagged with the file it is in: 0 the DWARF
+ * file, 1 its dwz file, 2 + unit index a split unit's .dwo.  UINT64_MAX
+ * when it cannot be named. */
+static uint64_t die_key(const builder *b, Dwarf_Die *die)
+{
+    Dwarf_Off off = dwarf_dieoffset(die);
+    if (off == (Dwarf_Off)-1 || off >= ((uint64_t)1 << 40))
+        return UINT64_MAX;
+    Dwarf *d = die->cu ? dwarf_cu_getdwarf(die->cu) : NULL;
+    uint64_t file = d == b->dbg ? 0 : (b->split_dbg && d == b->split_dbg) ? 2 + b->cu_index : 1;
+    if (file >= ((uint64_t)1 << 24))
+        return UINT64_MAX;
+    return file << 40 | off;
+}
+
+/* A function's entry address: DW_AT_low_pc, else DW_AT_entry_pc, else the
+ * start of the first of its DW_AT_ranges; FL_SYMCALL_NONE when it has no
+ * code (0 too: a function the linker dropped keeps a low_pc of 0). */
+static uint64_t die_entry(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    Dwarf_Addr pc = 0, base, hi;
+    if (dwarf_attr(die, DW_AT_low_pc, &a)) {
+        if (dwarf_lowpc(die, &pc) != 0)
+            return FL_SYMCALL_NONE;
+    } else if (dwarf_attr(die, DW_AT_entry_pc, &a)) {
+        if (dwarf_entrypc(die, &pc) != 0)
+            return FL_SYMCALL_NONE;
+    } else if (!dwarf_attr(die, DW_AT_ranges, &a) || dwarf_ranges(die, 0, &base, &pc, &hi) <= 0) {
+        return FL_SYMCALL_NONE;
+    }
+    return pc ? pc : FL_SYMCALL_NONE;
+}
+
+/* The DIE die refers to through attr (a reference form), into *out. */
+static int die_ref(Dwarf_Die *die, int attr, Dwarf_Die *out)
+{
+    Dwarf_Attribute a;
+    return dwarf_attr(die, attr, &a) && dwarf_formref_die(&a, out) ? 0 : -1;
+}
+
+static int flag_set(Dwarf_Die *die, int attr)
+{
+    Dwarf_Attribute a;
+    bool v = false;
+    return dwarf_attr(die, attr, &a) && dwarf_formflag(&a, &v) == 0 && v;
+}
+
+static int die_addr(Dwarf_Die *die, int attr, uint64_t *out)
+{
+    Dwarf_Attribute a;
+    Dwarf_Addr v;
+    if (!dwarf_attr(die, attr, &a) || dwarf_formaddr(&a, &v) != 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* The name a function's DIE gives it as the linker sees it (linkage
+ * name, else name), following abstract_origin and specification. */
+static const char *raw_name(Dwarf_Die *die)
+{
+    const char *name = die_string(die, DW_AT_linkage_name);
+    if (!name)
+        name = die_string(die, DW_AT_MIPS_linkage_name);
+    if (!name)
+        name = die_string(die, DW_AT_name);
+    return name;
+}
+
+/* For matching a declaration with the definition of another unit by
+ * name: a hash of the raw name of an external function, else 0. */
+static uint64_t extern_hash(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    bool ext = false;
+    if (!dwarf_attr_integrate(die, DW_AT_external, &a) || dwarf_formflag(&a, &ext) != 0 || !ext)
+        return 0;
+    const char *name = raw_name(die);
+    if (!name || !*name)
+        return 0;
+    uint64_t h = fl_sc_hash64(name, strlen(name));
+    return h ? h : 1;
+}
+
+static int push_def(builder *b, uint64_t key, uint64_t entry, uint32_t direct)
+{
+    if (key == UINT64_MAX)
+        return 0;
+    if (b->defs.len >= CAP_DEFS) {
+        b->calls_capped = 1;
+        return 0;
+    }
+    def_ent *d = vec_push(&b->defs);
+    if (!d)
+        return berr(b, FL_SYM_ENOMEM, "call targets");
+    d->key = key;
+    d->entry = entry;
+    d->direct = direct;
+    return 0;
+}
+
+/* Stack entry i is a subprogram: notes its entry address, and which DIEs
+ * stand for it (itself, and along its abstract_origin / specification
+ * links: its abstract DIE, its declaration). */
+static int note_function(builder *b, size_t i)
+{
+    struct stack_ent *s = &b->stack[i];
+    s->entry = die_entry(&s->die);
+    if (s->entry == FL_SYMCALL_NONE)
+        return 0;
+    if (push_def(b, die_key(b, &s->die), s->entry, 1))
+        return b->rc;
+    if (b->defs.len) /* kept: the name it is called by from other units */
+        VEC_AT(b->defs, def_ent, b->defs.len - 1).name_hash = extern_hash(&s->die);
+    Dwarf_Die cur = s->die, next;
+    for (unsigned hop = 0; hop < CAP_LINK_HOPS; hop++) {
+        if (die_ref(&cur, DW_AT_abstract_origin, &next) != 0 &&
+            die_ref(&cur, DW_AT_specification, &next) != 0)
+            break;
+        if (push_def(b, die_key(b, &next), s->entry, 0))
+            return b->rc;
+        cur = next;
+    }
+    return 0;
+}
+
+/* Stack entry i is a call site: kept when its callee is known. */
+static int note_call(builder *b, size_t i)
+{
+    struct stack_ent *s = &b->stack[i];
+    b->calls_seen = 1;
+    Dwarf_Die callee;
+    if (die_ref(&s->die, DW_AT_call_origin, &callee) != 0 &&
+        die_ref(&s->die, DW_AT_abstract_origin, &callee) != 0)
+        return 0; /* an indirect call: no callee to name */
+    if (dwarf_tag(&callee) != DW_TAG_subprogram)
+        return 0;
+    int tail = flag_set(&s->die, DW_AT_call_tail_call) || flag_set(&s->die, DW_AT_GNU_tail_call);
+    uint64_t ret = 0, pc = 0, site, owner = 0;
+    int has_ret = die_addr(&s->die, DW_AT_call_return_pc, &ret) == 0 ||
+                  die_addr(&s->die, DW_AT_low_pc, &ret) == 0;
+    int has_pc = die_addr(&s->die, DW_AT_call_pc, &pc) == 0;
+    if (!tail) {
+        if (!has_ret || ret == 0)
+            return 0;
+        site = ret;
+    } else {
+        if (has_pc && pc != 0)
+            site = pc;
+        else if (has_ret && ret > 1)
+            site = ret - 1; /* the return address a call would have: after the jump */
+        else
+            return 0;
+        /* The out-of-line function it is in (an inlined subroutine's tail
+         * call is its caller's). */
+        owner = FL_SYMCALL_NONE;
+        for (size_t j = i; j-- > 0;)
+            if (b->stack[j].tag == DW_TAG_subprogram) {
+                owner = b->stack[j].entry;
+                break;
+            }
+        if (owner == FL_SYMCALL_NONE)
+            return 0;
+    }
+    if (b->calls.len >= CAP_CALLS) {
+        b->calls_capped = 1;
+        return 0;
+    }
+    const char *name = raw_name(&callee);
+    uint32_t name_id = name ? intern_name(b, name) : FL_SC_NONE;
+    if (b->rc)
+        return b->rc;
+    call_ent *c = vec_push(&b->calls);
+    if (!c)
+        return berr(b, FL_SYM_ENOMEM, "call sites");
+    c->site = site;
+    c->owner = owner;
+    c->key = die_key(b, &callee);
+    c->target = FL_SYMCALL_NONE;
+    /* A declaration: its definition may be in another unit, which has no
+     * link to it (C has no DW_AT_specification there). */
+    c->name_hash = dwarf_hasattr(&callee, DW_AT_declaration) ? extern_hash(&callee) : 0;
+    c->name = name_id;
+    c->tail = (uint32_t)tail;
+    return 0;
+}
+
+static int def_cmp(const void *x, const void *y)
+{
+    const def_ent *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->direct != b->direct)
+        return a->direct > b->direct ? -1 : 1; /* the DIE itself first */
+    return a->entry < b->entry ? -1 : a->entry > b->entry;
+}
+
+/* Order of the output: direct calls by site, then tail calls by owner and
+ * site; among calls at one site, one picked the same way every time. */
+static int call_cmp(const void *x, const void *y)
+{
+    const call_ent *a = x, *b = y;
+    if (a->tail != b->tail)
+        return a->tail < b->tail ? -1 : 1;
+    if (a->owner != b->owner)
+        return a->owner < b->owner ? -1 : 1;
+    if (a->site != b->site)
+        return a->site < b->site ? -1 : 1;
+    if (a->target != b->target)
+        return a->target < b->target ? -1 : 1;
+    return a->name < b->name ? -1 : a->name > b->name;
+}
+
+typedef struct name_def {
+    uint64_t hash, entry;
+} name_def;
+
+static int name_def_cmp(const void *x, const void *y)
+{
+    const name_def *a = x, *b = y;
+    if (a->hash != b->hash)
+        return a->hash < b->hash ? -1 : 1;
+    return a->entry < b->entry ? -1 : a->entry > b->entry;
+}
+
+/* The entry of the only function keyed k in the sorted d[0..n) (the DIE's
+ * own definition first, else the ones its links reach, when all of those
+ * agree on one entry), FL_SYMCALL_NONE when it is ambiguous; 0 and
+ * *found 0 when there is none. */
+static uint64_t def_lookup(const def_ent *d, size_t n, uint64_t k, int *found)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d[mid].key < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = lo < n && d[lo].key == k;
+    if (!*found)
+        return 0;
+    uint64_t t = d[lo].entry;
+    for (size_t j = lo + 1; j < n && d[j].key == k && d[j].direct == d[lo].direct; j++)
+        if (d[j].entry != t)
+            return FL_SYMCALL_NONE;
+    return t;
+}
+
+/* Every unit read: each call's target is the entry of the function its
+ * callee's DIE stands for (def_lookup); failing that, for an external
+ * declaration, the only external function of that name defined in the
+ * module.  An abstract DIE with two out-of-line copies, a constructor's
+ * complete and base variants at different addresses, two definitions of
+ * one name: no single target, none.  Then sorted for output. */
+static int calls_resolve(builder *b)
+{
+    def_ent *d = b->defs.data;
+    size_t nd = b->defs.len, nn = 0;
+    if (nd)
+        qsort(d, nd, sizeof *d, def_cmp);
+    /* The external definitions by name. */
+    for (size_t i = 0; i < nd; i++)
+        nn += d[i].name_hash != 0;
+    name_def *byname = nn ? sc_malloc(nn * sizeof *byname) : NULL;
+    if (nn && !byname)
+        return berr(b, FL_SYM_ENOMEM, "call targets");
+    nn = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (d[i].name_hash)
+            byname[nn++] = (name_def){d[i].name_hash, d[i].entry};
+    if (nn)
+        qsort(byname, nn, sizeof *byname, name_def_cmp);
+    call_ent *c = b->calls.data;
+    for (size_t i = 0; i < b->calls.len; i++) {
+        int found;
+        uint64_t t = def_lookup(d, nd, c[i].key, &found);
+        if (found) {
+            c[i].target = t;
+            continue;
+        }
+        if (!c[i].name_hash || nn == 0)
+            continue;
+        /* [first, last] of the name: one entry when they agree (sorted
+         * by entry within a name). */
+        size_t lo = 0, hi = nn;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (byname[mid].hash < c[i].name_hash)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t first = lo;
+        for (hi = nn; lo < hi;) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (byname[mid].hash <= c[i].name_hash)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > first && byname[first].entry == byname[lo - 1].entry)
+            c[i].target = byname[first].entry;
+    }
+    free(byname);
+    vec_free(&b->defs); /* not needed any more: make room for the output */
+    if (b->calls.len)
+        qsort(c, b->calls.len, sizeof *c, call_cmp);
+    return 0;
+}
+
 static int walk_die(builder *b, Dwarf_Die *die)
 {
     if (b->depth >= CAP_DIE_DEPTH)
@@ -1159,6 +1531,13 @@ static int walk_die(builder *b, Dwarf_Die *die)
     s->die = *die;
     s->tag = dwarf_tag(die);
     s->record = FL_SC_NONE;
+    s->entry = FL_SYMCALL_NONE;
+    if ((s->tag == DW_TAG_subprogram && note_function(b, b->depth - 1)) ||
+        ((s->tag == DW_TAG_call_site || s->tag == DW_TAG_GNU_call_site) &&
+         note_call(b, b->depth - 1))) {
+        b->depth--;
+        return b->rc;
+    }
     if (s->tag == DW_TAG_subprogram || s->tag == DW_TAG_inlined_subroutine) {
         if (die_ranges(b, die, add_die_range, NULL)) {
             b->depth--;
@@ -2306,6 +2685,43 @@ static void rec_packed(builder *b, rec_cursor *c, file_map *fm, const str_remap 
         v[f] = rec_field(&r, i, f);
 }
 
+/* calls[] (tail 0) or tails[] (tail 1) as stored (symcache_format.h),
+ * into out when not NULL; returns the entry count.  Addresses become
+ * 32-bit offsets from base like the symbols' (a call outside that span is
+ * dropped; a target outside it is "none"), names their strings after
+ * tail merging, and of calls at one site (direct) or one (owner, site)
+ * (tail) the first in call_cmp order is kept. */
+static size_t calls_pack(const builder *b, uint64_t base, const str_remap *rm, uint32_t tail,
+                         uint8_t *out)
+{
+    const call_ent *c = b->calls.data;
+    size_t n = 0;
+    uint64_t last_owner = 0, last_site = 0;
+    for (size_t i = 0; i < b->calls.len; i++) {
+        if (c[i].tail != tail || c[i].site < base || c[i].site - base > 0xFFFFFFFFu ||
+            (tail && (c[i].owner < base || c[i].owner - base > 0xFFFFFFFFu)))
+            continue;
+        if (n > 0 && c[i].site == last_site && c[i].owner == last_owner)
+            continue;
+        last_site = c[i].site;
+        last_owner = c[i].owner;
+        if (out) {
+            uint32_t v[4], k = 0;
+            if (tail)
+                v[k++] = (uint32_t)(c[i].owner - base);
+            v[k++] = (uint32_t)(c[i].site - base);
+            v[k++] = c[i].target != FL_SYMCALL_NONE && c[i].target >= base &&
+                             c[i].target - base < 0xFFFFFFFFu
+                         ? (uint32_t)(c[i].target - base + 1)
+                         : 0;
+            v[k++] = remap_str(rm, c[i].name);
+            memcpy(out + n * (k * sizeof(uint32_t)), v, k * sizeof(uint32_t));
+        }
+        n++;
+    }
+    return n;
+}
+
 static int serialize(builder *b, void **out, size_t *outlen)
 {
     size_t nsym = b->syms.len, nrec = b->nrecs;
@@ -2385,6 +2801,10 @@ static int serialize(builder *b, void **out, size_t *outlen)
         h.flags |= FL_SC_F_DWO_MISSING | (uint32_t)(nowhere < 0xfffe ? nowhere + 1 : 0xffff)
                                              << FL_SC_F_DWO_COUNT_SHIFT;
     }
+    /* The call-site tables say which calls there are only when every
+     * call-site entry was read (no cap reached). */
+    if (b->has_dwarf && b->calls_seen && !b->calls_capped)
+        h.flags |= FL_SC_F_CALLS;
     h.base_addr = base;
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
     h.ranges_count = b->nranges;
@@ -2415,6 +2835,16 @@ static int serialize(builder *b, void **out, size_t *outlen)
     off = ALIGN8(off + packed_size(nsym, h.sym_w, FL_SC_S_N));
     h.saddrs_off = off;
     off = ALIGN8(off + nsym * sizeof(uint32_t));
+    fl_sc_header4 hx;
+    memset(&hx, 0, sizeof hx);
+    hx.calls_off = off;
+    hx.calls_count = calls_pack(b, base, &rm, 0, NULL);
+    off = ALIGN8(off + hx.calls_count * FL_SC_CALL_SIZE);
+    hx.tails_off = off;
+    hx.tails_count = calls_pack(b, base, &rm, 1, NULL);
+    off = ALIGN8(off + hx.tails_count * FL_SC_TAIL_SIZE);
+    b->ncalls_out = hx.calls_count;
+    b->ntails_out = hx.tails_count;
     h.strings_off = off;
     h.strings_size = b->strs.len;
     off = ALIGN8(off + b->strs.len);
@@ -2463,11 +2893,14 @@ static int serialize(builder *b, void **out, size_t *outlen)
         uint32_t a = (uint32_t)(VEC_AT(b->syms, sym_in, i).addr - base); /* checked above */
         memcpy(buf + h.saddrs_off + i * sizeof a, &a, sizeof a);
     }
+    calls_pack(b, base, &rm, 0, buf + hx.calls_off);
+    calls_pack(b, base, &rm, 1, buf + hx.tails_off);
     if (b->strs.len)
         memcpy(buf + h.strings_off, b->strs.buf, b->strs.len);
-    memcpy(buf, &h, sizeof h);
-    h.checksum = fl_sc_file_checksum(buf, off);
-    memcpy(buf, &h, sizeof h);
+    hx.base = h;
+    memcpy(buf, &hx, sizeof hx);
+    hx.base.checksum = fl_sc_file_checksum(buf, off);
+    memcpy(buf, &hx, sizeof hx);
     *out = buf;
     *outlen = off;
 done:
@@ -2500,6 +2933,8 @@ static void builder_free(builder *b)
     b->mch = NULL;
     b->nmch = b->pmch = b->capmch = 0;
     vec_free(&b->syms);
+    vec_free(&b->defs);
+    vec_free(&b->calls);
     ftab_reset(&b->dies_ft);
     ftab_reset(&b->lines_ft);
 }
@@ -2516,6 +2951,8 @@ static void builder_init(builder *b, char *err, size_t errlen)
     vec_init(&b->lines, sizeof(line_bp));
     vec_init(&b->dbps, sizeof(die_bp));
     vec_init(&b->syms, sizeof(sym_in));
+    vec_init(&b->defs, sizeof(def_ent));
+    vec_init(&b->calls, sizeof(call_ent));
 }
 
 /* ---- dwz files ------------------------------------------------------
@@ -2685,8 +3122,10 @@ static int recycle_dwarf(builder *b, Dwarf **dbg, Elf *delf, const alt_file *alt
     dwarf_end(*dbg);
     drop_mapped(b);
     b->rows_held = 0;
+    b->dbg = NULL;
     if (!(*dbg = dwarf_begin_elf(delf, DWARF_C_READ, NULL)))
         return berr(b, FL_SYM_ENOMEM, "reopening DWARF: %s", dwarf_errmsg(-1));
+    b->dbg = *dbg;
     if (alt->dbg)
         dwarf_setalt(*dbg, alt->dbg);
     return 0;
@@ -2698,6 +3137,7 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
     if (!dbg)
         return 0; /* no DWARF: symbol table only */
     b->has_dwarf = 1;
+    b->dbg = dbg;
     alt_file alt = {.fd = -1};
     b->alt_missing = link_alt(dbg, dwarf_path, b->opts, &alt, b->alt_id, sizeof b->alt_id,
                               b->alt_path, sizeof b->alt_path) == ALT_MISSING;
@@ -2755,8 +3195,13 @@ static int build_dwarf(builder *b, Elf *delf, const char *dwarf_path)
             b->dwo_missing++; /* llvm reads the skeleton alone then: so do we */
             skel = false;
         }
+        b->cu_index = i;
+        b->split_dbg = skel ? dwarf_cu_getdwarf(split.cu) : NULL;
         process_cu(b, cu, &cudie, skel ? &split : &cudie);
     }
+    b->dbg = b->split_dbg = NULL;
+    if (b->rc == 0)
+        calls_resolve(b);
     ftab_reset(&b->dies_ft);
     ftab_reset(&b->lines_ft);
     if (dbg)
@@ -2896,6 +3341,8 @@ int fl_symcache_build_mem(const void *image, size_t size, void **out, size_t *ou
         stats->string_bytes = b.strs.len;
         stats->file_bytes = *outlen;
         stats->has_dwarf = b.has_dwarf;
+        stats->call_sites = b.ncalls_out;
+        stats->tail_calls = b.ntails_out;
     }
     int rc = b.rc;
     builder_free(&b);
@@ -3004,6 +3451,8 @@ int fl_symcache_build_with(const char *elf_path, const char *out_path, const fl_
         stats->string_bytes = b.strs.len;
         stats->file_bytes = len;
         stats->has_dwarf = b.has_dwarf;
+        stats->call_sites = b.ncalls_out;
+        stats->tail_calls = b.ntails_out;
         set_out(stats->debug_path, sizeof stats->debug_path, debug_path);
         set_out(stats->alt_build_id, sizeof stats->alt_build_id, b.alt_id);
         set_out(stats->alt_path, sizeof stats->alt_path, b.alt_path);

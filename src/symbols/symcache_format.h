@@ -4,7 +4,7 @@
  * Little-endian, every table 8-byte aligned, every file offset 64-bit.
  * The full field table is in docs/symbols.md.  In short:
  *
- *   header (256 bytes)
+ *   header (320 bytes: the 256 of version 3, then the call-site tables')
  *   baddrs[]   one u32 per FL_SC_BLOCK range entries: the block's first
  *              address minus base_addr (a dense array for the search)
  *   bstate[]   bit-packed, per block: where its data starts in rdata
@@ -22,6 +22,12 @@
  *              the binary search)
  *   symbols[]  bit-packed, per symbol: size, name+1, STT_FILE file
  *              index+1; widths in sym_w[] (sym_w[FL_SC_S_ADDR] is 0)
+ *   calls[]    12 bytes per direct call, sorted by site, one per site:
+ *              u32 return address - base_addr, u32 target - base_addr + 1
+ *              (0: not in this module), u32 name (string or FL_SC_NONE)
+ *   tails[]    16 bytes per tail call, sorted by (owner, site), unique:
+ *              u32 owner's entry - base_addr, u32 site - base_addr (inside
+ *              the jump), u32 target + 1 and u32 name as in calls[]
  *   strings    NUL-terminated, deduplicated, a string that is the tail of
  *              another stored inside it; refs are offsets into it
  *
@@ -54,9 +60,13 @@
 #include <stdint.h>
 
 #define FL_SC_MAGIC "FLSYMCH\0"
-#define FL_SC_VERSION 3u
-#define FL_SC_VERSION_STR "3"
-#define FL_SC_HEADER_SIZE 256u
+#define FL_SC_VERSION 4u
+/* Version 3 is the same file without the call-site tables and with the
+ * 256-byte header fl_sc_header; the reader still opens it. */
+#define FL_SC_VERSION_MIN 3u
+#define FL_SC_VERSION_STR "3 or 4"
+#define FL_SC_HEADER_SIZE 320u  /* version 4: fl_sc_header4 */
+#define FL_SC_HEADER3_SIZE 256u /* version 3: fl_sc_header alone */
 /* The builder's revision, kept in each file (fl_sc_header.builder).  Raise
  * it when the builder answers differently for the same input without a
  * change of layout: a cache directory rebuilds a symcache of an older
@@ -66,8 +76,8 @@
  * symbols ($x, $d), relocatable objects refused.  2: a split unit's call
  * files from the skeleton's file table (clang's .dwo with type units had
  * other files at their indices), gcc's DWARF 5 .dwo files with type units
- * read. */
-#define FL_SC_BUILDER 2u
+ * read.  3: call sites (format version 4). */
+#define FL_SC_BUILDER 3u
 #define FL_SC_NONE 0xFFFFFFFFu /* "no string / no record" */
 
 /* Limits the builder enforces and the reader relies on. */
@@ -135,9 +145,25 @@ typedef struct fl_sc_header {
     uint16_t builder; /* FL_SC_BUILDER of the build; 0 before it was kept */
 } fl_sc_header;
 
+/* Version 4: the base header, then where the call-site tables are.  The
+ * checksum covers all 320 bytes (its own field as 0). */
+typedef struct fl_sc_header4 {
+    fl_sc_header base;
+    uint64_t calls_off, calls_count; /* 12-byte entries, see above */
+    uint64_t tails_off, tails_count; /* 16-byte entries */
+    uint8_t reserved[32];            /* zero */
+} fl_sc_header4;
+
+#define FL_SC_CALL_SIZE 12u
+#define FL_SC_TAIL_SIZE 16u
+
 #define FL_SC_F_DWARF 1u       /* built from DWARF (else symbol table only) */
 #define FL_SC_F_ALT_MISSING 2u /* the DWARF's dwz file was not found */
 #define FL_SC_F_DWO_MISSING 4u /* a split unit's .dwo file was not found */
+/* Version 4: the DWARF has call-site entries (DW_TAG_call_site or
+ * DW_TAG_GNU_call_site), so calls[] and tails[] say which calls there
+ * are, not merely that none were kept. */
+#define FL_SC_F_CALLS 8u
 /* Bits 16-31 (with FL_SC_F_DWO_MISSING): 1 + how many split units' .dwo
  * files were found nowhere (saturating; 0 in files of builders before it
  * was kept). */
@@ -162,16 +188,20 @@ typedef struct fl_sc_record {
     uint32_t call_column;
 } fl_sc_record;
 
-_Static_assert(sizeof(fl_sc_header) == FL_SC_HEADER_SIZE, "header size");
+_Static_assert(sizeof(fl_sc_header) == FL_SC_HEADER3_SIZE, "header size");
 /* Where files of builders before FL_SC_BUILDER kept two zero bytes. */
-_Static_assert(offsetof(fl_sc_header, builder) == FL_SC_HEADER_SIZE - 2, "builder offset");
+_Static_assert(offsetof(fl_sc_header, builder) == FL_SC_HEADER3_SIZE - 2, "builder offset");
+_Static_assert(sizeof(fl_sc_header4) == FL_SC_HEADER_SIZE, "version 4 header size");
+_Static_assert(offsetof(fl_sc_header4, calls_off) == FL_SC_HEADER3_SIZE, "v4 extension offset");
 
 /* 64-bit checksum of a byte range (an xxh64-style 4-lane hash: fast
  * enough that verifying a multi-megabyte file costs well under 1 ms). */
 uint64_t fl_sc_hash64(const void *data, size_t len);
 
 /* The header's checksum field for a whole file (size >= header size):
- * covers the header with the checksum field taken as 0, and the body. */
+ * covers the header with the checksum field taken as 0, and the body.
+ * The header is 320 bytes when the file says version 4 or later (and is
+ * that long), else 256. */
 uint64_t fl_sc_file_checksum(const uint8_t *file, size_t size);
 
 #endif

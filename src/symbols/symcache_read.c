@@ -35,6 +35,9 @@ struct fl_symcache {
     const uint8_t *rdata;
     const uint8_t *bstate, *records, *symbols; /* bit-packed */
     const uint32_t *saddrs;
+    /* Version 4's call-site tables (count 0 in a version 3 file). */
+    const uint8_t *calls, *tails;
+    uint64_t calls_count, tails_count;
     size_t bstate_size, records_size, symbols_size;
     uint64_t blk_bits, rec_bits, sym_bits; /* bits per entry */
     uint8_t blk_at[FL_SC_B_N], rec_at[FL_SC_R_N], sym_at[FL_SC_S_N]; /* bit offset of each field */
@@ -144,11 +147,14 @@ uint64_t fl_sc_hash64(const void *data, size_t len)
 
 uint64_t fl_sc_file_checksum(const uint8_t *file, size_t size)
 {
-    fl_sc_header h;
-    memcpy(&h, file, sizeof h);
-    h.checksum = 0;
-    uint64_t a = fl_sc_hash64(&h, sizeof h);
-    uint64_t b = fl_sc_hash64(file + FL_SC_HEADER_SIZE, size - FL_SC_HEADER_SIZE);
+    fl_sc_header4 h;
+    memcpy(&h.base, file, sizeof h.base);
+    size_t hs =
+        h.base.version >= 4 && size >= FL_SC_HEADER_SIZE ? FL_SC_HEADER_SIZE : FL_SC_HEADER3_SIZE;
+    memcpy(&h, file, hs);
+    h.base.checksum = 0;
+    uint64_t a = fl_sc_hash64(&h, hs);
+    uint64_t b = fl_sc_hash64(file + hs, size - hs);
     return a * P1 ^ b;
 }
 
@@ -162,11 +168,11 @@ static int fail(char *err, size_t errlen, int code, const char *what)
 }
 
 /* Does the table [off, off + count * esize) lie inside the file after the
- * header, aligned?  Written so that no multiplication or addition can
- * overflow. */
-static int table_ok(uint64_t off, uint64_t count, uint64_t esize, uint64_t size)
+ * header (hsize bytes), aligned?  Written so that no multiplication or
+ * addition can overflow. */
+static int table_ok(uint64_t off, uint64_t count, uint64_t esize, uint64_t size, uint64_t hsize)
 {
-    if (off < FL_SC_HEADER_SIZE || off > size || (off & 7) != 0)
+    if (off < hsize || off > size || (off & 7) != 0)
         return 0;
     if (count > (size - off) / esize)
         return 0;
@@ -224,9 +230,46 @@ static int huff_table(const uint8_t *packed_len, unsigned nsyms, uint16_t *tab)
     return 0;
 }
 
+static uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* The call-site tables, once their place is checked: sorted and without
+ * duplicates (the lookups binary-search them), and every name a string
+ * of the table.  NULL when valid, else what is wrong. */
+static const char *calls_invalid(const fl_symcache *sc)
+{
+    uint64_t nstr = sc->hdr.strings_size;
+    for (uint64_t i = 0; i < sc->calls_count; i++) {
+        const uint8_t *c = sc->calls + i * FL_SC_CALL_SIZE;
+        if (i > 0 && rd32(c - FL_SC_CALL_SIZE) >= rd32(c))
+            return "call sites not sorted";
+        uint32_t name = rd32(c + 8);
+        if (name != FL_SC_NONE && name >= nstr)
+            return "call site name outside the string table";
+    }
+    for (uint64_t i = 0; i < sc->tails_count; i++) {
+        const uint8_t *t = sc->tails + i * FL_SC_TAIL_SIZE;
+        if (i > 0) {
+            const uint8_t *p = t - FL_SC_TAIL_SIZE;
+            uint64_t a = (uint64_t)rd32(p) << 32 | rd32(p + 4);
+            uint64_t b = (uint64_t)rd32(t) << 32 | rd32(t + 4);
+            if (a >= b)
+                return "tail calls not sorted";
+        }
+        uint32_t name = rd32(t + 12);
+        if (name != FL_SC_NONE && name >= nstr)
+            return "tail call name outside the string table";
+    }
+    return NULL;
+}
+
 static int validate(fl_symcache *sc, char *err, size_t errlen)
 {
-    if (sc->size < FL_SC_HEADER_SIZE)
+    if (sc->size < FL_SC_HEADER3_SIZE)
         return fail(err, errlen, FL_SYM_ECORRUPT, "shorter than its header");
     if (((uintptr_t)sc->base & 7) != 0)
         return fail(err, errlen, FL_SYM_EINVAL, "buffer not 8-byte aligned");
@@ -234,10 +277,17 @@ static int validate(fl_symcache *sc, char *err, size_t errlen)
     const fl_sc_header *h = &sc->hdr;
     if (memcmp(h->magic, FL_SC_MAGIC, 8) != 0)
         return fail(err, errlen, FL_SYM_ECORRUPT, "bad magic");
-    if (h->version != FL_SC_VERSION)
+    if (h->version < FL_SC_VERSION_MIN || h->version > FL_SC_VERSION)
         return fail(err, errlen, FL_SYM_EVERSION, "format version is not " FL_SC_VERSION_STR);
-    if (h->header_size != FL_SC_HEADER_SIZE)
+    uint64_t hs = h->version >= 4 ? FL_SC_HEADER_SIZE : FL_SC_HEADER3_SIZE;
+    if (h->header_size != hs || sc->size < hs)
         return fail(err, errlen, FL_SYM_ECORRUPT, "bad header size");
+    fl_sc_header4 x; /* the version 4 part; zero in a version 3 file */
+    memset(&x, 0, sizeof x);
+    if (h->version >= 4)
+        memcpy(&x, sc->base, sizeof x);
+    else
+        x.calls_off = x.tails_off = hs; /* empty tables */
     if (h->file_size != sc->size)
         return fail(err, errlen, FL_SYM_ECORRUPT, "size does not match the header (truncated?)");
     if (h->build_id_len > FL_SYM_BUILD_ID_MAX)
@@ -273,22 +323,34 @@ static int validate(fl_symcache *sc, char *err, size_t errlen)
     uint64_t bsz = packed_bytes(h->blocks_count, sc->blk_bits);
     uint64_t rsz = packed_bytes(h->records_count, sc->rec_bits);
     uint64_t ssz = packed_bytes(h->symbols_count, sc->sym_bits);
-    if (!table_ok(h->baddrs_off, h->blocks_count, sizeof(uint32_t), sc->size) ||
-        !table_ok(h->bstate_off, bsz, 1, sc->size) ||
-        !table_ok(h->huff_off, FL_SC_HUFF_SIZE, 1, sc->size) ||
-        !table_ok(h->files_off, h->files_count, sizeof(uint32_t), sc->size) ||
-        !table_ok(h->rdata_off, h->rdata_size, 1, sc->size) ||
-        !table_ok(h->records_off, rsz, 1, sc->size) ||
-        !table_ok(h->symbols_off, ssz, 1, sc->size) ||
-        !table_ok(h->saddrs_off, h->symbols_count, sizeof(uint32_t), sc->size) ||
-        !table_ok(h->strings_off, h->strings_size, 1, sc->size))
+    if (!table_ok(h->baddrs_off, h->blocks_count, sizeof(uint32_t), sc->size, hs) ||
+        !table_ok(h->bstate_off, bsz, 1, sc->size, hs) ||
+        !table_ok(h->huff_off, FL_SC_HUFF_SIZE, 1, sc->size, hs) ||
+        !table_ok(h->files_off, h->files_count, sizeof(uint32_t), sc->size, hs) ||
+        !table_ok(h->rdata_off, h->rdata_size, 1, sc->size, hs) ||
+        !table_ok(h->records_off, rsz, 1, sc->size, hs) ||
+        !table_ok(h->symbols_off, ssz, 1, sc->size, hs) ||
+        !table_ok(h->saddrs_off, h->symbols_count, sizeof(uint32_t), sc->size, hs) ||
+        !table_ok(h->strings_off, h->strings_size, 1, sc->size, hs) ||
+        !table_ok(x.calls_off, x.calls_count, FL_SC_CALL_SIZE, sc->size, hs) ||
+        !table_ok(x.tails_off, x.tails_count, FL_SC_TAIL_SIZE, sc->size, hs))
         return fail(err, errlen, FL_SYM_ECORRUPT, "a table lies outside the file");
+    for (size_t i = 0; i < sizeof x.reserved; i++)
+        if (x.reserved[i])
+            return fail(err, errlen, FL_SYM_ECORRUPT, "reserved header bytes not zero");
     if (h->rdata_size < 8)
         return fail(err, errlen, FL_SYM_ECORRUPT, "range data lacks its padding");
     if (h->strings_size > 0 && sc->base[h->strings_off + h->strings_size - 1] != '\0')
         return fail(err, errlen, FL_SYM_ECORRUPT, "string table not terminated");
     if (fl_sc_file_checksum(sc->base, sc->size) != h->checksum)
         return fail(err, errlen, FL_SYM_ECORRUPT, "checksum mismatch");
+    sc->calls = sc->base + x.calls_off;
+    sc->calls_count = x.calls_count;
+    sc->tails = sc->base + x.tails_off;
+    sc->tails_count = x.tails_count;
+    const char *why = calls_invalid(sc);
+    if (why)
+        return fail(err, errlen, FL_SYM_ECORRUPT, why);
     static const unsigned nsyms[] = FL_SC_HUFF_ALPHA_SYMS, at[] = FL_SC_HUFF_ALPHA_AT;
     for (int a = 0; a < FL_SC_HUFF_N; a++)
         if (huff_table(sc->base + h->huff_off + at[a], nsyms[a], sc->huff[a]) != 0)
@@ -340,7 +402,7 @@ int fl_symcache_open(const char *path, fl_symcache **out, char *err, size_t errl
         close(fd);
         return fail(err, errlen, FL_SYM_EIO, "not a regular file");
     }
-    if ((uint64_t)st.st_size < FL_SC_HEADER_SIZE) {
+    if ((uint64_t)st.st_size < FL_SC_HEADER3_SIZE) {
         close(fd);
         return fail(err, errlen, FL_SYM_ECORRUPT, "shorter than its header");
     }
@@ -948,6 +1010,69 @@ size_t fl_symcache_lookup(const fl_symcache *sc, uint64_t addr, fl_symframe *fra
          * the STT_FILE symbol before it. */
         if (!last->file)
             last->file = file_at(sc, SYM_F(sc, si, FL_SC_S_FILE));
+    }
+    return n;
+}
+
+/* ---- call sites ----------------------------------------------------- */
+
+int fl_symcache_has_calls(const fl_symcache *sc)
+{
+    return sc->hdr.version >= 4 && (sc->hdr.flags & FL_SC_F_CALLS) != 0;
+}
+
+/* Stored target + 1 (0: none) and name -> the public form. */
+static void call_out(const fl_symcache *sc, uint64_t site, uint32_t target1, uint32_t name,
+                     fl_symcall *out)
+{
+    out->site = site;
+    out->target = target1 ? sc->hdr.base_addr + target1 - 1 : FL_SYMCALL_NONE;
+    out->target_name = str_at(sc, name);
+}
+
+int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out)
+{
+    if (!sc || ret < sc->hdr.base_addr || ret - sc->hdr.base_addr > UINT32_MAX)
+        return 0;
+    uint32_t rel = (uint32_t)(ret - sc->hdr.base_addr);
+    uint64_t lo = 0, hi = sc->calls_count; /* first site >= rel */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rd32(sc->calls + mid * FL_SC_CALL_SIZE) < rel)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == sc->calls_count)
+        return 0;
+    const uint8_t *c = sc->calls + lo * FL_SC_CALL_SIZE;
+    if (rd32(c) != rel)
+        return 0;
+    if (out)
+        call_out(sc, ret, rd32(c + 4), rd32(c + 8), out);
+    return 1;
+}
+
+size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall *out, size_t max)
+{
+    if (!sc || entry < sc->hdr.base_addr || entry - sc->hdr.base_addr > UINT32_MAX)
+        return 0;
+    uint32_t rel = (uint32_t)(entry - sc->hdr.base_addr);
+    uint64_t lo = 0, hi = sc->tails_count; /* first owner >= rel */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rd32(sc->tails + mid * FL_SC_TAIL_SIZE) < rel)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    for (uint64_t i = lo; i < sc->tails_count; i++, n++) {
+        const uint8_t *t = sc->tails + i * FL_SC_TAIL_SIZE;
+        if (rd32(t) != rel)
+            break;
+        if (out && n < max)
+            call_out(sc, sc->hdr.base_addr + rd32(t + 4), rd32(t + 8), rd32(t + 12), &out[n]);
     }
     return n;
 }

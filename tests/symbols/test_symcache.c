@@ -3,13 +3,18 @@
  *
  *   test_symcache PROGRAM WORKDIR [SEED_CORPUS_DIR]
  *
- * PROGRAM is tests/symbols/data/inline_heavy.c built with -O2 -g.  The
+ * PROGRAM is tests/symbols/data/inline_heavy.c built with -O2 -g;
+ * CALLSITES_DIR holds tests/symbols/data/callsites.{c,cpp} built by the
+ * compilers there are (see CMakeLists.txt).  The
  * tests build its symcache, look addresses up, then feed the reader and
  * the builder damaged input (memoized lookups too): every truncation, byte flips, forged
  * checksums over broken indices, garbage and truncated ELF files.  The
  * point of the damage tests is "clean error, never a crash" (they run
  * under ASan+UBSan too).
  */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -500,7 +505,7 @@ static void test_store(void **state)
         uint8_t *buf = slurp(path, &len);
         fl_sc_header h;
         memcpy(&h, buf, sizeof h);
-        h.version = FL_SC_VERSION - 1;
+        h.version = FL_SC_VERSION_MIN - 1;
         memcpy(buf, &h, sizeof h);
         h.checksum = fl_sc_file_checksum(buf, len);
         memcpy(buf, &h, sizeof h);
@@ -896,6 +901,504 @@ static void test_dwp_index(void **state)
     assert_true(fl_dwp_index_parse(b, 16, false, &ix, why, sizeof why) < 0);
 }
 
+/* ---- call sites ------------------------------------------------------
+ *
+ * The programs of tests/symbols/data/callsites.{c,cpp}, built by CMake
+ * into g_calls: each test builds a symcache of one and checks its call
+ * sites against the program's own code -- the return addresses of the
+ * direct calls (e8 rel32) found in main's bytes, the entries and extents
+ * of functions from .symtab.  x86-64 only (the byte scan). */
+
+typedef struct elf_fn {
+    uint64_t addr, size;
+    uint8_t *code; /* its bytes (malloc'd), or NULL */
+} elf_fn;
+
+/* The function symbol of prog named name (or, with prefix, whose name
+ * starts with it: "_ZN4Blob7releaseEv" finds a ".isra.0" clone too),
+ * with its code.  0 when found. */
+static int elf_function(const char *prog, const char *name, bool prefix, elf_fn *out)
+{
+    memset(out, 0, sizeof *out);
+    elf_version(EV_CURRENT);
+    int fd = open(prog, O_RDONLY);
+    assert_true(fd >= 0);
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    assert_non_null(elf);
+    int found = -1;
+    Elf_Scn *scn = NULL;
+    while (found != 0 && (scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        for (size_t i = 1; d && i < sh.sh_size / sh.sh_entsize; i++) {
+            GElf_Sym s;
+            const char *nm;
+            if (!gelf_getsym(d, (int)i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC ||
+                s.st_shndx == SHN_UNDEF || !(nm = elf_strptr(elf, sh.sh_link, s.st_name)))
+                continue;
+            if (prefix ? strncmp(nm, name, strlen(name)) != 0 : strcmp(nm, name) != 0)
+                continue;
+            out->addr = s.st_value;
+            out->size = s.st_size;
+            found = 0;
+            break;
+        }
+    }
+    /* Its bytes, from the section holding it. */
+    for (scn = NULL; found == 0 && (scn = elf_nextscn(elf, scn)) != NULL;) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || out->addr < sh.sh_addr ||
+            out->addr + out->size > sh.sh_addr + sh.sh_size)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        assert_non_null(d);
+        out->code = malloc(out->size ? out->size : 1);
+        memcpy(out->code, (const uint8_t *)d->d_buf + (out->addr - sh.sh_addr), out->size);
+        break;
+    }
+    elf_end(elf);
+    close(fd);
+    return found;
+}
+
+/* The return addresses of fn's direct calls (e8 rel32) to target, in
+ * address order; how many. */
+static size_t calls_to(const elf_fn *fn, uint64_t target, uint64_t *rets, size_t max)
+{
+    size_t n = 0;
+    for (uint64_t i = 0; fn->code && i + 5 <= fn->size; i++) {
+        int32_t rel;
+        memcpy(&rel, fn->code + i + 1, 4);
+        if (fn->code[i] == 0xe8 && fn->addr + i + 5 + (uint64_t)(int64_t)rel == target) {
+            if (n < max)
+                rets[n] = fn->addr + i + 5;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Is addr inside a jump instruction (e9 rel32, eb rel8) of fn? */
+static bool inside_jump(const elf_fn *fn, uint64_t addr)
+{
+    for (uint64_t i = 0; fn->code && i < fn->size; i++) {
+        uint64_t len = fn->code[i] == 0xe9 ? 5 : fn->code[i] == 0xeb ? 2 : 0;
+        if (len && i + len <= fn->size && addr >= fn->addr + i && addr < fn->addr + i + len)
+            return true;
+    }
+    return false;
+}
+
+static const char *g_calls; /* the call-site programs' directory */
+
+/* The symcache of g_calls/name, built and opened; NULL (the test is
+ * skipped) when an optional compiler's program is not there. */
+static fl_symcache *calls_symcache(const char *name, bool optional, char *prog, size_t cap)
+{
+    if (!g_calls)
+        skip();
+    snprintf(prog, cap, "%s/%s", g_calls, name);
+    if (optional && access(prog, R_OK) != 0)
+        return NULL;
+    char out[512], err[256];
+    snprintf(out, sizeof out, "%s/calls-%s.symcache", g_work, name);
+    fl_symbuild_stats st;
+    int rc = fl_symcache_build(prog, out, &st, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "%s: %s\n", prog, err);
+    assert_int_equal(rc, 0);
+    fl_symcache *sc = NULL;
+    assert_int_equal(fl_symcache_open(out, &sc, err, sizeof err), 0);
+    return sc;
+}
+
+/* The outermost function and the innermost line at addr. */
+static void frame_at(const fl_symcache *sc, uint64_t addr, const char *function, uint32_t line)
+{
+    fl_symframe f[16];
+    size_t n = fl_symcache_lookup(sc, addr, f, 16);
+    assert_true(n >= 1 && n <= 16);
+    assert_non_null(f[n - 1].function);
+    assert_string_equal(f[n - 1].function, function);
+    assert_int_equal(f[0].line, line);
+}
+
+/* callsites.c as a compiler built it.  free_tail: the DWARF has
+ * blob_free's tail call to free (gcc's; clang 14 writes no call site for
+ * a callee it has no DWARF of). */
+static void check_c_calls(const char *name, bool optional, bool free_tail)
+{
+#if !defined(__x86_64__)
+    skip();
+#endif
+    char prog[1024];
+    fl_symcache *sc = calls_symcache(name, optional, prog, sizeof prog);
+    if (!sc)
+        skip();
+    assert_int_equal(fl_symcache_has_calls(sc), 1);
+    elf_fn mainf, bf, hop, leaf;
+    assert_int_equal(elf_function(prog, "main", false, &mainf), 0);
+    assert_int_equal(elf_function(prog, "blob_free", false, &bf), 0);
+    assert_int_equal(elf_function(prog, "hop", false, &hop), 0);
+    assert_int_equal(elf_function(prog, "leaf", false, &leaf), 0);
+
+    /* main's second call to blob_free: its return address names it. */
+    uint64_t rets[4];
+    assert_int_equal(calls_to(&mainf, bf.addr, rets, 4), 2);
+    fl_symcall c = {0, 0, NULL};
+    assert_int_equal(fl_symcache_call_at(sc, rets[1], &c), 1);
+    assert_int_equal(c.site, rets[1]);
+    assert_int_equal(c.target, bf.addr);
+    assert_non_null(c.target_name);
+    assert_string_equal(c.target_name, "blob_free");
+    assert_int_equal(fl_symcache_call_at(sc, rets[0], NULL), 1);
+    /* Not return addresses: inside the call, main's entry, the jumps. */
+    assert_int_equal(fl_symcache_call_at(sc, rets[1] - 1, &c), 0);
+    assert_int_equal(fl_symcache_call_at(sc, mainf.addr, &c), 0);
+    assert_int_equal(fl_symcache_call_at(sc, 0, &c), 0);
+    assert_int_equal(fl_symcache_call_at(sc, UINT64_MAX, &c), 0);
+
+    fl_symcall t[4];
+    memset(t, 0, sizeof t);
+    if (free_tail) {
+        /* blob_free ends in `jmp free@plt`: free, which the module does
+         * not define, at the line of the call. */
+        assert_int_equal(fl_symcache_tail_calls(sc, bf.addr, t, 4), 1);
+        assert_non_null(t[0].target_name);
+        assert_string_equal(t[0].target_name, "free");
+        assert_true(t[0].target == FL_SYMCALL_NONE);
+        assert_true(inside_jump(&bf, t[0].site));
+        frame_at(sc, t[0].site, "blob_free", 21);
+        assert_int_equal(fl_symcache_call_at(sc, t[0].site, &c), 0);
+        assert_int_equal(fl_symcache_call_at(sc, t[0].site + 1, &c), 0);
+    }
+    /* hop ends in a jump to leaf, which the module defines. */
+    memset(t, 0, sizeof t);
+    assert_int_equal(fl_symcache_tail_calls(sc, hop.addr, t, 4), 1);
+    assert_int_equal(t[0].target, leaf.addr);
+    assert_non_null(t[0].target_name);
+    assert_string_equal(t[0].target_name, "leaf");
+    assert_true(inside_jump(&hop, t[0].site));
+    frame_at(sc, t[0].site, "hop", 33);
+    /* The count even with no room; no tail calls of an address that is
+     * no function's entry, nor of leaf (it returns). */
+    assert_int_equal(fl_symcache_tail_calls(sc, hop.addr, NULL, 0), 1);
+    assert_int_equal(fl_symcache_tail_calls(sc, hop.addr + 1, t, 4), 0);
+    assert_int_equal(fl_symcache_tail_calls(sc, leaf.addr, t, 4), 0);
+    assert_int_equal(fl_symcache_tail_calls(sc, UINT64_MAX, t, 4), 0);
+
+    /* relay tail-calls far_away of the other unit, which it knows by a
+     * declaration only: matched by name. */
+    elf_fn relay, far, sumf;
+    assert_int_equal(elf_function(prog, "relay", false, &relay), 0);
+    assert_int_equal(elf_function(prog, "far_away", false, &far), 0);
+    memset(t, 0, sizeof t);
+    assert_int_equal(fl_symcache_tail_calls(sc, relay.addr, t, 4), 1);
+    assert_int_equal(t[0].target, far.addr);
+    assert_string_equal(t[0].target_name, "far_away");
+    assert_true(inside_jump(&relay, t[0].site));
+    frame_at(sc, t[0].site, "relay", 41);
+
+    /* The recursive calls of sum (from main, where gcc inlined it once,
+     * or from sum): the callee named by its abstract DIE, the target
+     * its out-of-line copy. */
+    assert_int_equal(elf_function(prog, "sum", false, &sumf), 0);
+    size_t nsum = calls_to(&mainf, sumf.addr, rets, 4);
+    if (nsum == 0)
+        nsum = calls_to(&sumf, sumf.addr, rets, 4);
+    assert_true(nsum >= 1);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(fl_symcache_call_at(sc, rets[0], &c), 1);
+    assert_int_equal(c.target, sumf.addr);
+    assert_string_equal(c.target_name, "sum");
+    free(relay.code);
+    free(far.code);
+    free(sumf.code);
+    free(mainf.code);
+    free(bf.code);
+    free(hop.code);
+    free(leaf.code);
+    fl_symcache_close(sc);
+}
+
+static void test_calls_gcc_dwarf5(void **state)
+{
+    (void)state;
+    check_c_calls("gcc5", false, true);
+}
+
+/* DW_TAG_GNU_call_site: DW_AT_low_pc, DW_AT_GNU_tail_call,
+ * DW_AT_abstract_origin. */
+static void test_calls_gcc_dwarf4(void **state)
+{
+    (void)state;
+    check_c_calls("gcc4", false, true);
+}
+
+/* clang: a tail call's DW_AT_call_pc (the jump's own address). */
+static void test_calls_clang_dwarf5(void **state)
+{
+    (void)state;
+    check_c_calls("clang5", true, false);
+}
+
+static void test_calls_clang_dwarf4(void **state)
+{
+    (void)state;
+    check_c_calls("clang4", true, false);
+}
+
+/* C++: the callee's DIE is an abstract DIE (DW_AT_inline) whose
+ * out-of-line copy (a clone perhaps) points at it with
+ * DW_AT_abstract_origin, and which has DW_AT_specification to the
+ * declaration in the class; names demangled. */
+static void test_calls_cxx(void **state)
+{
+    (void)state;
+#if !defined(__x86_64__)
+    skip();
+#endif
+    char prog[1024];
+    fl_symcache *sc = calls_symcache("gxx5", true, prog, sizeof prog);
+    if (!sc)
+        skip();
+    assert_int_equal(fl_symcache_has_calls(sc), 1);
+    elf_fn mainf, rel, dtor;
+    assert_int_equal(elf_function(prog, "main", false, &mainf), 0);
+    assert_int_equal(elf_function(prog, "_ZN4Blob7releaseEv", true, &rel), 0);
+    assert_int_equal(elf_function(prog, "_ZN4BlobD2Ev", false, &dtor), 0);
+    uint64_t rets[4];
+    assert_true(calls_to(&mainf, rel.addr, rets, 4) >= 2);
+    fl_symcall c = {0, 0, NULL};
+    assert_int_equal(fl_symcache_call_at(sc, rets[1], &c), 1);
+    assert_int_equal(c.target, rel.addr);
+    assert_non_null(c.target_name);
+    assert_string_equal(c.target_name, "Blob::release()");
+    fl_symcall t[4];
+    memset(t, 0, sizeof t);
+    assert_int_equal(fl_symcache_tail_calls(sc, dtor.addr, t, 4), 1);
+    assert_int_equal(t[0].target, rel.addr);
+    assert_string_equal(t[0].target_name, "Blob::release()");
+    assert_true(inside_jump(&dtor, t[0].site));
+    frame_at(sc, t[0].site, "Blob::~Blob()", 16);
+    memset(t, 0, sizeof t);
+    assert_int_equal(fl_symcache_tail_calls(sc, rel.addr, t, 4), 1);
+    assert_true(t[0].target == FL_SYMCALL_NONE);
+    assert_string_equal(t[0].target_name, "free");
+    assert_true(inside_jump(&rel, t[0].site));
+    fl_symframe f[4];
+    size_t n = fl_symcache_lookup(sc, t[0].site, f, 4);
+    assert_true(n >= 1 && n <= 4);
+    assert_int_equal(f[0].line, 10);
+    free(mainf.code);
+    free(rel.code);
+    free(dtor.code);
+    fl_symcache_close(sc);
+}
+
+/* Files that hold no call sites answer none: one built without DWARF,
+ * version 3 files (the seeds), and a version 4 file rewritten as version
+ * 3 -- its call tables still in the bytes, but not in a version 3 file's
+ * header. */
+static void test_calls_absent(void **state)
+{
+    (void)state;
+    char prog[1024], path[1024], err[256];
+    fl_symcache *sc = calls_symcache("gcc5_nodebug", false, prog, sizeof prog);
+    assert_int_equal(fl_symcache_has_dwarf(sc), 0);
+    assert_int_equal(fl_symcache_has_calls(sc), 0);
+    elf_fn bf, hop;
+    assert_int_equal(elf_function(prog, "blob_free", false, &bf), 0);
+    assert_int_equal(elf_function(prog, "hop", false, &hop), 0);
+    fl_symcall t[2];
+    assert_int_equal(fl_symcache_tail_calls(sc, bf.addr, t, 2), 0);
+    assert_int_equal(fl_symcache_tail_calls(sc, hop.addr, t, 2), 0);
+    fl_symcache_close(sc);
+
+    sc = calls_symcache("gcc5", false, prog, sizeof prog);
+    fl_symcache_close(sc);
+    snprintf(path, sizeof path, "%s/calls-gcc5.symcache", g_work);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    fl_sc_header h;
+    memcpy(&h, buf, sizeof h);
+    assert_int_equal(h.version, 4);
+    h.version = 3;
+    h.header_size = FL_SC_HEADER3_SIZE;
+    h.checksum = 0;
+    memcpy(buf, &h, sizeof h);
+    h.checksum = fl_sc_file_checksum(buf, len);
+    memcpy(buf, &h, sizeof h);
+    assert_int_equal(fl_symcache_open_mem(buf, len, &sc, err, sizeof err), 0);
+    assert_int_equal(fl_symcache_has_dwarf(sc), 1);
+    assert_int_equal(fl_symcache_has_calls(sc), 0);
+    assert_int_equal(fl_symcache_tail_calls(sc, bf.addr, t, 2), 0);
+    assert_int_equal(fl_symcache_tail_calls(sc, hop.addr, t, 2), 0);
+    fl_symframe f[4];
+    assert_true(fl_symcache_lookup(sc, hop.addr, f, 4) >= 1);
+    assert_string_equal(f[0].function, "hop");
+    fl_symcache_close(sc);
+    free(buf);
+    free(bf.code);
+    free(hop.code);
+
+    if (g_corpus) {
+        const char *v3[] = {"gcc-dwarf5.symcache", "symtab-only.symcache"};
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(path, sizeof path, "%s/%s", g_corpus, v3[i]);
+            assert_int_equal(fl_symcache_open(path, &sc, err, sizeof err), 0);
+            assert_int_equal(fl_symcache_has_calls(sc), 0);
+            for (uint64_t a = 0x1000; a < 0x1400; a++) {
+                assert_int_equal(fl_symcache_call_at(sc, a, NULL), 0);
+                assert_int_equal(fl_symcache_tail_calls(sc, a, NULL, 0), 0);
+            }
+            fl_symcache_close(sc);
+        }
+    }
+}
+
+/* Sets the checksum of the len-byte file buf. */
+static void fix_checksum(uint8_t *buf, size_t len)
+{
+    fl_sc_header h;
+    memcpy(&h, buf, sizeof h);
+    h.checksum = 0;
+    memcpy(buf, &h, sizeof h);
+    h.checksum = fl_sc_file_checksum(buf, len);
+    memcpy(buf, &h, sizeof h);
+}
+
+/* Damage to the call tables behind a valid checksum is refused: entries
+ * out of order or twice, a name outside the string table, a table
+ * outside the file or not aligned, reserved bytes set, a version 4 file
+ * with a version 3 header size.  Random damage behind a valid checksum
+ * never makes a call query read outside the file (under ASan). */
+static void test_calls_corrupt(void **state)
+{
+    (void)state;
+    char prog[1024], path[1024], err[256];
+    fl_symcache *sc = calls_symcache("gcc5", false, prog, sizeof prog);
+    fl_symcache_close(sc);
+    snprintf(path, sizeof path, "%s/calls-gcc5.symcache", g_work);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    uint8_t *copy = malloc(len + 8);
+    fl_sc_header4 hx;
+    memcpy(&hx, buf, sizeof hx);
+    assert_true(hx.calls_count >= 2);
+    assert_true(hx.tails_count >= 2);
+    assert_int_equal(fl_symcache_open_mem(buf, len, &sc, err, sizeof err), 0);
+    fl_symcache_close(sc);
+    enum {
+        SWAP_CALLS,
+        DUP_CALL,
+        SWAP_TAILS,
+        CALL_NAME,
+        TAIL_NAME,
+        CALLS_OFF,
+        CALLS_ALIGN,
+        CALLS_COUNT,
+        TAILS_OFF,
+        TAILS_COUNT,
+        RESERVED,
+        HEADER_SIZE,
+        NCASES
+    };
+    for (int k = 0; k < NCASES; k++) {
+        memcpy(copy, buf, len);
+        fl_sc_header4 x = hx;
+        uint8_t *calls = copy + hx.calls_off, *tails = copy + hx.tails_off, tmp[16];
+        uint32_t v = (uint32_t)hx.base.strings_size;
+        switch (k) {
+        case SWAP_CALLS:
+            memcpy(tmp, calls, 12);
+            memcpy(calls, calls + 12, 12);
+            memcpy(calls + 12, tmp, 12);
+            break;
+        case DUP_CALL:
+            memcpy(calls + 12, calls, 4);
+            break;
+        case SWAP_TAILS:
+            memcpy(tmp, tails, 16);
+            memcpy(tails, tails + 16, 16);
+            memcpy(tails + 16, tmp, 16);
+            break;
+        case CALL_NAME:
+            memcpy(calls + 8, &v, 4);
+            break;
+        case TAIL_NAME:
+            memcpy(tails + 16 + 12, &v, 4);
+            break;
+        case CALLS_OFF:
+            x.calls_off = (len - 8) & ~(uint64_t)7;
+            break;
+        case CALLS_ALIGN:
+            x.calls_off += 4;
+            break;
+        case CALLS_COUNT:
+            x.calls_count = UINT64_MAX / 4;
+            break;
+        case TAILS_OFF:
+            x.tails_off = (uint64_t)len + 8;
+            break;
+        case TAILS_COUNT:
+            x.tails_count = len / 16;
+            break;
+        case RESERVED:
+            x.reserved[31] = 1;
+            break;
+        case HEADER_SIZE:
+            x.base.header_size = FL_SC_HEADER3_SIZE;
+            break;
+        }
+        memcpy(copy, &x, sizeof x);
+        fix_checksum(copy, len);
+        sc = NULL;
+        int rc = fl_symcache_open_mem(copy, len, &sc, err, sizeof err);
+        if (rc != FL_SYM_ECORRUPT)
+            fprintf(stderr, "damage %d: %d %s\n", k, rc, err);
+        assert_int_equal(rc, FL_SYM_ECORRUPT);
+        assert_null(sc);
+    }
+    /* Random words in the tables, checksum fixed: open refuses or the
+     * queries stay inside the file. */
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    size_t span = (size_t)(hx.base.strings_off - hx.calls_off);
+    for (int iter = 0; iter < 300; iter++) {
+        memcpy(copy, buf, len);
+        for (int k = 0; k < 2; k++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            size_t pos = (size_t)hx.calls_off + (size_t)(seed % (span - 4));
+            uint32_t w = (iter & 1) ? 0xFFFFFFF0u + (uint32_t)(seed >> 60) : (uint32_t)(seed >> 32);
+            memcpy(copy + pos, &w, 4);
+        }
+        fix_checksum(copy, len);
+        sc = NULL;
+        int rc = fl_symcache_open_mem(copy, len, &sc, err, sizeof err);
+        if (rc != 0) {
+            assert_int_equal(rc, FL_SYM_ECORRUPT);
+            continue;
+        }
+        for (size_t i = 0; i < hx.calls_count + hx.tails_count; i++) {
+            uint32_t a;
+            memcpy(&a, copy + hx.calls_off + 4 * i, 4);
+            fl_symcall c[4];
+            uint64_t addr = hx.base.base_addr + a;
+            if (fl_symcache_call_at(sc, addr, c) && c[0].target_name)
+                assert_true(strlen(c[0].target_name) < len);
+            size_t n = fl_symcache_tail_calls(sc, addr, c, 4);
+            for (size_t j = 0; j < n && j < 4; j++)
+                if (c[j].target_name)
+                    assert_true(strlen(c[j].target_name) < len);
+        }
+        fl_symcache_close(sc);
+    }
+    free(copy);
+    free(buf);
+}
+
 /* The fuzz seeds must be symcaches of the current format, or the fuzzer
  * starts from nothing but header rejections. */
 static void test_seed_corpus_current(void **state)
@@ -920,12 +1423,13 @@ static void test_seed_corpus_current(void **state)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: test_symcache PROGRAM WORKDIR [SEED_CORPUS_DIR]\n");
+        fprintf(stderr, "usage: test_symcache PROGRAM WORKDIR [SEED_CORPUS_DIR [CALLSITES_DIR]]\n");
         return 2;
     }
     g_prog = argv[1];
     g_work = argv[2];
     g_corpus = argc > 3 ? argv[3] : NULL;
+    g_calls = argc > 4 ? argv[4] : NULL;
     /* Start from an empty work directory: the store test counts builds. */
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", g_work, g_work);
@@ -947,6 +1451,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_stale_views),
         cmocka_unit_test(test_stale_tmp),
         cmocka_unit_test(test_dwp_index),
+        cmocka_unit_test(test_calls_gcc_dwarf5),
+        cmocka_unit_test(test_calls_gcc_dwarf4),
+        cmocka_unit_test(test_calls_clang_dwarf5),
+        cmocka_unit_test(test_calls_clang_dwarf4),
+        cmocka_unit_test(test_calls_cxx),
+        cmocka_unit_test(test_calls_absent),
+        cmocka_unit_test(test_calls_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
