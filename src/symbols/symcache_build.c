@@ -336,21 +336,25 @@ static uint64_t get_varint(const uint8_t **p)
  * DW_AT_specification chain reaches (direct 0).  key: die_key(). */
 typedef struct def_ent {
     uint64_t key, entry;
-    uint64_t name_hash; /* direct and external: hash of its raw name, else 0 */
+    uint32_t name; /* direct and external: its record's name, else FL_SC_NONE */
     uint32_t direct;
 } def_ent;
 
 /* A call site with a known callee, as read (target resolved after the
  * walk: the callee's definition may come later, in another unit). */
 typedef struct call_ent {
-    uint64_t site;      /* return address, or an address inside the jump */
-    uint64_t owner;     /* tail call: entry of the function making it; else 0 */
-    uint64_t key;       /* die_key() of the callee's DIE */
-    uint64_t target;    /* entry of the callee, FL_SYMCALL_NONE */
-    uint64_t name_hash; /* an external declaration: hash of its raw name, else 0 */
-    uint32_t name;      /* string, or FL_SC_NONE */
-    uint32_t tail;
+    uint64_t site;  /* return address, or an address inside the jump */
+    uint64_t owner; /* tail call: entry of the function making it; else 0 */
+    union {
+        uint64_t key;    /* die_key() of the callee's DIE, until resolved */
+        uint64_t target; /* then: entry of the callee, FL_SYMCALL_NONE */
+    };
+    uint32_t name;    /* string, or FL_SC_NONE */
+    uint16_t tail;    /* 1: a tail call */
+    uint16_t by_name; /* 1: the callee is an external declaration */
 } call_ent;
+/* A module holds millions of call sites: they are kept small. */
+_Static_assert(sizeof(call_ent) == 32, "call_ent size");
 
 typedef struct sym_in {
     uint64_t addr, size;
@@ -399,6 +403,8 @@ typedef struct builder {
         int tag;
         uint32_t record;
         uint64_t entry; /* a subprogram's entry address, or FL_SYMCALL_NONE */
+        size_t def;     /* its own def_ent when external, or SIZE_MAX */
+        uint32_t name;  /* its record's name, once the record is made */
     } stack[CAP_DIE_DEPTH];
     size_t depth;
     uint64_t fingerprint;
@@ -1159,6 +1165,7 @@ static uint32_t stack_record(builder *b, size_t i)
     if (!name)
         name = die_string(&s->die, DW_AT_name);
     uint32_t name_id = name ? intern_name(b, name) : FL_SC_NONE;
+    s->name = name_id;
     uint32_t call_file = FL_SC_NONE, call_line = 0, call_col = 0;
     if (parent != FL_SC_NONE) {
         call_file = file_id(b, &b->dies_ft, die_udata(&s->die, DW_AT_call_file));
@@ -1281,19 +1288,12 @@ static const char *raw_name(Dwarf_Die *die)
     return name;
 }
 
-/* For matching a declaration with the definition of another unit by
- * name: a hash of the raw name of an external function, else 0. */
-static uint64_t extern_hash(Dwarf_Die *die)
+/* Is the function of die external (following its links)? */
+static int is_external(Dwarf_Die *die)
 {
     Dwarf_Attribute a;
     bool ext = false;
-    if (!dwarf_attr_integrate(die, DW_AT_external, &a) || dwarf_formflag(&a, &ext) != 0 || !ext)
-        return 0;
-    const char *name = raw_name(die);
-    if (!name || !*name)
-        return 0;
-    uint64_t h = fl_sc_hash64(name, strlen(name));
-    return h ? h : 1;
+    return dwarf_attr_integrate(die, DW_AT_external, &a) && dwarf_formflag(&a, &ext) == 0 && ext;
 }
 
 static int push_def(builder *b, uint64_t key, uint64_t entry, uint32_t direct)
@@ -1309,6 +1309,7 @@ static int push_def(builder *b, uint64_t key, uint64_t entry, uint32_t direct)
         return berr(b, FL_SYM_ENOMEM, "call targets");
     d->key = key;
     d->entry = entry;
+    d->name = FL_SC_NONE;
     d->direct = direct;
     return 0;
 }
@@ -1322,10 +1323,11 @@ static int note_function(builder *b, size_t i)
     s->entry = die_entry(&s->die);
     if (s->entry == FL_SYMCALL_NONE)
         return 0;
+    size_t n = b->defs.len;
     if (push_def(b, die_key(b, &s->die), s->entry, 1))
         return b->rc;
-    if (b->defs.len) /* kept: the name it is called by from other units */
-        VEC_AT(b->defs, def_ent, b->defs.len - 1).name_hash = extern_hash(&s->die);
+    if (b->defs.len > n && is_external(&s->die))
+        s->def = n; /* named once its record is made (walk_die) */
     Dwarf_Die cur = s->die, next;
     for (unsigned hop = 0; hop < CAP_LINK_HOPS; hop++) {
         if (die_ref(&cur, DW_AT_abstract_origin, &next) != 0 &&
@@ -1390,10 +1392,10 @@ static int note_call(builder *b, size_t i)
     c->site = site;
     c->owner = owner;
     c->key = die_key(b, &callee);
-    c->target = FL_SYMCALL_NONE;
     /* A declaration: its definition may be in another unit, which has no
      * link to it (C has no DW_AT_specification there). */
-    c->name_hash = dwarf_hasattr(&callee, DW_AT_declaration) ? extern_hash(&callee) : 0;
+    c->by_name =
+        name_id != FL_SC_NONE && dwarf_hasattr(&callee, DW_AT_declaration) && is_external(&callee);
     c->name = name_id;
     c->tail = (uint32_t)tail;
     return 0;
@@ -1426,14 +1428,15 @@ static int call_cmp(const void *x, const void *y)
 }
 
 typedef struct name_def {
-    uint64_t hash, entry;
+    uint64_t entry;
+    uint32_t name;
 } name_def;
 
 static int name_def_cmp(const void *x, const void *y)
 {
     const name_def *a = x, *b = y;
-    if (a->hash != b->hash)
-        return a->hash < b->hash ? -1 : 1;
+    if (a->name != b->name)
+        return a->name < b->name ? -1 : 1;
     return a->entry < b->entry ? -1 : a->entry > b->entry;
 }
 
@@ -1475,14 +1478,14 @@ static int calls_resolve(builder *b)
         qsort(d, nd, sizeof *d, def_cmp);
     /* The external definitions by name. */
     for (size_t i = 0; i < nd; i++)
-        nn += d[i].name_hash != 0;
+        nn += d[i].name != FL_SC_NONE;
     name_def *byname = nn ? sc_malloc(nn * sizeof *byname) : NULL;
     if (nn && !byname)
         return berr(b, FL_SYM_ENOMEM, "call targets");
     nn = 0;
     for (size_t i = 0; i < nd; i++)
-        if (d[i].name_hash)
-            byname[nn++] = (name_def){d[i].name_hash, d[i].entry};
+        if (d[i].name != FL_SC_NONE)
+            byname[nn++] = (name_def){d[i].entry, d[i].name};
     if (nn)
         qsort(byname, nn, sizeof *byname, name_def_cmp);
     call_ent *c = b->calls.data;
@@ -1493,14 +1496,15 @@ static int calls_resolve(builder *b)
             c[i].target = t;
             continue;
         }
-        if (!c[i].name_hash || nn == 0)
+        c[i].target = FL_SYMCALL_NONE;
+        if (!c[i].by_name || nn == 0)
             continue;
         /* [first, last] of the name: one entry when they agree (sorted
          * by entry within a name). */
         size_t lo = 0, hi = nn;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (byname[mid].hash < c[i].name_hash)
+            if (byname[mid].name < c[i].name)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -1508,7 +1512,7 @@ static int calls_resolve(builder *b)
         size_t first = lo;
         for (hi = nn; lo < hi;) {
             size_t mid = lo + (hi - lo) / 2;
-            if (byname[mid].hash <= c[i].name_hash)
+            if (byname[mid].name <= c[i].name)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -1532,6 +1536,8 @@ static int walk_die(builder *b, Dwarf_Die *die)
     s->tag = dwarf_tag(die);
     s->record = FL_SC_NONE;
     s->entry = FL_SYMCALL_NONE;
+    s->def = SIZE_MAX;
+    s->name = FL_SC_NONE;
     if ((s->tag == DW_TAG_subprogram && note_function(b, b->depth - 1)) ||
         ((s->tag == DW_TAG_call_site || s->tag == DW_TAG_GNU_call_site) &&
          note_call(b, b->depth - 1))) {
@@ -1543,6 +1549,10 @@ static int walk_die(builder *b, Dwarf_Die *die)
             b->depth--;
             return b->rc;
         }
+        /* An external function is found by name too, by the name its
+         * record got (demangled once). */
+        if (s->def != SIZE_MAX && s->record != FL_SC_NONE)
+            VEC_AT(b->defs, def_ent, s->def).name = s->name;
     }
     Dwarf_Die child;
     if (dwarf_child(die, &child) == 0) {
