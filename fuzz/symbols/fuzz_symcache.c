@@ -4,7 +4,9 @@
  * Each input is tried twice: as is (exercises the header checks and the
  * checksum), and with the checksum recomputed so that mutations reach the
  * structural checks and the lookups behind them.  Lookups walk the whole
- * range table plus addresses taken from the input, plain and memoized.
+ * range table plus addresses taken from the input, plain and memoized;
+ * call-site queries (version 4) take every address the call tables hold
+ * and addresses from the input.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,6 +38,54 @@ static void lookups(const fl_symcache *sc, const uint8_t *buf, size_t size)
     }
 }
 
+static void touch_calls(const fl_symcall *c, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (c[k].target_name)
+            (void)strlen(c[k].target_name);
+}
+
+/* Both call queries at addr and around it. */
+static void call_queries(const fl_symcache *sc, uint64_t addr)
+{
+    fl_symcall c[8];
+    for (uint64_t a = addr - 1; a != addr + 2; a++) {
+        if (fl_symcache_call_at(sc, a, c))
+            touch_calls(c, 1);
+        size_t n = fl_symcache_tail_calls(sc, a, c, 8);
+        touch_calls(c, n < 8 ? n : 8);
+    }
+}
+
+/* The call tables' own addresses (when the header says where they are:
+ * the reader has checked them by now), then addresses from the input. */
+static void calls(const fl_symcache *sc, const uint8_t *buf, size_t size)
+{
+    (void)fl_symcache_has_calls(sc);
+    fl_sc_header4 x;
+    memset(&x, 0, sizeof x);
+    memcpy(&x, buf, size < sizeof x ? size : sizeof x);
+    if (x.base.version >= 4 && size >= sizeof x) {
+        for (uint64_t i = 0; i < x.calls_count && i < 1024; i++) {
+            uint32_t rel;
+            memcpy(&rel, buf + x.calls_off + i * FL_SC_CALL_SIZE, 4);
+            call_queries(sc, x.base.base_addr + rel);
+        }
+        for (uint64_t i = 0; i < x.tails_count && i < 1024; i++) {
+            uint32_t rel[2];
+            memcpy(rel, buf + x.tails_off + i * FL_SC_TAIL_SIZE, 8);
+            call_queries(sc, x.base.base_addr + rel[0]);
+            call_queries(sc, x.base.base_addr + rel[1]);
+        }
+    }
+    for (size_t i = 0; i + 8 <= size && i < 1024; i += 8) {
+        uint64_t a;
+        memcpy(&a, buf + i, 8);
+        call_queries(sc, a);
+        call_queries(sc, x.base.base_addr + (a & 0xFFFF));
+    }
+}
+
 static void exercise(const uint8_t *buf, size_t size)
 {
     fl_symcache *sc = NULL;
@@ -44,6 +94,7 @@ static void exercise(const uint8_t *buf, size_t size)
     const uint8_t *id;
     (void)fl_symcache_build_id(sc, &id);
     lookups(sc, buf, size);
+    calls(sc, buf, size);
     /* Memoized, three passes: the first marks blocks seen, the second
      * fills them, the third reads the memo. */
     if (fl_symcache_memoize(sc) == 0)
@@ -60,7 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(buf, data, size);
     exercise((const uint8_t *)buf, size);
-    if (size >= FL_SC_HEADER_SIZE) {
+    if (size >= FL_SC_HEADER3_SIZE) {
         fl_sc_header h;
         memcpy(&h, buf, sizeof h);
         h.checksum = 0;

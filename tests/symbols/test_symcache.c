@@ -1399,15 +1399,19 @@ static void test_calls_corrupt(void **state)
     free(buf);
 }
 
-/* The fuzz seeds must be symcaches of the current format, or the fuzzer
- * starts from nothing but header rejections. */
+/* The fuzz seeds must be symcaches of a format the reader opens, or the
+ * fuzzer starts from nothing but header rejections: version 3 ones (no
+ * call sites) and version 4 ones with call sites, so that mutations reach
+ * the call tables. */
 static void test_seed_corpus_current(void **state)
 {
     (void)state;
     if (!g_corpus)
         skip();
-    const char *seeds[] = {"gcc-dwarf5.symcache", "clang-dwarf4.symcache", "inline-heavy.symcache",
-                           "symtab-only.symcache"};
+    const char *seeds[] = {"gcc-dwarf5.symcache",           "clang-dwarf4.symcache",
+                           "inline-heavy.symcache",         "symtab-only.symcache",
+                           "callsites-gcc-dwarf5.symcache", "callsites-clang-dwarf4.symcache",
+                           "callsites-gxx.symcache"};
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         char path[1024], err[256];
         snprintf(path, sizeof path, "%s/%s", g_corpus, seeds[i]);
@@ -1416,6 +1420,15 @@ static void test_seed_corpus_current(void **state)
         if (rc != 0)
             fprintf(stderr, "%s: %s (regenerate with `faultline symbols add`)\n", path, err);
         assert_int_equal(rc, 0);
+        if (!strncmp(seeds[i], "callsites-", 10)) {
+            assert_int_equal(fl_symcache_has_calls(sc), 1);
+            size_t len;
+            uint8_t *b = slurp(path, &len);
+            fl_sc_header4 x;
+            memcpy(&x, b, sizeof x); /* opened: a version 4 header */
+            assert_true(x.calls_count > 0 && x.tails_count > 0);
+            free(b);
+        }
         fl_symcache_close(sc);
     }
 }
