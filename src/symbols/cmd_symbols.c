@@ -923,10 +923,17 @@ static int symbols_add_one(const char *dir, const char *file, int force, int tty
     size_t idlen = fl_symcache_build_id(sc, &id);
     char hex[2 * FL_SYM_BUILD_ID_MAX + 1];
     fl_sym_hex(id, idlen, hex, sizeof hex);
+    /* Call sites only where the DWARF has them (gcc and clang write
+     * them at -O1 and above): their absence says tail-call frames cannot
+     * be restored for this module. */
+    char calls[96] = "";
+    if (built && fl_symcache_has_calls(sc))
+        snprintf(calls, sizeof calls, ", %llu call sites, %llu tail calls",
+                 (unsigned long long)st.call_sites, (unsigned long long)st.tail_calls);
     if (built)
-        printf("%s %s: %s, %llu records, %llu ranges, %llu bytes in %.3f s -> %s\n",
+        printf("%s %s: %s, %llu records, %llu ranges%s, %llu bytes in %.3f s -> %s\n",
                idlen ? hex : "-", file, st.has_dwarf ? "DWARF" : "symbol table only",
-               (unsigned long long)st.records, (unsigned long long)st.ranges,
+               (unsigned long long)st.records, (unsigned long long)st.ranges, calls,
                (unsigned long long)st.file_bytes, dt, path);
     else
         printf("%s %s: already cached -> %s\n", idlen ? hex : "-", file, path);
