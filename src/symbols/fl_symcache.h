@@ -191,17 +191,23 @@ typedef struct fl_symcall {
     const char *target_name;
 } fl_symcall;
 
-/* The direct (not tail) call whose return address is ret: 1 with *out, 0
- * when the symcache knows no call there.  Never allocates. */
+/* The direct (not tail) call whose return address is ret: 1 with *out
+ * (out may be NULL), 0 when the symcache knows no call there.  Never
+ * allocates. */
 int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out);
 
 /* The tail calls made by the function whose entry address is entry (a
- * fl_symcall.target), in address order: fills out[0..max) and returns how
- * many there are (may be more than max).  Never allocates. */
+ * fl_symcall.target, or the function's DW_AT_low_pc: the address of its
+ * ELF symbol), in address order: fills out[0..max) and returns how many
+ * there are (may be more than max; out may be NULL when max is 0).  A
+ * tail call made inside an inlined function counts as its out-of-line
+ * caller's.  Never allocates. */
 size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall *out, size_t max);
 
 /* 1 when the symcache holds call sites (built from DWARF that has them by
- * a builder that keeps them), else 0. */
+ * a builder that keeps them), else 0: a symcache of format version 3, one
+ * built from the symbol table only, or from DWARF without call-site
+ * entries (-O0), where finding no tail call means nothing. */
 int fl_symcache_has_calls(const fl_symcache *sc);
 
 /* Prepares sc for many lookups: each block of range entries is kept

@@ -552,6 +552,35 @@ static void test_store(void **state)
         assert_int_equal(built, 0);
         fl_symcache_close(sc);
     }
+    /* A version 3 file of builder revision 2 (before call sites: the
+     * header of 256 bytes, the rest of the bytes as they were) opens,
+     * without call sites, and get() rebuilds it into one with them. */
+    {
+        size_t len;
+        uint8_t *buf = slurp(path, &len);
+        fl_sc_header h;
+        memcpy(&h, buf, sizeof h);
+        assert_int_equal(h.version, FL_SC_VERSION);
+        h.version = 3;
+        h.header_size = FL_SC_HEADER3_SIZE;
+        h.builder = 2;
+        h.checksum = 0;
+        memcpy(buf, &h, sizeof h);
+        h.checksum = fl_sc_file_checksum(buf, len);
+        memcpy(buf, &h, sizeof h);
+        spit(path, buf, len);
+        free(buf);
+        assert_int_equal(fl_symcache_open(path, &sc, err, sizeof err), 0);
+        assert_int_equal(fl_symcache_has_calls(sc), 0);
+        fl_symcache_close(sc);
+        assert_int_equal(fl_symstore_get(dir, g_prog, NULL, 0, &sc, &built, NULL, path2,
+                                         sizeof path2, err, sizeof err),
+                         0);
+        assert_int_equal(built, 1);
+        assert_int_equal(fl_symcache_builder(sc), FL_SC_BUILDER);
+        assert_int_equal(fl_symcache_has_calls(sc), 1); /* gcc -O2 writes call sites */
+        fl_symcache_close(sc);
+    }
     /* Damage it: the next get() notices and rebuilds. */
     truncate(path, 100);
     assert_int_equal(
