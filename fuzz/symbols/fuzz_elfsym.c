@@ -26,6 +26,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fl_symframe f[16];
         for (uint64_t a = 0; a < 0x3000; a += 5)
             fl_symcache_lookup(sc, a, f, 16);
+        /* Call sites of damaged DWARF: every address, both queries. */
+        fl_symcall c[4];
+        for (uint64_t a = 0; a < 0x3000; a++) {
+            if (fl_symcache_call_at(sc, a, c) && c[0].target_name)
+                (void)strlen(c[0].target_name);
+            size_t n = fl_symcache_tail_calls(sc, a, c, 4);
+            for (size_t k = 0; k < n && k < 4; k++)
+                if (c[k].target_name)
+                    (void)strlen(c[k].target_name);
+        }
         fl_symcache_close(sc);
     }
     free(out);

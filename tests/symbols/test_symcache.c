@@ -408,8 +408,17 @@ static void test_bad_elf(void **state)
             fl_symcache *sc = NULL;
             assert_int_equal(fl_symcache_open_mem(sc_buf, sc_len, &sc, err, sizeof err), 0);
             fl_symframe f[16];
-            for (uint64_t a = 0x1000; a < 0x3000; a += 3)
+            fl_symcall c[4];
+            for (uint64_t a = 0x1000; a < 0x3000; a += 3) {
                 fl_symcache_lookup(sc, a, f, 16);
+                /* Call sites from damaged DWARF: names inside the file. */
+                if (fl_symcache_call_at(sc, a, c) && c[0].target_name)
+                    assert_true(strlen(c[0].target_name) < sc_len);
+                size_t n = fl_symcache_tail_calls(sc, a, c, 4);
+                for (size_t k = 0; k < n && k < 4; k++)
+                    if (c[k].target_name)
+                        assert_true(strlen(c[k].target_name) < sc_len);
+            }
             fl_symcache_close(sc);
         }
         free(sc_buf);
