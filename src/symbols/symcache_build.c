@@ -1215,8 +1215,9 @@ static int add_die_range(builder *b, uint64_t lo, uint64_t hi, void *arg)
  * for it (def_ent), and the targets are resolved once every unit is read
  * (calls_resolve).  A C function defined in another unit is called
  * through a declaration nothing links to: an external declaration is
- * matched by name with the module's external definitions.  DIEs are named by die_key(): offsets are
- * per file, and a DIE may be in the dwz file or a split unit's .dwo. */
+ * matched by name with the module's external definitions.  DIEs are
+ * named by die_key(): offsets are per file, and a DIE may be in the dwz
+ * file or a split unit's .dwo. */
 
 /* The section offset of die, tagged with the file it is in: 0 the DWARF
  * file, 1 its dwz file, 2 + unit index a split unit's .dwo.  UINT64_MAX
@@ -1397,7 +1398,7 @@ static int note_call(builder *b, size_t i)
     c->by_name =
         name_id != FL_SC_NONE && dwarf_hasattr(&callee, DW_AT_declaration) && is_external(&callee);
     c->name = name_id;
-    c->tail = (uint32_t)tail;
+    c->tail = (uint16_t)tail;
     return 0;
 }
 
@@ -1457,11 +1458,17 @@ static uint64_t def_lookup(const def_ent *d, size_t n, uint64_t k, int *found)
     *found = lo < n && d[lo].key == k;
     if (!*found)
         return 0;
-    uint64_t t = d[lo].entry;
-    for (size_t j = lo + 1; j < n && d[j].key == k && d[j].direct == d[lo].direct; j++)
-        if (d[j].entry != t)
-            return FL_SYMCALL_NONE;
-    return t;
+    /* The end of the run of (k, d[lo].direct), by binary search too: a
+     * DIE that stands for many functions costs no more than one. */
+    size_t first = lo;
+    for (hi = n; lo < hi;) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d[mid].key == k && d[mid].direct == d[first].direct)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return d[lo - 1].entry == d[first].entry ? d[first].entry : FL_SYMCALL_NONE;
 }
 
 /* Every unit read: each call's target is the entry of the function its
