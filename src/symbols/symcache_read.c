@@ -1030,19 +1030,27 @@ static void call_out(const fl_symcache *sc, uint64_t site, uint32_t target1, uin
     out->target_name = str_at(sc, name);
 }
 
+/* The index of the first entry of a table sorted by its leading u32 whose
+ * key is >= key (count when none is). */
+static uint64_t first_at_least(const uint8_t *tab, uint64_t count, size_t stride, uint32_t key)
+{
+    uint64_t lo = 0, hi = count;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (rd32(tab + mid * stride) < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out)
 {
     if (!sc || ret < sc->hdr.base_addr || ret - sc->hdr.base_addr > UINT32_MAX)
         return 0;
     uint32_t rel = (uint32_t)(ret - sc->hdr.base_addr);
-    uint64_t lo = 0, hi = sc->calls_count; /* first site >= rel */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (rd32(sc->calls + mid * FL_SC_CALL_SIZE) < rel)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint64_t lo = first_at_least(sc->calls, sc->calls_count, FL_SC_CALL_SIZE, rel);
     if (lo == sc->calls_count)
         return 0;
     const uint8_t *c = sc->calls + lo * FL_SC_CALL_SIZE;
@@ -1058,14 +1066,7 @@ size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall 
     if (!sc || entry < sc->hdr.base_addr || entry - sc->hdr.base_addr > UINT32_MAX)
         return 0;
     uint32_t rel = (uint32_t)(entry - sc->hdr.base_addr);
-    uint64_t lo = 0, hi = sc->tails_count; /* first owner >= rel */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (rd32(sc->tails + mid * FL_SC_TAIL_SIZE) < rel)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint64_t lo = first_at_least(sc->tails, sc->tails_count, FL_SC_TAIL_SIZE, rel);
     size_t n = 0;
     for (uint64_t i = lo; i < sc->tails_count; i++, n++) {
         const uint8_t *t = sc->tails + i * FL_SC_TAIL_SIZE;
