@@ -341,6 +341,23 @@ try {
   check((await page.textContent('#crash-raw')) === realApi.raw, 'the raw log differs from the API');
   await page.screenshot({ path: shots + '/crash-symbols.png', fullPage: true });
 
+  // 8c'. A frame a tail call left off (tailcall.c: release_a jumped to
+  // crash_site), put back from the call sites: marked in its row.
+  const tailGroup = want.find((g) => g.app === 'tailapp');
+  check(!!tailGroup, 'no group of the tail-call crash');
+  const tailId = (await api('/api/v1/groups/' + tailGroup.id)).sample_crashes[0];
+  const tailApi = await api('/api/v1/crashes/' + tailId);
+  const tailAt = tailApi.threads[0].frames.findIndex((f) => f.tail_call);
+  check(tailAt > 0 && tailApi.threads[0].frames[tailAt].function === 'release_a',
+        'the tail-call crash has no release_a frame put back: ' + JSON.stringify(tailApi.threads[0].frames));
+  await page.goto(url + '/#/crash/' + tailId);
+  await page.waitForFunction((id) => document.querySelector('#crash-title span')?.textContent === id, tailId);
+  const tailRows = await page.$$eval('h2:text("Crashed thread") + table tbody tr:not(.src-row)', (trs) =>
+    trs.map((tr) => [tr.querySelectorAll('td')[0].textContent, tr.querySelectorAll('td')[1].textContent]));
+  check(tailRows[tailAt] && tailRows[tailAt][0] === tailAt + ' (tail call)' && tailRows[tailAt][1] === 'release_a' &&
+        tailRows.filter((r) => r[0].includes('tail call')).length === 1,
+        'the tail-call frame is not marked on the crash page: ' + JSON.stringify(tailRows));
+
   // 8d. Source lines: a frame with a file and a line opens the lines
   // around it.  This server has no debuginfod: the row says so (the
   // server's 404).  Then lines with markup, a right-to-left override and

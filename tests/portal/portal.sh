@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# portal.sh FAULTLINE BUILD_DIR E2E_CRASHER CTX_APP: the web portal in a real
+# portal.sh FAULTLINE BUILD_DIR E2E_CRASHER CTX_APP TAIL_APP: the web portal in a real
 # browser.  A server on a free loopback port gets crash logs (two groups of
 # a demo application over two versions and two OSes, one from an
 # application whose name and trace event are markup, one sent with the key
 # of a second project, one whose names are wider than a window, a real
 # crash of E2E_CRASHER, which the server symbolicates, and one of CTX_APP,
 # built with -finstrument-functions, whose calling contexts the server
-# decodes), then tests/portal/portal.mjs drives Debian's Chromium through
+# decodes, and one of TAIL_APP (tests/e2e/tailcall.c) with a frame a
+# tail call left off), then tests/portal/portal.mjs drives Debian's Chromium through
 # the portal with playwright-core (npm, installed from
 # tests/portal/package-lock.json into BUILD_DIR).
 set -u
-FL=$1 BUILD=$2 CRASHER=$3 CTXAPP=$4
+FL=$1 BUILD=$2 CRASHER=$3 CTXAPP=$4 TAILAPP=$5
 HERE=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/fl-portal.XXXXXX")
 ADMIN=portal-admin-$$ KEY=portal-key-$$
@@ -119,14 +120,23 @@ FAULTLINE_SPOOL=$work/spool \
 grep -q '^CRASH_CONTEXT 0x' "$work"/spool/*.crashlog || fail "the context crash wrote no CRASH_CONTEXT"
 "$FL" submit "$work"/spool/*.crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
     fail "submit: $(cat "$work/submit")"
-# Wait until all nine are processed into their seven groups.
+# A crash through a tail call (release_a jumps to crash_site), with the
+# program's symbols: its page shows the frame put back.
+rm -rf "$work/spool"
+"$FL" symbols add "$TAILAPP" --server "$(url "")" >"$work/sym.out" 2>&1 ||
+    fail "symbols add: $(cat "$work/sym.out")"
+FAULTLINE_SPOOL=$work/spool "$TAILAPP" a 2>/dev/null
+[ $? = 139 ] || fail "the tail-call program did not crash"
+"$FL" submit "$work"/spool/*.crashlog --server "$(url /)" --key "$KEY" >"$work/submit" 2>&1 ||
+    fail "submit: $(cat "$work/submit")"
+# Wait until all ten are processed into their eight groups.
 for _ in $(seq 100); do
     total=$(admin "$(url /api/v1/groups)" | python3 -c \
         'import json,sys; print(sum(g["count"] for g in json.load(sys.stdin)["groups"]))')
-    [ "$total" = 9 ] && break
+    [ "$total" = 10 ] && break
     sleep 0.1
 done
-[ "$total" = 9 ] || fail "the groups count $total crashes, want 9"
+[ "$total" = 10 ] || fail "the groups count $total crashes, want 10"
 
 # The page a browser gets at /, and its headers.
 curl -s -D "$work/headers" -H 'Accept: text/html' -o "$work/index.html" "$(url /)"
