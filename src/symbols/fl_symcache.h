@@ -201,7 +201,13 @@ int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out);
  * ELF symbol), in address order: fills out[0..max) and returns how many
  * there are (may be more than max; out may be NULL when max is 0).  A
  * tail call made inside an inlined function counts as its out-of-line
- * caller's.  Never allocates. */
+ * caller's.  An entry with target FL_SYMCALL_NONE and target_name NULL:
+ * a tail call to a function the DWARF does not name (an indirect one,
+ * through a pointer or a virtual call; site inside its jump), or, for a
+ * function the DWARF does not say all its calls are described, that it
+ * may make one (site at the function's entry, or just above it when a
+ * named tail call sits there).  Either way the named entries are not
+ * all the ways the function can go.  Never allocates. */
 size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall *out, size_t max);
 
 /* 1 when the symcache holds call sites (built from DWARF that has them by

@@ -340,8 +340,11 @@ typedef struct def_ent {
     uint32_t direct;
 } def_ent;
 
-/* A call site with a known callee, as read (target resolved after the
- * walk: the callee's definition may come later, in another unit). */
+/* A call site, as read (target resolved after the walk: the callee's
+ * definition may come later, in another unit): a direct call with a
+ * known callee, a tail call (its callee perhaps unknown: key UINT64_MAX
+ * and name FL_SC_NONE), or the marker of a function that may make tail
+ * calls the DWARF does not describe (tail TAIL_MARKER; see note_call). */
 typedef struct call_ent {
     uint64_t site;  /* return address, or an address inside the jump */
     uint64_t owner; /* tail call: entry of the function making it; else 0 */
@@ -350,9 +353,10 @@ typedef struct call_ent {
         uint64_t target; /* then: entry of the callee, FL_SYMCALL_NONE */
     };
     uint32_t name;    /* string, or FL_SC_NONE */
-    uint16_t tail;    /* 1: a tail call */
+    uint16_t tail;    /* 0: a direct call, 1: a tail call, TAIL_MARKER */
     uint16_t by_name; /* 1: the callee is an external declaration */
 } call_ent;
+#define TAIL_MARKER 2u
 /* A module holds millions of call sites: they are kept small. */
 _Static_assert(sizeof(call_ent) == 32, "call_ent size");
 
@@ -405,6 +409,9 @@ typedef struct builder {
         uint64_t entry; /* a subprogram's entry address, or FL_SYMCALL_NONE */
         size_t def;     /* its own def_ent when external, or SIZE_MAX */
         uint32_t name;  /* its record's name, once the record is made */
+        /* a subprogram: 1 when its DIE says all its (tail) calls are
+         * described; 1 once its marker is made (note_call) */
+        uint8_t all_tails, marked;
     } stack[CAP_DIE_DEPTH];
     size_t depth;
     uint64_t fingerprint;
@@ -1217,7 +1224,26 @@ static int add_die_range(builder *b, uint64_t lo, uint64_t hi, void *arg)
  * through a declaration nothing links to: an external declaration is
  * matched by name with the module's external definitions.  DIEs are
  * named by die_key(): offsets are per file, and a DIE may be in the dwz
- * file or a split unit's .dwo. */
+ * file or a split unit's .dwo.
+ *
+ * A tail call the DWARF does not name must not be missed: a server that
+ * saw only a function's named tail calls would take the one that reaches
+ * the crashed function for the way the crash went, and insert frames of
+ * a way it did not go.  So a tail call site without a known callee (an
+ * indirect one: DW_AT_call_target, DW_AT_GNU_call_site_target, or no
+ * origin at all, as gcc writes for `return fp(p);`) is kept with target
+ * and name unknown.  And gcc writes no call site at all for some jumps
+ * (`jmp *fp` in a function with other calls); it then leaves
+ * DW_AT_call_all_calls (DW_AT_GNU_all_call_sites) off the function.  A
+ * function with a tail call that carries none of DW_AT_call_all_calls,
+ * DW_AT_call_all_tail_calls, DW_AT_call_all_source_calls (which implies
+ * both), DW_AT_GNU_all_call_sites and DW_AT_GNU_all_tail_call_sites gets
+ * a marker: one unknown tail call more, at its entry address
+ * (markers_place).  gcc and clang put these attributes on the concrete
+ * DIE, the one with the code, also when it has an abstract origin or a
+ * specification; only that DIE is asked (an abstract DIE stands for
+ * clones that may differ, and an attribute missing where it would be
+ * costs a marker, never a wrong frame). */
 
 /* The section offset of die, tagged with the file it is in: 0 the DWARF
  * file, 1 its dwz file, 2 + unit index a split unit's .dwo.  UINT64_MAX
@@ -1324,6 +1350,11 @@ static int note_function(builder *b, size_t i)
     s->entry = die_entry(&s->die);
     if (s->entry == FL_SYMCALL_NONE)
         return 0;
+    s->all_tails = flag_set(&s->die, DW_AT_call_all_calls) ||
+                   flag_set(&s->die, DW_AT_call_all_tail_calls) ||
+                   flag_set(&s->die, DW_AT_call_all_source_calls) ||
+                   flag_set(&s->die, DW_AT_GNU_all_call_sites) ||
+                   flag_set(&s->die, DW_AT_GNU_all_tail_call_sites);
     size_t n = b->defs.len;
     if (push_def(b, die_key(b, &s->die), s->entry, 1))
         return b->rc;
@@ -1341,22 +1372,38 @@ static int note_function(builder *b, size_t i)
     return 0;
 }
 
-/* Stack entry i is a call site: kept when its callee is known. */
+static call_ent *push_call(builder *b)
+{
+    if (b->calls.len >= CAP_CALLS) {
+        b->calls_capped = 1;
+        return NULL;
+    }
+    call_ent *c = vec_push(&b->calls);
+    if (!c)
+        berr(b, FL_SYM_ENOMEM, "call sites");
+    return c;
+}
+
+/* Stack entry i is a call site: a direct call is kept when its callee is
+ * known, a tail call always (an unknown callee: key UINT64_MAX, name
+ * FL_SC_NONE), and with the first tail call of a function that does not
+ * say all its tail calls are described, that function's marker. */
 static int note_call(builder *b, size_t i)
 {
     struct stack_ent *s = &b->stack[i];
     b->calls_seen = 1;
     Dwarf_Die callee;
-    if (die_ref(&s->die, DW_AT_call_origin, &callee) != 0 &&
-        die_ref(&s->die, DW_AT_abstract_origin, &callee) != 0)
-        return 0; /* an indirect call: no callee to name */
-    if (dwarf_tag(&callee) != DW_TAG_subprogram)
-        return 0;
+    int known = (die_ref(&s->die, DW_AT_call_origin, &callee) == 0 ||
+                 die_ref(&s->die, DW_AT_abstract_origin, &callee) == 0) &&
+                dwarf_tag(&callee) == DW_TAG_subprogram;
     int tail = flag_set(&s->die, DW_AT_call_tail_call) || flag_set(&s->die, DW_AT_GNU_tail_call);
+    if (!known && !tail)
+        return 0; /* an indirect call: no callee to name */
     uint64_t ret = 0, pc = 0, site, owner = 0;
     int has_ret = die_addr(&s->die, DW_AT_call_return_pc, &ret) == 0 ||
                   die_addr(&s->die, DW_AT_low_pc, &ret) == 0;
     int has_pc = die_addr(&s->die, DW_AT_call_pc, &pc) == 0;
+    size_t own = SIZE_MAX;
     if (!tail) {
         if (!has_ret || ret == 0)
             return 0;
@@ -1370,35 +1417,41 @@ static int note_call(builder *b, size_t i)
             return 0;
         /* The out-of-line function it is in (an inlined subroutine's tail
          * call is its caller's). */
-        owner = FL_SYMCALL_NONE;
         for (size_t j = i; j-- > 0;)
             if (b->stack[j].tag == DW_TAG_subprogram) {
-                owner = b->stack[j].entry;
+                own = j;
                 break;
             }
-        if (owner == FL_SYMCALL_NONE)
+        if (own == SIZE_MAX || b->stack[own].entry == FL_SYMCALL_NONE)
             return 0;
+        owner = b->stack[own].entry;
     }
-    if (b->calls.len >= CAP_CALLS) {
-        b->calls_capped = 1;
-        return 0;
-    }
-    const char *name = raw_name(&callee);
+    const char *name = known ? raw_name(&callee) : NULL;
     uint32_t name_id = name ? intern_name(b, name) : FL_SC_NONE;
     if (b->rc)
         return b->rc;
-    call_ent *c = vec_push(&b->calls);
+    call_ent *c = push_call(b);
     if (!c)
-        return berr(b, FL_SYM_ENOMEM, "call sites");
+        return b->rc;
     c->site = site;
     c->owner = owner;
-    c->key = die_key(b, &callee);
+    c->key = known ? die_key(b, &callee) : UINT64_MAX;
     /* A declaration: its definition may be in another unit, which has no
      * link to it (C has no DW_AT_specification there). */
-    c->by_name =
-        name_id != FL_SC_NONE && dwarf_hasattr(&callee, DW_AT_declaration) && is_external(&callee);
+    c->by_name = known && name_id != FL_SC_NONE && dwarf_hasattr(&callee, DW_AT_declaration) &&
+                 is_external(&callee);
     c->name = name_id;
     c->tail = (uint16_t)tail;
+    if (tail && !b->stack[own].all_tails && !b->stack[own].marked) {
+        if (!(c = push_call(b)))
+            return b->rc;
+        *c = (call_ent){.site = owner,
+                        .owner = owner,
+                        .key = UINT64_MAX,
+                        .name = FL_SC_NONE,
+                        .tail = TAIL_MARKER};
+        b->stack[own].marked = 1;
+    }
     return 0;
 }
 
@@ -1412,20 +1465,77 @@ static int def_cmp(const void *x, const void *y)
     return a->entry < b->entry ? -1 : a->entry > b->entry;
 }
 
-/* Order of the output: direct calls by site, then tail calls by owner and
- * site; among calls at one site, one picked the same way every time. */
+/* Order of the output: direct calls by site, then tail calls (markers
+ * among them) by owner and site; among calls at one site, one picked the
+ * same way every time: a known target first, then a known name, a
+ * marker last. */
 static int call_cmp(const void *x, const void *y)
 {
     const call_ent *a = x, *b = y;
-    if (a->tail != b->tail)
-        return a->tail < b->tail ? -1 : 1;
+    if (!a->tail != !b->tail)
+        return !a->tail ? -1 : 1;
     if (a->owner != b->owner)
         return a->owner < b->owner ? -1 : 1;
     if (a->site != b->site)
         return a->site < b->site ? -1 : 1;
     if (a->target != b->target)
         return a->target < b->target ? -1 : 1;
-    return a->name < b->name ? -1 : a->name > b->name;
+    if (a->name != b->name)
+        return a->name < b->name ? -1 : 1;
+    return a->tail < b->tail ? -1 : a->tail > b->tail;
+}
+
+static int call_unknown(const call_ent *c)
+{
+    return c->target == FL_SYMCALL_NONE && c->name == FL_SC_NONE;
+}
+
+/* The calls sorted and resolved: a marker sits at its function's entry,
+ * where calls_pack keeps the first (owner, site) entry in call_cmp order.
+ * When that is an unknown tail call, the marker adds nothing and is
+ * dropped there.  When it is a tail call with a target or a name (a
+ * function that starts with its jump: clang's site is the jump's own
+ * address), the marker moves to the lowest address above the entry where
+ * no tail call of the function sits (entry + 1 in practice: a jump is at
+ * least 2 bytes); an unknown entry or another marker already there makes
+ * it superfluous and it stays behind, to be dropped. */
+static void markers_place(builder *b)
+{
+    call_ent *c = b->calls.data;
+    size_t n = b->calls.len;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].tail != TAIL_MARKER || c[i].site != c[i].owner)
+            continue;
+        size_t g = i; /* the first entry at (owner, entry) */
+        while (g > 0 && c[g - 1].tail && c[g - 1].owner == c[i].owner && c[g - 1].site == c[i].site)
+            g--;
+        if (g == i || call_unknown(&c[g]))
+            continue;
+        uint64_t at = c[i].owner + 1;
+        size_t p = i + 1;
+        int superfluous = 0;
+        for (; p < n && c[p].tail && c[p].owner == c[i].owner; p++) {
+            if (c[p].site <= c[i].owner)
+                continue;
+            if (c[p].site > at)
+                break;
+            if (c[p].site == at) {
+                if (call_unknown(&c[p])) {
+                    superfluous = 1;
+                    break;
+                }
+                at++;
+            }
+        }
+        if (superfluous)
+            continue;
+        /* Into its place in call_cmp order: before c[p]. */
+        call_ent m = c[i];
+        m.site = at;
+        memmove(&c[i], &c[i + 1], (p - i - 1) * sizeof *c);
+        c[p - 1] = m;
+        i--; /* c[i] is the next entry now */
+    }
 }
 
 typedef struct name_def {
@@ -1531,6 +1641,7 @@ static int calls_resolve(builder *b)
     vec_free(&b->defs); /* not needed any more: make room for the output */
     if (b->calls.len)
         qsort(c, b->calls.len, sizeof *c, call_cmp);
+    markers_place(b);
     return 0;
 }
 
@@ -1545,6 +1656,8 @@ static int walk_die(builder *b, Dwarf_Die *die)
     s->entry = FL_SYMCALL_NONE;
     s->def = SIZE_MAX;
     s->name = FL_SC_NONE;
+    s->all_tails = 0;
+    s->marked = 0;
     if ((s->tag == DW_TAG_subprogram && note_function(b, b->depth - 1)) ||
         ((s->tag == DW_TAG_call_site || s->tag == DW_TAG_GNU_call_site) &&
          note_call(b, b->depth - 1))) {
@@ -2715,7 +2828,7 @@ static size_t calls_pack(const builder *b, uint64_t base, const str_remap *rm, u
     size_t n = 0;
     uint64_t last_owner = 0, last_site = 0;
     for (size_t i = 0; i < b->calls.len; i++) {
-        if (c[i].tail != tail || c[i].site < base || c[i].site - base > 0xFFFFFFFFu ||
+        if (!c[i].tail != !tail || c[i].site < base || c[i].site - base > 0xFFFFFFFFu ||
             (tail && (c[i].owner < base || c[i].owner - base > 0xFFFFFFFFu)))
             continue;
         if (n > 0 && c[i].site == last_site && c[i].owner == last_owner)

@@ -27,7 +27,11 @@
  *              (0: not in this module), u32 name (string or FL_SC_NONE)
  *   tails[]    16 bytes per tail call, sorted by (owner, site), unique:
  *              u32 owner's entry - base_addr, u32 site - base_addr (inside
- *              the jump), u32 target + 1 and u32 name as in calls[]
+ *              the jump), u32 target + 1 and u32 name as in calls[];
+ *              target 0 with name FL_SC_NONE: an unknown tail call (an
+ *              indirect one, or the owner may make one the DWARF does not
+ *              describe: then its site is the owner's entry, or the lowest
+ *              address above it no other entry of the owner has)
  *   strings    NUL-terminated, deduplicated, a string that is the tail of
  *              another stored inside it; refs are offsets into it
  *
@@ -76,8 +80,11 @@
  * symbols ($x, $d), relocatable objects refused.  2: a split unit's call
  * files from the skeleton's file table (clang's .dwo with type units had
  * other files at their indices), gcc's DWARF 5 .dwo files with type units
- * read.  3: call sites (format version 4). */
-#define FL_SC_BUILDER 3u
+ * read.  3: call sites (format version 4).  4: tail calls the DWARF does
+ * not name kept as unknown entries of tails[] (target 0, name FL_SC_NONE),
+ * and a function that does not say all its tail calls are described
+ * given one such entry (at its entry address). */
+#define FL_SC_BUILDER 4u
 #define FL_SC_NONE 0xFFFFFFFFu /* "no string / no record" */
 
 /* Limits the builder enforces and the reader relies on. */
