@@ -4,9 +4,10 @@
  * Each input is tried twice: as is (exercises the header checks and the
  * checksum), and with the checksum recomputed so that mutations reach the
  * structural checks and the lookups behind them.  Lookups walk the whole
- * range table plus addresses taken from the input, plain and memoized;
- * call-site queries (version 4) take every address the call tables hold
- * and addresses from the input.
+ * range table plus addresses taken from the input, plain and memoized,
+ * each with the symbol covering it (fl_symcache_symbol_at); call-site
+ * queries (version 4) take every address the call tables hold and
+ * addresses from the input, and the symbols covering their targets.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +28,12 @@ static void lookups(const fl_symcache *sc, const uint8_t *buf, size_t size)
          * land in the range table and not just anywhere in 2^64. */
         if (i % 8)
             a = h.base_addr + (a & 0xFFFF);
+        /* (The reader does not check that symbol addresses are sorted:
+         * in a damaged file the answer may be any symbol's, never a read
+         * outside the file.) */
+        uint64_t sym = fl_symcache_symbol_at(sc, a);
+        if (sym != FL_SYMCALL_NONE)
+            (void)fl_symcache_symbol_at(sc, sym);
         size_t n = fl_symcache_lookup(sc, a, f, 32);
         for (size_t k = 0; k < n && k < 32; k++) {
             /* Touch every string so ASan sees any out-of-bounds pointer. */
@@ -38,11 +45,15 @@ static void lookups(const fl_symcache *sc, const uint8_t *buf, size_t size)
     }
 }
 
-static void touch_calls(const fl_symcall *c, size_t n)
+static void touch_calls(const fl_symcache *sc, const fl_symcall *c, size_t n)
 {
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = 0; k < n; k++) {
         if (c[k].target_name)
             (void)strlen(c[k].target_name);
+        /* What a server compares a target with. */
+        if (c[k].target != FL_SYMCALL_NONE)
+            (void)fl_symcache_symbol_at(sc, c[k].target);
+    }
 }
 
 /* Both call queries at addr and around it. */
@@ -51,9 +62,9 @@ static void call_queries(const fl_symcache *sc, uint64_t addr)
     fl_symcall c[8];
     for (uint64_t a = addr - 1; a != addr + 2; a++) {
         if (fl_symcache_call_at(sc, a, c))
-            touch_calls(c, 1);
+            touch_calls(sc, c, 1);
         size_t n = fl_symcache_tail_calls(sc, a, c, 8);
-        touch_calls(c, n < 8 ? n : 8);
+        touch_calls(sc, c, n < 8 ? n : 8);
     }
 }
 

@@ -210,6 +210,14 @@ int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out);
  * all the ways the function can go.  Never allocates. */
 size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall *out, size_t max);
 
+/* The start address of the ELF symbol (function) the symcache's symbol
+ * table says covers addr: the last one starting at or before addr, unless
+ * it has a size and addr is past its end -- the symbol fl_symcache_lookup
+ * names the outermost frame after.  FL_SYMCALL_NONE when none covers addr
+ * (or sc is NULL).  Module-relative like the other addresses.  Never
+ * allocates. */
+uint64_t fl_symcache_symbol_at(const fl_symcache *sc, uint64_t addr);
+
 /* 1 when the symcache holds call sites (built from DWARF that has them by
  * a builder that keeps them), else 0: a symcache of format version 3, one
  * built from the symbol table only, or from DWARF without call-site

@@ -1061,6 +1061,12 @@ int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out)
     return 1;
 }
 
+uint64_t fl_symcache_symbol_at(const fl_symcache *sc, uint64_t addr)
+{
+    size_t si = sc ? find_symbol(sc, addr) : SIZE_MAX;
+    return si == SIZE_MAX ? FL_SYMCALL_NONE : sc->hdr.base_addr + sc->saddrs[si];
+}
+
 size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall *out, size_t max)
 {
     if (!sc || entry < sc->hdr.base_addr || entry - sc->hdr.base_addr > UINT32_MAX)
