@@ -1236,6 +1236,242 @@ static void test_calls_cxx(void **state)
     fl_symcache_close(sc);
 }
 
+/* Is addr inside an indirect jump (ff /4: `jmp *rel32(%rip)`, `jmp
+ * *%reg`, perhaps with a REX prefix) of fn? */
+static bool inside_indirect_jump(const elf_fn *fn, uint64_t addr)
+{
+    for (uint64_t i = 0; fn->code && i + 1 < fn->size; i++) {
+        uint64_t at = i, len = 0;
+        if ((fn->code[at] & 0xf0) == 0x40 && at + 2 < fn->size)
+            at++; /* REX */
+        if (fn->code[at] != 0xff)
+            continue;
+        uint8_t modrm = fn->code[at + 1];
+        if (modrm == 0x25)
+            len = at - i + 6;
+        else if ((modrm & 0xf8) == 0xe0)
+            len = at - i + 2;
+        if (len && i + len <= fn->size && addr >= fn->addr + i && addr < fn->addr + i + len)
+            return true;
+    }
+    return false;
+}
+
+static bool call_unknown(const fl_symcall *c)
+{
+    return c->target == FL_SYMCALL_NONE && c->target_name == NULL;
+}
+
+/* The tail calls of fn: n, of which how many are unknown (target and
+ * name both unknown), and how many go to target (named name) from inside
+ * one of fn's jumps. */
+static void tails_of(const fl_symcache *sc, const elf_fn *fn, size_t n, size_t unknown,
+                     const elf_fn *target, const char *name, size_t to_target)
+{
+    fl_symcall t[8];
+    memset(t, 0, sizeof t);
+    assert_int_equal(fl_symcache_tail_calls(sc, fn->addr, t, 8), n);
+    size_t nu = 0, nt = 0;
+    for (size_t i = 0; i < n && i < 8; i++) {
+        if (i > 0)
+            assert_true(t[i - 1].site < t[i].site);
+        if (call_unknown(&t[i])) {
+            /* Inside the jump through the pointer, or the marker at the
+             * entry of a function the DWARF does not say all its calls
+             * are described of. */
+            assert_true(t[i].site == fn->addr || inside_indirect_jump(fn, t[i].site));
+            nu++;
+        } else if (target && t[i].target == target->addr) {
+            assert_non_null(t[i].target_name);
+            assert_string_equal(t[i].target_name, name);
+            assert_true(inside_jump(fn, t[i].site));
+            nt++;
+        }
+    }
+    assert_int_equal(nu, unknown);
+    assert_int_equal(nt, to_target);
+}
+
+/* Tail calls the DWARF does not name (callsites.c's mixed, only_direct,
+ * through_ptr) as a compiler built them.  mixed: gcc writes no call site
+ * for its jump through tail_fp and no DW_AT_call_all_calls, so a marker;
+ * clang a call site with DW_AT_call_target.  Either way one unknown entry
+ * besides the one to via_b.  only_direct: both its tail calls named, no
+ * unknown one.  through_ptr: its only jump, unknown. */
+static void check_unknown_tails(const char *name, bool optional)
+{
+#if !defined(__x86_64__)
+    skip();
+#endif
+    char prog[1024];
+    fl_symcache *sc = calls_symcache(name, optional, prog, sizeof prog);
+    if (!sc)
+        skip();
+    assert_int_equal(fl_symcache_has_calls(sc), 1);
+    elf_fn via, mixed, only, thr, hop, first;
+    assert_int_equal(elf_function(prog, "via_b", false, &via), 0);
+    assert_int_equal(elf_function(prog, "first_jump", false, &first), 0);
+    assert_int_equal(elf_function(prog, "mixed", false, &mixed), 0);
+    assert_int_equal(elf_function(prog, "only_direct", false, &only), 0);
+    assert_int_equal(elf_function(prog, "through_ptr", false, &thr), 0);
+    assert_int_equal(elf_function(prog, "hop", false, &hop), 0);
+    tails_of(sc, &mixed, 2, 1, &via, "via_b", 1);
+    /* clang jumps to via_b from one place (its own site), gcc from two. */
+    fl_symcall t[4];
+    size_t n = fl_symcache_tail_calls(sc, only.addr, t, 4);
+    assert_true(n == 1 || n == 2);
+    tails_of(sc, &only, n, 0, &via, "via_b", n);
+    tails_of(sc, &thr, 1, 0 + 1, NULL, NULL, 0);
+    tails_of(sc, &hop, 1, 0, NULL, NULL, 0);
+    tails_of(sc, &first, 1, 0, &via, "via_b", 1);
+    assert_int_equal(fl_symcache_tail_calls(sc, via.addr, t, 4), 0);
+    free(via.code);
+    free(mixed.code);
+    free(only.code);
+    free(thr.code);
+    free(hop.code);
+    free(first.code);
+    fl_symcache_close(sc);
+}
+
+static void test_unknown_tails_gcc_dwarf5(void **state)
+{
+    (void)state;
+    check_unknown_tails("gcc5", false);
+}
+
+static void test_unknown_tails_gcc_dwarf4(void **state)
+{
+    (void)state;
+    check_unknown_tails("gcc4", false);
+}
+
+static void test_unknown_tails_clang_dwarf5(void **state)
+{
+    (void)state;
+    check_unknown_tails("clang5", true);
+}
+
+static void test_unknown_tails_clang_dwarf4(void **state)
+{
+    (void)state;
+    check_unknown_tails("clang4", true);
+}
+
+/* Markers where clang's sites are: callsites.c by clang with every
+ * DW_AT_call_all_calls taken out (tests/symbols/CMakeLists.txt), so each
+ * function with a tail call gets a marker at its entry.  first_jump
+ * starts with its jump to via_b, whose site is the entry: the marker is
+ * the address after it.  through_ptr starts with its jump through a
+ * pointer, an unknown entry at the entry already: no marker besides.
+ * mixed: the marker, the jump through the pointer, the one to via_b. */
+static void test_markers_placed(void **state)
+{
+    (void)state;
+#if !defined(__x86_64__)
+    skip();
+#endif
+    char prog[1024];
+    fl_symcache *sc = calls_symcache("clang5_noall", true, prog, sizeof prog);
+    if (!sc)
+        skip();
+    elf_fn via, first, thr, mixed;
+    assert_int_equal(elf_function(prog, "via_b", false, &via), 0);
+    assert_int_equal(elf_function(prog, "first_jump", false, &first), 0);
+    assert_int_equal(elf_function(prog, "through_ptr", false, &thr), 0);
+    assert_int_equal(elf_function(prog, "mixed", false, &mixed), 0);
+    fl_symcall t[4];
+    memset(t, 0, sizeof t);
+    assert_int_equal(fl_symcache_tail_calls(sc, first.addr, t, 4), 2);
+    assert_true(t[0].site == first.addr && t[0].target == via.addr);
+    assert_string_equal(t[0].target_name, "via_b");
+    assert_true(call_unknown(&t[1]) && t[1].site == first.addr + 1);
+    memset(t, 0, sizeof t);
+    assert_int_equal(fl_symcache_tail_calls(sc, thr.addr, t, 4), 1);
+    assert_true(call_unknown(&t[0]) && t[0].site == thr.addr);
+    memset(t, 0, sizeof t);
+    assert_int_equal(fl_symcache_tail_calls(sc, mixed.addr, t, 4), 3);
+    assert_true(call_unknown(&t[0]) && t[0].site == mixed.addr);
+    assert_true(call_unknown(&t[1]) && inside_indirect_jump(&mixed, t[1].site));
+    assert_true(t[2].target == via.addr && inside_jump(&mixed, t[2].site));
+    assert_int_equal(fl_symcache_tail_calls(sc, via.addr, t, 4), 0);
+    free(via.code);
+    free(first.code);
+    free(thr.code);
+    free(mixed.code);
+    fl_symcache_close(sc);
+}
+
+/* C++: callsites.cpp's pick makes a virtual call on one branch (g++:
+ * speculatively devirtualized, the jump through the vtable with no call
+ * site and no DW_AT_call_all_calls; clang++: DW_AT_call_target) and
+ * tail-calls run_direct on the other. */
+static void check_virtual_tail(const char *name)
+{
+#if !defined(__x86_64__)
+    skip();
+#endif
+    char prog[1024];
+    fl_symcache *sc = calls_symcache(name, true, prog, sizeof prog);
+    if (!sc)
+        skip();
+    elf_fn pick, direct;
+    assert_int_equal(elf_function(prog, "_Z4pickP6RunnerPii", false, &pick), 0);
+    assert_int_equal(elf_function(prog, "_Z10run_directPi", false, &direct), 0);
+    tails_of(sc, &pick, 2, 1, &direct, "run_direct(int*)", 1);
+    free(pick.code);
+    free(direct.code);
+    fl_symcache_close(sc);
+}
+
+static void test_calls_virtual_gxx(void **state)
+{
+    (void)state;
+    check_virtual_tail("gxx5");
+}
+
+static void test_calls_virtual_clangxx(void **state)
+{
+    (void)state;
+    check_virtual_tail("clangxx5");
+}
+
+/* fl_symcache_symbol_at: the start of the function symbol covering an
+ * address (at its first byte, inside, at its last byte), none in the
+ * padding after a function's size nor below every symbol; the same
+ * answers memoized. */
+static void test_symbol_at(void **state)
+{
+    (void)state;
+    char prog[1024];
+    fl_symcache *sc = calls_symcache("gcc5", false, prog, sizeof prog);
+    const char *names[] = {"via_b", "mixed", "only_direct", "through_ptr", "hop", "blob_free"};
+    for (int memo = 0; memo < 2; memo++) {
+        if (memo)
+            assert_int_equal(fl_symcache_memoize(sc), 0);
+        size_t padded = 0;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            elf_fn fn;
+            assert_int_equal(elf_function(prog, names[i], false, &fn), 0);
+            assert_true(fn.size > 1);
+            assert_true(fl_symcache_symbol_at(sc, fn.addr) == fn.addr);
+            assert_true(fl_symcache_symbol_at(sc, fn.addr + 1) == fn.addr);
+            assert_true(fl_symcache_symbol_at(sc, fn.addr + fn.size - 1) == fn.addr);
+            /* -O2 starts functions 16-byte aligned: an end that is not
+             * is padding, which no symbol covers. */
+            if ((fn.addr + fn.size) % 16 != 0) {
+                assert_true(fl_symcache_symbol_at(sc, fn.addr + fn.size) == FL_SYMCALL_NONE);
+                padded++;
+            }
+            free(fn.code);
+        }
+        assert_true(padded > 0);
+        assert_true(fl_symcache_symbol_at(sc, 0) == FL_SYMCALL_NONE);
+        assert_true(fl_symcache_symbol_at(NULL, 0x1000) == FL_SYMCALL_NONE);
+    }
+    fl_symcache_close(sc);
+}
+
 /* Files that hold no call sites answer none: one built without DWARF,
  * version 3 files (the seeds), and a version 4 file rewritten as version
  * 3 -- its call tables still in the bytes, but not in a version 3 file's
@@ -1439,8 +1675,8 @@ static void test_calls_corrupt(void **state)
 
 /* The fuzz seeds must be symcaches of a format the reader opens, or the
  * fuzzer starts from nothing but header rejections: version 3 ones (no
- * call sites) and version 4 ones with call sites, so that mutations reach
- * the call tables. */
+ * call sites) and version 4 ones with call sites, unknown tail calls
+ * among them, so that mutations reach the call tables. */
 static void test_seed_corpus_current(void **state)
 {
     (void)state;
@@ -1465,6 +1701,14 @@ static void test_seed_corpus_current(void **state)
             fl_sc_header4 x;
             memcpy(&x, b, sizeof x); /* opened: a version 4 header */
             assert_true(x.calls_count > 0 && x.tails_count > 0);
+            /* ...and unknown tail calls (target 0, name FL_SC_NONE). */
+            size_t unknown = 0;
+            for (uint64_t k = 0; k < x.tails_count; k++) {
+                uint32_t v[4];
+                memcpy(v, b + x.tails_off + k * FL_SC_TAIL_SIZE, sizeof v);
+                unknown += v[2] == 0 && v[3] == FL_SC_NONE;
+            }
+            assert_true(unknown > 0);
             free(b);
         }
         fl_symcache_close(sc);
@@ -1507,6 +1751,14 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_calls_clang_dwarf5),
         cmocka_unit_test(test_calls_clang_dwarf4),
         cmocka_unit_test(test_calls_cxx),
+        cmocka_unit_test(test_unknown_tails_gcc_dwarf5),
+        cmocka_unit_test(test_unknown_tails_gcc_dwarf4),
+        cmocka_unit_test(test_unknown_tails_clang_dwarf5),
+        cmocka_unit_test(test_unknown_tails_clang_dwarf4),
+        cmocka_unit_test(test_markers_placed),
+        cmocka_unit_test(test_calls_virtual_gxx),
+        cmocka_unit_test(test_calls_virtual_clangxx),
+        cmocka_unit_test(test_symbol_at),
         cmocka_unit_test(test_calls_absent),
         cmocka_unit_test(test_calls_corrupt),
     };

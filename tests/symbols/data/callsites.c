@@ -66,3 +66,36 @@ int main(int argc, char **argv)
     sink = sum(&y);
     return relay(sink);
 }
+
+/* Tail calls the DWARF does not name (test_symcache's check_unknown_tails).
+ * mixed jumps through a pointer on one branch: gcc writes no call site
+ * for that jump and leaves DW_AT_call_all_calls off mixed; clang writes
+ * one with DW_AT_call_target.  only_direct's tail calls are all direct;
+ * through_ptr has nothing but a jump through a pointer. */
+int (*tail_fp)(int *);
+__attribute__((noinline)) NOCLONE int via_b(int *p)
+{
+    sink = *p;
+    return sink + 1;
+}
+__attribute__((noinline)) NOCLONE int mixed(int *p, int k)
+{
+    if (k == 1)
+        return tail_fp(p);
+    return via_b(p);
+}
+__attribute__((noinline)) NOCLONE int only_direct(int *p, int k)
+{
+    if (k == 2)
+        return via_b(p + 1);
+    return via_b(p);
+}
+__attribute__((noinline)) NOCLONE int through_ptr(int *p)
+{
+    return tail_fp(p);
+}
+/* Its first instruction is its tail call: clang's site is its entry. */
+__attribute__((noinline)) NOCLONE int first_jump(int *p)
+{
+    return via_b(p);
+}

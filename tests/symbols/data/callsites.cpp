@@ -23,3 +23,27 @@ int main()
     b.release(); // the return address test_symcache looks up
     return 0;
 }
+
+// A virtual call on one branch (test_symcache's test_calls_virtual): the
+// DWARF names no callee for it (clang: DW_AT_call_target; g++: a call
+// site without an origin, or none and no DW_AT_call_all_calls).
+struct Runner {
+    virtual int run(int *p);
+};
+volatile int run_sink;
+int Runner::run(int *p)
+{
+    run_sink = *p;
+    return run_sink;
+}
+__attribute__((noinline)) int run_direct(int *p)
+{
+    run_sink = *p;
+    return run_sink + 2;
+}
+__attribute__((noinline)) int pick(Runner *r, int *p, int k)
+{
+    if (k == 1)
+        return r->run(p);
+    return run_direct(p);
+}
