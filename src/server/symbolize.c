@@ -442,17 +442,23 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
  * to: that function ended in a jump to the callee, or to a function that
  * did so in turn.  The call site at the return address names the function
  * called, which is certain; its tail calls (and theirs, TAIL_DEPTH deep)
- * are searched for the ways to the callee.  When there are several, only
- * what they share from the caller's side is certain (as gdb decides its
- * tail-call frames): those functions are the answer, and a function's
- * line only when every way leaves it by the same tail call.  Under the
- * LRU's lock, so bounded: TAIL_VISITS functions, TAIL_FANOUT tail calls
- * each and TAIL_WAYS ways; past a bound, only the first function is
- * certain. */
+ * are searched for the ways to the callee.  A way may also end open: at a
+ * tail call the DWARF does not name (through a pointer, or in a function
+ * the DWARF does not say all its calls are described of), at a tail call
+ * to another module's function, at the depth limit, or at a function
+ * with more than TAIL_FANOUT tail calls -- the crash may have gone on
+ * from there to anywhere.  A way that ends at a function of this module
+ * that makes no tail call is no way.  What every way shares
+ * from the caller's side is certain (as gdb decides its tail-call
+ * frames): those functions are the answer, and a function's line only
+ * when every way leaves it by the same tail call.  Under the LRU's lock,
+ * so bounded: TAIL_VISITS functions and TAIL_WAYS ways; past either, only
+ * the first function is certain. */
 #define TAIL_DEPTH 4
 #define TAIL_FANOUT 16
 #define TAIL_VISITS 64
 #define TAIL_WAYS 8
+#define TAIL_SITE_UNKNOWN FL_SYMCALL_NONE
 
 typedef struct tail_way {
     size_t n;
@@ -461,41 +467,78 @@ typedef struct tail_way {
 
 typedef struct tail_search {
     const fl_symcache *sc;
-    const char *callee;
+    const char *callee; /* the frame above's function */
+    bool callee_here;   /* ... in this module */
+    uint64_t callee_fn; /* ... whose symbol starts there (FL_SYMCALL_NONE: unknown) */
     unsigned visits;
-    bool bounded; /* a bound cut the search: the ways found may not be all */
+    bool exhausted; /* a bound cut the search short */
     size_t nways;
     tail_way ways[TAIL_WAYS];
 } tail_search;
 
+static void tail_way_add(tail_search *t, const tail_way *w)
+{
+    if (t->nways == TAIL_WAYS)
+        t->exhausted = true;
+    else
+        t->ways[t->nways++] = *w;
+}
+
+/* Whether call c is a tail call to the callee: a function of this module
+ * by its entry (two static functions of one name are two functions, and
+ * a library's function is not the program's of the same name), else by
+ * name, to another module. */
+static bool tail_reaches(const tail_search *t, const fl_symcall *c)
+{
+    if (c->target != FL_SYMCALL_NONE) {
+        if (!t->callee_here)
+            return false;
+        if (t->callee_fn != FL_SYMCALL_NONE)
+            return c->target == t->callee_fn;
+        return fl_group_same_function(c->target_name, t->callee);
+    }
+    return !t->callee_here && fl_group_same_function(c->target_name, t->callee);
+}
+
+/* Follows fn's tail calls; w holds the way to fn (fn not in it yet). */
 static void tail_walk(tail_search *t, tail_way *w, uint64_t fn)
 {
-    if (t->bounded)
+    if (t->exhausted)
         return;
-    if (w->n >= TAIL_DEPTH || ++t->visits > TAIL_VISITS) {
-        t->bounded = true;
+    if (++t->visits > TAIL_VISITS) {
+        t->exhausted = true;
+        return;
+    }
+    if (w->n == TAIL_DEPTH) {
+        tail_way_add(t, w); /* open: fn and beyond unknown */
         return;
     }
     fl_symcall calls[TAIL_FANOUT];
     size_t n = fl_symcache_tail_calls(t->sc, fn, calls, TAIL_FANOUT);
+    w->fns[w->n] = fn;
+    w->n++;
     if (n > TAIL_FANOUT) {
-        t->bounded = true;
+        w->sites[w->n - 1] = TAIL_SITE_UNKNOWN; /* open: which of them, unknown */
+        tail_way_add(t, w);
+        w->n--;
         return;
     }
-    for (size_t i = 0; i < n && !t->bounded; i++) {
-        w->sites[w->n] = calls[i].site;
-        w->fns[w->n] = fn;
-        w->n++;
-        if (fl_group_same_function(calls[i].target_name, t->callee)) {
-            if (t->nways == TAIL_WAYS)
-                t->bounded = true;
-            else
-                t->ways[t->nways++] = *w;
+    for (size_t i = 0; i < n && !t->exhausted; i++) {
+        w->sites[w->n - 1] = calls[i].site;
+        if (calls[i].target == FL_SYMCALL_NONE && !calls[i].target_name) {
+            w->sites[w->n - 1] = TAIL_SITE_UNKNOWN; /* open: to a function not named */
+            tail_way_add(t, w);
+        } else if (tail_reaches(t, &calls[i])) {
+            tail_way_add(t, w);
         } else if (calls[i].target != FL_SYMCALL_NONE) {
             tail_walk(t, w, calls[i].target);
+        } else {
+            /* Open: to another module's function, which may go on from
+             * there by tail calls of its own. */
+            tail_way_add(t, w);
         }
-        w->n--;
     }
+    w->n--;
 }
 
 /* The outermost (real) function's name at rel, or NULL. */
@@ -524,19 +567,25 @@ size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, 
     /* Open: the caller's own frame was looked up just before. */
     entry *e = find_locked(s, build_id);
     fl_symcall c;
+    /* Only a call to a function of this module is followed: the tail
+     * calls of another module's function are in its own symcache. */
     if (!e || !fl_symcache_has_calls(e->sc) || !fl_symcache_call_at(e->sc, ret, &c) ||
-        c.target == FL_SYMCALL_NONE || !c.target_name ||
+        c.target == FL_SYMCALL_NONE)
+        goto done;
+    t->sc = e->sc;
+    t->callee = callee;
+    t->callee_here = callee_build_id && !strcmp(callee_build_id, build_id);
+    t->callee_fn = t->callee_here ? fl_symcache_symbol_at(e->sc, callee_rel) : FL_SYMCALL_NONE;
+    /* The frame above is the function called: nothing is missing (by its
+     * entry; by name under an alias the symbol table prefers). */
+    if (tail_reaches(t, &(fl_symcall){.target = c.target, .target_name = c.target_name}) ||
         fl_group_same_function(c.target_name, callee))
         goto done;
-    /* The callee in the same module under another name of the called
-     * function (an alias the symbol table prefers): nothing is missing. */
-    if (callee_build_id && !strcmp(callee_build_id, build_id)) {
+    if (t->callee_here) {
         const char *a = function_at(e->sc, c.target), *b = function_at(e->sc, callee_rel);
         if (a && b && !strcmp(a, b))
             goto done;
     }
-    t->sc = e->sc;
-    t->callee = callee;
     tail_way w = {0};
     tail_walk(t, &w, c.target);
     if (!t->nways)
@@ -549,12 +598,12 @@ size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, 
             m++;
         n = m;
     }
-    if (t->bounded && n > 1)
+    if (t->exhausted && n > 1)
         n = 1;
     if (n > cap)
         n = cap;
     for (size_t m = 0; m < n; m++) {
-        bool same = !t->bounded;
+        bool same = !t->exhausted && t->ways[0].sites[m] != TAIL_SITE_UNKNOWN;
         for (size_t k = 1; k < t->nways && same; k++)
             same = t->ways[k].sites[m] == t->ways[0].sites[m];
         /* Innermost first. */

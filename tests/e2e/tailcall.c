@@ -8,7 +8,13 @@
  *   tailcall b -> main > release_b >(tail) crash_site        SIGSEGV
  *   tailcall c -> main > release_b >(tail) helper >(tail) crash_site
  *   tailcall d -> main > drop_a >(tail) free: a double free  SIGABRT
- *   tailcall e -> main > drop_b >(tail) free: a double free  SIGABRT */
+ *   tailcall e -> main > drop_b >(tail) free: a double free  SIGABRT
+ *   tailcall f -> main > mixed >(tail, through a pointer) crash_site:
+ *                 mixed's other way, through release_a, was not taken
+ * Built with WITH_LIB, linked with tailcall_lib.c's library:
+ *   tailcall g -> main > route >(tail) bar_entry >(tail) helper, both in
+ *                 the library: the program's own helper, which route
+ *                 can reach through mid, is another function */
 #include <faultline.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +49,35 @@ NOINLINE int release_b(volatile int *p, int through_helper)
         return helper(p);
     return crash_site(p);
 }
+
+int (*volatile crash_fp)(volatile int *) = crash_site;
+
+NOINLINE int mixed(volatile int *p, int k)
+{
+    counter += 7;
+    if (k == 1)
+        return crash_fp(p);
+    return release_a(p);
+}
+
+#ifdef WITH_LIB
+int bar_entry(volatile int *p);
+
+/* helper is also the name of the library's crashing function. */
+NOINLINE int mid(volatile int *p)
+{
+    counter += 13;
+    return helper(p);
+}
+
+NOINLINE int route(volatile int *p, int k)
+{
+    counter += 17;
+    if (k)
+        return mid(p);
+    return bar_entry(p);
+}
+#endif
 
 struct blob {
     char *data;
@@ -88,6 +123,14 @@ int main(int argc, char **argv)
         drop_b(&b);
         drop_b(&b);
         break;
+    case 'f':
+        sink = mixed(NULL, 1);
+        break;
+#ifdef WITH_LIB
+    case 'g':
+        sink = route(NULL, 0);
+        break;
+#endif
     }
     sink = counter;
     return 0;
