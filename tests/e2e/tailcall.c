@@ -11,6 +11,9 @@
  *   tailcall e -> main > drop_b >(tail) free: a double free  SIGABRT
  *   tailcall f -> main > mixed >(tail, through a pointer) crash_site:
  *                 mixed's other way, through release_a, was not taken
+ *   tailcall h -> main > deep0 >(tail) deep1 > ... > deep4 >(tail)
+ *                 crash_site: five tail calls, of which the server
+ *                 follows four (deep4 stays missing)
  * Built with WITH_LIB, linked with tailcall_lib.c's library:
  *   tailcall g -> main > route >(tail) bar_entry >(tail) helper, both in
  *                 the library: the program's own helper, which route
@@ -58,6 +61,38 @@ NOINLINE int mixed(volatile int *p, int k)
     if (k == 1)
         return crash_fp(p);
     return release_a(p);
+}
+
+/* A chain longer than the server follows.  Each adds its own amount, or
+ * gcc folds them into one. */
+NOINLINE int deep4(volatile int *p)
+{
+    counter += 41;
+    return crash_site(p);
+}
+
+NOINLINE int deep3(volatile int *p)
+{
+    counter += 31;
+    return deep4(p);
+}
+
+NOINLINE int deep2(volatile int *p)
+{
+    counter += 23;
+    return deep3(p);
+}
+
+NOINLINE int deep1(volatile int *p)
+{
+    counter += 19;
+    return deep2(p);
+}
+
+NOINLINE int deep0(volatile int *p)
+{
+    counter += 3;
+    return deep1(p);
 }
 
 #ifdef WITH_LIB
@@ -125,6 +160,9 @@ int main(int argc, char **argv)
         break;
     case 'f':
         sink = mixed(NULL, 1);
+        break;
+    case 'h':
+        sink = deep0(NULL);
         break;
 #ifdef WITH_LIB
     case 'g':

@@ -36,7 +36,7 @@ crash() { # exe mode death
     FAULTLINE_SPOOL=$WORK/spool "$1" "$2" 2>/dev/null
     [ $? = "$3" ] || fail "$1 $2 did not die with status $3"
 }
-for m in a b c f g; do crash "$WORK/v1" $m 139; done
+for m in a b c f g h; do crash "$WORK/v1" $m 139; done
 for m in d e; do crash "$WORK/v1" $m 134; done
 # (clang 14 writes no call site for a call to a function it has no DWARF
 # for, bar_entry here: its g would stop at main.)
@@ -52,18 +52,20 @@ BASE=$(url "")
 "$FAULTLINE" submit "$WORK"/spool/*.crashlog --server "$BASE/api/v1/crashes" --key "$KEY" \
     >"$WORK/submit.out" 2>&1 || fail "submit: $(cat "$WORK/submit.out")"
 
-# b (gcc, clang) and c | a (gcc, clang) | f (gcc, clang) | d | e | g.
+# b (gcc, clang) and c | a (gcc, clang) | f (gcc, clang) | d | e | g | h.
 # Without the frames put back: a, b, c and f in one group ("crash_site |
 # main"), d and e in another.
-out=$(wait_counts tailapp "3 2 2 1 1 1")
-[ "$out" = "3 2 2 1 1 1" ] || fail "group counts '$out', want '3 2 2 1 1 1'"
+out=$(wait_counts tailapp "3 2 2 1 1 1 1")
+[ "$out" = "3 2 2 1 1 1 1" ] || fail "group counts '$out', want '3 2 2 1 1 1 1'"
 
 api "/api/v1/groups?app=tailapp" >"$WORK/groups.json" || fail "GET groups"
 python3 - "$WORK/groups.json" <<'PY' || fail "signatures: $(cat "$WORK/groups.json")"
 import json, sys
 sigs = sorted(g["signature"] for g in json.load(open(sys.argv[1]))["groups"])
 want = ["crash_site | release_a | main", "crash_site | release_b | main",
-        "crash_site | mixed | main", "helper | route | main"]
+        "crash_site | mixed | main", "helper | route | main",
+        # four of the five: the fifth is past the depth followed
+        "crash_site | deep3 | deep2 | deep1 | deep0"]
 for w in want:
     assert w in sigs, (w, sigs)
 assert not any("mid" in s or "release_a | mixed" in s for s in sigs), sigs
@@ -81,7 +83,7 @@ for gid in $(python3 -c 'import json,sys; print(" ".join(g["id"] for g in json.l
         api "/api/v1/crashes/$cid" >"$WORK/c-$cid.json" || fail "GET crash $cid"
     done
 done
-[ "$(ls "$WORK"/c-*.json | wc -l)" = 10 ] || fail "want 10 crashes, have $(ls "$WORK"/c-*.json | wc -l)"
+[ "$(ls "$WORK"/c-*.json | wc -l)" = 11 ] || fail "want 11 crashes, have $(ls "$WORK"/c-*.json | wc -l)"
 python3 - "$SRC" "$WORK"/c-*.json <<'PY' || fail "restored frames"
 import json, sys
 src = open(sys.argv[1]).read().split("\n")
@@ -93,6 +95,11 @@ for path in sys.argv[2:]:
     c = json.load(open(path))
     frames = c["threads"][0]["frames"]
     tail = [f for f in frames if f.get("tail_call")]
+    if tail and tail[0]["function"] == "deep3":
+        assert [f["function"] for f in tail] == ["deep3", "deep2", "deep1", "deep0"], tail
+        assert all(f["line"] for f in tail), tail
+        seen.add("deep")
+        continue
     assert len(tail) == 1, (path, [(f["function"], f.get("tail_call")) for f in frames])
     f = tail[0]
     fn = f["function"]
@@ -109,7 +116,7 @@ for path in sys.argv[2:]:
     i = frames.index(f)
     assert frames[i + 1]["function"] == "main", frames[i + 1]
     assert f["in_signature"], f
-assert seen == {"release_a", "release_b", "drop_a", "drop_b", "mixed", "route"}, seen
+assert seen == {"release_a", "release_b", "drop_a", "drop_b", "mixed", "route", "deep"}, seen
 PY
 curl -fsS -m 5 "$BASE/metrics" -H "Authorization: Bearer $ADMIN" | grep -Eq '^faultline_tail_call_frames_total [1-9]' ||
     fail "faultline_tail_call_frames_total did not count"
