@@ -192,7 +192,10 @@ typedef struct fl_symcall {
 } fl_symcall;
 
 /* The direct (not tail) call whose return address is ret: 1 with *out
- * (out may be NULL), 0 when the symcache knows no call there.  Never
+ * (out may be NULL), 0 when the symcache knows no call there.  Only the
+ * calls to functions of the module that make tail calls are kept (only
+ * above those can a frame be missing that the tail calls name): a call
+ * to another function, or to another module's, answers 0.  Never
  * allocates. */
 int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out);
 

@@ -2821,15 +2821,40 @@ static void rec_packed(builder *b, rec_cursor *c, file_map *fm, const str_remap 
  * dropped; a target outside it is "none"), names their strings after
  * tail merging, and of calls at one site (direct) or one (owner, site)
  * (tail) the first in call_cmp order is kept. */
+/* Whether a function of the module with entry `target` makes a tail call
+ * (has an entry among the tail calls, which follow the direct calls in
+ * call_cmp order, by owner). */
+static int makes_tail_calls(const call_ent *c, size_t first_tail, size_t n, uint64_t target)
+{
+    size_t lo = first_tail, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid].owner < target)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && c[lo].owner == target;
+}
+
 static size_t calls_pack(const builder *b, uint64_t base, const str_remap *rm, uint32_t tail,
                          uint8_t *out)
 {
     const call_ent *c = b->calls.data;
-    size_t n = 0;
+    size_t n = 0, first_tail = 0;
+    while (first_tail < b->calls.len && !c[first_tail].tail)
+        first_tail++;
     uint64_t last_owner = 0, last_site = 0;
     for (size_t i = 0; i < b->calls.len; i++) {
         if (!c[i].tail != !tail || c[i].site < base || c[i].site - base > 0xFFFFFFFFu ||
             (tail && (c[i].owner < base || c[i].owner - base > 0xFFFFFFFFu)))
+            continue;
+        /* A direct call matters only when it went to a function of the
+         * module that makes tail calls: only then can a frame be missing
+         * above it that the tail calls name.  The others are most of a
+         * module's calls (libc: 12,726 of which ~2,000 are kept). */
+        if (!tail && (c[i].target == FL_SYMCALL_NONE ||
+                      !makes_tail_calls(c, first_tail, b->calls.len, c[i].target)))
             continue;
         if (n > 0 && c[i].site == last_site && c[i].owner == last_owner)
             continue;
