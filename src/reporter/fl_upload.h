@@ -18,6 +18,7 @@
 #ifndef FL_UPLOAD_H
 #define FL_UPLOAD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -30,6 +31,7 @@ typedef enum fl_upload_outcome {
     FL_UPLOAD_FAILED,        /* 401/403/404/3xx/bad URL/local error, or an HTML page
                                 where a crash server's answer was due: keep, needs a
                                 person */
+    FL_UPLOAD_INTERRUPTED,   /* cut by fl_upload_config.stop: keep, as it was */
 } fl_upload_outcome;
 
 /* Human name of an outcome ("delivered", "rejected", ...).  Static string. */
@@ -44,6 +46,9 @@ typedef struct fl_upload_config {
     bool no_gzip;            /* send the body uncompressed */
     const char *cacert;      /* CA certificates (PEM) to check an https server
                                 with, instead of the system's; NULL: the system's */
+    /* When not NULL and it turns nonzero (a signal handler sets it), a
+     * request under way is cut within a second: FL_UPLOAD_INTERRUPTED. */
+    const volatile sig_atomic_t *stop;
 } fl_upload_config;
 
 /* One log to send; everything borrowed for the call. */

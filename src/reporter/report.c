@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -125,6 +126,29 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The signal that asked us to stop (SIGINT: Ctrl-C, SIGTERM), 0 while
+ * none did.  The request under way is cut (fl_upload_config.stop), the
+ * logs not sent stay as they are, and the run ends with its summary and
+ * 128 + the signal, as a shell reports a program a signal ended. */
+static volatile sig_atomic_t g_stop;
+
+static void on_stop(int sig)
+{
+    g_stop = sig;
+}
+
+/* No SA_RESTART: a wait for the next retry, a prompt or libcurl's poll
+ * wakes up at once. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -170,7 +194,8 @@ static void usage(FILE *f)
             "(not HTTP_PROXY).\n"
             "\n"
             "Exit: 0 all delivered or rejected, 75 some kept for later, 64 usage,\n"
-            "1 other errors.  See faultline-report(1).\n",
+            "1 other errors, 130 or 143 interrupted (SIGINT, SIGTERM: the logs not sent\n"
+            "stay).  See faultline-report(1).\n",
             DEFAULT_LOCK_WAIT_S);
 }
 
@@ -405,6 +430,11 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
             warn("%s%s: %s; deleted, it will not be sent again", prefix, it->shown, why);
             r->rejected++;
         }
+        return;
+    case FL_UPLOAD_INTERRUPTED:
+        /* Not the server's doing: no attempt counted, no backoff. */
+        warn("%s%s: interrupted; kept", prefix, it->shown);
+        r->kept++;
         return;
     case FL_UPLOAD_RETRY: {
         int64_t now = (int64_t)time(NULL);
@@ -752,7 +782,15 @@ static int pass(run *r, bool first)
 
     for (size_t i = 0; i < n; i++) {
         item *it = &items[i];
+        if (g_stop) {
+            r->kept += (unsigned)(n - i);
+            break;
+        }
         int c = consent(r, it, i, n);
+        if (g_stop && c != 'g') {
+            r->kept += (unsigned)(n - i);
+            break;
+        }
         if (c == 'g')
             continue;
         if (c == 'k') {
@@ -786,6 +824,7 @@ static int pass(run *r, bool first)
                 .cacert = r->o->cacert,
                 .timeout_s = r->o->timeout,
                 .no_gzip = r->o->no_gzip,
+                .stop = &g_stop,
             };
             if (!(r->up = fl_upload_new(&cfg))) {
                 warn("cannot start the HTTP client");
@@ -998,6 +1037,8 @@ int fl_reporter_main(int argc, char **argv)
         return FL_EXIT_ERROR;
     }
 
+    catch_stop_signals();
+
     /* --retry-until counts on the monotonic clock: a step of the wall
      * clock neither ends the run early nor keeps it going for the step. */
     struct timespec mono;
@@ -1014,7 +1055,8 @@ int fl_reporter_main(int argc, char **argv)
             usage_problem = true;
             break;
         }
-        if (last || o.retry_until < 0 || !r.kept || r.errors != errors_before || !r.next_due)
+        if (g_stop || last || o.retry_until < 0 || !r.kept || r.errors != errors_before ||
+            !r.next_due)
             break;
         int64_t now = (int64_t)time(NULL);
         clock_gettime(CLOCK_MONOTONIC, &mono);
@@ -1045,9 +1087,14 @@ int fl_reporter_main(int argc, char **argv)
             say(&r, "waiting %lld s for the next retry", (long long)wait);
         }
         struct timespec ts = {(time_t)wait, 0};
-        while (wait > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        while (wait > 0 && !g_stop && nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;
+        if (g_stop)
+            break;
     }
+    if (g_stop)
+        warn("interrupted (%s): the crash logs not delivered stay in the spool",
+             g_stop == SIGINT ? "SIGINT" : "SIGTERM");
 
     if (!usage_problem && (r.delivered || r.rejected || r.kept))
         say(&r, "%u delivered, %u rejected or deleted, %u kept for later", r.delivered, r.rejected,
@@ -1063,6 +1110,8 @@ int fl_reporter_main(int argc, char **argv)
     free(r.approved);
     if (usage_problem)
         return FL_EXIT_USAGE;
+    if (g_stop)
+        return 128 + g_stop;
     if (r.errors)
         return FL_EXIT_ERROR;
     return r.kept ? FL_EXIT_TEMPFAIL : FL_EXIT_OK;

@@ -300,6 +300,10 @@ int fl_cmd_submit(int argc, char **argv)
                 printf("%s: failed (%s)\n", shown, res.message);
             bad = true;
             break;
+        case FL_UPLOAD_INTERRUPTED: /* submit sets no stop flag */
+            printf("%s: interrupted\n", shown);
+            bad = true;
+            break;
         }
         fflush(stdout);
         fl_crashlog_free(log);

@@ -81,6 +81,16 @@ static int buf_str(buf *b, const char *s)
 
 /* ---- the request ------------------------------------------------------ */
 
+static int on_progress(void *stop, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal;
+    (void)dlnow;
+    (void)ultotal;
+    (void)ulnow;
+    return *(const volatile sig_atomic_t *)stop != 0;
+}
+
 const char *fl_upload_outcome_name(fl_upload_outcome o)
 {
     switch (o) {
@@ -89,6 +99,7 @@ const char *fl_upload_outcome_name(fl_upload_outcome o)
     case FL_UPLOAD_TOO_LARGE: return "too large";
     case FL_UPLOAD_RETRY: return "not delivered";
     case FL_UPLOAD_FAILED: return "failed";
+    case FL_UPLOAD_INTERRUPTED: return "interrupted";
     }
     return "?";
 }
@@ -563,9 +574,21 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &ans);
     char errbuf[CURL_ERROR_SIZE] = "";
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    if (up->cfg.stop) {
+        /* libcurl calls this about once a second even while nothing
+         * moves, and at once when the signal wakes its poll. */
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)up->cfg.stop);
+    }
 
     CURLcode cc = curl_easy_perform(c);
     rc = 0;
+    if (cc == CURLE_ABORTED_BY_CALLBACK && up->cfg.stop && *up->cfg.stop) {
+        res->outcome = FL_UPLOAD_INTERRUPTED;
+        snprintf(res->message, sizeof res->message, "interrupted");
+        goto out;
+    }
     if (cc != CURLE_OK) {
         res->outcome = classify_curl(cc);
         long oe = 0, port = 0, connect_code = 0;

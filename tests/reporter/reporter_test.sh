@@ -637,6 +637,50 @@ case_server_busy() {
     [ "$(nlogs)" = 0 ] || fail "--retry-until: not all delivered"
 }
 
+case_interrupt() {
+    # Ctrl-C (SIGINT) while a request waits for its answer: the request is
+    # cut at once, not after --timeout; no log is lost or marked as tried;
+    # the summary is said; the exit code is 128 + 2.  SIGTERM the same,
+    # during --retry-until's wait.
+    for i in 1 2 3; do mklog "$SPOOL/log-$i.crashlog"; done
+    start_responder hang
+    local t0 pid
+    t0=$(date +%s)
+    "$REPORTER" --spool "$SPOOL" --url "$URL" --yes --timeout 60 </dev/null >"$WORK/rep.out" 2>"$WORK/rep.err" &
+    pid=$!
+    for _ in $(seq 100); do [ "$(requests)" -ge 1 ] && break; sleep 0.1; done
+    [ "$(requests)" -ge 1 ] || fail "the reporter sent nothing"
+    kill -INT "$pid"
+    wait "$pid"
+    RC=$?
+    expect_rc 130
+    [ $(($(date +%s) - t0)) -lt 15 ] || fail "SIGINT: waited for the --timeout"
+    [ "$(nlogs)" = 3 ] || fail "SIGINT: logs lost"
+    ! ls "$SPOOL"/*.retry >/dev/null 2>&1 || fail "SIGINT: a log was marked as tried"
+    grep -q 'interrupted; kept' "$WORK/rep.err" || fail "SIGINT: no line for the log cut"
+    grep -q 'interrupted (SIGINT): the crash logs not delivered stay in the spool' "$WORK/rep.err" ||
+        fail "SIGINT: no line for the interruption"
+    grep -q '0 delivered, 0 rejected or deleted, 3 kept for later' "$WORK/rep.err" ||
+        fail "SIGINT: no summary"
+    kill "$RPID"
+    wait "$RPID" 2>/dev/null
+    # SIGTERM while waiting for the next retry (503, Retry-After 30).
+    rm -f "$REC"/*
+    start_responder 503 --retry-after 30
+    t0=$(date +%s)
+    "$REPORTER" --spool "$SPOOL" --url "$URL" --yes --retry-until 100 </dev/null >"$WORK/rep.out" 2>"$WORK/rep.err" &
+    pid=$!
+    for _ in $(seq 100); do grep -q 'waiting [0-9]* s for the next retry' "$WORK/rep.err" && break; sleep 0.1; done
+    grep -q 'waiting [0-9]* s for the next retry' "$WORK/rep.err" || fail "SIGTERM: never waited: $(cat "$WORK/rep.err")"
+    kill -TERM "$pid"
+    wait "$pid"
+    RC=$?
+    expect_rc 143
+    [ $(($(date +%s) - t0)) -lt 15 ] || fail "SIGTERM: slept through the wait"
+    [ "$(nlogs)" = 3 ] || fail "SIGTERM: logs lost"
+    grep -q 'interrupted (SIGTERM)' "$WORK/rep.err" || fail "SIGTERM: no line for the interruption"
+}
+
 case_poison_log() {
     # One log that gets no answer (a proxy resets the connection on it)
     # does not block the others: the next log is tried once, and as it is
