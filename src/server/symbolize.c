@@ -560,9 +560,9 @@ size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, 
     if (!s || !build_id || !*build_id || !callee || strlen(build_id) >= ID_MAX)
         return 0;
     size_t out = 0;
-    tail_search *t = calloc(1, sizeof *t);
-    if (!t)
-        return 0;
+    /* On the stack (~1 KB): asked for every caller frame of every crash,
+     * mostly answered by the first lookup. */
+    tail_search ts = {0}, *t = &ts;
     pthread_mutex_lock(&s->mu);
     /* Open: the caller's own frame was looked up just before. */
     entry *e = find_locked(s, build_id);
@@ -614,7 +614,6 @@ size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, 
     s->st.tail_frames += out;
 done:
     pthread_mutex_unlock(&s->mu);
-    free(t);
     return out;
 }
 
