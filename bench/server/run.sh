@@ -7,6 +7,9 @@
 #    alternate between the two; the table shows medians.  The server runs
 #    with --workers 0 here so that the number is the ingest path alone; every
 #    200 it sends is after an fsync'ed commit (SQLite WAL, synchronous=FULL).
+#    Then where the machine's time per request went, for each: wrk's own
+#    CPU, the rest of the busy time (the server's, and anything else
+#    running), idle and I/O wait -- the ratio is one total over the other.
 # 2. Processing: the same data directory restarted with --workers N; the
 #    rate at which the backlog is processed (crashes/s).
 # 3. Memory: RSS of the server once >= 100,000 crashes are stored and
@@ -54,15 +57,26 @@ free_port() {
 make_log_template "$work/log.tmpl"
 export FL_LOG=$work/log.tmpl FL_KEY=bench-key
 
-# wrk_run URL RUN -> "reqs p99_ms non2xx"
+# The machine's time (both cores, clock ticks) busy, idle and waiting
+# for I/O, from /proc/stat: "busy idle iowait".
+cpu_stat() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9, $5, $6}' /proc/stat; }
+
+# wrk_run URL RUN -> "reqs p99_ms non2xx requests wrk_cpu_s busy_ticks idle_ticks iowait_ticks"
+# wrk's own CPU time (user + system) comes from bash's `time`: where the
+# machine's time per request goes -- the load generator, the server (and
+# whatever else runs), idle -- is printed for both servers below.
 wrk_run() {
-  FL_RUN=$2 wrk -t2 -c"$CONNS" -d"${DUR}s" --latency -s "$here/post.lua" "$1" >"$work/wrk.out" 2>&1
+  local s0 s1 t
+  s0=$(cpu_stat)
+  t=$( { TIMEFORMAT='%U %S'; time FL_RUN=$2 wrk -t2 -c"$CONNS" -d"${DUR}s" --latency \
+         -s "$here/post.lua" "$1" >"$work/wrk.out" 2>&1; } 2>&1)
+  s1=$(cpu_stat)
   local rps p99 bad
   rps=$(awk '/^Requests\/sec:/{print $2}' "$work/wrk.out")
   p99=$(wrk_p99 "$work/wrk.out")
   bad=$(awk '/Non-2xx/{print $NF}' "$work/wrk.out")
   n=$(awk '/requests in/{print $1}' "$work/wrk.out")
-  echo "${rps:-0} ${p99:-0} ${bad:-0} ${n:-0}"
+  echo "${rps:-0} ${p99:-0} ${bad:-0} ${n:-0} $(awk '{print $1 + $2}' <<<"$t") $(paste -d' ' <(tr ' ' '\n' <<<"$s0") <(tr ' ' '\n' <<<"$s1") | awk '{printf "%d ", $2 - $1}')"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END{if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
@@ -96,14 +110,16 @@ sleep 0.5
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 start_server --workers 0
-fl_r= fl_p= ng_r= ng_p= fl_bad=0 fl_n=0 fl_ticks=0
+fl_r= fl_p= ng_r= ng_p= fl_bad=0 fl_n=0 fl_ticks=0 ng_n=0
+fl_acct="0 0 0 0" ng_acct="0 0 0 0" # wrk's CPU s, busy, idle, iowait ticks
+acct_add() { awk -v a="$1" -v b="$2" 'BEGIN{split(a, x, " "); split(b, y, " "); printf "%s %d %d %d", x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4]}'; }
 for r in $(seq "$ROUNDS"); do
   t0=$(cpu_ticks "$SPID")
-  read -r a b c d < <(wrk_run "http://127.0.0.1:$SPORT/api/v1/crashes" "$r")
+  read -r a b c d e f g h < <(wrk_run "http://127.0.0.1:$SPORT/api/v1/crashes" "$r")
   fl_ticks=$((fl_ticks + $(cpu_ticks "$SPID") - t0)) fl_n=$((fl_n + d))
-  fl_r="$fl_r $a" fl_p="$fl_p $b" fl_bad=$((fl_bad + c))
-  read -r a b c d < <(wrk_run "http://127.0.0.1:$NPORT/api/v1/crashes" "$((r + 100))")
-  ng_r="$ng_r $a" ng_p="$ng_p $b"
+  fl_r="$fl_r $a" fl_p="$fl_p $b" fl_bad=$((fl_bad + c)) fl_acct=$(acct_add "$fl_acct" "$e $f $g $h")
+  read -r a b c d e f g h < <(wrk_run "http://127.0.0.1:$NPORT/api/v1/crashes" "$((r + 100))")
+  ng_r="$ng_r $a" ng_p="$ng_p $b" ng_n=$((ng_n + d)) ng_acct=$(acct_add "$ng_acct" "$e $f $g $h")
 done
 metrics=$(curl -s "http://127.0.0.1:$SPORT/metrics")
 commits=$(awk '/^faultline_ingest_commits_total/{print $2}' <<<"$metrics")
@@ -127,6 +143,17 @@ echo "ratio per round pair: $(sort -g <<<"$pairs" | head -1)-$(sort -g <<<"$pair
 # CPU per report is steadier than the rate when other jobs share the cores.
 echo "server CPU: $(awk -v t="$fl_ticks" -v hz="$(getconf CLK_TCK)" -v n="$fl_n" 'BEGIN{printf "%.1f", (n>0)?t/hz*1e6/n:0}') us per report (user + system, all threads)"
 echo "group commit: $items reports in $commits transactions ($(awk -v a="$items" -v b="$commits" 'BEGIN{printf "%.1f", (b>0)?a/b:0}') per fsync)"
+# The ratio is (wrk + nginx) over (wrk + faultline + idle) per request:
+# what each side of it is made of.
+echo "machine time per request, both cores (us): load generator (wrk), the rest busy (the server, and anything else running), idle, I/O wait"
+acct_line() { # NAME "wrk_s busy idle iowait" N
+  awk -v name="$1" -v a="$2" -v n="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN{
+    split(a, x, " "); if (n <= 0) n = 1
+    w = x[1] * 1e6 / n; b = x[2] / hz * 1e6 / n; i = x[3] / hz * 1e6 / n; o = x[4] / hz * 1e6 / n
+    printf "  %-30s wrk %5.1f  rest %5.1f  idle %5.1f  iowait %5.1f  total %5.1f\n", name, w, b - w, i, o, b + i + o }'
+}
+acct_line "faultline serve" "$fl_acct" "$fl_n"
+acct_line "nginx" "$ng_acct" "$ng_n"
 
 [ "${INGEST_ONLY:-0}" = 1 ] && exit 0
 
