@@ -57,16 +57,21 @@ typedef int (*fl_symbolize_fn)(void *ctx, const char *module, const char *build_
  * the frame above is in, `callee_build_id` its OBJECT's build id (NULL
  * when none) and `callee_rel` the address it was looked up at.  When the
  * call at ret went to another function, which reached callee through
- * tail calls, fill sites[0..cap) with addresses in the caller's module,
+ * tail calls, fill sites[0..cap) with module-relative addresses,
  * innermost first, one per function left off, and return how many (0:
- * nothing is missing, or nothing certain).  exact[k] true: sites[k] is
- * the tail call itself (its frames and line are the answer); false: only
- * the function is certain, and sites[k] is its entry (its name is the
- * answer, without a line).  Called from worker threads concurrently.
+ * nothing is missing, or nothing certain).  in_callee[k] false: sites[k]
+ * is in the caller's module; true: in the callee's (the call went to
+ * another module's function, whose frames are that module's).  exact[k]
+ * true: sites[k] is the tail call itself (its frames and line are the
+ * answer); false: only the function is certain, and sites[k] is its
+ * entry (its name is the answer, without a line, and the frame's
+ * address is that entry: fl_frame.at_entry).  Called from worker
+ * threads concurrently.
  */
 typedef size_t (*fl_tailcall_fn)(void *ctx, const char *module, const char *build_id, uint64_t ret,
                                  const char *callee, const char *callee_build_id,
-                                 uint64_t callee_rel, uint64_t *sites, bool *exact, size_t cap);
+                                 uint64_t callee_rel, uint64_t *sites, bool *exact, bool *in_callee,
+                                 size_t cap);
 
 /* 1 when two function names name one function as signatures see it:
  * alike after clone suffixes, the C library's aliases ("cfree",
@@ -101,6 +106,8 @@ typedef struct fl_frame {
     uint64_t rel;     /* module-relative address (valid when module) */
     bool inlined;
     bool tail_call; /* restored: a tail call had left it off the stack */
+    bool at_entry;  /* ... and only its function is known: address and rel
+                       are the function's entry, not where it was */
     bool noise; /* dropped from the signature by the lists */
     bool in_signature; /* set by fl_signature_compute: its name is in the signature */
     char *name;        /* normalized name used in signatures: fl_group_function_key()

@@ -725,7 +725,7 @@ int fl_frames_build_tail(const fl_crashlog *log, const uint64_t *addrs, size_t n
     if (sym && !sf)
         return -1;
     /* The frame above's module and the address it was looked up at. */
-    const char *prev_build_id = NULL;
+    const fl_object *prev_obj = NULL;
     uint64_t prev_q = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t pc = addrs[i];
@@ -759,12 +759,20 @@ int fl_frames_build_tail(const fl_crashlog *log, const uint64_t *addrs, size_t n
          * callee above it (the innermost frame has no caller above). */
         if (tail && ns && i > 0 && out->n && out->v[out->n - 1].function) {
             uint64_t sites[MAX_TAIL_CHAIN];
-            bool exact[MAX_TAIL_CHAIN];
+            bool exact[MAX_TAIL_CHAIN], in_callee[MAX_TAIL_CHAIN];
             fl_sym_frame *tf = sf + MAX_INLINE;
             size_t nt = tail(symctx, file, obj->build_id, rel, out->v[out->n - 1].function,
-                             prev_build_id, prev_q, sites, exact, MAX_TAIL_CHAIN);
+                             prev_obj ? prev_obj->build_id : NULL, prev_q, sites, exact, in_callee,
+                             MAX_TAIL_CHAIN);
             for (size_t t = 0; t < nt && t < MAX_TAIL_CHAIN; t++) {
-                int nts = sym(symctx, file, obj->build_id, sites[t], tf, MAX_INLINE);
+                /* A frame of the caller's module, or of the callee's (the
+                 * call went to another module's function). */
+                const fl_object *tobj = in_callee[t] ? prev_obj : obj;
+                if (!tobj)
+                    continue;
+                const char *tfile = tobj->path && !tobj->path_cut ? tobj->path : tobj->name;
+                uint64_t tbias = tobj->has_bias ? tobj->bias : tobj->base;
+                int nts = sym(symctx, tfile, tobj->build_id, sites[t], tf, MAX_INLINE);
                 if (nts <= 0 || nts > MAX_INLINE)
                     continue;
                 fl_sym_frame *from = tf;
@@ -777,13 +785,17 @@ int fl_frames_build_tail(const fl_crashlog *log, const uint64_t *addrs, size_t n
                     from->line = from->column = 0;
                     from->inlined = false;
                 }
-                if (push_address(out, &cap, r, from, nts, bias + sites[t], sites[t], mod, true))
+                size_t first = out->n;
+                if (push_address(out, &cap, r, from, nts, tbias + sites[t], sites[t],
+                                 base_name(tobj->name), true))
                     goto fail;
+                for (size_t k = first; k < out->n; k++)
+                    out->v[k].at_entry = !exact[t];
             }
         }
         if (push_address(out, &cap, r, sf, ns, pc, rel, mod, false))
             goto fail;
-        prev_build_id = obj ? obj->build_id : NULL;
+        prev_obj = obj;
         prev_q = (i > 0 && rel > 0) ? rel - 1 : rel;
     }
     free(sf);

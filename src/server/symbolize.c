@@ -551,46 +551,12 @@ static const char *function_at(const fl_symcache *sc, uint64_t rel)
     return fr[n - 1].function;
 }
 
-size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, uint64_t ret,
-                           const char *callee, const char *callee_build_id, uint64_t callee_rel,
-                           uint64_t *sites, bool *exact, size_t cap)
+/* The search's answer: what every way shares from the caller's side,
+ * innermost first, into sites/exact (at most cap); how many. */
+static size_t tail_answer(const tail_search *t, uint64_t *sites, bool *exact, size_t cap)
 {
-    fl_srvsym *s = ctx;
-    (void)module;
-    if (!s || !build_id || !*build_id || !callee || strlen(build_id) >= ID_MAX)
-        return 0;
-    size_t out = 0;
-    /* On the stack (~1 KB): asked for every caller frame of every crash,
-     * mostly answered by the first lookup. */
-    tail_search ts = {0}, *t = &ts;
-    pthread_mutex_lock(&s->mu);
-    /* Open: the caller's own frame was looked up just before. */
-    entry *e = find_locked(s, build_id);
-    fl_symcall c;
-    /* Only a call to a function of this module is followed: the tail
-     * calls of another module's function are in its own symcache. */
-    if (!e || !fl_symcache_has_calls(e->sc) || !fl_symcache_call_at(e->sc, ret, &c) ||
-        c.target == FL_SYMCALL_NONE)
-        goto done;
-    t->sc = e->sc;
-    t->callee = callee;
-    t->callee_here = callee_build_id && !strcmp(callee_build_id, build_id);
-    t->callee_fn = t->callee_here ? fl_symcache_symbol_at(e->sc, callee_rel) : FL_SYMCALL_NONE;
-    /* The frame above is the function called: nothing is missing (by its
-     * entry; by name under an alias the symbol table prefers). */
-    if (tail_reaches(t, &(fl_symcall){.target = c.target, .target_name = c.target_name}) ||
-        fl_group_same_function(c.target_name, callee))
-        goto done;
-    if (t->callee_here) {
-        const char *a = function_at(e->sc, c.target), *b = function_at(e->sc, callee_rel);
-        if (a && b && !strcmp(a, b))
-            goto done;
-    }
-    tail_way w = {0};
-    tail_walk(t, &w, c.target);
     if (!t->nways)
-        goto done;
-    /* What every way shares from the caller's side. */
+        return 0;
     size_t n = t->ways[0].n;
     for (size_t k = 1; k < t->nways; k++) {
         size_t m = 0;
@@ -610,7 +576,101 @@ size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, 
         sites[n - 1 - m] = same ? t->ways[0].sites[m] : t->ways[0].fns[m];
         exact[n - 1 - m] = same;
     }
-    out = n;
+    return n;
+}
+
+/* The call at the caller's return address went to another module's
+ * function, named c->target_name (through the PLT).  When the frame
+ * above is not that function, the function was on the stack and jumped
+ * on -- but a name is not an address: the frame above may be the same
+ * function under an alias ("fopen" is glibc's _IO_new_fopen), an ifunc's
+ * variant, or the dynamic linker resolving the call.  So the function
+ * counts only when the frame above's module (e2, the one the call went
+ * to, unless a third one's function jumped there in turn) has a symbol
+ * of that name at another address than the frame above's function.
+ * With call sites in that module, its tail calls must then reach the
+ * frame above (tail_walk there, the same rules; a function that reaches
+ * it by none, an ifunc's resolver say, is no way); without, only the
+ * function itself is put back, at its entry, unless the module's
+ * symbols are its exports alone (a stripped file's .dynsym names the
+ * frame above after whichever export precedes it).  Frames in e2. */
+static size_t tail_other_module(tail_search *t, const entry *e2, const fl_symcall *c,
+                                uint64_t callee_rel, uint64_t *sites, bool *exact, size_t cap)
+{
+    if (!c->target_name || fl_group_same_function(c->target_name, t->callee))
+        return 0;
+    uint64_t fn = fl_symcache_symbol_named(e2->sc, c->target_name);
+    uint64_t above = fl_symcache_symbol_at(e2->sc, callee_rel);
+    if (fn == FL_SYMCALL_NONE || above == FL_SYMCALL_NONE || fn == above)
+        return 0;
+    const char *a = function_at(e2->sc, fn), *b = function_at(e2->sc, callee_rel);
+    if (a && b && fl_group_same_function(a, b))
+        return 0;
+    if (!fl_symcache_has_calls(e2->sc)) {
+        if (e2->exports_only || cap == 0)
+            return 0;
+        sites[0] = fn;
+        exact[0] = false;
+        return 1;
+    }
+    t->sc = e2->sc;
+    t->callee_here = true;
+    t->callee_fn = above;
+    tail_way w = {0};
+    tail_walk(t, &w, fn);
+    return tail_answer(t, sites, exact, cap);
+}
+
+size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, uint64_t ret,
+                           const char *callee, const char *callee_build_id, uint64_t callee_rel,
+                           uint64_t *sites, bool *exact, bool *in_callee, size_t cap)
+{
+    fl_srvsym *s = ctx;
+    (void)module;
+    if (!s || !build_id || !*build_id || !callee || strlen(build_id) >= ID_MAX)
+        return 0;
+    size_t out = 0;
+    /* On the stack (~1 KB): asked for every caller frame of every crash,
+     * mostly answered by the first lookup. */
+    tail_search ts = {0}, *t = &ts;
+    pthread_mutex_lock(&s->mu);
+    /* Open: the caller's own frame was looked up just before. */
+    entry *e = find_locked(s, build_id);
+    fl_symcall c;
+    if (!e || !fl_symcache_has_calls(e->sc) || !fl_symcache_call_at(e->sc, ret, &c))
+        goto done;
+    t->callee = callee;
+    t->callee_here = callee_build_id && !strcmp(callee_build_id, build_id);
+    if (c.target == FL_SYMCALL_NONE) {
+        /* Another module's function: its tail calls are in its own
+         * symcache, open since the frame above was looked up. */
+        entry *e2 = t->callee_here || !callee_build_id || strlen(callee_build_id) >= ID_MAX
+                        ? NULL
+                        : find_locked(s, callee_build_id);
+        if (e2)
+            out = tail_other_module(t, e2, &c, callee_rel, sites, exact, cap);
+        for (size_t k = 0; k < out; k++)
+            in_callee[k] = true;
+        goto counted;
+    }
+    t->sc = e->sc;
+    t->callee_fn = t->callee_here ? fl_symcache_symbol_at(e->sc, callee_rel) : FL_SYMCALL_NONE;
+    /* The frame above is the function called: nothing is missing (by its
+     * entry; by name under an alias the symbol table prefers). */
+    if (tail_reaches(t, &(fl_symcall){.target = c.target, .target_name = c.target_name}) ||
+        fl_group_same_function(c.target_name, callee))
+        goto done;
+    if (t->callee_here) {
+        const char *a = function_at(e->sc, c.target), *b = function_at(e->sc, callee_rel);
+        if (a && b && !strcmp(a, b))
+            goto done;
+    }
+    tail_way w = {0};
+    tail_walk(t, &w, c.target);
+    out = tail_answer(t, sites, exact, cap);
+    for (size_t k = 0; k < out; k++)
+        in_callee[k] = false;
+counted:
     s->st.tail_frames += out;
 done:
     pthread_mutex_unlock(&s->mu);

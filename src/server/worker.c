@@ -90,6 +90,8 @@ static json_t *frames_json(const fl_frames *f)
             json_object_set_new(o, "raw_function", json_string(fr->raw_function));
         if (fr->tail_call)
             json_object_set_new(o, "tail_call", json_true());
+        if (fr->at_entry)
+            json_object_set_new(o, "at_entry", json_true());
         json_array_append_new(a, o);
     }
     return a;
@@ -341,11 +343,11 @@ static int wrap_symbolize(void *ctx, const char *module, const char *build_id, u
 
 static size_t wrap_tailcalls(void *ctx, const char *module, const char *build_id, uint64_t ret,
                              const char *callee, const char *callee_build_id, uint64_t callee_rel,
-                             uint64_t *sites, bool *exact, size_t cap)
+                             uint64_t *sites, bool *exact, bool *in_callee, size_t cap)
 {
     symwrap *w = ctx;
     return w->c->tailcalls(w->c->symbolize_ctx, module, build_id, ret, callee, callee_build_id,
-                           callee_rel, sites, exact, cap);
+                           callee_rel, sites, exact, in_callee, cap);
 }
 
 static const char *base_of(const char *p)

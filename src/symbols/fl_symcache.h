@@ -192,10 +192,14 @@ typedef struct fl_symcall {
 } fl_symcall;
 
 /* The direct (not tail) call whose return address is ret: 1 with *out
- * (out may be NULL), 0 when the symcache knows no call there.  Only the
- * calls to functions of the module that make tail calls are kept (only
- * above those can a frame be missing that the tail calls name): a call
- * to another function, or to another module's, answers 0.  Never
+ * (out may be NULL), 0 when the symcache knows no call there.  Kept are
+ * the calls to functions of the module that make tail calls (only above
+ * those can a frame be missing that the tail calls name; a call to
+ * another function of the module answers 0) and, from builder revision
+ * 5 (format version 5) on, every call to another module's function (a
+ * declaration the module's symbol table does not define: through the
+ * PLT), with target FL_SYMCALL_NONE and the declaration's name -- that
+ * function may end in a tail call its own module's DWARF says.  Never
  * allocates. */
 int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out);
 
@@ -220,6 +224,15 @@ size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall 
  * (or sc is NULL).  Module-relative like the other addresses.  Never
  * allocates. */
 uint64_t fl_symcache_symbol_at(const fl_symcache *sc, uint64_t addr);
+
+/* The start address of the one function the symbol table names name
+ * (as fl_symframe.function spells it; a versioned "name@VER" counts):
+ * FL_SYMCALL_NONE when none, or two at different addresses do.  Of
+ * aliases at one address the table keeps one (the name
+ * fl_symcache_lookup gives), so another alias is not found.  A scan of
+ * the symbol table (~10,000 symbols for libc: tens of microseconds).
+ * Never allocates. */
+uint64_t fl_symcache_symbol_named(const fl_symcache *sc, const char *name);
 
 /* 1 when the symcache holds call sites (built from DWARF that has them by
  * a builder that keeps them), else 0: a symcache of format version 3, one

@@ -354,8 +354,11 @@ typedef struct call_ent {
     };
     uint32_t name;    /* string, or FL_SC_NONE */
     uint16_t tail;    /* 0: a direct call, 1: a tail call, TAIL_MARKER */
-    uint16_t by_name; /* 1: the callee is an external declaration */
+    uint16_t by_name; /* BY_NAME, BY_NAME_ELSEWHERE: the callee is an
+                       * external declaration (else 0) */
 } call_ent;
+#define BY_NAME 1u           /* ... of a name the module's symbol table defines */
+#define BY_NAME_ELSEWHERE 2u /* ... of a name it does not: another module's */
 #define TAIL_MARKER 2u
 /* A module holds millions of call sites: they are kept small. */
 _Static_assert(sizeof(call_ent) == 32, "call_ent size");
@@ -396,6 +399,7 @@ typedef struct builder {
     size_t nmch, pmch;   /* key order [0, nmch), spare ones up to pmch */
     size_t capmch;
     vec syms; /* sym_in */
+    vec defnames; /* uint64_t: sym_name_hash of every defined symbol, sorted */
     /* current CU: the file table of its DIEs (DW_AT_call_file) and, for
      * split DWARF, the one of its line table (the skeleton's) */
     ftab dies_ft, lines_ft;
@@ -813,9 +817,48 @@ static int sym_cmp(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* A symbol's name as a call names its function, hashed: without the
+ * version a .symtab gives a symbol defined with .symver
+ * ("memcpy@@GLIBC_2.14"). */
+static uint64_t sym_name_hash(const char *name)
+{
+    const char *at = strchr(name, '@');
+    return fl_sc_hash64(name, at ? (size_t)(at - name) : strlen(name));
+}
+
+static int u64_cmp(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int u32_cmp(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Whether the module's symbol table defines a symbol named name (by
+ * hash: a collision only costs a call kept as this module's). */
+static int defined_here(const builder *b, const char *name)
+{
+    uint64_t h = sym_name_hash(name);
+    const uint64_t *v = b->defnames.data;
+    size_t lo = 0, hi = b->defnames.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < b->defnames.len && v[lo] == h;
+}
+
 /* Keeps what llvm's SymbolizableObjectFile keeps: defined FUNC, OBJECT,
  * IFUNC and NOTYPE symbols; per address the largest size, and among equal
- * sizes the last one in table order. */
+ * sizes the last one in table order.  The names of all of them, aliases
+ * too, go to b->defnames (defined_here). */
 static int load_symbols(builder *b, Elf *elf)
 {
     GElf_Shdr sh;
@@ -847,6 +890,10 @@ static int load_symbols(builder *b, Elf *elf)
         const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
         if (!name)
             continue;
+        uint64_t *h = vec_push(&b->defnames);
+        if (!h)
+            return berr(b, FL_SYM_ENOMEM, "symbols");
+        *h = sym_name_hash(name);
         /* Mapping symbols of ARM, AArch64 and RISC-V ($x, $d, $a, $t,
          * "$x.42"): they mark code and data, they name no function, and
          * llvm-symbolizer passes over them. */
@@ -864,6 +911,8 @@ static int load_symbols(builder *b, Elf *elf)
         e->has_file = have_file && GELF_ST_BIND(s.st_info) == STB_LOCAL;
         e->file = file_name;
     }
+    if (b->defnames.len)
+        qsort(b->defnames.data, b->defnames.len, sizeof(uint64_t), u64_cmp);
     sym_in *v = b->syms.data;
     if (b->syms.len == 0)
         return 0;
@@ -1437,9 +1486,13 @@ static int note_call(builder *b, size_t i)
     c->owner = owner;
     c->key = known ? die_key(b, &callee) : UINT64_MAX;
     /* A declaration: its definition may be in another unit, which has no
-     * link to it (C has no DW_AT_specification there). */
-    c->by_name = known && name_id != FL_SC_NONE && dwarf_hasattr(&callee, DW_AT_declaration) &&
-                 is_external(&callee);
+     * link to it (C has no DW_AT_specification there), or in another
+     * module when the symbol table defines no such name (an assembler
+     * function of the module is in the table without DWARF). */
+    c->by_name = 0;
+    if (known && name_id != FL_SC_NONE && dwarf_hasattr(&callee, DW_AT_declaration) &&
+        is_external(&callee))
+        c->by_name = !b->defnames.len || defined_here(b, name) ? BY_NAME : BY_NAME_ELSEWHERE;
     c->name = name_id;
     c->tail = (uint16_t)tail;
     if (tail && !b->stack[own].all_tails && !b->stack[own].marked) {
@@ -2852,7 +2905,8 @@ static size_t calls_pack(const builder *b, uint64_t base, const str_remap *rm, u
         /* A direct call matters only when it went to a function of the
          * module that makes tail calls: only then can a frame be missing
          * above it that the tail calls name.  The others are most of a
-         * module's calls (libc: 12,726 of which ~2,000 are kept). */
+         * module's calls (libc: 12,726 of which ~2,000 are kept).  A call
+         * to another module's function goes to xcalls[] (xcalls_pack). */
         if (!tail && (c[i].target == FL_SYMCALL_NONE ||
                       !makes_tail_calls(c, first_tail, b->calls.len, c[i].target)))
             continue;
@@ -2877,10 +2931,94 @@ static size_t calls_pack(const builder *b, uint64_t base, const str_remap *rm, u
     return n;
 }
 
+/* Whether c[i] goes to xcalls[]: a direct call to another module's
+ * function, the first call at its site in call_cmp order (a call with a
+ * target there comes first, and goes to calls[] or nowhere). */
+static int is_xcall(const call_ent *c, size_t i)
+{
+    return !c[i].tail && (i == 0 || c[i - 1].site != c[i].site) && c[i].target == FL_SYMCALL_NONE &&
+           c[i].by_name == BY_NAME_ELSEWHERE && c[i].name != FL_SC_NONE;
+}
+
+/* Another module's function can make tail calls the module's DWARF does
+ * not say, so every call to one is kept -- and there are many (a program
+ * calls its libraries' functions everywhere: 7,516 calls to 504 names in
+ * the faultline binary), so packed: the site in as many bits as the
+ * largest needs, the name as an index into xnames[] (each name once).
+ * Fills x->names (sorted string refs after tail merging; the caller frees
+ * it) and the header fields; with out, the packed entries too (call it
+ * first without). */
+typedef struct xcalls_out {
+    uint32_t *names;
+    size_t nnames, count;
+    uint8_t w[FL_SC_X_N];
+} xcalls_out;
+
+static size_t xname_index(const xcalls_out *x, uint32_t name)
+{
+    size_t lo = 0, hi = x->nnames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->names[mid] < name)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int xcalls_pack(builder *b, uint64_t base, const str_remap *rm, xcalls_out *x, uint8_t *out)
+{
+    const call_ent *c = b->calls.data;
+    if (!out) {
+        size_t n = 0;
+        uint64_t maxsite = 0;
+        for (size_t i = 0; i < b->calls.len; i++)
+            if (is_xcall(c, i) && c[i].site >= base && c[i].site - base <= 0xFFFFFFFFu &&
+                remap_str(rm, c[i].name) != FL_SC_NONE) {
+                n++;
+                maxsite = c[i].site - base;
+            }
+        x->names = n ? sc_malloc(n * sizeof *x->names) : NULL;
+        if (n && !x->names)
+            return berr(b, FL_SYM_ENOMEM, "call sites");
+        x->count = n;
+        n = 0;
+        for (size_t i = 0; i < b->calls.len; i++)
+            if (is_xcall(c, i) && c[i].site >= base && c[i].site - base <= 0xFFFFFFFFu &&
+                remap_str(rm, c[i].name) != FL_SC_NONE)
+                x->names[n++] = remap_str(rm, c[i].name);
+        if (n)
+            qsort(x->names, n, sizeof *x->names, u32_cmp);
+        size_t u = 0;
+        for (size_t i = 0; i < n; i++)
+            if (u == 0 || x->names[u - 1] != x->names[i])
+                x->names[u++] = x->names[i];
+        x->nnames = u;
+        x->w[FL_SC_X_SITE] = (uint8_t)bit_width(maxsite);
+        x->w[FL_SC_X_NAME] = (uint8_t)bit_width(u ? u - 1 : 0);
+        return 0;
+    }
+    uint64_t pos = 0;
+    for (size_t i = 0; i < b->calls.len; i++) {
+        if (!is_xcall(c, i) || c[i].site < base || c[i].site - base > 0xFFFFFFFFu)
+            continue;
+        uint32_t name = remap_str(rm, c[i].name);
+        if (name == FL_SC_NONE)
+            continue;
+        pack_put(out, pos, c[i].site - base, x->w[FL_SC_X_SITE]);
+        pos += x->w[FL_SC_X_SITE];
+        pack_put(out, pos, xname_index(x, name), x->w[FL_SC_X_NAME]);
+        pos += x->w[FL_SC_X_NAME];
+    }
+    return 0;
+}
+
 static int serialize(builder *b, void **out, size_t *outlen)
 {
     size_t nsym = b->syms.len, nrec = b->nrecs;
     str_remap rm = {NULL, 0};
+    xcalls_out xo = {NULL, 0, 0, {0, 0}};
     uint32_t *baddrs = NULL;
     blockst *bst = NULL;
     size_t nblocks = 0;
@@ -2998,7 +3136,16 @@ static int serialize(builder *b, void **out, size_t *outlen)
     hx.tails_off = off;
     hx.tails_count = calls_pack(b, base, &rm, 1, NULL);
     off = ALIGN8(off + hx.tails_count * FL_SC_TAIL_SIZE);
-    b->ncalls_out = hx.calls_count;
+    if (xcalls_pack(b, base, &rm, &xo, NULL))
+        goto done;
+    hx.xcalls_off = off;
+    hx.xcalls_count = (uint32_t)xo.count;
+    memcpy(hx.xcall_w, xo.w, sizeof hx.xcall_w);
+    off = ALIGN8(off + packed_size(xo.count, xo.w, FL_SC_X_N));
+    hx.xnames_off = off;
+    hx.xnames_count = (uint32_t)xo.nnames;
+    off = ALIGN8(off + xo.nnames * sizeof(uint32_t));
+    b->ncalls_out = hx.calls_count + hx.xcalls_count;
     b->ntails_out = hx.tails_count;
     h.strings_off = off;
     h.strings_size = b->strs.len;
@@ -3050,6 +3197,9 @@ static int serialize(builder *b, void **out, size_t *outlen)
     }
     calls_pack(b, base, &rm, 0, buf + hx.calls_off);
     calls_pack(b, base, &rm, 1, buf + hx.tails_off);
+    xcalls_pack(b, base, &rm, &xo, buf + hx.xcalls_off);
+    if (xo.nnames)
+        memcpy(buf + hx.xnames_off, xo.names, xo.nnames * sizeof(uint32_t));
     if (b->strs.len)
         memcpy(buf + h.strings_off, b->strs.buf, b->strs.len);
     hx.base = h;
@@ -3066,6 +3216,7 @@ done:
     free(fm.vals);
     free(fm.files);
     free(rm.ts);
+    free(xo.names);
     return b->rc;
 }
 
@@ -3088,6 +3239,7 @@ static void builder_free(builder *b)
     b->mch = NULL;
     b->nmch = b->pmch = b->capmch = 0;
     vec_free(&b->syms);
+    vec_free(&b->defnames);
     vec_free(&b->defs);
     vec_free(&b->calls);
     ftab_reset(&b->dies_ft);
@@ -3106,6 +3258,7 @@ static void builder_init(builder *b, char *err, size_t errlen)
     vec_init(&b->lines, sizeof(line_bp));
     vec_init(&b->dbps, sizeof(die_bp));
     vec_init(&b->syms, sizeof(sym_in));
+    vec_init(&b->defnames, sizeof(uint64_t));
     vec_init(&b->defs, sizeof(def_ent));
     vec_init(&b->calls, sizeof(call_ent));
 }

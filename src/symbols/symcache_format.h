@@ -32,6 +32,12 @@
  *              indirect one, or the owner may make one the DWARF does not
  *              describe: then its site is the owner's entry, or the lowest
  *              address above it no other entry of the owner has)
+ *   xcalls[]   version 5: the direct calls to another module's functions
+ *              (an external declaration no symbol of the module defines:
+ *              through the PLT), bit-packed, sorted by site, one per site
+ *              and none at a site of calls[]: return address - base_addr,
+ *              index into xnames[]; widths in xcall_w[]
+ *   xnames[]   u32 string per name the calls of xcalls[] name, each once
  *   strings    NUL-terminated, deduplicated, a string that is the tail of
  *              another stored inside it; refs are offsets into it
  *
@@ -64,12 +70,13 @@
 #include <stdint.h>
 
 #define FL_SC_MAGIC "FLSYMCH\0"
-#define FL_SC_VERSION 4u
+#define FL_SC_VERSION 5u
 /* Version 3 is the same file without the call-site tables and with the
- * 256-byte header fl_sc_header; the reader still opens it. */
+ * 256-byte header fl_sc_header, version 4 the same without xcalls[] and
+ * xnames[] (their header fields zero); the reader still opens both. */
 #define FL_SC_VERSION_MIN 3u
-#define FL_SC_VERSION_STR "3 or 4"
-#define FL_SC_HEADER_SIZE 320u  /* version 4: fl_sc_header4 */
+#define FL_SC_VERSION_STR "3, 4 or 5"
+#define FL_SC_HEADER_SIZE 320u  /* version 4 on: fl_sc_header4 */
 #define FL_SC_HEADER3_SIZE 256u /* version 3: fl_sc_header alone */
 /* The builder's revision, kept in each file (fl_sc_header.builder).  Raise
  * it when the builder answers differently for the same input without a
@@ -83,8 +90,10 @@
  * read.  3: call sites (format version 4).  4: tail calls the DWARF does
  * not name kept as unknown entries of tails[] (target 0, name FL_SC_NONE),
  * and a function that does not say all its tail calls are described
- * given one such entry (at its entry address). */
-#define FL_SC_BUILDER 4u
+ * given one such entry (at its entry address).  5: direct calls to
+ * another module's functions kept in calls[] (target 0, the name of the
+ * declaration called), for the frame a tail call there leaves off. */
+#define FL_SC_BUILDER 5u
 #define FL_SC_NONE 0xFFFFFFFFu /* "no string / no record" */
 
 /* Limits the builder enforces and the reader relies on. */
@@ -158,8 +167,14 @@ typedef struct fl_sc_header4 {
     fl_sc_header base;
     uint64_t calls_off, calls_count; /* 12-byte entries, see above */
     uint64_t tails_off, tails_count; /* 16-byte entries */
-    uint8_t reserved[32];            /* zero */
+    /* Version 5 (zero before): another module's calls, packed. */
+    uint64_t xcalls_off;
+    uint32_t xcalls_count, xnames_count;
+    uint64_t xnames_off;
+    uint8_t xcall_w[2];  /* bits of FL_SC_X_SITE, FL_SC_X_NAME, each <= 32 */
+    uint8_t reserved[6]; /* zero */
 } fl_sc_header4;
+enum { FL_SC_X_SITE, FL_SC_X_NAME, FL_SC_X_N };
 
 #define FL_SC_CALL_SIZE 12u
 #define FL_SC_TAIL_SIZE 16u

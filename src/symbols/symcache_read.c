@@ -38,6 +38,13 @@ struct fl_symcache {
     /* Version 4's call-site tables (count 0 in a version 3 file). */
     const uint8_t *calls, *tails;
     uint64_t calls_count, tails_count;
+    /* Version 5's calls to other modules (count 0 before). */
+    const uint8_t *xcalls;
+    const uint32_t *xnames;
+    size_t xcalls_size;
+    uint32_t xcalls_count, xnames_count;
+    uint64_t xcall_bits;
+    uint8_t xcall_w[FL_SC_X_N];
     size_t bstate_size, records_size, symbols_size;
     uint64_t blk_bits, rec_bits, sym_bits; /* bits per entry */
     uint8_t blk_at[FL_SC_B_N], rec_at[FL_SC_R_N], sym_at[FL_SC_S_N]; /* bit offset of each field */
@@ -230,6 +237,24 @@ static int huff_table(const uint8_t *packed_len, unsigned nsyms, uint16_t *tab)
     return 0;
 }
 
+/* Field (bit offset at, width w <= 32) of entry i of a packed table.
+ * Callers pass i < the table's count only, and validate() checked that
+ * the table has its 8 bytes of padding, so the 64-bit load stays inside
+ * (size is kept for the assertion of that in debug builds). */
+static inline uint32_t packed(const uint8_t *p, size_t size, uint64_t bits, size_t i, unsigned at,
+                              unsigned w)
+{
+    uint64_t pos = (uint64_t)i * bits + at, v;
+    assert((pos >> 3) + 8 <= size);
+    (void)size;
+    memcpy(&v, p + (pos >> 3), 8);
+    return (uint32_t)((v >> (pos & 7)) & (((uint64_t)1 << w) - 1));
+}
+
+#define XCALL_F(sc, i, f)                                                                          \
+    packed((sc)->xcalls, (sc)->xcalls_size, (sc)->xcall_bits, (i),                                 \
+           (f) == FL_SC_X_SITE ? 0u : (sc)->xcall_w[FL_SC_X_SITE], (sc)->xcall_w[f])
+
 static uint32_t rd32(const uint8_t *p)
 {
     uint32_t v;
@@ -264,6 +289,15 @@ static const char *calls_invalid(const fl_symcache *sc)
         if (name != FL_SC_NONE && name >= nstr)
             return "tail call name outside the string table";
     }
+    for (uint32_t i = 0; i < sc->xnames_count; i++)
+        if (sc->xnames[i] >= nstr)
+            return "call name outside the string table";
+    for (uint32_t i = 0; i < sc->xcalls_count; i++) {
+        if (i > 0 && XCALL_F(sc, i - 1, FL_SC_X_SITE) >= XCALL_F(sc, i, FL_SC_X_SITE))
+            return "call sites to other modules not sorted";
+        if ((uint32_t)XCALL_F(sc, i, FL_SC_X_NAME) >= sc->xnames_count)
+            return "call to another module without a name";
+    }
     return NULL;
 }
 
@@ -288,6 +322,20 @@ static int validate(fl_symcache *sc, char *err, size_t errlen)
         memcpy(&x, sc->base, sizeof x);
     else
         x.calls_off = x.tails_off = hs; /* empty tables */
+    if (h->version < 5) {
+        /* Reserved then: zero, and empty tables. */
+        for (const uint8_t *p = (const uint8_t *)&x.xcalls_off; p < (const uint8_t *)(&x + 1); p++)
+            if (*p)
+                return fail(err, errlen, FL_SYM_ECORRUPT, "reserved header bytes not zero");
+        x.xcalls_off = x.xnames_off = hs;
+    }
+    uint64_t xbits = 0;
+    for (int f = 0; f < FL_SC_X_N; f++) {
+        if (x.xcall_w[f] > 32)
+            return fail(err, errlen, FL_SYM_ECORRUPT, "bad call field width");
+        xbits += x.xcall_w[f];
+    }
+    uint64_t xsz = packed_bytes(x.xcalls_count, xbits);
     if (h->file_size != sc->size)
         return fail(err, errlen, FL_SYM_ECORRUPT, "size does not match the header (truncated?)");
     if (h->build_id_len > FL_SYM_BUILD_ID_MAX)
@@ -333,7 +381,9 @@ static int validate(fl_symcache *sc, char *err, size_t errlen)
         !table_ok(h->saddrs_off, h->symbols_count, sizeof(uint32_t), sc->size, hs) ||
         !table_ok(h->strings_off, h->strings_size, 1, sc->size, hs) ||
         !table_ok(x.calls_off, x.calls_count, FL_SC_CALL_SIZE, sc->size, hs) ||
-        !table_ok(x.tails_off, x.tails_count, FL_SC_TAIL_SIZE, sc->size, hs))
+        !table_ok(x.tails_off, x.tails_count, FL_SC_TAIL_SIZE, sc->size, hs) ||
+        !table_ok(x.xcalls_off, xsz, 1, sc->size, hs) ||
+        !table_ok(x.xnames_off, x.xnames_count, sizeof(uint32_t), sc->size, hs))
         return fail(err, errlen, FL_SYM_ECORRUPT, "a table lies outside the file");
     for (size_t i = 0; i < sizeof x.reserved; i++)
         if (x.reserved[i])
@@ -348,6 +398,13 @@ static int validate(fl_symcache *sc, char *err, size_t errlen)
     sc->calls_count = x.calls_count;
     sc->tails = sc->base + x.tails_off;
     sc->tails_count = x.tails_count;
+    sc->xcalls = sc->base + x.xcalls_off;
+    sc->xcalls_size = (size_t)xsz;
+    sc->xcalls_count = x.xcalls_count;
+    sc->xcall_bits = xbits;
+    memcpy(sc->xcall_w, x.xcall_w, sizeof sc->xcall_w);
+    sc->xnames = (const uint32_t *)(sc->base + x.xnames_off);
+    sc->xnames_count = x.xnames_count;
     const char *why = calls_invalid(sc);
     if (why)
         return fail(err, errlen, FL_SYM_ECORRUPT, why);
@@ -508,20 +565,6 @@ static uint64_t load_bits(const uint8_t *p, uint64_t size, uint64_t pos)
     return v >> (pos & 7);
 }
 
-/* Field (bit offset at, width w <= 32) of entry i of a packed table.
- * Callers pass i < the table's count only, and validate() checked that
- * the table has its 8 bytes of padding, so the 64-bit load stays inside
- * (size is kept for the assertion of that in debug builds). */
-static inline uint32_t packed(const uint8_t *p, size_t size, uint64_t bits, size_t i, unsigned at,
-                              unsigned w)
-{
-    uint64_t pos = (uint64_t)i * bits + at, v;
-    assert((pos >> 3) + 8 <= size);
-    (void)size;
-    memcpy(&v, p + (pos >> 3), 8);
-    return (uint32_t)((v >> (pos & 7)) & (((uint64_t)1 << w) - 1));
-}
-
 #define REC_F(sc, i, f)                                                                            \
     packed((sc)->records, (sc)->records_size, (sc)->rec_bits, (i), (sc)->rec_at[f],                \
            (sc)->hdr.rec_w[f])
@@ -531,7 +574,6 @@ static inline uint32_t packed(const uint8_t *p, size_t size, uint64_t bits, size
 #define SYM_F(sc, i, f)                                                                            \
     packed((sc)->symbols, (sc)->symbols_size, (sc)->sym_bits, (i), (sc)->sym_at[f],                \
            (sc)->hdr.sym_w[f])
-
 /* Index of the last element <= rel of the sorted a[0..n), given n >= 1
  * and a[0] <= rel.  With a bucket index (fl_symcache_memoize) the search
  * starts from the one or two candidates of rel's bucket.  The binary
@@ -1045,26 +1087,67 @@ static uint64_t first_at_least(const uint8_t *tab, uint64_t count, size_t stride
     return lo;
 }
 
+/* The call to another module's function at rel (xcalls[]), into out. */
+static int xcall_at(const fl_symcache *sc, uint64_t ret, uint32_t rel, fl_symcall *out)
+{
+    uint32_t lo = 0, hi = sc->xcalls_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (XCALL_F(sc, mid, FL_SC_X_SITE) < rel)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == sc->xcalls_count || XCALL_F(sc, lo, FL_SC_X_SITE) != rel)
+        return 0;
+    if (out)
+        call_out(sc, ret, 0, sc->xnames[XCALL_F(sc, lo, FL_SC_X_NAME)], out);
+    return 1;
+}
+
 int fl_symcache_call_at(const fl_symcache *sc, uint64_t ret, fl_symcall *out)
 {
     if (!sc || ret < sc->hdr.base_addr || ret - sc->hdr.base_addr > UINT32_MAX)
         return 0;
     uint32_t rel = (uint32_t)(ret - sc->hdr.base_addr);
     uint64_t lo = first_at_least(sc->calls, sc->calls_count, FL_SC_CALL_SIZE, rel);
-    if (lo == sc->calls_count)
-        return 0;
     const uint8_t *c = sc->calls + lo * FL_SC_CALL_SIZE;
-    if (rd32(c) != rel)
-        return 0;
-    if (out)
-        call_out(sc, ret, rd32(c + 4), rd32(c + 8), out);
-    return 1;
+    if (lo < sc->calls_count && rd32(c) == rel) {
+        if (out)
+            call_out(sc, ret, rd32(c + 4), rd32(c + 8), out);
+        return 1;
+    }
+    return xcall_at(sc, ret, rel, out);
 }
 
 uint64_t fl_symcache_symbol_at(const fl_symcache *sc, uint64_t addr)
 {
     size_t si = sc ? find_symbol(sc, addr) : SIZE_MAX;
     return si == SIZE_MAX ? FL_SYMCALL_NONE : sc->hdr.base_addr + sc->saddrs[si];
+}
+
+/* Does the symbol name sym name name (or name@VERSION)? */
+static int sym_named(const char *sym, const char *name, size_t len)
+{
+    return sym && sym[0] == name[0] && !strncmp(sym, name, len) && (!sym[len] || sym[len] == '@');
+}
+
+uint64_t fl_symcache_symbol_named(const fl_symcache *sc, const char *name)
+{
+    if (!sc || !name || !*name)
+        return FL_SYMCALL_NONE;
+    size_t len = strlen(name);
+    uint64_t found = FL_SYMCALL_NONE;
+    for (size_t i = 0; i < sc->hdr.symbols_count; i++) {
+        uint32_t n1 = SYM_F(sc, i, FL_SC_S_NAME);
+        if (!n1 || !sym_named(str_at(sc, n1 - 1), name, len))
+            continue;
+        uint64_t a = sc->hdr.base_addr + sc->saddrs[i];
+        if (found != FL_SYMCALL_NONE && found != a)
+            return FL_SYMCALL_NONE; /* two functions of that name */
+        found = a;
+    }
+    return found;
 }
 
 size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall *out, size_t max)

@@ -232,6 +232,10 @@ static const symtab SYMS[] = {
     {"9999", 0x3010, "main"},
     {"9999", 0x3020, "main"},
     {"9999", 0x3030, "main"},
+    {"9999", 0x3040, "main"},
+    /* a library's: lib_common, which api_a ends by jumping to */
+    {"8888", 0x1000, "lib_common"},
+    {"8888", 0x2000, "api_a"},
 };
 
 static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_t rel,
@@ -262,11 +266,22 @@ static int fake_sym(void *ctx, const char *module, const char *build_id, uint64_
 static unsigned g_tail_asked;
 static size_t fake_tail(void *ctx, const char *module, const char *build_id, uint64_t ret,
                         const char *callee, const char *callee_build_id, uint64_t callee_rel,
-                        uint64_t *sites, bool *exact, size_t cap)
+                        uint64_t *sites, bool *exact, bool *in_callee, size_t cap)
 {
     (void)ctx;
     (void)module;
     g_tail_asked++;
+    in_callee[0] = in_callee[1] = false;
+    /* main's call at 0x3040 went to the library's api_a: its entry, in
+     * the callee's module. */
+    if (ret == 0x3040 && callee_build_id && !strcmp(callee_build_id, "8888")) {
+        assert_string_equal(callee, "lib_common");
+        assert_int_equal(callee_rel, 0x1000);
+        sites[0] = 0x2000;
+        exact[0] = false;
+        in_callee[0] = true;
+        return 1;
+    }
     assert_non_null(callee);
     /* The callee: deref, the innermost frame, looked up at its pc. */
     assert_string_equal(callee_build_id, "9999");
@@ -351,7 +366,41 @@ static void test_group_tail_calls(void **st)
     assert_true(f.v[1].tail_call);
     assert_null(f.v[1].file);
     assert_int_equal(f.v[1].line, 0);
+    assert_true(f.v[1].at_entry);
     fl_frames_free(&f);
+
+    /* The call went to another module's function: its frame is that
+     * module's, at the function's entry. */
+    const char *text = "FAULTLINE 0.1\nCRASHLOG_VERSION 2\nAPPLICATION_NAME app\n"
+                       "APPLICATION_VERSION 1.0\nOBJECT /opt/app/bin/app/4194304/1048576/4194304\n"
+                       "OBJECT_BUILD_ID 9999\nOBJECT /opt/app/lib/libx.so/8388608/1048576/8388608\n"
+                       "OBJECT_BUILD_ID 8888\nCALLSTACK 8392704\nCALLSTACK 4206656\nEND\n";
+    fl_crashlog *L = NULL;
+    fl_crashlog_error err;
+    assert_int_equal(fl_crashlog_parse(text, strlen(text), &L, &err), 0);
+    for (int with = 0; with < 2; with++) {
+        fl_signature sg;
+        assert_int_equal(fl_frames_build_tail(L, L->callstack, L->ncallstack, r, fake_sym,
+                                              with ? fake_tail : NULL, NULL, &f),
+                         0);
+        assert_int_equal(fl_signature_compute(NULL, L->app_name, &f, r, &sg), 0);
+        assert_string_equal(sg.text, with ? "lib_common | api_a | main" : "lib_common | main");
+        free(sg.text);
+        if (with) {
+            assert_int_equal(f.n, 3);
+            assert_true(f.v[1].tail_call);
+            assert_true(f.v[1].at_entry);
+            assert_string_equal(f.v[1].module, "libx.so");
+            assert_int_equal(f.v[1].rel, 0x2000);
+            assert_int_equal(f.v[1].address, 0x800000 + 0x2000);
+            assert_null(f.v[1].file);
+            assert_int_equal(f.v[1].line, 0);
+            assert_false(f.v[2].tail_call);
+            assert_string_equal(f.v[2].module, "app");
+        }
+        fl_frames_free(&f);
+    }
+    fl_crashlog_free(L);
     fl_group_rules_free(r);
 
     /* How the hook compares names. */

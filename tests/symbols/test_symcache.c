@@ -1518,7 +1518,7 @@ static void test_calls_absent(void **state)
     uint8_t *buf = slurp(path, &len);
     fl_sc_header h;
     memcpy(&h, buf, sizeof h);
-    assert_int_equal(h.version, 4);
+    assert_int_equal(h.version, 5);
     h.version = 3;
     h.header_size = FL_SC_HEADER3_SIZE;
     h.checksum = 0;
@@ -1641,7 +1641,7 @@ static void test_calls_corrupt(void **state)
             x.tails_count = len / 16;
             break;
         case RESERVED:
-            x.reserved[31] = 1;
+            x.reserved[5] = 1;
             break;
         case HEADER_SIZE:
             x.base.header_size = FL_SC_HEADER3_SIZE;
