@@ -6,8 +6,9 @@
  * structural checks and the lookups behind them.  Lookups walk the whole
  * range table plus addresses taken from the input, plain and memoized,
  * each with the symbol covering it (fl_symcache_symbol_at); call-site
- * queries (version 4) take every address the call tables hold and
- * addresses from the input, and the symbols covering their targets.
+ * queries (version 4) take every address the call tables hold (version
+ * 5's packed xcalls[] too) and addresses from the input, the symbols
+ * covering their targets, and the symbols their names name.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,8 +49,11 @@ static void lookups(const fl_symcache *sc, const uint8_t *buf, size_t size)
 static void touch_calls(const fl_symcache *sc, const fl_symcall *c, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
-        if (c[k].target_name)
+        if (c[k].target_name) {
             (void)strlen(c[k].target_name);
+            /* What a server looks another module's function up by. */
+            (void)fl_symcache_symbol_named(sc, c[k].target_name);
+        }
         /* What a server compares a target with. */
         if (c[k].target != FL_SYMCALL_NONE)
             (void)fl_symcache_symbol_at(sc, c[k].target);
@@ -80,6 +84,14 @@ static void calls(const fl_symcache *sc, const uint8_t *buf, size_t size)
         for (uint64_t i = 0; i < x.calls_count && i < 1024; i++) {
             uint32_t rel;
             memcpy(&rel, buf + x.calls_off + i * FL_SC_CALL_SIZE, 4);
+            call_queries(sc, x.base.base_addr + rel);
+        }
+        /* xcalls[]: the packed sites, in bits as the header says. */
+        uint64_t bits = (uint64_t)x.xcall_w[FL_SC_X_SITE] + x.xcall_w[FL_SC_X_NAME];
+        for (uint64_t i = 0; x.base.version >= 5 && i < x.xcalls_count && i < 1024; i++) {
+            uint64_t rel = 0, pos = i * bits;
+            for (unsigned k = 0; k < x.xcall_w[FL_SC_X_SITE] && k < 32; k++, pos++)
+                rel |= (uint64_t)((buf[x.xcalls_off + (pos >> 3)] >> (pos & 7)) & 1u) << k;
             call_queries(sc, x.base.base_addr + rel);
         }
         for (uint64_t i = 0; i < x.tails_count && i < 1024; i++) {

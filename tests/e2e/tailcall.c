@@ -17,7 +17,10 @@
  * Built with WITH_LIB, linked with tailcall_lib.c's library:
  *   tailcall g -> main > route >(tail) bar_entry >(tail) helper, both in
  *                 the library: the program's own helper, which route
- *                 can reach through mid, is another function */
+ *                 can reach through mid, is another function
+ *   tailcall i -> main > api_a >(tail) lib_common, both in the library
+ *   tailcall j -> main > api_b >(tail) lib_common: the call names api_a
+ *                 / api_b, another module's function */
 #include <faultline.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +100,8 @@ NOINLINE int deep0(volatile int *p)
 
 #ifdef WITH_LIB
 int bar_entry(volatile int *p);
+int api_a(volatile int *p);
+int api_b(volatile int *p);
 
 /* helper is also the name of the library's crashing function. */
 NOINLINE int mid(volatile int *p)
@@ -167,6 +172,12 @@ int main(int argc, char **argv)
 #ifdef WITH_LIB
     case 'g':
         sink = route(NULL, 0);
+        break;
+    case 'i':
+        sink = api_a(NULL);
+        break;
+    case 'j':
+        sink = api_b(NULL);
         break;
 #endif
     }

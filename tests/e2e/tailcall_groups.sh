@@ -5,8 +5,10 @@
 # each frame named with the line of its jump; the same crash built by
 # clang lands in gcc's group; where the DWARF allows two ways, the
 # function is named without a line; one that may have jumped through a
-# pointer is named alone, not the other way it might have taken; and a
-# library's function is not the program's of the same name.
+# pointer is named alone, not the other way it might have taken; a
+# library's function is not the program's of the same name; and a call to
+# a library's function that jumped on inside the library (api_a, api_b
+# to lib_common) puts that function back, in the library.
 set -u
 SRC=$1 LIBA=$2 INCLUDE=$3 FAULTLINE=$4
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/fl-tail.XXXXXX")
@@ -36,11 +38,13 @@ crash() { # exe mode death
     FAULTLINE_SPOOL=$WORK/spool "$1" "$2" 2>/dev/null
     [ $? = "$3" ] || fail "$1 $2 did not die with status $3"
 }
-for m in a b c f g h; do crash "$WORK/v1" $m 139; done
+for m in a b c f g h i j; do crash "$WORK/v1" $m 139; done
 for m in d e; do crash "$WORK/v1" $m 134; done
 # (clang 14 writes no call site for a call to a function it has no DWARF
-# for, bar_entry here: its g would stop at main.)
-for m in a b f; do crash "$WORK/v2" $m 139; done
+# for when the call is a tail call, bar_entry here: its g would stop at
+# main.  It does for main's calls of api_a and api_b: its i and j land
+# in gcc's groups.)
+for m in a b f i j; do crash "$WORK/v2" $m 139; done
 
 FL=$FAULTLINE work=$WORK
 . "$(dirname "$0")/../lib/server.sh"
@@ -52,11 +56,12 @@ BASE=$(url "")
 "$FAULTLINE" submit "$WORK"/spool/*.crashlog --server "$BASE/api/v1/crashes" --key "$KEY" \
     >"$WORK/submit.out" 2>&1 || fail "submit: $(cat "$WORK/submit.out")"
 
-# b (gcc, clang) and c | a (gcc, clang) | f (gcc, clang) | d | e | g | h.
-# Without the frames put back: a, b, c and f in one group ("crash_site |
-# main"), d and e in another.
-out=$(wait_counts tailapp "3 2 2 1 1 1 1")
-[ "$out" = "3 2 2 1 1 1 1" ] || fail "group counts '$out', want '3 2 2 1 1 1 1'"
+# b (gcc, clang) and c | a (gcc, clang) | f (gcc, clang) | i (gcc, clang)
+# | j (gcc, clang) | d | e | g | h.  Without the frames put back: a, b, c
+# and f in one group ("crash_site | main"), d and e in another, the four
+# of i and j in a third ("lib_common | main").
+out=$(wait_counts tailapp "3 2 2 2 2 1 1 1 1")
+[ "$out" = "3 2 2 2 2 1 1 1 1" ] || fail "group counts '$out', want '3 2 2 2 2 1 1 1 1'"
 
 api "/api/v1/groups?app=tailapp" >"$WORK/groups.json" || fail "GET groups"
 python3 - "$WORK/groups.json" <<'PY' || fail "signatures: $(cat "$WORK/groups.json")"
@@ -65,10 +70,13 @@ sigs = sorted(g["signature"] for g in json.load(open(sys.argv[1]))["groups"])
 want = ["crash_site | release_a | main", "crash_site | release_b | main",
         "crash_site | mixed | main", "helper | route | main",
         # four of the five: the fifth is past the depth followed
-        "crash_site | deep3 | deep2 | deep1 | deep0"]
+        "crash_site | deep3 | deep2 | deep1 | deep0",
+        # the library's function main called, put back from the library
+        "lib_common | api_a | main", "lib_common | api_b | main"]
 for w in want:
     assert w in sigs, (w, sigs)
 assert not any("mid" in s or "release_a | mixed" in s for s in sigs), sigs
+assert "lib_common | main" not in sigs, sigs
 frees = [s for s in sigs if "drop_" in s]
 assert len(frees) == 2 and any("drop_a" in s for s in frees) and any("drop_b" in s for s in frees), sigs
 PY
@@ -83,15 +91,16 @@ for gid in $(python3 -c 'import json,sys; print(" ".join(g["id"] for g in json.l
         api "/api/v1/crashes/$cid" >"$WORK/c-$cid.json" || fail "GET crash $cid"
     done
 done
-[ "$(ls "$WORK"/c-*.json | wc -l)" = 11 ] || fail "want 11 crashes, have $(ls "$WORK"/c-*.json | wc -l)"
-python3 - "$SRC" "$WORK"/c-*.json <<'PY' || fail "restored frames"
+[ "$(ls "$WORK"/c-*.json | wc -l)" = 15 ] || fail "want 15 crashes, have $(ls "$WORK"/c-*.json | wc -l)"
+python3 - "$SRC" "$LIBSRC" "$WORK"/c-*.json <<'PY' || fail "restored frames"
 import json, sys
 src = open(sys.argv[1]).read().split("\n")
-def line_of(fn, text):
-    start = next(i for i, l in enumerate(src) if l.startswith("NOINLINE") and (" " + fn + "(") in l)
+lib = open(sys.argv[2]).read().split("\n")
+def line_of(fn, text, src=src):
+    start = next(i for i, l in enumerate(src) if (" " + fn + "(") in l and not l.endswith(";"))
     return next(i + 1 for i in range(start, len(src)) if text in src[i])
 seen = set()
-for path in sys.argv[2:]:
+for path in sys.argv[3:]:
     c = json.load(open(path))
     frames = c["threads"][0]["frames"]
     tail = [f for f in frames if f.get("tail_call")]
@@ -113,10 +122,19 @@ for path in sys.argv[2:]:
         assert f["line"] is None and f["file"] is None, f
     elif fn == "route":
         assert f["line"] == line_of("route", "return bar_entry(p);"), f
+    elif fn in ("api_a", "api_b"):
+        # in the library, at its one tail call: its jump's line
+        assert f["module"] == "libtailbar.so", f
+        assert f["file"].endswith("tailcall_lib.c"), f
+        k = 1 if fn == "api_a" else 2
+        assert f["line"] == line_of(fn, "return lib_common(p, %d);" % k, lib), f
+        assert not f.get("at_entry"), f
+        assert frames[frames.index(f) - 1]["function"] == "lib_common", frames
     i = frames.index(f)
     assert frames[i + 1]["function"] == "main", frames[i + 1]
     assert f["in_signature"], f
-assert seen == {"release_a", "release_b", "drop_a", "drop_b", "mixed", "route", "deep"}, seen
+assert seen == {"release_a", "release_b", "drop_a", "drop_b", "mixed", "route", "deep", "api_a",
+                "api_b"}, seen
 PY
 curl -fsS -m 5 "$BASE/metrics" -H "Authorization: Bearer $ADMIN" | grep -Eq '^faultline_tail_call_frames_total [1-9]' ||
     fail "faultline_tail_call_frames_total did not count"

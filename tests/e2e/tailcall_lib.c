@@ -16,3 +16,26 @@ int bar_entry(volatile int *p)
     lib_counter += 5;
     return helper(p);
 }
+
+/* tailcall.c's cases i and j: the program calls api_a or api_b, each of
+ * which ends by jumping to lib_common, which crashes.  Both unwind to
+ * "lib_common | main"; the program's DWARF names the function each call
+ * went to (an external declaration, through the PLT), the library's says
+ * where that one jumped. */
+NOINLINE static int lib_common(volatile int *p, int k)
+{
+    lib_counter += k;
+    return *p + k; /* p is NULL */
+}
+
+int api_a(volatile int *p)
+{
+    lib_counter += 7;
+    return lib_common(p, 1);
+}
+
+int api_b(volatile int *p)
+{
+    lib_counter += 11;
+    return lib_common(p, 2);
+}
