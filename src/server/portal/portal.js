@@ -413,7 +413,10 @@ function frames(list, src)
                                          (f.tail_call ? ' (tail call)' : ''),
                                      el('span', {class : 'mono'}, f.function || f.name || ''),
                                      fileCell(f, i, src), f.module || '',
-                                     el('span', {class : 'mono'}, f.address || '')]));
+                                     // A frame put back by its function alone: the
+                                     // address is the function's entry, not where it was.
+                                     el('span', {class : 'mono'},
+                                        (f.address || '') + (f.at_entry ? ' (entry)' : ''))]));
 }
 
 // Thread ti of crash c (GET /api/v1/crashes/ID) as a stack whose frames
