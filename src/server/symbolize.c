@@ -586,14 +586,17 @@ static size_t tail_answer(const tail_search *t, uint64_t *sites, bool *exact, si
  * function under an alias ("fopen" is glibc's _IO_new_fopen), an ifunc's
  * variant, or the dynamic linker resolving the call.  So the function
  * counts only when the frame above's module (e2, the one the call went
- * to, unless a third one's function jumped there in turn) has a symbol
- * of that name at another address than the frame above's function.
- * With call sites in that module, its tail calls must then reach the
- * frame above (tail_walk there, the same rules; a function that reaches
- * it by none, an ifunc's resolver say, is no way); without, only the
- * function itself is put back, at its entry, unless the module's
- * symbols are its exports alone (a stripped file's .dynsym names the
- * frame above after whichever export precedes it).  Frames in e2. */
+ * to, unless a third one's function jumped there in turn) exports a
+ * function of that name (a static function of the same name is not the
+ * one called: fl_symcache_symbol_named) at another address than the
+ * frame above's function, and its tail calls reach the frame above
+ * (tail_walk in e2, the same rules; a function that reaches it by none
+ * is no way).  Without call sites in e2 nothing is put back: a name
+ * alone, with no way seen to the frame above, is too little (an ifunc's
+ * variant, a symbol table that names a static function after an
+ * export).  Left: a preloaded library that defines the same function
+ * and jumps into e2 is taken for e2's (the log does not say which
+ * module the dynamic linker bound the call to).  Frames in e2. */
 static size_t tail_other_module(tail_search *t, const entry *e2, const fl_symcall *c,
                                 uint64_t callee_rel, uint64_t *sites, bool *exact, size_t cap)
 {
@@ -606,13 +609,8 @@ static size_t tail_other_module(tail_search *t, const entry *e2, const fl_symcal
     const char *a = function_at(e2->sc, fn), *b = function_at(e2->sc, callee_rel);
     if (a && b && fl_group_same_function(a, b))
         return 0;
-    if (!fl_symcache_has_calls(e2->sc)) {
-        if (e2->exports_only || cap == 0)
-            return 0;
-        sites[0] = fn;
-        exact[0] = false;
-        return 1;
-    }
+    if (!fl_symcache_has_calls(e2->sc))
+        return 0;
     t->sc = e2->sc;
     t->callee_here = true;
     t->callee_fn = above;

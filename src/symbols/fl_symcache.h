@@ -225,9 +225,13 @@ size_t fl_symcache_tail_calls(const fl_symcache *sc, uint64_t entry, fl_symcall 
  * allocates. */
 uint64_t fl_symcache_symbol_at(const fl_symcache *sc, uint64_t addr);
 
-/* The start address of the one function the symbol table names name
- * (as fl_symframe.function spells it; a versioned "name@VER" counts):
- * FL_SYMCALL_NONE when none, or two at different addresses do.  Of
+/* The start address of the one exported function the symbol table names
+ * name (as fl_symframe.function spells it; a versioned "name@VER"
+ * counts): what a call from another module through the PLT can reach --
+ * global or weak, default or protected visibility, not an ifunc's
+ * resolver.  FL_SYMCALL_NONE when none, when two at different addresses
+ * do, or when the symcache does not say which symbols are exported (one
+ * of a builder before 5, format 5 without FL_SC_F_EXPORTS).  Of
  * aliases at one address the table keeps one (the name
  * fl_symcache_lookup gives), so another alias is not found.  A scan of
  * the symbol table (~10,000 symbols for libc: tens of microseconds).

@@ -368,6 +368,7 @@ typedef struct sym_in {
     uint32_t name, order;
     uint32_t file; /* STT_FILE before a local symbol (st_name, then string) */
     int has_file;
+    int exported; /* a function a call through the PLT can reach (exports[]) */
 } sym_in;
 
 /* A unit's file table and the path ids its entries got so far. */
@@ -910,6 +911,13 @@ static int load_symbols(builder *b, Elf *elf)
         e->name = (uint32_t)s.st_name;
         e->has_file = have_file && GELF_ST_BIND(s.st_info) == STB_LOCAL;
         e->file = file_name;
+        /* A local or hidden symbol is no other module's to call, and an
+         * ifunc's symbol is its resolver, which a call never runs: the
+         * server matches another module's call by name against these
+         * only (fl_symcache_symbol_named). */
+        int bind = GELF_ST_BIND(s.st_info), vis = GELF_ST_VISIBILITY(s.st_other);
+        e->exported = type == STT_FUNC && (bind == STB_GLOBAL || bind == STB_WEAK) &&
+                      (vis == STV_DEFAULT || vis == STV_PROTECTED);
     }
     if (b->defnames.len)
         qsort(b->defnames.data, b->defnames.len, sizeof(uint64_t), u64_cmp);
@@ -3098,6 +3106,7 @@ static int serialize(builder *b, void **out, size_t *outlen)
      * call-site entry was read (no cap reached). */
     if (b->has_dwarf && b->calls_seen && !b->calls_capped)
         h.flags |= FL_SC_F_CALLS;
+    h.flags |= FL_SC_F_EXPORTS;
     h.base_addr = base;
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
     h.ranges_count = b->nranges;
@@ -3145,6 +3154,8 @@ static int serialize(builder *b, void **out, size_t *outlen)
     hx.xnames_off = off;
     hx.xnames_count = (uint32_t)xo.nnames;
     off = ALIGN8(off + xo.nnames * sizeof(uint32_t));
+    uint64_t exports_off = off; /* where the reader looks for it */
+    off = ALIGN8(off + (nsym + 7) / 8);
     b->ncalls_out = hx.calls_count + hx.xcalls_count;
     b->ntails_out = hx.tails_count;
     h.strings_off = off;
@@ -3200,6 +3211,9 @@ static int serialize(builder *b, void **out, size_t *outlen)
     xcalls_pack(b, base, &rm, &xo, buf + hx.xcalls_off);
     if (xo.nnames)
         memcpy(buf + hx.xnames_off, xo.names, xo.nnames * sizeof(uint32_t));
+    for (size_t i = 0; i < nsym; i++)
+        if (VEC_AT(b->syms, sym_in, i).exported)
+            buf[exports_off + i / 8] |= (uint8_t)(1u << (i % 8));
     if (b->strs.len)
         memcpy(buf + h.strings_off, b->strs.buf, b->strs.len);
     hx.base = h;

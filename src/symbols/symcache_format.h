@@ -38,6 +38,11 @@
  *              and none at a site of calls[]: return address - base_addr,
  *              index into xnames[]; widths in xcall_w[]
  *   xnames[]   u32 string per name the calls of xcalls[] name, each once
+ *   exports[]  version 5 with FL_SC_F_EXPORTS, at ALIGN8(xnames_off + 4 *
+ *              xnames_count): a bit per symbol (LSB first), set when the
+ *              name it keeps is an exported function -- one a call through
+ *              the PLT can reach: global or weak, default or protected
+ *              visibility, STT_FUNC (not an ifunc's resolver)
  *   strings    NUL-terminated, deduplicated, a string that is the tail of
  *              another stored inside it; refs are offsets into it
  *
@@ -186,6 +191,8 @@ enum { FL_SC_X_SITE, FL_SC_X_NAME, FL_SC_X_N };
  * DW_TAG_GNU_call_site), so calls[] and tails[] say which calls there
  * are, not merely that none were kept. */
 #define FL_SC_F_CALLS 8u
+/* Version 5: exports[] follows xnames[] (see above). */
+#define FL_SC_F_EXPORTS 16u
 /* Bits 16-31 (with FL_SC_F_DWO_MISSING): 1 + how many split units' .dwo
  * files were found nowhere (saturating; 0 in files of builders before it
  * was kept). */

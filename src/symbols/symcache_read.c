@@ -43,6 +43,7 @@ struct fl_symcache {
     const uint32_t *xnames;
     size_t xcalls_size;
     uint32_t xcalls_count, xnames_count;
+    const uint8_t *exports; /* FL_SC_F_EXPORTS: a bit per symbol; else NULL */
     uint64_t xcall_bits;
     uint8_t xcall_w[FL_SC_X_N];
     size_t bstate_size, records_size, symbols_size;
@@ -405,6 +406,14 @@ static int validate(fl_symcache *sc, char *err, size_t errlen)
     memcpy(sc->xcall_w, x.xcall_w, sizeof sc->xcall_w);
     sc->xnames = (const uint32_t *)(sc->base + x.xnames_off);
     sc->xnames_count = x.xnames_count;
+    sc->exports = NULL;
+    if (h->flags & FL_SC_F_EXPORTS) {
+        uint64_t eo =
+            (x.xnames_off + (uint64_t)x.xnames_count * sizeof(uint32_t) + 7) & ~(uint64_t)7;
+        if (h->version < 5 || !table_ok(eo, (h->symbols_count + 7) / 8, 1, sc->size, hs))
+            return fail(err, errlen, FL_SYM_ECORRUPT, "the exports table lies outside the file");
+        sc->exports = sc->base + eo;
+    }
     const char *why = calls_invalid(sc);
     if (why)
         return fail(err, errlen, FL_SYM_ECORRUPT, why);
@@ -1134,11 +1143,15 @@ static int sym_named(const char *sym, const char *name, size_t len)
 
 uint64_t fl_symcache_symbol_named(const fl_symcache *sc, const char *name)
 {
-    if (!sc || !name || !*name)
+    /* Exported functions only: what a call through the PLT reaches.  A
+     * symcache that does not say which symbols those are answers none. */
+    if (!sc || !sc->exports || !name || !*name)
         return FL_SYMCALL_NONE;
     size_t len = strlen(name);
     uint64_t found = FL_SYMCALL_NONE;
     for (size_t i = 0; i < sc->hdr.symbols_count; i++) {
+        if (!(sc->exports[i / 8] >> (i % 8) & 1))
+            continue;
         uint32_t n1 = SYM_F(sc, i, FL_SC_S_NAME);
         if (!n1 || !sym_named(str_at(sc, n1 - 1), name, len))
             continue;

@@ -20,7 +20,11 @@
  *                 can reach through mid, is another function
  *   tailcall i -> main > api_a >(tail) lib_common, both in the library
  *   tailcall j -> main > api_b >(tail) lib_common: the call names api_a
- *                 / api_b, another module's function */
+ *                 / api_b, another module's function
+ *   tailcall k -> main > api_third >(tail) third_fn, in a third module
+ *                 that has a static api_third of its own: nothing is put
+ *                 back (the frame above's module is not where the call
+ *                 went, and its static function is not the one called) */
 #include <faultline.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +106,7 @@ NOINLINE int deep0(volatile int *p)
 int bar_entry(volatile int *p);
 int api_a(volatile int *p);
 int api_b(volatile int *p);
+int api_third(volatile int *p);
 
 /* helper is also the name of the library's crashing function. */
 NOINLINE int mid(volatile int *p)
@@ -178,6 +183,9 @@ int main(int argc, char **argv)
         break;
     case 'j':
         sink = api_b(NULL);
+        break;
+    case 'k':
+        sink = api_third(NULL);
         break;
 #endif
     }

@@ -26,7 +26,10 @@ fail() {
 unset FAULTLINE_URL FAULTLINE_REPORTER
 
 LIBSRC=$(dirname "$SRC")/tailcall_lib.c
-gcc -O2 -g -shared -fPIC "$LIBSRC" -o "$WORK/libtailbar.so" || fail "gcc build of the library"
+gcc -O2 -g -shared -fPIC "$(dirname "$SRC")/tailcall_third.c" -o "$WORK/libtailthird.so" ||
+    fail "gcc build of the third library"
+gcc -O2 -g -shared -fPIC "$LIBSRC" -o "$WORK/libtailbar.so" -L"$WORK" -ltailthird -Wl,-rpath,"$WORK" ||
+    fail "gcc build of the library"
 LINK=(-L"$WORK" -ltailbar -Wl,-rpath,"$WORK" -lpthread -ldl)
 gcc -O2 -g -DWITH_LIB -I"$INCLUDE" "$SRC" "$LIBA" -o "$WORK/v1" "${LINK[@]}" || fail "gcc build"
 # The tail calls the test relies on: jumps, not calls.
@@ -38,7 +41,7 @@ crash() { # exe mode death
     FAULTLINE_SPOOL=$WORK/spool "$1" "$2" 2>/dev/null
     [ $? = "$3" ] || fail "$1 $2 did not die with status $3"
 }
-for m in a b c f g h i j; do crash "$WORK/v1" $m 139; done
+for m in a b c f g h i j k; do crash "$WORK/v1" $m 139; done
 for m in d e; do crash "$WORK/v1" $m 134; done
 # (clang 14 writes no call site for a call to a function it has no DWARF
 # for when the call is a tail call, bar_entry here: its g would stop at
@@ -51,17 +54,17 @@ FL=$FAULTLINE work=$WORK
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
 start "$WORK/data"
 BASE=$(url "")
-"$FAULTLINE" symbols add "$WORK/v1" "$WORK/v2" "$WORK/libtailbar.so" --server "$BASE" >"$WORK/sym.out" 2>&1 ||
+"$FAULTLINE" symbols add "$WORK/v1" "$WORK/v2" "$WORK/libtailbar.so" "$WORK/libtailthird.so" --server "$BASE" >"$WORK/sym.out" 2>&1 ||
     fail "symbols add: $(cat "$WORK/sym.out")"
 "$FAULTLINE" submit "$WORK"/spool/*.crashlog --server "$BASE/api/v1/crashes" --key "$KEY" \
     >"$WORK/submit.out" 2>&1 || fail "submit: $(cat "$WORK/submit.out")"
 
 # b (gcc, clang) and c | a (gcc, clang) | f (gcc, clang) | i (gcc, clang)
-# | j (gcc, clang) | d | e | g | h.  Without the frames put back: a, b, c
-# and f in one group ("crash_site | main"), d and e in another, the four
-# of i and j in a third ("lib_common | main").
-out=$(wait_counts tailapp "3 2 2 2 2 1 1 1 1")
-[ "$out" = "3 2 2 2 2 1 1 1 1" ] || fail "group counts '$out', want '3 2 2 2 2 1 1 1 1'"
+# | j (gcc, clang) | d | e | g | h | k.  Without the frames put back: a,
+# b, c and f in one group ("crash_site | main"), d and e in another, the
+# four of i and j in a third ("lib_common | main").
+out=$(wait_counts tailapp "3 2 2 2 2 1 1 1 1 1")
+[ "$out" = "3 2 2 2 2 1 1 1 1 1" ] || fail "group counts '$out', want '3 2 2 2 2 1 1 1 1 1'"
 
 api "/api/v1/groups?app=tailapp" >"$WORK/groups.json" || fail "GET groups"
 python3 - "$WORK/groups.json" <<'PY' || fail "signatures: $(cat "$WORK/groups.json")"
@@ -72,7 +75,9 @@ want = ["crash_site | release_a | main", "crash_site | release_b | main",
         # four of the five: the fifth is past the depth followed
         "crash_site | deep3 | deep2 | deep1 | deep0",
         # the library's function main called, put back from the library
-        "lib_common | api_a | main", "lib_common | api_b | main"]
+        "lib_common | api_a | main", "lib_common | api_b | main",
+        # k: the third module's static api_third is not the one called
+        "third_fn | main"]
 for w in want:
     assert w in sigs, (w, sigs)
 assert not any("mid" in s or "release_a | mixed" in s for s in sigs), sigs
@@ -91,7 +96,7 @@ for gid in $(python3 -c 'import json,sys; print(" ".join(g["id"] for g in json.l
         api "/api/v1/crashes/$cid" >"$WORK/c-$cid.json" || fail "GET crash $cid"
     done
 done
-[ "$(ls "$WORK"/c-*.json | wc -l)" = 15 ] || fail "want 15 crashes, have $(ls "$WORK"/c-*.json | wc -l)"
+[ "$(ls "$WORK"/c-*.json | wc -l)" = 16 ] || fail "want 16 crashes, have $(ls "$WORK"/c-*.json | wc -l)"
 python3 - "$SRC" "$LIBSRC" "$WORK"/c-*.json <<'PY' || fail "restored frames"
 import json, sys
 src = open(sys.argv[1]).read().split("\n")
@@ -104,6 +109,10 @@ for path in sys.argv[3:]:
     c = json.load(open(path))
     frames = c["threads"][0]["frames"]
     tail = [f for f in frames if f.get("tail_call")]
+    if frames[0]["function"] == "third_fn":
+        assert not tail and frames[1]["function"] == "main", frames
+        seen.add("third")
+        continue
     if tail and tail[0]["function"] == "deep3":
         assert [f["function"] for f in tail] == ["deep3", "deep2", "deep1", "deep0"], tail
         assert all(f["line"] for f in tail), tail
@@ -134,7 +143,7 @@ for path in sys.argv[3:]:
     assert frames[i + 1]["function"] == "main", frames[i + 1]
     assert f["in_signature"], f
 assert seen == {"release_a", "release_b", "drop_a", "drop_b", "mixed", "route", "deep", "api_a",
-                "api_b"}, seen
+                "api_b", "third"}, seen
 PY
 curl -fsS -m 5 "$BASE/metrics" -H "Authorization: Bearer $ADMIN" | grep -Eq '^faultline_tail_call_frames_total [1-9]' ||
     fail "faultline_tail_call_frames_total did not count"

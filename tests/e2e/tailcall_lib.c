@@ -39,3 +39,13 @@ int api_b(volatile int *p)
     lib_counter += 11;
     return lib_common(p, 2);
 }
+
+/* Case k: api_third jumps into a third module (tailcall_third.c), whose
+ * static function of the same name is not this one. */
+int third_fn(volatile int *p);
+
+int api_third(volatile int *p)
+{
+    lib_counter += 17;
+    return third_fn(p);
+}

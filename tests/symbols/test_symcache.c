@@ -573,6 +573,7 @@ static void test_store(void **state)
         h.version = 3;
         h.header_size = FL_SC_HEADER3_SIZE;
         h.builder = 2;
+        h.flags &= ~FL_SC_F_EXPORTS; /* a version 5 table */
         h.checksum = 0;
         memcpy(buf, &h, sizeof h);
         h.checksum = fl_sc_file_checksum(buf, len);
@@ -1544,6 +1545,63 @@ static void test_symbol_at(void **state)
  * version 3 files (the seeds), and a version 4 file rewritten as version
  * 3 -- its call tables still in the bytes, but not in a version 3 file's
  * header. */
+/* Another module's call reaches exported functions only: global, weak
+ * or protected ones, not a static or hidden function, nor an ifunc's
+ * resolver -- a static function of the name called is not the function
+ * the call went to.  A symcache that does not say which symbols are
+ * exported (relabelled without FL_SC_F_EXPORTS) answers none. */
+static void test_symbol_named_exports(void **state)
+{
+    (void)state;
+    char prog[1024], err[256];
+    fl_symcache *sc = calls_symcache("libexports.so", false, prog, sizeof prog);
+    uint64_t g = fl_symcache_symbol_named(sc, "api_global");
+    assert_true(g != FL_SYMCALL_NONE);
+    assert_int_equal(fl_symcache_symbol_at(sc, g), g);
+    fl_symframe gf[4];
+    size_t gn = fl_symcache_lookup(sc, g, gf, 4);
+    assert_true(gn >= 1 && gn <= 4 && gf[gn - 1].function);
+    assert_string_equal(gf[gn - 1].function, "api_global");
+    assert_true(fl_symcache_symbol_named(sc, "api_weak") != FL_SYMCALL_NONE);
+    assert_true(fl_symcache_symbol_named(sc, "api_protected") != FL_SYMCALL_NONE);
+    /* The static and the hidden function are in the table, by name. */
+    uint64_t st = FL_SYMCALL_NONE, hid = FL_SYMCALL_NONE;
+    for (uint64_t a = g & ~(uint64_t)0xfff; a < (g & ~(uint64_t)0xfff) + 0x1000; a++) {
+        fl_symframe f[4];
+        size_t n = fl_symcache_lookup(sc, a, f, 4);
+        if (n >= 1 && n <= 4 && f[n - 1].function && fl_symcache_symbol_at(sc, a) == a) {
+            if (!strcmp(f[n - 1].function, "api_static"))
+                st = a;
+            if (!strcmp(f[n - 1].function, "api_hidden"))
+                hid = a;
+        }
+    }
+    assert_true(st != FL_SYMCALL_NONE && hid != FL_SYMCALL_NONE);
+    assert_int_equal(fl_symcache_symbol_named(sc, "api_static"), FL_SYMCALL_NONE);
+    assert_int_equal(fl_symcache_symbol_named(sc, "api_hidden"), FL_SYMCALL_NONE);
+    assert_int_equal(fl_symcache_symbol_named(sc, "api_ifunc"), FL_SYMCALL_NONE);
+    assert_int_equal(fl_symcache_symbol_named(sc, "resolve_api_ifunc"), FL_SYMCALL_NONE);
+    assert_int_equal(fl_symcache_symbol_named(sc, "api_glob"), FL_SYMCALL_NONE);
+    fl_symcache_close(sc);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/calls-libexports.so.symcache", g_work);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    fl_sc_header h;
+    memcpy(&h, buf, sizeof h);
+    assert_true(h.flags & FL_SC_F_EXPORTS);
+    h.flags &= ~FL_SC_F_EXPORTS;
+    h.checksum = 0;
+    memcpy(buf, &h, sizeof h);
+    h.checksum = fl_sc_file_checksum(buf, len);
+    memcpy(buf, &h, sizeof h);
+    assert_int_equal(fl_symcache_open_mem(buf, len, &sc, err, sizeof err), 0);
+    assert_int_equal(fl_symcache_symbol_named(sc, "api_global"), FL_SYMCALL_NONE);
+    fl_symcache_close(sc);
+    free(buf);
+}
+
 static void test_calls_absent(void **state)
 {
     (void)state;
@@ -1569,6 +1627,7 @@ static void test_calls_absent(void **state)
     assert_int_equal(h.version, 5);
     h.version = 3;
     h.header_size = FL_SC_HEADER3_SIZE;
+    h.flags &= ~FL_SC_F_EXPORTS; /* a version 5 table */
     h.checksum = 0;
     memcpy(buf, &h, sizeof h);
     h.checksum = fl_sc_file_checksum(buf, len);
@@ -1852,6 +1911,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_calls_virtual_gxx),
         cmocka_unit_test(test_calls_virtual_clangxx),
         cmocka_unit_test(test_symbol_at),
+        cmocka_unit_test(test_symbol_named_exports),
         cmocka_unit_test(test_calls_absent),
         cmocka_unit_test(test_calls_corrupt),
     };
