@@ -1278,12 +1278,24 @@ static int p_delete_group(fl_store_conn *pc, const char *id, char *into)
     pconn *c = (pconn *)pc;
     p_args a = {0};
     p_text(&a, id);
-    PGresult *r = p_exec(c,
-                         "SELECT id, merged_into FROM groups WHERE id=$1 OR merged_into=$1 "
-                         "ORDER BY id FOR UPDATE",
-                         &a, 0);
+    static const char lock_sql[] = "SELECT id, merged_into FROM groups WHERE id=$1 OR "
+                                   "merged_into=$1 ORDER BY id FOR UPDATE";
+    PGresult *r = p_exec(c, lock_sql, &a, 0);
     if (!r)
         return -1;
+    /* Again, now that the rows are ours: the statement chose them in the
+     * snapshot it took before it waited for their locks, so a merge into
+     * the group that committed meanwhile (merge_group holds the group's
+     * row) was not among them, and would be left merged into a group
+     * gone -- its id 404, not 410, and every later crash of its signature
+     * failing to process.  Holding the group's row, no other merge into
+     * it commits before this transaction ends.  (Such a member is locked
+     * out of id order: a rare deadlock with a worker, answered 503.) */
+    if (PQntuples(r) > 0) {
+        PQclear(r);
+        if (!(r = p_exec(c, lock_sql, &a, 0)))
+            return -1;
+    }
     int own = -1, rows = PQntuples(r);
     for (int i = 0; i < rows; i++)
         if (!strcmp(r_str(r, i, 0), id))
