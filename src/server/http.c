@@ -2126,8 +2126,11 @@ static enum MHD_Result api_patch_group(fl_http *h, req *r, const char *id)
         return send_error(c, 404, "no such group", NULL);
     if (rc != 0)
         return store_failed(h, c, sc);
-    bool nf;
+    bool nf = false;
     json_t *g = h->store->get_group(sc, id, &nf);
+    /* Deleted between the two (another client's DELETE): as a GET. */
+    if (!g && nf)
+        return group_gone(h, sc, c, id);
     return g ? send_json(c, 200, g, NULL) : store_failed(h, c, sc);
 }
 
@@ -2209,8 +2212,10 @@ static enum MHD_Result api_merge_groups(fl_http *h, req *r, const char *url)
             return send_error(c, 409, msg, NULL);
         return send_error(c, 503, "store unavailable", "5");
     }
-    bool nfound;
+    bool nfound = false;
     json_t *g = h->store->get_group(sc, into, &nfound);
+    if (!g && nfound) /* deleted since the commit, as after a PATCH */
+        return group_gone(h, sc, c, into);
     return g ? send_json(c, 200, g, NULL) : store_failed(h, c, sc);
 }
 
