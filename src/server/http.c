@@ -401,13 +401,59 @@ static const char *admin_refusal(struct MHD_Connection *c)
     return "admin token required: the bearer token given is not the admin token";
 }
 
+/* A log line a second at most, the rest counted (a line per request
+ * would let any client fill the log). */
+typedef struct log_gate {
+    pthread_mutex_t mu;
+    uint64_t last_ns;
+    unsigned long dropped;
+} log_gate;
+
+/* true: write the line, saying *dropped more came since the last. */
+static bool log_gate_pass(log_gate *g, unsigned long *dropped)
+{
+    uint64_t now = fl_mono_ns();
+    pthread_mutex_lock(&g->mu);
+    if (g->last_ns && now - g->last_ns < 1000000000ull) {
+        g->dropped++;
+        pthread_mutex_unlock(&g->mu);
+        return false;
+    }
+    *dropped = g->dropped;
+    g->dropped = 0;
+    g->last_ns = now;
+    pthread_mutex_unlock(&g->mu);
+    return true;
+}
+
+static log_gate store_err_gate = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+
 /* A store call on sc that failed: 503 with Retry-After when the store is
  * away for now (PostgreSQL restarting, a busy or full database), as when
- * no connection could be made; else 500. */
+ * no connection could be made; else 500 -- and the store's own words go
+ * to the log, since the client only gets "store error" (a database's
+ * message may name tables and values a client has no business seeing). */
 static enum MHD_Result store_failed(fl_http *h, struct MHD_Connection *c, fl_store_conn *sc)
 {
     if (!sc || (h->store->unavailable && h->store->unavailable(sc)))
         return send_error(c, 503, "store unavailable", "5");
+    unsigned long dropped;
+    if (log_gate_pass(&store_err_gate, &dropped)) {
+        const char *why = h->store->error ? h->store->error(sc) : NULL;
+        char one[512];
+        snprintf(one, sizeof one, "%s", why && *why ? why : "no message");
+        for (char *p = one; *p; p++)
+            if ((unsigned char)*p < 0x20)
+                *p = ' ';
+        if (dropped)
+            fl_log(stderr,
+                   "faultline serve: http: a request answered 500, the store's error: %s [%lu "
+                   "more since the last line]",
+                   one, dropped);
+        else
+            fl_log(stderr, "faultline serve: http: a request answered 500, the store's error: %s",
+                   one);
+    }
     return send_error(c, 500, "store error", NULL);
 }
 
@@ -4040,11 +4086,7 @@ int fl_http_check_listen(const char *host, unsigned port, char *err, size_t errl
  * itself, a connection it dropped, descriptors run out): one line a second
  * at most, named as ours, the rest counted -- any client could otherwise
  * write a line per request into the log, without a key. */
-static struct {
-    pthread_mutex_t mu;
-    uint64_t last_ns;
-    unsigned long dropped;
-} mhd_log_state = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+static log_gate mhd_log_state = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
 
 static void mhd_log_init(void)
 {
@@ -4061,17 +4103,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
      * ENOBUFS): see loop_main. */
     if (tl_loop && !strncmp(fmt, "Error accepting connection", 26))
         tl_loop->at_limit = true;
-    uint64_t now = fl_mono_ns();
-    pthread_mutex_lock(&mhd_log_state.mu);
-    if (mhd_log_state.last_ns && now - mhd_log_state.last_ns < 1000000000ull) {
-        mhd_log_state.dropped++;
-        pthread_mutex_unlock(&mhd_log_state.mu);
+    unsigned long dropped;
+    if (!log_gate_pass(&mhd_log_state, &dropped))
         return;
-    }
-    unsigned long dropped = mhd_log_state.dropped;
-    mhd_log_state.dropped = 0;
-    mhd_log_state.last_ns = now;
-    pthread_mutex_unlock(&mhd_log_state.mu);
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
     size_t n = strlen(msg);

@@ -1627,6 +1627,18 @@ c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$wo
   grep -q 'storage: processing failed: integer overflow; the crashes stay queued' "$work/err" ||
     fail "log: $(grep storage "$work/err")"
   metric_has '^faultline_crashes_failed_total 0$' || fail "crashes were failed"
+  # A read that fails for a reason that will not pass by itself: 500 to
+  # the client, without the database's words, and those in the log --
+  # one line a second however many requests fail.
+  id=$(head -1 "$work/ok1")
+  for _ in 1 2 3 4 5; do
+    c=$(code GET "/api/v1/crashes/$id" -H "Authorization: Bearer $ADMIN")
+    [ "$c" = 500 ] && grep -qx '{"error":"store error"}' "$work/body" ||
+      fail "GET a crash whose log cannot be read -> $c $(cat "$work/body")"
+  done
+  [ "$(unstamped "$work/err" | grep -c '^faultline serve: http: a request answered 500, the store.s error: .*integer overflow')" = 1 ] ||
+    fail "the 500s' log lines: $(grep 'answered 500' "$work/err")"
+  ok "a crash whose log cannot be read -> 500, the store's error logged once"
   sleep 1
   sql "DROP VIEW raw_chunks; ALTER TABLE raw_chunks_away RENAME TO raw_chunks;" ||
     fail "put the table back"
