@@ -117,9 +117,10 @@ void fl_srvsym_crash_begin(void *ctx);
  * calls are followed (4 deep) to the callee, and what every way found
  * shares from the caller's side is the answer.  A call to another
  * module's function is followed in the callee's symcache (open too: the
- * frame above was looked up), the function found there by name.  0 when the symcache has
- * no call sites (built before they were kept, or from DWARF without
- * them: gcc and clang write them with -g at -O1 and above). */
+ * frame above was looked up), the function found among its exports by
+ * name, and only with call sites there.  0 when the symcache has no call
+ * sites (built before they were kept, or from DWARF without them: gcc
+ * and clang write them with -g at -O1 and above). */
 size_t fl_srvsym_tailcalls(void *ctx, const char *module, const char *build_id, uint64_t ret,
                            const char *callee, const char *callee_build_id, uint64_t callee_rel,
                            uint64_t *sites, bool *exact, bool *in_callee, size_t cap);
