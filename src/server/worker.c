@@ -935,12 +935,15 @@ static int slot_order(const void *a, const void *b)
  * same batch again, pausing longer each time, while half the lease since
  * claimed_ns is left -- rather than fail its crashes, or leave them to come
  * back only when the lease expires.  watched, poison: see apply_batch and
- * process_batch.  False when it gave up (the tasks are not acknowledged). */
+ * process_batch.  False when it gave up (the tasks are not acknowledged);
+ * *ran says whether the reports were processed (only the store's refusal
+ * to record them stopped it) rather than not loaded at all. */
 static bool run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, size_t n, slot *sl,
-                      int64_t symver, uint64_t claimed_ns, bool watched, bool poison)
+                      int64_t symver, uint64_t claimed_ns, bool watched, bool poison, bool *ran)
 {
     size_t ok = 0, failed = 0;
     bool processed = false;
+    *ran = false;
     int rc = -1;
     slot *ord[MAX_BATCH];
     for (unsigned pause = 100;; pause = pause < 2500 ? pause * 2 : 5000) {
@@ -965,6 +968,7 @@ static bool run_batch(fl_workers *w, fl_store_conn *conn, const fl_task *tasks, 
         w->queue->release(w->queue, conn, tasks, n);
     if (!processed)
         return false;
+    *ran = true;
     size_t dropped = 0;
     for (size_t i = 0; i < n; i++) {
         fl_processed_release(&sl[i].buf);
@@ -1077,7 +1081,8 @@ static void *worker_main(void *arg)
         for (size_t i = 0; i < n; i++)
             suspect |= tasks[i].attempts > 1;
         if (!suspect) {
-            run_batch(w, conn, tasks, n, sl, symver, claimed_ns, false, false);
+            bool ran;
+            run_batch(w, conn, tasks, n, sl, symver, claimed_ns, false, false, &ran);
             continue;
         }
         /* Claimed before and never finished: a worker died (or overran its
@@ -1100,8 +1105,22 @@ static void *worker_main(void *arg)
                 all_done = true; /* another stored task */
             if (!all_done)
                 one.last = false;
-            all_done &= run_batch(w, conn, &one, 1, sl, symver, claimed_ns, true,
-                                  before >= FL_POISON_STARTS);
+            bool ran, poison = before >= FL_POISON_STARTS;
+            bool done = run_batch(w, conn, &one, 1, sl, symver, claimed_ns, true, poison, &ran);
+            /* Processed, but not recorded -- the store refused the batch
+             * until half the lease was gone, or the server is stopping --:
+             * the report did not stop the server, so its starts are
+             * forgotten.  Else a store that fails now and then (a database
+             * restarting, a full disk) would have a good report marked
+             * failed after its third claim.  Its own write, as the start's
+             * was; when the store refuses it too, the starts stay counted
+             * (on the safe side of a report that does stop the server).
+             * Not when the store could not even give the log: the report
+             * was not processed, and what its earlier starts say stands;
+             * nor when it was to be marked failed for them. */
+            if (!done && ran && !poison)
+                w->store->processing_ended(conn, tasks[i].crash_id);
+            all_done &= done;
         }
     }
 out:

@@ -3,7 +3,7 @@
 # port chosen by the server (--listen 127.0.0.1:0).
 #   serve_test.sh CASE FAULTLINE FL_POST DATADIR(tests/data)
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
-#       workerkill | reload | poison | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
+#       workerkill | reload | poison | poisonstore | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
 #       oldlock | retention | notify | logtime | notifydigest, groupdelete, mergeload (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
@@ -1427,6 +1427,54 @@ poison)
   metric_has '^faultline_queue_depth 0$' || fail "the second reprocess stayed queued"
   s=$("$POST" sum "$PORT" "$ADMIN" streamapp); [ "$s" = $N ] || fail "reprocessed twice: sum $s != $N"
   ok "POST /api/v1/crashes/ID/reprocess: the failed crash counted, a second time not counted again"
+  stop || fail "shutdown rc"
+  ;;
+poisonstore)
+  # A store that refuses to record processed crashes for a while -- here a
+  # trigger that fails every new group, as a database restarting or a full
+  # disk fails commits -- never gets a good report marked failed as one
+  # that stopped the server.  Each time the worker gives up on a report
+  # (half its lease gone), it is alive to say that the start ended; before,
+  # the report's fourth claim found two starts that "never ended" and
+  # failed it for good.
+  N=4
+  stored_only $N 2 "$work/ok" 23
+  python3 - "$work/d/faultline.db" <<'PY' || fail "cannot add the trigger"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+db.execute("CREATE TRIGGER refuse BEFORE INSERT ON groups BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+db.commit()
+PY
+  start "$work/d" --workers 1 --lease 2
+  # Until the tasks were claimed five times (three of them watched), or
+  # 40 s.
+  python3 - "$work/d/faultline.db" <<'PY' || fail "the tasks were not claimed again and again: $(grep "marked failed" "$work/err" | head -1)"
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], timeout=10)
+for _ in range(400):
+    a = db.execute("SELECT min(attempts) FROM tasks").fetchone()[0]
+    if a is None:
+        sys.exit("the tasks were done while the store refused every group")
+    if a >= 5:
+        break
+    time.sleep(0.1)
+else:
+    sys.exit("attempts: %s" % (a,))
+PY
+  [ "$("$POST" sum "$PORT" "$ADMIN" streamapp)" = 0 ] || fail "counted while the store refused them"
+  grep -q 'refused by the test' "$work/err" || fail "the store's refusal is not in the log"
+  python3 - "$work/d/faultline.db" <<'PY' || fail "cannot drop the trigger"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], timeout=10)
+db.execute("DROP TRIGGER refuse")
+db.commit()
+PY
+  "$POST" wait "$PORT" "$ADMIN" $N 20 streamapp >"$work/sum" ||
+    fail "not processed once the store took them: sum $(cat "$work/sum") of $N"
+  ! grep -q 'marked failed' "$work/err" || fail "log: $(grep 'marked failed' "$work/err")"
+  metric_has '^faultline_crashes_failed_total 0$' || fail "metric: crashes failed"
+  "$POST" check "$PORT" "$ADMIN" "$work/ok" || fail "a report answered 200 is missing"
+  ok "a store refusing for 5 claims: the $N reports processed once it took them, none failed"
   stop || fail "shutdown rc"
   ;;
 bigcrash)
