@@ -279,6 +279,9 @@ typedef struct pconn {
     fl_store_conn pub;
     PGconn *db;
     bool txn; /* between a successful begin() and commit()/rollback() */
+    /* The last p_execv() ran its statement a second time, on a new
+     * connection: the first run may have committed (see p_execv). */
+    bool rerun;
     p_prep prep[P_PREPARED];
     size_t nprep;
     bool symlock; /* this transaction holds symbols in SHARE mode */
@@ -498,6 +501,7 @@ static int p_ready(pconn *c)
 static PGresult *p_execv(pconn *c, const char *sql, int n, const char *const *v, const int *len,
                          const int *fmt, int binary, bool prep)
 {
+    c->rerun = false;
     for (int attempt = 0;; attempt++) {
         if (p_ready(c))
             return NULL;
@@ -520,7 +524,8 @@ static PGresult *p_execv(pconn *c, const char *sql, int n, const char *const *v,
          * it instead, running it twice costs no more than a claim leased
          * twice (the first lease expires) or a processing start counted
          * twice; the other writes made outside transactions set a state,
-         * which a second run sets again. */
+         * which a second run sets again, or are written to answer the same
+         * either way (the projects' keys), or look at c->rerun. */
         bool again = attempt == 0 && !c->txn && PQstatus(c->db) == CONNECTION_BAD;
         if (!again) {
             p_fail(c, r);
@@ -528,6 +533,7 @@ static PGresult *p_execv(pconn *c, const char *sql, int n, const char *const *v,
             return NULL;
         }
         PQclear(r);
+        c->rerun = true;
     }
 }
 
@@ -2857,22 +2863,48 @@ static int key_insert(fl_store_conn *pc, const char *sql, const char *id, const 
  * project did (the CTE returns no row when it existed).  Two servers
  * creating the same project at once: the second waits for the first's
  * row, inserts nothing and answers 1.  A key another project holds fails
- * the whole statement: no project without a key. */
+ * the whole statement: no project without a key.
+ *
+ * A key is new random bytes: finding it in the project already means
+ * that this very statement ran before and committed -- p_execv() runs it
+ * again when the connection died before the answer came.  That run
+ * answers as the first would have (0), else the client would be told
+ * "exists" and never learn the key the project was made with.  The same
+ * for a key added to a project. */
 static int p_add_project(fl_store_conn *pc, const char *id, const char *key, int64_t now)
 {
     return key_insert(pc,
                       "WITH p AS (INSERT INTO projects VALUES($1, $3) ON CONFLICT (id) DO "
-                      "NOTHING RETURNING id) INSERT INTO project_keys SELECT $2, id, $3 FROM p "
-                      "RETURNING 1",
+                      "NOTHING RETURNING id), k AS (INSERT INTO project_keys SELECT $2, id, $3 "
+                      "FROM p RETURNING 1) SELECT 1 FROM k UNION ALL SELECT 1 FROM project_keys "
+                      "WHERE key=$2 AND project=$1",
                       id, key, now);
 }
 
+/* The row says which project holds the key: this one when it went in now
+ * or in a first run, another one's refuses it (as a unique violation
+ * would: -1); none, no such project. */
 static int p_add_project_key(fl_store_conn *pc, const char *id, const char *key, int64_t now)
 {
-    return key_insert(pc,
-                      "INSERT INTO project_keys SELECT $2, id, $3 FROM projects WHERE id=$1 "
-                      "RETURNING 1",
-                      id, key, now);
+    pconn *c = (pconn *)pc;
+    p_args a = {0};
+    p_text(&a, id);
+    p_text(&a, key);
+    p_int(&a, now);
+    PGresult *r = p_exec(c,
+                         "WITH k AS (INSERT INTO project_keys SELECT $2, id, $3 FROM projects "
+                         "WHERE id=$1 ON CONFLICT (key) DO NOTHING RETURNING project) SELECT "
+                         "project FROM k UNION ALL SELECT project FROM project_keys WHERE key=$2",
+                         &a, 0);
+    if (!r)
+        return -1;
+    int rc = PQntuples(r) == 0 ? 1 : 0;
+    if (rc == 0 && strcmp(PQgetvalue(r, 0, 0), id)) {
+        p_seterr(c, "the key is another project's");
+        rc = -1;
+    }
+    PQclear(r);
+    return rc;
 }
 
 static int p_revoke_project_key(fl_store_conn *pc, const char *id, const char *key)
@@ -2886,7 +2918,11 @@ static int p_revoke_project_key(fl_store_conn *pc, const char *id, const char *k
         return -1;
     int64_t n = p_changes(r);
     PQclear(r);
-    return n == 1 ? 0 : 1;
+    /* Run twice (p_execv), the first run may have deleted it: gone is
+     * what was asked, and "no such key" would tell the client that the
+     * key it holds was never revoked.  (A key that never was answers
+     * "revoked" too, then: no key works either way.) */
+    return n == 1 || c->rerun ? 0 : 1;
 }
 
 /* One row per key (a project whose keys were all revoked: one row, key

@@ -14,14 +14,19 @@
  * either way.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -2547,6 +2552,7 @@ static void test_projects(void **st)
     assert_int_equal(e->s->add_project_key(e->c, "nope", "k-x", T0), 1);
     /* A key another project holds: refused, and no project without a key. */
     assert_int_equal(e->s->add_project(e->c, "gamma", "k-m0", T0), -1);
+    assert_int_equal(e->s->add_project_key(e->c, "beta", "k-m0", T0), -1);
     assert_int_equal(e->s->revoke_project_key(e->c, "beta", "k-m1"), 1); /* mobile's */
     assert_int_equal(e->s->revoke_project_key(e->c, "mobile", "k-zz"), 1);
     assert_int_equal(e->s->revoke_project_key(e->c, "nope", "k-m1"), 1);
@@ -2582,6 +2588,144 @@ static void test_projects(void **st)
     assert_string_equal(str_of(beta, "id"), "beta");
     assert_int_equal(json_array_size(json_object_get(beta, "keys")), 0);
     json_decref(l);
+}
+
+/* ---- answers lost after the commit (PostgreSQL)
+ *
+ * A TCP proxy between a store and the database that, when armed, closes
+ * the session at the database's next answer: the statement ran, and
+ * outside a transaction committed, but the store sees only a lost
+ * connection -- and runs the statement again on a new one (p_execv). */
+
+static atomic_bool lossy_arm;
+static atomic_int lossy_dropped;
+
+typedef struct lossy_pair {
+    int a, b; /* client side, database side */
+} lossy_pair;
+
+static void *lossy_pair_main(void *arg)
+{
+    lossy_pair *p = arg;
+    char buf[65536];
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = p->a, .events = POLLIN}, {.fd = p->b, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0)
+            break;
+        if (pf[1].revents && atomic_exchange(&lossy_arm, false)) {
+            atomic_fetch_add(&lossy_dropped, 1);
+            break;
+        }
+        int from = pf[0].revents ? 0 : 1;
+        ssize_t n = read(from ? p->b : p->a, buf, sizeof buf);
+        if (n <= 0 || write(from ? p->a : p->b, buf, (size_t)n) != n)
+            break;
+    }
+    close(p->a);
+    close(p->b);
+    free(p);
+    return NULL;
+}
+
+typedef struct lossy {
+    int lfd, up_port;
+    pthread_t th;
+} lossy;
+
+static void *lossy_main(void *arg)
+{
+    lossy *l = arg;
+    for (;;) {
+        int a = accept(l->lfd, NULL, NULL);
+        if (a < 0)
+            return NULL; /* shut down */
+        lossy_pair *p = calloc(1, sizeof *p);
+        struct sockaddr_in up = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)l->up_port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        p->a = a;
+        p->b = socket(AF_INET, SOCK_STREAM, 0);
+        pthread_t th;
+        if (p->b < 0 || connect(p->b, (struct sockaddr *)&up, sizeof up) ||
+            pthread_create(&th, NULL, lossy_pair_main, p)) {
+            close(a);
+            if (p->b >= 0)
+                close(p->b);
+            free(p);
+            continue;
+        }
+        pthread_detach(th);
+    }
+}
+
+/* A proxy to url's port on 127.0.0.1; *proxied: url through it. */
+static void lossy_start(lossy *l, const char *url, char *proxied, size_t cap)
+{
+    const char *h = strstr(url, "@127.0.0.1:");
+    assert_non_null(h); /* tests/lib/postgres.sh's form */
+    l->up_port = atoi(h + 11);
+    l->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    assert_int_equal(bind(l->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(l->lfd, 16), 0);
+    assert_int_equal(getsockname(l->lfd, (struct sockaddr *)&sa, &sl), 0);
+    const char *path = strchr(h + 11, '/');
+    snprintf(proxied, cap, "%.*s@127.0.0.1:%d%s", (int)(h - url), url, ntohs(sa.sin_port),
+             path ? path : "");
+    assert_int_equal(pthread_create(&l->th, NULL, lossy_main, l), 0);
+}
+
+static void lossy_stop(lossy *l)
+{
+    shutdown(l->lfd, SHUT_RDWR);
+    pthread_join(l->th, NULL);
+    close(l->lfd);
+}
+
+/* The project writes made outside a transaction answer as their first run
+ * would have when that run committed and its answer was lost: a new
+ * project is made (not "exists", its key lost to the client), a key added
+ * (not a unique violation), a key revoked (not "no such key").  Each call
+ * is made once first, so that the armed one is a single round trip of an
+ * already prepared statement: the answer lost is the statement's own. */
+static void test_pg_lost_answers(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!f->url)
+        skip(); /* SQLite: no connection to lose */
+    lossy l;
+    char url[512], err[256];
+    lossy_start(&l, f->url, url, sizeof url);
+    fl_store *s = fl_store_pg_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("fl_store_pg_open through the proxy: %s", err);
+    fl_store_conn *c = s->connect(s);
+    assert_non_null(c);
+    atomic_store(&lossy_dropped, 0);
+    assert_int_equal(s->add_project(c, "lost-a", "a0", T0), 0);
+    atomic_store(&lossy_arm, true);
+    assert_int_equal(s->add_project(c, "lost-b", "b0", T0 + 1), 0);
+    assert_int_equal(atomic_load(&lossy_dropped), 1);
+    assert_int_equal(s->add_project(c, "lost-b", "b9", T0 + 1), 1); /* exists: still said */
+    assert_int_equal(s->add_project_key(c, "lost-a", "a1", T0 + 2), 0);
+    atomic_store(&lossy_arm, true);
+    assert_int_equal(s->add_project_key(c, "lost-b", "b1", T0 + 3), 0);
+    assert_int_equal(atomic_load(&lossy_dropped), 2);
+    assert_int_equal(s->revoke_project_key(c, "lost-a", "a1"), 0);
+    atomic_store(&lossy_arm, true);
+    assert_int_equal(s->revoke_project_key(c, "lost-b", "b0"), 0);
+    assert_int_equal(atomic_load(&lossy_dropped), 3);
+    assert_int_equal(s->revoke_project_key(c, "lost-b", "b0"), 1); /* gone: still said */
+    s->disconnect(c);
+    s->close(s);
+    lossy_stop(&l);
+    projects_are(e, "{\"projects\":["
+                    "{\"id\":\"lost-a\",\"created\":\"2023-11-14T22:13:20Z\",\"keys\":["
+                    "{\"key\":\"a0\",\"created\":\"2023-11-14T22:13:20Z\"}]},"
+                    "{\"id\":\"lost-b\",\"created\":\"2023-11-14T22:13:21Z\",\"keys\":["
+                    "{\"key\":\"b1\",\"created\":\"2023-11-14T22:13:23Z\"}]}]}");
 }
 
 /* A report keeps its project from ingest to its group: load_raw() gives it
@@ -4352,6 +4496,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pg_reconnect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_group_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_delete_while_merged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_lost_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_trends_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_read_ends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_open_race, setup, teardown),
