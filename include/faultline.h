@@ -135,7 +135,8 @@ typedef struct faultline_hooks {
  * $XDG_STATE_HOME/faultline, else ~/.local/state/faultline),
  * FAULTLINE_REPORTER (the path of a program started after a crash with
  * the spool directory as argument; no PATH search), FAULTLINE_FSYNC=1
- * (fsync each log),
+ * (fsync each log), FAULTLINE_SPOOL_MAX (finished logs the spool keeps:
+ * after a crash the oldest beyond it are deleted; default 100, 0 no bound),
  * FAULTLINE_STACK_BYTES (raw stack kept, default 32768, max 262144),
  * FAULTLINE_TRACE_EVENTS (newest trace events written into a crash log,
  * default 500, max 2000, 0 for none: each costs ~0.4 us in the handler),

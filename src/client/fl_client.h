@@ -42,6 +42,7 @@
 #define FL_THREAD_FRAMES 64
 #define FL_STACK_DEFAULT 32768
 #define FL_STACK_MAX 262144
+#define FL_SPOOL_MAX_DEFAULT 100 /* finished logs a spool keeps (spool.c) */
 #define FL_BUILD_ID_MAX 40
 
 #define FL_EXPORT __attribute__((visibility("default")))

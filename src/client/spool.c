@@ -50,6 +50,7 @@ static ino_t pre_ino;
 static pid_t pre_pid;
 static bool via_tmpfile;    /* log_fd is pre_fd */
 static char pre_id[40];     /* crash id chosen at install, "" once used */
+static unsigned spool_max;  /* FAULTLINE_SPOOL_MAX: finished logs kept, 0 all */
 extern char **environ;
 
 /* fl-lint: install-time */
@@ -266,6 +267,10 @@ int fl_spool_init(fl_state *st)
     }
     env = getenv("FAULTLINE_FSYNC");
     st->do_fsync = env && *env == '1';
+    uint64_t max;
+    env = getenv("FAULTLINE_SPOOL_MAX");
+    spool_max = env && fl_parse_u64(env, &max) == 0 ? (max > 1u << 30 ? 1u << 30 : (unsigned)max)
+                                                    : FL_SPOOL_MAX_DEFAULT;
     return unwritable ? (errno = unwritable, -1) : 0;
 }
 
@@ -417,6 +422,78 @@ static int name_tmpfile(void)
     return 0;
 }
 
+/* ---- the spool's bound
+ *
+ * A program that crashes at start under a supervisor that restarts it
+ * writes a log a second, or ten (systemd's RestartSec is 100 ms by
+ * default), and the reporter, if it runs at all, does not send them as
+ * fast: the spool would fill the disk.  So after each log, the oldest
+ * finished logs beyond spool_max are deleted -- of every program that
+ * shares the spool, newest kept, as systemd-coredump and Crashpad prune
+ * --, at most PRUNE_AT_ONCE a crash (a bound lowered on a large spool
+ * comes down over the next crashes).  One getdents64 pass counts (some
+ * 10 us for a hundred logs); only a spool over the bound pays a pass
+ * with an fstatat() per log for each log it deletes. */
+#define PRUNE_AT_ONCE 8
+#define PRUNE_NAME_MAX 80 /* "<crash id>.crashlog": 36 + 9, a MojoCrash id 64 + 9 */
+
+static char oldest[PRUNE_NAME_MAX];
+
+static void prune(void)
+{
+    int dfd;
+    if (!spool_max || (dfd = open(fl_g.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return;
+    const char *own = final_path + fl_strlen(fl_g.spool) + 1;
+    unsigned logs = 0;
+    /* Pass 0 counts the logs; each later one finds the oldest regular
+     * file among them but own, and deletes it.  wbuf is free once the log
+     * is out. */
+    for (int pass = 0; pass <= PRUNE_AT_ONCE; pass++) {
+        int64_t age = 0;
+        bool found = false;
+        if (pass && (logs <= spool_max || lseek(dfd, 0, SEEK_SET) != 0))
+            break;
+        for (int guard = 0; guard < 65536; guard++) {
+            long r = syscall(SYS_getdents64, dfd, wbuf, sizeof wbuf);
+            if (r <= 0)
+                break;
+            for (long off = 0; off < r;) {
+                struct {
+                    uint64_t ino;
+                    int64_t off;
+                    unsigned short reclen;
+                    unsigned char type;
+                    char name[];
+                } *d = (void *)(wbuf + off);
+                struct stat sb;
+                size_t n = fl_strlen(d->name);
+                if (d->reclen == 0)
+                    break;
+                off += d->reclen;
+                if ((d->type != DT_REG && d->type != DT_UNKNOWN) || d->name[0] == '.' || n <= 9 ||
+                    n >= PRUNE_NAME_MAX || memcmp(d->name + n - 9, ".crashlog", 9))
+                    continue;
+                if (!pass)
+                    logs++;
+                else if (strcmp(d->name, own) &&
+                         fstatat(dfd, d->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+                         S_ISREG(sb.st_mode) &&
+                         (!found || sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec < age)) {
+                    found = true;
+                    age = sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+                    memcpy(oldest, d->name, n + 1);
+                }
+            }
+        }
+        if (pass && (!found || unlinkat(dfd, oldest, 0) != 0))
+            break;
+        if (pass)
+            logs--;
+    }
+    close(dfd);
+}
+
 int fl_spool_end(void)
 {
     if (log_fd < 0)
@@ -448,6 +525,7 @@ int fl_spool_end(void)
             close(dfd);
         }
     }
+    prune();
     return 1;
 }
 

@@ -3,6 +3,7 @@
  * shared by `faultline core` and `faultline minidump`.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -88,6 +89,73 @@ int fl_cmd_install_id(const char *spool, char id[40], char *why, size_t whycap)
     return -1;
 }
 
+/* The bound libfaultline keeps on a spool (src/client/spool.c, "the
+ * spool's bound"), kept here too: `faultline core --from-kernel` writes a
+ * log for every crash of the machine, and a service crashing at start
+ * under a supervisor makes one a second.  After own (the log just
+ * written), the oldest regular "*.crashlog" files beyond
+ * FAULTLINE_SPOOL_MAX (default 100, 0: no bound) are deleted, at most
+ * PRUNE_AT_ONCE a run; returns how many. */
+#define SPOOL_MAX_DEFAULT 100
+#define PRUNE_AT_ONCE 8
+
+typedef struct aged {
+    struct timespec mtime;
+    char name[256];
+} aged;
+
+static int aged_cmp(const void *x, const void *y)
+{
+    const aged *a = x, *b = y;
+    if (a->mtime.tv_sec != b->mtime.tv_sec)
+        return a->mtime.tv_sec < b->mtime.tv_sec ? -1 : 1;
+    if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+        return a->mtime.tv_nsec < b->mtime.tv_nsec ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int prune_spool(const char *spool, const char *own)
+{
+    const char *env = getenv("FAULTLINE_SPOOL_MAX");
+    char *end;
+    unsigned long long max = SPOOL_MAX_DEFAULT;
+    if (env && *env) {
+        errno = 0;
+        unsigned long long v = strtoull(env, &end, 0);
+        if (!errno && !*end && *env != '-')
+            max = v;
+    }
+    DIR *d = max ? opendir(spool) : NULL;
+    if (!d)
+        return 0;
+    aged old[PRUNE_AT_ONCE + 1];
+    size_t found = 0;
+    unsigned long long logs = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        struct stat sb;
+        if (e->d_name[0] == '.' || n <= 9 || n >= 80 || strcmp(e->d_name + n - 9, ".crashlog") ||
+            (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
+            continue;
+        logs++;
+        if (!strcmp(e->d_name, own) ||
+            fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode))
+            continue;
+        /* The PRUNE_AT_ONCE oldest, in order: one slot more to sort into. */
+        old[found].mtime = sb.st_mtim;
+        snprintf(old[found].name, sizeof old[found].name, "%s", e->d_name);
+        if (found < PRUNE_AT_ONCE)
+            found++;
+        qsort(old, found < PRUNE_AT_ONCE ? found : PRUNE_AT_ONCE + 1, sizeof *old, aged_cmp);
+    }
+    int gone = 0;
+    for (size_t i = 0; i < found && logs > max; i++, logs--)
+        gone += unlinkat(dirfd(d), old[i].name, 0) == 0;
+    closedir(d);
+    return gone;
+}
+
 int fl_cmd_write_log(const char *cmd, const char *spool, const char *output, const char *tmpname,
                      fl_cmd_log_writer write_fn, void *arg)
 {
@@ -144,5 +212,15 @@ int fl_cmd_write_log(const char *cmd, const char *spool, const char *output, con
         return FL_EXIT_ERROR;
     }
     printf("%s\n", final);
+    if (!output) {
+        char own[64];
+        snprintf(own, sizeof own, "%s.crashlog", crash_id);
+        int gone = prune_spool(spool, own);
+        if (gone)
+            fprintf(stderr,
+                    "%s: deleted the %d oldest crash log%s of %s: it holds at most "
+                    "FAULTLINE_SPOOL_MAX (default %d)\n",
+                    cmd, gone, gone == 1 ? "" : "s", spool, SPOOL_MAX_DEFAULT);
+    }
     return FL_EXIT_OK;
 }

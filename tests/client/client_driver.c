@@ -13,6 +13,7 @@
  *   client_driver many_objects CRASHME      more loaded objects than a log keeps
  *   client_driver long_path CRASHME         a library path longer than a log keeps
  *   client_driver pending CRASHME           faultline_pending_crashlogs()
+ *   client_driver spool_max CRASHME         FAULTLINE_SPOOL_MAX: the oldest logs go
  *   client_driver reporter CRASHME          FAULTLINE_REPORTER runs
  *   client_driver fork    CRASHME           a crash in a child forked after install
  *   client_driver vfork   CRASHME           a crash in a vfork() or clone(CLONE_VM) child
@@ -1295,6 +1296,124 @@ static int cmd_pending(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* A fake finished log (any content: the bound reads names and ages only)
+ * aged age_s seconds, and whether a file exists in the spool. */
+static void fake_log(const char *name, int age_s)
+{
+    char p[1000];
+    path_in(p, sizeof p, spool, name);
+    FILE *f = fopen(p, "w");
+    if (!f || fputs("FAULTLINE 0.1.0\nEND\n", f) < 0 || fclose(f))
+        die("cannot write %s", p);
+    struct timespec ts[2];
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_sec -= age_s;
+    ts[1] = ts[0];
+    if (utimensat(AT_FDCWD, p, ts, 0))
+        die("utimensat %s: %s", p, strerror(errno));
+}
+
+static bool in_spool(const char *name)
+{
+    char p[1000];
+    struct stat sb;
+    path_in(p, sizeof p, spool, name);
+    return lstat(p, &sb) == 0;
+}
+
+static int count_spool_logs(void)
+{
+    spool_state s;
+    scan_spool(&s);
+    return s.logs;
+}
+
+/* FAULTLINE_SPOOL_MAX: after a crash the spool keeps at most that many
+ * finished logs, the newest; the oldest go (at most 8 a crash), of any
+ * program, and nothing else: not the new log, temporary files, a link, a
+ * directory, a name too long to be a log.  0 keeps all; unset, 100. */
+static int cmd_spool_max(const char *exe)
+{
+    char *crash[] = {(char *)exe, (char *)"null_read", NULL};
+    run_result r;
+    char name[64], p[1000], target[1000];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "old-%d.crashlog", i);
+        fake_log(name, 1000 - i); /* old-0 the oldest */
+    }
+    /* Not logs, or not ours to delete. */
+    fake_log(".hidden.crashlog", 5000);
+    fake_log(".partial.tmp", 5000);
+    fake_log("notes.txt", 5000);
+    fake_log("x1234567890123456789012345678901234567890123456789012345678901234567890123"
+             "456789.crashlog",
+             5000); /* 89 bytes: longer than any log's name */
+    path_in(p, sizeof p, spool, "dir.crashlog");
+    if (mkdir(p, 0700))
+        die("mkdir %s", p);
+    path_in(target, sizeof target, workdir, "target.crashlog");
+    FILE *t = fopen(target, "w");
+    if (!t || fclose(t))
+        die("cannot write %s", target);
+    path_in(p, sizeof p, spool, "link.crashlog");
+    if (symlink(target, p))
+        die("symlink %s", p);
+    const char *env3[] = {"FAULTLINE_SPOOL_MAX=3", NULL};
+    run(crash, env3, &r);
+    check_ended_by(&r, SIGSEGV);
+    CHECK(count_spool_logs() == 3 + 1 + 1 + 1, "FAULTLINE_SPOOL_MAX=3: %d files named *.crashlog",
+          count_spool_logs()); /* 3 logs, the long name, the link, the directory */
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "old-%d.crashlog", i);
+        CHECK(in_spool(name) == (i >= 3), "FAULTLINE_SPOOL_MAX=3: %s %s", name,
+              i >= 3 ? "deleted (one of the newest)" : "kept (one of the oldest)");
+    }
+    const char *keep[] = {".hidden.crashlog",
+                          ".partial.tmp",
+                          "notes.txt",
+                          "dir.crashlog",
+                          "link.crashlog",
+                          "x1234567890123456789012345678901234567890123456789012345678901234567890"
+                          "123456789.crashlog"};
+    for (size_t i = 0; i < sizeof keep / sizeof *keep; i++)
+        CHECK(in_spool(keep[i]), "FAULTLINE_SPOOL_MAX=3: %s was deleted", keep[i]);
+    CHECK(file_exists(target), "the link's target was deleted");
+    /* 0: no bound. */
+    const char *env0[] = {"FAULTLINE_SPOOL_MAX=0", NULL};
+    run(crash, env0, &r);
+    check_ended_by(&r, SIGSEGV);
+    CHECK(in_spool("old-3.crashlog") && in_spool("old-4.crashlog") && count_spool_logs() == 7,
+          "FAULTLINE_SPOOL_MAX=0 deleted logs: %d left", count_spool_logs());
+    /* A bound far below the spool: 8 go a crash, the oldest. */
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof name, "many-%02d.crashlog", i);
+        fake_log(name, 3000 - i);
+    }
+    const char *env2[] = {"FAULTLINE_SPOOL_MAX=2", NULL};
+    run(crash, env2, &r);
+    check_ended_by(&r, SIGSEGV);
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof name, "many-%02d.crashlog", i);
+        CHECK(in_spool(name) == (i >= 8), "FAULTLINE_SPOOL_MAX=2 on 28 logs: %s %s", name,
+              i >= 8 ? "deleted (not among the 8 oldest)" : "kept (among the 8 oldest)");
+    }
+    CHECK(count_spool_logs() == 20 + 7 + 1 - 8, "FAULTLINE_SPOOL_MAX=2 on 28 logs: %d left",
+          count_spool_logs());
+    /* Unset: 100.  100 logs; the crash makes 101, and the oldest goes. */
+    remove_logs(); /* every name with .crashlog, the directory aside */
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof name, "full-%03d.crashlog", i);
+        fake_log(name, 2000 - i);
+    }
+    run(crash, NULL, &r);
+    check_ended_by(&r, SIGSEGV);
+    CHECK(!in_spool("full-000.crashlog") && in_spool("full-001.crashlog"),
+          "default bound: the oldest of 101 logs should go, and only it");
+    CHECK(count_spool_logs() == 100 + 1, "default bound: %d files named *.crashlog",
+          count_spool_logs()); /* 100 logs, the directory */
+    return failures ? 1 : 0;
+}
+
 static int cmd_reporter(const char *exe)
 {
     char script[700], marker[700], env_rep[800];
@@ -1995,6 +2114,8 @@ int main(int argc, char **argv)
         rc = cmd_tmpfs(argv[2]);
     else if (!strcmp(cmd, "pending"))
         rc = cmd_pending(argv[2]);
+    else if (!strcmp(cmd, "spool_max"))
+        rc = cmd_spool_max(argv[2]);
     else if (!strcmp(cmd, "reporter"))
         rc = cmd_reporter(argv[2]);
     else if (!strcmp(cmd, "fork"))

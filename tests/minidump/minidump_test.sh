@@ -281,6 +281,27 @@ sys.exit(1 if sys.argv[2].encode() in d or b"PATH=" in d else 0)' "$LOG" "$SECRE
     # A second conversion: the same installation id, a new crash id.
     fl_md "$WORK/dump.dmp" --spool "$SPOOL" >"$WORK/md2.path" 2>>"$WORK/md.err" || fail "second run"
     [ "$(ls "$SPOOL"/*.crashlog | wc -l)" = 2 ] || fail "two conversions, not two logs"
+    # The spool's bound, as libfaultline keeps it (FAULTLINE_SPOOL_MAX): the
+    # oldest logs beyond it go after the new one is in, and nothing else.
+    P=$WORK/bounded
+    mkdir -p "$P"
+    for i in 1 2 3; do
+        echo x >"$P/old-$i.crashlog"
+        touch -d "2020-01-0$i" "$P/old-$i.crashlog"
+    done
+    echo x >"$P/notes.txt"
+    touch -d 2019-01-01 "$P/notes.txt"
+    FAULTLINE_SPOOL_MAX=2 fl_md "$WORK/dump.dmp" --spool "$P" >"$WORK/p.path" 2>"$WORK/p.err" ||
+        fail "bounded spool: $(cat "$WORK/p.err")"
+    [ -f "$(cat "$WORK/p.path")" ] && [ ! -e "$P/old-1.crashlog" ] && [ ! -e "$P/old-2.crashlog" ] &&
+        [ -e "$P/old-3.crashlog" ] && [ -e "$P/notes.txt" ] ||
+        fail "FAULTLINE_SPOOL_MAX=2: $(ls "$P")"
+    grep -q "deleted the 2 oldest crash logs of $P: it holds at most FAULTLINE_SPOOL_MAX" \
+        "$WORK/p.err" || fail "bounded spool, the message: $(cat "$WORK/p.err")"
+    FAULTLINE_SPOOL_MAX=0 fl_md "$WORK/dump.dmp" --spool "$P" >/dev/null 2>"$WORK/p.err" ||
+        fail "unbounded spool"
+    [ "$(ls "$P"/*.crashlog | wc -l)" = 3 ] && [ ! -s "$WORK/p.err" ] ||
+        fail "FAULTLINE_SPOOL_MAX=0 deleted: $(ls "$P") $(cat "$WORK/p.err")"
     "$CHECK" "$(cat "$WORK/md2.path")" >"$WORK/check2.out" || fail "second log rejected"
     grep -qxF "install_id $(head -c 36 "$SPOOL/installation-id")" "$WORK/check2.out" || fail "install id changed"
     grep -qx "app $(basename "$VICTIM")" "$WORK/check2.out" || fail "default app name is not the executable's"
