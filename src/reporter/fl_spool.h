@@ -47,7 +47,8 @@ void fl_spool_close(fl_spool *sp); /* NULL is fine */
 int fl_spool_lock(fl_spool *sp, int wait_ms);
 
 /* List "*.crashlog" names, sorted, at most FL_SPOOL_MAX_LOGS.  Also removes
- * retry files whose log is gone.  *names is freed with fl_spool_names_free.
+ * retry files whose log is gone, and Faultline's temporary files older than
+ * a day (their writers died before renaming them).  *names is freed with fl_spool_names_free.
  * Returns the count. */
 int fl_spool_list(fl_spool *sp, char ***names);
 void fl_spool_names_free(char **names, int n);

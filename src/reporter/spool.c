@@ -152,8 +152,30 @@ void fl_spool_names_free(char **names, int n)
     free(names);
 }
 
+/* A temporary file whose writer died before renaming it -- a crash
+ * handler killed in the middle of a log (".ID.tmp"), `faultline core
+ * --from-kernel` killed while converting (".core-PID.XXXXXX", a saved
+ * core of up to --max-core-mb), a reporter killed while noting a retry --
+ * is never renamed nor removed by anyone.  After a day no writer is at it
+ * still.  Faultline's names only: the writers' own in src/client/spool.c,
+ * src/client/trace_dump.c, src/symbols/cmd_spool.c, cmd_core.c and here. */
+#define STALE_TEMP_S (24 * 3600)
+
+static bool stale_temp(int dirfd, const char *nm, time_t now)
+{
+    struct stat st;
+    if (!(nm[0] == '.' &&
+          (ends_with(nm, ".tmp") || !strncmp(nm, ".core-", 6) || !strncmp(nm, ".core.", 6) ||
+           !strncmp(nm, ".minidump.", 10) || !strncmp(nm, ".installation-id.", 17))) &&
+        !(!strncmp(nm, "trace-", 6) && ends_with(nm, ".tracedump.part")))
+        return false;
+    return fstatat(dirfd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+           now - st.st_mtime > STALE_TEMP_S;
+}
+
 int fl_spool_list(fl_spool *sp, char ***names)
 {
+    time_t now = time(NULL);
     *names = NULL;
     int fd = dup(sp->dirfd);
     if (fd < 0)
@@ -180,6 +202,10 @@ int fl_spool_list(fl_spool *sp, char ***names)
             struct stat st;
             if (fstatat(sp->dirfd, log, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
                 unlinkat(sp->dirfd, nm, 0);
+            continue;
+        }
+        if (stale_temp(sp->dirfd, nm, now)) {
+            unlinkat(sp->dirfd, nm, 0);
             continue;
         }
         if (!ends_with(nm, LOG_EXT) || n >= FL_SPOOL_MAX_LOGS)

@@ -1,14 +1,15 @@
 /* Unit tests of the reporter's spool bookkeeping and helpers. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fl_crashlog.h"
@@ -48,6 +49,67 @@ static bool exists(const char *name)
     struct stat st;
     snprintf(p, sizeof p, "%s/%s", tmpdir, name);
     return lstat(p, &st) == 0;
+}
+
+/* name's modification time, age_s seconds ago. */
+static void age(const char *name, int age_s)
+{
+    char p[512];
+    struct timespec ts[2];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    clock_gettime(CLOCK_REALTIME, &ts[0]);
+    ts[0].tv_sec -= age_s;
+    ts[1] = ts[0];
+    assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
+}
+
+/* The temporary files of writers that died before renaming them go after
+ * a day; younger ones (a writer may be at it), other names and what is
+ * not a regular file stay. */
+static void list_removes_stale_temps(void **state)
+{
+    (void)state;
+    static const char *const stale[] = {
+        ".3f2a1b4c-0000-4000-8000-000000000001.tmp", /* a crash handler's */
+        ".core-4242.AbC123",                         /* faultline core --from-kernel */
+        ".core.Xy7890",                              /* faultline core */
+        ".minidump.Qq1234",                          /* faultline minidump */
+        ".installation-id.abc",                      /* a first install's */
+        ".a.crashlog.77.tmp",                        /* the reporter's retry note */
+        "trace-12.tracedump.part",                   /* a flight recorder dump */
+    };
+    static const char *const kept[] = {".hidden", "notes.tmp", ".reporter.lock",
+                                       "trace-1.tracedump", "installation-id"};
+    put("a.crashlog", "x");
+    for (size_t i = 0; i < sizeof stale / sizeof *stale; i++) {
+        put(stale[i], "x");
+        age(stale[i], 2 * 86400);
+    }
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+        put(kept[i], "x");
+        age(kept[i], 2 * 86400);
+    }
+    put(".core-1.young1", "x"); /* a conversion under way */
+    age(".core-1.young1", 3600);
+    char p[512];
+    snprintf(p, sizeof p, "%s/.core-2.dir", tmpdir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    fl_spool *sp;
+    assert_int_equal(fl_spool_open(tmpdir, &sp), 0);
+    char **names;
+    int n = fl_spool_list(sp, &names);
+    assert_int_equal(n, 1);
+    fl_spool_names_free(names, n);
+    for (size_t i = 0; i < sizeof stale / sizeof *stale; i++)
+        if (exists(stale[i]))
+            fail_msg("a stale temporary file stayed: %s", stale[i]);
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        if (!exists(kept[i]))
+            fail_msg("not a temporary file of ours, deleted: %s", kept[i]);
+    assert_true(exists(".core-1.young1"));
+    assert_true(exists(".core-2.dir"));
+    assert_true(exists("a.crashlog"));
+    fl_spool_close(sp);
 }
 
 static void list_sorted_and_orphans(void **state)
@@ -331,6 +393,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(list_sorted_and_orphans, mk_tmp, rm_tmp),
+        cmocka_unit_test_setup_teardown(list_removes_stale_temps, mk_tmp, rm_tmp),
         cmocka_unit_test_setup_teardown(retry_roundtrip, mk_tmp, rm_tmp),
         cmocka_unit_test_setup_teardown(read_refuses_links_and_fifos, mk_tmp, rm_tmp),
         cmocka_unit_test_setup_teardown(notes_and_retry_files_never_block, mk_tmp, rm_tmp),
