@@ -1,10 +1,12 @@
 /* Unit tests of the reporter's spool bookkeeping and helpers. */
-#include <cmocka.h>
-#include <errno.h>
-#include <fcntl.h>
+/* cmocka.h needs these first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

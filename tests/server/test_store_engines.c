@@ -2718,6 +2718,16 @@ static void test_pg_lost_answers(void **st)
     assert_int_equal(s->revoke_project_key(c, "lost-b", "b0"), 0);
     assert_int_equal(atomic_load(&lossy_dropped), 3);
     assert_int_equal(s->revoke_project_key(c, "lost-b", "b0"), 1); /* gone: still said */
+    /* A processing start counted once, not twice. */
+    unsigned before = 9;
+    assert_int_equal(s->processing_started(c, "warm-ref", &before), 0);
+    assert_int_equal(before, 0);
+    atomic_store(&lossy_arm, true);
+    assert_int_equal(s->processing_started(c, "lost-ref", &before), 0);
+    assert_int_equal(atomic_load(&lossy_dropped), 4);
+    assert_int_equal(before, 0);
+    assert_int_equal(s->processing_started(c, "lost-ref", &before), 0);
+    assert_int_equal(before, 1);
     s->disconnect(c);
     s->close(s);
     lossy_stop(&l);
