@@ -59,6 +59,12 @@
 #define CHUNK_KEEP (1u << 20)     /* a decompressed chunk up to this size stays cached */
 #define MAX_PROCESSED (64u << 20) /* processed JSON */
 #define WAL_RESTART_FRAMES 16384  /* 64 MiB of 4 KiB pages */
+/* journal_size_limit: what a WAL past WAL_RESTART_FRAMES is cut back to
+ * when it starts over.  The frames' headers, and the commits between the
+ * checkpointer's passes, take it a little past 64 MiB every time: cut
+ * there, it would grow the file again after each start (appending costs
+ * fdatasync twice what overwriting does: "Eleventh round"). */
+#define WAL_LIMIT_BYTES "75497472" /* 72 MiB */
 /* The checkpointer runs a pass once commits have added this many frames
  * (512 KiB) to the WAL since its last, besides every 200 ms: see
  * ckpt_main. */
@@ -459,10 +465,14 @@ static int open_db(const char *path, sqlite3 **out, char *err, size_t errlen)
                         NULL) != SQLITE_OK)
         goto fail;
     sqlite3_busy_handler(db, busy_wait, BUSY_PATIENT);
+    /* journal_size_limit: a WAL that grew far past WAL_RESTART_FRAMES
+     * while a long reader held the restart off is cut back when it starts
+     * over; SQLite would keep the file at the largest size it ever
+     * reached, a little more after each such reader. */
     if (sqlite3_exec(db,
                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;"
                      "PRAGMA cache_size=-2000; PRAGMA temp_store=MEMORY;"
-                     "PRAGMA wal_autocheckpoint=0;",
+                     "PRAGMA wal_autocheckpoint=0; PRAGMA journal_size_limit=" WAL_LIMIT_BYTES ";",
                      NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
     *out = db;

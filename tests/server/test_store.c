@@ -1041,8 +1041,9 @@ static void test_checkpoint_gives_way(void **st)
     sqlite3 *rdb = fl_store_sqlite_db(rc);
     assert_int_equal(sqlite3_exec(rdb, "BEGIN; SELECT count(*) FROM scratch", NULL, NULL, NULL),
                      SQLITE_OK);
-    /* 17,000 pages: past the 16,384 frames at which the WAL starts over. */
-    add_pages(db, 17000);
+    /* 20,000 pages: past the 16,384 frames at which the WAL starts over,
+     * and past the 72 MiB it is cut back to then. */
+    add_pages(db, 20000);
     wait_restarts(f, true, 1);
     sqlite3 *w = NULL;
     assert_int_equal(sqlite3_open_v2(f->path, &w, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
@@ -1056,6 +1057,19 @@ static void test_checkpoint_gives_way(void **st)
     assert_int_equal(sqlite3_exec(rdb, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
     wait_restarts(f, false, 1);
     f->s->disconnect(rc);
+    /* The file grew to 82 MB meanwhile (20,000 frames of 4 KiB and their
+     * headers); the first commit on the WAL started over cuts it back to
+     * 72 MiB (journal_size_limit): it used to keep its largest size while
+     * the server ran, a little more after each long reader. */
+    char wal[sizeof f->path + 8];
+    struct stat sb;
+    snprintf(wal, sizeof wal, "%s-wal", f->path);
+    assert_int_equal(stat(wal, &sb), 0);
+    assert_true(sb.st_size > 72 << 20);
+    add_pages(db, 1);
+    assert_int_equal(stat(wal, &sb), 0);
+    if (sb.st_size > 72 << 20)
+        fail_msg("the WAL kept %lld bytes after it started over", (long long)sb.st_size);
     assert_int_equal(sqlite3_exec(db, "DROP TABLE scratch", NULL, NULL, NULL), SQLITE_OK);
 }
 
