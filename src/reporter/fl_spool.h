@@ -43,7 +43,9 @@ int fl_spool_open(const char *dir, fl_spool **out);
 void fl_spool_close(fl_spool *sp); /* NULL is fine */
 
 /* Take the spool's exclusive lock, waiting up to wait_ms milliseconds.
- * -EWOULDBLOCK when another process still holds it. */
+ * -EWOULDBLOCK when another process still holds it; -EALREADY at once
+ * when another one is already waiting for it (it will list the spool
+ * after the holder is done: nothing is left behind). */
 int fl_spool_lock(fl_spool *sp, int wait_ms);
 
 /* List "*.crashlog" names, sorted, at most FL_SPOOL_MAX_LOGS.  Also removes

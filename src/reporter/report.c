@@ -1030,6 +1030,13 @@ int fl_reporter_main(int argc, char **argv)
         fl_spool_close(r.sp);
         return FL_EXIT_TEMPFAIL;
     }
+    if (rc == -EALREADY) {
+        warn("another faultline-report is working on %s and one more waits to run after it, "
+             "which will send what is there; leaving it to those",
+             dir);
+        fl_spool_close(r.sp);
+        return FL_EXIT_TEMPFAIL;
+    }
     if (rc) {
         warn("cannot lock %s/.reporter.lock: %s; nothing sent, the crash logs are left as they are",
              dir, strerror(-rc));

@@ -26,6 +26,7 @@
 #define LOG_EXT ".crashlog"
 #define RETRY_EXT ".retry"
 #define LOCK_NAME ".reporter.lock"
+#define WAIT_NAME ".reporter.wait"
 #define NOTES_NAME "rejected.log"
 
 struct fl_spool {
@@ -116,6 +117,14 @@ void fl_spool_close(fl_spool *sp)
     free(sp);
 }
 
+/* One reporter at a time works on a spool, and one more may wait for it:
+ * the waiter lists the spool only once it runs, so it sends whatever came
+ * while it waited, and any other reporter started meanwhile leaves at
+ * once (-EALREADY) instead of waiting too.  A program crash-looping under
+ * a supervisor starts a reporter per crash (FAULTLINE_REPORTER): ten a
+ * second, each waiting up to --lock-wait, were a hundred processes.  The
+ * waiter gives its place up as soon as it holds the spool, so a log
+ * written after its listing has a waiter of its own. */
 int fl_spool_lock(fl_spool *sp, int wait_ms)
 {
     if (sp->lockfd >= 0)
@@ -123,6 +132,8 @@ int fl_spool_lock(fl_spool *sp, int wait_ms)
     int fd = openat(sp->dirfd, LOCK_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;
+    int waitfd = -1;
+    bool asked = false;
     for (int waited = 0;; waited += 100) {
         if (flock(fd, LOCK_EX | LOCK_NB) == 0)
             break;
@@ -130,12 +141,29 @@ int fl_spool_lock(fl_spool *sp, int wait_ms)
         if (e == EINTR)
             continue;
         if (e != EWOULDBLOCK || waited >= wait_ms) {
+            if (waitfd >= 0)
+                close(waitfd);
             close(fd);
             return -e;
+        }
+        if (!asked) {
+            asked = true; /* a spool where the place cannot be made: wait as before */
+            waitfd = openat(sp->dirfd, WAIT_NAME, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            if (waitfd >= 0 && flock(waitfd, LOCK_EX | LOCK_NB) != 0) {
+                e = errno;
+                close(waitfd);
+                if (e == EWOULDBLOCK) {
+                    close(fd);
+                    return -EALREADY;
+                }
+                waitfd = -1;
+            }
         }
         struct timespec ts = {0, 100 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+    if (waitfd >= 0)
+        close(waitfd);
     sp->lockfd = fd;
     return 0;
 }

@@ -903,7 +903,36 @@ case_lock() {
     expect_rc 75
     grep -q 'another faultline-report is working' "$WORK/rep.err" || fail "lock: no message"
     [ "$(requests)" = 1 ] || fail "sent while the lock was held"
+    # One reporter waits behind the one at work (here: the test's lock);
+    # any other started meanwhile -- a program crash-looping starts one per
+    # crash -- leaves at once, and the waiter sends every log, also those
+    # written while it waited.
+    timeout 60 "$REPORTER" --spool "$SPOOL" --url "$URL" --yes --lock-wait 30 </dev/null \
+        >"$WORK/w.out" 2>"$WORK/w.err" 9>&- &
+    local pw=$!
+    local waiting=
+    for _ in $(seq 100); do
+        if [ -e "$SPOOL/.reporter.wait" ] && ! flock -n "$SPOOL/.reporter.wait" true; then
+            waiting=1
+            break
+        fi
+        sleep 0.05
+    done
+    [ -n "$waiting" ] || fail "the second reporter did not take the waiting place"
+    mklog "$SPOOL/c.crashlog"
+    local t0=$SECONDS
+    rep --url "$URL" --yes --lock-wait 30
+    expect_rc 75
+    [ $((SECONDS - t0)) -le 5 ] || fail "a third reporter waited $((SECONDS - t0)) s instead of leaving"
+    grep -q 'one more waits to run after it, which will send what is there' "$WORK/rep.err" ||
+        fail "third reporter: $(cat "$WORK/rep.err")"
+    [ "$(requests)" = 1 ] || fail "sent while the lock was held: $(requests) requests"
     exec 9>&-
+    wait $pw
+    local rcw=$?
+    [ "$rcw" = 0 ] || fail "the waiting reporter: exit $rcw $(cat "$WORK/w.err")"
+    [ "$(requests)" = 3 ] && [ "$(nlogs)" = 0 ] ||
+        fail "the waiting reporter sent $(($(requests) - 1)) of 2 logs; $(nlogs) left"
 }
 
 case_usage() {
