@@ -150,6 +150,23 @@ int fl_signals_install(void);                /* our handlers + altstacks */
 int fl_threads_init(void);                   /* altstacks in existing threads */
 void fl_make_uuid(char out[40]);             /* random v4 UUID (getrandom) */
 void fl_prefault(void *p, size_t n);         /* make [p, p+n) resident and writable now */
+
+/* A directory read with getdents64 (no heap, no lock: readdir() has
+ * both), into the caller's buffer: fl_dir_next() gives one entry after the
+ * other, NULL at the end or on an error. */
+typedef struct fl_dirent64 {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+} fl_dirent64;
+typedef struct fl_dir_reader {
+    int fd;
+    char *buf;
+    long cap, len, at;
+} fl_dir_reader;
+const fl_dirent64 *fl_dir_next(fl_dir_reader *r);
 void fl_catcher_prepare(void);               /* prefault the handler's scratch memory */
 void fl_cxx_install(void);                   /* note uncaught C++ exceptions (cxx.c) */
 /* The uncaught C++ exception that std::terminate() was called for, and the

@@ -454,36 +454,22 @@ static void prune(void)
         bool found = false;
         if (pass && (logs <= spool_max || lseek(dfd, 0, SEEK_SET) != 0))
             break;
-        for (int guard = 0; guard < 65536; guard++) {
-            long r = syscall(SYS_getdents64, dfd, wbuf, sizeof wbuf);
-            if (r <= 0)
-                break;
-            for (long off = 0; off < r;) {
-                struct {
-                    uint64_t ino;
-                    int64_t off;
-                    unsigned short reclen;
-                    unsigned char type;
-                    char name[];
-                } *d = (void *)(wbuf + off);
-                struct stat sb;
-                size_t n = fl_strlen(d->name);
-                if (d->reclen == 0)
-                    break;
-                off += d->reclen;
-                if ((d->type != DT_REG && d->type != DT_UNKNOWN) || d->name[0] == '.' || n <= 9 ||
-                    n >= PRUNE_NAME_MAX || memcmp(d->name + n - 9, ".crashlog", 9))
-                    continue;
-                if (!pass)
-                    logs++;
-                else if (strcmp(d->name, own) &&
-                         fstatat(dfd, d->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-                         S_ISREG(sb.st_mode) &&
-                         (!found || sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec < age)) {
-                    found = true;
-                    age = sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-                    memcpy(oldest, d->name, n + 1);
-                }
+        fl_dir_reader r = {.fd = dfd, .buf = wbuf, .cap = sizeof wbuf};
+        const fl_dirent64 *d;
+        while ((d = fl_dir_next(&r))) {
+            struct stat sb;
+            size_t n = fl_strlen(d->name);
+            if ((d->type != DT_REG && d->type != DT_UNKNOWN) || d->name[0] == '.' || n <= 9 ||
+                n >= PRUNE_NAME_MAX || memcmp(d->name + n - 9, ".crashlog", 9))
+                continue;
+            if (!pass)
+                logs++;
+            else if (strcmp(d->name, own) && fstatat(dfd, d->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+                     S_ISREG(sb.st_mode) &&
+                     (!found || sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec < age)) {
+                found = true;
+                age = sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+                memcpy(oldest, d->name, n + 1);
             }
         }
         if (pass && (!found || unlinkat(dfd, oldest, 0) != 0))

@@ -142,6 +142,21 @@ static void dump_handler(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
+const fl_dirent64 *fl_dir_next(fl_dir_reader *r)
+{
+    if (r->at >= r->len) {
+        r->len = syscall(SYS_getdents64, r->fd, r->buf, r->cap);
+        r->at = 0;
+        if (r->len <= 0)
+            return NULL;
+    }
+    const fl_dirent64 *d = (const void *)(r->buf + r->at);
+    if (d->reclen == 0)
+        return NULL;
+    r->at += d->reclen;
+    return d;
+}
+
 /* Lists up to max of our threads' ids (other than the caller) through
  * getdents64; the threads past max are counted in *more and sent sig. */
 static int list_tasks(pid_t *out, int max, int sig, int *more)
@@ -152,32 +167,18 @@ static int list_tasks(pid_t *out, int max, int sig, int *more)
     if (fd < 0)
         return 0;
     char buf[4096];
-    for (int guard = 0; guard < 1024; guard++) {
-        long r = syscall(SYS_getdents64, fd, buf, sizeof buf);
-        if (r <= 0)
-            break;
-        for (long off = 0; off < r;) {
-            struct {
-                uint64_t ino;
-                int64_t off;
-                unsigned short reclen;
-                unsigned char type;
-                char name[];
-            } *d = (void *)(buf + off);
-            if (d->reclen == 0)
-                break;
-            uint64_t tid;
-            if (d->name[0] != '.' && fl_parse_u64(d->name, &tid) == 0 && (pid_t)tid != self) {
-                if (n < max) {
-                    out[n++] = (pid_t)tid;
-                } else {
-                    ++*more;
-                    syscall(SYS_tgkill, syscall(SYS_getpid), (pid_t)tid, sig);
-                }
+    fl_dir_reader r = {.fd = fd, .buf = buf, .cap = sizeof buf};
+    const fl_dirent64 *d;
+    uint64_t tid;
+    while ((d = fl_dir_next(&r)))
+        if (d->name[0] != '.' && fl_parse_u64(d->name, &tid) == 0 && (pid_t)tid != self) {
+            if (n < max) {
+                out[n++] = (pid_t)tid;
+            } else {
+                ++*more;
+                syscall(SYS_tgkill, syscall(SYS_getpid), (pid_t)tid, sig);
             }
-            off += d->reclen;
         }
-    }
     close(fd);
     return n;
 }
