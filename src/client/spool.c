@@ -433,8 +433,12 @@ static int name_tmpfile(void)
  * --, at most PRUNE_AT_ONCE a crash (a bound lowered on a large spool
  * comes down over the next crashes).  One getdents64 pass counts (some
  * 10 us for a hundred logs); only a spool over the bound pays a pass
- * with an fstatat() per log for each log it deletes. */
+ * with an fstatat() per log for each log it deletes.  Each pass looks at
+ * PRUNE_SCAN entries at most: a spool of a million files (left by a
+ * version without the bound, or by FAULTLINE_SPOOL_MAX=0) costs a crash
+ * some 70 ms, not seconds, and loses its oldest logs among those. */
 #define PRUNE_AT_ONCE 8
+#define PRUNE_SCAN 8192
 #define PRUNE_NAME_MAX 80 /* "<crash id>.crashlog": 36 + 9, a MojoCrash id 64 + 9 */
 
 static char oldest[PRUNE_NAME_MAX];
@@ -456,7 +460,7 @@ static void prune(void)
             break;
         fl_dir_reader r = {.fd = dfd, .buf = wbuf, .cap = sizeof wbuf};
         const fl_dirent64 *d;
-        while ((d = fl_dir_next(&r))) {
+        for (int seen = 0; seen < PRUNE_SCAN && (d = fl_dir_next(&r)); seen++) {
             struct stat sb;
             size_t n = fl_strlen(d->name);
             if ((d->type != DT_REG && d->type != DT_UNKNOWN) || d->name[0] == '.' || n <= 9 ||

@@ -170,7 +170,8 @@ static int list_tasks(pid_t *out, int max, int sig, int *more)
     fl_dir_reader r = {.fd = fd, .buf = buf, .cap = sizeof buf};
     const fl_dirent64 *d;
     uint64_t tid;
-    while ((d = fl_dir_next(&r)))
+    /* Bounded: a program creating threads as fast as it is read. */
+    for (int seen = 0; seen < 1 << 18 && (d = fl_dir_next(&r)); seen++)
         if (d->name[0] != '.' && fl_parse_u64(d->name, &tid) == 0 && (pid_t)tid != self) {
             if (n < max) {
                 out[n++] = (pid_t)tid;
