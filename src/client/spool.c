@@ -432,16 +432,20 @@ static int name_tmpfile(void)
  * shares the spool, newest kept, as systemd-coredump and Crashpad prune
  * --, at most PRUNE_AT_ONCE a crash (a bound lowered on a large spool
  * comes down over the next crashes).  One getdents64 pass counts (some
- * 10 us for a hundred logs); only a spool over the bound pays a pass
- * with an fstatat() per log for each log it deletes.  Each pass looks at
- * PRUNE_SCAN entries at most: a spool of a million files (left by a
- * version without the bound, or by FAULTLINE_SPOOL_MAX=0) costs a crash
- * some 70 ms, not seconds, and loses its oldest logs among those. */
+ * 10 us for a hundred logs); only a spool over the bound pays a second
+ * pass with an fstatat() per log, which keeps the PRUNE_AT_ONCE oldest.
+ * The passes look at PRUNE_SCAN entries at most: a spool of a million
+ * files (left by a version without the bound, or FAULTLINE_SPOOL_MAX=0)
+ * costs a crash some 30 ms, not seconds, and loses the oldest logs among
+ * those it looked at. */
 #define PRUNE_AT_ONCE 8
 #define PRUNE_SCAN 8192
 #define PRUNE_NAME_MAX 80 /* "<crash id>.crashlog": 36 + 9, a MojoCrash id 64 + 9 */
 
-static char oldest[PRUNE_NAME_MAX];
+static struct {
+    int64_t age;
+    char name[PRUNE_NAME_MAX];
+} oldest[PRUNE_AT_ONCE]; /* the oldest first */
 
 static void prune(void)
 {
@@ -449,13 +453,10 @@ static void prune(void)
     if (!spool_max || (dfd = open(fl_g.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return;
     const char *own = final_path + fl_strlen(fl_g.spool) + 1;
-    unsigned logs = 0;
-    /* Pass 0 counts the logs; each later one finds the oldest regular
-     * file among them but own, and deletes it.  wbuf is free once the log
-     * is out. */
-    for (int pass = 0; pass <= PRUNE_AT_ONCE; pass++) {
-        int64_t age = 0;
-        bool found = false;
+    unsigned logs = 0, found = 0;
+    /* Pass 0 counts the logs; pass 1 keeps the oldest regular files among
+     * them but own.  wbuf is free once the log is out. */
+    for (int pass = 0; pass < 2; pass++) {
         if (pass && (logs <= spool_max || lseek(dfd, 0, SEEK_SET) != 0))
             break;
         fl_dir_reader r = {.fd = dfd, .buf = wbuf, .cap = sizeof wbuf};
@@ -466,21 +467,26 @@ static void prune(void)
             if ((d->type != DT_REG && d->type != DT_UNKNOWN) || d->name[0] == '.' || n <= 9 ||
                 n >= PRUNE_NAME_MAX || memcmp(d->name + n - 9, ".crashlog", 9))
                 continue;
-            if (!pass)
+            if (!pass) {
                 logs++;
-            else if (strcmp(d->name, own) && fstatat(dfd, d->name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-                     S_ISREG(sb.st_mode) &&
-                     (!found || sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec < age)) {
-                found = true;
-                age = sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-                memcpy(oldest, d->name, n + 1);
+                continue;
+            }
+            if (!strcmp(d->name, own) || fstatat(dfd, d->name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+                !S_ISREG(sb.st_mode))
+                continue;
+            int64_t age = sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+            unsigned at = found < PRUNE_AT_ONCE ? found++ : PRUNE_AT_ONCE;
+            for (; at > 0 && age < oldest[at - 1].age; at--)
+                if (at < PRUNE_AT_ONCE)
+                    oldest[at] = oldest[at - 1];
+            if (at < PRUNE_AT_ONCE) {
+                oldest[at].age = age;
+                memcpy(oldest[at].name, d->name, n + 1);
             }
         }
-        if (pass && (!found || unlinkat(dfd, oldest, 0) != 0))
-            break;
-        if (pass)
-            logs--;
     }
+    for (unsigned i = 0; i < found && logs > spool_max; i++, logs--)
+        unlinkat(dfd, oldest[i].name, 0);
     close(dfd);
 }
 
