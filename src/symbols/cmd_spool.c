@@ -142,12 +142,12 @@ static int prune_spool(const char *spool, const char *own)
         if (!strcmp(e->d_name, own) ||
             fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode))
             continue;
-        /* The PRUNE_AT_ONCE oldest, in order: one slot more to sort into. */
-        old[found].mtime = sb.st_mtim;
-        snprintf(old[found].name, sizeof old[found].name, "%s", e->d_name);
-        if (found < PRUNE_AT_ONCE)
-            found++;
-        qsort(old, found < PRUNE_AT_ONCE ? found : PRUNE_AT_ONCE + 1, sizeof *old, aged_cmp);
+        /* The PRUNE_AT_ONCE oldest, in order: one slot more to sort into,
+         * whose entry (the youngest) drops out. */
+        size_t at = found < PRUNE_AT_ONCE ? found++ : PRUNE_AT_ONCE;
+        old[at].mtime = sb.st_mtim;
+        snprintf(old[at].name, sizeof old[at].name, "%s", e->d_name);
+        qsort(old, at + 1, sizeof *old, aged_cmp);
     }
     int gone = 0;
     for (size_t i = 0; i < found && logs > max; i++, logs--)

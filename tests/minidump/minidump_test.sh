@@ -302,6 +302,22 @@ sys.exit(1 if sys.argv[2].encode() in d or b"PATH=" in d else 0)' "$LOG" "$SECRE
         fail "unbounded spool"
     [ "$(ls "$P"/*.crashlog | wc -l)" = 3 ] && [ ! -s "$WORK/p.err" ] ||
         fail "FAULTLINE_SPOOL_MAX=0 deleted: $(ls "$P") $(cat "$WORK/p.err")"
+    # Far over the bound: 8 go in a run, the oldest.
+    rm -f "$P"/*.crashlog
+    for i in $(seq 10 29); do
+        echo x >"$P/many-$i.crashlog"
+        touch -d "2021-01-01 00:00:$i" "$P/many-$i.crashlog"
+    done
+    FAULTLINE_SPOOL_MAX=2 fl_md "$WORK/dump.dmp" --spool "$P" >/dev/null 2>"$WORK/p.err" ||
+        fail "far over the bound"
+    for i in $(seq 10 29); do
+        if [ "$i" -lt 18 ]; then
+            [ ! -e "$P/many-$i.crashlog" ] || fail "far over the bound: many-$i (among the 8 oldest) kept"
+        else
+            [ -e "$P/many-$i.crashlog" ] || fail "far over the bound: many-$i deleted"
+        fi
+    done
+    grep -q "deleted the 8 oldest crash logs" "$WORK/p.err" || fail "far over the bound: $(cat "$WORK/p.err")"
     "$CHECK" "$(cat "$WORK/md2.path")" >"$WORK/check2.out" || fail "second log rejected"
     grep -qxF "install_id $(head -c 36 "$SPOOL/installation-id")" "$WORK/check2.out" || fail "install id changed"
     grep -qx "app $(basename "$VICTIM")" "$WORK/check2.out" || fail "default app name is not the executable's"
