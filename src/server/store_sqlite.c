@@ -848,9 +848,10 @@ static int s_insert_crashes(fl_store_conn *pc, fl_ingest_item *const *items, siz
      * only is not written.  v[0..nrows) and off[]: the rows of the chunk
      * being built; pend[0..npend): its reports to compress here; run[i]:
      * the items a good frame starting at items[i] covers, else 0. */
-    size_t *off = malloc(n * (2 * sizeof *off + sizeof(fl_ingest_item *))), *run = off + n;
+    size_t *off = malloc(n * (2 * sizeof *off + sizeof(fl_ingest_item *)));
     if (!off)
         goto fail;
+    size_t *run = off + n;
     fl_ingest_item **pend = (fl_ingest_item **)(run + n);
     for (size_t i = 0; i < n;) {
         size_t raw, k = frame_run(items + i, n - i, &raw);
