@@ -58,6 +58,9 @@ static bool from_signal;      /* entered through our signal handler */
 static void *cur_ucontext;    /* for chaining to a previous SA_SIGINFO handler */
 static bool etc_half;         /* an ETC_KEY was written without its ETC_VALUE */
 static bool log_started;
+static bool refault;   /* die() returns for the fault to come back */
+static bool xfsz_held; /* SIGXFSZ ignored while we write; xfsz_was is the program's */
+static struct sigaction xfsz_was;
 
 static fl_unwind_module umods[FL_MAX_MODULES];
 static size_t n_umods;
@@ -258,6 +261,7 @@ void fl_die_default(void)
     int sig = first_sig ? first_sig : SIGABRT;
 
     /* The application's own handler, installed before us, still runs. */
+    bool chained = false;
     if (from_signal && sig > 0 && sig < 65 && fl_g.have_prev[sig]) {
         struct sigaction *p = &fl_g.prev[sig];
         if (p->sa_flags & SA_SIGINFO) {
@@ -266,14 +270,15 @@ void fl_die_default(void)
         } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
             p->sa_handler(sig);
         }
+        chained = true;
     }
 
     /* End with the original signal so that the exit status and core dumps
      * are what they would have been without us. */
-    struct sigaction sa;
+    struct sigaction sa, was;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
-    sigaction(sig, &sa, NULL);
+    sigaction(sig, &sa, &was);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, sig);
@@ -287,6 +292,27 @@ void fl_die_default(void)
     if (fl_cur.pid != fl_g.pid && sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE))
         __asan_unpoison_memory_region(ss.ss_sp, ss.ss_size);
 #endif
+    /* A fault the CPU raised comes back by itself when the handler
+     * returns, and the kernel then ends the process with the fault's own
+     * siginfo at the faulting instruction: a core dump shows the crash,
+     * not a re-raise from in here (systemd-coredump, abrt and gdb would
+     * otherwise see tgkill and SI_TKILL on top of every crash).  Only when
+     * nothing can stand between the return and the fault: we were entered
+     * by the kernel (our handler was the one installed, no application
+     * handler chaining to us), the first fault of this crash (not one in
+     * our own handling), no handler of the application's ran (one may
+     * have fixed the fault), and a code that is raised again -- not
+     * SI_KERNEL (also a signal frame the kernel could not build) or a
+     * fault reported after the fact (BUS_MCEERR_AO, 5; SEGV_MTEAERR, 8).
+     * The other threads stay parked until the process ends. */
+    if (from_signal && fl_cur.have_siginfo && !chained && crash_count == 1 &&
+        was.sa_sigaction == fl_on_crash_signal && fl_cur.si.si_code > 0 &&
+        fl_cur.si.si_code != SI_KERNEL &&
+        (sig == SIGILL || sig == SIGFPE || (sig == SIGSEGV && fl_cur.si.si_code != 8) ||
+         (sig == SIGBUS && fl_cur.si.si_code != 5))) {
+        refault = true;
+        return;
+    }
     syscall(SYS_tgkill, fl_cur.pid, fl_gettid(), sig);
 
     /* Still here: PID 1 of a namespace ignores default-action signals sent
@@ -613,6 +639,15 @@ void fl_catcher_run(int sig)
         n_umods = fl_modules_unwind_table(umods, FL_MAX_MODULES);
         etc_half = false;
         log_started = false;
+        refault = false; /* a vfork() child's, in our memory */
+        /* A log write past RLIMIT_FSIZE must fail with EFBIG (and the log
+         * be abandoned), not end the process with SIGXFSZ instead of its
+         * own signal: ignored until die(), which gives the program its
+         * disposition back.  Nothing of the program's runs meanwhile. */
+        struct sigaction ign;
+        memset(&ign, 0, sizeof ign);
+        ign.sa_handler = SIG_IGN;
+        xfsz_held = sigaction(SIGXFSZ, &ign, &xfsz_was) == 0;
     }
     if (fl_g.hooks.preflight(sig, count)) {
         if (!sequence(sig) && fl_g.hooks.start_crashlog == fl_spool_start)
@@ -620,7 +655,13 @@ void fl_catcher_run(int sig)
     } else if (count > 1) {
         close_interrupted_log(sig);
     }
+    if (xfsz_held) {
+        xfsz_held = false;
+        sigaction(SIGXFSZ, &xfsz_was, NULL);
+    }
     fl_g.hooks.die();
+    if (refault)
+        return;           /* the fault comes back and ends the process */
     fl_threads_release(); /* still here (a die hook that returns) */
     __atomic_sub_fetch(&crash_count, 1, __ATOMIC_SEQ_CST);
 }

@@ -238,6 +238,8 @@ extern FL_HIDDEN uintptr_t fl_ctx_unmaps;
 size_t fl_modules_unwind_table(fl_unwind_module *out, size_t max);
 const char *fl_signal_name(int sig);
 void fl_die_default(void);
+/* The handler of every crash signal (catcher.c). */
+void fl_on_crash_signal(int sig, siginfo_t *si, void *uc);
 int fl_objects_line_v1(const char *fname, const void *addr, unsigned long len);
 int fl_read_small_file(const char *path, char *buf, size_t cap); /* open+read, NUL-term */
 

@@ -1490,7 +1490,11 @@ size_t fl_unwind_ex(const fl_regs *start, const fl_unwind_module *mods, size_t n
             ok = r == STEP_OK;
         }
 #endif
-        if (!ok && !m && n == 1) {
+        /* Frame 0 outside any object (a call through a bad pointer), or
+         * where no CFI describes it (a call into an object's data): if a
+         * call brought us there, its return address is on top of the
+         * stack (x86-64) or in the link register (aarch64), untouched. */
+        if (!ok && n == 1) {
             ok = guess_step(&w, &regs, &next, &cfa);
             kind = FL_FRAME_GUESS;
         }

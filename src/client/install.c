@@ -18,7 +18,6 @@
 #include "fl_safemem.h"
 
 void fl_hooks_fill(const faultline_hooks *h);
-void fl_on_crash_signal(int sig, siginfo_t *si, void *uc);
 void fl_catcher_entry(int sig);
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};

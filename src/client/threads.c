@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -62,6 +63,18 @@ static struct slot {
 } slots[FL_MAX_THREADS];
 static int nslots;
 static pid_t capture_tids[FL_MAX_THREADS];
+
+/* /proc/self/task, opened at install and kept: a crash in a process out
+ * of descriptors (RLIMIT_NOFILE reached) or whose /proc is gone
+ * (unmounted in its mount namespace) still finds and stops the other
+ * threads.  Unstopped, one that calls exit() ends the process with its
+ * own status and no log.  Used only while it is still that directory in
+ * this process: a forked child, or a program that closed or reused the
+ * descriptor, opens the directory afresh, as before. */
+static int task_fd = -1;
+static pid_t task_pid;
+static dev_t task_dev;
+static ino_t task_ino;
 
 static void *map_altstack(void)
 {
@@ -161,7 +174,12 @@ const fl_dirent64 *fl_dir_next(fl_dir_reader *r)
  * getdents64; the threads past max are counted in *more and sent sig. */
 static int list_tasks(pid_t *out, int max, int sig, int *more)
 {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat sb;
+    int fd = __atomic_load_n(&task_fd, __ATOMIC_ACQUIRE);
+    bool kept = fd >= 0 && (pid_t)syscall(SYS_getpid) == task_pid && fstat(fd, &sb) == 0 &&
+                sb.st_dev == task_dev && sb.st_ino == task_ino && lseek(fd, 0, SEEK_SET) == 0;
+    if (!kept)
+        fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int n = 0;
     pid_t self = fl_gettid();
     if (fd < 0)
@@ -180,7 +198,8 @@ static int list_tasks(pid_t *out, int max, int sig, int *more)
                 syscall(SYS_tgkill, syscall(SYS_getpid), (pid_t)tid, sig);
             }
         }
-    close(fd);
+    if (!kept)
+        close(fd);
     return n;
 }
 
@@ -253,6 +272,24 @@ int fl_threads_init(void)
         syscall(SYS_tgkill, fl_g.pid, tids[i], fl_g.dump_signal);
     wait_for(&acks, n + more, 500 * 1000000LL);
     command = CMD_NONE;
+
+    /* Kept for the crash (above); not as 0, 1 or 2 of a program started
+     * with them closed.  Published last: a crash meanwhile opens its own. */
+    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0 && fd < 3) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        close(fd);
+        fd = high;
+    }
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0) {
+        task_pid = fl_g.pid;
+        task_dev = sb.st_dev;
+        task_ino = sb.st_ino;
+        __atomic_store_n(&task_fd, fd, __ATOMIC_RELEASE);
+    } else if (fd >= 0) {
+        close(fd);
+    }
     return 0;
 }
 

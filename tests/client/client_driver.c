@@ -7,6 +7,7 @@
  *   client_driver nomalloc CRASHME_NOMALLOC no heap use after the fault
  *   client_driver mojo    MOJO_APP          MojoCrash API: hook order
  *   client_driver efbig   CRASHME           failing writes leave no log
+ *   client_driver refault CRASHME           a fault ends the process itself (core dumps)
  *   client_driver tmpfs   CRASHME           a full file system leaves no log
  *   client_driver spool_gone CRASHME        the spool was deleted after install
  *   client_driver dlclose CRASHME           an unloaded library is not reported
@@ -50,6 +51,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -555,6 +557,7 @@ static const fault_case cases[] = {
     {"null_read", SIGSEGV, "crash_null_read", "main"},
     {"null_write", SIGSEGV, "crash_null_write", "main"},
     {"null_call", SIGSEGV, "crash_null_call", "main"},
+    {"data_call", SIGSEGV, "crash_data_call", "main"},
     {"rodata_write", SIGSEGV, "crash_rodata_write", "main"},
     {"stack_overflow_main", SIGSEGV, "crash_stack_overflow", NULL},
     {"stack_overflow_thread_after", SIGSEGV, "crash_stack_overflow", NULL},
@@ -583,6 +586,7 @@ static const fault_case cases[] = {
     {"name_by_copy", SIGSEGV, "crash_null_read", "main"},
     {"no_tmpfile", SIGSEGV, "crash_null_read", "main"},
     {"exit_race", SIGSEGV, "crash_null_read", "main"},
+    {"emfile", SIGSEGV, "crash_null_read", "main"},
     {"closed_stdio", SIGSEGV, "crash_null_read", "main"},
     {"relative_spool", SIGSEGV, "crash_null_read", "main"},
     {"ignored_kill", SIGSEGV, "crash_null_read", "main"},
@@ -637,7 +641,8 @@ static int cmd_matrix(const char *exe, const char *name)
         } else {
             CHECK(log->handler_fault == 0, "unexpected HANDLER_FAULT %d", log->handler_fault);
         }
-        if (c->sig == SIGSEGV && strcmp(name, "rodata_write") && strncmp(name, "stack", 5))
+        if (c->sig == SIGSEGV && strcmp(name, "rodata_write") && strcmp(name, "data_call") &&
+            strncmp(name, "stack", 5))
             CHECK(log->has_crash_address && log->crash_address == 0,
                   "CRASH_ADDRESS should be 0 for a NULL access");
         if (!strncmp(name, "stack_overflow", 14)) {
@@ -647,6 +652,8 @@ static int cmd_matrix(const char *exe, const char *name)
             CHECK(stack_bytes(log) == 32768,
                   "%zu bytes of STACK on a stack overflow, expected 32768", stack_bytes(log));
         }
+        if (!strcmp(name, "emfile"))
+            CHECK(log->nthreads == 1, "%zu THREADs, expected the one other thread", log->nthreads);
         if (!strcmp(name, "many_threads")) {
             /* 300 threads: the log keeps 256 and says how many it left out. */
             CHECK(log->nthreads == 256 && log->threads_omitted == 300 - 256,
@@ -1011,11 +1018,129 @@ static void check_no_log(const char *what)
 
 static int cmd_efbig(const char *exe)
 {
-    char *argv[] = {(char *)exe, (char *)"efbig", NULL};
-    run_result r;
-    run(argv, NULL, &r);
-    check_ended_by(&r, SIGSEGV);
-    check_no_log("writes failing with EFBIG");
+    /* SIGXFSZ ignored by the program, then left at its default: the
+     * process still ends with its own signal, not SIGXFSZ. */
+    static const char *const modes[] = {"efbig", "efbig_sigxfsz"};
+    for (size_t i = 0; i < 2; i++) {
+        char *argv[] = {(char *)exe, (char *)modes[i], NULL};
+        run_result r;
+        run(argv, NULL, &r);
+        check_ended_by(&r, SIGSEGV);
+        check_no_log(modes[i]);
+    }
+    return failures ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* How the process ends, seen by a tracer: a fault the CPU raised must be
+ * what kills the process -- the same signal, code and address at the
+ * same instruction as the first time -- not a re-raise from the handler
+ * (SI_TKILL, no address), so that a core dump shows the crash. */
+
+typedef struct fault_stop {
+    int sig, code;
+    uintptr_t addr;
+} fault_stop;
+
+/* Runs argv traced; records every signal-delivery stop of the signals
+ * below and passes each signal on.  0, or 77 if tracing is refused. */
+static int traced_run(char *const argv[], const char *const *env, fault_stop *stops, int cap,
+                      int *nstops, run_result *r)
+{
+    memset(r, 0, sizeof *r);
+    *nstops = 0;
+    int64_t t0 = now_ms();
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork: %s", strerror(errno));
+    if (pid == 0) {
+        child_env(env);
+        if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) != 0)
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    bool exec_seen = false;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == 0) {
+            if (now_ms() - t0 > KILL_AFTER_MS) {
+                kill(pid, SIGKILL);
+                waitpid(pid, &r->status, 0);
+                r->timed_out = true;
+                break;
+            }
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (w != pid)
+            die("waitpid: %s", strerror(errno));
+        if (!WIFSTOPPED(st)) {
+            r->status = st;
+            break;
+        }
+        int sig = WSTOPSIG(st);
+        if (sig == SIGTRAP && !exec_seen) {
+            exec_seen = true; /* the stop at execve() */
+            sig = 0;
+        } else if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE ||
+                   sig == SIGABRT) {
+            siginfo_t si;
+            if (ptrace(PTRACE_GETSIGINFO, pid, NULL, &si) == 0 && *nstops < cap)
+                stops[(*nstops)++] = (fault_stop){sig, si.si_code, (uintptr_t)si.si_addr};
+        }
+        ptrace(PTRACE_CONT, pid, NULL, (void *)(uintptr_t)sig);
+    }
+    r->ms = now_ms() - t0;
+    if (WIFEXITED(r->status) && WEXITSTATUS(r->status) == 126)
+        return 77;
+    return 0;
+}
+
+static int cmd_refault(const char *exe)
+{
+    static const struct {
+        const char *mode;
+        int sig;
+        bool refaults; /* else re-raised: not a fault, or a handler of the program's ran */
+    } rcases[] = {
+        {"null_read", SIGSEGV, true}, {"divzero", SIGFPE, true}, {"trap", SIGILL, true},
+        {"sigbus", SIGBUS, true},     {"abort", SIGABRT, false}, {"app_handler", SIGSEGV, false},
+    };
+    char marker[700], env_marker[800];
+    path_in(marker, sizeof marker, workdir, "marker");
+    snprintf(env_marker, sizeof env_marker, "FL_TEST_MARKER=%s", marker);
+    const char *env[] = {env_marker, NULL};
+    for (size_t i = 0; i < sizeof rcases / sizeof rcases[0]; i++) {
+        char *argv[] = {(char *)exe, (char *)rcases[i].mode, NULL};
+        fault_stop st[16];
+        int n;
+        run_result r;
+        remove_logs();
+        if (traced_run(argv, env, st, 16, &n, &r) == 77) {
+            fprintf(stderr, "SKIP: ptrace(PTRACE_TRACEME) refused here\n");
+            return 77;
+        }
+        check_ended_by(&r, rcases[i].sig);
+        fl_crashlog *log = the_one_log(NULL, 0);
+        fl_crashlog_free(log);
+        CHECK(n >= 2, "%s: %d signal stops, expected the crash and the end", rcases[i].mode, n);
+        if (n < 2)
+            continue;
+        const fault_stop *a = &st[0], *z = &st[n - 1];
+        CHECK(a->sig == rcases[i].sig && z->sig == rcases[i].sig, "%s: signals %d ... %d",
+              rcases[i].mode, a->sig, z->sig);
+        if (rcases[i].refaults)
+            CHECK(a->code > 0 && z->code == a->code && z->addr == a->addr,
+                  "%s: the crash was code %d at %#lx, the end code %d at %#lx: re-raised, not "
+                  "the fault itself",
+                  rcases[i].mode, a->code, (unsigned long)a->addr, z->code, (unsigned long)z->addr);
+        else
+            CHECK(z->code == SI_TKILL, "%s: ended by code %d, expected a re-raise (SI_TKILL)",
+                  rcases[i].mode, z->code);
+    }
     return failures ? 1 : 0;
 }
 
@@ -2100,6 +2225,8 @@ int main(int argc, char **argv)
         rc = cmd_mojo(argv[2]);
     else if (!strcmp(cmd, "efbig"))
         rc = cmd_efbig(argv[2]);
+    else if (!strcmp(cmd, "refault"))
+        rc = cmd_refault(argv[2]);
     else if (!strcmp(cmd, "dlclose"))
         rc = cmd_dlclose(argv[2]);
     else if (!strcmp(cmd, "relative_plugin"))

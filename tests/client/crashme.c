@@ -234,6 +234,16 @@ NOINLINE void crash_null_call(void)
     KEEP_FRAME();
 }
 
+/* A call into the program's own data (not executable): frame 0's pc is
+ * inside an object but in no function its CFI describes. */
+static unsigned char not_code[16] = {0xc3}; /* ret, were it executable */
+NOINLINE void crash_data_call(void)
+{
+    void (*volatile fn)(void) = (void (*)(void))(uintptr_t)not_code;
+    fn();
+    KEEP_FRAME();
+}
+
 NOINLINE void crash_thread_fault(void)
 {
     *(volatile int *)zero_addr = 7;
@@ -762,6 +772,23 @@ int main(int argc, char **argv)
         crash_null_read();
         return 3;
     }
+    if (!strcmp(mode, "emfile")) {
+        /* Every descriptor taken when the crash comes: the other threads
+         * must still be listed (and stopped), through the task directory
+         * kept open since install. */
+        install(NULL);
+        start_thread(exiting_thread, NULL);
+        usleep(100000);
+        struct rlimit rl;
+        getrlimit(RLIMIT_NOFILE, &rl);
+        rl.rlim_cur = 64;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            return 2;
+        while (open("/dev/null", O_RDONLY) >= 0)
+            ;
+        crash_null_read();
+        return 3;
+    }
     if (!strcmp(mode, "many_threads")) {
         install_etc(etc_mark);
         if (pipe(etc_pipe) != 0)
@@ -1040,6 +1067,8 @@ int main(int argc, char **argv)
         crash_null_read();
     else if (!strcmp(mode, "null_call"))
         crash_null_call();
+    else if (!strcmp(mode, "data_call"))
+        crash_data_call();
     else if (!strcmp(mode, "null_write"))
         crash_null_write();
     else if (!strcmp(mode, "rodata_write"))
@@ -1121,11 +1150,13 @@ int main(int argc, char **argv)
         if (unlink(p) != 0 || rmdir(faultline_spool_dir()) != 0)
             return 2;
         crash_null_read();
-    } else if (!strcmp(mode, "efbig")) {
+    } else if (!strcmp(mode, "efbig") || !strcmp(mode, "efbig_sigxfsz")) {
         /* Every write past 4 KiB fails with EFBIG: a full disk as far as
-         * the log writer can tell. */
+         * the log writer can tell.  With SIGXFSZ left at its default
+         * (efbig_sigxfsz), such a write would end the process with it. */
         struct rlimit rl = {4096, 4096};
-        signal(SIGXFSZ, SIG_IGN);
+        if (!strcmp(mode, "efbig"))
+            signal(SIGXFSZ, SIG_IGN);
         if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
             return 2;
         crash_deep_stack(); /* 32 KiB of STACK lines: the log is ~70 KiB */
