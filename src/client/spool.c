@@ -574,6 +574,16 @@ void fl_spool_run_reporter(void)
         dup2(out, 1);
         dup2(out, 2);
         execve(reporter_argv[0], reporter_argv, environ);
+        /* Said where one looks when no report arrives: an empty
+         * reporter.log would not tell a wrong FAULTLINE_REPORTER. */
+        char msg[FL_PATH_MAX + 96];
+        size_t n = fl_strlcpy(msg, "faultline: cannot run FAULTLINE_REPORTER ", sizeof msg);
+        n += fl_strlcpy(msg + n, reporter_argv[0], sizeof msg - n - 32);
+        n += fl_strlcpy(msg + n, ": errno ", sizeof msg - n);
+        n += fl_fmt_u64(msg + n, (uint64_t)errno);
+        msg[n++] = '\n';
+        if (write(2, msg, n) < 0)
+            _exit(127);
         _exit(127);
     }
 }

@@ -1635,6 +1635,23 @@ static int cmd_reporter(const char *exe)
     CHECK(kept && !strcmp(kept, "keep me\n"), "a symlink at reporter.log: its target holds '%s'",
           kept ? kept : "(missing)");
     unlink(rlog2);
+
+    /* A FAULTLINE_REPORTER that cannot run says so in reporter.log (an
+     * empty one would not tell why no report arrives). */
+    char missing[800], env_missing[900], want_msg[1000];
+    path_in(missing, sizeof missing, workdir, "no-such-reporter");
+    snprintf(env_missing, sizeof env_missing, "FAULTLINE_REPORTER=%s", missing);
+    snprintf(want_msg, sizeof want_msg, "faultline: cannot run FAULTLINE_REPORTER %s: errno %d\n",
+             missing, ENOENT);
+    const char *env2[] = {env_missing, NULL};
+    run(argv, env2, &r);
+    check_ended_by(&r, SIGSEGV);
+    char *said = NULL; /* slurp()'s buffer */
+    for (t0 = now_ms(); now_ms() - t0 < 5000; usleep(10000))
+        if ((said = slurp(rlog2)) && *said)
+            break;
+    CHECK(said && !strcmp(said, want_msg), "reporter.log of a missing reporter holds '%s'",
+          said ? said : "(missing)");
     return failures ? 1 : 0;
 }
 
