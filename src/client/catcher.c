@@ -305,11 +305,15 @@ void fl_die_default(void)
      * SI_KERNEL (also a signal frame the kernel could not build) or a
      * fault reported after the fact (BUS_MCEERR_AO, 5; SEGV_MTEAERR, 8).
      * The other threads stay parked until the process ends. */
-    if (from_signal && fl_cur.have_siginfo && !chained && crash_count == 1 &&
+    if (from_signal && fl_cur.have_siginfo && cur_ucontext && !chained && crash_count == 1 &&
         was.sa_sigaction == fl_on_crash_signal && fl_cur.si.si_code > 0 &&
         fl_cur.si.si_code != SI_KERNEL &&
         (sig == SIGILL || sig == SIGFPE || (sig == SIGSEGV && fl_cur.si.si_code != 8) ||
          (sig == SIGBUS && fl_cur.si.si_code != 5))) {
+        /* Nothing else first: the program's signals held during the log
+         * stay held through the return, until the fault ends us. */
+        uint64_t only = ~(1ull << (sig - 1));
+        memcpy(&((ucontext_t *)cur_ucontext)->uc_sigmask, &only, sizeof only);
         refault = true;
         return;
     }
@@ -768,6 +772,14 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
             fl_regs_from_ucontext(&fl_cur.regs, uc);
         cur_ucontext = uc;
         from_signal = true;
+        /* The program's other signals wait until the process ends: a
+         * handler of its own (a profiler's SIGPROF, a SIGUSR1 or SIGCHLD
+         * handler) would otherwise run in the middle of the log, on the
+         * crashed thread, and might end the process before the log is
+         * named.  The faults (and abort) stay open for a fault in our own
+         * handling; a die() that returns gives the mask back (sigreturn). */
+        static const uint64_t others = ~(FL_FAULT_SIGS | 1ull << (SIGABRT - 1));
+        fl_set_sigmask(SIG_BLOCK, (const sigset_t *)&others, NULL);
     }
     fl_catcher_run(sig);
     if (crash_count == 0)

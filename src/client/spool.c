@@ -557,6 +557,11 @@ void fl_spool_run_reporter(void)
          * /dev/null, so the reporter asks no one; what it says goes to
          * SPOOL/reporter.log, of its last run. */
         setsid();
+        /* Not the crashed thread's mask, which holds every signal but the
+         * faults (catcher.c) -- nor one the program had: a reporter that
+         * ignores SIGTERM would outlive any stop. */
+        static const uint64_t none;
+        syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         /* Not through a symlink (whose target it would truncate), nor
          * into a FIFO (whose open would wait for a reader for ever):

@@ -587,6 +587,7 @@ static const fault_case cases[] = {
     {"no_tmpfile", SIGSEGV, "crash_null_read", "main"},
     {"exit_race", SIGSEGV, "crash_null_read", "main"},
     {"emfile", SIGSEGV, "crash_null_read", "main"},
+    {"signal_during_log", SIGSEGV, "crash_null_read", "main"},
     {"closed_stdio", SIGSEGV, "crash_null_read", "main"},
     {"relative_spool", SIGSEGV, "crash_null_read", "main"},
     {"ignored_kill", SIGSEGV, "crash_null_read", "main"},
@@ -1556,7 +1557,8 @@ static int cmd_reporter(const char *exe)
             "err=$(readlink /proc/$$/fd/2)\n"
             "echo to-stdout; echo to-stderr >&2\n"
             "{ echo \"args: $*\"; ls \"$2\"; echo \"fd0 $in\"; echo \"fd1 $out\"; "
-            "echo \"fd2 $err\"; } > '%s.tmp' && mv '%s.tmp' '%s'\n",
+            "echo \"fd2 $err\"; grep SigBlk /proc/$$/status; } > '%s.tmp' && "
+            "mv '%s.tmp' '%s'\n",
             marker, marker, marker);
     fclose(f);
     chmod(script, 0755);
@@ -1584,6 +1586,10 @@ static int cmd_reporter(const char *exe)
         CHECK(strstr(text, "fd0 /dev/null\n") != NULL, "the reporter's stdin:\n%s", text);
         snprintf(want_out, sizeof want_out, "fd1 %s\nfd2 %s\n", rlog, rlog);
         CHECK(strstr(text, want_out) != NULL, "the reporter's stdout/stderr:\n%s", text);
+        /* Started with no signal blocked: not the crashed thread's mask,
+         * which holds all but the faults while the log is written. */
+        CHECK(strstr(text, "SigBlk:\t0000000000000000\n") != NULL, "the reporter's mask:\n%s",
+              text);
         char *said = slurp(rlog);
         CHECK(said && !strcmp(said, "to-stdout\nto-stderr\n"), "reporter.log holds '%s'",
               said ? said : "(missing)");

@@ -543,6 +543,22 @@ static int etc_mark(faultline_get_etc_callback cb)
     return 1;
 }
 
+/* signal_during_log: a signal of the program's, with a handler that
+ * ends the process, raised while the log is written (from get_etc): it
+ * must wait until the crash has ended the process. */
+static void usr1_exits(int sig)
+{
+    (void)sig;
+    _exit(42);
+}
+
+static int etc_raise(faultline_get_etc_callback cb)
+{
+    (void)cb;
+    raise(SIGUSR1);
+    return 1;
+}
+
 static void *reading_thread(void *arg)
 {
     (void)arg;
@@ -769,6 +785,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             start_thread(exiting_thread, NULL);
         usleep(100000);
+        crash_null_read();
+        return 3;
+    }
+    if (!strcmp(mode, "signal_during_log")) {
+        signal(SIGUSR1, usr1_exits);
+        install_etc(etc_raise);
         crash_null_read();
         return 3;
     }
