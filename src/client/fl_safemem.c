@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -149,14 +150,16 @@ static int probe_page(uint64_t page)
 }
 
 /* Probes every page of [addr, addr+n) that the page cache does not know yet
- * (no pinning, no copy: the cheapest proof), then copies directly. */
-static int read_probe(void *dst, uint64_t addr, size_t n)
+ * (no pinning, no copy: the cheapest proof), then copies directly.  With
+ * fresh, every page: the cache may hold one unmapped since (a dlclose()d
+ * library's build id, read at install). */
+static int read_probe(void *dst, uint64_t addr, size_t n, bool fresh)
 {
     uint64_t first = addr >> PAGE_SHIFT, last = (addr + n - 1) >> PAGE_SHIFT;
     if (last - first > (1u << 20))
         return -1;
     for (uint64_t p = first; p <= last; p++)
-        if (LOAD_RLX(&g_pages[page_slot(p)]) != ((p << 1) | 1) && probe_page(p) != 0)
+        if ((fresh || LOAD_RLX(&g_pages[page_slot(p)]) != ((p << 1) | 1)) && probe_page(p) != 0)
             return -1;
     raw_copy(dst, addr, n);
     return 0;
@@ -198,11 +201,11 @@ static int read_pipe(void *dst, uint64_t addr, size_t n)
     return done == n ? 0 : -1;
 }
 
-static int read_slow(void *dst, uint64_t addr, size_t n)
+static int read_slow(void *dst, uint64_t addr, size_t n, bool fresh)
 {
     int m = LOAD_RLX(&g_method);
     if (m == FL_SAFEMEM_PROBE)
-        return read_probe(dst, addr, n);
+        return read_probe(dst, addr, n, fresh);
     if (m == FL_SAFEMEM_VM_READV || m == -1)
         return read_vm(dst, addr, n);
     if (m == FL_SAFEMEM_PIPE)
@@ -224,7 +227,7 @@ int fl_safe_read(void *dst, uint64_t addr, size_t n)
         return 0;
     }
     int saved = errno;
-    int r = read_slow(dst, addr, n);
+    int r = read_slow(dst, addr, n, false);
     errno = saved;
     if (r == 0)
         pages_remember(addr, end);
@@ -239,7 +242,7 @@ int fl_safe_read_fresh(void *dst, uint64_t addr, size_t n)
     if (end < addr || addr == 0)
         return -1;
     int saved = errno;
-    int r = read_slow(dst, addr, n);
+    int r = read_slow(dst, addr, n, true);
     errno = saved;
     return r;
 }

@@ -224,6 +224,32 @@ static void test_forget_pages(void **state)
     assert_int_equal(fl_safe_read(&c, (uint64_t)(uintptr_t)p + 10, 1), -1);
 }
 
+/* fl_safe_read_fresh trusts neither the page cache nor the ranges: a page
+ * proven readable (cached by fl_safe_read), then unmapped -- a dlclose()d
+ * library's build id, which the trace dump checks before it reads a kept
+ * string there -- is refused, not read (the page probe faulted here). */
+static void test_fresh_after_unmap(void **state)
+{
+    (void)state;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    fl_safemem_method methods[] = {FL_SAFEMEM_PROBE, FL_SAFEMEM_VM_READV};
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+        assert_int_equal(fl_safemem_force_method(methods[i]), 0);
+        unsigned char *p =
+            mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(p != MAP_FAILED);
+        p[10] = 42;
+        unsigned char c = 0;
+        assert_int_equal(fl_safe_read(&c, (uint64_t)(uintptr_t)p + 10, 1), 0);
+        assert_int_equal(fl_safe_read_fresh(&c, (uint64_t)(uintptr_t)p + 10, 1), 0);
+        assert_int_equal(c, 42);
+        munmap(p, pg);
+        assert_int_equal(fl_safe_read_fresh(&c, (uint64_t)(uintptr_t)p + 10, 1), -1);
+        fl_safemem_forget_pages();
+    }
+    fl_safemem_force_method(FL_SAFEMEM_VM_READV);
+}
+
 int main(void)
 {
     for (int fd = 0; fd < 1024; fd++) {
@@ -238,6 +264,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_none_uses_ranges_only, setup, teardown),
         cmocka_unit_test(test_range_table_limits),
         cmocka_unit_test(test_forget_pages),
+        cmocka_unit_test(test_fresh_after_unmap),
         cmocka_unit_test(test_pipe_fd_reused), /* last: it breaks the pipe */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
