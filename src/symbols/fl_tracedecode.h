@@ -5,6 +5,7 @@
 #ifndef FL_TRACEDECODE_H
 #define FL_TRACEDECODE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* The command: faultline decode [--obj FILE]... [DUMP]. */
@@ -18,5 +19,11 @@ int fl_cmd_dump(int argc, char **argv);
  * could not be decoded, the rest is checked and copied.  The fuzz
  * target's entry.  Returns 0, 1 or 2, as the command exits. */
 int fl_trace_decode_stream(FILE *in, FILE *out);
+
+/* The same with the object files objs (as --obj FILE each; still no path
+ * the dump names is opened): the events of their build ids are formatted.
+ * The fuzz target's entry, with fixed objects.  2 when one cannot be
+ * opened. */
+int fl_trace_decode_stream_objs(FILE *in, FILE *out, const char *const *objs, size_t nobjs);
 
 #endif /* FL_TRACEDECODE_H */

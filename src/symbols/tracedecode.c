@@ -777,17 +777,38 @@ bad:
     return rc;
 }
 
-int fl_trace_decode_stream(FILE *in, FILE *out)
+int fl_trace_decode_stream_objs(FILE *in, FILE *out, const char *const *objs, size_t nobjs)
 {
     decoder dc = {.no_paths = true};
-    int rc = decode_stream(&dc, in, "<input>", out);
+    int rc = 2;
+    elf_version(EV_CURRENT);
+    if (nobjs && !(dc.objs = calloc(nobjs, sizeof *dc.objs)))
+        return 2;
+    for (size_t i = 0; i < nobjs; i++) {
+        char err[512];
+        if (open_object(&dc.objs[i], objs[i], err, sizeof err)) {
+            say("%s\n", err);
+            goto out;
+        }
+        dc.nobjs++;
+    }
+    rc = decode_stream(&dc, in, "<input>", out);
+out:
     for (size_t i = 0; i < dc.nmods; i++)
         free(dc.mods[i].path);
     free(dc.mods);
     for (size_t i = 0; i < dc.nfmts; i++)
         fl_tracesec_free(dc.fmts[i].ts);
     free(dc.fmts);
+    for (size_t i = 0; i < dc.nobjs; i++)
+        close_object(&dc.objs[i]);
+    free(dc.objs);
     return rc;
+}
+
+int fl_trace_decode_stream(FILE *in, FILE *out)
+{
+    return fl_trace_decode_stream_objs(in, out, NULL, 0);
 }
 
 static const char *base_name(const char *p)
