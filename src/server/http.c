@@ -194,6 +194,7 @@ typedef struct req {
     bool busy;      /* over --max-memory: read on, drop, answer 503 */
     int late;       /* refused at its headers, answered after its body (LATE_*) */
     const char *allow; /* K_OTHER: a method the path does not take, answered 405 after the body */
+    bool report;       /* not ingest, yet it looks like a crash report (report_like()) */
     size_t charged; /* bytes counted in h->held for this request */
     /* a symbol upload, streamed to a file */
     int fd;
@@ -336,11 +337,38 @@ static bool unknown_arg(struct MHD_Connection *c, const char *const *known, enum
     return true;
 }
 
-/* 405, with the methods the path answers to in Allow (RFC 9110 asks for
- * it) and in the body. */
-static enum MHD_Result send_405(struct MHD_Connection *c, const char *allow)
+/* What a refusal adds when the request looks like a crash report sent to
+ * the wrong route (report_like()): a reporter given a wrong URL says so,
+ * rather than asking for the admin token (a 401) or saying only "method
+ * not allowed" (a 405).  The 404 of an unknown path under /api/ says the
+ * same (NO_ROUTE). */
+#define INGEST_HINT "not an ingest route: crash logs go to POST / or POST /api/v1/crashes"
+
+/* Whether a POST looks like a crash report: it carries an ingest key
+ * (header or ?key=) or a multipart/form-data body, which is what
+ * faultline-report and the MojoCrash client send and no admin route
+ * takes.  Headers only: the refusal may come before the body. */
+static bool report_like(struct MHD_Connection *c, const char *method)
 {
-    char *s = jdump(json_pack("{s:s,s:s}", "error", "method not allowed", "allow", allow));
+    if (strcmp(method, "POST"))
+        return false;
+    const char *k = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Faultline-Key");
+    if (!k)
+        k = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
+    if (k && *k)
+        return true;
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    return ct && !strncasecmp(ct, "multipart/form-data", 19);
+}
+
+/* 405, with the methods the path answers to in Allow (RFC 9110 asks for
+ * it) and in the body; report: the request looks like a crash report
+ * (report_like()). */
+static enum MHD_Result send_405(struct MHD_Connection *c, const char *allow, bool report)
+{
+    char *s = jdump(json_pack("{s:s,s:s}", "error",
+                              report ? "method not allowed: " INGEST_HINT : "method not allowed",
+                              "allow", allow));
     return s ? send_text_hdr(c, 405, "application/json", s, "Allow", allow) : MHD_NO;
 }
 
@@ -391,8 +419,11 @@ static bool admin_ok(fl_http *h, struct MHD_Connection *c)
 /* Why admin_ok() said no, for the 401: a token that is not the admin
  * token reads differently from none, so that a person pasting the ingest
  * key, or a stale token, knows which it is. */
-static const char *admin_refusal(struct MHD_Connection *c)
+static const char *admin_refusal(struct MHD_Connection *c, bool report)
 {
+    /* A crash report sent here needs another URL, not the admin token. */
+    if (report)
+        return INGEST_HINT " (this route takes the admin token)";
     const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     if (!a || !*a)
         return "admin token required (Authorization: Bearer ...)";
@@ -2112,9 +2143,10 @@ static enum MHD_Result api_project_change(fl_http *h, req *r, const char *url, c
         return send_json(c, 201, json_pack("{s:s,s:s}", "id", id, "ingest_key", k), NULL);
     }
     if (!keys)
-        return id[0] ? send_error(c, 404, "not found", NULL) : send_405(c, "GET, HEAD, POST");
+        return id[0] ? send_error(c, 404, "not found", NULL)
+                     : send_405(c, "GET, HEAD, POST", false);
     if (post == !!key[0]) /* POST .../keys, DELETE .../keys/KEY */
-        return send_405(c, post ? "DELETE" : "POST");
+        return send_405(c, post ? "DELETE" : "POST", false);
     if (!fl_project_id_ok(id))
         return send_error(c, 404, "no such project", NULL);
     int rc;
@@ -2645,7 +2677,7 @@ static const char *upload_name(struct MHD_Connection *c)
 static enum MHD_Result sym_refusal(struct MHD_Connection *c, int late)
 {
     return late == LATE_UNAUTHORIZED
-               ? send_error(c, 401, admin_refusal(c), NULL)
+               ? send_error(c, 401, admin_refusal(c, report_like(c, "POST")), NULL)
                : send_error(c, 503, "symbol ingestion is not running in this process", "30");
 }
 
@@ -3056,7 +3088,7 @@ static enum MHD_Result refuse_admin(req *r)
 {
     if (!answer_after_body(r->conn)) {
         r->state = ST_DONE;
-        return send_error(r->conn, 401, admin_refusal(r->conn), NULL);
+        return send_error(r->conn, 401, admin_refusal(r->conn, r->report), NULL);
     }
     r->kind = K_REFUSED;
     r->late = LATE_UNAUTHORIZED;
@@ -3133,6 +3165,7 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
     }
     /* After ingest, which is most requests: a known path asked with a
      * method it does not take. */
+    r->report = report_like(c, method);
     const char *allow = allow_of(url);
     if (allow && !allows(allow, method)) {
         r->kind = K_OTHER;
@@ -3144,7 +3177,7 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
             return MHD_YES;
         }
         r->state = ST_DONE;
-        return send_405(c, allow);
+        return send_405(c, allow, r->report);
     }
     if (!strcmp(method, "POST") &&
         (!strcmp(url, "/api/v1/symbols") || !strcmp(url, "/api/v1/symbols/"))) {
@@ -3259,7 +3292,7 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
         if (!allow_of(url))
             return send_error(c, 404, NO_ROUTE, NULL);
         if (!admin_ok(h, c))
-            return send_error(c, 401, admin_refusal(c), NULL);
+            return send_error(c, 401, admin_refusal(c, report_like(c, method)), NULL);
         if (!get)
             return send_error(c, 404, "not found", NULL);
         /* The query arguments of each read route (docs/http-api.md). */
@@ -3346,7 +3379,7 @@ static enum MHD_Result route_other(fl_http *h, req *r, const char *url, const ch
                          "browser.\n");
         return s ? send_text(c, 200, "text/plain; charset=utf-8", s, NULL) : MHD_NO;
     }
-    return send_error(c, 404, "not found", NULL);
+    return send_error(c, 404, r->report ? "not found: " INGEST_HINT : "not found", NULL);
 }
 
 /* The request on c is no longer held to --request-timeout. */
@@ -3426,7 +3459,7 @@ static enum MHD_Result refused_body(req *r, size_t *size)
     }
     conn_exempt(r->conn); /* received whole */
     r->state = ST_DONE;
-    return send_error(r->conn, 401, admin_refusal(r->conn), NULL);
+    return send_error(r->conn, 401, admin_refusal(r->conn, r->report), NULL);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -3477,7 +3510,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         }
         if (r->allow) {
             r->state = ST_DONE;
-            return send_405(c, r->allow);
+            return send_405(c, r->allow, r->report);
         }
         return route_other(h, r, url, method);
     }

@@ -485,6 +485,35 @@ EOF
       grep -qix "Allow: ${w#*|}"$'\r' "$work/h405" || fail "$1 $2: Allow: $(grep -i '^Allow' "$work/h405")"
     done
   done
+  # A crash report (an ingest key, or a multipart body) POSTed to a route
+  # that is not ingest: the status as ever, and the answer says where
+  # crash logs go -- not "bring the admin token", not a bare 405.
+  hint='not an ingest route: crash logs go to POST / or POST /api/v1/crashes'
+  for pr in "/api/v1/groups|405" "/metrics|405" "/healthz|405" "/api/v1/crashes/$id|405" \
+            "/api/v1/symbols|401" "/api/v1/symbolicate|401" "/api/v1/projects|401" "/nope|404"; do
+    for how in "-H|X-Faultline-Key: $KEY" "-H|X-Faultline-Key: not-a-key" "-F|f=@$work/a.log"; do
+      for ex in "X-Any: 1" "Expect: 100-continue"; do
+        if [ "${how%%|*}" = -F ]; then
+          c=$(code POST "${pr%%|*}" -H "$ex" -F "${how#*|}")
+        else
+          c=$(code POST "${pr%%|*}" -H "$ex" -H "${how#*|}" --data-binary @"$work/a.log")
+        fi
+        [ "$c" = "${pr#*|}" ] && grep -qF "$hint" "$work/body" ||
+          fail "POST ${pr%%|*} (${how#*|}, $ex) -> $c $(cat "$work/body")"
+        ! grep -q 'admin token required' "$work/body" || fail "POST ${pr%%|*}: asks for the admin token"
+      done
+    done
+  done
+  c=$(code POST "/api/v1/symbols?key=$KEY" --data-binary @"$work/a.log")
+  [ "$c" = 401 ] && grep -qF "$hint" "$work/body" || fail "POST /api/v1/symbols?key= -> $c $(cat "$work/body")"
+  # Without a key or a form, the answers are as before.
+  c=$(code POST /api/v1/groups --data-binary x)
+  [ "$c" = 405 ] && grep -qx '{"error":"method not allowed","allow":"GET, HEAD"}' "$work/body" ||
+    fail "POST /api/v1/groups (no key) -> $c $(cat "$work/body")"
+  c=$(code POST /api/v1/symbols --data-binary x)
+  [ "$c" = 401 ] && grep -q '"admin token required (Authorization: Bearer ...)"' "$work/body" ||
+    fail "POST /api/v1/symbols (no key) -> $c $(cat "$work/body")"
+  ok "a crash report POSTed to a route that is not ingest: 401/404/405 saying where crash logs go"
   c=$(code PUT /nope); [ "$c" = 404 ] || fail "PUT /nope -> $c"
   c=$(code GET /api/v1/nope -H "Authorization: Bearer $ADMIN"); [ "$c" = 404 ] || fail "GET /api/v1/nope -> $c"
   ok "405 with Allow on ${#wrong[@]} routes asked with the wrong method"
