@@ -408,6 +408,7 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
     if (r->interactive && !r->o->quiet)
         fputs("\r\033[K", stderr); /* wipe the "sending" line */
     char why[400];
+    const char *hint;
     switch (res.outcome) {
     case FL_UPLOAD_DELIVERED: {
         int rc = fl_spool_remove(r->sp, it->name);
@@ -489,6 +490,10 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
     case FL_UPLOAD_FAILED:
         if (res.not_crash_server)
             warn("%s%s: failed: %s; kept", prefix, it->shown, res.message);
+        else if ((hint = fl_report_url_hint(r->o->url, res.status, res.message)))
+            /* Before the key's hint: a wrong route refuses any key. */
+            warn("%s%s: failed (HTTP %ld: %s%s); kept", prefix, it->shown, res.status, res.message,
+                 hint);
         else if (res.status == 401 && (!r->o->key || !*r->o->key))
             warn("%s%s: failed (HTTP 401: %s; no ingest key was given: --key KEY or "
                  "FAULTLINE_INGEST_KEY); kept",
@@ -511,7 +516,7 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
             snprintf(r->hold_why, sizeof r->hold_why,
                      "the one before failed on this machine's setup, as they would");
         } else if (res.status == 401 || res.status == 403 || res.status == 404 ||
-                   res.status / 100 == 3) {
+                   res.status == 405 || res.status / 100 == 3) {
             r->refused = true;
             snprintf(r->hold_why, sizeof r->hold_why,
                      "the server answered HTTP %ld to the one before, as it would to them",

@@ -149,6 +149,28 @@ const char *fl_report_url_problem(const char *url)
     return why;
 }
 
+const char *fl_report_url_hint(const char *url, long status, const char *message)
+{
+    if (status != 401 && status != 405)
+        return NULL;
+    CURLU *u = curl_url();
+    char *path = NULL;
+    bool wrong = false;
+    if (u && !curl_url_set(u, CURLUPART_URL, url, 0) &&
+        !curl_url_get(u, CURLUPART_PATH, &path, 0) && path) {
+        /* libcurl gives "/" for a URL without a path. */
+        wrong = strcmp(path, "/") && strcmp(path, "/api/v1/crashes") &&
+                strcmp(path, "/api/v1/crashes/");
+    }
+    curl_free(path);
+    curl_url_cleanup(u);
+    if (!wrong)
+        return NULL;
+    return message && strstr(message, "/api/v1/crashes")
+               ? "; the URL is probably wrong"
+               : "; the URL is probably wrong: crash logs go to / or /api/v1/crashes";
+}
+
 const char *fl_report_cacert_problem(const char *path)
 {
     const char *bad = fl_file_problem(path);

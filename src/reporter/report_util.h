@@ -38,6 +38,14 @@ bool fl_report_header_ok(const char *s);
  * as if the server were away. */
 const char *fl_report_url_problem(const char *url);
 
+/* What the line of a 401 or 405 adds when url's path is not one a crash
+ * report goes to (/ or /api/v1/crashes, with or without a trailing '/'):
+ * the URL is then the likelier mistake, not the key.  A static string
+ * ("; the URL is probably wrong...", shorter when message, the server's
+ * reason, names the ingest routes already, as Faultline's does), or NULL
+ * for another status or URL (one that does not parse included). */
+const char *fl_report_url_hint(const char *url, long status, const char *message);
+
 /* Why path cannot serve as --cacert / FAULTLINE_CACERT, or NULL when it
  * can: a regular file we may read that holds at least one PEM certificate
  * ("-----BEGIN CERTIFICATE-----" within its first FL_REPORT_CACERT_SCAN

@@ -269,6 +269,7 @@ int fl_cmd_submit(int argc, char **argv)
         };
         fl_upload_result res;
         fl_upload_send(up, &rep, &res);
+        const char *hint;
         switch (res.outcome) {
         case FL_UPLOAD_DELIVERED:
             printf("%s: accepted %s%s\n", shown, res.id[0] ? res.id : "(no id given)",
@@ -294,6 +295,8 @@ int fl_cmd_submit(int argc, char **argv)
         case FL_UPLOAD_FAILED:
             if (res.not_crash_server)
                 printf("%s: failed: %s\n", shown, res.message);
+            else if ((hint = fl_report_url_hint(cfg.url, res.status, res.message)))
+                printf("%s: failed (HTTP %ld: %s%s)\n", shown, res.status, res.message, hint);
             else if (res.status)
                 printf("%s: failed (HTTP %ld: %s)\n", shown, res.status, res.message);
             else

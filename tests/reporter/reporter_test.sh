@@ -414,6 +414,43 @@ case_status_401() {
     [ "$(nlogs)" = 0 ] || fail "not all sent once the server took them"
 }
 
+case_wrong_route() {
+    # A URL that names another route of the server (the groups' list, the
+    # symbols' upload): its 405 or 401 would be the same for every log, so
+    # the pass stops after one request, the logs kept, exit 1, and the
+    # line says the URL is the likely mistake -- not the key.
+    mklog "$SPOOL/a.crashlog"; mklog "$SPOOL/b.crashlog"; mklog "$SPOOL/c.crashlog"
+    start_responder 405,401
+    local base="http://127.0.0.1:$PORT"
+    rep --url "$base/api/v1/groups" --yes --key k
+    expect_rc 1
+    [ "$(requests)" = 1 ] || fail "405: want 1 request, got $(requests)"
+    [ "$(nlogs)" = 3 ] || fail "405: a log was not kept"
+    grep -q 'failed (HTTP 405: scripted 405; the URL is probably wrong: crash logs go to / or /api/v1/crashes); kept' \
+        "$WORK/rep.err" || fail "405: no hint: $(head -2 "$WORK/rep.err")"
+    grep -q '2 more crash reports not tried: the server answered HTTP 405 to the one before, as it would to them; kept' \
+        "$WORK/rep.err" || fail "405: no line for the logs not tried"
+    # 401 from the symbols' route without a key: the URL is named, not the key.
+    rep --url "$base/api/v1/symbols" --yes
+    expect_rc 1
+    [ "$(requests)" = 2 ] || fail "401: want 2 requests, got $(requests)"
+    grep -q 'failed (HTTP 401: scripted 401; the URL is probably wrong: crash logs go to / or /api/v1/crashes); kept' \
+        "$WORK/rep.err" || fail "401: no hint: $(head -2 "$WORK/rep.err")"
+    ! grep -q 'no ingest key was given' "$WORK/rep.err" || fail "401 on a wrong route blamed the key"
+    # The ingest routes themselves get no such hint (a wrong key there).
+    for p in "" / /api/v1/crashes /api/v1/crashes/ "/?key=k"; do
+        rep --url "$base$p" --yes --key k
+        expect_rc 1
+        ! grep -q 'URL is probably wrong' "$WORK/rep.err" || fail "hint for the ingest URL '$p'"
+    done
+    # faultline submit says it too.
+    timeout 60 "$FAULTLINE" submit "$SPOOL/a.crashlog" --server "$base/metrics" >"$WORK/s.out" 2>&1
+    RC=$?
+    expect_rc 1
+    grep -q 'a.crashlog: failed (HTTP 401: scripted 401; the URL is probably wrong: crash logs go to / or /api/v1/crashes)$' \
+        "$WORK/s.out" || fail "submit: no hint: $(cat "$WORK/s.out")"
+}
+
 case_status_413() {
     mklog "$SPOOL/a.crashlog"
     start_responder 413
