@@ -1238,6 +1238,34 @@ static const char *ingest_key(struct MHD_Connection *c)
 
 /* ---- read/admin API */
 
+/* Whether id names a project: 1 yes, 0 no, -1 the store failed.  The
+ * default project is the server's own; the others are read with
+ * list_projects, which every store engine has: a project is never
+ * deleted, and there are few. */
+static int project_known(fl_http *h, fl_store_conn *sc, const char *id)
+{
+    if (!strcmp(id, FL_PROJECT_DEFAULT))
+        return 1;
+    if (!fl_project_id_ok(id))
+        return 0;
+    json_t *all = h->store->list_projects(sc);
+    if (!all)
+        return -1;
+    int known = 0;
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(all, "projects"), i, p)
+    {
+        const char *pid = json_string_value(json_object_get(p, "id"));
+        if (pid && !strcmp(pid, id)) {
+            known = 1;
+            break;
+        }
+    }
+    json_decref(all);
+    return known;
+}
+
 static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
 {
     fl_store_conn *sc = thread_conn(h);
@@ -1281,6 +1309,26 @@ static enum MHD_Result api_groups(fl_http *h, struct MHD_Connection *c)
         if (fl_parse_u64(off, &v) || v > 100000000)
             return send_error(c, 400, "bad offset", NULL);
         f.offset = (unsigned)v;
+    }
+    /* As a misspelt status: an unknown project would match no group and
+     * look like a project without crashes.  Checked last, as it reads
+     * the store. */
+    if (f.project) {
+        int known = project_known(h, sc, f.project);
+        if (known < 0)
+            return store_failed(h, c, sc);
+        if (!known) {
+            /* The name is shown only when it is a project id: the
+             * client's bytes otherwise. */
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "no such project%s%s%s (GET /api/v1/projects lists them; the default "
+                     "project is 'default')",
+                     fl_project_id_ok(f.project) ? " '" : "",
+                     fl_project_id_ok(f.project) ? f.project : "",
+                     fl_project_id_ok(f.project) ? "'" : "");
+            return send_error(c, 400, msg, NULL);
+        }
     }
     json_t *j = h->store->list_groups(sc, &f);
     if (!j)

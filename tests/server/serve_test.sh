@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | poisonstore | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | logtime | notifydigest, groupdelete, mergeload (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | logtime | notifydigest, groupdelete, mergeload, projects (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -887,8 +887,16 @@ PY
 projects)
   # Per-project ingest keys: a project's crashes are its own, grouped apart
   # from the same crash in another project; keys are added and revoked
-  # while the server runs, and survive a restart.
-  start "$work/d"
+  # while the server runs, and survive a restart.  FL_TEST_PG=1: on a
+  # throwaway PostgreSQL.
+  DB=()
+  if [ -n "${FL_TEST_PG:-}" ]; then
+    . "$(dirname "$0")/../lib/postgres.sh"
+    trap 'pg_stop; cleanup' EXIT
+    pg_start
+    DB=(--db "$PGURL")
+  fi
+  start "$work/d" "${DB[@]}"
   A=(-H "Authorization: Bearer $ADMIN")
   c=$(code POST /api/v1/projects "${A[@]}" -d '{"id":"mobile"}'); [ "$c" = 201 ] || fail "create -> $c"
   k1=$(field ingest_key <"$work/body"); [ ${#k1} = 32 ] || fail "key: $(cat "$work/body")"
@@ -911,7 +919,16 @@ projects)
   [ "$(wait_counts projapp "1 1")" = "1 1" ] || fail "not two groups of one: $(api /api/v1/groups)"
   api "/api/v1/groups?project=mobile" >"$work/gm.json" || fail "groups?project=mobile"
   api "/api/v1/groups?project=default" >"$work/gd.json" || fail "groups?project=default"
-  api "/api/v1/groups?project=none" >"$work/gn.json" || fail "groups?project=none"
+  # A project that exists without groups: an empty list; one that does
+  # not (a typo): 400, as a misspelt status is, not an empty list.
+  c=$(code POST /api/v1/projects "${A[@]}" -d '{"id":"quiet"}'); [ "$c" = 201 ] || fail "create quiet -> $c"
+  api "/api/v1/groups?project=quiet" >"$work/gn.json" || fail "groups?project=quiet"
+  for pq in none mobil Mobile "" "a%20b" "$(printf 'a%.0s' $(seq 64))"; do
+    c=$(code GET "/api/v1/groups?project=$pq" "${A[@]}")
+    [ "$c" = 400 ] && grep -q '"no such project' "$work/body" || fail "groups?project=$pq -> $c $(cat "$work/body")"
+  done
+  c=$(code GET "/api/v1/groups?project=mobil" "${A[@]}")
+  grep -q "no such project 'mobil' (GET /api/v1/projects lists them" "$work/body" || fail "no name: $(cat "$work/body")"
   api "/api/v1/crashes/$mid" >"$work/cm.json" || fail "crash"
   python3 - "$work" <<'PY' || fail "project groups: $(cat "$work/gm.json" "$work/gd.json")"
 import json, sys
@@ -923,7 +940,7 @@ assert json.load(open(w + "/gn.json"))["groups"] == []
 c = json.load(open(w + "/cm.json"))
 assert c["project"] == "mobile" and c["group_id"] == gm[0]["id"], c.get("project")
 PY
-  ok "a crash per project: two groups with one signature, filtered by ?project="
+  ok "a crash per project: two groups with one signature, filtered by ?project=; an unknown project 400${FL_TEST_PG:+ (PostgreSQL)}"
   # A version-1 log has no crash id (its id is derived from its bytes):
   # the same file is a crash in each project, and a resend within one
   # project is still recognised.
@@ -953,13 +970,13 @@ PY
   python3 - "$work/p.json" "$KEY" "$k2" <<'PY' || fail "projects list: $(cat "$work/p.json")"
 import json, sys
 p = json.load(open(sys.argv[1]))["projects"]
-assert [x["id"] for x in p] == ["default", "mobile"], p
+assert [x["id"] for x in p] == ["default", "mobile", "quiet"], p
 assert [k["key"] for k in p[0]["keys"]] == [sys.argv[2]] and [k["key"] for k in p[1]["keys"]] == [sys.argv[3]], p
 assert p[1]["created"].endswith("Z")
 PY
   ok "keys added and revoked at once"
   stop || fail "shutdown rc"
-  start "$work/d"
+  start "$work/d" "${DB[@]}"
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k2" --data-binary @"$work/m2.log"); [ "$c" = 200 ] || fail "after restart -> $c"
   grep -q '"duplicate":true' "$work/body" || fail "resend not a duplicate: $(cat "$work/body")"
   c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $k1" --data-binary @"$work/m2.log"); [ "$c" = 401 ] || fail "revoked after restart -> $c"
@@ -968,15 +985,16 @@ PY
   # A key fixed by the environment that is another project's: as the admin
   # token every reporter of that project would hold it; as the default
   # key a revoke in that project would not stop it.  Refused at start.
-  FAULTLINE_ADMIN_TOKEN=$k2 timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" >/dev/null 2>"$work/e"
+  FAULTLINE_ADMIN_TOKEN=$k2 timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" "${DB[@]}" >/dev/null 2>"$work/e"
   rc=$?
   [ $rc = 1 ] && grep -q "the admin token is an ingest key of project mobile" "$work/e" ||
     fail "admin token = mobile's key: rc $rc $(cat "$work/e")"
-  FAULTLINE_INGEST_KEY=$k2 timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" >/dev/null 2>"$work/e"
+  FAULTLINE_INGEST_KEY=$k2 timeout 20 "$FL" serve --listen 127.0.0.1:0 --data "$work/d" "${DB[@]}" >/dev/null 2>"$work/e"
   rc=$?
   [ $rc = 1 ] && grep -q "the ingest key is one of project mobile's" "$work/e" ||
     fail "ingest key = mobile's key: rc $rc $(cat "$work/e")"
   ok "a key of another project as the admin token or the default key: refused at start"
+  [ -z "${FL_TEST_PG:-}" ] || [ ! -e "$work/d/faultline.db" ] || fail "FL_TEST_PG: the server used SQLite"
   ;;
 merge)
   # POST /api/v1/groups/ID/merge: two signatures of one bug made one
