@@ -757,7 +757,7 @@ static enum MHD_Result reject_busy(req *r)
  * faultline-report then takes a wrong key for a server away, keeps every
  * log and says nothing of the key.  A body over MAX_DRAINED_BODY is not
  * read. */
-enum { LATE_NONE, LATE_UNAUTHORIZED, LATE_RATE_LIMITED, LATE_UNAVAILABLE };
+enum { LATE_NONE, LATE_UNAUTHORIZED, LATE_RATE_LIMITED, LATE_UNAVAILABLE, LATE_ADMIN_AS_KEY };
 
 /* Whether the request on c has a body to come (a length above 0, or
  * chunked). */
@@ -794,6 +794,15 @@ static enum MHD_Result reject_ingest(req *r, int late)
             r, FL_REJ_UNAUTHORIZED, 401,
             json_pack("{s:s}", "error", "missing or wrong ingest key (X-Faultline-Key or ?key=)"),
             NULL);
+    case LATE_ADMIN_AS_KEY:
+        /* Both are printed at start-up, side by side: the wrong one is
+         * easily copied.  Said as such, as a wrong token is to the admin
+         * routes (admin_refusal()). */
+        return reject(r, FL_REJ_UNAUTHORIZED, 401,
+                      json_pack("{s:s}", "error",
+                                "this is the admin token, not an ingest key (X-Faultline-Key or "
+                                "?key= takes the ingest key)"),
+                      NULL);
     default:
         return reject(r, FL_REJ_RATE_LIMITED, 429,
                       json_pack("{s:s}", "error", "rate limit exceeded"), "1");
@@ -3185,7 +3194,10 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
         if (pr < 0)
             return refuse_ingest(r, LATE_UNAVAILABLE);
         if (!dflt && pr == 0 && !keyless)
-            return refuse_ingest(r, LATE_UNAUTHORIZED);
+            /* Compared in constant time too, and only once refused: the
+             * admin token is a secret as the keys are. */
+            return refuse_ingest(r, fl_secret_eq(key, h->cfg.admin_token) ? LATE_ADMIN_AS_KEY
+                                                                          : LATE_UNAUTHORIZED);
         if (!rate_ok(h, key))
             return refuse_ingest(r, LATE_RATE_LIMITED);
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");

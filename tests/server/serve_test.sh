@@ -365,6 +365,17 @@ auth)
     >"$work/proxy401" 2>&1 || fail "wrong key, as a proxy sends it: $(cat "$work/proxy401")"
   c=$(code POST /api/v1/crashes -H 'X-Faultline-Key: wrong' -H 'Expect: 100-continue' --data-binary @"$work/a.log")
   [ "$c" = 401 ] || fail "wrong key with Expect: 100-continue -> $c"
+  grep -q 'missing or wrong ingest key' "$work/body" || fail "wrong key: $(cat "$work/body")"
+  # The admin token given as the ingest key: still 401, and said so --
+  # after the body, at once (Expect: 100-continue), in ?key= too.
+  for how in "/api/v1/crashes|X-Any: 1|X-Faultline-Key: $ADMIN" \
+             "/api/v1/crashes|Expect: 100-continue|X-Faultline-Key: $ADMIN" "/api/v1/crashes?key=$ADMIN|X-Any: 1|X-Any: 2"; do
+    IFS='|' read -r p h1 h2 <<<"$how"
+    c=$(code POST "$p" -H "$h1" -H "$h2" --data-binary @"$work/a.log")
+    [ "$c" = 401 ] && grep -q '"this is the admin token, not an ingest key' "$work/body" ||
+      fail "admin token as the ingest key ($how) -> $c $(cat "$work/body")"
+  done
+  ok "a wrong ingest key -> 401; the admin token as one -> 401 that says so"
   c=$(code POST "/api/v1/crashes?key=$KEY" --data-binary @"$work/a.log"); [ "$c" = 200 ] || fail "?key= -> $c"
   id=$(field id <"$work/body")
   "$POST" wait "$PORT" "$ADMIN" 1 20 authapp >/dev/null || fail "not processed"
