@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -838,6 +840,57 @@ static int lock_database(const char *lockp, int mode, const char *held, const ch
     return fd;
 }
 
+/* The command that runs the reporter, for the start-up line a new user
+ * copies: "faultline-report" when that is the one beside this program
+ * and PATH finds it (an installed pair); else the path of the one beside
+ * it -- in the same directory, or in the build tree, where make run
+ * leaves it (src/cli/faultline, src/reporter/faultline-report) and no
+ * PATH finds it; else "faultline-report" all the same. */
+static void reporter_command(char *out, size_t cap)
+{
+    snprintf(out, cap, "faultline-report");
+    char exe[PATH_MAX], cand[PATH_MAX + 64], found[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    static const char *const beside[] = {"/faultline-report", "/../reporter/faultline-report"};
+    const char *rep = NULL;
+    for (size_t i = 0; i < sizeof beside / sizeof *beside && !rep; i++) {
+        snprintf(cand, sizeof cand, "%s%s", exe, beside[i]);
+        if (realpath(cand, found) && !access(found, X_OK))
+            rep = found;
+    }
+    if (!rep)
+        return;
+    /* The one PATH finds, when it is this one: its name will do. */
+    const char *path = getenv("PATH");
+    for (const char *d = path; d && *d;) {
+        size_t k = strcspn(d, ":");
+        char onpath[PATH_MAX];
+        snprintf(cand, sizeof cand, "%.*s/faultline-report", (int)k, d);
+        if (k && !access(cand, X_OK)) {
+            if (realpath(cand, onpath) && !strcmp(onpath, rep))
+                return;
+            break; /* PATH finds another one first */
+        }
+        d += k + (d[k] == ':');
+    }
+    /* Quoted when the shell would split or expand it. */
+    bool plain = true;
+    for (const char *c = rep; *c; c++)
+        if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/._+-", *c))
+            plain = false;
+    if (plain)
+        snprintf(out, cap, "%s", rep);
+    else if (!strchr(rep, '\''))
+        snprintf(out, cap, "'%s'", rep);
+}
+
 int fl_cmd_serve(int argc, char **argv)
 {
     opts o = {.port = 8080,
@@ -1276,10 +1329,11 @@ int fl_cmd_serve(int argc, char **argv)
                "faultline: try  curl -H 'Authorization: Bearer %s' http://%s:%u/api/v1/groups",
                admin.val, url_host, fl_http_port(http));
         /* What a new user types next: send a crash log. */
+        char rep[PATH_MAX + 2];
+        reporter_command(rep, sizeof rep);
         fl_log(stdout,
-               "faultline: send crash logs with  faultline-report --url "
-               "http://%s:%u/api/v1/crashes --key %s",
-               url_host, fl_http_port(http), ingest.val);
+               "faultline: send crash logs with  %s --url http://%s:%u/api/v1/crashes --key %s",
+               rep, url_host, fl_http_port(http), ingest.val);
     } else {
         /* Only when asked: a worker beside an API server on one machine
          * would otherwise take the API's default port. */

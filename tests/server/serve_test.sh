@@ -2111,14 +2111,34 @@ cli)
     [ ! -e "$work/badkey/faultline.db" ] || fail "key ${bad:0:40}: a database was made"
   done
   ok "unusable keys refused: $(cat "$work/e")"
+  # The reporter's command in the start-up line: the path of the one
+  # beside the server, its name when PATH finds that one, and its name
+  # when there is none beside it.
+  mkdir -p "$work/bin" && cp "$FL" "$work/bin/faultline" || fail "copy $FL"
+  reporter_line() { # reporter_line [env...]: the command the copy prints
+    env "$@" timeout 10 "$work/bin/faultline" serve --listen 127.0.0.1:0 --data "$work/rl" --workers 0 \
+      >"$work/rl.out" 2>&1 &
+    local p=$!
+    for _ in $(seq 100); do grep -q 'send crash logs with' "$work/rl.out" && break; sleep 0.1; done
+    kill "$p" 2>/dev/null; wait "$p" 2>/dev/null
+    grep -o 'send crash logs with  [^ ]*' "$work/rl.out" | cut -d' ' -f6
+  }
+  [ "$(reporter_line)" = faultline-report ] || fail "none beside: $(cat "$work/rl.out")"
+  printf '#!/bin/sh\n' >"$work/bin/faultline-report" && chmod +x "$work/bin/faultline-report"
+  [ "$(reporter_line)" = "$work/bin/faultline-report" ] || fail "one beside: $(cat "$work/rl.out")"
+  [ "$(reporter_line PATH="$work/bin:$PATH")" = faultline-report ] || fail "one beside on PATH: $(cat "$work/rl.out")"
+  ok "the start-up line names the reporter beside the server by its path, by its name on PATH"
   # Generated keys are printed, kept in the data dir and reused.
   unset FAULTLINE_ADMIN_TOKEN FAULTLINE_INGEST_KEY
   start "$work/k"
   tok=$(grep -o 'admin token: [0-9a-f]*' "$work/out" | cut -d' ' -f3)
   key=$(grep -o 'ingest key:  [0-9a-f]*' "$work/out" | cut -d' ' -f4)
   [ ${#tok} = 32 ] && [ ${#key} = 32 ] || fail "keys not printed: $(cat "$work/out")"
-  unstamped "$work/out" | grep -qx "faultline: send crash logs with  faultline-report --url http://127.0.0.1:$PORT/api/v1/crashes --key $key" ||
-    fail "no reporter line: $(cat "$work/out")"
+  # The reporter named as a command that works: in the build tree, where
+  # make run leaves it, its path (no PATH finds it there).
+  rep=$(realpath -e "$(dirname "$FL")/../reporter/faultline-report" 2>/dev/null) || rep=faultline-report
+  unstamped "$work/out" | grep -qxF "faultline: send crash logs with  $rep --url http://127.0.0.1:$PORT/api/v1/crashes --key $key" ||
+    fail "no reporter line ($rep): $(cat "$work/out")"
   [ "$(stat -c %a "$work/k/admin_token")" = 600 ] || fail "admin_token mode"
   [ "$(cat "$work/k/admin_token")" = "$tok" ] && [ "$(cat "$work/k/ingest_key")" = "$key" ] ||
     fail "the key files do not hold the keys printed"
