@@ -134,6 +134,31 @@ static int push(fl_elf_objs *l, const char *path, const char *id, bool given)
     return 0;
 }
 
+/* Whether name, a directory in parent, is where CMake builds its
+ * compiler probes: CMakeFiles/<version>/ (CompilerIdC/a.out,
+ * CMakeDetermineCompilerABI_C.bin) and the try_compile() scratch
+ * directories CMakeFiles/CMakeTmp/ and CMakeFiles/CMakeScratch/.  Their
+ * programs have build ids and DWARF, but are never the crashed program:
+ * a build tree's walk would upload them.  The targets' objects, in
+ * CMakeFiles/<target>.dir/, are walked as ever. */
+static bool cmake_probe_dir(const char *parent, const char *name)
+{
+    const char *base = strrchr(parent, '/');
+    base = base ? base + 1 : parent;
+    if (strcmp(base, "CMakeFiles"))
+        return false;
+    if (!strcmp(name, "CMakeTmp") || !strcmp(name, "CMakeScratch"))
+        return true;
+    /* A version: 3.25.1, 3.31.0-rc2, 3.28.20231212-g1a2b3c4 (a
+     * development build) -- not a target's <name>.dir. */
+    size_t n = strlen(name);
+    if (!(name[0] >= '0' && name[0] <= '9') || !strchr(name, '.') ||
+        (n > 4 && !strcmp(name + n - 4, ".dir")))
+        return false;
+    return name[strspn(name, "0123456789.-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")] ==
+           '\0';
+}
+
 /* Adds the ELF files with a build id under dir (depth levels down so
  * far); *seen counts the regular files looked at.  -1: out of memory. */
 static int scan(fl_elf_objs *l, const char *dir, fl_elf_want want, int depth, size_t *seen)
@@ -146,6 +171,8 @@ static int scan(fl_elf_objs *l, const char *dir, fl_elf_want want, int depth, si
     while (rc == 0 && *seen < FL_ELF_OBJS_MAX_SCAN && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
+        if (cmake_probe_dir(dir, e->d_name))
+            continue; /* a directory given by name is still walked */
         char *path = NULL;
         if (asprintf(&path, "%s/%s", dir, e->d_name) < 0) {
             rc = -1;

@@ -51,7 +51,9 @@ typedef enum fl_elf_want { FL_ELF_WANT_CODE, FL_ELF_WANT_SYMBOLS, FL_ELF_WANT_AN
 
 /* Adds path: a file must be ELF with a GNU build id and what `want`
  * asks; a directory adds every regular file under it that is one (others
- * are passed over, as symbolic links are; at most FL_ELF_OBJS_MAX_SCAN
+ * are passed over, as symbolic links are, and so are CMake's compiler
+ * probes: CMakeFiles/<version>/, CMakeFiles/CMakeTmp/ and
+ * CMakeFiles/CMakeScratch/ below it; at most FL_ELF_OBJS_MAX_SCAN
  * files looked at, 16 levels deep), in the order of their paths.  0,
  * else -1 with the reason ("not an ELF file", "no GNU build id", "no code
  * in it ...", "no ELF file with a build id ... under it", strerror, out

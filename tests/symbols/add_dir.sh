@@ -63,6 +63,30 @@ grep -qx "faultline symbols add: $work/empty: no ELF file with a build id and DW
     "$work/err" || fail "an empty directory: $(cat "$work/err")"
 [ -f "$work/cache2/$ida.symcache" ] || fail "the file beside the empty directory was not added"
 
+# A CMake build tree: the compiler probes CMake builds and keeps under
+# CMakeFiles/<version>/ and its try_compile() scratch directories
+# (CMakeTmp, CMakeScratch) are passed over; a target's own directory,
+# CMakeFiles/<target>.dir/, and the program are walked and taken.  A probe
+# directory given by name is still walked.
+C=$work/cmaketree
+P=$C/CMakeFiles/3.25.1
+mkdir -p "$P/CompilerIdC" "$C/CMakeFiles/CMakeTmp" "$C/CMakeFiles/CMakeScratch/TryCompile-x1" \
+    "$C/CMakeFiles/app.dir" "$C/CMakeFiles/7.dir" "$C/sub/CMakeFiles/3.31.0-rc2" || fail "mkdir cmake tree"
+probe() { printf 'int main(void) { return %d; }\n' "$2" >"$work/p$2.c" &&
+    gcc -g -Wl,--build-id -o "$1" "$work/p$2.c"; }
+probe "$P/CompilerIdC/a.out" 1 && probe "$P/CMakeDetermineCompilerABI_C.bin" 2 &&
+    probe "$C/CMakeFiles/CMakeTmp/cmTC_1" 3 && probe "$C/CMakeFiles/CMakeScratch/TryCompile-x1/cmTC_2" 4 &&
+    probe "$C/sub/CMakeFiles/3.31.0-rc2/a.out" 5 && probe "$C/CMakeFiles/app.dir/helper" 6 &&
+    probe "$C/CMakeFiles/7.dir/seven" 7 &&
+    cp "$T/a" "$C/app" || fail "building the cmake tree"
+"$FL" symbols add "$C" --cache "$work/cache5" >"$work/out" 2>"$work/err" || fail "add cmake tree: exit $?"
+[ "$(awk '{print $2}' "$work/out" | tr '\n' ' ')" = "$C/CMakeFiles/7.dir/seven: $C/CMakeFiles/app.dir/helper: $C/app: " ] ||
+    fail "cmake tree: $(cat "$work/out")"
+grep -qx "faultline symbols add: $C: 3 files with a build id and symbols" "$work/err" ||
+    fail "cmake tree said: $(cat "$work/err")"
+"$FL" symbols add "$P" --cache "$work/cache5" >"$work/out" 2>"$work/err" || fail "add a probe dir: exit $?"
+grep -c ': ' "$work/out" | grep -qx 2 || fail "a probe directory given by name: $(cat "$work/out")"
+
 # Uploaded to a real server: both build ids listed.
 ADMIN=adddir-admin-$$ KEY=adddir-key-$$
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
@@ -74,5 +98,9 @@ api /api/v1/symbols >"$work/list" || fail "GET /api/v1/symbols"
 for id in "$ida" "$idb"; do
     grep -q "\"$id\"" "$work/list" || fail "the server does not list $id: $(head -c 400 "$work/list")"
 done
+# The CMake tree uploads its three files, not the probes.
+"$FL" symbols add "$C" --server "$(url /)" >"$work/out" 2>"$work/err" || fail "upload cmake tree: exit $?"
+[ "$(grep -c ': uploaded' "$work/out")" = 3 ] && ! grep -q 'CMakeFiles/3\|CMakeTmp\|CMakeScratch' "$work/out" ||
+    fail "upload cmake tree printed: $(cat "$work/out")"
 stop || fail "server exit status"
-echo "ok: symbols add DIR, locally and uploaded"
+echo "ok: symbols add DIR, locally and uploaded; CMake's compiler probes passed over"
