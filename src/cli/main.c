@@ -51,22 +51,79 @@ static const command *find(const char *name)
     return NULL;
 }
 
+/* Edit distance of a and b (insertions, deletions, substitutions and
+ * swaps of two neighbours, one each), or 3 when it is more than 2: only
+ * "is it a typo" is asked. */
+static size_t typo_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 32 || m > 32 || (n > m ? n - m : m - n) > 2)
+        return 3;
+    size_t d[33][33];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m] > 2 ? 3 : d[n][m];
+}
+
+/* The command name is most likely a typo of: the closest within 2 edits,
+ * fewer than its own length (so that "x" suggests nothing), the first on
+ * a tie; NULL for none. */
+static const char *closest(const char *name)
+{
+    const char *best = NULL;
+    size_t bd = 3, len = strlen(name);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        size_t d = typo_distance(name, commands[i].name);
+        if (d < bd && d < len) {
+            bd = d;
+            best = commands[i].name;
+        }
+    }
+    return best;
+}
+
+/* An unknown command, in one line, with the command it is probably a
+ * typo of. */
+static int unknown_command(const char *name)
+{
+    const char *near = closest(name);
+    fprintf(stderr, "faultline: unknown command '%s'%s%s%s; see faultline --help\n", name,
+            near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+    return FL_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "help")) {
         /* faultline help COMMAND: the command's own help. */
         const command *c = find(argv[2]);
-        if (!c) {
-            fprintf(stderr, "faultline: unknown command '%s'; see faultline --help\n", argv[2]);
-            return FL_EXIT_USAGE;
-        }
+        if (!c)
+            return unknown_command(argv[2]);
         char *hargv[] = {argv[2], (char *)"--help", NULL};
         return checked(c->run(2, hargv));
     }
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-        !strcmp(argv[1], "help")) {
-        usage(argc < 2 ? stderr : stdout);
-        return checked(argc < 2 ? FL_EXIT_USAGE : FL_EXIT_OK);
+    if (argc < 2) {
+        /* A usage error like any other: one line (faultline(1)). */
+        fprintf(stderr, "faultline: no command given; see faultline --help\n");
+        return FL_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return checked(FL_EXIT_OK);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("faultline %s\n", FL_VERSION_STRING);
@@ -77,7 +134,8 @@ int main(int argc, char **argv)
         return checked(c->run(argc - 1, argv + 1));
     /* One line that says what is wrong: the whole usage after it would
      * scroll it away. */
-    fprintf(stderr, "faultline: unknown %s '%s'; see faultline --help\n",
-            argv[1][0] == '-' ? "option" : "command", argv[1]);
+    if (argv[1][0] != '-')
+        return unknown_command(argv[1]);
+    fprintf(stderr, "faultline: unknown option '%s'; see faultline --help\n", argv[1]);
     return FL_EXIT_USAGE;
 }

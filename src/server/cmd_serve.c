@@ -152,14 +152,78 @@ __attribute__((format(printf, 1, 2))) static void usage_error(const char *fmt, .
     va_end(ap);
 }
 
+/* The numeric options' ranges, checked as each is read (num()) and
+ * again once all are (parse_opts(): the defaults too).  Values outside
+ * would start a server that cannot work: libmicrohttpd drops every
+ * connection with a header block under 4 KiB, a timeout of 0 lets idle
+ * clients stay for good, a limit of 0 answers every report 413 or 503,
+ * a --max-backlog of 0 every report 503. */
+typedef struct num_range {
+    const char *name;
+    size_t off; /* of its uint64_t in opts; (size_t)-1: not kept there */
+    uint64_t min, max;
+    const char *unit;
+} num_range;
+#define NOT_KEPT ((size_t)-1)
+static const num_range ranges[] = {
+    {"--max-body", offsetof(opts, max_body), 1024, 1ull << 31, ""},
+    {"--max-decoded", offsetof(opts, max_decoded), 1024, 1ull << 34, ""},
+    {"--max-ratio", offsetof(opts, max_ratio), 1, 1000000, ""},
+    {"--max-header", offsetof(opts, max_header), 4096, 1u << 20, ""},
+    {"--timeout", offsetof(opts, timeout_s), 1, 86400, ""},
+    {"--request-timeout", offsetof(opts, request_timeout_s), 0, 86400, ""},
+    {"--max-pending", offsetof(opts, max_pending), 1, 1ull << 30, ""},
+    {"--max-symbol-file", offsetof(opts, max_symbol_file), 1, 1ull << 40, ""},
+    {"--context-max-paths", offsetof(opts, context_max_paths), 1, 10000000000ull, ""},
+    {"--symcache-lru", offsetof(opts, symcache_lru), 1, 1024, ""},
+    {"--republish-after", offsetof(opts, republish_after), 1, 86400, ""},
+    {"--workers", NOT_KEPT, 0, 256, ""},
+    {"--http-threads", NOT_KEPT, 1, 256, ""},
+    {"--top-frames", NOT_KEPT, 1, 256, ""},
+    {"--lease", NOT_KEPT, 1, 86400, " seconds"},
+    {"--max-backlog", NOT_KEPT, 1, UINT64_MAX, ""},
+};
+
+static const num_range *range_of(const char *opt)
+{
+    for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++)
+        if (!strcmp(ranges[i].name, opt))
+            return &ranges[i];
+    return NULL;
+}
+
+/* "--workers: '-1' is out of range: 0..256". */
+static void out_of_range(const num_range *r, const char *opt, const char *v)
+{
+    if (!r)
+        usage_error("%s: '%.40s' is out of range: 0 or more", opt, v);
+    else if (r->max == UINT64_MAX)
+        usage_error("%s: '%.40s' is out of range: at least %" PRIu64 "%s", opt, v, r->min, r->unit);
+    else
+        usage_error("%s: '%.40s' is out of range: %" PRIu64 "..%" PRIu64 "%s", opt, v, r->min,
+                    r->max, r->unit);
+}
+
+/* opt's value v into *out, within its range (ranges[]) when it has one:
+ * 0, or -1 said.  A negative or too large number is out of range, not
+ * "not a number". */
 static int num(const char *opt, const char *v, uint64_t *out)
 {
     if (!v) {
         usage_error("%s needs a value", opt);
         return -1;
     }
+    const num_range *r = range_of(opt);
     if (fl_parse_u64(v, out)) {
-        usage_error("%s: '%.40s' is not a number", opt, v);
+        const char *d = v + (*v == '-' || *v == '+');
+        if (*d && d[strspn(d, "0123456789")] == '\0')
+            out_of_range(r, opt, v);
+        else
+            usage_error("%s: '%.40s' is not a number", opt, v);
+        return -1;
+    }
+    if (r && (*out < r->min || *out > r->max)) {
+        out_of_range(r, opt, v);
         return -1;
     }
     return 0;
@@ -318,33 +382,13 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--context-max-paths")) {
             if (num(a, TAKE, &o->context_max_paths))
                 return -1;
-            if (o->context_max_paths == 0 || o->context_max_paths > 10000000000ull) {
-                usage_error("--context-max-paths: 1..10000000000");
-                return -1;
-            }
         } else if (!strcmp(a, "--symcache-lru")) {
             if (num(a, TAKE, &o->symcache_lru))
                 return -1;
-            if (o->symcache_lru == 0 || o->symcache_lru > 1024) {
-                usage_error("--symcache-lru: 1..1024");
-                return -1;
-            }
         } else if (!strcmp(a, "--workers") || !strcmp(a, "--http-threads") ||
                    !strcmp(a, "--lease") || !strcmp(a, "--top-frames")) {
             if (num(a, TAKE, &n))
                 return -1;
-            if (n > 256 && strcmp(a, "--lease")) {
-                usage_error("%s: at most 256", a);
-                return -1;
-            }
-            if (!strcmp(a, "--lease") && (n == 0 || n > 86400)) {
-                usage_error("--lease: 1..86400 seconds");
-                return -1;
-            }
-            if (n == 0 && (!strcmp(a, "--http-threads") || !strcmp(a, "--top-frames"))) {
-                usage_error("%s: 1..256", a);
-                return -1;
-            }
             if (!strcmp(a, "--workers"))
                 o->workers = (unsigned)n;
             else if (!strcmp(a, "--http-threads"))
@@ -401,18 +445,9 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--republish-after")) {
             if (num(a, TAKE, &o->republish_after))
                 return -1;
-            if (o->republish_after == 0 || o->republish_after > 86400) {
-                usage_error("--republish-after: 1..86400");
-                return -1;
-            }
         } else if (!strcmp(a, "--max-backlog")) {
             if (num(a, TAKE, &n))
                 return -1;
-            if (n == 0) {
-                /* Every report would be answered 503, for good. */
-                usage_error("--max-backlog: at least 1");
-                return -1;
-            }
             o->max_backlog = (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n);
         } else if (!strcmp(a, "--rate-limit") || !strcmp(a, "--rate-burst")) {
             char *end = NULL;
@@ -455,28 +490,14 @@ static int parse_args(opts *o, int argc, char **argv)
         usage_error("--notify-digest needs --notify-url");
         return -1;
     }
-    /* Values that would start a server that cannot work: libmicrohttpd
-     * drops every connection with a header block under 4 KiB, a timeout
-     * of 0 lets idle clients stay for good, a limit of 0 answers every
-     * report 413 or 503. */
-    static const struct {
-        const char *name;
-        size_t off;
-        uint64_t min, max;
-    } range[] = {
-        {"--max-body", offsetof(opts, max_body), 1024, 1ull << 31},
-        {"--max-decoded", offsetof(opts, max_decoded), 1024, 1ull << 34},
-        {"--max-ratio", offsetof(opts, max_ratio), 1, 1000000},
-        {"--max-header", offsetof(opts, max_header), 4096, 1u << 20},
-        {"--timeout", offsetof(opts, timeout_s), 1, 86400},
-        {"--request-timeout", offsetof(opts, request_timeout_s), 0, 86400},
-        {"--max-pending", offsetof(opts, max_pending), 1, 1ull << 30},
-        {"--max-symbol-file", offsetof(opts, max_symbol_file), 1, 1ull << 40},
-    };
-    for (size_t i = 0; i < sizeof range / sizeof range[0]; i++) {
-        uint64_t v = *(const uint64_t *)((const char *)o + range[i].off);
-        if (v < range[i].min || v > range[i].max) {
-            usage_error("%s: %" PRIu64 "..%" PRIu64 "", range[i].name, range[i].min, range[i].max);
+    /* The ranges again, for values no option gave (ranges[]). */
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        if (ranges[i].off == NOT_KEPT)
+            continue;
+        uint64_t v = *(const uint64_t *)((const char *)o + ranges[i].off);
+        if (v < ranges[i].min || v > ranges[i].max) {
+            usage_error("%s: %" PRIu64 "..%" PRIu64 "", ranges[i].name, ranges[i].min,
+                        ranges[i].max);
             return -1;
         }
     }

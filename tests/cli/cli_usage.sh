@@ -37,8 +37,16 @@ usage_error() {
   [ $rc = "$want" ] || fail "faultline $*: exit $rc, want $want"
   grep -qF -- "$text" "$work/err" || fail "faultline $*: stderr lacks '$text': $(head -3 "$work/err")"
 }
-usage_error 64 'usage: faultline <command>'
+# No command: a usage error as any other, one line (faultline(1)).
+usage_error 64 'faultline: no command given; see faultline --help'
 usage_error 64 "faultline: unknown command 'frob'; see faultline --help" frob
+# A typo of a command (2 edits at most, a swap counted once) is named.
+usage_error 64 "faultline: unknown command 'serv' (did you mean serve?); see faultline --help" serv
+usage_error 64 "faultline: unknown command 'sevre' (did you mean serve?); see faultline --help" sevre
+usage_error 64 "faultline: unknown command 'symbol' (did you mean symbols?); see faultline --help" symbol
+usage_error 64 "faultline: unknown command 'minidmup' (did you mean minidump?); see faultline --help" minidmup
+usage_error 64 "faultline: unknown command 'serv' (did you mean serve?); see faultline --help" help serv
+usage_error 64 "faultline: unknown command 'up'; see faultline --help" up
 usage_error 64 "faultline: unknown option '--frob'; see faultline --help" --frob
 usage_error 64 "faultline: unknown command 'frob'; see faultline --help" help frob
 usage_error 64 "unknown option '--frob'; see faultline serve --help" serve --frob
@@ -58,8 +66,15 @@ usage_error 64 "--listen wants ADDR:PORT" serve --listen 127.0.0.1:99x
 usage_error 64 "--workers: 'abc' is not a number; see faultline serve --help" serve --workers abc
 usage_error 64 '--workers needs a value; see faultline serve --help' serve --workers
 usage_error 64 "--rate-limit: 'x' is not a number; see faultline serve --help" serve --rate-limit x
-usage_error 64 '--lease: 1..86400 seconds; see faultline serve --help' serve --lease 0
-usage_error 64 '--timeout: 1..86400; see faultline serve --help' serve --timeout 0
+# A number out of an option's range -- negative too -- is said so, with the range.
+usage_error 64 "--workers: '-1' is out of range: 0..256; see faultline serve --help" serve --workers -1
+usage_error 64 "--workers: '257' is out of range: 0..256; see faultline serve --help" serve --workers 257
+usage_error 64 "--workers: '99999999999999999999' is out of range: 0..256" serve --workers 99999999999999999999
+usage_error 64 "--http-threads: '0' is out of range: 1..256" serve --http-threads 0
+usage_error 64 "--max-backlog: '-3' is out of range: at least 1" serve --max-backlog -3
+usage_error 64 "--max-body: '-1' is out of range: 1024..2147483648" serve --max-body -1
+usage_error 64 "--lease: '0' is out of range: 1..86400 seconds; see faultline serve --help" serve --lease 0
+usage_error 64 "--timeout: '0' is out of range: 1..86400; see faultline serve --help" serve --timeout 0
 usage_error 64 '--role must be all, api or worker; see faultline serve --help' serve --role x
 usage_error 64 '--max-memory 3000 is below what one request may hold (--max-body + --max-decoded = 9437184)' serve --max-memory 3000
 usage_error 64 'needs --notify-url; see faultline serve --help' serve --notify-digest 5
@@ -103,8 +118,8 @@ usage_error 2 "faultline dump: a value is missing after '--spool'; see faultline
 # A usage error of every command is the one line that says what is
 # wrong, not that line followed by the whole --help text, which would
 # scroll it away.
-for args in "frob" "--frob" "help frob" "version x" "version --frob" "serve --frob" "serve extra" \
-            "serve --data" "serve --workers x" "serve --listen" "serve --listen 1.2.3.4:99999" \
+for args in "" "frob" "serv" "--frob" "help frob" "version x" "version --frob" "serve --frob" "serve extra" \
+            "serve --data" "serve --workers x" "serve --workers -1" "serve --listen" "serve --listen 1.2.3.4:99999" \
             "serve --role x" "submit f --frob" "submit f --server" "symbols" \
             "symbols frob" "symbols add" "symbols add x --frob" \
             "symbols add x --server" "symbols add x --retries 1" "symbols add x --server u" \

@@ -2073,7 +2073,7 @@ cli)
   "$FL" serve --bogus >/dev/null 2>&1; rc=$?; [ $rc = 64 ] || fail "unknown option: rc $rc"
   for l in 0 86401; do
     "$FL" serve --lease "$l" >/dev/null 2>"$work/e"; rc=$?
-    [ $rc = 64 ] && grep -q -- '--lease: 1..86400' "$work/e" || fail "--lease $l: rc $rc $(cat "$work/e")"
+    [ $rc = 64 ] && grep -q -- "--lease: '$l' is out of range: 1..86400 seconds" "$work/e" || fail "--lease $l: rc $rc $(cat "$work/e")"
   done
   # Values that would start a server that cannot work are refused.
   for o in "--db sqlite:" "--db :memory:" "--max-header 10" "--max-header 99999999999" \
