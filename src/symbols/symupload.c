@@ -46,6 +46,7 @@ typedef struct progress {
     const char *name;
     int index, count;
     int show;                 /* print "[i/n] NAME PCT%" on stderr */
+    int shown_pct;            /* the percentage on the line, -1: none yet */
     long stall_s;             /* give up after this long with nothing moving */
     curl_off_t last_ul, last_dl;
     struct timespec last_move;
@@ -72,9 +73,15 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off
         p->stalled = 1;
         return 1; /* CURLE_ABORTED_BY_CALLBACK */
     }
-    if (p->show && ultotal > 0)
-        fprintf(stderr, "\r[%d/%d] %s %3d%%\033[K", p->index, p->count, p->name,
-                (int)(ulnow * 100 / ultotal));
+    /* Drawn when the percentage changes: libcurl calls this twice for
+     * every block it sends (after the read, and again from its loop),
+     * and on and on while the answer is awaited, so drawing on each call
+     * showed every percentage twice, and 100% many times. */
+    int pct = ultotal > 0 ? (int)(ulnow * 100 / ultotal) : -1;
+    if (p->show && pct >= 0 && pct != p->shown_pct) {
+        fprintf(stderr, "\r[%d/%d] %s %3d%%\033[K", p->index, p->count, p->name, pct);
+        p->shown_pct = pct;
+    }
     return 0;
 }
 
@@ -220,7 +227,11 @@ int fl_symupload(const char *base_url, const char *token, const char *cacert, co
     static resp r;
     r.len = 0;
     r.buf[0] = '\0';
-    progress pr = {.name = path, .index = index, .count = count, .show = show_progress,
+    progress pr = {.name = path,
+                   .index = index,
+                   .count = count,
+                   .show = show_progress,
+                   .shown_pct = -1,
                    .stall_s = stall_s};
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_POST, 1L);

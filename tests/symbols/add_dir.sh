@@ -102,5 +102,16 @@ done
 "$FL" symbols add "$C" --server "$(url /)" >"$work/out" 2>"$work/err" || fail "upload cmake tree: exit $?"
 [ "$(grep -c ': uploaded' "$work/out")" = 3 ] && ! grep -q 'CMakeFiles/3\|CMakeTmp\|CMakeScratch' "$work/out" ||
     fail "upload cmake tree printed: $(cat "$work/out")"
+# At a terminal (a pty from script(1)) the progress line shows each
+# percentage once: libcurl reports a block twice, and the wait for the
+# answer over and over, and each report was drawn.
+if command -v script >/dev/null; then
+    script -qec "'$FL' symbols add '$FL' --server '$(url /)'" /dev/null >"$work/tty" 2>&1 ||
+        fail "upload at a terminal: exit $? $(tail -c 300 "$work/tty")"
+    tr '\r' '\n' <"$work/tty" | grep -o '^\[1/1\] .* *[0-9]*%' | grep -o '[0-9]*%$' >"$work/pcts"
+    [ -s "$work/pcts" ] || fail "no progress at a terminal: $(tail -c 300 "$work/tty" | cat -v)"
+    [ -z "$(sort "$work/pcts" | uniq -d)" ] ||
+        fail "a percentage drawn twice: $(sort "$work/pcts" | uniq -cd | head -3 | tr '\n' ' ')"
+fi
 stop || fail "server exit status"
 echo "ok: symbols add DIR, locally and uploaded; CMake's compiler probes passed over"
