@@ -200,6 +200,21 @@ static void child_env(const char *const *env)
     }
 }
 
+/* A child still running KILL_AFTER_MS after t0 is killed (r->timed_out,
+ * true returned); else a millisecond's wait before the next look. */
+static bool killed_late(pid_t pid, int64_t t0, run_result *r)
+{
+    if (now_ms() - t0 > KILL_AFTER_MS) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &r->status, 0);
+        r->timed_out = true;
+        return true;
+    }
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+    return false;
+}
+
 /* Runs argv with extra "K=V" settings (NULL-terminated list), stdout
  * captured into r->out, stderr passed through.  "K=" removes K. */
 static void run(char *const argv[], const char *const *env, run_result *r)
@@ -235,16 +250,8 @@ static void run(char *const argv[], const char *const *env, run_result *r)
         if (n > 0)
             got += (size_t)n;
         pid_t w = waitpid(pid, &r->status, WNOHANG);
-        if (w == pid)
+        if (w == pid || killed_late(pid, t0, r))
             break;
-        if (now_ms() - t0 > KILL_AFTER_MS) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &r->status, 0);
-            r->timed_out = true;
-            break;
-        }
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
     }
     r->ms = now_ms() - t0;
     for (;;) { /* the rest of stdout, if any */
@@ -1066,14 +1073,8 @@ static int traced_run(char *const argv[], const char *const *env, fault_stop *st
         int st;
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == 0) {
-            if (now_ms() - t0 > KILL_AFTER_MS) {
-                kill(pid, SIGKILL);
-                waitpid(pid, &r->status, 0);
-                r->timed_out = true;
+            if (killed_late(pid, t0, r))
                 break;
-            }
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
             continue;
         }
         if (w != pid)
@@ -1553,11 +1554,14 @@ static int cmd_reporter(const char *exe)
      * publishes the marker atomically. */
     fprintf(f,
             "#!/bin/sh\n"
+            /* The mask first, with builtins: dash blocks every signal
+             * around each fork it makes. */
+            "while read -r k v; do [ \"$k\" = SigBlk: ] && blk=$v; done </proc/$$/status\n"
             "in=$(readlink /proc/$$/fd/0) out=$(readlink /proc/$$/fd/1) "
             "err=$(readlink /proc/$$/fd/2)\n"
             "echo to-stdout; echo to-stderr >&2\n"
             "{ echo \"args: $*\"; ls \"$2\"; echo \"fd0 $in\"; echo \"fd1 $out\"; "
-            "echo \"fd2 $err\"; grep SigBlk /proc/$$/status; } > '%s.tmp' && "
+            "echo \"fd2 $err\"; echo \"SigBlk: $blk\"; } > '%s.tmp' && "
             "mv '%s.tmp' '%s'\n",
             marker, marker, marker);
     fclose(f);
@@ -1588,8 +1592,7 @@ static int cmd_reporter(const char *exe)
         CHECK(strstr(text, want_out) != NULL, "the reporter's stdout/stderr:\n%s", text);
         /* Started with no signal blocked: not the crashed thread's mask,
          * which holds all but the faults while the log is written. */
-        CHECK(strstr(text, "SigBlk:\t0000000000000000\n") != NULL, "the reporter's mask:\n%s",
-              text);
+        CHECK(strstr(text, "SigBlk: 0000000000000000\n") != NULL, "the reporter's mask:\n%s", text);
         char *said = slurp(rlog);
         CHECK(said && !strcmp(said, "to-stdout\nto-stderr\n"), "reporter.log holds '%s'",
               said ? said : "(missing)");

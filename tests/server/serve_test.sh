@@ -13,6 +13,16 @@ ADMIN=test-admin-token KEY=test-ingest-key
 export FAULTLINE_ADMIN_TOKEN=$ADMIN FAULTLINE_INGEST_KEY=$KEY
 HPID=
 cleanup() { [ -n "$PID" ] && kill -9 "$PID" 2>/dev/null; [ -n "$HPID" ] && kill "$HPID" 2>/dev/null; rm -rf "$work"; }
+# DB=(--db URL) of a throwaway PostgreSQL, stopped at exit, when
+# FL_TEST_PG=1 (the *_pg cases); else DB=(): the embedded SQLite.
+db_from_env() {
+  DB=()
+  [ -n "${FL_TEST_PG:-}" ] || return 0
+  . "$(dirname "$0")/../lib/postgres.sh"
+  trap 'pg_stop; cleanup' EXIT
+  pg_start
+  DB=(--db "$PGURL")
+}
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$work/err" ] && tail -5 "$work/err" >&2; exit 1; }
 ok() { echo "ok: $*"; }
@@ -702,13 +712,7 @@ notifydigest)
   # groups at once: a backlog processed at a start) goes as 3 one by one,
   # then one digest at the period's end -- refused once (500) and sent
   # again after its backoff.  FL_TEST_PG=1: on a throwaway PostgreSQL.
-  DB=()
-  if [ -n "${FL_TEST_PG:-}" ]; then
-    . "$(dirname "$0")/../lib/postgres.sh"
-    trap 'pg_stop; cleanup' EXIT
-    pg_start
-    DB=(--db "$PGURL")
-  fi
+  db_from_env
   for bad in x 5/0s 5/2d 10001 5/3x; do
     "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --notify-url http://127.0.0.1:9/ --notify-digest "$bad" >/dev/null 2>"$work/e" &&
       fail "--notify-digest $bad started"
@@ -900,13 +904,7 @@ projects)
   # from the same crash in another project; keys are added and revoked
   # while the server runs, and survive a restart.  FL_TEST_PG=1: on a
   # throwaway PostgreSQL.
-  DB=()
-  if [ -n "${FL_TEST_PG:-}" ]; then
-    . "$(dirname "$0")/../lib/postgres.sh"
-    trap 'pg_stop; cleanup' EXIT
-    pg_start
-    DB=(--db "$PGURL")
-  fi
+  db_from_env
   start "$work/d" "${DB[@]}"
   A=(-H "Authorization: Bearer $ADMIN")
   c=$(code POST /api/v1/projects "${A[@]}" -d '{"id":"mobile"}'); [ "$c" = 201 ] || fail "create -> $c"
@@ -1090,13 +1088,7 @@ groupdelete)
   # their crashes go; 410 afterwards; a resend is a duplicate; the
   # signature's next crash makes a new group under a new id.  FL_TEST_PG=1:
   # on a throwaway PostgreSQL.
-  DB=()
-  if [ -n "${FL_TEST_PG:-}" ]; then
-    . "$(dirname "$0")/../lib/postgres.sh"
-    trap 'pg_stop; cleanup' EXIT
-    pg_start
-    DB=(--db "$PGURL")
-  fi
+  db_from_env
   start "$work/d" "${DB[@]}"
   send() { "$POST" log 11 "$1" "$2" 1.0 >"$work/g$1.log"
            c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/g$1.log")
@@ -1169,13 +1161,7 @@ mergeload)
   # 200 is counted once whenever the merge lands, the merged group's count
   # is its crash list's total, and the unmerge gives each group back its
   # own.  FL_TEST_PG=1: on a throwaway PostgreSQL.
-  DB=()
-  if [ -n "${FL_TEST_PG:-}" ]; then
-    . "$(dirname "$0")/../lib/postgres.sh"
-    trap 'pg_stop; cleanup' EXIT
-    pg_start
-    DB=(--db "$PGURL")
-  fi
+  db_from_env
   start "$work/d" "${DB[@]}"
   : >"$work/ok1"; : >"$work/ok2"
   "$POST" stream "$PORT" "$KEY" 2000 8 "$work/ok1" 7 >"$work/s1"
