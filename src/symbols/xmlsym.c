@@ -649,6 +649,7 @@ static const char *re_group(const match *mt, int g, size_t *len)
 static int parse_object_value(const char *v, size_t n, fl_xmlsym_module *m)
 {
     char buf[4096];
+    memset(m, 0, sizeof *m); /* the caller frees m->name on failure too */
     if (n >= sizeof buf)
         return -1;
     memcpy(buf, v, n);
@@ -661,7 +662,6 @@ static int parse_object_value(const char *v, size_t n, fl_xmlsym_module *m)
             sl[ns++] = s;
     }
     uint64_t a, b, c;
-    memset(m, 0, sizeof *m);
     if (ns == 3 && sl[2] > buf && !fl_parse_u64(sl[0] + 1, &c)) {
         *sl[0] = '\0';
         if (!fl_parse_u64(sl[1] + 1, &b)) {

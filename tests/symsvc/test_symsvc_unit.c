@@ -710,6 +710,29 @@ static void test_xml_cdata_split(void **state)
     fl_xmlsym_request_free(r);
 }
 
+/* An OBJECT line whose value is longer than the annotator reads (4 KiB)
+ * in a report that is not a whole crash log: the line is skipped.  It
+ * used to free the module name of the OBJECT line before it a second
+ * time (the value was refused before the module was cleared). */
+static void test_xml_object_value_too_long(void **state)
+{
+    static char req[8192];
+    size_t n = (size_t)snprintf(req, sizeof req,
+                                "<symbolicationRequest><crashReport><![CDATA[\n"
+                                "OBJECT first/4096/4096\n"
+                                "OBJECT ");
+    memset(req + n, 'a', 5000);
+    n += 5000;
+    snprintf(req + n, sizeof req - n,
+             "/8192/4096\nCALLSTACK 0x1010\n]]></crashReport></symbolicationRequest>");
+    char *resp = NULL, err[256];
+    size_t rlen = 0;
+    assert_int_equal(fl_xmlsym_handle(req, strlen(req), NULL, NULL, &resp, &rlen, err, sizeof err),
+                     0);
+    assert_non_null(resp);
+    free(resp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -724,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_xml_xxe_refused),
         cmocka_unit_test(test_xml_malformed),
         cmocka_unit_test(test_xml_cdata_split),
+        cmocka_unit_test(test_xml_object_value_too_long),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
