@@ -1028,6 +1028,7 @@ int fl_signature_compute(const char *project, const char *app, fl_frames *f,
                 cap *= 2;
             char *ns = realloc(s, cap);
             if (!ns) {
+                free(cand);
                 free(s);
                 return -1;
             }
