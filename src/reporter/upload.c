@@ -55,6 +55,8 @@ typedef struct buf {
 
 static int buf_add(buf *b, const void *s, size_t n)
 {
+    if (n == 0) /* b->p may still be NULL (a failed first allocation) */
+        return 0;
     if (n > b->max - b->len) {
         b->overflow = true;
         return -1;
