@@ -131,7 +131,8 @@ static void evict_locked(fl_srcctx *s)
         memcpy(v[n].name, e->d_name, NAME_LEN + 1);
         sum += v[n++].size;
     }
-    qsort(v, n, sizeof *v, by_age);
+    if (n) /* v is NULL when no file was seen or the first allocation failed */
+        qsort(v, n, sizeof *v, by_age);
     uint64_t goal = s->bound / 4 * 3;
     for (size_t i = 0; i < n && sum > goal; i++)
         if (!unlinkat(dirfd(d), v[i].name, 0))
