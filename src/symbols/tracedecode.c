@@ -373,8 +373,10 @@ static fl_tracesec *formats_of(decoder *dc, const char *id, const char *path)
     for (size_t i = 0; i < dc->nfmts; i++)
         if (!strcmp(dc->fmts[i].id, id))
             return dc->fmts[i].ts;
+    if (strlen(id) >= sizeof dc->fmts->id)
+        return NULL;
     struct formats *nf = realloc(dc->fmts, (dc->nfmts + 1) * sizeof *nf);
-    if (!nf || strlen(id) >= sizeof nf->id)
+    if (!nf)
         return NULL;
     dc->fmts = nf;
     struct formats *f = &dc->fmts[dc->nfmts++];
