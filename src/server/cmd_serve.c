@@ -946,10 +946,11 @@ int fl_cmd_serve(int argc, char **argv)
         usage_error("--role must be all, api or worker");
         return FL_EXIT_USAGE;
     }
-    if (!o.db && getenv("FAULTLINE_DB") && *getenv("FAULTLINE_DB"))
-        o.db = getenv("FAULTLINE_DB");
-    if (!o.queue && getenv("FAULTLINE_QUEUE") && *getenv("FAULTLINE_QUEUE"))
-        o.queue = getenv("FAULTLINE_QUEUE");
+    const char *env_db = getenv("FAULTLINE_DB"), *env_queue = getenv("FAULTLINE_QUEUE");
+    if (!o.db && env_db && *env_db)
+        o.db = env_db;
+    if (!o.queue && env_queue && *env_queue)
+        o.queue = env_queue;
     bool pg = o.db && (!strncmp(o.db, "postgres://", 11) || !strncmp(o.db, "postgresql://", 13));
     bool amqp = o.queue && (!strncmp(o.queue, "amqp://", 7) || !strncmp(o.queue, "amqps://", 8));
     const char *dbsep = o.db && !pg ? strstr(o.db, "://") : NULL;

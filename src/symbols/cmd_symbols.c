@@ -854,7 +854,7 @@ static int symbols_add_one(const char *dir, const char *file, int force, int tty
                            int count)
 {
     char err[512], path[PATH_MAX], dwo[17];
-    fl_symcheck_info info;
+    fl_symcheck_info info = {0}; /* read only after fl_symcheck_debug_file() */
     fl_dwp *pkg = NULL;
     int pk = fl_dwp_open(file, &pkg, err, sizeof err);
     if (pk == 1) {

@@ -560,7 +560,7 @@ static void scan_x86(modscan *m, uint32_t fi)
     if (!code)
         return;
     uint64_t a = f->addr;
-    uint64_t val[16];
+    uint64_t val[16] = {0}; /* val[r] means something only when known has bit r */
     uint32_t known = 0;
     m->nbody = 0;
     while (len > 0) {
@@ -670,7 +670,7 @@ static void scan_a64(modscan *m, uint32_t fi)
     const uint8_t *code = code_at(m, f->addr, &len);
     if (!code)
         return;
-    uint64_t a = f->addr, val[31];
+    uint64_t a = f->addr, val[31] = {0}; /* as in scan_x86 */
     uint32_t known = 0;
     m->nbody = 0;
     while (len >= 4) {
