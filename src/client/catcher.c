@@ -310,12 +310,28 @@ void fl_die_default(void)
         fl_cur.si.si_code != SI_KERNEL &&
         (sig == SIGILL || sig == SIGFPE || (sig == SIGSEGV && fl_cur.si.si_code != 8) ||
          (sig == SIGBUS && fl_cur.si.si_code != 5))) {
-        /* Nothing else first: the program's signals held during the log
-         * stay held through the return, until the fault ends us. */
-        uint64_t only = ~(1ull << (sig - 1));
-        memcpy(&((ucontext_t *)cur_ucontext)->uc_sigmask, &only, sizeof only);
-        refault = true;
-        return;
+        /* A backstop: should the fault not come back -- its page mapped
+         * again by a thread that could not be stopped, or a signal the
+         * program sent itself with a fault's code -- a timer of this
+         * thread's still ends the process with the signal 50 ms later.
+         * Without one (timers refused), the signal is raised as below. */
+        struct sigevent ev;
+        memset(&ev, 0, sizeof ev);
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = sig;
+        ev._sigev_un._tid = fl_gettid();
+        int timer;
+        static const struct itimerspec soon = {{0, 0}, {0, 50000000}};
+        if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &timer) == 0 &&
+            syscall(SYS_timer_settime, timer, 0, &soon, NULL) == 0) {
+            /* Nothing else first: the program's signals held during the
+             * log stay held through the return, until the fault (or the
+             * timer) ends us. */
+            uint64_t only = ~(1ull << (sig - 1));
+            memcpy(&((ucontext_t *)cur_ucontext)->uc_sigmask, &only, sizeof only);
+            refault = true;
+            return;
+        }
     }
     syscall(SYS_tgkill, fl_cur.pid, fl_gettid(), sig);
 

@@ -560,8 +560,11 @@ void fl_spool_run_reporter(void)
         /* Not the crashed thread's mask, which holds every signal but the
          * faults (catcher.c) -- nor one the program had: a reporter that
          * ignores SIGTERM would outlive any stop. */
-        static const uint64_t none;
-        syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof none);
+        static const uint64_t zero[4]; /* an empty mask; the kernel's SIG_DFL sigaction */
+        syscall(SYS_rt_sigprocmask, SIG_SETMASK, zero, NULL, sizeof zero[0]);
+        /* Nor SIGXFSZ ignored, as it is while the log is written (an
+         * ignored signal stays ignored across execve). */
+        syscall(SYS_rt_sigaction, SIGXFSZ, zero, NULL, sizeof zero[0]);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         /* Not through a symlink (whose target it would truncate), nor
          * into a FIFO (whose open would wait for a reader for ever):

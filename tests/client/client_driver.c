@@ -565,6 +565,7 @@ static const fault_case cases[] = {
     {"null_write", SIGSEGV, "crash_null_write", "main"},
     {"null_call", SIGSEGV, "crash_null_call", "main"},
     {"data_call", SIGSEGV, "crash_data_call", "main"},
+    {"forged_fault", SIGSEGV, "crash_forged_fault", "main"},
     {"rodata_write", SIGSEGV, "crash_rodata_write", "main"},
     {"stack_overflow_main", SIGSEGV, "crash_stack_overflow", NULL},
     {"stack_overflow_thread_after", SIGSEGV, "crash_stack_overflow", NULL},
@@ -1556,12 +1557,13 @@ static int cmd_reporter(const char *exe)
             "#!/bin/sh\n"
             /* The mask first, with builtins: dash blocks every signal
              * around each fork it makes. */
-            "while read -r k v; do [ \"$k\" = SigBlk: ] && blk=$v; done </proc/$$/status\n"
+            "while read -r k v; do case $k in SigBlk:) blk=$v;; SigIgn:) ign=$v;; esac; "
+            "done </proc/$$/status\n"
             "in=$(readlink /proc/$$/fd/0) out=$(readlink /proc/$$/fd/1) "
             "err=$(readlink /proc/$$/fd/2)\n"
             "echo to-stdout; echo to-stderr >&2\n"
             "{ echo \"args: $*\"; ls \"$2\"; echo \"fd0 $in\"; echo \"fd1 $out\"; "
-            "echo \"fd2 $err\"; echo \"SigBlk: $blk\"; } > '%s.tmp' && "
+            "echo \"fd2 $err\"; echo \"SigBlk: $blk\"; echo \"SigIgn: $ign\"; } > '%s.tmp' && "
             "mv '%s.tmp' '%s'\n",
             marker, marker, marker);
     fclose(f);
@@ -1593,6 +1595,10 @@ static int cmd_reporter(const char *exe)
         /* Started with no signal blocked: not the crashed thread's mask,
          * which holds all but the faults while the log is written. */
         CHECK(strstr(text, "SigBlk: 0000000000000000\n") != NULL, "the reporter's mask:\n%s", text);
+        /* Nor SIGXFSZ ignored, as it is in the handler while it writes. */
+        const char *ign = strstr(text, "SigIgn: ");
+        CHECK(ign && !(strtoull(ign + 8, NULL, 16) >> (SIGXFSZ - 1) & 1),
+              "the reporter starts with SIGXFSZ ignored:\n%s", text);
         char *said = slurp(rlog);
         CHECK(said && !strcmp(said, "to-stdout\nto-stderr\n"), "reporter.log holds '%s'",
               said ? said : "(missing)");

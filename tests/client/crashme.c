@@ -244,6 +244,19 @@ NOINLINE void crash_data_call(void)
     KEEP_FRAME();
 }
 
+/* A SIGSEGV the program sends itself with a fault's code: returning from
+ * the handler brings no fault back, yet the process must end with it. */
+NOINLINE void crash_forged_fault(void)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = SIGSEGV;
+    si.si_code = SEGV_MAPERR;
+    syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), SIGSEGV, &si);
+    usleep(1000000); /* the backstop's 50 ms pass here */
+    KEEP_FRAME();
+}
+
 NOINLINE void crash_thread_fault(void)
 {
     *(volatile int *)zero_addr = 7;
@@ -1091,6 +1104,8 @@ int main(int argc, char **argv)
         crash_null_call();
     else if (!strcmp(mode, "data_call"))
         crash_data_call();
+    else if (!strcmp(mode, "forged_fault"))
+        crash_forged_fault();
     else if (!strcmp(mode, "null_write"))
         crash_null_write();
     else if (!strcmp(mode, "rodata_write"))
