@@ -591,6 +591,14 @@ static void close_interrupted_log(int sig)
 static int sequence(int sig)
 {
     const faultline_hooks *h = &fl_g.hooks;
+    /* The other threads are stopped first, their lines written later in
+     * the log: until they are, one that calls exit() ends the process
+     * with its own status and no log (the objects, the stack and its raw
+     * copy took ~150 us before them). */
+    int omitted;
+    bool threads = !fl_g.custom_catcher && fl_g.dump_signal;
+    if (threads)
+        fl_threads_stop(&omitted);
     if (!h->start_crashlog(fl_g.app))
         return 0;
     log_started = true;
@@ -602,10 +610,9 @@ static int sequence(int sig)
         return 0;
     if (!raw_stack())
         return 0;
-    if (!fl_g.custom_catcher && fl_g.dump_signal) {
-        int omitted;
+    if (threads) {
         thread_status = 1;
-        fl_threads_capture(emit_thread, &omitted);
+        fl_threads_emit(emit_thread);
         if (!thread_status || (omitted && !kv_u64("THREADS_OMITTED", (uint64_t)omitted)))
             return 0;
     }

@@ -200,14 +200,16 @@ bool fl_spool_is_open(void);
 void fl_spool_abandon(void);                 /* unlink an unfinished log */
 bool fl_spool_take_crash_id(char out[40]);   /* the id chosen at install, once */
 void fl_spool_run_reporter(void);            /* fork+exec FAULTLINE_REPORTER */
-/* Lets the threads fl_threads_capture() parked go on (they give up by
+/* Lets the threads fl_threads_stop() parked go on (they give up by
  * themselves after 2 s): after die(), when the process is still there. */
 void fl_threads_release(void);
-/* Parks every other thread and emits the first FL_MAX_THREADS of them;
- * *omitted: how many more there were (parked, not in the log). */
-int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
-                                     const uint64_t *ctx),
-                       int *omitted);
+/* Parks every other thread, the first FL_MAX_THREADS with their
+ * registers taken; *omitted: how many more there were (parked, not in
+ * the log).  Returns how many were taken. */
+int fl_threads_stop(int *omitted);
+/* Emits the threads fl_threads_stop() took. */
+void fl_threads_emit(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
+                                  const uint64_t *ctx));
 /* The calling thread's compressed calling context (context.c) into *out;
  * returns non-zero when instrumented code has run in the process, i.e.
  * when the value means something. */

@@ -11,13 +11,13 @@
  * freeing it again when the thread exits; so do the threads the C library
  * starts for SIGEV_THREAD timers, through our timer_create().
  *
- * On a crash, fl_threads_capture() sends the same dump signal to every other
+ * On a crash, fl_threads_stop() sends the same dump signal to every other
  * thread; each one copies its registers into a slot, acknowledges, and parks
  * (bounded) so that its stack stays still while the crashing thread unwinds
  * it.  A thread that does not answer in time (signal blocked, stuck in the
  * kernel) is listed without frames.
  *
- * SIGNAL-SAFE ZONE: fl_threads_capture(), the dump handler and
+ * SIGNAL-SAFE ZONE: fl_threads_stop(), fl_threads_emit(), the dump handler and
  * fl_ensure_altstack() use system calls only (mmap, sigaltstack, tgkill,
  * getdents64, nanosleep).  The pthread_create wrapper runs in ordinary
  * context.
@@ -294,9 +294,7 @@ int fl_threads_init(void)
 }
 
 /* fl-lint: signal-safe */
-int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
-                                     const uint64_t *ctx),
-                       int *omitted)
+int fl_threads_stop(int *omitted)
 {
     pid_t *tids = capture_tids;
     nslots = 0;
@@ -324,7 +322,14 @@ int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *
             break;
         nanosleep(&ts, NULL);
     }
+    return n;
+}
 
+/* fl-lint: signal-safe */
+void fl_threads_emit(void (*emit)(pid_t tid, const char *name, const fl_regs *regs,
+                                  const uint64_t *ctx))
+{
+    int n = nslots;
     for (int i = 0; i < n; i++) {
         char path[64] = "/proc/self/task/", name[64];
         size_t k = fl_strlen(path);
@@ -343,7 +348,6 @@ int fl_threads_capture(void (*emit)(pid_t tid, const char *name, const fl_regs *
     /* The threads stay parked until fl_threads_release(): released now,
      * one that calls exit() or _exit() would end the process before the
      * log is finished and named, with its status instead of the signal. */
-    return n;
 }
 
 /* fl-lint: signal-safe */

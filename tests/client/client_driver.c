@@ -8,6 +8,7 @@
  *   client_driver mojo    MOJO_APP          MojoCrash API: hook order
  *   client_driver efbig   CRASHME           failing writes leave no log
  *   client_driver refault CRASHME           a fault ends the process itself (core dumps)
+ *   client_driver exit_early CRASHME        other threads are stopped before the log starts
  *   client_driver tmpfs   CRASHME           a full file system leaves no log
  *   client_driver spool_gone CRASHME        the spool was deleted after install
  *   client_driver dlclose CRASHME           an unloaded library is not reported
@@ -1147,6 +1148,22 @@ static int cmd_refault(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* The other threads are stopped before anything of the log is written:
+ * a thread woken by the first hook after the header (get_objects) and
+ * then calling exit_group(3) must be parked already. */
+static int cmd_exit_early(const char *exe)
+{
+    char *argv[] = {(char *)exe, (char *)"exit_early", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log)
+        CHECK(log->nthreads == 1, "%zu THREADs, expected the woken one", log->nthreads);
+    fl_crashlog_free(log);
+    return failures ? 1 : 0;
+}
+
 static int cmd_dlclose(const char *exe)
 {
     char env_plugin[1200];
@@ -2259,6 +2276,8 @@ int main(int argc, char **argv)
         rc = cmd_efbig(argv[2]);
     else if (!strcmp(cmd, "refault"))
         rc = cmd_refault(argv[2]);
+    else if (!strcmp(cmd, "exit_early"))
+        rc = cmd_exit_early(argv[2]);
     else if (!strcmp(cmd, "dlclose"))
         rc = cmd_dlclose(argv[2]);
     else if (!strcmp(cmd, "relative_plugin"))

@@ -572,6 +572,20 @@ static int etc_raise(faultline_get_etc_callback cb)
     return 1;
 }
 
+/* exit_early: a get_objects hook -- the log's first part after its
+ * header -- wakes a thread that then ends the process with status 3; it
+ * must have been stopped before.  The log then has no OBJECT lines. */
+static int objects_wake(faultline_get_objects_callback cb)
+{
+    (void)cb;
+    if (write(etc_pipe[1], "x", 1) != 1)
+        return 0;
+    /* A slow disk: time enough for a thread that is not stopped to run. */
+    struct timespec ts = {0, 50000000};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
 static void *reading_thread(void *arg)
 {
     (void)arg;
@@ -797,6 +811,18 @@ int main(int argc, char **argv)
         install(NULL);
         for (int i = 0; i < 4; i++)
             start_thread(exiting_thread, NULL);
+        usleep(100000);
+        crash_null_read();
+        return 3;
+    }
+    if (!strcmp(mode, "exit_early")) {
+        faultline_hooks h;
+        memset(&h, 0, sizeof h);
+        h.get_objects = objects_wake;
+        install(&h);
+        if (pipe(etc_pipe) != 0)
+            return 2;
+        start_thread(reading_thread, NULL);
         usleep(100000);
         crash_null_read();
         return 3;
