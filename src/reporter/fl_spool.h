@@ -63,6 +63,9 @@ int fl_spool_read(fl_spool *sp, const char *name, char **data, size_t *len);
 
 /* Delete a log and its retry file. */
 int fl_spool_remove(fl_spool *sp, const char *name);
+/* Seconds since NAME was last written (0 for a time ahead of the clock),
+ * or -errno. */
+long long fl_spool_age(fl_spool *sp, const char *name);
 
 typedef struct fl_retry_state {
     unsigned attempts; /* failed attempts so far */

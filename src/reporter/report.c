@@ -553,6 +553,9 @@ static void items_free(item *v, size_t n)
     free(v);
 }
 
+/* A log that does not parse is deleted only once it is this old. */
+#define FRESH_LOG_S 60
+
 /* Read and validate one log: 0 and *l filled (loaded_free() it), or 1
  * when it is not to be sent, said and counted: gone (another tool removed
  * it), not a crash log (deleted, noted), unreadable (kept). */
@@ -585,6 +588,18 @@ static int load_log(run *r, const char *name, const char *shown, loaded *l)
             snprintf(why, sizeof why, "invalid crash log: line %u: %s", err.line, err.message);
         else
             snprintf(why, sizeof why, "invalid crash log: %s", err.message);
+        /* Faultline's writers name a log only once it is whole; a young
+         * one that does not parse may be a copy still under way (cp into
+         * the spool while a reporter runs): checked again when older. */
+        long long age = fl_spool_age(r->sp, name);
+        if (age >= 0 && age < FRESH_LOG_S) {
+            warn("%s: %s; kept: written %lld s ago, it may still be being written (checked "
+                 "again once it is %d s old)",
+                 shown, why, age, FRESH_LOG_S);
+            r->kept++;
+            loaded_free(l);
+            return 1;
+        }
         if (drop(r, name, why)) {
             warn("%s: %s; deleted", shown, why);
             r->rejected++;

@@ -265,6 +265,17 @@ int fl_spool_list(fl_spool *sp, char ***names)
     return n;
 }
 
+long long fl_spool_age(fl_spool *sp, const char *name)
+{
+    struct stat st;
+    if (bad_name(name))
+        return -EINVAL;
+    if (fstatat(sp->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -errno;
+    long long age = (long long)time(NULL) - (long long)st.st_mtime;
+    return age > 0 ? age : 0;
+}
+
 int fl_spool_read(fl_spool *sp, const char *name, char **data, size_t *len)
 {
     *data = NULL;

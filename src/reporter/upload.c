@@ -256,8 +256,13 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     const char *v = line + 12;
     while (*v == ' ' || *v == '\t')
         v++;
-    uint64_t secs;
-    if (fl_parse_u64(v, &secs) == 0 && *v >= '0' && *v <= '9') {
+    size_t digits = strspn(v, "0123456789");
+    if (digits && v[digits + strspn(v + digits, " \t\r\n")] == '\0') {
+        /* Read saturating: a number too long for 64 bits is a long wait
+         * all the same, cut to the longest as a large one is. */
+        uint64_t secs = 0;
+        for (size_t i = 0; i < digits && secs <= (uint64_t)FL_UPLOAD_MAX_RETRY_AFTER; i++)
+            secs = secs * 10 + (uint64_t)(v[i] - '0');
         a->retry_after = secs > (uint64_t)FL_UPLOAD_MAX_RETRY_AFTER ? FL_UPLOAD_MAX_RETRY_AFTER
                                                                      : (long)secs;
     } else {
@@ -303,6 +308,21 @@ static void read_answer(const answer *a, fl_upload_result *res)
             e = json_string_value(json_object_get(j, "message"));
         if (e && res->status / 100 != 2)
             printable(res->message, sizeof res->message, e, strlen(e));
+        /* A 2xx that names no accepted log -- an empty "accepted" list,
+         * or an "error" and no list -- did not take it: a buggy server, a
+         * gateway or another application at this URL.  Deleting the log
+         * on it would lose the report (contract: 200 lists what is
+         * durable). */
+        if (res->status / 100 == 2 && (json_is_array(acc) ? !json_array_size(acc) : e != NULL)) {
+            json_t *rej = json_array_get(json_object_get(j, "rejected"), 0);
+            const char *why = json_string_value(json_object_get(rej, "error"));
+            if (!why)
+                why = e ? e : "its \"accepted\" list is empty";
+            res->outcome = FL_UPLOAD_FAILED;
+            char msg[sizeof res->message];
+            snprintf(msg, sizeof msg, "the server answered but accepted nothing: %s", why);
+            printable(res->message, sizeof res->message, msg, strlen(msg));
+        }
     } else if (res->status / 100 != 2 && a->body.p[0] != '<') {
         /* An HTML error page (a proxy's, a web server's) has no reason in
          * its first line, only "<html>": the status then says more. */

@@ -37,6 +37,9 @@ fail() {
 . "$(dirname "$0")/../lib/https.sh"
 
 # mklog FILE [CRASH_ID] [APP] [VERSION]: a complete Faultline (version 2) log.
+# Files made two minutes old: a log that does not parse is deleted only
+# once it is a minute old.
+aged() { touch -d '2 minutes ago' "$@"; }
 mklog() {
     local id=${2:-$(cat /proc/sys/kernel/random/uuid)}
     cat >"$1" <<EOF
@@ -149,9 +152,17 @@ case_garbage() {
     ln -s /etc/passwd "$SPOOL/e-link.crashlog"
     echo "0123-abcd" >"$SPOOL/installation-id"
     printf 'FAULTLINE 0.1.0\n' >"$SPOOL/.tmp-12345.partial"
+    # A log that does not parse is deleted once it is a minute old: a
+    # younger one may be a copy still under way.
+    head -n 10 "$WORK/full" >"$SPOOL/f-young.crashlog"
+    aged "$SPOOL/a-garbage.crashlog" "$SPOOL/c-truncated.crashlog" "$SPOOL/d-empty.crashlog"
     start_responder 200
     rep --url "$URL" --yes
-    expect_rc 0
+    expect_rc 75
+    [ -f "$SPOOL/f-young.crashlog" ] || fail "a young log that does not parse was deleted"
+    grep -q 'f-young.crashlog: invalid crash log: line 10: incomplete log.*; kept: written [0-9]* s ago, it may still be being written (checked again once it is 60 s old)' \
+        "$WORK/rep.err" || fail "young: $(cat "$WORK/rep.err")"
+    rm -f "$SPOOL/f-young.crashlog"
     [ "$(requests)" = 1 ] || fail "want 1 request (the good log), got $(requests)"
     grep -q 'CRASH_ID' "$REC/req-1.log" || fail "the request did not carry the good log"
     for f in a-garbage c-truncated d-empty e-link; do
@@ -172,6 +183,7 @@ case_fifo_notes() {
     # garbage log is still deleted and the good one sent.
     mklog "$SPOOL/b-good.crashlog"
     printf 'junk\n' >"$SPOOL/a-garbage.crashlog"
+    aged "$SPOOL/a-garbage.crashlog"
     mkfifo "$SPOOL/rejected.log"
     start_responder 200
     timeout 20 "$REPORTER" --spool "$SPOOL" --url "$URL" --yes </dev/null >"$WORK/rep.out" 2>"$WORK/rep.err"
@@ -191,6 +203,7 @@ case_odd_names() {
     local esc=$'\e' nl=$'\n'
     mklog "$SPOOL/good${esc}[31m.crashlog"
     printf 'junk\n' >"$SPOOL/bad${nl}2026-01-01T00:00:00Z forged.crashlog declined by the user${nl}.crashlog"
+    aged "$SPOOL/bad${nl}2026-01-01T00:00:00Z forged.crashlog declined by the user${nl}.crashlog"
     start_responder 200
     rep --url "$URL" --yes
     expect_rc 0
@@ -222,6 +235,7 @@ case_changed_log() {
     [ "$(requests)" = 1 ] || fail "the first request did not come"
     # While the reporter waits for the first answer:
     printf 'garbage\n' >"$SPOOL/b.crashlog"
+    aged "$SPOOL/b.crashlog" # else kept as a copy that may be under way
     mklog "$WORK/c-new" 11111111-2222-3333-4444-555555555555
     cp "$WORK/c-new" "$SPOOL/c.crashlog"
     wait $p
@@ -328,6 +342,7 @@ case_garbage_only() {
     printf 'junk' >"$SPOOL/x.crashlog"
     mklog "$WORK/full"
     head -n 5 "$WORK/full" >"$SPOOL/y.crashlog"
+    aged "$SPOOL/x.crashlog" "$SPOOL/y.crashlog"
     start_responder 200
     rep --url "$URL" --yes
     expect_rc 0
@@ -392,6 +407,18 @@ case_html_answer() {
     rep --url "$URL" --yes
     expect_rc 0
     [ "$(nlogs)" = 0 ] || fail "an empty or plain-text 200 was not a delivery"
+    kill "$RPID"; wait "$RPID" 2>/dev/null; RPID=
+    # A JSON 200 that accepts nothing (an empty list, or an error and no
+    # list) did not take the log: kept, exit 1 -- deleting it lost it.
+    mklog "$SPOOL/c.crashlog"; mklog "$SPOOL/d.crashlog"
+    start_responder a200,x200
+    rep --url "$URL" --yes
+    expect_rc 1
+    [ "$(nlogs)" = 2 ] || fail "a 200 that accepted nothing deleted a log"
+    grep -q 'c.crashlog: failed (HTTP 200: the server answered but accepted nothing: its "accepted" list is empty); kept' \
+        "$WORK/rep.err" || fail "a200: $(cat "$WORK/rep.err")"
+    grep -q 'd.crashlog: failed (HTTP 200: the server answered but accepted nothing: storage failed); kept' \
+        "$WORK/rep.err" || fail "x200: $(cat "$WORK/rep.err")"
 }
 
 case_status_401() {
@@ -518,6 +545,16 @@ case_clock_step_back() {
         fail "with the clock 2 h back the next try is in ${left:-?} s, want at most 120"
     [ "$(requests)" = 1 ] || fail "sent again inside the Retry-After window"
     echo "ok: clock 2 h back: next try in $left s"
+}
+
+case_retry_after_huge() {
+    # A Retry-After too long for 64 bits is a wait as long as allowed (7
+    # days), not none (it was ignored, and the backoff's seconds used).
+    mklog "$SPOOL/a.crashlog"
+    start_responder 503 --retry-after-raw 99999999999999999999999
+    rep --url "$URL" --yes
+    expect_rc 75
+    grep -q 'next try in 604800 s' "$WORK/rep.err" || fail "huge Retry-After: $(cat "$WORK/rep.err")"
 }
 
 case_status_503_then_200() {

@@ -9,7 +9,8 @@
  * take the request apart.
  *
  *   responder --port-file F --record DIR [--script 200,429,hang]
- *             [--retry-after N | --retry-after-date N] [--delay-ms N]
+ *             [--retry-after N | --retry-after-date N | --retry-after-raw TEXT]
+ *             [--delay-ms N]
  *             [--max-seconds N]
  *
  * For request N (1-based) it writes into DIR:
@@ -28,7 +29,8 @@
  * closed without an answer (a proxy that chokes on one log).  A letter before a status
  * changes the body: hN an HTML page (text/html), dN an HTML page sent as
  * text/plain after blank lines ("<!doctype html>"), eN an empty body, tN
- * a plain-text "OK" (a MojoCrash server's success).
+ * a plain-text "OK" (a MojoCrash server's success), aN a JSON answer
+ * accepting nothing ({"accepted":[]}), xN a JSON "error" and no list.
  */
 #define _GNU_SOURCE /* memmem, open_memstream */
 #include <arpa/inet.h>
@@ -54,6 +56,7 @@ static char body_kind[MAX_SCRIPT]; /* the body: 0 the usual, or a letter (above)
 static int nscript;
 static long retry_after = -1;
 static long retry_after_date = -1; /* send Retry-After as an HTTP date, now + N s */
+static const char *retry_after_raw; /* send this Retry-After, as it is */
 static long delay_ms;
 static atomic_int counter;
 
@@ -221,6 +224,10 @@ static enum MHD_Result answer(struct MHD_Connection *c, int n)
     } else if (k == 't') {
         snprintf(body, sizeof body, "OK\n");
         ctype = "text/plain";
+    } else if (k == 'a') {
+        snprintf(body, sizeof body, "{\"accepted\":[]}");
+    } else if (k == 'x') {
+        snprintf(body, sizeof body, "{\"error\":\"storage failed\"}");
     } else if (html)
         snprintf(body, sizeof body, "<html>\r\n<head><title>%d</title></head>\r\n</html>\r\n", st);
     else if (st / 100 == 2)
@@ -232,7 +239,9 @@ static enum MHD_Result answer(struct MHD_Connection *c, int n)
     MHD_add_response_header(r, "Content-Type", ctype);
     if (st / 100 == 3)
         MHD_add_response_header(r, "Location", "http://redirect.example/api/v1/crashes");
-    if ((st == 429 || st == 503) && retry_after >= 0) {
+    if ((st == 429 || st == 503) && retry_after_raw) {
+        MHD_add_response_header(r, "Retry-After", retry_after_raw);
+    } else if ((st == 429 || st == 503) && retry_after >= 0) {
         char ra[32];
         snprintf(ra, sizeof ra, "%ld", retry_after);
         MHD_add_response_header(r, "Retry-After", ra);
@@ -346,6 +355,8 @@ int main(int argc, char **argv)
             scr = v;
         else if (!strcmp(a, "--retry-after"))
             retry_after = strtol(v, NULL, 10);
+        else if (!strcmp(a, "--retry-after-raw"))
+            retry_after_raw = v;
         else if (!strcmp(a, "--retry-after-date"))
             retry_after_date = strtol(v, NULL, 10);
         else if (!strcmp(a, "--delay-ms"))
@@ -360,7 +371,7 @@ int main(int argc, char **argv)
     char *s = strdup(scr);
     for (char *sv = NULL, *t = strtok_r(s, ",", &sv); t && nscript < MAX_SCRIPT;
          t = strtok_r(NULL, ",", &sv)) {
-        bool letter = strchr("hdet", *t) && t[1] >= '0' && t[1] <= '9';
+        bool letter = strchr("hdetax", *t) && t[1] >= '0' && t[1] <= '9';
         body_kind[nscript] = letter ? *t : 0;
         script[nscript++] = !strcmp(t, "hang") ? 0 : !strcmp(t, "reset") ? -1 : atoi(t + letter);
     }
