@@ -126,7 +126,8 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The signal that asked us to stop (SIGINT: Ctrl-C, SIGTERM), 0 while
+/* The signal that asked us to stop (SIGINT: Ctrl-C, SIGTERM, SIGHUP: the
+ * terminal or ssh session gone), 0 while
  * none did.  The request under way is cut (fl_upload_config.stop), the
  * logs not sent stay as they are, and the run ends with its summary and
  * 128 + the signal, as a shell reports a program a signal ended. */
@@ -147,6 +148,11 @@ static void catch_stop_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    /* Output into a pipe whose reader left (| head) fails with EPIPE
+     * instead of ending the run between a delivery and its deletion's
+     * line: the logs go on being sent, their lines are lost. */
+    signal(SIGPIPE, SIG_IGN);
 }
 
 static void usage(FILE *f)
@@ -194,8 +200,8 @@ static void usage(FILE *f)
             "(not HTTP_PROXY).\n"
             "\n"
             "Exit: 0 all delivered or rejected, 75 some kept for later, 64 usage,\n"
-            "1 other errors, 130 or 143 interrupted (SIGINT, SIGTERM: the logs not sent\n"
-            "stay).  See faultline-report(1).\n",
+            "1 other errors, 130, 143 or 129 interrupted (SIGINT, SIGTERM, SIGHUP: the logs\n"
+            "not sent stay).  See faultline-report(1).\n",
             DEFAULT_LOCK_WAIT_S);
 }
 
@@ -1121,7 +1127,9 @@ int fl_reporter_main(int argc, char **argv)
     }
     if (g_stop)
         warn("interrupted (%s): the crash logs not delivered stay in the spool",
-             g_stop == SIGINT ? "SIGINT" : "SIGTERM");
+             g_stop == SIGINT   ? "SIGINT"
+             : g_stop == SIGHUP ? "SIGHUP"
+                                : "SIGTERM");
 
     if (!usage_problem && (r.delivered || r.rejected || r.kept))
         say(&r, "%u delivered, %u rejected or deleted, %u kept for later", r.delivered, r.rejected,

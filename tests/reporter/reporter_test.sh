@@ -753,6 +753,24 @@ case_interrupt() {
     [ $(($(date +%s) - t0)) -lt 15 ] || fail "SIGTERM: slept through the wait"
     [ "$(nlogs)" = 3 ] || fail "SIGTERM: logs lost"
     grep -q 'interrupted (SIGTERM)' "$WORK/rep.err" || fail "SIGTERM: no line for the interruption"
+    # SIGHUP (the ssh session gone) the same way: 129, logs kept, said.
+    "$REPORTER" --spool "$SPOOL" --url "$URL" --yes --retry-until 100 </dev/null >"$WORK/rep.out" 2>"$WORK/rep.err" &
+    pid=$!
+    for _ in $(seq 100); do grep -q 'waiting [0-9]* s for the next retry' "$WORK/rep.err" && break; sleep 0.1; done
+    kill -HUP "$pid"
+    wait "$pid"
+    RC=$?
+    expect_rc 129
+    [ "$(nlogs)" = 3 ] || fail "SIGHUP: logs lost"
+    grep -q 'interrupted (SIGHUP)' "$WORK/rep.err" || fail "SIGHUP: no line for the interruption"
+    kill "$RPID"; wait "$RPID" 2>/dev/null; RPID=
+    # Output into a closed pipe (| head -1) does not end the run: every
+    # log is still sent and deleted.
+    rm -f "$REC"/*
+    start_responder 200 --delay-ms 300 # the lines far apart: head has left before the second
+    ( "$REPORTER" --spool "$SPOOL" --url "$URL" --yes --now </dev/null 2>&1; echo "rc $?" >"$WORK/pipe.rc" ) | head -c 1 >/dev/null
+    grep -qx 'rc 0' "$WORK/pipe.rc" || fail "| head: $(cat "$WORK/pipe.rc")"
+    [ "$(nlogs)" = 0 ] || fail "| head: $(nlogs) logs left"
 }
 
 case_poison_log() {
