@@ -513,9 +513,13 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
         if (res.not_crash_server) {
             /* Whatever answered would answer the rest the same way. */
             r->refused = true;
-            snprintf(r->hold_why, sizeof r->hold_why,
-                     "HTTP %ld with an HTML page answered the one before, as it would them",
-                     res.status);
+            if (res.status)
+                snprintf(r->hold_why, sizeof r->hold_why,
+                         "HTTP %ld with an HTML page answered the one before, as it would them",
+                         res.status);
+            else
+                snprintf(r->hold_why, sizeof r->hold_why,
+                         "no HTTP server answered the one before, as none would them");
         } else if (!res.status) {
             /* This machine's setup (a CA file TLS cannot load, ...). */
             r->refused = true;

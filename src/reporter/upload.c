@@ -628,6 +628,15 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
                      up->proxy_var[0] ? up->proxy_var : "the environment", connect_code);
             goto out;
         }
+        if (cc == CURLE_UNSUPPORTED_PROTOCOL && strstr(errbuf, "HTTP/0.9")) {
+            /* Something answered that is no HTTP server (another service
+             * on that port): the URL's doing, not this machine's. */
+            res->not_crash_server = true;
+            snprintf(res->message, sizeof res->message,
+                     "what answered at %s port %ld does not speak HTTP (is the URL's port right?)",
+                     ip ? ip : "the server", port);
+            goto out;
+        }
         fl_net_message(why, sizeof why, errbuf[0] ? errbuf : curl_easy_strerror(cc), oe, ip, port);
         char full[sizeof why + 64];
         /* curl's message names the proxy's address, the URL another one:

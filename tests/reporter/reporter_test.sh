@@ -547,6 +547,21 @@ case_clock_step_back() {
     echo "ok: clock 2 h back: next try in $left s"
 }
 
+case_not_http() {
+    # Another service on the URL's port (an SSH banner, no HTTP): said as
+    # the URL's doing, not this machine's; the logs kept, the rest of the
+    # run not tried, exit 1.
+    mklog "$SPOOL/a.crashlog"; mklog "$SPOOL/b.crashlog"
+    start_responder 200 --not-http
+    rep --url "$URL" --yes
+    expect_rc 1
+    [ "$(nlogs)" = 2 ] || fail "a log was lost"
+    grep -q "a.crashlog: failed: what answered at 127.0.0.1 port $PORT does not speak HTTP (is the URL's port right?); kept" \
+        "$WORK/rep.err" || fail "no clear line: $(cat "$WORK/rep.err")"
+    grep -q '1 more crash report not tried: no HTTP server answered the one before, as none would them; kept' \
+        "$WORK/rep.err" || fail "the rest: $(cat "$WORK/rep.err")"
+}
+
 case_retry_after_huge() {
     # A Retry-After too long for 64 bits is a wait as long as allowed (7
     # days), not none (it was ignored, and the backoff's seconds used).

@@ -10,7 +10,7 @@
  *
  *   responder --port-file F --record DIR [--script 200,429,hang]
  *             [--retry-after N | --retry-after-date N | --retry-after-raw TEXT]
- *             [--delay-ms N]
+ *             [--delay-ms N] [--not-http]
  *             [--max-seconds N]
  *
  * For request N (1-based) it writes into DIR:
@@ -197,6 +197,22 @@ static void take_apart(int n, const char *ctype, const char *body, size_t len)
     free(fields);
 }
 
+static const char *port_file;
+static bool not_http; /* --not-http: a banner on the port, no HTTP server */
+
+/* The port into port_file, atomically (a test polls for it). */
+static void write_port(unsigned port)
+{
+    char pbuf[16];
+    int pl = snprintf(pbuf, sizeof pbuf, "%u\n", port);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fwrite(pbuf, 1, (size_t)pl, f) != (size_t)pl || fclose(f))
+        die("cannot write the port file");
+    rename(tmp, port_file);
+}
+
 static enum MHD_Result answer(struct MHD_Connection *c, int n)
 {
     int at = (n - 1) < nscript ? n - 1 : nscript - 1;
@@ -340,11 +356,15 @@ static void done(void *cls, struct MHD_Connection *c, void **con_cls,
 
 int main(int argc, char **argv)
 {
-    const char *port_file = NULL;
     long max_seconds = 120;
     const char *scr = "200";
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--not-http")) { /* takes no value */
+            not_http = true;
+            i--;
+            continue;
+        }
         if (!v)
             die("option without value");
         if (!strcmp(a, "--port-file"))
@@ -393,6 +413,27 @@ int main(int argc, char **argv)
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     sa.sin_port = 0;
+    if (not_http) {
+        /* Another service on the port: a banner, no HTTP. */
+        int ls = socket(AF_INET, SOCK_STREAM, 0);
+        socklen_t sl = sizeof sa;
+        if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof sa) || listen(ls, 16) ||
+            getsockname(ls, (struct sockaddr *)&sa, &sl))
+            die("cannot listen");
+        write_port(ntohs(sa.sin_port));
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        alarm((unsigned)max_seconds);
+        for (;;) {
+            int c = accept(ls, NULL, NULL);
+            if (c < 0)
+                continue;
+            static const char banner[] = "SSH-2.0-OpenSSH_9.2p1\r\n";
+            char buf[4096];
+            if (read(c, buf, sizeof buf) < 0 || write(c, banner, sizeof banner - 1) < 0)
+                fprintf(stderr, "responder: %s\n", strerror(errno));
+            close(c);
+        }
+    }
     struct MHD_Daemon *d = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG, 0,
         NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
@@ -402,14 +443,7 @@ int main(int argc, char **argv)
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     if (!info || !info->port)
         die("no port");
-    char pbuf[16];
-    int pl = snprintf(pbuf, sizeof pbuf, "%u\n", (unsigned)info->port);
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
-    FILE *f = fopen(tmp, "w");
-    if (!f || fwrite(pbuf, 1, (size_t)pl, f) != (size_t)pl || fclose(f))
-        die("cannot write the port file");
-    rename(tmp, port_file);
+    write_port(info->port);
 
     alarm((unsigned)max_seconds); /* a test that forgets us does not leave us behind */
     int sig;
