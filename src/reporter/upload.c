@@ -313,11 +313,12 @@ static void read_answer(const answer *a, fl_upload_result *res)
          * gateway or another application at this URL.  Deleting the log
          * on it would lose the report (contract: 200 lists what is
          * durable). */
-        if (res->status / 100 == 2 && (json_is_array(acc) ? !json_array_size(acc) : e != NULL)) {
+        const char *err = json_string_value(json_object_get(j, "error")); /* not "message" */
+        if (res->status / 100 == 2 && (json_is_array(acc) ? !json_array_size(acc) : err != NULL)) {
             json_t *rej = json_array_get(json_object_get(j, "rejected"), 0);
             const char *why = json_string_value(json_object_get(rej, "error"));
             if (!why)
-                why = e ? e : "its \"accepted\" list is empty";
+                why = err ? err : "its \"accepted\" list is empty";
             res->outcome = FL_UPLOAD_FAILED;
             char msg[sizeof res->message];
             snprintf(msg, sizeof msg, "the server answered but accepted nothing: %s", why);
