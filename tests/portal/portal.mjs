@@ -936,6 +936,10 @@ try {
     return links.length >= 1 && [...links].some((a) => a.getAttribute('href') === '#/group/' + id);
   }, into[0].id);
   const found = (await api('/api/v1/groups?q=' + encodeURIComponent(part))).groups;
+  // The unfiltered list holds that group too: wait for the filtered one
+  // to replace it (a loaded machine showed the old list at the check).
+  await page.waitForFunction((n) => document.querySelectorAll('.group-link').length === n, found.length,
+                             { timeout: 10000 }).catch(() => {});
   check(await page.locator('.group-link').count() === found.length, 'the search shows what the API finds');
   await page.fill('#f-q', '');
   await page.selectOption('#f-sort', 'first_seen');
