@@ -2834,7 +2834,7 @@ static enum MHD_Result sym_upload_finish(fl_http *h, req *r)
     fl_store_conn *sc = thread_conn(h);
     if (!sc)
         return send_error(c, 503, "store unavailable", "5");
-    char id[2 * FL_SYM_BUILD_ID_MAX + 1], err[512];
+    char id[2 * FL_SYM_BUILD_ID_MAX + 1], err[512] = "";
     int rc = fl_symingest_file(h->cfg.symingest, sc, r->tmppath, upload_name(c),
                                (long long)r->written, false, id, sizeof id, err, sizeof err);
     r->tmppath[0] = '\0'; /* consumed */
@@ -2851,11 +2851,12 @@ static enum MHD_Result sym_upload_finish(fl_http *h, req *r)
         return send_error(c, 500, err, NULL);
     /* A .dwo file has a DWO id instead of a build id. */
     bool dwo = !strncmp(id, FL_DWO_KEY_PREFIX, strlen(FL_DWO_KEY_PREFIX));
-    return send_json(c, 201,
-                     json_pack("{s:s,s:I}", dwo ? "dwo_id" : "build_id",
-                               dwo ? id + strlen(FL_DWO_KEY_PREFIX) : id, "size",
-                               (json_int_t)r->written),
-                     NULL);
+    json_t *ans =
+        json_pack("{s:s,s:I}", dwo ? "dwo_id" : "build_id",
+                  dwo ? id + strlen(FL_DWO_KEY_PREFIX) : id, "size", (json_int_t)r->written);
+    if (ans && err[0]) /* a note on success: the stored file was kept */
+        json_object_set_new(ans, "note", json_string(err));
+    return send_json(c, 201, ans, NULL);
 }
 
 static enum MHD_Result api_symbols(fl_http *h, struct MHD_Connection *c)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fl_elffile.h"
 #include "fl_srvutil.h"
 #include "fl_symcache.h"
 #include "fl_symcheck.h"
@@ -329,8 +330,36 @@ int fl_symingest_file(fl_symingest *g, fl_store_conn *conn, const char *path, co
     }
     const char *kind = is_dwo ? "dwo" : file_kind(path);
     snprintf(d2, sizeof d2, "%s/%s", g->processed, hex);
-    if ((size_t)snprintf(dest, sizeof dest, "%s/%s", d2, kind) >= sizeof dest ||
-        (mkdir(d2, 0755) && errno != EEXIST) || rename(path, dest)) {
+    if ((size_t)snprintf(dest, sizeof dest, "%s/%s", d2, kind) >= sizeof dest) {
+        snprintf(err, errlen, "cannot store the file as %s/%s: the path is too long", d2, kind);
+        unlink(path);
+        return -1;
+    }
+    /* Of two files of one build id in one place, the more complete stays,
+     * as `symbols add DIR` chooses among its own: a stripped copy sent
+     * after the debug file would otherwise take its place, and every
+     * frame its file and line.  Said to the uploader (err, on success). */
+    struct stat had;
+    int was = 0, now = 0;
+    if (!is_dwo && lstat(dest, &had) == 0 &&
+        (was = fl_elf_completeness(dest)) > (now = fl_elf_completeness(path))) {
+        unlink(path);
+        snprintf(err, errlen,
+                 "the file stored before for this build id was kept: it is more complete "
+                 "(%s) than this one (%s)",
+                 was >= 2 ? "DWARF" : "code",
+                 now >= 2 ? "DWARF"
+                 : now    ? "code"
+                          : "symbols only");
+        r.build_id = hex;
+        r.status = "ok";
+        r.kind = kind;
+        r.path = dest;
+        record(g, conn, &r);
+        snprintf(build_id, cap, "%s", hex);
+        return 0;
+    }
+    if ((mkdir(d2, 0755) && errno != EEXIST) || rename(path, dest)) {
         snprintf(err, errlen, "cannot store the file as %s: %s", dest, strerror(errno));
         unlink(path);
         return -1;

@@ -206,6 +206,18 @@ upload)
     || fail "GET /api/v1/symbols: $(cat "$work/syms.json")"
   grep -q '"status":"failed","error":"' "$work/syms.json" || fail "the garbage upload is not listed as failed"
   ok "GET /api/v1/symbols lists the file and the failure"
+  # A less complete copy of the same build id (its DWARF stripped, the
+  # symbol table kept) sent after it does not take its place: 201 with a
+  # note, the stored file unchanged.  It did, and every frame lost its
+  # file and line once the symcache was built again.
+  objcopy --strip-debug "$DEBUG" "$work/symtab-only.debug"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$work/symtab-only.debug")
+  [ "$c" = 201 ] || fail "a symbol-table-only copy -> $c $(cat "$work/body")"
+  grep -q '"note":"the file stored before for this build id was kept: it is more complete (DWARF) than this one (symbols only)"' \
+    "$work/body" || fail "no note: $(cat "$work/body")"
+  cmp -s "$DEBUG" "$work/d/symbols/processed/$BID/debuginfo" \
+    || fail "the debug file was replaced by a less complete one: $(ls -l "$work/d/symbols/processed/$BID")"
+  ok "a less complete copy of the build id leaves the stored file: $(cat "$work/body")"
   # The crash, after its symbols: function, file and line in the group.
   crash deep
   submit
