@@ -1261,7 +1261,8 @@ int fl_cmd_serve(int argc, char **argv)
                                 .trace_formats = fl_srvsym_trace_formats,
                                 .symbols_changed = fl_srvsym_symbols_changed,
                                 .symbols_gap = fl_srvsym_gap,
-                                .crash_begin = fl_srvsym_crash_begin};
+                                .crash_begin = fl_srvsym_crash_begin,
+                                .symbols_fetched = fl_srvsym_next_fetched};
         if (!(workers = fl_workers_start(store, queue, &m, &wc, err, sizeof err)))
             goto out;
     }

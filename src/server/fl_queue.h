@@ -125,4 +125,14 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen);
  * password).  For the argument checks of `faultline serve`. */
 int fl_queue_amqp_check_url(const char *url, char *err, size_t errlen);
 
+/* The backfill of a debug file (or .dwo, dwz file) for key: in one
+ * transaction of conn, records r when it is not NULL (an ingested file),
+ * marks the processed crashes that lacked key for re-processing (at most
+ * max) and enqueues them on q (NULL: the sweep finds them).  OUT: *nq,
+ * how many.  0, or -1 with err filled and nothing done.  The ingest's
+ * after an upload, and the workers' after a debuginfod fetch
+ * (fl_workers_config.symbols_fetched). */
+int fl_queue_backfill(fl_queue *q, fl_store *s, fl_store_conn *conn, const fl_symbol_rec *r,
+                      const char *key, size_t max, size_t *nq, char *err, size_t errlen);
+
 #endif

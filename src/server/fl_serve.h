@@ -172,6 +172,13 @@ typedef struct fl_workers_config {
      * thread that processes it: starts the crash's budget of debuginfod
      * requests (fl_srvsym_crash_begin).  May be NULL. */
     void (*crash_begin)(void *ctx);
+    /* Called with symbolize_ctx between batches, until it returns false:
+     * a build id whose debug file the symbolizer got from debuginfod
+     * since, into id (fl_srvsym_next_fetched).  The crashes recorded as
+     * lacking it are re-queued, as an upload's are (the backfill): those
+     * processed while debuginfod did not answer, or before it had the
+     * file.  May be NULL. */
+    bool (*symbols_fetched)(void *ctx, char *id, size_t cap);
 } fl_workers_config;
 
 fl_workers *fl_workers_start(fl_store *s, fl_queue *q, fl_metrics *m, const fl_workers_config *c,

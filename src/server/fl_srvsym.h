@@ -34,6 +34,7 @@
 #include "fl_group.h"
 #include "fl_minidump.h"
 #include "fl_symcache.h"
+#include "fl_symlocate.h"
 
 typedef struct fl_srvsym fl_srvsym;
 
@@ -41,6 +42,7 @@ typedef struct fl_srvsym_config {
     const char *upload_root;      /* DATA/symbols/processed (borrowed, copied) */
     const char *cache_dir;        /* DATA/symcache */
     const char *debuginfod_cache; /* DATA/debuginfod-cache, or NULL */
+    unsigned debuginfod_outage_s; /* no request after no server answered; 0: 60 */
     unsigned lru;                 /* open symcaches kept; 0: 32 */
     bool remote_unwind;           /* redo the crashing thread's unwind */
     /* Optional: servers sharing a store (PostgreSQL) share their debug
@@ -177,8 +179,18 @@ typedef struct fl_srvsym_stats {
     uint64_t formats_read, formats_shared;
     uint64_t formats_damaged; /* lookups that found only a damaged section */
     uint64_t tail_frames;     /* frames put back by fl_srvsym_tailcalls */
+    uint64_t fetched_dropped; /* debuginfod fetches left without a backfill */
+    fl_symlocate_stats locate; /* the locator's (debuginfod requests...) */
 } fl_srvsym_stats;
 void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out);
+
+/* The symbols_fetched hook of fl_workers_config (ctx: the fl_srvsym): a
+ * build id whose symcache was built from a debuginfod answer since it was
+ * last asked, into id (cap >= 129); false when there is none.  The
+ * crashes processed without it (during an outage, or before debuginfod
+ * had it) are then re-queued, as an upload's are.  A dwz file fetched
+ * for a symcache's build is not in the list. */
+bool fl_srvsym_next_fetched(void *ctx, char *id, size_t cap);
 /* Count a symcache built for this process outside lookups (the ingest's
  * background build of an upload's symcache) in stats.built, so that the
  * metric counts every build, not only the workers'.  NULL is fine. */

@@ -2676,6 +2676,31 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "faultline_tail_call_frames_total %" PRIu64 "\n",
           ss.lookups, ss.located_missing, ss.opened, ss.built, ss.evicted, ss.broken,
           ss.formats_read, ss.formats_shared, ss.formats_damaged, ss.tail_frames);
+        const fl_symlocate_stats *ls = &ss.locate;
+        P("# HELP faultline_debuginfod_requests_total Requests made to debuginfod servers.\n"
+          "# TYPE faultline_debuginfod_requests_total counter\n"
+          "faultline_debuginfod_requests_total %" PRIu64 "\n"
+          "# HELP faultline_debuginfod_found_total Debug files found through debuginfod.\n"
+          "# TYPE faultline_debuginfod_found_total counter\n"
+          "faultline_debuginfod_found_total %" PRIu64 "\n"
+          "# HELP faultline_debuginfod_failures_total Requests that found no usable file: the "
+          "servers had none (missing), none answered (unreachable), or the answer was not the "
+          "build id's file (refused).\n"
+          "# TYPE faultline_debuginfod_failures_total counter\n"
+          "faultline_debuginfod_failures_total{reason=\"missing\"} %" PRIu64 "\n"
+          "faultline_debuginfod_failures_total{reason=\"unreachable\"} %" PRIu64 "\n"
+          "faultline_debuginfod_failures_total{reason=\"refused\"} %" PRIu64 "\n"
+          "# HELP faultline_debuginfod_skipped_total Requests not made: the build id missed "
+          "lately (remembered), no server answered lately (outage), or the crash's requests "
+          "were spent (budget).\n"
+          "# TYPE faultline_debuginfod_skipped_total counter\n"
+          "faultline_debuginfod_skipped_total{reason=\"remembered\"} %" PRIu64 "\n"
+          "faultline_debuginfod_skipped_total{reason=\"outage\"} %" PRIu64 "\n"
+          "faultline_debuginfod_skipped_total{reason=\"budget\"} %" PRIu64 "\n",
+          ls->debuginfod_queries, ls->found_debuginfod,
+          ls->debuginfod_misses - ls->debuginfod_errors - ls->debuginfod_refused,
+          ls->debuginfod_errors, ls->debuginfod_refused, ls->miss_cache_hits, ls->outage_skips,
+          ls->budget_skips);
     }
     if (h->cfg.ctxsrv) {
         fl_ctxsrv_stats cx;

@@ -88,3 +88,37 @@ bool fl_queue_split(int64_t tid, const char *ids, unsigned attempts, size_t max,
     out[*n - 1].last = true;
     return true;
 }
+
+int fl_queue_backfill(fl_queue *q, fl_store *s, fl_store_conn *conn, const fl_symbol_rec *r,
+                      const char *key, size_t max, size_t *nq, char *err, size_t errlen)
+{
+    char **ids = NULL;
+    size_t n = 0;
+    *nq = 0;
+    if (s->begin(conn)) {
+        snprintf(err, errlen, "%s", s->error(conn));
+        return -1;
+    }
+    if ((r && s->add_symbol(conn, r)) || s->symbols_arrived(conn, key, max, &ids, &n))
+        goto fail;
+    if (q && q->in_store_txn)
+        for (size_t i = 0; i < n; i++)
+            if (q->enqueue(q, conn, ids[i]))
+                goto fail;
+    if (s->commit(conn))
+        goto fail;
+    if (q)
+        fl_queue_publish(q, conn, (const char *const *)ids, n); /* or the sweep will */
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    *nq = n;
+    return 0;
+fail:
+    snprintf(err, errlen, "%s", s->error(conn)); /* before the rollback clears it */
+    s->rollback(conn);
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(ids);
+    return -1;
+}

@@ -28,6 +28,7 @@
 #define MAX_BROKEN 64          /* debug files whose symcache could not be built */
 #define BROKEN_TTL_NS (600ull * 1000000000ull)
 #define FORMATS_CACHED 16 /* debug files' .debug_faultline_trace sections kept */
+#define MAX_FETCHED 64    /* debuginfod fetches waiting for their backfill */
 
 typedef struct entry {
     char build_id[ID_MAX];
@@ -75,6 +76,12 @@ struct fl_srvsym {
         uint64_t generation, used;
         fl_tracesec *ts;
     } fmts[FORMATS_CACHED];
+    /* Build ids whose symcache was built from a debuginfod answer, for the
+     * workers' backfill (fl_srvsym_next_fetched); more between two
+     * batches are dropped (counted), their crashes then wait for the
+     * next fetch or POST .../reprocess. */
+    char fetched[MAX_FETCHED][ID_MAX];
+    size_t nfetched;
 };
 
 #define MAX_ASKED 4096
@@ -93,6 +100,15 @@ static struct broken *broken_locked(fl_srvsym *s, const char *id)
         if (s->broken[i].until_ns > now && !strcasecmp(s->broken[i].build_id, id))
             return &s->broken[i];
     return NULL;
+}
+
+/* The locator's few lines (debuginfod outages, refused answers) go to
+ * the server's log: without them a debuginfod that stopped answering
+ * showed only as crashes whose symbols were partial. */
+static void locate_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    fl_log(stderr, "faultline serve: symbols: %s", line);
 }
 
 int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_t errlen)
@@ -132,6 +148,8 @@ int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_
     if (cfg->upload_root)
         lc.upload_roots[lc.nupload_roots++] = cfg->upload_root;
     lc.debuginfod_cache = cfg->debuginfod_cache;
+    lc.outage_s = cfg->debuginfod_outage_s;
+    lc.log = locate_log;
     int rc = fl_symlocate_new(&lc, &s->loc);
     if (rc) {
         snprintf(err, errlen, "symbol locator: %s", fl_symlocate_strerror(rc));
@@ -414,6 +432,12 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         pthread_mutex_lock(&s->mu);
         s->st.opened++;
         s->st.built += built != 0;
+        if (built && res.source == FL_SYMLOC_SRC_DEBUGINFOD) {
+            if (s->nfetched < MAX_FETCHED)
+                snprintf(s->fetched[s->nfetched++], ID_MAX, "%s", build_id);
+            else
+                s->st.fetched_dropped++;
+        }
         e = insert_locked(s, build_id, sc, alt, dwo_wait);
         /* The same file for every thread: the locator's answer for this
          * build id does not change until a debug file comes, which starts
@@ -869,4 +893,18 @@ void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out)
     pthread_mutex_lock(&s->mu);
     *out = s->st;
     pthread_mutex_unlock(&s->mu);
+    fl_symlocate_get_stats(s->loc, &out->locate);
+}
+
+bool fl_srvsym_next_fetched(void *ctx, char *id, size_t cap)
+{
+    fl_srvsym *s = ctx;
+    bool got = false;
+    pthread_mutex_lock(&s->mu);
+    if (s->nfetched > 0) {
+        snprintf(id, cap, "%s", s->fetched[--s->nfetched]);
+        got = true;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return got;
 }

@@ -153,43 +153,13 @@ static void record(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r)
     }
 }
 
-/* The backfill: mark and re-queue the crashes that lacked these symbols,
- * and record the file, in one transaction. */
+/* The backfill of an ingested file, with its record. */
 static int arrived(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r, size_t *nq,
                    char *err, size_t errlen)
 {
-    fl_store *s = g->cfg.store;
-    fl_queue *q = g->cfg.queue;
-    char **ids = NULL;
-    size_t n = 0;
-    *nq = 0;
-    if (s->begin(conn)) {
-        snprintf(err, errlen, "%s", s->error(conn));
-        return -1;
-    }
-    if (s->add_symbol(conn, r) ||
-        s->symbols_arrived(conn, r->build_id, g->cfg.backfill_max, &ids, &n))
-        goto fail;
-    if (q && q->in_store_txn)
-        for (size_t i = 0; i < n; i++)
-            if (q->enqueue(q, conn, ids[i]))
-                goto fail;
-    if (s->commit(conn))
-        goto fail;
-    if (q)
-        fl_queue_publish(q, conn, (const char *const *)ids, n); /* or the sweep will */
-    for (size_t i = 0; i < n; i++)
-        free(ids[i]);
-    free(ids);
-    *nq = n;
-    return 0;
-fail:
-    snprintf(err, errlen, "%s", s->error(conn)); /* before the rollback clears it */
-    s->rollback(conn);
-    for (size_t i = 0; i < n; i++)
-        free(ids[i]);
-    free(ids);
-    return -1;
+    return fl_queue_backfill(g->cfg.queue, g->cfg.store, conn, r, r->build_id,
+                             g->cfg.backfill_max ? g->cfg.backfill_max : DEFAULT_BACKFILL, nq, err,
+                             errlen);
 }
 
 /* A .dwp package (the .dwo files of many units in one, with a unit index):

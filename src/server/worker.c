@@ -1023,6 +1023,28 @@ static void probe_if_failing(fl_workers *w, fl_store_conn *conn, uint64_t *next)
         fl_health_ok(&w->m->health, FL_HEALTH_PROCESSING);
 }
 
+/* The backfill of the build ids the symbolizer fetched from debuginfod
+ * (fl_workers_config.symbols_fetched).  A store that refuses it leaves
+ * those crashes waiting for the next fetch or an upload. */
+#define BACKFILL_MAX 100000 /* crashes re-queued per fetched build id, as an upload's */
+static void backfill_fetched(fl_workers *w, fl_store_conn *conn)
+{
+    char id[160], err[256]; /* a build id: 128 hex digits at most */
+    while (w->cfg.symbols_fetched && w->cfg.symbols_fetched(w->cfg.symbolize_ctx, id, sizeof id)) {
+        size_t n = 0;
+        if (fl_queue_backfill(w->queue, w->store, conn, NULL, id, BACKFILL_MAX, &n, err,
+                              sizeof err)) {
+            fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, err);
+            continue;
+        }
+        if (n && w->m->health.log)
+            fl_log(w->m->health.log,
+                   "faultline serve: symbols: %s came from debuginfod: %zu crash(es) that lacked "
+                   "it re-queued",
+                   id, n);
+    }
+}
+
 static void *worker_main(void *arg)
 {
     fl_workers *w = arg;
@@ -1045,6 +1067,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&w->mu);
         if (stop)
             break;
+        backfill_fetched(w, conn);
         size_t n = 0;
         int cr = w->queue->claim(w->queue, conn, w->cfg.lease_s, bmax, tasks, &n);
         if (cr)

@@ -33,8 +33,22 @@
  * libdebuginfod takes its server list, cache directory and timeout from the
  * environment only (elfutils 0.188 has no per-client setters), so
  * fl_symlocate_new() sets DEBUGINFOD_URLS / DEBUGINFOD_CACHE_PATH /
- * DEBUGINFOD_TIMEOUT when the config names them.  Call it before starting
- * threads that read the environment.
+ * DEBUGINFOD_TIMEOUT when the config names them, and DEBUGINFOD_RETRY_LIMIT
+ * to 0 unless the environment sets it: libdebuginfod's default of 2
+ * retries made one query of a server that does not answer cost three
+ * timeouts, and the outage pause below is the better retry.  Call it
+ * before starting threads that read the environment.
+ *
+ * debuginfod failures come in two kinds.  The servers said no (404): the
+ * build id is remembered as missing (miss_ttl_s).  No server answered
+ * (a timeout, a refused connection, an unknown host): that is an outage,
+ * not a fact about the build id, so no debuginfod request is made for
+ * outage_s seconds, whatever the build id, and the log hook says so once
+ * when it begins and once when a server answers again.  An answer that is
+ * not the build id's file (another build id, truncated, not ELF) is
+ * refused and removed from libdebuginfod's cache: left there, it was
+ * served from the cache to every later query, and the build id could
+ * never be found.
  *
  * Threads: one fl_symlocate may be used by any number of threads at once
  * (the miss cache is behind a mutex; each debuginfod query uses its own
@@ -105,6 +119,13 @@ typedef struct fl_symlocate_config {
     unsigned debuginfod_timeout_s;
     /* How long a debuginfod miss is remembered; 0 means 600 s. */
     unsigned miss_ttl_s;
+    /* How long no request is made after no server answered; 0: 60 s. */
+    unsigned outage_s;
+    /* Told one line (no newline) when an outage begins or ends and when an
+     * answer is refused; called from the looking-up thread, not under a
+     * lock.  NULL: nothing is told. */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
     /* 1: accept the object's own file (step 4). */
     int use_object_path;
 } fl_symlocate_config;
@@ -161,6 +182,11 @@ typedef struct fl_symlocate_stats {
     uint64_t miss_cache_hits;     /* requests avoided by the miss cache */
     uint64_t budget_skips;        /* requests not made: the thread's budget
                                    * (fl_symlocate_budget) was spent */
+    uint64_t debuginfod_errors;   /* requests no server answered (timeout,
+                                   * refused connection...), part of misses */
+    uint64_t debuginfod_refused;  /* answers that were not the build id's file,
+                                   * part of misses */
+    uint64_t outage_skips;        /* requests not made during an outage */
 } fl_symlocate_stats;
 
 /* Starts a budget of debuginfod requests for the calling thread, until the

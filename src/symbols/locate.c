@@ -8,16 +8,21 @@
  * one behind the miss cache: a small fixed-size table of build ids that a
  * debuginfod query did not find, each with an expiry time on the monotonic
  * clock.  A hit there skips the network; the entry expires so that a debug
- * file published later is still picked up.
+ * file published later is still picked up.  A query no server answered is
+ * not a miss of its build id but an outage: down_until stops every query
+ * for a while (fl_symlocate.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,10 +48,15 @@ struct fl_symlocate {
     size_t ndebug;
     int use_debuginfod;
     int use_object;
-    unsigned miss_ttl_s;
+    unsigned miss_ttl_s, outage_s;
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
 
-    pthread_mutex_t lock; /* guards misses and stats */
+    pthread_mutex_t lock; /* guards misses, the outage and stats */
     miss_entry misses[MISS_SLOTS];
+    int64_t down_until; /* monotonic seconds; no query before */
+    bool down;          /* an outage was told and no answer came since */
+    char down_why[64];  /* what the query that began it failed with */
     fl_symlocate_stats stats;
 };
 
@@ -152,6 +162,27 @@ static int normalize_id(const char *src, char *dst)
     return (n >= 2 && n % 2 == 0) ? 0 : -1;
 }
 
+/* libdebuginfod remembers a failed query in its cache for cache_miss_s
+ * seconds (default 600), and counts any HTTP error as one: a server's 503
+ * during a restart kept a build id from being asked for 10 minutes more
+ * after this locator's own memory of it (miss_ttl_s) had expired.  In a
+ * cache of ours (the server's DATA/debuginfod-cache) it is set shorter
+ * than that memory, so the memory decides; the cache file only covers a
+ * restart.  Best effort: without it the default stands. */
+static void set_cache_miss(const char *dir)
+{
+    char p[PATH_MAX];
+    if ((size_t)snprintf(p, sizeof p, "%s/cache_miss_s", dir) >= sizeof p)
+        return;
+    (void)mkdir(dir, 0700);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    static const char v[] = "60\n";
+    (void)!write(fd, v, sizeof v - 1);
+    close(fd);
+}
+
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
@@ -183,15 +214,21 @@ int fl_symlocate_new(const fl_symlocate_config *cfg, fl_symlocate **out)
     loc->use_debuginfod = cfg->use_debuginfod;
     loc->use_object = cfg->use_object_path;
     loc->miss_ttl_s = cfg->miss_ttl_s ? cfg->miss_ttl_s : 600;
+    loc->outage_s = cfg->outage_s ? cfg->outage_s : 60;
+    loc->log = cfg->log;
+    loc->log_ctx = cfg->log_ctx;
 
     /* libdebuginfod reads these on every query; see the header. */
     if (cfg->debuginfod_urls)
         setenv(DEBUGINFOD_URLS_ENV_VAR, cfg->debuginfod_urls, 1);
-    if (cfg->debuginfod_cache)
+    if (cfg->debuginfod_cache) {
         setenv(DEBUGINFOD_CACHE_PATH_ENV_VAR, cfg->debuginfod_cache, 1);
+        set_cache_miss(cfg->debuginfod_cache);
+    }
     char tmo[16];
     snprintf(tmo, sizeof tmo, "%u", cfg->debuginfod_timeout_s ? cfg->debuginfod_timeout_s : 10);
     setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, tmo, cfg->debuginfod_timeout_s != 0);
+    setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
     *out = loc;
     return 0;
 nomem:
@@ -344,6 +381,76 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether a failed query means no server answered (libdebuginfod's
+ * errors for curl's timeouts, refused connections, unknown hosts, cut
+ * transfers) rather than a server's no: any HTTP error comes back as
+ * ENOENT. */
+static bool is_outage(int err)
+{
+    switch (err) {
+    case ETIME:
+    case ETIMEDOUT:
+    case ECONNREFUSED:
+    case ECONNRESET:
+    case ECONNABORTED:
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ENETDOWN:
+    case EAGAIN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void tell(fl_symlocate *loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tell(fl_symlocate *loc, const char *fmt, ...)
+{
+    if (!loc->log)
+        return;
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    loc->log(loc->log_ctx, line);
+}
+
+/* Why a file debuginfod handed out is not the build id's (static text). */
+static const char *refusal(const char *path, const char *id, int need)
+{
+    char got[ID_HEX_MAX + 1];
+    int dwarf = 0, symtab = 0, code = 0, dynsym = 0;
+    if (!path)
+        return "no file";
+    if (inspect(path, got, sizeof got, &dwarf, &symtab, &code, &dynsym) != 0)
+        return "not an ELF file with a build id (truncated or damaged?)";
+    if (strcmp(got, id) != 0)
+        return "the file has another build id";
+    if ((need & NEED_CODE) && !code)
+        return "a debug-only file where the executable was asked for";
+    return "no symbols in it";
+}
+
+/* Removes a refused answer from libdebuginfod's cache, where it would be
+ * served to every later query of the build id without asking a server.
+ * Only a path of the cache's own shape, .../<id>/debuginfo or
+ * .../<id>/executable, is removed: never a file of somebody else's. */
+static void uncache(const char *path, const char *id)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || (strcmp(slash, "/debuginfo") && strcmp(slash, "/executable")))
+        return;
+    size_t n = strlen(id);
+    if ((size_t)(slash - path) < n + 1 || strncmp(slash - n, id, n) || slash[-(long)n - 1] != '/')
+        return;
+    if (unlink(path) == 0) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        (void)rmdir(dir); /* when empty: libdebuginfod makes it again */
+    }
+}
+
 static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
                           fl_symlocate_result *res, char *why, size_t whylen)
 {
@@ -356,10 +463,14 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
     }
     bool spent = budget.on && ((budget.misses_limited && budget.misses_left == 0) ||
                                (budget.limit_ns && budget.spent_ns >= budget.limit_ns));
+    int64_t now = mono_now();
     pthread_mutex_lock(&loc->lock);
-    int cached = miss_lookup_locked(loc, key, mono_now());
+    int cached = miss_lookup_locked(loc, key, now);
+    int64_t down_left = loc->down_until - now;
     if (cached)
         loc->stats.miss_cache_hits++;
+    else if (down_left > 0)
+        loc->stats.outage_skips++;
     else if (spent)
         loc->stats.budget_skips++;
     else
@@ -367,6 +478,12 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
     pthread_mutex_unlock(&loc->lock);
     if (cached) {
         snprintf(why, whylen, "debuginfod: recent miss (cached)");
+        return -1;
+    }
+    if (down_left > 0) {
+        snprintf(why, whylen,
+                 "debuginfod: not asked, no server answered lately (next try in %lld s)",
+                 (long long)down_left);
         return -1;
     }
     if (spent) {
@@ -390,21 +507,50 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
         if (fd < 0 && budget.misses_left)
             budget.misses_left--;
     }
+    bool outage = fd < 0 && is_outage(-fd), was_down;
+    pthread_mutex_lock(&loc->lock);
+    was_down = loc->down;
+    if (outage) {
+        loc->down = true;
+        loc->down_until = mono_now() + (int64_t)loc->outage_s;
+        loc->stats.debuginfod_errors++;
+        snprintf(loc->down_why, sizeof loc->down_why, "%s", strerror(-fd));
+    } else if (fd >= 0 || fd == -ENOENT) {
+        loc->down = false; /* a server answered */
+    }
+    pthread_mutex_unlock(&loc->lock);
+    if (outage && !was_down)
+        tell(loc, "debuginfod: no server answered (%s) for %s %s; no request for %u s",
+             strerror(-fd), executable ? "executable" : "debuginfo", id, loc->outage_s);
+    else if (was_down && !outage && (fd >= 0 || fd == -ENOENT))
+        tell(loc, "debuginfod: a server answers again");
     if (fd < 0) {
         snprintf(why, whylen, "debuginfod: %s", strerror(-fd));
         bump(loc, &loc->stats.debuginfod_misses);
-        miss_remember(loc, key);
+        if (!outage)
+            miss_remember(loc, key);
+        free(path);
         return -1;
     }
     close(fd);
-    int rc = path ? try_file(path, id, res, FL_SYMLOC_TIER_SYSTEM, FL_SYMLOC_SRC_DEBUGINFOD,
-                             executable ? NEED_CODE : NEED_SYMBOLS)
-                  : -1;
+    int need = executable ? NEED_CODE : NEED_SYMBOLS;
+    int rc =
+        path ? try_file(path, id, res, FL_SYMLOC_TIER_SYSTEM, FL_SYMLOC_SRC_DEBUGINFOD, need) : -1;
     if (rc != 0) {
+        const char *r = refusal(path, id, need);
         if (budget.on && budget.misses_left)
             budget.misses_left--;
-        snprintf(why, whylen, "debuginfod: answer did not match the build id");
-        bump(loc, &loc->stats.debuginfod_misses);
+        snprintf(why, whylen, "debuginfod: answer refused: %s", r);
+        tell(loc,
+             "debuginfod: the %s answered for build id %s was refused (%s) and removed from the "
+             "cache",
+             executable ? "executable" : "debuginfo", id, r);
+        if (path)
+            uncache(path, id);
+        pthread_mutex_lock(&loc->lock);
+        loc->stats.debuginfod_misses++;
+        loc->stats.debuginfod_refused++;
+        pthread_mutex_unlock(&loc->lock);
         miss_remember(loc, key);
     }
     free(path);

@@ -5,7 +5,7 @@
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
 #       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_types | dwo_stale | dwo_pg | dwp | dwp_pg |
-#       dwp_storefail | source | source_pg
+#       dwp_storefail | source | source_pg | debuginfod_adverse
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4 SPLIT=${5:-} IHSRC=${6:-}
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -718,6 +718,96 @@ dwz_debuginfod)
   grep -q dwz_missing "$work/crash.json" && fail "dwz_missing with debuginfod serving the file"
   grep -q "/buildid/$ALT/debuginfo" "$work/debuginfod.log" || fail "debuginfod was not asked for the dwz file $ALT"
   ok "debuginfod served the debug file and its dwz file $ALT: $(grep -o '"signature":"[^"]*"' "$work/crash.json"), complete"
+  stop || fail "shutdown rc"
+  ;;
+debuginfod_adverse)
+  # A debuginfod that does not answer, then answers with the wrong file,
+  # then with the right one (a stand-in: a real debuginfod cannot be made
+  # to misbehave).  No answer is an outage, not a miss: one request, then
+  # none for a minute whatever the build id (libdebuginfod's own retries
+  # made each query three timeouts, and every crash paid them again).  A
+  # wrong answer is refused and leaves libdebuginfod's cache (it was
+  # served from there for good).  The right one, fetched for a later
+  # crash, re-queues the crashes that lacked it (the backfill).
+  cp /bin/true "$work/wrong"  # an ELF file of another build id
+  echo hang >"$work/mode"
+  python3 "$(dirname "$0")/fake_debuginfod.py" "$work/dport" "$work/dreq.log" "$work/mode" \
+    "$BID" "$DEBUG" "$work/wrong" 2>"$work/fake.err" &
+  FPID=$!
+  trap 'kill $FPID 2>/dev/null; cleanup' EXIT
+  for _ in $(seq 100); do [ -s "$work/dport" ] && break; sleep 0.1; done
+  [ -s "$work/dport" ] || fail "the stand-in debuginfod did not start: $(cat "$work/fake.err")"
+  export DEBUGINFOD_URLS="http://127.0.0.1:$(cat "$work/dport")" DEBUGINFOD_TIMEOUT=2
+  touch "$work/dreq.log"
+  # The request for $BID and every one after it.
+  requests_since_bid() { sed -n "\|GET /buildid/$BID/|,\$p" "$work/dreq.log" | wc -l; }
+  start "$work/d" --workers 1
+  ids=()
+  for n in 1 2 3; do crash deep; submit; ids+=("$CID"); done
+  first=$GID
+  grep -q '"symbols":{"status":"partial"' "$work/crash.json" || fail "hang: status: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  # Other build ids (the vdso's executable...) may be asked for before,
+  # and get their 404; after the request that got no answer, none.
+  asked=$(grep -c "GET /buildid/$BID/" "$work/dreq.log")
+  after=$(requests_since_bid)
+  [ "$asked" = 1 ] && [ "$after" = 1 ] ||
+    fail "a debuginfod that does not answer was asked $asked times for 3 crashes, and $((after - 1)) requests followed: $(cat "$work/dreq.log")"
+  grep -q 'symbols: debuginfod: no server answered (Timer expired)' "$work/err" || fail "no log line for the outage: $(tail -5 "$work/err")"
+  # Other build ids are not asked for either during the pause.
+  python3 - "$work/other.log" <<'PY'
+import sys
+L = ["FAULTLINE 1", "CRASHLOG_VERSION 2", "APPLICATION_NAME other", "APPLICATION_VERSION 1.0",
+     "CRASH_ID 0badc0de-0000-4000-8000-0000000000c1", "CRASH_SIGNAL 11"]
+for i in range(3):
+    base = 0x10000000 + i * 0x100000
+    L += ["OBJECT lib%d.so/%d/65536/%d" % (i, base, base), "OBJECT_BUILD_ID %040x" % (0xc0ffee + i)]
+L += ["CALLSTACK %d" % (0x10000000 + i * 0x100000 + 0x100) for i in range(3)] + ["END"]
+open(sys.argv[1], "w").write("\n".join(L) + "\n")
+PY
+  c=$(code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/other.log")
+  [ "$c" = 200 ] || fail "submit other -> $c $(cat "$work/body")"
+  wait_processed 0badc0de-0000-4000-8000-0000000000c1 "$work/other.json"
+  [ "$(requests_since_bid)" = 1 ] || fail "asked during the pause: $(cat "$work/dreq.log")"
+  api /metrics >"$work/metrics"
+  grep -q '^faultline_debuginfod_failures_total{reason="unreachable"} 1$' "$work/metrics" &&
+    grep -Eq '^faultline_debuginfod_skipped_total\{reason="outage"\} [1-9]' "$work/metrics" ||
+    fail "metrics: $(grep debuginfod "$work/metrics")"
+  ok "no answer: 1 request for 3 crashes, then a pause; logged and counted"
+  stop || fail "shutdown rc"
+
+  echo wrong >"$work/mode"
+  start "$work/d" --workers 1
+  crash deep; submit; ids+=("$CID")
+  grep -q "GET /buildid/$BID/debuginfo" "$work/dreq.log" || fail "wrong: not asked"
+  grep -q "symbols: debuginfod: the debuginfo answered for build id $BID was refused (the file has another build id)" "$work/err" ||
+    fail "no log line for the refused answer: $(tail -5 "$work/err")"
+  [ -e "$work/d/debuginfod-cache/$BID/debuginfo" ] && fail "the refused answer stays in libdebuginfod's cache"
+  api /metrics | grep -q '^faultline_debuginfod_failures_total{reason="refused"} 1$' || fail "refused not counted"
+  [ "$(field group_id <"$work/crash.json")" = "$first" ] || fail "the wrong file changed the group"
+  ok "a wrong answer: refused, logged, removed from the cache"
+  stop || fail "shutdown rc"
+
+  echo right >"$work/mode"
+  : >"$work/dreq.log"
+  start "$work/d" --workers 1
+  crash deep; submit; ids+=("$CID")
+  grep -q "GET /buildid/$BID/debuginfo" "$work/dreq.log" || fail "right: the build id was not asked for again (the refused file was served from the cache?)"
+  grep -q '"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"' "$work/crash.json" ||
+    fail "right: $(grep -o '"signature":"[^"]*"' "$work/crash.json")"
+  last=$GID
+  # The backfill: the four crashes processed without it join the group.
+  for _ in $(seq 200); do
+    [ "$(api "/api/v1/groups/$last" | grep -o '"count":[0-9]*' | head -1)" = '"count":5' ] && break
+    sleep 0.1
+  done
+  [ "$(api "/api/v1/groups/$last" | grep -o '"count":[0-9]*' | head -1)" = '"count":5' ] ||
+    fail "backfill: $(api "/api/v1/groups/$last" | head -c 300)"
+  for id in "${ids[@]}"; do
+    [ "$(api "/api/v1/crashes/$id" | field group_id)" = "$last" ] || fail "crash $id was not re-processed"
+  done
+  grep -q "symbols: $BID came from debuginfod: 4 crash(es) that lacked it re-queued" "$work/err" ||
+    fail "no log line for the backfill: $(tail -5 "$work/err")"
+  ok "the right answer: fetched, and the 4 crashes that lacked it re-processed into its group"
   stop || fail "shutdown rc"
   ;;
 debuginfod_budget)

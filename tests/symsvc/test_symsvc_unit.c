@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libxml/parser.h>
@@ -292,9 +293,20 @@ static void test_locate_executable(void **state)
     fl_symlocate_free(loc);
 }
 
-/* An object with full DWARF is taken before debuginfod is asked; a miss
- * is asked once.  The "server" is a closed port: refused at once. */
-static void test_locate_debuginfod_order_and_misses(void **state)
+static int log_lines;
+static char log_last[512];
+static void count_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    log_lines++;
+    snprintf(log_last, sizeof log_last, "%s", line);
+}
+
+/* An object with full DWARF is taken before debuginfod is asked.  The
+ * "server" is a closed port, refused at once: an outage, not a miss (a
+ * real debuginfod's 404 is svc_debuginfod.sh's): one request, told to the
+ * log once, then no request for any build id until the pause is over. */
+static void test_locate_debuginfod_order_and_outage(void **state)
 {
     const fl_object *app = object_named("svc_crash");
     fl_symlocate_config cfg;
@@ -305,6 +317,9 @@ static void test_locate_debuginfod_order_and_misses(void **state)
     snprintf(cache, sizeof cache, "%s/dcache", workdir);
     cfg.debuginfod_cache = cache;
     cfg.debuginfod_timeout_s = 5;
+    cfg.outage_s = 1;
+    cfg.log = count_log;
+    log_lines = 0;
     fl_symlocate *loc = NULL;
     assert_int_equal(fl_symlocate_new(&cfg, &loc), 0);
     fl_symlocate_result r;
@@ -316,22 +331,45 @@ static void test_locate_debuginfod_order_and_misses(void **state)
     assert_int_equal(st.debuginfod_queries, 0);
 
     const char *missing = "00112233445566778899aabbccddeeff00112233";
+    const char *other = "ffeeddccbbaa99887766554433221100ffeeddcc";
     for (int i = 0; i < 3; i++)
-        assert_int_equal(fl_symlocate_find(loc, missing, NULL, &r, err, sizeof err),
-                         FL_SYMLOC_ENOTFOUND);
-    assert_non_null(strstr(err, "recent miss"));
-    /* Each lookup asks for the debug file, then for the executable (its
-     * exports): once each, the other lookups answered by the miss cache. */
+        assert_int_equal(
+            fl_symlocate_find(loc, i == 2 ? other : missing, NULL, &r, err, sizeof err),
+            FL_SYMLOC_ENOTFOUND);
+    assert_non_null(strstr(err, "no server answered lately"));
+    /* The first lookup's debug file query was refused; its executable
+     * query and the other lookups' four were not made. */
     fl_symlocate_get_stats(loc, &st);
-    assert_int_equal(st.debuginfod_queries, 2);
-    assert_int_equal(st.debuginfod_misses, 2);
-    assert_int_equal(st.miss_cache_hits, 4);
-    /* The remote unwinder's executable query shares that miss entry. */
+    assert_int_equal(st.debuginfod_queries, 1);
+    assert_int_equal(st.debuginfod_errors, 1);
+    assert_int_equal(st.outage_skips, 5);
+    assert_int_equal(st.miss_cache_hits, 0);
+    assert_int_equal(log_lines, 1);
+    assert_non_null(strstr(log_last, "no server answered (Connection refused)"));
+    /* The remote unwinder's executable query waits too. */
     assert_int_equal(fl_symlocate_find_executable(loc, missing, NULL, &r, err, sizeof err),
                      FL_SYMLOC_ENOTFOUND);
     fl_symlocate_get_stats(loc, &st);
+    assert_int_equal(st.debuginfod_queries, 1);
+    /* After the pause the server is asked again (and refuses again: the
+     * outage goes on, told once). */
+    struct timespec ts = {2, 100000000};
+    nanosleep(&ts, NULL);
+    assert_int_equal(fl_symlocate_find(loc, missing, NULL, &r, err, sizeof err),
+                     FL_SYMLOC_ENOTFOUND);
+    fl_symlocate_get_stats(loc, &st);
     assert_int_equal(st.debuginfod_queries, 2);
-    assert_int_equal(st.miss_cache_hits, 5);
+    assert_int_equal(st.debuginfod_errors, 2);
+    assert_int_equal(log_lines, 1);
+    /* libdebuginfod's own memory of failed queries is kept shorter than
+     * the locator's in a cache of ours (cache_miss_s). */
+    char p[512], v[16] = "";
+    snprintf(p, sizeof p, "%s/cache_miss_s", cache);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(v, sizeof v, f));
+    fclose(f);
+    assert_int_equal(atoi(v), 60);
     fl_symlocate_free(loc);
     unsetenv("DEBUGINFOD_URLS");
 }
@@ -738,7 +776,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_locate_tiers),
         cmocka_unit_test(test_locate_executable),
-        cmocka_unit_test(test_locate_debuginfod_order_and_misses),
+        cmocka_unit_test(test_locate_debuginfod_order_and_outage),
         cmocka_unit_test(test_locate_threads),
         cmocka_unit_test(test_remote_unwind_and_pick),
         cmocka_unit_test(test_remote_unwind_hostile_objects),

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""A debuginfod that misbehaves on demand, for the adverse cases that a
+real debuginfod cannot be made to show.
+
+    fake_debuginfod.py PORTFILE LOG MODEFILE BUILD_ID GOOD WRONG
+
+Listens on a free port of 127.0.0.1 and writes it to PORTFILE.  Every
+request line goes to LOG.  For GET /buildid/BUILD_ID/debuginfo it reads
+MODEFILE (again for every request) and
+    hang   answers nothing (holds the connection for 60 s),
+    wrong  sends the file WRONG (not BUILD_ID's debug file),
+    right  sends the file GOOD;
+anything else is 404.
+"""
+import http.server
+import socketserver
+import sys
+import time
+
+portfile, log, modefile, build_id, good, wrong = sys.argv[1:7]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        with open(log, "a") as f:
+            f.write("%.3f GET %s\n" % (time.time(), self.path))
+        mode = open(modefile).read().strip()
+        if self.path == "/buildid/%s/debuginfo" % build_id:
+            if mode == "hang":
+                time.sleep(60)
+                return
+            if mode in ("wrong", "right"):
+                body = open(good if mode == "right" else wrong, "rb").read()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+
+
+srv = Server(("127.0.0.1", 0), Handler)
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+import os
+os.rename(portfile + ".tmp", portfile)
+srv.serve_forever()
