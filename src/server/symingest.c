@@ -45,6 +45,7 @@ struct fl_symingest {
      * first crash (a worker would build it on demand otherwise). */
     char (*prebuild)[PATH_MAX];
     size_t nprebuild;
+    unsigned long ntmp; /* names the temporary links of packages (atomic) */
 };
 
 static int mk(const char *d)
@@ -175,7 +176,7 @@ static int ingest_package(fl_symingest *g, fl_store_conn *conn, const fl_dwp *pk
                           size_t cap, char *err, size_t errlen)
 {
     size_t n = fl_dwp_count(pkg);
-    char first[64], home[PATH_MAX + 8], dir[PATH_MAX], dest[PATH_MAX + 8], tmp[PATH_MAX + 16];
+    char first[64], home[PATH_MAX + 8], dir[PATH_MAX], dest[PATH_MAX + 8], tmp[PATH_MAX + 48];
     fl_symbol_rec r = {
         .name = nm, .size = size, .uploaded = fl_now(), .status = "ok", .kind = "dwp"};
     if (n == 0) {
@@ -206,15 +207,21 @@ static int ingest_package(fl_symingest *g, fl_store_conn *conn, const fl_dwp *pk
         snprintf(key, sizeof key, FL_DWO_KEY_PREFIX "%016" PRIx64, fl_dwp_id(pkg, i));
         snprintf(dir, sizeof dir, "%s/%s", g->processed, key);
         snprintf(dest, sizeof dest, "%s/dwo", dir);
-        snprintf(tmp, sizeof tmp, "%s.tmp", dest);
-        /* One file, a name per id (replacing a .dwo uploaded before). */
-        unlink(tmp);
+        /* One file, a name per id (replacing a .dwo uploaded before),
+         * linked through a temporary name of this call's own: uploads of
+         * one package at once each link theirs, and once one has linked
+         * the file another has just put at home, the other's rename() of
+         * its link (a second name of the same file) does nothing and
+         * leaves the temporary name -- removed after the rename. */
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", dest, (long)getpid(),
+                 __atomic_fetch_add(&g->ntmp, 1, __ATOMIC_RELAXED));
         if ((mkdir(dir, 0755) && errno != EEXIST) || link(home, tmp) || rename(tmp, dest)) {
             snprintf(err, errlen, "cannot store the file as %s: %s", dest, strerror(errno));
             unlink(tmp);
             rc = -1;
             break;
         }
+        unlink(tmp); /* ENOENT unless dest was this file already */
         r.build_id = key;
         r.path = dest;
         size_t nq = 0;

@@ -5,7 +5,7 @@
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
 # CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
 #       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_types | dwo_stale | dwo_pg | dwp | dwp_pg |
-#       dwp_storefail | source | source_pg | debuginfod_adverse
+#       dwp_storefail | dwp_parallel | source | source_pg | debuginfod_adverse
 set -uo pipefail
 case_=$1 FL=$2 CRASH=$3 DEBUG=$4 SPLIT=${5:-} IHSRC=${6:-}
 work=$(mktemp -d /tmp/fl-symserver-test.XXXXXX)
@@ -935,6 +935,52 @@ PY
   [ "$(grep -n "uploaded (HTTP 20" "$work/add3.out" | head -1 | grep -c "$work/bin/app.dwp")" = 1 ] \
     || fail "the package was not sent first: $(cat "$work/add3.out")"
   ok "symbols add --server sends PROG.dwp before PROG"
+  stop || fail "shutdown rc"
+  ;;
+dwp_parallel)
+  # The same .dwp package uploaded 8 times at once (a CI matrix whose jobs
+  # each send it): each upload links the package under its DWO id through
+  # a temporary name, and rename() of two names of one file does nothing,
+  # so one upload's link made after another's left processed/dwo-<id>/
+  # dwo.tmp behind (or a link() found another's and answered 500).  Every
+  # upload is 201, nothing *.tmp* stays, each dwo-<id>/dwo is the package,
+  # and the crash is symbolized with it.
+  split_app
+  CRASH=$work/bin/app
+  command -v llvm-dwp >/dev/null || fail "llvm-dwp is not installed"
+  # With 24 more units (one store transaction each), the uploads overlap
+  # for sure: one links the package another has just replaced.
+  mkdir -p "$work/units"
+  for i in $(seq 24); do
+    echo "int unit$i(int x) { return x * $i + 1; }" >"$work/units/u$i.c"
+    (cd "$work/units" && cc -c -g -O2 -gsplit-dwarf "u$i.c") || fail "cc u$i.c"
+  done
+  timeout 60 llvm-dwp "$DWO" "$work"/units/u*.dwo -o "$work/app.dwp" || fail "llvm-dwp"
+  start "$work/d" --http-threads 8
+  "$FL" symbols add "$work/bin/app" --server "$(url '')" >"$work/add.out" 2>&1 \
+    || fail "symbols add: $(cat "$work/add.out")"
+  crash deep
+  submit
+  old=$GID
+  pids=()
+  for i in $(seq 8); do
+    curl -s -o "$work/par$i.body" -w '%{http_code}' -X POST -H "Authorization: Bearer $ADMIN" \
+      -H 'X-Faultline-Name: app.dwp' --data-binary @"$work/app.dwp" "$(url /api/v1/symbols)" >"$work/par$i.code" &
+    pids+=($!)
+  done
+  wait "${pids[@]}" # not a bare wait: the server is a child too
+  for i in $(seq 8); do
+    [ "$(cat "$work/par$i.code")" = 201 ] || fail "parallel upload $i -> $(cat "$work/par$i.code") $(cat "$work/par$i.body")"
+  done
+  left=$(find "$work/d/symbols/processed" -name '*.tmp*')
+  [ -z "$left" ] || fail "temporary links left: $left"
+  for f in "$work/d/symbols/processed"/dwo-*/dwo; do
+    cmp -s "$f" "$work/app.dwp" || fail "$f is not the package: $(ls -l "$f")"
+  done
+  ok "8 parallel uploads of the package: all 201, no *.tmp* left, every dwo-<id>/dwo the package"
+  moved "$old" "after the parallel uploads"
+  grep -q "$STORE_SIG" "$work/g1.json" || fail "after the package: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
+  ok "the crash symbolized with the package: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
   stop || fail "shutdown rc"
   ;;
 dwp_storefail)
