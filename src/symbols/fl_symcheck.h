@@ -45,8 +45,12 @@ const char *fl_symcheck_strerror(int code);
  * to keep libelf out of this header), cannot be symbolicated whatever its
  * contents: a relocatable object (.o; not the relocatable file dwz -m
  * writes, which holds DWARF shared by debug files), or section headers
- * past the end of the file (truncated or damaged).  NULL when neither. */
-const char *fl_symcheck_elf_problem(void *elf);
+ * past the end of the file, or the bytes of a section the check or the
+ * symcache build reads (the section names, notes, symbol tables and their
+ * strings, .text, .debug_*; not SHT_NOBITS) -- truncated or damaged.  buf
+ * (cap bytes, 256 is enough) holds the text that names the section.
+ * Returns static text, buf, or NULL when none of these. */
+const char *fl_symcheck_elf_problem(void *elf, char *buf, size_t cap);
 
 typedef struct fl_symcheck_info {
     char build_id[2 * FL_SYM_BUILD_ID_MAX + 1]; /* lowercase hex; "" when none */

@@ -3540,7 +3540,8 @@ static int read_identity(builder *b, Elf *elf)
     GElf_Ehdr eh;
     if (!gelf_getehdr(elf, &eh))
         return berr(b, FL_SYM_ENOTELF, "bad ELF header: %s", elf_errmsg(-1));
-    const char *problem = fl_symcheck_elf_problem(elf);
+    char pbuf[256];
+    const char *problem = fl_symcheck_elf_problem(elf, pbuf, sizeof pbuf);
     if (problem)
         return berr(b, FL_SYM_ENOTELF, "%s", problem);
     const void *id = NULL;

@@ -66,7 +66,61 @@ static int is_dwz_file(Elf *elf)
     return dwarf;
 }
 
-const char *fl_symcheck_elf_problem(void *arg)
+/* Whether the check (read_info) or the symcache build reads section
+ * number ndx of elf: the names, the notes (the build id), the symbol
+ * tables and their strings, .text (when counted as code) and the DWARF. */
+static int relied_on(Elf *elf, size_t shstrndx, size_t ndx, const GElf_Shdr *sh)
+{
+    if (ndx == shstrndx || sh->sh_type == SHT_NOTE || sh->sh_type == SHT_SYMTAB ||
+        sh->sh_type == SHT_DYNSYM)
+        return 1;
+    const char *name = elf_strptr(elf, shstrndx, sh->sh_name);
+    if (name &&
+        (!strcmp(name, ".text") || !strncmp(name, ".debug_", 7) || !strncmp(name, ".zdebug_", 8)))
+        return 1;
+    /* The strings of a symbol table. */
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr t;
+        if (gelf_getshdr(scn, &t) && (t.sh_type == SHT_SYMTAB || t.sh_type == SHT_DYNSYM) &&
+            t.sh_link == ndx)
+            return 1;
+    }
+    return 0;
+}
+
+/* The first section relied on whose bytes lie past the end of the file
+ * (fsize bytes), said in buf; NULL when none.  libelf hands out such a
+ * section's header as it is, and only fails when its data is asked for:
+ * the check saw a .debug_info with bytes, and the build found none. */
+static const char *section_past_end(Elf *elf, size_t fsize, char *buf, size_t cap)
+{
+    size_t shstrndx;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return NULL; /* no section is read by name either */
+    for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || sh.sh_type == SHT_NULL)
+            continue;
+        if (sh.sh_offset <= fsize && sh.sh_size <= fsize - sh.sh_offset)
+            continue;
+        size_t ndx = elf_ndxscn(scn);
+        if (!relied_on(elf, shstrndx, ndx, &sh))
+            continue;
+        /* The names themselves may be what lies past the end. */
+        const char *name = ndx == shstrndx ? NULL : elf_strptr(elf, shstrndx, sh.sh_name);
+        char num[32];
+        snprintf(num, sizeof num, "number %zu", ndx);
+        snprintf(buf, cap,
+                 "damaged or truncated: its section %s (bytes %" PRIu64 " to %" PRIu64
+                 ") lies past the end of the file (%zu bytes)",
+                 name && *name ? name : num, (uint64_t)sh.sh_offset,
+                 (uint64_t)sh.sh_offset + (uint64_t)sh.sh_size, fsize);
+        return buf;
+    }
+    return NULL;
+}
+
+const char *fl_symcheck_elf_problem(void *arg, char *buf, size_t cap)
 {
     Elf *elf = arg;
     GElf_Ehdr eh;
@@ -81,6 +135,8 @@ const char *fl_symcheck_elf_problem(void *arg)
     uint64_t entsize = eh.e_shentsize ? eh.e_shentsize : 1;
     if (eh.e_shoff != 0 && (eh.e_shoff > fsize || (fsize - eh.e_shoff) / entsize < shnum))
         return "damaged or truncated: its section headers lie past the end of the file";
+    if (cap && section_past_end(elf, fsize, buf, cap))
+        return buf;
     if (eh.e_type == ET_REL && !is_dwz_file(elf))
         return "a relocatable object file (.o): its addresses are not final; use the linked "
                "program or library";
@@ -172,6 +228,8 @@ static int check(const char *path, fl_symcheck_info *info, char *why, size_t why
     int rc = 0;
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     GElf_Ehdr eh;
+    char pbuf[256];
+    const char *problem = NULL;
     if (!elf || elf_kind(elf) != ELF_K_ELF) {
         if (why && whylen)
             snprintf(why, whylen, "%s: not an ELF file", fl_symcheck_strerror(FL_SYMCHECK_ENOTELF));
@@ -181,10 +239,9 @@ static int check(const char *path, fl_symcheck_info *info, char *why, size_t why
             snprintf(why, whylen, "%s: bad ELF header: %s",
                      fl_symcheck_strerror(FL_SYMCHECK_ENOTELF), elf_errmsg(-1));
         rc = FL_SYMCHECK_ENOTELF;
-    } else if (fl_symcheck_elf_problem(elf)) {
+    } else if ((problem = fl_symcheck_elf_problem(elf, pbuf, sizeof pbuf))) {
         if (why && whylen)
-            snprintf(why, whylen, "%s: %s", fl_symcheck_strerror(FL_SYMCHECK_ENOTELF),
-                     fl_symcheck_elf_problem(elf));
+            snprintf(why, whylen, "%s: %s", fl_symcheck_strerror(FL_SYMCHECK_ENOTELF), problem);
         rc = FL_SYMCHECK_ENOTELF;
     } else {
         read_info(elf, info);

@@ -3,7 +3,7 @@
 # port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
-# CASE: upload | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
+# CASE: upload | past_end | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
 #       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_types | dwo_stale | dwo_pg | dwp | dwp_pg |
 #       dwp_storefail | dwp_parallel | source | source_pg | debuginfod_adverse
 set -uo pipefail
@@ -118,6 +118,27 @@ b = bytearray(open(sys.argv[1], "rb").read())
 for l in subprocess.check_output(["readelf", "-SW", sys.argv[1]]).decode().splitlines():
     if ".debug_info.dwo" in l:
         b[int(l.split("]")[1].split()[3], 16) + 4] = 0x7f
+        break
+else:
+    sys.exit(1)
+open(sys.argv[2], "wb").write(b)
+PY
+}
+# past_end IN OUT SECTION: a copy of the ELF64 file IN whose SECTION's
+# header says it ends 4096 bytes past the end of the file (its sh_size).
+past_end() {
+  python3 - "$@" <<'PY' || fail "past_end $*"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+esz, num, strndx = struct.unpack_from("<HHH", b, 0x3a)
+names, = struct.unpack_from("<Q", b, shoff + strndx * esz + 0x18)
+for i in range(num):
+    h = shoff + i * esz
+    n, = struct.unpack_from("<I", b, h)
+    if b[names + n:b.index(0, names + n)].decode() == sys.argv[3]:
+        off, = struct.unpack_from("<Q", b, h + 0x18)
+        struct.pack_into("<Q", b, h + 0x20, len(b) - off + 4096)
         break
 else:
     sys.exit(1)
@@ -388,6 +409,39 @@ backfill)
   admin "$(url "/api/v1/groups/$new")" >"$work/g2.json"
   grep -q '"count":2' "$work/g2.json" || fail "count after the second crash: $(head -c 300 "$work/g2.json")"
   ok "a later crash joins it (count 2)"
+  stop || fail "shutdown rc"
+  ;;
+past_end)
+  # A debug file whose .debug_info section header says it goes on past
+  # the end of the file passed the check and was stored as ok (a
+  # symbol-table-only symcache, or a failed build, came of it later).  A
+  # section the check relies on that lies past the end makes the file
+  # unusable: 400 with the section named, listed as failed, nothing
+  # stored; a .symtab so, the same; `symbols add` refuses it before
+  # sending.  The good file is then taken.
+  past_end "$DEBUG" "$work/info.debug" .debug_info
+  objcopy --strip-debug "$DEBUG" "$work/symtab.debug" || fail "objcopy --strip-debug"
+  past_end "$work/symtab.debug" "$work/symtab-past.debug" .symtab
+  start "$work/d"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" -H 'X-Faultline-Name: info.debug' --data-binary @"$work/info.debug")
+  [ "$c" = 400 ] || fail ".debug_info past the end -> $c $(cat "$work/body")"
+  grep -q '"reason":"not a usable ELF file: damaged or truncated: its section .debug_info (bytes [0-9]* to [0-9]*) lies past the end of the file ([0-9]* bytes)"' "$work/body" ||
+    fail "reason: $(cat "$work/body")"
+  ok ".debug_info past the end -> 400 $(cat "$work/body")"
+  [ ! -e "$work/d/symbols/processed/$BID" ] || fail "stored all the same: $(ls -R "$work/d/symbols/processed")"
+  api /api/v1/symbols >"$work/syms.json"
+  grep -q "\"build_id\":null,\"name\":\"info.debug\",\"size\":[0-9]*,\"status\":\"failed\",\"error\":\"not a usable ELF file: damaged or truncated: its section .debug_info" "$work/syms.json" ||
+    fail "not listed as failed: $(cat "$work/syms.json")"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$work/symtab-past.debug")
+  [ "$c" = 400 ] && grep -q 'its section .symtab (bytes' "$work/body" || fail ".symtab past the end -> $c $(cat "$work/body")"
+  ok ".symtab past the end -> 400"
+  "$FL" symbols add "$work/info.debug" --server "$(url '')" >"$work/add.out" 2>&1 && fail "symbols add took it: $(cat "$work/add.out")"
+  grep -q 'its section .debug_info (bytes' "$work/add.out" || fail "symbols add: $(cat "$work/add.out")"
+  ok "symbols add refuses it: $(cat "$work/add.out")"
+  c=$(code POST /api/v1/symbols -H "Authorization: Bearer $ADMIN" --data-binary @"$DEBUG")
+  [ "$c" = 201 ] || fail "the good file after it -> $c $(cat "$work/body")"
+  cmp -s "$DEBUG" "$work/d/symbols/processed/$BID/debuginfo" || fail "the good file not stored"
+  ok "the good file is taken"
   stop || fail "shutdown rc"
   ;;
 watch)
