@@ -7,7 +7,10 @@
  *               part a killed server left is removed by the watcher)
  *   incoming/   dropped here by operators or scripts; polled every second,
  *               a file is taken once its size and mtime held still for one
- *               poll
+ *               poll -- but one that looks truncated is left alone until
+ *               it held still for PARTIAL_WAIT_S (60 s), and an empty one
+ *               (cp makes the file before it writes into it) for
+ *               EMPTY_WAIT_S (60 s, symingest.c); then either fails
  *   processed/<buildid>/debuginfo    a debug-only file (.debug)
  *   processed/<buildid>/executable   a file with code (unstripped binary)
  *   processed/dwo-<dwoid>/dwo        a split DWARF object (.dwo file), by DWO id

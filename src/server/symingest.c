@@ -442,9 +442,17 @@ typedef struct seen {
  * clock stepped forward made a paused writer's file look a minute old and
  * failed it, stepped back kept a truncated one for the step. */
 #define PARTIAL_WAIT_S 60
+/* An empty file likewise: cp (and most copies) makes the file first and
+ * writes into it after, so an empty file may be one whose writer has not
+ * begun yet -- a slow source, a copy queued behind others.  Left for
+ * EMPTY_WAIT_S unchanged, it fails as any unusable file then (see the
+ * layout in fl_symingest.h). */
+#define EMPTY_WAIT_S 60
 
-static bool still_written(const char *path, uint64_t unchanged_ns)
+static bool still_written(const char *path, off_t size, uint64_t unchanged_ns)
 {
+    if (size == 0)
+        return unchanged_ns < (uint64_t)EMPTY_WAIT_S * 1000000000u;
     if (unchanged_ns >= (uint64_t)PARTIAL_WAIT_S * 1000000000u)
         return false;
     fl_symcheck_info info;
@@ -479,7 +487,7 @@ static void poll_once(fl_symingest *g, fl_store_conn *conn, seen *prev, size_t *
                     since = prev[i].since_ns;
                 break;
             }
-        if (still && !still_written(p, now - since)) {
+        if (still && !still_written(p, st.st_size, now - since)) {
             /* Unchanged for a whole poll: the writer is done with it. */
             char id[160], err[512];
             int rc = fl_symingest_file(g, conn, p, de->d_name, (long long)st.st_size, true, id,

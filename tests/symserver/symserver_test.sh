@@ -3,7 +3,7 @@
 # port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
-# CASE: upload | past_end | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | storefail | debuginfod | symbolicate | roles |
+# CASE: upload | past_end | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | watch_empty | storefail | debuginfod | symbolicate | roles |
 #       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_types | dwo_stale | dwo_pg | dwp | dwp_pg |
 #       dwp_storefail | dwp_parallel | source | source_pg | debuginfod_adverse
 set -uo pipefail
@@ -485,6 +485,29 @@ watch)
   # truncated, and is looked at again rather than failed for good.
   paused_write ""
   ok "a file written with a pause is taken once complete"
+  stop || fail "shutdown rc"
+  ;;
+watch_empty)
+  # cp makes its copy empty, then writes into it: a file empty for a poll
+  # or two was taken at once as unusable (not ELF) and failed for good.
+  # An empty file is left in incoming/ (for a minute); written into, it
+  # is taken like any file.
+  start "$work/d"
+  inc="$work/d/symbols/incoming"
+  : >"$inc/late.debug"
+  sleep 2.5 # two polls and more
+  [ -f "$inc/late.debug" ] && [ ! -e "$work/d/symbols/failed/late.debug" ] ||
+    fail "an empty file was taken: $(cat "$work/d/symbols/failed/late.debug.error" 2>/dev/null)"
+  ok "an empty file stays in incoming/ for two polls"
+  cat "$DEBUG" >"$inc/late.debug" # into the same file, as cp writes
+  for _ in $(seq 100); do
+    [ -L "$work/d/symbols/processed/late.debug" ] || [ -e "$work/d/symbols/failed/late.debug" ] && break
+    sleep 0.1
+  done
+  [ ! -e "$inc/late.debug" ] && [ ! -e "$work/d/symbols/failed/late.debug" ] && [ -L "$work/d/symbols/processed/late.debug" ] ||
+    fail "the file written after: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
+  cmp -s "$DEBUG" "$work/d/symbols/processed/late.debug" || fail "processed/late.debug differs"
+  ok "written into, it is taken: processed/late.debug"
   stop || fail "shutdown rc"
   ;;
 watch_clock)
