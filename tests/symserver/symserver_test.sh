@@ -50,24 +50,27 @@ submit() {
   done
   fail "crash $CID not processed"
 }
-# paused_write WHAT: $DEBUG written into the watched directory in two
-# parts, 2.5 s apart; the half-written file must stay there, and the whole
-# one must be taken.  WHAT prefixes the failure messages.
+# paused_write WHAT [NAME [FIRST]]: $DEBUG written into the watched
+# directory as NAME (default slow.debug) in two parts, 2.5 s apart: its
+# first FIRST bytes (default 50000; 0: an empty file, as cp makes first),
+# then the rest into the same file.  The partial file must stay there, and
+# the whole one must be taken.  WHAT prefixes the failure messages.
 paused_write() {
-  local inc="$work/d/symbols/incoming"
-  head -c 50000 "$DEBUG" >"$inc/slow.debug"
-  sleep 2.5
-  [ -f "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] ||
-    fail "$1a file still being written was taken: $(cat "$work/d/symbols/failed/slow.debug.error" 2>/dev/null)"
-  tail -c +50001 "$DEBUG" >>"$inc/slow.debug"
-  # Until it is taken either way: the symlink processed/slow.debug comes
-  # after the store recorded the file, a while after it left incoming/.
+  local inc="$work/d/symbols/incoming" n=${2:-slow.debug} first=${3:-50000}
+  head -c "$first" "$DEBUG" >"$inc/$n"
+  sleep 2.5 # two polls and more
+  [ -f "$inc/$n" ] && [ ! -e "$work/d/symbols/failed/$n" ] ||
+    fail "$1a file still being written was taken: $(cat "$work/d/symbols/failed/$n.error" 2>/dev/null)"
+  tail -c +$((first + 1)) "$DEBUG" >>"$inc/$n"
+  # Until it is taken either way: the symlink processed/NAME comes after
+  # the store recorded the file, a while after it left incoming/.
   for _ in $(seq 100); do
-    [ -L "$work/d/symbols/processed/slow.debug" ] || [ -e "$work/d/symbols/failed/slow.debug" ] && break
+    [ -L "$work/d/symbols/processed/$n" ] || [ -e "$work/d/symbols/failed/$n" ] && break
     sleep 0.1
   done
-  [ ! -e "$inc/slow.debug" ] && [ ! -e "$work/d/symbols/failed/slow.debug" ] && [ -e "$work/d/symbols/processed/slow.debug" ] ||
+  [ ! -e "$inc/$n" ] && [ ! -e "$work/d/symbols/failed/$n" ] && [ -e "$work/d/symbols/processed/$n" ] ||
     fail "$1the file written in two parts: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
+  cmp -s "$DEBUG" "$work/d/symbols/processed/$n" || fail "$1processed/$n differs"
 }
 # The build id of the debug file (what the server must answer).
 BID=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$DEBUG") | cut -d' ' -f3)
@@ -493,21 +496,8 @@ watch_empty)
   # An empty file is left in incoming/ (for a minute); written into, it
   # is taken like any file.
   start "$work/d"
-  inc="$work/d/symbols/incoming"
-  : >"$inc/late.debug"
-  sleep 2.5 # two polls and more
-  [ -f "$inc/late.debug" ] && [ ! -e "$work/d/symbols/failed/late.debug" ] ||
-    fail "an empty file was taken: $(cat "$work/d/symbols/failed/late.debug.error" 2>/dev/null)"
-  ok "an empty file stays in incoming/ for two polls"
-  cat "$DEBUG" >"$inc/late.debug" # into the same file, as cp writes
-  for _ in $(seq 100); do
-    [ -L "$work/d/symbols/processed/late.debug" ] || [ -e "$work/d/symbols/failed/late.debug" ] && break
-    sleep 0.1
-  done
-  [ ! -e "$inc/late.debug" ] && [ ! -e "$work/d/symbols/failed/late.debug" ] && [ -L "$work/d/symbols/processed/late.debug" ] ||
-    fail "the file written after: $(ls "$inc" "$work/d/symbols/failed" "$work/d/symbols/processed")"
-  cmp -s "$DEBUG" "$work/d/symbols/processed/late.debug" || fail "processed/late.debug differs"
-  ok "written into, it is taken: processed/late.debug"
+  paused_write "empty: " late.debug 0
+  ok "an empty file stays in incoming/ for two polls; written into, it is taken"
   stop || fail "shutdown rc"
   ;;
 watch_clock)
