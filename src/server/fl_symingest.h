@@ -3,8 +3,9 @@
  * /api/v1/symbols) and the watched directory DATA/symbols/incoming/.
  *
  * Layout under DATA/symbols/:
- *   tmp/        uploads being received (removed or moved when done; the
- *               part a killed server left is removed by the watcher)
+ *   tmp/        uploads being received, and a .dwp package's links on their
+ *               way to processed/ (removed or moved when done; what a
+ *               killed server left is removed by the watcher)
  *   incoming/   dropped here by operators or scripts; polled every second,
  *               a file is taken once its size and mtime held still for one
  *               poll -- but one that looks truncated is left alone until

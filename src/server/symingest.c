@@ -212,8 +212,10 @@ static int ingest_package(fl_symingest *g, fl_store_conn *conn, const fl_dwp *pk
          * one package at once each link theirs, and once one has linked
          * the file another has just put at home, the other's rename() of
          * its link (a second name of the same file) does nothing and
-         * leaves the temporary name -- removed after the rename. */
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%lu", dest, (long)getpid(),
+         * leaves the temporary name -- removed after the rename.  In
+         * tmp/ (the same file system), named as an upload's part: one
+         * that a killed server left is swept away with those. */
+        snprintf(tmp, sizeof tmp, "%s/upload.dwo.%ld.%lu", g->tmp, (long)getpid(),
                  __atomic_fetch_add(&g->ntmp, 1, __ATOMIC_RELAXED));
         if ((mkdir(dir, 0755) && errno != EEXIST) || link(home, tmp) || rename(tmp, dest)) {
             snprintf(err, errlen, "cannot store the file as %s: %s", dest, strerror(errno));

@@ -1039,12 +1039,12 @@ dwp_parallel)
   for i in $(seq 8); do
     [ "$(cat "$work/par$i.code")" = 201 ] || fail "parallel upload $i -> $(cat "$work/par$i.code") $(cat "$work/par$i.body")"
   done
-  left=$(find "$work/d/symbols/processed" -name '*.tmp*')
+  left=$(find "$work/d/symbols/processed" -name '*.tmp*'; find "$work/d/symbols/tmp" -type f)
   [ -z "$left" ] || fail "temporary links left: $left"
   for f in "$work/d/symbols/processed"/dwo-*/dwo; do
     cmp -s "$f" "$work/app.dwp" || fail "$f is not the package: $(ls -l "$f")"
   done
-  ok "8 parallel uploads of the package: all 201, no *.tmp* left, every dwo-<id>/dwo the package"
+  ok "8 parallel uploads of the package: all 201, no temporary link left, every dwo-<id>/dwo the package"
   moved "$old" "after the parallel uploads"
   grep -q "$STORE_SIG" "$work/g1.json" || fail "after the package: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
   ok "the crash symbolized with the package: $(grep -o '"signature":"[^"]*"' "$work/g1.json")"
