@@ -19,10 +19,12 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 #include <zlib.h>
@@ -684,7 +686,18 @@ int fl_upload_send(fl_upload *up, const fl_upload_report *rep, fl_upload_result 
         char where[200] = "";
         if (curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc)
             printable(where, sizeof where, loc, strlen(loc));
-        if (where[0])
+        /* From https to plain http: the ingest key and the crash would
+         * travel unencrypted; a front that does that is misconfigured or
+         * not the person's. */
+        char *from = NULL;
+        bool downgrade = curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &from) == CURLE_OK && from &&
+                         !strncasecmp(from, "https:", 6) && loc && !strncasecmp(loc, "http:", 5);
+        if (where[0] && downgrade)
+            snprintf(res->message, sizeof res->message,
+                     "redirected from https to plain http (%.120s): not followed; check it "
+                     "first: the key and the crash would travel unencrypted",
+                     where);
+        else if (where[0])
             snprintf(res->message, sizeof res->message,
                      "redirected to %s; use that URL (--url or FAULTLINE_URL)", where);
         else

@@ -3,16 +3,17 @@
 # 127.0.0.1), as a TLS proxy in front of a server would have.  Source it
 # after defining fail().
 #
-# https_start DIR STATUS BODY makes DIR/cert.pem (the CA to give --cacert)
-# and DIR/key.pem, and starts a server on a free loopback port that reads
-# each POST's body, appends the request's path to DIR/hits and answers
-# STATUS with BODY (application/json).  Sets HTTPS_PID (the test's cleanup
+# https_start DIR STATUS BODY [LOCATION] makes DIR/cert.pem (the CA to give
+# --cacert) and DIR/key.pem, and starts a server on a free loopback port
+# that reads each POST's body, appends the request's path to DIR/hits and
+# answers STATUS with BODY (application/json), and a Location header when
+# LOCATION is given.  Sets HTTPS_PID (the test's cleanup
 # kills it) and HTTPS_BASE (https://127.0.0.1:PORT).  Needs openssl and
 # python3: check for them first (the tests exit 77 without them).
 
 HTTPS_PID= HTTPS_BASE=
 
-https_start() { # https_start DIR STATUS BODY
+https_start() { # https_start DIR STATUS BODY [LOCATION]
   local dir=$1
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
     -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
@@ -20,12 +21,14 @@ https_start() { # https_start DIR STATUS BODY
   cat >"$dir/https.py" <<'PY'
 import http.server, os, ssl, sys
 d, status, body = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode()
+loc = sys.argv[4] if len(sys.argv) > 4 else ""
 class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         with open(d + "/hits", "a") as f: f.write(self.path + "\n")
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
+        if loc: self.send_header("Location", loc)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -40,7 +43,7 @@ s.serve_forever()
 PY
   : >"$dir/hits"
   rm -f "$dir/port"
-  python3 "$dir/https.py" "$dir" "$2" "$3" 2>"$dir/https.err" &
+  python3 "$dir/https.py" "$dir" "$2" "$3" "${4:-}" 2>"$dir/https.err" &
   HTTPS_PID=$!
   for _ in $(seq 1 100); do [ -s "$dir/port" ] && break; sleep 0.1; done
   [ -s "$dir/port" ] || fail "the https stand-in did not start: $(cat "$dir/https.err")"

@@ -907,6 +907,17 @@ case_redirect() {
     expect_rc 75
     grep -q 'a.crashlog: not delivered (HTTP 502: no reason given); kept' "$WORK/rep.err" ||
         fail "502 with an HTML page: message"
+    # From https to plain http: not "use that URL" but a warning.
+    command -v openssl >/dev/null && command -v python3 >/dev/null || return 0
+    kill "$RPID" 2>/dev/null
+    https_start "$WORK" 301 '{}' http://127.0.0.1:9/api/v1/crashes
+    RPID=$HTTPS_PID
+    rep --url "$HTTPS_BASE/api/v1/crashes" --cacert "$WORK/cert.pem" --yes --now
+    expect_rc 1
+    [ "$(nlogs)" = 1 ] || fail "https -> http: log not kept"
+    grep -q 'a.crashlog: failed (HTTP 301: redirected from https to plain http (http://127.0.0.1:9/api/v1/crashes): not followed; check it first: the key and the crash would travel unencrypted); kept' \
+        "$WORK/rep.err" || fail "https -> http: $(cat "$WORK/rep.err")"
+    grep -q 'use that URL' "$WORK/rep.err" && fail "https -> http: advised to use the http URL"
 }
 
 case_timeout() {
