@@ -635,7 +635,7 @@ void fl_catcher_run(int sig)
     if (count == 1) {
         /* Asked, not fl_g.pid: a child made by vfork() or a raw fork
          * system call is another process than the one fl_g.pid names. */
-        fl_cur.pid = (pid_t)syscall(SYS_getpid);
+        fl_cur.pid = fl_getpid();
         fl_cur.vfork_parent = 0;
         if (fl_cur.pid != fl_g.pid) {
             /* Such a child of vfork() (or of clone(CLONE_VM)) runs in its
@@ -736,8 +736,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 
     /* A signal the program ignores, sent by another process: still
      * ignored.  Its own raise() and abort(), and faults, are crashes. */
-    if ((fl_g.ignored >> sig & 1) && si && si->si_code <= 0 &&
-        si->si_pid != getpid()) {
+    if ((fl_g.ignored >> sig & 1) && si && si->si_code <= 0 && si->si_pid != fl_getpid()) {
         errno = saved_errno;
         return;
     }
@@ -761,7 +760,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
          * for that, bounded, so that one crash gives one log.  If it takes
          * too long (the owner is stuck), end the process ourselves. */
         struct timespec ts = {0, 1000000};
-        bool child = syscall(SYS_getpid) != fl_g.pid;
+        bool child = fl_getpid() != fl_g.pid;
         int i;
         for (i = 0; i < 10000; i++) {
             pid_t owner = __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST);
@@ -781,7 +780,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
             memset(&sa, 0, sizeof sa);
             sa.sa_handler = SIG_DFL;
             sigaction(sig, &sa, NULL);
-            syscall(SYS_tgkill, syscall(SYS_getpid), self, sig);
+            syscall(SYS_tgkill, fl_getpid(), self, sig);
             _exit(128 + (sig & 127));
         }
     }

@@ -179,6 +179,9 @@ extern volatile pid_t fl_exc_tid;
 /* ---- signal-safe ---- */
 int64_t fl_clock_ns(int clock);
 pid_t fl_gettid(void);
+/* getpid(2) asked of the kernel, as every time: a raw fork or vfork() child
+ * is not the process fl_g.pid names.  One C library import less. */
+pid_t fl_getpid(void);
 void fl_catcher_run(int sig);                /* the MojoCrash sequence */
 void fl_modules_refresh(void);               /* add objects loaded since install */
 int fl_write_line(const char *s);            /* through the new_crashlog_line hook */

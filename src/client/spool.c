@@ -158,7 +158,7 @@ static int prepare_tmpfile(const fl_state *st)
     pre_fd = fd;
     pre_dev = sb.st_dev;
     pre_ino = sb.st_ino;
-    pre_pid = getpid();
+    pre_pid = fl_getpid();
 
     /* The crash id, chosen now, and a lookup of the name the log will get:
      * it fails, and the kernel keeps that answer (a negative dentry), so
@@ -279,7 +279,7 @@ int fl_spool_init(fl_state *st)
 
 bool fl_spool_take_crash_id(char out[40])
 {
-    if (!pre_id[0] || (pid_t)syscall(SYS_getpid) != pre_pid)
+    if (!pre_id[0] || fl_getpid() != pre_pid)
         return false; /* used, none, or a forked child: its own id */
     fl_strlcpy(out, pre_id, 40);
     pre_id[0] = '\0';
@@ -338,8 +338,8 @@ int fl_spool_start(const char *app)
      * descriptor still refers to that empty, unnamed inode (an application
      * that closed every descriptor may have reused the number). */
     struct stat sb;
-    if (pre_fd >= 0 && (pid_t)syscall(SYS_getpid) == pre_pid && fstat(pre_fd, &sb) == 0 &&
-        sb.st_dev == pre_dev && sb.st_ino == pre_ino && sb.st_nlink == 0 && sb.st_size == 0) {
+    if (pre_fd >= 0 && fl_getpid() == pre_pid && fstat(pre_fd, &sb) == 0 && sb.st_dev == pre_dev &&
+        sb.st_ino == pre_ino && sb.st_nlink == 0 && sb.st_size == 0) {
         log_fd = pre_fd;
         pre_fd = -1;
         via_tmpfile = true;

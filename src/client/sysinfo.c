@@ -29,6 +29,11 @@ pid_t fl_gettid(void)
     return (pid_t)syscall(SYS_gettid);
 }
 
+pid_t fl_getpid(void)
+{
+    return (pid_t)syscall(SYS_getpid);
+}
+
 int fl_read_small_file(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -57,8 +62,8 @@ void fl_make_uuid(char out[40])
     uint8_t b[16];
     long n = syscall(SYS_getrandom, b, sizeof b, 0x0001 /* GRND_NONBLOCK */);
     if (n != (long)sizeof b) {
-        uint64_t x = (uint64_t)fl_clock_ns(CLOCK_REALTIME) ^
-                     ((uint64_t)getpid() << 32) ^ (uint64_t)fl_gettid() ^
+        uint64_t x = (uint64_t)fl_clock_ns(CLOCK_REALTIME) ^ ((uint64_t)fl_getpid() << 32) ^
+                     (uint64_t)fl_gettid() ^
                      (uint64_t)fl_clock_ns(CLOCK_MONOTONIC) * 0x9e3779b97f4a7c15ULL;
         for (int i = 0; i < 16; i++) {
             x ^= x << 13;
@@ -138,7 +143,7 @@ int fl_sysinfo_init(fl_state *st)
     }
     ssize_t n = readlink("/proc/self/exe", st->exe, sizeof st->exe - 1);
     st->exe[n > 0 ? n : 0] = '\0';
-    st->pid = getpid();
+    st->pid = fl_getpid();
     st->install_mono_ns = fl_clock_ns(CLOCK_MONOTONIC);
     return 0;
 }

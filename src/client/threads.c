@@ -120,7 +120,7 @@ static void dump_handler(int sig, siginfo_t *si, void *uc)
     (void)sig;
     int saved = errno;
     /* Only signals we sent ourselves count; anything else is ignored. */
-    if (!si || si->si_code != SI_TKILL || si->si_pid != syscall(SYS_getpid)) {
+    if (!si || si->si_code != SI_TKILL || si->si_pid != fl_getpid()) {
         errno = saved;
         return;
     }
@@ -176,7 +176,7 @@ static int list_tasks(pid_t *out, int max, int sig, int *more)
 {
     struct stat sb;
     int fd = __atomic_load_n(&task_fd, __ATOMIC_ACQUIRE);
-    bool kept = fd >= 0 && (pid_t)syscall(SYS_getpid) == task_pid && fstat(fd, &sb) == 0 &&
+    bool kept = fd >= 0 && fl_getpid() == task_pid && fstat(fd, &sb) == 0 &&
                 sb.st_dev == task_dev && sb.st_ino == task_ino && lseek(fd, 0, SEEK_SET) == 0;
     if (!kept)
         fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -195,7 +195,7 @@ static int list_tasks(pid_t *out, int max, int sig, int *more)
                 out[n++] = (pid_t)tid;
             } else {
                 ++*more;
-                syscall(SYS_tgkill, syscall(SYS_getpid), (pid_t)tid, sig);
+                syscall(SYS_tgkill, fl_getpid(), (pid_t)tid, sig);
             }
         }
     if (!kept)

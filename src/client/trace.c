@@ -94,13 +94,13 @@ static __thread pid_t tl_tid __attribute__((tls_model("initial-exec")));
 static void forget_tid(void)
 {
     tl_tid = 0;
-    fl_g.pid = getpid();
+    fl_g.pid = fl_getpid();
 }
 /* fl-lint: install-time */
 __attribute__((constructor)) static void trace_init(void)
 {
     pthread_atfork(NULL, NULL, forget_tid);
-    fl_g.pid = getpid(); /* for records before faultline_install() */
+    fl_g.pid = fl_getpid(); /* for records before faultline_install() */
 }
 /* fl-lint: signal-safe */
 
@@ -114,7 +114,7 @@ static uint64_t thread_id(void)
     if (tl_tid)
         return (uint64_t)tl_tid;
     pid_t t = fl_gettid();
-    if (syscall(SYS_getpid) == fl_g.pid)
+    if (fl_getpid() == fl_g.pid)
         tl_tid = t;
     return (uint64_t)t;
 }
