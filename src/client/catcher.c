@@ -279,10 +279,10 @@ void fl_die_default(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigaction(sig, &sa, &was);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    /* Its bit in the kernel's mask word; none for a number that is no
+     * signal, which sigaddset() would refuse. */
+    uint64_t bit = sig > 0 && sig <= 64 ? 1ull << (sig - 1) : 0;
+    fl_set_sigmask(SIG_UNBLOCK, (const sigset_t *)&bit, NULL);
 #if FL_ASAN
     /* A vfork() child's handler ran on its parent's alternate stack, and
      * ASan's record of that stack's frames is the parent's memory too:

@@ -3,7 +3,7 @@
  * pthread_create, the timers' and mq_notify (threads.c): ordinary context.
  *
  * Built without unwind tables (the library's text budget): these run
- * outside the crash (but for a sigprocmask() in die()), and a walk through
+ * outside the crash (but for fl_set_sigmask() in die()), and a walk through
  * one of their frames follows its frame pointer.
  */
 #define _GNU_SOURCE

@@ -208,8 +208,7 @@ static void install_dump_handler(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = dump_handler;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK; /* sa_mask: empty (memset) */
     sigaction(fl_g.dump_signal, &sa, NULL);
 }
 
