@@ -198,6 +198,8 @@ void fl_trace_signal(int sig, siginfo_t *si, void *uc);
 extern volatile pid_t fl_crash_owner;        /* catcher.c: the thread in the crash sequence, or 0 */
 int fl_spool_start(const char *app);         /* default start_crashlog */
 int fl_spool_line(const char *s);            /* default new_crashlog_line */
+/* write() all n bytes (again after EINTR and a short write); 0 or -1. */
+int fl_write_all(int fd, const void *buf, size_t n);
 int fl_spool_end(void);                      /* default end_crashlog */
 bool fl_spool_is_open(void);
 void fl_spool_abandon(void);                 /* unlink an unfinished log */

@@ -74,7 +74,7 @@ static int mkdir_p(const char *path)
         }
     }
     struct stat st;
-    if (stat(path, &st) != 0)
+    if (fstatat(AT_FDCWD, path, &st, 0) != 0)
         return -1;
     return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
 }
@@ -119,10 +119,10 @@ static void load_install_id(fl_state *st)
                 if (n >= 0)
                     rename(tmp, path);
                 else
-                    link(tmp, path);
+                    linkat(AT_FDCWD, tmp, AT_FDCWD, path, 0);
             }
             close(fd);
-            unlink(tmp);
+            unlinkat(AT_FDCWD, tmp, 0);
         }
     }
     /* Whoever won: the file's id.  None (a read-only spool): our own. */
@@ -174,7 +174,7 @@ static int prepare_tmpfile(const fl_state *st)
     path[n++] = '/';
     memcpy(path + n, pre_id, 36);
     memcpy(path + n + 36, ".crashlog", 10);
-    if (stat(path, &sb) == 0)
+    if (fstatat(AT_FDCWD, path, &sb, 0) == 0)
         pre_id[0] = '\0'; /* taken (!): let the crash draw another */
     return 0;
 }
@@ -277,6 +277,12 @@ int fl_spool_init(fl_state *st)
 /* fl-lint: signal-safe */
 /* ---- signal-safe ---- */
 
+/* unlinkat(), which naming the log needs anyway: one import less. */
+static void unlink_tmp(void)
+{
+    unlinkat(AT_FDCWD, tmp_path, 0);
+}
+
 bool fl_spool_take_crash_id(char out[40])
 {
     if (!pre_id[0] || fl_getpid() != pre_pid)
@@ -286,10 +292,11 @@ bool fl_spool_take_crash_id(char out[40])
     return true;
 }
 
-static int write_all(const char *p, size_t n)
+int fl_write_all(int fd, const void *buf, size_t n)
 {
+    const char *p = buf;
     while (n > 0) {
-        ssize_t w = write(log_fd, p, n);
+        ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
@@ -302,7 +309,7 @@ static int write_all(const char *p, size_t n)
 
 static int flush(void)
 {
-    if (wlen && write_all(wbuf, wlen) != 0) {
+    if (wlen && fl_write_all(log_fd, wbuf, wlen) != 0) {
         log_failed = true;
         wlen = 0;
         return -1;
@@ -359,7 +366,7 @@ int fl_spool_line(const char *s)
     if (wlen + n + 1 > sizeof wbuf && flush() != 0)
         return 0;
     if (n + 1 > sizeof wbuf) { /* cannot happen with fl_line, but be exact */
-        if (write_all(s, n) != 0 || write_all("\n", 1) != 0) {
+        if (fl_write_all(log_fd, s, n) != 0 || fl_write_all(log_fd, "\n", 1) != 0) {
             log_failed = true;
             return 0;
         }
@@ -389,37 +396,23 @@ static int name_tmpfile(void)
     int out = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (out < 0)
         return -1;
+    ssize_t r;
     off_t off = 0;
-    for (;;) {
-        ssize_t r = pread(log_fd, wbuf, sizeof wbuf, off);
+    while ((r = pread(log_fd, wbuf, sizeof wbuf, off)) != 0) {
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0) {
-            if (r == 0)
-                break;
-            close(out);
-            unlink(tmp_path);
-            return -1;
-        }
-        for (ssize_t w = 0; w < r;) {
-            ssize_t k = write(out, wbuf + w, (size_t)(r - w));
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0) {
-                close(out);
-                unlink(tmp_path);
-                return -1;
-            }
-            w += k;
-        }
+        if (r < 0 || fl_write_all(out, wbuf, (size_t)r) != 0)
+            break; /* r != 0: failed */
         off += r;
     }
-    if ((fl_g.do_fsync && fsync(out) != 0) || close(out) != 0 ||
-        rename(tmp_path, final_path) != 0) {
-        unlink(tmp_path);
-        return -1;
+    if (r != 0) {
+        close(out);
+    } else if ((!fl_g.do_fsync || fsync(out) == 0) && close(out) == 0 &&
+               rename(tmp_path, final_path) == 0) {
+        return 0;
     }
-    return 0;
+    unlink_tmp();
+    return -1;
 }
 
 /* ---- the spool's bound
@@ -509,7 +502,7 @@ int fl_spool_end(void)
         close(log_fd);
         log_fd = -1;
         if (rename(tmp_path, final_path) != 0) {
-            unlink(tmp_path);
+            unlink_tmp();
             return 0;
         }
     }
@@ -536,7 +529,7 @@ void fl_spool_abandon(void)
         close(log_fd);
         log_fd = -1;
         if (!via_tmpfile)
-            unlink(tmp_path); /* an unnamed file simply vanishes */
+            unlink_tmp(); /* an unnamed file simply vanishes */
         via_tmpfile = false;
     }
 }

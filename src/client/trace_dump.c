@@ -14,8 +14,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h> /* rename() only: a system call wrapper */
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -461,14 +461,8 @@ typedef struct fdctx {
 
 static int flush_fd(fdctx *c)
 {
-    for (size_t off = 0; off < c->len;) {
-        ssize_t w = write(c->fd, c->buf + off, c->len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        off += (size_t)w;
-    }
+    if (fl_write_all(c->fd, c->buf, c->len) != 0)
+        return -1;
     c->len = 0;
     return 0;
 }
@@ -572,9 +566,10 @@ void fl_trace_signal(int sig, siginfo_t *si, void *uc)
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) {
         int ok = dump_fd(fd, true, &out) > 0;
-        /* renameat by number: one import less in a library with a budget */
-        if ((close(fd) | !ok) || syscall(SYS_renameat, AT_FDCWD, tmp, AT_FDCWD, fin))
-            unlink(tmp);
+        /* rename() and unlinkat(), which the spool imports anyway: no
+         * import of its own in a library with a budget */
+        if ((close(fd) | !ok) || rename(tmp, fin))
+            unlinkat(AT_FDCWD, tmp, 0);
     }
     errno = saved;
     __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
