@@ -53,6 +53,14 @@ static char pre_id[40];     /* crash id chosen at install, "" once used */
 static unsigned spool_max;  /* FAULTLINE_SPOOL_MAX: finished logs kept, 0 all */
 extern char **environ;
 
+/* The length of name when it is a finished log's, "<crash id>.crashlog"
+ * (not hidden), else 0.  Signal-safe. */
+static size_t log_name_len(const char *name)
+{
+    size_t n = fl_strlen(name);
+    return name[0] != '.' && n > 9 && !memcmp(name + n - 9, ".crashlog", 9) ? n : 0;
+}
+
 /* fl-lint: install-time */
 /* ---- install time ---- */
 
@@ -185,15 +193,14 @@ static int prepare_tmpfile(const fl_state *st)
 int fl_spool_count_logs(const char *dir)
 {
     int n = 0;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] != '.' && len > 9 && !strcmp(e->d_name + len - 9, ".crashlog"))
-            n++;
-    }
-    if (d)
-        closedir(d);
+    char buf[4096];
+    fl_dir_reader r = {.buf = buf, .cap = sizeof buf};
+    const fl_dirent64 *d;
+    if ((r.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return 0;
+    while ((d = fl_dir_next(&r)) != NULL)
+        n += log_name_len(d->name) != 0;
+    close(r.fd);
     return n;
 }
 
@@ -456,9 +463,8 @@ static void prune(void)
         const fl_dirent64 *d;
         for (int seen = 0; seen < PRUNE_SCAN && (d = fl_dir_next(&r)); seen++) {
             struct stat sb;
-            size_t n = fl_strlen(d->name);
-            if ((d->type != DT_REG && d->type != DT_UNKNOWN) || d->name[0] == '.' || n <= 9 ||
-                n >= PRUNE_NAME_MAX || memcmp(d->name + n - 9, ".crashlog", 9))
+            size_t n = log_name_len(d->name);
+            if ((d->type != DT_REG && d->type != DT_UNKNOWN) || !n || n >= PRUNE_NAME_MAX)
                 continue;
             if (!pass) {
                 logs++;
