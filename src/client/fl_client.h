@@ -150,6 +150,11 @@ int fl_signals_install(void);                /* our handlers + altstacks */
 int fl_threads_init(void);                   /* altstacks in existing threads */
 void fl_make_uuid(char out[40]);             /* random v4 UUID (getrandom) */
 void fl_prefault(void *p, size_t n);         /* make [p, p+n) resident and writable now */
+/* open(path, flags, 0600) at a descriptor above 0, 1 and 2 (flags with
+ * O_CLOEXEC): a program started with those closed would otherwise read its
+ * input from, or write its output into, a file we keep open.  -1 and
+ * errno when it fails. */
+int fl_open_high(const char *path, int flags);
 
 /* A directory read with getdents64 (no heap, no lock: readdir() has
  * both), into the caller's buffer: fl_dir_next() gives one entry after the

@@ -148,15 +148,8 @@ static int prepare_tmpfile(const fl_state *st)
     /* O_RDWR, not O_WRONLY: where the file cannot be linked (no
      * AT_EMPTY_PATH, no /proc, a seccomp policy), the log is copied out of
      * it into a named file. */
-    int fd = open(st->spool, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    int fd = fl_open_high(st->spool, O_TMPFILE | O_RDWR | O_CLOEXEC);
     struct stat sb;
-    if (fd >= 0 && fd < 3) {
-        /* Not 0, 1 or 2 of a program started with them closed: it would
-         * read its input from, or write its output into, our file. */
-        int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        close(fd);
-        fd = high;
-    }
     if (fd < 0) /* else the file system cannot: the crash path opens a file */
         return errno == EACCES || errno == EROFS ? errno : 0;
     if (fstat(fd, &sb) != 0) {
@@ -554,8 +547,9 @@ void fl_spool_run_reporter(void)
          * would race the shell for the keys, and in its pipes our lines
          * would be its output (and keep them open).  Standard input is
          * /dev/null, so the reporter asks no one; what it says goes to
-         * SPOOL/reporter.log, of its last run. */
-        setsid();
+         * SPOOL/reporter.log, of its last run.  (A system call, as below:
+         * one C library import less.) */
+        syscall(SYS_setsid);
         /* Not the crashed thread's mask, which holds every signal but the
          * faults (catcher.c) -- nor one the program had: a reporter that
          * ignores SIGTERM would outlive any stop. */

@@ -274,12 +274,7 @@ int fl_threads_init(void)
 
     /* Kept for the crash (above); not as 0, 1 or 2 of a program started
      * with them closed.  Published last: a crash meanwhile opens its own. */
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0 && fd < 3) {
-        int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        close(fd);
-        fd = high;
-    }
+    int fd = fl_open_high("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     struct stat sb;
     if (fd >= 0 && fstat(fd, &sb) == 0) {
         task_pid = fl_g.pid;
