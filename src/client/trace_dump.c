@@ -157,6 +157,35 @@ static long dump_cstr(emit *e, char *dst, size_t cap, uint64_t addr)
     return (long)n;
 }
 
+/* Hands the line composed in e->l to the dump's writer: 0, or -1 when
+ * it failed. */
+static int emit_line(emit *e)
+{
+    return e->line(e->ctx, fl_line_cstr(&e->l));
+}
+
+/* Starts an event's line: "key time tid ". */
+static void event_start(emit *e, const char *key, const uint64_t *rec)
+{
+    fl_line_start(&e->l, key);
+    fl_line_u64(&e->l, rec[FL_W_TIME]);
+    fl_line_char(&e->l, ' ');
+    fl_line_u64(&e->l, FL_TID(rec));
+    fl_line_char(&e->l, ' ');
+}
+
+/* TRACE_BYTES lines with bytes [from, to) of the record, 1024 a line. */
+static int emit_bytes(emit *e, const char *recp, size_t from, size_t to)
+{
+    for (size_t off = from; off < to; off += 1024) {
+        fl_line_start(&e->l, "TRACE_BYTES");
+        fl_line_hexbytes(&e->l, recp + off, to - off < 1024 ? to - off : 1024);
+        if (emit_line(e) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* TRACE_CONTEXT after an event recorded with its calling context. */
 static int emit_context(emit *e, const uint64_t *rec)
 {
@@ -164,7 +193,7 @@ static int emit_context(emit *e, const uint64_t *rec)
         return 0;
     fl_line_start(&e->l, "TRACE_CONTEXT");
     fl_line_hex(&e->l, rec[(rec[FL_W_META] & 0xffff) - 1]);
-    return e->line(e->ctx, fl_line_cstr(&e->l));
+    return emit_line(e);
 }
 
 /* An event whose site keeps its format apart (FAULTLINE_TRACE_APART): the
@@ -178,11 +207,7 @@ static int emit_context(emit *e, const uint64_t *rec)
 static int emit_apart(emit *e, const uint64_t *rec, const char *recp, const char *types,
                       unsigned nargs, const uint64_t *slots, size_t used)
 {
-    fl_line_start(&e->l, "TRACE_ID");
-    fl_line_u64(&e->l, rec[FL_W_TIME]);
-    fl_line_char(&e->l, ' ');
-    fl_line_u64(&e->l, FL_TID(rec));
-    fl_line_char(&e->l, ' ');
+    event_start(e, "TRACE_ID", rec);
     fl_line_hex(&e->l, rec[FL_W_SITE]);
     fl_line_char(&e->l, ' ');
     if (!nargs)
@@ -193,15 +218,9 @@ static int emit_apart(emit *e, const uint64_t *rec, const char *recp, const char
         fl_line_char(&e->l, ' ');
         fl_line_hex(&e->l, slots[i]);
     }
-    if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+    if (emit_line(e) < 0)
         return -1;
-    for (size_t off = (FL_W_ARGS + nargs) * 8; off < used; off += 1024) {
-        fl_line_start(&e->l, "TRACE_BYTES");
-        fl_line_hexbytes(&e->l, recp + off, used - off < 1024 ? used - off : 1024);
-        if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
-            return -1;
-    }
-    return 0;
+    return emit_bytes(e, recp, (FL_W_ARGS + nargs) * 8, used);
 }
 
 static int emit_trace(void *arg, char *recp)
@@ -247,13 +266,9 @@ static int emit_trace(void *arg, char *recp)
         }
         len = fl_trace_format(text, sizeof text, fmt, site.types, nargs, slots, recp, used);
     }
-    fl_line_start(&e->l, "TRACE");
-    fl_line_u64(&e->l, rec[FL_W_TIME]);
-    fl_line_char(&e->l, ' ');
-    fl_line_u64(&e->l, FL_TID(rec));
-    fl_line_char(&e->l, ' ');
+    event_start(e, "TRACE", rec);
     fl_line_strn(&e->l, text, len);
-    if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+    if (emit_line(e) < 0)
         return -1;
     return emit_context(e, rec);
 }
@@ -278,7 +293,7 @@ static int emit_crumb(void *arg, char *recp)
         fl_line_char(&e->l, (unsigned char)cat[i] <= ' ' || cat[i] == 0x7f ? '_' : cat[i]);
     fl_line_char(&e->l, ' ');
     fl_line_strn(&e->l, msg, ml);
-    return e->line(e->ctx, fl_line_cstr(&e->l));
+    return emit_line(e);
 }
 
 static int emit_state(emit *e)
@@ -308,7 +323,7 @@ static int emit_state(emit *e)
         for (int k = 0; k < 2; k++) {
             fl_line_start(&e->l, keys[k]);
             fl_line_str(&e->l, kv[k]);
-            if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+            if (emit_line(e) < 0)
                 return -1;
         }
     }
@@ -344,11 +359,7 @@ static int emit_trace_id(void *arg, char *recp)
         recbytes -= 8; /* the context: a line of its own */
     uint64_t vaddr;
     int mod = module_of(rec[FL_W_SITE], &vaddr);
-    fl_line_start(&e->l, "TRACE_ID");
-    fl_line_u64(&e->l, rec[FL_W_TIME]);
-    fl_line_char(&e->l, ' ');
-    fl_line_u64(&e->l, FL_TID(rec));
-    fl_line_char(&e->l, ' ');
+    event_start(e, "TRACE_ID", rec);
     if (mod < 0)
         fl_line_char(&e->l, '-');
     else
@@ -376,16 +387,10 @@ static int emit_trace_id(void *arg, char *recp)
             fl_line_hex(&e->l, rec[FL_W_ARGS + i]);
         }
     }
-    if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
-        return -1;
     /* The copied strings, as the record holds them (the slots are offsets
      * from the record's start), on lines of their own. */
-    for (size_t off = strs; off < recbytes; off += 1024) {
-        fl_line_start(&e->l, "TRACE_BYTES");
-        fl_line_hexbytes(&e->l, recp + off, recbytes - off < 1024 ? recbytes - off : 1024);
-        if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
-            return -1;
-    }
+    if (emit_line(e) < 0 || emit_bytes(e, recp, strs, recbytes) < 0)
+        return -1;
     return emit_context(e, rec);
 }
 
@@ -402,14 +407,14 @@ static int emit_modules(emit *e)
             fl_line_char(&e->l, '-');
         fl_line_char(&e->l, ' ');
         fl_line_str(&e->l, fl_mods.pool + m->path_off);
-        if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+        if (emit_line(e) < 0)
             return -1;
         /* The path is its end only (OBJECT_PATH_CUT in a crash log): no
          * reader may take it for the file. */
         if (m->path_cut) {
             fl_line_start(&e->l, "MODULE_PATH_CUT");
             fl_line_u64(&e->l, m->path_cut);
-            if (e->line(e->ctx, fl_line_cstr(&e->l)) < 0)
+            if (emit_line(e) < 0)
                 return -1;
         }
     }
