@@ -24,7 +24,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -562,16 +561,11 @@ FL_EXPORT int mq_close(mqd_t q)
 FL_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
                              void *(*fn)(void *), void *arg)
 {
-    static pthread_create_fn real;
-    if (!real) {
-        real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-#ifdef __GLIBC__
-        if (!real)
-            real = __pthread_create_2_1;
-#endif
-        if (!real)
-            return EAGAIN;
-    }
+    static void *cache;
+    pthread_create_fn real =
+        (pthread_create_fn)fl_real_fn(&cache, "pthread_create", FL_GLIBC_OWN(__pthread_create_2_1));
+    if (!real)
+        return EAGAIN;
     if (!installed)
         return real(th, attr, fn, arg);
     struct trampoline_arg *t = malloc(sizeof *t);
