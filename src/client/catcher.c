@@ -773,7 +773,7 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
                                             __ATOMIC_SEQ_CST);
                 break;
             }
-            nanosleep(&ts, NULL);
+            syscall(SYS_nanosleep, &ts, NULL);
         }
         if (i == 10000) {
             struct sigaction sa;

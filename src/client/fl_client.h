@@ -185,7 +185,11 @@ extern volatile pid_t fl_exc_tid;
 int64_t fl_clock_ns(int clock);
 pid_t fl_gettid(void);
 /* getpid(2) asked of the kernel, as every time: a raw fork or vfork() child
- * is not the process fl_g.pid names.  One C library import less. */
+ * is not the process fl_g.pid names.
+ * System calls that the C library only wraps (getpid, uname, nanosleep,
+ * lseek, pread, fsync, fcntl, setsid, execve) are made through syscall(),
+ * which the library imports anyway: each import costs ~55 bytes of the
+ * text budget (its dynamic symbol, name, version and relocation). */
 pid_t fl_getpid(void);
 void fl_catcher_run(int sig);                /* the MojoCrash sequence */
 void fl_modules_refresh(void);               /* add objects loaded since install */

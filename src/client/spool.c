@@ -398,7 +398,7 @@ static int name_tmpfile(void)
         return -1;
     ssize_t r;
     off_t off = 0;
-    while ((r = pread(log_fd, wbuf, sizeof wbuf, off)) != 0) {
+    while ((r = syscall(SYS_pread64, log_fd, wbuf, sizeof wbuf, off)) != 0) {
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0 || fl_write_all(out, wbuf, (size_t)r) != 0)
@@ -407,7 +407,7 @@ static int name_tmpfile(void)
     }
     if (r != 0) {
         close(out);
-    } else if ((!fl_g.do_fsync || fsync(out) == 0) && close(out) == 0 &&
+    } else if ((!fl_g.do_fsync || syscall(SYS_fsync, out) == 0) && close(out) == 0 &&
                rename(tmp_path, final_path) == 0) {
         return 0;
     }
@@ -450,7 +450,7 @@ static void prune(void)
     /* Pass 0 counts the logs; pass 1 keeps the oldest regular files among
      * them but own.  wbuf is free once the log is out. */
     for (int pass = 0; pass < 2; pass++) {
-        if (pass && (logs <= spool_max || lseek(dfd, 0, SEEK_SET) != 0))
+        if (pass && (logs <= spool_max || syscall(SYS_lseek, dfd, 0, SEEK_SET) != 0))
             break;
         fl_dir_reader r = {.fd = dfd, .buf = wbuf, .cap = sizeof wbuf};
         const fl_dirent64 *d;
@@ -486,7 +486,7 @@ int fl_spool_end(void)
 {
     if (log_fd < 0)
         return 0;
-    if (flush() != 0 || log_failed || (fl_g.do_fsync && fsync(log_fd) != 0)) {
+    if (flush() != 0 || log_failed || (fl_g.do_fsync && syscall(SYS_fsync, log_fd) != 0)) {
         fl_spool_abandon();
         return 0;
     }
@@ -509,7 +509,7 @@ int fl_spool_end(void)
         /* Make the new name itself durable. */
         int dfd = open(fl_g.spool, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0) {
-            fsync(dfd);
+            syscall(SYS_fsync, dfd);
             close(dfd);
         }
     }
@@ -574,7 +574,7 @@ void fl_spool_run_reporter(void)
         dup2(null, 0);
         dup2(out, 1);
         dup2(out, 2);
-        execve(reporter_argv[0], reporter_argv, environ);
+        syscall(SYS_execve, reporter_argv[0], reporter_argv, environ);
         /* Said where one looks when no report arrives: an empty
          * reporter.log would not tell a wrong FAULTLINE_REPORTER. */
         char msg[FL_PATH_MAX + 96];

@@ -140,8 +140,8 @@ static void os_release_value(const char *text, const char *key, char *out, size_
 
 int fl_sysinfo_init(fl_state *st)
 {
-    struct utsname u;
-    if (uname(&u) == 0) {
+    struct utsname u; /* the kernel's struct new_utsname */
+    if (syscall(SYS_uname, &u) == 0) {
         fl_strlcpy(st->kernel_release, u.release, sizeof st->kernel_release);
         fl_strlcpy(st->kernel_version, u.version, sizeof st->kernel_version);
         fl_strlcpy(st->machine, u.machine, sizeof st->machine);

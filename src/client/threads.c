@@ -176,7 +176,8 @@ static int list_tasks(pid_t *out, int max, int sig, int *more)
     struct stat sb;
     int fd = __atomic_load_n(&task_fd, __ATOMIC_ACQUIRE);
     bool kept = fd >= 0 && fl_getpid() == task_pid && fstat(fd, &sb) == 0 &&
-                sb.st_dev == task_dev && sb.st_ino == task_ino && lseek(fd, 0, SEEK_SET) == 0;
+                sb.st_dev == task_dev && sb.st_ino == task_ino &&
+                syscall(SYS_lseek, fd, 0, SEEK_SET) == 0;
     if (!kept)
         fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int n = 0;
@@ -217,7 +218,7 @@ static void wait_for(volatile int *counter, int want, int64_t budget_ns)
     struct timespec ts = {0, 50000};
     while (__atomic_load_n(counter, __ATOMIC_SEQ_CST) < want &&
            fl_clock_ns(CLOCK_MONOTONIC) < end)
-        nanosleep(&ts, NULL);
+        syscall(SYS_nanosleep, &ts, NULL);
 }
 
 /* The fault signals unblocked in this thread (interpose.c). */
@@ -313,7 +314,7 @@ int fl_threads_stop(int *omitted)
             done += __atomic_load_n(&slots[i].state, __ATOMIC_SEQ_CST);
         if (done == n || fl_clock_ns(CLOCK_MONOTONIC) >= end)
             break;
-        nanosleep(&ts, NULL);
+        syscall(SYS_nanosleep, &ts, NULL);
     }
     return n;
 }
