@@ -259,7 +259,8 @@ FL_EXPORT __attribute__((cold)) int faultline_set_state(const char *key, const c
     size_t kl = fl_strnlen(key, FL_STATE_KEY_MAX - 1);
     int slot = -1, free_slot = -1;
     for (int i = 0; i < FAULTLINE_STATE_MAX; i++) {
-        if (fl_trace_state[i].used && !strncmp(fl_trace_state[i].key, key, kl) &&
+        /* key's kl bytes hold no NUL: a shorter slot key differs at its NUL */
+        if (fl_trace_state[i].used && !memcmp(fl_trace_state[i].key, key, kl) &&
             !fl_trace_state[i].key[kl]) {
             slot = i;
             break;
