@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -156,6 +157,22 @@ int fl_sysinfo_init(fl_state *st)
     }
     ssize_t n = readlink("/proc/self/exe", st->exe, sizeof st->exe - 1);
     st->exe[n > 0 ? n : 0] = '\0';
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    if (n <= 0 && fn) {
+        /* No /proc (a chroot, a container without it): the name the
+         * program was started by, against the working directory when it
+         * is relative -- at install, early in the program, mostly still
+         * the one it was started in.  Without it the log named no
+         * program, and the server could not use the file at its path. */
+        size_t at = 0;
+        if (fn[0] != '/' && getcwd(st->exe, sizeof st->exe - 2)) {
+            at = strlen(st->exe);
+            st->exe[at++] = '/';
+            if (fn[0] == '.' && fn[1] == '/')
+                fn += 2;
+        }
+        fl_strlcpy(st->exe + at, fn, sizeof st->exe - at);
+    }
     st->pid = fl_getpid();
     st->install_mono_ns = fl_clock_ns(CLOCK_MONOTONIC);
     return 0;

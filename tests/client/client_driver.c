@@ -25,6 +25,7 @@
  *   client_driver first_chance CRASHME      faults the program recovers from: no log
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
+ *   client_driver no_proc CRASHME           without /proc the log still names the program
  *   client_driver preload VICTIM PRELOAD_SO zero-code integration
  *   client_driver preload_errors VICTIM PRELOAD_SO  one line on stderr when it cannot install
  *
@@ -2107,6 +2108,55 @@ static int cmd_pid1(const char *exe)
     return failures ? 1 : 0;
 }
 
+static int cmd_no_proc(const char *exe)
+{
+    /* A mount namespace with an empty /proc: the program started by a
+     * relative name from its directory, as a container without /proc
+     * would run it. */
+    char dir[1024], base[256];
+    snprintf(dir, sizeof dir, "%s", exe);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return 2;
+    *slash = '\0';
+    snprintf(base, sizeof base, "./%s", slash + 1);
+    char *probe[] = {(char *)"/usr/bin/unshare",
+                     (char *)"--mount",
+                     (char *)"--fork",
+                     (char *)"/bin/sh",
+                     (char *)"-c",
+                     (char *)"mount -t tmpfs none /proc && ! test -e /proc/self",
+                     NULL};
+    run_result r;
+    run(probe, NULL, &r);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
+        printf("SKIP: no mount namespace with an empty /proc here (%s)\n", describe(r.status));
+        return 77;
+    }
+    char *argv[] = {(char *)"/usr/bin/unshare",
+                    (char *)"--mount",
+                    (char *)"--fork",
+                    (char *)"/bin/sh",
+                    (char *)"-c",
+                    (char *)"mount -t tmpfs none /proc && cd \"$0\" && exec \"$1\" null_read",
+                    dir,
+                    base,
+                    NULL};
+    run(argv, NULL, &r);
+    bool ok = (WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGSEGV) ||
+              (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 128 + SIGSEGV);
+    CHECK(ok, "without /proc: %s", describe(r.status));
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(log->executable && !strcmp(log->executable, exe), "EXECUTABLE %s, expected %s",
+              log->executable ? log->executable : "(none)", exe);
+        CHECK(object_named(log, slash + 1) != NULL, "no OBJECT named %s", slash + 1);
+        check_frame(log, "crash_null_read");
+        fl_crashlog_free(log);
+    }
+    return failures ? 1 : 0;
+}
+
 static int cmd_preload(const char *victim, const char *so)
 {
     char env_pre[1200];
@@ -2312,6 +2362,8 @@ int main(int argc, char **argv)
         rc = cmd_install_id(argv[2]);
     else if (!strcmp(cmd, "pid1"))
         rc = cmd_pid1(argv[2]);
+    else if (!strcmp(cmd, "no_proc"))
+        rc = cmd_no_proc(argv[2]);
     else if (!strcmp(cmd, "preload") && argc == 4)
         rc = cmd_preload(argv[2], argv[3]);
     else if (!strcmp(cmd, "preload_errors") && argc == 4)
