@@ -39,6 +39,7 @@ typedef struct opts {
     bool keyless;
     uint64_t max_body, max_decoded, max_ratio, max_header, timeout_s, max_pending, max_memory;
     uint64_t request_timeout_s;
+    uint64_t max_client_conns;
     int64_t max_backlog;
     double rate, burst;
     const char *skip_list, *prefix_list;
@@ -84,6 +85,9 @@ static void usage(FILE *f)
             "  --request-timeout S  a request's headers and a report's body must arrive whole\n"
             "                       within S seconds, however steadily they trickle in\n"
             "                       (default 120, 0: off, ..86400); symbol uploads are exempt\n"
+            "  --max-client-connections N  connections one client address may hold open\n"
+            "                       on each HTTP thread (default 256, 0: no limit); behind\n"
+            "                       a reverse proxy every client is the proxy's address\n"
             "  --rate-limit N       reports per second per ingest key, N or N/s (default 0:\n"
             "                       off) -> 429\n"
             "  --rate-burst N       burst of the rate limit (default 2*N, at least 1)\n"
@@ -172,6 +176,7 @@ static const num_range ranges[] = {
     {"--max-header", offsetof(opts, max_header), 4096, 1u << 20, ""},
     {"--timeout", offsetof(opts, timeout_s), 1, 86400, ""},
     {"--request-timeout", offsetof(opts, request_timeout_s), 0, 86400, ""},
+    {"--max-client-connections", offsetof(opts, max_client_conns), 0, 65536, ""},
     {"--max-pending", offsetof(opts, max_pending), 1, 1ull << 30, ""},
     {"--max-symbol-file", offsetof(opts, max_symbol_file), 1, 1ull << 40, ""},
     {"--context-max-paths", offsetof(opts, context_max_paths), 1, 10000000000ull, ""},
@@ -414,6 +419,9 @@ static int parse_args(opts *o, int argc, char **argv)
                 return -1;
         } else if (!strcmp(a, "--request-timeout")) {
             if (num(a, TAKE, &o->request_timeout_s))
+                return -1;
+        } else if (!strcmp(a, "--max-client-connections")) {
+            if (num(a, TAKE, &o->max_client_conns))
                 return -1;
         } else if (!strcmp(a, "--notify-url")) {
             if (!(o->notify_url = TAKE))
@@ -930,6 +938,7 @@ int fl_cmd_serve(int argc, char **argv)
               .max_header = 16384,
               .timeout_s = 30,
               .request_timeout_s = 120,
+              .max_client_conns = 256,
               .max_pending = 16384,
               .max_memory = 256u << 20,
               .max_backlog = 1000000,
@@ -1322,6 +1331,7 @@ int fl_cmd_serve(int argc, char **argv)
                              .max_header = (size_t)o.max_header,
                              .timeout_s = (unsigned)o.timeout_s,
                              .request_timeout_s = (unsigned)o.request_timeout_s,
+                             .max_client_conns = (unsigned)o.max_client_conns,
                              .rate_limit = o.rate,
                              .rate_burst = o.burst,
                              .max_pending = (size_t)o.max_pending,

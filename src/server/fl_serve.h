@@ -261,6 +261,10 @@ typedef struct fl_http_config {
      * within this many seconds of its first byte, however steadily it
      * trickles in; 0: no limit.  Symbol uploads are not held to it. */
     unsigned request_timeout_s;
+    /* Connections one client address may hold open on each HTTP thread;
+     * 0: no limit.  One client holding thousands (a slow trickle each)
+     * left none for anyone else. */
+    unsigned max_client_conns;
     double rate_limit; /* reports per second per key; 0: off */
     double rate_burst;
     size_t max_pending;  /* writer backlog before 503 */

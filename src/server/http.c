@@ -244,6 +244,9 @@ static enum MHD_Result send_text_hdr(struct MHD_Connection *c, unsigned status,
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", ctype);
+    /* A JSON answer may quote what a client sent (a 400's reason): never
+     * to be sniffed into a page. */
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     if (hname && hvalue)
         MHD_add_response_header(r, hname, hvalue);
     enum MHD_Result rc = MHD_queue_response(c, status, r);
@@ -3548,6 +3551,81 @@ static enum MHD_Result refused_body(req *r, size_t *size)
     return send_error(r->conn, 401, admin_refusal(r->conn, r->report), NULL);
 }
 
+/* The URL's and query's %-escapes decoded, but for %00: libmicrohttpd's
+ * own decoder made it a NUL, which cut the path short, so that
+ * /api/v1/crashes/ID%00/minidump was routed as /api/v1/crashes/ID.  Kept
+ * as the three characters, it matches no route and no id. */
+static int hexval(char ch)
+{
+    return ch >= '0' && ch <= '9'   ? ch - '0'
+           : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                    : -1;
+}
+
+static size_t unescape_keep_nul(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *p = s; *p;) {
+        int hi = p[0] == '%' ? hexval(p[1]) : -1, lo = hi >= 0 ? hexval(p[2]) : -1;
+        if (lo >= 0 && (hi | lo)) {
+            *w++ = (char)(hi * 16 + lo);
+            p += 3;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
+/* Headers that would let a front and this server see different requests
+ * in the same bytes (request smuggling: a second request hidden in the
+ * first one's body, run with whatever credentials it carries).
+ * libmicrohttpd 0.9.75 takes chunked over a Content-Length, the first of
+ * two Content-Lengths, and a header value with a bare CR; RFC 9112 says
+ * such a request is an error and its connection is closed. */
+typedef struct framing {
+    unsigned cl, te;
+    bool te_other, ctl;
+} framing;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    framing *f = cls;
+    if (!strcasecmp(key, "Content-Length"))
+        f->cl++;
+    else if (!strcasecmp(key, "Transfer-Encoding")) {
+        f->te++;
+        f->te_other |= !value || strcasecmp(value, "chunked");
+    }
+    for (const char *p = key; *p && !f->ctl; p++)
+        f->ctl = (unsigned char)*p < 0x20 || *p == 0x7f;
+    for (const char *p = value ? value : ""; *p && !f->ctl; p++)
+        f->ctl = ((unsigned char)*p < 0x20 && *p != '\t') || *p == 0x7f;
+    return MHD_YES;
+}
+
+/* NULL, or why the request's framing is refused. */
+static const char *bad_framing(struct MHD_Connection *c)
+{
+    framing f = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+    if (f.cl && f.te)
+        return "both Content-Length and Transfer-Encoding: ambiguous framing";
+    if (f.cl > 1)
+        return "more than one Content-Length";
+    if (f.te > 1 || f.te_other)
+        return "Transfer-Encoding other than a single chunked is not supported";
+    if (f.ctl)
+        return "a control character in a header";
+    return NULL;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
                                const char *method, const char *version, const char *upload_data,
                                size_t *upload_data_size, void **con_cls)
@@ -3562,6 +3640,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         r->fd = -1;
         *con_cls = r;
         FL_M_ADD(h->m->requests, 1);
+        const char *bad = bad_framing(c);
+        if (bad) {
+            r->kind = K_OTHER;
+            r->state = ST_DONE;
+            return send_text_hdr(c, 400, "application/json",
+                                 jdump(json_pack("{s:s}", "error", bad)), "Connection", "close");
+        }
         enum MHD_Result res = first_call(h, r, url, method);
         /* Its headers are in: only a report's body is still held to the
          * request deadline (a symbol upload may rightly take minutes), the
@@ -4318,7 +4403,7 @@ static fl_http *http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, 
             sa.sin_port = sa6.sin6_port = htons(bi ? bi->port : (uint16_t)cfg->port);
         }
         /* Without a listening socket (driven), no options of one. */
-        struct MHD_OptionItem ops[10];
+        struct MHD_OptionItem ops[14];
         size_t k = 0;
         ops[k++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log,
                                            NULL}; /* first, MHD asks */
@@ -4334,6 +4419,11 @@ static fl_http *http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, 
         ops[k++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                                            (intptr_t)cfg->max_header, NULL};
         ops[k++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, 4096, NULL};
+        if (cfg->max_client_conns && !driven)
+            ops[k++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                               (intptr_t)cfg->max_client_conns, NULL};
+        ops[k++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK,
+                                           (intptr_t)unescape_keep_nul, NULL};
         ops[k++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, h};
         ops[k++] =
             (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conn_notify, NULL};

@@ -1856,6 +1856,102 @@ PY
   ok "a body to no route: cut at 64 MiB; 405 after the body"
   stop || fail "shutdown rc"
   ;;
+framing)
+  # Requests a front and this server could read differently (request
+  # smuggling): a Content-Length beside chunked, two Content-Lengths, a
+  # Transfer-Encoding other than chunked, a bare CR in a header.  Each is
+  # a 400 and the connection is closed: the admin request hidden in the
+  # first one's body was run (200) before.  A %00 in the path matches no
+  # route (it cut the path short: /healthz%00x was /healthz).  JSON
+  # answers are not to be sniffed.
+  start "$work/d" --workers 0
+  python3 - "$PORT" "$KEY" "$ADMIN" <<'PY' >"$work/framing.out" || fail "framing: $(cat "$work/framing.out")"
+import socket, sys
+port, key, admin = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3].encode()
+hidden = b"GET /api/v1/groups HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin + b"\r\n\r\n"
+
+def exchange(raw):
+    """Send raw, read until the server closes (or 5 s): the answers."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(5)
+    s.sendall(raw)
+    got = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                return got, True
+            got += b
+    except socket.timeout:
+        return got, False
+    except ConnectionResetError:
+        return got, True
+
+cases = {
+    "CL+TE": b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key
+             + b"\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + hidden,
+    "two CL": b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key
+              + b"\r\nContent-Length: 4\r\nContent-Length: %d\r\n\r\nxxxx" % (4 + len(hidden)) + hidden,
+    "TE gzip": b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key
+               + b"\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" + hidden,
+    "bare CR": b"GET /healthz HTTP/1.1\r\nHost: x\rX-Forged: 1\r\n\r\n" + hidden,
+}
+bad = 0
+for name, raw in cases.items():
+    got, closed = exchange(raw)
+    answers = got.count(b"HTTP/1.1 ")
+    first = got.split(b"\r\n")[0].decode(errors="replace")
+    print("%s: %s, %d answer(s), closed %s" % (name, first, answers, closed))
+    if not first.startswith("HTTP/1.1 400") or answers != 1 or not closed or b'"groups"' in got:
+        bad += 1
+got, _ = exchange(b"GET /healthz%00x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+print("%00:", got.split(b"\r\n")[0].decode(errors="replace"))
+bad += not got.startswith(b"HTTP/1.1 404")
+sys.exit(1 if bad else 0)
+PY
+  ok "$(tr '\n' ';' <"$work/framing.out")"
+  curl -s -D "$work/hdrs" -o /dev/null "$(url /healthz)"
+  grep -qi '^X-Content-Type-Options: nosniff' "$work/hdrs" || fail "no nosniff on JSON: $(cat "$work/hdrs")"
+  c=$(code GET /healthz); [ "$c" = 200 ] || fail "healthz after -> $c"
+  ok "JSON answers carry nosniff; the server still answers"
+  stop || fail "shutdown rc"
+  ;;
+clientlimit)
+  # One client address may hold --max-client-connections per HTTP thread;
+  # one more is closed at once, and another address is still served (it
+  # held thousands and nobody else got an answer).
+  start "$work/d" --workers 0 --http-threads 1 --max-client-connections 4
+  python3 - "$PORT" <<'PY' >"$work/limit.out" || fail "client limit: $(cat "$work/limit.out")"
+import socket, subprocess, sys, time
+port = int(sys.argv[1])
+socks = []
+for i in range(7):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /healthz HTTP/1.1\r\n")  # never finished
+    socks.append(s)
+time.sleep(1)
+closed = 0
+for s in socks:
+    s.setblocking(False)
+    try:
+        closed += s.recv(1) == b""
+    except BlockingIOError:
+        pass
+    except OSError:
+        closed += 1
+print("7 connections from 127.0.0.1: %d closed by the server" % closed)
+other = subprocess.run(["curl", "-s", "-m", "5", "--interface", "127.0.0.2", "-o", "/dev/null",
+                        "-w", "%{http_code}", "http://127.0.0.1:%d/healthz" % port],
+                       capture_output=True, text=True).stdout
+print("127.0.0.2 meanwhile:", other)
+for s in socks:
+    s.close()
+sys.exit(0 if closed == 3 and other == "200" else 1)
+PY
+  ok "$(tr '\n' ';' <"$work/limit.out")"
+  c=$(code GET /healthz); [ "$c" = 200 ] || fail "after the connections closed -> $c"
+  stop || fail "shutdown rc"
+  ;;
 fdlimit)
   # The server runs out of file descriptors (a low `ulimit -n`, many
   # clients at once): libmicrohttpd stops accepting while it is at the
