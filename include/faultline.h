@@ -262,8 +262,13 @@ int faultline_set_state(const char *key, const char *value);
  * machine.  The modules are those faultline_install() found (and the
  * objects loaded since): before it, events name no module and cannot be
  * decoded.  Async-signal-safe (a handler for, say, SIGUSR1 can dump a hung
- * process).  Returns the number of lines written, or -1 when a write
- * failed.  docs/client.md describes the format. */
+ * process).  Its buffers are on the caller's stack, so that threads may
+ * dump at once: it needs about 24 KiB of it -- more than a thread made
+ * with PTHREAD_STACK_MIN (16 KiB) or a small alternate signal stack has,
+ * where it overflows.  `faultline dump PID` (the trace signal: static
+ * buffers, ~7 KB of stack) is the way for such threads.  Returns the number of
+ * lines written, or -1 when a write failed.  docs/client.md describes the
+ * format. */
 int faultline_trace_dump(int fd);
 
 /* The same, as text: STATE_KEY/STATE_VALUE pairs, then "BREADCRUMB time_ms
@@ -271,7 +276,8 @@ int faultline_trace_dump(int fd);
  * lines a crash log gets, and what `faultline decode` makes of the
  * trace-ID dump.  An event whose format was kept apart
  * (FAULTLINE_TRACE_APART) is a TRACE_ID line with its TRACE_BYTES, as in
- * a crash log.  Async-signal-safe; returns the lines written, or -1. */
+ * a crash log.  Async-signal-safe, with the same need of the caller's
+ * stack (about 24 KiB); returns the lines written, or -1. */
 int faultline_trace_dump_text(int fd);
 
 /* ---- calling context ----
