@@ -84,6 +84,7 @@ static uint64_t claim(fl_ring *r, uint64_t n)
     }
 }
 
+static void fl_state_after_fork(void);
 static __thread pid_t tl_tid __attribute__((tls_model("initial-exec")));
 
 /* fork() copies the cache of the thread that forks: forget it in the
@@ -95,6 +96,7 @@ static void forget_tid(void)
 {
     tl_tid = 0;
     fl_g.pid = fl_getpid();
+    fl_state_after_fork();
 }
 /* fl-lint: install-time */
 __attribute__((constructor)) static void trace_init(void)
@@ -242,6 +244,27 @@ FL_EXPORT void faultline_breadcrumb(const char *category, const char *message)
 
 fl_state_slot fl_trace_state[FAULTLINE_STATE_MAX];
 static int state_flag;
+/* The change the flag's holder makes, for a fork() child: another thread
+ * of the parent may hold the flag at the fork, and none in the child will
+ * ever let it go. */
+static const char *pend_key, *pend_value;
+
+/* In the child: the flag freed, its holder's change made again from the
+ * start (the same slot: the key, or the first free one) -- the key keeps
+ * its old value or gets the new one, never a mix of both -- and every
+ * slot left busy made readable.  No other thread runs yet. */
+__attribute__((cold)) static void fl_state_after_fork(void)
+{
+    if (!state_flag)
+        return;
+    for (int i = 0; i < FAULTLINE_STATE_MAX; i++)
+        fl_trace_state[i].seq += fl_trace_state[i].seq & 1;
+    const char *k = pend_key;
+    pend_key = NULL;
+    state_flag = 0;
+    if (k)
+        faultline_set_state(k, pend_value);
+}
 
 /* Cold: compiled for size (the library's text budget).  State changes are
  * rare next to trace events. */
@@ -256,6 +279,10 @@ FL_EXPORT __attribute__((cold)) int faultline_set_state(const char *key, const c
     for (unsigned long spins = 0; __atomic_exchange_n(&state_flag, 1, __ATOMIC_ACQUIRE);)
         if (++spins > (1ul << 22))
             return 0;
+    /* Published before the slot is touched (the sequence count's update
+     * below is a full barrier), withdrawn after. */
+    pend_value = value;
+    pend_key = key;
     size_t kl = fl_strnlen(key, FL_STATE_KEY_MAX - 1);
     int slot = -1, free_slot = -1;
     for (int i = 0; i < FAULTLINE_STATE_MAX; i++) {
@@ -285,6 +312,7 @@ FL_EXPORT __attribute__((cold)) int faultline_set_state(const char *key, const c
         fl_trace_state[slot].used = value != NULL;
         __atomic_add_fetch(&fl_trace_state[slot].seq, 1, __ATOMIC_SEQ_CST);
     }
+    pend_key = NULL;
     __atomic_store_n(&state_flag, 0, __ATOMIC_RELEASE);
     return ok;
 }

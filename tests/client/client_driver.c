@@ -23,6 +23,7 @@
  *   client_driver vfork_trace  CRASHME      trace events around a vfork() child
  *   client_driver cxx     CXXTHROW          uncaught C++ exceptions: type and what()
  *   client_driver first_chance CRASHME      faults the program recovers from: no log
+ *   client_driver fork_state CRASHME        fork() while another thread sets state
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
  *   client_driver no_proc CRASHME           without /proc the log still names the program
@@ -2069,6 +2070,36 @@ static int cmd_first_chance(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* fork() while another thread holds the state's flag: in the child,
+ * faultline_set_state() works at once, and its crash log has both the
+ * key it set and the one the parent's thread was setting. */
+static int cmd_fork_state(const char *exe)
+{
+    char *argv[] = {(char *)exe, (char *)"fork_state", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    CHECK(!r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "fork_state: %s",
+          describe(r.status));
+    CHECK(strstr(r.out, "fork_state 6 of 6") != NULL, "the program says: %s", r.out);
+    fl_crashlog *logs[8];
+    int n = read_logs(logs, 8, "fork_state");
+    CHECK(n == 6, "%d logs, expected 6", n);
+    for (int i = 0; i < n; i++) {
+        bool busy = false, child = false;
+        for (size_t k = 0; k < logs[i]->nstate; k++) {
+            const fl_kv *kv = &logs[i]->state[k];
+            if (!strcmp(kv->key, "busy"))
+                busy = !strcmp(kv->value, "odd") || !strcmp(kv->value, "even");
+            if (!strcmp(kv->key, "child"))
+                child = !strcmp(kv->value, "set");
+        }
+        CHECK(busy && child, "log %d: state busy %d, child %d", i, busy, child);
+        fl_crashlog_free(logs[i]);
+    }
+    remove_logs();
+    return failures ? 1 : 0;
+}
+
 static int cmd_pid1(const char *exe)
 {
     /* Can this machine make a PID namespace at all? */
@@ -2358,6 +2389,8 @@ int main(int argc, char **argv)
         rc = cmd_cxx(argv[2]);
     else if (!strcmp(cmd, "first_chance"))
         rc = cmd_first_chance(argv[2]);
+    else if (!strcmp(cmd, "fork_state"))
+        rc = cmd_fork_state(argv[2]);
     else if (!strcmp(cmd, "install_id"))
         rc = cmd_install_id(argv[2]);
     else if (!strcmp(cmd, "pid1"))

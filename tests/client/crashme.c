@@ -734,6 +734,15 @@ static int first_chance(int sig, void *info, void *uc)
     return 0;
 }
 
+/* fork_state mode: a thread that is always setting state. */
+static void *state_setter(void *arg)
+{
+    (void)arg;
+    for (unsigned i = 0;; i++)
+        faultline_set_state("busy", i & 1 ? "odd" : "even");
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -1174,6 +1183,28 @@ int main(int argc, char **argv)
         }
         start_timer(timer_fault, &timer_marker);
         wait_forever();
+    } else if (!strcmp(mode, "fork_state")) {
+        /* Children forked while another thread is (almost always) inside
+         * faultline_set_state(): each sets a key of its own at once and
+         * crashes. */
+        start_thread(state_setter, NULL);
+        usleep(10000);
+        int crashed = 0;
+        for (int i = 0; i < 6; i++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                if (!faultline_set_state("child", "set"))
+                    _exit(1);
+                crash_null_read();
+            }
+            int st = 0;
+            if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) &&
+                WTERMSIG(st) == SIGSEGV)
+                crashed++;
+        }
+        printf("fork_state %d of 6\n", crashed);
+        fflush(stdout);
+        _exit(0);
     } else if (!strcmp(mode, "abort"))
         crash_abort();
     else if (!strcmp(mode, "assert"))
