@@ -171,7 +171,10 @@ int faultline_pending_crashlogs(void);
  * die() ends the process.  sig may be any number the application chooses:
  * the log says it in CRASH_SIGNAL (CRASH_SIGNAL_NAME only for the crash
  * signals above), and the default die() ends the process by it when it
- * is a signal, else with exit status 128 + (sig & 127). */
+ * is a signal whose default action ends a process, else (0, a number that
+ * is no signal, one that would stop the process or be ignored: SIGSTOP,
+ * SIGTSTP, SIGTTIN, SIGTTOU, SIGCHLD, SIGCONT, SIGURG, SIGWINCH, and the
+ * C library's 32 and 33) with exit status 128 + (sig & 127). */
 void faultline_crash_now(int sig);
 
 /* A first look at each fault signal, before Faultline's: for a program

@@ -258,7 +258,7 @@ static int def_postflight(void)
 
 void fl_die_default(void)
 {
-    int sig = first_sig ? first_sig : SIGABRT;
+    int sig = first_sig;
 
     /* The application's own handler, installed before us, still runs. */
     bool chained = false;
@@ -273,15 +273,26 @@ void fl_die_default(void)
         chained = true;
     }
 
+    /* A number whose default action does not end the process (none,
+     * ignore, stop, or glibc's internal 32 and 33), which only
+     * faultline_crash_now() can bring: the status its contract names,
+     * since a signal would leave the process stopped or running. */
+    static const uint64_t keeps = 1ull << (SIGCHLD - 1) | 1ull << (SIGCONT - 1) |
+                                  1ull << (SIGSTOP - 1) | 1ull << (SIGTSTP - 1) |
+                                  1ull << (SIGTTIN - 1) | 1ull << (SIGTTOU - 1) |
+                                  1ull << (SIGURG - 1) | 1ull << (SIGWINCH - 1) | 3ull << 31;
+    if (sig <= 0 || sig > 64 || (keeps >> (sig - 1) & 1))
+        _exit(128 + (sig & 127));
+
     /* End with the original signal so that the exit status and core dumps
      * are what they would have been without us. */
     struct sigaction sa, was;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigaction(sig, &sa, &was);
-    /* Its bit in the kernel's mask word; none for a number that is no
-     * signal, which sigaddset() would refuse. */
-    uint64_t bit = sig > 0 && sig <= 64 ? 1ull << (sig - 1) : 0;
+    /* Its bit in the kernel's mask word (a number that is no signal left
+     * above). */
+    uint64_t bit = 1ull << (sig - 1);
     fl_set_sigmask(SIG_UNBLOCK, (const sigset_t *)&bit, NULL);
 #if FL_ASAN
     /* A vfork() child's handler ran on its parent's alternate stack, and

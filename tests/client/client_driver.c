@@ -23,6 +23,7 @@
  *   client_driver vfork_trace  CRASHME      trace events around a vfork() child
  *   client_driver cxx     CXXTHROW          uncaught C++ exceptions: type and what()
  *   client_driver first_chance CRASHME      faults the program recovers from: no log
+ *   client_driver crash_now_num CRASHME     crash_now(n) ends the process for any n
  *   client_driver fork_state CRASHME        fork() while another thread sets state
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
@@ -2070,6 +2071,39 @@ static int cmd_first_chance(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* faultline_crash_now() with numbers whose signal would stop the process
+ * or be ignored, and with numbers that are no signal: the process still
+ * ends after the log, with exit status 128 + (n & 127).  A signal that
+ * ends a process by default still ends it by that signal. */
+static int cmd_crash_now_num(const char *exe)
+{
+    static const int nums[] = {0,      SIGSTOP,  SIGTSTP, SIGTTIN, SIGTTOU, SIGCHLD, SIGCONT,
+                               SIGURG, SIGWINCH, 32,      70,      -1,      SIGTERM, SIGUSR1};
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        int n = nums[i];
+        char arg[16];
+        snprintf(arg, sizeof arg, "%d", n);
+        char *argv[] = {(char *)exe, (char *)"crash_now_num", arg, NULL};
+        run_result r;
+        run(argv, NULL, &r);
+        CHECK(!r.timed_out, "crash_now(%d): the child hung (or stopped) and was killed", n);
+        if (n == SIGTERM || n == SIGUSR1)
+            CHECK(WIFSIGNALED(r.status) && WTERMSIG(r.status) == n, "crash_now(%d): %s", n,
+                  describe(r.status));
+        else
+            CHECK(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 128 + (n & 127),
+                  "crash_now(%d): %s, expected exit status %d", n, describe(r.status),
+                  128 + (n & 127));
+        fl_crashlog *log = the_one_log(NULL, 0);
+        if (log) {
+            CHECK(log->crash_signal == n, "crash_now(%d): CRASH_SIGNAL %d", n, log->crash_signal);
+            fl_crashlog_free(log);
+        }
+        remove_logs();
+    }
+    return failures ? 1 : 0;
+}
+
 /* fork() while another thread holds the state's flag: in the child,
  * faultline_set_state() works at once, and its crash log has both the
  * key it set and the one the parent's thread was setting. */
@@ -2389,6 +2423,8 @@ int main(int argc, char **argv)
         rc = cmd_cxx(argv[2]);
     else if (!strcmp(cmd, "first_chance"))
         rc = cmd_first_chance(argv[2]);
+    else if (!strcmp(cmd, "crash_now_num"))
+        rc = cmd_crash_now_num(argv[2]);
     else if (!strcmp(cmd, "fork_state"))
         rc = cmd_fork_state(argv[2]);
     else if (!strcmp(cmd, "install_id"))

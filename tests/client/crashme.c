@@ -1183,6 +1183,10 @@ int main(int argc, char **argv)
         }
         start_timer(timer_fault, &timer_marker);
         wait_forever();
+    } else if (!strcmp(mode, "crash_now_num")) {
+        /* faultline_crash_now() with any number: argv[2] */
+        faultline_crash_now(argc > 2 ? atoi(argv[2]) : 0);
+        return 3;
     } else if (!strcmp(mode, "fork_state")) {
         /* Children forked while another thread is (almost always) inside
          * faultline_set_state(): each sets a key of its own at once and
