@@ -189,8 +189,9 @@ void faultline_crash_now(int sig);
  * or leave with siglongjmp(), which is safe here.  Return 0 for a crash,
  * which Faultline then logs.  NULL removes it; may be called before or
  * after faultline_install(), from any thread.  Not called for a fault
- * inside Faultline's own crash handling, nor by faultline_crash_now() or
- * an install_crash_catcher hook's catcher (which take no signal). */
+ * inside Faultline's own crash handling or inside the handler itself
+ * (that crash is logged with HANDLER_FAULT), nor by faultline_crash_now()
+ * or an install_crash_catcher hook's catcher (which take no signal). */
 typedef int (*faultline_first_chance_fn)(int sig, void *info, void *ucontext);
 void faultline_set_first_chance(faultline_first_chance_fn handler);
 

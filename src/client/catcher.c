@@ -58,6 +58,7 @@ static bool from_signal;      /* entered through our signal handler */
 static void *cur_ucontext;    /* for chaining to a previous SA_SIGINFO handler */
 static bool etc_half;         /* an ETC_KEY was written without its ETC_VALUE */
 static bool log_started;
+static int fc_fault;   /* a fault inside the first-chance handler: HANDLER_FAULT */
 static bool refault;   /* die() returns for the fault to come back */
 static bool xfsz_held; /* SIGXFSZ ignored while we write; xfsz_was is the program's */
 static struct sigaction xfsz_was;
@@ -631,7 +632,7 @@ static int sequence(int sig)
         return 0;
     if (!fl_write_line("") || !h->get_etc(etc_cb) || !fl_write_line(""))
         return 0;
-    if (!fl_write_line("END"))
+    if ((fc_fault && !kv_u64("HANDLER_FAULT", (uint64_t)fc_fault)) || !fl_write_line("END"))
         return 0;
     log_started = false;
     if (!h->end_crashlog())
@@ -733,6 +734,7 @@ static bool owner_gone(pid_t self, pid_t owner)
 /* faultline_set_first_chance(): the application's look at a fault
  * before ours. */
 static faultline_first_chance_fn first_chance;
+static __thread char *fc_frame __attribute__((tls_model("initial-exec")));
 
 FL_EXPORT void faultline_set_first_chance(faultline_first_chance_fn handler)
 {
@@ -757,10 +759,25 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
      * leaves nothing held -- but not for a fault inside our own handling
      * of a crash on this thread. */
     faultline_first_chance_fn fc = __atomic_load_n(&first_chance, __ATOMIC_ACQUIRE);
-    if (fc && __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST) != self &&
-        fc(sig, (void *)si, uc)) {
-        errno = saved_errno;
-        return;
+    char here;
+    if (fc && __atomic_load_n(&fl_crash_owner, __ATOMIC_SEQ_CST) != self) {
+        /* Nor about a fault inside the handler itself, which SA_NODEFER
+         * brings back here deeper on the same stack (one left with
+         * siglongjmp() leaves fc_frame behind, at the depth the next
+         * fault arrives at on the alternate stack: not deeper): asked
+         * again, it would fault again until the stack overflows. */
+        char *was = fc_frame;
+        if ((uintptr_t)&here < (uintptr_t)was) {
+            fc_fault = sig;
+        } else {
+            fc_frame = &here;
+            int mine = fc(sig, (void *)si, uc);
+            fc_frame = was;
+            if (mine) {
+                errno = saved_errno;
+                return;
+            }
+        }
     }
 
     for (;;) {

@@ -23,6 +23,7 @@
  *   client_driver vfork_trace  CRASHME      trace events around a vfork() child
  *   client_driver cxx     CXXTHROW          uncaught C++ exceptions: type and what()
  *   client_driver first_chance CRASHME      faults the program recovers from: no log
+ *   client_driver first_chance_faults CRASHME  a first-chance handler that faults: logged
  *   client_driver crash_now_num CRASHME     crash_now(n) ends the process for any n
  *   client_driver fork_state CRASHME        fork() while another thread sets state
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
@@ -2071,6 +2072,26 @@ static int cmd_first_chance(const char *exe)
     return failures ? 1 : 0;
 }
 
+/* A first-chance handler that faults itself is not asked again about its
+ * own fault (it would fault again until the alternate stack overflows,
+ * and leave no log): the crash is logged, with HANDLER_FAULT. */
+static int cmd_first_chance_faults(const char *exe)
+{
+    char *argv[] = {(char *)exe, (char *)"first_chance_faults", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(log->crash_signal == SIGSEGV, "CRASH_SIGNAL %d", log->crash_signal);
+        CHECK(log->handler_fault == SIGSEGV, "HANDLER_FAULT %d, expected %d", log->handler_fault,
+              SIGSEGV);
+        check_frame(log, "faulting_first_chance");
+        fl_crashlog_free(log);
+    }
+    return failures ? 1 : 0;
+}
+
 /* faultline_crash_now() with numbers whose signal would stop the process
  * or be ignored, and with numbers that are no signal: the process still
  * ends after the log, with exit status 128 + (n & 127).  A signal that
@@ -2423,6 +2444,8 @@ int main(int argc, char **argv)
         rc = cmd_cxx(argv[2]);
     else if (!strcmp(cmd, "first_chance"))
         rc = cmd_first_chance(argv[2]);
+    else if (!strcmp(cmd, "first_chance_faults"))
+        rc = cmd_first_chance_faults(argv[2]);
     else if (!strcmp(cmd, "crash_now_num"))
         rc = cmd_crash_now_num(argv[2]);
     else if (!strcmp(cmd, "fork_state"))

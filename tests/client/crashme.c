@@ -734,6 +734,21 @@ static int first_chance(int sig, void *info, void *uc)
     return 0;
 }
 
+/* first_chance_faults mode: a first-chance handler that itself faults,
+ * on every call (a bound of its own so that a loop shows). */
+static volatile int fc_calls;
+
+static int faulting_first_chance(int sig, void *info, void *uc)
+{
+    (void)sig;
+    (void)info;
+    (void)uc;
+    if (++fc_calls > 1000)
+        _exit(42);
+    *(volatile int *)zero_addr = 1;
+    return 0;
+}
+
 /* fork_state mode: a thread that is always setting state. */
 static void *state_setter(void *arg)
 {
@@ -1183,6 +1198,9 @@ int main(int argc, char **argv)
         }
         start_timer(timer_fault, &timer_marker);
         wait_forever();
+    } else if (!strcmp(mode, "first_chance_faults")) {
+        faultline_set_first_chance(faulting_first_chance);
+        crash_null_read();
     } else if (!strcmp(mode, "crash_now_num")) {
         /* faultline_crash_now() with any number: argv[2] */
         faultline_crash_now(argc > 2 ? atoi(argv[2]) : 0);
