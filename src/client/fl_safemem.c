@@ -132,6 +132,8 @@ static int read_vm(void *dst, uint64_t addr, size_t n)
     struct iovec local = {dst, n};
     struct iovec remote = {(void *)(uintptr_t)addr, n};
     long r = syscall(SYS_process_vm_readv, pid, &local, 1UL, &remote, 1UL, 0UL);
+    if (r >= 0 && r != (long)n)
+        errno = EFAULT; /* a short copy: the rest is unreadable */
     return r == (long)n ? 0 : -1;
 }
 
@@ -242,7 +244,13 @@ int fl_safe_read_fresh(void *dst, uint64_t addr, size_t n)
     if (end < addr || addr == 0)
         return -1;
     int saved = errno;
-    int r = read_slow(dst, addr, n, true);
+    /* Copied and checked in one system call: another thread may dlclose()
+     * the object between a probe and a copy, and the copy would fault.
+     * Only where process_vm_readv is refused (not EFAULT: ENOSYS, EPERM
+     * under seccomp) the method's own way, whose window the header names. */
+    int r = read_vm(dst, addr, n);
+    if (r && errno != EFAULT)
+        r = read_slow(dst, addr, n, true);
     errno = saved;
     return r;
 }

@@ -92,7 +92,10 @@ int fl_safe_read(void *dst, uint64_t addr, size_t n);
 
 /* fl_safe_read without the range table and the page cache: memory that
  * may have been unmapped since (a dlclose()d library's strings) is checked
- * by a system call every time.  Returns 0 / -1. */
+ * by a system call every time, the one that copies it (process_vm_readv),
+ * so that another thread's munmap() cannot make it fault either.  Where
+ * that call is refused, the chosen method's, with its limits.  Returns
+ * 0 / -1. */
 int fl_safe_read_fresh(void *dst, uint64_t addr, size_t n);
 
 /* fl_safe_read of one 64-bit word; returns 0 / -1. */

@@ -8,8 +8,10 @@
  * reconciled with the dynamic linker's own list (_r_debug's link_map chain,
  * which is plain memory) so that libraries dlopen()ed after install are
  * reported and ones dlclose()d are dropped.  Every read of that list and of
- * the objects' headers goes through fl_safe_read(); no heap, no locks, no
- * stdio, no dl_iterate_phdr.
+ * the objects' headers goes through fl_safe_read_fresh(): the trace-ID dump
+ * refreshes while other threads run, and one of them may dlclose() an
+ * object between any two reads (a page proven readable once may be gone
+ * by the next).  No heap, no locks, no stdio, no dl_iterate_phdr.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -167,7 +169,8 @@ static void from_phdrs(fl_module *m, size_t idx, uint64_t bias, const ElfW(Phdr)
         uint8_t buf[2048];
         size_t len = ph[i].p_memsz < sizeof buf ? ph[i].p_memsz : sizeof buf;
         size_t at;
-        if (fl_safe_read(buf, bias + ph[i].p_vaddr, len) == 0 && (at = parse_build_id(buf, len, m)))
+        if (fl_safe_read_fresh(buf, bias + ph[i].p_vaddr, len) == 0 &&
+            (at = parse_build_id(buf, len, m)))
             segs[idx].id_addr = bias + ph[i].p_vaddr + at;
     }
 }
@@ -351,11 +354,11 @@ static void add_from_memory(uint64_t bias, uint64_t lm, uint64_t name_addr)
     ElfW(Ehdr) eh;
     /* A shared object's first PT_LOAD is at vaddr 0, so the header sits at
      * the bias.  Prelinked objects that break this are skipped. */
-    if (fl_safe_read(&eh, bias, sizeof eh) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+    if (fl_safe_read_fresh(&eh, bias, sizeof eh) != 0 || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
         eh.e_phentsize != sizeof(ElfW(Phdr)) || eh.e_phnum == 0 || eh.e_phnum > 64)
         return;
     ElfW(Phdr) ph[64];
-    if (fl_safe_read(ph, bias + eh.e_phoff, eh.e_phnum * sizeof ph[0]) != 0)
+    if (fl_safe_read_fresh(ph, bias + eh.e_phoff, eh.e_phnum * sizeof ph[0]) != 0)
         return;
     size_t idx = fl_mods.count;
     fl_module *m = &fl_mods.mods[idx];
@@ -370,14 +373,14 @@ static void add_from_memory(uint64_t bias, uint64_t lm, uint64_t name_addr)
     size_t n = 0, from;
     while (name_addr && n < 4 * FL_PATH_MAX) {
         char c;
-        if (fl_safe_read(&c, name_addr + n, 1) != 0 || c == '\0')
+        if (fl_safe_read_fresh(&c, name_addr + n, 1) != 0 || c == '\0')
             break;
         if (!n)
             first = c;
         n++;
     }
     from = n > sizeof name - 1 ? n - (sizeof name - 1) : 0;
-    if (fl_safe_read(name, name_addr + from, n - from) != 0)
+    if (fl_safe_read_fresh(name, name_addr + from, n - from) != 0)
         n = from = 0;
     pool_add_path(m, name, n - from, from, first);
     segs[idx].present = true;
@@ -396,13 +399,13 @@ static bool walk_link_map(void)
 
     /* _r_debug is the documented debugger interface; reading it needs no
      * lock (a dlopen racing with us can at worst make us miss or half-read
-     * one entry, which fl_safe_read turns into a skipped object). */
+     * one entry, which a checked read turns into a skipped object). */
     uint64_t lm = 0;
     if (fl_safe_read_u64((uint64_t)(uintptr_t)&_r_debug.r_map, &lm) != 0 || !lm)
         return false;
     for (int guard = 0; lm && guard < 4096; guard++) {
         struct link_map l;
-        if (fl_safe_read(&l, lm, sizeof l) != 0)
+        if (fl_safe_read_fresh(&l, lm, sizeof l) != 0)
             break;
         size_t idx;
         if (find_by_bias(l.l_addr, lm, &idx) ||

@@ -95,63 +95,40 @@ typedef struct emit {
     void *ctx;
     bool ids; /* trace events as TRACE_ID lines (the trace-ID dump) */
     fl_line l;
-    /* Pages of trace sites and formats checked readable during this dump:
-     * checked afresh each dump, since a library may have been dlclose()d
-     * (fl_safe_read's own cache and ranges could still trust its pages). */
-    uint64_t pages[32];
-    unsigned npages, next;
     /* A site's format, copied here for the formatter: as long as a line
      * (`faultline decode` reads as much), not on the stack of a thread
      * that dumps. */
     char fmt[FL_LINE_MAX];
 } emit;
 
-static bool page_ok(emit *e, uint64_t page)
+/* Reads n bytes at addr (site or format memory): every time with a
+ * checked read that copies as it checks, never a plain copy after an
+ * earlier check, since another thread may dlclose() the object that holds
+ * them at any moment of the dump. */
+static int dump_read(void *dst, uint64_t addr, size_t n)
 {
-    for (unsigned i = 0; i < e->npages; i++)
-        if (e->pages[i] == page)
-            return true;
-    return false;
+    return fl_safe_read_fresh(dst, addr, n);
 }
 
-/* Reads n bytes at addr (site or format memory) for this dump. */
-static int dump_read(emit *e, void *dst, uint64_t addr, size_t n)
-{
-    uint64_t first = addr >> 12, last = (addr + n - 1) >> 12;
-    if (n == 0 || addr + n < addr)
-        return -1;
-    if (page_ok(e, first) && page_ok(e, last)) {
-        memcpy(dst, (const void *)(uintptr_t)addr, n);
-        return 0;
-    }
-    if (fl_safe_read_fresh(dst, addr, n))
-        return -1;
-    for (uint64_t p = first; p <= last; p++) {
-        if (page_ok(e, p))
-            continue;
-        e->pages[e->next] = p;
-        e->next = (e->next + 1) % 32;
-        if (e->npages < 32)
-            e->npages++;
-    }
-    return 0;
-}
-
-/* A format string, copied once its pages are checked: byte by byte up to
- * its NUL, never past it.  Returns its length, or -1. */
-static long dump_cstr(emit *e, char *dst, size_t cap, uint64_t addr)
+/* A NUL-terminated string at addr (a format, a hard-coded argument),
+ * copied in chunks that end at its page's end (the next page may be
+ * unmapped) and stop at its NUL.  Returns its length, or -1. */
+static long dump_cstr(char *dst, size_t cap, uint64_t addr)
 {
     size_t n = 0;
     while (n + 1 < cap) {
         uint64_t a = addr + n;
-        char probe;
-        if (!page_ok(e, a >> 12) && dump_read(e, &probe, a, 1))
+        size_t c = 4096 - (a & 4095);
+        if (c > 256) /* most strings are shorter: one call each */
+            c = 256;
+        if (c > cap - 1 - n)
+            c = cap - 1 - n;
+        if (dump_read(dst + n, a, c))
             return -1;
-        const char *src = (const char *)(uintptr_t)a;
-        size_t room = 4096 - (a & 4095);
-        for (size_t i = 0; i < room && n + 1 < cap; i++, n++)
-            if (!(dst[n] = src[i]))
-                return (long)n;
+        size_t l = fl_strnlen(dst + n, c);
+        n += l;
+        if (l < c)
+            return (long)n;
     }
     dst[n] = '\0';
     return (long)n;
@@ -232,8 +209,8 @@ static int emit_trace(void *arg, char *recp)
     struct faultline_trace_site site;
     char *fmt = e->fmt, text[FL_LINE_MAX];
     size_t len;
-    if (dump_read(e, &site, rec[FL_W_SITE], sizeof site) ||
-        (site.fmt && dump_cstr(e, fmt, sizeof e->fmt, (uint64_t)(uintptr_t)site.fmt) < 0)) {
+    if (dump_read(&site, rec[FL_W_SITE], sizeof site) ||
+        (site.fmt && dump_cstr(fmt, sizeof e->fmt, (uint64_t)(uintptr_t)site.fmt) < 0)) {
         len = fl_strlcpy(text, "<trace site unreadable>", sizeof text);
     } else {
         site.types[FAULTLINE_TRACE_MAX_ARGS] = '\0';
@@ -251,7 +228,7 @@ static int emit_trace(void *arg, char *recp)
             if (!FL_STATIC(rec, i) || site.types[i] != 's')
                 continue;
             long n = fl_ro_alive(slots[i])
-                         ? dump_cstr(e, recp + used, FAULTLINE_TRACE_MAX_STR + 1, slots[i])
+                         ? dump_cstr(recp + used, FAULTLINE_TRACE_MAX_STR + 1, slots[i])
                          : -1;
             if (n < 0)
                 n = (long)fl_strlcpy(recp + used, "<string unreadable>",
@@ -423,7 +400,6 @@ static int emit_modules(emit *e)
 
 static int dump_all(emit *e, long max_crumbs, long max_traces)
 {
-    e->npages = e->next = 0;
     if (emit_state(e) < 0)
         return -1;
     long n = walk(&fl_crumbs, 0, NULL, NULL);

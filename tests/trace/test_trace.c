@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -594,6 +595,72 @@ static void unloaded_site(void **st)
     free(all);
 }
 
+/* Dumps while another thread loads, traces from and dlclose()s a library:
+ * its sites and formats may be unmapped between any two reads of a dump,
+ * which must then say "unreadable", never fault.  Both dumps, the trace-ID
+ * one refreshing the object table as it goes.  In a child (installed, so
+ * the refresh runs), for 2 s; a crash is its exit status. */
+static volatile int race_stop;
+
+static void *race_dumper(void *arg)
+{
+    int fd = *(int *)arg;
+    for (unsigned i = 0; !__atomic_load_n(&race_stop, __ATOMIC_RELAXED); i++)
+        if ((i & 1 ? faultline_trace_dump(fd) : faultline_trace_dump_text(fd)) < 0)
+            return (void *)1;
+    return NULL;
+}
+
+static void dump_races_dlclose(void **st)
+{
+    (void)st;
+    char spool[] = "/tmp/fl-trace-race.XXXXXX";
+    assert_non_null(mkdtemp(spool));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("FAULTLINE_SPOOL", spool, 1);
+        if (!faultline_install("tracetest", "1.0", NULL))
+            _exit(3);
+        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        pthread_t t;
+        if (fd < 0 || pthread_create(&t, NULL, race_dumper, &fd))
+            _exit(4);
+        struct timespec t0, now;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        do {
+            void *h = dlopen(FL_TEST_TRACELIB, RTLD_NOW | RTLD_LOCAL);
+            void (*fn)(int) = h ? (void (*)(int))dlsym(h, "tracelib_trace") : NULL;
+            if (!fn)
+                _exit(5);
+            for (int i = 0; i < 100; i++)
+                fn(i);
+            dlclose(h);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        } while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 2000000000L);
+        __atomic_store_n(&race_stop, 1, __ATOMIC_RELAXED);
+        void *rc;
+        pthread_join(t, &rc);
+        _exit(rc ? 6 : 0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    /* The crash log a crash would have left. */
+    DIR *d = opendir(spool);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", spool, e->d_name);
+        if (e->d_name[0] != '.')
+            unlink(path);
+    }
+    if (d)
+        closedir(d);
+    rmdir(spool);
+    if (!WIFEXITED(status))
+        fail_msg("the child died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* After faultline_install(), a hard-coded string argument -- in a
  * read-only segment of the object that holds the trace site -- is kept by
  * address (the reference's pointer to the hard-coded string), so its
@@ -840,6 +907,7 @@ int main(void)
         cmocka_unit_test(state_in_signal_handler),
         cmocka_unit_test(dump_errors),
         cmocka_unit_test(unloaded_site),
+        cmocka_unit_test(dump_races_dlclose),
         cmocka_unit_test(in_the_crash_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
