@@ -22,6 +22,23 @@ typedef struct fl_ring {
 
 extern fl_ring fl_traces, fl_crumbs;
 
+/* Objects dlclose()d (and really unmapped) while the recorder ran: their
+ * PT_LOAD span and the trace ring's head once they were gone.  An event
+ * claimed below that head with its site in the span was recorded by the
+ * object that left, whatever is mapped there now (another library, whose
+ * sites would format it with the wrong format): the dump prints its site
+ * as unreadable.  A slot is valid when its head is non-zero and the same
+ * before and after lo and hi are read; an unload of a span already listed
+ * updates its slot, so a plugin reloaded at one address takes one slot.
+ * More distinct spans than slots: the oldest is forgotten (a limit). */
+typedef struct fl_unload {
+    uint64_t lo, hi, head;
+} fl_unload;
+#define FL_UNLOADS 32
+extern fl_unload fl_unloads[FL_UNLOADS];
+/* Normal context (the dlclose wrapper). */
+void fl_trace_unloaded(uint64_t lo, uint64_t hi);
+
 /* Record layout, in words: the stamp; meta (record length in words, number
  * of arguments << 16, kind << 24, the low 32 bits of the record's absolute
  * position << 32: a cheap first test for a reader that looks for records

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "fl_client.h"
+#include "fl_trace.h"
 
 /* ---- the fault signals stay unblocked ----
  *
@@ -98,6 +100,26 @@ extern int __dlclose(void *) __attribute__((weak, visibility("hidden")));
 #endif
 uintptr_t fl_ctx_unmaps;
 
+/* The PT_LOAD span [d[1], d[2]) of the object whose bias is d[0]. */
+static int span_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    uint64_t *d = data;
+    (void)size;
+    if (info->dlpi_addr != d[0])
+        return 0;
+    for (size_t i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD)
+            continue;
+        if (lo < d[1])
+            d[1] = lo;
+        if (lo + ph->p_memsz > d[2])
+            d[2] = lo + ph->p_memsz;
+    }
+    return 1;
+}
+
 FL_EXPORT int dlclose(void *h)
 {
     static void *cache;
@@ -105,7 +127,40 @@ FL_EXPORT int dlclose(void *h)
     __atomic_add_fetch(&fl_ctx_unmaps, 1, __ATOMIC_RELAXED);
     /* Without the C library's (a static program that never opened a
      * library), nothing is unloaded, as with RTLD_NODELETE. */
+    uint64_t span[3] = {0, UINT64_MAX, 0};
+    struct link_map *lm = NULL;
+    if (real && dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_addr) {
+        span[0] = lm->l_addr;
+        dl_iterate_phdr(span_cb, span);
+    }
     int rc = real ? real(h) : 0;
     __atomic_add_fetch(&fl_ctx_unmaps, 1, __ATOMIC_RELAXED);
+    /* Only an object that left: a dlclose() that only dropped a reference
+     * leaves its events readable. */
+    uint64_t again[3] = {span[0], UINT64_MAX, 0};
+    if (span[2] > span[1] && (dl_iterate_phdr(span_cb, again), again[2] <= again[1]))
+        fl_trace_unloaded(span[1], span[2]);
     return rc;
+}
+
+fl_unload fl_unloads[FL_UNLOADS];
+
+void fl_trace_unloaded(uint64_t lo, uint64_t hi)
+{
+    static unsigned next;
+    /* After the unmapping: an event claimed before this head and sited in
+     * [lo, hi) is the old object's (or, rarely, one of a library another
+     * thread mapped there meanwhile: shown unreadable too, never wrong). */
+    uint64_t head = __atomic_load_n(&fl_traces.head, __ATOMIC_ACQUIRE) + 1; /* 0: empty */
+    unsigned i = 0;
+    while (i < FL_UNLOADS && !(__atomic_load_n(&fl_unloads[i].lo, __ATOMIC_RELAXED) == lo &&
+                               __atomic_load_n(&fl_unloads[i].hi, __ATOMIC_RELAXED) == hi))
+        i++;
+    if (i == FL_UNLOADS)
+        i = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % FL_UNLOADS;
+    fl_unload *u = &fl_unloads[i];
+    __atomic_store_n(&u->head, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&u->lo, lo, __ATOMIC_RELEASE);
+    __atomic_store_n(&u->hi, hi, __ATOMIC_RELEASE);
+    __atomic_store_n(&u->head, head, __ATOMIC_RELEASE);
 }

@@ -80,6 +80,9 @@ static long walk(const fl_ring *r, long skip, line_fn fn, void *ctx)
             pos++;
             continue;
         }
+        /* The stamp has served: the callee gets the position instead. */
+        if (want)
+            rec[FL_W_STAMP] = pos;
         pos += nw;
         seen++;
         if (want && fn(ctx, (char *)rec) < 0)
@@ -200,6 +203,22 @@ static int emit_apart(emit *e, const uint64_t *rec, const char *recp, const char
     return emit_bytes(e, recp, (FL_W_ARGS + nargs) * 8, used);
 }
 
+/* The event's site belonged to an object dlclose()d after it was
+ * recorded (fl_unloads): what is at that address now is not its site. */
+static bool site_gone(const uint64_t *rec)
+{
+    for (unsigned i = 0; i < FL_UNLOADS; i++) {
+        const fl_unload *u = &fl_unloads[i];
+        uint64_t h = __atomic_load_n(&u->head, __ATOMIC_ACQUIRE);
+        uint64_t lo = __atomic_load_n(&u->lo, __ATOMIC_ACQUIRE);
+        uint64_t hi = __atomic_load_n(&u->hi, __ATOMIC_ACQUIRE);
+        if (h && __atomic_load_n(&u->head, __ATOMIC_ACQUIRE) == h && rec[FL_W_STAMP] + 1 < h &&
+            rec[FL_W_SITE] >= lo && rec[FL_W_SITE] < hi)
+            return true;
+    }
+    return false;
+}
+
 static int emit_trace(void *arg, char *recp)
 {
     emit *e = arg;
@@ -209,7 +228,7 @@ static int emit_trace(void *arg, char *recp)
     struct faultline_trace_site site;
     char *fmt = e->fmt, text[FL_LINE_MAX];
     size_t len;
-    if (dump_read(&site, rec[FL_W_SITE], sizeof site) ||
+    if (site_gone(rec) || dump_read(&site, rec[FL_W_SITE], sizeof site) ||
         (site.fmt && dump_cstr(fmt, sizeof e->fmt, (uint64_t)(uintptr_t)site.fmt) < 0)) {
         len = fl_strlcpy(text, "<trace site unreadable>", sizeof text);
     } else {
@@ -336,6 +355,10 @@ static int emit_trace_id(void *arg, char *recp)
         recbytes -= 8; /* the context: a line of its own */
     uint64_t vaddr;
     int mod = module_of(rec[FL_W_SITE], &vaddr);
+    if (site_gone(rec)) { /* not the module there now */
+        mod = -1;
+        vaddr = rec[FL_W_SITE];
+    }
     event_start(e, "TRACE_ID", rec);
     if (mod < 0)
         fl_line_char(&e->l, '-');

@@ -595,6 +595,39 @@ static void unloaded_site(void **st)
     free(all);
 }
 
+/* A library traced, was dlclose()d, and another one (other formats) was
+ * loaded where it was: the first one's events say their site is gone
+ * rather than take the second one's formats, and the second one's own
+ * events are formatted as usual. */
+static void replaced_site(void **st)
+{
+    (void)st;
+    void *h = dlopen(FL_TEST_TRACELIB, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        fail_msg("dlopen: %s", dlerror());
+    void (*fn)(int) = (void (*)(int))dlsym(h, "tracelib_trace");
+    assert_non_null(fn);
+    fn(43);
+    assert_int_equal(dlclose(h), 0);
+    void *h2 = dlopen(FL_TEST_TRACELIB2, RTLD_NOW | RTLD_LOCAL);
+    if (!h2)
+        fail_msg("dlopen: %s", dlerror());
+    void (*fn2)(int) = (void (*)(int))dlsym(h2, "tracelib_trace");
+    assert_non_null(fn2);
+    if (fn2 != fn)
+        fprintf(stderr, "replaced_site: not loaded at the same address, a weaker test\n");
+    fn2(44);
+    char *all = dump_text(NULL);
+    assert_null(strstr(all, "WRONG FORMAT of the second library 43"));
+    char *gone = strstr(all, " <trace site unreadable>\n");
+    char *second = strstr(all, " WRONG FORMAT of the second library 44\n");
+    assert_non_null(gone);
+    assert_non_null(second);
+    assert_true(gone < second);
+    free(all);
+    assert_int_equal(dlclose(h2), 0);
+}
+
 /* Dumps while another thread loads, traces from and dlclose()s a library:
  * its sites and formats may be unmapped between any two reads of a dump,
  * which must then say "unreadable", never fault.  Both dumps, the trace-ID
@@ -908,6 +941,7 @@ int main(void)
         cmocka_unit_test(dump_errors),
         cmocka_unit_test(unloaded_site),
         cmocka_unit_test(dump_races_dlclose),
+        cmocka_unit_test(replaced_site),
         cmocka_unit_test(in_the_crash_log),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
