@@ -65,6 +65,12 @@
  * while blocked (the writer's reports stay unpublished for the sweep); a
  * block that comes while confirms are awaited drops the connection, as a
  * missing confirm does.
+ *
+ * A deleted queue.  Connections also advertise consumer_cancel_notify, so
+ * the broker sends basic.cancel to the consumers of a queue an operator
+ * deletes (otherwise they just stop receiving, silently, for good):
+ * a_pump drops the connection on it, the claim fails saying so, and the
+ * next claim connects, declares the queue again and consumes.
  */
 #define _GNU_SOURCE
 #include "fl_hex.h"
@@ -457,12 +463,22 @@ static int a_open(a_conn *t)
     amqp_set_rpc_timeout(t->st, &rpc);
     /* The capability connection.blocked: the broker then says when an
      * alarm makes it stop reading what we publish, and enqueue fails at
-     * once instead of blocking in a send that has no timeout. */
-    amqp_table_entry_t cap = {.key = amqp_cstring_bytes("connection.blocked"),
-                              .value = {.kind = AMQP_FIELD_KIND_BOOLEAN, .value.boolean = 1}};
-    amqp_table_entry_t prop = {.key = amqp_cstring_bytes("capabilities"),
-                               .value = {.kind = AMQP_FIELD_KIND_TABLE,
-                                         .value.table = {.num_entries = 1, .entries = &cap}}};
+     * once instead of blocking in a send that has no timeout.  And
+     * consumer_cancel_notify: without it a consumer of a deleted queue
+     * (rabbitmqctl delete_queue) just vanishes, and the worker waits on a
+     * silent channel until it restarts; with it the broker sends
+     * basic.cancel, and a_pump drops the connection, whose next claim
+     * declares the queue again and consumes anew. */
+    amqp_table_entry_t cap[] = {
+        {.key = amqp_cstring_bytes("connection.blocked"),
+         .value = {.kind = AMQP_FIELD_KIND_BOOLEAN, .value.boolean = 1}},
+        {.key = amqp_cstring_bytes("consumer_cancel_notify"),
+         .value = {.kind = AMQP_FIELD_KIND_BOOLEAN, .value.boolean = 1}},
+    };
+    amqp_table_entry_t prop = {
+        .key = amqp_cstring_bytes("capabilities"),
+        .value = {.kind = AMQP_FIELD_KIND_TABLE,
+                  .value.table = {.num_entries = sizeof cap / sizeof *cap, .entries = cap}}};
     amqp_table_t props = {.num_entries = 1, .entries = &prop};
     r = amqp_login_with_properties(t->st, aq->info.vhost, 0, A_FRAME_MAX, (int)aq->heartbeat,
                                    &props, AMQP_SASL_METHOD_PLAIN, aq->info.user,
@@ -656,7 +672,12 @@ static int a_pump(a_conn *t, uint64_t wait_ms)
             t->blocked = false;
             break;
         case AMQP_BASIC_CANCEL_METHOD:
-            a_err("amqp: the broker cancelled our consumer (queue %s deleted?)", A_QUEUE);
+            /* The queue was deleted (or its node went): what this
+             * connection holds is gone with it, and a new connection
+             * declares the queue again (a_open) and consumes on it. */
+            a_err("amqp: the broker cancelled our consumer (queue %s deleted?); consuming again "
+                  "on a new connection",
+                  A_QUEUE);
             a_drop(t, false);
             return -1;
         default:

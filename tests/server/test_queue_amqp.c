@@ -777,6 +777,64 @@ static void test_alarm(void **state)
     purge();
 }
 
+/* An operator deletes the queue under a consuming worker (rabbitmqctl
+ * delete_queue).  The broker cancels the consumer (basic.cancel, sent to
+ * clients that announce consumer_cancel_notify; without it the consumer
+ * just vanishes and the worker waits for ever on a silent channel): the
+ * worker's next claim fails saying so, and the one after reconnects,
+ * declares the queue again and consumes what was enqueued meanwhile --
+ * each message once, within seconds. */
+static void test_queue_deleted(void **state)
+{
+    (void)state;
+    const char *c = getenv("FL_TEST_AMQP_CTL");
+    if (!c || !*c)
+        skip();
+    purge();
+    fl_queue *w = qnew();
+    fl_task t[64];
+    assert_int_equal(w->enqueue(w, NULL, "del-before"), 0);
+    assert_int_equal(claim_until(w, 60, 1, t, 64, false), 1); /* consuming */
+    assert_int_equal(ctl("delete_queue " QNAME), 0);
+    /* The publisher: a new connection declares the queue again, as the
+     * API server's does. */
+    fl_queue *p = qnew();
+    char buf[40][FL_CRASH_ID_MAX];
+    const char *ids[40];
+    make_ids(buf, ids, 40, "del-after");
+    assert_int_equal(p->enqueue_many(p, NULL, ids, 40), 0);
+    int seen[40] = {0};
+    size_t got = 0;
+    bool cancelled = false;
+    for (int i = 0; i < 100 && got < 40; i++) {
+        size_t n = 0;
+        if (w->claim(w, NULL, 60, 64, t, &n)) {
+            const char *e = w->error(w) ? w->error(w) : "?";
+            printf("claim after the delete: %s\n", e);
+            cancelled |= strstr(e, "cancelled our consumer") != NULL;
+            usleep(100 * 1000);
+            continue;
+        }
+        for (size_t k = 0; k < n; k++) {
+            int idx = -1;
+            for (int j = 0; j < 40; j++)
+                if (!strcmp(t[k].crash_id, ids[j]))
+                    idx = j;
+            assert_true(idx >= 0);
+            seen[idx]++;
+            assert_int_equal(w->ack(w, NULL, &t[k]), 0);
+        }
+        got += n;
+    }
+    assert_int_equal(got, 40);
+    assert_true(cancelled);
+    for (int j = 0; j < 40; j++)
+        assert_int_equal(seen[j], 1);
+    assert_int_equal(claim(w, 60, 64, t), 0);
+    p->close(p);
+    w->close(w);
+}
+
 /* heartbeat= in the URL: seconds, 0 for none; on amqp:// too, unlike the
  * TLS parameters. */
 static void test_heartbeat_url(void **state)
@@ -904,6 +962,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_idle),
         cmocka_unit_test(test_heartbeat_frozen),
         cmocka_unit_test(test_alarm),
+        cmocka_unit_test(test_queue_deleted),
         cmocka_unit_test(test_broker_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
