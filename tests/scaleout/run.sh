@@ -282,6 +282,28 @@ if [ "$QUEUE" = amqp ]; then
   grep -q "queue: the broker holds no task, but [0-9]* reports whose tasks it took 20 s ago or more still wait" \
     "$work/a.err" || fail "no log line about the reports the broker lost: $(tail -5 "$work/a.err")"
   ok "the broker lost its queue: its $Q reports published again by the sweep, counted once"
+  base=$((base + P + Q))
+  # 4c. The queue deleted under running workers: the broker cancels their
+  # consumers (they announce consumer_cancel_notify), and each worker
+  # connects again, declares the queue and consumes -- without it they
+  # would sit idle, healthy and silent, until restarted.
+  rmq_ctl delete_queue faultline.tasks >/dev/null || fail "cannot delete the broker's queue"
+  c=
+  for _ in $(seq 75); do
+    c=$(rmq_ctl list_queues name consumers 2>/dev/null | awk '$1 == "faultline.tasks" {print $2}')
+    [ "${c:-0}" -ge 2 ] && break
+    sleep 0.2
+  done
+  : >"$work/ok_d"
+  "$POST" stream "$PORT_a" "$KEY" 200 4 "$work/ok_d" 18 >/dev/null
+  D=$(sort -u "$work/ok_d" | wc -l)
+  [ "$D" -ge 198 ] || fail "after the queue was deleted: $D of 200 accepted"
+  "$POST" wait "$PORT_a" "$ADMIN" $((base + D)) 30 streamapp >"$work/sum" ||
+    fail "queue deleted under the workers (${c:-no} consumers): $(cat "$work/sum") of $((base + D))"
+  counted_once "$PORT_a" "$work/ok_d" $((base + D)) "after the queue was deleted under the workers"
+  grep -q "the broker cancelled our consumer" "$work/w2.err" "$work/w3.err" ||
+    fail "no log line about the cancelled consumer"
+  ok "queue deleted under running workers: they consumed again, $D reports counted once"
 else
   pg_restart
   : >"$work/ok_p"
