@@ -304,6 +304,8 @@ if [ "$QUEUE" = amqp ]; then
   grep -q "the broker cancelled our consumer" "$work/w2.err" "$work/w3.err" ||
     fail "no log line about the cancelled consumer"
   ok "queue deleted under running workers: they consumed again, $D reports counted once"
+  # Step 5 wants w3 to process its crash: w2 would take its turn.
+  kill -TERM "$PID_w2"; wait "$PID_w2" || fail "exit status of w2"
 else
   pg_restart
   : >"$work/ok_p"
