@@ -571,16 +571,24 @@ static void dump_errors(void **st)
     close(p[1]);
 }
 
+/* dlopen()s lib and returns its tracelib_trace (*h: its handle). */
+static void (*traced_fn(const char *lib, void **h))(int)
+{
+    *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!*h)
+        fail_msg("dlopen: %s", dlerror());
+    void (*fn)(int) = (void (*)(int))dlsym(*h, "tracelib_trace");
+    assert_non_null(fn);
+    return fn;
+}
+
 /* The site and format of a dlclose()d library are gone: the dump says so
  * and goes on. */
 static void unloaded_site(void **st)
 {
     (void)st;
-    void *h = dlopen(FL_TEST_TRACELIB, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        fail_msg("dlopen: %s", dlerror());
-    void (*fn)(int) = (void (*)(int))dlsym(h, "tracelib_trace");
-    assert_non_null(fn);
+    void *h;
+    void (*fn)(int) = traced_fn(FL_TEST_TRACELIB, &h);
     fn(41);
     char *got = last_trace_text();
     assert_string_equal(got, "from the library 41");
@@ -602,18 +610,12 @@ static void unloaded_site(void **st)
 static void replaced_site(void **st)
 {
     (void)st;
-    void *h = dlopen(FL_TEST_TRACELIB, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        fail_msg("dlopen: %s", dlerror());
-    void (*fn)(int) = (void (*)(int))dlsym(h, "tracelib_trace");
-    assert_non_null(fn);
+    void *h;
+    void (*fn)(int) = traced_fn(FL_TEST_TRACELIB, &h);
     fn(43);
     assert_int_equal(dlclose(h), 0);
-    void *h2 = dlopen(FL_TEST_TRACELIB2, RTLD_NOW | RTLD_LOCAL);
-    if (!h2)
-        fail_msg("dlopen: %s", dlerror());
-    void (*fn2)(int) = (void (*)(int))dlsym(h2, "tracelib_trace");
-    assert_non_null(fn2);
+    void *h2;
+    void (*fn2)(int) = traced_fn(FL_TEST_TRACELIB2, &h2);
     if (fn2 != fn)
         fprintf(stderr, "replaced_site: not loaded at the same address, a weaker test\n");
     fn2(44);
