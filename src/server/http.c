@@ -3644,8 +3644,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         if (bad) {
             r->kind = K_OTHER;
             r->state = ST_DONE;
-            return send_text_hdr(c, 400, "application/json",
-                                 jdump(json_pack("{s:s}", "error", bad)), "Connection", "close");
+            char *text = jdump(json_pack("{s:s}", "error", bad));
+            /* Out of memory: closing the connection is the point anyway. */
+            return text ? send_text_hdr(c, 400, "application/json", text, "Connection", "close")
+                        : MHD_NO;
         }
         enum MHD_Result res = first_call(h, r, url, method);
         /* Its headers are in: only a report's body is still held to the
