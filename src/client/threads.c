@@ -420,6 +420,20 @@ static struct {
 static uintptr_t tgen;
 static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A child of fork() has one thread, and none of its parent's timers or
+ * queue notifications (fork(2)): every slot is stale, and the lock may
+ * have been held by a thread that is not there -- the child's first
+ * timer call would wait on it for good. */
+static void timers_after_fork(void)
+{
+    memset(tslots, 0, sizeof tslots);
+    tlock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+}
+__attribute__((constructor)) static void timers_init(void)
+{
+    pthread_atfork(NULL, NULL, timers_after_fork);
+}
+
 static void timer_trampoline(union sigval v)
 {
     uintptr_t key = (uintptr_t)v.sival_ptr, i = key % TIMER_SLOTS;

@@ -26,6 +26,7 @@
  *   client_driver first_chance_faults CRASHME  a first-chance handler that faults: logged
  *   client_driver crash_now_num CRASHME     crash_now(n) ends the process for any n
  *   client_driver fork_state CRASHME        fork() while another thread sets state
+ *   client_driver fork_timers CRASHME       fork() while another thread creates timers
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
  *   client_driver no_proc CRASHME           without /proc the log still names the program
@@ -2155,6 +2156,18 @@ static int cmd_fork_state(const char *exe)
     return failures ? 1 : 0;
 }
 
+static int cmd_fork_timers(const char *exe)
+{
+    char *argv[] = {(char *)exe, (char *)"fork_timers", NULL};
+    run_result r;
+    run(argv, NULL, &r);
+    CHECK(!r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "fork_timers: %s",
+          describe(r.status));
+    CHECK(strstr(r.out, "fork_timers 400 of 400") != NULL,
+          "children hung or failed in timer_create (the wrappers' lock held at fork): %s", r.out);
+    return failures ? 1 : 0;
+}
+
 static int cmd_pid1(const char *exe)
 {
     /* Can this machine make a PID namespace at all? */
@@ -2448,6 +2461,8 @@ int main(int argc, char **argv)
         rc = cmd_first_chance_faults(argv[2]);
     else if (!strcmp(cmd, "crash_now_num"))
         rc = cmd_crash_now_num(argv[2]);
+    else if (!strcmp(cmd, "fork_timers"))
+        rc = cmd_fork_timers(argv[2]);
     else if (!strcmp(cmd, "fork_state"))
         rc = cmd_fork_state(argv[2]);
     else if (!strcmp(cmd, "install_id"))

@@ -749,6 +749,8 @@ static int faulting_first_chance(int sig, void *info, void *uc)
     return 0;
 }
 
+enum { FORK_TIMERS = 400 };
+
 /* fork_state mode: a thread that is always setting state. */
 static void *state_setter(void *arg)
 {
@@ -756,6 +758,51 @@ static void *state_setter(void *arg)
     for (unsigned i = 0;; i++)
         faultline_set_state("busy", i & 1 ? "odd" : "even");
     return NULL;
+}
+
+/* fork_timers mode: a thread that is always inside libfaultline's
+ * mq_close() wrapper, which takes the lock of the timer and queue slots.
+ * (Not timer_create() and timer_delete() of SIGEV_THREAD timers: the C
+ * library's own lock there is not reset in a forked child -- glibc 2.36
+ * -- and its children hang with or without libfaultline.) */
+static void timer_nothing(union sigval v)
+{
+    (void)v;
+}
+
+static void *timer_churn(void *arg)
+{
+    (void)arg;
+    for (;;)
+        mq_close(-1);
+    return NULL;
+}
+
+/* A child forked while timer_churn() may hold the wrappers' lock creates
+ * and deletes a timer itself (the C library's lock is free: nothing else
+ * makes timers); 0 if it did, 1 if it failed, 2 if it hung (killed after
+ * 2 s; it also dies with this process). */
+static int fork_one_timer(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        struct sigevent sev = {.sigev_notify = SIGEV_THREAD,
+                               .sigev_notify_function = timer_nothing};
+        timer_t t;
+        _exit(timer_create(CLOCK_MONOTONIC, &sev, &t) == 0 && timer_delete(t) == 0 ? 0 : 1);
+    }
+    if (pid < 0)
+        return 1;
+    int st = 0;
+    for (int ms = 0; ms < 2000; ms++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+        usleep(1000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -1225,6 +1272,20 @@ int main(int argc, char **argv)
                 crashed++;
         }
         printf("fork_state %d of 6\n", crashed);
+        fflush(stdout);
+        _exit(0);
+    } else if (!strcmp(mode, "fork_timers")) {
+        /* fork() while another thread is (often) inside libfaultline's
+         * timer and queue wrappers: every child must still make a timer. */
+        start_thread(timer_churn, NULL);
+        usleep(10000);
+        int fine = 0, hung = 0;
+        for (int i = 0; i < FORK_TIMERS && !hung; i++) {
+            int rc = fork_one_timer();
+            fine += rc == 0;
+            hung += rc == 2; /* one is enough, and the next would outlast the driver */
+        }
+        printf("fork_timers %d of %d%s\n", fine, FORK_TIMERS, hung ? " (a child hung)" : "");
         fflush(stdout);
         _exit(0);
     } else if (!strcmp(mode, "abort"))
