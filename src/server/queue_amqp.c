@@ -731,10 +731,11 @@ static int a_enqueue_locked(a_conn *t, const char *const *ids, size_t n)
         return -1;
     /* An alarm: nothing is published (the send could wait for as long as
      * the alarm lasts); the writer keeps the reports stored and
-     * unpublished, and the sweep publishes them once it is over. */
+     * unpublished, and the sweep publishes them once it is over.  That
+     * outcome is the caller's to say (the writer's "cannot publish tasks"
+     * line does): said here too, the log line said it twice. */
     if (t->blocked) {
-        a_err("amqp: the broker blocks publishing (%s: a memory or disk alarm); the reports "
-              "stay stored and are queued when it ends",
+        a_err("amqp: the broker blocks publishing (%s: a memory or disk alarm)",
               t->blocked_why[0] ? t->blocked_why : "no reason given");
         return -1;
     }
@@ -790,8 +791,7 @@ static int a_enqueue_locked(a_conn *t, const char *const *ids, size_t n)
             /* Blocked while we waited (RabbitMQ tells a connection when it
              * publishes during an alarm): what we sent stays unread, so
              * this connection goes, as after a missing confirm. */
-            a_err("amqp: the broker blocks publishing (%s: a memory or disk alarm); the reports "
-                  "stay stored and are queued when it ends",
+            a_err("amqp: the broker blocks publishing (%s: a memory or disk alarm)",
                   t->blocked_why[0] ? t->blocked_why : "no reason given");
             a_drop(t, false);
             return -1;
