@@ -24,6 +24,7 @@
 
 #include "fl_ctxsrv.h"
 #include "fl_exit.h"
+#include "fl_hostcheck.h"
 #include "fl_serve.h"
 #include "fl_srcctx.h"
 #include "fl_srvsym.h"
@@ -49,6 +50,8 @@ typedef struct opts {
     const char *notify_url;
     unsigned notify_digest, notify_period_s; /* --notify-digest N/PERIOD */
     bool listen_given; /* --listen on the command line */
+    /* --allowed-host's values, joined by commas; [0] == '\0': none. */
+    char allowed_hosts[2048];
     int log_time;      /* --log-time: FL_LOG_TIME_* */
 } opts;
 
@@ -59,6 +62,13 @@ static void usage(FILE *f)
             "\n"
             "  --listen ADDR:PORT   address to listen on: IPv4, [IPv6] or localhost (default\n"
             "                       127.0.0.1:8080; port 0: any free port)\n"
+            "  --allowed-host NAME  a Host the server answers to, with any port (repeat it,\n"
+            "                       or NAME,NAME; *.example.com: the names under it; *: any);\n"
+            "                       others are answered 421 (DNS rebinding).  Always\n"
+            "                       answered: localhost, 127.x.x.x, [::1] and the --listen\n"
+            "                       address.  None given: only those on a loopback --listen,\n"
+            "                       any Host on another.  Behind a reverse proxy that passes\n"
+            "                       its Host on, or on a private network, give the names\n"
             "  --data DIR           data directory (default ./var)\n"
             "  --db URL             store: sqlite:PATH (default DIR/faultline.db), or\n"
             "                       postgres://USER@HOST:PORT/DB to share one store between\n"
@@ -355,6 +365,20 @@ static int parse_args(opts *o, int argc, char **argv)
             if (parse_listen(o, TAKE))
                 return -1;
             o->listen_given = true;
+        } else if (!strcmp(a, "--allowed-host")) {
+            if (!v)
+                goto missing;
+            size_t have = strlen(o->allowed_hosts), vn = strlen(v);
+            if (have + vn + 2 > sizeof o->allowed_hosts) {
+                usage_error("--allowed-host: too many names (at most %zu bytes in all)",
+                            sizeof o->allowed_hosts - 1);
+                return -1;
+            }
+            if (have)
+                o->allowed_hosts[have++] = ',';
+            memcpy(o->allowed_hosts + have, TAKE, vn + 1);
+            if (!vn) /* "" would add nothing: said rather than ignored */
+                goto missing;
         } else if (!strcmp(a, "--data")) {
             if (!(o->data = TAKE))
                 goto missing;
@@ -497,6 +521,15 @@ static int parse_args(opts *o, int argc, char **argv)
         /* Said, rather than a setting that silently does nothing. */
         usage_error("--notify-digest needs --notify-url");
         return -1;
+    }
+    if (o->allowed_hosts[0]) {
+        char herr[256];
+        fl_hostcheck *hc = fl_hostcheck_new(o->host, o->allowed_hosts, herr, sizeof herr);
+        if (!hc) {
+            usage_error("%s", herr);
+            return -1;
+        }
+        fl_hostcheck_free(hc);
     }
     /* The ranges again, for values no option gave (ranges[]). */
     for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
@@ -1342,7 +1375,8 @@ int fl_cmd_serve(int argc, char **argv)
                              .srvsym = sym,
                              .ctxsrv = ctxsrv,
                              .srcctx = srcctx,
-                             .max_symbol_file = o.max_symbol_file};
+                             .max_symbol_file = o.max_symbol_file,
+                             .allowed_hosts = o.allowed_hosts[0] ? o.allowed_hosts : NULL};
         snprintf(hc.host, sizeof hc.host, "%s", o.host);
         if (!(http = fl_http_start(&hc, store, queue, writer, &m, err, sizeof err)))
             goto out;
@@ -1377,7 +1411,8 @@ int fl_cmd_serve(int argc, char **argv)
                                  .timeout_s = (unsigned)o.timeout_s,
                                  .data_dir = o.data,
                                  .max_backlog = o.max_backlog,
-                                 .health_only = true};
+                                 .health_only = true,
+                                 .allowed_hosts = o.allowed_hosts[0] ? o.allowed_hosts : NULL};
             snprintf(hc.host, sizeof hc.host, "%s", o.host);
             if (!(http = fl_http_start(&hc, store, queue, NULL, &m, err, sizeof err)))
                 goto out;

@@ -281,6 +281,10 @@ typedef struct fl_http_config {
     const char *data_dir;           /* for /metrics: the room left on its disk */
     /* A worker's listener: /healthz and /metrics only (no writer). */
     bool health_only;
+    /* --allowed-host's names, comma-separated (borrowed; NULL: none
+     * given): the Host values answered besides the loopback names and
+     * the listen address (fl_hostcheck.h); others are answered 421. */
+    const char *allowed_hosts;
 } fl_http_config;
 
 fl_http *fl_http_start(const fl_http_config *c, fl_store *s, fl_queue *q, fl_writer *w,

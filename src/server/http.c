@@ -44,6 +44,7 @@
 
 #include "fl_crashlog.h"
 #include "fl_ctxsrv.h"
+#include "fl_hostcheck.h"
 #include "fl_http_drive.h"
 #include "fl_minidump.h"
 #include "fl_portal.h"
@@ -87,6 +88,7 @@ struct fl_http {
     size_t nconns;
 
     fl_projects *projects; /* the other projects' ingest keys */
+    fl_hostcheck *hosts;   /* the Host values answered (bad_host) */
     /* The store's symbols version, last read (second of the monotonic
      * clock) and value (-1: none yet), for symbols_moved(). */
     int64_t symver_checked, symver_seen;
@@ -194,6 +196,7 @@ typedef struct req {
     bool busy;      /* over --max-memory: read on, drop, answer 503 */
     int late;       /* refused at its headers, answered after its body (LATE_*) */
     const char *allow; /* K_OTHER: a method the path does not take, answered 405 after the body */
+    int refused;       /* K_OTHER: REFUSED_*, answered after the body (refuse_early) */
     bool report;       /* not ingest, yet it looks like a crash report (report_like()) */
     size_t charged; /* bytes counted in h->held for this request */
     /* a symbol upload, streamed to a file */
@@ -3590,6 +3593,8 @@ static size_t unescape_keep_nul(void *cls, struct MHD_Connection *c, char *s)
 typedef struct framing {
     unsigned cl, te;
     bool te_other, ctl;
+    unsigned hosts;   /* Host headers, and the first one's value: counted */
+    const char *host; /* here, as every header is looked at anyway */
 } framing;
 
 static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -3602,7 +3607,8 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
     else if (!strcasecmp(key, "Transfer-Encoding")) {
         f->te++;
         f->te_other |= !value || strcasecmp(value, "chunked");
-    }
+    } else if (!strcasecmp(key, "Host") && !f->hosts++)
+        f->host = value;
     for (const char *p = key; *p && !f->ctl; p++)
         f->ctl = (unsigned char)*p < 0x20 || *p == 0x7f;
     for (const char *p = value ? value : ""; *p && !f->ctl; p++)
@@ -3610,20 +3616,101 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
     return MHD_YES;
 }
 
-/* NULL, or why the request's framing is refused. */
-static const char *bad_framing(struct MHD_Connection *c)
+/* NULL, or why the request's framing is refused; *f: its headers as
+ * counted. */
+static const char *bad_framing(struct MHD_Connection *c, framing *f)
 {
-    framing f = {0};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
-    if (f.cl && f.te)
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, f);
+    if (f->cl && f->te)
         return "both Content-Length and Transfer-Encoding: ambiguous framing";
-    if (f.cl > 1)
+    if (f->cl > 1)
         return "more than one Content-Length";
-    if (f.te > 1 || f.te_other)
+    if (f->te > 1 || f->te_other)
         return "Transfer-Encoding other than a single chunked is not supported";
-    if (f.ctl)
+    if (f->ctl)
         return "a control character in a header";
     return NULL;
+}
+
+/* The Host check (fl_hostcheck.h), against DNS rebinding: a page whose
+ * name was made to resolve to this server reads, through its visitor's
+ * browser, whatever needs no credentials (/metrics, /buildid/...,
+ * /healthz, the portal's files).  Before any route, ingest included.
+ * NULL when the request goes on or is misdirected (*misdirected: answered
+ * 421 by refuse_early), else why it is a 400: RFC 9112 asks for one Host
+ * in HTTP/1.1, and two could name different servers to a front and to
+ * this one.  An HTTP/1.0 request may come without (no browser sends
+ * one).  Only counts and compares when the check is on. */
+static const char *bad_host(fl_http *h, const framing *f, const char *version, bool *misdirected)
+{
+    *misdirected = false;
+    if (!fl_hostcheck_active(h->hosts))
+        return NULL;
+    if (f->hosts > 1)
+        return "more than one Host header";
+    if (!f->hosts)
+        return strcmp(version, MHD_HTTP_VERSION_1_0) ? "no Host header (HTTP/1.1 asks for one)"
+                                                     : NULL;
+    *misdirected = !fl_hostcheck_ok(h->hosts, f->host);
+    return NULL;
+}
+
+static log_gate misdirected_gate = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+
+/* Refusals before any route, answered after the body (refuse_early). */
+enum { REFUSED_NONE, REFUSED_HOST };
+
+/* The Host of the request on c, cut short and shown safe (the client's
+ * bytes, bound for JSON and the log). */
+static void host_shown(struct MHD_Connection *c, char out[81])
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
+    size_t n = 0;
+    for (; v && v[n] && n < 80; n++)
+        out[n] = v[n] >= 0x20 && v[n] < 0x7f && v[n] != '\'' ? v[n] : '?';
+    out[n] = '\0';
+}
+
+static enum MHD_Result send_refusal(struct MHD_Connection *c, int refused)
+{
+    (void)refused; /* REFUSED_HOST, the one there is */
+    char host[81], msg[256];
+    host_shown(c, host);
+    snprintf(msg, sizeof msg,
+             "misdirected request: Host '%s' is not a name of this server (faultline serve "
+             "--allowed-host sets the names it answers to)",
+             host);
+    return send_json(c, 421, json_pack("{s:s,s:s}", "error", msg, "host", host), NULL);
+}
+
+/* A request refused before any route (REFUSED_*): after its body, as the
+ * other refusals (answer_after_body says why).  A Host this server does
+ * not answer to (421) also makes a line in the log: a reverse proxy that
+ * passes its clients' Host on is told to the operator, not only to them. */
+static enum MHD_Result refuse_early(req *r, int refused)
+{
+    unsigned long dropped;
+    if (refused == REFUSED_HOST && log_gate_pass(&misdirected_gate, &dropped)) {
+        char host[81];
+        host_shown(r->conn, host);
+        if (dropped)
+            fl_log(stderr,
+                   "faultline serve: http: a request for Host '%s' answered 421: not a name of "
+                   "this server (--allowed-host) [%lu more since the last line]",
+                   host, dropped);
+        else
+            fl_log(stderr,
+                   "faultline serve: http: a request for Host '%s' answered 421: not a name of "
+                   "this server (--allowed-host)",
+                   host);
+    }
+    r->kind = K_OTHER;
+    if (answer_after_body(r->conn)) {
+        r->refused = refused;
+        return MHD_YES;
+    }
+    r->state = ST_DONE;
+    return send_refusal(r->conn, refused);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -3640,7 +3727,11 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         r->fd = -1;
         *con_cls = r;
         FL_M_ADD(h->m->requests, 1);
-        const char *bad = bad_framing(c);
+        framing f = {0};
+        bool misdirected = false;
+        const char *bad = bad_framing(c, &f);
+        if (!bad)
+            bad = bad_host(h, &f, version, &misdirected);
         if (bad) {
             r->kind = K_OTHER;
             r->state = ST_DONE;
@@ -3649,7 +3740,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             return text ? send_text_hdr(c, 400, "application/json", text, "Connection", "close")
                         : MHD_NO;
         }
-        enum MHD_Result res = first_call(h, r, url, method);
+        enum MHD_Result res =
+            misdirected ? refuse_early(r, REFUSED_HOST) : first_call(h, r, url, method);
         /* Its headers are in: only a report's body is still held to the
          * request deadline (a symbol upload may rightly take minutes), the
          * body of any request refused already, and one sent to a path that
@@ -3680,6 +3772,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             r->answer = NULL;
             r->resumed = false;
             return a ? send_text(c, r->status, "application/json", a, r->retry_after) : MHD_NO;
+        }
+        if (r->refused) {
+            r->state = ST_DONE;
+            return send_refusal(c, r->refused);
         }
         if (r->allow) {
             r->state = ST_DONE;
@@ -4355,6 +4451,9 @@ static fl_http *http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, 
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    /* A driven loop listens nowhere: only names given are checked. */
+    if (!(h->hosts = fl_hostcheck_new(driven ? NULL : cfg->host, cfg->allowed_hosts, err, errlen)))
+        goto fail;
 
     struct sockaddr_in sa;
     struct sockaddr_in6 sa6;
@@ -4461,6 +4560,7 @@ fail:
     pthread_mutex_destroy(&h->gdel_mu);
     pthread_cond_destroy(&h->gdel_cv);
     fl_projects_free(h->projects);
+    fl_hostcheck_free(h->hosts);
     free(h->buckets);
     free(h);
     return NULL;
@@ -4558,6 +4658,7 @@ void fl_http_stop(fl_http *h)
     pthread_mutex_destroy(&h->gdel_mu);
     pthread_cond_destroy(&h->gdel_cv);
     fl_projects_free(h->projects);
+    fl_hostcheck_free(h->hosts);
     free(h->buckets);
     free(h);
 }

@@ -20,7 +20,7 @@ if body.startswith("@"):
         data = f.read()
 else:
     data = b"x" * int(body)
-req = (method.encode() + b" " + path.encode() + b" HTTP/1.1\r\nHost: x\r\n" + header.encode() +
+req = (method.encode() + b" " + path.encode() + b" HTTP/1.1\r\nHost: localhost\r\n" + header.encode() +
        b"\r\nContent-Length: " + str(len(data)).encode() + b"\r\n\r\n" + data)
 s = socket.create_connection(("127.0.0.1", int(port)))
 s.settimeout(60)

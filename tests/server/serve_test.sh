@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | poisonstore | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | logtime | notifydigest, groupdelete, mergeload, projects (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | logtime | hosts | notifydigest, groupdelete, mergeload, projects (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -70,7 +70,8 @@ stored_only() {
 
 case $case_ in
 http)
-  start "$work/d" --keyless-ingest
+  # The MojoCrash clients' server name: its request comes with it as Host.
+  start "$work/d" --keyless-ingest --allowed-host crashcatcher.mojogames.com
   # The published MojoCrash request, byte for byte (quoted boundary, CRLF).
   out=$("$POST" raw "$PORT" "$DATA/mojocrash-request.http")
   [ "$(head -1 <<<"$out")" = 200 ] || fail "MojoCrash request: $out"
@@ -321,7 +322,7 @@ PY
 import socket, struct, sys, time
 body = open(sys.argv[3], "rb").read()
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + sys.argv[2].encode() +
+s.sendall(b"POST /api/v1/crashes HTTP/1.1\r\nHost: localhost\r\nX-Faultline-Key: " + sys.argv[2].encode() +
           b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
 s.settimeout(1)
 try:
@@ -448,11 +449,11 @@ auth)
 import socket, sys
 port = int(sys.argv[1])
 s = socket.create_connection(("127.0.0.1", port)); s.settimeout(30)
-s.sendall(b"POST /api/v1/symbolicate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (65 << 20))
+s.sendall(b"POST /api/v1/symbolicate HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n" % (65 << 20))
 a = s.recv(4096)
 assert a.startswith(b"HTTP/1.1 401"), a[:100]
 s = socket.create_connection(("127.0.0.1", port)); s.settimeout(30)
-s.sendall(b"POST /api/v1/symbolicate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+s.sendall(b"POST /api/v1/symbolicate HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n")
 chunk = b"100000\r\n" + b"x" * (1 << 20) + b"\r\n"
 try:
     for i in range(256):
@@ -1814,19 +1815,19 @@ def trickle(first, pieces, gap, limit):
 hdr = trickle(b"POST /api/v1/crashes HTTP/1.1\r\n",
               [b"X-Slow-%d: x\r\n" % i for i in range(60)], 1.0, 30)
 print("headers a line a second: closed after", hdr)
-body = trickle(b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key.encode()
+body = trickle(b"POST /api/v1/crashes HTTP/1.1\r\nHost: localhost\r\nX-Faultline-Key: " + key.encode()
                + b"\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n",
                [b"x" * 10] * 60, 1.0, 30)
 print("a body ten bytes a second: closed after", body)
 # A body no route reads (an unknown path, a method the path does not
 # take): held to the same deadline, not drained for good.
-other = trickle(b"POST /no-such-path HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
+other = trickle(b"POST /no-such-path HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n",
                 [b"x" * 10] * 60, 1.0, 30)
 print("a body to no route ten bytes a second: closed after", other)
 # A symbol upload at the same pace for 5 s (past the 3 s deadline), then
 # finished: answered (400: it is no ELF file), not cut.
 s = socket.create_connection(("127.0.0.1", port))
-s.sendall(b"POST /api/v1/symbols HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + sys.argv[3].encode()
+s.sendall(b"POST /api/v1/symbols HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + sys.argv[3].encode()
           + b"\r\nContent-Length: 60\r\n\r\n")
 for i in range(5):
     time.sleep(1)
@@ -1868,7 +1869,7 @@ framing)
   python3 - "$PORT" "$KEY" "$ADMIN" <<'PY' >"$work/framing.out" || fail "framing: $(cat "$work/framing.out")"
 import socket, sys
 port, key, admin = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3].encode()
-hidden = b"GET /api/v1/groups HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin + b"\r\n\r\n"
+hidden = b"GET /api/v1/groups HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer " + admin + b"\r\n\r\n"
 
 def exchange(raw):
     """Send raw, read until the server closes (or 5 s): the answers."""
@@ -1888,13 +1889,13 @@ def exchange(raw):
         return got, True
 
 cases = {
-    "CL+TE": b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key
+    "CL+TE": b"POST /api/v1/crashes HTTP/1.1\r\nHost: localhost\r\nX-Faultline-Key: " + key
              + b"\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + hidden,
-    "two CL": b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key
+    "two CL": b"POST /api/v1/crashes HTTP/1.1\r\nHost: localhost\r\nX-Faultline-Key: " + key
               + b"\r\nContent-Length: 4\r\nContent-Length: %d\r\n\r\nxxxx" % (4 + len(hidden)) + hidden,
-    "TE gzip": b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key
+    "TE gzip": b"POST /api/v1/crashes HTTP/1.1\r\nHost: localhost\r\nX-Faultline-Key: " + key
                + b"\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n" + hidden,
-    "bare CR": b"GET /healthz HTTP/1.1\r\nHost: x\rX-Forged: 1\r\n\r\n" + hidden,
+    "bare CR": b"GET /healthz HTTP/1.1\r\nHost: localhost\rX-Forged: 1\r\n\r\n" + hidden,
 }
 bad = 0
 for name, raw in cases.items():
@@ -1904,7 +1905,7 @@ for name, raw in cases.items():
     print("%s: %s, %d answer(s), closed %s" % (name, first, answers, closed))
     if not first.startswith("HTTP/1.1 400") or answers != 1 or not closed or b'"groups"' in got:
         bad += 1
-got, _ = exchange(b"GET /healthz%00x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+got, _ = exchange(b"GET /healthz%00x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
 print("%00:", got.split(b"\r\n")[0].decode(errors="replace"))
 bad += not got.startswith(b"HTTP/1.1 404")
 sys.exit(1 if bad else 0)
@@ -1951,6 +1952,85 @@ PY
   ok "$(tr '\n' ';' <"$work/limit.out")"
   c=$(code GET /healthz); [ "$c" = 200 ] || fail "after the connections closed -> $c"
   stop || fail "shutdown rc"
+  ;;
+hosts)
+  # DNS rebinding: a page whose name was made to resolve to this server
+  # reads, through its visitor's browser, whatever needs no credentials.
+  # A server on loopback answers only to the loopback names and its own
+  # address unless told more (--allowed-host); another Host is 421 before
+  # any route runs: /metrics, /healthz, /buildid/, the portal, ingest.
+  start "$work/d" --workers 0
+  for h in "localhost:$PORT" localhost "127.0.0.1:$PORT" "127.0.0.2" "app.localhost:$PORT" "[::1]:$PORT" "LocalHost."; do
+    c=$(code GET /metrics -H "Host: $h"); [ "$c" = 200 ] || fail "Host $h -> $c $(cat "$work/body")"
+  done
+  ok "loopback names and the listen address -> 200"
+  for p in /metrics /healthz /buildid/0123456789abcdef0123456789abcdef01234567/debuginfo /portal.js / /api/v1/groups; do
+    c=$(code GET "$p" -H 'Host: evil.example' -H 'Accept: text/html' -H "Authorization: Bearer $ADMIN")
+    [ "$c" = 421 ] || fail "$p for Host evil.example -> $c"
+    grep -q "\"error\":\"misdirected request: Host 'evil.example' is not a name of this server" "$work/body" ||
+      fail "$p for Host evil.example: $(cat "$work/body")"
+  done
+  for h in "evil.example:$PORT" localhost.evil.example 127.0.0.1.evil.example "127.0.0.1:$PORT@evil.example" x; do
+    c=$(code GET /metrics -H "Host: $h"); [ "$c" = 421 ] || fail "Host $h -> $c"
+  done
+  # A report to the wrong name: 421 after its body, nothing stored.
+  "$POST" log 98 1 hostapp 1.0 >"$work/h.log"
+  c=$(code POST /api/v1/crashes -H 'Host: evil.example' -H "X-Faultline-Key: $KEY" --data-binary @"$work/h.log")
+  [ "$c" = 421 ] || fail "report for Host evil.example -> $c $(cat "$work/body")"
+  metric_has '^faultline_reports_accepted_total 0$' || fail "a report for Host evil.example was accepted"
+  grep -q "http: a request for Host 'evil.example' answered 421: not a name of this server (--allowed-host)" "$work/err" ||
+    fail "no log line: $(tail -3 "$work/err")"
+  ok "another Host -> 421 on every route, the portal's included, and said in the log"
+  # Without Host: HTTP/1.0 is answered (no browser sends one), HTTP/1.1
+  # is a 400 (RFC 9112), as is a second Host.
+  python3 - "$PORT" <<'PY' >"$work/nohost.out" || fail "without a Host: $(cat "$work/nohost.out")"
+import socket, sys
+port = int(sys.argv[1])
+def first(raw):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(10)
+    s.sendall(raw)
+    got = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        got += b
+    return got.split(b"\r\n")[0].decode(), got
+a, _ = first(b"GET /healthz HTTP/1.0\r\n\r\n")
+b, bb = first(b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n")
+c, cb = first(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+print("HTTP/1.0 without Host: %s; HTTP/1.1 without: %s; two: %s" % (a, b, c))
+sys.exit(0 if a.endswith(" 200 OK") and b.endswith(" 400 Bad Request") and b"no Host header" in bb
+         and c.endswith(" 400 Bad Request") and b"more than one Host" in cb else 1)
+PY
+  ok "$(cat "$work/nohost.out")"
+  stop || fail "shutdown rc"
+
+  # The names given (any port, *.name the names under it) as well.
+  start "$work/d2" --workers 0 --allowed-host crash.example.com --allowed-host '*.corp.example,ops.example'
+  for h in crash.example.com "crash.example.com:443" CRASH.Example.COM. a.corp.example "b.a.corp.example:8080" ops.example "localhost:$PORT" "127.0.0.1:$PORT"; do
+    c=$(code GET /metrics -H "Host: $h"); [ "$c" = 200 ] || fail "--allowed-host: Host $h -> $c $(cat "$work/body")"
+  done
+  for h in evil.example corp.example xcorp.example crash.example.com.evil.example; do
+    c=$(code GET /metrics -H "Host: $h"); [ "$c" = 421 ] || fail "--allowed-host: Host $h -> $c"
+  done
+  c=$(code GET / -H 'Host: evil.example' -H 'Accept: text/html'); [ "$c" = 421 ] || fail "--allowed-host: the portal for evil.example -> $c"
+  c=$(code GET / -H 'Host: crash.example.com' -H 'Accept: text/html'); [ "$c" = 200 ] || fail "--allowed-host: the portal -> $c"
+  ok "--allowed-host: its names (any port, *.corp.example) and loopback -> 200, others 421"
+  stop || fail "shutdown rc"
+  start "$work/d3" --workers 0 --allowed-host '*'
+  c=$(code GET /metrics -H 'Host: evil.example'); [ "$c" = 200 ] || fail "--allowed-host '*': evil.example -> $c"
+  ok "--allowed-host '*': any Host"
+  stop || fail "shutdown rc"
+  # A name with a port, or none: said at once.
+  for bad in crash.example.com:8080 'a b' ''; do
+    "$FL" serve --listen 127.0.0.1:0 --data "$work/d4" --allowed-host "$bad" >/dev/null 2>"$work/usage"
+    [ $? = 64 ] && grep -q 'allowed-host' "$work/usage" || fail "--allowed-host '$bad': $(cat "$work/usage")"
+  done
+  grep -q "give the name without a port" <("$FL" serve --allowed-host crash.example.com:8080 2>&1) ||
+    fail "--allowed-host NAME:PORT not explained"
+  ok "--allowed-host with a port or no name: a usage error"
   ;;
 fdlimit)
   # The server runs out of file descriptors (a low `ulimit -n`, many
@@ -2063,7 +2143,7 @@ limits)
   ok "101 refused header blocks in $secs s: $n log lines"
   # A client that sends half a request line and waits is disconnected.
   exec 3<>"/dev/tcp/127.0.0.1/$PORT"
-  printf 'POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\n' >&3
+  printf 'POST /api/v1/crashes HTTP/1.1\r\nHost: localhost\r\n' >&3
   t0=$(date +%s)
   timeout 10 cat <&3 >/dev/null
   t1=$(date +%s)
@@ -2505,8 +2585,8 @@ def conns():
 
 for i in range(100):
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" if i % 2 else
-              b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nMOJO")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" if i % 2 else
+              b"POST /api/v1/crashes HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\nMOJO")
     s.close()
 # Let go within a minute -- not the ten of --timeout.
 left = conns()
@@ -2529,8 +2609,8 @@ def half(req):
             return out
         out += d
 
-a = half(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-b = half(b"POST /api/v1/crashes HTTP/1.1\r\nHost: x\r\nX-Faultline-Key: " + key +
+a = half(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+b = half(b"POST /api/v1/crashes HTTP/1.1\r\nHost: localhost\r\nX-Faultline-Key: " + key +
          b"\r\nContent-Length: %d\r\n\r\n" % len(log) + log)
 print("half-closed after a whole request:", a.split(b"\r\n")[0].decode(), "/",
       b.split(b"\r\n")[0].decode())
