@@ -3658,7 +3658,44 @@ static const char *bad_host(fl_http *h, const framing *f, const char *version, b
 static log_gate misdirected_gate = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
 
 /* Refusals before any route, answered after the body (refuse_early). */
-enum { REFUSED_NONE, REFUSED_HOST };
+enum { REFUSED_NONE, REFUSED_HOST, REFUSED_ARGS };
+
+/* More query parameters than this are answered 414: 64, or with a
+ * --max-header under 16 KiB one per 256 bytes of it (16 at 4 KiB).
+ * libmicrohttpd keeps each in the connection's memory (--max-header: 48
+ * bytes a parameter besides its text, and half of it is the read buffer),
+ * and when they overflow it it closes the connection without an answer --
+ * ~250 of them with the default 16 KiB, ~40 with 4 KiB; its own 431 finds
+ * no memory left either.  No route takes more than nine. */
+static unsigned max_query_args(const fl_http *h)
+{
+    size_t n = h->cfg.max_header / 256;
+    return n < 16 ? 16 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* A request with more than max_query_args() query parameters: what
+ * count_args gives libmicrohttpd to hand the handler as its *con_cls. */
+static char too_many_args;
+
+/* libmicrohttpd's URI callback (MHD_OPTION_URI_LOG_CALLBACK), which it
+ * calls with the request line's target before it parses the query, in the
+ * same buffer: a query of too many parameters is cut at its '?', so that
+ * libmicrohttpd parses none and the handler can answer 414 (an answer the
+ * client can read, not a closed connection). */
+static void *count_args(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)c;
+    const char *q = strchr(uri, '?');
+    if (!q)
+        return NULL;
+    unsigned n = 1, max = max_query_args(cls);
+    for (const char *p = q + 1; (p = strchr(p, '&')); p++)
+        if (++n > max) {
+            ((char *)q)[1] = '\0'; /* libmicrohttpd's own buffer, not a constant */
+            return &too_many_args;
+        }
+    return NULL;
+}
 
 /* The Host of the request on c, cut short and shown safe (the client's
  * bytes, bound for JSON and the log). */
@@ -3671,9 +3708,14 @@ static void host_shown(struct MHD_Connection *c, char out[81])
     out[n] = '\0';
 }
 
-static enum MHD_Result send_refusal(struct MHD_Connection *c, int refused)
+static enum MHD_Result send_refusal(fl_http *h, struct MHD_Connection *c, int refused)
 {
-    (void)refused; /* REFUSED_HOST, the one there is */
+    if (refused == REFUSED_ARGS) {
+        char msg[128];
+        unsigned max = max_query_args(h);
+        snprintf(msg, sizeof msg, "too many query parameters: at most %u", max);
+        return send_json(c, 414, json_pack("{s:s,s:i}", "error", msg, "limit", (int)max), NULL);
+    }
     char host[81], msg[256];
     host_shown(c, host);
     snprintf(msg, sizeof msg,
@@ -3710,7 +3752,7 @@ static enum MHD_Result refuse_early(req *r, int refused)
         return MHD_YES;
     }
     r->state = ST_DONE;
-    return send_refusal(r->conn, refused);
+    return send_refusal(r->h, r->conn, refused);
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url,
@@ -3718,7 +3760,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
                                size_t *upload_data_size, void **con_cls)
 {
     fl_http *h = cls;
-    req *r = *con_cls;
+    bool many_args = *con_cls == &too_many_args;
+    req *r = many_args ? NULL : *con_cls;
     if (!r) {
         if (!(r = spare_req()))
             return MHD_NO;
@@ -3740,8 +3783,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             return text ? send_text_hdr(c, 400, "application/json", text, "Connection", "close")
                         : MHD_NO;
         }
-        enum MHD_Result res =
-            misdirected ? refuse_early(r, REFUSED_HOST) : first_call(h, r, url, method);
+        enum MHD_Result res = misdirected ? refuse_early(r, REFUSED_HOST)
+                              : many_args ? refuse_early(r, REFUSED_ARGS)
+                                          : first_call(h, r, url, method);
         /* Its headers are in: only a report's body is still held to the
          * request deadline (a symbol upload may rightly take minutes), the
          * body of any request refused already, and one sent to a path that
@@ -3775,7 +3819,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         }
         if (r->refused) {
             r->state = ST_DONE;
-            return send_refusal(c, r->refused);
+            return send_refusal(h, c, r->refused);
         }
         if (r->allow) {
             r->state = ST_DONE;
@@ -3933,9 +3977,9 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         x->exempt = false;
     }
     req *r = *con_cls;
-    if (!r)
-        return;
     *con_cls = NULL;
+    if (!r || r == (void *)&too_many_args) /* the handler never ran */
+        return;
     struct loop *L = r->loop; /* set when it went to the writer */
     if (L) {
         /* The client left (or the connection failed) before its answer
@@ -4504,7 +4548,7 @@ static fl_http *http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, 
             sa.sin_port = sa6.sin6_port = htons(bi ? bi->port : (uint16_t)cfg->port);
         }
         /* Without a listening socket (driven), no options of one. */
-        struct MHD_OptionItem ops[14];
+        struct MHD_OptionItem ops[15];
         size_t k = 0;
         ops[k++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log,
                                            NULL}; /* first, MHD asks */
@@ -4525,6 +4569,7 @@ static fl_http *http_start(const fl_http_config *cfg, fl_store *s, fl_queue *q, 
                                                (intptr_t)cfg->max_client_conns, NULL};
         ops[k++] = (struct MHD_OptionItem){MHD_OPTION_UNESCAPE_CALLBACK,
                                            (intptr_t)unescape_keep_nul, NULL};
+        ops[k++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)count_args, h};
         ops[k++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, h};
         ops[k++] =
             (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conn_notify, NULL};

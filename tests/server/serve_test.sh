@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | poisonstore | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | logtime | hosts | notifydigest, groupdelete, mergeload, projects (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | logtime | hosts | queryargs | notifydigest, groupdelete, mergeload, projects (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -2031,6 +2031,64 @@ PY
   grep -q "give the name without a port" <("$FL" serve --allowed-host crash.example.com:8080 2>&1) ||
     fail "--allowed-host NAME:PORT not explained"
   ok "--allowed-host with a port or no name: a usage error"
+  ;;
+queryargs)
+  # Hundreds of query parameters overflowed libmicrohttpd's memory for the
+  # connection (--max-header), and it closed the connection without an
+  # answer.  More than 64 are answered 414 (no route takes more than
+  # nine), on any route, and the connection after it is served as usual.
+  start "$work/d" --workers 0
+  python3 - "$PORT" "$ADMIN" <<'PY' >"$work/args.out" || fail "query parameters: $(cat "$work/args.out")"
+import socket, sys
+port, admin = int(sys.argv[1]), sys.argv[2]
+def ask(path, extra=""):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(30)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s\r\n" % (path, extra)).encode())
+    got = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            got += b
+    except ConnectionResetError:
+        pass
+    return got.split(b"\r\n")[0].decode(errors="replace") or "(closed, no answer)", got
+def q(n):
+    return "&".join("a%d=1" % i for i in range(n))
+bad = 0
+for path, want in (("/healthz?" + q(64), "200"), ("/healthz?" + q(65), "414"),
+                   ("/healthz?" + q(400), "414"), ("/metrics?" + q(2000), "414"),
+                   ("/api/v1/groups?" + q(400), "414")):
+    first, got = ask(path, "Authorization: Bearer %s\r\n" % admin)
+    print("%s with %d parameters: %s" % (path.split("?")[0], path.count("&") + 1, first))
+    bad += not first.startswith("HTTP/1.1 " + want)
+    bad += want == "414" and b'"error":"too many query parameters: at most 64"' not in got
+first, _ = ask("/api/v1/groups?limit=5", "Authorization: Bearer %s\r\n" % admin)
+print("then /api/v1/groups?limit=5:", first)
+bad += not first.startswith("HTTP/1.1 200")
+sys.exit(1 if bad else 0)
+PY
+  ok "$(tr '\n' ';' <"$work/args.out")"
+  # A report with too many of them: 414 after its body, nothing stored.
+  "$POST" log 98 1 argsapp 1.0 >"$work/a.log"
+  c=$(code POST "/api/v1/crashes?key=$KEY&$(python3 -c 'print("&".join("x%d" % i for i in range(300)))')" --data-binary @"$work/a.log")
+  [ "$c" = 414 ] || fail "report with 301 parameters -> $c $(cat "$work/body")"
+  c=$(code POST "/api/v1/crashes?key=$KEY" --data-binary @"$work/a.log")
+  [ "$c" = 200 ] || fail "the report then -> $c $(cat "$work/body")"
+  ok "a report with 301 parameters -> 414; with its key alone -> 200"
+  stop || fail "shutdown rc"
+  # The least memory a connection may have holds fewer: 16 with 4 KiB
+  # (40 closed the connection).
+  start "$work/d2" --workers 0 --max-header 4096
+  for n in 16:200 17:414 40:414 64:414; do
+    c=$(code GET "/healthz?$(python3 -c "print('&'.join('a%d=1' % i for i in range(${n%:*})))")")
+    [ "$c" = "${n#*:}" ] || fail "--max-header 4096: ${n%:*} parameters -> $c"
+  done
+  grep -q '"error":"too many query parameters: at most 16"' "$work/body" || fail "--max-header 4096: $(cat "$work/body")"
+  ok "--max-header 4096: 16 parameters -> 200, 17, 40 and 64 -> 414"
+  stop || fail "shutdown rc"
   ;;
 fdlimit)
   # The server runs out of file descriptors (a low `ulimit -n`, many
