@@ -356,7 +356,19 @@ static int parse_args(opts *o, int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t n;
-#define TAKE (i++, v)
+        /* --name=value as well as --name value, as every other command
+         * (getopt_long) and faultline-report take it: a unit file's
+         * --listen=0.0.0.0:8080 was "unknown option" here alone. */
+        char name[48];
+        const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
+        bool inline_v = eq && (size_t)(eq - a) < sizeof name, taken = false;
+        if (inline_v) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            a = name;
+            v = eq[1] ? eq + 1 : NULL; /* --data= : "needs a value" */
+        }
+#define TAKE (taken = true, inline_v ? v : (i++, v))
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 1;
@@ -501,6 +513,10 @@ static int parse_args(opts *o, int argc, char **argv)
             }
         } else {
             usage_error("%s '%s'", a[0] == '-' ? "unknown option" : "unexpected argument", a);
+            return -1;
+        }
+        if (inline_v && !taken) {
+            usage_error("%s takes no value", a);
             return -1;
         }
         continue;

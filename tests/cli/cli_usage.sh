@@ -78,6 +78,15 @@ usage_error 64 "--timeout: '0' is out of range: 1..86400; see faultline serve --
 usage_error 64 '--role must be all, api or worker; see faultline serve --help' serve --role x
 usage_error 64 '--max-memory 3000 is below what one request may hold (--max-body + --max-decoded = 9437184)' serve --max-memory 3000
 usage_error 64 'needs --notify-url; see faultline serve --help' serve --notify-digest 5
+# serve takes --name=value as every other command does (getopt_long):
+# the values reach their checks, a flag given one is refused.
+usage_error 64 "--workers: '257' is out of range: 0..256; see faultline serve --help" serve --workers=257
+usage_error 64 '--listen wants ADDR:PORT, e.g.' serve --listen=foo
+usage_error 64 '--data needs a value; see faultline serve --help' serve --data=
+usage_error 64 '--keyless-ingest takes no value; see faultline serve --help' serve --keyless-ingest=yes
+usage_error 64 "unknown option '--frob'; see faultline serve --help" serve --frob=1
+usage_error 64 '--max-memory 2047 is below what one request may hold (--max-body + --max-decoded = 2048)' \
+  serve --listen=127.0.0.1:0 --max-body=1024 --max-decoded=1024 --max-memory=2047
 usage_error 64 'no subcommand given (add); see faultline symbols --help' symbols
 usage_error 64 "unknown subcommand 'frob'; see faultline symbols --help" symbols frob
 usage_error 64 'no file given; see faultline symbols add --help' symbols add
