@@ -636,7 +636,7 @@ static void usage(FILE *f)
                "under /usr/lib/debug/.build-id, or from debuginfod.\n"
                "\n"
                "  --context VALUE  a value, hex (0x optional); repeatable\n"
-               "  --max-depth N    longest stack tried (default 64)\n"
+               "  --max-depth N    longest stack tried (default 64, 1..4096)\n"
                "  --max-paths N    stop after trying N paths (default 100000000)\n"
                "\n"
                "Exit: 0 every event or value decoded (or a crash log with none to\n"
