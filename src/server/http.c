@@ -2436,9 +2436,18 @@ static enum MHD_Result api_reprocess(fl_http *h, struct MHD_Connection *c, const
         r = -1;
     if (r != 0) {
         h->store->rollback(sc);
+        if (r == 3) {
+            /* The 410 every route about a deleted crash gives, with its
+             * id and when it came (docs/http-api.md). */
+            enum MHD_Result ret;
+            json_t *j = crash_for(h, sc, c, id, &ret);
+            if (!j)
+                return ret;
+            json_decref(j); /* not deleted after all: what requeue said */
+            return send_error(c, 410, "the crash was deleted", NULL);
+        }
         return r == 1   ? send_error(c, 404, "no such crash", NULL)
                : r == 2 ? send_error(c, 409, "not processed yet: it is in the queue already", NULL)
-               : r == 3 ? send_error(c, 410, "the crash was deleted", NULL)
                         : send_error(c, 503, "store unavailable", "5");
     }
     /* A broker that refuses now: the crash is marked, and the sweep
