@@ -472,13 +472,15 @@ int fl_cmd_symbolicate(int argc, char **argv)
         } else if (opt_value(a, obj_opts, argc, argv, &i, &v)) {
             if (!v) {
                 free(addrs);
-                return usage_error("symbolicate", true, "%s needs a value", a);
+                return usage_error("symbolicate", true, "%.*s needs a value", (int)strcspn(a, "="),
+                                   a); /* "--obj=": the option */
             }
             obj = v;
         } else if (opt_value(a, cache_opts, argc, argv, &i, &v)) {
             if (!v) {
                 free(addrs);
-                return usage_error("symbolicate", true, "%s needs a value", a);
+                return usage_error("symbolicate", true, "%.*s needs a value", (int)strcspn(a, "="),
+                                   a); /* "--obj=": the option */
             }
             cache = v;
         } else if (!strcmp(a, "--inlines") || !strcmp(a, "-i")) {

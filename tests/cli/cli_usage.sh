@@ -99,6 +99,9 @@ usage_error 64 'no --obj FILE given; see faultline symbolicate --help' symbolica
 usage_error 64 '--obj needs a value' symbolicate --obj
 usage_error 64 '-e needs a value' symbolicate -e
 usage_error 64 '--cache needs a value' symbolicate --obj x --cache
+# An empty --opt= value names the option, not the option and its '='.
+usage_error 64 '--cache needs a value; see' symbolicate --obj x --cache=
+usage_error 64 '--obj needs a value; see' symbolicate --obj=
 usage_error 64 "unknown option '--frob'" symbolicate --obj x --frob
 # llvm-symbolizer's single-dash -obj is not taken (docs/symbols.md says so).
 usage_error 64 "unknown option '-obj'" symbolicate -obj x 0x10
