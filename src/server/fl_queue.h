@@ -88,8 +88,11 @@ int fl_queue_publish(fl_queue *q, fl_store_conn *c, const char *const *crash_ids
  * reaching the queue (a server stopped between commit and publish, a
  * broker away), and, when the broker holds no message at all, of those
  * whose task it was given FL_QUEUE_STALE_FACTOR × min_age_s or more ago
- * (a broker that lost its queue).  Returns how many, or -1 on error; OUT: *stale, how many
- * of them were of the second kind.  0 for a queue inside the store. */
+ * (a broker that lost its queue).  Returns how many; -1 when the store
+ * failed (its error() says why); -2 when the queue did -- a publish, or
+ * asking its depth with nothing published after (q->error() says why).
+ * OUT: *stale, how many of them were of the second kind.  0 for a queue
+ * inside the store. */
 long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s, size_t *stale);
 
 /* For engines that keep a stored task as its crash ids separated by '\n'

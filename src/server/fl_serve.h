@@ -98,6 +98,23 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
  * max_pending reports waiting) or -2 when stopping: then no done() is
  * called. */
 int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n);
+/* With a queue outside the store: true while the queue refused the
+ * publisher's last call (a publish or a sweep: a broker away or not
+ * answering), with its reason in why (len bytes) and the wall time of
+ * the first failure in *since; false otherwise, and for NULL.  The
+ * answers do not wait for the queue (the reports are stored), so this is
+ * what shows it in /healthz.  Thread-safe. */
+bool fl_writer_queue_state(fl_writer *w, char *why, size_t len, int64_t *since);
+/* Sets that state before the publisher has tried the queue: a server
+ * started while its broker was away (why: its reason). */
+void fl_writer_queue_failed(fl_writer *w, const char *why);
+/* After a commit elsewhere that marked these crashes for processing (an
+ * admin route): with a queue outside the store, hands their tasks to the
+ * publisher (copies; borrowed), which counts them in the backlog once
+ * the queue has them, and returns at once -- a broker that does not
+ * answer never holds the caller.  What it cannot publish (stopping, a
+ * broker away) the sweep does.  Nothing for a queue inside the store. */
+void fl_writer_publish(fl_writer *w, const char *const *ids, size_t n);
 /* Commit what is queued, refuse new work from now on, join the thread.
  * The writer stays valid (submit fails) until fl_writer_free. */
 void fl_writer_stop(fl_writer *w);

@@ -2368,6 +2368,22 @@ static bool is_unmerge(const char *url)
     return n > p + s && !strncmp(url, MERGE_PREFIX, p) && !strcmp(url + n - s, UNMERGE_SUFFIX);
 }
 
+/* After a commit that marked crashes for processing (their tasks are
+ * written with it when the queue is in the store): with a broker, the
+ * writer's publisher publishes them, so that a broker that does not
+ * answer (its confirm and handshake wait 5 s) never holds this HTTP
+ * thread and every connection it serves.  A broker that refuses: the
+ * crashes are marked, and the sweep publishes them once it is back. */
+static void queue_tasks(fl_http *h, fl_store_conn *sc, const char *const *ids, size_t n)
+{
+    if (!h->queue->in_store_txn && h->writer) {
+        fl_writer_publish(h->writer, ids, n); /* counted in the backlog once published */
+        return;
+    }
+    fl_queue_publish(h->queue, sc, ids, n);
+    FL_M_ADD(h->m->backlog, (int64_t)n);
+}
+
 /* POST /api/v1/groups/ID/unmerge: group ID, merged into another, stands
  * for itself again, with its crashes and counts (a merge left them
  * there): 200.  Crashes a merge of an older version moved into the other
@@ -2398,10 +2414,7 @@ static enum MHD_Result api_unmerge_group(fl_http *h, struct MHD_Connection *c, c
                : r == 2 ? send_error(c, 409, "that group is not merged into another", NULL)
                         : send_error(c, 503, "store unavailable", "5");
     }
-    /* A broker that refuses now: the crashes are marked, and the sweep
-     * publishes their tasks once it is back. */
-    fl_queue_publish(h->queue, sc, (const char *const *)ids, nids);
-    FL_M_ADD(h->m->backlog, (int64_t)nids);
+    queue_tasks(h, sc, (const char *const *)ids, nids);
     for (size_t i = 0; i < nids; i++)
         free(ids[i]);
     free(ids);
@@ -2450,11 +2463,8 @@ static enum MHD_Result api_reprocess(fl_http *h, struct MHD_Connection *c, const
                : r == 2 ? send_error(c, 409, "not processed yet: it is in the queue already", NULL)
                         : send_error(c, 503, "store unavailable", "5");
     }
-    /* A broker that refuses now: the crash is marked, and the sweep
-     * publishes its task once the broker is back. */
     const char *ids[1] = {id};
-    fl_queue_publish(h->queue, sc, ids, 1);
-    FL_M_ADD(h->m->backlog, 1);
+    queue_tasks(h, sc, ids, 1);
     return send_json(c, 202, json_pack("{s:s,s:s}", "id", id, "state", "queued"), NULL);
 }
 
@@ -2637,6 +2647,15 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
       "# TYPE faultline_queue_republished_total counter\n"
       "faultline_queue_republished_total %" PRIu64 "\n",
       FL_M_GET(m->publish_failed), FL_M_GET(m->republished));
+    if (h->writer && !h->queue->in_store_txn) {
+        char qwhy[8];
+        int64_t qsince;
+        P("# HELP faultline_queue_failing 1 while the queue (a broker) refused the last publish "
+          "or sweep: reports are stored, not processed until it answers.\n"
+          "# TYPE faultline_queue_failing gauge\n"
+          "faultline_queue_failing %d\n",
+          fl_writer_queue_state(h->writer, qwhy, sizeof qwhy, &qsince) ? 1 : 0);
+    }
     P("# HELP faultline_processing_conflicts_total Worker transactions that met a concurrent "
       "one (a deadlock between two batches) and were run again.\n"
       "# TYPE faultline_processing_conflicts_total counter\n"
@@ -3343,6 +3362,9 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
  *   "storage":{path: why, since, failures} while the last transaction of
  *     ingest or processing failed: this server cannot keep reports then
  *     (ingest) or falls behind (processing);
+ *   "queue":{error, since} while the broker refused the writer's last
+ *     publish or sweep (away, or not answering): reports are stored and
+ *     answered 200, but not processed until it answers;
  *   "backlog":{depth, max, error} while the processing backlog is at
  *     --max-backlog (a server that ingests): ingest answers 503 then;
  * either way a balancer should send reports elsewhere. */
@@ -3363,6 +3385,15 @@ static enum MHD_Result healthz(fl_http *h, struct MHD_Connection *c)
     if (bad && json_object_size(bad))
         json_object_set(body, "storage", bad);
     json_decref(bad);
+    /* A broker away or not answering: reports are still stored and
+     * answered 200, but no worker gets them until it answers. */
+    char qwhy[320];
+    int64_t qsince = 0;
+    if (fl_writer_queue_state(h->writer, qwhy, sizeof qwhy, &qsince)) {
+        char since[32];
+        fl_iso_time(qsince, since);
+        json_object_set_new(body, "queue", json_pack("{s:s,s:s}", "error", qwhy, "since", since));
+    }
     int64_t depth;
     if (!h->cfg.health_only && backlog_full(h, &depth))
         json_object_set_new(body, "backlog",

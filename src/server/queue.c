@@ -44,9 +44,15 @@ long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s, size_t *st
      * min_age_s ago are published again.  One still in a worker's hands
      * for that long (the messages a worker holds are not counted) is then
      * delivered twice, and counted once. */
-    if (s->unpublish_stale && q->depth && min_age_s > 0 && q->depth(q, NULL) == 0 &&
-        s->unpublish_stale(c, min_age_s * FL_QUEUE_STALE_FACTOR, stale) != 0)
-        *stale = 0;
+    /* The depth is also what tells a caller with nothing to publish
+     * whether the broker answers: it fails (-2) when the broker did not
+     * and nothing was published since. */
+    int64_t depth = 0;
+    if (s->unpublish_stale && q->depth && min_age_s > 0) {
+        depth = q->depth(q, NULL);
+        if (depth == 0 && s->unpublish_stale(c, min_age_s * FL_QUEUE_STALE_FACTOR, stale) != 0)
+            *stale = 0;
+    }
     long total = 0;
     for (;;) {
         char **ids = NULL;
@@ -58,10 +64,10 @@ long fl_queue_sweep(fl_queue *q, fl_store_conn *c, int64_t min_age_s, size_t *st
             free(ids[i]);
         free(ids);
         if (rc)
-            return -1;
+            return -2;
         total += (long)n;
         if (n < 1000)
-            return total;
+            return depth < 0 && total == 0 ? -2 : total;
     }
 }
 

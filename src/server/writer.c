@@ -44,13 +44,20 @@ struct fl_writer {
     unsigned republish_after; /* seconds; see sweep() */
 
     /* The publisher (a queue outside the store): the tasks of committed
-     * reports, published off the writer's thread (see publisher_main).
-     * Under mu. */
+     * reports, published off the writer's thread, and the sweep (see
+     * publisher_main).  Under mu. */
     bool pub_on, pub_stop;
     pthread_t pub_th;
-    pthread_cond_t pub_cv;
+    pthread_cond_t pub_cv;   /* CLOCK_MONOTONIC */
+    fl_store_conn *pub_conn; /* the sweep's; NULL: the store keeps no mark */
     char **topub, **pubdone; /* to publish; published, to record */
     size_t ntopub, topub_cap, npubdone, pubdone_cap;
+    /* Whether the queue took the publisher's last call (a publish or a
+     * sweep), for /healthz: the answers do not wait for it, so nothing
+     * else shows a broker away.  Under mu. */
+    bool q_failing;
+    char q_why[320];
+    int64_t q_since; /* wall time of the first failure */
 };
 
 /* Tasks waiting for the publisher at most (~50 bytes each): beyond, a
@@ -83,6 +90,43 @@ static void free_ids(char **ids, size_t n)
     free(ids);
 }
 
+/* The queue's state as the publisher found it (fl_writer_queue_state). */
+static void queue_failed(fl_writer *w, const char *why)
+{
+    pthread_mutex_lock(&w->mu);
+    if (!w->q_failing)
+        w->q_since = fl_now();
+    w->q_failing = true;
+    snprintf(w->q_why, sizeof w->q_why, "%s", why && *why ? why : "unknown error");
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void queue_ok(fl_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->q_failing = false;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void fl_writer_queue_failed(fl_writer *w, const char *why)
+{
+    queue_failed(w, why);
+}
+
+bool fl_writer_queue_state(fl_writer *w, char *why, size_t len, int64_t *since)
+{
+    if (!w)
+        return false;
+    pthread_mutex_lock(&w->mu);
+    bool failing = w->q_failing;
+    if (failing) {
+        snprintf(why, len, "%s", w->q_why);
+        *since = w->q_since;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return failing;
+}
+
 /* The publisher's log: a broker away makes every commit's publish fail,
  * and ingest goes on answering 200, so nothing else would tell the
  * operator of an API server.  The first failure of an outage is said at
@@ -101,6 +145,7 @@ static void publog_fail(fl_writer *w, publog *pl, size_t n)
     FILE *log = w->m->health.log;
     const char *why = w->queue->error ? w->queue->error(w->queue) : NULL;
     uint64_t now = fl_mono_ns();
+    queue_failed(w, why);
     pl->failed += n;
     pl->unlogged += n;
     if (!log)
@@ -127,6 +172,7 @@ static void publog_fail(fl_writer *w, publog *pl, size_t n)
 static void publog_ok(fl_writer *w, publog *pl)
 {
     FILE *log = w->m->health.log;
+    queue_ok(w);
     if (!pl->failing)
         return;
     if (log) {
@@ -138,6 +184,60 @@ static void publog_ok(fl_writer *w, publog *pl)
     memset(pl, 0, sizeof *pl);
 }
 
+/* What the publisher got confirmed, recorded in the store on conn: the
+ * writer's, in the next batch's transaction, where it costs no flush of
+ * the log of its own; the publisher's own before its sweep, which must
+ * see it.  Lost (a batch that fails), it costs a duplicate task after
+ * --republish-after. */
+static void record_published(fl_writer *w, fl_store_conn *conn)
+{
+    pthread_mutex_lock(&w->mu);
+    char **ids = w->pubdone;
+    size_t n = w->npubdone;
+    w->pubdone = NULL;
+    w->npubdone = w->pubdone_cap = 0;
+    pthread_mutex_unlock(&w->mu);
+    if (n && w->store->published)
+        w->store->published(conn, (const char *const *)ids, n);
+    free_ids(ids, n);
+}
+
+/* The sweep (fl_queue_sweep): a report waits republish_after seconds for
+ * its own publish -- which normally follows its commit within milliseconds,
+ * but another server's writer may be between the two -- before the sweep
+ * publishes it; every SWEEP_EVERY_S at most, and at start for what a
+ * stopped server left.  It asks the broker each time (its depth), so it
+ * also finds out when a broker that was away answers again. */
+#define SWEEP_EVERY_S 10
+
+static void sweep(fl_writer *w, publog *pl)
+{
+    record_published(w, w->pub_conn);
+    size_t stale = 0;
+    long n = fl_queue_sweep(w->queue, w->pub_conn, w->republish_after, &stale);
+    if (n == -2) {
+        /* The broker away, or not answering: /healthz says so; the log
+         * has said it with the first publish that failed (publog). */
+        queue_failed(w, w->queue->error ? w->queue->error(w->queue) : NULL);
+        return;
+    }
+    if (n >= 0)
+        publog_ok(w, pl);
+    if (stale && w->m->health.log)
+        fl_log(w->m->health.log,
+               "faultline serve: queue: the broker holds no task, but %zu reports whose tasks it "
+               "took %lld s ago or more still wait: publishing them again (a broker that lost "
+               "its queue?)",
+               stale, (long long)w->republish_after * FL_QUEUE_STALE_FACTOR);
+    if (n > 0) {
+        FL_M_ADD(w->m->republished, (uint64_t)n);
+        /* A stale report was in the backlog already. */
+        FL_M_ADD(w->m->backlog, n - (long)(stale < (size_t)n ? stale : (size_t)n));
+        if (w->notify)
+            w->notify(w->notify_arg);
+    }
+}
+
 /* The publisher thread.  With a broker, a report is durable -- and
  * answered 200 -- once its transaction commits; waiting for the broker's
  * confirm of its task on the writer's thread as well held every answer
@@ -146,39 +246,72 @@ static void publog_ok(fl_writer *w, publog *pl)
  * commits the next; the ids the broker confirmed go back to the writer,
  * which records them (store->published) on its own connection.  A task
  * this thread could not publish -- broker away, server stopped first -- is
- * the sweep's. */
+ * the sweep's.
+ *
+ * The sweep runs here too, on a store connection of its own, not on the
+ * writer's thread: it talks to the broker, and a broker that does not
+ * answer (stopped with its sockets open, SIGSTOP, a host cut off) holds a
+ * call for its timeouts -- 5 s for a confirm or a handshake, 10 s for an
+ * RPC.  On the writer's thread that held every answer: ingest stalled in
+ * blocks of 10-15 s.  Nothing on the writer's thread talks to the broker
+ * now, so a 200 waits for the commit alone; a stalled broker only delays
+ * publishing, and what waits meanwhile is published in one go once it
+ * answers (or by the sweep). */
 static void *publisher_main(void *arg)
 {
     fl_writer *w = arg;
     pthread_setname_np(pthread_self(), "fl-publish");
     publog pl = {0};
+    bool sweeps = w->pub_conn != NULL;
+    uint64_t next_sweep = 0; /* at once */
+    unsigned every =
+        w->republish_after / 2 < SWEEP_EVERY_S ? w->republish_after / 2 : SWEEP_EVERY_S;
+    if (every == 0)
+        every = 1;
     pthread_mutex_lock(&w->mu);
     for (;;) {
-        while (!w->ntopub && !w->pub_stop)
-            pthread_cond_wait(&w->pub_cv, &w->mu);
-        if (!w->ntopub)
-            break;
-        char **ids = w->topub;
-        size_t n = w->ntopub;
-        w->topub = NULL;
-        w->ntopub = w->topub_cap = 0;
-        pthread_mutex_unlock(&w->mu);
-        bool ok = !w->queue->enqueue_many(w->queue, NULL, (const char *const *)ids, n);
-        if (ok)
-            publog_ok(w, &pl);
-        else
-            publog_fail(w, &pl, n);
-        pthread_mutex_lock(&w->mu);
-        if (ok) {
-            push_ids(&w->pubdone, &w->npubdone, &w->pubdone_cap, (const char *const *)ids, n);
-            FL_M_ADD(w->m->backlog, (int64_t)n);
-        } else {
-            FL_M_ADD(w->m->publish_failed, n);
+        while (!w->ntopub && !w->pub_stop) {
+            uint64_t now = fl_mono_ns();
+            if (!sweeps)
+                pthread_cond_wait(&w->pub_cv, &w->mu);
+            else if (now >= next_sweep)
+                break;
+            else
+                fl_cond_wait_ms(&w->pub_cv, &w->mu, (next_sweep - now) / 1000000 + 1);
         }
-        free_ids(ids, n);
-        if (ok && w->notify) {
+        if (w->pub_stop && !w->ntopub)
+            break;
+        if (w->ntopub) {
+            char **ids = w->topub;
+            size_t n = w->ntopub;
+            w->topub = NULL;
+            w->ntopub = w->topub_cap = 0;
             pthread_mutex_unlock(&w->mu);
-            w->notify(w->notify_arg);
+            bool ok = !w->queue->enqueue_many(w->queue, NULL, (const char *const *)ids, n);
+            if (ok)
+                publog_ok(w, &pl);
+            else
+                publog_fail(w, &pl, n);
+            pthread_mutex_lock(&w->mu);
+            if (ok) {
+                push_ids(&w->pubdone, &w->npubdone, &w->pubdone_cap, (const char *const *)ids, n);
+                FL_M_ADD(w->m->backlog, (int64_t)n);
+            } else {
+                FL_M_ADD(w->m->publish_failed, n);
+            }
+            free_ids(ids, n);
+            if (ok && w->notify) {
+                pthread_mutex_unlock(&w->mu);
+                w->notify(w->notify_arg);
+                pthread_mutex_lock(&w->mu);
+            }
+        }
+        /* Between publishes too: a steady stream of them must not put
+         * the sweep off. */
+        if (sweeps && !w->pub_stop && fl_mono_ns() >= next_sweep) {
+            pthread_mutex_unlock(&w->mu);
+            sweep(w, &pl);
+            next_sweep = fl_mono_ns() + every * 1000000000ull;
             pthread_mutex_lock(&w->mu);
         }
     }
@@ -199,21 +332,16 @@ static void publisher_stop(fl_writer *w)
     w->pub_on = false;
 }
 
-/* What the publisher got confirmed, recorded in the store (writer's
- * thread): in the next batch's transaction, where it costs no flush of the
- * log of its own, or before a sweep, which must see it.  Lost (a batch
- * that fails), it costs a duplicate task after --republish-after. */
-static void record_published(fl_writer *w)
+void fl_writer_publish(fl_writer *w, const char *const *ids, size_t n)
 {
+    if (w->queue->in_store_txn || n == 0)
+        return;
     pthread_mutex_lock(&w->mu);
-    char **ids = w->pubdone;
-    size_t n = w->npubdone;
-    w->pubdone = NULL;
-    w->npubdone = w->pubdone_cap = 0;
+    if (!w->pub_stop && w->ntopub < PUBLISH_MAX) {
+        push_ids(&w->topub, &w->ntopub, &w->topub_cap, ids, n);
+        pthread_cond_signal(&w->pub_cv);
+    }
     pthread_mutex_unlock(&w->mu);
-    if (n && w->store->published)
-        w->store->published(w->conn, (const char *const *)ids, n);
-    free_ids(ids, n);
 }
 
 int fl_writer_submit_list(fl_writer *w, fl_wreq *head, fl_wreq *tail, size_t n)
@@ -267,7 +395,7 @@ static int commit_batch(fl_writer *w, fl_wreq *list, int64_t *added, size_t *wri
     if (s->begin(c))
         goto fail;
     if (w->pub_on)
-        record_published(w);
+        record_published(w, c);
     if (s->insert_crashes(c, w->batch, n))
         goto fail;
     size_t nnew = 0;
@@ -305,33 +433,6 @@ fail:
     return -1;
 }
 
-/* The sweep (fl_queue_sweep): a report waits republish_after seconds for
- * its own publish -- which normally follows its commit within milliseconds,
- * but another server's writer may be between the two -- before the sweep
- * publishes it; every SWEEP_EVERY_S at most, and at start for what a
- * stopped server left. */
-#define SWEEP_EVERY_S 10
-
-static void sweep(fl_writer *w)
-{
-    record_published(w);
-    size_t stale = 0;
-    long n = fl_queue_sweep(w->queue, w->conn, w->republish_after, &stale);
-    if (stale && w->m->health.log)
-        fl_log(w->m->health.log,
-               "faultline serve: queue: the broker holds no task, but %zu reports whose tasks it "
-               "took %lld s ago or more still wait: publishing them again (a broker that lost "
-               "its queue?)",
-               stale, (long long)w->republish_after * FL_QUEUE_STALE_FACTOR);
-    if (n > 0) {
-        FL_M_ADD(w->m->republished, (uint64_t)n);
-        /* A stale report was in the backlog already. */
-        FL_M_ADD(w->m->backlog, n - (long)(stale < (size_t)n ? stale : (size_t)n));
-        if (w->notify)
-            w->notify(w->notify_arg);
-    }
-}
-
 #define PROBE_EVERY_S 1
 /* An idle writer asks a store on another machine whether it is there,
  * so that /healthz says so before a report finds out. */
@@ -347,17 +448,7 @@ static void *writer_main(void *arg)
 {
     fl_writer *w = arg;
     pthread_setname_np(pthread_self(), "fl-writer");
-    bool sweeps = !w->queue->in_store_txn && w->store->unpublished;
-    uint64_t next_sweep = 0; /* at once */
-    unsigned every =
-        w->republish_after / 2 < SWEEP_EVERY_S ? w->republish_after / 2 : SWEEP_EVERY_S;
-    if (every == 0)
-        every = 1;
     for (;;) {
-        if (sweeps && fl_mono_ns() >= next_sweep) {
-            sweep(w);
-            next_sweep = fl_mono_ns() + every * 1000000000ull;
-        }
         pthread_mutex_lock(&w->mu);
         bool probe = false, ping = false;
         while (!w->head && !w->stopping) {
@@ -368,17 +459,15 @@ static void *writer_main(void *arg)
              * every PING_EVERY_S. */
             bool failing = w->store->probe && ingest_failing(w);
             bool pings = !failing && w->store->ping;
-            if (!sweeps && !failing && !pings) {
+            if (!failing && !pings) {
                 pthread_cond_wait(&w->cv, &w->mu);
                 continue;
             }
-            unsigned wait_s = failing                                      ? PROBE_EVERY_S
-                              : pings && (!sweeps || PING_EVERY_S < every) ? PING_EVERY_S
-                                                                           : every;
+            unsigned wait_s = failing ? PROBE_EVERY_S : PING_EVERY_S;
             if (fl_cond_wait_ms(&w->cv, &w->mu, wait_s * 1000ull)) {
                 probe = failing;
                 ping = pings;
-                break; /* time to sweep, to probe, or to ping */
+                break; /* time to probe, or to ping */
             }
         }
         fl_wreq *list = w->head;
@@ -419,7 +508,7 @@ static void *writer_main(void *arg)
     }
     /* Publish what was committed, then record it. */
     publisher_stop(w);
-    record_published(w);
+    record_published(w, w->conn);
     return NULL;
 }
 
@@ -441,9 +530,13 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
     w->notify_arg = notify_arg;
     pthread_mutex_init(&w->mu, NULL);
     fl_cond_init_mono(&w->cv);
-    pthread_cond_init(&w->pub_cv, NULL);
+    fl_cond_init_mono(&w->pub_cv);
     if (!(w->conn = s->connect(s))) {
         snprintf(err, errlen, "writer: cannot connect to the store");
+        goto fail;
+    }
+    if (!q->in_store_txn && s->unpublished && !(w->pub_conn = s->connect(s))) {
+        snprintf(err, errlen, "writer: cannot connect to the store (for the sweep)");
         goto fail;
     }
     if (!q->in_store_txn) {
@@ -460,7 +553,10 @@ fl_writer *fl_writer_start(fl_store *s, fl_queue *q, fl_metrics *m, size_t max_p
     return w;
 fail:
     publisher_stop(w);
-    s->disconnect(w->conn);
+    if (w->pub_conn)
+        s->disconnect(w->pub_conn);
+    if (w->conn)
+        s->disconnect(w->conn);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     pthread_cond_destroy(&w->pub_cv);
@@ -487,6 +583,8 @@ void fl_writer_free(fl_writer *w)
     if (!w)
         return;
     fl_writer_stop(w);
+    if (w->pub_conn)
+        w->store->disconnect(w->pub_conn);
     w->store->disconnect(w->conn);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
