@@ -1196,6 +1196,7 @@ int fl_cmd_serve(int argc, char **argv)
 
     int rc = 1;
     char err[512] = "";
+    char qdown[512] = ""; /* the broker was away at start: why */
     fl_metrics m;
     memset(&m, 0, sizeof m);
     fl_health_init(&m.health, stderr);
@@ -1224,7 +1225,28 @@ int fl_cmd_serve(int argc, char **argv)
             rc = *err ? 1 : 0;
             goto out;
         }
-        if (amqp && !(queue = wait_up(open_amqp, "RabbitMQ", o.queue, &sigs, err, sizeof err))) {
+        if (amqp && run_http) {
+            /* A server that ingests does not wait for the broker: a
+             * report is durable once committed in PostgreSQL, and the
+             * sweep publishes the tasks no publish delivered once the
+             * broker answers.  Refusing clients meanwhile would gain
+             * nothing.  A refusal (a wrong password or vhost) still ends
+             * the start: waiting would not mend it. */
+            if (!(queue = fl_queue_amqp_new(o.queue, err, sizeof err)) && not_up_yet(err)) {
+                snprintf(qdown, sizeof qdown, "%s", err);
+                fl_log(stderr,
+                       "faultline serve: %s; serving without RabbitMQ until it answers: reports "
+                       "are stored and answered 200, and the sweep publishes their tasks once it "
+                       "does (/healthz answers 503 meanwhile)",
+                       err);
+                *err = '\0';
+                queue = fl_queue_amqp_new_unconnected(o.queue, err, sizeof err);
+            }
+            if (!queue)
+                goto out;
+        } else if (amqp &&
+                   !(queue = wait_up(open_amqp, "RabbitMQ", o.queue, &sigs, err, sizeof err))) {
+            /* A worker has nothing to do without the broker: it waits. */
             rc = *err ? 1 : 0;
             goto out;
         }
@@ -1348,6 +1370,8 @@ int fl_cmd_serve(int argc, char **argv)
                   store, queue, &m, (size_t)o.max_pending, (unsigned)o.republish_after,
                   workers ? fl_workers_notify : NULL, workers, err, sizeof err)))
             goto out;
+        if (*qdown)
+            fl_writer_queue_failed(writer, qdown);
         fl_symingest_config ic = {.symbols_dir = symdir,
                                   .cache_dir = cachedir,
                                   .store = store,

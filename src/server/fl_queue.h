@@ -121,6 +121,12 @@ fl_queue *fl_queue_pg_new(void);
  * thread gets a connection of its own.  Declares the queue at once, so a
  * wrong URL fails here: NULL with a reason in err. */
 fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen);
+/* The same without connecting: each thread's first call connects (and
+ * fails while the broker is away, as after a connection lost).  For an
+ * API server started while its broker is not up yet: it takes reports,
+ * and its sweep publishes their tasks once the broker answers.  Only the
+ * URL is checked here: NULL with a reason in err. */
+fl_queue *fl_queue_amqp_new_unconnected(const char *url, char *err, size_t errlen);
 
 /* 0 when fl_queue_amqp_new() would take url as written -- its form, port,
  * vhost and query parameters -- without asking any broker; else -1 with

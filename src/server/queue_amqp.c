@@ -1267,7 +1267,7 @@ int fl_queue_amqp_check_url(const char *url, char *err, size_t errlen)
     return rc;
 }
 
-fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
+static fl_queue *a_new(const char *url, bool connect, char *err, size_t errlen)
 {
     a_queue *aq = calloc(1, sizeof *aq);
     if (!aq || !(aq->url = strdup(url))) {
@@ -1307,6 +1307,8 @@ fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
     q->claim_waits = true;
     q->close = a_close;
     q->data = aq;
+    if (!connect)
+        return q;
     /* Connect now (declaring the queue), so that a wrong URL or an absent
      * broker fails here; this thread keeps the connection. */
     a_conn *t = a_lock(aq, true);
@@ -1322,4 +1324,14 @@ fail_url:
     free(aq->url);
     free(aq);
     return NULL;
+}
+
+fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen)
+{
+    return a_new(url, true, err, errlen);
+}
+
+fl_queue *fl_queue_amqp_new_unconnected(const char *url, char *err, size_t errlen)
+{
+    return a_new(url, false, err, errlen);
 }

@@ -13,6 +13,9 @@
 #              node's TLS listener (RMQ_TLS_PORT), with a certificate for
 #              localhost signed by a throwaway CA (RMQ_TLS_CA, made here
 #              with openssl)
+# Set RMQ_PORT (say, to $(rmq_free_port)) before the first rmq_start to
+# have the node listen there: a test that points a server at the broker
+# before it runs.
 # rmq_ctl ARGS... runs rabbitmqctl against the node.  rmq_stop stops the
 # node; rmq_start after it starts the node again on the same ports with
 # the same data (a broker restart).  rmq_stop_all stops the node and our
@@ -64,8 +67,8 @@ rmq_start() {
   [ -x "$RMQ_BIN/rabbitmq-server" ] || fail "rabbitmq-server is not installed (scripts/deps.sh)"
   if [ -z "$RMQ_NODE" ]; then
     RMQ_NODE="fl$$@localhost"
-    RMQ_PORT=$(rmq_free_port) && RMQ_DIST=$(rmq_free_port) && RMQ_EPMD=$(rmq_free_port) ||
-      fail "no free port for RabbitMQ"
+    { [ -n "$RMQ_PORT" ] || RMQ_PORT=$(rmq_free_port); } && RMQ_DIST=$(rmq_free_port) &&
+      RMQ_EPMD=$(rmq_free_port) || fail "no free port for RabbitMQ"
     RMQ_TLS_PORT=$(rmq_free_port) || fail "no free port for RabbitMQ"
     while [ "$(printf '%s\n' "$RMQ_PORT" "$RMQ_DIST" "$RMQ_EPMD" "$RMQ_TLS_PORT" | sort -u | wc -l)" != 4 ]; do
       RMQ_DIST=$(rmq_free_port) && RMQ_EPMD=$(rmq_free_port) && RMQ_TLS_PORT=$(rmq_free_port) ||

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# An API server and a broker that is away or does not answer:
+#   broker_late.sh FAULTLINE FL_POST
+#
+#   1. An API server started while RabbitMQ is not up yet listens at once
+#      (it does not wait for the broker, as a worker does): it answers
+#      reports 200 and /healthz 503 naming the queue.  Once the broker
+#      runs on that port, /healthz turns 200, and a worker processes every
+#      report it answered, each counted once.
+#   2. A broker that stops answering with its sockets open (SIGSTOP):
+#      reports are still answered 200 at once -- the answer waits for the
+#      commit in PostgreSQL, never for the broker (its confirm or
+#      handshake timeouts held the writer for 10-15 s at a time), and so
+#      is a reprocess (its HTTP thread published itself, and waited 5 s
+#      for a handshake) -- and /healthz says the queue is failing.  After
+#      SIGCONT all are processed, each counted once.
+set -uo pipefail
+FL=$1 POST=$2
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/cluster.sh"
+cluster_init fl-brokerlate
+. "$here/../lib/postgres.sh"
+. "$here/../lib/rabbitmq.sh"
+STOPPED=
+# A stopped broker first gets going again, or rmq_stop (rabbitmqctl)
+# would wait on it.
+cleanup() {
+  [ -n "$STOPPED" ] && kill -CONT "$STOPPED" 2>/dev/null
+  cluster_cleanup
+}
+trap cleanup EXIT
+
+pg_start
+RMQ_PORT=$(rmq_free_port) || fail "no free port for RabbitMQ"
+URL="amqp://guest:guest@127.0.0.1:$RMQ_PORT/%2f"
+healthz() { curl -s -o "$work/healthz" -w '%{http_code}' "http://127.0.0.1:$1/healthz"; }
+# submit PORT I OUT: post generated log I (seed 31) with curl, at most 30 s;
+# appends "CODE SECONDS" to OUT.
+submit() {
+  "$POST" log 31 "$2" >"$work/log"
+  curl -s -o /dev/null -m 30 -w '%{http_code} %{time_total}\n' -H "X-Faultline-Key: $KEY" \
+    -H 'Content-Type: text/plain' --data-binary @"$work/log" \
+    "http://127.0.0.1:$1/api/v1/crashes" >>"$3"
+}
+ids() { # ids FROM TO: the crash ids of generated logs FROM..TO (seed 31)
+  for i in $(seq "$1" "$2"); do "$POST" log 31 "$i" | awk '$1 == "CRASH_ID" {print $2}'; done
+}
+
+# 1. The broker not up yet.
+serve a --role api --db "$PGURL" --queue "$URL" --republish-after 2
+grep -q "connection refused; serving without RabbitMQ until it answers" "$work/a.err" ||
+  fail "no log line about serving without the broker: $(cat "$work/a.err")"
+h=$(healthz "$PORT_a")
+[ "$h" = 503 ] && grep -q '"queue":{"error":"cannot connect to amqp://127.0.0.1:'"$RMQ_PORT"': connection refused"' "$work/healthz" ||
+  fail "/healthz with the broker not up yet: $h $(cat "$work/healthz")"
+: >"$work/t1"
+for i in $(seq 1 20); do submit "$PORT_a" "$i" "$work/t1"; done
+[ "$(grep -c '^200 ' "$work/t1")" = 20 ] || fail "reports with the broker not up yet: $(sort "$work/t1" | uniq -c)"
+ok "an API server started without its broker listens: 20 reports answered 200, /healthz 503 naming the queue"
+rmq_start
+[ "$AMQP_URL" = "$URL" ] || fail "the broker is not where the server looks: $AMQP_URL"
+for _ in $(seq 300); do h=$(healthz "$PORT_a"); [ "$h" = 200 ] && break; sleep 0.2; done
+[ "$h" = 200 ] || fail "/healthz 60 s after the broker started: $h $(cat "$work/healthz")"
+serve w --role worker --workers 2 --db "$PGURL" --queue "$URL"
+"$POST" wait "$PORT_a" "$ADMIN" 20 60 streamapp >"$work/sum" || fail "processed: $(cat "$work/sum") of 20"
+ids 1 20 >"$work/ok1"
+"$POST" check "$PORT_a" "$ADMIN" "$work/ok1" >/dev/null || fail "a report answered 200 is missing"
+ok "once the broker runs: /healthz 200, all 20 reports processed"
+
+# 2. The broker stopped with its sockets open.
+# The node's Erlang VM (beam.smp), as the node wrote its pid.
+beam=$(cat "$work/rmq/pid" 2>/dev/null)
+[ -n "$beam" ] && grep -q beam "/proc/$beam/comm" 2>/dev/null || fail "no pid of the broker's beam: '$beam'"
+STOPPED=$beam
+kill -STOP "$STOPPED" || fail "cannot stop the broker"
+: >"$work/t2"
+# Over a few seconds: the writer's sweep, which held the answers, ran
+# every second (--republish-after 2).
+for i in $(seq 21 40); do submit "$PORT_a" "$i" "$work/t2"; sleep 0.2; done
+# An admin route that queues a crash again publishes off its HTTP thread
+# too (the thread's own connection waited 5 s for the handshake).
+rid=$(head -1 "$work/ok1")
+curl -s -o /dev/null -m 30 -w '%{http_code} %{time_total}\n' -X POST -H "Authorization: Bearer $ADMIN" \
+  "http://127.0.0.1:$PORT_a/api/v1/crashes/$rid/reprocess" >"$work/t3"
+read -r rcode rtime <"$work/t3"
+[ "$rcode" = 202 ] || fail "reprocess with the broker stopped: $(cat "$work/t3")"
+echo "answers with the broker stopped (code, seconds):" $(cat "$work/t2") "; reprocess: $rcode $rtime"
+awk '$2 >= 5' "$work/t3" | grep -q . && fail "reprocess took $rtime s with the broker stopped"
+[ "$(grep -c '^200 ' "$work/t2")" = 20 ] || fail "reports with the broker stopped: $(sort "$work/t2" | uniq -c)"
+# The publisher's confirm or handshake waits up to 5 s, the sweep's
+# queue.declare 10 s: an answer that took as long waited for the broker.
+slow=$(awk '$2 >= 5' "$work/t2" | wc -l)
+[ "$slow" = 0 ] || fail "$slow answers took 5 s or more with the broker stopped: $(cat "$work/t2")"
+for _ in $(seq 300); do h=$(healthz "$PORT_a"); [ "$h" = 503 ] && break; sleep 0.2; done
+[ "$h" = 503 ] && grep -q '"queue":{"error":' "$work/healthz" ||
+  fail "/healthz with the broker stopped: $h $(cat "$work/healthz")"
+ok "broker stopped: 20 reports answered 200 in $(awk '{ if ($2 > m) m = $2 } END { print m }' "$work/t2") s at most; /healthz 503: $(cat "$work/healthz")"
+kill -CONT "$STOPPED"
+STOPPED=
+"$POST" wait "$PORT_a" "$ADMIN" 40 90 streamapp >"$work/sum" || fail "processed: $(cat "$work/sum") of 40"
+sleep 2
+[ "$("$POST" sum "$PORT_a" "$ADMIN" streamapp)" = 40 ] || fail "counted twice"
+ids 21 40 >"$work/ok2"
+"$POST" check "$PORT_a" "$ADMIN" "$work/ok2" >/dev/null || fail "a report answered 200 is missing"
+for _ in $(seq 300); do
+  curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_a/api/v1/crashes/$rid" >"$work/rc"
+  grep -q '"state":"processed"' "$work/rc" && break
+  sleep 0.2
+done
+grep -q '"state":"processed"' "$work/rc" || fail "the crash queued again is not processed: $(head -c 300 "$work/rc")"
+for _ in $(seq 300); do h=$(healthz "$PORT_a"); [ "$h" = 200 ] && break; sleep 0.2; done
+[ "$h" = 200 ] || fail "/healthz after the broker answers again: $h $(cat "$work/healthz")"
+ok "broker running again: all 40 reports processed, each counted once, the one queued again too; /healthz 200"
+for p in "$PID_a" "$PID_w"; do kill -TERM "$p"; wait "$p" || fail "exit status of $p"; done
+PIDS=()
+echo "PASS: broker_late"
