@@ -6,7 +6,8 @@
 #      (it does not wait for the broker, as a worker does): it answers
 #      reports 200 and /healthz 503 naming the queue.  Once the broker
 #      runs on that port, /healthz turns 200, and a worker processes every
-#      report it answered, each counted once.
+#      report it answered, each counted once.  A wrong password is still a
+#      refusal that ends the start.
 #   2. A broker that stops answering with its sockets open (SIGSTOP):
 #      reports are still answered 200 at once -- the answer waits for the
 #      commit in PostgreSQL, never for the broker (its confirm or
@@ -61,6 +62,13 @@ rmq_start
 [ "$AMQP_URL" = "$URL" ] || fail "the broker is not where the server looks: $AMQP_URL"
 for _ in $(seq 300); do h=$(healthz "$PORT_a"); [ "$h" = 200 ] && break; sleep 0.2; done
 [ "$h" = 200 ] || fail "/healthz 60 s after the broker started: $h $(cat "$work/healthz")"
+# A refusal is no broker not up yet: an API server with a wrong password
+# still ends its start, saying why.
+timeout 60 "$FL" serve --listen 127.0.0.1:0 --data "$work/bad" --role api --db "$PGURL" \
+  --queue "amqp://guest:wr0ng@127.0.0.1:$RMQ_PORT/%2f" >/dev/null 2>"$work/bad.log"
+rc=$?
+[ "$rc" = 1 ] && grep -q 'ACCESS_REFUSED' "$work/bad.log" && ! grep -q 'serving without' "$work/bad.log" ||
+  fail "an API server with a wrong broker password: rc $rc $(cat "$work/bad.log")"
 serve w --role worker --workers 2 --db "$PGURL" --queue "$URL"
 "$POST" wait "$PORT_a" "$ADMIN" 20 60 streamapp >"$work/sum" || fail "processed: $(cat "$work/sum") of 20"
 ids 1 20 >"$work/ok1"
