@@ -1237,7 +1237,7 @@ int fl_cmd_serve(int argc, char **argv)
                 fl_log(stderr,
                        "faultline serve: %s; serving without RabbitMQ until it answers: reports "
                        "are stored and answered 200, and the sweep publishes their tasks once it "
-                       "does (/healthz answers 503 meanwhile)",
+                       "does (/healthz answers 200 \"degraded\" meanwhile)",
                        err);
                 *err = '\0';
                 queue = fl_queue_amqp_new_unconnected(o.queue, err, sizeof err);

@@ -3362,12 +3362,14 @@ static enum MHD_Result first_call(fl_http *h, req *r, const char *url, const cha
  *   "storage":{path: why, since, failures} while the last transaction of
  *     ingest or processing failed: this server cannot keep reports then
  *     (ingest) or falls behind (processing);
- *   "queue":{error, since} while the broker refused the writer's last
- *     publish or sweep (away, or not answering): reports are stored and
- *     answered 200, but not processed until it answers;
  *   "backlog":{depth, max, error} while the processing backlog is at
  *     --max-backlog (a server that ingests): ingest answers 503 then;
- * either way a balancer should send reports elsewhere. */
+ * either way a balancer should send reports elsewhere.  And 200
+ * {"status":"degraded", "queue":{error, since}} while the broker refused
+ * the writer's last publish or sweep (away, or not answering): reports
+ * are stored and answered 200, not processed until it answers.  Not a
+ * 503: every API server shares the broker, and a balancer that took them
+ * all out would turn away the reports they can keep. */
 static enum MHD_Result healthz(fl_http *h, struct MHD_Connection *c)
 {
     json_t *bad = json_object(), *body = json_pack("{s:s}", "status", "degraded");
@@ -3400,8 +3402,9 @@ static enum MHD_Result healthz(fl_http *h, struct MHD_Connection *c)
                             json_pack("{s:I,s:I,s:s}", "depth", (json_int_t)depth, "max",
                                       (json_int_t)h->cfg.max_backlog, "error",
                                       "processing backlog full"));
+    size_t refusing = json_object_size(body) - 1 - (json_object_get(body, "queue") != NULL);
     if (json_object_size(body) > 1)
-        return send_json(c, 503, body, NULL);
+        return send_json(c, refusing ? 503 : 200, body, NULL);
     json_decref(body);
     return send_json(c, 200, json_pack("{s:s}", "status", "ok"), NULL);
 }
