@@ -257,21 +257,47 @@ static int def_postflight(void)
     return 1;
 }
 
+/* Two copies of libfaultline in one process (a program linked with
+ * libfaultline.a, run under the preload library): the later one to
+ * install chains to the earlier one as to an application's handler.  The
+ * copy that wrote the log marks the siginfo it hands on, in bytes past
+ * every field a signal fills (the kernel and sigqueue() zero them), so
+ * that the other writes no second log and only hands the signal on to the
+ * handler before it. */
+#define HANDED_ON 0x6e696c746c756166ull /* "faultlin" */
+static bool handed_on(const siginfo_t *si)
+{
+    uint64_t v;
+    memcpy(&v, (const char *)si + sizeof *si - sizeof v, sizeof v);
+    return v == HANDED_ON;
+}
+
+/* The handler installed before ours for sig, if any, called: whether
+ * there was one. */
+static bool call_prev(int sig, siginfo_t *si, void *uc)
+{
+    if (sig <= 0 || sig >= 65 || !fl_g.have_prev[sig])
+        return false;
+    struct sigaction *p = &fl_g.prev[sig];
+    if (p->sa_flags & SA_SIGINFO) {
+        if (p->sa_sigaction)
+            p->sa_sigaction(sig, si, uc);
+    } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        p->sa_handler(sig);
+    }
+    return true;
+}
+
 void fl_die_default(void)
 {
     int sig = first_sig;
 
     /* The application's own handler, installed before us, still runs. */
     bool chained = false;
-    if (from_signal && sig > 0 && sig < 65 && fl_g.have_prev[sig]) {
-        struct sigaction *p = &fl_g.prev[sig];
-        if (p->sa_flags & SA_SIGINFO) {
-            if (p->sa_sigaction)
-                p->sa_sigaction(sig, &fl_cur.si, cur_ucontext);
-        } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
-            p->sa_handler(sig);
-        }
-        chained = true;
+    if (from_signal) {
+        static const uint64_t mark = HANDED_ON;
+        memcpy((char *)&fl_cur.si + sizeof fl_cur.si - sizeof mark, &mark, sizeof mark);
+        chained = call_prev(sig, &fl_cur.si, cur_ucontext);
     }
 
     /* A number whose default action does not end the process (none,
@@ -746,6 +772,13 @@ void fl_on_crash_signal(int sig, siginfo_t *si, void *uc)
 {
     int saved_errno = errno;
     pid_t self = fl_gettid();
+
+    /* Logged by another copy of libfaultline, which ends the process. */
+    if (si && handed_on(si)) {
+        call_prev(sig, si, uc);
+        errno = saved_errno;
+        return;
+    }
 
     /* A signal the program ignores, sent by another process: still
      * ignored.  Its own raise() and abort(), and faults, are crashes. */

@@ -27,6 +27,7 @@
  *   client_driver crash_now_num CRASHME     crash_now(n) ends the process for any n
  *   client_driver fork_state CRASHME        fork() while another thread sets state
  *   client_driver fork_timers CRASHME       fork() while another thread creates timers
+ *   client_driver static_preload CRASHME PRELOAD_SO  two copies of the library: one log
  *   client_driver install_id CRASHME        one installation id per spool, even in a race
  *   client_driver pid1    CRASHME           a crashing PID 1 does not hang
  *   client_driver no_proc CRASHME           without /proc the log still names the program
@@ -2287,6 +2288,29 @@ static int cmd_preload(const char *victim, const char *so)
     return failures ? 1 : 0;
 }
 
+/* A program linked with libfaultline.a, run under the preload library:
+ * two copies of the library, each with its handlers, the later chaining
+ * to the earlier.  One crash, one log (each wrote its own before). */
+static int cmd_static_preload(const char *crashme, const char *so)
+{
+    char env_pre[1200];
+    snprintf(env_pre, sizeof env_pre, "LD_PRELOAD=%s", so);
+    const char *env[] = {env_pre, NULL};
+    char *argv[] = {(char *)crashme, (char *)"null_read", NULL};
+    run_result r;
+    run(argv, env, &r);
+    check_ended_by(&r, SIGSEGV);
+    fl_crashlog *log = the_one_log(NULL, 0);
+    if (log) {
+        CHECK(object_named(log, "libfaultline-preload") != NULL,
+              "the preload library is not among the OBJECTs: not loaded");
+        CHECK(log->crash_signal == SIGSEGV, "CRASH_SIGNAL %d", log->crash_signal);
+        check_frame(log, "main");
+        fl_crashlog_free(log);
+    }
+    return failures ? 1 : 0;
+}
+
 /* The victim under the preload library with a spool it cannot use: the
  * program runs and crashes as it would without the library, and its
  * standard error holds exactly one line that names the reason (want),
@@ -2461,6 +2485,8 @@ int main(int argc, char **argv)
         rc = cmd_first_chance_faults(argv[2]);
     else if (!strcmp(cmd, "crash_now_num"))
         rc = cmd_crash_now_num(argv[2]);
+    else if (!strcmp(cmd, "static_preload") && argc > 3)
+        rc = cmd_static_preload(argv[2], argv[3]);
     else if (!strcmp(cmd, "fork_timers"))
         rc = cmd_fork_timers(argv[2]);
     else if (!strcmp(cmd, "fork_state"))
