@@ -45,6 +45,7 @@ typedef struct opts {
     double rate, burst;
     const char *skip_list, *prefix_list;
     uint64_t max_symbol_file, symcache_lru, republish_after, context_max_paths;
+    uint64_t db_timeout_s;
     bool no_remote_unwind, no_id_filter, no_keep_minidumps;
     int64_t retention_s; /* 0: crashes are kept for good */
     const char *notify_url;
@@ -81,6 +82,13 @@ static void usage(FILE *f)
             "                       $FAULTLINE_QUEUE); amqps:// for TLS, with ?cacertfile=,\n"
             "                       &certfile=&keyfile= (else the system's CAs);\n"
             "                       ?heartbeat=S: AMQP heartbeat (default 10 s, 0: none)\n"
+            "  --db-timeout S       with --db postgres://: a statement PostgreSQL has not\n"
+            "                       answered within S seconds fails (503 for a report), and\n"
+            "                       its connection is dropped and made again -- so that a\n"
+            "                       database frozen with its sockets open stalls neither the\n"
+            "                       API nor a shutdown for good (default 30, 1..86400; a new\n"
+            "                       connection gets S, 10 at most; a schema upgrade at start\n"
+            "                       10*S)\n"
             "  --role ROLE          all (default), api (HTTP only) or worker (processing\n"
             "                       only; with --listen it answers /healthz and /metrics)\n"
             "  --workers N          processing threads (default 2, at most 256; 0: none,\n"
@@ -194,6 +202,7 @@ static const num_range ranges[] = {
     {"--context-max-paths", offsetof(opts, context_max_paths), 1, 10000000000ull, ""},
     {"--symcache-lru", offsetof(opts, symcache_lru), 1, 1024, ""},
     {"--republish-after", offsetof(opts, republish_after), 1, 86400, ""},
+    {"--db-timeout", offsetof(opts, db_timeout_s), 1, 86400, ""},
     {"--workers", NOT_KEPT, 0, 256, ""},
     {"--http-threads", NOT_KEPT, 1, 256, ""},
     {"--top-frames", NOT_KEPT, 1, 256, ""},
@@ -491,6 +500,9 @@ static int parse_args(opts *o, int argc, char **argv)
         } else if (!strcmp(a, "--republish-after")) {
             if (num(a, TAKE, &o->republish_after))
                 return -1;
+        } else if (!strcmp(a, "--db-timeout")) {
+            if (num(a, TAKE, &o->db_timeout_s))
+                return -1;
         } else if (!strcmp(a, "--max-backlog")) {
             if (num(a, TAKE, &n))
                 return -1;
@@ -784,9 +796,12 @@ static void *wait_up(void *(*open)(const char *, char *, size_t), const char *wh
     }
 }
 
+/* --db-timeout, for open_pg (wait_up's open() takes the URL only). */
+static unsigned pg_timeout_s;
+
 static void *open_pg(const char *url, char *err, size_t errlen)
 {
-    return fl_store_pg_open(url, err, errlen);
+    return fl_store_pg_open(url, pg_timeout_s, err, errlen);
 }
 
 static void *open_amqp(const char *url, char *err, size_t errlen)
@@ -980,6 +995,7 @@ int fl_cmd_serve(int argc, char **argv)
               .http_threads = 2,
               .lease_s = 60,
               .republish_after = 30,
+              .db_timeout_s = FL_STORE_PG_TIMEOUT_S,
               .top_n = 5,
               .notify_digest = 5,
               .notify_period_s = 60,
@@ -1221,6 +1237,7 @@ int fl_cmd_serve(int argc, char **argv)
     snprintf(dicache, sizeof dicache, "%s/debuginfod-cache", o.data);
 
     if (pg) {
+        pg_timeout_s = (unsigned)o.db_timeout_s;
         if (!(store = wait_up(open_pg, "PostgreSQL", o.db, &sigs, err, sizeof err))) {
             rc = *err ? 1 : 0;
             goto out;

@@ -471,9 +471,13 @@ fl_store *fl_store_sqlite_open(const char *path, char *err, size_t errlen);
 
 /* Open the PostgreSQL store at url (a libpq connection URI or string,
  * "postgres://user@host:port/db"), creating its tables when needed; many
- * servers may share it.  On failure returns NULL and writes a reason into
- * err. */
-fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen);
+ * servers may share it.  A statement not answered within timeout_s (0:
+ * FL_STORE_PG_TIMEOUT_S) fails, and its connection is dropped, so that a
+ * database frozen with its sockets open holds no caller for good; a new
+ * connection waits as long, 10 s at most; the schema's upgrade here ten
+ * times as long.  On failure returns NULL and writes a reason into err. */
+#define FL_STORE_PG_TIMEOUT_S 30
+fl_store *fl_store_pg_open(const char *url, unsigned timeout_s, char *err, size_t errlen);
 
 /* For the queue inside the PostgreSQL store (queue_pg.c), which keeps its
  * tasks in the store's database and writes them in the store's

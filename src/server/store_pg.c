@@ -82,6 +82,19 @@
  *   again on the new one (p_execv) --; inside one, every call fails until
  *   the caller's rollback(), since the transaction's earlier work is gone.
  *
+ * - Deadlines: a database that stops answering with its sockets open (its
+ *   processes frozen, a paused VM: the kernel still acknowledges, so TCP
+ *   keepalives never fire) would hold a synchronous libpq call for good,
+ *   and with it every thread that asks the store anything -- and the
+ *   shutdown that waits for them.  So each statement is sent with libpq's
+ *   asynchronous calls on a nonblocking connection and its answer waited
+ *   for in poll() until the store's deadline (fl_store_pg_open's
+ *   timeout_s; ten times that for the schema's upgrade at open).  A
+ *   statement not answered by then fails, and its connection is dropped
+ *   (no cancel: a frozen server would not answer that either, and
+ *   PQcancel waits for it) -- a call that broke the connection, then: it
+ *   does not run again, the next call outside a transaction reconnects.
+ *
  * Every value travels as a parameter; the SQL texts hold only constants
  * and placeholders.
  */
@@ -89,6 +102,7 @@
 #include "fl_store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -277,7 +291,9 @@ typedef struct p_prep {
 
 typedef struct pconn {
     fl_store_conn pub;
-    PGconn *db;
+    PGconn *db;         /* NULL: dropped (p_drop), made again by p_ready() */
+    const char *url;    /* the store's */
+    unsigned timeout_s; /* a statement's deadline (see the essay) */
     bool txn; /* between a successful begin() and commit()/rollback() */
     /* The last p_execv() ran its statement a second time, on a new
      * connection: the first run may have committed (see p_execv). */
@@ -294,6 +310,7 @@ typedef struct pconn {
 typedef struct pstore {
     fl_store pub;
     char *url;
+    unsigned timeout_s;
 } pstore;
 
 /* ---- parameters and results */
@@ -399,6 +416,95 @@ static void p_prep_clear(pconn *c)
     c->nprep = 0;
 }
 
+/* ---- deadlines (see the essay) */
+
+/* The monotonic time timeout_s from now. */
+static uint64_t p_deadline(unsigned timeout_s)
+{
+    return fl_mono_ns() + (uint64_t)timeout_s * 1000000000u;
+}
+
+/* The result of the command just sent on db (its last, for a text of
+ * several statements, as PQexec's), waited for until deadline; the caller
+ * clears it.  NULL when the connection failed (PQerrorMessage says why)
+ * or, *late set, when no answer came by the deadline: the connection is
+ * then in the middle of the command, good only for PQfinish().  The
+ * connection is nonblocking (p_connectdb), so sending a large statement
+ * to a database that reads nothing waits here too, not in libpq.  The
+ * same system calls as PQexec's wait: a poll() and a read per answer. */
+static PGresult *p_await(PGconn *db, uint64_t deadline, bool *late)
+{
+    PGresult *last = NULL;
+    *late = false;
+    for (;;) {
+        int f;
+        while ((f = PQflush(db)) != 0 || PQisBusy(db)) {
+            if (f < 0)
+                goto broken;
+            uint64_t now = fl_mono_ns();
+            if (now >= deadline) {
+                *late = true;
+                goto broken;
+            }
+            uint64_t ms = (deadline - now + 999999) / 1000000;
+            struct pollfd p = {.fd = PQsocket(db), .events = POLLIN | (f ? POLLOUT : 0)};
+            if (p.fd < 0)
+                goto broken;
+            int n = poll(&p, 1, ms > 60000 ? 60000 : (int)ms);
+            if (n < 0 && errno != EINTR)
+                goto broken;
+            /* Readable, or shut: PQconsumeInput finds which. */
+            if (n > 0 && (p.revents & ~POLLOUT) && !PQconsumeInput(db))
+                goto broken;
+        }
+        PGresult *r = PQgetResult(db);
+        if (!r)
+            return last;
+        PQclear(last);
+        last = r;
+        ExecStatusType st = PQresultStatus(r);
+        if (st == PGRES_COPY_IN || st == PGRES_COPY_OUT || st == PGRES_COPY_BOTH ||
+            PQstatus(db) == CONNECTION_BAD)
+            return last;
+    }
+broken:
+    PQclear(last);
+    return NULL;
+}
+
+/* A text without parameters on db (several statements allowed), as
+ * PQexec, but within timeout_s. */
+static PGresult *p_exec_text(PGconn *db, const char *sql, unsigned timeout_s, bool *late)
+{
+    *late = false;
+    if (!PQsendQuery(db, sql))
+        return NULL;
+    return p_await(db, p_deadline(timeout_s), late);
+}
+
+#define P_LATE_TEXT "PostgreSQL did not answer within %u s (serve --db-timeout)"
+
+/* c's connection closed, and what went with its session; p_ready()
+ * makes a new one. */
+static void p_hangup(pconn *c)
+{
+    PQfinish(c->db); /* nonblocking: does not wait to send its goodbye */
+    c->db = NULL;
+    p_prep_clear(c);
+    c->listening[0] = '\0';
+}
+
+/* A statement of c not answered in time: said, and its connection
+ * dropped. */
+static void p_drop(pconn *c, const char *what)
+{
+    p_seterr(c,
+             P_LATE_TEXT "%s%s; the connection to PostgreSQL is dropped: the next call outside a "
+                         "transaction reconnects",
+             c->timeout_s, what ? " to " : "", what ? what : "");
+    p_hangup(c);
+}
+
 /* The name of sql's prepared statement on c, preparing it the first time;
  * NULL: run it unprepared -- or, when *failed is set, not at all: the
  * failed preparation (caller clears) aborted the transaction it ran in,
@@ -406,7 +512,8 @@ static void p_prep_clear(pconn *c)
  * statement timeout while parsing).  Parsing and planning each statement
  * again took most of the database's time per crash; a worker runs the
  * same dozen statements for every one. */
-static const char *p_prepared(pconn *c, const char *sql, int n, char name[16], PGresult **failed)
+static const char *p_prepared(pconn *c, const char *sql, int n, char name[16], PGresult **failed,
+                              bool *late)
 {
     /* Only these can be prepared (not BEGIN, LOCK, several statements). */
     if (strncmp(sql, "SELECT", 6) && strncmp(sql, "INSERT", 6) && strncmp(sql, "UPDATE", 6) &&
@@ -428,7 +535,14 @@ static const char *p_prepared(pconn *c, const char *sql, int n, char name[16], P
     if (c->nprep == P_PREPARED || !(c->prep[i].text = strdup(sql)))
         return NULL;
     snprintf(name, 16, "fl%u", (unsigned)i);
-    PGresult *r = PQprepare(c->db, name, sql, n, NULL);
+    PGresult *r = PQsendPrepare(c->db, name, sql, n, NULL)
+                      ? p_await(c->db, p_deadline(c->timeout_s), late)
+                      : NULL;
+    if (*late) {
+        free(c->prep[i].text);
+        c->prep[i].text = NULL;
+        return NULL;
+    }
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok && PQtransactionStatus(c->db) == PQTRANS_INERROR)
         *failed = r;
@@ -461,16 +575,26 @@ static const char *p_prepared(pconn *c, const char *sql, int n, char name[16], P
  * process with N worker threads holds its groups for up to N times this
  * (60 s with two threads at 30 s, measured in the scale-out test). */
 #define IDLE_TXN "10s"
-static void p_session(PGconn *db)
+/* Also makes db nonblocking (see p_await).  False when the database did
+ * not answer within timeout_s: db is then good only for PQfinish(). */
+static bool p_session(PGconn *db, unsigned timeout_s)
 {
-    PQclear(PQexec(db,
-                   "SELECT set_config('idle_in_transaction_session_timeout', '" IDLE_TXN
-                   "', false) WHERE current_setting('idle_in_transaction_session_timeout') = '0'"));
+    PQsetnonblocking(db, 1);
+    bool late;
+    PQclear(p_exec_text(db,
+                        "SELECT set_config('idle_in_transaction_session_timeout', '" IDLE_TXN
+                        "', false) WHERE current_setting('idle_in_transaction_session_timeout') = "
+                        "'0'",
+                        timeout_s, &late));
+    return !late;
 }
 
-/* A usable connection: one that broke is re-established here -- but not
- * inside a transaction, whose earlier statements died with it (running
- * the rest on a new connection would commit half of it). */
+static PGconn *p_connectdb(const char *url, unsigned timeout_s, bool *late);
+
+/* A usable connection: one that broke, or was dropped, is re-established
+ * here -- but not inside a transaction, whose earlier statements died
+ * with it (running the rest on a new connection would commit half of
+ * it). */
 static int p_ready(pconn *c)
 {
     if (PQstatus(c->db) == CONNECTION_OK)
@@ -479,17 +603,30 @@ static int p_ready(pconn *c)
         p_seterr(c, "the connection to PostgreSQL was lost in the transaction; roll it back");
         return -1;
     }
-    PQreset(c->db);
+    bool late = false;
+    if (c->db) {
+        PQreset(c->db);
+        if (PQstatus(c->db) == CONNECTION_OK && !p_session(c->db, c->timeout_s)) {
+            PQfinish(c->db);
+            c->db = NULL;
+            late = true;
+        }
+    } else {
+        c->db = p_connectdb(c->url, c->timeout_s, &late);
+    }
     p_prep_clear(c); /* they went with the old session */
     c->listening[0] = '\0'; /* and so did LISTEN */
+    if (late) {
+        p_drop(c, "a new connection");
+        return -1;
+    }
     if (PQstatus(c->db) != CONNECTION_OK) {
         char msg[400];
-        snprintf(msg, sizeof msg, "%s", PQerrorMessage(c->db));
+        snprintf(msg, sizeof msg, "%s", c->db ? PQerrorMessage(c->db) : "out of memory");
         p_trim(msg);
         p_seterr(c, "cannot reconnect to PostgreSQL: %s", msg);
         return -1;
     }
-    p_session(c->db); /* and so did its settings */
     return 0;
 }
 
@@ -507,12 +644,27 @@ static PGresult *p_execv(pconn *c, const char *sql, int n, const char *const *v,
             return NULL;
         char name[16];
         PGresult *r = NULL;
+        bool late = false;
         const char *ps = !prep || (c->txn && PQtransactionStatus(c->db) == PQTRANS_INERROR)
                              ? NULL
-                             : p_prepared(c, sql, n, name, &r);
-        if (!r)
-            r = ps ? PQexecPrepared(c->db, ps, n, v, len, fmt, binary)
-                   : PQexecParams(c->db, sql, n, NULL, v, len, fmt, binary);
+                             : p_prepared(c, sql, n, name, &r, &late);
+        if (!r && !late &&
+            (ps ? PQsendQueryPrepared(c->db, ps, n, v, len, fmt, binary)
+                : PQsendQueryParams(c->db, sql, n, NULL, v, len, fmt, binary)))
+            r = p_await(c->db, p_deadline(c->timeout_s), &late);
+        if (late) {
+            /* Not run again: it may be running still, and a second wait
+             * as long would double the caller's. */
+            p_drop(c, NULL);
+            return NULL;
+        }
+        if (!r && PQtransactionStatus(c->db) == PQTRANS_ACTIVE) {
+            /* The wait failed (poll() did) with the statement in flight:
+             * the connection would refuse every next one. */
+            p_fail(c, NULL);
+            p_hangup(c);
+            return NULL;
+        }
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
             return r;
@@ -615,17 +767,26 @@ static void p_quiet(void *arg, const char *message)
 /* Keepalives, so that a database gone from the network fails calls within
  * a minute instead of hanging them; before dbname, so that the URL's own
  * settings win. */
-static PGconn *p_connectdb(const char *url)
+/* A connection times out as a statement does, 10 s at most (libpq takes
+ * 2 s at least).  *late: the new session did not answer its first
+ * statement in time (and NULL is returned). */
+static PGconn *p_connectdb(const char *url, unsigned timeout_s, bool *late)
 {
     static const char *const keys[] = {
         "connect_timeout",  "keepalives", "keepalives_idle",           "keepalives_interval",
         "keepalives_count", "dbname",     "fallback_application_name", NULL};
-    const char *vals[] = {"10", "1", "30", "10", "3", url, "faultline", NULL};
+    char ct[16];
+    snprintf(ct, sizeof ct, "%u", timeout_s < 10 ? timeout_s : 10);
+    const char *vals[] = {ct, "1", "30", "10", "3", url, "faultline", NULL};
+    *late = false;
     PGconn *db = PQconnectdbParams(keys, vals, 1);
     if (db)
         PQsetNoticeProcessor(db, p_quiet, NULL);
-    if (db && PQstatus(db) == CONNECTION_OK)
-        p_session(db);
+    if (db && PQstatus(db) == CONNECTION_OK && !p_session(db, timeout_s)) {
+        PQfinish(db);
+        *late = true;
+        return NULL;
+    }
     return db;
 }
 
@@ -635,7 +796,10 @@ static fl_store_conn *p_connect(fl_store *st)
     pconn *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->db = p_connectdb(s->url);
+    bool late;
+    c->url = s->url;
+    c->timeout_s = s->timeout_s;
+    c->db = p_connectdb(s->url, s->timeout_s, &late);
     if (!c->db || PQstatus(c->db) != CONNECTION_OK) {
         PQfinish(c->db);
         free(c);
@@ -1937,6 +2101,103 @@ static int reapply_marked(pconn *c, const fl_processed *p, const char *old, bool
 
 /* ---- symbols */
 
+/* A debug file's bytes travel as a large object, in pieces of this size,
+ * each a statement of its own: libpq's lo_import() and lo_export() are
+ * synchronous calls with no deadline (see the essay), and their pieces of
+ * 8 KiB cost a round trip each. */
+#define LO_PIECE (1u << 20)
+
+/* path's bytes into a new large object (in c's transaction): its oid, or
+ * InvalidOid with c->err set. */
+static Oid lo_in(pconn *c, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *buf = fd < 0 ? NULL : malloc(LO_PIECE);
+    if (!buf) {
+        p_seterr(c, "cannot keep %s in the database: %s", path,
+                 fd < 0 ? strerror(errno) : "out of memory");
+        if (fd >= 0)
+            close(fd);
+        return InvalidOid;
+    }
+    Oid file = InvalidOid;
+    PGresult *r = p_exec(c, "SELECT lo_create(0)", NULL, 0);
+    if (r)
+        file = (Oid)r_i64(r, 0, 0);
+    PQclear(r);
+    char oid[16];
+    snprintf(oid, sizeof oid, "%u", (unsigned)file);
+    for (int64_t off = 0; file != InvalidOid;) {
+        ssize_t n = read(fd, buf, LO_PIECE);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            p_seterr(c, "cannot keep %s in the database: %s", path, strerror(errno));
+        if (n <= 0) {
+            if (n < 0)
+                file = InvalidOid;
+            break;
+        }
+        p_args a = {0};
+        p_text(&a, oid);
+        p_int(&a, off);
+        p_bin(&a, buf, (size_t)n);
+        if (p_run(c, "SELECT lo_put($1::oid, $2::bigint, $3::bytea)", &a))
+            file = InvalidOid;
+        off += n;
+    }
+    free(buf);
+    close(fd);
+    return file; /* one that failed goes with the transaction's rollback */
+}
+
+/* Large object file into the new file path (mode 0600, as lo_export()
+ * made it), in c's transaction: 0, or -1 with c->err set. */
+static int lo_out(pconn *c, Oid file, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        p_seterr(c, "cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char oid[16];
+    snprintf(oid, sizeof oid, "%u", (unsigned)file);
+    int rc = 0;
+    for (int64_t off = 0;;) {
+        p_args a = {0};
+        p_text(&a, oid);
+        p_int(&a, off);
+        p_int(&a, LO_PIECE);
+        PGresult *r = p_exec(c, "SELECT lo_get($1::oid, $2::bigint, $3::integer)", &a, 1);
+        if (!r) {
+            rc = -1;
+            break;
+        }
+        size_t n = (size_t)PQgetlength(r, 0, 0);
+        const char *v = PQgetvalue(r, 0, 0);
+        for (size_t done = 0; done < n;) {
+            ssize_t w = write(fd, v + done, n - done);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                p_seterr(c, "cannot write %s: %s", path, strerror(errno));
+                rc = -1;
+                break;
+            }
+            done += (size_t)w;
+        }
+        PQclear(r);
+        off += (int64_t)n;
+        if (rc || n < LO_PIECE)
+            break;
+    }
+    if (close(fd) && !rc) {
+        p_seterr(c, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
+
 static int p_add_symbol(fl_store_conn *pc, const fl_symbol_rec *r)
 {
     pconn *c = (pconn *)pc;
@@ -1957,17 +2218,15 @@ static int p_add_symbol(fl_store_conn *pc, const fl_symbol_rec *r)
     p_text(&a, r->path);
     p_int(&a, r->uploaded);
     /* The file's bytes, for servers on other machines (fetch_symbol): a
-     * large object, streamed from the file in pieces by libpq, before the
+     * large object, streamed from the file in pieces (lo_in), before the
      * table lock below so that workers do not wait for a big upload's
      * copy. */
     int rc = 0;
     Oid file = InvalidOid;
     if (r->path && r->status && !strcmp(r->status, "ok")) {
-        file = lo_import(c->db, r->path);
-        if (file == InvalidOid) {
-            p_seterr(c, "cannot keep %s in the database: %s", r->path, PQerrorMessage(c->db));
+        file = lo_in(c, r->path);
+        if (file == InvalidOid)
             rc = -1;
-        }
     }
     char oid[16];
     snprintf(oid, sizeof oid, "%u", (unsigned)file);
@@ -2093,9 +2352,10 @@ static int p_fetch_symbol(fl_store_conn *pc, const char *build_id, const char *r
     snprintf(tmp, sizeof tmp, "%s.fetch.%d.%ld", dest, (int)getpid(), (long)gettid());
     /* A large object is read inside a transaction. */
     int rc = p_begin(pc);
-    if (!rc && lo_export(c->db, file, tmp) != 1) {
-        p_seterr(c, "cannot copy the debug file of %s out of the database: %s", build_id,
-                 PQerrorMessage(c->db));
+    if (!rc && lo_out(c, file, tmp)) {
+        char why[sizeof c->err];
+        memcpy(why, c->err, sizeof why);
+        p_seterr(c, "cannot copy the debug file of %s out of the database: %s", build_id, why);
         rc = -1;
     }
     if (rc) {
@@ -3157,12 +3417,22 @@ int fl_store_pg_wait(fl_store_conn *pc, const char *channel, unsigned ms)
     return p_drain(c) ? 1 : 0;
 }
 
-fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
+/* The schema's upgrade at open gets this many times a statement's
+ * deadline: a new index on a large table takes its time. */
+#define P_DDL_FACTOR 10
+
+fl_store *fl_store_pg_open(const char *url, unsigned timeout_s, char *err, size_t errlen)
 {
-    PGconn *db = p_connectdb(url);
+    if (timeout_s == 0)
+        timeout_s = FL_STORE_PG_TIMEOUT_S;
+    bool late;
+    PGconn *db = p_connectdb(url, timeout_s, &late);
     char msg[400];
     if (!db || PQstatus(db) != CONNECTION_OK) {
-        snprintf(msg, sizeof msg, "%s", db ? PQerrorMessage(db) : "out of memory");
+        if (late)
+            snprintf(msg, sizeof msg, P_LATE_TEXT, timeout_s);
+        else
+            snprintf(msg, sizeof msg, "%s", db ? PQerrorMessage(db) : "out of memory");
         p_trim(msg);
         snprintf(err, errlen, "cannot connect to PostgreSQL: %s", msg);
         PQfinish(db);
@@ -3170,7 +3440,13 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
     }
     /* No DDL when the tables are current (see SCHEMA_DDL); a new
      * database has no settings table yet, and gets it from SCHEMA. */
-    PGresult *r = PQexec(db, "SELECT value FROM settings WHERE name = 'schema_ddl'");
+    PGresult *r =
+        p_exec_text(db, "SELECT value FROM settings WHERE name = 'schema_ddl'", timeout_s, &late);
+    if (late) {
+        snprintf(err, errlen, "cannot read the schema's version: " P_LATE_TEXT, timeout_s);
+        PQfinish(db);
+        return NULL;
+    }
     bool found = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
     bool current = found && !strcmp(PQgetvalue(r, 0, 0), SCHEMA_DDL);
     long ddl = found ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
@@ -3185,9 +3461,12 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
         PQfinish(db);
         return NULL;
     }
-    r = current ? NULL : PQexec(db, SCHEMA);
+    r = current ? NULL : p_exec_text(db, SCHEMA, P_DDL_FACTOR * timeout_s, &late);
     if (!current && PQresultStatus(r) != PGRES_COMMAND_OK) {
-        snprintf(msg, sizeof msg, "%s", PQerrorMessage(db));
+        if (late)
+            snprintf(msg, sizeof msg, P_LATE_TEXT, P_DDL_FACTOR * timeout_s);
+        else
+            snprintf(msg, sizeof msg, "%s", PQerrorMessage(db));
         p_trim(msg);
         snprintf(err, errlen, "cannot create the schema: %s", msg);
         PQclear(r);
@@ -3195,7 +3474,12 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
         return NULL;
     }
     PQclear(r);
-    r = PQexec(db, "SELECT max(version) FROM fl_schema");
+    r = p_exec_text(db, "SELECT max(version) FROM fl_schema", timeout_s, &late);
+    if (late) {
+        snprintf(err, errlen, "cannot read the schema's version: " P_LATE_TEXT, timeout_s);
+        PQfinish(db);
+        return NULL;
+    }
     int64_t version = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1
                           ? strtoll(PQgetvalue(r, 0, 0), NULL, 10)
                           : -1;
@@ -3213,6 +3497,7 @@ fl_store *fl_store_pg_open(const char *url, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    s->timeout_s = timeout_s;
     fl_store *p = &s->pub;
     p->engine = "postgres";
     p->connect = p_connect;

@@ -5,7 +5,7 @@
 # CASE: http | ipv6 | stall | symtmp | slowlink413 (FL_REPORTER: faultline-report) | auth | dedup | ratelimit | regression | kill9 | shutdown | limits | cli |
 #       workerkill | reload | poison | poisonstore | bigcrash | memory | diskfull | unreadable | trends | projects | fdlimit | dbmoved | readonly |
 #       hostile | clockstep (FL_CLOCK_SHIM: the shim's path) | leaseclock | healthclock |
-#       oldlock | retention | notify | logtime | hosts | queryargs | notifydigest, groupdelete, mergeload, projects (FL_TEST_PG=1: on PostgreSQL) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
+#       oldlock | retention | notify | logtime | hosts | queryargs | notifydigest, groupdelete, mergeload, projects (FL_TEST_PG=1: on PostgreSQL) | pgfrozen (FL_TEST_PG=1 only) | upgrade (FL_UPGRADE_FROM: a fixture of DATADIR/upgrade, its name without .sql)
 set -uo pipefail
 case_=$1 FL=$2 POST=$3 DATA=$4
 work=$(mktemp -d /tmp/fl-serve-test.XXXXXX)
@@ -1204,6 +1204,58 @@ mergeload)
   ok "unmerged under ingest: sum 4000; $ga $a and $gb $b, each its crash list's total${FL_TEST_PG:+ (PostgreSQL)}"
   [ -z "${FL_TEST_PG:-}" ] || [ ! -e "$work/d/faultline.db" ] || fail "FL_TEST_PG: the server used SQLite"
   stop || fail "shutdown rc"
+  ;;
+pgfrozen)
+  # PostgreSQL frozen with its sockets open (SIGSTOP on the postmaster and
+  # its backends: the kernel still acknowledges, so TCP keepalives never
+  # fire) stalls the server no longer than --db-timeout: a report is
+  # answered 503, /healthz says why, the server works again once the
+  # database does, and SIGTERM ends it while the database is frozen.
+  [ -n "${FL_TEST_PG:-}" ] || { echo "SKIP: pgfrozen needs FL_TEST_PG=1"; exit 77; }
+  db_from_env
+  FROZEN=
+  freeze() { FROZEN="$PGPID $(pgrep -P "$PGPID" | tr '\n' ' ')"; kill -STOP $FROZEN || fail "SIGSTOP $FROZEN"; }
+  thaw() { [ -z "$FROZEN" ] || kill -CONT $FROZEN 2>/dev/null; FROZEN=; }
+  # Thawed first, or pg_stop would wait for it for good.
+  trap 'thaw; pg_stop; cleanup' EXIT
+  since() { python3 -c 'import sys, time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$1"; }
+  # post N: report N, answered within 30 s (curl's 000 otherwise).
+  post() {
+    "$POST" log 31 "$1" frozenapp 1.0 >"$work/f.log"
+    code POST /api/v1/crashes -H "X-Faultline-Key: $KEY" --data-binary @"$work/f.log" --max-time 30
+  }
+  healthz() { code GET /healthz --max-time 30; }
+  start "$work/d" "${DB[@]}" --db-timeout 2
+  c=$(post 1); [ "$c" = 200 ] || fail "a report before the freeze -> $c $(cat "$work/body")"
+  freeze
+  t0=$(date +%s.%N)
+  c=$(post 2); took=$(since "$t0")
+  [ "$c" = 503 ] || [ "$c" = 500 ] || fail "a report to a frozen database -> $c (000: no answer in 30 s) after $took s"
+  grep -q '"error"' "$work/body" || fail "the $c says no error: $(cat "$work/body")"
+  ok "a report to a frozen PostgreSQL -> $c in $took s (--db-timeout 2): $(head -c 200 "$work/body")"
+  c=$(healthz)
+  [ "$c" = 503 ] && grep -q 'did not answer within 2 s' "$work/body" || fail "/healthz while frozen -> $c $(cat "$work/body")"
+  ok "/healthz while frozen -> 503 $(head -c 300 "$work/body")"
+  thaw
+  t0=$(date +%s.%N)
+  for _ in $(seq 120); do c=$(post 3); [ "$c" = 200 ] && break; sleep 0.5; done
+  [ "$c" = 200 ] || fail "a report after the thaw -> $c $(cat "$work/body")"
+  id=$(field id <"$work/body")
+  c=$(code GET "/api/v1/crashes/$id" -H "Authorization: Bearer $ADMIN" --max-time 30)
+  [ "$c" = 200 ] || fail "the report after the thaw ($id) is not stored: $c"
+  for _ in $(seq 120); do c=$(healthz); [ "$c" = 200 ] && break; sleep 0.5; done
+  [ "$c" = 200 ] || fail "/healthz after the thaw -> $c $(cat "$work/body")"
+  ok "thawed: a report -> 200 and stored, /healthz 200 within $(since "$t0") s"
+  freeze
+  sleep 1 # its workers and writer wait on the frozen database
+  t0=$(date +%s.%N)
+  kill -TERM "$PID"
+  for _ in $(seq 600); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$PID" 2>/dev/null && fail "SIGTERM with the database frozen: still running after 60 s"
+  took=$(since "$t0")
+  wait "$PID"; PID=
+  grep -q 'SIGTERM, shutting down' "$work/err" || fail "no shutdown line: $(tail -3 "$work/err")"
+  ok "SIGTERM with PostgreSQL frozen: the server ended in $took s"
   ;;
 regression)
   start "$work/d"

@@ -94,7 +94,7 @@ static int setup(void **st)
         return open_sqlite(f, &f->e);
     pg_reset(f->url);
     char err[256];
-    f->e.s = fl_store_pg_open(f->url, err, sizeof err);
+    f->e.s = fl_store_pg_open(f->url, 0, err, sizeof err);
     if (!f->e.s) {
         fprintf(stderr, "fl_store_pg_open: %s\n", err);
         return -1;
@@ -2318,7 +2318,7 @@ static void test_unmerge_legacy(void **st)
     if (f->url) {
         db_exec(f, "UPDATE settings SET value='6' WHERE name='schema_ddl'");
         char err[256];
-        e->s = fl_store_pg_open(f->url, err, sizeof err);
+        e->s = fl_store_pg_open(f->url, 0, err, sizeof err);
         e->c = e->s ? e->s->connect(e->s) : NULL;
     } else {
         db_exec(f, "PRAGMA user_version=4");
@@ -2698,7 +2698,7 @@ static void test_pg_lost_answers(void **st)
     lossy l;
     char url[512], err[256];
     lossy_start(&l, f->url, url, sizeof url);
-    fl_store *s = fl_store_pg_open(url, err, sizeof err);
+    fl_store *s = fl_store_pg_open(url, 0, err, sizeof err);
     if (!s)
         fail_msg("fl_store_pg_open through the proxy: %s", err);
     fl_store_conn *c = s->connect(s);
@@ -3878,7 +3878,7 @@ static void test_pg_read_ends(void **st)
     char url[512], err[256];
     snprintf(url, sizeof url, "%s%soptions=-c%%20lock_timeout%%3D100", f->url,
              strchr(f->url, '?') ? "&" : "?");
-    fl_store *s = fl_store_pg_open(url, err, sizeof err);
+    fl_store *s = fl_store_pg_open(url, 0, err, sizeof err);
     if (!s)
         fail_msg("fl_store_pg_open: %s", err);
     fl_store_conn *c = s->connect(s);
@@ -4215,7 +4215,7 @@ static void test_pg_schema_upgrade(void **st)
     assert_int_equal(PQntuples(r), 0);
     PQclear(r);
     char err[256];
-    fl_store *s2 = fl_store_pg_open(f->url, err, sizeof err);
+    fl_store *s2 = fl_store_pg_open(f->url, 0, err, sizeof err);
     if (!s2)
         fail_msg("upgrade: %s", err);
     s2->close(s2);
@@ -4226,7 +4226,7 @@ static void test_pg_schema_upgrade(void **st)
     assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
     PQclear(r);
     setenv("PGOPTIONS", "-c lock_timeout=3000", 1);
-    s2 = fl_store_pg_open(f->url, err, sizeof err);
+    s2 = fl_store_pg_open(f->url, 0, err, sizeof err);
     unsetenv("PGOPTIONS");
     if (!s2)
         fail_msg("a start while a reader holds crashes: %s", err);
@@ -4393,7 +4393,7 @@ static void test_newer_schema(void **st)
         PGconn *db = PQconnectdb(f->url);
         assert_int_equal(PQstatus(db), CONNECTION_OK);
         PQclear(PQexec(db, "UPDATE settings SET value = '99' WHERE name = 'schema_ddl'"));
-        s2 = fl_store_pg_open(f->url, err, sizeof err);
+        s2 = fl_store_pg_open(f->url, 0, err, sizeof err);
         PGresult *r = PQexec(db, "SELECT value FROM settings WHERE name = 'schema_ddl'");
         assert_string_equal(PQgetvalue(r, 0, 0), "99");
         PQclear(r);
@@ -4423,7 +4423,7 @@ static void test_newer_schema(void **st)
 static void *open_main(void *arg)
 {
     opener *o = arg;
-    o->s = fl_store_pg_open(o->url, o->err, sizeof o->err);
+    o->s = fl_store_pg_open(o->url, 0, o->err, sizeof o->err);
     return NULL;
 }
 
@@ -4456,9 +4456,9 @@ static void test_pg_open_race(void **st)
     PQclear(PQexec(db, "UPDATE fl_schema SET version=version+1"));
     PQfinish(db);
     char err[256] = "";
-    assert_null(fl_store_pg_open(f->url, err, sizeof err));
+    assert_null(fl_store_pg_open(f->url, 0, err, sizeof err));
     assert_non_null(strstr(err, "schema is version 2"));
-    assert_null(fl_store_pg_open("postgres://nobody@127.0.0.1:1/none", err, sizeof err));
+    assert_null(fl_store_pg_open("postgres://nobody@127.0.0.1:1/none", 0, err, sizeof err));
     assert_non_null(strstr(err, "cannot connect"));
 }
 
