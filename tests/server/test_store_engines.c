@@ -2599,6 +2599,9 @@ static void test_projects(void **st)
 
 static atomic_bool lossy_arm;
 static atomic_int lossy_dropped;
+/* Set: the proxy forwards nothing, keeping both sockets open -- a
+ * database frozen (SIGSTOP) as the store sees it. */
+static atomic_bool lossy_stall;
 
 typedef struct lossy_pair {
     int a, b; /* client side, database side */
@@ -2610,8 +2613,15 @@ static void *lossy_pair_main(void *arg)
     char buf[65536];
     for (;;) {
         struct pollfd pf[2] = {{.fd = p->a, .events = POLLIN}, {.fd = p->b, .events = POLLIN}};
-        if (poll(pf, 2, -1) < 0)
+        if (atomic_load(&lossy_stall)) {
+            usleep(10000);
+            continue;
+        }
+        int pr = poll(pf, 2, 10);
+        if (pr < 0)
             break;
+        if (pr == 0)
+            continue; /* to look at lossy_stall again */
         if (pf[1].revents && atomic_exchange(&lossy_arm, false)) {
             atomic_fetch_add(&lossy_dropped, 1);
             break;
@@ -2736,6 +2746,105 @@ static void test_pg_lost_answers(void **st)
                     "{\"key\":\"a0\",\"created\":\"2023-11-14T22:13:20Z\"}]},"
                     "{\"id\":\"lost-b\",\"created\":\"2023-11-14T22:13:21Z\",\"keys\":["
                     "{\"key\":\"b1\",\"created\":\"2023-11-14T22:13:23Z\"}]}]}");
+}
+
+/* A database that stops answering with its sockets open (the proxy
+ * stalled): a call fails after the store's deadline (1 s here) instead of
+ * waiting for good, says why, and counts as unavailable (retry later);
+ * inside a transaction the calls after it fail at once until the
+ * rollback, and nothing of the transaction is kept; once the database
+ * answers again the next call reconnects and works. */
+static void test_pg_deadline(void **st)
+{
+    fx *f = *st;
+    if (!f->url)
+        skip(); /* SQLite: no server to wait for */
+    lossy l;
+    char url[512], err[256];
+    lossy_start(&l, f->url, url, sizeof url);
+    fl_store *s = fl_store_pg_open(url, 1, err, sizeof err);
+    if (!s)
+        fail_msg("fl_store_pg_open through the proxy: %s", err);
+    fl_store_conn *c = s->connect(s);
+    assert_non_null(c);
+    assert_int_equal(s->add_project(c, "late", "late0", T0), 0);
+    atomic_store(&lossy_stall, true);
+    assert_int_equal(s->ping(c), -1);
+    if (!strstr(s->error(c), "did not answer within 1 s"))
+        fail_msg("ping of a stalled database: %s", s->error(c));
+    assert_true(s->unavailable(c));
+    /* Stalled still: the new connection times out too (libpq's 2 s). */
+    assert_int_equal(s->ping(c), -1);
+    assert_true(s->unavailable(c));
+    atomic_store(&lossy_stall, false);
+    assert_int_equal(s->ping(c), 0);
+    assert_int_equal(s->begin(c), 0);
+    assert_int_equal(s->add_project_key(c, "late", "late1", T0 + 1), 0);
+    atomic_store(&lossy_stall, true);
+    assert_int_equal(s->add_project_key(c, "late", "late2", T0 + 2), -1);
+    assert_non_null(strstr(s->error(c), "did not answer within 1 s"));
+    atomic_store(&lossy_stall, false);
+    assert_int_equal(s->add_project_key(c, "late", "late3", T0 + 3), -1);
+    assert_non_null(strstr(s->error(c), "roll it back"));
+    s->rollback(c);
+    assert_int_equal(s->ping(c), 0);
+    /* Prepared statements went with the old session: made again. */
+    assert_int_equal(s->add_project(c, "late", "late9", T0), 1); /* exists */
+    s->disconnect(c);
+    s->close(s);
+    lossy_stop(&l);
+    projects_are(&f->e, "{\"projects\":[{\"id\":\"late\",\"created\":\"2023-11-14T22:13:20Z\","
+                        "\"keys\":[{\"key\":\"late0\",\"created\":\"2023-11-14T22:13:20Z\"}]}]}");
+}
+
+/* A debug file of several pieces (LO_PIECE, 1 MiB: store_pg.c keeps it
+ * as a large object by pieces), one of exactly one piece and an empty
+ * one come back out of the database byte for byte. */
+static void test_pg_symbol_pieces(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!f->url)
+        skip(); /* SQLite keeps no copy (fetch_symbol is PostgreSQL's) */
+    static const size_t sizes[] = {(5u << 20) / 2 + 7, 1u << 20, 0};
+    static const char *const ids[] = {"a1a1", "b2b2", "c3c3"};
+    char dir[] = "/tmp/fl-lotest.XXXXXX", path[64], root[64], got[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(root, sizeof root, "%s/root", dir);
+    assert_int_equal(mkdir(root, 0755), 0);
+    unsigned char *want = malloc(sizes[0]), *back = malloc(sizes[0] + 1);
+    assert_non_null(want);
+    assert_non_null(back);
+    for (size_t i = 0; i < sizes[0]; i++)
+        want[i] = (unsigned char)(i * 2654435761u >> 13);
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/f%d", dir, k);
+        write_file(path, (const char *)want, sizes[k]);
+        fl_symbol_rec r = {.build_id = ids[k],
+                           .name = "piece",
+                           .size = (int64_t)sizes[k],
+                           .status = "ok",
+                           .kind = "debuginfo",
+                           .path = path,
+                           .uploaded = T0};
+        assert_int_equal(e->s->add_symbol(e->c, &r), 0);
+        unlink(path);
+        assert_int_equal(e->s->fetch_symbol(e->c, ids[k], root), 0);
+        snprintf(got, sizeof got, "%s/%s/debuginfo", root, ids[k]);
+        FILE *fp = fopen(got, "rb");
+        assert_non_null(fp);
+        size_t n = fread(back, 1, sizes[0] + 1, fp);
+        fclose(fp);
+        assert_int_equal(n, sizes[k]);
+        assert_memory_equal(back, want, sizes[k]);
+        unlink(got);
+        snprintf(got, sizeof got, "%s/%s", root, ids[k]);
+        rmdir(got);
+    }
+    free(want);
+    free(back);
+    rmdir(root);
+    rmdir(dir);
 }
 
 /* A report keeps its project from ingest to its group: load_raw() gives it
@@ -4511,6 +4620,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pg_group_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_delete_while_merged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_lost_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_symbol_pieces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_trends_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_read_ends, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_open_race, setup, teardown),
