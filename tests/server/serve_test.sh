@@ -1214,7 +1214,12 @@ pgfrozen)
   [ -n "${FL_TEST_PG:-}" ] || { echo "SKIP: pgfrozen needs FL_TEST_PG=1"; exit 77; }
   db_from_env
   FROZEN=
-  freeze() { FROZEN="$PGPID $(pgrep -P "$PGPID" | tr '\n' ' ')"; kill -STOP $FROZEN || fail "SIGSTOP $FROZEN"; }
+  # The postmaster first: stopped, it forks no backend the list would miss.
+  freeze() {
+    kill -STOP "$PGPID" || fail "SIGSTOP the postmaster $PGPID"
+    FROZEN="$PGPID $(pgrep -P "$PGPID" | tr '\n' ' ')"
+    kill -STOP $FROZEN || fail "SIGSTOP $FROZEN"
+  }
   thaw() { [ -z "$FROZEN" ] || kill -CONT $FROZEN 2>/dev/null; FROZEN=; }
   # Thawed first, or pg_stop would wait for it for good.
   trap 'thaw; pg_stop; cleanup' EXIT
@@ -1236,6 +1241,11 @@ pgfrozen)
   c=$(healthz)
   [ "$c" = 503 ] && grep -q 'did not answer within 2 s' "$work/body" || fail "/healthz while frozen -> $c $(cat "$work/body")"
   ok "/healthz while frozen -> 503 $(head -c 300 "$work/body")"
+  # A read of the API: answered too (an HTTP thread's own connection).
+  t0=$(date +%s.%N)
+  c=$(code GET /api/v1/groups -H "Authorization: Bearer $ADMIN" --max-time 30); took=$(since "$t0")
+  [ "$c" = 503 ] || [ "$c" = 500 ] || fail "GET /api/v1/groups while frozen -> $c (000: no answer in 30 s) after $took s"
+  ok "GET /api/v1/groups while frozen -> $c in $took s: $(head -c 200 "$work/body")"
   thaw
   t0=$(date +%s.%N)
   for _ in $(seq 120); do c=$(post 3); [ "$c" = 200 ] && break; sleep 0.5; done
