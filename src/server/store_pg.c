@@ -575,17 +575,29 @@ static const char *p_prepared(pconn *c, const char *sql, int n, char name[16], P
  * process with N worker threads holds its groups for up to N times this
  * (60 s with two threads at 30 s, measured in the scale-out test). */
 #define IDLE_TXN "10s"
+/* And the other way round: a statement whose connection the store
+ * dropped at its deadline (p_drop) -- the database alive but slow, say
+ * waiting for a lock -- would run on in its session until it tried to
+ * answer, and a write outside a transaction would be made after its
+ * caller was told it failed.  So the session looks for its client every
+ * CLIENT_CHECK while a statement runs and ends when it is gone
+ * (PostgreSQL 14 and later; client_connection_check_interval is unknown
+ * before, and current_setting(..., true) NULL: nothing is set).  The
+ * same precedence as above. */
+#define CLIENT_CHECK "5s"
 /* Also makes db nonblocking (see p_await).  False when the database did
  * not answer within timeout_s: db is then good only for PQfinish(). */
 static bool p_session(PGconn *db, unsigned timeout_s)
 {
     PQsetnonblocking(db, 1);
     bool late;
-    PQclear(p_exec_text(db,
-                        "SELECT set_config('idle_in_transaction_session_timeout', '" IDLE_TXN
-                        "', false) WHERE current_setting('idle_in_transaction_session_timeout') = "
-                        "'0'",
-                        timeout_s, &late));
+    PQclear(p_exec_text(
+        db,
+        "SELECT set_config('idle_in_transaction_session_timeout', '" IDLE_TXN "', false) "
+        "WHERE current_setting('idle_in_transaction_session_timeout') = '0' UNION ALL "
+        "SELECT set_config('client_connection_check_interval', '" CLIENT_CHECK "', false) "
+        "WHERE current_setting('client_connection_check_interval', true) = '0'",
+        timeout_s, &late));
     return !late;
 }
 

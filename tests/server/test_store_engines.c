@@ -2797,6 +2797,63 @@ static void test_pg_deadline(void **st)
                         "\"keys\":[{\"key\":\"late0\",\"created\":\"2023-11-14T22:13:20Z\"}]}]}");
 }
 
+/* Rows of sql (one count) on db. */
+static long pg_count(PGconn *db, const char *sql)
+{
+    PGresult *r = PQexec(db, sql);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK)
+        fail_msg("%s: %s", sql, PQerrorMessage(db));
+    long n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return n;
+}
+
+/* A statement that timed out while the database was alive but slow (here:
+ * waiting for a row lock another session holds) does not go on for good
+ * in the server after its connection is dropped: the session notices its
+ * client gone (client_connection_check_interval) and ends, so the write
+ * the caller was told failed is not made later behind its back, when the
+ * lock is released. */
+static void test_pg_deadline_abandoned(void **st)
+{
+    fx *f = *st;
+    eng *e = &f->e;
+    if (!f->url)
+        skip();
+    char err[256];
+    assert_int_equal(e->s->add_project(e->c, "held", "held0", T0), 0);
+    PGconn *holder = PQconnectdb(f->url), *look = PQconnectdb(f->url);
+    assert_int_equal(PQstatus(holder), CONNECTION_OK);
+    assert_int_equal(PQstatus(look), CONNECTION_OK);
+    PQclear(PQexec(holder, "BEGIN"));
+    PGresult *r = PQexec(holder, "INSERT INTO project_keys VALUES('held1', 'held', 0)");
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    fl_store *s = fl_store_pg_open(f->url, 1, err, sizeof err);
+    if (!s)
+        fail_msg("fl_store_pg_open: %s", err);
+    fl_store_conn *c = s->connect(s);
+    assert_non_null(c);
+    /* Waits for the holder's uncommitted key, past the deadline. */
+    assert_int_equal(s->add_project_key(c, "held", "held1", T0 + 1), -1);
+    assert_non_null(strstr(s->error(c), "did not answer within 1 s"));
+    /* Its session ends within the check's interval (generously). */
+    const char *waiting = "SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                          "'faultline' AND wait_event_type = 'Lock'";
+    long n = 1;
+    for (int i = 0; i < 300 && (n = pg_count(look, waiting)) > 0; i++)
+        usleep(100000);
+    assert_int_equal(n, 0);
+    PQclear(PQexec(holder, "ROLLBACK"));
+    PQfinish(holder);
+    /* Nothing of it was written once the lock went. */
+    usleep(200000);
+    assert_int_equal(pg_count(look, "SELECT count(*) FROM project_keys WHERE key = 'held1'"), 0);
+    PQfinish(look);
+    s->disconnect(c);
+    s->close(s);
+}
+
 /* A debug file of several pieces (LO_PIECE, 1 MiB: store_pg.c keeps it
  * as a large object by pieces), one of exactly one piece and an empty
  * one come back out of the database byte for byte. */
@@ -4621,6 +4678,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pg_delete_while_merged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_lost_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_deadline, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pg_deadline_abandoned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_symbol_pieces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_trends_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pg_read_ends, setup, teardown),
