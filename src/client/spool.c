@@ -150,8 +150,22 @@ static int prepare_tmpfile(const fl_state *st)
      * it into a named file. */
     int fd = fl_open_high(st->spool, O_TMPFILE | O_RDWR | O_CLOEXEC);
     struct stat sb;
-    if (fd < 0) /* else the file system cannot: the crash path opens a file */
-        return errno == EACCES || errno == EROFS ? errno : 0;
+    if (fd < 0) {
+        if (errno == EACCES || errno == EROFS)
+            return errno;
+        /* The file system cannot (or will not: /proc, /sys): the crash
+         * opens a named file, so one must be possible -- a spool in
+         * /proc/self took every crash's log away without a word. */
+        char probe[FL_PATH_MAX + 32];
+        if (join(probe, sizeof probe, st->spool, "/.faultline-probe") != 0)
+            return 0;
+        fd = fl_open_high(probe, O_CREAT | O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return errno ? errno : EACCES;
+        close(fd);
+        unlinkat(AT_FDCWD, probe, 0);
+        return 0;
+    }
     if (fstat(fd, &sb) != 0) {
         close(fd);
         return 0;

@@ -99,6 +99,19 @@ static void proc_spool(const char *dir)
     CHILD_CHECK(faultline_spool_dir() == NULL);
 }
 
+/* A directory where no file can be made, even as root: O_TMPFILE is
+ * refused (EPERM in /proc/self, EOPNOTSUPP in /proc), and so is the named
+ * file the crash would then open.  Every crash's log was lost. */
+static void pseudo_fs_spool(const char *dir)
+{
+    (void)dir;
+    setenv("FAULTLINE_SPOOL", "/proc/self", 1);
+    FAILS_WITH(faultline_install("app", "1.0", NULL), ENOENT);
+    CHILD_CHECK(faultline_spool_dir() == NULL);
+    setenv("FAULTLINE_SPOOL", "/proc", 1);
+    FAILS_WITH(faultline_install("app", "1.0", NULL), ENOENT);
+}
+
 static void spool_under_a_file(const char *dir)
 {
     char f[600];
@@ -296,6 +309,7 @@ static void catcher_hook_fails(const char *dir)
         in_child(fn);                                                                              \
     }
 CASE(proc_spool)
+CASE(pseudo_fs_spool)
 CASE(spool_under_a_file)
 CASE(spool_unwritable_parent)
 CASE(spool_unwritable)
@@ -313,6 +327,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_proc_spool),
+        cmocka_unit_test(test_pseudo_fs_spool),
         cmocka_unit_test(test_spool_under_a_file),
         cmocka_unit_test(test_spool_unwritable_parent),
         cmocka_unit_test(test_spool_unwritable),
