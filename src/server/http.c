@@ -2718,11 +2718,13 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "# TYPE faultline_debuginfod_found_total counter\n"
           "faultline_debuginfod_found_total %" PRIu64 "\n"
           "# HELP faultline_debuginfod_failures_total Requests that found no usable file: the "
-          "servers had none (missing), none answered (unreachable), or the answer was not the "
-          "build id's file (refused).\n"
+          "servers had none (missing), none answered (unreachable), one answered with an "
+          "HTTP 5xx or 429 (server_error), or the answer was not the build id's file "
+          "(refused).\n"
           "# TYPE faultline_debuginfod_failures_total counter\n"
           "faultline_debuginfod_failures_total{reason=\"missing\"} %" PRIu64 "\n"
           "faultline_debuginfod_failures_total{reason=\"unreachable\"} %" PRIu64 "\n"
+          "faultline_debuginfod_failures_total{reason=\"server_error\"} %" PRIu64 "\n"
           "faultline_debuginfod_failures_total{reason=\"refused\"} %" PRIu64 "\n"
           "# HELP faultline_debuginfod_skipped_total Requests not made: the build id missed "
           "lately (remembered), no server answered lately (outage), or the crash's requests "
@@ -2732,9 +2734,10 @@ static enum MHD_Result metrics(fl_http *h, struct MHD_Connection *c)
           "faultline_debuginfod_skipped_total{reason=\"outage\"} %" PRIu64 "\n"
           "faultline_debuginfod_skipped_total{reason=\"budget\"} %" PRIu64 "\n",
           ls->debuginfod_queries, ls->found_debuginfod,
-          ls->debuginfod_misses - ls->debuginfod_errors - ls->debuginfod_refused,
-          ls->debuginfod_errors, ls->debuginfod_refused, ls->miss_cache_hits, ls->outage_skips,
-          ls->budget_skips);
+          ls->debuginfod_misses - ls->debuginfod_errors - ls->debuginfod_server_errors -
+              ls->debuginfod_refused,
+          ls->debuginfod_errors, ls->debuginfod_server_errors, ls->debuginfod_refused,
+          ls->miss_cache_hits, ls->outage_skips, ls->budget_skips);
     }
     if (h->cfg.ctxsrv) {
         fl_ctxsrv_stats cx;

@@ -41,7 +41,8 @@
  *
  * debuginfod failures come in two kinds.  The servers said no (404): the
  * build id is remembered as missing (miss_ttl_s).  No server answered
- * (a timeout, a refused connection, an unknown host): that is an outage,
+ * (a timeout, a refused connection, an unknown host) or a server answered
+ * with an error of its own (HTTP 5xx, or 429: busy): that is an outage,
  * not a fact about the build id, so no debuginfod request is made for
  * outage_s seconds, whatever the build id, and the log hook says so once
  * when it begins and once when a server answers again.  An answer that is
@@ -186,6 +187,8 @@ typedef struct fl_symlocate_stats {
                                    * refused connection...), part of misses */
     uint64_t debuginfod_refused;  /* answers that were not the build id's file,
                                    * part of misses */
+    uint64_t debuginfod_server_errors; /* answers of HTTP 5xx or 429: an outage,
+                                        * part of misses */
     uint64_t outage_skips;        /* requests not made during an outage */
 } fl_symlocate_stats;
 

@@ -10,7 +10,9 @@
  * clock.  A hit there skips the network; the entry expires so that a debug
  * file published later is still picked up.  A query no server answered is
  * not a miss of its build id but an outage: down_until stops every query
- * for a while (fl_symlocate.h).
+ * for a while (fl_symlocate.h).  So is a server's HTTP 5xx or 429, which
+ * libdebuginfod returns as the same -ENOENT as a 404: the status comes
+ * from the client's verbose output, written to a memfd (server_error).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -403,6 +406,62 @@ static bool is_outage(int err)
     }
 }
 
+/* The HTTP status of a server's error answer among the lines
+ * libdebuginfod's verbose output has (0.188: "header HTTP/1.1 503
+ * Service Unavailable" for each status line received, "url 0 The
+ * requested URL returned error: 503" for each failed server), when one
+ * is a 5xx or a 429 (the server is in trouble or busy, and says nothing
+ * about the build id); else 0.  libdebuginfod answers every HTTP error
+ * but a 406 with -ENOENT, its answer for a 404, and remembers it in its
+ * cache as a miss: its return code cannot tell them apart. */
+static int server_error(int vfd)
+{
+    enum { CAP = 64 * 1024 }; /* the status lines come first */
+    char *buf = vfd >= 0 ? malloc(CAP + 1) : NULL;
+    if (!buf)
+        return 0;
+    ssize_t n = pread(vfd, buf, CAP, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    int found = 0;
+    for (char *line = buf; line && *line && !found;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        int code = 0;
+        const char *e = strstr(line, "returned error: ");
+        if (!strncmp(line, "header HTTP/", 12)) {
+            const char *sp = strchr(line + 12, ' ');
+            if (sp)
+                code = atoi(sp + 1);
+        } else if (!strncmp(line, "url ", 4) && e) {
+            code = atoi(e + 16);
+        }
+        if ((code >= 500 && code <= 599) || code == 429)
+            found = code;
+        line = nl ? nl + 1 : NULL;
+    }
+    free(buf);
+    return found;
+}
+
+/* Removes the empty file libdebuginfod left in its cache for a failed
+ * query ($DEBUGINFOD_CACHE_PATH/<id>/debuginfo or executable): for a
+ * server error it would answer -ENOENT from there, as for a 404, for
+ * cache_miss_s without asking, and the first query after the pause would
+ * be taken for a real miss.  Only an empty file of that shape goes. */
+static void uncache_miss(const char *id, int executable)
+{
+    const char *dir = getenv(DEBUGINFOD_CACHE_PATH_ENV_VAR);
+    char p[PATH_MAX];
+    struct stat st;
+    if (!dir || !*dir ||
+        (size_t)snprintf(p, sizeof p, "%s/%s/%s", dir, id,
+                         executable ? "executable" : "debuginfo") >= sizeof p)
+        return;
+    if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+        (void)unlink(p);
+}
+
 static void tell(fl_symlocate *loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void tell(fl_symlocate *loc, const char *fmt, ...)
 {
@@ -498,34 +557,55 @@ static int try_debuginfod(fl_symlocate *loc, const char *id, int executable,
         snprintf(why, whylen, "debuginfod: cannot create a client");
         return -1;
     }
+    /* Its verbose output says which HTTP status a failed query got
+     * (server_error); without a memfd, a 5xx counts as a 404 did. */
+    int vfd = memfd_create("fl-debuginfod", MFD_CLOEXEC);
+    if (vfd >= 0)
+        debuginfod_set_verbose_fd(c, vfd);
     char *path = NULL;
     int fd = executable ? debuginfod_find_executable(c, (const unsigned char *)id, 0, &path)
                         : debuginfod_find_debuginfo(c, (const unsigned char *)id, 0, &path);
     debuginfod_end(c);
+    int http = fd == -ENOENT ? server_error(vfd) : 0;
+    if (vfd >= 0)
+        close(vfd);
+    if (http)
+        uncache_miss(id, executable);
     if (budget.on) {
         budget.spent_ns += mono_ns() - t0;
         if (fd < 0 && budget.misses_left)
             budget.misses_left--;
     }
-    bool outage = fd < 0 && is_outage(-fd), was_down;
+    bool outage = fd < 0 && (is_outage(-fd) || http), was_down;
     pthread_mutex_lock(&loc->lock);
     was_down = loc->down;
     if (outage) {
         loc->down = true;
         loc->down_until = mono_now() + (int64_t)loc->outage_s;
-        loc->stats.debuginfod_errors++;
-        snprintf(loc->down_why, sizeof loc->down_why, "%s", strerror(-fd));
+        if (http) {
+            loc->stats.debuginfod_server_errors++;
+            snprintf(loc->down_why, sizeof loc->down_why, "HTTP %d", http);
+        } else {
+            loc->stats.debuginfod_errors++;
+            snprintf(loc->down_why, sizeof loc->down_why, "%s", strerror(-fd));
+        }
     } else if (fd >= 0 || fd == -ENOENT) {
         loc->down = false; /* a server answered */
     }
     pthread_mutex_unlock(&loc->lock);
-    if (outage && !was_down)
+    if (outage && !was_down && http)
+        tell(loc, "debuginfod: a server answered HTTP %d for %s %s; no request for %u s", http,
+             executable ? "executable" : "debuginfo", id, loc->outage_s);
+    else if (outage && !was_down)
         tell(loc, "debuginfod: no server answered (%s) for %s %s; no request for %u s",
              strerror(-fd), executable ? "executable" : "debuginfo", id, loc->outage_s);
     else if (was_down && !outage && (fd >= 0 || fd == -ENOENT))
         tell(loc, "debuginfod: a server answers again");
     if (fd < 0) {
-        snprintf(why, whylen, "debuginfod: %s", strerror(-fd));
+        if (http)
+            snprintf(why, whylen, "debuginfod: server error (HTTP %d)", http);
+        else
+            snprintf(why, whylen, "debuginfod: %s", strerror(-fd));
         bump(loc, &loc->stats.debuginfod_misses);
         if (!outage)
             miss_remember(loc, key);

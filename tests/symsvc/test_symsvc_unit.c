@@ -17,11 +17,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -372,6 +374,139 @@ static void test_locate_debuginfod_order_and_outage(void **state)
     assert_int_equal(atoi(v), 60);
     fl_symlocate_free(loc);
     unsetenv("DEBUGINFOD_URLS");
+}
+
+/* A debuginfod stand-in on a free loopback port: every request is
+ * answered with the status in `status` and counted. */
+typedef struct status_server {
+    int lfd, port;
+    volatile int status;
+    int requests; /* guarded by mu */
+    pthread_mutex_t mu;
+    pthread_t thr;
+} status_server;
+
+static void *status_serve(void *p)
+{
+    status_server *s = p;
+    for (;;) {
+        int c = accept(s->lfd, NULL, NULL);
+        if (c < 0)
+            return NULL; /* the listening socket was shut down */
+        char req[4096];
+        size_t n = 0;
+        ssize_t r;
+        while (n < sizeof req - 1 && (r = read(c, req + n, sizeof req - 1 - n)) > 0) {
+            n += (size_t)r;
+            req[n] = '\0';
+            if (strstr(req, "\r\n\r\n"))
+                break;
+        }
+        pthread_mutex_lock(&s->mu);
+        s->requests++;
+        pthread_mutex_unlock(&s->mu);
+        char resp[128];
+        int len = snprintf(resp, sizeof resp,
+                           "HTTP/1.1 %d Whatever\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                           s->status);
+        (void)!write(c, resp, (size_t)len);
+        close(c);
+    }
+}
+
+static void status_server_start(status_server *s, int status)
+{
+    memset(s, 0, sizeof *s);
+    s->status = status;
+    pthread_mutex_init(&s->mu, NULL);
+    s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(s->lfd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(s->lfd, 16), 0);
+    assert_int_equal(getsockname(s->lfd, (struct sockaddr *)&a, &al), 0);
+    s->port = ntohs(a.sin_port);
+    assert_int_equal(pthread_create(&s->thr, NULL, status_serve, s), 0);
+}
+
+static int status_server_requests(status_server *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->requests;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+static void status_server_stop(status_server *s)
+{
+    shutdown(s->lfd, SHUT_RDWR);
+    pthread_join(s->thr, NULL);
+    close(s->lfd);
+    pthread_mutex_destroy(&s->mu);
+}
+
+/* A server's HTTP 503 is not a 404: libdebuginfod returns -ENOENT for
+ * both, and the 503 was remembered 10 minutes as the build id's miss.
+ * Now it is an outage like no answer: one request, the pause, told to
+ * the log and counted apart; and libdebuginfod's cached failure is gone,
+ * so after the pause the server is asked again -- and its 404 then is a
+ * miss, remembered. */
+static void test_locate_debuginfod_server_error(void **state)
+{
+    status_server srv;
+    status_server_start(&srv, 503);
+    fl_symlocate_config cfg;
+    fl_symlocate_config_init(&cfg);
+    cfg.debug_roots[cfg.ndebug_roots++] = "/nonexistent-debug-root";
+    char urls[64], cache[400], p[600];
+    snprintf(urls, sizeof urls, "http://127.0.0.1:%d", srv.port);
+    cfg.debuginfod_urls = urls;
+    snprintf(cache, sizeof cache, "%s/dcache-5xx", workdir);
+    cfg.debuginfod_cache = cache;
+    cfg.debuginfod_timeout_s = 30;
+    cfg.outage_s = 1;
+    cfg.log = count_log;
+    log_lines = 0;
+    fl_symlocate *loc = NULL;
+    assert_int_equal(fl_symlocate_new(&cfg, &loc), 0);
+    const char *id = "00112233445566778899aabbccddeeff00115033";
+    fl_symlocate_result r;
+    fl_symlocate_stats st;
+    char err[512];
+    assert_int_equal(fl_symlocate_find(loc, id, NULL, &r, err, sizeof err), FL_SYMLOC_ENOTFOUND);
+    assert_non_null(strstr(err, "server error (HTTP 503)"));
+    /* Its executable query waits for the pause. */
+    fl_symlocate_get_stats(loc, &st);
+    assert_int_equal(st.debuginfod_queries, 1);
+    assert_int_equal(st.debuginfod_server_errors, 1);
+    assert_int_equal(st.debuginfod_errors, 0);
+    assert_int_equal(st.outage_skips, 1);
+    assert_int_equal(status_server_requests(&srv), 1);
+    assert_int_equal(log_lines, 1);
+    assert_non_null(strstr(log_last, "a server answered HTTP 503 for debuginfo"));
+    snprintf(p, sizeof p, "%s/%s/debuginfo", cache, id);
+    assert_int_equal(access(p, F_OK), -1);
+
+    struct timespec ts = {2, 100000000};
+    nanosleep(&ts, NULL);
+    srv.status = 404;
+    assert_int_equal(fl_symlocate_find(loc, id, NULL, &r, err, sizeof err), FL_SYMLOC_ENOTFOUND);
+    fl_symlocate_get_stats(loc, &st);
+    assert_int_equal(st.debuginfod_queries, 3); /* debug file and executable */
+    assert_int_equal(status_server_requests(&srv), 3);
+    assert_int_equal(st.debuginfod_server_errors, 1);
+    assert_int_equal(st.miss_cache_hits, 0);
+    assert_int_equal(log_lines, 2);
+    assert_non_null(strstr(log_last, "a server answers again"));
+    /* A 404 is a miss: remembered, not asked again. */
+    assert_int_equal(fl_symlocate_find(loc, id, NULL, &r, err, sizeof err), FL_SYMLOC_ENOTFOUND);
+    fl_symlocate_get_stats(loc, &st);
+    assert_int_equal(st.miss_cache_hits, 2);
+    assert_int_equal(status_server_requests(&srv), 3);
+    fl_symlocate_free(loc);
+    unsetenv("DEBUGINFOD_URLS");
+    status_server_stop(&srv);
 }
 
 typedef struct thr_arg {
@@ -777,6 +912,7 @@ int main(void)
         cmocka_unit_test(test_locate_tiers),
         cmocka_unit_test(test_locate_executable),
         cmocka_unit_test(test_locate_debuginfod_order_and_outage),
+        cmocka_unit_test(test_locate_debuginfod_server_error),
         cmocka_unit_test(test_locate_threads),
         cmocka_unit_test(test_remote_unwind_and_pick),
         cmocka_unit_test(test_remote_unwind_hostile_objects),
