@@ -46,6 +46,7 @@ typedef struct opts {
     const char *skip_list, *prefix_list;
     uint64_t max_symbol_file, symcache_lru, republish_after, context_max_paths;
     uint64_t db_timeout_s;
+    uint64_t debuginfod_miss_s;
     bool no_remote_unwind, no_id_filter, no_keep_minidumps;
     int64_t retention_s; /* 0: crashes are kept for good */
     const char *notify_url;
@@ -126,6 +127,8 @@ static void usage(FILE *f)
             "  --prefix-list FILE   name prefixes skipped in signatures (default DIR/prefix.txt)\n"
             "  --max-symbol-file BYTES  largest debug file upload (default 1073741824) -> 413\n"
             "  --symcache-lru N     open symcaches kept per process (default 32, 1..1024)\n"
+            "  --debuginfod-miss S  a debuginfod server's \"not found\" for a build id is\n"
+            "                       believed S seconds, then asked again (default 600)\n"
             "  --no-remote-unwind   keep the client's stack, and a minidump's threads at\n"
             "                       their pcs (no server-side CFI unwind)\n"
             "  --context-max-paths N  paths a calling context's search may try (default\n"
@@ -201,6 +204,7 @@ static const num_range ranges[] = {
     {"--max-symbol-file", offsetof(opts, max_symbol_file), 1, 1ull << 40, ""},
     {"--context-max-paths", offsetof(opts, context_max_paths), 1, 10000000000ull, ""},
     {"--symcache-lru", offsetof(opts, symcache_lru), 1, 1024, ""},
+    {"--debuginfod-miss", offsetof(opts, debuginfod_miss_s), 1, 86400, " seconds"},
     {"--republish-after", offsetof(opts, republish_after), 1, 86400, ""},
     {"--db-timeout", offsetof(opts, db_timeout_s), 1, 86400, ""},
     {"--workers", NOT_KEPT, 0, 256, ""},
@@ -436,6 +440,9 @@ static int parse_args(opts *o, int argc, char **argv)
                 return -1;
         } else if (!strcmp(a, "--symcache-lru")) {
             if (num(a, TAKE, &o->symcache_lru))
+                return -1;
+        } else if (!strcmp(a, "--debuginfod-miss")) {
+            if (num(a, TAKE, &o->debuginfod_miss_s))
                 return -1;
         } else if (!strcmp(a, "--workers") || !strcmp(a, "--http-threads") ||
                    !strcmp(a, "--lease") || !strcmp(a, "--top-frames")) {
@@ -1011,6 +1018,7 @@ int fl_cmd_serve(int argc, char **argv)
               .max_backlog = 1000000,
               .max_symbol_file = 1ull << 30,
               .symcache_lru = 32,
+              .debuginfod_miss_s = 600,
               .context_max_paths = 20000000};
     snprintf(o.host, sizeof o.host, "127.0.0.1");
     int pr = parse_args(&o, argc, argv);
@@ -1307,6 +1315,7 @@ int fl_cmd_serve(int argc, char **argv)
     fl_srvsym_config sc = {.upload_root = processed,
                            .cache_dir = cachedir,
                            .debuginfod_cache = dicache,
+                           .debuginfod_miss_s = (unsigned)o.debuginfod_miss_s,
                            .lru = (unsigned)o.symcache_lru,
                            .remote_unwind = !o.no_remote_unwind,
                            .fetch = symfetch ? fl_symfetch_fetch : NULL,

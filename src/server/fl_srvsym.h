@@ -19,7 +19,10 @@
  * uploaded a moment ago is found by the next lookup.  Only a debug file
  * that is found but cannot be built into a symcache is remembered, for
  * 10 minutes or until fl_srvsym_forget(), so that it is not rebuilt for
- * every crash.
+ * every crash.  An open symcache that lacks a file only debuginfod may
+ * still bring (its dwz file; DWARF, when built from a symbol table) is
+ * dropped from the LRU once the locator's memory of the miss is over
+ * (debuginfod_miss_s), so that the next lookup asks again.
  *
  * Threads: every function may be called from any number of threads.
  */
@@ -43,6 +46,10 @@ typedef struct fl_srvsym_config {
     const char *cache_dir;        /* DATA/symcache */
     const char *debuginfod_cache; /* DATA/debuginfod-cache, or NULL */
     unsigned debuginfod_outage_s; /* no request after no server answered; 0: 60 */
+    /* How long a debuginfod miss is remembered (0: 600 s); an open
+     * symcache that lacks a file (its dwz file, its DWARF) is looked up
+     * again after as long, so that debuginfod is asked again. */
+    unsigned debuginfod_miss_s;
     unsigned lru;                 /* open symcaches kept; 0: 32 */
     bool remote_unwind;           /* redo the crashing thread's unwind */
     /* Optional: servers sharing a store (PostgreSQL) share their debug
@@ -185,11 +192,11 @@ typedef struct fl_srvsym_stats {
 void fl_srvsym_get_stats(fl_srvsym *s, fl_srvsym_stats *out);
 
 /* The symbols_fetched hook of fl_workers_config (ctx: the fl_srvsym): a
- * build id whose symcache was built from a debuginfod answer since it was
- * last asked, into id (cap >= 129); false when there is none.  The
- * crashes processed without it (during an outage, or before debuginfod
- * had it) are then re-queued, as an upload's are.  A dwz file fetched
- * for a symcache's build is not in the list. */
+ * build id whose symcache was built from a debuginfod answer, or a dwz
+ * file debuginfod gave for a symcache's build, since it was last asked,
+ * into id (cap >= 129); false when there is none.  The crashes processed
+ * without it (during an outage, or before debuginfod had it) are then
+ * re-queued, as an upload's are. */
 bool fl_srvsym_next_fetched(void *ctx, char *id, size_t cap);
 /* Count a symcache built for this process outside lookups (the ingest's
  * background build of an upload's symcache) in stats.built, so that the

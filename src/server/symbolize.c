@@ -37,6 +37,7 @@ typedef struct entry {
     char alt_wait[ID_MAX]; /* the dwz file the DWARF lacked, or "" */
     char *dwo_wait;        /* keys of the .dwo files it lacked (malloc'ed), or NULL */
     bool exports_only;     /* built from a stripped file's .dynsym */
+    uint64_t recheck_ns;   /* when to look for what it lacked again; 0: never */
 } entry;
 
 struct fl_srvsym {
@@ -66,6 +67,7 @@ struct fl_srvsym {
     char (*asked)[ID_MAX];
     size_t nasked;
     uint64_t generation; /* moved by forget() and flush() */
+    uint64_t recheck_ns; /* an entry that lacks a file is dropped after this */
     int64_t flushed_version; /* the symbols version symbols_changed() last flushed for */
     /* Formats kept apart (FAULTLINE_TRACE_APART) read from debug files,
      * shared by the workers: a storm of one program's crashes reads its
@@ -149,6 +151,9 @@ int fl_srvsym_new(const fl_srvsym_config *cfg, fl_srvsym **out, char *err, size_
         lc.upload_roots[lc.nupload_roots++] = cfg->upload_root;
     lc.debuginfod_cache = cfg->debuginfod_cache;
     lc.outage_s = cfg->debuginfod_outage_s;
+    lc.miss_ttl_s = cfg->debuginfod_miss_s;
+    s->recheck_ns =
+        (uint64_t)(cfg->debuginfod_miss_s ? cfg->debuginfod_miss_s : 600) * 1000000000ull;
     lc.log = locate_log;
     int rc = fl_symlocate_new(&lc, &s->loc);
     if (rc) {
@@ -277,8 +282,25 @@ void fl_srvsym_fetch(fl_srvsym *s, const char *build_id)
         fetch_once(s, build_id);
 }
 
+/* Records id for the workers' backfill (fl_srvsym_next_fetched), once
+ * until they take it. */
+static void note_fetched_locked(fl_srvsym *s, const char *id)
+{
+    for (size_t i = 0; i < s->nfetched; i++)
+        if (!strcasecmp(s->fetched[i], id))
+            return;
+    if (s->nfetched < MAX_FETCHED)
+        snprintf(s->fetched[s->nfetched++], ID_MAX, "%s", id);
+    else
+        s->st.fetched_dropped++;
+}
+
 /* fl_symbuild_opts.find_alt: a dwz file is looked for where debug files
- * are, the store's shared files and debuginfod included. */
+ * are, the store's shared files and debuginfod included.  One that
+ * debuginfod gave starts a backfill of its own, as a debug file does:
+ * the crashes processed while it was missing are recorded with it
+ * (dwz_missing), and the debug file that links to it may have come long
+ * before (from an upload, or from debuginfod). */
 static int find_alt(void *ctx, const char *build_id, const char *name, char *path, size_t cap)
 {
     (void)name; /* a path on the machine that built it */
@@ -289,6 +311,11 @@ static int find_alt(void *ctx, const char *build_id, const char *name, char *pat
     if (fl_symlocate_find(s->loc, build_id, NULL, &res, err, sizeof err) || strlen(res.path) >= cap)
         return -1;
     memcpy(path, res.path, strlen(res.path) + 1);
+    if (res.source == FL_SYMLOC_SRC_DEBUGINFOD) {
+        pthread_mutex_lock(&s->mu);
+        note_fetched_locked(s, build_id);
+        pthread_mutex_unlock(&s->mu);
+    }
     return 0;
 }
 
@@ -392,6 +419,15 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
     pthread_mutex_lock(&s->mu);
     s->st.lookups++;
     entry *e = find_locked(s, build_id);
+    if (e && e->recheck_ns && now_ns() >= e->recheck_ns) {
+        /* It lacks a file (its dwz file, its DWARF) that nothing but
+         * debuginfod may bring, and the locator's memory of that miss is
+         * over: look again, as for a module not seen before.  Kept, it
+         * was never asked for again until an upload flushed the LRU. */
+        entry_clear(e);
+        *e = s->lru[--s->nlru];
+        e = NULL;
+    }
     if (!e && broken_locked(s, build_id)) {
         pthread_mutex_unlock(&s->mu);
         return -1;
@@ -432,17 +468,19 @@ int fl_srvsym_lookup(fl_srvsym *s, const char *build_id, const char *path, uint6
         pthread_mutex_lock(&s->mu);
         s->st.opened++;
         s->st.built += built != 0;
-        if (built && res.source == FL_SYMLOC_SRC_DEBUGINFOD) {
-            if (s->nfetched < MAX_FETCHED)
-                snprintf(s->fetched[s->nfetched++], ID_MAX, "%s", build_id);
-            else
-                s->st.fetched_dropped++;
-        }
+        if (built && res.source == FL_SYMLOC_SRC_DEBUGINFOD)
+            note_fetched_locked(s, build_id);
+        bool fresh = !find_locked(s, build_id);
         e = insert_locked(s, build_id, sc, alt, dwo_wait);
         /* The same file for every thread: the locator's answer for this
          * build id does not change until a debug file comes, which starts
          * a new generation of entries. */
         e->exports_only = res.exports_only && !fl_symcache_has_dwarf(e->sc);
+        if (fresh)
+            e->recheck_ns = e->exports_only || !fl_symcache_has_dwarf(e->sc) ||
+                                    (fl_symcache_alt_missing(e->sc) && alt[0])
+                                ? now_ns() + s->recheck_ns
+                                : 0;
     }
     e->used = ++s->clock;
     size_t n = fl_symcache_lookup(e->sc, rel, fr, MAX_INLINE_LOOKUP);

@@ -170,9 +170,11 @@ static int normalize_id(const char *src, char *dst)
  * during a restart kept a build id from being asked for 10 minutes more
  * after this locator's own memory of it (miss_ttl_s) had expired.  In a
  * cache of ours (the server's DATA/debuginfod-cache) it is set shorter
- * than that memory, so the memory decides; the cache file only covers a
- * restart.  Best effort: without it the default stands. */
-static void set_cache_miss(const char *dir)
+ * than that memory (60 s, less for a shorter memory: libdebuginfod's
+ * check is "at most that many seconds ago"), so the memory decides; the
+ * cache file only covers a restart.  Best effort: without it the default
+ * stands. */
+static void set_cache_miss(const char *dir, unsigned miss_ttl_s)
 {
     char p[PATH_MAX];
     if ((size_t)snprintf(p, sizeof p, "%s/cache_miss_s", dir) >= sizeof p)
@@ -181,8 +183,12 @@ static void set_cache_miss(const char *dir)
     int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return;
-    static const char v[] = "60\n";
-    (void)!write(fd, v, sizeof v - 1);
+    char v[16];
+    int n = snprintf(v, sizeof v, "%u\n",
+                     miss_ttl_s > 60  ? 60
+                     : miss_ttl_s > 1 ? miss_ttl_s - 1
+                                      : 0);
+    (void)!write(fd, v, (size_t)n);
     close(fd);
 }
 
@@ -226,7 +232,7 @@ int fl_symlocate_new(const fl_symlocate_config *cfg, fl_symlocate **out)
         setenv(DEBUGINFOD_URLS_ENV_VAR, cfg->debuginfod_urls, 1);
     if (cfg->debuginfod_cache) {
         setenv(DEBUGINFOD_CACHE_PATH_ENV_VAR, cfg->debuginfod_cache, 1);
-        set_cache_miss(cfg->debuginfod_cache);
+        set_cache_miss(cfg->debuginfod_cache, loc->miss_ttl_s);
     }
     char tmo[16];
     snprintf(tmo, sizeof tmo, "%u", cfg->debuginfod_timeout_s ? cfg->debuginfod_timeout_s : 10);

@@ -3,7 +3,7 @@
 # port of 127.0.0.1, a stripped -O2 client that crashes, its debug file
 # uploaded over HTTP or dropped into the watched directory.
 #   symserver_test.sh CASE FAULTLINE SYMSRV_CRASH SYMSRV_CRASH.debug [SYMSRV_CRASH_SPLIT INLINE_HEAVY.c]
-# CASE: upload | past_end | libc | heap | backfill | symtab | dwz | dwz_debuginfod | watch | watch_empty | storefail | debuginfod | symbolicate | roles |
+# CASE: upload | past_end | libc | heap | backfill | symtab | dwz | dwz_debuginfod | dwz_debuginfod_late | watch | watch_empty | storefail | debuginfod | symbolicate | roles |
 #       debuginfod_budget | watch_clock | dwo | dwo_symbolicate | dwo_types | dwo_stale | dwo_pg | dwp | dwp_pg |
 #       dwp_storefail | dwp_parallel | source | source_pg | debuginfod_adverse
 set -uo pipefail
@@ -785,6 +785,66 @@ dwz_debuginfod)
   grep -q dwz_missing "$work/crash.json" && fail "dwz_missing with debuginfod serving the file"
   grep -q "/buildid/$ALT/debuginfo" "$work/debuginfod.log" || fail "debuginfod was not asked for the dwz file $ALT"
   ok "debuginfod served the debug file and its dwz file $ALT: $(grep -o '"signature":"[^"]*"' "$work/crash.json"), complete"
+  stop || fail "shutdown rc"
+  ;;
+dwz_debuginfod_late)
+  # The debug file comes from debuginfod at once, its dwz file only later
+  # (published after the first crash).  The first crash is partial, with
+  # dwz_missing; once the server's memory of the miss is over
+  # (--debuginfod-miss 3), a later crash asks again (the open symcache
+  # that lacked the file is looked up again), gets it, and the crash
+  # processed without it is re-queued (the dwz file's own backfill).
+  # Before, the symcache stayed open as it was, nothing asked again, and
+  # a dwz file that did come from debuginfod re-queued nothing.
+  command -v dwz >/dev/null || fail "dwz is not installed (scripts/deps.sh installs it)"
+  mkdir -p "$work/dsrv" "$work/other"
+  cp "$DEBUG" "$work/dsrv/d1.debug"; cp "$DEBUG" "$work/other/d2.debug"
+  dwz -m "$work/dsrv/common.dwz" -M /nonexistent/faultline-test/common.dwz \
+    "$work/dsrv/d1.debug" "$work/other/d2.debug" || fail "dwz -m"
+  ALT=$(grep -o 'Build ID: [0-9a-f]*' < <(readelf -n "$work/dsrv/common.dwz" 2>/dev/null) | cut -d' ' -f3)
+  [ -n "$ALT" ] || fail "no build id in the dwz file"
+  echo right >"$work/mode"; echo 404 >"$work/altmode"
+  python3 "$(dirname "$0")/fake_debuginfod.py" "$work/dport" "$work/dreq.log" "$work/mode" \
+    "$BID" "$work/dsrv/d1.debug" /bin/true "$ALT" "$work/dsrv/common.dwz" "$work/altmode" 2>"$work/fake.err" &
+  FPID=$!
+  trap 'kill $FPID 2>/dev/null; cleanup' EXIT
+  for _ in $(seq 100); do [ -s "$work/dport" ] && break; sleep 0.1; done
+  [ -s "$work/dport" ] || fail "the stand-in debuginfod did not start: $(cat "$work/fake.err")"
+  export DEBUGINFOD_URLS="http://127.0.0.1:$(cat "$work/dport")"
+  start "$work/d" --debuginfod-miss 3
+  crash deep
+  submit
+  first=$CID old=$GID
+  grep -q '"symbols":{"status":"partial"' "$work/crash.json" || fail "status: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q "\"build_id\":\"$BID\",\"symbols\":true,\"dwz_missing\":\"$ALT\"" "$work/crash.json" \
+    || fail "no dwz_missing: $(grep -o '"modules":\[[^]]*]' "$work/crash.json")"
+  grep -q "GET /buildid/$ALT/debuginfo" "$work/dreq.log" || fail "the dwz file was not asked for: $(cat "$work/dreq.log")"
+  ok "the dwz file missing: partial, dwz_missing $ALT"
+  echo right >"$work/altmode"
+  sleep 4 # past --debuginfod-miss
+  crash deep
+  submit
+  [ "$(grep -c "GET /buildid/$ALT/debuginfo" "$work/dreq.log")" -ge 2 ] ||
+    fail "the dwz file was not asked for again: $(cat "$work/dreq.log")"
+  grep -q '"symbols":{"status":"complete"' "$work/crash.json" ||
+    fail "a later crash: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q '"signature":"symsrv_store | symsrv_fault | symsrv_middle | symsrv_outer | main"' "$work/crash.json" \
+    || fail "a later crash: $(grep -o '"signature":"[^"]*"' "$work/crash.json")"
+  ok "a later crash asked again: complete"
+  # The backfill: the first crash joins the later one's group.
+  for _ in $(seq 300); do
+    [ "$(admin "$(url "/api/v1/crashes/$first")" | field group_id)" = "$GID" ] && break
+    sleep 0.1
+  done
+  admin "$(url "/api/v1/crashes/$first")" >"$work/crash.json"
+  [ "$(field group_id <"$work/crash.json")" = "$GID" ] ||
+    fail "the crash that lacked the dwz file was not re-processed: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  c=$(code GET "/api/v1/groups/$old" -H "Authorization: Bearer $ADMIN")
+  [ "$c" = 404 ] || fail "the emptied group is still there ($c): $(cat "$work/body")"
+  grep -q '"symbols":{"status":"complete"' "$work/crash.json" || fail "status after: $(grep -o '"symbols":{[^]]*]' "$work/crash.json")"
+  grep -q "symbols: $ALT came from debuginfod: 1 crash(es) that lacked it re-queued" "$work/err" ||
+    fail "no log line for the dwz file's backfill: $(tail -5 "$work/err")"
+  ok "the crash that lacked the dwz file was re-processed: complete, one group"
   stop || fail "shutdown rc"
   ;;
 debuginfod_adverse)
