@@ -993,6 +993,15 @@ static void reporter_command(char *out, size_t cap)
         snprintf(out, cap, "'%s'", rep);
 }
 
+/* The symbol uploads' backfill hands its tasks to the writer's publisher
+ * (fl_symingest_config.publish): published on the upload's HTTP thread, a
+ * broker that does not answer held it, and every connection it serves,
+ * for its 5 s confirm or handshake timeout. */
+static void publish_tasks(void *writer, const char *const *ids, size_t n)
+{
+    fl_writer_publish(writer, ids, n);
+}
+
 int fl_cmd_serve(int argc, char **argv)
 {
     opts o = {.port = 8080,
@@ -1402,6 +1411,8 @@ int fl_cmd_serve(int argc, char **argv)
                                   .cache_dir = cachedir,
                                   .store = store,
                                   .queue = queue,
+                                  .publish = publish_tasks,
+                                  .publish_arg = writer,
                                   .sym = sym,
                                   .notify = workers ? fl_workers_notify : NULL,
                                   .notify_arg = workers,
@@ -1505,8 +1516,11 @@ out:
     fl_http_quiesce(http);
     fl_writer_stop(writer); /* commits and answers what it holds */
     fl_http_stop(http);
+    /* Its watcher may still notify the workers, and hand tasks to the
+     * writer (whose stopped publisher leaves them to the sweep): before
+     * the writer is freed. */
+    fl_symingest_free(symin);
     fl_writer_free(writer);
-    fl_symingest_free(symin); /* its watcher may still notify the workers */
     fl_workers_stop(workers);
     if (workers)
         fl_log(stderr,

@@ -134,14 +134,26 @@ fl_queue *fl_queue_amqp_new_unconnected(const char *url, char *err, size_t errle
  * password).  For the argument checks of `faultline serve`. */
 int fl_queue_amqp_check_url(const char *url, char *err, size_t errlen);
 
+/* Publishes the tasks of crashes a commit marked for processing, for a
+ * queue outside the store, without waiting for it: the ids are borrowed
+ * (copy them); what it cannot publish the sweep does.  The writer's
+ * publisher (fl_writer_publish) is one. */
+typedef void fl_queue_publish_fn(void *arg, const char *const *ids, size_t n);
+
 /* The backfill of a debug file (or .dwo, dwz file) for key: in one
  * transaction of conn, records r when it is not NULL (an ingested file),
  * marks the processed crashes that lacked key for re-processing (at most
- * max) and enqueues them on q (NULL: the sweep finds them).  OUT: *nq,
- * how many.  0, or -1 with err filled and nothing done.  The ingest's
- * after an upload, and the workers' after a debuginfod fetch
- * (fl_workers_config.symbols_fetched). */
+ * max) and enqueues them on q (NULL: the sweep finds them).  With a queue
+ * outside the store their tasks go to publish(publish_arg, ...) after the
+ * commit when it is not NULL, else they are published here, on the
+ * caller's thread -- which a broker that does not answer holds for its
+ * timeouts (5 s).  OUT: *nq, how many.  0, or -1 with err filled and
+ * nothing done.  The ingest's after an upload (publish: the writer's
+ * publisher, so that no HTTP thread waits on the broker), and the
+ * workers' after a debuginfod fetch (fl_workers_config.symbols_fetched;
+ * NULL: a worker waits on the broker anyway). */
 int fl_queue_backfill(fl_queue *q, fl_store *s, fl_store_conn *conn, const fl_symbol_rec *r,
-                      const char *key, size_t max, size_t *nq, char *err, size_t errlen);
+                      const char *key, size_t max, fl_queue_publish_fn *publish, void *publish_arg,
+                      size_t *nq, char *err, size_t errlen);
 
 #endif

@@ -50,6 +50,12 @@ typedef struct fl_symingest_config {
     const char *cache_dir;   /* DATA/symcache */
     fl_store *store;
     fl_queue *queue;
+    /* The backfill's tasks, for a queue outside the store: handed to
+     * publish(publish_arg, ...) (the writer's publisher), so that an
+     * upload's HTTP thread never waits on a broker that does not answer.
+     * NULL: published by the thread that ingests the file. */
+    fl_queue_publish_fn *publish;
+    void *publish_arg;
     fl_srvsym *sym;                /* may be NULL: told to forget a build id, and counts
                                     * the symcaches built in the background */
     void (*notify)(void *arg);     /* wake the workers; may be NULL */

@@ -96,7 +96,8 @@ bool fl_queue_split(int64_t tid, const char *ids, unsigned attempts, size_t max,
 }
 
 int fl_queue_backfill(fl_queue *q, fl_store *s, fl_store_conn *conn, const fl_symbol_rec *r,
-                      const char *key, size_t max, size_t *nq, char *err, size_t errlen)
+                      const char *key, size_t max, fl_queue_publish_fn *publish, void *publish_arg,
+                      size_t *nq, char *err, size_t errlen)
 {
     char **ids = NULL;
     size_t n = 0;
@@ -113,8 +114,12 @@ int fl_queue_backfill(fl_queue *q, fl_store *s, fl_store_conn *conn, const fl_sy
                 goto fail;
     if (s->commit(conn))
         goto fail;
-    if (q)
-        fl_queue_publish(q, conn, (const char *const *)ids, n); /* or the sweep will */
+    /* Either way a task that does not reach the queue is the sweep's: the
+     * crashes were marked unpublished with the commit. */
+    if (q && !q->in_store_txn && publish)
+        publish(publish_arg, (const char *const *)ids, n);
+    else if (q)
+        fl_queue_publish(q, conn, (const char *const *)ids, n);
     for (size_t i = 0; i < n; i++)
         free(ids[i]);
     free(ids);

@@ -159,8 +159,8 @@ static int arrived(fl_symingest *g, fl_store_conn *conn, const fl_symbol_rec *r,
                    char *err, size_t errlen)
 {
     return fl_queue_backfill(g->cfg.queue, g->cfg.store, conn, r, r->build_id,
-                             g->cfg.backfill_max ? g->cfg.backfill_max : DEFAULT_BACKFILL, nq, err,
-                             errlen);
+                             g->cfg.backfill_max ? g->cfg.backfill_max : DEFAULT_BACKFILL,
+                             g->cfg.publish, g->cfg.publish_arg, nq, err, errlen);
 }
 
 /* A .dwp package (the .dwo files of many units in one, with a unit index):

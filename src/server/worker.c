@@ -1032,7 +1032,7 @@ static void backfill_fetched(fl_workers *w, fl_store_conn *conn)
     char id[160], err[256]; /* a build id: 128 hex digits at most */
     while (w->cfg.symbols_fetched && w->cfg.symbols_fetched(w->cfg.symbolize_ctx, id, sizeof id)) {
         size_t n = 0;
-        if (fl_queue_backfill(w->queue, w->store, conn, NULL, id, BACKFILL_MAX, &n, err,
+        if (fl_queue_backfill(w->queue, w->store, conn, NULL, id, BACKFILL_MAX, NULL, NULL, &n, err,
                               sizeof err)) {
             fl_health_fail(&w->m->health, FL_HEALTH_PROCESSING, err);
             continue;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # An API server and a broker that is away or does not answer:
-#   broker_late.sh FAULTLINE FL_POST
+#   broker_late.sh FAULTLINE FL_POST SYMSRV_CRASH SYMSRV_CRASH.debug
 #
 #   1. An API server started while RabbitMQ is not up yet listens at once
 #      (it does not wait for the broker, as a worker does): it answers
@@ -15,9 +15,14 @@
 #      handshake timeouts held the writer for 10-15 s at a time), and so
 #      is a reprocess (its HTTP thread published itself, and waited 5 s
 #      for a handshake) -- and /healthz says the queue is failing.  After
-#      SIGCONT all are processed, each counted once.
+#      SIGCONT all are processed, each counted once.  So is the upload of
+#      a debug file for a crash processed without it (its backfill's
+#      tasks were published on the HTTP thread, 5 s for the handshake);
+#      after SIGCONT the crash is processed again, symbolized.
 set -uo pipefail
-FL=$1 POST=$2
+FL=$1 POST=$2 SYMCRASH=$3 SYMDEBUG=$4
+# No network: the worker finds the debug file nowhere but in the store.
+unset DEBUGINFOD_URLS
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/cluster.sh"
 cluster_init fl-brokerlate
@@ -75,6 +80,21 @@ serve w --role worker --workers 2 --db "$PGURL" --queue "$URL"
 ids 1 20 >"$work/ok1"
 "$POST" check "$PORT_a" "$ADMIN" "$work/ok1" >/dev/null || fail "a report answered 200 is missing"
 ok "once the broker runs: /healthz 200, all 20 reports processed"
+# A crash of a stripped program, processed without its symbols: the upload
+# of its debug file in step 2 queues it again.
+mkdir -p "$work/spool"
+{ (ulimit -c 0; exec env ASAN_OPTIONS=handle_segv=0:handle_abort=0:detect_leaks=0 \
+  FAULTLINE_SPOOL="$work/spool" "$SYMCRASH" deep); } 2>/dev/null && fail "symsrv_crash did not crash"
+slog=$(ls "$work"/spool/*.crashlog 2>/dev/null | head -1)
+[ -n "$slog" ] || fail "symsrv_crash left no crash log"
+curl -s -o "$work/sbody" -H "X-Faultline-Key: $KEY" -H 'Content-Type: text/plain' \
+  --data-binary @"$slog" "http://127.0.0.1:$PORT_a/api/v1/crashes" >/dev/null
+sid=$(grep -o '"id":"[^"]*"' "$work/sbody" | head -1 | cut -d'"' -f4)
+[ -n "$sid" ] || fail "the symsrv crash: $(cat "$work/sbody")"
+scrash() { curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_a/api/v1/crashes/$sid" >"$work/sc"; }
+for _ in $(seq 300); do scrash; grep -q '"state":"processed"' "$work/sc" && break; sleep 0.2; done
+grep -q '"state":"processed"' "$work/sc" || fail "the symsrv crash is not processed: $(head -c 300 "$work/sc")"
+grep -q '"function":"symsrv_fault"' "$work/sc" && fail "the symsrv crash symbolized before its upload"
 
 # 2. The broker stopped with its sockets open.
 # The node's Erlang VM (beam.smp), as the node wrote its pid.
@@ -93,8 +113,16 @@ curl -s -o /dev/null -m 30 -w '%{http_code} %{time_total}\n' -X POST -H "Authori
   "http://127.0.0.1:$PORT_a/api/v1/crashes/$rid/reprocess" >"$work/t3"
 read -r rcode rtime <"$work/t3"
 [ "$rcode" = 202 ] || fail "reprocess with the broker stopped: $(cat "$work/t3")"
-echo "answers with the broker stopped (code, seconds):" $(cat "$work/t2") "; reprocess: $rcode $rtime"
+# So does the upload of a debug file whose crashes it queues again (its
+# HTTP thread waited 5 s for the handshake).
+curl -s -o "$work/up" -m 30 -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $ADMIN" \
+  -H 'X-Faultline-Name: symsrv_crash.debug' --data-binary @"$SYMDEBUG" \
+  "http://127.0.0.1:$PORT_a/api/v1/symbols" >"$work/t4"
+read -r ucode utime <"$work/t4"
+[ "$ucode" = 201 ] || fail "upload with the broker stopped: $(cat "$work/t4") $(cat "$work/up")"
+echo "answers with the broker stopped (code, seconds):" $(cat "$work/t2") "; reprocess: $rcode $rtime; upload: $ucode $utime"
 awk '$2 >= 5' "$work/t3" | grep -q . && fail "reprocess took $rtime s with the broker stopped"
+awk '$2 >= 5' "$work/t4" | grep -q . && fail "the upload took $utime s with the broker stopped"
 [ "$(grep -c '^200 ' "$work/t2")" = 20 ] || fail "reports with the broker stopped: $(sort "$work/t2" | uniq -c)"
 # The publisher's confirm or handshake waits up to 5 s, the sweep's
 # queue.declare 10 s: an answer that took as long waited for the broker.
@@ -103,7 +131,7 @@ slow=$(awk '$2 >= 5' "$work/t2" | wc -l)
 for _ in $(seq 300); do h=$(healthz "$PORT_a"); grep -q '"queue":{"error":' "$work/healthz" && break; sleep 0.2; done
 [ "$h" = 200 ] && grep -q '"queue":{"error":' "$work/healthz" ||
   fail "/healthz with the broker stopped: $h $(cat "$work/healthz")"
-ok "broker stopped: 20 reports answered 200 in $(awk '{ if ($2 > m) m = $2 } END { print m }' "$work/t2") s at most; /healthz 200 degraded: $(cat "$work/healthz")"
+ok "broker stopped: 20 reports answered 200 in $(awk '{ if ($2 > m) m = $2 } END { print m }' "$work/t2") s at most, an upload in $utime s; /healthz 200 degraded: $(cat "$work/healthz")"
 kill -CONT "$STOPPED"
 STOPPED=
 "$POST" wait "$PORT_a" "$ADMIN" 40 90 streamapp >"$work/sum" || fail "processed: $(cat "$work/sum") of 40"
@@ -119,7 +147,11 @@ done
 grep -q '"state":"processed"' "$work/rc" || fail "the crash queued again is not processed: $(head -c 300 "$work/rc")"
 for _ in $(seq 300); do h=$(healthz "$PORT_a"); [ "$h" = 200 ] && grep -q '"status":"ok"' "$work/healthz" && break; sleep 0.2; done
 [ "$h" = 200 ] && grep -q '"status":"ok"' "$work/healthz" || fail "/healthz after the broker answers again: $h $(cat "$work/healthz")"
-ok "broker running again: all 40 reports processed, each counted once, the one queued again too; /healthz 200"
+for _ in $(seq 300); do scrash; grep -q '"function":"symsrv_fault"' "$work/sc" && break; sleep 0.2; done
+grep -q '"function":"symsrv_fault"' "$work/sc" || fail "the crash re-queued by the upload is not processed again: $(head -c 600 "$work/sc")"
+curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_a/api/v1/groups?app=symsrv" >"$work/sg"
+[ "$(grep -o '"count":[0-9]*' "$work/sg")" = '"count":1' ] || fail "the re-queued crash's groups: $(cat "$work/sg")"
+ok "broker running again: all 40 reports processed, each counted once, the one queued again too, the upload's crash symbolized (counted once); /healthz 200"
 for p in "$PID_a" "$PID_w"; do kill -TERM "$p"; wait "$p" || fail "exit status of $p"; done
 PIDS=()
 echo "PASS: broker_late"
