@@ -117,7 +117,9 @@ fl_queue *fl_queue_pg_new(void);
 /* The RabbitMQ queue (queue_amqp.c) at url, "amqp://user:pass@host:port/vhost":
  * a durable queue, persistent messages of up to FL_QUEUE_BATCH_MAX crash
  * ids each, publisher confirms (enqueue returns once the broker has the
- * message), competing consumers with manual acks.  Thread-safe: each
+ * message), published mandatory (a message no queue takes -- the queue
+ * deleted -- fails the enqueue, which declares the queue again),
+ * competing consumers with manual acks.  Thread-safe: each
  * thread gets a connection of its own.  Declares the queue at once, so a
  * wrong URL fails here: NULL with a reason in err. */
 fl_queue *fl_queue_amqp_new(const char *url, char *err, size_t errlen);

@@ -70,7 +70,15 @@
  * the broker sends basic.cancel to the consumers of a queue an operator
  * deletes (otherwise they just stop receiving, silently, for good):
  * a_pump drops the connection on it, the claim fails saying so, and the
- * next claim connects, declares the queue again and consumes.
+ * next claim connects, declares the queue again and consumes.  Until
+ * someone declares it again, a message published to it routes nowhere,
+ * and the broker drops it -- and confirms it all the same: the writer
+ * marked its reports published, and nothing would publish them again
+ * while other tasks wait in the queue (the sweep's rescue of lost tasks
+ * waits for an empty queue).  So messages are published mandatory: the
+ * broker sends an unroutable one back (basic.return, before its confirm),
+ * enqueue fails -- its reports stay unpublished, for the sweep -- and
+ * declares the queue again on its channel.
  */
 #define _GNU_SOURCE
 #include "fl_hex.h"
@@ -150,6 +158,10 @@ typedef struct a_conn {
     size_t c_n, c_left;
     unsigned char *c_done;
     bool c_nack;
+    /* A message of it came back (basic.return: it routed to no queue);
+     * the broker's reason. */
+    bool c_returned;
+    char returned_why[128];
     /* connection.blocked: the broker is in a memory or disk alarm and
      * reads nothing this connection publishes until connection.unblocked;
      * its reason. */
@@ -680,8 +692,20 @@ static int a_pump(a_conn *t, uint64_t wait_ms)
                   A_QUEUE);
             a_drop(t, false);
             return -1;
+        case AMQP_BASIC_RETURN_METHOD: {
+            /* Unroutable: its content frames follow, and are skipped as
+             * content of nothing we asked for (t->in is NULL). */
+            amqp_basic_return_t *b = mt->decoded;
+            if (t->c_n && !t->c_returned) {
+                t->c_returned = true;
+                snprintf(t->returned_why, sizeof t->returned_why, "%u %.*s", b->reply_code,
+                         (int)(b->reply_text.len < 100 ? b->reply_text.len : 100),
+                         (const char *)b->reply_text.bytes);
+            }
+            break;
+        }
         default:
-            break; /* basic.return: nothing to do */
+            break;
         }
         return 1;
     }
@@ -747,6 +771,7 @@ static int a_enqueue_locked(a_conn *t, const char *const *ids, size_t n)
     t->c_lo = t->published + 1;
     t->c_n = t->c_left = nmsg;
     t->c_nack = false;
+    t->c_returned = false;
     amqp_basic_properties_t props = {
         ._flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_CONTENT_TYPE_FLAG,
         .delivery_mode = 2, /* persistent */
@@ -767,8 +792,10 @@ static int a_enqueue_locked(a_conn *t, const char *const *ids, size_t n)
             len += l;
         }
         amqp_bytes_t body = {.len = len, .bytes = text};
+        /* Mandatory: a message the broker cannot route comes back
+         * (the queue deleted, see the top of the file). */
         int rc = amqp_basic_publish(t->st, A_CHANNEL, amqp_empty_bytes, amqp_cstring_bytes(A_QUEUE),
-                                    0, 0, &props, body);
+                                    1, 0, &props, body);
         if (rc != AMQP_STATUS_OK)
             return a_fail_status(t, "publish", rc);
         t->published++;
@@ -800,6 +827,35 @@ static int a_enqueue_locked(a_conn *t, const char *const *ids, size_t n)
     if (t->c_nack) {
         a_err("amqp: the broker refused (nacked) a message");
         goto fail;
+    }
+    if (t->c_returned) {
+        /* The broker returns a message before it confirms it, so all
+         * returns are in.  Which messages came back is not said (a
+         * return names no sequence number): the call fails as a whole,
+         * and the sweep publishes its reports again -- those that did
+         * arrive twice, counted once.  The queue is declared again for
+         * the sweep's publish (a worker's next connection would, but
+         * there may be no worker running). */
+        a_err("amqp: the broker returned a message (%s): queue %s does not exist (deleted?); "
+              "declared it again",
+              t->returned_why, A_QUEUE);
+        free(t->c_done);
+        t->c_done = NULL;
+        t->c_n = t->c_left = 0;
+        amqp_queue_declare(t->st, A_CHANNEL, amqp_cstring_bytes(A_QUEUE), 0, 1, 0, 0,
+                           amqp_empty_table);
+        amqp_rpc_reply_t r = amqp_get_rpc_reply(t->st);
+        if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+            char why[256];
+            a_reply_text(r, why, sizeof why);
+            a_err("amqp: the broker returned a message (%s): queue %s does not exist "
+                  "(deleted?), and declaring it again failed: %s",
+                  t->returned_why, A_QUEUE, why);
+            a_drop(t, false);
+            return -1;
+        }
+        amqp_maybe_release_buffers(t->st);
+        return -1;
     }
     free(t->c_done);
     t->c_done = NULL;

@@ -19,6 +19,13 @@
 #      a debug file for a crash processed without it (its backfill's
 #      tasks were published on the HTTP thread, 5 s for the handshake);
 #      after SIGCONT the crash is processed again, symbolized.
+#   3. The queue deleted (rabbitmqctl delete_queue) with no worker
+#      running to declare it again: the broker drops what is published to
+#      it -- and confirms it, so its reports were marked published and
+#      waited for a rescue that comes only once the broker is empty.
+#      Published mandatory, such a task comes back: its reports are
+#      published again by the sweep while other tasks wait, and all are
+#      processed, each counted once.
 set -uo pipefail
 FL=$1 POST=$2 SYMCRASH=$3 SYMDEBUG=$4
 # No network: the worker finds the debug file nowhere but in the store.
@@ -152,6 +159,41 @@ grep -q '"function":"symsrv_fault"' "$work/sc" || fail "the crash re-queued by t
 curl -s -H "Authorization: Bearer $ADMIN" "http://127.0.0.1:$PORT_a/api/v1/groups?app=symsrv" >"$work/sg"
 [ "$(grep -o '"count":[0-9]*' "$work/sg")" = '"count":1' ] || fail "the re-queued crash's groups: $(cat "$work/sg")"
 ok "broker running again: all 40 reports processed, each counted once, the one queued again too, the upload's crash symbolized (counted once); /healthz 200"
+
+# 3. The queue deleted with no worker to declare it again.
+kill -TERM "$PID_w"; wait "$PID_w" || fail "exit status of w"
+metric() { curl -s "http://127.0.0.1:$PORT_a/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+rep0=$(metric faultline_queue_republished_total)
+[ -n "$rep0" ] || fail "no faultline_queue_republished_total"
+rmq_ctl delete_queue faultline.tasks >/dev/null || fail "cannot delete the broker's queue"
+# Reports until the broker holds a task again (declared again by a's
+# publisher), and at least 10: the queue is not empty from then on (no
+# worker), so no rescue of an empty broker publishes a lost task again.
+: >"$work/t5"
+last=40 held=0
+while [ "$last" -lt 100 ]; do
+  last=$((last + 1))
+  submit "$PORT_a" "$last" "$work/t5"
+  held=$(rmq_ctl list_queues name messages 2>/dev/null | awk '$1 == "faultline.tasks" {print $2}')
+  [ "${held:-0}" -ge 1 ] && [ "$last" -ge 50 ] && break
+  sleep 0.2
+done
+[ "${held:-0}" -ge 1 ] || fail "the broker holds no task after $((last - 40)) reports"
+[ "$(grep -c '^200 ' "$work/t5")" = $((last - 40)) ] || fail "reports after the delete: $(sort "$work/t5" | uniq -c)"
+grep -q "the broker returned a message (312 NO_ROUTE)" "$work/a.err" ||
+  fail "no log line about a task the deleted queue returned"
+# The returned tasks' reports are published again by the sweep
+# (--republish-after 2), into a queue that holds tasks.
+rep=
+for _ in $(seq 300); do rep=$(metric faultline_queue_republished_total); [ "${rep:-0}" -gt "$rep0" ] && break; sleep 0.2; done
+[ "${rep:-0}" -gt "$rep0" ] || fail "the reports of the returned tasks were not published again ($rep0 -> $rep)"
+serve w --role worker --workers 2 --db "$PGURL" --queue "$URL"
+"$POST" wait "$PORT_a" "$ADMIN" "$last" 90 streamapp >"$work/sum" || fail "processed: $(cat "$work/sum") of $last"
+sleep 2
+[ "$("$POST" sum "$PORT_a" "$ADMIN" streamapp)" = "$last" ] || fail "counted twice"
+ids 41 "$last" >"$work/ok3"
+"$POST" check "$PORT_a" "$ADMIN" "$work/ok3" >/dev/null || fail "a report answered 200 is missing"
+ok "queue deleted: $((last - 40)) reports, $((rep - rep0)) published again after the broker returned their tasks; all processed, each counted once"
 for p in "$PID_a" "$PID_w"; do kill -TERM "$p"; wait "$p" || fail "exit status of $p"; done
 PIDS=()
 echo "PASS: broker_late"

@@ -837,6 +837,49 @@ static void test_queue_deleted(void **state)
     w->close(w);
 }
 
+/* A publisher whose queue was deleted under it (rabbitmqctl delete_queue,
+ * no worker running to declare it again).  The broker drops a message
+ * that routes to no queue -- and confirms it: the writer marked its
+ * reports published, and they waited for the sweep's rescue of an empty
+ * broker, never coming while other tasks wait.  Published mandatory, it
+ * comes back (basic.return): the enqueue fails, leaving its reports to
+ * the sweep, and declares the queue again, so that the next one (the
+ * sweep's) gets there. */
+static void test_publish_queue_deleted(void **state)
+{
+    (void)state;
+    const char *c = getenv("FL_TEST_AMQP_CTL");
+    if (!c || !*c)
+        skip();
+    purge();
+    fl_queue *p = qnew();
+    assert_int_equal(p->enqueue(p, NULL, "gone-before"), 0);
+    assert_int_equal(ctl("delete_queue " QNAME), 0);
+    char buf[2][20][FL_CRASH_ID_MAX];
+    const char *lost[20], *ids[20];
+    make_ids(buf[0], lost, 20, "gone-lost");
+    make_ids(buf[1], ids, 20, "gone-again");
+    assert_int_equal(p->enqueue_many(p, NULL, lost, 20), -1);
+    const char *e = p->error(p) ? p->error(p) : "?";
+    printf("publish to the deleted queue: %s\n", e);
+    assert_non_null(strstr(e, "returned a message"));
+    assert_int_equal(p->enqueue_many(p, NULL, ids, 20), 0);
+    fl_queue *w = qnew();
+    fl_task t[64];
+    size_t n = claim_until(w, 60, 20, t, 64, false);
+    assert_int_equal(n, 20);
+    int seen[20] = {0};
+    for (size_t k = 0; k < n; k++)
+        for (int j = 0; j < 20; j++)
+            seen[j] += !strcmp(t[k].crash_id, ids[j]);
+    for (int j = 0; j < 20; j++)
+        assert_int_equal(seen[j], 1);
+    assert_int_equal(claim(w, 60, 64, t), 0);
+    p->close(p);
+    w->close(w);
+    purge();
+}
+
 /* heartbeat= in the URL: seconds, 0 for none; on amqp:// too, unlike the
  * TLS parameters. */
 static void test_heartbeat_url(void **state)
@@ -965,6 +1008,7 @@ int main(void)
         cmocka_unit_test(test_heartbeat_frozen),
         cmocka_unit_test(test_alarm),
         cmocka_unit_test(test_queue_deleted),
+        cmocka_unit_test(test_publish_queue_deleted),
         cmocka_unit_test(test_broker_restart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
