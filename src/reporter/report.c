@@ -526,7 +526,7 @@ static void send_one(run *r, item *it, size_t idx, size_t total)
             snprintf(r->hold_why, sizeof r->hold_why,
                      "the one before failed on this machine's setup, as they would");
         } else if (res.status == 401 || res.status == 403 || res.status == 404 ||
-                   res.status == 405 || res.status / 100 == 3) {
+                   res.status == 405 || res.status == 421 || res.status / 100 == 3) {
             r->refused = true;
             snprintf(r->hold_why, sizeof r->hold_why,
                      "the server answered HTTP %ld to the one before, as it would to them",

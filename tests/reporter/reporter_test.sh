@@ -441,6 +441,22 @@ case_status_401() {
     [ "$(nlogs)" = 0 ] || fail "not all sent once the server took them"
 }
 
+case_status_421() {
+    # A server that does not answer to the URL's host name (faultline
+    # serve --allowed-host): every log would get the same 421, so the
+    # pass stops after one request, the logs kept, exit 1.
+    mklog "$SPOOL/a.crashlog"; mklog "$SPOOL/b.crashlog"; mklog "$SPOOL/c.crashlog"
+    start_responder 421
+    rep --url "$URL" --yes --key k
+    expect_rc 1
+    [ "$(requests)" = 1 ] || fail "want 1 request, got $(requests)"
+    [ "$(nlogs)" = 3 ] || fail "a log was not kept"
+    grep -q 'a.crashlog: failed (HTTP 421: scripted 421); kept' "$WORK/rep.err" ||
+        fail "no line for the 421: $(head -2 "$WORK/rep.err")"
+    grep -q '2 more crash reports not tried: the server answered HTTP 421 to the one before, as it would to them; kept' \
+        "$WORK/rep.err" || fail "no line for the logs not tried: $(cat "$WORK/rep.err")"
+}
+
 case_wrong_route() {
     # A URL that names another route of the server (the groups' list, the
     # symbols' upload): its 405 or 401 would be the same for every log, so
